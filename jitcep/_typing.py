@@ -1,0 +1,20 @@
+"""Allowed option values, declared once (Polars style: ``Literal`` aliases)."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Order = Literal["position", "strict_ts", "nondecreasing_ts"]
+SelectionStrategy = Literal[
+    "skip_till_any_match", "skip_till_next_match", "partition_contiguity", "strict_contiguity"
+]
+OutputPolicy = Literal["all", "non_overlapping", "match_single", "match_next"]
+KleeneMode = Literal["all", "maximal"]
+Shape = Literal["wide", "long"]
+Engine = Literal["reference", "compiled"]
+TimeUnit = Literal["ns", "us", "ms", "s", "min", "h", "d"]
+
+
+def allowed(alias) -> tuple[str, ...]:
+    """The values a Literal alias admits, for error messages and checks."""
+    return get_args(alias)

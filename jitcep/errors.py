@@ -1,0 +1,114 @@
+"""One exception hierarchy for everything jitcep raises on purpose.
+
+Every error names the problem; input errors are raised before anything is
+written, so a failed call leaves no partial output behind (DESIGN.md section 5).
+"""
+
+from __future__ import annotations
+
+
+class JitcepError(Exception):
+    """Base class of every error jitcep raises on purpose."""
+
+
+# --- patterns ---------------------------------------------------------------
+
+
+class PatternError(JitcepError):
+    """A pattern that cannot be evaluated (syntax or meaning)."""
+
+
+class PatternSyntaxError(PatternError):
+    """Text that does not parse; carries the 1-based line and column and what was expected."""
+
+    def __init__(self, message: str, *, line: int, column: int, expected: str | None = None,
+                 text: str | None = None):
+        self.line = line
+        self.column = column
+        self.expected = expected
+        self.text = text
+        where = f"line {line}, column {column}"
+        full = f"{message} at {where}"
+        if expected:
+            full += f"; expected {expected}"
+        if text is not None:
+            lines = text.splitlines() or [""]
+            if 1 <= line <= len(lines):
+                full += f"\n  {lines[line - 1]}\n  {' ' * (column - 1)}^"
+        super().__init__(full)
+
+
+class PatternValidationError(PatternError):
+    """A well-formed pattern whose meaning is undefined or inconsistent."""
+
+
+class UnknownVariableError(PatternValidationError):
+    """A predicate or RETURN item names a variable the pattern does not bind."""
+
+
+class DuplicateVariableError(PatternValidationError):
+    """Two pattern elements bind the same variable name."""
+
+
+class InvalidNegationError(PatternValidationError):
+    """A negation where the semantics are undefined (e.g. a pattern that is only negations)."""
+
+
+class InvalidKleeneError(PatternValidationError):
+    """A Kleene closure where the semantics are undefined, or an index used on a non-Kleene variable."""
+
+
+class InvalidWindowError(PatternValidationError):
+    """A window <= 0 or an unknown unit."""
+
+
+class MissingWindowError(PatternValidationError):
+    """A pattern without WITHIN, when no unbounded window was asked for explicitly."""
+
+
+class UnsupportedPatternError(PatternValidationError):
+    """A combination the chosen options do not define (e.g. a selection strategy on a nested AND)."""
+
+
+# --- options ----------------------------------------------------------------
+
+
+class OptionError(JitcepError, ValueError):
+    """An unknown option or an option value outside its allowed set."""
+
+
+# --- input ------------------------------------------------------------------
+
+
+class InputError(JitcepError):
+    """Event input that cannot be turned into an event table."""
+
+
+class InputFormatError(InputError):
+    """Input that is not a table or a readable Parquet/CSV file."""
+
+
+class MissingColumnError(InputError, KeyError):
+    """A column the call or the pattern names is not in the input."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class TimestampError(InputError):
+    """Null or non-numeric/non-temporal timestamps."""
+
+
+class AttributeTypeError(InputError, TypeError):
+    """An attribute whose type cannot be compared with the predicate's operand (e.g. str vs number)."""
+
+
+class WindowUnitError(InputError):
+    """A duration window over a numeric time column whose unit was not declared."""
+
+
+# --- execution --------------------------------------------------------------
+
+
+class ExplosionError(JitcepError):
+    """A result or intermediate result grew past its configured cap; never truncated silently."""
