@@ -1,0 +1,1 @@
+"""jitcep: complex event processing over columnar event tables."""

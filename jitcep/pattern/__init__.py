@@ -1,0 +1,1 @@
+"""Pattern language: AST, predicate expressions, parser, printer, builder, validation."""
