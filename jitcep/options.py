@@ -1,0 +1,64 @@
+"""Query options: one frozen record, validated once at ``jitcep.compile`` time.
+
+Every engine reads the same :class:`Options`; an unknown option or an option
+value outside its allowed set is an :class:`~jitcep.errors.OptionError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from . import config
+from ._typing import KleeneMode, Order, OutputPolicy, SelectionStrategy, allowed
+from .errors import OptionError
+
+
+@dataclass(frozen=True)
+class Options:
+    """Evaluation options (semantics in docs/semantics.md).
+
+    order, strategy, output, kleene: see ``jitcep._typing``.
+    consume_types: restrict ``match_single`` / ``match_next`` to events of these
+        types (OpenCEP's "single types"); None = every event.
+    contiguous: groups of variables whose events must be consecutive input
+        positions (OpenCEP's contiguous policy).
+    freeze: variables whose binding freezes later starts (OpenCEP's freeze policy).
+    max_matches, max_kleene, max_partials: caps; passing one raises ExplosionError.
+    """
+
+    order: Order = "position"
+    strategy: SelectionStrategy = "skip_till_any_match"
+    output: OutputPolicy = "all"
+    kleene: KleeneMode = "all"
+    consume_types: tuple[str, ...] | None = None
+    contiguous: tuple[tuple[str, ...], ...] = ()
+    freeze: tuple[str, ...] = ()
+    max_matches: int = config.DEFAULT_MAX_MATCHES
+    max_kleene: int = config.DEFAULT_MAX_KLEENE
+    max_partials: int = config.DEFAULT_MAX_PARTIALS
+
+    def __post_init__(self):
+        for name, alias in (("order", Order), ("strategy", SelectionStrategy),
+                            ("output", OutputPolicy), ("kleene", KleeneMode)):
+            value = getattr(self, name)
+            if value not in allowed(alias):
+                raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed(alias)))}")
+        for name in ("max_matches", "max_kleene", "max_partials"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise OptionError(f"{name} must be a positive integer, got {value!r}")
+
+    @classmethod
+    def from_kwargs(cls, **kwargs) -> "Options":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise OptionError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        norm = dict(kwargs)
+        if norm.get("consume_types") is not None:
+            norm["consume_types"] = tuple(norm["consume_types"])
+        if "contiguous" in norm:
+            norm["contiguous"] = tuple(tuple(g) for g in norm["contiguous"])
+        if "freeze" in norm:
+            norm["freeze"] = tuple(norm["freeze"])
+        return cls(**norm)
