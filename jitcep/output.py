@@ -1,0 +1,411 @@
+"""Match tables -> Polars DataFrames (the public output contract).
+
+Wide shape (DESIGN.md section 1, "Output"): one row per match with
+
+- ``match_id`` (Int64, 0..n-1) and, when several patterns ran, ``pattern``
+  (Int64, 0-based index in the order the patterns were given);
+- one column per positive variable, named as the variable: a Struct with
+  ``row`` (Int64, 0-based input row number as given), ``ts`` (the input time
+  column's dtype, so a Datetime stays a Datetime), the type column for
+  variables that accept several types (``* v``, ``ANY(A, B) v``), then the
+  attributes the pattern reads for that variable, then those RETURN names;
+  a Kleene variable (and every variable of a Kleene group) is a List of such
+  structs; an OR branch not taken gives null structs;
+- RETURN items other than bare variables as their own columns (alias, or a
+  default name such as ``avg_c_price`` or ``a_price``).
+
+Long shape (like MATCH_RECOGNIZE ``ALL ROWS PER MATCH``): one row per
+(match, variable, event) with ``match_id``, [``pattern``], ``variable``,
+``index`` (member index in a list, 0 for single variables), ``row``, ``ts``,
+the attributes (null where a variable does not carry one), then the RETURN
+columns of the match repeated on each of its rows.
+
+Column dtypes depend only on the patterns and the input schema, never on the
+number of matches: an empty result has exactly the schema of a non-empty one,
+and :func:`output_schema` computes it without data (the Spark adapter builds
+its result schema on the driver with it).
+
+Everything is gathered by position arrays (numpy / Polars ``gather``); Kleene
+lists are built from the match table's CSR offsets as Arrow list arrays, so
+there is no Python loop per match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
+from .events import EventTable
+from .matches import MatchTable
+from .pattern import ast
+from .pattern import expr as ex
+
+ID_DTYPE = pl.Int64
+# value sources of the fixed struct fields (cannot clash with attribute names)
+ROW, TS, TYPE = "\0row", "\0ts", "\0type"
+
+_KIND_DTYPE = {"int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean, "str": pl.String}
+
+
+# --- what each pattern outputs ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _VarSpec:
+    name: str
+    is_list: bool
+    with_type: bool            # carries the type column (several types accepted)
+    attrs: tuple[str, ...]     # attribute fields after row / ts / type
+    whole: bool                # RETURN names the whole variable: every input column
+
+
+@dataclass(frozen=True)
+class _PatternSpec:
+    vars: tuple[_VarSpec, ...]
+    returns: tuple[tuple[str, ex.Expr], ...]   # (column name, expression)
+
+
+def _ordered_union(*seqs) -> tuple:
+    seen: dict = {}
+    for s in seqs:
+        for x in s:
+            seen.setdefault(x, None)
+    return tuple(seen)
+
+
+def _return_name(item: ast.ReturnItem, k: int) -> str:
+    """Default column name of a RETURN item: ``avg_c_price``, ``count_c``, ``a_price``, ``c_1_price``."""
+    if item.alias:
+        return item.alias
+    e = item.expr
+    if isinstance(e, ex.Agg):
+        return f"{e.func}_{e.var}" + (f"_{e.attr}" if e.attr else "")
+    if isinstance(e, ex.Attr):
+        idx = "" if e.index in (None, "i") else f"_{'last' if e.index == 'len' else e.index}"
+        return f"{e.var}{idx}_{e.attr}"
+    return f"return_{k}"
+
+
+def _pattern_spec(p: ast.Pattern) -> _PatternSpec:
+    positive = ast.positive_vars(p.body)
+    lists = set(ast.kleene_vars(p.body))
+    types = {v.name: v.types for v in ast.event_vars(p.body)}
+    reads: dict[str, list[str]] = {v: [] for v in positive}
+    equiv: list[str] = []
+    whole: set[str] = set()
+
+    def note(e: ex.Expr):
+        for n in ex.walk(e):
+            if isinstance(n, ex.Attr) and n.var in reads and n.attr not in ("ts", "*"):
+                reads[n.var].append(n.attr)
+            elif isinstance(n, ex.Agg) and n.var in reads and n.attr is not None and n.attr != "ts":
+                reads[n.var].append(n.attr)
+            elif isinstance(n, ex.Equiv):
+                equiv.append(n.attr)
+
+    if p.where is not None:
+        note(p.where)
+    returns: list[tuple[str, ex.Expr]] = []
+    for k, item in enumerate(p.returns):
+        e = item.expr
+        if isinstance(e, ex.Attr) and e.attr == "*":
+            if e.var not in reads:
+                raise PatternValidationError(f"RETURN {e.var}: not a positive variable of the pattern")
+            whole.add(e.var)
+            continue
+        note(e)
+        returns.append((_return_name(item, k), e))
+    names = [n for n, _ in returns]
+    clash = sorted({n for n in names if names.count(n) > 1 or n in reads or n in ("match_id", "pattern")})
+    if clash:
+        raise PatternValidationError(
+            f"RETURN column name(s) {', '.join(clash)} clash with another output column; add AS aliases")
+    specs = []
+    for v in positive:
+        t = types[v]
+        attrs = tuple(a for a in _ordered_union(equiv, reads[v]) if a not in ("ts",))
+        bad = [a for a in attrs if a == "row"]
+        if bad:
+            raise UnsupportedPatternError(
+                f"variable {v} reads an attribute named 'row', which is reserved for the input row number")
+        specs.append(_VarSpec(v, v in lists, t is None or len(t) > 1, attrs, v in whole))
+    return _PatternSpec(tuple(specs), tuple(returns))
+
+
+# --- where values come from -----------------------------------------------------
+
+
+class _Values:
+    """Gathers attribute values by event-table position.
+
+    With ``source`` (the input as given, a Polars DataFrame) values are taken
+    from it by input row number, so every column keeps its input dtype; without
+    it they are decoded from the event table's columns.
+    """
+
+    def __init__(self, table: EventTable, source: pl.DataFrame | None, time: str, type: str | None):
+        self.table, self.source, self.time, self.type = table, source, time, type
+
+    def has_type(self) -> bool:
+        if self.source is not None:
+            return self.type is not None
+        return bool(self.table.type_names)
+
+    def type_field(self) -> str:
+        return self.type if self.type is not None else "type"
+
+    def all_attrs(self) -> tuple[str, ...]:
+        """Every attribute a whole-variable RETURN outputs."""
+        if self.source is not None:
+            return tuple(c for c in self.source.columns if c not in (self.time, self.type, "row"))
+        return tuple(c for c in self.table.columns if c not in ("ts", "row"))
+
+    def gather(self, attr: str, pos: np.ndarray) -> pl.Series:
+        """Values of ``attr`` ("ts", the type field or an attribute) at positions ``pos``."""
+        if self.source is not None:
+            col = {TS: self.time, TYPE: self.type}.get(attr, attr)
+            if col not in self.source.columns:
+                raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.source.columns}")
+            return self.source.get_column(col).gather(self.table.row[pos])
+        t = self.table
+        if attr == TS:
+            return pl.Series(t.ts[pos], dtype=pl.Int64).cast(t.time_dtype)
+        if attr == TYPE:
+            names = pl.Series(list(t.type_names) or [None], dtype=pl.String)
+            return names.gather(t.type_code[pos] if t.type_names else np.zeros(len(pos), np.int64))
+        c = t.columns.get(attr)
+        if c is None and attr == "type":
+            return self.gather(TYPE, pos)
+        if c is None:
+            raise MissingColumnError(f"column {attr!r} is not in the event table")
+        if c.kind == "str":
+            s = pl.Series(list(c.dictionary) or [None], dtype=pl.String).gather(
+                c.values[pos] if c.dictionary else np.zeros(len(pos), np.int64))
+        else:
+            s = pl.Series(c.values[pos], dtype=_KIND_DTYPE[c.kind])
+        if c.valid is not None:
+            s = pl.select(pl.when(pl.lit(pl.Series(c.valid[pos]))).then(s)).to_series()
+        return s
+
+
+# --- wide ---------------------------------------------------------------------
+
+
+def _fields(v: _VarSpec, values: _Values) -> tuple[tuple[str, str], ...]:
+    """(field name, value source) pairs of a variable's struct, in output order."""
+    out = [("row", ROW), ("ts", TS)]
+    if v.with_type and values.has_type():
+        out.append((values.type_field(), TYPE))
+    attrs = _ordered_union(v.attrs, values.all_attrs() if v.whole else ())
+    taken = {f for f, _ in out}
+    out += [(a, a) for a in attrs if a not in taken]
+    return tuple(out)
+
+
+def _struct(v: _VarSpec, fields, values: _Values, pos: np.ndarray) -> pl.Series:
+    cols = []
+    for name, src in fields:
+        if src == ROW:
+            cols.append(pl.Series(name, values.table.row[pos], dtype=ID_DTYPE))
+        else:
+            cols.append(values.gather(src, pos).alias(name))
+    return pl.DataFrame(cols).select(pl.struct(pl.all()).alias(v.name)).to_series()
+
+
+def _var_column(v: _VarSpec, fields, values: _Values, mt: MatchTable) -> pl.Series:
+    if v.is_list:
+        off, pos = mt.lists[v.name]
+        members = _struct(v, fields, values, np.asarray(pos, dtype=np.int64))
+        arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)), members.to_arrow())
+        return pl.Series(v.name, arr)
+    pos = np.asarray(mt.single[v.name], dtype=np.int64)
+    bound = pos >= 0
+    s = _struct(v, fields, values, np.where(bound, pos, 0))
+    if not bound.all():
+        s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()
+    return s
+
+
+def _return_expr(e: ex.Expr, lists: set[str]) -> pl.Expr:
+    """A RETURN expression as a Polars expression over the wide frame's struct columns."""
+    if isinstance(e, ex.Lit):
+        return pl.lit(e.value)
+    if isinstance(e, ex.Attr):
+        field = "ts" if e.attr == "ts" else e.attr
+        col = pl.col(e.var)
+        if e.var not in lists:
+            if e.index not in (None,):
+                raise UnsupportedPatternError(f"RETURN: {e.var} is not a Kleene variable and cannot be indexed")
+            return col.struct.field(field)
+        if e.index in (None, "i"):
+            return col.list.eval(pl.element().struct.field(field))
+        if e.index == "i-1":
+            raise UnsupportedPatternError("RETURN cannot use the iterative index [i-1]")
+        at = -1 if e.index == "len" else int(e.index) - 1
+        return col.list.get(at, null_on_oob=True).struct.field(field)
+    if isinstance(e, ex.Agg):
+        if e.var not in lists:
+            raise UnsupportedPatternError(f"RETURN {e.func}({e.var}): {e.var} is not a Kleene variable")
+        if e.func == "count":
+            return pl.col(e.var).list.len().cast(pl.Int64)
+        vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
+        return {"sum": vals.list.sum(), "avg": vals.list.mean(), "min": vals.list.min(),
+                "max": vals.list.max()}[e.func]
+    if isinstance(e, ex.Arith):
+        a, b = _return_expr(e.left, lists), _return_expr(e.right, lists)
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[e.op]
+    if isinstance(e, ex.Unary):
+        x = _return_expr(e.operand, lists)
+        return -x if e.op == "neg" else x.abs()
+    if isinstance(e, ex.Cmp):
+        a, b = _return_expr(e.left, lists), _return_expr(e.right, lists)
+        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
+    if isinstance(e, ex.BoolOp):
+        items = [_return_expr(i, lists) for i in e.items]
+        return pl.all_horizontal(items) if e.op == "and" else pl.any_horizontal(items)
+    if isinstance(e, ex.Not):
+        return ~_return_expr(e.operand, lists)
+    if isinstance(e, ex.In):
+        x = _return_expr(e.operand, lists).is_in([v.value for v in e.values])
+        return ~x if e.negated else x
+    if isinstance(e, ex.IsNull):
+        x = _return_expr(e.operand, lists)
+        return x.is_not_null() if e.negated else x.is_null()
+    raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
+
+
+def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, tuple]]:
+    """Variable name -> (is_list, struct fields), merged over all patterns.
+
+    A name used by several patterns shares one column whose struct holds the
+    union of their fields; a name that is a list in one pattern and single in
+    another cannot share a column.
+    """
+    out: dict[str, tuple[bool, tuple]] = {}
+    for spec in specs:
+        for v in spec.vars:
+            f = _fields(v, values)
+            if v.name in out:
+                is_list, prev = out[v.name]
+                if is_list != v.is_list:
+                    raise UnsupportedPatternError(
+                        f"variable {v.name} is a Kleene list in one pattern and a single event in another; "
+                        "rename it in one of them (or use shape='long')")
+                f = _ordered_union(prev, f)
+            out[v.name] = (v.is_list, f)
+    return out
+
+
+def _wide(patterns, results, values: _Values) -> pl.DataFrame:
+    specs = [_pattern_spec(p) for p in patterns]
+    unified = _unify(specs, values)
+    multi = len(patterns) > 1
+    frames = []
+    for k, (spec, mt) in enumerate(zip(specs, results)):
+        cols = [_var_column(v, unified[v.name][1], values, mt) for v in spec.vars]
+        df = pl.DataFrame(cols) if cols else pl.DataFrame()
+        if mt.n != df.height and cols:
+            raise InputError(f"match table of pattern {k} is inconsistent: {mt.n} rows, {df.height} built")
+        if multi:
+            df = df.with_columns(pl.lit(k, dtype=ID_DTYPE).alias("pattern")) if cols else \
+                pl.DataFrame({"pattern": pl.Series([k] * mt.n, dtype=ID_DTYPE)})
+        if spec.returns:
+            lists = {v.name for v in spec.vars if v.is_list}
+            df = df.with_columns([_return_expr(e, lists).alias(name) for name, e in spec.returns])
+        frames.append(df)
+    # Every frame carries full dtypes even when empty, so the relaxed diagonal
+    # concat (missing columns -> typed nulls) gives a schema independent of n.
+    out = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+    out = out.with_row_index("match_id").with_columns(pl.col("match_id").cast(ID_DTYPE))
+    lead = ["match_id"] + (["pattern"] if multi else [])
+    var_cols = list(unified)
+    ret_cols = [c for c in out.columns if c not in lead and c not in unified]
+    return out.select(lead + var_cols + ret_cols)
+
+
+# --- long ---------------------------------------------------------------------
+
+
+def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
+    specs = [_pattern_spec(p) for p in patterns]
+    unified = _unify(specs, values)
+    lead = ["match_id"] + (["pattern"] if "pattern" in wide.columns else [])
+    ret_cols = [c for c in wide.columns if c not in lead and c not in unified]
+    parts = []
+    for order, (name, (is_list, fields)) in enumerate(unified.items()):
+        sel = wide.select(*lead, pl.col(name).alias("_ev"))
+        if is_list:
+            sel = (sel.with_columns(pl.int_ranges(0, pl.col("_ev").list.len(), dtype=ID_DTYPE).alias("index"))
+                   .explode("_ev", "index"))
+        else:
+            sel = sel.with_columns(pl.lit(0, dtype=ID_DTYPE).alias("index"))
+        sel = (sel.filter(pl.col("_ev").is_not_null())
+               .with_columns(pl.lit(name).alias("variable"), pl.lit(order, dtype=pl.Int32).alias("_order"))
+               .unnest("_ev"))
+        parts.append(sel)
+    attrs = _ordered_union(*[[f for f, _ in fields] for _, fields in unified.values()])
+    if parts:
+        body = pl.concat(parts, how="diagonal_relaxed")
+    else:
+        body = pl.DataFrame(schema={**{c: wide.schema[c] for c in lead}, "variable": pl.String,
+                                    "index": ID_DTYPE, "_order": pl.Int32, "row": ID_DTYPE})
+    body = body.sort([*lead[:1], "_order", "index"], maintain_order=True)
+    body = body.select(*lead, "variable", "index", *attrs)
+    if ret_cols:
+        body = body.join(wide.select("match_id", *ret_cols), on="match_id", how="left", maintain_order="left")
+    return body
+
+
+# --- public -------------------------------------------------------------------
+
+
+def to_frame(patterns, results: list[MatchTable], table: EventTable, *, shape: str = "wide",
+             source: pl.DataFrame | None = None, time: str = "ts", type: str | None = None) -> pl.DataFrame:
+    """Matches of ``patterns`` (one :class:`MatchTable` each, positions into ``table``) as a DataFrame.
+
+    ``source``: the input rows as given (optional); when present attributes are
+    taken from it by input row number and keep their input dtypes, else they are
+    decoded from ``table``.  ``time`` / ``type``: the input's time and type
+    column names.  See the module docstring for the shapes.
+    """
+    patterns = list(patterns)
+    if len(patterns) != len(results):
+        raise ValueError(f"{len(patterns)} patterns but {len(results)} match tables")
+    if not patterns:
+        raise ValueError("no patterns")
+    if shape not in ("wide", "long"):
+        from .errors import OptionError
+        raise OptionError(f"shape={shape!r} is not one of 'wide', 'long'")
+    values = _Values(table, source, time, type)
+    wide = _wide(patterns, results, values)
+    return wide if shape == "wide" else _long(wide, patterns, values)
+
+
+def empty_match_table(pattern: ast.Pattern) -> MatchTable:
+    """A match table with no matches for ``pattern`` (every variable present, typed)."""
+    lists = set(ast.kleene_vars(pattern.body))
+    pos = [v for v in ast.positive_vars(pattern.body)]
+    return MatchTable(0, {v: np.zeros(0, np.int64) for v in pos if v not in lists},
+                      {v: (np.zeros(1, np.int64), np.zeros(0, np.int64)) for v in pos if v in lists})
+
+
+def output_schema(query, input_schema, *, time: str = "ts", type: str | None = None,
+                  shape: str = "wide") -> pl.Schema:
+    """The schema :meth:`Query.run` returns for input of ``input_schema``, computed without data.
+
+    ``query``: a :class:`jitcep.Query` or a list of patterns.  ``input_schema``:
+    a ``pl.Schema`` or a mapping column -> dtype (the columns the run reads).
+    """
+    patterns = list(getattr(query, "patterns", query))
+    schema = pl.Schema(input_schema)
+    if time not in schema:
+        raise MissingColumnError(f"time column {time!r} is not in the input schema; columns: {list(schema)}")
+    source = pl.DataFrame(schema=schema)
+    table = EventTable(ts=np.zeros(0, np.int64), row=np.zeros(0, np.int64), type_code=np.zeros(0, np.int32),
+                       type_names=(), columns={}, time_unit_ns=None, time_dtype=schema[time])
+    return to_frame(patterns, [empty_match_table(p) for p in patterns], table, shape=shape,
+                    source=source, time=time, type=type).schema
