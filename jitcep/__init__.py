@@ -1,1 +1,66 @@
-"""jitcep: complex event processing over columnar event tables."""
+"""jitcep: complex event processing over columnar event tables.
+
+>>> import jitcep
+>>> q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10 minutes")
+>>> df = q.run(events, time="ts", type="type")          # doctest: +SKIP
+
+Patterns follow SASE / ZStream (see docs/language.md); semantics are in
+docs/semantics.md.  Every error jitcep raises on purpose is a
+:class:`JitcepError`.
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    AttributeTypeError,
+    DuplicateVariableError,
+    ExplosionError,
+    InputError,
+    InputFormatError,
+    InvalidKleeneError,
+    InvalidNegationError,
+    InvalidWindowError,
+    JitcepError,
+    MissingColumnError,
+    MissingWindowError,
+    OptionError,
+    PatternError,
+    PatternSyntaxError,
+    PatternValidationError,
+    TimestampError,
+    UnknownVariableError,
+    UnsupportedPatternError,
+    WindowUnitError,
+)
+from .options import Options
+from .output import output_schema
+from .query import Query, compile
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "compile",
+    "Query",
+    "Options",
+    "output_schema",
+    "JitcepError",
+    "PatternError",
+    "PatternSyntaxError",
+    "PatternValidationError",
+    "UnknownVariableError",
+    "DuplicateVariableError",
+    "InvalidNegationError",
+    "InvalidKleeneError",
+    "InvalidWindowError",
+    "MissingWindowError",
+    "UnsupportedPatternError",
+    "OptionError",
+    "InputError",
+    "InputFormatError",
+    "MissingColumnError",
+    "TimestampError",
+    "AttributeTypeError",
+    "WindowUnitError",
+    "ExplosionError",
+    "__version__",
+]
