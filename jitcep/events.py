@@ -16,14 +16,40 @@ The builder ``build_event_table`` is implemented by the events work item.
   into ``dictionary`` for strings) and a validity mask.
 - ``partition`` exists when the pattern has an equivalence key: rows grouped by
   key in CSR form, each group sorted by (ts, position).
+
+Decisions of the builder (:func:`build_event_table`):
+
+- Float timestamps are accepted only when every value is integral (else
+  TimestampError: scale to an integer unit and declare it with ``time_unit=``);
+  NaN counts as null.  A Datetime with a time zone is its UTC instant.
+- ``type_code == -1`` is a null type: it matches only untyped variables.
+  ``type_names`` and string ``dictionary`` tuples are sorted, so the order of
+  codes is the order of the strings (Unicode code points).
+- ``ts`` and, when the input has no column of that name, ``type`` are
+  pseudo-attributes (``EventTable.value``); they are not in ``columns``.
+- Temporal attributes are stored as their physical int64 value (kind "int").
+- Rows whose partition key is null belong to no partition group (``key_code``
+  -1): a null key equals nothing.
+- :func:`window_span` turns a TimeWindow into an exact integer span in ts units.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import os
+import pathlib
 from dataclasses import dataclass
-from typing import Literal
+from fractions import Fraction
+from typing import Iterable, Literal, Sequence
 
 import numpy as np
+import polars as pl
+
+from .errors import (AttributeTypeError, InputFormatError, InvalidWindowError, MissingColumnError,
+                     OptionError, TimestampError, WindowUnitError)
+from .pattern import expr as E
+from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,3 +105,603 @@ class EventTable:
         if attr == "type" and attr not in self.columns:
             return self.type_names[self.type_code[p]] if self.type_names else None
         return self.columns[attr].python_value(p)
+
+
+# --- building ---------------------------------------------------------------
+#
+# Implementation notes (the *why*):
+# - Inputs are turned into one Polars LazyFrame so that Parquet/CSV scans read
+#   only the columns the patterns need (projection pushdown) before collecting.
+# - Strings (types, attributes, keys) are dictionary-encoded against a *sorted*
+#   dictionary, so code order is string order (Unicode code point order, the
+#   order of Python's ``sorted`` and of Polars' string sort).  Codes come from
+#   one hash join against the sorted distinct values: O(n), no per-key Python.
+# - The time sort is a stable argsort, skipped when the input is already sorted.
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+# Long forms accepted wherever a unit is named (``time_unit=``, TimeWindow.unit).
+_UNIT_ALIASES = {
+    "ns": "ns", "nanosecond": "ns", "nanoseconds": "ns",
+    "us": "us", "µs": "us", "microsecond": "us", "microseconds": "us",
+    "ms": "ms", "millisecond": "ms", "milliseconds": "ms",
+    "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+    "min": "min", "mins": "min", "minute": "min", "minutes": "min",
+    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+    "d": "d", "day": "d", "days": "d",
+}
+_POLARS_UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000}
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+_CSV_SUFFIXES = (".csv", ".tsv")
+# Pseudo-attributes every event has: its timestamp, and its type name when no column is called "type".
+_TS_ATTR = "ts"
+_TYPE_ATTR = "type"
+
+
+def normalize_unit(unit: str) -> str:
+    """Canonical short unit name (``"minutes"`` -> ``"min"``); unknown -> OptionError."""
+    key = unit.strip().lower() if isinstance(unit, str) else unit
+    if key not in _UNIT_ALIASES:
+        raise OptionError(f"unknown time unit {unit!r}; use one of {', '.join(UNIT_NS)}")
+    return _UNIT_ALIASES[key]
+
+
+# --- reading ----------------------------------------------------------------
+
+
+def _describe(source) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return repr(os.fspath(source))
+    return type(source).__name__
+
+
+def _path_frame(path: pathlib.Path) -> pl.LazyFrame:
+    """A lazy scan of a Parquet/CSV file (or a directory of Parquet files)."""
+    if not path.exists():
+        raise InputFormatError(f"input file {str(path)!r} does not exist")
+    name = path.name.lower()
+    try:
+        if path.is_dir():
+            if not any(path.rglob("*.parquet")):
+                raise InputFormatError(f"input directory {str(path)!r} holds no .parquet files")
+            return pl.scan_parquet(path / "**" / "*.parquet")
+        if name.endswith(_PARQUET_SUFFIXES):
+            return pl.scan_parquet(path)
+        if name.endswith(_CSV_SUFFIXES):
+            return pl.scan_csv(path, separator="\t" if name.endswith(".tsv") else ",",
+                               infer_schema_length=10_000)
+        with open(path, "rb") as fh:  # unknown suffix: Parquet files start with "PAR1"
+            magic = fh.read(4)
+    except InputFormatError:
+        raise
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise InputFormatError(f"cannot read input file {str(path)!r}: {exc}") from exc
+    if magic == b"PAR1":
+        return pl.scan_parquet(path)
+    raise InputFormatError(f"cannot tell the format of {str(path)!r}: name it .parquet or .csv")
+
+
+def _lazy_and_columns(source) -> tuple[pl.LazyFrame | None, list[str], object]:
+    """(lazy frame or None, column names, the eager object to project) for any accepted input."""
+    if isinstance(source, pl.DataFrame):
+        return source.lazy(), source.columns, None
+    if isinstance(source, pl.LazyFrame):
+        try:
+            names = source.collect_schema().names()
+        except pl.exceptions.PolarsError as exc:
+            raise InputFormatError(f"cannot resolve the LazyFrame's schema: {exc}") from exc
+        return source, names, None
+    if isinstance(source, (str, os.PathLike)):
+        lf = _path_frame(pathlib.Path(os.fspath(source)))
+        try:
+            names = lf.collect_schema().names()
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise InputFormatError(f"cannot read input file {_describe(source)}: {exc}") from exc
+        return lf, names, None
+    module = type(source).__module__.split(".")[0]
+    if module == "pandas" and type(source).__name__ == "DataFrame":
+        return None, [str(c) for c in source.columns], source
+    if module == "pyarrow" and type(source).__name__ in ("Table", "RecordBatch"):
+        return None, list(source.column_names), source
+    raise InputFormatError(
+        f"events must be a Polars DataFrame/LazyFrame, a pandas DataFrame, a pyarrow Table or a path "
+        f"to a Parquet/CSV file; got {type(source).__module__}.{type(source).__qualname__}")
+
+
+def _missing(name: str, what: str, available: Sequence[str]) -> MissingColumnError:
+    shown = ", ".join(map(repr, available[:50])) + (" ..." if len(available) > 50 else "")
+    return MissingColumnError(f"{what} {name!r} is not a column of the input; columns: {shown or '(none)'}")
+
+
+def read_table(source, columns: Iterable[str] | None = None, *,
+               what: dict[str, str] | None = None) -> pl.DataFrame:
+    """Read ``source`` into a Polars DataFrame holding only ``columns`` (all when None).
+
+    ``source`` is a Polars DataFrame or LazyFrame, a pandas DataFrame, a
+    pyarrow Table / RecordBatch, or a path (str or pathlib) to a Parquet file,
+    a directory of Parquet files, or a CSV/TSV file.  Files are scanned lazily
+    and only the asked columns are read.  ``what`` maps a column name to how
+    the error message calls it (``"time column"``); the default is ``"column"``.
+
+    Raises InputFormatError (not a table, missing/unreadable file) and
+    MissingColumnError (naming the column and listing the ones that exist).
+    """
+    lf, names, eager = _lazy_and_columns(source)
+    cols = list(dict.fromkeys(columns)) if columns is not None else list(names)
+    present = set(names)
+    for c in cols:
+        if c not in present:
+            raise _missing(c, (what or {}).get(c, "column"), names)
+    if eager is not None:  # project before converting: the other columns are never copied
+        try:
+            if type(eager).__module__.startswith("pandas"):
+                by_name = {str(c): c for c in eager.columns}
+                sub = eager[[by_name[c] for c in cols]]
+                sub.columns = cols
+                return pl.from_pandas(sub)
+            return pl.from_arrow(eager.select(cols))
+        except Exception as exc:  # conversion failures of exotic dtypes
+            raise InputFormatError(f"cannot convert the {type(eager).__name__} to Polars: {exc}") from exc
+    try:
+        return lf.select(cols).collect()
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise InputFormatError(f"cannot read the input {_describe(source)}: {exc}") from exc
+
+
+# --- what the patterns read -------------------------------------------------
+
+
+def _as_patterns(patterns) -> tuple[Pattern, ...]:
+    if patterns is None:
+        return ()
+    if isinstance(patterns, Pattern):
+        return (patterns,)
+    out = tuple(patterns)
+    for p in out:
+        if not isinstance(p, Pattern):
+            raise TypeError(f"expected Pattern objects, got {type(p).__name__}")
+    return out
+
+
+def _pattern_exprs(pattern: Pattern) -> Iterable[E.Expr]:
+    if pattern.where is not None:
+        yield pattern.where
+    for item in pattern.returns:
+        yield item.expr
+
+
+def attributes_read(patterns) -> tuple[str, ...]:
+    """Attribute names the patterns read in WHERE and RETURN, in first-use order.
+
+    ``a.ts`` is the timestamp and ``*`` (a whole variable in RETURN) adds
+    nothing, so neither is listed.  ``type`` is listed; the caller decides
+    whether it is a column or the type pseudo-attribute.
+    """
+    seen: dict[str, None] = {}
+    for pattern in _as_patterns(patterns):
+        for root in _pattern_exprs(pattern):
+            for node in E.walk(root):
+                name = None
+                if isinstance(node, (E.Attr, E.Equiv)):
+                    name = node.attr
+                elif isinstance(node, E.Agg):
+                    name = node.attr
+                if name is not None and name not in (_TS_ATTR, "*"):
+                    seen.setdefault(name)
+    return tuple(seen)
+
+
+def equivalence_key(patterns) -> tuple[str, ...] | None:
+    """The equivalence key every pattern shares: attributes of valueless ``[attr]`` tests.
+
+    With several patterns the key is the attributes common to all of them (in
+    the first pattern's order): partitioning by a subset of a pattern's key
+    never separates two events that pattern could join (SASE section 4.3,
+    ZStream section 5.2).  None when some pattern has no such test.
+    """
+    keys = []
+    for pattern in _as_patterns(patterns):
+        attrs = [c.attr for c in E.conjuncts(pattern.where)
+                 if isinstance(c, E.Equiv) and c.value is None]
+        if not attrs:
+            return None
+        keys.append(list(dict.fromkeys(attrs)))
+    if not keys:
+        return None
+    common = [a for a in keys[0] if all(a in k for k in keys[1:])]
+    return tuple(common) or None
+
+
+# --- columns -> numpy -------------------------------------------------------
+
+
+def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray | None]:
+    """int32 codes into the sorted distinct values (as str); -1 and a valid mask for nulls."""
+    s = s.cast(pl.String)
+    names = s.drop_nulls().unique().sort()
+    codes = (pl.DataFrame({"v": s})
+             .join(pl.DataFrame({"v": names}).with_row_index("code"), on="v", how="left",
+                   maintain_order="left")
+             .get_column("code"))
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    out = codes.cast(pl.Int32).fill_null(-1).to_numpy()
+    return np.ascontiguousarray(out), tuple(names.to_list()), valid
+
+
+def _temporal_physical(s: pl.Series) -> pl.Series:
+    """Physical int64 values: Date in days, Datetime / Duration in their unit, Time in ns.
+
+    A Datetime with a time zone is stored by Polars as the UTC instant, so its
+    physical value already is the instant in UTC.
+    """
+    return s.to_physical().cast(pl.Int64)
+
+
+def _encode_attribute(name: str, s: pl.Series) -> Column:
+    """One attribute column as a :class:`Column` (DESIGN.md section 1: typed numpy arrays)."""
+    dtype = s.dtype
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    if dtype.is_integer():
+        kind, np_dtype = "int", np.int64
+        if dtype == pl.UInt64 and s.max() is not None and s.max() > _INT64_MAX:
+            kind, np_dtype = "float", np.float64  # does not fit int64: keep the magnitude
+        values = s.cast(pl.Float64 if kind == "float" else pl.Int64).fill_null(0).to_numpy()
+        return Column(kind, np.ascontiguousarray(values, dtype=np_dtype), valid)
+    if dtype.is_float() or dtype.is_decimal():
+        values = s.cast(pl.Float64).fill_null(0.0).to_numpy()
+        return Column("float", np.ascontiguousarray(values, dtype=np.float64), valid)
+    if dtype == pl.Boolean:
+        return Column("bool", np.ascontiguousarray(s.fill_null(False).to_numpy(), dtype=np.bool_), valid)
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+        codes, dictionary, valid = _dict_encode(s)
+        return Column("str", np.where(codes < 0, 0, codes).astype(np.int32), valid, dictionary)
+    if dtype.is_temporal():
+        values = _temporal_physical(s).fill_null(0).to_numpy()
+        return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid)
+    if dtype == pl.Null:  # an all-null column (e.g. a pandas object column of None)
+        return Column("float", np.zeros(len(s), np.float64), np.zeros(len(s), np.bool_))
+    raise AttributeTypeError(
+        f"attribute {name!r} has dtype {dtype}, which predicates cannot compare; "
+        f"supported: integers, floats, booleans, strings/categoricals, dates and datetimes")
+
+
+def _first_row(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.ndarray, int | None]:
+    """The time column as int64 plus nanoseconds per unit (None: numeric, undeclared).
+
+    Rules: integers as they are; floats only when every value is integral
+    (timestamps are compared exactly, so a fractional value would be silently
+    rounded otherwise); Date in days, Datetime / Duration in their own unit
+    (time zones: the UTC instant).  ``time_unit=`` declares the unit of a
+    numeric column; over a temporal column the dtype already fixes it.
+    """
+    dtype = s.dtype
+    n_null = s.null_count()
+    if dtype.is_float():  # NaN is a missing timestamp too
+        s = s.fill_nan(None)
+        n_null = s.null_count()
+    if n_null:
+        null = s.is_null().to_numpy()
+        raise TimestampError(f"time column {name!r} has {n_null} null timestamp(s); "
+                             f"the first is at input row {_first_row(null)}")
+    if dtype.is_temporal():
+        if dtype == pl.Time:
+            raise TimestampError(f"time column {name!r} is a time of day ({dtype}); "
+                                 f"use a Datetime or a number")
+        unit_ns = 86_400_000_000_000 if dtype == pl.Date else _POLARS_UNIT_NS[dtype.time_unit]
+        if time_unit is not None and UNIT_NS[normalize_unit(time_unit)] != unit_ns:
+            raise OptionError(f"time_unit={time_unit!r} contradicts the time column {name!r} of dtype "
+                              f"{dtype}, whose unit is fixed by its type; leave time_unit out")
+        return np.ascontiguousarray(_temporal_physical(s).to_numpy(), dtype=np.int64), unit_ns
+    unit_ns = UNIT_NS[normalize_unit(time_unit)] if time_unit is not None else None
+    if dtype.is_integer():
+        if dtype == pl.UInt64 and len(s) and s.max() > _INT64_MAX:
+            bad = (s > _INT64_MAX).to_numpy()
+            raise TimestampError(f"time column {name!r} has values beyond int64 (first at input row "
+                                 f"{_first_row(bad)}); rebase or scale the timestamps")
+        return np.ascontiguousarray(s.cast(pl.Int64).to_numpy(), dtype=np.int64), unit_ns
+    if dtype.is_float() or dtype.is_decimal():
+        v = s.cast(pl.Float64).to_numpy()
+        bad = ~np.isfinite(v) | (v != np.floor(v)) | (np.abs(v) >= 2.0 ** 63)
+        if bad.any():
+            p = _first_row(bad)
+            raise TimestampError(
+                f"time column {name!r} has {int(bad.sum())} non-integral timestamp(s) (first: {v[p]!r} "
+                f"at input row {p}); timestamps are compared exactly as int64: scale them to an integer "
+                f"unit (e.g. milliseconds) and pass time_unit=, or cast to a Datetime")
+        return v.astype(np.int64), unit_ns
+    raise TimestampError(f"time column {name!r} has dtype {dtype}; timestamps must be integers, "
+                         f"integral floats, Date or Datetime (parse strings with "
+                         f"pl.col({name!r}).str.to_datetime())")
+
+
+# --- windows ----------------------------------------------------------------
+
+
+def window_span(window, table: "EventTable") -> int | None:
+    """A TimeWindow in the table's ts units, as an int; None for CountWindow / Unbounded / None.
+
+    Windows are inclusive (``max ts - min ts <= span``, DESIGN.md section 2)
+    and timestamps are int64, so ``diff <= d`` holds exactly when
+    ``diff <= floor(d)``: the span is ``floor(d)`` computed with exact
+    rational arithmetic (a float amount is taken as its shortest decimal
+    repr, so ``0.3 s`` over ms timestamps is exactly 300).  Spans past int64
+    are clamped to int64's maximum (every difference fits under it).
+
+    A duration (``WITHIN 5 minutes``) needs the ts unit: Date/Datetime columns
+    carry it, numeric columns need ``time_unit=`` (else WindowUnitError).
+    """
+    if window is None or isinstance(window, (CountWindow, Unbounded)):
+        return None
+    if not isinstance(window, TimeWindow):
+        raise TypeError(f"not a window: {window!r}")
+    amount = window.amount
+    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not math.isfinite(amount) \
+            or amount <= 0:
+        raise InvalidWindowError(f"window must be a positive finite number, got {amount!r}")
+    exact = Fraction(amount) if isinstance(amount, int) else Fraction(repr(float(amount)))
+    if window.unit is not None:
+        try:
+            unit = normalize_unit(window.unit)
+        except OptionError as exc:
+            raise InvalidWindowError(str(exc)) from None
+        if table.time_unit_ns is None:
+            raise WindowUnitError(
+                f"WITHIN {amount} {window.unit} is a duration, but the time column is numeric and its "
+                f"unit was not declared; declare it with time_unit= (e.g. run(..., time_unit=\"s\") "
+                f"when timestamps are seconds), or write the window in the column's own units "
+                f"(WITHIN {amount} without a unit)")
+        exact = exact * UNIT_NS[unit] / table.time_unit_ns
+    return min(math.floor(exact), int(_INT64_MAX))
+
+
+# --- type checks ------------------------------------------------------------
+
+
+def _expr_text(expr: E.Expr) -> str:
+    try:
+        from .pattern.printer import expr_to_text
+    except ImportError:
+        return repr(expr)
+    try:
+        return expr_to_text(expr)
+    except Exception:  # the printer is not ours to debug here; fall back to the node
+        return repr(expr)
+
+
+def _lit_kind(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "num"
+    return "str"
+
+
+def _attr_kind(attr: str, table: "EventTable") -> str | None:
+    if attr == _TS_ATTR:
+        return "num"
+    col = table.columns.get(attr)
+    if col is None:
+        return "str" if attr == _TYPE_ATTR else None
+    return {"int": "num", "float": "num", "bool": "bool", "str": "str"}[col.kind]
+
+
+def _describe_kind(node: E.Expr, kind: str) -> str:
+    noun = {"num": "a number", "str": "a string", "bool": "a boolean"}[kind]
+    if isinstance(node, E.Lit):
+        return f"{noun} literal"
+    if isinstance(node, E.Attr):
+        return f"{noun} attribute ({node.var}.{node.attr})"
+    return f"{noun} expression"
+
+
+def _kind(node: E.Expr, table: "EventTable", pred: E.Expr) -> str | None:
+    """The value kind of an expression ("num", "str", "bool", None = null/unknown); raises on misuse."""
+    def fail(msg):
+        return AttributeTypeError(f"{msg} in predicate {_expr_text(pred)}")
+
+    if isinstance(node, E.Lit):
+        return _lit_kind(node.value)
+    if isinstance(node, E.Attr):
+        return _attr_kind(node.attr, table)
+    if isinstance(node, E.Agg):
+        if node.func == "count":
+            return "num"
+        k = _attr_kind(node.attr, table)
+        if node.func in ("sum", "avg") and k in ("str", "bool"):
+            raise fail(f"{node.func}() over the {k} attribute {node.var}.{node.attr}")
+        return k
+    if isinstance(node, (E.Arith, E.Unary)):
+        for child in node.children():
+            k = _kind(child, table, pred)
+            if k in ("str", "bool"):
+                raise fail(f"arithmetic on {_describe_kind(child, k)}")
+        return "num"
+    if isinstance(node, (E.Cmp, E.In)):
+        left = node.left if isinstance(node, E.Cmp) else node.operand
+        rights = (node.right,) if isinstance(node, E.Cmp) else node.values
+        lk = _kind(left, table, pred)
+        for right in rights:
+            rk = _kind(right, table, pred)
+            if lk is not None and rk is not None and lk != rk and "str" in (lk, rk):
+                raise fail(f"comparing {_describe_kind(left, lk)} with {_describe_kind(right, rk)}")
+        return "bool"
+    if isinstance(node, E.Equiv):
+        if node.value is not None:
+            ak, vk = _attr_kind(node.attr, table), _lit_kind(node.value.value)
+            if ak is not None and vk is not None and ak != vk and "str" in (ak, vk):
+                raise fail(f"comparing the {ak} attribute {node.attr!r} with a {vk} literal")
+        return "bool"
+    for child in node.children():  # BoolOp, Not, IsNull
+        _kind(child, table, pred)
+    return "bool"
+
+
+def check_types(patterns, table: "EventTable") -> None:
+    """Raise AttributeTypeError where a predicate mixes strings with numbers or booleans.
+
+    Caught: a string attribute compared with a number (or boolean) literal or
+    attribute and vice versa, arithmetic or sum/avg on a string, in WHERE and
+    in RETURN.  Numbers and booleans may be compared with each other, and
+    nulls with anything.  The message names the predicate (a top-level
+    conjunct of WHERE, or the RETURN item).
+    """
+    for pattern in _as_patterns(patterns):
+        roots = list(E.conjuncts(pattern.where)) + [item.expr for item in pattern.returns]
+        for root in roots:
+            _kind(root, table, root)
+
+
+# --- partitions -------------------------------------------------------------
+
+
+def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Dense int64 codes 0..k-1 in value order; -1 where invalid."""
+    out = np.full(len(values), -1, dtype=np.int64)
+    sel = slice(None) if valid is None else valid
+    uniq, inv = np.unique(values[sel], return_inverse=True)
+    out[sel] = inv.reshape(-1)
+    return out, len(uniq)
+
+
+def build_partition(table: "EventTable", key: Sequence[str]) -> Partition:
+    """CSR partitions of ``table`` by the key attributes (SASE section 4.3 PAIS, ZStream section 5.2).
+
+    ``key_code[p]`` is the dense code of the key of position ``p`` (codes in
+    key-value order; -1 when any key attribute is null: null equals nothing,
+    so such events join no group).  ``order`` lists the non-null-key
+    positions by (key_code, ts, position) and group g is
+    ``order[offsets[g]:offsets[g + 1]]``.  Vectorised: a code per column, the
+    columns combined pairwise and re-densified, one stable argsort, one
+    bincount.
+    """
+    key = tuple(key)
+    if not key:
+        raise ValueError("a partition key needs at least one attribute")
+    combined: np.ndarray | None = None
+    for attr in key:
+        if attr == _TS_ATTR:
+            codes, k = _dense_codes(table.ts, None)
+        elif attr in table.columns:
+            col = table.columns[attr]
+            codes, k = _dense_codes(col.values, col.valid)
+        elif attr == _TYPE_ATTR:
+            tc = table.type_code.astype(np.int64)
+            codes, k = _dense_codes(tc, tc >= 0)
+        else:
+            raise _missing(attr, "partition attribute", list(table.columns))
+        if combined is None:
+            combined = codes
+        else:  # previous codes < n and k <= n: the product fits int64 for any realistic n
+            null = (combined < 0) | (codes < 0)
+            mixed = combined * max(k, 1) + codes
+            mixed[null] = -1
+            combined, _ = _dense_codes(mixed, ~null)
+    key_code = combined
+    n_keys = int(key_code.max()) + 1 if len(key_code) and key_code.max() >= 0 else 0
+    keyed = np.flatnonzero(key_code >= 0)  # ascending positions = ts order
+    order = keyed[np.argsort(key_code[keyed], kind="stable")].astype(np.int64)
+    offsets = np.zeros(n_keys + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key_code[keyed], minlength=n_keys), out=offsets[1:])
+    return Partition(key, key_code, order, offsets)
+
+
+# --- the event table --------------------------------------------------------
+
+
+def build_event_table(source, patterns=None, *, time: str = "ts", type: str | None = None,
+                      time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
+                      columns: Iterable[str] = (), check: bool = True) -> EventTable:
+    """Turn input rows into a time-sorted :class:`EventTable` for ``patterns``.
+
+    Parameters
+    ----------
+    source
+        Polars DataFrame / LazyFrame, pandas DataFrame, pyarrow Table, or a
+        path to a Parquet or CSV file (see :func:`read_table`).
+    patterns
+        A :class:`~jitcep.pattern.ast.Pattern` or a sequence of them; only the
+        attributes they read (WHERE, RETURN, equivalence tests) are kept.
+    time, type
+        The time column and the optional type column (string, categorical or
+        integer; a null type matches only untyped variables: code -1).
+    time_unit
+        Unit of a numeric time column (ns, us, ms, s, min, h, d or a long
+        form); needed for duration windows.  Date / Datetime carry their own.
+    partition_by
+        Partition key attributes; by default the equivalence key all patterns
+        share (:func:`equivalence_key`), if any.
+    columns
+        Extra attributes to keep beyond those the patterns read.
+    check
+        Run :func:`check_types` (string vs number misuse) on the patterns.
+
+    Raises
+    ------
+    InputFormatError, MissingColumnError, TimestampError, AttributeTypeError, OptionError
+        Before anything is returned; nothing is ever written.
+    """
+    pats = _as_patterns(patterns)
+    if time_unit is not None:
+        normalize_unit(time_unit)  # reject a bad unit before reading anything
+    if isinstance(partition_by, str):
+        partition_by = (partition_by,)
+    key = tuple(partition_by) if partition_by is not None else equivalence_key(pats)
+
+    _, available, _ = _lazy_and_columns(source)
+    present = set(available)
+    attrs = list(dict.fromkeys([*attributes_read(pats), *columns, *(key or ())]))
+    # ``type`` is a pseudo-attribute (the event's type name) unless the input has such a column.
+    attrs = [a for a in attrs if a != _TS_ATTR and not (a == _TYPE_ATTR and a not in present)]
+    what = {a: "attribute" for a in attrs}
+    what[time] = "time column"
+    if type is not None:
+        what[type] = "type column"
+    needed = list(dict.fromkeys([time, *([type] if type is not None else []), *attrs]))
+    df = read_table(source, needed, what=what)
+
+    ts, unit_ns = _time_values(time, df.get_column(time), time_unit)
+    n = len(ts)
+    # Stable sort by time: ties keep input order (the "position" order of DESIGN.md section 2).
+    if n < 2 or bool(np.all(ts[1:] >= ts[:-1])):
+        perm = None
+        row = np.arange(n, dtype=np.int64)
+    else:
+        perm = np.argsort(ts, kind="stable").astype(np.int64)
+        row = perm
+        ts = ts[perm]
+
+    def by_position(a: np.ndarray) -> np.ndarray:
+        return a if perm is None else a[perm]
+
+    if type is None:
+        type_code = np.zeros(n, dtype=np.int32)
+        type_names: tuple[str, ...] = ()
+    else:
+        ts_col = df.get_column(type)
+        if not (ts_col.dtype in (pl.String, pl.Categorical, pl.Null) or isinstance(ts_col.dtype, pl.Enum)
+                or ts_col.dtype.is_integer()):
+            raise AttributeTypeError(f"type column {type!r} has dtype {ts_col.dtype}; "
+                                     f"expected strings, a categorical or integers")
+        codes, type_names, _ = _dict_encode(ts_col)
+        type_code = by_position(codes)
+
+    cols: dict[str, Column] = {}
+    for attr in attrs:
+        c = _encode_attribute(attr, df.get_column(attr))
+        cols[attr] = Column(c.kind, by_position(c.values),
+                            None if c.valid is None else by_position(c.valid), c.dictionary)
+
+    table = EventTable(ts=np.ascontiguousarray(ts), row=row, type_code=np.ascontiguousarray(type_code),
+                       type_names=type_names, columns=cols, time_unit_ns=unit_ns,
+                       time_dtype=df.schema[time])
+    if check:
+        check_types(pats, table)
+    if key:
+        table = dataclasses.replace(table, partition=build_partition(table, key))
+    return table
