@@ -1,0 +1,347 @@
+"""Plan trees: leaves are positive pattern variables, internal nodes are binary joins.
+
+ZStream section 4.1: "leaf buffers store primitive events ... internal node
+buffers store intermediate results"; single-class predicates are pushed to the
+leaves, multi-class predicates sit on the internal node that first covers their
+classes, and equality predicates become hash partitions.  Here:
+
+- :class:`Leaf` ``(var, types, filter)``: the events a variable may bind, after
+  its type test and its single-variable predicates.
+- :class:`Join` ``(kind, left, right, predicates, window)``: SEQ (every event of
+  ``left`` before every event of ``right``), AND (both, any order) or OR (union
+  of the two inputs, ZStream 4.4.4).  ``predicates`` are the WHERE conjuncts
+  whose variables this node is the lowest to cover.
+- :class:`Plan`: the root, the pattern-wide partition key (from ``[attr]``
+  equivalence tests) and constant conjuncts.
+
+Any binary tree whose SEQ nodes join *adjacent* runs of a SEQ's items, left
+before right, is valid (ZStream's left-deep, right-deep and bushy plans); the
+executor gives identical results for all of them.  A tree is written as a
+*shape*: nested pairs of variable names, e.g. ``(("a", "b"), "c")``.
+:func:`build_plan` turns a shape (or the default, left-deep in pattern order)
+into a :class:`Plan`; :func:`all_shapes` enumerates the valid shapes of a
+small pattern so tests can run every one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+from typing import Literal, Union
+
+from ..errors import UnsupportedPatternError
+from ..pattern import expr as E
+from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
+
+JoinKind = Literal["SEQ", "AND", "OR"]
+Shape = Union[str, tuple]
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """A positive variable: its accepted types (None: any) and its single-variable filter."""
+
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None = None
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        return (self.var,)
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """A binary SEQ / AND / OR join carrying the predicates it is the lowest node to cover."""
+
+    kind: JoinKind
+    left: "PlanNode"
+    right: "PlanNode"
+    predicates: tuple[E.Expr, ...] = ()
+    window: Window | None = None
+
+    def __post_init__(self):
+        if self.kind not in ("SEQ", "AND", "OR"):
+            raise ValueError(f"unknown join kind {self.kind!r}")
+        overlap = set(self.left.vars) & set(self.right.vars)
+        if overlap:
+            raise UnsupportedPatternError(f"plan joins variable(s) {sorted(overlap)} with themselves")
+        for p in self.predicates:
+            missing = E.variables(p) - set(self.vars)
+            if missing:
+                raise UnsupportedPatternError(f"predicate on {sorted(missing)} placed on a node without them")
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        """Variables in record column order: left's, then right's."""
+        return self.left.vars + self.right.vars
+
+
+PlanNode = Union[Leaf, Join]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A whole plan for one pattern.
+
+    ``key``: attributes of the pattern-wide equivalence test (``[a1, a2]``); every
+    variable must agree on them, so records only ever join within one key
+    partition (ZStream 5.4 hash partitioning).  ``constant``: conjuncts without
+    variables, evaluated once.
+    """
+
+    root: PlanNode
+    key: tuple[str, ...] = ()
+    constant: tuple[E.Expr, ...] = ()
+    window: Window | None = None
+
+    def nodes(self):
+        """Post-order (children before parents)."""
+        out = []
+
+        def rec(n):
+            if isinstance(n, Join):
+                rec(n.left)
+                rec(n.right)
+            out.append(n)
+        rec(self.root)
+        return out
+
+    def shape(self) -> Shape:
+        def rec(n):
+            return n.var if isinstance(n, Leaf) else (rec(n.left), rec(n.right))
+        return rec(self.root)
+
+
+# --- pattern normalisation ----------------------------------------------------
+
+
+def flatten(node: Node) -> Node:
+    """Flatten SEQ-in-SEQ, AND-in-AND, OR-in-OR and unwrap one-item operators.
+
+    SEQ, AND and OR are associative, so this never changes matches; it makes
+    every binary split of a run of items a valid join.
+    """
+    if isinstance(node, (Seq, Conj, Disj)):
+        items: list[Node] = []
+        for c in node.items:
+            c = flatten(c)
+            if type(c) is type(node):
+                items.extend(c.items)
+            else:
+                items.append(c)
+        if len(items) == 1:
+            return items[0]
+        return type(node)(tuple(items))
+    if isinstance(node, Neg):
+        raise UnsupportedPatternError("the compiled engine does not evaluate negation yet")
+    if isinstance(node, Kleene):
+        raise UnsupportedPatternError("the compiled engine does not evaluate Kleene closures yet")
+    if isinstance(node, EventVar):
+        return node
+    raise UnsupportedPatternError(f"unknown structure node {type(node).__name__}")
+
+
+_KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
+
+
+def _vars_of(node: Node) -> frozenset[str]:
+    if isinstance(node, EventVar):
+        return frozenset((node.name,))
+    return frozenset().union(*(_vars_of(c) for c in node.children()))
+
+
+def _check_expr_supported(e: E.Expr) -> None:
+    for n in E.walk(e):
+        if isinstance(n, E.Agg) or (isinstance(n, E.Attr) and n.index is not None):
+            raise UnsupportedPatternError("the compiled engine does not evaluate Kleene references yet")
+        if isinstance(n, E.Equiv):
+            raise UnsupportedPatternError("an equivalence test [attr] is allowed only as a top-level conjunct")
+
+
+# --- shapes -------------------------------------------------------------------
+
+
+def default_shape(body: Node) -> Shape:
+    """Left-deep in pattern order, recursively (the TRIVIAL plan of Kolchinsky & Schuster 2018, 4.1)."""
+    body = flatten(body)
+
+    def rec(n):
+        if isinstance(n, EventVar):
+            return n.name
+        acc = rec(n.items[0])
+        for c in n.items[1:]:
+            acc = (acc, rec(c))
+        return acc
+    return rec(body)
+
+
+def _brackets(parts: list) -> list:
+    """Every binary bracketing of an ordered run of sub-shapes (Catalan many)."""
+    if len(parts) == 1:
+        return [parts[0]]
+    out = []
+    for i in range(1, len(parts)):
+        for left in _brackets(parts[:i]):
+            for right in _brackets(parts[i:]):
+                out.append((left, right))
+    return out
+
+
+def _set_trees(parts: list) -> list:
+    """Every binary tree over an unordered set of sub-shapes, both orientations of each split."""
+    if len(parts) == 1:
+        return [parts[0]]
+    out = []
+    n = len(parts)
+    for mask in range(1, (1 << n) - 1):
+        left = [parts[i] for i in range(n) if mask >> i & 1]
+        right = [parts[i] for i in range(n) if not mask >> i & 1]
+        for lt in _set_trees(left):
+            for rt in _set_trees(right):
+                out.append((lt, rt))
+    return out
+
+
+def all_shapes(body: Node, limit: int = 10_000) -> list[Shape]:
+    """All valid plan shapes of a (small) pattern: every bracketing of SEQ runs, every tree over AND/OR items."""
+    body = flatten(body)
+
+    def rec(n) -> list:
+        if isinstance(n, EventVar):
+            return [n.name]
+        out = []
+        for choice in product(*(rec(c) for c in n.items)):
+            trees = _brackets(list(choice)) if isinstance(n, Seq) else _set_trees(list(choice))
+            out.extend(trees)
+            if len(out) > limit:
+                raise UnsupportedPatternError(f"more than {limit} plan shapes")
+        return out
+    return rec(body)
+
+
+def _shape_vars(shape: Shape) -> tuple[str, ...]:
+    if isinstance(shape, str):
+        return (shape,)
+    if not (isinstance(shape, tuple) and len(shape) == 2):
+        raise UnsupportedPatternError(f"a plan shape is a variable name or a pair of shapes, got {shape!r}")
+    return _shape_vars(shape[0]) + _shape_vars(shape[1])
+
+
+# --- building a plan ----------------------------------------------------------
+
+
+def _lca(body: Node, vs: frozenset[str]) -> Node:
+    """The lowest structure node whose variables include ``vs``."""
+    node = body
+    while not isinstance(node, EventVar):
+        for c in node.children():
+            if vs <= _vars_of(c):
+                node = c
+                break
+        else:
+            return node
+    return node
+
+
+def _join_kind(body: Node, left: frozenset[str], right: frozenset[str]) -> JoinKind:
+    """Check that joining ``left`` and ``right`` is valid for the pattern and return the join kind."""
+    op = _lca(body, left | right)
+    child_sets = [_vars_of(c) for c in op.children()]
+    sides = []
+    for side in (left, right):
+        idx = [i for i, cs in enumerate(child_sets) if cs & side]
+        if any(not cs <= side for cs in (child_sets[i] for i in idx)):
+            raise UnsupportedPatternError(
+                f"plan node {sorted(side)} splits an item of {_KIND[type(op)]}; join whole items only")
+        sides.append(idx)
+    if isinstance(op, Seq):
+        li, ri = sides
+        run = sorted(li + ri)
+        if run != list(range(run[0], run[-1] + 1)) or max(li) >= min(ri) \
+                or li != list(range(li[0], li[-1] + 1)):
+            raise UnsupportedPatternError(
+                f"SEQ plan node must join adjacent runs, left before right: {sorted(left)} then {sorted(right)}")
+    return _KIND[type(op)]
+
+
+def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
+    """Plan for ``pattern``: predicate placement and partition key; ``shape`` defaults to left-deep.
+
+    Conjuncts of WHERE are placed as ZStream 4.1 describes: an ``[attr]``
+    equivalence test becomes the partition key (``[attr = v]`` also a filter on
+    every variable); a conjunct over one variable is that leaf's filter; over
+    several, it goes on the lowest join covering them.  A conjunct spanning two
+    branches of an OR is rejected (UnsupportedPatternError) rather than given a
+    meaning here.
+    """
+    body = flatten(pattern.body)
+    var_nodes = {v.name: v for v in _walk_vars(body)}
+    if shape is None:
+        shape = default_shape(body)
+    names = _shape_vars(shape)
+    if sorted(names) != sorted(var_nodes):
+        raise UnsupportedPatternError(
+            f"plan shape names {sorted(names)}, the pattern's positive variables are {sorted(var_nodes)}")
+
+    key: list[str] = []
+    filters: dict[str, list[E.Expr]] = {v: [] for v in var_nodes}
+    multi: list[E.Expr] = []
+    constant: list[E.Expr] = []
+    for c in E.conjuncts(pattern.where):
+        if isinstance(c, E.Equiv):
+            if c.attr not in key:
+                key.append(c.attr)
+            if c.value is not None:
+                for v in var_nodes:
+                    filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
+            continue
+        _check_expr_supported(c)
+        vs = E.variables(c)
+        if not vs:
+            constant.append(c)
+        elif len(vs) == 1:
+            (v,) = vs
+            filters[v].append(c)
+        else:
+            multi.append(c)
+
+    def build(s) -> PlanNode:
+        if isinstance(s, str):
+            node = var_nodes[s]
+            return Leaf(s, node.types, E.conjoin(filters[s]))
+        left, right = build(s[0]), build(s[1])
+        kind = _join_kind(body, frozenset(left.vars), frozenset(right.vars))
+        return Join(kind, left, right, (), pattern.window)
+
+    root = build(shape)
+    root = _place(root, multi)
+    return Plan(root, tuple(key), tuple(constant), pattern.window)
+
+
+def _walk_vars(body: Node):
+    if isinstance(body, EventVar):
+        yield body
+    else:
+        for c in body.children():
+            yield from _walk_vars(c)
+
+
+def _place(root: PlanNode, preds: list[E.Expr]) -> PlanNode:
+    """Put each multi-variable predicate on the lowest join covering its variables."""
+
+    def rec(n: PlanNode, todo: list[E.Expr]) -> PlanNode:
+        if isinstance(n, Leaf):
+            return n
+        lv, rv = set(n.left.vars), set(n.right.vars)
+        to_left = [p for p in todo if E.variables(p) <= lv]
+        to_right = [p for p in todo if E.variables(p) <= rv]
+        here = [p for p in todo if p not in to_left and p not in to_right]
+        if here and n.kind == "OR":
+            raise UnsupportedPatternError(
+                f"predicate over variables of different OR branches: {sorted(E.variables(here[0]))}")
+        return Join(n.kind, rec(n.left, to_left), rec(n.right, to_right), tuple(here), n.window)
+
+    if preds and isinstance(root, Leaf):
+        raise UnsupportedPatternError("multi-variable predicate on a one-variable pattern")
+    return rec(root, preds)
