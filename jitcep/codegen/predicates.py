@@ -1,0 +1,260 @@
+"""Predicate expression trees -> one small ``@njit`` function per pattern.
+
+The generated function evaluates predicate ``pid`` over a batch of candidate
+bindings: ``P[k, j]`` is the event position bound to the predicate's k-th
+variable (sorted by name) in candidate j, and ``out[j]`` receives whether the
+predicate is TRUE.  It serves leaf filters (one variable, the positions of a
+leaf's candidate events) and join predicates (several variables, the candidate
+pairs of a join kernel) alike, so the generic kernels are compiled once and
+this function is the only per-pattern compiled code.
+
+Null semantics are SQL's three-valued logic: an operation on a null is null,
+``x / 0`` is null, AND is false if any operand is false, OR is true if any is
+true, NOT null is null, and a predicate passes only when it is TRUE.
+
+Strings are compared through ranks in one sorted universe of every dictionary
+string and literal the pattern touches, so ``=``/``<`` on strings become integer
+comparisons and string literals need not be known when the code is generated
+(their ranks arrive in the array ``S``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import config
+from ..errors import AttributeTypeError, MissingColumnError, UnsupportedPatternError
+from ..pattern import expr as E
+from .cache import load_module
+
+_CMP_PY = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """What generated code needs to know about a column: its kind and whether it has nulls."""
+
+    name: str
+    kind: str          # int, float, bool, str
+    nullable: bool
+
+
+class _Gen:
+    def __init__(self, columns: dict[str, ColumnSpec], col_index: dict[str, int], strings: list[str]):
+        self.columns = columns
+        self.col_index = col_index
+        self.strings = strings      # string literals, in order of first use
+        self.lines: list[str] = []
+        self.n = 0
+
+    def tmp(self) -> str:
+        self.n += 1
+        return f"t{self.n}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    # each method returns (value_code, ok_code, kind) with kind in num/str/bool/null
+    def value(self, e: E.Expr, var_slot: dict[str, int]):
+        if isinstance(e, E.Lit):
+            v = e.value
+            if v is None:
+                return "0", "False", "null"
+            if isinstance(v, bool):
+                return ("True" if v else "False"), "True", "bool"
+            if isinstance(v, (int, float)):
+                return repr(v), "True", "num"
+            if isinstance(v, str):
+                if v not in self.strings:
+                    self.strings.append(v)
+                return f"S[{self.strings.index(v)}]", "True", "str"
+            raise UnsupportedPatternError(f"literal {v!r} of unsupported type")
+        if isinstance(e, E.Attr):
+            p = f"p{var_slot[e.var]}"
+            if e.attr == "ts" and "ts" not in self.columns:
+                return f"ts[{p}]", "True", "num"
+            if e.attr not in self.columns:
+                raise MissingColumnError(f"attribute {e.attr!r} (read as {e.var}.{e.attr}) is not in the events")
+            spec = self.columns[e.attr]
+            i = self.col_index[e.attr]
+            val = f"l{i}[c{i}[{p}]]" if spec.kind == "str" else f"c{i}[{p}]"
+            ok = f"v{i}[{p}]" if spec.nullable else "True"
+            kind = {"int": "num", "float": "num", "str": "str", "bool": "bool"}[spec.kind]
+            return val, ok, kind
+        if isinstance(e, E.Arith):
+            lv, lo, lk = self.value(e.left, var_slot)
+            rv, ro, rk = self.value(e.right, var_slot)
+            for k in (lk, rk):
+                if k not in ("num", "null"):
+                    raise AttributeTypeError(f"arithmetic {e.op!r} on a {k} operand")
+            t = self.tmp()
+            cond = f"{lo} and {ro}" + (f" and {rv} != 0" if e.op == "/" else "")
+            self.emit(f"ok_{t} = {cond}")
+            zero = "0.0" if e.op == "/" else "0"
+            self.emit(f"{t} = ({lv}) {e.op} ({rv}) if ok_{t} else {zero}")
+            return t, f"ok_{t}", "num"
+        if isinstance(e, E.Unary):
+            v, o, k = self.value(e.operand, var_slot)
+            if k not in ("num", "null"):
+                raise AttributeTypeError(f"{e.op} of a {k} operand")
+            t = self.tmp()
+            self.emit(f"ok_{t} = {o}")
+            self.emit(f"{t} = {'-' if e.op == 'neg' else 'abs'}({v}) if ok_{t} else 0")
+            return t, f"ok_{t}", "num"
+        return self.boolean(e, var_slot)
+
+    def boolean(self, e: E.Expr, var_slot):
+        t = self.tmp()
+        if isinstance(e, E.Cmp):
+            lv, lo, lk = self.value(e.left, var_slot)
+            rv, ro, rk = self.value(e.right, var_slot)
+            if "null" not in (lk, rk) and lk != rk:
+                raise AttributeTypeError(f"comparison {e.op!r} between a {lk} and a {rk} operand")
+            if lk == "bool" and e.op not in ("=", "!="):
+                raise AttributeTypeError(f"ordering comparison {e.op!r} on booleans")
+            self.emit(f"ok_{t} = {lo} and {ro}")
+            self.emit(f"{t} = ok_{t} and ({lv}) {_CMP_PY[e.op]} ({rv})")
+        elif isinstance(e, E.BoolOp):
+            parts = [self.boolean_operand(x, var_slot) for x in e.items]
+            if e.op == "and":
+                fals = " or ".join(f"({o} and not {v})" for v, o in parts)
+                nul = " or ".join(f"(not {o})" for v, o in parts)
+                self.emit(f"f_{t} = {fals}")
+                self.emit(f"n_{t} = {nul}")
+                self.emit(f"ok_{t} = f_{t} or not n_{t}")
+                self.emit(f"{t} = not f_{t} and not n_{t}")
+            else:
+                tru = " or ".join(f"({o} and {v})" for v, o in parts)
+                nul = " or ".join(f"(not {o})" for v, o in parts)
+                self.emit(f"{t} = {tru}")
+                self.emit(f"ok_{t} = {t} or not ({nul})")
+        elif isinstance(e, E.Not):
+            v, o = self.boolean_operand(e.operand, var_slot)
+            self.emit(f"ok_{t} = {o}")
+            self.emit(f"{t} = not {v}")
+        elif isinstance(e, E.In):
+            v, o, k = self.value(e.operand, var_slot)
+            tests, has_null = [], False
+            for lit in e.values:
+                lv, lo, lk = self.value(lit, var_slot)
+                if lk == "null":
+                    has_null = True
+                    continue
+                if k != "null" and lk != k:
+                    raise AttributeTypeError(f"IN list mixes a {k} operand with a {lk} value")
+                tests.append(f"({v}) == ({lv})")
+            hit = " or ".join(tests) if tests else "False"
+            self.emit(f"h_{t} = {o} and ({hit})")
+            self.emit(f"ok_{t} = {o} and (h_{t} or {not has_null})")
+            self.emit(f"{t} = {'not ' if e.negated else ''}h_{t}")
+        elif isinstance(e, E.IsNull):
+            v, o, k = self.value(e.operand, var_slot)
+            self.emit(f"ok_{t} = True")
+            self.emit(f"{t} = {'' if e.negated else 'not '}({o})")
+        elif isinstance(e, E.Lit) and (e.value is None or isinstance(e.value, bool)):
+            v, o, _ = self.value(e, var_slot)
+            self.emit(f"ok_{t} = {o}")
+            self.emit(f"{t} = {v}")
+        elif isinstance(e, E.Attr):
+            v, o, k = self.value(e, var_slot)
+            if k != "bool":
+                raise AttributeTypeError(f"{e.var}.{e.attr} is used as a condition but is a {k}")
+            self.emit(f"ok_{t} = {o}")
+            self.emit(f"{t} = {v}")
+        else:
+            raise UnsupportedPatternError(f"the compiled engine cannot evaluate {type(e).__name__} here")
+        return t, f"ok_{t}", "bool"
+
+    def boolean_operand(self, e, var_slot):
+        v, o, _ = self.boolean(e, var_slot)
+        return v, o
+
+
+def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tuple[str, tuple[str, ...], list[str]]:
+    """Source of ``predicates(pid, P, out, ts, S, c0, [v0], [l0], ...)`` for ``preds``.
+
+    Returns the source, the column names in argument order and the string
+    literals (whose ranks form ``S``).
+    """
+    attrs = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)}
+    used = sorted(a for a in attrs if a != "ts" or a in columns)
+    col_index = {c: i for i, c in enumerate(used)}
+    strings: list[str] = []
+    params = ["pid", "P", "out", "ts", "S"]
+    for c in used:
+        if c not in columns:
+            raise MissingColumnError(f"attribute {c!r} is not in the events")
+        i = col_index[c]
+        params.append(f"c{i}")
+        if columns[c].nullable:
+            params.append(f"v{i}")
+        if columns[c].kind == "str":
+            params.append(f"l{i}")
+    body = []
+    for pid, pred in enumerate(preds):
+        gen = _Gen(columns, col_index, strings)
+        vs = sorted(E.variables(pred))
+        slot = {v: k for k, v in enumerate(vs)}
+        val, ok, _ = gen.boolean(pred, slot)
+        body.append(f"    {'if' if pid == 0 else 'elif'} pid == {pid}:")
+        body.append("        for j in range(m):")
+        for k in range(len(vs)):
+            body.append(f"            p{k} = P[{k}, j]")
+        for line in gen.lines:
+            body.append(f"            {line}")
+        body.append(f"            out[j] = {ok} and {val}")
+    src = "\n".join([
+        "# generated by jitcep.codegen.predicates; do not edit",
+        "from numba import njit",
+        "from jitcep.config import NUMBA_FLAGS",
+        "",
+        "",
+        "@njit(**NUMBA_FLAGS)",
+        f"def predicates({', '.join(params)}):",
+        "    m = P.shape[1]",
+        *(body or ["    pass"]),
+        "",
+    ])
+    return src, tuple(used), strings
+
+
+class PredicateSet:
+    """The compiled predicates of one pattern, bound per event table with :meth:`bind`."""
+
+    def __init__(self, preds: list[E.Expr], columns: dict[str, ColumnSpec]):
+        self.preds = list(preds)
+        self.vars = [tuple(sorted(E.variables(p))) for p in self.preds]
+        self.source, self.column_names, self.strings = generate_source(self.preds, columns)
+        self.columns = columns
+        self.fn = load_module(self.source, "jitcep_pred").predicates if self.preds else None
+
+    def bind(self, table) -> tuple:
+        """Arguments after ``(pid, P, out)`` for ``table``: ts, string-literal ranks, columns."""
+        str_cols = [c for c in self.column_names if self.columns[c].kind == "str"]
+        universe = sorted(set(self.strings).union(*(table.columns[c].dictionary for c in str_cols)))
+        rank = {s: i for i, s in enumerate(universe)}
+        S = np.array([rank[s] for s in self.strings] or [0], dtype=np.int64)
+        args = [table.ts, S]
+        for c in self.column_names:
+            col = table.columns[c]
+            args.append(col.values)
+            if self.columns[c].nullable:
+                args.append(col.valid)
+            if self.columns[c].kind == "str":
+                args.append(np.array([rank[s] for s in col.dictionary] or [0], dtype=np.int64))
+        return tuple(args)
+
+    def mask(self, pid: int, P: np.ndarray, bound: tuple) -> np.ndarray:
+        """Whether predicate ``pid`` is TRUE for each column of ``P`` (k x m event positions)."""
+        out = np.empty(P.shape[1], dtype=np.bool_)
+        if P.shape[1]:
+            self.fn(pid, np.ascontiguousarray(P, dtype=np.int64), out, *bound)
+        return out
+
+
+def column_specs(table) -> dict[str, ColumnSpec]:
+    """ColumnSpecs of an event table's columns (nullable only where a validity mask exists)."""
+    return {name: ColumnSpec(name, col.kind, col.valid is not None and not bool(col.valid.all()))
+            for name, col in table.columns.items()}
