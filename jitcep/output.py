@@ -167,6 +167,10 @@ class _Values:
     def gather(self, attr: str, pos: np.ndarray) -> pl.Series:
         """Values of ``attr`` ("ts", the type field or an attribute) at positions ``pos``."""
         if self.source is not None:
+            if attr == "type" and "type" not in self.source.columns:
+                attr = TYPE  # the type pseudo-attribute: the event's type name
+            if attr == TYPE and self.type is None:
+                return pl.repeat(None, len(pos), dtype=pl.String, eager=True)
             col = {TS: self.time, TYPE: self.type}.get(attr, attr)
             if col not in self.source.columns:
                 raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.source.columns}")
@@ -175,8 +179,10 @@ class _Values:
         if attr == TS:
             return pl.Series(t.ts[pos], dtype=pl.Int64).cast(t.time_dtype)
         if attr == TYPE:
-            names = pl.Series(list(t.type_names) or [None], dtype=pl.String)
-            return names.gather(t.type_code[pos] if t.type_names else np.zeros(len(pos), np.int64))
+            # code -1 (null type) -> the appended null at index len(type_names)
+            names = pl.Series([*t.type_names, None], dtype=pl.String)
+            codes = t.type_code[pos].astype(np.int64)
+            return names.gather(np.where(codes < 0, len(t.type_names), codes))
         c = t.columns.get(attr)
         if c is None and attr == "type":
             return self.gather(TYPE, pos)
@@ -383,6 +389,11 @@ def to_frame(patterns, results: list[MatchTable], table: EventTable, *, shape: s
     values = _Values(table, source, time, type)
     wide = _wide(patterns, results, values)
     return wide if shape == "wide" else _long(wide, patterns, values)
+
+
+def wants_all_columns(patterns) -> bool:
+    """Whether some pattern RETURNs a whole variable (every input column is then output)."""
+    return any(isinstance(i.expr, ex.Attr) and i.expr.attr == "*" for p in patterns for i in p.returns)
 
 
 def empty_match_table(pattern: ast.Pattern) -> MatchTable:

@@ -151,12 +151,16 @@ class Query:
         if time_unit is not None:
             _check_choice("time_unit", time_unit, TimeUnit)
         evaluate = _engine(engine)
-        from .events import build_event_table
-        from .output import to_frame
+        from .events import build_event_table, read_table
+        from .output import to_frame, wants_all_columns
 
-        source = _as_polars(events)
-        table = build_event_table(source if source is not None else events, self.patterns, time=time,
-                                  type=type, time_unit=time_unit, partition_by=partition_by)
+        table = build_event_table(events, self.patterns, time=time, type=type, time_unit=time_unit,
+                                  partition_by=partition_by)
+        # The output gathers attribute values from the input by row number so they
+        # keep their input dtypes; for a Polars frame this is a zero-copy select.
+        keep = None if wants_all_columns(self.patterns) else \
+            list(dict.fromkeys([time, *([type] if type else []), *table.columns]))
+        source = read_table(events, keep)
         results = evaluate(self.patterns, table, self.options)
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 
@@ -165,27 +169,6 @@ def vars_of(options: Options) -> dict:
     from dataclasses import fields
 
     return {f.name: getattr(options, f.name) for f in fields(options)}
-
-
-def _as_polars(events) -> pl.DataFrame | None:
-    """In-memory input as a Polars DataFrame (the output gathers from it, keeping input dtypes).
-
-    Paths and anything unrecognised are left to the event-table builder, which
-    owns reading files and naming bad input.
-    """
-    if isinstance(events, pl.DataFrame):
-        return events
-    if isinstance(events, pl.LazyFrame):
-        return events.collect()
-    mod = type(events).__module__ or ""
-    if mod.startswith("pyarrow"):
-        import pyarrow as pa
-
-        if isinstance(events, (pa.Table, pa.RecordBatch)):
-            return pl.from_arrow(events)
-    if mod.startswith("pandas") and type(events).__name__ == "DataFrame":
-        return pl.from_pandas(events)
-    return None
 
 
 def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the public name

@@ -1,0 +1,221 @@
+"""Output shapes, built from hand-made event and match tables (no parser or engine involved).
+
+Expected values are written by hand from the tables below.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+import pytest
+
+from jitcep.errors import MissingColumnError, PatternValidationError, UnsupportedPatternError
+from jitcep.events import Column, EventTable
+from jitcep.matches import MatchTable
+from jitcep.output import output_schema, to_frame
+from jitcep.pattern.ast import Disj, EventVar, Kleene, Neg, Pattern, ReturnItem, Seq, TimeWindow
+from jitcep.pattern.expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Lit
+
+# Input as given (row r); sorted by ts the positions are p -> row: 0->1, 1->0, 2->2, 3->4, 4->3.
+SOURCE = pl.DataFrame({
+    "ticker": ["B", "A", "A", "B", "A"],
+    "ts": [dt.datetime(2024, 1, 1, 9, m) for m in (1, 0, 2, 4, 3)],
+    "price": [2.0, 1.0, None, 5.0, 4.0],
+    "sym": ["x", "x", "y", "x", "y"],
+    "volume": pl.Series([20, 10, 30, 50, 40], dtype=pl.Int32),
+})
+ROW = np.array([1, 0, 2, 4, 3])
+
+
+def table() -> EventTable:
+    src = SOURCE[ROW]
+    price = src["price"]
+    return EventTable(
+        ts=src["ts"].cast(pl.Int64).to_numpy(), row=ROW,
+        type_code=np.array([0, 1, 0, 0, 1], dtype=np.int32), type_names=("A", "B"),
+        columns={"price": Column("float", price.fill_null(0).to_numpy(), price.is_not_null().to_numpy()),
+                 "sym": Column("str", np.array([0, 0, 1, 1, 0], dtype=np.int32), None, ("x", "y"))},
+        time_unit_ns=1000, time_dtype=pl.Datetime("us"))
+
+
+def seq_kleene(returns=()) -> Pattern:
+    # SEQ(A a, B+ c[], * d) WHERE [sym] AND a.price > 0 AND c[i].price > 0
+    return Pattern(Seq((EventVar("a", ("A",)), Kleene(EventVar("c", ("B",))), EventVar("d", None))),
+                   where=BoolOp("and", (Equiv("sym"), Cmp(">", Attr("a", "price"), Lit(0)),
+                                        Cmp(">", Attr("c", "price", "i"), Lit(0)))),
+                   window=TimeWindow(10, "min"), returns=tuple(returns))
+
+
+def two_matches() -> MatchTable:
+    return MatchTable.from_bindings([{"a": 0, "c": (1, 4), "d": 3}, {"a": 2, "c": (), "d": 3}],
+                                    ["a", "d"], ["c"])
+
+
+def test_wide_struct_fields_and_values_from_event_table():
+    out = to_frame([seq_kleene()], [two_matches()], table())
+    assert out.columns == ["match_id", "a", "c", "d"]
+    assert out["match_id"].to_list() == [0, 1]
+    s = out.schema
+    assert s["a"] == pl.Struct({"row": pl.Int64, "ts": pl.Datetime("us"), "sym": pl.String, "price": pl.Float64})
+    assert s["c"] == pl.List(s["a"])
+    # d is untyped: it carries the type name
+    assert list(s["d"].to_schema()) == ["row", "ts", "type", "sym"]
+    a = out["a"].to_list()
+    assert a[0] == {"row": 1, "ts": dt.datetime(2024, 1, 1, 9, 0), "sym": "x", "price": 1.0}
+    assert a[1] == {"row": 2, "ts": dt.datetime(2024, 1, 1, 9, 2), "sym": "y", "price": None}
+    assert [m["row"] for m in out["c"][0]] == [0, 3]
+    assert out["c"][1].to_list() == []
+    assert out["d"].to_list()[0]["type"] == "A" and out["d"].to_list()[0]["row"] == 4
+
+
+def test_wide_from_source_keeps_input_dtypes():
+    out = to_frame([seq_kleene()], [two_matches()], table(), source=SOURCE, type="ticker")
+    d = out.schema["d"].to_schema()
+    assert list(d) == ["row", "ts", "ticker", "sym"]
+    rec = out.row(0, named=True)
+    assert rec["d"] == {"row": 4, "ts": dt.datetime(2024, 1, 1, 9, 3), "ticker": "A", "sym": "y"}
+    assert [m["price"] for m in rec["c"]] == [2.0, 5.0]
+
+
+def test_return_whole_variable_outputs_every_input_column():
+    p = seq_kleene([ReturnItem(Attr("a", "*"))])
+    out = to_frame([p], [two_matches()], table(), source=SOURCE, type="ticker")
+    assert out.columns == ["match_id", "a", "c", "d"]
+    fields = out.schema["a"].to_schema()
+    assert list(fields) == ["row", "ts", "sym", "price", "volume"]
+    assert fields["volume"] == pl.Int32
+    assert out["a"].to_list()[1]["volume"] == 30
+
+
+def test_or_branch_not_taken_gives_null_struct():
+    p = Pattern(Seq((EventVar("a", ("A",)), Disj((EventVar("b", ("B",)), EventVar("e", ("A",)))))),
+                window=TimeWindow(5, "min"))
+    mt = MatchTable.from_bindings([{"a": 0, "b": 1, "e": None}, {"a": 0, "e": 2, "b": None}], ["a", "b", "e"], [])
+    out = to_frame([p], [mt], table())
+    assert out["b"].to_list() == [{"row": 0, "ts": dt.datetime(2024, 1, 1, 9, 1)}, None]
+    assert out["e"].is_null().to_list() == [True, False]
+    assert out["e"].to_list()[1] == {"row": 2, "ts": dt.datetime(2024, 1, 1, 9, 2)}
+
+
+def test_negated_variables_have_no_column():
+    p = Pattern(Seq((EventVar("a", ("A",)), Neg(EventVar("n", ("B",))), EventVar("b", ("A",)))),
+                where=Cmp("<", Attr("n", "price"), Lit(3)), window=TimeWindow(5, "min"))
+    out = to_frame([p], [MatchTable.from_bindings([{"a": 0, "b": 2}], ["a", "b"], [])], table())
+    assert out.columns == ["match_id", "a", "b"]
+    # attributes are read per variable: only n reads price
+    assert list(out.schema["a"].to_schema()) == ["row", "ts"]
+
+
+def test_return_aggregates_and_attributes():
+    p = seq_kleene([ReturnItem(Agg("avg", "c", "price")), ReturnItem(Agg("count", "c"), "n"),
+                    ReturnItem(Agg("sum", "c", "price")), ReturnItem(Agg("max", "c", "price")),
+                    ReturnItem(Attr("c", "price", "len")), ReturnItem(Attr("d", "sym")),
+                    ReturnItem(Arith("*", Attr("a", "price"), Lit(2)), "twice")])
+    out = to_frame([p], [two_matches()], table())
+    assert out.columns == ["match_id", "a", "c", "d", "avg_c_price", "n", "sum_c_price", "max_c_price",
+                           "c_last_price", "d_sym", "twice"]
+    assert out.schema["avg_c_price"] == pl.Float64 and out.schema["n"] == pl.Int64
+    assert out["avg_c_price"].to_list() == [3.5, None]      # (2 + 5) / 2; empty list -> null
+    assert out["n"].to_list() == [2, 0]
+    assert out["sum_c_price"].to_list() == [7.0, 0.0]
+    assert out["max_c_price"].to_list() == [5.0, None]
+    assert out["c_last_price"].to_list() == [5.0, None]
+    assert out["d_sym"].to_list() == ["y", "y"]
+    assert out["twice"].to_list() == [2.0, None]
+    # RETURN d.sym puts sym into d's struct too
+    assert "sym" in out.schema["d"].to_schema()
+
+
+def test_return_name_clash_is_an_error():
+    p = seq_kleene([ReturnItem(Agg("count", "c"), "a")])
+    with pytest.raises(PatternValidationError, match="clash"):
+        to_frame([p], [two_matches()], table())
+
+
+def test_long_shape():
+    out = to_frame([seq_kleene([ReturnItem(Agg("count", "c"), "n")])], [two_matches()], table(), shape="long")
+    assert out.columns == ["match_id", "variable", "index", "row", "ts", "sym", "price", "type", "n"]
+    assert out.select("match_id", "variable", "index", "row").rows() == [
+        (0, "a", 0, 1), (0, "c", 0, 0), (0, "c", 1, 3), (0, "d", 0, 4),
+        (1, "a", 0, 2), (1, "d", 0, 4)]
+    assert out["n"].to_list() == [2, 2, 2, 2, 0, 0]
+    assert out["type"].to_list() == [None, None, None, "A", None, "A"]
+
+
+def test_long_shape_skips_unbound_variables():
+    p = Pattern(Disj((EventVar("b", ("B",)), EventVar("e", ("A",)))), window=TimeWindow(5, "min"))
+    mt = MatchTable.from_bindings([{"b": 1, "e": None}, {"e": 2, "b": None}], ["b", "e"], [])
+    out = to_frame([p], [mt], table(), shape="long")
+    assert out.select("match_id", "variable", "row").rows() == [(0, "b", 0), (1, "e", 2)]
+
+
+def test_several_patterns_share_columns_and_number_matches_globally():
+    p1 = seq_kleene()
+    p2 = Pattern(Seq((EventVar("a", ("A",)), EventVar("z", ("B",)))), window=TimeWindow(5, "min"))
+    mt2 = MatchTable.from_bindings([{"a": 2, "z": 4}], ["a", "z"], [])
+    out = to_frame([p1, p2], [two_matches(), mt2], table())
+    assert out.columns == ["match_id", "pattern", "a", "c", "d", "z"]
+    assert out["match_id"].to_list() == [0, 1, 2]
+    assert out["pattern"].to_list() == [0, 0, 1]
+    assert out["z"].is_null().to_list() == [True, True, False]
+    assert out["c"].is_null().to_list() == [False, False, True]
+    # p2's a reads nothing, but a's column holds the union of the fields
+    assert out["a"].to_list()[2] == {"row": 2, "ts": dt.datetime(2024, 1, 1, 9, 2), "sym": "y", "price": None}
+
+
+def test_list_and_single_variable_of_the_same_name_cannot_share_a_column():
+    p2 = Pattern(Seq((EventVar("c", ("A",)), EventVar("z", ("B",)))), window=TimeWindow(5, "min"))
+    with pytest.raises(UnsupportedPatternError, match="rename"):
+        to_frame([seq_kleene(), p2], [two_matches(), MatchTable.from_bindings([], ["c", "z"], [])], table())
+
+
+@pytest.mark.parametrize("shape", ["wide", "long"])
+@pytest.mark.parametrize("with_source", [False, True])
+def test_empty_result_has_the_non_empty_schema(shape, with_source):
+    p = seq_kleene([ReturnItem(Agg("avg", "c", "price")), ReturnItem(Attr("c", "price", 1))])
+    kw = dict(source=SOURCE, type="ticker") if with_source else {}
+    full = to_frame([p], [two_matches()], table(), shape=shape, **kw)
+    empty = to_frame([p], [MatchTable.from_bindings([], ["a", "d"], ["c"])], table(), shape=shape, **kw)
+    assert empty.height == 0 and full.height > 0
+    assert empty.schema == full.schema
+
+
+@pytest.mark.parametrize("shape", ["wide", "long"])
+def test_output_schema_matches_a_real_run(shape):
+    p = seq_kleene([ReturnItem(Agg("sum", "c", "price")), ReturnItem(Attr("a", "*"))])
+    full = to_frame([p, p], [two_matches(), two_matches()], table(), shape=shape, source=SOURCE, type="ticker")
+    assert output_schema([p, p], SOURCE.schema, type="ticker", shape=shape) == full.schema
+
+
+def test_output_schema_needs_the_columns():
+    with pytest.raises(MissingColumnError, match="price"):
+        output_schema([seq_kleene()], {"ts": pl.Int64, "ticker": pl.String, "sym": pl.String}, type="ticker")
+    with pytest.raises(MissingColumnError, match="time column"):
+        output_schema([seq_kleene()], {"t": pl.Int64}, type="ticker")
+
+
+def test_numeric_time_and_null_type_codes():
+    t = EventTable(ts=np.array([5, 7]), row=np.array([0, 1]), type_code=np.array([0, -1], dtype=np.int32),
+                   type_names=("A",), columns={}, time_unit_ns=None, time_dtype=pl.Int64)
+    p = Pattern(Seq((EventVar("a", None), EventVar("b", None))), window=TimeWindow(5))
+    out = to_frame([p], [MatchTable.from_bindings([{"a": 0, "b": 1}], ["a", "b"], [])], t)
+    assert out.row(0, named=True)["a"] == {"row": 0, "ts": 5, "type": "A"}
+    assert out.row(0, named=True)["b"] == {"row": 1, "ts": 7, "type": None}
+
+
+def test_many_matches_are_gathered_without_per_match_python():
+    # 200k matches of a Kleene variable: built from CSR offsets in one go
+    n = 200_000
+    t = EventTable(ts=np.arange(5), row=np.arange(5), type_code=np.zeros(5, np.int32), type_names=("A",),
+                   columns={}, time_unit_ns=None, time_dtype=pl.Int64)
+    p = Pattern(Kleene(EventVar("c", ("A",)), 1, None), window=TimeWindow(5))
+    lens = np.arange(n) % 3 + 1
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum(lens, out=off[1:])
+    pos = np.arange(off[-1]) % 5
+    out = to_frame([p], [MatchTable(n, {}, {"c": (off, pos)})], t)
+    assert out.height == n
+    assert out["c"].list.len().to_list()[:4] == [1, 2, 3, 1]
+    assert out["c"].list.eval(pl.element().struct.field("row")).to_list()[1] == [1, 2]
