@@ -243,9 +243,17 @@ def read_table(source, columns: Iterable[str] | None = None, *,
         except Exception as exc:  # conversion failures of exotic dtypes
             raise InputFormatError(f"cannot convert the {type(eager).__name__} to Polars: {exc}") from exc
     try:
-        return lf.select(cols).collect()
+        df = lf.select(cols).collect()
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputFormatError(f"cannot read the input {_describe(source)}: {exc}") from exc
+    if df.height == 0 and _is_csv(source):
+        # A header-only CSV gives every column the String dtype: the real types are unknown.
+        df = df.with_columns(pl.col(c).cast(pl.Null) for c, t in df.schema.items() if t == pl.String)
+    return df
+
+
+def _is_csv(source) -> bool:
+    return isinstance(source, (str, os.PathLike)) and os.fspath(source).lower().endswith(_CSV_SUFFIXES)
 
 
 # --- what the patterns read -------------------------------------------------
@@ -358,7 +366,7 @@ def _encode_attribute(name: str, s: pl.Series) -> Column:
     if dtype.is_temporal():
         values = _temporal_physical(s).fill_null(0).to_numpy()
         return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid)
-    if dtype == pl.Null:  # an all-null column (e.g. a pandas object column of None)
+    if dtype == pl.Null:  # an all-null column (a pandas object column of None, a header-only CSV)
         return Column("float", np.zeros(len(s), np.float64), np.zeros(len(s), np.bool_))
     raise AttributeTypeError(
         f"attribute {name!r} has dtype {dtype}, which predicates cannot compare; "
@@ -379,6 +387,8 @@ def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.nda
     numeric column; over a temporal column the dtype already fixes it.
     """
     dtype = s.dtype
+    if len(s) == 0 and dtype in (pl.String, pl.Null):  # e.g. a header-only CSV: nothing to misread
+        s, dtype = s.cast(pl.Int64), pl.Int64
     n_null = s.null_count()
     if dtype.is_float():  # NaN is a missing timestamp too
         s = s.fill_nan(None)
@@ -488,6 +498,8 @@ def _attr_kind(attr: str, table: "EventTable") -> str | None:
     col = table.columns.get(attr)
     if col is None:
         return "str" if attr == _TYPE_ATTR else None
+    if col.valid is not None and not col.valid.any():
+        return None  # an all-null column (Null dtype): every comparison is null, no misuse possible
     return {"int": "num", "float": "num", "bool": "bool", "str": "str"}[col.kind]
 
 

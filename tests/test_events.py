@@ -1,0 +1,643 @@
+"""Event tables: input kinds, time dtypes, stable sort, encodings, partitions, named errors.
+
+Expected values are written by hand or computed here in plain Python (sorted
+with a key, grouped with dicts), never by the builder under test.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jitcep.errors import (AttributeTypeError, InputFormatError, InvalidWindowError, MissingColumnError,
+                           OptionError, TimestampError, WindowUnitError)
+from jitcep.events import (EventTable, attributes_read, build_event_table, build_partition,
+                           check_types, equivalence_key, read_table, window_span)
+from jitcep.pattern.ast import (CountWindow, EventVar, Pattern, ReturnItem, Seq, TimeWindow,
+                                Unbounded)
+from jitcep.pattern.expr import (Agg, Arith, Attr, BoolOp, Cmp, Equiv, In, IsNull, Lit, Not, Unary,
+                                 conjoin)
+
+# --- helpers ----------------------------------------------------------------
+
+
+def pattern(*conjuncts, returns=(), window=TimeWindow(10)) -> Pattern:
+    body = Seq((EventVar("a", ("A",)), EventVar("b", ("B",))))
+    return Pattern(body, where=conjoin(conjuncts), window=window,
+                   returns=tuple(ReturnItem(r) for r in returns))
+
+
+PRICE = pattern(Cmp(">", Attr("a", "price"), Lit(10)))
+
+
+def small() -> pl.DataFrame:
+    return pl.DataFrame({
+        "ts": [5, 1, 3, 1, 2],
+        "type": ["A", "B", "A", "C", "B"],
+        "price": [1.5, 2.0, 3.0, 4.0, 5.0],
+        "unused": ["x", "y", "z", "w", "v"],
+    })
+
+
+def check_small(t: EventTable) -> None:
+    # stable by ts: ts 1 (rows 1, 3), 2 (row 4), 3 (row 2), 5 (row 0)
+    assert t.row.tolist() == [1, 3, 4, 2, 0]
+    assert t.ts.tolist() == [1, 1, 2, 3, 5]
+    assert t.ts.dtype == np.int64 and t.row.dtype == np.int64
+    assert t.type_names == ("A", "B", "C")
+    assert t.type_code.tolist() == [1, 2, 1, 0, 0]
+    assert list(t.columns) == ["price"]
+    assert t.columns["price"].values.tolist() == [2.0, 4.0, 5.0, 3.0, 1.5]
+    assert t.partition is None
+
+
+# --- input kinds ------------------------------------------------------------
+
+
+def test_polars_dataframe():
+    check_small(build_event_table(small(), PRICE, type="type"))
+
+
+def test_polars_lazyframe():
+    check_small(build_event_table(small().lazy(), PRICE, type="type"))
+
+
+def test_pandas_dataframe():
+    pytest.importorskip("pandas")
+    check_small(build_event_table(small().to_pandas(), PRICE, type="type"))
+
+
+def test_pandas_index_is_ignored_row_is_positional():
+    pd = pytest.importorskip("pandas")
+    pdf = small().to_pandas()
+    pdf.index = pd.Index([10, 20, 30, 40, 50])
+    check_small(build_event_table(pdf, PRICE, type="type"))
+
+
+def test_arrow_table_and_record_batch():
+    tbl = small().to_arrow()
+    check_small(build_event_table(tbl, PRICE, type="type"))
+    check_small(build_event_table(tbl.to_batches()[0], PRICE, type="type"))
+
+
+def test_parquet_path_str_and_pathlib(tmp_path):
+    path = tmp_path / "events.parquet"
+    small().write_parquet(path)
+    check_small(build_event_table(str(path), PRICE, type="type"))
+    check_small(build_event_table(path, PRICE, type="type"))
+
+
+def test_parquet_directory_and_unknown_suffix(tmp_path):
+    d = tmp_path / "parts"
+    d.mkdir()
+    small().write_parquet(d / "part-0.parquet")
+    check_small(build_event_table(d, PRICE, type="type"))
+    odd = tmp_path / "events.data"
+    small().write_parquet(odd)  # recognised by the PAR1 magic
+    check_small(build_event_table(odd, PRICE, type="type"))
+
+
+def test_csv_path(tmp_path):
+    path = tmp_path / "events.csv"
+    small().write_csv(path)
+    check_small(build_event_table(path, PRICE, type="type"))
+
+
+def test_tsv_path(tmp_path):
+    path = tmp_path / "events.tsv"
+    small().write_csv(path, separator="\t")
+    check_small(build_event_table(path, PRICE, type="type"))
+
+
+def test_read_table_projects_columns(tmp_path):
+    path = tmp_path / "events.parquet"
+    small().write_parquet(path)
+    assert read_table(path, ["price", "ts"]).columns == ["price", "ts"]
+    assert read_table(small().to_arrow(), ["type"]).columns == ["type"]
+    assert read_table(small(), None).columns == small().columns
+
+
+def test_not_a_table():
+    for bad in ([1, 2, 3], {"ts": [1]}, 42, None):
+        with pytest.raises(InputFormatError, match="Polars DataFrame"):
+            build_event_table(bad, PRICE)
+
+
+def test_missing_file_names_the_path(tmp_path):
+    path = tmp_path / "nope.parquet"
+    with pytest.raises(InputFormatError, match="nope.parquet"):
+        build_event_table(str(path), PRICE)
+
+
+def test_unreadable_file_names_the_path(tmp_path):
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"this is not parquet at all")
+    with pytest.raises(InputFormatError, match="broken.parquet"):
+        build_event_table(path, PRICE)
+    other = tmp_path / "events.xyz"
+    other.write_text("ts\n1\n")
+    with pytest.raises(InputFormatError, match="events.xyz"):
+        build_event_table(other, PRICE)
+
+
+# --- column selection and missing columns -----------------------------------
+
+
+def test_keeps_only_read_attributes():
+    p = pattern(Equiv("sym"), Cmp("<", Agg("avg", "b", "vol"), Attr("a", "ts")),
+                returns=(Attr("a", "*"), Attr("b", "note")))
+    assert attributes_read(p) == ("sym", "vol", "note")
+    df = pl.DataFrame({"ts": [1], "sym": ["s"], "vol": [1], "note": ["n"], "junk": [0]})
+    t = build_event_table(df, p)
+    assert sorted(t.columns) == ["note", "sym", "vol"]
+
+
+def test_missing_attribute_lists_columns():
+    with pytest.raises(MissingColumnError) as err:
+        build_event_table(small().drop("price"), PRICE, type="type")
+    msg = str(err.value)
+    assert "'price'" in msg and "'unused'" in msg and "'ts'" in msg
+
+
+def test_missing_equiv_attribute():
+    with pytest.raises(MissingColumnError, match="'symbol'"):
+        build_event_table(small(), pattern(Equiv("symbol")), type="type")
+    with pytest.raises(MissingColumnError, match="'symbol'"):
+        build_event_table(small(), pattern(Equiv("symbol", Lit("IBM"))), type="type")
+
+
+def test_missing_time_and_type_columns():
+    with pytest.raises(MissingColumnError, match="time column 'time'"):
+        build_event_table(small(), PRICE, time="time")
+    with pytest.raises(MissingColumnError, match="type column 'kind'"):
+        build_event_table(small(), PRICE, type="kind")
+
+
+def test_missing_column_in_file_is_missing_column(tmp_path):
+    path = tmp_path / "events.parquet"
+    small().drop("price").write_parquet(path)
+    with pytest.raises(MissingColumnError, match="'price'"):
+        build_event_table(path, PRICE)
+
+
+def test_type_pseudo_attribute():
+    p = pattern(Cmp("=", Attr("a", "type"), Lit("A")))
+    t = build_event_table(small(), p, type="type")
+    assert "type" in t.columns  # the input has a column called type: read as a string attribute
+    assert t.value("type", 0) == "B"
+    df = small().rename({"type": "kind"})
+    t = build_event_table(df, p, type="kind")
+    assert "type" not in t.columns and t.value("type", 0) == "B"
+
+
+# --- time column ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [pl.Int8, pl.Int16, pl.Int32, pl.Int64,
+                                   pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64])
+def test_integer_time(dtype):
+    df = pl.DataFrame({"ts": pl.Series([3, 1, 2], dtype=dtype)})
+    t = build_event_table(df, None)
+    assert t.ts.dtype == np.int64 and t.ts.tolist() == [1, 2, 3] and t.row.tolist() == [1, 2, 0]
+    assert t.time_unit_ns is None and t.time_dtype == dtype
+    assert t.type_names == () and t.type_code.tolist() == [0, 0, 0]
+
+
+def test_uint64_beyond_int64_is_timestamp_error():
+    df = pl.DataFrame({"ts": pl.Series([1, 2**63 + 5], dtype=pl.UInt64)})
+    with pytest.raises(TimestampError, match="row 1"):
+        build_event_table(df, None)
+
+
+def test_integral_float_time():
+    t = build_event_table(pl.DataFrame({"ts": [2.0, -1.0, 1e12]}), None)
+    assert t.ts.tolist() == [-1, 2, 10**12]
+
+
+def test_fractional_float_time_is_error():
+    with pytest.raises(TimestampError, match=r"non-integral.*row 1.*time_unit"):
+        build_event_table(pl.DataFrame({"ts": [1.0, 1.5, 2.25]}), None)
+    with pytest.raises(TimestampError):
+        build_event_table(pl.DataFrame({"ts": [1.0, float("inf")]}), None)
+
+
+def test_null_and_nan_timestamps():
+    with pytest.raises(TimestampError, match=r"2 null timestamp\(s\); the first is at input row 1"):
+        build_event_table(pl.DataFrame({"ts": [1, None, 3, None]}), None)
+    with pytest.raises(TimestampError, match="row 2"):
+        build_event_table(pl.DataFrame({"ts": [1.0, 2.0, float("nan")]}), None)
+
+
+def test_string_time_is_error():
+    with pytest.raises(TimestampError, match="dtype String"):
+        build_event_table(pl.DataFrame({"ts": ["2020-01-01", "2020-01-02"]}), None)
+    with pytest.raises(TimestampError):
+        build_event_table(pl.DataFrame({"ts": [True, False]}), None)
+
+
+def test_date_time():
+    df = pl.DataFrame({"ts": [dt.date(1970, 1, 3), dt.date(1969, 12, 31), dt.date(1970, 1, 1)]})
+    t = build_event_table(df, None)
+    assert t.ts.tolist() == [-1, 0, 2] and t.row.tolist() == [1, 2, 0]
+    assert t.time_unit_ns == 86_400 * 10**9 and t.time_dtype == pl.Date
+
+
+@pytest.mark.parametrize("unit,ns", [("ms", 10**6), ("us", 10**3), ("ns", 1)])
+def test_datetime_units(unit, ns):
+    base = dt.datetime(2020, 1, 1)
+    df = pl.DataFrame({"ts": [base + dt.timedelta(seconds=2), base]}).with_columns(
+        pl.col("ts").cast(pl.Datetime(unit)))
+    t = build_event_table(df, None)
+    epoch_s = 1577836800  # 2020-01-01T00:00:00Z
+    assert t.ts.tolist() == [epoch_s * 10**9 // ns, (epoch_s + 2) * 10**9 // ns]
+    assert t.time_unit_ns == ns
+
+
+def test_datetime_with_time_zone_is_utc_instant():
+    # 12:00 in Paris (UTC+1 in January) and 11:30 UTC: the UTC instant orders them, not the wall clock.
+    paris = pl.Series([dt.datetime(2020, 1, 1, 12, 0)]).dt.replace_time_zone("Europe/Paris")
+    utc = pl.Series([dt.datetime(2020, 1, 1, 11, 30)]).dt.replace_time_zone("UTC")
+    df = pl.DataFrame({"ts": pl.concat([paris, utc.dt.convert_time_zone("Europe/Paris")])})
+    t = build_event_table(df, None)
+    epoch_11 = 1577876400 * 10**6  # 2020-01-01T11:00:00Z in us
+    assert t.ts.tolist() == [epoch_11, epoch_11 + 30 * 60 * 10**6]
+    assert t.row.tolist() == [0, 1]
+    assert t.time_unit_ns == 1000
+
+
+def test_pandas_datetime_with_time_zone():
+    pd = pytest.importorskip("pandas")
+    pdf = pd.DataFrame({"ts": pd.to_datetime(["2020-01-01 12:00", "2020-01-01 10:30"]).tz_localize(
+        "America/New_York")})
+    t = build_event_table(pdf, None)
+    # 10:30 New York = 15:30 UTC; 12:00 = 17:00 UTC
+    first = dt.datetime(2020, 1, 1, 15, 30, tzinfo=dt.timezone.utc)
+    assert t.row.tolist() == [1, 0]
+    assert t.ts[0] * t.time_unit_ns == int(first.timestamp()) * 10**9
+    assert t.ts[1] - t.ts[0] == 90 * 60 * 10**9 // t.time_unit_ns
+
+
+def test_csv_string_time_is_error_with_hint(tmp_path):
+    path = tmp_path / "events.csv"
+    path.write_text("ts,x\n2020-01-01T00:00:00,1\n2020-01-01T00:00:01,2\n")
+    with pytest.raises(TimestampError, match="to_datetime"):
+        build_event_table(path, None)
+
+
+def test_time_unit_declared_and_long_forms():
+    df = pl.DataFrame({"ts": [1, 2]})
+    assert build_event_table(df, None, time_unit="s").time_unit_ns == 10**9
+    assert build_event_table(df, None, time_unit="minutes").time_unit_ns == 60 * 10**9
+    assert build_event_table(df, None).time_unit_ns is None
+
+
+def test_bad_time_unit_and_contradiction():
+    with pytest.raises(OptionError, match="fortnight"):
+        build_event_table(pl.DataFrame({"ts": [1]}), None, time_unit="fortnight")
+    df = pl.DataFrame({"ts": [dt.datetime(2020, 1, 1)]}).with_columns(pl.col("ts").cast(pl.Datetime("ms")))
+    assert build_event_table(df, None, time_unit="ms").time_unit_ns == 10**6
+    with pytest.raises(OptionError, match="contradicts"):
+        build_event_table(df, None, time_unit="s")
+
+
+# --- stable sort ------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-5, 5), max_size=40))
+def test_stable_sort_matches_python_sort(ts):
+    df = pl.DataFrame({"ts": pl.Series(ts, dtype=pl.Int64), "x": pl.Series(range(len(ts)), dtype=pl.Int64)})
+    t = build_event_table(df, pattern(Cmp(">", Attr("a", "x"), Lit(0))))
+    expected = sorted(range(len(ts)), key=lambda i: (ts[i], i))
+    assert t.row.tolist() == expected
+    assert t.ts.tolist() == [ts[i] for i in expected]
+    assert t.columns["x"].values.tolist() == expected  # attributes follow their rows
+
+
+def test_sorted_input_keeps_row_identity():
+    t = build_event_table(pl.DataFrame({"ts": [1, 1, 2, 5]}), None)
+    assert t.row.tolist() == [0, 1, 2, 3]
+
+
+# --- types ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cast", [pl.String, pl.Categorical, pl.Enum(["Z", "B", "A"])])
+def test_type_column_string_kinds(cast):
+    df = pl.DataFrame({"ts": [1, 2, 3, 4], "type": ["B", None, "A", "B"]}).with_columns(
+        pl.col("type").cast(cast))
+    t = build_event_table(df, None, type="type")
+    assert t.type_names == ("A", "B")  # sorted distinct values that occur
+    assert t.type_code.tolist() == [1, -1, 0, 1]
+    assert t.type_code.dtype == np.int32
+
+
+def test_integer_type_column():
+    df = pl.DataFrame({"ts": [1, 2, 3], "type": [10, 9, 10]})
+    t = build_event_table(df, None, type="type")
+    assert t.type_names == ("10", "9")  # names are strings, sorted as strings
+    assert t.type_code.tolist() == [0, 1, 0]
+
+
+def test_type_column_bad_dtype():
+    df = pl.DataFrame({"ts": [1, 2], "type": [1.5, 2.5]})
+    with pytest.raises(AttributeTypeError, match="type column 'type'"):
+        build_event_table(df, None, type="type")
+
+
+def test_pattern_types_absent_from_data_are_fine():
+    t = build_event_table(pl.DataFrame({"ts": [1], "type": ["C"], "price": [1.0]}), PRICE, type="type")
+    assert t.type_names == ("C",)
+
+
+# --- attributes -------------------------------------------------------------
+
+
+def test_attribute_kinds_and_nulls():
+    df = pl.DataFrame({
+        "ts": [2, 1, 3],
+        "i": pl.Series([7, None, -2], dtype=pl.Int16),
+        "f": [1.5, 2.5, None],
+        "b": [True, None, False],
+        "s": ["pear", "apple", None],
+        "c": pl.Series(["x", "y", "x"], dtype=pl.Categorical),
+        "d": [dt.date(1970, 1, 2), dt.date(1970, 1, 1), dt.date(1970, 1, 5)],
+    })
+    p = pattern(*[IsNull(Attr("a", c)) for c in ("i", "f", "b", "s", "c", "d")])
+    t = build_event_table(df, p)
+    cols = t.columns
+    assert cols["i"].kind == "int" and cols["i"].values.dtype == np.int64
+    assert cols["f"].kind == "float" and cols["f"].values.dtype == np.float64
+    assert cols["b"].kind == "bool" and cols["b"].values.dtype == np.bool_
+    assert cols["s"].kind == "str" and cols["s"].values.dtype == np.int32
+    assert cols["s"].dictionary == ("apple", "pear")
+    assert cols["c"].kind == "str" and cols["c"].valid is None
+    assert cols["d"].kind == "int"
+    # positions: row 1, row 0, row 2
+    assert [t.value("i", p) for p in range(3)] == [None, 7, -2]
+    assert [t.value("f", p) for p in range(3)] == [2.5, 1.5, None]
+    assert [t.value("b", p) for p in range(3)] == [None, True, False]
+    assert [t.value("s", p) for p in range(3)] == ["apple", "pear", None]
+    assert [t.value("c", p) for p in range(3)] == ["y", "x", "x"]
+    assert [t.value("d", p) for p in range(3)] == [0, 1, 4]
+    assert cols["i"].valid.tolist() == [False, True, True]
+    assert cols["f"].valid.tolist() == [True, True, False]
+
+
+def test_large_uint64_attribute_becomes_float():
+    df = pl.DataFrame({"ts": [1, 2], "u": pl.Series([1, 2**64 - 1], dtype=pl.UInt64)})
+    t = build_event_table(df, pattern(Cmp(">", Attr("a", "u"), Lit(0))))
+    assert t.columns["u"].kind == "float" and t.value("u", 1) == float(2**64 - 1)
+
+
+@pytest.mark.parametrize("values", [[[1, 2], [3]], [{"x": 1}, {"x": 2}]])
+def test_nested_attribute_is_type_error(values):
+    df = pl.DataFrame({"ts": [1, 2], "v": values})
+    with pytest.raises(AttributeTypeError, match="'v'"):
+        build_event_table(df, pattern(IsNull(Attr("a", "v"))))
+
+
+def test_unread_nested_column_is_fine():
+    df = pl.DataFrame({"ts": [1, 2], "v": [[1, 2], [3]], "price": [1, 2]})
+    assert list(build_event_table(df, PRICE).columns) == ["price"]
+
+
+# --- type checks ------------------------------------------------------------
+
+
+TYPED = pl.DataFrame({"ts": [1, 2], "sym": ["a", "b"], "price": [1.0, 2.0], "vol": [1, 2],
+                      "flag": [True, False]})
+
+BAD_PREDICATES = [
+    Cmp("=", Attr("a", "sym"), Lit(3)),                              # string attr vs number
+    Cmp(">", Attr("a", "price"), Lit("10")),                         # number attr vs string
+    Cmp("=", Attr("a", "sym"), Attr("b", "price")),                  # string vs numeric attribute
+    Cmp(">", Arith("+", Attr("a", "sym"), Lit(1)), Lit(2)),          # arithmetic on a string
+    Cmp(">", Unary("abs", Attr("a", "sym")), Lit(2)),
+    In(Attr("a", "vol"), (Lit(1), Lit("two"))),
+    Not(Cmp("=", Lit("x"), Attr("b", "vol"))),
+    Equiv("price", Lit("IBM")),
+    Cmp(">", Agg("avg", "b", "sym"), Lit(1)),
+    Cmp("=", Attr("a", "flag"), Lit("yes")),
+    BoolOp("or", (Cmp("<", Attr("a", "ts"), Lit("noon")), IsNull(Attr("a", "sym")))),
+]
+
+
+@pytest.mark.parametrize("pred", BAD_PREDICATES, ids=range(len(BAD_PREDICATES)))
+def test_type_errors(pred):
+    with pytest.raises(AttributeTypeError, match="predicate"):
+        build_event_table(TYPED, pattern(pred))
+
+
+def test_type_error_in_return():
+    with pytest.raises(AttributeTypeError, match="sum"):
+        build_event_table(TYPED, pattern(returns=(Agg("sum", "b", "sym"),)))
+
+
+def test_type_error_names_the_attribute():
+    with pytest.raises(AttributeTypeError, match=r"a\.sym"):
+        build_event_table(TYPED, pattern(Cmp("=", Attr("a", "sym"), Lit(3))))
+
+
+GOOD_PREDICATES = [
+    Cmp("=", Attr("a", "sym"), Lit("a")),
+    Cmp("<", Attr("a", "sym"), Attr("b", "sym")),
+    Cmp(">", Arith("*", Attr("a", "price"), Lit(0.8)), Attr("b", "vol")),
+    In(Attr("a", "sym"), (Lit("a"), Lit("b"))),
+    Equiv("sym", Lit("IBM")),
+    Cmp("=", Attr("a", "sym"), Lit(None)),
+    Cmp("=", Attr("a", "flag"), Lit(True)),
+    Cmp("=", Agg("max", "b", "sym"), Lit("z")),
+    Cmp(">", Agg("count", "b"), Lit(2)),
+    Cmp("=", Attr("a", "type"), Lit("A")),
+]
+
+
+@pytest.mark.parametrize("pred", GOOD_PREDICATES, ids=range(len(GOOD_PREDICATES)))
+def test_well_typed_predicates_pass(pred):
+    t = build_event_table(TYPED, pattern(pred))
+    check_types(pattern(pred), t)  # callable on its own too
+
+
+def test_check_can_be_skipped():
+    build_event_table(TYPED, pattern(BAD_PREDICATES[0]), check=False)
+
+
+# --- partitions -------------------------------------------------------------
+
+
+def naive_groups(keys_by_row: list[tuple], ts: list[int]) -> list[list[int]]:
+    """Input rows per non-null key, groups in key order, rows in (ts, row) order: plain Python."""
+    groups: dict[tuple, list[int]] = {}
+    for r, k in enumerate(keys_by_row):
+        if any(v is None for v in k):
+            continue
+        groups.setdefault(k, []).append(r)
+    return [sorted(groups[k], key=lambda r: (ts[r], r)) for k in sorted(groups)]
+
+
+def partition_rows(t: EventTable) -> list[list[int]]:
+    part = t.partition
+    return [[int(t.row[p]) for p in part.order[part.offsets[g]:part.offsets[g + 1]]]
+            for g in range(len(part.offsets) - 1)]
+
+
+def test_partition_from_equivalence_key():
+    df = pl.DataFrame({"ts": [4, 1, 3, 2, 1], "sym": ["B", "A", None, "B", "A"]})
+    t = build_event_table(df, pattern(Equiv("sym")))
+    assert t.partition.key == ("sym",)
+    assert partition_rows(t) == [[1, 4], [3, 0]]
+    # positions: rows 1, 4, 3, 2, 0 -> keys A, A, B, null, B
+    assert t.partition.key_code.tolist() == [0, 0, 1, -1, 1]
+    assert t.partition.offsets.tolist() == [0, 2, 4]
+    assert t.partition.order.dtype == np.int64 and t.partition.offsets.dtype == np.int64
+
+
+def test_equiv_with_value_is_not_a_key_and_partition_by_overrides():
+    df = pl.DataFrame({"ts": [1, 2], "sym": ["A", "B"], "g": [1, 1]})
+    assert build_event_table(df, pattern(Equiv("sym", Lit("A")))).partition is None
+    t = build_event_table(df, pattern(Equiv("sym")), partition_by="g")
+    assert t.partition.key == ("g",) and partition_rows(t) == [[0, 1]]
+    assert "g" in t.columns
+
+
+def test_equivalence_key_shared_by_patterns():
+    p1 = pattern(Equiv("sym"), Equiv("venue"))
+    p2 = pattern(Equiv("venue"), Cmp(">", Attr("a", "x"), Lit(1)))
+    assert equivalence_key([p1]) == ("sym", "venue")
+    assert equivalence_key([p1, p2]) == ("venue",)
+    assert equivalence_key([p1, pattern(Equiv("other"))]) is None
+    assert equivalence_key([p1, PRICE]) is None
+    assert equivalence_key([]) is None
+
+
+keys_st = st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["x", "y", None]),
+                             st.one_of(st.none(), st.integers(0, 3))), max_size=50)
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys_st)
+def test_partition_csr_against_naive_group_by(rows):
+    ts = [r[0] for r in rows]
+    df = pl.DataFrame({"ts": pl.Series(ts, dtype=pl.Int64),
+                       "s": pl.Series([r[1] for r in rows], dtype=pl.String),
+                       "k": pl.Series([r[2] for r in rows], dtype=pl.Int64)})
+    t = build_event_table(df, pattern(Equiv("s"), Equiv("k")))
+    keys = [(r[1], r[2]) for r in rows]
+    assert partition_rows(t) == naive_groups(keys, ts)
+    # key_code agrees with the group each position landed in; null keys are -1
+    for p in range(t.n):
+        k = keys[t.row[p]]
+        assert (t.partition.key_code[p] == -1) == (None in k)
+    assert len(t.partition.order) == t.partition.offsets[-1]
+
+
+def test_partition_by_float_and_bool_and_type():
+    df = pl.DataFrame({"ts": [3, 2, 1, 0], "f": [0.5, 0.25, 0.5, None], "b": [True, False, True, True],
+                       "type": ["A", "A", "B", "A"]})
+    t = build_event_table(df, None, partition_by=("f", "b"), type="type")
+    assert partition_rows(t) == naive_groups([(0.5, True), (0.25, False), (0.5, True), (None, True)],
+                                             [3, 2, 1, 0])
+    t = build_event_table(df, None, partition_by="type", type="type")
+    assert partition_rows(t) == [[3, 1, 0], [2]]  # A: rows 3, 1, 0 by ts; B: row 2
+
+
+def test_build_partition_unknown_attribute():
+    t = build_event_table(small(), None)
+    with pytest.raises(MissingColumnError, match="'sym'"):
+        build_partition(t, ("sym",))
+
+
+# --- windows ----------------------------------------------------------------
+
+
+def table_with(unit_ns):
+    t = build_event_table(pl.DataFrame({"ts": [1]}), None)
+    return EventTable(t.ts, t.row, t.type_code, t.type_names, t.columns, unit_ns, t.time_dtype)
+
+
+def test_window_in_column_units():
+    t = table_with(None)
+    assert window_span(TimeWindow(300), t) == 300
+    assert window_span(TimeWindow(2.5), t) == 2  # integer diffs: diff <= 2.5 iff diff <= 2
+    assert window_span(CountWindow(100), t) is None
+    assert window_span(Unbounded(), t) is None
+    assert window_span(None, t) is None
+
+
+def test_duration_window_exact():
+    ms = table_with(10**6)
+    assert window_span(TimeWindow(10, "min"), ms) == 600_000
+    assert window_span(TimeWindow(0.3, "s"), ms) == 300  # not 299 from binary rounding
+    assert window_span(TimeWindow(1, "ms"), table_with(10**9)) == 0
+    assert window_span(TimeWindow(1.5, "d"), table_with(86_400 * 10**9)) == 1
+    assert window_span(TimeWindow(10**30, "d"), table_with(1)) == np.iinfo(np.int64).max
+    assert window_span(TimeWindow(2, "minutes"), table_with(10**9)) == 120
+
+
+def test_duration_window_over_datetime_table():
+    df = pl.DataFrame({"ts": [dt.datetime(2020, 1, 1)]})
+    t = build_event_table(df, None)
+    assert window_span(TimeWindow(5, "s"), t) == 5 * 10**9 // t.time_unit_ns
+
+
+def test_window_unit_error_says_how_to_declare():
+    with pytest.raises(WindowUnitError, match='time_unit="s"'):
+        window_span(TimeWindow(5, "min"), table_with(None))
+
+
+def test_invalid_windows():
+    t = table_with(10**9)
+    for bad in (TimeWindow(0), TimeWindow(-1, "s"), TimeWindow(float("nan")), TimeWindow(1, "fortnight")):
+        with pytest.raises(InvalidWindowError):
+            window_span(bad, t)
+
+
+# --- empty input ------------------------------------------------------------
+
+
+def test_empty_input():
+    df = pl.DataFrame({"ts": pl.Series([], dtype=pl.Float64), "type": pl.Series([], dtype=pl.String),
+                       "sym": pl.Series([], dtype=pl.String), "price": pl.Series([], dtype=pl.Float64)})
+    t = build_event_table(df, pattern(Equiv("sym"), Cmp(">", Attr("a", "price"), Lit(1))), type="type")
+    assert t.n == 0 and t.type_names == () and t.ts.dtype == np.int64
+    assert t.partition.offsets.tolist() == [0] and len(t.partition.order) == 0
+    assert t.columns["sym"].dictionary == ()
+
+
+def test_empty_csv(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("ts,price\n")
+    t = build_event_table(path, PRICE)
+    assert t.n == 0
+
+
+def test_patterns_as_list_and_extra_columns():
+    p2 = pattern(Cmp("=", Attr("b", "unused"), Lit("x")))
+    t = build_event_table(small(), [PRICE, p2], type="type", columns=("ts",))
+    assert list(t.columns) == ["price", "unused"]
+
+
+def test_attributes_read_skips_ts_and_star():
+    p = pattern(Cmp(">", Attr("a", "ts"), Lit(1)), returns=(Attr("a", "*"), Agg("count", "b")))
+    assert attributes_read(p) == ()
+    assert attributes_read(None) == ()
+
+
+def test_pathlib_in_read_table_error_uses_path(tmp_path):
+    missing = pathlib.Path(tmp_path) / "x.csv"
+    with pytest.raises(InputFormatError, match="x.csv"):
+        read_table(missing, ["ts"])
+
+
+def test_all_null_column_has_unknown_kind():
+    pd = pytest.importorskip("pandas")
+    pdf = pd.DataFrame({"ts": [1, 2], "note": [None, None]})
+    t = build_event_table(pdf, pattern(Cmp("=", Attr("a", "note"), Lit("x"))))
+    assert t.value("note", 0) is None and t.value("note", 1) is None
