@@ -1,0 +1,222 @@
+"""Conformance with OpenCEP's test suite: every catalog entry, matches compared as multisets.
+
+The data, expected files and neutral pattern text come from ../shared/opencep
+(see tests/opencep_data.py for the formats and how printed events are mapped
+back to input rows, tests/opencep_patterns.py for the translation, and
+docs/opencep.md for the rules the expected files encode).  The expected files
+were produced by OpenCEP, never by jitcep.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+
+from opencep_data import (RowIndex, event_keys, expected_rows, load_events, opencep_dir,
+                          parse_expected)
+from opencep_patterns import ENTRIES, KNOWN_DEVIATIONS
+
+jitcep = pytest.importorskip("jitcep")
+from jitcep.pattern import ast  # noqa: E402
+
+DATA = opencep_dir()
+pytestmark = pytest.mark.skipif(DATA is None, reason="OpenCEP data not found (set JITCEP_OPENCEP_DIR)")
+CATALOG = {e["name"]: e for e in json.loads((DATA / "catalog.json").read_text())["entries"]} if DATA else {}
+
+
+# --- match keys -----------------------------------------------------------------
+
+
+def layout(node: ast.Node) -> list[tuple]:
+    """How OpenCEP prints a match of ``node``: positive items in structure order.
+
+    ``("var", v)`` one line; ``("list", v)`` one line per member; ``("group", (v1, ..))``
+    one line per variable per iteration (v1, v2, .. of iteration 1, then iteration 2 ...).
+    Negated variables print nothing.
+    """
+    if isinstance(node, ast.EventVar):
+        return [("var", node.name)]
+    if isinstance(node, ast.Neg):
+        return []
+    if isinstance(node, ast.Kleene):
+        if isinstance(node.body, ast.EventVar):
+            return [("list", node.body.name)]
+        return [("group", ast.positive_vars(node.body))]
+    return [item for child in node.children() for item in layout(child)]
+
+
+def _group_key(members: list[tuple[int, ...]]) -> tuple:
+    # a Kleene group is a set of iterations: OpenCEP lists them in the order its
+    # child matches arrived, jitcep in position order; the set is what matters
+    return tuple(sorted(members))
+
+
+def key_from_printed(items: list[tuple], rows: tuple[int, ...]) -> tuple:
+    """Split a printed block (representative rows, printed order) along ``items``."""
+    fixed = sum(1 for kind, _ in items if kind == "var")
+    variable = [it for it in items if it[0] != "var"]
+    if len(variable) > 1:
+        raise AssertionError("a printed block with two variable-length items is ambiguous")
+    rest = len(rows) - fixed
+    key, i = [], 0
+    for kind, v in items:
+        if kind == "var":
+            key.append((rows[i],))
+            i += 1
+        elif kind == "list":
+            key.append(tuple(rows[i:i + rest]))
+            i += rest
+        else:
+            width = len(v)
+            if rest % width:
+                raise AssertionError(f"{rest} lines do not split into iterations of {v}")
+            its = [tuple(rows[i + j:i + j + width]) for j in range(0, rest, width)]
+            key.append(_group_key(its))
+            i += rest
+    return tuple(key)
+
+
+def key_from_binding(items: list[tuple], binding: dict[str, list[int]], rep: list[int]) -> tuple:
+    """The same key from jitcep's match (variable -> input rows in member order)."""
+    key = []
+    for kind, v in items:
+        if kind == "var":
+            key.append((rep[binding[v][0]],))
+        elif kind == "list":
+            key.append(tuple(rep[r] for r in binding.get(v, [])))
+        else:
+            n = len(binding.get(v[0], []))
+            its = [tuple(rep[binding[x][j]] for x in v) for j in range(n)]
+            key.append(_group_key(its))
+    return tuple(key)
+
+
+# --- running --------------------------------------------------------------------
+
+
+def run_entry(name: str):
+    """(jitcep multiset, expected multiset, events frame, RowIndex, per-pattern layouts)."""
+    entry, cat = ENTRIES[name], CATALOG[name]
+    events = load_events(DATA / cat["data_file"])
+    index = RowIndex(event_keys(DATA / cat["data_file"]))
+    q = jitcep.compile(list(entry.patterns), **entry.compile_options())
+    layouts = [layout(p.body) for p in q.patterns]
+    long = q.run(events, time="ts", type="type", engine="reference", shape="long")
+
+    bindings: dict[tuple, dict[str, list[int]]] = {}
+    pat_col = "pattern" in long.columns
+    for r in long.sort(["match_id", "index"]).iter_rows(named=True):
+        pid = r["pattern"] if pat_col else 0
+        bindings.setdefault((pid, r["match_id"]), {}).setdefault(r["variable"], []).append(r["row"])
+    got = Counter()
+    for (pid, _), b in bindings.items():
+        got[(pid + 1 if entry.multi else None, key_from_binding(layouts[pid], b, index.rep))] += 1
+
+    expected = Counter()
+    for pnum, rows in expected_rows(DATA / cat["expected_file"], index):
+        pid = (pnum or 1) - 1
+        expected[(pnum if entry.multi else None, key_from_printed(layouts[pid], rows))] += 1
+    return got, expected, events, index
+
+
+def describe(match, events, index) -> str:
+    pnum, key = match
+    parts = []
+    for item in key:
+        flat = [r for x in item for r in (x if isinstance(x, tuple) else (x,))]
+        parts.append("[" + ", ".join(_event(r, events, index) for r in flat) + "]")
+    return (f"pattern {pnum}: " if pnum else "") + " ".join(parts)
+
+
+def _event(r, events, index) -> str:
+    row = events.row(r, named=True)
+    dup = index.duplicates().get(r)
+    same = f" (= rows {dup})" if dup else ""
+    vals = ",".join(f"{v:g}" for k, v in row.items() if k not in ("type", "ts") and v is not None)
+    return f"r{r}{same} {row['type']} {row['ts']:%H:%M:%S} {vals}"
+
+
+def diff_report(got: Counter, expected: Counter, events, index, limit: int = 15) -> str:
+    missing, extra = expected - got, got - expected
+    lines = [f"expected {sum(expected.values())} matches, jitcep found {sum(got.values())}: "
+             f"{sum(missing.values())} missing, {sum(extra.values())} extra"]
+    for title, diff in (("missing (in OpenCEP's file, not found by jitcep)", missing),
+                        ("extra (found by jitcep, not in OpenCEP's file)", extra)):
+        if diff:
+            lines.append(title + ":")
+            for m, n in sorted(diff.items())[:limit]:
+                lines.append(f"  {'%dx ' % n if n > 1 else ''}{describe(m, events, index)}")
+            if len(diff) > limit:
+                lines.append(f"  ... {len(diff) - limit} more")
+    return "\n".join(lines)
+
+
+# --- tests ----------------------------------------------------------------------
+
+
+def _param(name):
+    marks = []
+    if name in KNOWN_DEVIATIONS:
+        marks.append(pytest.mark.xfail(reason=KNOWN_DEVIATIONS[name], strict=True))
+    return pytest.param(name, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in ENTRIES])
+def test_catalog_entry(name):
+    got, expected, events, index = run_entry(name)
+    assert sum(expected.values()) == CATALOG[name]["expected_match_count"]
+    assert got == expected, "\n" + diff_report(got, expected, events, index)
+
+
+def test_every_catalog_entry_is_translated():
+    assert set(ENTRIES) == set(CATALOG)
+    for name, entry in ENTRIES.items():
+        assert len(entry.patterns) == len(CATALOG[name]["patterns"]), name
+
+
+def test_kleene_closure_seq_differs_only_by_the_documented_artifact():
+    """KleeneClosureSeq is xfail; this pins down that the difference is exactly what
+    KNOWN_DEVIATIONS says: OpenCEP lacks the lists whose last member is 60 s before c,
+    and nothing else differs."""
+    got, expected, events, index = run_entry("KleeneClosureSeq")
+    assert not expected - got, diff_report(got, expected, events, index)
+    ts = events["ts"].to_list()
+    extra = got - expected
+    assert extra, "no difference left: remove KleeneClosureSeq from KNOWN_DEVIATIONS"
+    for (_, (a, b, c)), _n in extra.items():
+        assert ts[c[0]] - ts[b[-1]] == timedelta(seconds=60), describe((None, (a, b, c)), events, index)
+    artifact = [m for m in got if ts[m[1][2][0]] - ts[m[1][1][-1]] == timedelta(seconds=60)]
+    assert sorted(artifact) == sorted(extra)
+
+
+# --- the data layer itself ---------------------------------------------------------
+
+
+def test_expected_files_parse_to_the_catalog_counts():
+    for name, cat in CATALOG.items():
+        blocks = parse_expected(DATA / cat["expected_file"])
+        assert len(blocks) == cat["expected_match_count"], name
+        multi = cat["kind"] == "multi_pattern"
+        assert all((b.pattern is not None) == multi for b in blocks), name
+
+
+def test_identical_lines_share_a_representative():
+    index = RowIndex(event_keys(DATA / "events" / "custom2.txt"))
+    dups = index.duplicates()
+    assert dups == {4: [4, 5]}
+    assert index.rep[5] == 4 and index.rep[6] == 6
+
+
+def test_loaders_read_both_formats():
+    stocks = load_events(DATA / "events" / "NASDAQ_TINY.txt")
+    assert stocks.height == 10  # the file has no final newline
+    assert stocks.columns == ["type", "ts", "OpeningPrice", "PeakPrice", "LowestPrice", "ClosePrice", "Volume"]
+    assert stocks.row(3) == ("AVID", stocks["ts"][3], 22.14, 22.14, 22.14, 22.14, 200)
+    assert f"{stocks['ts'][3]:%Y%m%d%H%M}" == "200802010901"
+    sensors = load_events(DATA / "events" / "Sensors_short.dat")
+    first_mag = sensors.filter(type="Magnetometer").row(0, named=True)
+    assert (first_mag["MagX"], first_mag["AccX"], f"{first_mag['ts']:%S}") == (8.192, None, "18")
+    assert sensors.filter(type="PressTemp")["Temperature"].null_count() == 0
