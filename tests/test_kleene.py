@@ -1,0 +1,273 @@
+"""Kleene closure: +, *, {n}, {n,m}, {n,}, KL(...), iterative predicates, aggregates, maximal mode.
+
+Expected matches from DESIGN.md section 2 ("Kleene") and docs/semantics.md §4
+(Kleene references), §6 (closure; §6.1 kleene="all": every qualifying
+subsequence under skip_till_any_match; §6.2 kleene="maximal": ZStream's KSEQ),
+§12 (caps).  A Kleene variable appears in a tuple as the tuple of its members'
+input rows.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jitcep.errors import ExplosionError, UnsupportedPatternError
+from semantic_helpers import M, column_values, events, matches, run
+
+# four B events between an A and a C, used by the bound tests
+FOUR_B = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("B", 3), ("B", 4), ("C", 5))
+
+
+def test_plus_every_nonempty_subsequence():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("C", 4))
+    # non-empty subsequences of {B1, B2}
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df) == M(
+        (0, (1,), 3), (0, (2,), 3), (0, (1, 2), 3))
+
+
+def test_plus_members_lie_between_neighbours():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3), ("B", 4), ("C", 5))
+    # c=C2: only B1 is before it; c=C4: subsets of {B1, B3}
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df) == M(
+        (0, (1,), 2), (0, (1,), 4), (0, (3,), 4), (0, (1, 3), 4))
+
+
+def test_kl_spelling_equals_plus():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("C", 4))
+    assert matches("PATTERN SEQ(A a, KL(B b), C c) WITHIN 10", df) == M(
+        (0, (1,), 3), (0, (2,), 3), (0, (1, 2), 3))
+
+
+def test_star_allows_an_empty_list():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3), ("A", 4), ("C", 5))
+    # (A0, C2): [] or [B1]; (A0, C4): [] or [B1]; (A3, C4): [] only
+    assert matches("PATTERN SEQ(A a, B* b[], C c) WITHIN 10", df) == M(
+        (0, (), 2), (0, (1,), 2), (0, (), 4), (0, (1,), 4), (3, (), 4))
+
+
+def test_star_alone_never_matches_nothing():
+    df = events("type ts", ("B", 1), ("B", 2), ("X", 3))
+    # semantics.md §3: a match binds at least one positive event
+    assert matches("PATTERN B* b[] WITHIN 10", df) == M(((0,),), ((1,),), ((0, 1),))
+
+
+def test_exact_count():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("B", 3), ("C", 4))
+    # every pair of {B1, B2, B3}
+    assert matches("PATTERN SEQ(A a, B{2} b[], C c) WITHIN 10", df) == M(
+        (0, (1, 2), 4), (0, (1, 3), 4), (0, (2, 3), 4))
+
+
+def test_bounded_count():
+    pairs = [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+    triples = [(1, 2, 3), (1, 2, 4), (1, 3, 4), (2, 3, 4)]
+    # {2,3}: the 6 pairs and 4 triples of {B1..B4}, not the quadruple
+    assert matches("PATTERN SEQ(A a, B{2,3} b[], C c) WITHIN 10", FOUR_B) == M(
+        *[(0, t, 5) for t in pairs + triples])
+    assert matches("PATTERN SEQ(A a, KL(B b){2,3}, C c) WITHIN 10", FOUR_B) == M(
+        *[(0, t, 5) for t in pairs + triples])
+
+
+def test_at_least_count():
+    pairs = [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
+    triples = [(1, 2, 3), (1, 2, 4), (1, 3, 4), (2, 3, 4)]
+    # {3,}: 4 triples and the quadruple
+    assert matches("PATTERN SEQ(A a, B{3,} b[], C c) WITHIN 10", FOUR_B) == M(
+        *[(0, t, 5) for t in triples + [(1, 2, 3, 4)]])
+    # {2,}: everything of length >= 2
+    assert matches("PATTERN SEQ(A a, B{2,} b[], C c) WITHIN 10", FOUR_B) == M(
+        *[(0, t, 5) for t in pairs + triples + [(1, 2, 3, 4)]])
+
+
+def test_member_filter_plain_reference():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, -1), ("B", 3, 2), ("C", 4, 0))
+    # plain b.x > 0 applies to every member: lists drawn from {B1, B3}, never B2
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b.x > 0 WITHIN 10", df) == M(
+        (0, (1,), 4), (0, (3,), 4), (0, (1, 3), 4))
+
+
+def test_member_filter_i_reference_against_other_variable():
+    df = events("type ts x", ("A", 0, 2), ("B", 1, 1), ("B", 2, 3), ("B", 3, 4), ("C", 4, 0))
+    # b[i].x > a.x: every member above 2 -> lists from {B2, B3}
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > a.x WITHIN 10", df) == M(
+        (0, (2,), 4), (0, (3,), 4), (0, (2, 3), 4))
+
+
+def test_iterative_predicate_increasing():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 3), ("B", 3, 2), ("C", 4, 0))
+    # b[i].x > b[i-1].x: singletons always; (B1,B2) 1<3, (B1,B3) 1<2; (B2,B3) 3>2 and (B1,B2,B3) fail
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10"
+    assert matches(q, df) == M((0, (1,), 4), (0, (2,), 4), (0, (3,), 4), (0, (1, 2), 4), (0, (1, 3), 4))
+
+
+def test_first_member_reference():
+    df = events("type ts x", ("A", 0, 5), ("B", 1, 3), ("B", 2, 7), ("C", 3, 0))
+    # b[1].x > a.x: the first member must be B2 (7 > 5); (B1, B2) starts with 3
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[1].x > a.x WITHIN 10", df) == M((0, (2,), 3))
+
+
+def test_last_member_reference():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 9), ("C", 3, 5))
+    # b[b.LEN].x < c.x: the last member must be B1 (1 < 5); lists ending in B2 (9) fail
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[b.LEN].x < c.x WITHIN 10"
+    assert matches(q, df) == M((0, (1,), 3))
+
+
+def test_fixed_member_reference_needs_that_member():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("B", 3, -1), ("C", 4, 0))
+    # b[2].x > 0: lists of length >= 2 whose second member is B2; b[2] is NULL for singletons
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[2].x > 0 WITHIN 10"
+    assert matches(q, df) == M((0, (1, 2), 4), (0, (1, 2, 3), 4))
+
+
+def test_count_and_len():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("B", 3), ("C", 4))
+    pairs = M((0, (1, 2), 4), (0, (1, 3), 4), (0, (2, 3), 4))
+    # count(b) = 2 and b.LEN = 2 both select exactly the pairs
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE count(b) = 2 WITHIN 10", df) == pairs
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b.LEN = 2 WITHIN 10", df) == pairs
+
+
+# B1 x=1, B2 x=4, B3 x=2 between A0 and C4
+AGG = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 4), ("B", 3, 2), ("C", 4, 0))
+
+
+def test_sum_aggregate():
+    # sums: {1}:1 {2}:4 {3}:2 {1,2}:5 {1,3}:3 {2,3}:6 {1,2,3}:7 -> >= 5: {1,2} {2,3} {1,2,3}
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE sum(b.x) >= 5 WITHIN 10"
+    assert matches(q, AGG) == M((0, (1, 2), 4), (0, (2, 3), 4), (0, (1, 2, 3), 4))
+
+
+def test_sum_with_brackets_spelling():
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE sum(b[].x) >= 5 WITHIN 10"
+    assert matches(q, AGG) == M((0, (1, 2), 4), (0, (2, 3), 4), (0, (1, 2, 3), 4))
+
+
+def test_avg_aggregate():
+    # avgs: 1, 4, 2, 2.5, 1.5, 3, 7/3 -> > 2: {2} {1,2} {2,3} {1,2,3}
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE avg(b.x) > 2 WITHIN 10"
+    assert matches(q, AGG) == M((0, (2,), 4), (0, (1, 2), 4), (0, (2, 3), 4), (0, (1, 2, 3), 4))
+
+
+def test_min_aggregate():
+    # min >= 2 excludes every list holding B1 (x=1)
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE min(b.x) >= 2 WITHIN 10"
+    assert matches(q, AGG) == M((0, (2,), 4), (0, (3,), 4), (0, (2, 3), 4))
+
+
+def test_max_aggregate():
+    # max <= 2 excludes every list holding B2 (x=4)
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE max(b.x) <= 2 WITHIN 10"
+    assert matches(q, AGG) == M((0, (1,), 4), (0, (3,), 4), (0, (1, 3), 4))
+
+
+def test_return_aggregates_as_columns():
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE count(b) >= 2 WITHIN 10 RETURN a, b, c, sum(b.x) AS total"
+    # pairs and the triple, with their sums (1+4, 1+2, 4+2, 1+4+2)
+    got = column_values(q, AGG, "total", variables=("a", "b", "c"))
+    assert got == M((0, (1, 2), 4, 5), (0, (1, 3), 4, 3), (0, (2, 3), 4, 6), (0, (1, 2, 3), 4, 7))
+
+
+def test_kleene_at_start():
+    df = events("type ts", ("B", 1), ("B", 2), ("C", 3))
+    assert matches("PATTERN SEQ(B+ b[], C c) WITHIN 10", df) == M(((0,), 2), ((1,), 2), ((0, 1), 2))
+
+
+def test_kleene_at_start_window_bounds_members():
+    df = events("type ts", ("B", 0), ("B", 2), ("C", 3))
+    # WITHIN 2: B0@0 is 3 before C2@3 -> only [B1]
+    assert matches("PATTERN SEQ(B+ b[], C c) WITHIN 2", df) == M(((1,), 2))
+
+
+def test_kleene_at_end():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("B", 3))
+    # WITHIN 2 from A0@0: members from {B1, B2}; B3@3 is too late
+    assert matches("PATTERN SEQ(A a, B+ b[]) WITHIN 2", df) == M((0, (1,)), (0, (2,)), (0, (1, 2)))
+
+
+def test_kleene_alone():
+    df = events("type ts", ("B", 0), ("B", 1), ("B", 3))
+    # WITHIN 2: {0} {1} {2} {0,1} {1,2}; {0,2} and {0,1,2} span 3
+    assert matches("PATTERN B+ b[] WITHIN 2", df) == M(((0,),), ((1,),), ((2,),), ((0, 1),), ((1, 2),))
+
+
+def test_kleene_with_equivalence_key():
+    df = events("type ts k", ("A", 0, 1), ("B", 1, 1), ("B", 2, 2), ("B", 3, 1), ("C", 4, 1))
+    # [k] covers every member: B2 (k=2) never joins
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE [k] WITHIN 10", df) == M(
+        (0, (1,), 4), (0, (3,), 4), (0, (1, 3), 4))
+
+
+def test_two_kleene_variables():
+    df = events("type ts", ("A", 0), ("A", 1), ("B", 2), ("B", 3))
+    # a from {A0, A1}, b from {B2, B3}: 3 x 3 combinations
+    lists_a = [(0,), (1,), (0, 1)]
+    lists_b = [(2,), (3,), (2, 3)]
+    assert matches("PATTERN SEQ(A+ a[], B+ b[]) WITHIN 10", df) == M(
+        *[(x, y) for x in lists_a for y in lists_b])
+
+
+def test_kleene_group_of_seq():
+    df = events("type ts", ("A", 1), ("B", 2), ("A", 3), ("B", 4), ("C", 5))
+    # iterations (a, b) in order, iteration 2 entirely after iteration 1 (semantics.md §6):
+    # one iteration: (A0,B1) (A0,B3) (A2,B3); two: (A0,B1) then (A2,B3)
+    assert matches("PATTERN SEQ(KL(SEQ(A a, B b)), C c) WITHIN 10", df) == M(
+        ((0,), (1,), 4), ((0,), (3,), 4), ((2,), (3,), 4), ((0, 2), (1, 3), 4))
+
+
+def test_kleene_group_of_and():
+    df = events("type ts", ("A", 1), ("B", 2), ("A", 3), ("B", 4), ("C", 5))
+    # exactly two AND iterations, the second after the first: only (A0,B1) then (A2,B3);
+    # (B1,A2) as iteration one leaves no A after it
+    assert matches("PATTERN SEQ(KL(AND(A a, B b)){2}, C c) WITHIN 10", df) == M(((0, 2), (1, 3), 4))
+
+
+def test_maximal_takes_all_qualifying_events_between_neighbours():
+    df = events("type ts x", ("A", 0, 0), ("A", 1, 0), ("B", 2, 1), ("B", 3, -1), ("C", 4, 0),
+                ("B", 5, 2), ("C", 6, 0))
+    # one list per (a, c): every B with x > 0 strictly between them
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b.x > 0 WITHIN 10"
+    assert matches(q, df, kleene="maximal") == M(
+        (0, (2,), 4), (1, (2,), 4), (0, (2, 5), 6), (1, (2, 5), 6))
+
+
+def test_maximal_plus_needs_a_member_star_does_not():
+    df = events("type ts", ("A", 0), ("C", 1), ("B", 2), ("C", 3))
+    # (A0, C1) has nothing between: no match for +, an empty list for *
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df, kleene="maximal") == M((0, (2,), 3))
+    assert matches("PATTERN SEQ(A a, B* b[], C c) WITHIN 10", df, kleene="maximal") == M(
+        (0, (), 1), (0, (2,), 3))
+
+
+def test_maximal_closure_count_is_a_sliding_window():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, -1), ("B", 3, 1), ("B", 4, 1), ("C", 5, 0))
+    # ZStream Figure 6: runs of 2 consecutive qualifying events (x > 0): B1 B3, B3 B4
+    q = "PATTERN SEQ(A a, B{2} b[], C c) WHERE b.x > 0 WITHIN 10"
+    assert matches(q, df, kleene="maximal") == M((0, (1, 3), 5), (0, (3, 4), 5))
+
+
+def test_maximal_aggregate_checked_on_the_whole_list():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("C", 2, 0), ("B", 3, 2), ("C", 4, 0))
+    # (A0, C2): list [B1], sum 1 fails and no smaller list is tried; (A0, C4): [B1, B3], sum 3
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE sum(b.x) > 2 WITHIN 10"
+    assert matches(q, df, kleene="maximal") == M((0, (1, 3), 4))
+
+
+def test_maximal_rejects_iterative_predicate():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("C", 2, 0))
+    with pytest.raises(UnsupportedPatternError):
+        run("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10", df, kleene="maximal")
+
+
+def test_kleene_cap_raises_explosion_error():
+    df = events("type ts", ("A", 0), *[("B", t) for t in range(1, 7)], ("C", 7))
+    # 6 Bs give 63 lists for the one (a, c) binding, over max_kleene=10: an error, never truncation
+    with pytest.raises(ExplosionError):
+        run("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df, max_kleene=10)
+
+
+def test_kleene_under_cap_is_complete():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("B", 3), ("C", 4))
+    # 7 lists, cap 7: all of them
+    got = matches("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df, max_kleene=7)
+    assert sum(got.values()) == 7
