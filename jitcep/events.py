@@ -572,11 +572,38 @@ def check_types(patterns, table: "EventTable") -> None:
 # --- partitions -------------------------------------------------------------
 
 
+def _stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """int64 permutation sorting ``keys`` with ties in index order.
+
+    NumPy's stable sort is a radix sort for 16-bit keys (O(n)), so small code
+    ranges use it; otherwise Polars sorts by the unique pair (key, index),
+    which is stable by construction and multithreaded.
+    """
+    n = len(keys)
+    if n < 10_000:
+        return np.argsort(keys, kind="stable").astype(np.int64)
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo < 65_536:
+        return np.argsort((keys - lo).astype(np.uint16), kind="stable").astype(np.int64)
+    frame = pl.DataFrame({"k": keys, "i": np.arange(n, dtype=np.int64)})
+    return frame.sort(["k", "i"]).get_column("i").to_numpy()
+
+
 def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, int]:
     """Dense int64 codes 0..k-1 in value order; -1 where invalid."""
     out = np.full(len(values), -1, dtype=np.int64)
     sel = slice(None) if valid is None else valid
-    uniq, inv = np.unique(values[sel], return_inverse=True)
+    picked = values[sel]
+    if picked.dtype.kind in "iu" and len(picked) >= 10_000:
+        # Hash join against the sorted distinct values: O(n), where np.unique sorts all n.
+        uniq = pl.Series("v", picked).unique().sort()
+        codes = (pl.DataFrame({"v": picked})
+                 .join(pl.DataFrame({"v": uniq}).with_row_index("code"), on="v", how="left",
+                       maintain_order="left")
+                 .get_column("code").cast(pl.Int64).to_numpy())
+        out[sel] = codes
+        return out, len(uniq)
+    uniq, inv = np.unique(picked, return_inverse=True)
     out[sel] = inv.reshape(-1)
     return out, len(uniq)
 
@@ -601,7 +628,13 @@ def build_partition(table: "EventTable", key: Sequence[str]) -> Partition:
             codes, k = _dense_codes(table.ts, None)
         elif attr in table.columns:
             col = table.columns[attr]
-            codes, k = _dense_codes(col.values, col.valid)
+            if col.kind == "str":  # codes into the sorted distinct values: already dense
+                codes = col.values.astype(np.int64)
+                if col.valid is not None:
+                    codes[~col.valid] = -1
+                k = len(col.dictionary)
+            else:
+                codes, k = _dense_codes(col.values, col.valid)
         elif attr == _TYPE_ATTR:
             tc = table.type_code.astype(np.int64)
             codes, k = _dense_codes(tc, tc >= 0)
@@ -617,7 +650,7 @@ def build_partition(table: "EventTable", key: Sequence[str]) -> Partition:
     key_code = combined
     n_keys = int(key_code.max()) + 1 if len(key_code) and key_code.max() >= 0 else 0
     keyed = np.flatnonzero(key_code >= 0)  # ascending positions = ts order
-    order = keyed[np.argsort(key_code[keyed], kind="stable")].astype(np.int64)
+    order = keyed[_stable_argsort(key_code[keyed])].astype(np.int64)
     offsets = np.zeros(n_keys + 1, dtype=np.int64)
     np.cumsum(np.bincount(key_code[keyed], minlength=n_keys), out=offsets[1:])
     return Partition(key, key_code, order, offsets)
@@ -684,7 +717,7 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         perm = None
         row = np.arange(n, dtype=np.int64)
     else:
-        perm = np.argsort(ts, kind="stable").astype(np.int64)
+        perm = _stable_argsort(ts)
         row = perm
         ts = ts[perm]
 

@@ -641,3 +641,19 @@ def test_all_null_column_has_unknown_kind():
     pdf = pd.DataFrame({"ts": [1, 2], "note": [None, None]})
     t = build_event_table(pdf, pattern(Cmp("=", Attr("a", "note"), Lit("x"))))
     assert t.value("note", 0) is None and t.value("note", 1) is None
+
+
+@pytest.mark.parametrize("n_keys", [5, 70_000])
+def test_partition_large_input_paths(n_keys):
+    # Exercises the radix (16-bit codes) and Polars (wide codes) sort paths and the hash-join densifier.
+    rng = np.random.default_rng(n_keys)
+    n = 30_000
+    ts = rng.integers(0, 50, n)
+    k = rng.integers(0, n_keys, n) * 7 - 3
+    t = build_event_table(pl.DataFrame({"ts": ts, "k": k}), pattern(Equiv("k")))
+    expected_order = sorted(range(n), key=lambda r: (k[r], ts[r], r))
+    got = [int(t.row[p]) for p in t.partition.order]
+    assert got == expected_order
+    assert t.row.tolist() == sorted(range(n), key=lambda r: (ts[r], r))
+    sizes = np.diff(t.partition.offsets)
+    assert sizes.tolist() == [int((k == v).sum()) for v in np.unique(k)]
