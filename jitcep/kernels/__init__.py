@@ -1,0 +1,13 @@
+"""Generic ``@njit`` kernels, compiled once and cached (no per-pattern code here).
+
+A *buffer* (ZStream section 4.2) is the tuple ``(pos, start, end, goff)``:
+``pos`` (m x k int64) holds the event positions of each record's variables
+(-1: unbound, an OR branch not taken), ``start``/``end`` the first and last
+position of the record, and ``goff`` (G+1) CSR offsets of the key partitions;
+within a partition records are sorted by ``end``.
+"""
+
+from .grouping import counting_sort
+from .join import and_join, seq_join
+
+__all__ = ["and_join", "counting_sort", "seq_join"]

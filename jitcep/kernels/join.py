@@ -1,0 +1,199 @@
+"""SEQ and AND joins over end-sorted buffers (ZStream section 4.4, Algorithms 1 and 3).
+
+Both kernels return *candidate pairs* ``(li, ri, g)``: record ``li`` of the left
+buffer and ``ri`` of the right buffer, in partition ``g``, that satisfy the
+structural constraints (order, window, distinct events).  The value predicates
+of the join are then applied to the candidates by the pattern's generated
+predicate function; keeping predicates out of the kernels is what lets these
+kernels be compiled once for every pattern.
+
+Time arguments: ``ts`` (event timestamps by position) decides order for
+``strict_ts`` / ``nondecreasing_ts``; ``wt`` is the window measure (``ts`` for a
+time window, the position itself for a count window) with the inclusive bound
+``wt[last] - wt[first] <= W``.
+
+Orders (``order`` argument): 0 position, 1 strict_ts, 2 nondecreasing_ts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NUMBA_FLAGS
+from ..errors import ExplosionError
+
+ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
+
+
+@njit(**NUMBA_FLAGS)
+def _overlap(a, b):
+    """Do two records share an event? (distinct variables bind distinct events)"""
+    for x in a:
+        if x < 0:
+            continue
+        for y in b:
+            if x == y:
+                return True
+    return False
+
+
+@njit(**NUMBA_FLAGS)
+def _grow(li, ri, gg, n):
+    cap = max(16, 2 * len(li))
+    li2 = np.empty(cap, np.int64)
+    ri2 = np.empty(cap, np.int64)
+    g2 = np.empty(cap, np.int64)
+    li2[:n] = li[:n]
+    ri2[:n] = ri[:n]
+    g2[:n] = gg[:n]
+    return li2, ri2, g2
+
+
+@njit(**NUMBA_FLAGS)
+def _first_after(Len, ts, lo, hi, x, order):
+    """First index i in [lo, hi) whose left record's end is not before position x in the order.
+
+    order 0: Len[i] >= x; order 1: ts[Len[i]] >= ts[x]; order 2: ts[Len[i]] > ts[x].
+    Len is sorted, hence so is ts[Len] (binary search).
+    """
+    t = ts[x]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        e = Len[mid]
+        if order == 0:
+            before = e < x
+        elif order == 1:
+            before = ts[e] < t
+        else:
+            before = ts[e] <= t
+        if before:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**NUMBA_FLAGS)
+def _seq_join(L, R, ts, wt, W, order, distinct, cap_max):
+    Lpos, Lst, Len, Lg = L
+    Rpos, Rst, Ren, Rg = R
+    G = len(Lg) - 1
+    n = 0
+    li = np.empty(max(16, len(Ren)), np.int64)
+    ri = np.empty_like(li)
+    gg = np.empty_like(li)
+    for g in range(G):
+        l0, l1 = Lg[g], Lg[g + 1]
+        if l0 == l1:
+            continue
+        lo = l0
+        for r in range(Rg[g], Rg[g + 1]):
+            rend = wt[Ren[r]]
+            # EAT (ZStream 4.3): left records ending before r.end - W match neither r
+            # nor any later r (R is in end order), so the lower pointer only advances.
+            while lo < l1 and rend - wt[Len[lo]] > W:
+                lo += 1
+            hi = _first_after(Len, ts, lo, l1, Rst[r], order)
+            for l in range(lo, hi):
+                s = min(Lst[l], Rst[r])
+                e = max(Len[l], Ren[r])
+                if wt[e] - wt[s] > W:
+                    continue
+                if distinct and _overlap(Lpos[l], Rpos[r]):
+                    continue
+                if n == len(li):
+                    if n >= cap_max:
+                        return li[:n], ri[:n], gg[:n], -1
+                    li, ri, gg = _grow(li, ri, gg, n)
+                li[n] = l
+                ri[n] = r
+                gg[n] = g
+                n += 1
+    return li[:n], ri[:n], gg[:n], 0
+
+
+@njit(**NUMBA_FLAGS)
+def _and_join(L, R, ts, wt, W, distinct, cap_max):
+    Lpos, Lst, Len, Lg = L
+    Rpos, Rst, Ren, Rg = R
+    G = len(Lg) - 1
+    n = 0
+    li = np.empty(max(16, len(Ren) + len(Len)), np.int64)
+    ri = np.empty_like(li)
+    gg = np.empty_like(li)
+    for g in range(G):
+        i, i1 = Lg[g], Lg[g + 1]
+        j, j1 = Rg[g], Rg[g + 1]
+        if i == i1 or j == j1:
+            continue
+        loL, loR = i, j
+        # merge by end (Algorithm 3): the record ending first drives and joins every
+        # earlier-ending record of the other buffer inside the window.
+        while i < i1 or j < j1:
+            from_left = j == j1 or (i < i1 and Len[i] <= Ren[j])
+            if from_left:
+                d_end, d_st = Len[i], Lst[i]
+                while loR < j and wt[d_end] - wt[Ren[loR]] > W:
+                    loR += 1
+                for r in range(loR, j):
+                    if Ren[r] >= d_end:
+                        continue
+                    if wt[d_end] - wt[min(d_st, Rst[r])] > W:
+                        continue
+                    if distinct and _overlap(Lpos[i], Rpos[r]):
+                        continue
+                    if n == len(li):
+                        if n >= cap_max:
+                            return li[:n], ri[:n], gg[:n], -1
+                        li, ri, gg = _grow(li, ri, gg, n)
+                    li[n] = i
+                    ri[n] = r
+                    gg[n] = g
+                    n += 1
+                i += 1
+            else:
+                d_end, d_st = Ren[j], Rst[j]
+                while loL < i and wt[d_end] - wt[Len[loL]] > W:
+                    loL += 1
+                for l in range(loL, i):
+                    if Len[l] >= d_end:
+                        continue
+                    if wt[d_end] - wt[min(d_st, Lst[l])] > W:
+                        continue
+                    if distinct and _overlap(Lpos[l], Rpos[j]):
+                        continue
+                    if n == len(li):
+                        if n >= cap_max:
+                            return li[:n], ri[:n], gg[:n], -1
+                        li, ri, gg = _grow(li, ri, gg, n)
+                    li[n] = l
+                    ri[n] = j
+                    gg[n] = g
+                    n += 1
+                j += 1
+    return li[:n], ri[:n], gg[:n], 0
+
+
+def _check(status: int, what: str, cap: int) -> None:
+    if status < 0:
+        raise ExplosionError(f"{what} produced more than {cap} candidate partial matches "
+                             f"(raise max_partials, narrow the window or add predicates)")
+
+
+def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
+    """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
+
+    Right records are the outer loop in end order, so output pairs come in the end
+    order of r; the left range is [EAT pointer, binary-searched upper bound).
+    """
+    li, ri, g, status = _seq_join(L, R, ts, wt, np.int64(W), ORDER_CODE[order], bool(distinct), int(cap))
+    _check(status, "a SEQ join", cap)
+    return li, ri, g
+
+
+def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int):
+    """AND join (ZStream Algorithm 3): pairs within W, in the end order of the later record."""
+    li, ri, g, status = _and_join(L, R, ts, wt, np.int64(W), bool(distinct), int(cap))
+    _check(status, "an AND join", cap)
+    return li, ri, g

@@ -1,0 +1,289 @@
+"""The compiled engine: walk a plan bottom-up over an event table, calling the Numba kernels.
+
+``evaluate(patterns, table, options, plan=None) -> list[MatchTable]`` has the
+signature and result of :func:`jitcep.reference.evaluate` (one canonical match
+table per pattern).  What it covers (issue 3, first slice): SEQ / AND / OR of
+positive variables, nested; every predicate kind of docs/semantics.md section 4
+except Kleene references; ``[attr]`` keys; time, count and unbounded windows;
+the three orders; ``strategy="skip_till_any_match"``, ``output="all"``.
+Anything else raises :class:`~jitcep.errors.UnsupportedPatternError` *before*
+any work, so the caller can fall back to the reference evaluator; this engine
+never returns an answer for a pattern it does not cover.
+
+Execution follows ZStream section 4: leaf buffers hold the events of each
+variable sorted by (key partition, position); every join consumes two buffers
+sorted by end and produces one (:mod:`jitcep.kernels.join`); value predicates
+are applied to the kernel's candidate pairs by the pattern's generated
+predicate function (:mod:`jitcep.codegen`).
+
+Leaves are built in a few vectorised passes (issue 3: this is where time
+goes): one counting sort of all positions by type code shared by every leaf,
+filters evaluated only over the events of the leaf's types, and one counting
+sort by key of only the surviving events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .codegen import PredicateSet
+from .codegen.predicates import ColumnSpec
+from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
+from .events import EventTable, build_partition, window_span
+from .kernels import and_join, counting_sort, seq_join
+from .matches import MatchTable
+from .options import Options
+from .pattern import expr as E
+from .pattern.ast import CountWindow, Pattern, Unbounded
+from .plan.nodes import Join, Leaf, Plan, build_plan
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+@dataclass
+class Buffer:
+    """A node buffer (ZStream 4.2): records sorted by (partition, end)."""
+
+    vars: tuple[str, ...]
+    pos: np.ndarray      # (m, k) int64 event positions, -1 = unbound (OR branch not taken)
+    start: np.ndarray    # (m,) first position of each record
+    end: np.ndarray      # (m,) last position of each record
+    goff: np.ndarray     # (G + 1,) partition offsets
+
+    def as_tuple(self):
+        return (self.pos, self.start, self.end, self.goff)
+
+
+def check_supported(pattern: Pattern, options: Options) -> None:
+    """Raise UnsupportedPatternError if this engine does not cover ``pattern`` under ``options``."""
+    if options.strategy != "skip_till_any_match":
+        raise UnsupportedPatternError(f"the compiled engine does not implement strategy={options.strategy!r} yet")
+    if options.output != "all":
+        raise UnsupportedPatternError(f"the compiled engine does not implement output={options.output!r} yet")
+    if options.contiguous or options.freeze or options.consume_types is not None:
+        raise UnsupportedPatternError("the compiled engine does not implement contiguous/freeze/consume policies yet")
+    if pattern.window is None:
+        raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
+    build_plan(pattern)  # raises for negation, Kleene, Kleene references, cross-branch predicates
+
+
+def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[MatchTable]:
+    """Matches of each pattern over ``table``, canonical order (same contract as the reference).
+
+    ``plan``: None (default plan per pattern), or for each pattern a
+    :class:`~jitcep.plan.Plan` or a plan shape (nested pairs of variable names),
+    as one item for a single pattern or a list with one entry per pattern.
+
+    Raises UnsupportedPatternError (before any work) for what the engine does
+    not cover, ExplosionError past ``options.max_partials`` candidate pairs in
+    one join or ``options.max_matches`` matches in total.
+    """
+    if isinstance(patterns, Pattern):
+        patterns = [patterns]
+    patterns = list(patterns)
+    if plan is None or isinstance(plan, (Plan, str, tuple)):
+        plans_in = [plan] * len(patterns) if len(patterns) == 1 or plan is None else None
+        if plans_in is None:
+            raise UnsupportedPatternError("give one plan per pattern (a list) when running several patterns")
+    else:
+        plans_in = list(plan)
+        if len(plans_in) != len(patterns):
+            raise UnsupportedPatternError(f"{len(plans_in)} plans for {len(patterns)} patterns")
+    plans = []
+    for pat, p in zip(patterns, plans_in):
+        check_supported(pat, options)
+        plans.append(p if isinstance(p, Plan) else build_plan(pat, p))
+    ctx = _TableContext(table)
+    out, total = [], 0
+    for pat, pl_ in zip(patterns, plans):
+        mt = _PatternRun(pat, pl_, ctx, options).run()
+        total += mt.n
+        if total > options.max_matches:
+            raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "
+                                 f"or narrow the pattern")
+        out.append(mt)
+    return out
+
+
+class _TableContext:
+    """Per-table work shared by every pattern of one run: the type grouping and key partitions."""
+
+    def __init__(self, table: EventTable):
+        self.table = table
+        self._types = None
+        self._keys: dict[tuple[str, ...], tuple[np.ndarray, int]] = {}
+
+    def type_groups(self):
+        if self._types is None:
+            self._types = counting_sort(self.table.type_code, len(self.table.type_names))
+        return self._types
+
+    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray, int]:
+        if key not in self._keys:
+            part = self.table.partition
+            if part is None or tuple(part.key) != key:
+                part = build_partition(self.table, key)
+            self._keys[key] = (part.key_code, len(part.offsets) - 1)
+        return self._keys[key]
+
+
+def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
+    """Specs of the columns ``preds`` read (``type`` is the type name unless the input has such a column)."""
+    used = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)}
+    specs = {}
+    for name in used:
+        col = table.columns.get(name)
+        if col is not None:
+            specs[name] = ColumnSpec(name, col.kind, col.valid is not None and not bool(col.valid.all()))
+        elif name == "type":
+            specs[name] = ColumnSpec(name, "str", bool((table.type_code < 0).any()))
+    return specs
+
+
+def _types_overlap(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> bool:
+    return a is None or b is None or bool(set(a) & set(b))
+
+
+class _PatternRun:
+    def __init__(self, pattern: Pattern, plan: Plan, ctx: _TableContext, options: Options):
+        self.pattern, self.plan, self.ctx, self.options = pattern, plan, ctx, options
+        table = ctx.table
+        self.table = table
+        nodes = plan.nodes()
+        self.leaf_types = {n.var: n.types for n in nodes if isinstance(n, Leaf)}
+        preds = list(plan.constant)
+        preds += [n.filter for n in nodes if isinstance(n, Leaf) and n.filter is not None]
+        preds += [p for n in nodes if isinstance(n, Join) for p in n.predicates]
+        self.pid = {id(p): i for i, p in enumerate(preds)}
+        self.preds = PredicateSet(preds, _column_specs(table, preds))
+        needs_type = "type" in self.preds.column_names and "type" not in table.columns
+        self.bound = self.preds.bind(_TypeView(table) if needs_type else table) if preds else ()
+        # window: wt is the measure, W the inclusive bound (docs/semantics.md section 2)
+        window = plan.window
+        if isinstance(window, CountWindow):
+            self.wt, self.W = np.arange(table.n, dtype=np.int64), int(window.n) - 1
+        elif isinstance(window, Unbounded):
+            self.wt, self.W = table.ts, int(_INT64_MAX)
+        else:
+            self.wt, self.W = table.ts, window_span(window, table)
+        if plan.key:
+            self.key_code, self.G = ctx.key_codes(plan.key)
+        else:
+            self.key_code, self.G = None, 1
+
+    def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
+        return self.preds.mask(self.pid[id(pred)], P, self.bound)
+
+    def run(self) -> MatchTable:
+        table, plan = self.table, self.plan
+        names = [v for v in _var_order(plan.root)]
+        for c in plan.constant:
+            if not self.mask(c, np.zeros((0, 1), np.int64))[0]:
+                return MatchTable.from_bindings([], names, ()).canonical()
+        if self.W < 0:
+            return MatchTable.from_bindings([], names, ())
+        buf = self.node(plan.root)
+        single = {v: np.ascontiguousarray(buf.pos[:, buf.vars.index(v)]) for v in names}
+        return MatchTable(len(buf.start), single, {}).canonical()
+
+    def node(self, n) -> Buffer:
+        if isinstance(n, Leaf):
+            return self.leaf(n)
+        L, R = self.node(n.left), self.node(n.right)
+        if n.kind == "OR":
+            return _union(L, R)
+        distinct = any(_types_overlap(self.leaf_types[a], self.leaf_types[b]) for a in L.vars for b in R.vars)
+        cap = self.options.max_partials
+        ts = self.table.ts
+        if n.kind == "SEQ":
+            order = self.options.order
+            li, ri, g = seq_join(L.as_tuple(), R.as_tuple(), ts, self.wt, self.W, order,
+                                 distinct and order == "nondecreasing_ts", cap)
+        else:
+            li, ri, g = and_join(L.as_tuple(), R.as_tuple(), ts, self.wt, self.W, distinct, cap)
+        for pred in n.predicates:
+            if not len(li):
+                break
+            vs = sorted(E.variables(pred))
+            P = np.empty((len(vs), len(li)), dtype=np.int64)
+            for k, v in enumerate(vs):
+                P[k] = L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
+            # a conjunct applies only where all its variables are bound (semantics section 4)
+            bound = (P >= 0).all(axis=0)
+            if bound.all():
+                keep = self.mask(pred, P)
+            else:
+                keep = np.ones(len(li), dtype=np.bool_)
+                keep[bound] = self.mask(pred, P[:, bound])
+            li, ri, g = li[keep], ri[keep], g[keep]
+        pos = np.concatenate([L.pos[li], R.pos[ri]], axis=1)
+        start = np.minimum(L.start[li], R.start[ri])
+        end = np.maximum(L.end[li], R.end[ri])
+        if len(end) > 1 and n.kind == "SEQ" and self.options.order == "nondecreasing_ts":
+            # with ties the left record may end after the right one: restore (partition, end) order
+            if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
+                o = np.lexsort((end, g))
+                pos, start, end, g = pos[o], start[o], end[o], g[o]
+        goff = np.zeros(self.G + 1, dtype=np.int64)
+        np.cumsum(np.bincount(g, minlength=self.G), out=goff[1:])
+        return Buffer(L.vars + R.vars, pos, start, end, goff)
+
+    def leaf(self, leaf: Leaf) -> Buffer:
+        table = self.table
+        if leaf.types is None:
+            cand = np.arange(table.n, dtype=np.int64)
+        else:
+            order, off = self.ctx.type_groups()
+            codes = [i for i, t in enumerate(table.type_names) if t in set(leaf.types)]
+            parts = [order[off[c]:off[c + 1]] for c in codes]
+            if not parts:
+                cand = np.zeros(0, dtype=np.int64)
+            elif len(parts) == 1:
+                cand = parts[0]
+            else:
+                cand = np.sort(np.concatenate(parts))
+        if leaf.filter is not None and len(cand):
+            cand = cand[self.mask(leaf.filter, cand[None, :])]
+        if self.key_code is not None:
+            order, goff = counting_sort(self.key_code[cand], self.G)
+            cand = cand[order]
+        else:
+            goff = np.array([0, len(cand)], dtype=np.int64)
+        cand = np.ascontiguousarray(cand, dtype=np.int64)
+        return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff)
+
+
+class _TypeView:
+    """The table as PredicateSet.bind sees it: ``type`` added as a string column when absent."""
+
+    def __init__(self, table: EventTable):
+        from .events import Column
+        self.ts = table.ts
+        self.columns = dict(table.columns)
+        if "type" not in self.columns:
+            tc = table.type_code
+            valid = tc >= 0
+            self.columns["type"] = Column("str", np.where(valid, tc, 0).astype(np.int64),
+                                          None if valid.all() else valid, tuple(table.type_names))
+
+
+def _var_order(node) -> list[str]:
+    if isinstance(node, Leaf):
+        return [node.var]
+    return _var_order(node.left) + _var_order(node.right)
+
+
+def _union(L: Buffer, R: Buffer) -> Buffer:
+    """OR (ZStream 4.4.4): merge both inputs by (partition, end); the other side's variables unbound."""
+    kl, kr = len(L.vars), len(R.vars)
+    pos = np.full((len(L.start) + len(R.start), kl + kr), -1, dtype=np.int64)
+    pos[:len(L.start), :kl] = L.pos
+    pos[len(L.start):, kl:] = R.pos
+    G = len(L.goff) - 1
+    g = np.concatenate([np.repeat(np.arange(G), np.diff(L.goff)), np.repeat(np.arange(G), np.diff(R.goff))])
+    start = np.concatenate([L.start, R.start])
+    end = np.concatenate([L.end, R.end])
+    o = np.lexsort((end, g))
+    return Buffer(L.vars + R.vars, pos[o], start[o], end[o], L.goff + R.goff)
