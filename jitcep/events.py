@@ -110,8 +110,9 @@ class EventTable:
 # --- building ---------------------------------------------------------------
 #
 # Implementation notes (the *why*):
-# - Inputs are turned into one Polars LazyFrame so that Parquet/CSV scans read
-#   only the columns the patterns need (projection pushdown) before collecting.
+# - Only the columns the patterns need are materialised: Parquet/CSV files are
+#   scanned lazily (projection pushdown), pandas / Arrow inputs are projected
+#   before conversion, Polars frames are selected without copying.
 # - Strings (types, attributes, keys) are dictionary-encoded against a *sorted*
 #   dictionary, so code order is string order (Unicode code point order, the
 #   order of Python's ``sorted`` and of Polars' string sort).  Codes come from
@@ -232,6 +233,8 @@ def read_table(source, columns: Iterable[str] | None = None, *,
     for c in cols:
         if c not in present:
             raise _missing(c, (what or {}).get(c, "column"), names)
+    if isinstance(source, pl.DataFrame):
+        return source.select(cols)
     if eager is not None:  # project before converting: the other columns are never copied
         try:
             if type(eager).__module__.startswith("pandas"):
@@ -289,13 +292,8 @@ def attributes_read(patterns) -> tuple[str, ...]:
     for pattern in _as_patterns(patterns):
         for root in _pattern_exprs(pattern):
             for node in E.walk(root):
-                name = None
-                if isinstance(node, (E.Attr, E.Equiv)):
-                    name = node.attr
-                elif isinstance(node, E.Agg):
-                    name = node.attr
-                if name is not None and name not in (_TS_ATTR, "*"):
-                    seen.setdefault(name)
+                if isinstance(node, (E.Attr, E.Agg, E.Equiv)) and node.attr not in (None, _TS_ATTR, "*"):
+                    seen.setdefault(node.attr)
     return tuple(seen)
 
 
