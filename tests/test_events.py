@@ -657,3 +657,20 @@ def test_partition_large_input_paths(n_keys):
     assert t.row.tolist() == sorted(range(n), key=lambda r: (ts[r], r))
     sizes = np.diff(t.partition.offsets)
     assert sizes.tolist() == [int((k == v).sum()) for v in np.unique(k)]
+
+
+def test_directory_without_parquet_and_broken_lazyframe(tmp_path):
+    with pytest.raises(InputFormatError, match="no .parquet"):
+        build_event_table(tmp_path, None)
+    broken = pl.LazyFrame({"ts": [1]}).select(pl.col("nope"))
+    with pytest.raises(InputFormatError, match="LazyFrame"):
+        build_event_table(broken, None)
+
+
+def test_duration_and_decimal_time():
+    df = pl.DataFrame({"ts": [dt.timedelta(seconds=3), dt.timedelta(seconds=1)]}).with_columns(
+        pl.col("ts").cast(pl.Duration("ms")))
+    t = build_event_table(df, None)
+    assert t.ts.tolist() == [1000, 3000] and t.time_unit_ns == 10**6 and t.row.tolist() == [1, 0]
+    dec = pl.DataFrame({"ts": pl.Series(["2", "1"]).cast(pl.Decimal(10, 2))})
+    assert build_event_table(dec, None).ts.tolist() == [1, 2]
