@@ -1,0 +1,163 @@
+"""Event selection strategies (SASE+ section 2 and 3.2) on the same streams.
+
+SASE+ section 2: strict contiguity (selected events contiguous in the stream),
+partition contiguity (contiguous within the [attr] partition), skip till next
+match (irrelevant events skipped until the next relevant one), skip till any
+match (every combination).  SASE+ section 3.2 step 3 gives the ignore edges:
+False / not(partition condition) / not(take or begin) / True.
+docs/semantics.md §8 defines the runs: a run starts at every event that can
+begin the first state; the linear-pattern restriction raises
+UnsupportedPatternError otherwise.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jitcep.errors import UnsupportedPatternError
+from semantic_helpers import M, events, matches, run
+
+ABC = "PATTERN SEQ(A a, B b, C c) WITHIN 10"
+
+# stream 1: A B C A D B B C (no key)
+S1 = events("type ts", ("A", 1), ("B", 2), ("C", 3), ("A", 4), ("D", 5), ("B", 6), ("B", 7), ("C", 8))
+
+# stream 2: two partitions interleaved; k=1: A0 B2 D4 B6 C7, k=2: A1 B3 C5
+S2 = events("type ts k", ("A", 1, 1), ("A", 2, 2), ("B", 3, 1), ("B", 4, 2), ("D", 5, 1), ("C", 6, 2),
+            ("B", 7, 1), ("C", 8, 1))
+ABC_K = "PATTERN SEQ(A a, B b, C c) WHERE [k] WITHIN 10"
+
+
+def test_skip_till_any_match_every_combination():
+    # a=0: b in {1,5,6} with c after b; a=3: b in {5,6}, c=7
+    assert matches(ABC, S1, strategy="skip_till_any_match") == M(
+        (0, 1, 2), (0, 1, 7), (0, 5, 7), (0, 6, 7), (3, 5, 7), (3, 6, 7))
+
+
+def test_skip_till_next_match_takes_the_next_relevant_event():
+    # run A0: next B is B1, next C is C2; run A3: skips D4, takes B5, skips B6, takes C7
+    assert matches(ABC, S1, strategy="skip_till_next_match") == M((0, 1, 2), (3, 5, 7))
+
+
+def test_strict_contiguity_needs_adjacent_events():
+    # A0 B1 C2 are adjacent; after A3 comes D4, which kills that run
+    assert matches(ABC, S1, strategy="strict_contiguity") == M((0, 1, 2))
+
+
+def test_partition_contiguity_without_key_is_unsupported():
+    with pytest.raises(UnsupportedPatternError):
+        run(ABC, S1, strategy="partition_contiguity")
+
+
+def test_four_strategies_differ_on_a_partitioned_stream():
+    # any: k=1: (0,2,7) (0,6,7); k=2: (1,3,5)
+    assert matches(ABC_K, S2, strategy="skip_till_any_match") == M((0, 2, 7), (0, 6, 7), (1, 3, 5))
+    # next: run A0 takes the first k=1 B (B2) then the first k=1 C (C7); run A1: B3, C5
+    assert matches(ABC_K, S2, strategy="skip_till_next_match") == M((0, 2, 7), (1, 3, 5))
+    # partition contiguity: in k=1, D4 follows B2 and is not a C -> dies; k=2 is A1 B3 C5 back to back
+    assert matches(ABC_K, S2, strategy="partition_contiguity") == M((1, 3, 5))
+    # strict contiguity: A0 is followed by A1; A1 by B2 of another key -> nothing
+    assert matches(ABC_K, S2, strategy="strict_contiguity") == M()
+
+
+def test_skip_till_next_match_one_run_per_start():
+    df = events("type ts", ("A", 1), ("A", 2), ("B", 3), ("B", 4))
+    q = "PATTERN SEQ(A a, B b) WITHIN 10"
+    # every A starts a run; each run takes the first B after it
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, 2), (1, 2))
+    assert matches(q, df, strategy="skip_till_any_match") == M((0, 2), (0, 3), (1, 2), (1, 3))
+    # strict: only A1 is directly followed by a B
+    assert matches(q, df, strategy="strict_contiguity") == M((1, 2))
+
+
+def test_skip_till_next_match_skips_events_failing_predicates():
+    df = events("type ts x", ("A", 1, 5), ("B", 2, 1), ("B", 3, 7), ("B", 4, 9))
+    # b.x > a.x: B1 fails the begin condition, so it is ignored; B2 is the next relevant one
+    q = "PATTERN SEQ(A a, B b) WHERE b.x > a.x WITHIN 10"
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, 2))
+    # strict contiguity cannot skip B1
+    assert matches(q, df, strategy="strict_contiguity") == M()
+
+
+def test_partition_contiguity_single_partition_equals_strict():
+    df = events("type ts k", ("A", 1, 1), ("A", 2, 1), ("B", 3, 1), ("B", 4, 1))
+    q = "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10"
+    # one partition: only A1 is directly followed by a B
+    assert matches(q, df, strategy="partition_contiguity") == M((1, 2))
+
+
+def test_partition_contiguity_ignores_other_partitions():
+    df = events("type ts k", ("A", 1, 1), ("X", 2, 2), ("B", 3, 1), ("X", 4, 1), ("B", 5, 1))
+    q = "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10"
+    # k=1 sequence is A0 B2 X3 B4: A0 is followed (in its partition) by B2; X1 is in k=2
+    assert matches(q, df, strategy="partition_contiguity") == M((0, 2))
+    assert matches(q, df, strategy="strict_contiguity") == M()
+    assert matches(q, df, strategy="skip_till_any_match") == M((0, 2), (0, 4))
+
+
+def test_kleene_strict_contiguity():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("C", 4))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    # the run must take B1 and B2 (a non-C next event cannot be ignored), then C3
+    assert matches(q, df, strategy="strict_contiguity") == M((0, (1, 2), 3))
+    assert matches(q, df, strategy="skip_till_any_match") == M((0, (1,), 3), (0, (2,), 3), (0, (1, 2), 3))
+
+
+def test_kleene_strict_contiguity_broken_by_other_event():
+    df = events("type ts", ("A", 1), ("B", 2), ("D", 3), ("B", 4), ("C", 5))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    # D2 interrupts the closure and is not C
+    assert matches(q, df, strategy="strict_contiguity") == M()
+
+
+def test_kleene_at_end_skip_till_next_match_one_match_per_proceed_point():
+    df = events("type ts", ("A", 1), ("B", 2), ("D", 3), ("B", 4), ("Z", 5))
+    q = "PATTERN SEQ(A a, B+ b[]) WITHIN 10"
+    # semantics.md §8: with a Kleene state last, every proceed point is a match:
+    # (a; B1) and (a; B1, B3); B3 is relevant so it cannot be skipped to give (a; B3)
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1,)), (0, (1, 3)))
+    assert matches(q, df, strategy="skip_till_any_match") == M((0, (1,)), (0, (3,)), (0, (1, 3)))
+
+
+def test_kleene_in_the_middle_skip_till_next_match_is_greedy():
+    df = events("type ts", ("A", 1), ("B", 2), ("D", 3), ("B", 4), ("C", 5))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    # SASE+ section 2: skip till next match "takes every relevant event": B1 and B3 are both taken;
+    # SASE+ section 3.2 step 6: the proceed edge to state c is taken only when the current event can
+    # begin c (C4), so the single match holds the whole greedy closure.
+    # NOTE: docs/semantics.md §8 (proceed without peeking) would also give (0, (1,), 4); see report.
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1, 3), 4))
+
+
+def test_kleene_iterative_predicate_skip_till_next_match():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 0), ("B", 3, 2), ("B", 4, 3), ("C", 5, 0))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10"
+    # greedy run from A0: B1 (1), skip B2 (0 is not > 1), take B3 (2) and B4 (3), then C5
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1, 3, 4), 5))
+
+
+def test_negation_filters_runs_after_selection():
+    df = events("type ts", ("A", 1), ("X", 2), ("B", 3), ("B", 4), ("A", 5), ("B", 6))
+    q = "PATTERN SEQ(A a, !X x, B b) WITHIN 10"
+    # next-match runs: (A0, B2) and (A4, B5); X1 kills (A0, B2); the run does not retry with B3
+    assert matches(q, df, strategy="skip_till_next_match") == M((4, 5))
+
+
+def test_strict_ts_begin_needs_a_later_timestamp():
+    df = events("type ts", ("A", 1), ("B", 1), ("B", 2))
+    q = "PATTERN SEQ(A a, B b) WITHIN 10"
+    # semantics.md §8: under strict_ts a begin edge needs ts > the previous selected ts, so B1 is skipped
+    assert matches(q, df, strategy="skip_till_next_match", order="strict_ts") == M((0, 2))
+    assert matches(q, df, strategy="skip_till_next_match", order="position") == M((0, 1))
+
+
+def test_nested_pattern_is_unsupported_under_non_default_strategy():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3))
+    with pytest.raises(UnsupportedPatternError):
+        run("PATTERN SEQ(A a, AND(B b, C c)) WITHIN 10", df, strategy="skip_till_next_match")
+
+
+def test_maximal_kleene_only_under_skip_till_any_match():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3))
+    with pytest.raises(UnsupportedPatternError):
+        run("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df, strategy="skip_till_next_match", kleene="maximal")
