@@ -109,14 +109,15 @@ def matches(pattern, df: pl.DataFrame, *, variables=None, **kwargs) -> Counter:
 def matches_by_pattern(patterns, df: pl.DataFrame, **kwargs) -> Counter:
     """Several patterns in one compile: a multiset of ``(pattern_index, rows...)``.
 
-    Each pattern's own variable columns are the non-null ones of that row; the
-    tests give every pattern distinct variable names, so rows read unambiguously.
+    Each pattern's own variable columns are the non-null, non-empty ones of that
+    row (another pattern's list column may come back as null or as an empty
+    list), so the tests here use no ``*`` closures and no OR.
     """
     out = run(patterns, df, **kwargs)
     cols = variable_columns(out)
     result = Counter()
     for rec in out.iter_rows(named=True):
-        rows = tuple(_rows_of(rec[c]) for c in cols if rec[c] is not None)
+        rows = tuple(_rows_of(rec[c]) for c in cols if rec[c] not in (None, []))
         result[(rec["pattern"],) + rows] += 1
     return result
 
