@@ -7,7 +7,7 @@ SEQ / AND group with bounds ``min <= max``, ``max >= 1`` (SASE+ section 2,
 ZStream section 3 KSEQ); array references ``b[i]``, ``b[i-1]``, ``b[1]``,
 ``b[b.LEN]`` and aggregates only on Kleene variables (SASE+ section 2);
 equivalence tests ``[attr]`` only as top-level conjuncts of WHERE (SASE
-section 2); and a window, or an explicit ``WITHIN UNBOUNDED`` (DESIGN.md
+section 2); no conjunct across two OR branches (docs/semantics.md section 4); and a window, or an explicit ``WITHIN UNBOUNDED`` (DESIGN.md
 section 2).  Every message names the element at fault, in pattern text.
 """
 
@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 
 from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
-                      MissingWindowError, PatternValidationError, UnknownVariableError)
+                      MissingWindowError, PatternValidationError, UnknownVariableError,
+                      UnsupportedPatternError)
 from .ast import (UNIT_NS, Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, TimeWindow,
-                  Unbounded, kleene_vars, negated_vars)
+                  Unbounded, event_vars, kleene_vars, negated_vars, walk)
 from .expr import (AGG_FUNCS, ARITH_OPS, CMP_OPS, Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit,
                    Not, Unary, conjuncts, variables)
 
@@ -143,21 +144,6 @@ class _Structure:
             raise InvalidKleeneError(f"{shown}: a Kleene closure takes a variable, SEQ(...) or AND(...), "
                                      f"not {_show_node(body)}")
         self.visit(body, node, in_disj, True)
-
-
-def _nullable(node: Node) -> bool:
-    """Whether the element can match with no event bound (SEQ(A* a[]) alone, for instance)."""
-    if isinstance(node, EventVar):
-        return False
-    if isinstance(node, Neg):
-        return True
-    if isinstance(node, Kleene):
-        return node.min == 0 or _nullable(node.body)
-    if isinstance(node, (Seq, Conj)):
-        return all(_nullable(i) for i in node.items)
-    if isinstance(node, Disj):
-        return any(_nullable(i) for i in node.items)
-    return False
 
 
 # --- window -----------------------------------------------------------------
@@ -358,10 +344,6 @@ def validate(pattern: Pattern, options=None) -> Pattern:
         raise PatternValidationError(f"expected a Pattern, got {type(pattern).__name__}")
     structure = _Structure()
     structure.visit(pattern.body, None, False, False)
-    if _nullable(pattern.body):
-        raise InvalidKleeneError(
-            f"{_show_node(pattern.body)} can match without binding any event (every positive element "
-            "is optional, e.g. T* v[]); make at least one element required")
     _check_window(pattern.window)
 
     bound = structure.bound
@@ -372,8 +354,18 @@ def validate(pattern: Pattern, options=None) -> Pattern:
         if kind == _VALUE:
             raise PatternValidationError(
                 f"WHERE {_show_expr(pattern.where)} is a value, not a condition")
+        branches = [tuple(frozenset(v.name for v in event_vars(b)) for b in n.items)
+                    for n in walk(pattern.body) if isinstance(n, Disj)]
         for c in conjuncts(pattern.where):
-            negs = sorted(variables(c) & negated)
+            mentioned = variables(c)
+            for sets in branches:
+                hit = [i for i, names in enumerate(sets) if names & mentioned]
+                if len(hit) > 1:
+                    raise UnsupportedPatternError(
+                        f"the predicate {_show_expr(c)!r} mentions variables of different OR branches "
+                        f"({', '.join(sorted(mentioned & (sets[hit[0]] | sets[hit[1]])))}); "
+                        "a match takes only one branch, so it can never hold")
+            negs = sorted(mentioned & negated)
             if len(negs) > 1:
                 raise InvalidNegationError(
                     f"the predicate {_show_expr(c)!r} mentions the negated variables {', '.join(negs)}; "
