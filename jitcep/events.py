@@ -103,7 +103,8 @@ class EventTable:
         if attr == "ts":
             return int(self.ts[p])
         if attr == "type" and attr not in self.columns:
-            return self.type_names[self.type_code[p]] if self.type_names else None
+            code = int(self.type_code[p])
+            return self.type_names[code] if self.type_names and code >= 0 else None  # -1: null type
         return self.columns[attr].python_value(p)
 
 

@@ -674,3 +674,9 @@ def test_duration_and_decimal_time():
     assert t.ts.tolist() == [1000, 3000] and t.time_unit_ns == 10**6 and t.row.tolist() == [1, 0]
     dec = pl.DataFrame({"ts": pl.Series(["2", "1"]).cast(pl.Decimal(10, 2))})
     assert build_event_table(dec, None).ts.tolist() == [1, 2]
+
+
+def test_null_type_value_is_none():
+    df = pl.DataFrame({"ts": [1, 2], "kind": ["A", None]})
+    t = build_event_table(df, None, type="kind")
+    assert [t.value("type", p) for p in range(2)] == ["A", None]
