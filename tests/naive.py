@@ -1,0 +1,245 @@
+"""Naive twins: plain-Python versions of the compiled engine's kernels and of the engine itself.
+
+Each function here is the obviously-correct, slow version of one fast
+function (stumpy's ``tests/naive.py`` pattern).  None of them calls jitcep's
+plan, codegen, kernels or runtime, so they can disagree with them.
+
+- :func:`counting_sort`  twin of :func:`jitcep.kernels.counting_sort`
+- :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs)
+- :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
+- :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns:
+  enumerate bindings by the structure, then test distinctness, order, window,
+  ``[attr]`` and every WHERE conjunct with three-valued logic
+  (docs/semantics.md sections 1-5).
+"""
+
+from __future__ import annotations
+
+import math
+
+from jitcep.pattern import expr as E
+from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Seq, TimeWindow, Unbounded, UNIT_NS
+
+# --- kernel twins --------------------------------------------------------------
+
+
+def counting_sort(codes, n_codes):
+    groups = [[] for _ in range(n_codes)]
+    for i, c in enumerate(codes):
+        if c >= 0:
+            groups[c].append(i)
+    order = [i for g in groups for i in g]
+    offsets = [0]
+    for g in groups:
+        offsets.append(offsets[-1] + len(g))
+    return order, offsets
+
+
+def _records(buf):
+    pos, start, end, goff = buf
+    out = []
+    for g in range(len(goff) - 1):
+        for i in range(goff[g], goff[g + 1]):
+            out.append((i, g, [int(x) for x in pos[i]], int(start[i]), int(end[i])))
+    return out
+
+
+def _before(u, w, ts, order):
+    if order == "position":
+        return u < w
+    if order == "strict_ts":
+        return ts[u] < ts[w]
+    return ts[u] <= ts[w]
+
+
+def seq_join(L, R, ts, wt, W, order, distinct):
+    """Pairs (l, r, g): every event of l before every event of r, span <= W, no shared event if asked."""
+    out = set()
+    for l, gl, pl_, sl, el in _records(L):
+        for r, gr, pr, sr, er in _records(R):
+            if gl != gr:
+                continue
+            if not all(_before(u, w, ts, order) for u in pl_ if u >= 0 for w in pr if w >= 0):
+                continue
+            if wt[max(el, er)] - wt[min(sl, sr)] > W:
+                continue
+            if distinct and set(x for x in pl_ if x >= 0) & set(x for x in pr if x >= 0):
+                continue
+            out.add((l, r, gl))
+    return out
+
+
+def and_join(L, R, ts, wt, W, distinct):
+    out = set()
+    for l, gl, pl_, sl, el in _records(L):
+        for r, gr, pr, sr, er in _records(R):
+            if gl != gr or el == er:
+                continue
+            if wt[max(el, er)] - wt[min(sl, sr)] > W:
+                continue
+            if distinct and set(x for x in pl_ if x >= 0) & set(x for x in pr if x >= 0):
+                continue
+            out.add((l, r, gl))
+    return out
+
+
+# --- predicate interpreter (three-valued) ----------------------------------------
+
+
+def _kind(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "num"
+    return "str"
+
+
+def value(e, binding, table):
+    if isinstance(e, E.Lit):
+        return e.value
+    if isinstance(e, E.Attr):
+        return table.value(e.attr, binding[e.var])
+    if isinstance(e, E.Arith):
+        x, y = value(e.left, binding, table), value(e.right, binding, table)
+        if x is None or y is None:
+            return None
+        if e.op == "+":
+            return x + y
+        if e.op == "-":
+            return x - y
+        if e.op == "*":
+            return x * y
+        return None if y == 0 else x / y
+    if isinstance(e, E.Unary):
+        x = value(e.operand, binding, table)
+        return None if x is None else (-x if e.op == "neg" else abs(x))
+    return truth(e, binding, table)
+
+
+def truth(e, binding, table):
+    """True / False / None (NULL)."""
+    if isinstance(e, E.Cmp):
+        x, y = value(e.left, binding, table), value(e.right, binding, table)
+        if x is None or y is None:
+            return None
+        return {"=": x == y, "!=": x != y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[e.op]
+    if isinstance(e, E.BoolOp):
+        vals = [truth(i, binding, table) for i in e.items]
+        if e.op == "and":
+            return False if False in vals else (None if None in vals else True)
+        return True if True in vals else (None if None in vals else False)
+    if isinstance(e, E.Not):
+        v = truth(e.operand, binding, table)
+        return None if v is None else not v
+    if isinstance(e, E.In):
+        x = value(e.operand, binding, table)
+        vals = [v.value for v in e.values]
+        if x is not None and any(v is not None and v == x for v in vals):
+            hit = True
+        elif x is None or None in vals:
+            hit = None
+        else:
+            hit = False
+        return hit if not e.negated or hit is None else not hit
+    if isinstance(e, E.IsNull):
+        isnull = value(e.operand, binding, table) is None
+        return not isnull if e.negated else isnull
+    if isinstance(e, (E.Lit, E.Attr)):
+        return value(e, binding, table)
+    raise NotImplementedError(type(e).__name__)
+
+
+# --- whole-pattern twin ------------------------------------------------------------
+
+
+def _window(window, table):
+    """(measure per position, inclusive bound)."""
+    if isinstance(window, CountWindow):
+        return list(range(table.n)), window.n - 1
+    if isinstance(window, Unbounded):
+        return list(table.ts), math.inf
+    assert isinstance(window, TimeWindow)
+    amount = window.amount
+    if window.unit is not None:
+        amount = amount * UNIT_NS[window.unit] / table.time_unit_ns
+    return list(table.ts), math.floor(amount)
+
+
+def _events_of(b):
+    return [p for p in b.values() if p is not None]
+
+
+def evaluate(pattern, table, order="position"):
+    """All matches of a SEQ/AND/OR pattern as a sorted list of binding tuples (var order = structure order)."""
+    ts = [int(t) for t in table.ts]
+    names = [v.name for v in _vars(pattern.body)]
+    wt, W = _window(pattern.window, table)
+    conj = E.conjuncts(pattern.where)
+    singles = {v: [c for c in conj if not isinstance(c, E.Equiv) and E.variables(c) == {v}] for v in names}
+
+    def ok_partial(b):
+        ev = _events_of(b)
+        if len(set(ev)) != len(ev):
+            return False
+        return not ev or max(wt[p] for p in ev) - min(wt[p] for p in ev) <= W
+
+    def rec(node):
+        if isinstance(node, EventVar):
+            out = []
+            for p in range(table.n):
+                if node.types is not None:
+                    tc = int(table.type_code[p])
+                    if tc < 0 or table.type_names[tc] not in node.types:
+                        continue
+                b = {node.name: p}
+                if all(truth(c, b, table) is True for c in singles[node.name]):
+                    out.append(b)
+            return out
+        if isinstance(node, Disj):
+            allv = [v.name for v in _vars(node)]
+            out = []
+            for item in node.items:
+                for b in rec(item):
+                    out.append({**{v: None for v in allv}, **b})
+            return out
+        acc = [{}]
+        for item in node.items:
+            nxt = []
+            for b2 in rec(item):
+                for b1 in acc:
+                    b = {**b1, **b2}
+                    if not ok_partial(b):
+                        continue
+                    if isinstance(node, Seq) and not all(
+                            _before(u, w, ts, order) for u in _events_of(b1) for w in _events_of(b2)):
+                        continue
+                    nxt.append(b)
+            acc = nxt
+        return acc
+
+    out = []
+    for b in rec(pattern.body):
+        if not ok_partial(b):
+            continue
+        good = True
+        for c in conj:
+            if isinstance(c, E.Equiv):
+                vals = [table.value(c.attr, p) for p in _events_of(b)]
+                if any(v is None for v in vals) or len(set(vals)) > 1 or (
+                        c.value is not None and vals and vals[0] != c.value.value):
+                    good = False
+            elif all(b[v] is not None for v in E.variables(c)) and truth(c, b, table) is not True:
+                good = False
+            if not good:
+                break
+        if good:
+            out.append(tuple(b[v] for v in names))
+    return sorted(out, key=lambda t: tuple(-1 if x is None else x for x in t))
+
+
+def _vars(node):
+    if isinstance(node, EventVar):
+        return [node]
+    return [v for c in node.items for v in _vars(c)]
