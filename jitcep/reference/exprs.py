@@ -1,0 +1,225 @@
+"""Predicate interpretation with SQL three-valued logic (docs/semantics.md §4).
+
+``compile_expr`` turns an expression tree into a Python closure over a
+:class:`Ctx` once per pattern, so the brute-force search does not re-dispatch
+on node types for every candidate; the closures follow the tree one to one.
+A value is a Python scalar or ``None`` (SQL NULL); a boolean result is
+``True``, ``False`` or ``None`` (unknown).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import AttributeTypeError, MissingColumnError, PatternValidationError
+from ..pattern.expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
+
+
+class Ctx:
+    """What an expression reads: the event table, the binding, the current Kleene iterations.
+
+    ``binding[v]`` is a position (single variable), a list/tuple of positions
+    (Kleene variable) or None (unbound).  ``it[k]`` is the 0-based iteration of
+    Kleene construct ``k`` that ``b[i]`` / plain ``b.x`` refer to; ``kid[v]``
+    maps a list variable to its construct.
+    """
+
+    __slots__ = ("table", "binding", "it", "kid")
+
+    def __init__(self, table, binding: dict, kid: dict[str, int]):
+        self.table = table
+        self.binding = binding
+        self.it: dict[int, int] = {}
+        self.kid = kid
+
+
+Fn = Callable[[Ctx], object]
+
+
+def _kind(v) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "num"
+    if isinstance(v, str):
+        return "str"
+    raise AttributeTypeError(f"cannot use a value of type {type(v).__name__} in a predicate: {v!r}")
+
+
+def _check_comparable(op: str, x, y) -> None:
+    kx, ky = _kind(x), _kind(y)
+    if kx != ky:
+        raise AttributeTypeError(f"cannot compare {kx} {x!r} with {ky} {y!r} using {op}")
+    if kx == "bool" and op not in ("=", "!="):
+        raise AttributeTypeError(f"booleans only support = and !=, not {op}")
+
+
+_CMP = {
+    "=": lambda x, y: x == y, "!=": lambda x, y: x != y,
+    "<": lambda x, y: x < y, "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y, ">=": lambda x, y: x >= y,
+}
+
+
+def compare(op: str, x, y):
+    """``x op y`` with NULL propagation and kind checking (§4)."""
+    if x is None or y is None:
+        return None
+    _check_comparable(op, x, y)
+    return _CMP[op](x, y)
+
+
+def arith(op: str, x, y):
+    """``x op y`` over numbers; NULL in -> NULL out; ``x / 0`` is NULL (§4)."""
+    if x is None or y is None:
+        return None
+    for v in (x, y):
+        if _kind(v) != "num":
+            raise AttributeTypeError(f"arithmetic {op} needs numbers, got {v!r}")
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    if y == 0:
+        return None
+    return x / y
+
+
+def and3(values) -> bool | None:
+    """Kleene AND: FALSE dominates, then NULL."""
+    unknown = False
+    for v in values:
+        if v is False:
+            return False
+        if v is None:
+            unknown = True
+    return None if unknown else True
+
+
+def or3(values) -> bool | None:
+    """Kleene OR: TRUE dominates, then NULL."""
+    unknown = False
+    for v in values:
+        if v is True:
+            return True
+        if v is None:
+            unknown = True
+    return None if unknown else False
+
+
+def _truth(v):
+    if v is None or isinstance(v, bool):
+        return v
+    raise AttributeTypeError(f"expected a boolean, got {v!r}")
+
+
+def value_at(table, attr: str, p: int):
+    """Attribute ``attr`` of the event at position p (``ts`` and ``type`` always exist)."""
+    if attr not in ("ts", "type") and attr not in table.columns:
+        raise MissingColumnError(f"the pattern reads attribute {attr!r}, which is not in the event table "
+                                 f"(columns: {', '.join(sorted(table.columns)) or 'none'})")
+    return table.value(attr, p)
+
+
+def _member(ctx: Ctx, var: str, index):
+    """Position of the member of list variable ``var`` selected by ``index`` (None if absent)."""
+    members = ctx.binding[var]
+    if members is None:
+        return None
+    if index is None or index == "i":
+        return members[ctx.it[ctx.kid[var]]]
+    if index == "i-1":
+        j = ctx.it[ctx.kid[var]] - 1
+        return members[j] if j >= 0 else None
+    if index == "len":
+        return members[-1] if members else None
+    k = int(index)
+    return members[k - 1] if 1 <= k <= len(members) else None
+
+
+def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
+    """Closure evaluating ``expr``; ``list_vars`` are the variables bound to lists."""
+    if isinstance(expr, Lit):
+        v = expr.value
+        return lambda ctx: v
+    if isinstance(expr, Attr):
+        var, attr, index = expr.var, expr.attr, expr.index
+        if var in list_vars:
+            def f(ctx):
+                p = _member(ctx, var, index)
+                return None if p is None else value_at(ctx.table, attr, p)
+            return f
+
+        def g(ctx):
+            p = ctx.binding[var]
+            return None if p is None else value_at(ctx.table, attr, p)
+        return g
+    if isinstance(expr, Agg):
+        func, var, attr = expr.func, expr.var, expr.attr
+
+        def agg(ctx):
+            members = ctx.binding[var] or ()
+            if func == "count":
+                return len(members)
+            vals = [value_at(ctx.table, attr, p) for p in members]
+            vals = [v for v in vals if v is not None]
+            for v in vals:
+                if _kind(v) != "num" and func in ("sum", "avg"):
+                    raise AttributeTypeError(f"{func}({var}.{attr}) needs numbers, got {v!r}")
+            if not vals:
+                return None
+            if func == "sum":
+                return sum(vals)
+            if func == "avg":
+                return sum(vals) / len(vals)
+            return min(vals) if func == "min" else max(vals)
+        return agg
+    if isinstance(expr, Arith):
+        op, lf, rf = expr.op, compile_expr(expr.left, list_vars), compile_expr(expr.right, list_vars)
+        return lambda ctx: arith(op, lf(ctx), rf(ctx))
+    if isinstance(expr, Unary):
+        of = compile_expr(expr.operand, list_vars)
+        if expr.op == "neg":
+            return lambda ctx: arith("*", -1, of(ctx)) if of(ctx) is not None else None
+        def absf(ctx):
+            v = of(ctx)
+            if v is None:
+                return None
+            if _kind(v) != "num":
+                raise AttributeTypeError(f"abs() needs a number, got {v!r}")
+            return abs(v)
+        return absf
+    if isinstance(expr, Cmp):
+        op, lf, rf = expr.op, compile_expr(expr.left, list_vars), compile_expr(expr.right, list_vars)
+        return lambda ctx: compare(op, lf(ctx), rf(ctx))
+    if isinstance(expr, BoolOp):
+        fns = [compile_expr(e, list_vars) for e in expr.items]
+        if expr.op == "and":
+            return lambda ctx: and3(_truth(f(ctx)) for f in fns)
+        return lambda ctx: or3(_truth(f(ctx)) for f in fns)
+    if isinstance(expr, Not):
+        of = compile_expr(expr.operand, list_vars)
+
+        def notf(ctx):
+            v = _truth(of(ctx))
+            return None if v is None else not v
+        return notf
+    if isinstance(expr, In):
+        of = compile_expr(expr.operand, list_vars)
+        vals = tuple(lit.value for lit in expr.values)
+        negated = expr.negated
+
+        def inf(ctx):
+            x = of(ctx)
+            r = or3(compare("=", x, v) for v in vals)
+            return r if (r is None or not negated) else not r
+        return inf
+    if isinstance(expr, IsNull):
+        of = compile_expr(expr.operand, list_vars)
+        negated = expr.negated
+        return lambda ctx: (of(ctx) is None) != negated
+    if isinstance(expr, Equiv):
+        raise PatternValidationError("an equivalence test [attr] is allowed only as a top-level conjunct of WHERE")
+    raise PatternValidationError(f"unknown expression node {type(expr).__name__}")

@@ -1,0 +1,405 @@
+"""Brute-force enumeration of matches under skip-till-any-match (docs/semantics.md §3–§7).
+
+The structure is bound in structure order by backtracking.  When an element
+of a SEQ is bound, everything to its left in every enclosing SEQ is already
+bound, so the SEQ condition (§5) becomes a lower bound on the next event;
+the window (§2) becomes a box around the events bound so far.  Both are
+monotone (adding events only shrinks the admissible range), and a WHERE
+conjunct is evaluated as soon as every variable it reads is complete, which
+is monotone too: a partial binding is abandoned only if *every* extension of
+it would be rejected, so pruning never changes the result.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+
+from ..errors import ExplosionError, UnsupportedPatternError
+from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Seq
+from .analysis import Conjunct, PatternInfo, _positive_in, _vars_in
+from .candidates import Bounds, candidates, filter_conjuncts, index_range
+from .exprs import Ctx, value_at
+
+
+class Budget:
+    """Counters behind the caps of §12, shared by all patterns of one ``evaluate`` call."""
+
+    def __init__(self, options):
+        self.options = options
+        self.partials = 0
+        self.matches = 0
+
+    def partial(self) -> None:
+        self.partials += 1
+        if self.partials > self.options.max_partials:
+            raise ExplosionError(
+                f"the reference evaluator created more than max_partials={self.options.max_partials} partial "
+                f"matches; narrow the window or the predicates, or raise the cap with "
+                f"jitcep.compile(..., max_partials=N)")
+
+    def match(self, n: int = 1) -> None:
+        self.matches += n
+        if self.matches > self.options.max_matches:
+            raise ExplosionError(
+                f"more than max_matches={self.options.max_matches} matches; raise the cap with "
+                f"jitcep.compile(..., max_matches=N) or make the pattern more selective")
+
+    def kleene(self, n: int, var: str) -> None:
+        if n > self.options.max_kleene:
+            raise ExplosionError(
+                f"Kleene variable {var!r} has more than max_kleene={self.options.max_kleene} lists for one "
+                f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
+                f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
+
+
+class Matcher:
+    """State shared by the enumeration, negation checks and the NFA^b runs of one pattern."""
+
+    def __init__(self, info: PatternInfo, table, options, budget: Budget):
+        self.info = info
+        self.table = table
+        self.order = options.order
+        self.options = options
+        self.budget = budget
+        self.b: dict = {v: None for v in info.events}
+        self.ctx = Ctx(table, self.b, info.kid)
+        self.used: set[int] = set()
+        self.trail: list[int] = []
+        self.box = None          # (min ts, max ts, min pos, max pos) of the positive events bound
+        self.key = None          # the [attr] key of the match, once an event is bound
+        self.complete: set[str] = set()
+        self.cand: dict[str, np.ndarray] = {}
+        self.cand_ts: dict[str, np.ndarray] = {}
+        self.prefiltered: set[int] = set()
+        for v in info.events:
+            conjs = info.conjs if v in info.positive else next(n.conjs for n in info.negs if n.var.name == v)
+            self.cand[v] = candidates(info, table, v, conjs)
+            self.cand_ts[v] = table.ts[self.cand[v]]
+            if v in info.single:
+                self.prefiltered.update(id(c) for c in filter_conjuncts(info, v, conjs))
+        self.by_var: dict[str, list[Conjunct]] = {v: [c for c in info.conjs if v in c.vars] for v in info.events}
+
+    # --- binding events ----------------------------------------------------
+
+    def event_key(self, p: int):
+        return tuple(value_at(self.table, a, p) for a in self.info.equiv_attrs)
+
+    def push(self, p: int):
+        """Add position p to the match; None if it breaks the [attr] key (§4)."""
+        saved = (self.box, self.key)
+        if self.info.equiv_attrs:
+            k = self.event_key(p)
+            if self.key is None:
+                self.key = k
+            elif k != self.key:
+                return None
+        t = int(self.table.ts[p])
+        if self.box is None:
+            self.box = (t, t, p, p)
+        else:
+            a, b, c, d = self.box
+            self.box = (min(a, t), max(b, t), min(c, p), max(d, p))
+        self.used.add(p)
+        self.trail.append(p)
+        return saved
+
+    def pop(self, p: int, saved) -> None:
+        self.trail.pop()
+        self.used.discard(p)
+        self.box, self.key = saved
+
+    def range_of(self, var: str, bounds: Bounds) -> tuple[int, int]:
+        return index_range(self.cand[var], self.cand_ts[var], self.table, self.order, bounds, self.box,
+                           self.info.span, self.info.count)
+
+    # --- predicates ----------------------------------------------------------
+
+    def holds(self, c: Conjunct, fixed: dict[int, int] | None = None) -> bool:
+        """Is conjunct c TRUE for every instance of its quantified Kleene indexes (§4)?"""
+        ranges = []
+        for k in c.quant:
+            if fixed is not None and k in fixed:
+                ranges.append((fixed[k],))
+            else:
+                ranges.append(range(len(self.b[self.info.kleene[k].vars[0]])))
+        it = self.ctx.it
+        for combo in product(*ranges):
+            for k, j in zip(c.quant, combo):
+                it[k] = j
+            if any(it[k] == 0 for k in c.prev):
+                continue  # b[i-1] at i = 1: holds vacuously
+            if c.fn(self.ctx) is not True:
+                return False
+        return True
+
+    def applies(self, c: Conjunct) -> bool:
+        """A conjunct constrains a match only if all its variables are bound in it (§4)."""
+        return all(self.b[u] is not None for u in c.vars)
+
+    def complete_vars(self, vars_, skip=frozenset()) -> bool:
+        """Mark vars_ complete and check every conjunct that just became evaluable."""
+        self.complete.update(vars_)
+        seen: set[int] = set()
+        for v in vars_:
+            for c in self.by_var[v]:
+                i = id(c)
+                if i in seen or i in skip or i in self.prefiltered:
+                    continue
+                seen.add(i)
+                if c.vars <= self.complete and self.applies(c) and not self.holds(c):
+                    return False
+        return True
+
+
+class AnyMatchSearch(Matcher):
+    """§6.1 / §6.2 enumeration: every binding satisfying the structure, window and predicates."""
+
+    def __init__(self, info, table, options, budget, emit):
+        super().__init__(info, table, options, budget)
+        self.emit = emit
+        self.maximal = options.kleene == "maximal" and bool(info.kleene)
+        self.disj_others: dict[tuple[int, int], tuple[str, ...]] = {}
+        if self.maximal:
+            self._check_maximal()
+
+    def run(self) -> None:
+        if self.maximal:
+            self._bind_maximal_seq(self.info.pattern.body, self.emit)
+        else:
+            self.bind(self.info.pattern.body, Bounds(), self.emit)
+
+    # --- structure ---------------------------------------------------------
+
+    def bind(self, node, bounds: Bounds, cont) -> None:
+        if isinstance(node, EventVar):
+            self._bind_var(node.name, bounds, cont)
+        elif isinstance(node, Neg):
+            cont()
+        elif isinstance(node, Seq):
+            self._bind_seq(node.items, 0, bounds, cont)
+        elif isinstance(node, Conj):
+            self._bind_all(node.items, 0, bounds, cont)
+        elif isinstance(node, Disj):
+            self._bind_disj(node, bounds, cont)
+        elif isinstance(node, Kleene):
+            self._bind_kleene(node, bounds, cont)
+        else:
+            raise UnsupportedPatternError(f"unknown structure node {type(node).__name__}")
+
+    def _bind_var(self, v: str, bounds: Bounds, cont) -> None:
+        cand = self.cand[v]
+        i, j = self.range_of(v, bounds)
+        in_list = v in self.info.kid
+        for idx in range(i, j):
+            p = int(cand[idx])
+            if p in self.used:
+                continue
+            self.budget.partial()
+            saved = self.push(p)
+            if saved is None:
+                continue
+            if in_list:  # a member of a Kleene group iteration; the group completes it (§6)
+                self.b[v].append(p)
+                cont()
+                self.b[v].pop()
+            else:
+                self.b[v] = p
+                if self.complete_vars((v,)):
+                    cont()
+                self.complete.discard(v)
+                self.b[v] = None
+            self.pop(p, saved)
+
+    def _bind_seq(self, items, i: int, bounds: Bounds, cont) -> None:
+        if i == len(items):
+            cont()
+            return
+        mark = len(self.trail)
+
+        def rest():
+            self._bind_seq(items, i + 1, bounds.after(self.table, self.trail[mark:]), cont)
+        self.bind(items[i], bounds, rest)
+
+    def _bind_all(self, items, i: int, bounds: Bounds, cont) -> None:
+        if i == len(items):
+            cont()
+            return
+        self.bind(items[i], bounds, lambda: self._bind_all(items, i + 1, bounds, cont))
+
+    def _bind_disj(self, node: Disj, bounds: Bounds, cont) -> None:
+        for bi, branch in enumerate(node.items):
+            others = tuple(v for k, other in enumerate(node.items) if k != bi for v in _vars_in(other))
+            fresh = [v for v in others if v not in self.complete]
+            self.complete.update(fresh)  # unbound (None): no conjunct on them applies (§4)
+            self.bind(branch, bounds, cont)
+            self.complete.difference_update(fresh)
+
+    def _bind_kleene(self, node: Kleene, bounds: Bounds, cont) -> None:
+        K = self.info.kleene_of_node[id(node)]
+        vars_ = K.vars
+        for v in vars_:
+            self.b[v] = []
+        touching = {id(c): c for v in vars_ for c in self.by_var[v]}
+        incr = [c for c in touching.values()
+                if c.member_wise(K.kid) and id(c) not in self.prefiltered
+                and all(u in vars_ or (u in self.complete and self.b[u] is not None) for u in c.vars)]
+        skip = frozenset(id(c) for c in incr)
+        n_lists = 0
+
+        def step(j: int, bnds: Bounds) -> None:
+            nonlocal n_lists
+            if j >= K.min:
+                n_lists += 1
+                self.budget.kleene(n_lists, vars_[0])
+                if self.complete_vars(vars_, skip):
+                    cont()
+                self.complete.difference_update(vars_)
+            if K.max is None or j < K.max:
+                mark = len(self.trail)
+
+                def after_iteration():
+                    if all(self.holds(c, {K.kid: j}) for c in incr):
+                        step(j + 1, bnds.iteration(self.table, self.trail[mark:]))
+                self.bind(node.body, bnds, after_iteration)
+
+        step(0, bounds)
+        for v in vars_:
+            self.b[v] = None
+
+    # --- kleene="maximal" (§6.2) ---------------------------------------------
+
+    def _check_maximal(self) -> None:
+        body = self.info.pattern.body
+        items = body.items if isinstance(body, Seq) else (body,)
+        top = {id(it) for it in items}
+        for K in self.info.kleene:
+            if id(K.node) not in top or not K.is_array:
+                raise UnsupportedPatternError(
+                    "kleene=\"maximal\" needs each Kleene closure to be an array variable (T+ v[]) directly "
+                    "in the pattern's top-level SEQ (ZStream KSEQ, semantics §6.2)")
+            for c in self.info.conjs + [c for n in self.info.negs for c in n.conjs]:
+                if K.kid in c.prev:
+                    raise UnsupportedPatternError(
+                        f"kleene=\"maximal\" takes every qualifying event, so the iterative predicate {c.expr} "
+                        f"(b[i-1]) is undefined there (semantics §6.2); use kleene=\"all\"")
+        positive = [it for it in items if not isinstance(it, Neg)]
+        if all(isinstance(it, Kleene) for it in positive):
+            raise UnsupportedPatternError("kleene=\"maximal\" needs a positive non-Kleene element next to the "
+                                          "closure (semantics §6.2)")
+        for a, b in zip(positive, positive[1:]):
+            if isinstance(a, Kleene) and isinstance(b, Kleene):
+                raise UnsupportedPatternError("kleene=\"maximal\": two adjacent Kleene closures have no "
+                                              "boundary between them (semantics §6.2)")
+        if isinstance(positive[0], Kleene) and isinstance(positive[-1], Kleene):
+            raise UnsupportedPatternError("kleene=\"maximal\": a closure at both ends of the SEQ would bound "
+                                          "each end by the window separately (semantics §6.2)")
+
+    def _bind_maximal_seq(self, body, cont) -> None:
+        items = body.items if isinstance(body, Seq) else (body,)
+        marks: dict[int, tuple[int, int]] = {}
+
+        def forward(i: int, bounds: Bounds) -> None:
+            if i == len(items):
+                self._fill_maximal(items, marks, 0, cont)
+                return
+            item = items[i]
+            if isinstance(item, Kleene):
+                forward(i + 1, bounds)
+                return
+            start = len(self.trail)
+
+            def rest():
+                marks[i] = (start, len(self.trail))
+                forward(i + 1, bounds.after(self.table, self.trail[start:]))
+            self.bind(item, bounds, rest)
+
+        forward(0, Bounds())
+
+    def _fill_maximal(self, items, marks, t: int, cont) -> None:
+        kpos = [i for i, it in enumerate(items) if isinstance(it, Kleene)]
+        if t == len(kpos):
+            cont()
+            return
+        i = kpos[t]
+        K = self.info.kleene_of_node[id(items[i])]
+        v = K.vars[0]
+        left = [p for k in range(i) if k in marks for p in self.trail[marks[k][0]:marks[k][1]]]
+        right = [p for k in range(i + 1, len(items)) if k in marks for p in self.trail[marks[k][0]:marks[k][1]]]
+        qualifying = [p for p in self.cand[v].tolist()
+                      if p not in self.used and self._in_range(p, left, right)
+                      and (not self.info.equiv_attrs or self.event_key(p) == self.key)
+                      and self._member_ok(K, v, p)]
+        if K.max is None:
+            lists = [qualifying] if len(qualifying) >= K.min else []
+        else:  # ZStream's closure count: a window sliding over the qualifying events
+            lists = [qualifying[s:s + k] for k in range(max(K.min, 1), K.max + 1)
+                     for s in range(len(qualifying) - k + 1)]
+            if K.min == 0:
+                lists.append([])
+        for lst in lists:
+            saved = []
+            ok = True
+            for p in lst:
+                s = self.push(p)
+                if s is None:
+                    ok = False
+                    break
+                saved.append((p, s))
+            if ok:
+                self.budget.partial()
+                self.b[v] = list(lst)
+                if self.complete_vars((v,)):
+                    self._fill_maximal(items, marks, t + 1, cont)
+                self.complete.discard(v)
+                self.b[v] = None
+            for p, s in reversed(saved):
+                self.pop(p, s)
+
+    def _member_ok(self, K, v: str, p: int) -> bool:
+        self.b[v] = [p]
+        try:
+            for c in self.by_var[v]:
+                if (K.kid in c.quant and not c.member_wise(K.kid)) or K.kid not in c.quant or K.kid in c.first:
+                    continue
+                if any(u != v and (u in self.info.kid or self.b[u] is None) for u in c.vars):
+                    continue
+                if not self.holds(c, {K.kid: 0}):
+                    return False
+            return True
+        finally:
+            self.b[v] = None
+
+    def _in_range(self, p: int, left: list[int], right: list[int]) -> bool:
+        """Strictly between the neighbours (§1), or within the window of the match on an open side."""
+        t = int(self.table.ts[p])
+        ts = self.table.ts
+        if left:
+            m = max(left)
+            if not _before(self.order, m, int(ts[m]), p, t):
+                return False
+        elif self.box is not None:
+            if self.info.span is not None and t < self.box[1] - self.info.span:
+                return False
+            if self.info.count is not None and p <= self.box[3] - self.info.count:
+                return False
+        if right:
+            m = min(right)
+            if not _before(self.order, p, t, m, int(ts[m])):
+                return False
+        elif self.box is not None:
+            if self.info.span is not None and t > self.box[0] + self.info.span:
+                return False
+            if self.info.count is not None and p >= self.box[2] + self.info.count:
+                return False
+        return True
+
+
+def _before(order: str, p: int, tp: int, q: int, tq: int) -> bool:
+    """before(p, q) of §1 for distinct events."""
+    if order == "position":
+        return p < q
+    if order == "strict_ts":
+        return tp < tq
+    return tp <= tq and p != q
