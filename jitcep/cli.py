@@ -41,13 +41,13 @@ def _option(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def _flat_for_csv(df: pl.DataFrame) -> pl.DataFrame:
-    """CSV holds no nesting: struct fields become ``var.field`` columns, lists JSON text."""
+def _flatten(df: pl.DataFrame, *, lists_as_json: bool = True) -> pl.DataFrame:
+    """Struct fields become ``var.field`` columns; lists become JSON text (CSV holds no nesting)."""
     out = []
     for name, dtype in df.schema.items():
         if isinstance(dtype, pl.Struct):
             out += [pl.col(name).struct.field(f.name).alias(f"{name}.{f.name}") for f in dtype.fields]
-        elif isinstance(dtype, pl.List):
+        elif isinstance(dtype, pl.List) and lists_as_json:
             inner = pl.element().struct.json_encode() if isinstance(dtype.inner, pl.Struct) else \
                 pl.element().cast(pl.String)
             out.append(pl.concat_str(pl.lit("["), pl.col(name).list.eval(inner).list.join(","), pl.lit("]"))
@@ -77,7 +77,7 @@ def write_atomic(df: pl.DataFrame, path: str) -> None:
         if kind == "parquet":
             df.write_parquet(tmp)
         elif kind == "csv":
-            _flat_for_csv(df).write_csv(tmp)
+            _flatten(df).write_csv(tmp)
         else:
             df.write_ndjson(tmp)
         os.replace(tmp, target)
@@ -88,8 +88,8 @@ def write_atomic(df: pl.DataFrame, path: str) -> None:
 
 
 def _show(df: pl.DataFrame, limit: int) -> None:
-    with pl.Config(tbl_rows=limit, tbl_width_chars=200, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
-        print(df.head(limit))
+    with pl.Config(tbl_rows=limit, tbl_cols=16, tbl_width_chars=200, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
+        print(_flatten(df.head(limit), lists_as_json=False))
     more = f" (showing {limit})" if df.height > limit else ""
     print(f"{df.height} match{'es' if df.height != 1 else ''}{more}")
 

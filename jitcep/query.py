@@ -53,10 +53,10 @@ def _as_patterns(pattern: PatternLike) -> list[Pattern]:
         "(an object with .build()) or a list of them")
 
 
-def _validate(p: Pattern) -> Pattern:
+def _validate(p: Pattern, options: Options) -> Pattern:
     from .pattern.validate import validate
 
-    checked = validate(p)
+    checked = validate(p, options)
     return checked if isinstance(checked, Pattern) else p
 
 
@@ -197,4 +197,4 @@ def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the publi
     patterns = _as_patterns(pattern)
     if not patterns:
         raise PatternError("no pattern given")
-    return Query([_validate(p) for p in patterns], opts)
+    return Query([_validate(p, opts) for p in patterns], opts)

@@ -84,7 +84,7 @@ def test_return_whole_variable_outputs_every_input_column():
     out = to_frame([p], [two_matches()], table(), source=SOURCE, type="ticker")
     assert out.columns == ["match_id", "a", "c", "d"]
     fields = out.schema["a"].to_schema()
-    assert list(fields) == ["row", "ts", "sym", "price", "volume"]
+    assert list(fields) == ["row", "ts", "sym", "price", "volume"]  # read first, then the rest
     assert fields["volume"] == pl.Int32
     assert out["a"].to_list()[1]["volume"] == 30
 

@@ -1,0 +1,215 @@
+"""The public API: compile (pattern inputs, option validation), Query.run (inputs, engine, shape).
+
+Expected matches are enumerated by hand from the small tables below.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+
+import polars as pl
+import pytest
+
+import jitcep
+from jitcep import query as query_module
+from jitcep.errors import (JitcepError, MissingColumnError, MissingWindowError, OptionError, PatternError,
+                           PatternSyntaxError)
+from jitcep.pattern.ast import EventVar, Pattern, Seq, TimeWindow
+
+SEQ_AB = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10"
+
+# rows:   0    1    2    3    4
+# type:   A    B    A    B    C
+# ts:     1    2    3    5    6
+# x:      5    1    2    7    0
+EVENTS = pl.DataFrame({"type": ["A", "B", "A", "B", "C"], "ts": [1, 2, 3, 5, 6], "x": [5, 1, 2, 7, 0]})
+# SEQ(A a, B b) with a.x < b.x within 10: (0,3) 5<7, (2,3) 2<7; (0,1) 5<1 no; (2,1) wrong order.
+EXPECTED_AB = {(0, 3), (2, 3)}
+
+
+def pairs(out: pl.DataFrame, a="a", b="b") -> set[tuple[int, int]]:
+    return set(zip(out[a].struct.field("row").to_list(), out[b].struct.field("row").to_list()))
+
+
+class Builder:
+    """A minimal builder: anything with .build() returning a Pattern is accepted."""
+
+    def build(self) -> Pattern:
+        return Pattern(Seq((EventVar("a", ("A",)), EventVar("c", ("C",)))), window=TimeWindow(10))
+
+
+# --- compile ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(strategy="skip_till_whatever"), "strategy"),
+    (dict(order="random"), "order"),
+    (dict(output="some"), "output"),
+    (dict(kleene="greedy"), "kleene"),
+    (dict(max_matches=0), "max_matches"),
+    (dict(max_kleene=-3), "max_kleene"),
+    (dict(windoww=3), "unknown option"),
+])
+def test_bad_options_are_option_errors(options, message):
+    with pytest.raises(OptionError, match=message):
+        jitcep.compile(SEQ_AB, **options)
+
+
+def test_option_error_is_a_jitcep_error_and_a_value_error():
+    with pytest.raises(JitcepError):
+        jitcep.compile(SEQ_AB, strategy="nope")
+    with pytest.raises(ValueError):
+        jitcep.compile(SEQ_AB, strategy="nope")
+
+
+def test_options_are_recorded():
+    q = jitcep.compile(SEQ_AB, strategy="skip_till_next_match", order="strict_ts", consume_types=["A"])
+    assert q.options.strategy == "skip_till_next_match"
+    assert q.options.order == "strict_ts"
+    assert q.options.consume_types == ("A",)
+
+
+def test_several_patterns_from_text_list_pattern_and_builder():
+    p = Builder().build()
+    q = jitcep.compile([SEQ_AB + "; PATTERN SEQ(B b, C c) WITHIN 3", p, Builder()])
+    assert len(q.patterns) == 4
+    assert q.patterns[2] == p and q.patterns[3] == p
+    assert all(isinstance(x, Pattern) for x in q.patterns)
+
+
+def test_builder_and_text_give_the_same_query():
+    assert jitcep.compile(Builder()).patterns == jitcep.compile("PATTERN SEQ(A a, C c) WITHIN 10").patterns
+
+
+@pytest.mark.parametrize("bad", [42, None, [], [[SEQ_AB]]])
+def test_not_a_pattern(bad):
+    with pytest.raises(PatternError):
+        jitcep.compile(bad)
+
+
+def test_builder_returning_something_else():
+    class Odd:
+        def build(self):
+            return "PATTERN SEQ(A a) WITHIN 1"
+
+    with pytest.raises(PatternError, match="build"):
+        jitcep.compile(Odd())
+
+
+def test_syntax_and_validation_errors_surface_at_compile():
+    with pytest.raises(PatternSyntaxError) as e:
+        jitcep.compile("PATTERN SEQ(A a, B b WITHIN 10")
+    assert e.value.line == 1
+    with pytest.raises(MissingWindowError):
+        jitcep.compile("PATTERN SEQ(A a, B b)")
+
+
+def test_query_is_immutable_and_shows_canonical_text():
+    q = jitcep.compile(SEQ_AB, strategy="skip_till_next_match")
+    with pytest.raises(AttributeError):
+        q.options = None
+    r = repr(q)
+    assert r.startswith("jitcep.compile(") and "SEQ(A a, B b)" in r
+    assert "strategy='skip_till_next_match'" in r and "order=" not in r
+    # the canonical text compiles back to the same patterns
+    assert jitcep.compile(q.text()).patterns == q.patterns
+
+
+# --- run ----------------------------------------------------------------------
+
+
+def test_run_finds_the_hand_enumerated_matches():
+    out = jitcep.compile(SEQ_AB).run(EVENTS, type="type")
+    assert out.columns == ["match_id", "a", "b"]
+    assert pairs(out) == EXPECTED_AB
+    assert sorted(out["match_id"].to_list()) == list(range(len(EXPECTED_AB)))
+    assert out.schema["a"] == pl.Struct({"row": pl.Int64, "ts": pl.Int64, "x": pl.Int64})
+
+
+def test_unsorted_input_reports_input_row_numbers():
+    shuffled = EVENTS[[3, 0, 4, 2, 1]]  # new row k holds old row [3,0,4,2,1][k]
+    out = jitcep.compile(SEQ_AB).run(shuffled, type="type")
+    old_to_new = {3: 0, 0: 1, 4: 2, 2: 3, 1: 4}
+    assert pairs(out) == {(old_to_new[a], old_to_new[b]) for a, b in EXPECTED_AB}
+
+
+def test_several_patterns_get_a_pattern_column():
+    q = jitcep.compile([SEQ_AB, "PATTERN SEQ(B b, C c) WITHIN 3"])
+    out = q.run(EVENTS, type="type")
+    assert out.columns[:2] == ["match_id", "pattern"]
+    p0 = out.filter(pl.col("pattern") == 0)
+    p1 = out.filter(pl.col("pattern") == 1)
+    assert pairs(p0) == EXPECTED_AB
+    # SEQ(B b, C c) within 3: (3,4) ts 5..6; (1,4) spans 2..6 > 3
+    assert pairs(p1, "b", "c") == {(3, 4)}
+    assert out["match_id"].to_list() == list(range(out.height))
+
+
+@pytest.mark.parametrize("kind", ["lazy", "pandas", "arrow", "parquet", "csv"])
+def test_every_input_kind_gives_the_same_result(kind, tmp_path):
+    if kind == "lazy":
+        src = EVENTS.lazy()
+    elif kind == "pandas":
+        pytest.importorskip("pandas")
+        src = EVENTS.to_pandas()
+    elif kind == "arrow":
+        src = EVENTS.to_arrow()
+    else:
+        src = str(tmp_path / f"events.{kind}")
+        getattr(EVENTS, f"write_{kind}")(src)
+    q = jitcep.compile(SEQ_AB)
+    assert q.run(src, type="type").equals(q.run(EVENTS, type="type"))
+
+
+def test_datetime_time_column_stays_datetime():
+    df = EVENTS.select("type", (pl.datetime(2024, 1, 1) + pl.duration(minutes=pl.col("ts"))).alias("time"), "x")
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10 minutes")
+    out = q.run(df, time="time", type="type")
+    assert out.schema["a"].to_schema()["ts"] == pl.Datetime("us")
+    assert pairs(out) == EXPECTED_AB
+    assert out.row(0, named=True)["b"]["ts"] == dt.datetime(2024, 1, 1, 0, 5)
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(shape="tall"), OptionError),
+    (dict(engine="turbo"), OptionError),
+    (dict(time_unit="fortnight"), OptionError),
+    (dict(time="when"), MissingColumnError),
+])
+def test_bad_run_arguments(kwargs, error):
+    with pytest.raises(error):
+        jitcep.compile(SEQ_AB).run(EVENTS, type="type", **kwargs)
+
+
+def test_compiled_engine_is_either_unavailable_or_agrees():
+    q = jitcep.compile(SEQ_AB)
+    try:
+        out = q.run(EVENTS, type="type", engine="compiled")
+    except OptionError as e:
+        assert "not available" in str(e)
+    else:
+        assert out.equals(q.run(EVENTS, type="type", engine="reference"))
+
+
+@pytest.mark.parametrize("shape", ["wide", "long"])
+def test_output_schema_equals_run_schema_with_and_without_matches(shape):
+    q = jitcep.compile([SEQ_AB, "PATTERN SEQ(B b, C c) WITHIN 3 RETURN b.x AS bx"])
+    expected = jitcep.output_schema(q, EVENTS.schema, type="type", shape=shape)
+    assert q.run(EVENTS, type="type", shape=shape).schema == expected
+    none = EVENTS.filter(pl.col("type") == "Z")
+    assert q.run(none, type="type", shape=shape).schema == expected
+
+
+def test_long_shape_rows():
+    out = jitcep.compile(SEQ_AB).run(EVENTS, type="type", shape="long")
+    assert out.columns == ["match_id", "variable", "index", "row", "ts", "x"]
+    got = {}
+    for m, v, r in out.select("match_id", "variable", "row").rows():
+        got.setdefault(m, {})[v] = r
+    assert {(d["a"], d["b"]) for d in got.values()} == EXPECTED_AB
+
+
+def test_docstring_examples():
+    failures, tried = doctest.testmod(query_module, optionflags=doctest.ELLIPSIS)[:2]
+    assert tried > 0 and failures == 0

@@ -1,0 +1,178 @@
+"""The command line: demo, run with each output format, errors (exit 2, one line, nothing written)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import jitcep
+from jitcep import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# rows: 0 A@1 x=5, 1 B@2 x=1, 2 A@3 x=2, 3 B@5 x=7, 4 C@6 x=0
+EVENTS = pl.DataFrame({"kind": ["A", "B", "A", "B", "C"], "t": [1, 2, 3, 5, 6], "x": [5, 1, 2, 7, 0]})
+PATTERN = "-- a rises to b\nPATTERN SEQ(A a, B b)\nWHERE a.x < b.x\nWITHIN 10\n"
+EXPECTED = {(0, 3), (2, 3)}
+
+
+@pytest.fixture
+def files(tmp_path):
+    pat = tmp_path / "p.cep"
+    pat.write_text(PATTERN)
+    data = tmp_path / "events.parquet"
+    EVENTS.write_parquet(data)
+    return tmp_path, pat, data
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jitcep.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_demo_prints_a_non_trivial_number_of_matches(capsys):
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    m = re.search(r"^(\d+) matches", out, re.M)
+    assert m, out
+    assert int(m.group(1)) >= 50
+    assert "PATTERN SEQ(AAPL a, !AMZN n, GOOG g)" in out
+
+
+def test_demo_matches_follow_the_pattern():
+    """Every demo match: a rising AAPL bar, then a rising GOOG bar within 3 minutes, no falling AMZN bar between."""
+    pattern_file, data = cli.demo_files()
+    df = pl.read_parquet(data)
+    out = jitcep.compile(pattern_file.read_text()).run(data, type="ticker")
+    assert out.height >= 50
+    falling_amzn = df.with_row_index("r").filter(pl.col("ticker") == "AMZN", pl.col("close") < pl.col("open"))
+    amzn = falling_amzn["r"].to_list()
+    for a, g in zip(out["a"].to_list(), out["g"].to_list()):
+        assert df["ticker"][a["row"]] == "AAPL" and df["ticker"][g["row"]] == "GOOG"
+        assert a["close"] > a["open"] and g["close"] > g["open"]
+        assert a["row"] < g["row"] and (g["ts"] - a["ts"]).total_seconds() <= 180
+        assert not any(a["row"] < r < g["row"] for r in amzn)
+
+
+def test_run_prints(files):
+    _, pat, data = files
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^2 matches$", r.stdout, re.M)
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv", "ndjson"])
+def test_run_writes_by_extension(files, ext):
+    tmp, pat, data = files
+    out = tmp / f"m.{ext}"
+    assert cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out)]) == 0
+    if ext == "parquet":
+        got = pl.read_parquet(out)
+        assert got.equals(jitcep.compile(PATTERN).run(EVENTS, time="t", type="kind"))
+        rows = set(zip(got["a"].struct.field("row"), got["b"].struct.field("row")))
+    elif ext == "csv":
+        got = pl.read_csv(out)
+        assert got.columns == ["match_id", "a.row", "a.ts", "a.x", "b.row", "b.ts", "b.x"]
+        rows = set(zip(got["a.row"], got["b.row"]))
+    else:
+        got = pl.read_ndjson(out)
+        rows = set(zip(got["a"].struct.field("row"), got["b"].struct.field("row")))
+    assert rows == EXPECTED
+    assert sorted(os.listdir(tmp)) == sorted(["p.cep", "events.parquet", f"m.{ext}"])
+
+
+def test_csv_output_flattens_lists(tmp_path):
+    out = tmp_path / "k.csv"
+    pat = tmp_path / "k.cep"
+    pat.write_text("PATTERN SEQ(A a, B+ b[]) WITHIN 10")
+    data = tmp_path / "e.csv"
+    EVENTS.write_csv(data)
+    assert cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out)]) == 0
+    got = pl.read_csv(out)
+    assert got["b"].str.starts_with("[{").all()
+
+
+def test_options_and_long_shape(files):
+    tmp, pat, data = files
+    out = tmp / "long.parquet"
+    rc = cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out),
+                   "--shape", "long", "--option", "strategy=skip_till_any_match", "--option", "max_matches=100"])
+    assert rc == 0
+    got = pl.read_parquet(out)
+    assert got.columns[:4] == ["match_id", "variable", "index", "row"]
+    assert got.height == 4
+
+
+def _one_line_error(r: subprocess.CompletedProcess, name: str):
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"jitcep: error: {name}:"), lines[0]
+
+
+def test_syntax_error_exits_2_with_one_line(files):
+    tmp, _, data = files
+    bad = tmp / "bad.cep"
+    bad.write_text("PATTERN SEQ(A a, B b\nWITHIN 10")
+    r = run_cli("run", bad, data, "--time", "t", "--type", "kind", "-o", tmp / "out.parquet")
+    _one_line_error(r, "PatternSyntaxError")
+    assert "line 2" in r.stderr
+    assert not (tmp / "out.parquet").exists()
+
+
+@pytest.mark.parametrize("args, name", [
+    (["--time", "when", "--type", "kind"], "MissingColumnError"),
+    (["--time", "t", "--type", "kind", "--option", "strategy=fastest"], "OptionError"),
+    (["--time", "t", "--type", "kind", "--option", "novalue"], "CliError"),
+])
+def test_named_errors_leave_nothing_behind(files, args, name):
+    tmp, pat, data = files
+    out = tmp / "out.parquet"
+    r = run_cli("run", pat, data, *args, "-o", out)
+    _one_line_error(r, name)
+    assert sorted(os.listdir(tmp)) == ["events.parquet", "p.cep"]
+
+
+def test_unknown_output_extension_is_refused_before_running(files):
+    tmp, pat, data = files
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind", "-o", tmp / "out.xlsx")
+    _one_line_error(r, "CliError")
+    assert sorted(os.listdir(tmp)) == ["events.parquet", "p.cep"]
+
+
+def test_missing_pattern_file(files):
+    tmp, _, data = files
+    r = run_cli("run", tmp / "nope.cep", data)
+    _one_line_error(r, "CliError")
+
+
+def test_failed_write_keeps_the_old_file_and_no_temp(files, monkeypatch):
+    tmp, pat, data = files
+    out = tmp / "m.parquet"
+    out.write_bytes(b"old")
+
+    def broken(self, path, *a, **k):
+        Path(path).write_bytes(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", broken)
+    with pytest.raises(OSError):
+        cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out)])
+    assert out.read_bytes() == b"old"
+    assert sorted(os.listdir(tmp)) == ["events.parquet", "m.parquet", "p.cep"]
+
+
+def test_ci_runs_the_readme_commands_verbatim():
+    readme = (ROOT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```bash\n(.+?)\n```", quick, re.S)
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text()
+    for c in commands:
+        assert c.strip() in ci.splitlines()
