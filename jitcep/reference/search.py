@@ -238,6 +238,9 @@ class AnyMatchSearch(Matcher):
 
     def _bind_kleene(self, node: Kleene, bounds: Bounds, cont) -> None:
         K = self.info.kleene_of_node[id(node)]
+        if isinstance(node.body, Conj):
+            self._bind_kleene_set(node, K, bounds, cont)
+            return
         vars_ = K.vars
         for v in vars_:
             self.b[v] = []
@@ -267,6 +270,86 @@ class AnyMatchSearch(Matcher):
         step(0, bounds)
         for v in vars_:
             self.b[v] = None
+
+    def _bind_kleene_set(self, node: Kleene, K, bounds: Bounds, cont) -> None:
+        """Kleene over an AND group (§6): a set of distinct body matches, listed in canonical order.
+
+        AND imposes no order, so its repetitions are not ordered either; they
+        may share events with each other (never with variables outside the
+        closure).  OpenCEP's KL(AND(..)) behaves the same way.
+        """
+        vars_ = K.vars
+        for v in vars_:
+            self.b[v] = []
+        body_matches: list[tuple[int, ...]] = []
+
+        def collect():
+            body_matches.append(tuple(self.b[v][-1] for v in vars_))
+        self.bind(node.body, bounds, collect)
+        # iteration-local conjuncts are checked per body match, before subsets are formed
+        touching = {id(c): c for v in vars_ for c in self.by_var[v]}
+        incr = [c for c in touching.values()
+                if c.member_wise(K.kid) and not any(k != K.kid for k in c.quant)
+                and all(u in vars_ or (u in self.complete and self.b[u] is not None) for u in c.vars)]
+        skip = frozenset(id(c) for c in incr)
+        good = []
+        for bm in body_matches:
+            for v, p in zip(vars_, bm):
+                self.b[v] = [p]
+            if all(self.holds(c, {K.kid: 0}) for c in incr):
+                good.append(bm)
+        good.sort(key=lambda bm: (max(bm), min(bm), tuple(p for _, p in sorted(zip(vars_, bm)))))
+        n_lists = 0
+
+        def choose(start: int, chosen: list) -> None:
+            nonlocal n_lists
+            k = len(chosen)
+            if k >= K.min and (k > 0 or K.min == 0):
+                n_lists += 1
+                self.budget.kleene(n_lists, vars_[0])
+                for i, v in enumerate(vars_):
+                    self.b[v] = [bm[i] for bm in chosen]
+                if self.complete_vars(vars_, skip):
+                    cont()
+                self.complete.difference_update(vars_)
+            if K.max is not None and k >= K.max:
+                return
+            for t in range(start, len(good)):
+                # body matches were collected with the outer variables' events excluded, so an
+                # event already used here belongs to an earlier chosen iteration: shared, allowed
+                fresh = [p for p in dict.fromkeys(good[t]) if p not in self.used]
+                saved = []
+                ok = True
+                for p in fresh:
+                    if not self._in_box(p):
+                        ok = False
+                        break
+                    s = self.push(p)
+                    if s is None:
+                        ok = False
+                        break
+                    saved.append((p, s))
+                if ok:
+                    self.budget.partial()
+                    chosen.append(good[t])
+                    choose(t + 1, chosen)
+                    chosen.pop()
+                for p, s in reversed(saved):
+                    self.pop(p, s)
+
+        choose(0, [])
+        for v in vars_:
+            self.b[v] = None
+
+    def _in_box(self, p: int) -> bool:
+        """Does adding p keep the match inside the window (§2)?"""
+        if self.box is None:
+            return True
+        t = int(self.table.ts[p])
+        mn_t, mx_t, mn_p, mx_p = self.box
+        if self.info.span is not None and max(mx_t, t) - min(mn_t, t) > self.info.span:
+            return False
+        return self.info.count is None or max(mx_p, p) - min(mn_p, p) < self.info.count
 
     # --- kleene="maximal" (§6.2) ---------------------------------------------
 
