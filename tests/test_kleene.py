@@ -217,9 +217,16 @@ def test_kleene_group_of_seq():
 
 def test_kleene_group_of_and():
     df = events("type ts", ("A", 1), ("B", 2), ("A", 3), ("B", 4), ("C", 5))
-    # exactly two AND iterations, the second after the first: only (A0,B1) then (A2,B3);
-    # (B1,A2) as iteration one leaves no A after it
-    assert matches("PATTERN SEQ(KL(AND(A a, B b)){2}, C c) WITHIN 10", df) == M(((0, 2), (1, 3), 4))
+    # semantics.md §6 "AND groups": a set of 2 distinct AND-body matches, unordered, which may share
+    # events, listed in canonical order.  Body matches (a, b) in canonical order:
+    # m1 = (0,1), m2 = (2,1), m3 = (0,3), m4 = (2,3); every pair {mi, mj}, i < j, then C4.
+    assert matches("PATTERN SEQ(KL(AND(A a, B b)){2}, C c) WITHIN 10", df) == M(
+        ((0, 2), (1, 1), 4),    # {m1, m2}
+        ((0, 0), (1, 3), 4),    # {m1, m3}
+        ((0, 2), (1, 3), 4),    # {m1, m4}
+        ((2, 0), (1, 3), 4),    # {m2, m3}
+        ((2, 2), (1, 3), 4),    # {m2, m4}
+        ((0, 2), (3, 3), 4))    # {m3, m4}
 
 
 def test_maximal_takes_all_qualifying_events_between_neighbours():
