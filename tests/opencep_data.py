@@ -52,9 +52,11 @@ SENSOR_ATTRS = ("Amplitude",) + tuple(f for fs in SENSOR_FIELDS.values() for f i
 
 
 def opencep_dir() -> Path | None:
-    """Where OpenCEP's suite lives: $JITCEP_OPENCEP_DIR, else ../shared/opencep next to the repo."""
+    """Where OpenCEP's suite lives: $JITCEP_OPENCEP_DIR, else the copy in tests/data/opencep
+    (what a clean clone has), else ../shared/opencep next to the repo."""
     env = os.environ.get("JITCEP_OPENCEP_DIR")
     candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parent / "data" / "opencep")
     candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "opencep")
     for c in candidates:
         if (c / "catalog.json").is_file():

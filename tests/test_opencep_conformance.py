@@ -19,11 +19,12 @@ from opencep_data import (RowIndex, event_keys, expected_rows, load_events, open
                           parse_expected)
 from opencep_patterns import ENTRIES, KNOWN_DEVIATIONS
 
-jitcep = pytest.importorskip("jitcep")
+import jitcep
 from jitcep.pattern import ast  # noqa: E402
 
 DATA = opencep_dir()
-pytestmark = pytest.mark.skipif(DATA is None, reason="OpenCEP data not found (set JITCEP_OPENCEP_DIR)")
+# the data ships in tests/data/opencep: a missing copy is a failure, never a silent skip
+assert DATA is not None, "OpenCEP data not found: tests/data/opencep is missing (or set JITCEP_OPENCEP_DIR)"
 CATALOG = {e["name"]: e for e in json.loads((DATA / "catalog.json").read_text())["entries"]} if DATA else {}
 
 
