@@ -210,7 +210,11 @@ def test_strict_contiguity():
 
 def test_skip_till_next_match_vs_any():
     rows = [("A", 0, 0), ("B", 1, 0), ("X", 2, 0), ("B", 3, 0), ("C", 4, 0)]
-    assert run(rows, STRAT, ["a", "b", "c"], strategy="skip_till_next_match") == {(0, (1,), 4), (0, (1, 3), 4)}
+    # B3 is relevant, so the run takes it; proceeding to c only when C4 can begin it (SASE+ step 6)
+    assert run(rows, STRAT, ["a", "b", "c"], strategy="skip_till_next_match") == {(0, (1, 3), 4)}
+    # with the closure last, every proceed point is a match
+    assert run(rows[:4], "PATTERN SEQ(A a, B+ b[]) WITHIN 100", ["a", "b"],
+               strategy="skip_till_next_match") == {(0, (1,)), (0, (1, 3))}
     assert run(rows, STRAT, ["a", "b", "c"]) == {(0, (1,), 4), (0, (3,), 4), (0, (1, 3), 4)}
 
 

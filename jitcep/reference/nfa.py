@@ -113,16 +113,38 @@ class NfaRuns(Matcher):
         self.load(mem)
         return all(self.holds(c) for c in self.proceed_conjs[s])
 
-    def closure(self, s: int, mem) -> list[int]:
-        """States reachable from s through proceed (epsilon) edges, s included; may include F."""
+    def closure(self, s: int, mem, p: int | None = None) -> list[int]:
+        """States reachable from s through proceed (epsilon) edges, s included; may include F.
+
+        With an event p, a proceed edge into a non-final state is constrained
+        as in SASE+ step 6: it is taken only if p can be selected further on
+        (peek), or opportunistically when neither take nor ignore is possible
+        at the Kleene state.  Without p (right after a take) only F matters.
+        """
         out = [s]
         while s < self.final and self.proceed_ok(s, mem):
+            if p is not None and s + 1 < self.final and not self._can_select(s + 1, mem, p) \
+                    and (self.consume(s, mem, p) is not None or self.ignore_ok(s, mem, p)):
+                break
             s += 1
             out.append(s)
         return out
 
+    def _can_select(self, s: int, mem, p: int) -> bool:
+        """Can p be selected at state s or after proceeding over later states (peek, step 6)?"""
+        while True:
+            if s == self.final:
+                return False
+            if self.consume(s, mem, p) is not None:
+                return True
+            if not self.proceed_ok(s, mem):
+                return False
+            s += 1
+
     def ignore_ok(self, s: int, mem, p: int) -> bool:
-        """The ignore edge at state s (SASE+ step 3)."""
+        """The ignore edge at state s (SASE+ step 3); a run that has selected nothing cannot ignore."""
+        if not any(mem):
+            return False
         if self.strategy == "skip_till_any_match":
             return True
         if self.strategy == "strict_contiguity":
@@ -148,7 +170,7 @@ class NfaRuns(Matcher):
             for j, mem in runs:
                 if self.expired(mem, p):
                     continue  # cannot select p or anything later (window pushed down, step 5)
-                for s in self.closure(j, mem):
+                for s in self.closure(j, mem, p):
                     if s == self.final:
                         continue
                     nm = self.consume(s, mem, p)
@@ -156,7 +178,7 @@ class NfaRuns(Matcher):
                         self._after_consume(s, nm, new)
                     if self.ignore_ok(s, mem, p):
                         new.add((s, mem))
-            for s in self.closure(0, empty):  # every event may start a run; it must select that event
+            for s in self.closure(0, empty, p):  # every event may start a run; it must select that event
                 if s == self.final:
                     continue
                 nm = self.consume(s, empty, p)
