@@ -10,7 +10,10 @@ skip_till_any_match, output="all".  Row k of each table is input row k.
 from __future__ import annotations
 
 import polars as pl
-from semantic_helpers import M, events, matches
+import pytest
+
+from jitcep.errors import AttributeTypeError
+from semantic_helpers import M, events, matches, run
 
 
 def test_single_variable_binds_every_event_of_its_type():
@@ -268,3 +271,51 @@ def test_irrelevant_types_are_ignored():
     df = events("type ts", ("Z", 0), ("A", 1), ("Z", 2), ("Z", 3), ("B", 4), ("Z", 5))
     # Z events neither bind nor block under skip_till_any_match
     assert matches("PATTERN SEQ(A a, B b) WITHIN 10", df) == M((1, 4))
+
+
+# --- three-valued logic (docs/semantics.md §4: a conjunct holds only if TRUE; NULL rejects) ---
+
+
+def test_comparison_with_null_rejects_both_ways():
+    df = events("type ts x", ("A", 1, 7.0), ("A", 2, None), ("A", 3, 3.0))
+    # row 1 (null) satisfies neither x > 5 nor NOT (x > 5)
+    assert matches("PATTERN A a WHERE a.x > 5 WITHIN 10", df) == M((0,))
+    assert matches("PATTERN A a WHERE NOT (a.x > 5) WITHIN 10", df) == M((2,))
+
+
+def test_or_with_a_true_side_holds_despite_null():
+    df = events("type ts x y", ("A", 1, None, 1), ("A", 2, None, 0), ("A", 3, 9.0, 0))
+    # TRUE OR NULL = TRUE (row 0); FALSE OR NULL = NULL (row 1) rejects; row 2 TRUE via x
+    assert matches("PATTERN A a WHERE a.x > 5 OR a.y = 1 WITHIN 10", df) == M((0,), (2,))
+
+
+def test_division_by_zero_is_null():
+    df = events("type ts x y", ("A", 1, 4, 2), ("A", 2, 4, 0), ("A", 3, 1, 2))
+    # 4/2 = 2 > 1 (row 0); 4/0 is NULL: neither the test nor its negation holds for row 1
+    assert matches("PATTERN A a WHERE a.x / a.y > 1 WITHIN 10", df) == M((0,))
+    assert matches("PATTERN A a WHERE NOT (a.x / a.y > 1) WITHIN 10", df) == M((2,))
+
+
+def test_in_list_with_null_member():
+    df = events("type ts x", ("A", 1, 1), ("A", 2, 2))
+    # 1 IN (1, NULL) is TRUE; 2 IN (1, NULL) is NULL, and so is 2 NOT IN (1, NULL)
+    assert matches("PATTERN A a WHERE a.x IN (1, NULL) WITHIN 10", df) == M((0,))
+    assert matches("PATTERN A a WHERE a.x NOT IN (1, NULL) WITHIN 10", df) == M()
+
+
+def test_null_key_never_joins_an_equivalence_test():
+    df = events("type ts k", ("A", 1, None), ("B", 2, None), ("A", 3, "x"), ("B", 4, "x"))
+    # [k]: the two null-key events do not form a partition (A2, B3) does; (A0, B3) differs
+    assert matches("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10", df) == M((2, 3))
+
+
+def test_type_pseudo_attribute():
+    df = events("type ts", ("B", 1), ("C", 2), ("B", 3))
+    # x.type is the event's type name (semantics.md §4)
+    assert matches("PATTERN ANY(B, C) x WHERE x.type = 'C' WITHIN 10", df) == M((1,))
+
+
+def test_string_compared_with_number_is_an_error():
+    df = events("type ts sym", ("A", 1, "IBM"))
+    with pytest.raises(AttributeTypeError):
+        run("PATTERN A a WHERE a.sym > 5 WITHIN 10", df)
