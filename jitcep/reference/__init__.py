@@ -14,6 +14,8 @@ must be obviously correct rather than fast.  Layout:
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..matches import MatchTable
 from ..options import Options
 from ..pattern.ast import Pattern
@@ -72,7 +74,6 @@ def _evaluate_one(pattern: Pattern, table, options: Options, budget: Budget) -> 
     for v in options.freeze:  # freeze (§9): only active candidates may bind v; a filter, pushed down
         active = active_candidates(info, table, v)
         keep = [p for p in matcher.cand[v].tolist() if p in active]
-        import numpy as np
         matcher.cand[v] = np.asarray(keep, dtype=np.int64)
         matcher.cand_ts[v] = table.ts[matcher.cand[v]]
         if hasattr(matcher, "cand_sets"):
