@@ -119,29 +119,21 @@ def test_kleene_at_end_skip_till_next_match_one_match_per_proceed_point():
     assert matches(q, df, strategy="skip_till_any_match") == M((0, (1,)), (0, (3,)), (0, (1, 3)))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open semantics question: docs/semantics.md §8 lets a Kleene run proceed before any event "
-    "(no peek), giving every greedy prefix; SASE+ §3.2 step 6 and DESIGN.md ('take every relevant "
-    "event') give only the full greedy closure. Needs a decision by the lead."))
 def test_kleene_in_the_middle_skip_till_next_match_is_greedy():
     df = events("type ts", ("A", 1), ("B", 2), ("D", 3), ("B", 4), ("C", 5))
     q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
     # SASE+ section 2: skip till next match "takes every relevant event": B1 and B3 are both taken;
     # SASE+ section 3.2 step 6: the proceed edge to state c is taken only when the current event can
     # begin c (C4), so the single match holds the whole greedy closure.
-    # docs/semantics.md §8 (proceed without peeking) also gives (0, (1,), 4): see the xfail reason.
+    # (docs/semantics.md §8 records this peek as a Choice.)
     assert matches(q, df, strategy="skip_till_next_match") == M((0, (1, 3), 4))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open semantics question: docs/semantics.md §8 lets a Kleene run proceed before any event "
-    "(no peek), giving every greedy prefix; SASE+ §3.2 step 6 and DESIGN.md ('take every relevant "
-    "event') give only the full greedy closure. Needs a decision by the lead."))
 def test_kleene_iterative_predicate_skip_till_next_match():
     df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 0), ("B", 3, 2), ("B", 4, 3), ("C", 5, 0))
     q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10"
     # greedy run from A0: B1 (1), skip B2 (0 is not > 1), take B3 (2) and B4 (3), then C5;
-    # semantics.md §8 as written also reports the prefixes (B1) and (B1, B3) with C5
+    # the proceed edge peeks (semantics.md §8), so the prefixes (B1) and (B1, B3) are not reported
     assert matches(q, df, strategy="skip_till_next_match") == M((0, (1, 3, 4), 5))
 
 
