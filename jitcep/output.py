@@ -15,7 +15,7 @@ Wide shape (DESIGN.md section 1, "Output"): one row per match with
   default name such as ``avg_c_price`` or ``a_price``).
 
 Long shape (like MATCH_RECOGNIZE ``ALL ROWS PER MATCH``): one row per
-(match, variable, event) with ``match_id``, [``pattern``], ``variable``,
+(match, variable, event) with ``match_id``, [``pattern``], ``variable`` (an Enum of the variable names),
 ``index`` (member index in a list, 0 for single variables), ``row``, ``ts``,
 the attributes (null where a variable does not carry one), then the RETURN
 columns of the match repeated on each of its rows.
@@ -341,8 +341,18 @@ def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
     unified = _unify(specs, values)
     lead = ["match_id"] + (["pattern"] if "pattern" in wide.columns else [])
     ret_cols = [c for c in wide.columns if c not in lead and c not in unified]
-    parts = []
-    for order, (name, (is_list, fields)) in enumerate(unified.items()):
+    n = wide.height
+    # Row order: by match, then variable (output column order), then list index.
+    # Each variable's rows come out in match order, so the destination of every
+    # row follows from per-match counts (prefix sums) instead of a sort.
+    counts = [(wide[name].list.len().fill_null(0) if is_list else wide[name].is_not_null().cast(pl.UInt32))
+              .cast(pl.Int64).to_numpy() for name, (is_list, _) in unified.items()]
+    start = np.zeros(n, dtype=np.int64)
+    if n:
+        start[1:] = np.cumsum(np.sum(counts, axis=0))[:-1]
+    var_dtype = pl.Enum(list(unified))  # fixed by the patterns; cheap to gather and compare
+    parts, dests = [], []
+    for name, (is_list, _), cnt in zip(unified, unified.values(), counts):
         sel = wide.select(*lead, pl.col(name).alias("_ev"))
         if is_list:
             sel = (sel.with_columns(pl.int_ranges(0, pl.col("_ev").list.len(), dtype=ID_DTYPE).alias("index"))
@@ -350,19 +360,19 @@ def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
         else:
             sel = sel.with_columns(pl.lit(0, dtype=ID_DTYPE).alias("index"))
         sel = (sel.filter(pl.col("_ev").is_not_null())
-               .with_columns(pl.lit(name).alias("variable"), pl.lit(order, dtype=pl.Int32).alias("_order"))
+               .with_columns(pl.lit(name, dtype=var_dtype).alias("variable"))
                .unnest("_ev"))
+        dests.append(start[sel["match_id"].to_numpy()] + sel["index"].to_numpy())
+        start = start + cnt
         parts.append(sel)
     attrs = _ordered_union(*[[f for f, _ in fields] for _, fields in unified.values()])
-    if parts:
-        body = pl.concat(parts, how="diagonal_relaxed")
-    else:
-        body = pl.DataFrame(schema={**{c: wide.schema[c] for c in lead}, "variable": pl.String,
-                                    "index": ID_DTYPE, "_order": pl.Int32, "row": ID_DTYPE})
-    body = body.sort([*lead[:1], "_order", "index"], maintain_order=True)
-    body = body.select(*lead, "variable", "index", *attrs)
-    if ret_cols:
-        body = body.join(wide.select("match_id", *ret_cols), on="match_id", how="left", maintain_order="left")
+    body = pl.concat(parts, how="diagonal_relaxed")
+    dest = np.concatenate(dests)
+    perm = np.empty(len(dest), dtype=np.int64)
+    perm[dest] = np.arange(len(dest), dtype=np.int64)
+    body = body.select(*lead, "variable", "index", *attrs)[perm]
+    if ret_cols:  # match_id is the wide frame's row number
+        body = pl.concat([body, wide.select(ret_cols)[body["match_id"].to_numpy()]], how="horizontal")
     return body
 
 
