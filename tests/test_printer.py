@@ -98,3 +98,38 @@ def test_non_finite_literals_have_no_text():
 def test_single_operand_boolop_is_rejected():
     with pytest.raises(PatternValidationError, match="at least two"):
         expr_to_text(BoolOp("and", (Lit(True),)))
+
+
+# --- property tests over the shipped strategies ------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+
+from jitcep.pattern.parser import parse_expr  # noqa: E402
+from jitcep.pattern.validate import validate  # noqa: E402
+from jitcep.testing.patterns import exprs, patterns  # noqa: E402
+
+
+def _round_trip(pattern):
+    assert validate(pattern) is pattern   # the strategy only draws valid patterns
+    text = to_text(pattern)
+    assert parse(text) == pattern
+    assert to_text(parse(text)) == text   # canonical text is a fixed point
+
+
+@settings(max_examples=100, deadline=None)
+@given(patterns())
+def test_round_trip_property(pattern):
+    _round_trip(pattern)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None)
+@given(patterns(max_depth=4))
+def test_round_trip_property_many(pattern):
+    _round_trip(pattern)
+
+
+@settings(max_examples=150, deadline=None)
+@given(exprs(("a", "in", "my var"), ("c", "len")))
+def test_expression_round_trip_property(expr):
+    assert parse_expr(expr_to_text(expr)) == expr

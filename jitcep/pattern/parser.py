@@ -586,6 +586,16 @@ class _Parser:
         if tok.kind == "NUMBER" and isinstance(tok.value, int):
             self.advance()
             return tok.value
+        if tok.kind in ("WORD", "QWORD") and self.is_op(".", self.peek()):
+            other = self.name("a variable name")
+            self.advance()
+            if not self.is_kw("LEN"):
+                self.fail(expected=f"LEN ({var}[{var}.LEN] is the last member)")
+            if other != var:
+                self.fail(f"{var}[{other}.LEN] indexes {var!r} by the length of {other!r}",
+                          expected=f"{var}.LEN", tok=tok)
+            self.advance()
+            return "len"
         if tok.kind == "WORD" and tok.value == "i":
             self.advance()
             if self.is_op("-"):
@@ -597,16 +607,6 @@ class _Parser:
                 return "i-1"
             return "i"
         if tok.kind == "WORD" and tok.value.upper() == "LEN":
-            self.advance()
-            return "len"
-        if tok.kind in ("WORD", "QWORD") and self.is_op(".", self.peek()):
-            other = self.name("a variable name")
-            self.advance()
-            if not self.is_kw("LEN"):
-                self.fail(expected=f"LEN ({var}[{var}.LEN] is the last member)")
-            if other != var:
-                self.fail(f"{var}[{other}.LEN] indexes {var!r} by the length of {other!r}",
-                          expected=f"{var}.LEN", tok=tok)
             self.advance()
             return "len"
         self.fail(expected=f"a member index: i, i-1, a number from 1, or {var}.LEN")

@@ -102,7 +102,7 @@ def _expr(e: Expr) -> tuple[str, int]:
         return f"{e.func}({_name(e.var)}.{_attr(e.attr)})", _PRIMARY
     if isinstance(e, Equiv):
         value = "" if e.value is None else " = " + _lit(e.value)
-        return f"[{_attr(e.attr)}{value}]", _PRIMARY
+        return f"[{_name(e.attr)}{value}]", _PRIMARY
     if isinstance(e, Unary):
         if e.op == "abs":
             return f"abs({_wrap(e.operand, 0)})", _PRIMARY
