@@ -357,7 +357,7 @@ def run(workloads: list[Workload], cfg: RunConfig, out: str | Path | None) -> di
         doc["workloads"].append(entry)
         if cfg.verbose:
             print(f"  {w.name}: {entry['status']} ({entry['wall_s']:.1f} s)", file=sys.stderr, flush=True)
-    if out is not None:
+    if out:
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
