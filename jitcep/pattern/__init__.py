@@ -1,1 +1,16 @@
-"""Pattern language: AST, predicate expressions, parser, printer, builder, validation."""
+"""Pattern language: AST, predicate expressions, parser, printer, builder, validation.
+
+Text and builder produce the same :class:`~jitcep.pattern.ast.Pattern`; see docs/language.md.
+"""
+
+from .ast import Pattern
+from .builder import E, Builder, and_, col, conj, count, disj, equiv, expr, kleene, lit, neg, or_, seq, var
+from .parser import parse, parse_expr, parse_many
+from .printer import expr_to_text, to_text
+from .validate import validate
+
+__all__ = [
+    "Pattern", "parse", "parse_many", "parse_expr", "to_text", "expr_to_text", "validate",
+    "E", "Builder", "var", "neg", "kleene", "seq", "and_", "or_", "conj", "disj", "col", "lit", "expr",
+    "count", "equiv",
+]
