@@ -48,7 +48,7 @@ def test_the_agreed_example():
     ("'Stock Price' x", EventVar("x", ("Stock Price",))),
     ('"SEQ" x', EventVar("x", ("SEQ",))),
     ("A `my var`", EventVar("my var", ("A",))),
-    ("!A a", Neg(A)), ("~A a", Neg(A)), ("NOT(A a)", Neg(A)),
+    ("!A a", Neg(A)), ("~A a", Neg(A)), ("NOT(A a)", Neg(A)), ("!(A a)", Neg(A)), ("~ (A a)", Neg(A)),
     ("A+ a[]", Kleene(A, 1, None)), ("A+ a", Kleene(A, 1, None)),
     ("A* a[]", Kleene(A, 0, None)),
     ("A{3} a[]", Kleene(A, 3, 3)), ("A{2,4} a[]", Kleene(A, 2, 4)), ("A{2,} a[]", Kleene(A, 2, None)),
@@ -199,3 +199,17 @@ def test_error_message_shows_the_line_with_a_caret():
 def test_not_text_is_a_type_error():
     with pytest.raises(TypeError):
         parse(42)
+
+
+def test_the_papers_spellings():
+    # SASE Q2 and SASE+ Query 1 / 3 as printed in the papers (modulo their WHERE blocks)
+    q2 = parse("EVENT SEQ(SHELF-READING x, !(COUNTER-READING y), EXIT-READING z) "
+               "WHERE x.id = y.id AND x.id = z.id WITHIN 12 hours")
+    assert q2.body == Seq((EventVar("x", ("SHELF-READING",)), Neg(EventVar("y", ("COUNTER-READING",))),
+                           EventVar("z", ("EXIT-READING",))))
+    assert q2.window == TimeWindow(12, "h")
+    q1 = parse("PATTERN SEQ(Shelf a, ~(Register b), Exit c) WHERE [tag_id] WITHIN 12 hours")
+    assert q1.body.items[1] == Neg(EventVar("b", ("Register",)))
+    q3 = parse("PATTERN SEQ(Stock+ a[], Stock b) WHERE [symbol] AND a[1].price > 0 AND "
+               "b.volume < 0.8 * a[a.len].volume WITHIN 1 hour")
+    assert q3.where.items[2].right.right == Attr("a", "volume", "len")

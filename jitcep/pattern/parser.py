@@ -244,6 +244,11 @@ class _Parser:
         tok = self.tok
         if self.is_op("!") or self.is_op("~"):
             self.advance()
+            if self.is_op("("):  # SASE writes !(COUNTER-READING y), SASE+ ~(Register b)
+                self.advance()
+                inner = self.element(in_kleene)
+                self.expect_op(")")
+                return Neg(inner)
             return Neg(self.element(in_kleene))
         if tok.kind == "WORD" and self.is_op("(", self.peek()):
             kw = tok.value.upper()
