@@ -213,3 +213,13 @@ def test_the_papers_spellings():
     q3 = parse("PATTERN SEQ(Stock+ a[], Stock b) WHERE [symbol] AND a[1].price > 0 AND "
                "b.volume < 0.8 * a[a.len].volume WITHIN 1 hour")
     assert q3.where.items[2].right.right == Attr("a", "volume", "len")
+
+
+@pytest.mark.parametrize("module", ["jitcep.pattern.parser", "jitcep.pattern.printer", "jitcep.pattern.validate",
+                                    "jitcep.pattern.builder", "jitcep.testing.patterns"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0
