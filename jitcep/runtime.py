@@ -35,7 +35,9 @@ from .events import EventTable, build_partition, window_span
 from .kernels import and_join, counting_sort, seq_join
 from .matches import MatchTable
 from .options import Options
-from .pattern import expr as E
+from importlib import import_module
+
+E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
 from .pattern.ast import CountWindow, Pattern, Unbounded
 from .plan.nodes import Join, Leaf, Plan, build_plan
 

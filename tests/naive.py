@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 
-from jitcep.pattern import expr as E
+from importlib import import_module
+
+E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
 from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Seq, TimeWindow, Unbounded, UNIT_NS
 
 # --- kernel twins --------------------------------------------------------------

@@ -26,7 +26,9 @@ import numpy as np
 
 from .. import config
 from ..errors import AttributeTypeError, MissingColumnError, UnsupportedPatternError
-from ..pattern import expr as E
+from importlib import import_module
+
+E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
 from .cache import load_module
 
 _CMP_PY = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
