@@ -112,3 +112,11 @@ class WindowUnitError(InputError):
 
 class ExplosionError(JitcepError):
     """A result or intermediate result grew past its configured cap; never truncated silently."""
+
+
+# --- distributed execution ------------------------------------------------------
+
+
+class QueryShippingError(JitcepError):
+    """A query that cannot be sent to remote workers (e.g. Spark executors): it does not pickle and
+    unpickle to an equal query."""
