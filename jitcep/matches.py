@@ -8,7 +8,10 @@ A match table holds, per variable, event *positions* in the event table
 - a list variable (Kleene array variable, or a variable inside a Kleene
   group): CSR form, ``offsets`` (int64, n+1) into ``positions`` (int64).
   For a variable inside a Kleene group, member j of every variable of the group
-  belongs to iteration j of the group.
+  belongs to iteration j of the group.  ``list_unbound[v]`` (bool, n), when
+  present, is True where list variable v is unbound (an OR branch not taken),
+  as opposed to bound to an empty list (``T* v[]`` with no member); a variable
+  absent from ``list_unbound`` is bound in every match.
 
 Matches are kept in canonical order (:func:`MatchTable.canonical`) so that two
 engines that find the same matches produce identical tables and DataFrames.
@@ -28,6 +31,7 @@ class MatchTable:
     n: int
     single: dict[str, np.ndarray] = field(default_factory=dict)
     lists: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    list_unbound: dict[str, np.ndarray] = field(default_factory=dict)
 
     @staticmethod
     def from_bindings(bindings: list[dict], single_vars, list_vars) -> "MatchTable":
@@ -36,14 +40,18 @@ class MatchTable:
         single = {v: np.fromiter((-1 if b.get(v) is None else b[v] for b in bindings),
                                  dtype=np.int64, count=n) for v in single_vars}
         lists = {}
+        unbound = {}
         for v in list_vars:
+            mask = np.fromiter((b.get(v) is None for b in bindings), dtype=bool, count=n)
+            if mask.any():
+                unbound[v] = mask
             lens = np.fromiter((len(b.get(v) or ()) for b in bindings), dtype=np.int64, count=n)
             offsets = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(lens, out=offsets[1:])
             pos = np.fromiter((p for b in bindings for p in (b.get(v) or ())), dtype=np.int64,
                               count=int(offsets[-1]))
             lists[v] = (offsets, pos)
-        return MatchTable(n, single, lists)
+        return MatchTable(n, single, lists, unbound)
 
     def to_bindings(self) -> list[dict]:
         """Inverse of :meth:`from_bindings` (for tests and small results)."""
@@ -53,7 +61,8 @@ class MatchTable:
             for v, col in self.single.items():
                 b[v] = None if col[i] < 0 else int(col[i])
             for v, (off, pos) in self.lists.items():
-                b[v] = tuple(int(p) for p in pos[off[i]:off[i + 1]])
+                mask = self.list_unbound.get(v)
+                b[v] = None if mask is not None and mask[i] else tuple(int(p) for p in pos[off[i]:off[i + 1]])
             out.append(b)
         return out
 
@@ -68,7 +77,8 @@ class MatchTable:
             np.cumsum(lens, out=new_off[1:])
             parts = [pos[off[i]:off[i + 1]] for i in idx]
             lists[v] = (new_off, np.concatenate(parts) if parts else np.zeros(0, np.int64))
-        return MatchTable(len(idx), single, lists)
+        unbound = {v: m[idx] for v, m in self.list_unbound.items()}
+        return MatchTable(len(idx), single, lists, unbound)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """First and last position of each match (over all bound events)."""
@@ -102,6 +112,8 @@ class MatchTable:
             h = np.array([hash(tuple(pos[off[i]:off[i + 1]].tolist())) for i in range(self.n)],
                          dtype=np.int64)
             keys += [h, off[1:] - off[:-1]]
+            if v in self.list_unbound:
+                keys.append(self.list_unbound[v].astype(np.int64))
         for v in sorted(self.single, reverse=True):
             keys.append(self.single[v])
         keys += [lo, hi]
