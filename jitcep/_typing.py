@@ -10,6 +10,7 @@ SelectionStrategy = Literal[
 ]
 OutputPolicy = Literal["all", "non_overlapping", "match_single", "match_next"]
 KleeneMode = Literal["all", "maximal"]
+KleeneWindow = Literal["match", "iteration"]
 Shape = Literal["wide", "long"]
 Engine = Literal["reference", "compiled"]
 TimeUnit = Literal["ns", "us", "ms", "s", "min", "h", "d"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from . import config
-from ._typing import KleeneMode, Order, OutputPolicy, SelectionStrategy, allowed
+from ._typing import KleeneMode, KleeneWindow, Order, OutputPolicy, SelectionStrategy, allowed
 from .errors import OptionError
 
 
@@ -18,6 +18,10 @@ class Options:
     """Evaluation options (semantics in docs/semantics.md).
 
     order, strategy, output, kleene: see ``jitcep._typing``.
+    kleene_window: what the window bounds around a Kleene group (semantics §2):
+        "match" (default) every positive event of the match; "iteration" each
+        iteration of a group together with the events outside every group, but
+        not two iterations together (OpenCEP's KL node).
     consume_types: restrict ``match_single`` / ``match_next`` to events of these
         types (OpenCEP's "single types"); None = every event.
     contiguous: groups of variables whose events must be consecutive input
@@ -30,6 +34,7 @@ class Options:
     strategy: SelectionStrategy = "skip_till_any_match"
     output: OutputPolicy = "all"
     kleene: KleeneMode = "all"
+    kleene_window: KleeneWindow = "match"
     consume_types: tuple[str, ...] | None = None
     contiguous: tuple[tuple[str, ...], ...] = ()
     freeze: tuple[str, ...] = ()
@@ -39,7 +44,8 @@ class Options:
 
     def __post_init__(self):
         for name, alias in (("order", Order), ("strategy", SelectionStrategy),
-                            ("output", OutputPolicy), ("kleene", KleeneMode)):
+                            ("output", OutputPolicy), ("kleene", KleeneMode),
+                            ("kleene_window", KleeneWindow)):
             value = getattr(self, name)
             if value not in allowed(alias):
                 raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed(alias)))}")

@@ -12,8 +12,8 @@ import random
 import polars as pl
 import pytest
 
-from jitcep.errors import (AttributeTypeError, ExplosionError, MissingWindowError, UnsupportedPatternError,
-                           WindowUnitError)
+from jitcep.errors import (AttributeTypeError, ExplosionError, MissingWindowError, OptionError,
+                           UnsupportedPatternError, WindowUnitError)
 from jitcep.events import build_event_table
 from jitcep.options import Options
 from jitcep.pattern.parser import parse
@@ -163,6 +163,72 @@ def test_kleene_maximal_one_list_and_sliding_count():
     with pytest.raises(UnsupportedPatternError):
         run(KL_ROWS, "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10", ["a"],
             kleene="maximal")
+
+
+# --- §2 kleene_window: "match" vs "iteration" ---------------------------------------
+
+# two AND(A, B) body matches 4 apart: (rows 0, 1) and (rows 2, 3); (0, 3) and (2, 1) span > 2
+KW_ROWS = [("A", 0, 0), ("B", 1, 0), ("A", 4, 0), ("B", 5, 0)]
+
+
+def test_kleene_window_root_group():
+    text = "PATTERN KL(AND(A a, B b)){1,2} WITHIN 2"
+    singles = {((0,), (1,)), ((2,), (3,))}
+    assert run(KW_ROWS, text, ["a", "b"]) == singles  # the pair spans 5 > 2
+    assert run(KW_ROWS, text, ["a", "b"], kleene_window="iteration") == singles | {((0, 2), (1, 3))}
+
+
+def test_kleene_window_count_window_and_shared_events():
+    # WITHIN 2 EVENTS: body matches (0,1), (2,1), (2,3) (AND: a after b is fine); any two of
+    # them cover 3 positions, so only "iteration" pairs them, sharing events across iterations
+    text = "PATTERN KL(AND(A a, B b)){1,2} WITHIN 2 EVENTS"
+    singles = {((0,), (1,)), ((2,), (1,)), ((2,), (3,))}
+    assert run(KW_ROWS, text, ["a", "b"]) == singles
+    assert run(KW_ROWS, text, ["a", "b"], kleene_window="iteration") == singles | {
+        ((0, 2), (1, 1)), ((0, 2), (1, 3)), ((2, 2), (1, 3))}
+
+
+def test_kleene_window_outer_events_answer_to_every_iteration():
+    # AND(A x, KL(SEQ(B b, C c))) WITHIN 3: x (ts 3) sits between the iterations (0,1) and
+    # (3,4) and is within 3 of each; the two iterations together span 6
+    rows = [("B", 0, 0), ("C", 1, 0), ("A", 3, 0), ("B", 5, 0), ("C", 6, 0)]
+    text = "PATTERN AND(A x, KL(SEQ(B b, C c)){1,2}) WITHIN 3"
+    singles = {(2, (0,), (1,)), (2, (3,), (4,))}
+    assert run(rows, text, ["x", "b", "c"]) == singles
+    assert run(rows, text, ["x", "b", "c"], kleene_window="iteration") == singles | {(2, (0, 3), (1, 4))}
+    # an outer event ordered before every iteration bounds them all: the options coincide
+    rows = [("A", 0, 0), ("B", 1, 0), ("C", 2, 0), ("B", 3, 0), ("C", 4, 0)]
+    text = "PATTERN SEQ(A x, KL(SEQ(B b, C c)){1,2}) WITHIN 3"
+    for kw in ("match", "iteration"):
+        assert run(rows, text, ["x", "b", "c"], kleene_window=kw) == {(0, (1,), (2,))}
+
+
+def test_kleene_window_two_groups_and_array_members():
+    # iterations of two different groups need not fit one window together
+    rows = [("A", 0, 0), ("B", 1, 0), ("C", 5, 0), ("D", 6, 0)]
+    text = "PATTERN AND(KL(SEQ(A a, B b)){1,1}, KL(SEQ(C c, D d)){1,1}) WITHIN 2"
+    assert run(rows, text, ["a", "b", "c", "d"]) == set()
+    assert run(rows, text, ["a", "b", "c", "d"], kleene_window="iteration") == {((0,), (1,), (2,), (3,))}
+    # an array variable's members are not iterations of a group: the window covers them all
+    rows = [("A", 0, 0), ("A", 4, 0)]
+    for kw in ("match", "iteration"):
+        assert run(rows, "PATTERN A+ a[] WITHIN 2", ["a"], kleene_window=kw) == {((0,),), ((1,),)}
+
+
+def test_kleene_window_invalid_value():
+    with pytest.raises(OptionError, match="kleene_window"):
+        Options(kleene_window="union")
+    with pytest.raises(OptionError, match="kleene_window"):
+        Options.from_kwargs(kleene_window="per_iteration")
+
+
+def test_unbound_list_variable_is_none_not_empty():
+    # branch 1 binds b to the empty list, branch 2 leaves a and b unbound (§3)
+    rows = [("A", 0, 0), ("C", 1, 0)]
+    pats, tab = table(rows, ["PATTERN OR(SEQ(A a, B* b[]), C c) WITHIN 10"])
+    mt, = evaluate(pats, tab)
+    assert rows_of(mt, tab, ["a", "b", "c"]) == {(0, (), None), (None, None, 1)}
+    assert mt.take(mt.list_unbound["b"].nonzero()[0]).to_bindings() == [{"a": None, "c": 1, "b": None}]
 
 
 def test_kleene_cap():

@@ -3,8 +3,10 @@
 The structure is bound in structure order by backtracking.  When an element
 of a SEQ is bound, everything to its left in every enclosing SEQ is already
 bound, so the SEQ condition (§5) becomes a lower bound on the next event;
-the window (§2) becomes a box around the events bound so far.  Both are
-monotone (adding events only shrinks the admissible range), and a WHERE
+the window (§2) becomes a box around the events bound so far (under
+``kleene_window="iteration"``, for a variable of a Kleene group, the box of
+the events outside every group and of the group's current iteration).  Both
+are monotone (adding events only shrinks the admissible range), and a WHERE
 conjunct is evaluated as soon as every variable it reads is complete, which
 is monotone too: a partial binding is abandoned only if *every* extension of
 it would be rejected, so pruning never changes the result.
@@ -68,6 +70,10 @@ class Matcher:
         self.used: set[int] = set()
         self.trail: list[int] = []
         self.box = None          # (min ts, max ts, min pos, max pos) of the positive events bound
+        self.rbox = None         # ... of those outside every Kleene group (§2, kleene_window)
+        self.ibox = None         # ... of the Kleene group iteration being bound
+        self.per_iteration = options.kleene_window == "iteration"
+        self.group_vars = frozenset(v for v, k in info.kid.items() if not info.kleene[k].is_array)
         self.key = None          # the [attr] key of the match, once an event is bound
         self.complete: set[str] = set()
         self.cand: dict[str, np.ndarray] = {}
@@ -86,9 +92,12 @@ class Matcher:
     def event_key(self, p: int):
         return tuple(value_at(self.table, a, p) for a in self.info.equiv_attrs)
 
-    def push(self, p: int):
-        """Add position p to the match; None if it breaks the [attr] key (§4)."""
-        saved = (self.box, self.key)
+    def push(self, p: int, outer: bool = True):
+        """Add position p to the match; None if it breaks the [attr] key (§4).
+
+        ``outer``: p is not bound inside a Kleene group iteration (§2, kleene_window).
+        """
+        saved = (self.box, self.key, self.rbox, self.ibox)
         if self.info.equiv_attrs:
             k = self.event_key(p)
             if self.key is None:
@@ -96,11 +105,11 @@ class Matcher:
             elif k != self.key:
                 return None
         t = int(self.table.ts[p])
-        if self.box is None:
-            self.box = (t, t, p, p)
+        self.box = _grow(self.box, t, p)
+        if outer:
+            self.rbox = _grow(self.rbox, t, p)
         else:
-            a, b, c, d = self.box
-            self.box = (min(a, t), max(b, t), min(c, p), max(d, p))
+            self.ibox = _grow(self.ibox, t, p)
         self.used.add(p)
         self.trail.append(p)
         return saved
@@ -108,11 +117,22 @@ class Matcher:
     def pop(self, p: int, saved) -> None:
         self.trail.pop()
         self.used.discard(p)
-        self.box, self.key = saved
+        self.box, self.key, self.rbox, self.ibox = saved
+
+    def window_box(self, var: str):
+        """The events ``var``'s event must be within the window of (§2).
+
+        Under kleene_window="iteration", an event of a group iteration answers only
+        to the events outside every group and to its own iteration; any other
+        event answers to every event of the match (the window is pairwise).
+        """
+        if self.per_iteration and var in self.group_vars:
+            return _merge(self.rbox, self.ibox)
+        return self.box
 
     def range_of(self, var: str, bounds: Bounds) -> tuple[int, int]:
-        return index_range(self.cand[var], self.cand_ts[var], self.table, self.order, bounds, self.box,
-                           self.info.span, self.info.count)
+        return index_range(self.cand[var], self.cand_ts[var], self.table, self.order, bounds,
+                           self.window_box(var), self.info.span, self.info.count)
 
     # --- predicates ----------------------------------------------------------
 
@@ -197,7 +217,7 @@ class AnyMatchSearch(Matcher):
             if p in self.used:
                 continue
             self.budget.partial()
-            saved = self.push(p)
+            saved = self.push(p, v not in self.group_vars)
             if saved is None:
                 continue
             if in_list:  # a member of a Kleene group iteration; the group completes it (§6)
@@ -265,7 +285,9 @@ class AnyMatchSearch(Matcher):
                 def after_iteration():
                     if all(self.holds(c, {K.kid: j}) for c in incr):
                         step(j + 1, bnds.iteration(self.table, self.trail[mark:]))
+                ibox, self.ibox = self.ibox, None  # a new iteration (§2, kleene_window)
                 self.bind(node.body, bnds, after_iteration)
+                self.ibox = ibox
 
         step(0, bounds)
         for v in vars_:
@@ -285,7 +307,9 @@ class AnyMatchSearch(Matcher):
 
         def collect():
             body_matches.append(tuple(self.b[v][-1] for v in vars_))
+        ibox, self.ibox = self.ibox, None  # each body match is one iteration (§2, kleene_window)
         self.bind(node.body, bounds, collect)
+        self.ibox = ibox
         # iteration-local conjuncts are checked per body match, before subsets are formed
         touching = {id(c): c for v in vars_ for c in self.by_var[v]}
         incr = [c for c in touching.values()
@@ -321,10 +345,11 @@ class AnyMatchSearch(Matcher):
                 saved = []
                 ok = True
                 for p in fresh:
-                    if not self._in_box(p):
+                    # per iteration, the body match was already bounded with the outside events
+                    if not self.per_iteration and not self._in_box(p):
                         ok = False
                         break
-                    s = self.push(p)
+                    s = self.push(p, outer=False)
                     if s is None:
                         ok = False
                         break
@@ -477,6 +502,22 @@ class AnyMatchSearch(Matcher):
             if self.info.count is not None and p >= self.box[2] + self.info.count:
                 return False
         return True
+
+
+def _grow(box, t: int, p: int):
+    """A (min ts, max ts, min pos, max pos) box extended by event (t, p)."""
+    if box is None:
+        return (t, t, p, p)
+    a, b, c, d = box
+    return (min(a, t), max(b, t), min(c, p), max(d, p))
+
+
+def _merge(x, y):
+    if x is None:
+        return y
+    if y is None:
+        return x
+    return (min(x[0], y[0]), max(x[1], y[1]), min(x[2], y[2]), max(x[3], y[3]))
 
 
 def _before(order: str, p: int, tp: int, q: int, tq: int) -> bool:
