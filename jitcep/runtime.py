@@ -138,9 +138,9 @@ def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
     for name in used:
         col = table.columns.get(name)
         if col is not None:
-            specs[name] = ColumnSpec(name, col.kind, col.valid is not None and not bool(col.valid.all()))
+            specs[name] = ColumnSpec(name, col.kind, col.valid is not None)
         elif name == "type":
-            specs[name] = ColumnSpec(name, "str", bool((table.type_code < 0).any()))
+            specs[name] = ColumnSpec(name, "str", True)
     return specs
 
 

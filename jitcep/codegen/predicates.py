@@ -31,6 +31,7 @@ from importlib import import_module
 E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
 from .cache import load_module
 
+_ALL_VALID = np.ones(1, dtype=np.bool_)
 _CMP_PY = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -82,7 +83,9 @@ class _Gen:
             spec = self.columns[e.attr]
             i = self.col_index[e.attr]
             val = f"l{i}[c{i}[{p}]]" if spec.kind == "str" else f"c{i}[{p}]"
-            ok = f"v{i}[{p}]" if spec.nullable else "True"
+            # validity is always an argument (length n, or [True] with stride 0 when the
+            # column has no nulls) so one compiled function serves tables with and without nulls
+            ok = f"v{i}[{p} * s{i}]"
             kind = {"int": "num", "float": "num", "str": "str", "bool": "bool"}[spec.kind]
             return val, ok, kind
         if isinstance(e, E.Arith):
@@ -175,7 +178,11 @@ class _Gen:
 
 
 def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tuple[str, tuple[str, ...], list[str]]:
-    """Source of ``predicates(pid, P, out, ts, S, c0, [v0], [l0], ...)`` for ``preds``.
+    """Source of ``predicates(pid, P, out, ts, S, c0, v0, s0, [l0], ...)`` for ``preds``.
+
+    Per column i: values ``c``, validity ``v`` read at ``p * s`` (stride 0 over
+    a one-element mask when the column has no nulls) and, for strings, the rank
+    table ``l``.
 
     Returns the source, the column names in argument order and the string
     literals (whose ranks form ``S``).
@@ -189,9 +196,7 @@ def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tupl
         if c not in columns:
             raise MissingColumnError(f"attribute {c!r} is not in the events")
         i = col_index[c]
-        params.append(f"c{i}")
-        if columns[c].nullable:
-            params.append(f"v{i}")
+        params += [f"c{i}", f"v{i}", f"s{i}"]
         if columns[c].kind == "str":
             params.append(f"l{i}")
     body = []
@@ -242,8 +247,10 @@ class PredicateSet:
         for c in self.column_names:
             col = table.columns[c]
             args.append(col.values)
-            if self.columns[c].nullable:
-                args.append(col.valid)
+            if col.valid is None:
+                args += [_ALL_VALID, 0]
+            else:
+                args += [col.valid, 1]
             if self.columns[c].kind == "str":
                 args.append(np.array([rank[s] for s in col.dictionary] or [0], dtype=np.int64))
         return tuple(args)
