@@ -1,0 +1,261 @@
+"""Standalone benchmark: SEQ of 3, 6, 12, 24 typed events with a key equality and range predicates.
+
+    /tmp/venv/bin/python perf/bench_seq.py --n 2000000 --lengths 3 6 12 24
+
+For each length k the pattern is
+
+    PATTERN SEQ(T0 e0, T1 e1, ..., T{k-1} e{k-1})
+    WHERE [symbol] AND e0.price > 20 AND e{k-1}.price > e0.price
+    WITHIN W
+
+over synthetic events (``--types`` types, ``--keys`` symbols, ts steps 0..2).
+Printed per length: stage times on a warm process (build = Polars -> event
+table, leaves / joins inside the engine, output = match tables -> Polars),
+events/s end to end, matches/s, the ratio to one bare Numba pass over the same
+columns, peak memory above the input (VmHWM, reset per run) against the input
+columns the pattern reads, and compile latency: cold (empty Numba and jitcep
+caches, fresh process), cached (same caches, fresh process) and a new pattern
+in a warm process.  DESIGN.md section 6 has the targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import polars as pl
+
+
+def _workaround_expr_shadowing():
+    """jitcep.pattern exports a function ``expr`` that shadows the submodule for
+    ``from .pattern import expr as X`` in other modules; rebind those until that is fixed."""
+    import importlib
+
+    import jitcep.events, jitcep.output, jitcep.query  # noqa: F401,E401
+    mod = importlib.import_module("jitcep.pattern.expr")
+    fn = getattr(sys.modules["jitcep.pattern"], "expr")
+    if fn is mod:
+        return
+    for name, m in list(sys.modules.items()):
+        if name.startswith("jitcep.") and m is not None:
+            for attr, val in list(vars(m).items()):
+                if val is fn and attr != "expr":
+                    setattr(m, attr, mod)
+
+
+_workaround_expr_shadowing()
+
+
+def make_events(n: int, n_types: int, n_keys: int, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame({
+        "ts": np.cumsum(rng.integers(0, 3, n)).astype(np.int64),
+        "type": pl.Series(rng.integers(0, n_types, n)).cast(pl.String).str.replace(r"^", "T"),
+        "symbol": rng.integers(0, n_keys, n).astype(np.int64),
+        "price": rng.uniform(0, 100, n),
+        "volume": rng.integers(0, 1000, n).astype(np.int64),
+    })
+
+
+def pattern_text(k: int, window: int, low: int = 20) -> str:
+    items = ", ".join(f"T{i} e{i}" for i in range(k))
+    return (f"PATTERN SEQ({items}) WHERE [symbol] AND e0.price > {low} AND e{k - 1}.price > e0.price "
+            f"WITHIN {window}")
+
+
+def bare_pass(ts, type_code, key, price):
+    """One Numba pass over the columns the pattern reads (the DESIGN.md section 6 yardstick)."""
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def _scan(ts, tc, key, price):
+        acc = 0.0
+        cnt = 0
+        last = ts[0]
+        for i in range(len(ts)):
+            if tc[i] == 0 and price[i] > 20.0:
+                cnt += 1
+            acc += price[i] * (key[i] & 7) + (ts[i] - last)
+            last = ts[i]
+        return acc, cnt
+
+    _scan(ts[:10], type_code[:10], key[:10], price[:10])
+    t0 = time.perf_counter()
+    _scan(ts, type_code, key, price)
+    return time.perf_counter() - t0
+
+
+def _vmhwm() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _vmrss() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reset_hwm() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def run_one(df: pl.DataFrame, k: int, window: int, repeat: int) -> dict:
+    from jitcep import runtime
+    from jitcep.events import build_event_table
+    from jitcep.options import Options
+    from jitcep.output import to_frame
+    from jitcep.pattern import parse
+
+    pat = parse(pattern_text(k, window))
+    opts = Options()
+    # stage timers around the engine's leaf building (the rest of evaluate is joins + setup)
+    acc = {"leaves": 0.0}
+    orig_leaf = runtime._PatternRun.leaf
+
+    def timed_leaf(self, leaf):
+        t = time.perf_counter()
+        try:
+            return orig_leaf(self, leaf)
+        finally:
+            acc["leaves"] += time.perf_counter() - t
+
+    runtime._PatternRun.leaf = timed_leaf
+    try:
+        best = None
+        for _ in range(repeat):
+            acc["leaves"] = 0.0
+            _reset_hwm()
+            rss0 = _vmrss()
+            t0 = time.perf_counter()
+            table = build_event_table(df, [pat], time="ts", type="type")
+            t1 = time.perf_counter()
+            [mt] = runtime.evaluate([pat], table, opts)
+            t2 = time.perf_counter()
+            out = to_frame([pat], [mt], table, time="ts", type="type")
+            t3 = time.perf_counter()
+            peak = _vmhwm() - rss0
+            r = dict(build=t1 - t0, evaluate=t2 - t1, leaves=acc["leaves"], joins=t2 - t1 - acc["leaves"],
+                     output=t3 - t2, total=t3 - t0, matches=mt.n, rows=out.height, peak=peak)
+            if best is None or r["total"] < best["total"]:
+                best = r
+    finally:
+        runtime._PatternRun.leaf = orig_leaf
+    cols = table.ts.nbytes + table.type_code.nbytes + table.columns["price"].values.nbytes + \
+        table.columns["symbol"].values.nbytes
+    best["input_bytes"] = cols
+    best["bare"] = bare_pass(table.ts, table.type_code, table.columns["symbol"].values,
+                             table.columns["price"].values)
+    return best
+
+
+_COMPILE_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+from jitcep import runtime
+from jitcep.events import build_event_table
+from jitcep.options import Options
+from jitcep.pattern import parse
+sys.path.insert(0, {perf!r})
+from bench_seq import make_events, pattern_text  # also applies the import workaround
+t1 = time.perf_counter()
+df = make_events(2000, 32, 10)
+pat = parse(pattern_text({k}, 1000))
+table = build_event_table(df, [pat], time="ts", type="type")
+t2 = time.perf_counter()
+runtime.evaluate([pat], table, Options())
+t3 = time.perf_counter()
+runtime.evaluate([pat], table, Options())
+t4 = time.perf_counter()
+print(json.dumps(dict(imports=t1 - t0, first=t3 - t2, second=t4 - t3)))
+"""
+
+
+def compile_latency(k: int) -> dict:
+    """First-run latency in fresh processes: cold (empty caches), then cached (same caches)."""
+    perf = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(tmp, "numba"), JITCEP_CACHE_DIR=os.path.join(tmp, "gen"))
+        res = {}
+        for label in ("cold", "cached"):
+            out = subprocess.run([sys.executable, "-c", _COMPILE_CHILD.format(perf=perf, k=k)], env=env,
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            res[label] = r["first"] - r["second"]
+            res[label + "_imports"] = r["imports"]
+    return res
+
+
+def warm_new_pattern(k: int) -> float:
+    """Latency of a never-seen pattern in a warm process (kernels loaded; its predicates compile)."""
+    from jitcep import runtime
+    from jitcep.events import build_event_table
+    from jitcep.options import Options
+    from jitcep.pattern import parse
+
+    df = make_events(2000, 32, 10)
+    low = int(time.time() * 1000) % 1_000_000 + 1000  # a fresh constant: source never cached
+    pat = parse(pattern_text(k, 1000, low=-low))
+    table = build_event_table(df, [pat], time="ts", type="type")
+    t0 = time.perf_counter()
+    runtime.evaluate([pat], table, Options())
+    t1 = time.perf_counter()
+    runtime.evaluate([pat], table, Options())
+    t2 = time.perf_counter()
+    return (t1 - t0) - (t2 - t1)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=2_000_000)
+    ap.add_argument("--lengths", type=int, nargs="+", default=[3, 6, 12, 24])
+    ap.add_argument("--types", type=int, default=32)
+    ap.add_argument("--keys", type=int, default=1000)
+    ap.add_argument("--window", type=int, default=2000, help="W in ts units (mean step 1)")
+    ap.add_argument("--window-factors", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-compile", action="store_true", help="skip the compile-latency subprocesses")
+    args = ap.parse_args(argv)
+
+    t = time.perf_counter()
+    df = make_events(args.n, args.types, args.keys)
+    print(f"# {args.n:,} events, {args.types} types, {args.keys} keys, generated in {time.perf_counter() - t:.1f}s")
+    hdr = (f"{'k':>3} {'W':>6} {'build':>7} {'leaves':>7} {'joins':>7} {'output':>7} {'total':>7} "
+           f"{'Mev/s':>6} {'matches':>8} {'match/s':>9} {'x bare':>7} {'eng x bare':>10} {'peak MB':>8} {'input MB':>8}")
+    print(hdr)
+    for k in args.lengths:
+        for f in args.window_factors:
+            W = args.window * f
+            r = run_one(df, k, W, args.repeat)
+            print(f"{k:>3} {W:>6} {r['build']:7.3f} {r['leaves']:7.3f} {r['joins']:7.3f} {r['output']:7.3f} "
+                  f"{r['total']:7.3f} {args.n / r['total'] / 1e6:6.1f} {r['matches']:>8} "
+                  f"{r['matches'] / r['total']:9.0f} {r['total'] / r['bare']:7.1f} {r['evaluate'] / r['bare']:10.1f} "
+                  f"{r['peak'] / 2**20:8.1f} {r['input_bytes'] / 2**20:8.1f}", flush=True)
+    if not args.no_compile:
+        print("# compile latency (s): first run minus second run of a 2000-event table")
+        for k in args.lengths:
+            c = compile_latency(k)
+            w = warm_new_pattern(k)
+            print(f"k={k:>2}: cold {c['cold']:.2f}  cached (new process) {c['cached']:.2f}  "
+                  f"new pattern, warm process {w:.2f}  (imports {c['cached_imports']:.2f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
