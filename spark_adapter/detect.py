@@ -1,0 +1,287 @@
+"""``detect(sdf, query, ...)``: the driver side of the Spark adapter.
+
+Everything that can be checked without data is checked here, before any
+Spark job starts (DESIGN.md section 5): columns, the time column's type,
+the pattern's attribute types, the window's unit, the output schema, and
+that the query survives pickling.  Then the input is prepared (sequence
+column, time-range copies, key partitioning; :mod:`spark_adapter.plan`) and
+handed to mapInArrow or mapInPandas, whose body is :mod:`spark_adapter.worker`.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import warnings
+from typing import Literal
+
+import polars as pl
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+import jitcep
+from jitcep.errors import (AttributeTypeError, InputError, MissingColumnError, OptionError,
+                           QueryShippingError, TimestampError, UnsupportedPatternError)
+from jitcep.events import attributes_read, build_event_table
+from jitcep.output import output_schema, wants_all_columns
+
+from . import SplitWarning
+from . import plan as P
+from ._entry import arrow_task, pandas_task
+from .schema import arrow_schema, polars_schema, spark_schema
+from .worker import Job
+
+Udf = Literal["arrow", "pandas"]
+_INT64_MAX = 2**63 - 1
+
+_TIME_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
+               T.DateType, T.TimestampType, T.TimestampNTZType)
+_INT_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+def _missing(name: str, what: str, columns) -> MissingColumnError:
+    return MissingColumnError(f"{what} {name!r} is not a column of the Spark DataFrame; columns: "
+                              f"{', '.join(map(repr, columns)) or '(none)'}")
+
+
+def _time_as_long(col: str, dtype: T.DataType):
+    """The time column as the int64 the event table stores (same unit, exact)."""
+    if isinstance(dtype, T.TimestampType):
+        return F.unix_micros(F.col(col))
+    if isinstance(dtype, T.TimestampNTZType):  # wall-clock micros, no time zone involved
+        return F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', `{col}`)")
+    if isinstance(dtype, T.DateType):
+        return F.unix_date(F.col(col))
+    return F.col(col).cast("long")
+
+
+def _floor_div(x: str, r: str):
+    """floor(x / r) for longs as a SQL expression: exact, also for negative x (pmod is never negative)."""
+    return f"(({x}) - pmod({x}, {r})) div ({r})"
+
+
+def _range_bounds(width: int, window: int):
+    """(first, last) segment of each row: floor(t/R) and floor((t+W)/R)."""
+    t = f"`{P.TIME}`"
+    return F.expr(_floor_div(t, f"{width}L")), F.expr(_floor_div(f"{t} + {window}L", f"{width}L"))
+
+
+def _resolve_engine(engine: str, patterns, options) -> str:
+    if engine in ("reference", "compiled"):
+        return engine
+    if engine != "auto":
+        raise OptionError(f"engine={engine!r} is not one of 'auto', 'reference', 'compiled'")
+    try:
+        from jitcep.runtime import check_supported
+    except ImportError:
+        return "reference"
+    try:
+        for p in patterns:
+            check_supported(p, options)
+    except UnsupportedPatternError:
+        return "reference"
+    return "compiled"
+
+
+def _ship(job: Job) -> bytes:
+    try:
+        payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
+        back = pickle.loads(payload)
+    except Exception as exc:  # any pickling failure means the executors cannot get the query
+        raise QueryShippingError(f"the query cannot be sent to the executors: {exc}") from exc
+    if back.patterns != job.patterns or back.eval_patterns != job.eval_patterns or back.options != job.options:
+        raise QueryShippingError("the query does not survive pickling unchanged; it cannot be sent to the "
+                                 "executors")
+    return payload
+
+
+def worker_env(cache_dir: str | None) -> dict[str, str]:
+    """Environment for the Python workers: one thread each, persistent compile caches."""
+    base = cache_dir or os.environ.get("JITCEP_SPARK_CACHE_DIR") or os.path.join(tempfile.gettempdir(),
+                                                                                  "jitcep-spark-cache")
+    env = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR") or os.path.join(base, "numba")}
+    if cache_dir or os.environ.get("JITCEP_CACHE_DIR"):
+        env["JITCEP_CACHE_DIR"] = os.environ.get("JITCEP_CACHE_DIR") or os.path.join(base, "codegen")
+    return env
+
+
+def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
+           partition_by: str | list[str] | None = None, seq_col: str | None = None,
+           time_unit: str | None = None, engine: str = "auto", udf: Udf = "arrow",
+           shape: str = "wide", num_partitions: int | None = None, range_width: int | None = None,
+           rows_per_range: int = 1_000_000, max_key_rows: int | None = None,
+           cache_dir: str | None = None) -> DataFrame:
+    """Every match of ``query`` in the Spark DataFrame ``sdf``, as a Spark DataFrame.
+
+    Parameters
+    ----------
+    sdf
+        The events.  Rows need not be sorted.
+    query
+        A :class:`jitcep.Query`, or anything :func:`jitcep.compile` accepts
+        (compiled with default options).
+    time, type, time_unit
+        As in :meth:`jitcep.Query.run`.  The time column must be an integer,
+        an integral float/double, a DATE, TIMESTAMP or TIMESTAMP_NTZ column.
+    partition_by
+        Column(s) whose values matches never mix: the patterns are evaluated
+        with ``[col]`` added for each (and the data partitioned by them).
+    seq_col
+        An integer column ordering events with equal timestamps; the output's
+        ``row`` is its value.  Without it a ``monotonically_increasing_id``
+        taken from the input as given plays that role (see docs/spark.md).
+    engine
+        ``"reference"``, ``"compiled"`` or ``"auto"`` (compiled when it covers
+        every pattern under the options, else reference).
+    udf
+        ``"arrow"`` (mapInArrow, the default: faster) or ``"pandas"`` (mapInPandas).
+    shape
+        ``"wide"`` or ``"long"``, as in ``Query.run``.
+    num_partitions
+        Tasks to spread the work over (default ``spark.sql.shuffle.partitions``).
+    range_width
+        R for unkeyed queries, in time-column units (default: from the data,
+        about ``rows_per_range`` events per range, at least 10 windows).
+    max_key_rows
+        Split a key with more rows than this by time (skew); None: never.
+    cache_dir
+        Where executors keep Numba's and jitcep's compile caches.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The schema of ``jitcep.output_schema`` in Spark types; ``match_id`` is
+        unique across the result (``task partition id << 33`` plus the task's
+        own 0-based match number).
+
+    Raises
+    ------
+    MissingColumnError, TimestampError, AttributeTypeError, WindowUnitError, OptionError,
+    PatternError, QueryShippingError
+        Before any Spark job starts.
+    """
+    q = query if isinstance(query, jitcep.Query) else jitcep.compile(query)
+    patterns, options = tuple(q.patterns), q.options
+    if udf not in ("arrow", "pandas"):
+        raise OptionError(f"udf={udf!r} is not one of 'arrow', 'pandas'")
+    if shape not in ("wide", "long"):
+        raise OptionError(f"shape={shape!r} is not one of 'wide', 'long'")
+    for name, value in (("num_partitions", num_partitions), ("range_width", range_width),
+                        ("rows_per_range", rows_per_range), ("max_key_rows", max_key_rows)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+            raise OptionError(f"{name} must be a positive integer, got {value!r}")
+
+    # --- columns and types, checked on the schema -------------------------------
+    fields = {f.name: f.dataType for f in sdf.schema.fields}
+    columns = list(fields)
+    for c in columns:
+        if c.startswith("__cep_"):
+            raise InputError(f"column {c!r}: names starting with '__cep_' are reserved for the adapter")
+    part_cols = P.partition_columns(partition_by)
+    for name, what in ([(time, "time column")] + ([(type, "type column")] if type else [])
+                       + ([(seq_col, "seq_col")] if seq_col else []) + [(c, "partition_by column") for c in part_cols]):
+        if name not in fields:
+            raise _missing(name, what, columns)
+    if not isinstance(fields[time], _TIME_TYPES):
+        raise TimestampError(f"time column {time!r} has Spark type {fields[time].simpleString()}; it must be "
+                             "an integer, an integral float/double, DATE, TIMESTAMP or TIMESTAMP_NTZ")
+    if seq_col is not None and not isinstance(fields[seq_col], _INT_TYPES):
+        raise AttributeTypeError(f"seq_col {seq_col!r} has Spark type {fields[seq_col].simpleString()}; "
+                                 "it must be an integer column (its value is the output's row)")
+
+    if wants_all_columns(patterns):
+        selected = columns
+    else:
+        wanted = [time, *([type] if type else []), *part_cols,
+                  *(a for a in attributes_read(patterns) if a in fields)]
+        selected = list(dict.fromkeys(wanted))
+    in_schema = T.StructType([T.StructField(c, fields[c], True) for c in selected])
+    pl_in = polars_schema(in_schema)
+    keyed_patterns = P.segment_patterns(patterns, partition_by, split_time=False)
+    # The local builder on an empty frame of this schema: every named input error, no data read.
+    table0 = build_event_table(pl.DataFrame(schema=pl_in), keyed_patterns, time=time, type=type,
+                               time_unit=time_unit)
+    out_spark = spark_schema(output_schema(q, pl_in, time=time, type=type, shape=shape))
+
+    # --- how to split -------------------------------------------------------------
+    decision = P.decide(patterns, options, table0, partition_by)
+    if decision.mode == "single":
+        warnings.warn(f"jitcep query runs in a single Spark task: {decision.reason}", SplitWarning, stacklevel=2)
+    elif max_key_rows is not None and decision.mode == "keyed" and not decision.can_split_time:
+        warnings.warn(f"max_key_rows ignored, large keys are not split by time: {decision.reason}",
+                      SplitWarning, stacklevel=2)
+    spark = sdf.sparkSession
+    n_parts = num_partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+    df = sdf.select(*selected, (F.col(seq_col).cast("long") if seq_col else F.monotonically_increasing_id())
+                    .alias(P.SEQ))
+    window = decision.window
+    split_time = False
+    if decision.mode == "keyed":
+        df = df.dropna(subset=list(decision.key))  # a null key equals nothing: such rows never match
+        if max_key_rows is not None and decision.can_split_time and window is not None:
+            df, split_time = _split_heavy_keys(df, decision.key, fields[time], time, window, max_key_rows)
+        df = df.repartition(n_parts, *decision.key, *([P.SEG] if split_time else []))
+    elif decision.mode == "ranges":
+        df = df.withColumn(P.TIME, _time_as_long(time, fields[time]))
+        row = df.agg(F.min(P.TIME).alias("lo"), F.max(P.TIME).alias("hi"), F.count(F.lit(1)).alias("n")).first()
+        lo, hi, n = row["lo"], row["hi"], row["n"]
+        width = range_width
+        if lo is not None and width is None:
+            width = P.range_width(window, lo, hi, n, rows_per_range)
+        if lo is None or hi + window + width > _INT64_MAX or width > hi - lo:
+            # nothing to split (empty, one range, or copies would overflow int64): one task is exact
+            df = df.drop(P.TIME).repartition(1)
+        else:
+            lo_r, hi_r = _range_bounds(width, window)
+            df = (df.withColumn("__cep_lo", lo_r).withColumn(P.SEG, F.explode(F.sequence(lo_r, hi_r)))
+                  .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo")).drop(P.TIME, "__cep_lo")
+                  .repartition(n_parts, P.SEG))
+            split_time = True
+    else:
+        df = df.repartition(1)
+
+    job = Job(patterns=patterns, eval_patterns=P.segment_patterns(patterns, partition_by, split_time),
+              options=options, time=time, type=type, time_unit=time_unit,
+              engine=_resolve_engine(engine, P.segment_patterns(patterns, partition_by, split_time), options),
+              shape=shape, source_columns=tuple(selected), split_time=split_time,
+              target_schema=arrow_schema(out_spark))
+    payload = _ship(job)
+    env = worker_env(cache_dir)
+    if udf == "arrow":
+        return df.mapInArrow(arrow_task(payload, env), out_spark)
+    session_tz = spark.conf.get("spark.sql.session.timeZone")
+    return df.mapInPandas(pandas_task(payload, env, arrow_schema(df.schema), session_tz), out_spark)
+
+
+def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max_key_rows: int):
+    """Give keys with more than ``max_key_rows`` rows time ranges of their own (skew, issue 4).
+
+    One aggregation job finds them; each gets ``R_k`` from its count and
+    span (about ``max_key_rows`` rows per range, at least 10 windows).  Other
+    keys get segment 0 with every copy at home.  Returns (frame, split?).
+    """
+    df = df.withColumn(P.TIME, _time_as_long(time, time_type))
+    heavy = (df.groupBy(*key).agg(F.count(F.lit(1)).alias("n"), F.min(P.TIME).alias("lo"),
+                                  F.max(P.TIME).alias("hi"))
+             .where(F.col("n") > max_key_rows).collect())
+    rows = []
+    for r in heavy:
+        width = P.range_width(window, r["lo"], r["hi"], r["n"], max_key_rows)
+        if width <= r["hi"] - r["lo"] and r["hi"] + window + width <= _INT64_MAX:
+            rows.append((*[r[k] for k in key], width))
+    if not rows:
+        return df.drop(P.TIME), False
+    key_fields = [f for f in df.schema.fields if f.name in key]
+    widths = df.sparkSession.createDataFrame(
+        rows, T.StructType([*key_fields, T.StructField("__cep_width", T.LongType(), False)]))
+    t, w = f"`{P.TIME}`", "`__cep_width`"
+    lo = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(t, w)} END")
+    hi = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(f'{t} + {window}L', w)} END")
+    df = (df.join(F.broadcast(widths), on=list(key), how="left")
+          .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(F.col("__cep_lo"), hi)))
+          .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo"))
+          .drop(P.TIME, "__cep_lo", "__cep_width"))
+    return df, True

@@ -1,0 +1,187 @@
+"""How a query is split across Spark tasks, decided on the driver without data.
+
+Three execution modes (DESIGN.md section 4; issue 4):
+
+- ``"keyed"``: the patterns share an equivalence key ``[attr]`` (or the caller
+  passed ``partition_by``).  Events with different keys never meet in one
+  match (SASE section 4.3, ZStream section 5.2 hash partitioning), so Spark
+  hash-partitions by the key and each task evaluates its whole partition in
+  one call.
+- ``"ranges"``: no key.  The time axis is cut into ranges of width ``R``;
+  range ``r`` *owns* ``[rR, (r+1)R)`` and receives a copy of every event
+  with ``floor(t/R) <= r <= floor((t+W)/R)``, i.e. the events of
+  ``[rR - W, (r+1)R)``.  A match with window ``W`` whose last event lies in
+  ``r`` has every event in ``[last - W, last]``, so range ``r`` sees all of
+  it; it is kept only there (its last event is a *home* copy), so each match
+  comes from exactly one range.
+- ``"single"``: everything in one task, for queries where a split changes
+  results (see :func:`split_blockers`).
+
+A key too large for one task is split by time like ``"ranges"`` (skew).
+
+The segment a copy belongs to becomes part of the pattern as one more
+equivalence test ``[__cep_seg]`` (:func:`segment_patterns`): the engine then
+never joins or negates across segments, and the local engine's own key
+partitioning keeps the one call per task cheap.  Everything here is integer
+arithmetic on the table's int64 time (exact before 1970 too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from jitcep.events import equivalence_key, window_span
+from jitcep.pattern import ast
+from jitcep.pattern import expr as E
+
+# Helper columns the adapter adds; the leading "__cep_" keeps them apart from user columns.
+SEQ = "__cep_seq"      # tie-breaker and output ``row``: seq_col's value or a generated id
+SEG = "__cep_seg"      # segment (time range) a copy belongs to
+HOME = "__cep_home"    # whether this copy lies in the range that owns it
+TIME = "__cep_t"       # the time column as int64 in the event table's units
+HELPERS = (SEQ, SEG, HOME, TIME)
+
+# Ranges are at least this many windows wide, so an event has at most two copies.
+MIN_WINDOWS_PER_RANGE = 10
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the driver decided: ``mode``, the key columns, and why a split was refused."""
+
+    mode: str                      # "keyed" | "ranges" | "single"
+    key: tuple[str, ...]           # hash key for "keyed"
+    window: int | None             # W in ts units (max over patterns); None without a time window
+    reason: str | None = None      # why the query runs in fewer pieces than it could
+    can_split_time: bool = False   # may ranges (and per-key skew ranges) be used
+
+
+def window_in_units(patterns, table) -> tuple[int | None, bool, bool]:
+    """(max time window span over the patterns, any count window, any unbounded window)."""
+    spans, count, unbounded = [], False, False
+    for p in patterns:
+        w = p.window
+        if isinstance(w, ast.CountWindow):
+            count = True
+        elif isinstance(w, ast.Unbounded) or w is None:
+            unbounded = True
+        else:
+            spans.append(window_span(w, table))
+    return (max(spans) if spans else None), count, unbounded
+
+
+def _trailing(node: ast.Node, kleene_maximal: bool) -> bool:
+    """Does ``node`` end (in SEQ order) with a negation or a maximal Kleene closure?
+
+    Both look *past* the match's last positive event (semantics §7 "at the
+    end", §6.2 "no right neighbour"), so a range that ends at the last event
+    cannot decide them.  Conservative inside AND/OR: any branch counts.
+    """
+    if isinstance(node, ast.Neg):
+        return True
+    if isinstance(node, ast.Kleene):
+        return kleene_maximal and isinstance(node.body, ast.EventVar)
+    if isinstance(node, ast.Seq):
+        return bool(node.items) and _trailing(node.items[-1], kleene_maximal)
+    if isinstance(node, (ast.Conj, ast.Disj)):
+        return any(_trailing(i, kleene_maximal) for i in node.items)
+    return False
+
+
+def split_blockers(patterns, options) -> tuple[str | None, str | None]:
+    """(why time ranges are invalid, why key partitioning is invalid); None where valid.
+
+    Invalid for ranges: output policies other than ``all`` and ``freeze``
+    carry state from one match to the next; a trailing negation or maximal
+    Kleene looks past the last event; an unbounded window has no range;
+    count windows and strict contiguity use positions in the whole stream.
+    Invalid for keys: freeze (its candidate scan ignores keys), count windows
+    and strict contiguity (positions and "the next event" are global).
+    """
+    range_reason = key_reason = None
+    if options.freeze:
+        range_reason = key_reason = "freeze= scans candidates over the whole stream"
+    elif options.strategy == "strict_contiguity":
+        range_reason = key_reason = "strict_contiguity needs every next event of the whole stream"
+    elif any(isinstance(p.window, ast.CountWindow) for p in patterns):
+        range_reason = key_reason = "a count window (WITHIN n EVENTS) counts positions in the whole stream"
+    if range_reason is None:
+        if options.output != "all":
+            range_reason = f"output={options.output!r} carries state from one match to the next"
+        elif any(isinstance(p.window, ast.Unbounded) or p.window is None for p in patterns):
+            range_reason = "an unbounded window cannot be cut into time ranges"
+        elif any(_trailing(p.body, options.kleene == "maximal") for p in patterns):
+            range_reason = ("a trailing negation or maximal Kleene closure looks past the match's last "
+                            "event")
+    return range_reason, key_reason
+
+
+def decide(patterns, options, table, partition_by=None) -> Decision:
+    """Choose the execution mode (module docstring) for ``patterns`` over a table like ``table``.
+
+    ``table`` is an (empty) event table of the input's schema: it supplies the
+    time unit the window is converted with.
+    """
+    window, _, _ = window_in_units(patterns, table)
+    range_reason, key_reason = split_blockers(patterns, options)
+    key = partition_columns(partition_by) or equivalence_key(patterns) or ()
+    if key and key_reason is None:
+        return Decision("keyed", key, window, range_reason, can_split_time=range_reason is None)
+    if key_reason is not None and key:
+        return Decision("single", (), window, key_reason)
+    if range_reason is None:
+        return Decision("ranges", (), window, None, can_split_time=True)
+    return Decision("single", (), window, range_reason)
+
+
+def with_equivalence(patterns, attrs) -> tuple[ast.Pattern, ...]:
+    """The patterns with ``[attr]`` conjoined for every attribute in ``attrs`` (not yet present)."""
+    out = []
+    for p in patterns:
+        have = {c.attr for c in E.conjuncts(p.where) if isinstance(c, E.Equiv) and c.value is None}
+        extra = [E.Equiv(a) for a in attrs if a not in have]
+        if extra:
+            p = dataclasses.replace(p, where=E.conjoin([*E.conjuncts(p.where), *extra]))
+        out.append(p)
+    return tuple(out)
+
+
+def partition_columns(partition_by) -> tuple[str, ...]:
+    if not partition_by:
+        return ()
+    return tuple([partition_by] if isinstance(partition_by, str) else partition_by)
+
+
+def segment_patterns(patterns, partition_by, split_time: bool) -> tuple[ast.Pattern, ...]:
+    """The patterns the workers evaluate: ``[col]`` for partition_by columns, ``[SEG]`` when split by time.
+
+    ``partition_by=cols`` means "matches never mix values of cols", i.e. the
+    pattern with ``[col]`` added, whatever the execution mode.
+    """
+    attrs = list(partition_columns(partition_by))
+    if split_time:
+        attrs.append(SEG)
+    return with_equivalence(patterns, attrs)
+
+
+def floor_div(a: int, b: int) -> int:
+    """Exact floor division (Python ints), the arithmetic the Spark side mirrors with pmod/div."""
+    return a // b
+
+
+def range_width(window: int, t_min: int, t_max: int, n_events: int, target_rows: int) -> int:
+    """R for cutting [t_min, t_max] so a range holds about ``target_rows`` events, R >= 10 W.
+
+    Assumes events spread evenly over time (the skew split handles keys that
+    are not).  At least 1; never overflows (Python ints).
+    """
+    span = max(t_max - t_min + 1, 1)
+    pieces = max(math.ceil(n_events / max(target_rows, 1)), 1)
+    return max(MIN_WINDOWS_PER_RANGE * max(window, 1), math.ceil(span / pieces), 1)
+
+
+def segments_of(t: int, window: int, width: int) -> range:
+    """The ranges an event at time ``t`` is copied into: floor(t/R) .. floor((t+W)/R)."""
+    return range(floor_div(t, width), floor_div(t + window, width) + 1)
