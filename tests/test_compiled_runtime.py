@@ -1,0 +1,125 @@
+"""The compiled engine's own contract: what it refuses, plan checking, caps, the on-disk code cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib import import_module
+
+import numpy as np
+import pytest
+
+from jitcep import runtime
+from jitcep.codegen import ColumnSpec, PredicateSet
+from jitcep.errors import ExplosionError, MissingWindowError, UnsupportedPatternError
+from jitcep.events import Column, EventTable
+from jitcep.options import Options
+from jitcep.pattern.ast import Conj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow
+from jitcep.plan import Join, Leaf, all_shapes, build_plan
+
+E = import_module("jitcep.pattern.expr")
+
+
+def table(types, ts, x=None):
+    names = tuple(sorted(set(types)))
+    cols = {} if x is None else {"x": Column("int", np.array(x, dtype=np.int64), None)}
+    return EventTable(ts=np.array(ts, dtype=np.int64), row=np.arange(len(ts), dtype=np.int64),
+                      type_code=np.array([names.index(t) for t in types], dtype=np.int32), type_names=names,
+                      columns=cols, time_unit_ns=None, time_dtype=None)
+
+
+A, B, C = (EventVar(n, (n.upper(),)) for n in "abc")
+
+
+def bindings(mt):
+    return [tuple(b.values()) for b in mt.to_bindings()]
+
+
+@pytest.mark.parametrize("body", [Seq((A, Neg(B), C)), Seq((A, Kleene(B, 1, None), C))])
+def test_negation_and_kleene_are_refused_before_any_work(body):
+    with pytest.raises(UnsupportedPatternError, match="compiled engine"):
+        runtime.evaluate([Pattern(body, None, TimeWindow(5))], table("AC", [1, 2]), Options())
+
+
+@pytest.mark.parametrize("opts", [dict(strategy="skip_till_next_match"), dict(output="non_overlapping")])
+def test_other_strategies_and_policies_are_refused(opts):
+    with pytest.raises(UnsupportedPatternError):
+        runtime.evaluate([Pattern(Seq((A, B)), None, TimeWindow(5))], table("AB", [1, 2]), Options(**opts))
+
+
+def test_missing_window_is_an_error():
+    with pytest.raises(MissingWindowError):
+        runtime.evaluate([Pattern(Seq((A, B)))], table("AB", [1, 2]), Options())
+
+
+def test_seq_plan_must_join_adjacent_runs():
+    p = Pattern(Seq((A, B, C)), None, TimeWindow(5))
+    with pytest.raises(UnsupportedPatternError, match="adjacent"):
+        build_plan(p, (("a", "c"), "b"))
+    with pytest.raises(UnsupportedPatternError, match="adjacent"):
+        build_plan(p, ("b", ("a", "c")))
+
+
+def test_predicates_go_to_the_lowest_covering_node():
+    where = E.BoolOp("and", (E.Cmp(">", E.Attr("a", "x"), E.Lit(1)),
+                             E.Cmp("<", E.Attr("b", "x"), E.Attr("c", "x")),
+                             E.Cmp("<", E.Attr("a", "x"), E.Attr("c", "x"))))
+    plan = build_plan(Pattern(Seq((A, B, C)), where, TimeWindow(5)), ("a", ("b", "c")))
+    root = plan.root
+    assert isinstance(root.left, Leaf) and root.left.filter is not None
+    assert root.right.predicates == (where.items[1],)
+    assert root.predicates == (where.items[2],)
+
+
+def test_all_shapes_counts():
+    # SEQ of 4: Catalan(3) = 5 bracketings; AND of 3: 3 splits x 2 orientations x 2 sub-orientations = 12
+    assert len(all_shapes(Seq((A, B, C, EventVar("d", ("D",)))))) == 5
+    assert len(all_shapes(Conj((A, B, C)))) == 12
+
+
+def test_cross_branch_predicate_is_refused():
+    from jitcep.pattern.ast import Disj
+    where = E.Cmp("<", E.Attr("a", "x"), E.Attr("b", "x"))
+    with pytest.raises(UnsupportedPatternError, match="OR branches"):
+        build_plan(Pattern(Disj((A, B)), where, TimeWindow(5)))
+
+
+def test_hand_enumerated_seq_with_explicit_plans():
+    # A0 B1 A2 C3 B4 C5 at ts 0..5, WITHIN 3: (a, b, c) with a < b < c and c.ts - a.ts <= 3
+    t = table(list("ABACBC"), [0, 1, 2, 3, 4, 5])
+    p = Pattern(Seq((A, B, C)), None, TimeWindow(3))
+    expected = [(0, 1, 3), (2, 4, 5)]
+    for shape in all_shapes(p.body):
+        [mt] = runtime.evaluate([p], t, Options(), plan=shape)
+        assert sorted(bindings(mt)) == expected, shape
+
+
+def test_max_matches_raises_explosion():
+    t = table(["A"] * 30 + ["B"] * 30, list(range(60)))
+    p = Pattern(Seq((A, B)), None, TimeWindow(100))
+    with pytest.raises(ExplosionError, match="max_matches"):
+        runtime.evaluate([p], t, Options(max_matches=100))
+    with pytest.raises(ExplosionError, match="max_partials"):
+        runtime.evaluate([p], t, Options(max_partials=100))
+
+
+def test_generated_code_is_reused_by_a_second_process(tmp_path):
+    preds = [E.Cmp(">", E.Attr("a", "x"), E.Lit(12345))]
+    env = dict(os.environ, JITCEP_CACHE_DIR=str(tmp_path / "gen"), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    code = (
+        "import numpy as np\n"
+        "from importlib import import_module\n"
+        "E = import_module('jitcep.pattern.expr')\n"
+        "from jitcep.codegen import ColumnSpec, PredicateSet\n"
+        "ps = PredicateSet([E.Cmp('>', E.Attr('a', 'x'), E.Lit(12345))], {'x': ColumnSpec('x', 'int', False)})\n"
+        "out = np.empty(2, np.bool_)\n"
+        "ps.fn(0, np.array([[0, 1]]), out, np.zeros(2, np.int64), np.zeros(1, np.int64),\n"
+        "      np.array([1, 20000]), np.ones(1, np.bool_), 0)\n"
+        "print(out.tolist(), ps.fn.stats.cache_hits and sum(ps.fn.stats.cache_hits.values()))\n"
+    )
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert first.stdout.split()[:2] == ["[False,", "True]"]
+    assert int(second.stdout.split()[-1]) >= 1, "second process compiled again instead of loading the cache"
+    assert PredicateSet(preds, {"x": ColumnSpec("x", "int", False)}).source.count("def predicates") == 1
