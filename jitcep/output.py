@@ -10,7 +10,8 @@ Wide shape (DESIGN.md section 1, "Output"): one row per match with
   variables that accept several types (``* v``, ``ANY(A, B) v``), then the
   attributes the pattern reads for that variable, then those RETURN names;
   a Kleene variable (and every variable of a Kleene group) is a List of such
-  structs; an OR branch not taken gives null structs;
+  structs; an OR branch not taken gives null structs and null lists (an empty
+  list means the variable is bound to no event, e.g. ``T* v[]`` matched none);
 - RETURN items other than bare variables as their own columns (alias, or a
   default name such as ``avg_c_price`` or ``a_price``).
 
@@ -226,7 +227,12 @@ def _var_column(v: _VarSpec, fields, values: _Values, mt: MatchTable) -> pl.Seri
     if v.is_list:
         off, pos = mt.lists[v.name]
         members = _struct(v, fields, values, np.asarray(pos, dtype=np.int64))
-        arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)), members.to_arrow())
+        # A list variable of an OR branch not taken is null, not [] (which means
+        # "bound, no member", e.g. T* v[] matched zero events).
+        unbound = mt.list_unbound.get(v.name)
+        mask = pa.array(np.asarray(unbound, dtype=bool)) if unbound is not None and unbound.any() else None
+        arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)), members.to_arrow(),
+                                            mask=mask)
         return pl.Series(v.name, arr)
     pos = np.asarray(mt.single[v.name], dtype=np.int64)
     bound = pos >= 0

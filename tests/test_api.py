@@ -201,6 +201,23 @@ def test_output_schema_equals_run_schema_with_and_without_matches(shape):
     assert q.run(none, type="type", shape=shape).schema == expected
 
 
+def test_or_branch_not_taken_gives_a_null_list_and_zero_iterations_an_empty_one():
+    # rows: 0 A, 1 C, 2 A, 3 B; within 3 the matches are a=0 with b=[] ; c=1 ;
+    # a=2 with b=[] and with b=[3]  (skip-till-any-match, every subset of the B's)
+    df = pl.DataFrame({"type": ["A", "C", "A", "B"], "ts": [10, 11, 14, 15]})
+    q = jitcep.compile("PATTERN OR(SEQ(A a, B* b[]), C c) WITHIN 3")
+    out = q.run(df, type="type")
+    got = {(r["a"] and r["a"]["row"], None if r["b"] is None else tuple(m["row"] for m in r["b"]),
+            r["c"] and r["c"]["row"]) for r in out.iter_rows(named=True)}
+    assert out.height == 4
+    assert got == {(0, (), None), (None, None, 1), (2, (), None), (2, (3,), None)}
+    by_c = out.filter(pl.col("c").is_not_null())
+    assert by_c["b"].to_list() == [None]
+    assert out.filter(pl.col("a").is_not_null())["b"].list.len().sort().to_list() == [0, 0, 1]
+    long = q.run(df, type="type", shape="long")
+    assert long.filter(pl.col("variable") == "b")["row"].to_list() == [3]
+
+
 def test_long_shape_rows():
     out = jitcep.compile(SEQ_AB).run(EVENTS, type="type", shape="long")
     assert out.columns == ["match_id", "variable", "index", "row", "ts", "x"]

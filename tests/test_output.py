@@ -134,6 +134,25 @@ def test_return_name_clash_is_an_error():
         to_frame([p], [two_matches()], table())
 
 
+def test_unbound_list_is_null_and_an_empty_list_is_empty():
+    # OR(SEQ(A a, B* b[]), C c): the C branch leaves b unbound (null); the first
+    # branch with zero B events binds b to [] -- the two must stay distinct.
+    p = Pattern(Disj((Seq((EventVar("a", ("A",)), Kleene(EventVar("b", ("B",)), 0, None))),
+                      EventVar("c", ("C",)))), window=TimeWindow(5, "min"))
+    mt = MatchTable.from_bindings([{"a": 0, "b": (), "c": None}, {"a": None, "b": None, "c": 2},
+                                   {"a": 0, "b": (1, 4), "c": None}], ["a", "c"], ["b"])
+    out = to_frame([p], [mt], table())
+    assert out["b"].is_null().to_list() == [False, True, False]
+    assert out["b"].list.len().to_list() == [0, None, 2]
+    assert [m["row"] for m in out["b"][2]] == [0, 3]
+    long = to_frame([p], [mt], table(), shape="long")
+    assert long.select("match_id", "variable", "index", "row").rows() == [
+        (0, "a", 0, 1), (1, "c", 0, 2), (2, "a", 0, 1), (2, "b", 0, 0), (2, "b", 1, 3)]
+    # a bound list is never null, even in a table that has unbound rows elsewhere
+    only_empty = MatchTable.from_bindings([{"a": 0, "b": (), "c": None}], ["a", "c"], ["b"])
+    assert to_frame([p], [only_empty], table())["b"].to_list() == [[]]
+
+
 def test_long_shape():
     out = to_frame([seq_kleene([ReturnItem(Agg("count", "c"), "n")])], [two_matches()], table(), shape="long")
     assert out.columns == ["match_id", "variable", "index", "row", "ts", "sym", "price", "type", "n"]
