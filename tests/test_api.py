@@ -218,6 +218,33 @@ def test_or_branch_not_taken_gives_a_null_list_and_zero_iterations_an_empty_one(
     assert long.filter(pl.col("variable") == "b")["row"].to_list() == [3]
 
 
+def test_kleene_and_group_iterations_may_share_events():
+    # semantics §3 exception: KL(AND(A a, B b)){2} over A0 B1 B2 -> the two body
+    # matches (0,1), (0,2) share event 0; KL(SEQ(..)){2} has disjoint iterations: none.
+    df = pl.DataFrame({"type": ["A", "B", "B"], "ts": [1, 2, 3]})
+    out = jitcep.compile("PATTERN KL(AND(A a, B b)){2} WITHIN 10").run(df, type="type")
+    rows = out.select(pl.col(v).list.eval(pl.element().struct.field("row")) for v in ("a", "b")).rows()
+    assert rows == [([0, 0], [1, 2])]
+    assert jitcep.compile("PATTERN KL(SEQ(A a, B b)){2} WITHIN 10").run(df, type="type").height == 0
+
+
+MISPLACED = ("PATTERN SEQ(SHELF-READING x, SHELF-READING y, !(ANY(COUNTER-READING, SHELF-READING) z)) "
+             "WHERE [id] AND x.shelf_id != y.shelf_id AND {cond} WITHIN 10")
+
+
+def test_negated_event_with_a_null_attribute_does_not_kill():
+    # semantics §4: SASE's misplaced-inventory query, where the counter reading has no shelf_id.
+    # rows: 0 shelf 1, 1 shelf 2, 2 counter (shelf_id null), 3 shelf 3; all one item.
+    df = pl.DataFrame({"type": ["SHELF-READING", "SHELF-READING", "COUNTER-READING", "SHELF-READING"],
+                       "ts": [1, 2, 3, 4], "id": [7] * 4, "shelf_id": [1, 2, None, 3]})
+    # x.shelf_id = z.shelf_id is NULL for the counter reading: no kill, (0,1) survives
+    plain = jitcep.compile(MISPLACED.format(cond="x.shelf_id = z.shelf_id")).run(df, type="type")
+    assert pairs(plain, "x", "y") == {(0, 1), (0, 3), (1, 3)}
+    # SASE's intent written out: the counter reading (null shelf_id) kills (0,1)
+    explicit = jitcep.compile(MISPLACED.format(cond="(x.shelf_id = z.shelf_id OR z.shelf_id IS NULL)"))
+    assert pairs(explicit.run(df, type="type"), "x", "y") == {(0, 3), (1, 3)}
+
+
 def test_long_shape_rows():
     out = jitcep.compile(SEQ_AB).run(EVENTS, type="type", shape="long")
     assert out.columns == ["match_id", "variable", "index", "row", "ts", "x"]
