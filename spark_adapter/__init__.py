@@ -18,7 +18,7 @@ class SplitWarning(UserWarning):
 
 
 def detect(sdf, query, **kwargs):
-    """Every match of ``query`` in the Spark DataFrame ``sdf``; see :func:`spark_adapter.detect.detect`."""
-    from .detect import detect as _detect
+    """Every match of ``query`` in the Spark DataFrame ``sdf``; see :func:`spark_adapter.driver.detect`."""
+    from .driver import detect as _detect
 
     return _detect(sdf, query, **kwargs)

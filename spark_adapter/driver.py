@@ -1,4 +1,4 @@
-"""``detect(sdf, query, ...)``: the driver side of the Spark adapter.
+"""``detect(sdf, query, ...)``: the driver side of the Spark adapter (:func:`detect`).
 
 Everything that can be checked without data is checked here, before any
 Spark job starts (DESIGN.md section 5): columns, the time column's type,
