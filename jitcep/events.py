@@ -658,6 +658,55 @@ def build_partition(table: "EventTable", key: Sequence[str]) -> Partition:
 # --- the event table --------------------------------------------------------
 
 
+def _partition_key(pats, partition_by) -> tuple[str, ...] | None:
+    if isinstance(partition_by, str):
+        partition_by = (partition_by,)
+    return tuple(partition_by) if partition_by is not None else equivalence_key(pats)
+
+
+def _attributes(pats, available, key, columns) -> list[str]:
+    """The attribute columns an event table keeps: read by the patterns, asked for, the partition key."""
+    present = set(available)
+    attrs = list(dict.fromkeys([*attributes_read(pats), *columns, *(key or ())]))
+    # ``type`` is a pseudo-attribute (the event's type name) unless the input has such a column.
+    return [a for a in attrs if a != _TS_ATTR and not (a == _TYPE_ATTR and a not in present)]
+
+
+def read_events(source, patterns=None, *, time: str = "ts", type: str | None = None,
+                time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
+                columns: Iterable[str] = (), all_columns: bool = False) -> pl.DataFrame:
+    """Read ``source`` once into the Polars DataFrame :func:`build_event_table` needs.
+
+    The columns are the time and type columns, the attributes the patterns
+    read, ``columns`` and the partition key, or every input column with
+    ``all_columns`` (in input order; the caller also outputs them).  Building
+    the table from the result is a zero-copy select, so a caller that needs
+    both the events and the input values (:meth:`jitcep.Query.run`) reads a
+    file, LazyFrame, pandas or Arrow input only once.
+
+    Raises OptionError (bad ``time_unit``, before reading), InputFormatError
+    and MissingColumnError (naming what the column is for: "time column",
+    "type column", "attribute").
+    """
+    pats = _as_patterns(patterns)
+    if time_unit is not None:
+        normalize_unit(time_unit)  # reject a bad unit before reading anything
+    _, available, _ = _lazy_and_columns(source)
+    attrs = _attributes(pats, available, _partition_key(pats, partition_by), columns)
+    what = {a: "attribute" for a in attrs}
+    if partition_by is not None:
+        what.update((c, "partition_by column") for c in ((partition_by,) if isinstance(partition_by, str)
+                                                          else partition_by))
+    what[time] = "time column"
+    if type is not None:
+        what[type] = "type column"
+    needed = list(dict.fromkeys([time, *([type] if type is not None else []), *attrs]))
+    missing = [c for c in needed if c not in set(available)]
+    if missing:  # the named error, also when every column is read
+        raise _missing(missing[0], what.get(missing[0], "column"), available)
+    return read_table(source, None if all_columns else needed, what=what)
+
+
 def build_event_table(source, patterns=None, *, time: str = "ts", type: str | None = None,
                       time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
                       columns: Iterable[str] = (), check: bool = True) -> EventTable:
@@ -691,23 +740,10 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         Before anything is returned; nothing is ever written.
     """
     pats = _as_patterns(patterns)
-    if time_unit is not None:
-        normalize_unit(time_unit)  # reject a bad unit before reading anything
-    if isinstance(partition_by, str):
-        partition_by = (partition_by,)
-    key = tuple(partition_by) if partition_by is not None else equivalence_key(pats)
-
-    _, available, _ = _lazy_and_columns(source)
-    present = set(available)
-    attrs = list(dict.fromkeys([*attributes_read(pats), *columns, *(key or ())]))
-    # ``type`` is a pseudo-attribute (the event's type name) unless the input has such a column.
-    attrs = [a for a in attrs if a != _TS_ATTR and not (a == _TYPE_ATTR and a not in present)]
-    what = {a: "attribute" for a in attrs}
-    what[time] = "time column"
-    if type is not None:
-        what[type] = "type column"
-    needed = list(dict.fromkeys([time, *([type] if type is not None else []), *attrs]))
-    df = read_table(source, needed, what=what)
+    key = _partition_key(pats, partition_by)
+    df = read_events(source, pats, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                     columns=columns)
+    attrs = _attributes(pats, df.columns, key, columns)
 
     ts, unit_ns = _time_values(time, df.get_column(time), time_unit)
     n = len(ts)

@@ -151,16 +151,16 @@ class Query:
         if time_unit is not None:
             _check_choice("time_unit", time_unit, TimeUnit)
         evaluate = _engine(engine)
-        from .events import build_event_table, read_table
+        from .events import build_event_table, read_events
         from .output import to_frame, wants_all_columns
 
-        table = build_event_table(events, self.patterns, time=time, type=type, time_unit=time_unit,
+        # Read the input once: the event table is built from this frame (a zero-copy
+        # select) and the output gathers values from it by row number, so they keep
+        # their input dtypes.  Every error (columns, timestamps) is raised here.
+        source = read_events(events, self.patterns, time=time, type=type, time_unit=time_unit,
+                             partition_by=partition_by, all_columns=wants_all_columns(self.patterns))
+        table = build_event_table(source, self.patterns, time=time, type=type, time_unit=time_unit,
                                   partition_by=partition_by)
-        # The output gathers attribute values from the input by row number so they
-        # keep their input dtypes; for a Polars frame this is a zero-copy select.
-        keep = None if wants_all_columns(self.patterns) else \
-            list(dict.fromkeys([time, *([type] if type else []), *table.columns]))
-        source = read_table(events, keep)
         results = evaluate(self.patterns, table, self.options)
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 

@@ -162,6 +162,39 @@ def test_every_input_kind_gives_the_same_result(kind, tmp_path):
     assert q.run(src, type="type").equals(q.run(EVENTS, type="type"))
 
 
+@pytest.mark.parametrize("returns", ["", "RETURN a"])
+def test_input_is_read_once(returns):
+    # a LazyFrame whose every collection runs this function once: the events and the
+    # output values must come from one read (also when RETURN a outputs every column)
+    calls = []
+
+    def count(df):
+        calls.append(df.height)
+        return df
+
+    wide = EVENTS.with_columns(y=pl.col("x") * 10)
+    lazy = wide.lazy().map_batches(count, schema=wide.schema)
+    q = jitcep.compile(SEQ_AB + " " + returns)
+    out = q.run(lazy, type="type")
+    assert calls == [5]
+    assert pairs(out) == EXPECTED_AB
+    assert ("y" in out.schema["a"].to_schema()) == bool(returns)
+    if returns:
+        assert sorted(r["y"] for r in out["a"].to_list()) == [20, 50]
+
+
+def test_missing_columns_are_named_before_anything_is_read():
+    calls = []
+    lazy = EVENTS.lazy().map_batches(lambda df: calls.append(1) or df, schema=EVENTS.schema)
+    for text, what in [("PATTERN SEQ(A a, B b) WHERE a.price > 1 WITHIN 10 RETURN a", "attribute 'price'"),
+                       (SEQ_AB, "type column 'kind'")]:
+        with pytest.raises(MissingColumnError, match=what):
+            jitcep.compile(text).run(lazy, type="kind" if "kind" in what else "type")
+    with pytest.raises(MissingColumnError, match="partition_by column 'g'"):
+        jitcep.compile(SEQ_AB).run(lazy, type="type", partition_by="g")
+    assert calls == []
+
+
 def test_datetime_time_column_stays_datetime():
     df = EVENTS.select("type", (pl.datetime(2024, 1, 1) + pl.duration(minutes=pl.col("ts"))).alias("time"), "x")
     q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10 minutes")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from jitcep.errors import (AttributeTypeError, InputFormatError, InvalidWindowError, MissingColumnError,
                            OptionError, TimestampError, WindowUnitError)
 from jitcep.events import (EventTable, attributes_read, build_event_table, build_partition,
-                           check_types, equivalence_key, read_table, window_span)
+                           check_types, equivalence_key, read_events, read_table, window_span)
 from jitcep.pattern.ast import (CountWindow, EventVar, Pattern, ReturnItem, Seq, TimeWindow,
                                 Unbounded)
 from jitcep.pattern.expr import (Agg, Arith, Attr, BoolOp, Cmp, Equiv, In, IsNull, Lit, Not, Unary,
@@ -628,6 +628,20 @@ def test_attributes_read_skips_ts_and_star():
     p = pattern(Cmp(">", Attr("a", "ts"), Lit(1)), returns=(Attr("a", "*"), Agg("count", "b")))
     assert attributes_read(p) == ()
     assert attributes_read(None) == ()
+
+
+def test_read_events_reads_what_the_table_needs_or_everything(tmp_path):
+    path = tmp_path / "e.parquet"
+    small().write_parquet(path)
+    assert read_events(path, PRICE, type="type").columns == ["ts", "type", "price"]
+    everything = read_events(path, PRICE, type="type", all_columns=True)
+    assert everything.columns == small().columns and everything.equals(small())
+    # the table built from the frame read once equals the one built from the file
+    check_small(build_event_table(everything, PRICE, type="type"))
+    with pytest.raises(MissingColumnError, match="partition_by column 'g'"):
+        read_events(path, PRICE, all_columns=True, partition_by="g")
+    with pytest.raises(OptionError):
+        read_events(path / "nope.parquet", PRICE, time_unit="fortnight")  # before touching the file
 
 
 def test_pathlib_in_read_table_error_uses_path(tmp_path):
