@@ -262,10 +262,11 @@ def _run_baseline(b: B.Baseline, df: pl.DataFrame, q, eut: EngineUnderTest, full
     if why:
         return {"status": "unavailable", "reason": why}
     sub, ref = df, full
-    if b.max_events is not None and df.height > b.max_events:
+    limit = b.limit(q)
+    if limit is not None and df.height > limit:
         if not b.prefix_ok:
-            return {"status": "skipped", "reason": f"input larger than {b.max_events} events"}
-        sub = df.head(b.max_events)
+            return {"status": "skipped", "reason": f"input larger than {limit} events"}
+        sub = df.head(limit)
         ref = eut.measure(sub)
     try:
         state = b.prepare(sub, q)
@@ -357,13 +358,19 @@ def run(workloads: list[Workload], cfg: RunConfig, out: str | Path | None) -> di
         doc["workloads"].append(entry)
         if cfg.verbose:
             print(f"  {w.name}: {entry['status']} ({entry['wall_s']:.1f} s)", file=sys.stderr, flush=True)
+        if out:  # after every workload, so a long run that dies keeps what it measured
+            _write(doc, Path(out), complete=False)
     if out:
-        path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=1, default=_json_default))
-        tmp.replace(path)   # nothing half-written
+        _write(doc, Path(out), complete=True)
     return doc
+
+
+def _write(doc: dict, path: Path, *, complete: bool) -> None:
+    doc["complete"] = complete
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=_json_default))
+    tmp.replace(path)   # never a half-written file
 
 
 def _json_default(x):
