@@ -28,8 +28,12 @@ Decisions of the builder (:func:`build_event_table`):
 - ``ts`` and, when the input has no column of that name, ``type`` are
   pseudo-attributes (``EventTable.value``); they are not in ``columns``.
 - Temporal attributes are stored as their physical int64 value (kind "int").
-- Rows whose partition key is null belong to no partition group (``key_code``
-  -1): a null key equals nothing.
+- Two kinds of partition (semantics §13).  From the equivalence key (``[attr]``)
+  it is an index: rows whose key is null belong to no group (``key_code`` -1),
+  as a null key equals nothing.  From ``partition_by=`` it is a split
+  (``Partition.independent``): each group is a separate stream that every
+  engine evaluates on its own (:func:`evaluate_per_partition`), and a null key
+  is a group of its own, like Polars' ``group_by``.
 - :func:`window_span` turns a TimeWindow into an exact integer span in ts units.
 """
 
@@ -79,6 +83,9 @@ class Partition:
     key_code: np.ndarray       # int64 per position: dense code of the key value (-1: null key)
     order: np.ndarray          # int64 positions sorted by (key_code, ts, position)
     offsets: np.ndarray        # int64, len = n_keys + 1; group g is order[offsets[g]:offsets[g+1]]
+    # True for a partition_by= split (semantics §13): groups are separate streams,
+    # and a null key value is a group of its own (never code -1).
+    independent: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +104,19 @@ class EventTable:
     @property
     def n(self) -> int:
         return len(self.ts)
+
+    def take(self, positions: np.ndarray) -> "EventTable":
+        """The events at ``positions`` (ascending) as a table of their own, without a partition.
+
+        Position ``i`` of the result is ``positions[i]`` here; ``row`` still
+        names the input row, and dictionaries are shared.
+        """
+        pos = np.asarray(positions, dtype=np.int64)
+        cols = {a: Column(c.kind, c.values[pos], None if c.valid is None else c.valid[pos], c.dictionary)
+                for a, c in self.columns.items()}
+        return EventTable(ts=self.ts[pos], row=self.row[pos], type_code=self.type_code[pos],
+                          type_names=self.type_names, columns=cols, time_unit_ns=self.time_unit_ns,
+                          time_dtype=self.time_dtype)
 
     def value(self, attr: str, p: int):
         """Python value of ``attr`` at position ``p`` (``ts`` and ``type`` are always available)."""
@@ -607,12 +627,14 @@ def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
     return out, len(uniq)
 
 
-def build_partition(table: "EventTable", key: Sequence[str]) -> Partition:
+def build_partition(table: "EventTable", key: Sequence[str], *, independent: bool = False) -> Partition:
     """CSR partitions of ``table`` by the key attributes (SASE section 4.3 PAIS, ZStream section 5.2).
 
     ``key_code[p]`` is the dense code of the key of position ``p`` (codes in
     key-value order; -1 when any key attribute is null: null equals nothing,
-    so such events join no group).  ``order`` lists the non-null-key
+    so such events join no group).  With ``independent`` (a ``partition_by=``
+    split, semantics §13) null is a value instead, ordered after every other
+    value of its attribute, so every event is in exactly one group.  ``order`` lists the non-null-key
     positions by (key_code, ts, position) and group g is
     ``order[offsets[g]:offsets[g + 1]]``.  Vectorised: a code per column, the
     columns combined pairwise and re-densified, one stable argsort, one
@@ -639,6 +661,9 @@ def build_partition(table: "EventTable", key: Sequence[str]) -> Partition:
             codes, k = _dense_codes(tc, tc >= 0)
         else:
             raise _missing(attr, "partition attribute", list(table.columns))
+        if independent and (codes < 0).any():  # null: one more value, after the others (group_by)
+            codes = np.where(codes < 0, k, codes)
+            k += 1
         if combined is None:
             combined = codes
         else:  # previous codes < n and k <= n: the product fits int64 for any realistic n
@@ -652,7 +677,68 @@ def build_partition(table: "EventTable", key: Sequence[str]) -> Partition:
     order = keyed[_stable_argsort(key_code[keyed])].astype(np.int64)
     offsets = np.zeros(n_keys + 1, dtype=np.int64)
     np.cumsum(np.bincount(key_code[keyed], minlength=n_keys), out=offsets[1:])
-    return Partition(key, key_code, order, offsets)
+    return Partition(key, key_code, order, offsets, independent)
+
+
+def evaluate_per_partition(evaluate_group, table: "EventTable", *, max_matches: int | None = None) -> list:
+    """Match tables of a ``partition_by=`` split: each group evaluated as its own stream (semantics §13).
+
+    ``evaluate_group(sub_table) -> list[MatchTable]`` (one per pattern, the
+    same number for every group) runs on :meth:`EventTable.take` of each
+    group; positions are mapped back to ``table`` and the groups' tables
+    concatenated per pattern in canonical order.  ``max_matches``: the total
+    over all groups (§12), checked after each group.
+    """
+    from .errors import ExplosionError
+    from .matches import MatchTable
+
+    part = table.partition
+    if part is None or not part.independent:
+        raise ValueError("evaluate_per_partition needs a table partitioned with partition_by=")
+    per_pattern: list[list[MatchTable]] | None = None
+    total = 0
+    for g in range(len(part.offsets) - 1):
+        where = part.order[part.offsets[g]:part.offsets[g + 1]]
+        # group positions ascend (the group is sorted by (ts, position)), so order is kept
+        results = evaluate_group(table.take(where))
+        if per_pattern is None:
+            per_pattern = [[] for _ in results]
+        for k, mt in enumerate(results):
+            per_pattern[k].append(_remap(mt, where))
+            total += mt.n
+        if max_matches is not None and total > max_matches:
+            raise ExplosionError(f"more than max_matches={max_matches} matches; raise the cap with "
+                                 f"jitcep.compile(..., max_matches=N) or make the pattern more selective")
+    if per_pattern is None:  # no events at all: one empty evaluation gives the typed empty tables
+        return evaluate_group(table.take(np.zeros(0, np.int64)))
+    return [_concat(parts).canonical() for parts in per_pattern]
+
+
+def _remap(mt, where: np.ndarray):
+    """``mt`` with sub-table positions replaced by ``where[p]`` (positions of the whole table)."""
+    from .matches import MatchTable
+
+    single = {v: np.where(c >= 0, where[np.maximum(c, 0)], -1) for v, c in mt.single.items()}
+    lists = {v: (off, where[pos]) for v, (off, pos) in mt.lists.items()}
+    return MatchTable(mt.n, single, lists, dict(mt.list_unbound))
+
+
+def _concat(parts: list):
+    from .matches import MatchTable
+
+    n = sum(p.n for p in parts)
+    first = parts[0]
+    single = {v: np.concatenate([p.single[v] for p in parts]) for v in first.single}
+    lists = {}
+    for v in first.lists:
+        lens = np.concatenate([np.diff(p.lists[v][0]) for p in parts])
+        off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=off[1:])
+        lists[v] = (off, np.concatenate([p.lists[v][1] for p in parts]).astype(np.int64))
+    unbound = {}
+    for v in {v for p in parts for v in p.list_unbound}:
+        unbound[v] = np.concatenate([p.list_unbound.get(v, np.zeros(p.n, dtype=bool)) for p in parts])
+    return MatchTable(n, single, lists, unbound)
 
 
 # --- the event table --------------------------------------------------------
@@ -727,8 +813,10 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         Unit of a numeric time column (ns, us, ms, s, min, h, d or a long
         form); needed for duration windows.  Date / Datetime carry their own.
     partition_by
-        Partition key attributes; by default the equivalence key all patterns
-        share (:func:`equivalence_key`), if any.
+        Columns splitting the stream into independent streams, one per key
+        value, null being a value (an ``independent`` partition, semantics
+        §13).  Without it the partition is the equivalence key all patterns
+        share (:func:`equivalence_key`), if any: an index, null keys in no group.
     columns
         Extra attributes to keep beyond those the patterns read.
     check
@@ -783,5 +871,6 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     if check:
         check_types(pats, table)
     if key:
-        table = dataclasses.replace(table, partition=build_partition(table, key))
+        table = dataclasses.replace(
+            table, partition=build_partition(table, key, independent=partition_by is not None))
     return table

@@ -128,7 +128,10 @@ class Query:
             The unit of a numeric time column (``"s"``, ``"ms"``, ...); needed
             when a pattern's window is a duration such as ``10 minutes``.
         partition_by
-            Column(s) to evaluate independently per value (matches never mix values).
+            Column(s) splitting the events into independent streams, one per
+            value (like ``group_by``: null is a value of its own); every match
+            lies in one stream, and windows counted in events, contiguity,
+            negation and output policies all see only that stream (semantics §13).
         engine
             ``"reference"`` (the executable semantics) or ``"compiled"``.
         shape
@@ -161,7 +164,15 @@ class Query:
                              partition_by=partition_by, all_columns=wants_all_columns(self.patterns))
         table = build_event_table(source, self.patterns, time=time, type=type, time_unit=time_unit,
                                   partition_by=partition_by)
-        results = evaluate(self.patterns, table, self.options)
+        if table.partition is not None and table.partition.independent and engine != "reference":
+            # partition_by (semantics §13): each key value is a stream of its own.  The
+            # reference evaluator splits by itself (one cap budget); other engines run per group.
+            from .events import evaluate_per_partition
+
+            results = evaluate_per_partition(lambda sub: evaluate(self.patterns, sub, self.options), table,
+                                             max_matches=self.options.max_matches)
+        else:
+            results = evaluate(self.patterns, table, self.options)
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 
 

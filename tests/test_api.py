@@ -10,6 +10,8 @@ import doctest
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitcep
 from jitcep import query as query_module
@@ -276,6 +278,72 @@ def test_negated_event_with_a_null_attribute_does_not_kill():
     # SASE's intent written out: the counter reading (null shelf_id) kills (0,1)
     explicit = jitcep.compile(MISPLACED.format(cond="(x.shelf_id = z.shelf_id OR z.shelf_id IS NULL)"))
     assert pairs(explicit.run(df, type="type"), "x", "y") == {(0, 3), (1, 3)}
+
+
+def _per_stream(df: pl.DataFrame, text: str, key: list[str], **options) -> set[tuple]:
+    """Oracle for partition_by: run each group_by group (nulls included) as its own input."""
+    q = jitcep.compile(text, **options)
+    got = set()
+    for _, sub in df.with_row_index("input_row").group_by(key, maintain_order=True):
+        out = q.run(sub.drop("input_row"), type="type")
+        rows = sub["input_row"].to_list()
+        got |= {tuple(rows[r["row"]] for r in (m["a"], m["b"])) for m in out.iter_rows(named=True)}
+    return got
+
+
+# rows:   0    1    2    3    4    5    6    7
+# type:   A    B    A    C    B    A    B    B
+# k:      x    y   null  x   null null  x    y
+PARTITIONED = pl.DataFrame({"type": ["A", "B", "A", "C", "B", "A", "B", "B"], "ts": list(range(8)),
+                            "k": ["x", "y", None, "x", None, None, "x", "y"]})
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+@pytest.mark.parametrize("text, options, expected", [
+    # null is a stream of its own: (2,4) pairs two null-key rows; (0,1) and (2,1) mix keys: never
+    ("PATTERN SEQ(A a, B b) WITHIN 10", {}, {(0, 6), (2, 4)}),
+    # negation sees only the stream: the C at row 3 (key x) kills (0,6) only
+    ("PATTERN SEQ(A a, !C c, B b) WITHIN 10", {}, {(2, 4)}),
+    # a count window counts the stream's events: x = rows 0, 3, 6 -> a, b 3 apart in the stream
+    ("PATTERN SEQ(A a, B b) WITHIN 3 EVENTS", {}, {(0, 6), (2, 4)}),
+    ("PATTERN SEQ(A a, B b) WITHIN 2 EVENTS", {}, {(2, 4)}),
+    # strict contiguity within the stream: null = rows 2, 4, 5 -> (2,4) adjacent there
+    ("PATTERN SEQ(A a, B b) WITHIN 10", {"strategy": "strict_contiguity"}, {(2, 4)}),
+])
+def test_partition_by_evaluates_each_key_value_as_its_own_stream(engine, text, options, expected):
+    q = jitcep.compile(text, **options)
+    try:
+        out = q.run(PARTITIONED, type="type", partition_by="k", engine=engine)
+    except (OptionError, jitcep.errors.UnsupportedPatternError):
+        if engine == "compiled":
+            pytest.skip("not supported by the compiled engine")
+        raise
+    got = {(m["a"]["row"], m["b"]["row"]) for m in out.iter_rows(named=True)}
+    assert got == expected == _per_stream(PARTITIONED, text, ["k"], **options)
+    assert out["match_id"].to_list() == list(range(out.height))
+
+
+def test_partition_by_null_key_differs_from_equivalence_test():
+    # [k] is a predicate: a null key matches nothing, so only (0,6) is left
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10")
+    assert pairs(q.run(PARTITIONED, type="type")) == {(0, 6)}
+    assert pairs(q.run(PARTITIONED, type="type", partition_by="k")) == {(0, 6)}
+    # and without the test every pair is found when nothing partitions
+    assert len(jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10").run(PARTITIONED, type="type")) == 9
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ABC"), st.integers(0, 5), st.sampled_from(["x", "y", None]),
+                          st.sampled_from([1, None])), max_size=14))
+def test_partition_by_agrees_with_running_each_group_by_group(rows):
+    df = pl.DataFrame({"type": [r[0] for r in rows], "ts": pl.Series([r[1] for r in rows], dtype=pl.Int64),
+                       "k": pl.Series([r[2] for r in rows], dtype=pl.String),
+                       "j": pl.Series([r[3] for r in rows], dtype=pl.Int64)})
+    text = "PATTERN SEQ(A a, !C c, B b) WITHIN 4 EVENTS"
+    for opts in ({}, {"output": "non_overlapping"}):
+        out = jitcep.compile(text, **opts).run(df, type="type", partition_by=["k", "j"])
+        got = {(m["a"]["row"], m["b"]["row"]) for m in out.iter_rows(named=True)}
+        assert got == _per_stream(df, text, ["k", "j"], **opts)
 
 
 def test_long_shape_rows():

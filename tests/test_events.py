@@ -472,14 +472,18 @@ def test_check_can_be_skipped():
 # --- partitions -------------------------------------------------------------
 
 
-def naive_groups(keys_by_row: list[tuple], ts: list[int]) -> list[list[int]]:
-    """Input rows per non-null key, groups in key order, rows in (ts, row) order: plain Python."""
+def naive_groups(keys_by_row: list[tuple], ts: list[int], null_is_value: bool = False) -> list[list[int]]:
+    """Input rows per key, groups in key order, rows in (ts, row) order: plain Python.
+
+    Null keys are skipped, or with ``null_is_value`` a value after all others.
+    """
     groups: dict[tuple, list[int]] = {}
     for r, k in enumerate(keys_by_row):
-        if any(v is None for v in k):
+        if any(v is None for v in k) and not null_is_value:
             continue
         groups.setdefault(k, []).append(r)
-    return [sorted(groups[k], key=lambda r: (ts[r], r)) for k in sorted(groups)]
+    order = sorted(groups, key=lambda k: tuple((v is None, v if v is not None else 0) for v in k))
+    return [sorted(groups[k], key=lambda r: (ts[r], r)) for k in order]
 
 
 def partition_rows(t: EventTable) -> list[list[int]]:
@@ -538,12 +542,41 @@ def test_partition_csr_against_naive_group_by(rows):
     assert len(t.partition.order) == t.partition.offsets[-1]
 
 
+@settings(max_examples=60, deadline=None)
+@given(keys_st)
+def test_partition_by_groups_nulls_like_group_by(rows):
+    ts = [r[0] for r in rows]
+    df = pl.DataFrame({"ts": pl.Series(ts, dtype=pl.Int64),
+                       "s": pl.Series([r[1] for r in rows], dtype=pl.String),
+                       "k": pl.Series([r[2] for r in rows], dtype=pl.Int64)})
+    # the same pattern, [s] [k] as an index: null keys in no group; partition_by: null is a group
+    t = build_event_table(df, pattern(Equiv("s"), Equiv("k")), partition_by=["s", "k"])
+    keys = [(r[1], r[2]) for r in rows]
+    assert partition_rows(t) == naive_groups(keys, ts, null_is_value=True)
+    assert len(partition_rows(t)) == len(df.group_by("s", "k").len())
+    assert sorted(p for g in partition_rows(t) for p in g) == list(range(len(rows)))
+    assert not build_event_table(df, pattern(Equiv("s"), Equiv("k"))).partition.independent
+
+
+def test_event_table_take():
+    df = pl.DataFrame({"ts": [4, 1, 3, 2], "type": ["A", "B", "A", "B"], "price": [1.0, None, 3.0, 4.0],
+                       "sym": ["x", "y", "x", "z"]})
+    t = build_event_table(df, pattern(Cmp(">", Attr("a", "price"), Lit(0)), Equiv("sym")), type="type")
+    sub = t.take(np.array([1, 3]))  # positions 1, 3 = rows 3, 0
+    assert sub.row.tolist() == [3, 0] and sub.ts.tolist() == [2, 4] and sub.partition is None
+    assert [sub.value("type", p) for p in range(2)] == ["B", "A"]
+    assert [sub.value("price", p) for p in range(2)] == [4.0, 1.0]
+    assert [sub.value("sym", p) for p in range(2)] == ["z", "x"]
+    assert t.take(np.zeros(0, np.int64)).n == 0
+
+
 def test_partition_by_float_and_bool_and_type():
     df = pl.DataFrame({"ts": [3, 2, 1, 0], "f": [0.5, 0.25, 0.5, None], "b": [True, False, True, True],
                        "type": ["A", "A", "B", "A"]})
     t = build_event_table(df, None, partition_by=("f", "b"), type="type")
-    assert partition_rows(t) == naive_groups([(0.5, True), (0.25, False), (0.5, True), (None, True)],
-                                             [3, 2, 1, 0])
+    # partition_by: null is a value, after the others: (0.25, F) row 1; (0.5, T) rows 2, 0; (null, T) row 3
+    assert partition_rows(t) == [[1], [2, 0], [3]]
+    assert t.partition.independent and (t.partition.key_code >= 0).all()
     t = build_event_table(df, None, partition_by="type", type="type")
     assert partition_rows(t) == [[3, 1, 0], [2]]  # A: rows 3, 1, 0 by ts; B: row 2
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..events import evaluate_per_partition
 from ..matches import MatchTable
 from ..options import Options
 from ..pattern.ast import Pattern
@@ -34,13 +35,18 @@ def evaluate(patterns, table, options: Options | None = None) -> list[MatchTable
     Bindings: a single positive variable -> position; a Kleene variable or a
     variable inside a Kleene group -> tuple of positions (group members
     aligned by iteration); an OR branch not taken -> None (semantics §3).
-    Caps (§12) raise ExplosionError; undefined patterns raise the named
-    PatternValidationError subclasses.
+    A table partitioned by ``partition_by=`` is evaluated group by group
+    (§13).  Caps (§12) raise ExplosionError; undefined patterns raise the
+    named PatternValidationError subclasses.
     """
     if isinstance(patterns, Pattern):
         patterns = [patterns]
     options = options if options is not None else Options()
     budget = Budget(options)
+    if table.partition is not None and table.partition.independent:
+        # partition_by (§13): every group is a stream of its own; one budget for all
+        return evaluate_per_partition(
+            lambda sub: [_evaluate_one(p, sub, options, budget) for p in patterns], table)
     out = []
     for pattern in patterns:
         out.append(_evaluate_one(pattern, table, options, budget))
