@@ -223,3 +223,20 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PIECES = ["PATTERN ", "SEQ(", "AND(", "OR(", "KL(", "ANY(", "NOT(", "!", "~", "A ", "a", "b", "c", ", ", ")",
+           "(", "[", "]", "{", "}", "+", "*", "-", "/", ".", "i", "1", "2.5", "LEN", " WHERE ", " WITHIN ",
+           " RETURN ", " EVENTS", " min", "'s'", "`q`", ";", " = ", " < ", " IN ", " IS ", " NULL", " AS ",
+           "count(", "avg(", "abs(", "\n", "--x\n", "'", '"', "`", "@"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=25).map("".join))
+def test_any_text_parses_or_raises_a_syntax_error(text):
+    try:
+        parse_many(text)
+    except PatternSyntaxError as e:
+        assert e.line >= 1 and e.column >= 1

@@ -665,9 +665,8 @@ def parse(text: str) -> Pattern:
     """
     out = parse_many(text)
     if len(out) > 1:
-        parser = _Parser(text)
-        depth_tokens = [t for t in parser.toks if t.kind == "OP" and t.value == ";"]
-        raise _error(text, depth_tokens[0].start, f"the text holds {len(out)} patterns; use parse_many",
+        first_separator = next(t for t in tokenize(text) if t.kind == "OP" and t.value == ";")
+        raise _error(text, first_separator.start, f"the text holds {len(out)} patterns; use parse_many",
                      "a single pattern")
     return out[0]
 
