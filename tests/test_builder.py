@@ -7,6 +7,7 @@ from jitcep.pattern.ast import CountWindow, TimeWindow, Unbounded
 from jitcep.pattern.builder import (E, and_, col, count, equiv, expr, kleene, lit, neg, or_, seq, var)
 from jitcep.pattern.expr import Cmp, Lit, Attr
 from jitcep.pattern.parser import parse
+from jitcep.pattern.validate import validate
 
 S = "Stock"
 
@@ -26,9 +27,9 @@ CASES = [
      seq(var(["A", "B"], "x"), var("*", "y"), var("SHELF-READING", "z"))
      .where(equiv("k1", "k2"), col("x.v") == col("y.v")).within(events=100)),
 
-    ("PATTERN OR(A a, SEQ(B b, C c)) WHERE a.x >= 1 OR b.x != 'q' WITHIN UNBOUNDED",
+    ("PATTERN OR(A a, SEQ(B b, C c)) WHERE (a.x >= 1 OR a.y != 'q') AND b.x < c.x WITHIN UNBOUNDED",
      or_(var("A", "a"), seq(var("B", "b"), var("C", "c")))
-     .where((col("a.x") >= 1) | (col("b.x") != "q")).within(unbounded=True)),
+     .where((col("a.x") >= 1) | (col("a.y") != "q"), col("b.x") < col("c.x")).within(unbounded=True)),
 
     ("PATTERN SEQ(A a, B* b[], C{2,4} c[]) WHERE b.LEN > 1 AND sum(c.x) <= 10 AND c[1].x < c[c.LEN].x "
      "WITHIN 5 s",
@@ -70,6 +71,7 @@ CASES = [
 @pytest.mark.parametrize("text, builder", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_builder_equals_text(text, builder):
     assert builder.build() == parse(text)
+    validate(builder.build())
 
 
 def test_windows():
