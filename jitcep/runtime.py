@@ -93,6 +93,10 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
         plans_in = list(plan)
         if len(plans_in) != len(patterns):
             raise UnsupportedPatternError(f"{len(plans_in)} plans for {len(patterns)} patterns")
+    if table.partition is not None and getattr(table.partition, "independent", False):
+        # partition_by= streams (semantics section 13): Query.run splits them with
+        # events.evaluate_per_partition; evaluating them natively is a next step
+        raise UnsupportedPatternError("the compiled engine takes one stream; split partition_by= tables first")
     plans = []
     for pat, p in zip(patterns, plans_in):
         check_supported(pat, options)
