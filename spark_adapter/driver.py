@@ -85,16 +85,15 @@ def _resolve_engine(engine: str, patterns, options) -> str:
     return "compiled"
 
 
-def _ship(job: Job) -> bytes:
+def check_shippable(patterns, options) -> None:
+    """Raise QueryShippingError unless the query pickles and unpickles to an equal query."""
     try:
-        payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-        back = pickle.loads(payload)
+        back = pickle.loads(pickle.dumps((patterns, options), protocol=pickle.HIGHEST_PROTOCOL))
     except Exception as exc:  # any pickling failure means the executors cannot get the query
         raise QueryShippingError(f"the query cannot be sent to the executors: {exc}") from exc
-    if back.patterns != job.patterns or back.eval_patterns != job.eval_patterns or back.options != job.options:
+    if back != (patterns, options):
         raise QueryShippingError("the query does not survive pickling unchanged; it cannot be sent to the "
                                  "executors")
-    return payload
 
 
 def worker_env(cache_dir: str | None) -> dict[str, str]:
@@ -127,8 +126,8 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
         As in :meth:`jitcep.Query.run`.  The time column must be an integer,
         an integral float/double, a DATE, TIMESTAMP or TIMESTAMP_NTZ column.
     partition_by
-        Column(s) whose values matches never mix: the patterns are evaluated
-        with ``[col]`` added for each (and the data partitioned by them).
+        Column(s) whose every value is a stream of its own, as in
+        ``Query.run(partition_by=...)`` (semantics §13; null is a value).
     seq_col
         An integer column ordering events with equal timestamps; the output's
         ``row`` is its value.  Without it a ``monotonically_increasing_id``
@@ -200,11 +199,11 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
         selected = list(dict.fromkeys(wanted))
     in_schema = T.StructType([T.StructField(c, fields[c], True) for c in selected])
     pl_in = polars_schema(in_schema)
-    keyed_patterns = P.segment_patterns(patterns, partition_by, split_time=False)
     # The local builder on an empty frame of this schema: every named input error, no data read.
-    table0 = build_event_table(pl.DataFrame(schema=pl_in), keyed_patterns, time=time, type=type,
-                               time_unit=time_unit)
+    table0 = build_event_table(pl.DataFrame(schema=pl_in), patterns, time=time, type=type,
+                               time_unit=time_unit, partition_by=part_cols or None)
     out_spark = spark_schema(output_schema(q, pl_in, time=time, type=type, shape=shape))
+    check_shippable(patterns, options)
 
     # --- how to split -------------------------------------------------------------
     decision = P.decide(patterns, options, table0, partition_by)
@@ -220,7 +219,8 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     window = decision.window
     split_time = False
     if decision.mode == "keyed":
-        df = df.dropna(subset=list(decision.key))  # a null key equals nothing: such rows never match
+        if not part_cols:  # a null equivalence key equals nothing: such rows never match
+            df = df.dropna(subset=list(decision.key))
         if max_key_rows is not None and decision.can_split_time and window is not None:
             df, split_time = _split_heavy_keys(df, decision.key, fields[time], time, window, max_key_rows)
         df = df.repartition(n_parts, *decision.key, *([P.SEG] if split_time else []))
@@ -243,12 +243,12 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     else:
         df = df.repartition(1)
 
-    job = Job(patterns=patterns, eval_patterns=P.segment_patterns(patterns, partition_by, split_time),
-              options=options, time=time, type=type, time_unit=time_unit,
-              engine=_resolve_engine(engine, P.segment_patterns(patterns, partition_by, split_time), options),
+    job = Job(patterns=patterns, options=options, time=time, type=type, time_unit=time_unit,
+              partition_by=P.stream_columns(partition_by, split_time),
+              engine=_resolve_engine(engine, patterns, options),
               shape=shape, source_columns=tuple(selected), split_time=split_time,
               target_schema=arrow_schema(out_spark))
-    payload = _ship(job)
+    payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
     env = worker_env(cache_dir)
     if udf == "arrow":
         return df.mapInArrow(arrow_task(payload, env), out_spark)

@@ -2,9 +2,10 @@
 
 Three execution modes (DESIGN.md section 4; issue 4):
 
-- ``"keyed"``: the patterns share an equivalence key ``[attr]`` (or the caller
-  passed ``partition_by``).  Events with different keys never meet in one
-  match (SASE section 4.3, ZStream section 5.2 hash partitioning), so Spark
+- ``"keyed"``: the caller passed ``partition_by`` (each value is a stream of
+  its own, semantics §13), or the patterns share an equivalence key
+  ``[attr]``, so events with different keys never meet in one match (SASE
+  section 4.3, ZStream section 5.2 hash partitioning).  Spark
   hash-partitions by the key and each task evaluates its whole partition in
   one call.
 - ``"ranges"``: no key.  The time axis is cut into ranges of width ``R``;
@@ -19,22 +20,21 @@ Three execution modes (DESIGN.md section 4; issue 4):
 
 A key too large for one task is split by time like ``"ranges"`` (skew).
 
-The segment a copy belongs to becomes part of the pattern as one more
-equivalence test ``[__cep_seg]`` (:func:`segment_patterns`): the engine then
-never joins or negates across segments, and the local engine's own key
-partitioning keeps the one call per task cheap.  Everything here is integer
-arithmetic on the table's int64 time (exact before 1970 too).
+Each range copy is evaluated as a stream of its own: the segment column is
+added to the engine's ``partition_by`` (:func:`stream_columns`).  A copy is a
+contiguous slice of the stream in time, so positions differ from the whole
+stream's only by an offset and "the next event" is the same event.
+Everything here is integer arithmetic on the table's int64 time (exact
+before 1970 too).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
 from jitcep.events import equivalence_key, window_span
 from jitcep.pattern import ast
-from jitcep.pattern import expr as E
 
 # Helper columns the adapter adds; the leading "__cep_" keeps them apart from user columns.
 SEQ = "__cep_seq"      # tie-breaker and output ``row``: seq_col's value or a generated id
@@ -91,31 +91,42 @@ def _trailing(node: ast.Node, kleene_maximal: bool) -> bool:
 
 
 def split_blockers(patterns, options) -> tuple[str | None, str | None]:
-    """(why time ranges are invalid, why key partitioning is invalid); None where valid.
+    """(why time ranges are invalid, why equivalence-key partitioning is invalid); None where valid.
 
     Invalid for ranges: output policies other than ``all`` and ``freeze``
     carry state from one match to the next; a trailing negation or maximal
-    Kleene looks past the last event; an unbounded window has no range;
-    count windows and strict contiguity use positions in the whole stream.
-    Invalid for keys: freeze (its candidate scan ignores keys), count windows
-    and strict contiguity (positions and "the next event" are global).
+    Kleene looks past the last event; an unbounded window has no range; a
+    count window is a range of positions, not of time.
+    Invalid for an equivalence key (one stream, indexed by key): freeze (its
+    candidate scan ignores keys), count windows and strict contiguity
+    (positions and "the next event" belong to the whole stream).
+    ``partition_by`` streams are independent, so nothing blocks them.
     """
-    range_reason = key_reason = None
+    key_reason = None
     if options.freeze:
-        range_reason = key_reason = "freeze= scans candidates over the whole stream"
+        key_reason = "freeze= scans candidates over the whole stream"
     elif options.strategy == "strict_contiguity":
-        range_reason = key_reason = "strict_contiguity needs every next event of the whole stream"
+        key_reason = "strict_contiguity needs every next event of the whole stream"
     elif any(isinstance(p.window, ast.CountWindow) for p in patterns):
-        range_reason = key_reason = "a count window (WITHIN n EVENTS) counts positions in the whole stream"
-    if range_reason is None:
-        if options.output != "all":
-            range_reason = f"output={options.output!r} carries state from one match to the next"
-        elif any(isinstance(p.window, ast.Unbounded) or p.window is None for p in patterns):
-            range_reason = "an unbounded window cannot be cut into time ranges"
-        elif any(_trailing(p.body, options.kleene == "maximal") for p in patterns):
-            range_reason = ("a trailing negation or maximal Kleene closure looks past the match's last "
-                            "event")
+        key_reason = "a count window (WITHIN n EVENTS) counts positions in the whole stream"
+    range_reason = None
+    if options.output != "all":
+        range_reason = f"output={options.output!r} carries state from one match to the next"
+    elif options.freeze:
+        range_reason = "freeze= carries state from one candidate to the next"
+    elif any(isinstance(p.window, ast.CountWindow) for p in patterns):
+        range_reason = "a count window (WITHIN n EVENTS) needs ranges of positions, not of time"
+    elif any(isinstance(p.window, ast.Unbounded) or p.window is None for p in patterns):
+        range_reason = "an unbounded window cannot be cut into time ranges"
+    elif any(_trailing(p.body, options.kleene == "maximal") for p in patterns):
+        range_reason = "a trailing negation or maximal Kleene closure looks past the match's last event"
     return range_reason, key_reason
+
+
+def partition_columns(partition_by) -> tuple[str, ...]:
+    if not partition_by:
+        return ()
+    return tuple([partition_by] if isinstance(partition_by, str) else partition_by)
 
 
 def decide(patterns, options, table, partition_by=None) -> Decision:
@@ -126,44 +137,23 @@ def decide(patterns, options, table, partition_by=None) -> Decision:
     """
     window, _, _ = window_in_units(patterns, table)
     range_reason, key_reason = split_blockers(patterns, options)
-    key = partition_columns(partition_by) or equivalence_key(patterns) or ()
+    streams = partition_columns(partition_by)
+    if streams:
+        return Decision("keyed", streams, window, range_reason, can_split_time=range_reason is None)
+    key = equivalence_key(patterns) or ()
     if key and key_reason is None:
         return Decision("keyed", key, window, range_reason, can_split_time=range_reason is None)
-    if key_reason is not None and key:
+    if key:
         return Decision("single", (), window, key_reason)
     if range_reason is None:
         return Decision("ranges", (), window, None, can_split_time=True)
     return Decision("single", (), window, range_reason)
 
 
-def with_equivalence(patterns, attrs) -> tuple[ast.Pattern, ...]:
-    """The patterns with ``[attr]`` conjoined for every attribute in ``attrs`` (not yet present)."""
-    out = []
-    for p in patterns:
-        have = {c.attr for c in E.conjuncts(p.where) if isinstance(c, E.Equiv) and c.value is None}
-        extra = [E.Equiv(a) for a in attrs if a not in have]
-        if extra:
-            p = dataclasses.replace(p, where=E.conjoin([*E.conjuncts(p.where), *extra]))
-        out.append(p)
-    return tuple(out)
-
-
-def partition_columns(partition_by) -> tuple[str, ...]:
-    if not partition_by:
-        return ()
-    return tuple([partition_by] if isinstance(partition_by, str) else partition_by)
-
-
-def segment_patterns(patterns, partition_by, split_time: bool) -> tuple[ast.Pattern, ...]:
-    """The patterns the workers evaluate: ``[col]`` for partition_by columns, ``[SEG]`` when split by time.
-
-    ``partition_by=cols`` means "matches never mix values of cols", i.e. the
-    pattern with ``[col]`` added, whatever the execution mode.
-    """
-    attrs = list(partition_columns(partition_by))
-    if split_time:
-        attrs.append(SEG)
-    return with_equivalence(patterns, attrs)
+def stream_columns(partition_by, split_time: bool) -> tuple[str, ...] | None:
+    """The engine's ``partition_by``: the caller's streams, plus the segment when split by time."""
+    cols = partition_columns(partition_by) + ((SEG,) if split_time else ())
+    return cols or None
 
 
 def floor_div(a: int, b: int) -> int:

@@ -56,6 +56,8 @@ _SIMPLE = {
 def spark_type(dtype: pl.DataType) -> T.DataType:
     """The Spark type of a Polars dtype (as produced by jitcep's output on Spark-shaped input)."""
     base = dtype.base_type()
+    if base in (pl.Enum, pl.Categorical):  # e.g. the long shape's ``variable``; Spark has no enums
+        return T.StringType()
     if base in _SIMPLE:
         return _SIMPLE[base]
     if base == pl.Datetime:

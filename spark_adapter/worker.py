@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from jitcep.events import build_event_table
+from jitcep.events import build_event_table, evaluate_per_partition
 from jitcep.matches import MatchTable
 from jitcep.options import Options
 from jitcep.output import to_frame
@@ -40,12 +40,12 @@ ID_SHIFT = 33
 class Job:
     """Everything a task needs, pickled once on the driver and shipped to the executors."""
 
-    patterns: tuple[Pattern, ...]        # as the user wrote them: they define the output columns
-    eval_patterns: tuple[Pattern, ...]   # plus [partition_by] / [segment] tests: what is evaluated
+    patterns: tuple[Pattern, ...]
     options: Options
     time: str
     type: str | None
     time_unit: str | None
+    partition_by: tuple[str, ...] | None  # independent streams: the caller's columns (+ the segment)
     engine: str                          # "reference" | "compiled"
     shape: str
     source_columns: tuple[str, ...]      # input columns the output may gather from
@@ -128,20 +128,28 @@ def evaluate_frame(frame: pl.DataFrame, job: Job, partition_id: int) -> pa.Table
 
     ``frame`` holds the input columns plus the helper columns of
     :mod:`spark_adapter.plan` (``SEQ`` always, ``SEG`` / ``HOME`` when split
-    by time).  One engine call covers all keys and segments of the task.
+    by time).  One engine call covers every equivalence key of the task;
+    ``partition_by`` streams (and time segments) go through the engine's own
+    per-stream evaluation, exactly as in ``Query.run``.
     """
     # (time, seq): ties follow seq; the table builder then keeps this order (its sort is stable).
     frame = frame.sort([job.time, SEQ], nulls_last=True)
     from jitcep.query import _engine
 
     evaluate = _engine(job.engine)
-    table = build_event_table(frame, job.eval_patterns, time=job.time, type=job.type,
-                              time_unit=job.time_unit, check=False)  # types were checked on the driver
-    results = evaluate(list(job.eval_patterns), table, job.options)
+    patterns = list(job.patterns)
+    table = build_event_table(frame, patterns, time=job.time, type=job.type, time_unit=job.time_unit,
+                              partition_by=job.partition_by, check=False)  # types: checked on the driver
+    if table.partition is not None and table.partition.independent and job.engine != "reference":
+        # as Query.run does: each partition_by stream on its own (semantics §13); the reference splits itself
+        results = evaluate_per_partition(lambda sub: evaluate(patterns, sub, job.options), table,
+                                         max_matches=job.options.max_matches)
+    else:
+        results = evaluate(patterns, table, job.options)
     if job.split_time:
         results = keep_home(results, table, frame.get_column(HOME).to_numpy())
     source = frame.select(job.source_columns)
-    out = to_frame(list(job.patterns), results, table, shape=job.shape, source=source, time=job.time,
+    out = to_frame(patterns, results, table, shape=job.shape, source=source, time=job.time,
                    type=job.type)
     seq = frame.get_column(SEQ).to_numpy().astype(np.int64)
     return to_target(out, seq, partition_id << ID_SHIFT, job.target_schema)

@@ -1,0 +1,377 @@
+"""spark_adapter.detect on a local Spark session: results equal ``Query.run`` on the same data.
+
+One session for the module (local[2], UI off, 3 shuffle partitions, UTC,
+Arrow on, bound to 127.0.0.1); skipped cleanly without Java or PySpark.
+Every comparison is against the local engine run on the same rows in
+``seq`` order, with the local ``row`` mapped to the event's ``seq`` value
+(issue 4: ``row`` is the seq_col value on Spark).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import sys
+import threading
+import warnings
+import zlib
+
+import numpy as np
+import polars as pl
+import pytest
+
+pytestmark = pytest.mark.spark
+
+pyspark = pytest.importorskip("pyspark")
+
+import jitcep  # noqa: E402
+from jitcep.errors import (AttributeTypeError, MissingColumnError, QueryShippingError,  # noqa: E402
+                           TimestampError, WindowUnitError)
+from jitcep.pattern import expr as E  # noqa: E402
+
+import spark_adapter  # noqa: E402
+from spark_adapter import SplitWarning  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java: no java on PATH and no JAVA_HOME")
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers must see this venv's packages
+    try:
+        session = (SparkSession.builder.master("local[2]").appName("jitcep-tests")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.sql.shuffle.partitions", "3")
+                   .config("spark.default.parallelism", "2")
+                   .config("spark.sql.session.timeZone", "UTC")
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                   .config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.driver.host", "127.0.0.1")
+                   .getOrCreate())
+    except Exception as exc:  # no usable JVM
+        pytest.skip(f"cannot start a local Spark session: {exc}")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+# --- data and comparison ------------------------------------------------------------
+
+
+def events(n: int = 120, *, seed: int = 0, t_max: int = 60, keys: int = 3, nulls: bool = False) -> pl.DataFrame:
+    """Random events with many equal timestamps; ``seq`` is a permutation (so ties need it)."""
+    rng = np.random.default_rng(seed)
+    price = rng.integers(0, 50, n).astype(float)
+    df = pl.DataFrame({
+        "type": rng.choice(["A", "B", "C"], n),
+        "ts": rng.integers(-t_max // 3, t_max, n),  # negative times: ranges must floor, not truncate
+        "sym": rng.choice([f"k{i}" for i in range(keys)], n),
+        "price": price,
+        "seq": rng.permutation(n).astype(np.int64) * 7 + 3,
+    })
+    if nulls:
+        df = df.with_columns(
+            pl.when(pl.Series(rng.random(n) < 0.15)).then(None).otherwise(pl.col("price")).alias("price"),
+            pl.when(pl.Series(rng.random(n) < 0.1)).then(None).otherwise(pl.col("sym")).alias("sym"),
+            pl.when(pl.Series(rng.random(n) < 0.05)).then(None).otherwise(pl.col("type")).alias("type"))
+    return df
+
+
+EVENTS_DDL = "type string, ts long, sym string, price double, seq long"
+
+
+def to_spark(spark, df: pl.DataFrame):
+    if df.height == 0:  # Spark cannot infer types from no rows
+        return spark.createDataFrame(df.to_pandas(), schema=EVENTS_DDL)
+    return spark.createDataFrame(df.to_pandas())
+
+
+def _map_rows(value, rows):
+    """Nested values made hashable, every struct's ``row`` mapped through ``rows`` (None: kept)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, (rows[v] if rows is not None and v is not None else v) if k == "row"
+                             else _map_rows(v, rows)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_map_rows(v, rows) for v in value)
+    return value
+
+
+def canon(df: pl.DataFrame, rows=None, map_long_row: bool = False) -> list:
+    """Matches as a sorted list of hashable rows (match_id dropped), ``row`` mapped through ``rows``."""
+    out = []
+    for rec in df.drop("match_id").to_dicts():
+        rec = {k: (rows[v] if (k == "row" and map_long_row and rows is not None and v is not None)
+                   else _map_rows(v, rows)) for k, v in rec.items()}
+        out.append(tuple(sorted(rec.items(), key=lambda kv: kv[0])))
+    return sorted(out, key=repr)
+
+
+def local(q, df: pl.DataFrame, **kw) -> tuple[pl.DataFrame, list[int]]:
+    """Query.run on the rows in seq order (ties then follow seq), and row -> seq for the comparison."""
+    ordered = df.sort("seq")
+    return q.run(ordered, **kw), ordered.get_column("seq").to_list()
+
+
+def collect(sdf_out) -> pl.DataFrame:
+    return pl.from_arrow(sdf_out.toArrow())
+
+
+def assert_same(spark_out, q, df, *, time="ts", type="type", engine="reference", shape="wide", **run_kw):
+    got = collect(spark_out)
+    want, rows = local(q, df, time=time, type=type, engine=engine, shape=shape, **run_kw)
+    if shape == "long":  # Spark has no enums: the long shape's variable column is a string there
+        want = want.with_columns(pl.col("variable").cast(pl.String))
+    assert got.schema == want.schema
+    assert got.get_column("match_id").n_unique() == got.height
+    long_ = shape == "long"
+    assert canon(got) == canon(want, rows, long_)
+    return got
+
+
+def detect(spark, df, q, **kw):
+    kw.setdefault("type", "type")
+    kw.setdefault("seq_col", "seq")
+    kw.setdefault("engine", "reference")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SplitWarning)
+        return spark_adapter.detect(to_spark(spark, df), q, **kw)
+
+
+# --- keyed and unkeyed ------------------------------------------------------------------
+
+KEYED = "PATTERN SEQ(A a, B b, C c) WHERE [sym] AND a.price < c.price WITHIN 6"
+UNKEYED = "PATTERN SEQ(A a, !C n, B b) WHERE a.price <= b.price WITHIN 4"
+
+
+@pytest.mark.parametrize("udf", ["arrow", "pandas"])
+def test_keyed_equals_local(spark, udf):
+    df = events(150, seed=1)
+    q = jitcep.compile(KEYED)
+    got = assert_same(detect(spark, df, q, udf=udf), q, df)
+    assert got.height > 0
+
+
+@pytest.mark.parametrize("udf", ["arrow", "pandas"])
+@pytest.mark.parametrize("width", [1, 3, 4, 5, None])
+def test_unkeyed_ranges_equal_local(spark, udf, width):
+    # width 1..5 around W = 4 puts range boundaries inside most matches
+    if udf == "pandas" and width not in (3, None):
+        pytest.skip("the pandas family is covered at two widths")
+    df = events(140, seed=2)
+    q = jitcep.compile(UNKEYED)
+    got = assert_same(detect(spark, df, q, udf=udf, range_width=width), q, df)
+    assert got.height > 0
+
+
+def test_matches_straddling_boundaries_and_exactly_w_apart(spark):
+    # R = 10, W = 5: pairs across the boundaries at 0 and 10, some exactly W apart, one W + 1 apart
+    df = pl.DataFrame({
+        "type": ["A", "B", "A", "B", "A", "B", "A", "B", "A", "B"],
+        "ts":   [-3,   2,   7,   12,  5,   10,  9,   11,  14,  20],
+        "seq":  list(range(10)),
+        "price": [1.0] * 10,
+    })
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5")
+    got = assert_same(detect(spark, df, q, range_width=10), q, df)
+    pairs = sorted(zip(got["a"].struct.field("ts").to_list(), got["b"].struct.field("ts").to_list()))
+    assert (-3, 2) in pairs and (7, 12) in pairs and (5, 10) in pairs  # exactly W apart, across a boundary
+    assert (14, 20) not in pairs                                       # W + 1 apart
+    assert len(pairs) == len(set(pairs))                              # each match from one range only
+
+
+def test_timestamp_column_with_duration_window(spark):
+    df = events(100, seed=3).with_columns(
+        (pl.datetime(2024, 3, 1, time_zone="UTC") + pl.duration(minutes=pl.col("ts"))).alias("ts"))
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.price > b.price WITHIN 3 minutes")
+    got = assert_same(detect(spark, df, q, range_width=120_000_000), q, df)  # 2-minute ranges, in us
+    assert got.height > 0 and got.schema["a"].to_schema()["ts"] == pl.Datetime("us", "UTC")
+
+
+# --- ties, empty input, single events, nulls, batches, skew ----------------------------------
+
+
+def test_ties_follow_seq_col(spark):
+    df = events(80, seed=4, t_max=6)  # ~13 events per timestamp
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.price < b.price WITHIN 1")
+    got = assert_same(detect(spark, df, q), q, df)
+    assert got.height > 0
+    # reversing seq reverses every tie, so the matches change
+    flipped = df.with_columns((-pl.col("seq")).alias("seq"))
+    assert canon(collect(detect(spark, flipped, q))) != canon(got)
+
+
+def test_ties_without_seq_col_follow_input_order(spark):
+    df = events(80, seed=5, t_max=6)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 1")
+    sdf = to_spark(spark, df)
+    from pyspark.sql import functions as F
+
+    ids = [r[0] for r in sdf.select(F.monotonically_increasing_id()).collect()]
+    got = collect(spark_adapter.detect(sdf, q, type="type", engine="reference"))
+    want = q.run(df, type="type", engine="reference")  # input order breaks ties locally
+    assert got.height > 0
+    assert canon(got) == canon(want, ids)
+
+
+@pytest.mark.parametrize("text", [KEYED, UNKEYED])
+def test_empty_input(spark, text):
+    df = events(5, seed=6).clear()
+    q = jitcep.compile(text)
+    got = assert_same(detect(spark, df, q), q, df)
+    assert got.height == 0
+
+
+def test_key_with_one_event_and_null_keys_and_values(spark):
+    df = pl.concat([events(120, seed=7, nulls=True),
+                    pl.DataFrame({"type": ["A"], "ts": [5], "sym": ["lonely"], "price": [1.0], "seq": [10_000]})])
+    q = jitcep.compile(KEYED)
+    assert_same(detect(spark, df, q), q, df)
+    q2 = jitcep.compile("PATTERN SEQ(A a, * x, B b) WHERE a.price IS NULL OR x.price > b.price WITHIN 3")
+    got = assert_same(detect(spark, df, q2, range_width=4), q2, df)
+    assert got.height > 0
+
+
+def test_groups_in_several_arrow_batches(spark):
+    df = events(200, seed=8, keys=2)
+    q = jitcep.compile(KEYED)
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    old = spark.conf.get(key)
+    spark.conf.set(key, "7")
+    try:
+        for udf in ("arrow", "pandas"):
+            assert assert_same(detect(spark, df, q, udf=udf), q, df).height > 0
+    finally:
+        spark.conf.set(key, old)
+
+
+def test_skewed_key_split_by_time(spark):
+    rng = np.random.default_rng(9)
+    big = events(300, seed=9, t_max=200, keys=1).with_columns(pl.lit("hot").alias("sym"))
+    small = events(40, seed=10, t_max=200, keys=3).with_columns((pl.col("seq") + 10_000).alias("seq"))
+    df = pl.concat([big, small]).sample(fraction=1.0, shuffle=True, seed=int(rng.integers(1 << 30)))
+    q = jitcep.compile(KEYED)
+    out = detect(spark, df, q, max_key_rows=50)
+    assert "__cep_seg" in out._jdf.queryExecution().analyzed().toString()  # the hot key got time ranges
+    assert assert_same(out, q, df).height > 0
+
+
+# --- every pattern kind the local engine supports --------------------------------------------
+
+KINDS = [
+    ("seq_filters", "PATTERN SEQ(A a, B b, C c) WHERE a.price > 10 AND c.price < b.price WITHIN 5", {}),
+    ("and", "PATTERN AND(A a, B b) WHERE a.price < b.price WITHIN 3", {}),
+    ("or", "PATTERN SEQ(A a, OR(B b, C c)) WITHIN 2", {}),
+    ("any_untyped", "PATTERN SEQ(ANY(A, B) a, * x) WHERE a.price = x.price WITHIN 3", {}),
+    ("neg_start", "PATTERN SEQ(!C n, A a, B b) WITHIN 3", {}),
+    ("neg_middle_keyed", "PATTERN SEQ(A a, !C n, B b) WHERE [sym] WITHIN 6", {}),
+    ("neg_end", "PATTERN SEQ(A a, B b, !C n) WITHIN 3", {}),
+    ("neg_in_and", "PATTERN AND(A a, B b, !C n) WITHIN 2", {}),
+    ("kleene_iter", "PATTERN SEQ(A a, B+ b[], C c) WHERE [sym] AND b[i].price >= b[i-1].price WITHIN 6", {}),
+    ("kleene_agg_return",
+     "PATTERN SEQ(A a, B{1,3} b[]) WHERE [sym] AND avg(b.price) > a.price WITHIN 5 "
+     "RETURN a, count(b) AS n_b, max(b.price) AS top", {}),
+    ("kleene_group", "PATTERN KL(SEQ(A a, B b)){1,2} WHERE [sym] WITHIN 6", {}),
+    ("kleene_maximal", "PATTERN SEQ(A a, C+ c[], B b) WHERE [sym] WITHIN 8", {"kleene": "maximal"}),
+    ("kleene_maximal_trailing", "PATTERN SEQ(A a, C+ c[]) WITHIN 2", {"kleene": "maximal"}),
+    ("next_match", "PATTERN SEQ(A a, B+ b[]) WHERE [sym] WITHIN 6", {"strategy": "skip_till_next_match"}),
+    ("partition_contiguity", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 6",
+     {"strategy": "partition_contiguity"}),
+    ("strict_contiguity", "PATTERN SEQ(A a, B b) WITHIN 3", {"strategy": "strict_contiguity"}),
+    ("order_strict_ts", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 2", {"order": "strict_ts"}),
+    ("order_nondecreasing", "PATTERN SEQ(A a, B b) WITHIN 1", {"order": "nondecreasing_ts"}),
+    ("count_window", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 6 EVENTS", {}),
+    ("unbounded", "PATTERN SEQ(A a, B b, C c) WHERE [sym] AND a.price > 45 AND c.price > 45 WITHIN UNBOUNDED",
+     {}),
+    ("non_overlapping", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 6", {"output": "non_overlapping"}),
+    ("match_single_unkeyed", "PATTERN SEQ(A a, B b) WITHIN 3", {"output": "match_single"}),
+    ("freeze", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 4", {"freeze": ("a",)}),
+    ("multi_pattern", ["PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 3",
+                       "PATTERN SEQ(B a, C c) WHERE [sym] AND a.price < c.price WITHIN 2"], {}),
+    ("multi_unkeyed", ["PATTERN SEQ(A a, B b) WITHIN 2", "PATTERN AND(C c, B b) WITHIN 1"], {}),
+]
+
+
+@pytest.mark.parametrize("name,text,options", KINDS, ids=[k[0] for k in KINDS])
+def test_pattern_kinds_equal_local(spark, name, text, options):
+    df = events(70, seed=zlib.crc32(name.encode()) % 1000, t_max=30)
+    q = jitcep.compile(text, **options)
+    assert_same(detect(spark, df, q, range_width=4), q, df)
+
+
+@pytest.mark.parametrize("text,options", [
+    ("PATTERN SEQ(A a, B+ b[]) WHERE a.price < b.price WITHIN 3", {}),
+    ("PATTERN SEQ(A a, B b) WITHIN 4 EVENTS", {}),
+    ("PATTERN SEQ(A a, B b) WITHIN 5", {"strategy": "strict_contiguity"}),
+    ("PATTERN SEQ(A a, B b) WITHIN 5", {"output": "non_overlapping"}),
+], ids=["kleene", "count_window", "strict_contiguity", "non_overlapping"])
+def test_partition_by_streams_equal_local(spark, text, options):
+    # partition_by: every value (null too) is a stream of its own, as in Query.run (semantics §13)
+    df = events(100, seed=11, nulls=True)
+    q = jitcep.compile(text, **options)
+    got = assert_same(detect(spark, df, q, partition_by="sym"), q, df, partition_by="sym")
+    assert got.height > 0
+
+
+def test_long_shape(spark):
+    df = events(100, seed=15)
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WHERE a.price < b.price WITHIN 3")
+    assert_same(detect(spark, df, q, shape="long", range_width=2), q, df, shape="long")
+
+
+def test_auto_engine_equals_reference(spark):
+    df = events(120, seed=12)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [sym] AND a.price < b.price WITHIN 4")
+    assert_same(detect(spark, df, q, engine="auto"), q, df)
+
+
+def test_stateful_policy_warns_and_runs_in_one_task(spark):
+    df = events(60, seed=13)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 3", output="non_overlapping")
+    with pytest.warns(SplitWarning, match="non_overlapping"):
+        out = spark_adapter.detect(to_spark(spark, df), q, type="type", seq_col="seq", engine="reference")
+    assert out.rdd.getNumPartitions() == 1
+    assert_same(out, q, df)
+
+
+# --- bad input: named errors before any job ------------------------------------------------
+
+
+def _no_job(spark, fn):
+    sc = spark.sparkContext
+    sc.setJobGroup("jitcep-bad-input", "must not run")
+    try:
+        fn()
+    finally:
+        assert sc.statusTracker().getJobIdsForGroup("jitcep-bad-input") == []
+        sc.setJobGroup("", "")
+
+
+def test_bad_input_raises_before_any_job(spark):
+    df = events(20, seed=14)
+    sdf = to_spark(spark, df)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.price < b.price WITHIN 3")
+    cases = [
+        (MissingColumnError, dict(time="when")),
+        (MissingColumnError, dict(type="kind")),
+        (MissingColumnError, dict(seq_col="nope")),
+        (TimestampError, dict(time="sym")),
+        (AttributeTypeError, dict(seq_col="price")),
+    ]
+    for err, kw in cases:
+        _no_job(spark, lambda: pytest.raises(err, spark_adapter.detect, sdf, q, **{"type": "type", **kw}))
+    _no_job(spark, lambda: pytest.raises(
+        MissingColumnError, spark_adapter.detect, sdf, "PATTERN SEQ(A a, B b) WHERE a.volume > 1 WITHIN 3",
+        type="type"))
+    _no_job(spark, lambda: pytest.raises(
+        WindowUnitError, spark_adapter.detect, sdf, "PATTERN SEQ(A a, B b) WITHIN 3 minutes", type="type"))
+    _no_job(spark, lambda: pytest.raises(
+        AttributeTypeError, spark_adapter.detect, sdf, "PATTERN SEQ(A a, B b) WHERE a.sym > 3 WITHIN 3",
+        type="type"))
+    p = q.patterns[0]
+    unshippable = jitcep.Query([dataclasses.replace(
+        p, where=E.Cmp("=", E.Attr("a", "sym"), E.Lit(threading.Lock())))], q.options)
+    _no_job(spark, lambda: pytest.raises(QueryShippingError, spark_adapter.detect, sdf, unshippable,
+                                         type="type"))
