@@ -15,6 +15,7 @@ from .errors import (
     AttributeTypeError,
     DuplicateVariableError,
     ExplosionError,
+    FallbackWarning,
     InputError,
     InputFormatError,
     InvalidKleeneError,
@@ -62,5 +63,6 @@ __all__ = [
     "AttributeTypeError",
     "WindowUnitError",
     "ExplosionError",
+    "FallbackWarning",
     "__version__",
 ]

@@ -12,7 +12,7 @@ OutputPolicy = Literal["all", "non_overlapping", "match_single", "match_next"]
 KleeneMode = Literal["all", "maximal"]
 KleeneWindow = Literal["match", "iteration"]
 Shape = Literal["wide", "long"]
-Engine = Literal["reference", "compiled"]
+Engine = Literal["compiled", "reference", "auto"]
 TimeUnit = Literal["ns", "us", "ms", "s", "min", "h", "d"]
 
 

@@ -120,3 +120,12 @@ class ExplosionError(JitcepError):
 class QueryShippingError(JitcepError):
     """A query that cannot be sent to remote workers (e.g. Spark executors): it does not pickle and
     unpickle to an equal query."""
+
+
+# --- warnings -------------------------------------------------------------------
+
+
+class FallbackWarning(UserWarning):
+    """The compiled engine does not cover a pattern (or option), so that pattern ran on the reference
+    evaluator: the answer is the same, only slower.  Silence it with
+    ``warnings.filterwarnings("ignore", category=jitcep.FallbackWarning)`` or ``engine="auto"``."""

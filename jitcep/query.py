@@ -10,12 +10,14 @@ exists.
 
 from __future__ import annotations
 
+import warnings
+from functools import partial
 from typing import Any, Iterable
 
 import polars as pl
 
 from ._typing import Engine, Shape, TimeUnit, allowed
-from .errors import OptionError, PatternError
+from .errors import ExplosionError, FallbackWarning, OptionError, PatternError, UnsupportedPatternError
 from .options import Options
 from .pattern.ast import Pattern
 
@@ -65,17 +67,85 @@ def _check_choice(name: str, value, alias) -> None:
         raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed(alias)))}")
 
 
-def _engine(name: str):
-    """The ``evaluate(patterns, table, options) -> list[MatchTable]`` of an engine."""
+def _engine(name: str, *, stacklevel: int = 1):
+    """The ``evaluate(patterns, table, options) -> list[MatchTable]`` of an engine.
+
+    ``"reference"``: the executable semantics.  ``"compiled"``: :func:`evaluate_compiled`,
+    which runs what the compiled engine covers and the rest on the reference with a
+    :class:`~jitcep.errors.FallbackWarning`; ``"auto"``: the same without the warning.
+    """
     _check_choice("engine", name, Engine)
     if name == "reference":
         from .reference import evaluate
         return evaluate
-    try:  # the compiled engine registers itself as jitcep.runtime.evaluate
-        from .runtime import evaluate
-    except ImportError as e:
-        raise OptionError("engine='compiled' is not available yet; use engine='reference'") from e
-    return evaluate
+    return partial(evaluate_compiled, warn=name == "compiled", stacklevel=stacklevel)
+
+
+def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
+                      stacklevel: int = 1) -> list:
+    """Match tables of ``patterns`` over ``table``: compiled where covered, reference elsewhere.
+
+    Same contract as :func:`jitcep.reference.evaluate`.  Each pattern is checked
+    with :func:`jitcep.runtime.check_supported` (issue 3: negation, Kleene, other
+    strategies and output policies are not compiled yet); the ones it refuses run
+    on the reference evaluator, announced by one FallbackWarning naming the
+    reason, so an uncovered pattern costs time, never a wrong answer.  The
+    runtime also refuses (before any work) what it meets only with the table;
+    that falls back the same way.  ``partition_by`` tables go to the compiled
+    engine one stream at a time (semantics §13); ``max_matches`` bounds the total
+    over both engines (§12).  ``stacklevel``: which caller the warning names
+    (1: the caller of this function).
+    """
+    from . import reference, runtime
+    from .events import evaluate_per_partition
+
+    patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
+    refused: dict[int, str] = {}
+    covered: list[int] = []
+    for i, p in enumerate(patterns):
+        try:
+            runtime.check_supported(p, options)
+        except UnsupportedPatternError as e:
+            refused[i] = str(e)
+        else:
+            covered.append(i)
+    results: list = [None] * len(patterns)
+    if covered:
+        sub = [patterns[i] for i in covered]
+        try:
+            if table.partition is not None and table.partition.independent:
+                # the runtime takes one stream: run it per partition_by value (semantics §13)
+                got = evaluate_per_partition(lambda part: runtime.evaluate(sub, part, options), table,
+                                             max_matches=options.max_matches)
+            else:
+                got = runtime.evaluate(sub, table, options)
+        except UnsupportedPatternError as e:
+            refused.update({i: str(e) for i in covered})
+        else:
+            for i, mt in zip(covered, got):
+                results[i] = mt
+    if refused:
+        order = sorted(refused)
+        if warn:
+            warnings.warn(FallbackWarning(_fallback_message(refused, len(patterns))), stacklevel=stacklevel + 1)
+        for i, mt in zip(order, reference.evaluate([patterns[i] for i in order], table, options)):
+            results[i] = mt
+    if sum(mt.n for mt in results) > options.max_matches:
+        raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap with "
+                             f"jitcep.compile(..., max_matches=N) or make the pattern more selective")
+    return results
+
+
+def _fallback_message(refused: dict[int, str], n: int) -> str:
+    reasons = {}
+    for i, why in sorted(refused.items()):
+        reasons.setdefault(why, []).append(i)
+    parts = []
+    for why, idx in reasons.items():
+        which = "" if n == 1 else ("patterns " if len(idx) > 1 else "pattern ") + ", ".join(map(str, idx)) + ": "
+        parts.append(which + why)
+    runs = "it runs" if len(refused) == 1 else "they run"
+    return f"{'; '.join(parts)}; {runs} on the reference evaluator (same result, slower)"
 
 
 class Query:
@@ -111,7 +181,7 @@ class Query:
         return f"jitcep.compile({text!r}{opts})"
 
     def run(self, events, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
-            partition_by: str | list[str] | None = None, engine: Engine = "reference",
+            partition_by: str | list[str] | None = None, engine: Engine = "compiled",
             shape: Shape = "wide") -> pl.DataFrame:
         """Find every match of the patterns in ``events``.
 
@@ -133,7 +203,12 @@ class Query:
             lies in one stream, and windows counted in events, contiguity,
             negation and output policies all see only that stream (semantics §13).
         engine
-            ``"reference"`` (the executable semantics) or ``"compiled"``.
+            ``"compiled"`` (default): the Numba engine for what it covers (SEQ / AND /
+            OR of positive variables, skip-till-any-match, ``output="all"``); any other
+            pattern runs on the reference evaluator with a
+            :class:`~jitcep.errors.FallbackWarning` saying why -- per pattern when
+            several run.  ``"auto"``: the same, silently.  ``"reference"``: the
+            executable semantics for everything.
         shape
             ``"wide"``: one row per match; ``"long"``: one row per (match, variable, event).
 
@@ -153,7 +228,7 @@ class Query:
         _check_choice("shape", shape, Shape)
         if time_unit is not None:
             _check_choice("time_unit", time_unit, TimeUnit)
-        evaluate = _engine(engine)
+        evaluate = _engine(engine, stacklevel=2)
         from .events import build_event_table, read_events
         from .output import to_frame, wants_all_columns
 
@@ -164,15 +239,7 @@ class Query:
                              partition_by=partition_by, all_columns=wants_all_columns(self.patterns))
         table = build_event_table(source, self.patterns, time=time, type=type, time_unit=time_unit,
                                   partition_by=partition_by)
-        if table.partition is not None and table.partition.independent and engine != "reference":
-            # partition_by (semantics §13): each key value is a stream of its own.  The
-            # reference evaluator splits by itself (one cap budget); other engines run per group.
-            from .events import evaluate_per_partition
-
-            results = evaluate_per_partition(lambda sub: evaluate(self.patterns, sub, self.options), table,
-                                             max_matches=self.options.max_matches)
-        else:
-            results = evaluate(self.patterns, table, self.options)
+        results = evaluate(self.patterns, table, self.options)
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 
 
