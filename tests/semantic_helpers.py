@@ -14,19 +14,71 @@ into something a person can write down:
   branch not taken) ``None``;
 - :func:`M` writes an expected multiset: ``M((0, 2, 5), (0, 3, 5))``.
 
-The engine under test is ``reference`` unless the environment variable
-``JITCEP_TEST_ENGINE`` names another (so the compiled engine can reuse every
-test unchanged).
+Every test runs on each engine (tests/conftest.py parametrises the modules
+that use these helpers and sets the engine with :func:`use_engine`).  On
+``compiled``, :func:`run` also checks the fallback contract: a query the
+compiled engine does not cover (``jitcep.runtime.check_supported`` refuses one
+of its patterns) must announce itself with exactly one FallbackWarning naming
+each refusal, and a covered query must not warn; the result is then checked
+against the same hand-written expectation as on the reference.
 """
 
 from __future__ import annotations
 
-import os
+import warnings
 from collections import Counter
+from contextlib import contextmanager
 
 import polars as pl
 
-ENGINE = os.environ.get("JITCEP_TEST_ENGINE", "reference")
+from jitcep.errors import FallbackWarning, UnsupportedPatternError
+
+ENGINE = "reference"  # set per test by tests/conftest.py
+
+
+@contextmanager
+def use_engine(engine: str):
+    """Run the helpers with ``engine`` inside the block."""
+    global ENGINE
+    before, ENGINE = ENGINE, engine
+    try:
+        yield
+    finally:
+        ENGINE = before
+
+
+def refusals(query) -> list[str]:
+    """Why the compiled engine refuses each pattern of ``query`` it does not cover."""
+    from jitcep import runtime
+
+    out = []
+    for p in query.patterns:
+        try:
+            runtime.check_supported(p, query.options)
+        except UnsupportedPatternError as e:
+            out.append(str(e))
+    return out
+
+
+def run_checked(query, df: pl.DataFrame, engine: str, **kwargs) -> pl.DataFrame:
+    """``query.run(df, engine=engine, ...)``; on ``compiled``, assert the FallbackWarning contract."""
+    if engine != "compiled":
+        return query.run(df, engine=engine, **kwargs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = query.run(df, engine=engine, **kwargs)
+    fallbacks = [w for w in caught if issubclass(w.category, FallbackWarning)]
+    for w in caught:  # hand the other warnings on
+        if not issubclass(w.category, FallbackWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    why = refusals(query)
+    if why:
+        assert len(fallbacks) == 1, f"compiled engine refuses ({why}) but warned {len(fallbacks)} times"
+        text = str(fallbacks[0].message)
+        assert all(r in text for r in why) and "reference" in text, text
+    else:
+        assert not fallbacks, f"a covered query fell back: {fallbacks[0].message}"
+    return out
 
 # columns the output carries besides the variables (never a variable name in these tests)
 _META = ("match_id", "pattern")
@@ -59,12 +111,12 @@ def run(pattern, df: pl.DataFrame, *, time: str = "ts", type: str | None = "type
     import jitcep
 
     q = jitcep.compile(pattern, **options)
-    kwargs = dict(time=time, type=type, engine=ENGINE, shape=shape)
+    kwargs = dict(time=time, type=type, shape=shape)
     if time_unit is not None:
         kwargs["time_unit"] = time_unit
     if type is None:
         kwargs.pop("type")
-    return q.run(df, **kwargs)
+    return run_checked(q, df, ENGINE, **kwargs)
 
 
 def variable_columns(out: pl.DataFrame) -> list[str]:
