@@ -29,6 +29,12 @@ def _pyplot():
     return plt
 
 
+def NullFormatter():
+    from matplotlib.ticker import NullFormatter as F
+
+    return F()
+
+
 def plot(path: str | Path, out_dir: str | Path) -> list[Path]:
     """Write the charts the run's workloads support; return their paths."""
     doc = load(path)
@@ -53,6 +59,8 @@ def plot(path: str | Path, out_dir: str | Path) -> list[Path]:
                 ax.plot(*zip(*pts), "s--", label=b)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(label)
         ax.set_ylabel("input events / s")
         ax.set_title(f"throughput against {param}")
