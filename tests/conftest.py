@@ -30,6 +30,8 @@ def _uses_semantic_helpers(module) -> bool:
 
 
 def pytest_generate_tests(metafunc):
+    if "engine" in metafunc.fixturenames:
+        return  # the test takes its engine itself
     if "_semantic_engine" in metafunc.fixturenames and _uses_semantic_helpers(metafunc.module):
         metafunc.parametrize("_semantic_engine", ENGINES, indirect=True)
 

@@ -18,6 +18,7 @@ import pytest
 from opencep_data import (RowIndex, event_keys, expected_rows, load_events, opencep_dir,
                           parse_expected)
 from opencep_patterns import ENTRIES, KNOWN_DEVIATIONS
+import semantic_helpers
 
 import jitcep
 from jitcep.pattern import ast  # noqa: E402
@@ -98,14 +99,17 @@ def key_from_binding(items: list[tuple], binding: dict[str, list[int]], rep: lis
 # --- running --------------------------------------------------------------------
 
 
-def run_entry(name: str, **overrides):
-    """(jitcep multiset, expected multiset, events frame, RowIndex); ``overrides`` replace entry options."""
+def run_entry(name: str, engine: str = "reference", **overrides):
+    """(jitcep multiset, expected multiset, events frame, RowIndex); ``overrides`` replace entry options.
+
+    On ``engine="compiled"`` an entry the compiled engine does not cover must
+    fall back with a FallbackWarning (``semantic_helpers.run_checked``)."""
     entry, cat = ENTRIES[name], CATALOG[name]
     events = load_events(DATA / cat["data_file"])
     index = RowIndex(event_keys(DATA / cat["data_file"]))
     q = jitcep.compile(list(entry.patterns), **{**entry.compile_options(), **overrides})
     layouts = [layout(p.body) for p in q.patterns]
-    long = q.run(events, time="ts", type="type", engine="reference", shape="long")
+    long = semantic_helpers.run_checked(q, events, engine, time="ts", type="type", shape="long")
 
     bindings: dict[tuple, dict[str, list[int]]] = {}
     pat_col = "pattern" in long.columns
@@ -179,8 +183,8 @@ def _param(name):
 
 
 @pytest.mark.parametrize("name", [_param(n) for n in ENTRIES])
-def test_catalog_entry(name):
-    got, expected, events, index = run_entry(name)
+def test_catalog_entry(name, engine):
+    got, expected, events, index = run_entry(name, engine)
     assert sum(expected.values()) == CATALOG[name]["expected_match_count"]
     assert got == expected, "\n" + diff_report(got, expected, events, index)
 
@@ -258,3 +262,15 @@ def test_loaders_read_both_formats():
     first_mag = sensors.filter(type="Magnetometer").row(0, named=True)
     assert (first_mag["MagX"], first_mag["AccX"], f"{first_mag['ts']:%S}") == (8.192, None, "18")
     assert sensors.filter(type="PressTemp")["Temperature"].null_count() == 0
+
+
+def test_compiled_engine_runs_the_plain_entries_itself():
+    """The entries without negation, Kleene or policies are compiled, not fallen back (coverage only grows)."""
+    from semantic_helpers import refusals
+
+    plain = {"duplicateEventType", "onePatternIncludesOther", "Sensors_short_", "parallel_2_",
+             "simpleHyperCubeTest_"}
+    for name in plain:
+        entry = ENTRIES[name]
+        q = jitcep.compile(list(entry.patterns), **entry.compile_options())
+        assert not refusals(q), name
