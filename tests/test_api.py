@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import semantic_helpers  # the module, not its names: conftest parametrises modules importing those
 import jitcep
 from jitcep import query as query_module
 from jitcep.errors import (JitcepError, MissingColumnError, MissingWindowError, OptionError, PatternError,
@@ -217,14 +218,108 @@ def test_bad_run_arguments(kwargs, error):
         jitcep.compile(SEQ_AB).run(EVENTS, type="type", **kwargs)
 
 
-def test_compiled_engine_is_either_unavailable_or_agrees():
+NEG_AB = "PATTERN SEQ(A a, !C c, B b) WITHIN 10"  # (0,1), (0,3), (2,3): the only C comes after every B
+KLEENE_AK = "PATTERN SEQ(A a, B+ k[]) WITHIN 10"
+
+
+@pytest.fixture
+def spies(monkeypatch):
+    """Record which patterns reach each engine (the real engines still run)."""
+    from jitcep import reference, runtime
+
+    calls = {"compiled": [], "reference": []}
+
+    def spy(name, real):
+        def evaluate(patterns, table, options, *a, **k):
+            calls[name].append([p for p in ([patterns] if isinstance(patterns, Pattern) else patterns)])
+            return real(patterns, table, options, *a, **k)
+        return evaluate
+
+    monkeypatch.setattr(runtime, "evaluate", spy("compiled", runtime.evaluate))
+    monkeypatch.setattr(reference, "evaluate", spy("reference", reference.evaluate))
+    return calls
+
+
+def test_compiled_is_the_default_engine(spies):
+    import inspect
+    import warnings
+
+    assert inspect.signature(jitcep.Query.run).parameters["engine"].default == "compiled"
     q = jitcep.compile(SEQ_AB)
-    try:
-        out = q.run(EVENTS, type="type", engine="compiled")
-    except OptionError as e:
-        assert "not available" in str(e)
-    else:
-        assert out.equals(q.run(EVENTS, type="type", engine="reference"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a covered pattern does not warn
+        out = q.run(EVENTS, type="type")
+    assert pairs(out) == EXPECTED_AB
+    assert spies == {"compiled": [list(q.patterns)], "reference": []}
+
+
+def test_uncovered_pattern_falls_back_to_the_reference_with_a_warning(spies):
+    q = jitcep.compile(NEG_AB)
+    with pytest.warns(jitcep.FallbackWarning, match="negation.*reference evaluator") as record:
+        out = q.run(EVENTS, type="type")
+    assert record[0].filename == __file__  # the warning names the caller's line
+    assert pairs(out) == {(0, 1), (0, 3), (2, 3)}
+    assert spies == {"compiled": [], "reference": [list(q.patterns)]}
+    assert out.equals(q.run(EVENTS, type="type", engine="reference"))
+
+
+def test_several_patterns_fall_back_one_by_one(spies):
+    q = jitcep.compile([SEQ_AB, NEG_AB, KLEENE_AK])
+    with pytest.warns(jitcep.FallbackWarning) as record:
+        out = q.run(EVENTS, type="type")
+    assert len(record) == 1
+    text = str(record[0].message)
+    assert "pattern 1: " in text and "negation" in text and "pattern 2: " in text and "Kleene" in text
+    assert "pattern 0" not in text
+    p0, p1, p2 = q.patterns
+    assert spies["compiled"] == [[p0]] and spies["reference"] == [[p1, p2]]
+    assert out.equals(q.run(EVENTS, type="type", engine="reference"))
+    assert out["pattern"].to_list() == [0, 0, 1, 1, 1, 2, 2, 2, 2]
+
+
+def test_options_the_compiled_engine_lacks_fall_back_for_every_pattern(spies):
+    q = jitcep.compile([SEQ_AB, "PATTERN SEQ(B b, C c) WITHIN 10"], strategy="skip_till_next_match")
+    with pytest.warns(jitcep.FallbackWarning, match=r"patterns 0, 1: .*skip_till_next_match.*they run"):
+        out = q.run(EVENTS, type="type")
+    assert spies["compiled"] == []
+    assert out.equals(q.run(EVENTS, type="type", engine="reference"))
+
+
+def test_auto_engine_falls_back_silently(spies):
+    import warnings
+
+    q = jitcep.compile([SEQ_AB, NEG_AB])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = q.run(EVENTS, type="type", engine="auto")
+    assert spies["compiled"] == [[q.patterns[0]]] and spies["reference"] == [[q.patterns[1]]]
+    assert out.equals(q.run(EVENTS, type="type", engine="reference"))
+
+
+def test_a_refusal_met_only_at_run_time_falls_back(monkeypatch):
+    from jitcep import runtime
+    from jitcep.errors import UnsupportedPatternError
+
+    def refuse(*a, **k):
+        raise UnsupportedPatternError("the compiled engine cannot read this column yet")
+
+    monkeypatch.setattr(runtime, "evaluate", refuse)
+    q = jitcep.compile(SEQ_AB)
+    with pytest.warns(jitcep.FallbackWarning, match="cannot read this column"):
+        assert pairs(q.run(EVENTS, type="type")) == EXPECTED_AB
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled", "auto"])
+def test_max_matches_bounds_the_total_over_both_engines(engine):
+    q = jitcep.compile([SEQ_AB, NEG_AB], max_matches=4)  # 2 + 3 matches, each alone under the cap
+    with pytest.raises(jitcep.ExplosionError):
+        q.run(EVENTS, type="type", engine=engine)
+    assert jitcep.compile([SEQ_AB, NEG_AB], max_matches=5).run(EVENTS, type="type", engine="auto").height == 5
+
+
+def test_fallback_warning_is_a_user_warning_not_an_error():
+    assert issubclass(jitcep.FallbackWarning, UserWarning)
+    assert not issubclass(jitcep.FallbackWarning, JitcepError)
 
 
 @pytest.mark.parametrize("shape", ["wide", "long"])
@@ -285,7 +380,7 @@ def _per_stream(df: pl.DataFrame, text: str, key: list[str], **options) -> set[t
     q = jitcep.compile(text, **options)
     got = set()
     for _, sub in df.with_row_index("input_row").group_by(key, maintain_order=True):
-        out = q.run(sub.drop("input_row"), type="type")
+        out = q.run(sub.drop("input_row"), type="type", engine="reference")
         rows = sub["input_row"].to_list()
         got |= {tuple(rows[r["row"]] for r in (m["a"], m["b"])) for m in out.iter_rows(named=True)}
     return got
@@ -298,7 +393,6 @@ PARTITIONED = pl.DataFrame({"type": ["A", "B", "A", "C", "B", "A", "B", "B"], "t
                             "k": ["x", "y", None, "x", None, None, "x", "y"]})
 
 
-@pytest.mark.parametrize("engine", ["reference", "compiled"])
 @pytest.mark.parametrize("text, options, expected", [
     # null is a stream of its own: (2,4) pairs two null-key rows; (0,1) and (2,1) mix keys: never
     ("PATTERN SEQ(A a, B b) WITHIN 10", {}, {(0, 6), (2, 4)}),
@@ -312,12 +406,8 @@ PARTITIONED = pl.DataFrame({"type": ["A", "B", "A", "C", "B", "A", "B", "B"], "t
 ])
 def test_partition_by_evaluates_each_key_value_as_its_own_stream(engine, text, options, expected):
     q = jitcep.compile(text, **options)
-    try:
-        out = q.run(PARTITIONED, type="type", partition_by="k", engine=engine)
-    except (OptionError, jitcep.errors.UnsupportedPatternError):
-        if engine == "compiled":
-            pytest.skip("not supported by the compiled engine")
-        raise
+    # on compiled: the per-stream split for covered patterns, a warned fallback for the rest
+    out = semantic_helpers.run_checked(q, PARTITIONED, engine, type="type", partition_by="k")
     got = {(m["a"]["row"], m["b"]["row"]) for m in out.iter_rows(named=True)}
     assert got == expected == _per_stream(PARTITIONED, text, ["k"], **options)
     assert out["match_id"].to_list() == list(range(out.height))
@@ -339,9 +429,12 @@ def test_partition_by_agrees_with_running_each_group_by_group(rows):
     df = pl.DataFrame({"type": [r[0] for r in rows], "ts": pl.Series([r[1] for r in rows], dtype=pl.Int64),
                        "k": pl.Series([r[2] for r in rows], dtype=pl.String),
                        "j": pl.Series([r[3] for r in rows], dtype=pl.Int64)})
-    text = "PATTERN SEQ(A a, !C c, B b) WITHIN 4 EVENTS"
-    for opts in ({}, {"output": "non_overlapping"}):
-        out = jitcep.compile(text, **opts).run(df, type="type", partition_by=["k", "j"])
+    # the first two are compiled (per-stream split), the others fall back
+    cases = [("PATTERN SEQ(A a, B b) WITHIN 4 EVENTS", {}), ("PATTERN AND(A a, B b) WITHIN 2", {}),
+             ("PATTERN SEQ(A a, !C c, B b) WITHIN 4 EVENTS", {}),
+             ("PATTERN SEQ(A a, B b) WITHIN 4 EVENTS", {"output": "non_overlapping"})]
+    for text, opts in cases:
+        out = jitcep.compile(text, **opts).run(df, type="type", partition_by=["k", "j"], engine="auto")
         got = {(m["a"]["row"], m["b"]["row"]) for m in out.iter_rows(named=True)}
         assert got == _per_stream(df, text, ["k", "j"], **opts)
 
