@@ -2,8 +2,11 @@
 
 Errors jitcep raises on purpose (:class:`~jitcep.errors.JitcepError`), and
 unreadable pattern files, print one line ``jitcep: error: ...`` on stderr and
-exit with status 2.  Output files are written atomically (a temporary file in
-the target directory, then a rename), so a failed run leaves nothing behind.
+exit with status 2; a :class:`~jitcep.errors.FallbackWarning` prints one line
+``jitcep: warning: ...``.  Output files are written atomically (a temporary
+file in the target directory, then a rename), so a failed run leaves nothing
+behind.  A progress bar on stderr (:class:`Progress`) names the stage a long
+run is in; stdout carries only the result.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import json
 import os
 import sys
 import tempfile
+import threading
+import time
+import warnings
 from importlib import resources
 from pathlib import Path
 
@@ -20,6 +26,7 @@ import polars as pl
 
 from ._typing import Engine, Shape, TimeUnit, allowed
 from .errors import JitcepError
+from .query import Query
 
 EXIT_ERROR = 2
 WRITERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".ndjson": "ndjson", ".jsonl": "ndjson"}
@@ -94,13 +101,124 @@ def _show(df: pl.DataFrame, limit: int) -> None:
     print(f"{df.height} match{'es' if df.height != 1 else ''}{more}")
 
 
-def _run(pattern_text: str, events, args, *, time: str, type: str | None, time_unit: str | None) -> pl.DataFrame:
+class Progress:
+    """A one-line progress display on ``stream``: the current stage, stages done, elapsed time.
+
+    The engine reports stages, not fractions, so the bar fills by stage and a
+    spinner shows the process is alive.  On a terminal it redraws in place
+    (a background thread, every 0.1 s) and appears only once the run has taken
+    ``delay`` seconds, so quick runs print nothing; elsewhere (``--progress``
+    into a file or pipe) it writes one line per stage.  ``stage`` is the
+    callback of ``Query._run``.
+    """
+
+    STAGES = Query.STAGES + ("writing",)
+    WIDTH = 20
+    SPIN = "|/-\\"
+
+    def __init__(self, stream, *, delay: float = 2.0, tty: bool | None = None):
+        self.stream = stream
+        self.tty = stream.isatty() if tty is None else tty
+        self.delay = delay
+        self.t0 = time.monotonic()
+        self.current: str | None = None
+        self.shown = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        if self.tty:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+
+    def stage(self, name: str) -> None:
+        with self._lock:
+            self.current = name
+            if self.tty:
+                self._draw()
+            else:
+                self.stream.write(f"jitcep: {name} ({time.monotonic() - self.t0:.1f}s)\n")
+                self.stream.flush()
+
+    def _line(self) -> str:
+        k = self.STAGES.index(self.current) if self.current in self.STAGES else 0
+        filled = self.WIDTH * k // len(self.STAGES)
+        spin = self.SPIN[int((time.monotonic() - self.t0) * 10) % len(self.SPIN)]
+        bar = "#" * filled + spin + "." * (self.WIDTH - filled - 1)
+        return f"[{bar}] {k + 1}/{len(self.STAGES)} {self.current} {time.monotonic() - self.t0:.1f}s"
+
+    def _draw(self) -> None:
+        if self.current is None or time.monotonic() - self.t0 < self.delay:
+            return
+        self.shown = True
+        self.stream.write("\r\x1b[K" + self._line())
+        self.stream.flush()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.1):
+            with self._lock:
+                self._draw()
+
+    def clear(self) -> None:
+        """Erase the bar (before another line goes to the same stream); it comes back on the next tick."""
+        with self._lock:
+            if self.tty and self.shown:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+
+    def close(self, *, done: bool = True) -> None:
+        """Stop the display; ``done``: say how long the run took (not after an error).  Idempotent."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            if self.tty and self.shown:
+                self.stream.write("\r\x1b[K")
+            if done and (self.shown or not self.tty):
+                self.stream.write(f"jitcep: done in {time.monotonic() - self.t0:.1f}s\n")
+            self.stream.flush()
+
+
+class _NoProgress:
+    def stage(self, name: str) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+    def close(self, *, done: bool = True) -> None:
+        pass
+
+
+def _progress(args):
+    """``--progress`` forces the bar (at once); ``--no-progress`` hides it; default: on a terminal only."""
+    if args.progress is False:
+        return _NoProgress()
+    if args.progress:
+        return Progress(sys.stderr, delay=0.0)
+    return Progress(sys.stderr) if sys.stderr.isatty() else _NoProgress()
+
+
+def _run(pattern_text: str, events, args, progress, *, time: str, type: str | None,
+         time_unit: str | None) -> pl.DataFrame:
     from .query import compile
 
     options = dict(_option(o) for o in args.option or ())
     query = compile(pattern_text, **options)
-    return query.run(events, time=time, type=type, time_unit=time_unit, engine=args.engine,
-                     shape=args.shape)
+    return query._run(events, time=time, type=type, time_unit=time_unit, partition_by=None,
+                      engine=args.engine, shape=args.shape, stage=progress.stage)
+
+
+def _finish(df: pl.DataFrame, args, progress) -> None:
+    progress.stage("writing")
+    if args.output:
+        write_atomic(df, args.output)
+        progress.close()
+        print(f"{df.height} matches written to {args.output}")
+    else:
+        progress.close()
+        _show(df, args.limit)
 
 
 def cmd_run(args) -> int:
@@ -110,12 +228,9 @@ def cmd_run(args) -> int:
         text = Path(args.pattern_file).read_text()
     except OSError as e:
         raise CliError(f"cannot read pattern file {args.pattern_file!r}: {e.strerror}") from e
-    df = _run(text, args.input, args, time=args.time, type=args.type, time_unit=args.time_unit)
-    if args.output:
-        write_atomic(df, args.output)
-        print(f"{df.height} matches written to {args.output}")
-    else:
-        _show(df, args.limit)
+    progress = args.progress_display
+    df = _run(text, args.input, args, progress, time=args.time, type=args.type, time_unit=args.time_unit)
+    _finish(df, args, progress)
     return 0
 
 
@@ -133,12 +248,9 @@ def cmd_demo(args) -> int:
     print("pattern:")
     print("\n".join("  " + line for line in text.strip().splitlines()))
     print()
-    df = _run(text, data, args, time="ts", type="ticker", time_unit=None)
-    if args.output:
-        write_atomic(df, args.output)
-        print(f"{df.height} matches written to {args.output}")
-    else:
-        _show(df, args.limit)
+    progress = args.progress_display
+    df = _run(text, data, args, progress, time="ts", type="ticker", time_unit=None)
+    _finish(df, args, progress)
     return 0
 
 
@@ -151,8 +263,12 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--option", action="append", metavar="K=V",
                         help="an evaluation option, e.g. strategy=skip_till_next_match (repeatable)")
         sp.add_argument("--shape", choices=allowed(Shape), default="wide")
-        sp.add_argument("--engine", choices=allowed(Engine), default="reference")
+        sp.add_argument("--engine", choices=allowed(Engine), default="compiled",
+                        help="compiled (default; what it does not cover runs on the reference with a warning), "
+                             "auto (the same without the warning) or reference")
         sp.add_argument("--limit", type=int, default=20, help="rows to print without -o (default 20)")
+        sp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show the stage progress bar on stderr (default: on a terminal, for runs over 2 s)")
 
     r = sub.add_parser("run", help="run the pattern(s) in PATTERN_FILE over INPUT (Parquet or CSV)")
     r.add_argument("pattern_file")
@@ -172,12 +288,23 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    progress = args.progress_display = _progress(args)
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        progress.clear()
+        print(f"jitcep: warning: {category.__name__}: {message}", file=sys.stderr)
+
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            return args.func(args)
     except (JitcepError, CliError) as e:
+        progress.close(done=False)
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         print(f"jitcep: error: {type(e).__name__}: {msg}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        progress.close(done=False)  # no-op after a normal finish
 
 
 if __name__ == "__main__":  # pragma: no cover

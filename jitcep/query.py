@@ -225,21 +225,35 @@ class Query:
         >>> q.run(df, type="type")["b"].struct.field("row").to_list()
         [3]
         """
+        return self._run(events, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                         engine=engine, shape=shape)
+
+    #: the stages of a run, in order, as reported to ``_run``'s ``stage`` callback
+    STAGES = ("reading", "building the event table", "matching", "building the output")
+
+    def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, stage=None,
+             _stacklevel: int = 3) -> pl.DataFrame:
+        """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the CLI's progress bar)."""
         _check_choice("shape", shape, Shape)
         if time_unit is not None:
             _check_choice("time_unit", time_unit, TimeUnit)
-        evaluate = _engine(engine, stacklevel=2)
+        evaluate = _engine(engine, stacklevel=_stacklevel)
+        note = stage if stage is not None else (lambda name: None)
         from .events import build_event_table, read_events
         from .output import to_frame, wants_all_columns
 
         # Read the input once: the event table is built from this frame (a zero-copy
         # select) and the output gathers values from it by row number, so they keep
         # their input dtypes.  Every error (columns, timestamps) is raised here.
+        note(self.STAGES[0])
         source = read_events(events, self.patterns, time=time, type=type, time_unit=time_unit,
                              partition_by=partition_by, all_columns=wants_all_columns(self.patterns))
+        note(self.STAGES[1])
         table = build_event_table(source, self.patterns, time=time, type=type, time_unit=time_unit,
                                   partition_by=partition_by)
+        note(self.STAGES[2])
         results = evaluate(self.patterns, table, self.options)
+        note(self.STAGES[3])
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 
 

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -176,3 +177,76 @@ def test_ci_runs_the_readme_commands_verbatim():
     ci = (ROOT / ".ci" / "run").read_text()
     for c in commands:
         assert c.strip() in ci.splitlines()
+
+
+# --- progress and warnings on stderr ------------------------------------------------
+
+
+def test_progress_forced_names_every_stage_on_stderr_and_keeps_stdout_clean(files):
+    tmp, pat, data = files
+    plain = run_cli("run", pat, data, "--time", "t", "--type", "kind")
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind", "--progress")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == plain.stdout  # the result only, byte for byte
+    assert plain.stderr == ""  # not a terminal, not forced: no bar
+    lines = r.stderr.splitlines()
+    stages = [ln.split(" (")[0].removeprefix("jitcep: ") for ln in lines[:-1]]
+    assert stages == list(cli.Progress.STAGES)
+    assert re.fullmatch(r"jitcep: done in \d+\.\ds", lines[-1])
+
+
+def test_progress_with_output_file(files, capsys):
+    tmp, pat, data = files
+    out = tmp / "m.parquet"
+    assert cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "--progress", "-o", str(out)]) == 0
+    r = capsys.readouterr()
+    assert r.out == f"2 matches written to {out}\n"
+    assert "jitcep: writing" in r.err and "jitcep: done" in r.err
+
+
+def test_progress_after_an_error_is_not_done(files, capsys):
+    tmp, pat, data = files
+    assert cli.main(["run", str(pat), str(data), "--time", "when", "--type", "kind", "--progress"]) == 2
+    r = capsys.readouterr()
+    assert r.out == "" and "done" not in r.err
+    assert r.err.splitlines()[-1].startswith("jitcep: error: MissingColumnError:")
+
+
+def test_terminal_bar_redraws_in_place_and_hides_quick_runs():
+    import io
+    import time
+
+    stream = io.StringIO()
+    bar = cli.Progress(stream, delay=0.0, tty=True)
+    bar.stage("reading")
+    bar.stage("matching")
+    time.sleep(0.25)  # the ticker redraws
+    bar.close()
+    text = stream.getvalue()
+    assert text.count("\r\x1b[K") >= 3 and "\n" not in text.rstrip("\n")
+    assert "1/5 reading" in text and "3/5 matching" in text and "[########" in text
+    assert text.endswith("s\n") and "jitcep: done in" in text
+
+    quick = io.StringIO()
+    bar = cli.Progress(quick, delay=60.0, tty=True)  # a run shorter than the delay prints nothing
+    bar.stage("reading")
+    bar.close()
+    assert quick.getvalue() == ""
+
+
+def test_fallback_is_one_warning_line_and_the_same_result(files):
+    tmp, _, data = files
+    pat = tmp / "neg.cep"
+    pat.write_text("PATTERN SEQ(A a, !C c, B b) WITHIN 10")
+    out_c, out_r = tmp / "c.parquet", tmp / "r.parquet"
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind", "-o", out_c)
+    assert r.returncode == 0
+    assert r.stderr.splitlines() == [
+        "jitcep: warning: FallbackWarning: the compiled engine does not evaluate negation yet; it runs on the "
+        "reference evaluator (same result, slower)"]
+    for engine in ("reference", "auto"):
+        args = ["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out_r), "--engine", engine]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert cli.main(args) == 0
+        assert pl.read_parquet(out_r).equals(pl.read_parquet(out_c))
