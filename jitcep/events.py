@@ -52,6 +52,8 @@ import polars as pl
 
 from .errors import (AttributeTypeError, InputFormatError, InvalidWindowError, MissingColumnError,
                      OptionError, TimestampError, WindowUnitError)
+from .kernels import encode as _enc
+from .kernels.grouping import counting_sort
 from .pattern import expr as E
 from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded
 
@@ -342,17 +344,79 @@ def equivalence_key(patterns) -> tuple[str, ...] | None:
 # --- columns -> numpy -------------------------------------------------------
 
 
+def _string_buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (int64, n + 1) and bytes (uint8) of a String series, via Arrow (zero-copy after rechunk)."""
+    import pyarrow as pa
+
+    arr = s.to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+_VERIFY_CHUNK = 1 << 20
+
+
+def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """First-occurrence int32 codes of a String series and the first row of each code, exactly.
+
+    Polars hashes the strings (vectorised, multithreaded), a Numba table codes
+    the 64-bit hashes, and every row is then compared with its code's first row
+    (in chunks, so the comparison never holds a full-length copy).  Should two
+    different strings share a hash, the exact byte-hashing kernel recomputes
+    the codes: the result never depends on hash luck.
+    """
+    codes, first = _enc.hashed_codes(s.hash().to_numpy(), valid)
+    if len(first) > 1:
+        reps = s.gather(first)
+        for lo in range(0, len(s), _VERIFY_CHUNK):
+            part = codes[lo:lo + _VERIFY_CHUNK]
+            same = s.slice(lo, len(part)) == reps.gather(np.maximum(part, 0))
+            if not (same.fill_null(True).all()):
+                offsets, data = _string_buffers(s)
+                return _enc.string_codes(offsets, data, valid)
+    return codes, first
+
+
 def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray | None]:
-    """int32 codes into the sorted distinct values (as str); -1 and a valid mask for nulls."""
-    s = s.cast(pl.String)
-    names = s.drop_nulls().unique().sort()
-    codes = (pl.DataFrame({"v": s})
-             .join(pl.DataFrame({"v": names}).with_row_index("code"), on="v", how="left",
-                   maintain_order="left")
-             .get_column("code"))
+    """int32 codes into the sorted distinct values (as str); -1 and a valid mask for nulls.
+
+    One hashing pass over the n values gives codes in first-occurrence order
+    and the first row of each distinct value; only those k strings are sorted,
+    and one more pass maps the codes to their rank (so code order is string
+    order, as the contract asks).  Integers and categorical codes are coded by
+    value, strings by hash with an exact check (:func:`_hash_string_codes`).
+    """
+    n = len(s)
     valid = s.is_not_null().to_numpy() if s.null_count() else None
-    out = codes.cast(pl.Int32).fill_null(-1).to_numpy()
-    return np.ascontiguousarray(out), tuple(names.to_list()), valid
+    dtype = s.dtype
+    if n == 0 or dtype == pl.Null or (valid is not None and not valid.any()):
+        return np.full(n, -1, np.int32), (), valid
+    if dtype == pl.Categorical or isinstance(dtype, pl.Enum):
+        phys = s.to_physical()
+    elif dtype.is_integer() and dtype != pl.UInt64:
+        phys = s
+    else:
+        phys = None
+    if phys is not None:  # integers (codes of categoricals too): dense codes by value
+        codes64, k = _enc.dense_codes(phys.cast(pl.Int64).fill_null(0).to_numpy(), valid)
+        first = _enc.first_rows(codes64, k)
+        codes = codes64.astype(np.int32)
+        del codes64
+    else:
+        s = s.cast(pl.String)
+        codes, first = _hash_string_codes(s, valid)
+    reps = s.gather(first).cast(pl.String)
+    order = reps.arg_sort().to_numpy()  # Polars sorts UTF-8 bytewise = Unicode code point order
+    names = tuple(reps.gather(order).to_list())
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return _enc.rank_inplace(codes, rank), names, valid
 
 
 def _temporal_physical(s: pl.Series) -> pl.Series:
@@ -381,7 +445,9 @@ def _encode_attribute(name: str, s: pl.Series) -> Column:
         return Column("bool", np.ascontiguousarray(s.fill_null(False).to_numpy(), dtype=np.bool_), valid)
     if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
         codes, dictionary, valid = _dict_encode(s)
-        return Column("str", np.where(codes < 0, 0, codes).astype(np.int32), valid, dictionary)
+        if valid is not None:
+            codes[~valid] = 0  # arbitrary where null; 0 keeps codes usable as indices
+        return Column("str", codes, valid, dictionary)
     if dtype.is_temporal():
         values = _temporal_physical(s).fill_null(0).to_numpy()
         return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid)
@@ -592,37 +658,17 @@ def check_types(patterns, table: "EventTable") -> None:
 
 
 def _stable_argsort(keys: np.ndarray) -> np.ndarray:
-    """int64 permutation sorting ``keys`` with ties in index order.
-
-    NumPy's stable sort is a radix sort for 16-bit keys (O(n)), so small code
-    ranges use it; otherwise Polars sorts by the unique pair (key, index),
-    which is stable by construction and multithreaded.
-    """
-    n = len(keys)
-    if n < 10_000:
-        return np.argsort(keys, kind="stable").astype(np.int64)
-    lo, hi = int(keys.min()), int(keys.max())
-    if hi - lo < 65_536:
-        return np.argsort((keys - lo).astype(np.uint16), kind="stable").astype(np.int64)
-    frame = pl.DataFrame({"k": keys, "i": np.arange(n, dtype=np.int64)})
-    return frame.sort(["k", "i"]).get_column("i").to_numpy()
+    """int64 permutation sorting ``keys`` with ties in index order (LSD radix sort, O(n) per digit)."""
+    return _enc.stable_argsort(keys)
 
 
 def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, int]:
     """Dense int64 codes 0..k-1 in value order; -1 where invalid."""
+    if values.dtype.kind in "iub":
+        return _enc.dense_codes(values.astype(np.int64, copy=False), valid)
     out = np.full(len(values), -1, dtype=np.int64)
     sel = slice(None) if valid is None else valid
-    picked = values[sel]
-    if picked.dtype.kind in "iu" and len(picked) >= 10_000:
-        # Hash join against the sorted distinct values: O(n), where np.unique sorts all n.
-        uniq = pl.Series("v", picked).unique().sort()
-        codes = (pl.DataFrame({"v": picked})
-                 .join(pl.DataFrame({"v": uniq}).with_row_index("code"), on="v", how="left",
-                       maintain_order="left")
-                 .get_column("code").cast(pl.Int64).to_numpy())
-        out[sel] = codes
-        return out, len(uniq)
-    uniq, inv = np.unique(picked, return_inverse=True)
+    uniq, inv = np.unique(values[sel], return_inverse=True)  # floats: exact value order incl. -0.0 == 0.0
     out[sel] = inv.reshape(-1)
     return out, len(uniq)
 
@@ -672,11 +718,10 @@ def build_partition(table: "EventTable", key: Sequence[str], *, independent: boo
             mixed[null] = -1
             combined, _ = _dense_codes(mixed, ~null)
     key_code = combined
-    n_keys = int(key_code.max()) + 1 if len(key_code) and key_code.max() >= 0 else 0
-    keyed = np.flatnonzero(key_code >= 0)  # ascending positions = ts order
-    order = keyed[_stable_argsort(key_code[keyed])].astype(np.int64)
-    offsets = np.zeros(n_keys + 1, dtype=np.int64)
-    np.cumsum(np.bincount(key_code[keyed], minlength=n_keys), out=offsets[1:])
+    n_keys = k if len(key) == 1 else (int(key_code.max()) + 1 if len(key_code) else 0)
+    # one stable counting sort: positions grouped by key, in position (= ts) order inside a group;
+    # null keys (code -1) are dropped
+    order, offsets = counting_sort(key_code, max(n_keys, 0))
     return Partition(key, key_code, order, offsets, independent)
 
 
@@ -836,7 +881,7 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     ts, unit_ns = _time_values(time, df.get_column(time), time_unit)
     n = len(ts)
     # Stable sort by time: ties keep input order (the "position" order of DESIGN.md section 2).
-    if n < 2 or bool(np.all(ts[1:] >= ts[:-1])):
+    if _enc.is_sorted(ts):  # already sorted input is common: no permutation, no copies
         perm = None
         row = np.arange(n, dtype=np.int64)
     else:

@@ -1,0 +1,358 @@
+"""Event-table building kernels: sortedness, stable radix argsort, dense codes, string dictionaries.
+
+These replace Polars joins and comparison sorts in :func:`jitcep.events.build_event_table`
+(issue 3: building the table, not joining, is where the time went).  Every
+function is one or a few linear passes; none allocates more than its output
+plus tables of the size of the distinct values (or the value range, when that
+is at most a few times ``n``).
+
+- :func:`is_sorted` — nondecreasing check without temporaries.
+- :func:`stable_argsort` — LSD radix argsort of int64 keys (stable: ties keep
+  index order), O(n) per 11-bit digit of the key range.
+- :func:`dense_codes` — dense codes 0..k-1 *in value order* for integer
+  values: a direct table over the value range when it is small, else an
+  open-addressing hash table and a sort of the k distinct values only.
+- :func:`string_codes` — dictionary codes of an Arrow (large_)string array by
+  hashing its bytes (FNV-1a) in one pass; exact (bytes are compared on every
+  hash hit), codes in first-occurrence order plus the first row of each value,
+  so the caller sorts only the k distinct strings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NUMBA_FLAGS
+
+_RADIX_BITS = 11
+_SMALL = 2_048  # below this, numpy's sorts win over kernel call overhead
+
+
+@njit(**NUMBA_FLAGS)
+def _is_sorted(a):
+    for i in range(1, len(a)):
+        if a[i] < a[i - 1]:
+            return False
+    return True
+
+
+def is_sorted(a: np.ndarray) -> bool:
+    """True when ``a`` is nondecreasing."""
+    return len(a) < 2 or bool(_is_sorted(a))
+
+
+@njit(**NUMBA_FLAGS)
+def _radix_argsort(keys, lo, passes):
+    n = len(keys)
+    nb = 1 << 11
+    mask = np.uint64(nb - 1)
+    u = np.empty(n, np.uint64)
+    for i in range(n):
+        u[i] = np.uint64(keys[i] - lo)
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    counts = np.empty(nb + 1, np.int64)
+    for p in range(passes):
+        shift = np.uint64(11 * p)
+        counts[:] = 0
+        for i in range(n):
+            counts[np.int64((u[idx[i]] >> shift) & mask) + 1] += 1
+        for b in range(nb):
+            counts[b + 1] += counts[b]
+        for i in range(n):
+            j = idx[i]
+            b = np.int64((u[j] >> shift) & mask)
+            tmp[counts[b]] = j
+            counts[b] += 1
+        idx, tmp = tmp, idx
+    return idx
+
+
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """int64 permutation sorting int64 ``keys``, ties in index order (LSD radix sort)."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    n = len(keys)
+    if n < _SMALL:
+        return np.argsort(keys, kind="stable").astype(np.int64)
+    lo, hi = int(keys.min()), int(keys.max())
+    span = hi - lo  # < 2**64: fits uint64 even when it overflows int64
+    bits = max(1, int(span).bit_length())
+    return _radix_argsort(keys, np.int64(lo), (bits + _RADIX_BITS - 1) // _RADIX_BITS)
+
+
+# --- dense integer codes ------------------------------------------------------------------
+
+
+@njit(**NUMBA_FLAGS)
+def _range_codes(values, valid, stride, lo, span):
+    """Codes by a direct table over [lo, lo + span]: present values ranked in value order."""
+    n = len(values)
+    table = np.zeros(span + 1, np.int64)
+    for i in range(n):
+        if valid[i * stride]:
+            table[values[i] - lo] = 1
+    k = 0
+    for v in range(span + 1):
+        if table[v]:
+            table[v] = k
+            k += 1
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        out[i] = table[values[i] - lo] if valid[i * stride] else -1
+    return out, k
+
+
+@njit(**NUMBA_FLAGS)
+def _mix(x):
+    # splitmix64 finaliser: spreads clustered integers over the table
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(**NUMBA_FLAGS)
+def _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out):
+    """Code rows from ``i`` on until the table is half full; returns (next row, k).
+
+    No array is reassigned in here (that would cost reference counting in the
+    hot loop): the caller grows the table and calls again.
+    """
+    n = len(values)
+    mask = np.uint64(len(slots) - 1)
+    limit = min(len(slots) // 2, len(uniq))
+    while i < n:
+        if not valid[i * stride]:
+            out[i] = -1
+            i += 1
+            continue
+        x = values[i]
+        j = _mix(np.uint64(x)) & mask
+        while True:
+            c = slots[j]
+            if c < 0:
+                if k >= limit:
+                    return i, k
+                slots[j] = k
+                keys[j] = x
+                uniq[k] = x
+                out[i] = k
+                k += 1
+                break
+            if keys[j] == x:
+                out[i] = c
+                break
+            j = (j + np.uint64(1)) & mask
+        i += 1
+    return i, k
+
+
+@njit(**NUMBA_FLAGS)
+def _hash_codes(values, valid, stride, out):
+    """First-occurrence codes of int64 values into ``out`` through an open-addressing table (-1: invalid)."""
+    n = len(values)
+    cap = 1024
+    slots = np.full(cap, -1, np.int64)
+    keys = np.empty(cap, np.int64)
+    uniq = np.empty(cap // 2, np.int64)
+    i, k = _hash_fill(values, valid, stride, 0, slots, keys, uniq, 0, out)
+    while i < n:  # half full: double, rehash the k distinct values, go on
+        cap *= 2
+        slots = np.full(cap, -1, np.int64)
+        keys = np.empty(cap, np.int64)
+        u2 = np.empty(cap // 2, np.int64)
+        u2[:k] = uniq[:k]
+        uniq = u2
+        mask = np.uint64(cap - 1)
+        for q in range(k):
+            j = _mix(np.uint64(uniq[q])) & mask
+            while slots[j] >= 0:
+                j = (j + np.uint64(1)) & mask
+            slots[j] = q
+            keys[j] = uniq[q]
+        i, k = _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out)
+    return out, uniq[:k]
+
+
+@njit(**NUMBA_FLAGS)
+def _remap(codes, rank):
+    out = np.empty(len(codes), np.int64)
+    for i in range(len(codes)):
+        c = codes[i]
+        out[i] = rank[c] if c >= 0 else -1
+    return out
+
+
+def _valid_args(valid, n):
+    if valid is None:
+        return np.ones(1, np.bool_), 0
+    return np.ascontiguousarray(valid, dtype=np.bool_), 1
+
+
+def dense_codes(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Dense int64 codes 0..k-1 of integer ``values`` in value order; -1 where ``valid`` is False.
+
+    The value range decides the method: up to ``max(4 n, 2**16)`` a direct
+    table (two passes, no hashing), beyond that a hash table over the values
+    and a sort of the k distinct values.
+    """
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    n = len(values)
+    v, s = _valid_args(valid, n)
+    if n == 0:
+        return np.zeros(0, np.int64), 0
+    if valid is None:
+        lo, hi = int(values.min()), int(values.max())
+    else:
+        if not valid.any():
+            return np.full(n, -1, np.int64), 0
+        picked = values[valid]
+        lo, hi = int(picked.min()), int(picked.max())
+    if hi - lo <= max(4 * n, 1 << 16):
+        out, k = _range_codes(values, v, s, np.int64(lo), np.int64(hi - lo))
+        return out, int(k)
+    first, uniq = _hash_codes(values, v, s, np.empty(n, np.int64))
+    order = np.argsort(uniq, kind="stable")
+    rank = np.empty(len(uniq), np.int64)
+    rank[order] = np.arange(len(uniq), dtype=np.int64)
+    return _remap(first, rank), len(uniq)
+
+
+# --- strings --------------------------------------------------------------------------------
+
+
+@njit(**NUMBA_FLAGS)
+def _fnv(data, a, b):
+    h = np.uint64(0xCBF29CE484222325)
+    for q in range(a, b):
+        h = (h ^ np.uint64(data[q])) * np.uint64(0x100000001B3)
+    return h
+
+
+@njit(**NUMBA_FLAGS)
+def _same(data, a0, b0, a1, b1):
+    if b0 - a0 != b1 - a1:
+        return False
+    for q in range(b0 - a0):
+        if data[a0 + q] != data[a1 + q]:
+            return False
+    return True
+
+
+@njit(**NUMBA_FLAGS)
+def _string_fill(offsets, data, valid, stride, i, slots, hashes, first, k, out):
+    n = len(offsets) - 1
+    mask = np.uint64(len(slots) - 1)
+    limit = min(len(slots) // 2, len(first))
+    while i < n:
+        if not valid[i * stride]:
+            out[i] = -1
+            i += 1
+            continue
+        a, b = offsets[i], offsets[i + 1]
+        h = _fnv(data, a, b)
+        j = h & mask
+        while True:
+            c = slots[j]
+            if c < 0:
+                if k >= limit:
+                    return i, k
+                slots[j] = k
+                hashes[j] = h
+                first[k] = i
+                out[i] = k
+                k += 1
+                break
+            if hashes[j] == h:
+                f = first[c]
+                if _same(data, a, b, offsets[f], offsets[f + 1]):
+                    out[i] = c
+                    break
+            j = (j + np.uint64(1)) & mask
+        i += 1
+    return i, k
+
+
+@njit(**NUMBA_FLAGS)
+def _string_codes(offsets, data, valid, stride):
+    n = len(offsets) - 1
+    cap = 1024
+    slots = np.full(cap, -1, np.int64)
+    hashes = np.empty(cap, np.uint64)
+    first = np.empty(cap // 2, np.int64)
+    out = np.empty(n, np.int32)
+    i, k = _string_fill(offsets, data, valid, stride, 0, slots, hashes, first, 0, out)
+    while i < n:
+        cap *= 2
+        slots = np.full(cap, -1, np.int64)
+        hashes = np.empty(cap, np.uint64)
+        f2 = np.empty(cap // 2, np.int64)
+        f2[:k] = first[:k]
+        first = f2
+        mask = np.uint64(cap - 1)
+        for q in range(k):
+            f = first[q]
+            h = _fnv(data, offsets[f], offsets[f + 1])
+            j = h & mask
+            while slots[j] >= 0:
+                j = (j + np.uint64(1)) & mask
+            slots[j] = q
+            hashes[j] = h
+        i, k = _string_fill(offsets, data, valid, stride, i, slots, hashes, first, k, out)
+    return out, first[:k]
+
+
+def string_codes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None):
+    """(int32 codes in first-occurrence order, -1 where invalid; first row of each code).
+
+    ``offsets`` (n + 1, int64) and ``data`` (uint8) are an Arrow large_string
+    array's buffers (offset already applied); equal byte strings get equal codes.
+    """
+    v, s = _valid_args(valid, len(offsets) - 1)
+    return _string_codes(np.ascontiguousarray(offsets, dtype=np.int64), data, v, s)
+
+
+@njit(**NUMBA_FLAGS)
+def _rank_inplace(codes, rank):
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            codes[i] = rank[c]
+
+
+def rank_inplace(codes: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """``codes[i] = rank[codes[i]]`` in place (-1 kept): first-occurrence codes -> sorted-dictionary codes."""
+    _rank_inplace(codes, np.ascontiguousarray(rank, dtype=codes.dtype))
+    return codes
+
+
+@njit(**NUMBA_FLAGS)
+def _first_rows(codes, k):
+    first = np.full(k, -1, np.int64)
+    found = 0
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0 and first[c] < 0:
+            first[c] = i
+            found += 1
+            if found == k:
+                break
+    return first
+
+
+def first_rows(codes: np.ndarray, k: int) -> np.ndarray:
+    """The first index of each code 0..k-1 (every code must occur)."""
+    return _first_rows(np.ascontiguousarray(codes), int(k))
+
+
+def hashed_codes(hashes: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 codes in first-occurrence order of the hash values, -1 where invalid; first row per code).
+
+    Equal values must have equal hashes; different values *may* share one (the
+    caller checks every row against its code's first row, see
+    :func:`jitcep.events._dict_encode`).
+    """
+    n = len(hashes)
+    v, s = _valid_args(valid, n)
+    codes, uniq = _hash_codes(np.ascontiguousarray(hashes).view(np.int64), v, s, np.empty(n, np.int32))
+    return codes, _first_rows(codes, len(uniq))
