@@ -372,7 +372,7 @@ def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarr
     the codes: the result never depends on hash luck.
     """
     codes, first = _enc.hashed_codes(s.hash().to_numpy(), valid)
-    if len(first) > 1:
+    if len(first):  # even one code: all rows may be different strings sharing a hash
         reps = s.gather(first)
         for lo in range(0, len(s), _VERIFY_CHUNK):
             part = codes[lo:lo + _VERIFY_CHUNK]

@@ -245,3 +245,33 @@ def _vars(node):
     if isinstance(node, EventVar):
         return [node]
     return [v for c in node.items for v in _vars(c)]
+
+
+# --- event-table building twins (jitcep.kernels.encode) ------------------------------
+
+
+def stable_argsort(keys):
+    """Indices sorted by key, ties in index order."""
+    return sorted(range(len(keys)), key=lambda i: (keys[i], i))
+
+
+def dense_codes(values, valid=None):
+    """Rank of each value among the distinct valid values (-1 where invalid), and their number."""
+    ok = [valid is None or bool(valid[i]) for i in range(len(values))]
+    distinct = sorted({v for v, o in zip(values, ok) if o})
+    rank = {v: r for r, v in enumerate(distinct)}
+    return [rank[v] if o else -1 for v, o in zip(values, ok)], len(distinct)
+
+
+def first_occurrence_codes(values, valid=None):
+    """Codes numbered by first occurrence (-1 where invalid), and the first index of each code."""
+    codes, first, seen = [], [], {}
+    for i, v in enumerate(values):
+        if valid is not None and not valid[i]:
+            codes.append(-1)
+            continue
+        if v not in seen:
+            seen[v] = len(first)
+            first.append(i)
+        codes.append(seen[v])
+    return codes, first

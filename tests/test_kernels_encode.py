@@ -1,0 +1,120 @@
+"""Event-table building kernels (jitcep.kernels.encode) against their naive twins (tests/naive.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import naive
+from jitcep import events
+from jitcep.kernels import encode as enc
+
+I64 = np.iinfo(np.int64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-5, 5), max_size=40) | st.lists(st.integers(I64.min, I64.max), max_size=40))
+def test_is_sorted(xs):
+    a = np.array(xs, dtype=np.int64)
+    assert enc.is_sorted(a) == (xs == sorted(xs))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(enc._SMALL, 3 * enc._SMALL), st.sampled_from([3, 5000, 2**40, 2**63]), st.integers(0, 2**31))
+def test_stable_argsort_radix_matches_naive(n, span, seed):
+    # n >= _SMALL takes the radix path; spans up to 2**63 (past int64 differences) take 1..6 digits
+    rng = np.random.default_rng(seed)
+    lo = int(rng.integers(I64.min, I64.max - min(span, I64.max) + 1)) if span < 2**63 else I64.min
+    keys = (lo + rng.integers(0, min(span, I64.max), n, dtype=np.int64)).astype(np.int64)
+    if span == 2**63:
+        keys[0], keys[-1] = I64.min, I64.max
+    got = enc.stable_argsort(keys)
+    assert got.dtype == np.int64
+    assert got.tolist() == naive.stable_argsort(keys.tolist())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 3), max_size=30))
+def test_stable_argsort_small_matches_naive(xs):
+    assert enc.stable_argsort(np.array(xs, dtype=np.int64)).tolist() == naive.stable_argsort(xs)
+
+
+values_lists = st.one_of(
+    st.lists(st.integers(-4, 4), max_size=40),                       # range table
+    st.lists(st.sampled_from([I64.min, -7, 0, 2**40, I64.max]), max_size=40),  # hash table
+    st.lists(st.integers(I64.min, I64.max), max_size=40))
+
+
+@settings(max_examples=300, deadline=None)
+@given(values_lists, st.data())
+def test_dense_codes_matches_naive(xs, data):
+    valid = None
+    if data.draw(st.booleans()):
+        valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(xs), max_size=len(xs))), dtype=np.bool_)
+    codes, k = enc.dense_codes(np.array(xs, dtype=np.int64), valid)
+    assert codes.dtype == np.int64
+    assert (codes.tolist(), k) == naive.dense_codes(xs, valid)
+
+
+def test_dense_codes_hash_table_grows():
+    rng = np.random.default_rng(1)
+    xs = rng.integers(I64.min, I64.max, 5000, dtype=np.int64)
+    xs = np.concatenate([xs, xs[::-1]])  # every value twice
+    codes, k = enc.dense_codes(xs)
+    assert (codes.tolist(), k) == naive.dense_codes(xs.tolist())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=4), st.sampled_from(["", "a", "ab", "é", "\x00"])),
+                max_size=40))
+def test_string_codes_match_naive(xs):
+    s = pl.Series(xs, dtype=pl.String)
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    offsets, data = events._string_buffers(s)
+    codes, first = enc.string_codes(offsets, data, valid)
+    exp_codes, exp_first = naive.first_occurrence_codes(xs, valid)
+    assert codes.dtype == np.int32 and codes.tolist() == exp_codes and first.tolist() == exp_first
+    hcodes, hfirst = enc.hashed_codes(s.hash().to_numpy(), valid)
+    assert hcodes.tolist() == exp_codes and hfirst.tolist() == exp_first
+
+
+def test_string_table_grows_with_many_distinct_values():
+    xs = [f"v{i % 3000}" for i in range(9000)]
+    s = pl.Series(xs)
+    offsets, data = events._string_buffers(s)
+    codes, first = enc.string_codes(offsets, data, None)
+    assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
+
+
+def test_hash_collisions_fall_back_to_exact_codes(monkeypatch):
+    # every string hashed to 0: the table merges them, the row check sees it, the exact kernel recodes
+    real = enc.hashed_codes
+    monkeypatch.setattr(events._enc, "hashed_codes", lambda h, valid: real(np.zeros_like(h), valid))
+    xs = ["b", "a", None, "b", "c", "a"]
+    codes, names, valid = events._dict_encode(pl.Series(xs))
+    assert names == ("a", "b", "c")
+    assert codes.tolist() == [1, 0, -1, 1, 2, 0]
+    assert valid.tolist() == [x is not None for x in xs]
+
+
+@pytest.mark.parametrize("dtype", [pl.String, pl.Categorical, pl.Int64, pl.UInt64])
+def test_dict_encode_sorted_dictionary(dtype):
+    raw = ["10", "9", None, "10", "0", "9"]
+    s = pl.Series(raw).cast(dtype)
+    codes, names, valid = events._dict_encode(s)
+    exp = sorted({x for x in raw if x is not None})
+    assert names == tuple(exp)
+    assert [names[c] if c >= 0 else None for c in codes.tolist()] == raw
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-2, 2), max_size=30), st.integers(0, 5))
+def test_rank_inplace_and_first_rows(xs, extra):
+    codes, k = naive.dense_codes(xs)
+    first = enc.first_rows(np.array(codes, dtype=np.int64), k)
+    assert first.tolist() == [codes.index(c) for c in range(k)]
+    rank = np.arange(k)[::-1].copy()
+    got = enc.rank_inplace(np.array(codes + [-1] * extra, dtype=np.int32), rank)
+    assert got.tolist() == [k - 1 - c for c in codes] + [-1] * extra
