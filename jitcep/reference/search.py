@@ -119,6 +119,25 @@ class Matcher:
         self.used.discard(p)
         self.box, self.key, self.rbox, self.ibox = saved
 
+    def push_all(self, ps, outer: bool = True, admit=None):
+        """Push every position of ps, or none of them: the undo list for :meth:`pop_all`, or None.
+
+        ``admit(p)``, if given, is checked just before p is pushed (with the
+        earlier positions of ps already in the match).
+        """
+        saved = []
+        for p in ps:
+            s = self.push(p, outer) if admit is None or admit(p) else None
+            if s is None:
+                self.pop_all(saved)
+                return None
+            saved.append((p, s))
+        return saved
+
+    def pop_all(self, saved) -> None:
+        for p, s in reversed(saved):
+            self.pop(p, s)
+
     def window_box(self, var: str):
         """The events ``var``'s event must be within the window of (§2).
 
@@ -342,25 +361,15 @@ class AnyMatchSearch(Matcher):
                 # body matches were collected with the outer variables' events excluded, so an
                 # event already used here belongs to an earlier chosen iteration: shared, allowed
                 fresh = [p for p in dict.fromkeys(good[t]) if p not in self.used]
-                saved = []
-                ok = True
-                for p in fresh:
-                    # per iteration, the body match was already bounded with the outside events
-                    if not self.per_iteration and not self._in_box(p):
-                        ok = False
-                        break
-                    s = self.push(p, outer=False)
-                    if s is None:
-                        ok = False
-                        break
-                    saved.append((p, s))
-                if ok:
-                    self.budget.partial()
-                    chosen.append(good[t])
-                    choose(t + 1, chosen)
-                    chosen.pop()
-                for p, s in reversed(saved):
-                    self.pop(p, s)
+                # per iteration, the body match was already bounded with the outside events
+                saved = self.push_all(fresh, outer=False, admit=None if self.per_iteration else self._in_box)
+                if saved is None:
+                    continue
+                self.budget.partial()
+                chosen.append(good[t])
+                choose(t + 1, chosen)
+                chosen.pop()
+                self.pop_all(saved)
 
         choose(0, [])
         for v in vars_:
@@ -447,23 +456,16 @@ class AnyMatchSearch(Matcher):
             if K.min == 0:
                 lists.append([])
         for lst in lists:
-            saved = []
-            ok = True
-            for p in lst:
-                s = self.push(p)
-                if s is None:
-                    ok = False
-                    break
-                saved.append((p, s))
-            if ok:
-                self.budget.partial()
-                self.b[v] = list(lst)
-                if self.complete_vars((v,)):
-                    self._fill_maximal(items, marks, t + 1, cont)
-                self.complete.discard(v)
-                self.b[v] = None
-            for p, s in reversed(saved):
-                self.pop(p, s)
+            saved = self.push_all(lst)
+            if saved is None:
+                continue
+            self.budget.partial()
+            self.b[v] = list(lst)
+            if self.complete_vars((v,)):
+                self._fill_maximal(items, marks, t + 1, cont)
+            self.complete.discard(v)
+            self.b[v] = None
+            self.pop_all(saved)
 
     def _member_ok(self, K, v: str, p: int) -> bool:
         self.b[v] = [p]
