@@ -87,26 +87,25 @@ def arith(op: str, x, y):
     return x / y
 
 
-def and3(values) -> bool | None:
-    """Kleene AND: FALSE dominates, then NULL."""
+def _fold3(values, dominant: bool) -> bool | None:
+    """Three-valued fold: ``dominant`` wins outright, then NULL, else ``not dominant``."""
     unknown = False
     for v in values:
-        if v is False:
-            return False
+        if v is dominant:
+            return dominant
         if v is None:
             unknown = True
-    return None if unknown else True
+    return None if unknown else not dominant
+
+
+def and3(values) -> bool | None:
+    """Kleene AND (§4): FALSE dominates, then NULL."""
+    return _fold3(values, False)
 
 
 def or3(values) -> bool | None:
-    """Kleene OR: TRUE dominates, then NULL."""
-    unknown = False
-    for v in values:
-        if v is True:
-            return True
-        if v is None:
-            unknown = True
-    return None if unknown else False
+    """Kleene OR (§4): TRUE dominates, then NULL."""
+    return _fold3(values, True)
 
 
 def _truth(v):
@@ -182,7 +181,7 @@ def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
     if isinstance(expr, Unary):
         of = compile_expr(expr.operand, list_vars)
         if expr.op == "neg":
-            return lambda ctx: arith("*", -1, of(ctx)) if of(ctx) is not None else None
+            return lambda ctx: arith("*", -1, of(ctx))  # NULL stays NULL, a non-number raises
         def absf(ctx):
             v = of(ctx)
             if v is None:
