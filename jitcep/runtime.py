@@ -32,7 +32,7 @@ from .codegen import PredicateSet
 from .codegen.predicates import ColumnSpec
 from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
 from .events import EventTable, build_partition, window_span
-from .kernels import and_join, counting_sort, seq_join
+from .kernels import and_join, counting_sort, group_with_keys, leaf_by_key, seq_join
 from .matches import MatchTable
 from .options import Options
 from importlib import import_module
@@ -118,13 +118,20 @@ class _TableContext:
 
     def __init__(self, table: EventTable):
         self.table = table
-        self._types = None
+        self._types: dict[tuple[str, ...], tuple] = {}
         self._keys: dict[tuple[str, ...], tuple[np.ndarray, int]] = {}
 
-    def type_groups(self):
-        if self._types is None:
-            self._types = counting_sort(self.table.type_code, len(self.table.type_names))
-        return self._types
+    def type_groups(self, key: tuple[str, ...]):
+        """(order, okeys, offsets): positions grouped by type code, each with its key code (int32).
+
+        One sequential pass over type and key codes for every leaf of every
+        pattern with this key: a leaf then reads its candidates and their keys
+        contiguously instead of gathering keys at scattered positions.
+        """
+        if key not in self._types:
+            kc = self.key_codes(key)[0] if key else None
+            self._types[key] = group_with_keys(self.table.type_code, len(self.table.type_names), kc)
+        return self._types[key]
 
     def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray, int]:
         if key not in self._keys:
@@ -237,27 +244,47 @@ class _PatternRun:
         return Buffer(L.vars + R.vars, pos, start, end, goff)
 
     def leaf(self, leaf: Leaf) -> Buffer:
-        table = self.table
+        """A leaf buffer: the variable's events after type test and filter, in (key, position) order.
+
+        Candidates come from the shared type grouping (only the leaf's types
+        are read), the filter runs on those candidates only, and one counting
+        pass groups the survivors by key (issue 3: build leaves from type codes
+        computed once, sort only what survives).
+        """
+        table, key = self.table, self.plan.key
+        ckeys = None
         if leaf.types is None:
             cand = np.arange(table.n, dtype=np.int64)
+            if self.key_code is not None:
+                ckeys = self.key_code
         else:
-            order, off = self.ctx.type_groups()
-            codes = [i for i, t in enumerate(table.type_names) if t in set(leaf.types)]
-            parts = [order[off[c]:off[c + 1]] for c in codes]
-            if not parts:
+            order, okeys, off = self.ctx.type_groups(key)
+            wanted = set(leaf.types)
+            codes = [i for i, t in enumerate(table.type_names) if t in wanted]
+            if len(codes) == 1:
+                c = codes[0]
+                cand = order[off[c]:off[c + 1]]
+                if self.key_code is not None:
+                    ckeys = okeys[off[c]:off[c + 1]]
+            elif not codes:
                 cand = np.zeros(0, dtype=np.int64)
-            elif len(parts) == 1:
-                cand = parts[0]
-            else:
-                cand = np.sort(np.concatenate(parts))
+                ckeys = np.zeros(0, dtype=np.int32) if self.key_code is not None else None
+            else:  # ANY(T1, T2): merge the types' runs back into position order
+                cand = np.concatenate([order[off[c]:off[c + 1]] for c in codes])
+                o = np.argsort(cand, kind="stable")
+                cand = cand[o]
+                if self.key_code is not None:
+                    ckeys = np.concatenate([okeys[off[c]:off[c + 1]] for c in codes])[o]
+        keep = None
         if leaf.filter is not None and len(cand):
-            cand = cand[self.mask(leaf.filter, cand[None, :])]
-        if self.key_code is not None:
-            order, goff = counting_sort(self.key_code[cand], self.G)
-            cand = cand[order]
+            keep = self.mask(leaf.filter, cand[None, :])
+        if ckeys is not None:
+            cand, goff = leaf_by_key(cand, ckeys, self.G, keep)
         else:
+            if keep is not None:
+                cand = cand[keep]
+            cand = np.ascontiguousarray(cand, dtype=np.int64)
             goff = np.array([0, len(cand)], dtype=np.int64)
-        cand = np.ascontiguousarray(cand, dtype=np.int64)
         return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff)
 
 

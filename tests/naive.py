@@ -275,3 +275,19 @@ def first_occurrence_codes(values, valid=None):
             first.append(i)
         codes.append(seen[v])
     return codes, first
+
+
+def group_with_keys(codes, n_codes, keys):
+    """Indices grouped by code (index order inside), their keys, offsets."""
+    order, offsets = counting_sort(codes, n_codes)
+    return order, ([keys[i] for i in order] if keys is not None else []), offsets
+
+
+def leaf_by_key(cand, ckeys, G, keep):
+    """Kept candidates with a non-null key, grouped by key (stable), and the key offsets."""
+    kept = [(k, c) for c, k, ok in zip(cand, ckeys, keep) if ok and k >= 0]
+    groups = [[c for k, c in kept if k == g] for g in range(G)]
+    offsets = [0]
+    for grp in groups:
+        offsets.append(offsets[-1] + len(grp))
+    return [c for grp in groups for c in grp], offsets
