@@ -13,6 +13,12 @@ from ._typing import KleeneMode, KleeneWindow, Order, OutputPolicy, SelectionStr
 from .errors import OptionError
 
 
+def check_choice(name: str, value, alias) -> None:
+    """Raise OptionError unless ``value`` is one of the Literal ``alias``'s values."""
+    if value not in allowed(alias):
+        raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed(alias)))}")
+
+
 @dataclass(frozen=True)
 class Options:
     """Evaluation options (semantics in docs/semantics.md).
@@ -46,9 +52,7 @@ class Options:
         for name, alias in (("order", Order), ("strategy", SelectionStrategy),
                             ("output", OutputPolicy), ("kleene", KleeneMode),
                             ("kleene_window", KleeneWindow)):
-            value = getattr(self, name)
-            if value not in allowed(alias):
-                raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed(alias)))}")
+            check_choice(name, getattr(self, name), alias)
         for name in ("max_matches", "max_kleene", "max_partials"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

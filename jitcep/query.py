@@ -11,30 +11,25 @@ exists.
 from __future__ import annotations
 
 import warnings
+from dataclasses import fields
 from functools import partial
 from typing import Any, Iterable
 
 import polars as pl
 
-from ._typing import Engine, Shape, TimeUnit, allowed
-from .errors import ExplosionError, FallbackWarning, OptionError, PatternError, UnsupportedPatternError
-from .options import Options
+from ._typing import Engine, Shape, TimeUnit
+from .errors import ExplosionError, FallbackWarning, PatternError, UnsupportedPatternError
+from .options import Options, check_choice
 from .pattern.ast import Pattern
+from .pattern.parser import parse_many
+from .pattern.validate import validate
 
 PatternLike = Any  # str | Pattern | builder (anything with .build() -> Pattern)
 
 
-def _parse_text(text: str) -> list[Pattern]:
-    from .pattern import parser
-
-    # one text may hold several patterns separated by ';'
-    out = parser.parse_many(text)
-    return list(out)
-
-
 def _as_patterns(pattern: PatternLike) -> list[Pattern]:
     if isinstance(pattern, str):
-        return _parse_text(pattern)
+        return parse_many(pattern)  # one text may hold several ';'-separated patterns
     if isinstance(pattern, Pattern):
         return [pattern]
     build = getattr(pattern, "build", None)
@@ -55,18 +50,6 @@ def _as_patterns(pattern: PatternLike) -> list[Pattern]:
         "(an object with .build()) or a list of them")
 
 
-def _validate(p: Pattern, options: Options) -> Pattern:
-    from .pattern.validate import validate
-
-    checked = validate(p, options)
-    return checked if isinstance(checked, Pattern) else p
-
-
-def _check_choice(name: str, value, alias) -> None:
-    if value not in allowed(alias):
-        raise OptionError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed(alias)))}")
-
-
 def _engine(name: str, *, stacklevel: int = 1):
     """The ``evaluate(patterns, table, options) -> list[MatchTable]`` of an engine.
 
@@ -74,7 +57,7 @@ def _engine(name: str, *, stacklevel: int = 1):
     which runs what the compiled engine covers and the rest on the reference with a
     :class:`~jitcep.errors.FallbackWarning`; ``"auto"``: the same without the warning.
     """
-    _check_choice("engine", name, Engine)
+    check_choice("engine", name, Engine)
     if name == "reference":
         from .reference import evaluate
         return evaluate
@@ -172,13 +155,10 @@ class Query:
         return ";\n".join(to_text(p) for p in self.patterns)
 
     def __repr__(self) -> str:
-        try:
-            text = self.text()
-        except ImportError:  # printer not available: fall back to the AST
-            text = "; ".join(map(repr, self.patterns))
-        changed = {k: v for k, v in vars_of(self.options).items() if v != vars_of(Options())[k]}
-        opts = "".join(f", {k}={v!r}" for k, v in changed.items())
-        return f"jitcep.compile({text!r}{opts})"
+        default = Options()
+        opts = "".join(f", {f.name}={getattr(self.options, f.name)!r}" for f in fields(Options)
+                       if getattr(self.options, f.name) != getattr(default, f.name))
+        return f"jitcep.compile({self.text()!r}{opts})"
 
     def run(self, events, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
             partition_by: str | list[str] | None = None, engine: Engine = "compiled",
@@ -234,9 +214,9 @@ class Query:
     def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, stage=None,
              _stacklevel: int = 3) -> pl.DataFrame:
         """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the CLI's progress bar)."""
-        _check_choice("shape", shape, Shape)
+        check_choice("shape", shape, Shape)
         if time_unit is not None:
-            _check_choice("time_unit", time_unit, TimeUnit)
+            check_choice("time_unit", time_unit, TimeUnit)
         evaluate = _engine(engine, stacklevel=_stacklevel)
         note = stage if stage is not None else (lambda name: None)
         from .events import build_event_table, read_events
@@ -255,12 +235,6 @@ class Query:
         results = evaluate(self.patterns, table, self.options)
         note(self.STAGES[3])
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
-
-
-def vars_of(options: Options) -> dict:
-    from dataclasses import fields
-
-    return {f.name: getattr(options, f.name) for f in fields(options)}
 
 
 def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the public name
@@ -289,4 +263,4 @@ def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the publi
     patterns = _as_patterns(pattern)
     if not patterns:
         raise PatternError("no pattern given")
-    return Query([_validate(p, opts) for p in patterns], opts)
+    return Query([validate(p, opts) for p in patterns], opts)
