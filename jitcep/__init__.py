@@ -28,6 +28,7 @@ from .errors import (
     PatternError,
     PatternSyntaxError,
     PatternValidationError,
+    QueryShippingError,
     TimestampError,
     UnknownVariableError,
     UnsupportedPatternError,
@@ -63,6 +64,7 @@ __all__ = [
     "AttributeTypeError",
     "WindowUnitError",
     "ExplosionError",
+    "QueryShippingError",
     "FallbackWarning",
     "__version__",
 ]

@@ -426,6 +426,14 @@ def output_schema(query, input_schema, *, time: str = "ts", type: str | None = N
 
     ``query``: a :class:`jitcep.Query` or a list of patterns.  ``input_schema``:
     a ``pl.Schema`` or a mapping column -> dtype (the columns the run reads).
+
+    >>> import polars as pl, jitcep
+    >>> q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x > b.x WITHIN 10")
+    >>> s = jitcep.output_schema(q, {"ts": pl.Int64, "type": pl.String, "x": pl.Float64}, type="type")
+    >>> s.names()
+    ['match_id', 'a', 'b']
+    >>> s["a"]
+    Struct({'row': Int64, 'ts': Int64, 'x': Float64})
     """
     patterns = list(getattr(query, "patterns", query))
     schema = pl.Schema(input_schema)

@@ -6,7 +6,6 @@ Expected matches are enumerated by hand from the small tables below.
 from __future__ import annotations
 
 import datetime as dt
-import doctest
 
 import polars as pl
 import pytest
@@ -15,7 +14,6 @@ from hypothesis import strategies as st
 
 import semantic_helpers  # the module, not its names: conftest parametrises modules importing those
 import jitcep
-from jitcep import query as query_module
 from jitcep.errors import (JitcepError, MissingColumnError, MissingWindowError, OptionError, PatternError,
                            PatternSyntaxError)
 from jitcep.pattern.ast import EventVar, Pattern, Seq, TimeWindow
@@ -446,8 +444,3 @@ def test_long_shape_rows():
     for m, v, r in out.select("match_id", "variable", "row").rows():
         got.setdefault(m, {})[v] = r
     assert {(d["a"], d["b"]) for d in got.values()} == EXPECTED_AB
-
-
-def test_docstring_examples():
-    failures, tried = doctest.testmod(query_module, optionflags=doctest.ELLIPSIS)[:2]
-    assert tried > 0 and failures == 0
