@@ -12,27 +12,23 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import Conjunct, PatternInfo
-from .exprs import Ctx
+from .exprs import Ctx, compare, value_at
 
 
 def type_mask(table, types: tuple[str, ...] | None) -> np.ndarray:
     """Positions whose event has one of ``types`` (None: every event) (§3)."""
     if types is None:
         return np.ones(table.n, dtype=bool)
-    codes = [i for i, name in enumerate(table.type_names) if name in set(types)]
+    wanted = set(types)
+    codes = [i for i, name in enumerate(table.type_names) if name in wanted]
     return np.isin(table.type_code, np.asarray(codes, dtype=table.type_code.dtype))
 
 
 def filter_conjuncts(info: PatternInfo, var: str, conjs: list[Conjunct]) -> list[Conjunct]:
     """Conjuncts that read only ``var`` member by member: usable as a pre-filter on its candidates."""
-    out = []
-    for c in conjs:
-        if c.vars != frozenset((var,)):
-            continue
-        k = info.kid.get(var)
-        if k is None or (not c.prev and not c.whole_list and not c.first):
-            out.append(c)
-    return out
+    member = var in info.kid  # of a list: only conjuncts that look at one member at a time
+    return [c for c in conjs if c.vars == frozenset((var,))
+            and (not member or (not c.prev and not c.whole_list and not c.first))]
 
 
 def candidates(info: PatternInfo, table, var: str, conjs: list[Conjunct]) -> np.ndarray:
@@ -43,12 +39,10 @@ def candidates(info: PatternInfo, table, var: str, conjs: list[Conjunct]) -> np.
         return pos
     keep = np.ones(len(pos), dtype=bool)
     for attr, value in info.equiv_values:
-        from .exprs import compare, value_at
         for j, p in enumerate(pos):
             if keep[j] and compare("=", value_at(table, attr, int(p)), value) is not True:
                 keep[j] = False
     for attr in info.equiv_attrs:  # a null key never joins (§4)
-        from .exprs import value_at
         for j, p in enumerate(pos):
             if keep[j] and value_at(table, attr, int(p)) is None:
                 keep[j] = False
@@ -69,7 +63,8 @@ def candidates(info: PatternInfo, table, var: str, conjs: list[Conjunct]) -> np.
 
 
 class Bounds:
-    """Order / window limits on the next event: ``lo_pos < p``, ``lo_ts (<|<=) ts``, window box."""
+    """Order limits on the next event (§1): ``max_pos < p`` or ``max_ts < ts`` (``<=`` under
+    nondecreasing_ts), and ``pos_floor < p``; the window box is applied separately (:func:`index_range`)."""
 
     __slots__ = ("max_pos", "max_ts", "pos_floor")
 
