@@ -28,7 +28,13 @@ def _positions(m, names) -> list[int]:
 
 
 def _lower(m, neg: NegInfo, cand, cand_ts, first: int, last: int) -> int:
-    """First index of ``cand`` inside the range's lower side."""
+    """First index of ``cand`` inside n's range: the §7 lower bound.
+
+    before(u, e) of §1 picks the search side: strict under ``position`` and
+    ``strict_ts``, ties admitted under ``nondecreasing_ts``.  :func:`_upper` is
+    its mirror image (every side flipped); they stay two functions because a
+    merged one would need the flips spelled out as parameters.
+    """
     before = _positions(m, neg.before)
     if not before and neg.in_conj:
         before = [first]
@@ -48,7 +54,7 @@ def _lower(m, neg: NegInfo, cand, cand_ts, first: int, last: int) -> int:
 
 
 def _upper(m, neg: NegInfo, cand, cand_ts, first: int, last: int) -> int:
-    """End (exclusive) index of ``cand`` inside the range's upper side."""
+    """End (exclusive) index of ``cand`` inside n's range: the §7 upper bound (mirror of :func:`_lower`)."""
     after = _positions(m, neg.after)
     if not after and neg.in_conj:
         after = [last]
