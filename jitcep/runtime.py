@@ -32,7 +32,8 @@ from .codegen import PredicateSet
 from .codegen.predicates import ColumnSpec
 from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
 from .events import EventTable, build_partition, window_span
-from .kernels import and_join, counting_sort, group_with_keys, leaf_by_key, seq_join
+from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
+from .kernels.encode import dense_codes
 from .matches import MatchTable
 from .options import Options
 from importlib import import_module
@@ -93,10 +94,6 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
         plans_in = list(plan)
         if len(plans_in) != len(patterns):
             raise UnsupportedPatternError(f"{len(plans_in)} plans for {len(patterns)} patterns")
-    if table.partition is not None and getattr(table.partition, "independent", False):
-        # partition_by= streams (semantics section 13): Query.run splits them with
-        # events.evaluate_per_partition; evaluating them natively is a next step
-        raise UnsupportedPatternError("the compiled engine takes one stream; split partition_by= tables first")
     plans = []
     for pat, p in zip(patterns, plans_in):
         check_supported(pat, options)
@@ -114,12 +111,21 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
 
 
 class _TableContext:
-    """Per-table work shared by every pattern of one run: the type grouping and key partitions."""
+    """Per-table work shared by every pattern of one run: the type grouping and key partitions.
+
+    A ``partition_by=`` table (``Partition.independent``, semantics section 13)
+    is evaluated in one call over all its streams: every plan partitions by the
+    stream *and* its own ``[attr]`` key, so records of different streams never
+    meet in a join, and a count window measures positions inside the stream.
+    """
 
     def __init__(self, table: EventTable):
         self.table = table
+        part = table.partition
+        self.streams = part if part is not None and part.independent else None
         self._types: dict[tuple[str, ...], tuple] = {}
-        self._keys: dict[tuple[str, ...], tuple[np.ndarray, int]] = {}
+        self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int]] = {}
+        self._stream_pos = None
 
     def type_groups(self, key: tuple[str, ...]):
         """(order, okeys, offsets): positions grouped by type code, each with its key code (int32).
@@ -129,17 +135,39 @@ class _TableContext:
         contiguously instead of gathering keys at scattered positions.
         """
         if key not in self._types:
-            kc = self.key_codes(key)[0] if key else None
+            kc = self.key_codes(key)[0]
             self._types[key] = group_with_keys(self.table.type_code, len(self.table.type_names), kc)
         return self._types[key]
 
-    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray, int]:
+    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int]:
+        """Partition codes of a plan with equivalence key ``key`` (None, 1: one partition).
+
+        ``[attr]`` keys never group a null (-1: the event joins nothing); with
+        ``partition_by=`` streams the code combines the stream and the key.
+        """
         if key not in self._keys:
-            part = self.table.partition
-            if part is None or tuple(part.key) != key:
-                part = build_partition(self.table, key)
-            self._keys[key] = (part.key_code, len(part.offsets) - 1)
+            codes, G = None, 1
+            if key:
+                part = self.table.partition
+                if part is None or part.independent or tuple(part.key) != key:
+                    part = build_partition(self.table, key)
+                codes, G = part.key_code, len(part.offsets) - 1
+            if self.streams is not None:
+                s = self.streams.key_code
+                S = len(self.streams.offsets) - 1
+                if codes is None:
+                    codes, G = s, S
+                else:
+                    null = codes < 0
+                    codes, G = dense_codes(s * max(G, 1) + codes, ~null if null.any() else None)
+            self._keys[key] = (codes, G)
         return self._keys[key]
+
+    def stream_positions(self) -> np.ndarray:
+        """Each event's position inside its ``partition_by`` stream (the count-window measure)."""
+        if self._stream_pos is None:
+            self._stream_pos = stream_positions(self.streams.order, self.streams.offsets, self.table.n)
+        return self._stream_pos
 
 
 def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
@@ -176,15 +204,15 @@ class _PatternRun:
         # window: wt is the measure, W the inclusive bound (docs/semantics.md section 2)
         window = plan.window
         if isinstance(window, CountWindow):
-            self.wt, self.W = np.arange(table.n, dtype=np.int64), int(window.n) - 1
+            # positions count inside the stream (semantics section 13); within one stream
+            # the order of global positions is the stream's order, so only the measure changes
+            wt = ctx.stream_positions() if ctx.streams is not None else np.arange(table.n, dtype=np.int64)
+            self.wt, self.W = wt, int(window.n) - 1
         elif isinstance(window, Unbounded):
             self.wt, self.W = table.ts, int(_INT64_MAX)
         else:
             self.wt, self.W = table.ts, window_span(window, table)
-        if plan.key:
-            self.key_code, self.G = ctx.key_codes(plan.key)
-        else:
-            self.key_code, self.G = None, 1
+        self.key_code, self.G = ctx.key_codes(plan.key)
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         return self.preds.mask(self.pid[id(pred)], P, self.bound)

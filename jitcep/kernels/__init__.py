@@ -7,7 +7,7 @@ position of the record, and ``goff`` (G+1) CSR offsets of the key partitions;
 within a partition records are sorted by ``end``.
 """
 
-from .grouping import counting_sort, group_with_keys, leaf_by_key
+from .grouping import counting_sort, group_with_keys, leaf_by_key, stream_positions
 from .join import and_join, seq_join
 
-__all__ = ["and_join", "counting_sort", "group_with_keys", "leaf_by_key", "seq_join"]
+__all__ = ["and_join", "counting_sort", "group_with_keys", "leaf_by_key", "seq_join", "stream_positions"]

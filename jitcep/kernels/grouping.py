@@ -101,3 +101,17 @@ def leaf_by_key(cand: np.ndarray, ckeys: np.ndarray, G: int, keep: np.ndarray | 
     if keep is None:
         keep = np.ones(len(cand), dtype=np.bool_)
     return _leaf_by_key_filtered(cand, ckeys, int(G), keep)
+
+
+@njit(**NUMBA_FLAGS)
+def _stream_positions(order, offsets, n):
+    out = np.zeros(n, dtype=np.int64)
+    for g in range(len(offsets) - 1):
+        for j in range(offsets[g], offsets[g + 1]):
+            out[order[j]] = j - offsets[g]
+    return out
+
+
+def stream_positions(order: np.ndarray, offsets: np.ndarray, n: int) -> np.ndarray:
+    """Rank of every position inside its group (CSR ``order``/``offsets``); 0 where in no group."""
+    return _stream_positions(order, offsets, int(n))
