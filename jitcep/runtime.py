@@ -99,6 +99,10 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
         check_supported(pat, options)
         plans.append(p if isinstance(p, Plan) else build_plan(pat, p))
     ctx = _TableContext(table)
+    for pl_ in plans:  # group only the types some leaf reads (memory: not every event of the table)
+        for n in pl_.nodes():
+            if isinstance(n, Leaf) and n.types is not None:
+                ctx.leaf_types.setdefault(pl_.key, set()).update(n.types)
     out, total = [], 0
     for pat, pl_ in zip(patterns, plans):
         mt = _PatternRun(pat, pl_, ctx, options).run()
@@ -126,6 +130,7 @@ class _TableContext:
         self._types: dict[tuple[str, ...], tuple] = {}
         self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int]] = {}
         self._stream_pos = None
+        self.leaf_types: dict[tuple[str, ...], set[str]] = {}  # per key: the types leaves ask for
 
     def type_groups(self, key: tuple[str, ...]):
         """(order, okeys, offsets): positions grouped by type code, each with its key code (int32).
@@ -136,7 +141,10 @@ class _TableContext:
         """
         if key not in self._types:
             kc = self.key_codes(key)[0]
-            self._types[key] = group_with_keys(self.table.type_code, len(self.table.type_names), kc)
+            names = self.table.type_names
+            wanted = self.leaf_types.get(key)
+            keep = None if wanted is None else np.array([t in wanted for t in names], dtype=np.bool_)
+            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, keep)
         return self._types[key]
 
     def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int]:

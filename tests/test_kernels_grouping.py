@@ -11,13 +11,16 @@ from jitcep.kernels import counting_sort, group_with_keys, leaf_by_key
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 5).flatmap(lambda T: st.tuples(
-    st.just(T), st.lists(st.integers(-1, T - 1), max_size=30))), st.booleans())
-def test_group_with_keys_matches_naive(case, with_keys):
-    T, codes = case
+    st.just(T), st.lists(st.integers(-1, T - 1), max_size=30), st.lists(st.booleans(), min_size=T, max_size=T))),
+    st.booleans(), st.booleans())
+def test_group_with_keys_matches_naive(case, with_keys, use_keep):
+    T, codes, keep = case
     keys = [(7 * i) % 4 for i in range(len(codes))] if with_keys else None
     order, okeys, offsets = group_with_keys(np.array(codes, dtype=np.int32), T,
-                                            None if keys is None else np.array(keys, dtype=np.int64))
-    exp_order, exp_keys, exp_off = naive.group_with_keys(codes, T, keys)
+                                            None if keys is None else np.array(keys, dtype=np.int64),
+                                            np.array(keep) if use_keep else None)
+    kept = [c if c >= 0 and (not use_keep or keep[c]) else -1 for c in codes]
+    exp_order, exp_keys, exp_off = naive.group_with_keys(kept, T, keys)
     assert order.dtype == np.int32 and okeys.dtype == np.int32
     assert (order.tolist(), okeys.tolist(), offsets.tolist()) == (exp_order, exp_keys, exp_off)
     o2, off2 = counting_sort(np.array(codes, dtype=np.int32), T)

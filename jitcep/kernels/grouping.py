@@ -37,10 +37,10 @@ def counting_sort(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarr
 
 
 @njit(**NUMBA_FLAGS)
-def _group_with_keys(codes, n_codes, keys, with_keys):
+def _group_with_keys(codes, n_codes, keep_code, keys, with_keys):
     counts = np.zeros(n_codes + 1, dtype=np.int64)
     for c in codes:
-        if c >= 0:
+        if c >= 0 and keep_code[c]:
             counts[c + 1] += 1
     for g in range(n_codes):
         counts[g + 1] += counts[g]
@@ -51,7 +51,7 @@ def _group_with_keys(codes, n_codes, keys, with_keys):
     fill = counts[:n_codes].copy()
     for i in range(len(codes)):
         c = codes[i]
-        if c >= 0:
+        if c >= 0 and keep_code[c]:
             f = fill[c]
             order[f] = i
             if with_keys:
@@ -60,18 +60,20 @@ def _group_with_keys(codes, n_codes, keys, with_keys):
     return order, okeys, offsets
 
 
-def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None):
+def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, keep: np.ndarray | None = None):
     """:func:`counting_sort` that also carries each index's key, as int32 (n < 2**31).
 
     Returns ``order`` (int32 indices grouped by code, index order inside a
     group), ``okeys`` (``keys[order]``, int32; empty without keys) and
-    ``offsets``.  One sequential pass over ``codes`` and ``keys``: later
-    per-group work reads keys contiguously instead of gathering them.
+    ``offsets``.  ``keep`` (bool per code) drops the codes nobody asked for:
+    their groups are empty.  One sequential pass over ``codes`` and ``keys``:
+    later per-group work reads keys contiguously instead of gathering them.
     """
     if len(codes) >= 2**31:
         raise ValueError("group_with_keys handles fewer than 2**31 events")
     k = np.zeros(1, np.int64) if keys is None else np.ascontiguousarray(keys)
-    return _group_with_keys(np.ascontiguousarray(codes), int(n_codes), k, keys is not None)
+    kc = np.ones(max(int(n_codes), 1), np.bool_) if keep is None else np.ascontiguousarray(keep, dtype=np.bool_)
+    return _group_with_keys(np.ascontiguousarray(codes), int(n_codes), kc, k, keys is not None)
 
 
 @njit(**NUMBA_FLAGS)
