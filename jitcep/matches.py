@@ -72,11 +72,13 @@ class MatchTable:
         single = {v: c[idx] for v, c in self.single.items()}
         lists = {}
         for v, (off, pos) in self.lists.items():
-            lens = off[idx + 1] - off[idx]
+            starts = off[idx]
+            lens = off[idx + 1] - starts
             new_off = np.zeros(len(idx) + 1, dtype=np.int64)
             np.cumsum(lens, out=new_off[1:])
-            parts = [pos[off[i]:off[i + 1]] for i in idx]
-            lists[v] = (new_off, np.concatenate(parts) if parts else np.zeros(0, np.int64))
+            # element j of output list k is pos[starts[k] + (j - new_off[k])]: one gather, no Python loop
+            gather = np.arange(new_off[-1], dtype=np.int64) - np.repeat(new_off[:-1] - starts, lens)
+            lists[v] = (new_off, pos[gather] if len(idx) else np.zeros(0, np.int64))
         unbound = {v: m[idx] for v, m in self.list_unbound.items()}
         return MatchTable(len(idx), single, lists, unbound)
 
@@ -89,11 +91,16 @@ class MatchTable:
             lo = np.where(bound, np.minimum(lo, col), lo)
             hi = np.where(bound, np.maximum(hi, col), hi)
         for off, pos in self.lists.values():
-            for i in range(self.n):
-                seg = pos[off[i]:off[i + 1]]
-                if len(seg):
-                    lo[i] = min(lo[i], seg.min())
-                    hi[i] = max(hi[i], seg.max())
+            nonempty = off[1:] > off[:-1]
+            if not nonempty.any():
+                continue
+            # reduceat over the starts of the non-empty lists only: each slice then ends where the next
+            # non-empty list begins (empty lists in between have no elements); cut pos at off[-1] so
+            # the last slice stops there too
+            starts = off[:-1][nonempty]
+            seg = pos[:off[-1]]
+            lo[nonempty] = np.minimum(lo[nonempty], np.minimum.reduceat(seg, starts))
+            hi[nonempty] = np.maximum(hi[nonempty], np.maximum.reduceat(seg, starts))
         return lo, hi
 
     def canonical(self) -> "MatchTable":
