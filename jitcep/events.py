@@ -138,9 +138,17 @@ class EventTable:
 #   before conversion, Polars frames are selected without copying.
 # - Strings (types, attributes, keys) are dictionary-encoded against a *sorted*
 #   dictionary, so code order is string order (Unicode code point order, the
-#   order of Python's ``sorted`` and of Polars' string sort).  Codes come from
-#   one hash join against the sorted distinct values: O(n), no per-key Python.
-# - The time sort is a stable argsort, skipped when the input is already sorted.
+#   order of Python's ``sorted`` and of Polars' string sort).  One pass codes
+#   the n values by hash in first-occurrence order (Polars' parallel string
+#   hash, then a Numba table, then an exact row-vs-first-row check); only the k
+#   distinct strings are sorted, and one more pass renumbers codes to ranks.
+#   Sorting k strings costs nothing next to n, so the sorted contract stays.
+# - Integer keys get dense codes in value order from a direct table over the
+#   value range (or a hash table when the range is wide); partitions are one
+#   stable counting sort by key code (jitcep.kernels.encode / grouping).
+# - The time sort is a stable LSD radix argsort, skipped when the input is
+#   already sorted (checked in one pass); then every kept column is gathered
+#   once.  Sorted input is never copied: columns are zero-copy numpy views.
 
 _INT64_MAX = np.iinfo(np.int64).max
 

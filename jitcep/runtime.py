@@ -16,10 +16,17 @@ sorted by end and produces one (:mod:`jitcep.kernels.join`); value predicates
 are applied to the kernel's candidate pairs by the pattern's generated
 predicate function (:mod:`jitcep.codegen`).
 
-Leaves are built in a few vectorised passes (issue 3: this is where time
-goes): one counting sort of all positions by type code shared by every leaf,
-filters evaluated only over the events of the leaf's types, and one counting
-sort by key of only the surviving events.
+Leaves are built in a few linear passes (issue 3: this is where time goes):
+one grouping of the positions of the types some leaf reads, carrying each
+position's key code (shared by every leaf), filters evaluated only over the
+events of the leaf's types, and one counting pass by key over only the
+surviving events.
+
+A ``partition_by=`` table (independent streams, docs/semantics.md section 13)
+runs in the same single call: partitions are (stream, ``[attr]`` key) pairs,
+so joins never mix streams, and a count window measures positions inside the
+stream.  Results equal :func:`jitcep.events.evaluate_per_partition` over this
+engine, without a Python call per stream.
 """
 
 from __future__ import annotations
