@@ -373,13 +373,17 @@ _VERIFY_CHUNK = 1 << 20
 def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """First-occurrence int32 codes of a String series and the first row of each code, exactly.
 
-    Polars hashes the strings (vectorised, multithreaded), a Numba table codes
-    the 64-bit hashes, and every row is then compared with its code's first row
+    Polars hashes the strings (vectorised, multithreaded; a slice at a time), a
+    Numba table codes the 64-bit hashes, and every row is then compared with its code's first row
     (in chunks, so the comparison never holds a full-length copy).  Should two
     different strings share a hash, the exact byte-hashing kernel recomputes
     the codes: the result never depends on hash luck.
     """
-    codes, first = _enc.hashed_codes(s.hash().to_numpy(), valid)
+    coder = _enc.HashCoder(len(s))
+    for lo in range(0, len(s), _VERIFY_CHUNK):  # hashed a slice at a time: no full-length hash array
+        coder.feed(lo, s.slice(lo, _VERIFY_CHUNK).hash().to_numpy(),
+                   None if valid is None else valid[lo:lo + _VERIFY_CHUNK])
+    codes, first = coder.result()
     if len(first):  # even one code: all rows may be different strings sharing a hash
         reps = s.gather(first)
         for lo in range(0, len(s), _VERIFY_CHUNK):

@@ -227,12 +227,13 @@ def warm_new_pattern(k: int) -> float:
     return (t1 - t0) - (t2 - t1)
 
 
-def memory_child(path: str, k: int, window: int) -> dict:
+def memory_child(n: int, n_types: int, n_keys: int, k: int, window: int) -> dict:
     """Peak memory of one end-to-end run in a fresh process (no allocator pages kept from other runs).
 
-    The input is read and the pattern warmed on 10,000 rows first; the peak is
-    VmHWM minus the resident size just before the run, i.e. what build,
-    evaluate and output allocate on top of the input frame.
+    The child generates the same events (same seed; in anonymous memory, not a
+    memory-mapped file whose pages would count as they are touched) and warms
+    the pattern on 10,000 rows; the peak is VmHWM minus the resident size just
+    before the run: what build, evaluate and output allocate on top of the input.
     """
     from jitcep import runtime
     from jitcep.events import build_event_table
@@ -240,7 +241,7 @@ def memory_child(path: str, k: int, window: int) -> dict:
     from jitcep.output import to_frame
     from jitcep.pattern import parse
 
-    df = pl.read_ipc(path).rechunk()
+    df = make_events(n, n_types, n_keys)
     pat = parse(pattern_text(k, window))
     warm = build_event_table(df.head(10_000), [pat], time="ts", type="type")
     to_frame([pat], runtime.evaluate([pat], warm, Options()), warm, time="ts", type="type")
@@ -253,12 +254,10 @@ def memory_child(path: str, k: int, window: int) -> dict:
     return dict(peak=_vmhwm() - rss0, rows=out.height)
 
 
-def peak_memory(df: pl.DataFrame, k: int, window: int, tmpdir: str) -> int:
-    path = os.path.join(tmpdir, "events.arrow")
-    if not os.path.exists(path):
-        df.write_ipc(path)
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", path, str(k), str(window)],
-                         capture_output=True, text=True, check=True)
+def peak_memory(args, k: int, window: int) -> int:
+    cmd = [sys.executable, os.path.abspath(__file__), "--memory-child",
+           *map(str, (args.n, args.types, args.keys, k, window))]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])["peak"]
 
 
@@ -272,11 +271,11 @@ def main(argv=None):
     ap.add_argument("--window-factors", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-latency subprocesses")
-    ap.add_argument("--memory-child", nargs=3, metavar=("PATH", "K", "W"), help=argparse.SUPPRESS)
+    ap.add_argument("--memory-child", nargs=5, type=int, metavar=("N", "TYPES", "KEYS", "K", "W"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.memory_child:
-        path, k, w = args.memory_child
-        print(json.dumps(memory_child(path, int(k), int(w))))
+        print(json.dumps(memory_child(*args.memory_child)))
         return
 
     t = time.perf_counter()
@@ -285,12 +284,11 @@ def main(argv=None):
     hdr = (f"{'k':>3} {'W':>6} {'build':>7} {'leaves':>7} {'joins':>7} {'output':>7} {'total':>7} "
            f"{'Mev/s':>6} {'matches':>8} {'match/s':>9} {'x bare':>7} {'eng x bare':>10} {'peak MB':>8} {'input MB':>8}")
     print(hdr)
-    tmpdir = tempfile.mkdtemp(prefix="bench_seq_")  # the input, shared by the memory children
     for k in args.lengths:
         for f in args.window_factors:
             W = args.window * f
             r = run_one(df, k, W, args.repeat)
-            r["peak"] = peak_memory(df, k, W, tmpdir)
+            r["peak"] = peak_memory(args, k, W)
             print(f"{k:>3} {W:>6} {r['build']:7.3f} {r['leaves']:7.3f} {r['joins']:7.3f} {r['output']:7.3f} "
                   f"{r['total']:7.3f} {args.n / r['total'] / 1e6:6.1f} {r['matches']:>8} "
                   f"{r['matches'] / r['total']:9.0f} {r['total'] / r['bare']:7.1f} {r['evaluate'] / r['bare']:10.1f} "

@@ -90,8 +90,8 @@ def test_string_table_grows_with_many_distinct_values():
 
 def test_hash_collisions_fall_back_to_exact_codes(monkeypatch):
     # every string hashed to 0: the table merges them, the row check sees it, the exact kernel recodes
-    real = enc.hashed_codes
-    monkeypatch.setattr(events._enc, "hashed_codes", lambda h, valid: real(np.zeros_like(h), valid))
+    real = enc.HashCoder.feed
+    monkeypatch.setattr(enc.HashCoder, "feed", lambda self, lo, h, valid: real(self, lo, np.zeros_like(h), valid))
     xs = ["b", "a", None, "b", "c", "a"]
     codes, names, valid = events._dict_encode(pl.Series(xs))
     assert names == ("a", "b", "c")
@@ -118,3 +118,24 @@ def test_rank_inplace_and_first_rows(xs, extra):
     rank = np.arange(k)[::-1].copy()
     got = enc.rank_inplace(np.array(codes + [-1] * extra, dtype=np.int32), rank)
     assert got.tolist() == [k - 1 - c for c in codes] + [-1] * extra
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(0, 2000)), max_size=60), st.integers(1, 7))
+def test_hash_coder_fed_in_chunks_matches_naive(xs, chunk):
+    # many distinct values in small chunks: the table grows between and inside chunks
+    valid = np.array([x is not None for x in xs], dtype=np.bool_)
+    h = np.array([0 if x is None else x * 0x9E3779B97F4A7C15 % 2**64 for x in xs], dtype=np.uint64)
+    coder = enc.HashCoder(len(xs))
+    for lo in range(0, len(xs), chunk):
+        coder.feed(lo, h[lo:lo + chunk], valid[lo:lo + chunk])
+    codes, first = coder.result()
+    assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs, valid)
+
+
+def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
+    monkeypatch.setattr(events, "_VERIFY_CHUNK", 7)
+    xs = [None if i % 11 == 0 else f"s{(i * 7) % 40}" for i in range(300)]
+    codes, names, _ = events._dict_encode(pl.Series(xs, dtype=pl.String))
+    assert names == tuple(sorted({x for x in xs if x is not None}))
+    assert [names[c] if c >= 0 else None for c in codes.tolist()] == xs

@@ -148,30 +148,63 @@ def _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out):
 
 
 @njit(**NUMBA_FLAGS)
+def _rehash(cap, uniq, k):
+    """A table of ``cap`` slots holding the k distinct values ``uniq[:k]`` (and room for cap // 2)."""
+    slots = np.full(cap, -1, np.int64)
+    keys = np.empty(cap, np.int64)
+    u2 = np.empty(cap // 2, np.int64)
+    u2[:k] = uniq[:k]
+    mask = np.uint64(cap - 1)
+    for q in range(k):
+        j = _mix(np.uint64(u2[q])) & mask
+        while slots[j] >= 0:
+            j = (j + np.uint64(1)) & mask
+        slots[j] = q
+        keys[j] = u2[q]
+    return slots, keys, u2
+
+
+@njit(**NUMBA_FLAGS)
 def _hash_codes(values, valid, stride, out):
     """First-occurrence codes of int64 values into ``out`` through an open-addressing table (-1: invalid)."""
     n = len(values)
     cap = 1024
-    slots = np.full(cap, -1, np.int64)
-    keys = np.empty(cap, np.int64)
-    uniq = np.empty(cap // 2, np.int64)
+    slots, keys, uniq = _rehash(cap, np.empty(0, np.int64), 0)
     i, k = _hash_fill(values, valid, stride, 0, slots, keys, uniq, 0, out)
     while i < n:  # half full: double, rehash the k distinct values, go on
         cap *= 2
-        slots = np.full(cap, -1, np.int64)
-        keys = np.empty(cap, np.int64)
-        u2 = np.empty(cap // 2, np.int64)
-        u2[:k] = uniq[:k]
-        uniq = u2
-        mask = np.uint64(cap - 1)
-        for q in range(k):
-            j = _mix(np.uint64(uniq[q])) & mask
-            while slots[j] >= 0:
-                j = (j + np.uint64(1)) & mask
-            slots[j] = q
-            keys[j] = uniq[q]
+        slots, keys, uniq = _rehash(cap, uniq, k)
         i, k = _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out)
     return out, uniq[:k]
+
+
+class HashCoder:
+    """First-occurrence int32 codes of 64-bit hashes fed chunk by chunk (state kept between chunks).
+
+    Lets a caller hash a long column a slice at a time, so no full-length
+    hash array is ever held (issue 3: no full-size temporaries).
+    """
+
+    def __init__(self, n: int):
+        self.codes = np.empty(n, np.int32)
+        self.cap = 1024
+        self.slots, self.keys, self.uniq = _rehash(self.cap, np.empty(0, np.int64), 0)
+        self.k = 0
+
+    def feed(self, lo: int, hashes: np.ndarray, valid: np.ndarray | None) -> None:
+        """Code rows ``lo .. lo + len(hashes)`` from their hashes (``valid``: their mask or None)."""
+        h = np.ascontiguousarray(hashes).view(np.int64)
+        v, s = _valid_args(valid, len(h))
+        out = self.codes[lo:lo + len(h)]
+        i, self.k = _hash_fill(h, v, s, 0, self.slots, self.keys, self.uniq, self.k, out)
+        while i < len(h):
+            self.cap *= 2
+            self.slots, self.keys, self.uniq = _rehash(self.cap, self.uniq, self.k)
+            i, self.k = _hash_fill(h, v, s, i, self.slots, self.keys, self.uniq, self.k, out)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, first row of each code)."""
+        return self.codes, _first_rows(self.codes, self.k)
 
 
 @njit(**NUMBA_FLAGS)
@@ -350,9 +383,8 @@ def hashed_codes(hashes: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
 
     Equal values must have equal hashes; different values *may* share one (the
     caller checks every row against its code's first row, see
-    :func:`jitcep.events._dict_encode`).
+    :func:`jitcep.events._hash_string_codes`).  One chunk of :class:`HashCoder`.
     """
-    n = len(hashes)
-    v, s = _valid_args(valid, n)
-    codes, uniq = _hash_codes(np.ascontiguousarray(hashes).view(np.int64), v, s, np.empty(n, np.int32))
-    return codes, _first_rows(codes, len(uniq))
+    coder = HashCoder(len(hashes))
+    coder.feed(0, hashes, valid)
+    return coder.result()
