@@ -1,17 +1,21 @@
 """Spark adapter benchmark (issue 4): detect() against the same shuffle with a pass-through task.
 
-    /tmp/venv/bin/python perf/bench_spark.py [--events 1000000] [--keys 1000] [--engine compiled]
+    /tmp/venv/bin/python perf/bench_spark.py [--events 1000000] [--keys 1000] [--hot 0.0] [--engine auto]
 
 For N events (types A/B/C, ``keys`` symbols, integer times) it times, each
 after one warm-up run, the whole job written to Spark's ``noop`` sink:
 
 - ``passthrough``: repartition by the key + sort by (time, seq) in the task +
   return the rows: the floor any keyed adapter pays (shuffle, Arrow, Python);
-- ``detect_arrow`` / ``detect_pandas``: spark_adapter.detect, keyed;
+- ``detect_arrow`` / ``detect_pandas``: spark_adapter.detect, keyed, default
+  settings (the skew check included: one aggregation job over the input);
+- ``detect_noskew``: ``detect_arrow`` with ``max_key_rows=None`` (what the skew
+  check costs);
 - ``detect_ranges``: the same pattern without the key (time ranges);
 - ``local``: ``Query.run`` on the same rows as one Polars frame (no Spark).
 
-The target (issue 4) is detect within 2x of the pass-through.
+The target (issue 4) is detect within 2x of the pass-through.  ``--hot F``
+puts a fraction F of the events on one key ("hot"), to see the skew split.
 """
 
 from __future__ import annotations
@@ -40,13 +44,16 @@ def session(cores: int):
     return spark
 
 
-def events(spark, n: int, keys: int):
+def events(spark, n: int, keys: int, hot: float = 0.0):
     from pyspark.sql import functions as F
 
+    sym = F.concat(F.lit("s"), (F.hash("id") % keys).cast("string"))
+    if hot > 0:  # a fraction ``hot`` of the events (by a hash, spread over time) on one key
+        sym = F.when(F.abs(F.hash("id", F.lit(3))) % 1_000_000 < int(hot * 1_000_000), F.lit("hot")).otherwise(sym)
     return (spark.range(n).select(
         F.element_at(F.array(F.lit("A"), F.lit("B"), F.lit("C")), (F.col("id") % 3 + 1).cast("int")).alias("type"),
         F.expr("id div 4").alias("ts"),          # 4 events per time unit: ties everywhere
-        F.concat(F.lit("s"), (F.hash("id") % keys).cast("string")).alias("sym"),
+        sym.alias("sym"),
         (F.abs(F.hash("id", F.lit(7))) % 1000).cast("double").alias("x"),
         F.col("id").alias("seq"))).cache()
 
@@ -79,6 +86,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=1_000)
+    ap.add_argument("--hot", type=float, default=0.0, help="fraction of events on one key")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--engine", default="auto")
     args = ap.parse_args(argv)
@@ -89,12 +97,12 @@ def main(argv=None) -> None:
     import spark_adapter
 
     spark = session(args.cores)
-    sdf = events(spark, args.events, args.keys)
+    sdf = events(spark, args.events, args.keys, args.hot)
     sdf.count()
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
     q, qu = jitcep.compile(KEYED), jitcep.compile(UNKEYED)
     sink = lambda df: df.write.format("noop").mode("overwrite").save()  # noqa: E731
-    print(f"{args.events} events, {args.keys} keys, local[{args.cores}], {parts} partitions, engine={args.engine}")
+    print(f"{args.events} events, {args.keys} keys, hot={args.hot}, local[{args.cores}], {parts} partitions, engine={args.engine}")
     n_matches = spark_adapter.detect(sdf, q, type="type", seq_col="seq", engine=args.engine).count()
     print(f"matches: {n_matches}")
     base = timed("passthrough", lambda: sink(passthrough(sdf, parts)))
@@ -102,6 +110,8 @@ def main(argv=None) -> None:
     for udf in ("arrow", "pandas"):
         res[udf] = timed(f"detect_{udf}", lambda: sink(spark_adapter.detect(
             sdf, q, type="type", seq_col="seq", engine=args.engine, udf=udf)))
+    noskew = timed("detect_noskew", lambda: sink(spark_adapter.detect(
+        sdf, q, type="type", seq_col="seq", engine=args.engine, max_key_rows=None)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         timed("detect_ranges", lambda: sink(spark_adapter.detect(
@@ -110,7 +120,8 @@ def main(argv=None) -> None:
     engine = "compiled" if args.engine == "auto" else args.engine
     timed("local", lambda: q.run(frame, type="type", engine=engine))
     print(f"detect_arrow / passthrough = {res['arrow'] / base:.2f}x; "
-          f"detect_pandas / passthrough = {res['pandas'] / base:.2f}x")
+          f"detect_pandas / passthrough = {res['pandas'] / base:.2f}x; "
+          f"skew check = {res['arrow'] - noskew:+.2f} s")
     spark.stop()
 
 

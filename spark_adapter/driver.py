@@ -111,7 +111,7 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
            partition_by: str | list[str] | None = None, seq_col: str | None = None,
            time_unit: str | None = None, engine: str = "auto", udf: Udf = "arrow",
            shape: str = "wide", num_partitions: int | None = None, range_width: int | None = None,
-           rows_per_range: int = 1_000_000, max_key_rows: int | None = None,
+           rows_per_range: int = 1_000_000, max_key_rows: int | Literal["auto"] | None = "auto",
            cache_dir: str | None = None) -> DataFrame:
     """Every match of ``query`` in the Spark DataFrame ``sdf``, as a Spark DataFrame.
 
@@ -145,7 +145,10 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
         R for unkeyed queries, in time-column units (default: from the data,
         about ``rows_per_range`` events per range, at least 10 windows).
     max_key_rows
-        Split a key with more rows than this by time (skew); None: never.
+        Split a key with more rows than this by time (skew).  ``"auto"``
+        (default): more than ``max(rows_per_range, rows / num_partitions)``;
+        ``None`` or 0: never.  Costs one aggregation job at call time unless
+        Spark knows the input has at most that many rows (local data, ``range``).
     cache_dir
         Where executors keep Numba's and jitcep's compile caches.
 
@@ -169,9 +172,13 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     if shape not in ("wide", "long"):
         raise OptionError(f"shape={shape!r} is not one of 'wide', 'long'")
     for name, value in (("num_partitions", num_partitions), ("range_width", range_width),
-                        ("rows_per_range", rows_per_range), ("max_key_rows", max_key_rows)):
+                        ("rows_per_range", rows_per_range)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise OptionError(f"{name} must be a positive integer, got {value!r}")
+    if max_key_rows is not None and max_key_rows != "auto" and (
+            not isinstance(max_key_rows, int) or isinstance(max_key_rows, bool) or max_key_rows < 0):
+        raise OptionError(f"max_key_rows must be 'auto', None or an integer >= 0, got {max_key_rows!r}")
+    skew = max_key_rows or None  # 0 turns it off like None
 
     # --- columns and types, checked on the schema -------------------------------
     fields = {f.name: f.dataType for f in sdf.schema.fields}
@@ -209,7 +216,7 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     decision = P.decide(patterns, options, table0, partition_by)
     if decision.mode == "single":
         warnings.warn(f"jitcep query runs in a single Spark task: {decision.reason}", SplitWarning, stacklevel=2)
-    elif max_key_rows is not None and decision.mode == "keyed" and not decision.can_split_time:
+    elif isinstance(skew, int) and decision.mode == "keyed" and not decision.can_split_time:
         warnings.warn(f"max_key_rows ignored, large keys are not split by time: {decision.reason}",
                       SplitWarning, stacklevel=2)
     spark = sdf.sparkSession
@@ -221,8 +228,9 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     if decision.mode == "keyed":
         if not part_cols:  # a null equivalence key equals nothing: such rows never match
             df = df.dropna(subset=list(decision.key))
-        if max_key_rows is not None and decision.can_split_time and window is not None:
-            df, split_time = _split_heavy_keys(df, decision.key, fields[time], time, window, max_key_rows)
+        if skew is not None and decision.can_split_time and window is not None:
+            df, split_time = _split_heavy_keys(df, decision.key, fields[time], time, window, skew,
+                                               rows_per_range, n_parts)
         df = df.repartition(n_parts, *decision.key, *([P.SEG] if split_time else []))
     elif decision.mode == "ranges":
         df = df.withColumn(P.TIME, _time_as_long(time, fields[time]))
@@ -256,32 +264,67 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     return df.mapInPandas(pandas_task(payload, env, arrow_schema(df.schema), session_tz), out_spark)
 
 
-def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max_key_rows: int):
+def _max_rows(df: DataFrame) -> int | None:
+    """An upper bound on ``df``'s rows that Spark's optimizer knows without a job, else None.
+
+    Defined for local data (``createDataFrame``), ``range`` and ``limit``; not for
+    files or cached frames.  Only a shortcut, so any failure (Spark Connect has
+    no ``_jdf``) means "unknown".
+    """
+    try:
+        bound = df._jdf.queryExecution().optimizedPlan().maxRows()
+        return int(bound.get()) if bound.isDefined() else None
+    except Exception:  # noqa: BLE001 -- py4j/Connect errors of any kind: fall back to the job
+        return None
+
+
+def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max_key_rows,
+                      rows_per_range: int, n_parts: int):
     """Give keys with more than ``max_key_rows`` rows time ranges of their own (skew, issue 4).
 
-    One aggregation job finds them; each gets ``R_k`` from its count and
-    span (about ``max_key_rows`` rows per range, at least 10 windows).  Other
-    keys get segment 0 with every copy at home.  Returns (frame, split?).
+    ``max_key_rows="auto"`` means :func:`plan.skew_threshold` of the input's
+    row count, ``n_parts`` and ``rows_per_range``.  One job answers both
+    questions: (count, first, last time) per key, aggregated again into one
+    row (the total, and the keys above the threshold's floor), so only the
+    candidates reach the driver.  Keys are grouped by ``xxhash64`` of the key
+    columns rather than by their values: an int64 hash aggregate is about 3x
+    cheaper than one over strings (perf/bench_spark.py), Spark's hash already
+    equates what grouping equates (-0.0 and 0.0, every NaN, null), and a
+    collision only merges two keys' statistics -- a split is exact for any
+    width, so it can at worst split a key that did not need it.  No job at all
+    when Spark's plan already bounds the rows by the floor.  Each heavy key
+    gets ``R_k`` from its count and span (about threshold rows per range, at
+    least 10 windows); other keys get segment 0 with every copy at home.
+    Returns (frame, split?).
     """
-    df = df.withColumn(P.TIME, _time_as_long(time, time_type))
-    heavy = (df.groupBy(*key).agg(F.count(F.lit(1)).alias("n"), F.min(P.TIME).alias("lo"),
-                                  F.max(P.TIME).alias("hi"))
-             .where(F.col("n") > max_key_rows).collect())
+    floor = rows_per_range if max_key_rows == "auto" else max_key_rows
+    bound = _max_rows(df)
+    if bound is not None and bound <= floor:
+        return df, False
+    h, t_col = "__cep_h", _time_as_long(time, time_type)
+    per_key = (df.select(F.xxhash64(*key).alias(h), t_col.alias(P.TIME)).groupBy(h)
+               .agg(F.count(F.lit(1)).alias("n"), F.min(P.TIME).alias("lo"), F.max(P.TIME).alias("hi")))
+    row = per_key.agg(F.sum("n").alias("total"),
+                      F.collect_list(F.when(F.col("n") > floor, F.struct(h, "n", "lo", "hi"))).alias("heavy")
+                      ).first()
+    threshold = (P.skew_threshold(row["total"] or 0, n_parts, floor) if max_key_rows == "auto"
+                 else max_key_rows)
     rows = []
-    for r in heavy:
-        width = P.range_width(window, r["lo"], r["hi"], r["n"], max_key_rows)
+    for r in row["heavy"]:
+        if r["n"] <= threshold:
+            continue
+        width = P.range_width(window, r["lo"], r["hi"], r["n"], threshold)
         if width <= r["hi"] - r["lo"] and r["hi"] + window + width <= _INT64_MAX:
-            rows.append((*[r[k] for k in key], width))
+            rows.append((r[h], width))
     if not rows:
-        return df.drop(P.TIME), False
-    key_fields = [f for f in df.schema.fields if f.name in key]
-    widths = df.sparkSession.createDataFrame(
-        rows, T.StructType([*key_fields, T.StructField("__cep_width", T.LongType(), False)]))
+        return df, False
+    widths = df.sparkSession.createDataFrame(rows, f"{h} long, __cep_width long")
     t, w = f"`{P.TIME}`", "`__cep_width`"
     lo = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(t, w)} END")
     hi = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(f'{t} + {window}L', w)} END")
-    df = (df.join(F.broadcast(widths), on=list(key), how="left")
+    df = (df.withColumn(h, F.xxhash64(*key)).withColumn(P.TIME, t_col)
+          .join(F.broadcast(widths), on=h, how="left")
           .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(F.col("__cep_lo"), hi)))
           .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo"))
-          .drop(P.TIME, "__cep_lo", "__cep_width"))
+          .drop(P.TIME, "__cep_lo", "__cep_width", h))
     return df, True

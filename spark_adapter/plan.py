@@ -18,7 +18,8 @@ Three execution modes (DESIGN.md section 4; issue 4):
 - ``"single"``: everything in one task, for queries where a split changes
   results (see :func:`split_blockers`).
 
-A key too large for one task is split by time like ``"ranges"`` (skew).
+A key too large for one task is split by time like ``"ranges"`` (skew): on by
+default, with the threshold of :func:`skew_threshold`.
 
 Each range copy is evaluated as a stream of its own: the segment column is
 added to the engine's ``partition_by`` (:func:`stream_columns`).  A copy is a
@@ -170,6 +171,16 @@ def range_width(window: int, t_min: int, t_max: int, n_events: int, target_rows:
     span = max(t_max - t_min + 1, 1)
     pieces = max(math.ceil(n_events / max(target_rows, 1)), 1)
     return max(MIN_WINDOWS_PER_RANGE * max(window, 1), math.ceil(span / pieces), 1)
+
+
+def skew_threshold(total_rows: int, n_parts: int, floor: int) -> int:
+    """Rows above which a key is "too large for one task" (issue 4, skew), for ``max_key_rows="auto"``.
+
+    A key holding more than a task's fair share ``total_rows / n_parts`` keeps
+    one core busy while the others idle; below ``floor`` rows a task is cheap
+    anyway and splitting only costs copies.  So: the larger of the two.
+    """
+    return max(floor, math.ceil(total_rows / max(n_parts, 1)), 1)
 
 
 def segments_of(t: int, window: int, width: int) -> range:

@@ -26,8 +26,8 @@ pytestmark = pytest.mark.spark
 pyspark = pytest.importorskip("pyspark")
 
 import jitcep  # noqa: E402
-from jitcep.errors import (AttributeTypeError, MissingColumnError, QueryShippingError,  # noqa: E402
-                           TimestampError, WindowUnitError)
+from jitcep.errors import (AttributeTypeError, MissingColumnError, OptionError,  # noqa: E402
+                           QueryShippingError, TimestampError, WindowUnitError)
 from jitcep.pattern import expr as E  # noqa: E402
 
 import spark_adapter  # noqa: E402
@@ -247,15 +247,65 @@ def test_groups_in_several_arrow_batches(spark):
         spark.conf.set(key, old)
 
 
-def test_skewed_key_split_by_time(spark):
+def _skewed(hot="hot"):
     rng = np.random.default_rng(9)
-    big = events(300, seed=9, t_max=200, keys=1).with_columns(pl.lit("hot").alias("sym"))
+    big = events(300, seed=9, t_max=200, keys=1).with_columns(pl.lit(hot, dtype=pl.String).alias("sym"))
     small = events(40, seed=10, t_max=200, keys=3).with_columns((pl.col("seq") + 10_000).alias("seq"))
-    df = pl.concat([big, small]).sample(fraction=1.0, shuffle=True, seed=int(rng.integers(1 << 30)))
+    return pl.concat([big, small]).sample(fraction=1.0, shuffle=True, seed=int(rng.integers(1 << 30)))
+
+
+def _has_segments(out) -> bool:
+    return "__cep_seg" in out._jdf.queryExecution().analyzed().toString()
+
+
+def test_skewed_key_split_by_time(spark):
+    df = _skewed()
     q = jitcep.compile(KEYED)
     out = detect(spark, df, q, max_key_rows=50)
-    assert "__cep_seg" in out._jdf.queryExecution().analyzed().toString()  # the hot key got time ranges
+    assert _has_segments(out)  # the hot key got time ranges
     assert assert_same(out, q, df).height > 0
+
+
+def test_skew_split_is_on_by_default(spark):
+    # auto threshold: max(rows_per_range, rows / partitions) = max(50, ceil(340 / 3)) = 114 < 300 hot rows
+    df = _skewed()
+    q = jitcep.compile(KEYED)
+    out = detect(spark, df, q, rows_per_range=50)
+    assert _has_segments(out)
+    assert assert_same(out, q, df).height > 0
+    # 300 hot rows over 2 partitions: fair share 170 < 300 still splits; over 1 partition (340) it does not
+    assert _has_segments(detect(spark, df, q, rows_per_range=50, num_partitions=2))
+    assert not _has_segments(detect(spark, df, q, rows_per_range=50, num_partitions=1))
+
+
+def test_skew_check_costs_no_job_when_spark_bounds_the_rows(spark):
+    # local data: Spark's plan knows it has 340 rows <= rows_per_range, so no key can be heavy
+    df = _skewed()
+    q = jitcep.compile(KEYED)
+    for kw in ({}, {"max_key_rows": None}, {"max_key_rows": 0}, {"max_key_rows": 400}):
+        out = []
+        _no_job(spark, lambda: out.append(detect(spark, df, q, **kw)))
+        assert not _has_segments(out[0])
+    assert not _has_segments(detect(spark, df, q, max_key_rows=None, rows_per_range=50))
+
+
+def test_heavy_null_partition_value_is_split(spark):
+    # partition_by keeps null as a stream of its own: a heavy null value must be split too
+    from spark_adapter import plan as P
+    from spark_adapter.driver import _split_heavy_keys
+    from pyspark.sql import functions as F
+
+    df = _skewed(hot=None)
+    sdf = to_spark(spark, df).withColumn(P.SEQ, F.col("seq"))
+    split, done = _split_heavy_keys(sdf, ("sym",), sdf.schema["ts"].dataType, "ts", 6, "auto", 50, 3)
+    assert done
+    segs = split.where(F.col("sym").isNull()).select(P.SEG).distinct().count()
+    assert segs > 1
+    assert split.where(F.col("sym").isNotNull()).select(P.SEG).distinct().collect() == [(0,)]
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WHERE a.price < b.price WITHIN 6")
+    out = detect(spark, df, q, partition_by="sym", rows_per_range=50)
+    assert _has_segments(out)
+    assert assert_same(out, q, df, partition_by="sym").height > 0
 
 
 # --- every pattern kind the local engine supports --------------------------------------------
@@ -365,6 +415,9 @@ def test_bad_input_raises_before_any_job(spark):
     _no_job(spark, lambda: pytest.raises(
         MissingColumnError, spark_adapter.detect, sdf, "PATTERN SEQ(A a, B b) WHERE a.volume > 1 WITHIN 3",
         type="type"))
+    for bad in (-1, "always", True, 2.5):
+        _no_job(spark, lambda: pytest.raises(OptionError, spark_adapter.detect, sdf, q, type="type",
+                                             max_key_rows=bad))
     _no_job(spark, lambda: pytest.raises(
         WindowUnitError, spark_adapter.detect, sdf, "PATTERN SEQ(A a, B b) WITHIN 3 minutes", type="type"))
     _no_job(spark, lambda: pytest.raises(

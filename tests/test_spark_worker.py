@@ -96,6 +96,13 @@ def test_range_width_at_least_ten_windows_and_splits_large_spans():
     assert P.range_width(0, 0, 0, 1, 10) == 10
 
 
+def test_skew_threshold_is_the_larger_of_floor_and_fair_share():
+    assert P.skew_threshold(10_000_000, 4, 1_000_000) == 2_500_000   # a task's fair share
+    assert P.skew_threshold(1_000_000, 4, 1_000_000) == 1_000_000    # small input: the floor
+    assert P.skew_threshold(7, 2, 1) == 4                            # rounds up
+    assert P.skew_threshold(0, 0, 0) == 1
+
+
 # --- the task body ---------------------------------------------------------------------
 
 
