@@ -74,13 +74,12 @@ def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
     on the reference evaluator, announced by one FallbackWarning naming the
     reason, so an uncovered pattern costs time, never a wrong answer.  The
     runtime also refuses (before any work) what it meets only with the table;
-    that falls back the same way.  ``partition_by`` tables go to the compiled
-    engine one stream at a time (semantics §13); ``max_matches`` bounds the total
+    that falls back the same way.  Both engines evaluate ``partition_by`` streams
+    natively in one call (semantics §13); ``max_matches`` bounds the total
     over both engines (§12).  ``stacklevel``: which caller the warning names
     (1: the caller of this function).
     """
     from . import reference, runtime
-    from .events import evaluate_per_partition
 
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     refused: dict[int, str] = {}
@@ -96,12 +95,7 @@ def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
     if covered:
         sub = [patterns[i] for i in covered]
         try:
-            if table.partition is not None and table.partition.independent:
-                # the runtime takes one stream: run it per partition_by value (semantics §13)
-                got = evaluate_per_partition(lambda part: runtime.evaluate(sub, part, options), table,
-                                             max_matches=options.max_matches)
-            else:
-                got = runtime.evaluate(sub, table, options)
+            got = runtime.evaluate(sub, table, options)
         except UnsupportedPatternError as e:
             refused.update({i: str(e) for i in covered})
         else:

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from jitcep.events import build_event_table, evaluate_per_partition
+from jitcep.events import build_event_table
 from jitcep.matches import MatchTable
 from jitcep.options import Options
 from jitcep.output import to_frame
@@ -129,8 +129,8 @@ def evaluate_frame(frame: pl.DataFrame, job: Job, partition_id: int) -> pa.Table
     ``frame`` holds the input columns plus the helper columns of
     :mod:`spark_adapter.plan` (``SEQ`` always, ``SEG`` / ``HOME`` when split
     by time).  One engine call covers every equivalence key of the task;
-    ``partition_by`` streams (and time segments) go through the engine's own
-    per-stream evaluation, exactly as in ``Query.run``.
+    ``partition_by`` streams (and time segments) are evaluated by the engine
+    natively in the same call, exactly as in ``Query.run``.
     """
     # (time, seq): ties follow seq; the table builder then keeps this order (its sort is stable).
     frame = frame.sort([job.time, SEQ], nulls_last=True)
@@ -140,12 +140,8 @@ def evaluate_frame(frame: pl.DataFrame, job: Job, partition_id: int) -> pa.Table
     patterns = list(job.patterns)
     table = build_event_table(frame, patterns, time=job.time, type=job.type, time_unit=job.time_unit,
                               partition_by=job.partition_by, check=False)  # types: checked on the driver
-    if table.partition is not None and table.partition.independent and job.engine != "reference":
-        # as Query.run does: each partition_by stream on its own (semantics §13); the reference splits itself
-        results = evaluate_per_partition(lambda sub: evaluate(patterns, sub, job.options), table,
-                                         max_matches=job.options.max_matches)
-    else:
-        results = evaluate(patterns, table, job.options)
+    # partition_by streams: every engine evaluates them natively in one call (semantics §13)
+    results = evaluate(patterns, table, job.options)
     if job.split_time:
         results = keep_home(results, table, frame.get_column(HOME).to_numpy())
     source = frame.select(job.source_columns)
