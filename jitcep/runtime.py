@@ -41,15 +41,17 @@ from .errors import ExplosionError, MissingColumnError, MissingWindowError, Unsu
 from .events import EventTable, build_partition, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.encode import dense_codes
+from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from .matches import MatchTable
 from .options import Options
 from importlib import import_module
 
 E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
 from .pattern.ast import CountWindow, Pattern, Unbounded
-from .plan.nodes import Join, Leaf, Plan, build_plan
+from .plan.nodes import Join, Leaf, NegLeaf, Plan, build_plan
 
 _INT64_MAX = np.iinfo(np.int64).max
+_NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bounds memory, not work
 
 
 @dataclass
@@ -107,8 +109,8 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
         plans.append(p if isinstance(p, Plan) else build_plan(pat, p))
     ctx = _TableContext(table)
     for pl_ in plans:  # group only the types some leaf reads (memory: not every event of the table)
-        for n in pl_.nodes():
-            if isinstance(n, Leaf) and n.types is not None:
+        for n in (*pl_.nodes(), *pl_.negations):
+            if isinstance(n, (Leaf, NegLeaf)) and n.types is not None:
                 ctx.leaf_types.setdefault(pl_.key, set()).update(n.types)
     out, total = [], 0
     for pat, pl_ in zip(patterns, plans):
@@ -212,6 +214,8 @@ class _PatternRun:
         preds = list(plan.constant)
         preds += [n.filter for n in nodes if isinstance(n, Leaf) and n.filter is not None]
         preds += [p for n in nodes if isinstance(n, Join) for p in n.predicates]
+        preds += [n.filter for n in plan.negations if n.filter is not None]
+        preds += [p for n in plan.negations for p in n.conds]
         self.pid = {id(p): i for i, p in enumerate(preds)}
         self.preds = PredicateSet(preds, _column_specs(table, preds))
         needs_type = "type" in self.preds.column_names and "type" not in table.columns
@@ -228,6 +232,11 @@ class _PatternRun:
         else:
             self.wt, self.W = table.ts, window_span(window, table)
         self.key_code, self.G = ctx.key_codes(plan.key)
+        # negations applied on the lowest join covering their anchor (pushed down, ZStream 4.4.2)
+        # when the order cannot put a positive event inside their range; the rest on whole matches
+        pushable = options.order != "nondecreasing_ts"
+        self.pending = [n for n in plan.negations if pushable and n.anchor is not None]
+        self.at_root = [n for n in plan.negations if not (pushable and n.anchor is not None)]
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         return self.preds.mask(self.pid[id(pred)], P, self.bound)
@@ -241,6 +250,8 @@ class _PatternRun:
         if self.W < 0:
             return MatchTable.from_bindings([], names, ())
         buf = self.node(plan.root)
+        for neg in self.pending + self.at_root:  # pending: anchored on a single-leaf root
+            buf = self.negate(buf, neg)
         single = {v: np.ascontiguousarray(buf.pos[:, buf.vars.index(v)]) for v in names}
         return MatchTable(len(buf.start), single, {}).canonical()
 
@@ -284,9 +295,62 @@ class _PatternRun:
                 pos, start, end, g = pos[o], start[o], end[o], g[o]
         goff = np.zeros(self.G + 1, dtype=np.int64)
         np.cumsum(np.bincount(g, minlength=self.G), out=goff[1:])
-        return Buffer(L.vars + R.vars, pos, start, end, goff)
+        buf = Buffer(L.vars + R.vars, pos, start, end, goff)
+        here = [neg for neg in self.pending if neg.anchor <= set(buf.vars)]
+        for neg in here:
+            self.pending.remove(neg)
+            buf = self.negate(buf, neg)
+        return buf
 
-    def leaf(self, leaf: Leaf) -> Buffer:
+    def negate(self, buf: Buffer, neg: NegLeaf) -> Buffer:
+        """Drop the records some event of ``neg`` kills (docs/semantics.md section 7; ZStream NSEQ).
+
+        The negated leaf is searched for each record's range by the kernel; a
+        negation without conditions is decided there, otherwise the pairs
+        (record, candidate) are tested with the generated predicates, a chunk
+        at a time, and a record dies with its first pair passing every
+        condition that applies (a condition whose other variables are unbound,
+        an OR branch not taken, does not apply: section 4).
+        """
+        m = len(buf.start)
+        if not m:
+            return buf
+        leaf = self.leaf(neg)
+        cand, cgoff = leaf.start, leaf.goff
+        bcols = [buf.vars.index(v) for v in neg.before if v in buf.vars]
+        acols = [buf.vars.index(v) for v in neg.after if v in buf.vars]
+        lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), self.table.ts, self.wt, self.W,
+                                 self.options.order, bcols, acols, neg.in_conj)
+        if not neg.conds:
+            killed = killed_unconditionally(buf.pos, lo, hi, cand)
+        else:
+            killed = np.zeros(m, dtype=np.bool_)
+            r = 0
+            while r < m:
+                rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, _NEG_PAIR_BUDGET)
+                ok = np.ones(len(rec), dtype=np.bool_)
+                for c in neg.conds:
+                    idx = np.flatnonzero(ok)
+                    if not len(idx):
+                        break
+                    vs = sorted(E.variables(c))
+                    P = np.empty((len(vs), len(idx)), dtype=np.int64)
+                    for k, v in enumerate(vs):
+                        P[k] = ev[idx] if v == neg.var else buf.pos[rec[idx], buf.vars.index(v)]
+                    bound = (P >= 0).all(axis=0)
+                    res = np.ones(len(idx), dtype=np.bool_)
+                    res[bound] = self.mask(c, P[:, bound]) if bound.any() else res[bound]
+                    ok[idx] = res
+                killed[rec[ok]] = True
+        if not killed.any():
+            return buf
+        keep = ~killed
+        g = np.repeat(np.arange(self.G), np.diff(buf.goff))[keep]
+        goff = np.zeros(self.G + 1, dtype=np.int64)
+        np.cumsum(np.bincount(g, minlength=self.G), out=goff[1:])
+        return Buffer(buf.vars, buf.pos[keep], buf.start[keep], buf.end[keep], goff)
+
+    def leaf(self, leaf: Leaf | NegLeaf) -> Buffer:
         """A leaf buffer: the variable's events after type test and filter, in (key, position) order.
 
         Candidates come from the shared type grouping (only the leaf's types

@@ -7,10 +7,13 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`counting_sort`  twin of :func:`jitcep.kernels.counting_sort`
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
-- :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns:
-  enumerate bindings by the structure, then test distinctness, order, window,
-  ``[attr]`` and every WHERE conjunct with three-valued logic
-  (docs/semantics.md sections 1-5).
+- :func:`negation_candidates` twin of :mod:`jitcep.kernels.negation` (ranges, own-event
+  exclusion, kills and candidate pairs)
+- :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
+  with negations: enumerate bindings by the structure, then test distinctness,
+  order, window, ``[attr]`` and every WHERE conjunct with three-valued logic
+  (docs/semantics.md sections 1-5), then every negation by scanning the whole
+  table for a killing event (section 7, read literally).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import math
 from importlib import import_module
 
 E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
-from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Seq, TimeWindow, Unbounded, UNIT_NS
+from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Neg, Seq, TimeWindow, Unbounded, UNIT_NS
 
 # --- kernel twins --------------------------------------------------------------
 
@@ -82,6 +85,45 @@ def and_join(L, R, ts, wt, W, distinct):
             if distinct and set(x for x in pl_ if x >= 0) & set(x for x in pr if x >= 0):
                 continue
             out.add((l, r, gl))
+    return out
+
+
+def negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj):
+    """Per record of ``buf``: the set of ``leaf`` events in its section 7 range, its own events excluded.
+
+    ``leaf`` is (cand, cgoff); a candidate must be in the record's partition.
+    The range is read off the definition: after *every* bound event of the
+    ``bcols`` columns (or after the record's first event with ``in_conj``, or
+    within W of its last event), before every bound ``acols`` event (or before
+    its last event, or within W of its first event).
+    """
+    cand, cgoff = leaf
+    out = []
+    for r, g, p, s, e in _records(buf):
+        own = {x for x in p if x >= 0}
+        before = [p[c] for c in bcols if p[c] >= 0]
+        after = [p[c] for c in acols if p[c] >= 0]
+        if not before and in_conj:
+            before = [s]
+        if not after and in_conj:
+            after = [e]
+        got = set()
+        for i in range(cgoff[g], cgoff[g + 1]):
+            x = int(cand[i])
+            if x in own:
+                continue
+            if before:
+                if not all(_before(u, x, ts, order) for u in before):
+                    continue
+            elif wt[e] - wt[x] > W:
+                continue
+            if after:
+                if not all(_before(x, w, ts, order) for w in after):
+                    continue
+            elif wt[x] - wt[s] > W:
+                continue
+            got.add(x)
+        out.append(got)
     return out
 
 
@@ -173,10 +215,70 @@ def _events_of(b):
     return [p for p in b.values() if p is not None]
 
 
+def _negations(node, before=(), after=(), in_conj=False):
+    """(negated EventVar, positive names ordered before it, after it, has an AND ancestor) per negation."""
+    if isinstance(node, Neg):
+        return [(node.var, [v.name for n in before for v in _vars(n)],
+                 [v.name for n in after for v in _vars(n)], in_conj)]
+    if isinstance(node, EventVar):
+        return []
+    out = []
+    for i, item in enumerate(node.items):
+        if isinstance(node, Seq):
+            out += _negations(item, before + node.items[:i], node.items[i + 1:] + after, in_conj)
+        else:
+            out += _negations(item, before, after, in_conj or isinstance(node, Conj))
+    return out
+
+
+def _killed(b, negs, conj, table, ts, wt, W, order):
+    """Does some event kill match ``b`` through one of ``negs``? (section 7, by scanning every event)."""
+    events = _events_of(b)
+    first, last = min(events), max(events)
+    equivs = [c for c in conj if isinstance(c, E.Equiv)]
+    for var, before, after, in_conj in negs:
+        mine = [c for c in conj if not isinstance(c, E.Equiv) and var.name in E.variables(c)
+                and all(b[u] is not None for u in E.variables(c) if u != var.name)]
+        lower = [b[v] for v in before if b[v] is not None] or ([first] if in_conj else [])
+        upper = [b[v] for v in after if b[v] is not None] or ([last] if in_conj else [])
+        for e in range(table.n):
+            if e in events:
+                continue
+            if var.types is not None:
+                tc = int(table.type_code[e])
+                if tc < 0 or table.type_names[tc] not in var.types:
+                    continue
+            if lower and not all(_before(u, e, ts, order) for u in lower):
+                continue
+            if not lower and wt[last] - wt[e] > W:
+                continue
+            if upper and not all(_before(e, w, ts, order) for w in upper):
+                continue
+            if not upper and wt[e] - wt[first] > W:
+                continue
+            key_ok = True
+            for c in equivs:
+                x = table.value(c.attr, e)
+                if x is None or x != table.value(c.attr, events[0]) or (
+                        c.value is not None and x != c.value.value):
+                    key_ok = False
+            if not key_ok:
+                continue
+            bb = {**b, var.name: e}
+            if all(truth(c, bb, table) is True for c in mine):
+                return True
+    return False
+
+
 def evaluate(pattern, table, order="position"):
-    """All matches of a SEQ/AND/OR pattern as a sorted list of binding tuples (var order = structure order)."""
+    """All matches of a SEQ/AND/OR pattern with negations, as a sorted list of binding tuples.
+
+    Variable order = structure order of the positive variables.
+    """
     ts = [int(t) for t in table.ts]
     names = [v.name for v in _vars(pattern.body)]
+    negs = _negations(pattern.body)
+    negated = {v.name for v, *_ in negs}
     wt, W = _window(pattern.window, table)
     conj = E.conjuncts(pattern.where)
     singles = {v: [c for c in conj if not isinstance(c, E.Equiv) and E.variables(c) == {v}] for v in names}
@@ -208,6 +310,8 @@ def evaluate(pattern, table, order="position"):
             return out
         acc = [{}]
         for item in node.items:
+            if isinstance(item, Neg):
+                continue
             nxt = []
             for b2 in rec(item):
                 for b1 in acc:
@@ -232,18 +336,25 @@ def evaluate(pattern, table, order="position"):
                 if any(v is None for v in vals) or len(set(vals)) > 1 or (
                         c.value is not None and vals and vals[0] != c.value.value):
                     good = False
+            elif E.variables(c) & negated:
+                continue  # a negation condition (section 7), not a filter on the positive match
             elif all(b[v] is not None for v in E.variables(c)) and truth(c, b, table) is not True:
                 good = False
             if not good:
                 break
+        if good and negs and _killed(b, negs, conj, table, ts, wt, W, order):
+            good = False
         if good:
             out.append(tuple(b[v] for v in names))
     return sorted(out, key=lambda t: tuple(-1 if x is None else x for x in t))
 
 
 def _vars(node):
+    """Positive variables in structure order."""
     if isinstance(node, EventVar):
         return [node]
+    if isinstance(node, Neg):
+        return []
     return [v for c in node.items for v in _vars(c)]
 
 

@@ -4,7 +4,10 @@ Oracles: :func:`naive.evaluate` (tests/naive.py, always) and
 ``jitcep.reference.evaluate`` (the executable semantics) once it exists.
 Patterns are generated from fixed seeds (SEQ / AND / OR nesting, 1 to 8
 variables, typed / ANY / untyped variables, every predicate kind, ``[k]`` keys,
-time / count / unbounded windows, the three orders); each pattern is compiled
+time / count / unbounded windows, the three orders, and in about half of them
+negations: at the start, middle and end of a SEQ, inside an AND (also an AND
+nested in a SEQ), inside an OR branch's SEQ, several per pattern, with filters
+and conditions on the negated variable); each pattern is compiled
 once and run against ``N_STREAMS`` hypothesis-generated streams, each stream
 under one of the pattern's plan shapes (every shape when a pattern has few,
 else the default and two more); the slow run checks every shape on every stream.  Default run:
@@ -27,7 +30,7 @@ from jitcep.options import Options
 from importlib import import_module
 
 E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
-from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Pattern, Seq, TimeWindow, Unbounded
+from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Neg, Pattern, Seq, TimeWindow, Unbounded
 from jitcep.plan import all_shapes, build_plan, default_shape
 from jitcep.testing.streams import event_frames
 
@@ -82,27 +85,53 @@ def gen_pattern(seed: int) -> tuple[Pattern, str]:
     rng = random.Random(seed)
     nvars = rng.choice([1, 2, 2, 3, 3, 3, 4, 4, 5, 6, 8])
     names = [f"v{i}" for i in range(nvars)]
+    neg_rate = 0.0 if rng.random() < 0.45 else rng.choice([0.4, 0.6, 0.9])
+    negs: list[str] = []
 
-    def tree(ns):
+    def types():
+        return rng.choice([("A",), ("B",), ("C",), ("A",), ("A", "B"), None])
+
+    def with_negations(op, items, in_disj):
+        # a negation is an element of a SEQ / AND (semantics section 7), at any index
+        if op is Disj or (in_disj and rng.random() < 0.7):
+            return items
+        items = list(items)
+        for _ in range(2):
+            if rng.random() < neg_rate:
+                negs.append(f"n{len(negs)}")
+                items.insert(rng.randint(0, len(items)), Neg(EventVar(negs[-1], types())))
+        return items
+
+    def tree(ns, in_disj=False):
         if len(ns) == 1:
-            types = rng.choice([("A",), ("B",), ("C",), ("A",), ("A", "B"), None])
-            return EventVar(ns[0], types)
+            return EventVar(ns[0], types())
         op = rng.choices([Seq, Conj, Disj], weights=[6, 3, 2])[0]
         k = rng.randint(2, min(3, len(ns)))
         cuts = sorted(rng.sample(range(1, len(ns)), k - 1))
         groups = [ns[i:j] for i, j in zip([0] + cuts, cuts + [len(ns)])]
-        return op(tuple(tree(g) for g in groups))
+        items = [tree(g, in_disj or op is Disj) for g in groups]
+        return op(tuple(with_negations(op, items, in_disj)))
 
     body = tree(names)
+    if nvars == 1 and neg_rate:
+        items = with_negations(Seq, [body], False)
+        if len(items) == 1:  # a one-variable pattern drawn with negations gets at least one
+            negs.append("n0")
+            items.insert(rng.randint(0, 1), Neg(EventVar("n0", types())))
+        body = rng.choice([Seq, Conj])(tuple(items))
     conj = []
     if rng.random() < 0.4:
         conj.append(E.Equiv("k"))
-    for v in names:
+    for v in names + negs:
         if rng.random() < 0.3:
             conj.append(_single(rng, v))
     for _ in range(rng.randint(0, 2) if nvars > 1 else 0):
         a, b = rng.sample(names, 2)
         conj.append(_multi(rng, a, b))
+    for n in negs:  # negation conditions: the negated variable with a positive one, either side
+        if rng.random() < 0.6:
+            a = rng.choice(names)
+            conj.append(_multi(rng, *rng.sample([a, n], 2)))
     if rng.random() < 0.1:
         conj.append(E.Cmp("<", L(1), L(2)))  # a constant conjunct
     window = rng.choices([TimeWindow(rng.randint(1, 6)), CountWindow(rng.randint(2, 6)), Unbounded()],
@@ -120,7 +149,10 @@ def gen_pattern(seed: int) -> tuple[Pattern, str]:
 
 
 def _shapes(pattern, seed):
-    shapes = all_shapes(pattern.body, limit=2000)
+    try:
+        shapes = all_shapes(pattern.body, limit=2000)
+    except UnsupportedPatternError:  # a wide AND: too many trees to list
+        return [default_shape(pattern.body)]
     if len(shapes) <= 6:
         return shapes
     rng = random.Random(seed)
@@ -130,6 +162,8 @@ def _shapes(pattern, seed):
 def _positive_names(node):
     if isinstance(node, EventVar):
         return [node.name]
+    if isinstance(node, Neg):
+        return []
     return [v for c in node.items for v in _positive_names(c)]
 
 

@@ -12,7 +12,13 @@ classes, and equality predicates become hash partitions.  Here:
   of the two inputs, ZStream 4.4.4).  ``predicates`` are the WHERE conjuncts
   whose variables this node is the lowest to cover.
 - :class:`Plan`: the root, the pattern-wide partition key (from ``[attr]``
-  equivalence tests) and constant conjuncts.
+  equivalence tests), constant conjuncts and the negations.
+- :class:`NegLeaf`: a negated variable (docs/semantics.md section 7) as ZStream
+  4.4.2 treats it: a leaf of its type and single-variable filters whose events
+  *remove* records of the positive plan (NSEQ) instead of joining them.  It
+  records what fixes its range in a match (the positive variables the SEQ
+  structure orders before / after it, whether it has an AND ancestor) and the
+  conjuncts that mention it.
 
 Any binary tree whose SEQ nodes join *adjacent* runs of a SEQ's items, left
 before right, is valid (ZStream's left-deep, right-deep and bushy plans); the
@@ -96,6 +102,7 @@ class Plan:
     key: tuple[str, ...] = ()
     constant: tuple[E.Expr, ...] = ()
     window: Window | None = None
+    negations: tuple[NegLeaf, ...] = ()
 
     def nodes(self):
         """Post-order (children before parents)."""
@@ -122,7 +129,8 @@ def flatten(node: Node) -> Node:
     """Flatten SEQ-in-SEQ, AND-in-AND, OR-in-OR and unwrap one-item operators.
 
     SEQ, AND and OR are associative, so this never changes matches; it makes
-    every binary split of a run of items a valid join.
+    every binary split of a run of items a valid join.  Negations stay in place
+    (:func:`positive` removes them once their ranges are known).
     """
     if isinstance(node, (Seq, Conj, Disj)):
         items: list[Node] = []
@@ -136,7 +144,9 @@ def flatten(node: Node) -> Node:
             return items[0]
         return type(node)(tuple(items))
     if isinstance(node, Neg):
-        raise UnsupportedPatternError("the compiled engine does not evaluate negation yet")
+        if not isinstance(node.var, EventVar):
+            raise UnsupportedPatternError("a negation must be of a single variable")
+        return node
     if isinstance(node, Kleene):
         raise UnsupportedPatternError("the compiled engine does not evaluate Kleene closures yet")
     if isinstance(node, EventVar):
@@ -145,6 +155,90 @@ def flatten(node: Node) -> Node:
 
 
 _KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
+
+
+def positive(body: Node) -> Node:
+    """The flattened structure without its negations (the tree the positive plan joins).
+
+    Dropping an item of a SEQ / AND never changes the relation of the other
+    items (SEQ orders every pair of items, AND none), so the positive matches
+    are those of this structure; the negations then filter them (section 7).
+    """
+    body = flatten(body)
+
+    def rec(n):
+        if isinstance(n, (EventVar, Neg)):
+            return n
+        items = tuple(rec(c) for c in n.items if not isinstance(c, Neg))
+        if not items:
+            raise UnsupportedPatternError(f"a {_KIND[type(n)]} of negations only binds no positive event")
+        return flatten(type(n)(items))
+    if isinstance(body, Neg):
+        raise UnsupportedPatternError("a pattern needs at least one positive variable")
+    return rec(body)
+
+
+@dataclass(frozen=True, slots=True)
+class NegLeaf:
+    """A negated variable: the events that kill a match (docs/semantics.md section 7, ZStream NSEQ).
+
+    ``before`` / ``after``: the positive variables the SEQ structure orders
+    before / after it (its range is between the last bound one of ``before``
+    and the first bound one of ``after``); ``in_conj``: it has an AND ancestor
+    (an empty side is then bounded by the match's span, else by the window).
+    ``conds``: the conjuncts mentioning it and a positive variable.
+    ``anchor``: the variables of its nearest positive SEQ neighbours and of
+    ``conds`` when those alone decide its range (every ancestor a SEQ, a
+    neighbour on both sides): then any join covering ``anchor`` may apply it
+    (ZStream pushes negation down); None: it applies to whole matches only.
+    """
+
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None
+    conds: tuple[E.Expr, ...]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    in_conj: bool
+    anchor: frozenset[str] | None = None
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        return (self.var,)
+
+
+def _positive_vars(node: Node) -> tuple[str, ...]:
+    if isinstance(node, EventVar):
+        return (node.name,)
+    if isinstance(node, Neg):
+        return ()
+    return tuple(v for c in node.children() for v in _positive_vars(c))
+
+
+def _neg_contexts(body: Node) -> dict[str, tuple]:
+    """Per negated variable: (node, before vars, after vars, in_conj, nearest left vars, nearest right vars, top).
+
+    ``top``: every ancestor is a SEQ (after flattening: an item of the root SEQ).
+    """
+    out: dict[str, tuple] = {}
+
+    def rec(node, before, after, in_conj, top):
+        if isinstance(node, Neg):
+            b = tuple(v for n in before for v in _positive_vars(n))
+            a = tuple(v for n in after for v in _positive_vars(n))
+            near_l = next((_positive_vars(n) for n in reversed(before) if _positive_vars(n)), ())
+            near_r = next((_positive_vars(n) for n in after if _positive_vars(n)), ())
+            out[node.var.name] = (node.var, b, a, in_conj, near_l, near_r, top)
+            return
+        if isinstance(node, Seq):
+            for i, item in enumerate(node.items):
+                rec(item, before + node.items[:i], node.items[i + 1:] + after, in_conj, top)
+            return
+        for c in node.children():
+            rec(c, before, after, in_conj or isinstance(node, Conj), False)
+
+    rec(body, (), (), False, True)
+    return out
 
 
 def _vars_of(node: Node) -> frozenset[str]:
@@ -166,7 +260,7 @@ def _check_expr_supported(e: E.Expr) -> None:
 
 def default_shape(body: Node) -> Shape:
     """Left-deep in pattern order, recursively (the TRIVIAL plan of Kolchinsky & Schuster 2018, 4.1)."""
-    body = flatten(body)
+    body = positive(body)
 
     def rec(n):
         if isinstance(n, EventVar):
@@ -207,7 +301,7 @@ def _set_trees(parts: list) -> list:
 
 def all_shapes(body: Node, limit: int = 10_000) -> list[Shape]:
     """All valid plan shapes of a (small) pattern: every bracketing of SEQ runs, every tree over AND/OR items."""
-    body = flatten(body)
+    body = positive(body)
 
     def rec(n) -> list:
         if isinstance(n, EventVar):
@@ -275,9 +369,13 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     every variable); a conjunct over one variable is that leaf's filter; over
     several, it goes on the lowest join covering them.  A conjunct spanning two
     branches of an OR is rejected (UnsupportedPatternError) rather than given a
-    meaning here.
+    meaning here.  A conjunct mentioning a negated variable is that negation's
+    filter (with no other variable) or condition (section 7); ``[attr]`` keys
+    the negated events too.
     """
-    body = flatten(pattern.body)
+    full = flatten(pattern.body)
+    contexts = _neg_contexts(full)
+    body = positive(full)
     var_nodes = {v.name: v for v in _walk_vars(body)}
     if shape is None:
         shape = default_shape(body)
@@ -287,7 +385,8 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
             f"plan shape names {sorted(names)}, the pattern's positive variables are {sorted(var_nodes)}")
 
     key: list[str] = []
-    filters: dict[str, list[E.Expr]] = {v: [] for v in var_nodes}
+    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts)}
+    conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     multi: list[E.Expr] = []
     constant: list[E.Expr] = []
     for c in E.conjuncts(pattern.where):
@@ -295,11 +394,25 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
             if c.attr not in key:
                 key.append(c.attr)
             if c.value is not None:
-                for v in var_nodes:
+                for v in filters:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
         _check_expr_supported(c)
         vs = E.variables(c)
+        negs = vs & contexts.keys()
+        if len(negs) > 1:
+            raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
+        if negs:
+            (n,) = negs
+            others = vs - negs
+            if not others:
+                filters[n].append(c)
+                continue
+            if isinstance(_lca(full, frozenset(vs)), Disj):
+                raise UnsupportedPatternError(
+                    f"predicate over variables of different OR branches: {sorted(vs)}")
+            conds[n].append(c)
+            continue
         if not vs:
             constant.append(c)
         elif len(vs) == 1:
@@ -318,7 +431,14 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
 
     root = build(shape)
     root = _place(root, multi)
-    return Plan(root, tuple(key), tuple(constant), pattern.window)
+    negations = []
+    for n, (node, before, after, in_conj, near_l, near_r, top) in contexts.items():
+        cs = tuple(conds[n])
+        anchor = None
+        if top and near_l and near_r:
+            anchor = frozenset(near_l) | frozenset(near_r) | frozenset(v for c in cs for v in E.variables(c) if v != n)
+        negations.append(NegLeaf(n, node.types, E.conjoin(filters[n]), cs, before, after, in_conj, anchor))
+    return Plan(root, tuple(key), tuple(constant), pattern.window, tuple(negations))
 
 
 def _walk_vars(body: Node):

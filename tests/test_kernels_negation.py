@@ -1,0 +1,60 @@
+"""The negation kernel (jitcep.kernels.negation) against its naive twin (tests/naive.py) on random buffers."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+import naive
+from jitcep.kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
+from test_kernels_join import tables_and_buffers
+
+
+@st.composite
+def negation_cases(draw):
+    """A match buffer, a negated leaf (sorted positions per partition) and a range spec."""
+    ts, wt, W, buf, _ = draw(tables_and_buffers())
+    n, G = len(ts), len(buf[3]) - 1
+    groups = [sorted(draw(st.sets(st.integers(0, n - 1), max_size=n))) for _ in range(G)]
+    cand = np.array([p for g in groups for p in g], dtype=np.int64)
+    cgoff = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum([len(g) for g in groups], out=cgoff[1:])
+    k = buf[0].shape[1]
+    side = draw(st.lists(st.sampled_from(["before", "after", "none"]), min_size=k, max_size=k))
+    bcols = [c for c in range(k) if side[c] == "before"]
+    acols = [c for c in range(k) if side[c] == "after"]
+    return ts, wt, W, buf, (cand, cgoff), bcols, acols, draw(st.booleans())
+
+
+@settings(max_examples=500, deadline=None)
+@given(negation_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.integers(1, 6))
+def test_negation_kernel_matches_naive(case, order, budget):
+    ts, wt, W, buf, leaf, bcols, acols, in_conj = case
+    pos = buf[0]
+    cand = leaf[0]
+    expected = naive.negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj)
+    lo, hi = negation_ranges(buf, leaf, ts, wt, W, order, bcols, acols, in_conj)
+    # the range, own events excluded, is the naive set
+    got = [set(cand[lo[r]:hi[r]].tolist()) - set(pos[r].tolist()) for r in range(len(lo))]
+    assert got == expected
+    assert killed_unconditionally(pos, lo, hi, cand).tolist() == [bool(s) for s in expected]
+    # the pairs, in chunks of about ``budget``, skipping decided records, cover each record's set once
+    skip = np.array([r % 3 == 2 for r in range(len(lo))], dtype=np.bool_)
+    pairs, r = [], 0
+    while r < len(lo):
+        rec, ev, r2 = candidate_pairs(pos, lo, hi, cand, skip, r, budget)
+        assert r2 > r
+        pairs += list(zip(rec.tolist(), ev.tolist()))
+        r = r2
+    assert len(pairs) == len(set(pairs))
+    assert sorted(pairs) == sorted((q, e) for q, s in enumerate(expected) if not skip[q] for e in s)
+
+
+def test_negation_window_bound_when_no_neighbour():
+    # SEQ(!B n, A a) shape: nothing before, a after; WITHIN 2 from the record's last event
+    ts = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
+    pos = np.array([[5]], dtype=np.int64)
+    buf = (pos, np.array([5]), np.array([5]), np.array([0, 1], dtype=np.int64))
+    leaf = (np.array([1, 2, 3, 4], dtype=np.int64), np.array([0, 4], dtype=np.int64))
+    lo, hi = negation_ranges(buf, leaf, ts, ts, 2, "position", [], [0], False)
+    assert leaf[0][lo[0]:hi[0]].tolist() == [3, 4]
