@@ -89,6 +89,27 @@ class Partition:
     # and a null key value is a group of its own (never code -1).
     independent: bool = False
 
+    # Added (additive contract change): ``order`` may be left to first use.  The compiled engine
+    # reads only key_code and offsets, so a partition built for it skips the scatter of n
+    # positions (a full-length int64 array) unless someone asks for ``order``.
+    @classmethod
+    def lazy(cls, key: tuple[str, ...], key_code: np.ndarray, offsets: np.ndarray,
+             independent: bool = False) -> "Partition":
+        """A partition whose ``order`` is computed from ``key_code`` (one counting sort) when first read."""
+        self = object.__new__(cls)
+        for name, value in (("key", key), ("key_code", key_code), ("offsets", offsets),
+                            ("independent", independent)):
+            object.__setattr__(self, name, value)
+        return self
+
+    def __getattr__(self, name):
+        # reached only when ``order`` is not set yet (a lazy partition): build and keep it
+        if name == "order" and "key_code" in self.__dict__:
+            order, _ = counting_sort(self.key_code, len(self.offsets) - 1)
+            object.__setattr__(self, "order", order)
+            return order
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
 
 @dataclass(frozen=True, eq=False)
 class EventTable:
@@ -139,16 +160,22 @@ class EventTable:
 # - Strings (types, attributes, keys) are dictionary-encoded against a *sorted*
 #   dictionary, so code order is string order (Unicode code point order, the
 #   order of Python's ``sorted`` and of Polars' string sort).  One pass codes
-#   the n values by hash in first-occurrence order (Polars' parallel string
-#   hash, then a Numba table, then an exact row-vs-first-row check); only the k
-#   distinct strings are sorted, and one more pass renumbers codes to ranks.
+#   the n values in first-occurrence order: strings of at most 12 bytes by
+#   their 16-byte Arrow view (exact, zero-copy), longer ones by Polars'
+#   parallel hash, a Numba table and an exact row-vs-first-row check; only the
+#   k distinct strings are sorted, and one more pass renumbers codes to ranks.
 #   Sorting k strings costs nothing next to n, so the sorted contract stays.
-# - Integer keys get dense codes in value order from a direct table over the
-#   value range (or a hash table when the range is wide); partitions are one
-#   stable counting sort by key code (jitcep.kernels.encode / grouping).
+#   Categorical / Enum columns skip the coding: their physical ids are read
+#   zero-copy, the ids present are found in one pass, only those categories
+#   are sorted, and one pass maps ids to ranks (none when that is the identity).
+# - A one-attribute key (integer, string, type) is coded and grouped in two
+#   passes over a table of its value range (a hash table when the range is
+#   wide); the partition's ``order`` is only built when read (Partition.lazy):
+#   the compiled engine reads key codes and offsets.
 # - The time sort is a stable LSD radix argsort, skipped when the input is
-#   already sorted (checked in one pass); then every kept column is gathered
-#   once.  Sorted input is never copied: columns are zero-copy numpy views.
+#   already sorted (checked in the pass that writes the identity row numbers);
+#   then every kept column is gathered once.  Sorted input is never copied:
+#   int64 / float64 columns are zero-copy numpy views.
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -395,14 +422,77 @@ def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarr
     return codes, first
 
 
+def _view_chunks(s: pl.Series):
+    """Arrow string-view chunks of a String series, zero-copy: (views as uint64 pairs, offset, length)."""
+    import pyarrow as pa
+
+    arr = s.to_arrow(compat_level=pl.CompatLevel.newest())
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    out = []
+    for c in chunks:
+        if c.type != pa.string_view():
+            return None
+        if len(c):
+            out.append((np.frombuffer(c.buffers()[1], dtype=np.uint64), c.offset, len(c)))
+    return out
+
+
+def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """First-occurrence int32 codes of a String series and the first row of each code, exactly.
+
+    Strings of at most 12 bytes are inline in their Arrow view, so one pass codes
+    them by the view itself (exact, no hashing of bytes, no check pass); a
+    column with a longer string takes :func:`_hash_string_codes`.
+    """
+    chunks = _view_chunks(s)
+    if chunks is not None:
+        got = _enc.view_codes(chunks, valid, len(s))
+        if got is not None:
+            return got
+    return _hash_string_codes(s, valid)
+
+
+def _sorted_names(reps: pl.Series) -> tuple[tuple[str, ...], np.ndarray]:
+    """The k distinct strings sorted, and rank[j] = position of ``reps[j]`` among them (int32)."""
+    order = reps.arg_sort().to_numpy()  # Polars sorts UTF-8 bytewise = Unicode code point order
+    names = tuple(reps.gather(order).to_list())
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return names, rank
+
+
+def _category_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Dictionary codes of a Categorical / Enum series from its physical codes.
+
+    The physical codes are read zero-copy; one pass finds the categories
+    present (a table over the category ids), only those strings are sorted,
+    and one pass maps ids to ranks; when that map is the identity on a 32-bit
+    physical column without nulls (an Enum or categorical built from sorted
+    strings, all used) the physical codes themselves are the codes: no copy.
+    """
+    phys = s.to_physical()
+    ids = (phys if valid is None else phys.fill_null(0)).to_numpy()
+    size = len(s.dtype.categories) if isinstance(s.dtype, pl.Enum) else int(phys.max()) + 1
+    present = _enc.present_codes(ids, valid, size)
+    reps = pl.Series(present.astype(np.int64)).cast(phys.dtype).cat.to(s.dtype).cast(pl.String)
+    names, rank = _sorted_names(reps)
+    if valid is None and ids.dtype == np.uint32 and len(present) == size and \
+            (rank == np.arange(len(rank), dtype=np.int32)).all():
+        return ids.view(np.int32), names
+    table = np.full(size, -1, np.int32)
+    table[present] = rank
+    return _enc.apply_table(ids, valid, table), names
+
+
 def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray | None]:
     """int32 codes into the sorted distinct values (as str); -1 and a valid mask for nulls.
 
-    One hashing pass over the n values gives codes in first-occurrence order
-    and the first row of each distinct value; only those k strings are sorted,
-    and one more pass maps the codes to their rank (so code order is string
-    order, as the contract asks).  Integers and categorical codes are coded by
-    value, strings by hash with an exact check (:func:`_hash_string_codes`).
+    One pass over the n values gives codes in first-occurrence order and the
+    first row of each distinct value; only those k strings are sorted, and
+    one more pass maps the codes to their rank (so code order is string
+    order, as the contract asks).  Integers are coded by value, categoricals
+    from their physical codes (:func:`_category_codes`), strings by their
+    Arrow views or by hash with an exact check (:func:`_string_codes`).
     """
     n = len(s)
     valid = s.is_not_null().to_numpy() if s.null_count() else None
@@ -410,24 +500,17 @@ def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray 
     if n == 0 or dtype == pl.Null or (valid is not None and not valid.any()):
         return np.full(n, -1, np.int32), (), valid
     if dtype == pl.Categorical or isinstance(dtype, pl.Enum):
-        phys = s.to_physical()
-    elif dtype.is_integer() and dtype != pl.UInt64:
-        phys = s
-    else:
-        phys = None
-    if phys is not None:  # integers (codes of categoricals too): dense codes by value
-        codes64, k = _enc.dense_codes(phys.cast(pl.Int64).fill_null(0).to_numpy(), valid)
+        codes, names = _category_codes(s, valid)
+        return codes, names, valid
+    if dtype.is_integer() and dtype != pl.UInt64:  # dense codes by value
+        codes64, k = _enc.dense_codes(s.cast(pl.Int64).fill_null(0).to_numpy(), valid)
         first = _enc.first_rows(codes64, k)
         codes = codes64.astype(np.int32)
         del codes64
     else:
         s = s.cast(pl.String)
-        codes, first = _hash_string_codes(s, valid)
-    reps = s.gather(first).cast(pl.String)
-    order = reps.arg_sort().to_numpy()  # Polars sorts UTF-8 bytewise = Unicode code point order
-    names = tuple(reps.gather(order).to_list())
-    rank = np.empty(len(order), dtype=np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
+        codes, first = _string_codes(s, valid)
+    names, rank = _sorted_names(s.gather(first).cast(pl.String))
     return _enc.rank_inplace(codes, rank), names, valid
 
 
@@ -685,6 +768,32 @@ def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
     return out, len(uniq)
 
 
+def _single_key_group(table: "EventTable", attr: str, independent: bool):
+    """(key_code, order, offsets) of a one-attribute key in two passes (:func:`_enc.range_group`), or
+    None (float or timestamp keys, wide integer ranges: the general path codes them)."""
+    bounds = None
+    if attr == _TS_ATTR:
+        return None
+    if attr in table.columns:
+        col = table.columns[attr]
+        values, valid = col.values, col.valid
+        if col.kind == "float":
+            return None
+        if col.kind == "str":  # codes into the sorted distinct values: their range is known
+            bounds = (0, max(len(col.dictionary) - 1, 0))
+        elif col.kind == "bool":
+            values = values.view(np.uint8)
+    elif attr == _TYPE_ATTR:
+        values = table.type_code
+        valid = values >= 0
+        if valid.all():
+            valid = None
+        bounds = (0, max(len(table.type_names) - 1, 0))
+    else:
+        return None
+    return _enc.range_group(values, valid, null_group=independent, bounds=bounds, with_order=False)
+
+
 def build_partition(table: "EventTable", key: Sequence[str], *, independent: bool = False) -> Partition:
     """CSR partitions of ``table`` by the key attributes (SASE section 4.3 PAIS, ZStream section 5.2).
 
@@ -694,13 +803,19 @@ def build_partition(table: "EventTable", key: Sequence[str], *, independent: boo
     split, semantics §13) null is a value instead, ordered after every other
     value of its attribute, so every event is in exactly one group.  ``order`` lists the non-null-key
     positions by (key_code, ts, position) and group g is
-    ``order[offsets[g]:offsets[g + 1]]``.  Vectorised: a code per column, the
-    columns combined pairwise and re-densified, one stable argsort, one
-    bincount.
+    ``order[offsets[g]:offsets[g + 1]]``.  A one-attribute integer, string or
+    type key is coded and grouped in two passes over a table of its value
+    range (:func:`jitcep.kernels.encode.range_group`); otherwise a code per
+    column, the columns combined pairwise and re-densified, one counting sort.
     """
     key = tuple(key)
     if not key:
         raise ValueError("a partition key needs at least one attribute")
+    if len(key) == 1:
+        got = _single_key_group(table, key[0], independent)
+        if got is not None:
+            key_code, _, offsets = got
+            return Partition.lazy(key, key_code, offsets, independent)
     combined: np.ndarray | None = None
     for attr in key:
         if attr == _TS_ATTR:
@@ -893,9 +1008,9 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     ts, unit_ns = _time_values(time, df.get_column(time), time_unit)
     n = len(ts)
     # Stable sort by time: ties keep input order (the "position" order of DESIGN.md section 2).
-    if _enc.is_sorted(ts):  # already sorted input is common: no permutation, no copies
+    row = _enc.sorted_rows(ts)  # one pass: the sortedness check writes the identity row numbers
+    if row is not None:  # already sorted input is common: no permutation, no copies
         perm = None
-        row = np.arange(n, dtype=np.int64)
     else:
         perm = _stable_argsort(ts)
         row = perm

@@ -727,3 +727,80 @@ def test_null_type_value_is_none():
     df = pl.DataFrame({"ts": [1, 2], "kind": ["A", None]})
     t = build_event_table(df, None, type="kind")
     assert [t.value("type", p) for p in range(2)] == ["A", None]
+
+
+# --- one-attribute keys (the two-pass range grouping) and categorical inputs -------------------
+
+
+one_key_st = st.lists(st.tuples(st.integers(0, 6), st.one_of(st.none(), st.integers(-2, 3))), max_size=50)
+
+
+@settings(max_examples=60, deadline=None)
+@given(one_key_st, st.sampled_from(["int", "str", "cat", "enum", "bool", "type"]), st.booleans())
+def test_single_key_partition_against_naive_group_by(rows, kind, split):
+    ts = [r[0] for r in rows]
+    raw = [r[1] for r in rows]
+    if kind == "int":
+        col = pl.Series(raw, dtype=pl.Int64)
+    elif kind == "bool":
+        raw = [None if v is None else v > 0 for v in raw]
+        col = pl.Series(raw, dtype=pl.Boolean)
+    else:
+        raw = [None if v is None else f"k{v}" for v in raw]
+        col = pl.Series(raw, dtype=pl.String)
+        if kind == "cat":
+            col = col.cast(pl.Categorical)
+        elif kind == "enum":
+            col = col.cast(pl.Enum([f"k{v}" for v in (3, 2, 1, 0, -1, -2, 9)]))
+    name = "type" if kind == "type" else "k"
+    df = pl.DataFrame({"ts": pl.Series(ts, dtype=pl.Int64), name: col})
+    if kind == "type":  # the type pseudo-attribute as the key (codes from the type column)
+        t = build_event_table(df.rename({"type": "T"}), pattern(Equiv("type")), type="T",
+                              partition_by="type" if split else None)
+    else:
+        t = build_event_table(df, pattern(Equiv("k")), partition_by="k" if split else None)
+    keys = [(v,) for v in raw]
+    assert partition_rows(t) == naive_groups(keys, ts, null_is_value=split)
+    assert t.partition.independent == split
+    for p in range(t.n):  # key_code is the group of each position; a null key is -1 unless split
+        g = int(t.partition.key_code[p])
+        if raw[t.row[p]] is None and not split:
+            assert g == -1
+        else:
+            assert int(t.row[p]) in partition_rows(t)[g]
+    assert t.partition.key_code.dtype == np.int64
+
+
+def test_partition_order_is_built_on_first_use_and_pickles():
+    import pickle
+
+    df = pl.DataFrame({"ts": [3, 1, 2, 1], "k": ["b", "a", None, "b"]})
+    part = build_event_table(df, pattern(Equiv("k"))).partition
+    assert "order" not in vars(part)  # the compiled engine reads only key_code and offsets
+    again = pickle.loads(pickle.dumps(part))
+    assert part.order.tolist() == [0, 1, 3] and again.order.tolist() == [0, 1, 3]  # positions
+    with pytest.raises(AttributeError):
+        part.no_such_field
+
+
+@pytest.mark.parametrize("flavour", ["str", "long_str", "cat", "enum"])
+def test_string_flavours_give_the_same_table(flavour):
+    rng = np.random.default_rng(3)
+    n = 5000
+    types = [f"T{i}" for i in rng.integers(0, 7, n)]
+    keys = [None if i == 0 else f"sym{i}" for i in rng.integers(0, 40, n)]
+    if flavour == "long_str":  # longer than 12 bytes: not inline in the Arrow view, hashed instead
+        types = [t + "-a-long-suffix" for t in types]
+        keys = [None if k is None else k + "-a-long-suffix" for k in keys]
+    df = pl.DataFrame({"ts": rng.integers(0, 100, n), "type": types, "k": keys})
+    if flavour == "cat":
+        df = df.with_columns(pl.col("type", "k").cast(pl.Categorical))
+    elif flavour == "enum":
+        df = df.with_columns(pl.col(c).cast(pl.Enum(sorted(set(df[c].drop_nulls()))[::-1])) for c in ("type", "k"))
+    t = build_event_table(df, pattern(Equiv("k")), type="type")
+    assert list(t.type_names) == sorted(set(types))
+    assert [t.type_names[c] for c in t.type_code] == [types[r] for r in t.row]
+    col = t.columns["k"]
+    assert list(col.dictionary) == sorted({k for k in keys if k is not None})
+    assert [col.python_value(p) for p in range(t.n)] == [keys[r] for r in t.row]
+    assert partition_rows(t) == naive_groups([(k,) for k in keys], df["ts"].to_list())

@@ -139,3 +139,129 @@ def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
     codes, names, _ = events._dict_encode(pl.Series(xs, dtype=pl.String))
     assert names == tuple(sorted({x for x in xs if x is not None}))
     assert [names[c] if c >= 0 else None for c in codes.tolist()] == xs
+
+
+# --- fused build passes -----------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 3), max_size=30))
+def test_sorted_rows(xs):
+    row = enc.sorted_rows(np.array(xs, dtype=np.int64))
+    if xs == sorted(xs):
+        assert row is not None and row.dtype == np.int64 and row.tolist() == list(range(len(xs)))
+    else:
+        assert row is None
+
+
+def _naive_group(xs, valid, null_group):
+    """Twin of range_group: value-ordered dense codes, null last (or -1), stable groups."""
+    ok = [valid is None or bool(valid[i]) for i in range(len(xs))]
+    vals = sorted({x for x, o in zip(xs, ok) if o})
+    code = {v: c for c, v in enumerate(vals)}
+    null_code = len(vals) if null_group and not all(ok) else -1
+    key = [code[x] if o else null_code for x, o in zip(xs, ok)]
+    k = len(vals) + (null_code >= 0)
+    order = [i for c in range(k) for i in range(len(xs)) if key[i] == c]
+    sizes = [key.count(c) for c in range(k)]
+    return key, order, [sum(sizes[:g]) for g in range(k + 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-5, 5), max_size=40), st.sampled_from([np.int64, np.int32, np.int8]),
+       st.booleans(), st.data())
+def test_range_group_matches_naive(xs, dtype, null_group, data):
+    valid = None
+    if data.draw(st.booleans()):
+        valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(xs), max_size=len(xs))), np.bool_)
+    values = np.array(xs, dtype=dtype)
+    key, order, offsets = enc.range_group(values, valid, null_group=null_group)
+    assert key.dtype == order.dtype == offsets.dtype == np.int64
+    assert (key.tolist(), order.tolist(), offsets.tolist()) == _naive_group(xs, valid, null_group)
+    # without the scatter: same codes and offsets, and counting_sort of the codes gives the order
+    key2, none, offsets2 = enc.range_group(values, valid, null_group=null_group, with_order=False)
+    assert key2.tolist() == key.tolist() and offsets2.tolist() == offsets.tolist() and len(none) == 0
+    assert naive.counting_sort(key2.tolist(), len(offsets2) - 1)[0] == order.tolist()
+    # dense_codes is the same coding
+    if not null_group:
+        assert (key.tolist(), len(offsets) - 1) == naive.dense_codes(xs, valid)
+
+
+def test_range_group_known_bounds_and_wide_range():
+    codes = np.array([2, 0, 2, 1], np.int32)
+    key, order, offsets = enc.range_group(codes, bounds=(0, 2))
+    assert key.tolist() == [2, 0, 2, 1] and order.tolist() == [1, 3, 0, 2] and offsets.tolist() == [0, 1, 2, 4]
+    assert enc.range_group(np.array([0, 2**40], np.int64)) is None  # the caller hashes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=40), st.data())
+def test_present_codes_and_apply_table(xs, data):
+    valid = None
+    if data.draw(st.booleans()):
+        valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(xs), max_size=len(xs))), np.bool_)
+    ids = np.array(xs, dtype=np.uint32)
+    ok = [valid is None or bool(valid[i]) for i in range(len(xs))]
+    assert enc.present_codes(ids, valid, 10).tolist() == sorted({x for x, o in zip(xs, ok) if o})
+    table = np.arange(10, dtype=np.int32)[::-1] * 3
+    got = enc.apply_table(ids, valid, table)
+    assert got.dtype == np.int32 and got.tolist() == [int(table[x]) if o else -1 for x, o in zip(xs, ok)]
+
+
+short_or_long = st.one_of(st.none(), st.text(max_size=13),
+                          st.sampled_from(["", "a", "\x00", "a\x00", "abcdefghijkl", "abcdefghijklm", "é" * 6]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(short_or_long, max_size=40), st.integers(1, 5), st.integers(0, 3))
+def test_view_codes_match_naive(xs, n_chunks, cut):
+    # chunked and sliced series: views are read at each chunk's offset
+    size = max(1, len(xs) // n_chunks)
+    parts = [pl.Series(xs[i:i + size], dtype=pl.String) for i in range(0, len(xs), size)] or [pl.Series([], dtype=pl.String)]
+    s = parts[0]
+    for p in parts[1:]:
+        s = s.append(p)
+    s = pl.concat([pl.Series(["pad"] * cut, dtype=pl.String), s], rechunk=False).slice(cut)
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    got = enc.view_codes(events._view_chunks(s), valid, len(s))
+    if any(x is not None and len(x.encode()) > 12 for x in xs):
+        assert got is None  # a long string: the hash path codes the column
+    else:
+        codes, first = got
+        assert codes.dtype == np.int32
+        assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs, valid)
+
+
+def test_view_codes_table_grows():
+    xs = [f"v{(i * 7919) % 5000}" for i in range(20000)]
+    codes, first = enc.view_codes(events._view_chunks(pl.Series(xs)), None, len(xs))
+    assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
+
+
+@pytest.mark.parametrize("dtype", ["cat", "enum", "enum_sorted"])
+def test_category_codes_remap_to_sorted_present_values(dtype):
+    raw = ["q", "b", None, "zz", "b", "a"]
+    if dtype == "cat":
+        pl.Series(["zz", "q", "m"]).cast(pl.Categorical)  # global ids not in string order
+        s = pl.Series(raw).cast(pl.Categorical)
+    elif dtype == "enum":
+        s = pl.Series(raw).cast(pl.Enum(["zz", "unused", "q", "b", "a"]))
+    else:
+        s = pl.Series(raw).cast(pl.Enum(["a", "b", "c", "q", "zz"]))
+    codes, names, valid = events._dict_encode(s)
+    assert names == ("a", "b", "q", "zz")  # only the values present
+    assert codes.dtype == np.int32
+    assert [names[c] if c >= 0 else None for c in codes.tolist()] == raw
+
+
+def test_category_codes_zero_copy_when_physical_codes_are_the_ranks():
+    cats = [f"c{i:06d}" for i in range(70_000)]  # > 65536 categories: 32-bit physical codes
+    s = pl.Series(cats[::-1]).cast(pl.Enum(cats))
+    codes, names, valid = events._dict_encode(s)
+    assert names == tuple(cats) and valid is None
+    assert codes.dtype == np.int32 and codes.tolist() == list(range(70_000))[::-1]
+    assert s.to_physical().dtype == pl.UInt32
+    assert np.shares_memory(codes, s.to_physical().to_numpy())
+    # with a null the codes need a -1: a remapped copy
+    codes, _, valid = events._dict_encode(pl.Series([cats[1], None, cats[0]]).cast(pl.Enum(cats)))
+    assert codes.tolist() == [1, -1, 0] and valid.tolist() == [True, False, True]
