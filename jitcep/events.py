@@ -291,8 +291,8 @@ def read_table(source, columns: Iterable[str] | None = None, *,
     for c in cols:
         if c not in present:
             raise _missing(c, (what or {}).get(c, "column"), names)
-    if isinstance(source, pl.DataFrame):
-        return source.select(cols)
+    if isinstance(source, pl.DataFrame):  # columns by name: no query plan for a projection
+        return pl.DataFrame([source.get_column(c) for c in cols]) if cols else source.select(cols)
     if eager is not None:  # project before converting: the other columns are never copied
         try:
             if type(eager).__module__.startswith("pandas"):
@@ -452,10 +452,22 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
     return _hash_string_codes(s, valid)
 
 
+_PY_SORT_MAX = 4096  # up to this many distinct strings Python's sort beats a Polars query
+
+
 def _sorted_names(reps: pl.Series) -> tuple[tuple[str, ...], np.ndarray]:
-    """The k distinct strings sorted, and rank[j] = position of ``reps[j]`` among them (int32)."""
-    order = reps.arg_sort().to_numpy()  # Polars sorts UTF-8 bytewise = Unicode code point order
-    names = tuple(reps.gather(order).to_list())
+    """The k distinct strings sorted, and rank[j] = position of ``reps[j]`` among them (int32).
+
+    Python's ``str`` order and Polars' bytewise UTF-8 order are both Unicode
+    code point order, so either sort gives the contract's dictionary order.
+    """
+    if len(reps) <= _PY_SORT_MAX:
+        vals = reps.to_list()
+        order = np.array(sorted(range(len(vals)), key=vals.__getitem__), dtype=np.int64)
+        names = tuple(vals[i] for i in order)
+    else:
+        order = reps.arg_sort().to_numpy()
+        names = tuple(reps[order].to_list())
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
     return names, rank
@@ -510,7 +522,7 @@ def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray 
     else:
         s = s.cast(pl.String)
         codes, first = _string_codes(s, valid)
-    names, rank = _sorted_names(s.gather(first).cast(pl.String))
+    names, rank = _sorted_names(s[first].cast(pl.String))
     return _enc.rank_inplace(codes, rank), names, valid
 
 
@@ -531,13 +543,16 @@ def _encode_attribute(name: str, s: pl.Series) -> Column:
         kind, np_dtype = "int", np.int64
         if dtype == pl.UInt64 and s.max() is not None and s.max() > _INT64_MAX:
             kind, np_dtype = "float", np.float64  # does not fit int64: keep the magnitude
-        values = s.cast(pl.Float64 if kind == "float" else pl.Int64).fill_null(0).to_numpy()
+        values = s.cast(pl.Float64 if kind == "float" else pl.Int64)
+        values = (values if valid is None else values.fill_null(0)).to_numpy()
         return Column(kind, np.ascontiguousarray(values, dtype=np_dtype), valid)
     if dtype.is_float() or dtype.is_decimal():
-        values = s.cast(pl.Float64).fill_null(0.0).to_numpy()
+        values = s.cast(pl.Float64)
+        values = (values if valid is None else values.fill_null(0.0)).to_numpy()
         return Column("float", np.ascontiguousarray(values, dtype=np.float64), valid)
     if dtype == pl.Boolean:
-        return Column("bool", np.ascontiguousarray(s.fill_null(False).to_numpy(), dtype=np.bool_), valid)
+        return Column("bool", np.ascontiguousarray((s if valid is None else s.fill_null(False)).to_numpy(),
+                                                   dtype=np.bool_), valid)
     if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
         codes, dictionary, valid = _dict_encode(s)
         if valid is not None:

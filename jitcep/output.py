@@ -175,7 +175,7 @@ class _Values:
             col = {TS: self.time, TYPE: self.type}.get(attr, attr)
             if col not in self.source.columns:
                 raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.source.columns}")
-            return self.source.get_column(col).gather(self.table.row[pos])
+            return self.source.get_column(col)[self.table.row[pos]]  # eager take: no query plan
         t = self.table
         if attr == TS:
             return pl.Series(t.ts[pos], dtype=pl.Int64).cast(t.time_dtype)
@@ -220,7 +220,7 @@ def _struct(v: _VarSpec, fields, values: _Values, pos: np.ndarray) -> pl.Series:
             cols.append(pl.Series(name, values.table.row[pos], dtype=ID_DTYPE))
         else:
             cols.append(values.gather(src, pos).alias(name))
-    return pl.DataFrame(cols).select(pl.struct(pl.all()).alias(v.name)).to_series()
+    return pl.DataFrame(cols).to_struct(v.name)
 
 
 def _var_column(v: _VarSpec, fields, values: _Values, mt: MatchTable) -> pl.Series:
@@ -323,8 +323,8 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
         if mt.n != df.height and cols:
             raise InputError(f"match table of pattern {k} is inconsistent: {mt.n} rows, {df.height} built")
         if multi:
-            df = df.with_columns(pl.lit(k, dtype=ID_DTYPE).alias("pattern")) if cols else \
-                pl.DataFrame({"pattern": pl.Series([k] * mt.n, dtype=ID_DTYPE)})
+            pattern = pl.Series("pattern", np.full(mt.n, k, dtype=np.int64), dtype=ID_DTYPE)
+            df = df.hstack([pattern]) if cols else pl.DataFrame([pattern])
         if spec.returns:
             lists = {v.name for v in spec.vars if v.is_list}
             df = df.with_columns([_return_expr(e, lists).alias(name) for name, e in spec.returns])
@@ -332,11 +332,12 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
     # Every frame carries full dtypes even when empty, so the relaxed diagonal
     # concat (missing columns -> typed nulls) gives a schema independent of n.
     out = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
-    out = out.with_row_index("match_id").with_columns(pl.col("match_id").cast(ID_DTYPE))
+    # eager column operations throughout: at small inputs a query plan per step was the fixed cost
+    match_id = pl.Series("match_id", np.arange(out.height, dtype=np.int64), dtype=ID_DTYPE)
     lead = ["match_id"] + (["pattern"] if multi else [])
     var_cols = list(unified)
     ret_cols = [c for c in out.columns if c not in lead and c not in unified]
-    return out.select(lead + var_cols + ret_cols)
+    return pl.DataFrame([match_id, *(out.get_column(c) for c in lead[1:] + var_cols + ret_cols)])
 
 
 # --- long ---------------------------------------------------------------------
