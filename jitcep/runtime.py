@@ -3,9 +3,10 @@
 ``evaluate(patterns, table, options, plan=None) -> list[MatchTable]`` has the
 signature and result of :func:`jitcep.reference.evaluate` (one canonical match
 table per pattern).  What it covers (issue 3, first slice): SEQ / AND / OR of
-positive variables, nested; every predicate kind of docs/semantics.md section 4
-except Kleene references; ``[attr]`` keys; time, count and unbounded windows;
-the three orders; ``strategy="skip_till_any_match"``, ``output="all"``.
+positive variables, nested; negations (docs/semantics.md section 7) as elements
+of SEQ / AND; every predicate kind of section 4 except Kleene references;
+``[attr]`` keys; time, count and unbounded windows; the three orders;
+``strategy="skip_till_any_match"``, ``output="all"``.
 Anything else raises :class:`~jitcep.errors.UnsupportedPatternError` *before*
 any work, so the caller can fall back to the reference evaluator; this engine
 never returns an answer for a pattern it does not cover.
@@ -15,6 +16,17 @@ variable sorted by (key partition, position); every join consumes two buffers
 sorted by end and produces one (:mod:`jitcep.kernels.join`); value predicates
 are applied to the kernel's candidate pairs by the pattern's generated
 predicate function (:mod:`jitcep.codegen`).
+
+Negation follows ZStream 4.4.2 (NSEQ, negation pushed down): a negated variable
+is a leaf of its type and filters; a record of a join is dropped when some
+event of that leaf lies in the record's section 7 range (two binary searches
+per record, :mod:`jitcep.kernels.negation`) and passes every condition that
+mentions it (generated predicates over (record, event) pairs).  A negation
+whose range only its SEQ neighbours fix is applied right after the lowest join
+covering them and its conditions' variables, so killed partial matches never
+reach the joins above; one bounded by the window or an AND span, or under
+``nondecreasing_ts`` (where a positive event outside the node may tie into
+the range), is applied to whole matches.
 
 Leaves are built in a few linear passes (issue 3: this is where time goes):
 one grouping of the positions of the types some leaf reads, carrying each
@@ -78,7 +90,7 @@ def check_supported(pattern: Pattern, options: Options) -> None:
         raise UnsupportedPatternError("the compiled engine does not implement contiguous/freeze/consume policies yet")
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
-    build_plan(pattern)  # raises for negation, Kleene, Kleene references, cross-branch predicates
+    build_plan(pattern)  # raises for Kleene, Kleene references, cross-branch predicates
 
 
 def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[MatchTable]:

@@ -219,3 +219,29 @@ def test_compiled_equals_oracle_slow(seed):
         _check(pattern, order, shapes, df)
 
     run()
+
+
+def test_default_patterns_cover_every_negation_position():
+    """The default run's patterns put negations everywhere section 7 distinguishes."""
+    seen = set()
+    for seed in range(N_PATTERNS):
+        pattern, order = gen_pattern(seed)
+        negs = build_plan(pattern).negations
+        for n in negs:
+            if n.in_conj:
+                seen.add("and_in_seq" if n.before or n.after else "and")
+            else:
+                seen.add({(False, True): "start", (True, True): "middle", (True, False): "end"}
+                         [bool(n.before), bool(n.after)])
+            if n.conds:
+                seen.add(f"conds_{order}")
+            if n.anchor is not None:
+                seen.add("pushed_down")
+        if len(negs) > 1:
+            seen.add("several")
+        if negs and E.Equiv("k") in E.conjuncts(pattern.where):
+            seen.add("key")
+        if negs and isinstance(pattern.window, CountWindow):
+            seen.add("count_window")
+    assert seen >= {"start", "middle", "end", "and", "and_in_seq", "several", "key", "count_window",
+                    "pushed_down", "conds_position", "conds_strict_ts", "conds_nondecreasing_ts"}, seen
