@@ -36,10 +36,31 @@ def bindings(mt):
     return [tuple(b.values()) for b in mt.to_bindings()]
 
 
-@pytest.mark.parametrize("body", [Seq((A, Neg(B), C)), Seq((A, Kleene(B, 1, None), C))])
-def test_negation_and_kleene_are_refused_before_any_work(body):
+def test_kleene_is_refused_before_any_work():
+    body = Seq((A, Kleene(B, 1, None), C))
     with pytest.raises(UnsupportedPatternError, match="compiled engine"):
         runtime.evaluate([Pattern(body, None, TimeWindow(5))], table("AC", [1, 2]), Options())
+
+
+@pytest.mark.parametrize("shape", [None, ("a", ("c", "d")), (("a", "c"), "d")])
+def test_negation_between_start_and_end(shape):
+    # positions:     0    1    2    3    4    5
+    # types:         A    B    C    A    C    D     ts = position, WITHIN 5
+    D = EventVar("d", ("D",))
+    t = table("ABCACD", list(range(6)))
+    mid = Pattern(Seq((A, Neg(B), C, D)), None, TimeWindow(5))
+    # the B at 1 kills every (a=0, c) pair; a=3 has no B before its c=4
+    assert sorted(bindings(runtime.evaluate([mid], t, Options(), plan=shape)[0])) == [(3, 4, 5)]
+    start = Pattern(Seq((Neg(B), A, C)), None, TimeWindow(3))
+    # a B before a and within 3 of the match's last event: (3, 4) has one (ts 1 >= 4 - 3); (0, 2) none
+    got = sorted(bindings(runtime.evaluate([start], t, Options())[0]))
+    assert got == [(0, 2)]
+    end = Pattern(Seq((A, C, Neg(B))), None, TimeWindow(5))
+    # a B after c within 5 of a: none after position 2, so every (a, c) survives
+    assert sorted(bindings(runtime.evaluate([end], t, Options())[0])) == [(0, 2), (0, 4), (3, 4)]
+    conj = Pattern(Seq((A, Conj((Neg(B), C)))), None, TimeWindow(5))
+    # SEQ(a, AND(!b, c)): no B after a and before the match's last event
+    assert sorted(bindings(runtime.evaluate([conj], t, Options())[0])) == [(3, 4)]
 
 
 @pytest.mark.parametrize("opts", [dict(strategy="skip_till_next_match"), dict(output="non_overlapping")])
@@ -123,3 +144,23 @@ def test_generated_code_is_reused_by_a_second_process(tmp_path):
     assert first.stdout.split()[:2] == ["[False,", "True]"]
     assert int(second.stdout.split()[-1]) >= 1, "second process compiled again instead of loading the cache"
     assert PredicateSet(preds, {"x": ColumnSpec("x", "int", False)}).source.count("def predicates") == 1
+
+
+def test_negation_is_pushed_down_to_the_join_of_its_neighbours(monkeypatch):
+    """ZStream 4.4.2: SEQ(a, !b, c, d) kills (a, c) pairs before d joins; not under nondecreasing_ts."""
+    D = EventVar("d", ("D",))
+    t = table("ABCACD", list(range(6)))
+    pat = Pattern(Seq((A, Neg(B), C, D)), None, TimeWindow(5))
+    seen = []
+    real = runtime._PatternRun.negate
+
+    def spy(self, buf, neg):
+        seen.append((buf.vars, len(buf.start)))
+        return real(self, buf, neg)
+
+    monkeypatch.setattr(runtime._PatternRun, "negate", spy)
+    [mt] = runtime.evaluate([pat], t, Options(), plan=(("a", "c"), "d"))
+    assert seen == [(("a", "c"), 3)] and bindings(mt) == [(3, 4, 5)]
+    seen.clear()
+    [mt] = runtime.evaluate([pat], t, Options(order="nondecreasing_ts"), plan=(("a", "c"), "d"))
+    assert seen == [(("a", "c", "d"), 3)] and bindings(mt) == [(3, 4, 5)]
