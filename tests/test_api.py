@@ -217,6 +217,8 @@ def test_bad_run_arguments(kwargs, error):
 
 
 NEG_AB = "PATTERN SEQ(A a, !C c, B b) WITHIN 10"  # (0,1), (0,3), (2,3): the only C comes after every B
+# not compiled yet (Kleene): the same pairs, c always the empty list (the only C comes after every B)
+UNCOVERED_AB = "PATTERN SEQ(A a, C* c[], B b) WITHIN 10"
 KLEENE_AK = "PATTERN SEQ(A a, B+ k[]) WITHIN 10"
 
 
@@ -252,8 +254,8 @@ def test_compiled_is_the_default_engine(spies):
 
 
 def test_uncovered_pattern_falls_back_to_the_reference_with_a_warning(spies):
-    q = jitcep.compile(NEG_AB)
-    with pytest.warns(jitcep.FallbackWarning, match="negation.*reference evaluator") as record:
+    q = jitcep.compile(UNCOVERED_AB)
+    with pytest.warns(jitcep.FallbackWarning, match="Kleene.*reference evaluator") as record:
         out = q.run(EVENTS, type="type")
     assert record[0].filename == __file__  # the warning names the caller's line
     assert pairs(out) == {(0, 1), (0, 3), (2, 3)}
@@ -262,12 +264,12 @@ def test_uncovered_pattern_falls_back_to_the_reference_with_a_warning(spies):
 
 
 def test_several_patterns_fall_back_one_by_one(spies):
-    q = jitcep.compile([SEQ_AB, NEG_AB, KLEENE_AK])
+    q = jitcep.compile([SEQ_AB, UNCOVERED_AB, KLEENE_AK])
     with pytest.warns(jitcep.FallbackWarning) as record:
         out = q.run(EVENTS, type="type")
     assert len(record) == 1
     text = str(record[0].message)
-    assert "pattern 1: " in text and "negation" in text and "pattern 2: " in text and "Kleene" in text
+    assert "patterns 1, 2: " in text and "Kleene" in text
     assert "pattern 0" not in text
     p0, p1, p2 = q.patterns
     assert spies["compiled"] == [[p0]] and spies["reference"] == [[p1, p2]]
@@ -286,7 +288,7 @@ def test_options_the_compiled_engine_lacks_fall_back_for_every_pattern(spies):
 def test_auto_engine_falls_back_silently(spies):
     import warnings
 
-    q = jitcep.compile([SEQ_AB, NEG_AB])
+    q = jitcep.compile([SEQ_AB, UNCOVERED_AB])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = q.run(EVENTS, type="type", engine="auto")
