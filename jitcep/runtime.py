@@ -60,7 +60,8 @@ from importlib import import_module
 
 E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
 from .pattern.ast import CountWindow, Pattern, Unbounded
-from .plan.nodes import Join, Leaf, NegLeaf, Plan, build_plan
+from .kernels.kleene import closure_runs, gather_lists, segment_aggregate
+from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_expr
 
 _INT64_MAX = np.iinfo(np.int64).max
 _NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bounds memory, not work
@@ -90,7 +91,9 @@ def check_supported(pattern: Pattern, options: Options) -> None:
         raise UnsupportedPatternError("the compiled engine does not implement contiguous/freeze/consume policies yet")
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
-    build_plan(pattern)  # raises for Kleene, Kleene references, cross-branch predicates
+    plan = build_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
+    if plan.kleene is not None and options.kleene != "maximal":
+        raise UnsupportedPatternError("the compiled engine does not enumerate Kleene lists under kleene=\"all\" yet")
 
 
 def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[MatchTable]:
@@ -121,8 +124,8 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
         plans.append(p if isinstance(p, Plan) else build_plan(pat, p))
     ctx = _TableContext(table)
     for pl_ in plans:  # group only the types some leaf reads (memory: not every event of the table)
-        for n in (*pl_.nodes(), *pl_.negations):
-            if isinstance(n, (Leaf, NegLeaf)) and n.types is not None:
+        for n in (*pl_.nodes(), *pl_.negations, *((pl_.kleene,) if pl_.kleene is not None else ())):
+            if isinstance(n, (Leaf, NegLeaf, KleeneLeaf)) and n.types is not None:
                 ctx.leaf_types.setdefault(pl_.key, set()).update(n.types)
     out, total = [], 0
     for pat, pl_ in zip(patterns, plans):
@@ -228,6 +231,8 @@ class _PatternRun:
         preds += [p for n in nodes if isinstance(n, Join) for p in n.predicates]
         preds += [n.filter for n in plan.negations if n.filter is not None]
         preds += [p for n in plan.negations for p in n.conds]
+        if plan.kleene is not None:
+            preds += [p for p in (plan.kleene.filter, *plan.kleene.member) if p is not None]
         self.pid = {id(p): i for i, p in enumerate(preds)}
         self.preds = PredicateSet(preds, _column_specs(table, preds))
         needs_type = "type" in self.preds.column_names and "type" not in table.columns
@@ -265,7 +270,135 @@ class _PatternRun:
         for neg in self.pending + self.at_root:  # pending: anchored on a single-leaf root
             buf = self.negate(buf, neg)
         single = {v: np.ascontiguousarray(buf.pos[:, buf.vars.index(v)]) for v in names}
+        if plan.kleene is not None:
+            return self.kleene_maximal(buf, single, plan.kleene).canonical()
         return MatchTable(len(buf.start), single, {}).canonical()
+
+    def kleene_maximal(self, buf: Buffer, single: dict, K: KleeneLeaf) -> MatchTable:
+        """ZStream KSEQ (4.4.5), docs/semantics.md section 6.2: one list per match of the other variables.
+
+        The members are the qualifying events of the Kleene leaf in the
+        match's range (found as a negation's range, two binary searches per
+        match); member-wise conjuncts that mention other variables are tested
+        on (match, event) pairs by the generated predicates; the bounds then
+        pick the list (or ZStream's sliding runs for ``{n,m}``) and the list
+        conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``) are evaluated once per list
+        over per-list columns.
+        """
+        m = len(buf.start)
+        leaf = self.leaf(K)
+        cand, cgoff = leaf.start, leaf.goff
+        bcols = [buf.vars.index(v) for v in K.before]
+        acols = [buf.vars.index(v) for v in K.after]
+        lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), self.table.ts, self.wt, self.W,
+                                 self.options.order, bcols, acols, False)
+        skip = np.zeros(m, dtype=np.bool_)
+        recs, evs = [], []
+        r = 0
+        while r < m:  # pairs in (match, position) order: each match's members come out in position order
+            rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, _NEG_PAIR_BUDGET)
+            ok = np.ones(len(rec), dtype=np.bool_)
+            for c in K.member:
+                vs = sorted(E.variables(c))
+                P = np.empty((len(vs), len(rec)), dtype=np.int64)
+                for k, v in enumerate(vs):
+                    P[k] = ev if v == K.var else buf.pos[rec, buf.vars.index(v)]
+                bound = (P >= 0).all(axis=0)  # a conjunct on an OR branch not taken does not apply
+                res = np.ones(len(rec), dtype=np.bool_)
+                if bound.any():
+                    res[bound] = self.mask(c, P[:, bound])
+                ok &= res
+            recs.append(rec[ok])
+            evs.append(ev[ok])
+        rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
+        members = np.concatenate(evs) if evs else np.zeros(0, np.int64)
+        offsets = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rec, minlength=m), out=offsets[1:])
+        src, start, length = closure_runs(offsets, K.min, K.max)
+        off, lpos = gather_lists(members, start, length)
+        single = {v: c[src] for v, c in single.items()}
+        if K.lists and len(src):
+            keep = self.list_mask(K, single, off, lpos)
+            idx = np.flatnonzero(keep)
+            single = {v: c[idx] for v, c in single.items()}
+            off, lpos = gather_lists(lpos, off[:-1][idx], np.diff(off)[idx])
+            src = idx
+        return MatchTable(len(src), single, {K.var: (off, lpos)})
+
+    def list_mask(self, K: KleeneLeaf, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
+        """Which lists satisfy every list conjunct (section 4: aggregates, ``v[k]``, ``v[v.LEN]``).
+
+        Each conjunct is rewritten over one virtual variable whose "event" is
+        the (binding, list) and whose columns are the aggregates and the
+        gathered attributes, then compiled like any predicate.
+        """
+        n = len(off) - 1
+        lens = np.diff(off)
+        src = _TypeView(self.table) if "type" not in self.table.columns else self.table
+        cols: dict = {}
+
+        def gather(attr: str, p: np.ndarray):
+            from .events import Column
+            if attr in src.columns:
+                col = src.columns[attr]
+            elif attr == "ts":
+                col = Column("int", self.table.ts, None)
+            else:
+                raise MissingColumnError(f"attribute {attr!r} is not in the events")
+            q = np.maximum(p, 0)
+            valid = p >= 0
+            if col.valid is not None:
+                valid &= col.valid[q]
+            return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary)
+
+        def virt(x):
+            from .events import Column
+            if isinstance(x, E.Agg):
+                name = f"{x.func}({x.attr})"
+                if name not in cols:
+                    if x.func == "count":
+                        cols[name] = Column("int", lens.astype(np.int64), None)
+                    else:
+                        c = gather(x.attr, lpos)
+                        if c.kind not in ("int", "float"):
+                            raise UnsupportedPatternError(f"{x.func} over a {c.kind} attribute {x.attr!r}")
+                        valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
+                        vals, ok = segment_aggregate(off, c.values, valid, x.func)
+                        kind = "float" if x.func == "avg" else c.kind
+                        cols[name] = Column(kind, vals, None if ok.all() else ok)
+                return E.Attr("_m", name)
+            if isinstance(x, E.Attr):
+                if x.var == K.var:
+                    name = f"[{x.index}].{x.attr}"
+                    if name not in cols:
+                        if x.index == "len":
+                            p = np.where(lens > 0, lpos[np.maximum(off[1:] - 1, 0)] if len(lpos) else -1, -1)
+                        else:
+                            k = int(x.index)
+                            at = np.minimum(off[:-1] + k - 1, max(len(lpos) - 1, 0))
+                            p = np.where(lens >= k, lpos[at] if len(lpos) else -1, -1)
+                        cols[name] = gather(x.attr, p)
+                else:
+                    name = f"{x.var}.{x.attr}"
+                    if name not in cols:
+                        cols[name] = gather(x.attr, single[x.var])
+                return E.Attr("_m", name)
+            return None
+
+        conds = [map_expr(c, virt) for c in K.lists]
+        specs = {name: ColumnSpec(name, c.kind, c.valid is not None) for name, c in cols.items()}
+        ps = PredicateSet(conds, specs)
+        bound = ps.bind(_VirtualTable(np.zeros(n, np.int64), cols))
+        P = np.arange(n, dtype=np.int64)[None, :]
+        keep = np.ones(n, dtype=np.bool_)
+        for i, c in enumerate(K.lists):
+            others = [v for v in E.variables(c) if v != K.var]
+            app = np.ones(n, dtype=np.bool_)
+            for v in others:
+                app &= single[v] >= 0  # a conjunct on an OR branch not taken does not apply
+            if app.any():
+                keep[app] &= ps.mask(i, P[:, app], bound)
+        return keep
 
     def node(self, n) -> Buffer:
         if isinstance(n, Leaf):
@@ -419,6 +552,13 @@ class _TypeView:
             valid = tc >= 0
             self.columns["type"] = Column("str", np.where(valid, tc, 0).astype(np.int64),
                                           None if valid.all() else valid, tuple(table.type_names))
+
+
+class _VirtualTable:
+    """Per-list columns (one "event" per (binding, list)) as PredicateSet.bind sees a table."""
+
+    def __init__(self, ts: np.ndarray, columns: dict):
+        self.ts, self.columns = ts, columns
 
 
 def _var_order(node) -> list[str]:

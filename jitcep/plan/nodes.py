@@ -31,6 +31,7 @@ small pattern so tests can run every one.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import product
 from typing import Literal, Union
@@ -103,6 +104,7 @@ class Plan:
     constant: tuple[E.Expr, ...] = ()
     window: Window | None = None
     negations: tuple[NegLeaf, ...] = ()
+    kleene: "KleeneLeaf | None" = None
 
     def nodes(self):
         """Post-order (children before parents)."""
@@ -148,7 +150,9 @@ def flatten(node: Node) -> Node:
             raise UnsupportedPatternError("a negation must be of a single variable")
         return node
     if isinstance(node, Kleene):
-        raise UnsupportedPatternError("the compiled engine does not evaluate Kleene closures yet")
+        if not isinstance(node.body, EventVar):
+            raise UnsupportedPatternError("the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) yet")
+        return node
     if isinstance(node, EventVar):
         return node
     raise UnsupportedPatternError(f"unknown structure node {type(node).__name__}")
@@ -167,14 +171,15 @@ def positive(body: Node) -> Node:
     body = flatten(body)
 
     def rec(n):
-        if isinstance(n, (EventVar, Neg)):
+        if isinstance(n, (EventVar, Neg, Kleene)):
             return n
-        items = tuple(rec(c) for c in n.items if not isinstance(c, Neg))
+        items = tuple(rec(c) for c in n.items if not isinstance(c, (Neg, Kleene)))
         if not items:
             raise UnsupportedPatternError(f"a {_KIND[type(n)]} of negations only binds no positive event")
         return flatten(type(n)(items))
-    if isinstance(body, Neg):
-        raise UnsupportedPatternError("a pattern needs at least one positive variable")
+    if isinstance(body, (Neg, Kleene)):
+        raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
+                                      "Kleene closures")
     return rec(body)
 
 
@@ -207,10 +212,74 @@ class NegLeaf:
         return (self.var,)
 
 
+@dataclass(frozen=True, slots=True)
+class KleeneLeaf:
+    """An array variable ``T+ v[]`` that is an item of the pattern's top-level SEQ (semantics section 6).
+
+    ZStream's KSEQ (section 4.4.5): the closure is evaluated over whole matches
+    of the other variables, its members taken from a leaf of its type between
+    the nearest SEQ neighbours (``before`` / ``after``; an open side is bounded
+    by the window, like a negation's range, section 7).  ``filter``: conjuncts
+    on the members alone (``v[i].x`` / plain ``v.x`` read as a single event);
+    ``member``: member-wise conjuncts that also mention other variables;
+    ``lists``: conjuncts read on the whole list (aggregates, ``v[k]``,
+    ``v[v.LEN]``), evaluated once per (binding, list).
+    """
+
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None
+    member: tuple[E.Expr, ...]
+    lists: tuple[E.Expr, ...]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    min: int
+    max: int | None
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        return (self.var,)
+
+
+def map_expr(e: E.Expr, fn) -> E.Expr:
+    """``e`` with every node ``x`` for which ``fn(x)`` is not None replaced by that (bottom-up rebuild)."""
+    r = fn(e)
+    if r is not None:
+        return r
+    if not e.children():
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, E.Expr):
+            changes[f.name] = map_expr(v, fn)
+        elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
+            changes[f.name] = tuple(map_expr(x, fn) for x in v)
+    return dataclasses.replace(e, **changes)
+
+
+def _member_ref(e: E.Expr, kv: str) -> E.Expr:
+    """``e`` with ``kv[i].x`` / plain ``kv.x`` as a single-event reference ``kv.x``."""
+    return map_expr(e, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
+
+
+def kleene_ref_kind(e: E.Expr, kv: str) -> str:
+    """How conjunct ``e`` reads Kleene variable ``kv``: "member", "list", "prev" or "mixed"."""
+    kinds = set()
+    for n in E.walk(e):
+        if isinstance(n, E.Agg) and n.var == kv:
+            kinds.add("list")
+        elif isinstance(n, E.Attr) and n.var == kv:
+            kinds.add({None: "member", "i": "member", "i-1": "prev"}.get(n.index, "list"))
+    if "prev" in kinds:
+        return "prev"
+    return "mixed" if len(kinds) > 1 else kinds.pop()
+
+
 def _positive_vars(node: Node) -> tuple[str, ...]:
     if isinstance(node, EventVar):
         return (node.name,)
-    if isinstance(node, Neg):
+    if isinstance(node, (Neg, Kleene)):
         return ()
     return tuple(v for c in node.children() for v in _positive_vars(c))
 
@@ -375,6 +444,9 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     """
     full = flatten(pattern.body)
     contexts = _neg_contexts(full)
+    kl = _kleene_context(full)
+    if kl is not None and contexts:
+        raise UnsupportedPatternError("the compiled engine does not combine Kleene closures and negation yet")
     body = positive(full)
     var_nodes = {v.name: v for v in _walk_vars(body)}
     if shape is None:
@@ -389,6 +461,11 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     multi: list[E.Expr] = []
     constant: list[E.Expr] = []
+    kv = kl[0].body.name if kl is not None else None
+    kmember: list[E.Expr] = []
+    klists: list[E.Expr] = []
+    if kv is not None:
+        filters[kv] = []
     for c in E.conjuncts(pattern.where):
         if isinstance(c, E.Equiv):
             if c.attr not in key:
@@ -396,6 +473,21 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
             if c.value is not None:
                 for v in filters:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
+            continue
+        if kv is not None and kv in E.variables(c):
+            kind = kleene_ref_kind(c, kv)
+            if kind in ("prev", "mixed"):
+                raise UnsupportedPatternError(
+                    f"the compiled engine does not evaluate {kind} Kleene references ({c}) yet")
+            for n in E.walk(c):
+                if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
+                    raise UnsupportedPatternError(f"unsupported conjunct {c}")
+            if kind == "list":
+                klists.append(c)
+            elif E.variables(c) == {kv}:
+                filters[kv].append(_member_ref(c, kv))
+            else:
+                kmember.append(_member_ref(c, kv))
             continue
         _check_expr_supported(c)
         vs = E.variables(c)
@@ -438,7 +530,36 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
         if top and near_l and near_r:
             anchor = frozenset(near_l) | frozenset(near_r) | frozenset(v for c in cs for v in E.variables(c) if v != n)
         negations.append(NegLeaf(n, node.types, E.conjoin(filters[n]), cs, before, after, in_conj, anchor))
-    return Plan(root, tuple(key), tuple(constant), pattern.window, tuple(negations))
+    kleene = None
+    if kl is not None:
+        knode, before, after = kl
+        kleene = KleeneLeaf(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kmember), tuple(klists),
+                            before, after, knode.min, knode.max)
+    return Plan(root, tuple(key), tuple(constant), pattern.window, tuple(negations), kleene)
+
+
+def _kleene_context(full: Node):
+    """(Kleene node, vars before, vars after) of the one array variable in the top-level SEQ, or None.
+
+    Anything else with a Kleene closure (a group, a closure inside AND / OR, two
+    closures) raises UnsupportedPatternError.
+    """
+    ks = [n for n in _walk_nodes(full) if isinstance(n, Kleene)]
+    if not ks:
+        return None
+    if len(ks) > 1 or not isinstance(full, Seq) or ks[0] not in full.items:
+        raise UnsupportedPatternError("the compiled engine evaluates one Kleene array variable as an item of "
+                                      "the top-level SEQ only")
+    i = next(k for k, it in enumerate(full.items) if it is ks[0])
+    before = tuple(v for it in full.items[:i] for v in _positive_vars(it))
+    after = tuple(v for it in full.items[i + 1:] for v in _positive_vars(it))
+    return ks[0], before, after
+
+
+def _walk_nodes(n: Node):
+    yield n
+    for c in n.children():
+        yield from _walk_nodes(c)
 
 
 def _walk_vars(body: Node):
