@@ -402,3 +402,34 @@ def leaf_by_key(cand, ckeys, G, keep):
     for grp in groups:
         offsets.append(offsets[-1] + len(grp))
     return [c for grp in groups for c in grp], offsets
+
+
+# --- Kleene (kleene="maximal", semantics section 6.2): twins of jitcep.kernels.kleene ------------
+
+
+def closure_runs(offsets, nmin, nmax):
+    """Twin of kernels.kleene.closure_runs: (src, start, length) of the lists the bounds allow."""
+    out = []
+    for r in range(len(offsets) - 1):
+        o, q = int(offsets[r]), int(offsets[r + 1] - offsets[r])
+        if nmax is None:
+            if q >= nmin:
+                out.append((r, o, q))
+            continue
+        for k in range(max(nmin, 1), nmax + 1):
+            out.extend((r, o + s, k) for s in range(q - k + 1))
+        if nmin == 0:
+            out.append((r, o, 0))
+    return out
+
+
+def segment_aggregate(off, vals, valid, func):
+    """Twin of kernels.kleene.segment_aggregate: per list, the aggregate of its valid values or None."""
+    out = []
+    for j in range(len(off) - 1):
+        xs = [vals[i].item() for i in range(off[j], off[j + 1]) if valid[i]]
+        if not xs:
+            out.append(None)
+        else:
+            out.append({"sum": sum, "min": min, "max": max, "avg": lambda v: sum(v) / len(v)}[func](xs))
+    return out

@@ -2,6 +2,9 @@
 
 Oracles: :func:`naive.evaluate` (tests/naive.py, always) and
 ``jitcep.reference.evaluate`` (the executable semantics) once it exists.
+Kleene patterns (``kleene="maximal"``, one array variable anywhere in a SEQ,
+every bound form, member-wise and list conjuncts: aggregates, ``b[k]``,
+``b[b.LEN]``) are compared with the reference evaluator.
 Patterns are generated from fixed seeds (SEQ / AND / OR nesting, 1 to 8
 variables, typed / ANY / untyped variables, every predicate kind, ``[k]`` keys,
 time / count / unbounded windows, the three orders, and in about half of them
@@ -30,12 +33,14 @@ from jitcep.options import Options
 from importlib import import_module
 
 E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
-from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Neg, Pattern, Seq, TimeWindow, Unbounded
+from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow, Unbounded
 from jitcep.plan import all_shapes, build_plan, default_shape
 from jitcep.testing.streams import event_frames
 
 N_PATTERNS = 40
-N_STREAMS = 250
+N_STREAMS = 215
+N_KLEENE_PATTERNS = 12  # kleene="maximal" patterns (semantics section 6.2), vs the reference only
+N_KLEENE_STREAMS = 150
 
 try:
     from jitcep.reference import evaluate as reference_evaluate
@@ -245,3 +250,63 @@ def test_default_patterns_cover_every_negation_position():
             seen.add("count_window")
     assert seen >= {"start", "middle", "end", "and", "and_in_seq", "several", "key", "count_window",
                     "pushed_down", "conds_position", "conds_strict_ts", "conds_nondecreasing_ts"}, seen
+
+
+def gen_kleene_pattern(seed: int) -> tuple[Pattern, str]:
+    """A SEQ with one Kleene array variable ``b`` among 1-3 single variables (semantics section 6.2)."""
+    rng = random.Random(10_000 + seed)
+    names = [f"v{i}" for i in range(rng.randint(1, 3))]
+
+    def types():
+        return rng.choice([("A",), ("B",), ("A", "B"), None, None])
+    items = [EventVar(v, types()) for v in names]
+    lo, hi = rng.choice([(1, None), (0, None), (2, None), (2, 2), (1, 3), (0, 2)])
+    items.insert(rng.randint(0, len(items)), Kleene(EventVar("b", types()), lo, hi))
+    a = rng.choice(names)
+    conj = [E.Equiv("k")] if rng.random() < 0.25 else []
+    if rng.random() < 0.4:
+        conj.append(_single(rng, "b"))
+    if rng.random() < 0.4:
+        conj.append(_multi(rng, *rng.sample(["b", a], 2)))
+    lists = [
+        lambda: E.Cmp(">=", E.Agg("count", "b"), L(rng.randint(1, 3))),
+        lambda: E.Cmp(">", E.Agg("sum", "b", "x"), A(a, "x")),
+        lambda: E.Cmp("<", E.Agg("avg", "b", "y"), L(0.5)),
+        lambda: E.Cmp(rng.choice(E.CMP_OPS), E.Agg(rng.choice(["min", "max"]), "b", "x"), L(rng.randint(-1, 1))),
+        lambda: E.Cmp("<", E.Attr("b", "x", 1), A(a, "x")),
+        lambda: E.Cmp(">=", E.Attr("b", "x", "len"), L(0)),
+        lambda: E.IsNull(E.Attr("b", "s", 2), negated=rng.random() < 0.5),
+        lambda: E.Cmp("<=", E.Arith("-", E.Attr("b", "ts", "len"), E.Attr("b", "ts", 1)), L(3)),
+    ]
+    for _ in range(rng.choice([0, 1, 1, 2])):
+        conj.append(rng.choice(lists)())
+    for _ in range(rng.randint(0, 1) if len(names) > 2 else 0):
+        conj.append(_multi(rng, *rng.sample(names, 2)))
+    window = rng.choices([TimeWindow(rng.randint(2, 8)), CountWindow(rng.randint(3, 8)), Unbounded()],
+                         weights=[6, 3, 2])[0]
+    order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
+    return Pattern(Seq(tuple(items)), E.conjoin(conj), window), order
+
+
+def _kleene_tuples(mt):
+    return sorted((tuple(sorted((v, tuple(x) if isinstance(x, (list, tuple)) else x) for v, x in b.items()))
+                   for b in mt.to_bindings()), key=repr)
+
+
+@pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
+@pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS))
+def test_compiled_kleene_maximal_equals_reference(seed):
+    pattern, order = gen_kleene_pattern(seed)
+    opts = Options(order=order, kleene="maximal")
+    runtime.check_supported(pattern, opts)  # compiled, not a fallback
+
+    @settings(max_examples=N_KLEENE_STREAMS, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(event_frames(max_size=10))
+    def run(df):
+        table = build_event_table(df, [pattern], type="type")
+        [ref] = reference_evaluate([pattern], table, opts)
+        [mt] = runtime.evaluate([pattern], table, opts)
+        assert _kleene_tuples(mt) == _kleene_tuples(ref)
+
+    run()
