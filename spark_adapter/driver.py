@@ -248,6 +248,8 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
                   .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo")).drop(P.TIME, "__cep_lo")
                   .repartition(n_parts, P.SEG))
             split_time = True
+    elif decision.mode == "positions":
+        df, split_time = _split_positions(df, time, decision.events, range_width, rows_per_range, n_parts)
     else:
         df = df.repartition(1)
 
@@ -262,6 +264,48 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
         return df.mapInArrow(arrow_task(payload, env), out_spark)
     session_tz = spark.conf.get("spark.sql.session.timeZone")
     return df.mapInPandas(pandas_task(payload, env, arrow_schema(df.schema), session_tz), out_spark)
+
+
+def _split_positions(df: DataFrame, time: str, n: int, width: int | None, rows_per_range: int,
+                     n_parts: int):
+    """Position ranges for unkeyed count windows (``WITHIN n EVENTS``; :mod:`spark_adapter.plan`).
+
+    Global positions without one task: ``orderBy(time, seq)`` range-partitions
+    and sorts; the result is materialised once (``localCheckpoint``) so every
+    later job sees the same partitions in the same order (a recomputed range
+    partitioning could cut elsewhere).  One small job counts rows per sorted
+    partition; the driver turns the counts into prefix offsets, and position
+    = offset of the partition + the row's index in it, read from
+    ``monotonically_increasing_id()`` (partition id << 33 + index) on the
+    checkpoint -- all on the JVM, no Python pass.  Each event is then copied
+    into ranges floor(p/R) .. floor((p+n-1)/R) with a home flag, exactly like
+    time ranges.  Skipped (one task, exact) when Spark's plan bounds the rows
+    by ``rows_per_range`` and no ``range_width`` is given.  Returns (frame, split?).
+    """
+    bound = _max_rows(df)
+    if width is None and bound is not None and bound <= rows_per_range:
+        return df.repartition(1), False
+    ck = df.orderBy(F.col(time).asc_nulls_first(), F.col(P.SEQ).asc()).localCheckpoint(eager=True)
+    counts = dict(ck.groupBy(F.spark_partition_id().alias("p")).count().collect())
+    total = sum(counts.values())
+    if width is None:
+        width = P.range_width(n - 1, 0, total - 1, total, rows_per_range)
+    if total <= width:  # empty or one range: one task is exact
+        return ck.repartition(1), False
+    offsets, acc = [], 0
+    for p in range(max(counts) + 1):
+        offsets.append(acc)
+        acc += counts.get(p, 0)
+    pid = F.spark_partition_id()
+    local_index = F.monotonically_increasing_id() - F.shiftleft(pid.cast("long"), 33)
+    pos = F.element_at(F.array(*[F.lit(o).cast("long") for o in offsets]), pid + 1) + local_index
+    lo = F.expr(f"`{P.POS}` div {width}L")
+    hi = F.expr(f"(`{P.POS}` + {n - 1}L) div {width}L")
+    out = (ck.withColumn(P.POS, pos)  # on the checkpoint's own partitions, before any shuffle
+           .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(F.col("__cep_lo"), hi)))
+           .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo")).drop("__cep_lo")
+           .repartition(n_parts, P.SEG))
+    return out, True
 
 
 def _max_rows(df: DataFrame) -> int | None:

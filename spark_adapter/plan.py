@@ -15,6 +15,14 @@ Three execution modes (DESIGN.md section 4; issue 4):
   ``r`` has every event in ``[last - W, last]``, so range ``r`` sees all of
   it; it is kept only there (its last event is a *home* copy), so each match
   comes from exactly one range.
+- ``"positions"``: no key and every window a count window (``WITHIN n
+  EVENTS``).  The row-count equivalent of ``"ranges"``: each event gets its
+  global position ``p`` in (time, seq) order (semantics §1), range ``r`` owns
+  positions ``[rR, (r+1)R)`` and receives every event with
+  ``floor(p/R) <= r <= floor((p+n-1)/R)``, i.e. positions
+  ``[rR - (n-1), (r+1)R)``.  A match satisfies ``max pos - min pos < n``
+  (semantics §2), so all its events lie in ``[last - (n-1), last]``: the range
+  owning its last event sees it whole and is the only one keeping it.
 - ``"single"``: everything in one task, for queries where a split changes
   results (see :func:`split_blockers`).
 
@@ -42,7 +50,8 @@ SEQ = "__cep_seq"      # tie-breaker and output ``row``: seq_col's value or a ge
 SEG = "__cep_seg"      # segment (time range) a copy belongs to
 HOME = "__cep_home"    # whether this copy lies in the range that owns it
 TIME = "__cep_t"       # the time column as int64 in the event table's units
-HELPERS = (SEQ, SEG, HOME, TIME)
+POS = "__cep_pos"      # global position in (time, seq) order, for count windows ("positions")
+HELPERS = (SEQ, SEG, HOME, TIME, POS)
 
 # Ranges are at least this many windows wide, so an event has at most two copies.
 MIN_WINDOWS_PER_RANGE = 10
@@ -52,11 +61,12 @@ MIN_WINDOWS_PER_RANGE = 10
 class Decision:
     """What the driver decided: ``mode``, the key columns, and why a split was refused."""
 
-    mode: str                      # "keyed" | "ranges" | "single"
+    mode: str                      # "keyed" | "ranges" | "positions" | "single"
     key: tuple[str, ...]           # hash key for "keyed"
     window: int | None             # W in ts units (max over patterns); None without a time window
     reason: str | None = None      # why the query runs in fewer pieces than it could
     can_split_time: bool = False   # may ranges (and per-key skew ranges) be used
+    events: int | None = None      # n of "positions": the largest count window over the patterns
 
 
 def window_in_units(patterns, table) -> tuple[int | None, bool, bool]:
@@ -110,18 +120,31 @@ def split_blockers(patterns, options) -> tuple[str | None, str | None]:
         key_reason = "strict_contiguity needs every next event of the whole stream"
     elif any(isinstance(p.window, ast.CountWindow) for p in patterns):
         key_reason = "a count window (WITHIN n EVENTS) counts positions in the whole stream"
-    range_reason = None
-    if options.output != "all":
-        range_reason = f"output={options.output!r} carries state from one match to the next"
-    elif options.freeze:
-        range_reason = "freeze= carries state from one candidate to the next"
-    elif any(isinstance(p.window, ast.CountWindow) for p in patterns):
-        range_reason = "a count window (WITHIN n EVENTS) needs ranges of positions, not of time"
-    elif any(isinstance(p.window, ast.Unbounded) or p.window is None for p in patterns):
-        range_reason = "an unbounded window cannot be cut into time ranges"
-    elif any(_trailing(p.body, options.kleene == "maximal") for p in patterns):
-        range_reason = "a trailing negation or maximal Kleene closure looks past the match's last event"
+    range_reason = _policy_blocker(patterns, options)
+    if range_reason is None:
+        if any(isinstance(p.window, ast.CountWindow) for p in patterns):
+            range_reason = "a count window (WITHIN n EVENTS) needs ranges of positions, not of time"
+        elif any(isinstance(p.window, ast.Unbounded) or p.window is None for p in patterns):
+            range_reason = "an unbounded window cannot be cut into time ranges"
     return range_reason, key_reason
+
+
+def _policy_blocker(patterns, options) -> str | None:
+    """Why no split of one stream into overlapping ranges (of time or of positions) is exact, or None."""
+    if options.output != "all":
+        return f"output={options.output!r} carries state from one match to the next"
+    if options.freeze:
+        return "freeze= carries state from one candidate to the next"
+    if any(_trailing(p.body, options.kleene == "maximal") for p in patterns):
+        return "a trailing negation or maximal Kleene closure looks past the match's last event"
+    return None
+
+
+def count_window_events(patterns) -> int | None:
+    """n when every pattern has a count window ``WITHIN n EVENTS`` (the largest n), else None."""
+    if patterns and all(isinstance(p.window, ast.CountWindow) for p in patterns):
+        return max(int(p.window.n) for p in patterns)
+    return None
 
 
 def partition_columns(partition_by) -> tuple[str, ...]:
@@ -148,6 +171,12 @@ def decide(patterns, options, table, partition_by=None) -> Decision:
         return Decision("single", (), window, key_reason)
     if range_reason is None:
         return Decision("ranges", (), window, None, can_split_time=True)
+    n = count_window_events(patterns)
+    if n is not None and _policy_blocker(patterns, options) is None:
+        return Decision("positions", (), window, None, events=n)
+    if n is None and any(isinstance(p.window, ast.CountWindow) for p in patterns):
+        range_reason = ("count windows (WITHIN n EVENTS) mixed with time or unbounded windows: neither "
+                        "time nor position ranges hold every pattern")
     return Decision("single", (), window, range_reason)
 
 
@@ -181,6 +210,16 @@ def skew_threshold(total_rows: int, n_parts: int, floor: int) -> int:
     anyway and splitting only costs copies.  So: the larger of the two.
     """
     return max(floor, math.ceil(total_rows / max(n_parts, 1)), 1)
+
+
+def position_segments(pos: int, n: int, width: int) -> range:
+    """The ranges an event at position ``pos`` is copied into for ``WITHIN n EVENTS``.
+
+    floor(pos/R) .. floor((pos+n-1)/R): a match keeps ``max pos - min pos < n``
+    (semantics §2), so a match whose last event is at q needs positions
+    q-(n-1) .. q.
+    """
+    return segments_of(pos, n - 1, width)
 
 
 def segments_of(t: int, window: int, width: int) -> range:

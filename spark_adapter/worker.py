@@ -8,8 +8,9 @@ Only three things are added around them:
 - rows are sorted by (time, seq) first, so equal timestamps are ordered by
   the sequence column (Spark has no global input order) and the event-table
   builder finds them already sorted;
-- when the task holds time-range copies (:mod:`spark_adapter.plan`), a match
-  is kept only if its last event is a home copy;
+- when the task holds time-range or position-range copies
+  (:mod:`spark_adapter.plan`), a match is kept only if its last event is a
+  home copy;
 - the output's ``row`` is the sequence value of the event, ``match_id`` is
   made unique across tasks (``partition_id << 33`` plus the local id, the
   layout of Spark's ``monotonically_increasing_id``), and every column is
@@ -30,7 +31,7 @@ from jitcep.options import Options
 from jitcep.output import to_frame
 from jitcep.pattern.ast import Pattern
 
-from .plan import HOME, SEQ
+from .plan import HOME, POS, SEQ
 
 # match_id = partition_id << ID_SHIFT | local index: 2^33 matches per task, 2^30 tasks.
 ID_SHIFT = 33
@@ -133,7 +134,8 @@ def evaluate_frame(frame: pl.DataFrame, job: Job, partition_id: int) -> pa.Table
     natively in the same call, exactly as in ``Query.run``.
     """
     # (time, seq): ties follow seq; the table builder then keeps this order (its sort is stable).
-    frame = frame.sort([job.time, SEQ], nulls_last=True)
+    # Position copies also carry the global position, which settles any tie seq leaves open.
+    frame = frame.sort([job.time, SEQ] + ([POS] if POS in frame.columns else []), nulls_last=True)
     from jitcep.query import _engine
 
     evaluate = _engine(job.engine)
