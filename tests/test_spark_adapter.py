@@ -190,6 +190,57 @@ def test_timestamp_column_with_duration_window(spark):
     assert got.height > 0 and got.schema["a"].to_schema()["ts"] == pl.Datetime("us", "UTC")
 
 
+# --- unkeyed count windows: position ranges ---------------------------------------------------
+
+COUNT = "PATTERN SEQ(A a, !C n, B b) WHERE a.price <= b.price WITHIN 5 EVENTS"
+
+
+@pytest.mark.parametrize("udf,width,rows_per_range", [("arrow", 1, 10**6), ("arrow", 3, 10**6),
+                                                      ("arrow", None, 30), ("pandas", 4, 10**6)])
+def test_unkeyed_count_window_split_by_positions_equals_local(spark, udf, width, rows_per_range):
+    # t_max=20: ~7 events per timestamp, so positions depend on seq; R = 1..4 < n cuts most matches
+    df = events(140, seed=2, t_max=20)
+    q = jitcep.compile(COUNT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SplitWarning)  # a split, not the single-task fallback
+        out = spark_adapter.detect(to_spark(spark, df), q, type="type", seq_col="seq", engine="reference",
+                                   udf=udf, range_width=width, rows_per_range=rows_per_range)
+    assert _has_segments(out)
+    assert assert_same(out, q, df).height > 0
+
+
+def test_count_window_matches_straddling_position_boundaries(spark):
+    # R = 4, n = 3, one timestamp: positions follow seq (= 10 * position), the input is in reverse.
+    # A at 2, 6; B at 3, 4, 5, 8: (2,4) and (6,8) are exactly n-1 apart across the boundaries at 4
+    # and 8, (2,5) is n apart (no match)
+    types = ["C", "C", "A", "B", "B", "B", "A", "C", "B", "C"]
+    df = pl.DataFrame({"type": types, "ts": [1] * 10, "seq": [10 * p for p in range(10)],
+                       "price": [1.0] * 10}).reverse()
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 3 EVENTS")
+    got = assert_same(detect(spark, df, q, range_width=4), q, df)
+    pairs = sorted(zip(got["a"].struct.field("row").to_list(), got["b"].struct.field("row").to_list()))
+    assert pairs == [(20, 30), (20, 40), (60, 80)]  # each once: one range keeps each match
+
+
+def test_count_window_ties_and_empty_input(spark):
+    df = events(80, seed=4, t_max=6)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.price < b.price WITHIN 3 EVENTS")
+    got = assert_same(detect(spark, df, q, range_width=5), q, df)
+    assert got.height > 0
+    flipped = df.with_columns((-pl.col("seq")).alias("seq"))  # reverses every tie: other positions
+    assert canon(collect(detect(spark, flipped, q, range_width=5))) != canon(got)
+    # without seq_col: monotonically_increasing_id on the input as given orders ties and is the row
+    sdf = to_spark(spark, df)
+    from pyspark.sql import functions as F
+
+    ids = [r[0] for r in sdf.select(F.monotonically_increasing_id()).collect()]
+    out = spark_adapter.detect(sdf, q, type="type", engine="reference", range_width=5)
+    assert _has_segments(out)
+    assert canon(collect(out)) == canon(q.run(df, type="type", engine="reference"), ids)
+    empty = df.clear()
+    assert assert_same(detect(spark, empty, q, range_width=5), q, empty).height == 0
+
+
 # --- ties, empty input, single events, nulls, batches, skew ----------------------------------
 
 
@@ -333,6 +384,8 @@ KINDS = [
     ("order_strict_ts", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 2", {"order": "strict_ts"}),
     ("order_nondecreasing", "PATTERN SEQ(A a, B b) WITHIN 1", {"order": "nondecreasing_ts"}),
     ("count_window", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 6 EVENTS", {}),
+    ("count_window_unkeyed", "PATTERN SEQ(!C n, A a, B+ b[]) WHERE b[i].price > a.price WITHIN 5 EVENTS", {}),
+    ("count_window_strict", "PATTERN SEQ(A a, B b) WITHIN 2 EVENTS", {"strategy": "strict_contiguity"}),
     ("unbounded", "PATTERN SEQ(A a, B b, C c) WHERE [sym] AND a.price > 45 AND c.price > 45 WITHIN UNBOUNDED",
      {}),
     ("non_overlapping", "PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 6", {"output": "non_overlapping"}),
@@ -382,6 +435,12 @@ def test_stateful_policy_warns_and_runs_in_one_task(spark):
     q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 3", output="non_overlapping")
     with pytest.warns(SplitWarning, match="non_overlapping"):
         out = spark_adapter.detect(to_spark(spark, df), q, type="type", seq_col="seq", engine="reference")
+    assert out.rdd.getNumPartitions() == 1
+    assert_same(out, q, df)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 3 EVENTS", output="non_overlapping")
+    with pytest.warns(SplitWarning, match="non_overlapping"):
+        out = spark_adapter.detect(to_spark(spark, df), q, type="type", seq_col="seq", engine="reference",
+                                   range_width=2)
     assert out.rdd.getNumPartitions() == 1
     assert_same(out, q, df)
 

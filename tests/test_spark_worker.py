@@ -3,7 +3,9 @@
 The range-copy scheme (spark_adapter.plan) is replayed here in Polars: every
 event copied into segments floor(t/R) .. floor((t+W)/R), the segments dealt
 to a few "tasks", each task run through ``worker.evaluate_frame``; the union
-must equal ``Query.run`` on the whole input for any R >= 1.
+must equal ``Query.run`` on the whole input for any R >= 1.  The same for
+count windows with position ranges: positions in (time, seq) order, copies
+into floor(p/R) .. floor((p+n-1)/R).
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ def _decide(text, partition_by=None, **options):
     ("PATTERN SEQ(A a, C+ c[]) WITHIN 5", {"kleene": "maximal"}, None, "single"),
     ("PATTERN SEQ(A a, C+ c[]) WITHIN 5", {}, None, "ranges"),
     ("PATTERN SEQ(A a, B b) WHERE [sym] WITHIN 5", {"freeze": ("a",)}, None, "single"),
+    ("PATTERN SEQ(A a, B b) WITHIN 5 EVENTS", {}, None, "positions"),
+    ("PATTERN SEQ(!C c, A a, B b) WITHIN 5 EVENTS", {"strategy": "strict_contiguity"}, None, "positions"),
+    ("PATTERN SEQ(A a, B b) WITHIN 5 EVENTS", {"output": "non_overlapping"}, None, "single"),
+    ("PATTERN SEQ(A a, B b, !C c) WITHIN 5 EVENTS", {}, None, "single"),
 ])
 def test_decide_modes(text, options, partition_by, mode):
     d = _decide(text, partition_by, **options)
@@ -61,6 +67,18 @@ def test_decide_modes(text, options, partition_by, mode):
         assert d.reason  # the SplitWarning says why
     if mode == "ranges":
         assert d.reason is None and d.can_split_time
+    if mode == "positions":
+        assert d.reason is None and d.events == 5 and not d.can_split_time
+
+
+def test_count_windows_mixed_with_time_windows_stay_unsplit():
+    q = jitcep.compile(["PATTERN SEQ(A a, B b) WITHIN 3 EVENTS", "PATTERN SEQ(A a, B b) WITHIN 7 EVENTS"])
+    table = build_event_table(pl.DataFrame(schema={"ts": pl.Int64, "type": pl.String}), q.patterns, type="type")
+    d = P.decide(q.patterns, q.options, table)
+    assert d.mode == "positions" and d.events == 7  # the largest n covers every pattern
+    q = jitcep.compile(["PATTERN SEQ(A a, B b) WITHIN 3 EVENTS", "PATTERN SEQ(A a, B b) WITHIN 7"])
+    d = P.decide(q.patterns, q.options, table)
+    assert d.mode == "single" and "mixed" in d.reason
 
 
 def test_keyed_decision_knows_whether_skew_split_is_allowed():
@@ -87,6 +105,13 @@ def test_segments_of_floor_exactly(t, w, r, expected):
     # every segment's owned range [sR, (s+1)R) intersects [t, t + W], and the first owns t
     assert segs[0] * r <= t < (segs[0] + 1) * r
     assert all(s * r <= t + w for s in segs) and (segs[-1] + 1) * r > t + w
+
+
+@pytest.mark.parametrize("pos,n,r,expected", [
+    (0, 1, 5, [0]), (4, 1, 5, [0]), (4, 2, 5, [0, 1]), (3, 2, 5, [0]), (0, 6, 5, [0, 1]), (9, 12, 5, [1, 2, 3, 4]),
+])
+def test_position_segments_cover_the_next_n_minus_1_positions(pos, n, r, expected):
+    assert list(P.position_segments(pos, n, r)) == expected
 
 
 def test_range_width_at_least_ten_windows_and_splits_large_spans():
@@ -175,6 +200,49 @@ def test_range_copies_give_exactly_the_local_matches(seed, width, which, n):
     table = build_event_table(df, q.patterns, type="type")
     window, _, _ = P.window_in_units(q.patterns, table)
     got = _run_split(q, df, width, window)
+    ordered = df.sort("seq")
+    want = q.run(ordered, type="type", engine="reference")
+    assert got.schema == want.schema
+    assert got.get_column("match_id").n_unique() == got.height
+    assert _matches(got) == _matches(want, ordered.get_column("seq").to_list())
+
+
+def _run_positions(q, df, width, n, tasks=3):
+    """Replay the driver's position ranges: global (ts, seq) positions, copies, tasks, evaluate_frame."""
+    ranked = df.sort(["ts", "seq"]).with_row_index(P.POS).with_columns(pl.col(P.POS).cast(pl.Int64))
+    copies = (ranked.sample(fraction=1.0, shuffle=True, seed=1)  # tasks get rows in no particular order
+              .with_columns(pl.col("seq").alias(P.SEQ), (pl.col(P.POS) // width).alias("lo"))
+              .with_columns(pl.int_ranges("lo", (pl.col(P.POS) + n - 1) // width + 1).alias(P.SEG))
+              .explode(P.SEG).with_columns((pl.col(P.SEG) == pl.col("lo")).alias(P.HOME)).drop("lo"))
+    job = _job(q, copies.schema, split=True, partition_by=(P.SEG,))
+    parts = []
+    for task in range(tasks):
+        frame = copies.filter(pl.col(P.SEG) % tasks == task)
+        if frame.height:
+            parts.append(pl.from_arrow(evaluate_frame(frame, job, task)))
+    return pl.concat(parts) if parts else pl.from_arrow(job.target_schema.empty_table())
+
+
+COUNT_SPLITTABLE = [
+    ("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 4 EVENTS", {}),
+    ("PATTERN SEQ(!C c, A a, B b) WITHIN 3 EVENTS", {}),
+    ("PATTERN SEQ(A a, !C c, B+ b[]) WHERE b[i].x >= b[i-1].x WITHIN 6 EVENTS", {}),
+    ("PATTERN AND(A a, B b, !C c) WITHIN 2 EVENTS", {}),
+    ("PATTERN SEQ(A a, * x, B b) WITHIN 3 EVENTS", {"strategy": "strict_contiguity"}),
+    ("PATTERN SEQ(A a, B b) WITHIN 1 EVENTS", {}),
+    (["PATTERN SEQ(A a, B b) WITHIN 2 EVENTS", "PATTERN SEQ(B b, OR(A a, C c)) WHERE [sym] WITHIN 5 EVENTS"],
+     {}),
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), width=st.integers(1, 12), which=st.integers(0, len(COUNT_SPLITTABLE) - 1),
+       n=st.integers(0, 45), t_hi=st.sampled_from([3, 40]))
+def test_position_copies_give_exactly_the_local_matches(seed, width, which, n, t_hi):
+    text, options = COUNT_SPLITTABLE[which]
+    q = jitcep.compile(text, **options)
+    df = _events(n, seed, t_lo=0, t_hi=t_hi)  # t_hi=3: mostly ties, ordered by seq
+    got = _run_positions(q, df, width, P.count_window_events(q.patterns))
     ordered = df.sort("seq")
     want = q.run(ordered, type="type", engine="reference")
     assert got.schema == want.schema
