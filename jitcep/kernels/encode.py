@@ -165,16 +165,20 @@ def _rehash(cap, uniq, k):
 
 
 @njit(**NUMBA_FLAGS)
+def _hash_feed(values, valid, stride, slots, keys, uniq, k, out):
+    """Code all of ``values`` into ``out`` on top of a table holding k values; returns the (grown) table and k."""
+    i, k = _hash_fill(values, valid, stride, 0, slots, keys, uniq, k, out)
+    while i < len(values):  # half full: double, rehash the k distinct values, go on
+        slots, keys, uniq = _rehash(2 * len(slots), uniq, k)
+        i, k = _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out)
+    return slots, keys, uniq, k
+
+
+@njit(**NUMBA_FLAGS)
 def _hash_codes(values, valid, stride, out):
     """First-occurrence codes of int64 values into ``out`` through an open-addressing table (-1: invalid)."""
-    n = len(values)
-    cap = 1024
-    slots, keys, uniq = _rehash(cap, np.empty(0, np.int64), 0)
-    i, k = _hash_fill(values, valid, stride, 0, slots, keys, uniq, 0, out)
-    while i < n:  # half full: double, rehash the k distinct values, go on
-        cap *= 2
-        slots, keys, uniq = _rehash(cap, uniq, k)
-        i, k = _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out)
+    slots, keys, uniq = _rehash(1024, np.empty(0, np.int64), 0)
+    slots, keys, uniq, k = _hash_feed(values, valid, stride, slots, keys, uniq, 0, out)
     return out, uniq[:k]
 
 
@@ -187,20 +191,15 @@ class HashCoder:
 
     def __init__(self, n: int):
         self.codes = np.empty(n, np.int32)
-        self.cap = 1024
-        self.slots, self.keys, self.uniq = _rehash(self.cap, np.empty(0, np.int64), 0)
+        self.slots, self.keys, self.uniq = _rehash(1024, np.empty(0, np.int64), 0)
         self.k = 0
 
     def feed(self, lo: int, hashes: np.ndarray, valid: np.ndarray | None) -> None:
         """Code rows ``lo .. lo + len(hashes)`` from their hashes (``valid``: their mask or None)."""
         h = np.ascontiguousarray(hashes).view(np.int64)
         v, s = _valid_args(valid, len(h))
-        out = self.codes[lo:lo + len(h)]
-        i, self.k = _hash_fill(h, v, s, 0, self.slots, self.keys, self.uniq, self.k, out)
-        while i < len(h):
-            self.cap *= 2
-            self.slots, self.keys, self.uniq = _rehash(self.cap, self.uniq, self.k)
-            i, self.k = _hash_fill(h, v, s, i, self.slots, self.keys, self.uniq, self.k, out)
+        self.slots, self.keys, self.uniq, self.k = _hash_feed(
+            h, v, s, self.slots, self.keys, self.uniq, self.k, self.codes[lo:lo + len(h)])
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
         """(codes, first row of each code)."""
