@@ -35,26 +35,6 @@ import numpy as np
 import polars as pl
 
 
-def _workaround_expr_shadowing():
-    """jitcep.pattern exports a function ``expr`` that shadows the submodule for
-    ``from .pattern import expr as X`` in other modules; rebind those until that is fixed."""
-    import importlib
-
-    import jitcep.events, jitcep.output, jitcep.query  # noqa: F401,E401
-    mod = importlib.import_module("jitcep.pattern.expr")
-    fn = getattr(sys.modules["jitcep.pattern"], "expr")
-    if fn is mod:
-        return
-    for name, m in list(sys.modules.items()):
-        if name.startswith("jitcep.") and m is not None:
-            for attr, val in list(vars(m).items()):
-                if val is fn and attr != "expr":
-                    setattr(m, attr, mod)
-
-
-_workaround_expr_shadowing()
-
-
 FLAVOURS = ("str", "cat", "int")
 
 
@@ -195,7 +175,7 @@ from jitcep.events import build_event_table
 from jitcep.options import Options
 from jitcep.pattern import parse
 sys.path.insert(0, {perf!r})
-from bench_seq import make_events, pattern_text  # also applies the import workaround
+from bench_seq import make_events, pattern_text
 t1 = time.perf_counter()
 df = make_events(2000, 32, 10, flavour={flavour!r})
 pat = parse(pattern_text({k}, 1000))
