@@ -53,14 +53,12 @@ from .errors import ExplosionError, MissingColumnError, MissingWindowError, Unsu
 from .events import EventTable, build_partition, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.encode import dense_codes
+from .kernels.kleene import closure_runs, gather_lists, segment_aggregate
 from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from .matches import MatchTable
 from .options import Options
-from importlib import import_module
-
-E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
+from .pattern import expr as E
 from .pattern.ast import CountWindow, Pattern, Unbounded
-from .kernels.kleene import closure_runs, gather_lists, segment_aggregate
 from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_expr
 
 _INT64_MAX = np.iinfo(np.int64).max

@@ -26,9 +26,7 @@ import numpy as np
 
 from .. import config
 from ..errors import AttributeTypeError, MissingColumnError, UnsupportedPatternError
-from importlib import import_module
-
-E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
+from ..pattern import expr as E
 from .cache import load_module
 
 _ALL_VALID = np.ones(1, dtype=np.bool_)

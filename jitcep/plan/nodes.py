@@ -37,9 +37,7 @@ from itertools import product
 from typing import Literal, Union
 
 from ..errors import UnsupportedPatternError
-from importlib import import_module
-
-E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
+from ..pattern import expr as E
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
 
 JoinKind = Literal["SEQ", "AND", "OR"]
