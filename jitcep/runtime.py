@@ -256,6 +256,20 @@ class _PatternRun:
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         return self.preds.mask(self.pid[id(pred)], P, self.bound)
 
+    def mask_where_bound(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
+        """:meth:`mask` over the columns of ``P`` whose variables are all bound, True elsewhere.
+
+        A conjunct with an unbound variable (an OR branch not taken) does not
+        apply (semantics section 4).
+        """
+        bound = (P >= 0).all(axis=0)
+        if bound.all() and len(bound):
+            return self.mask(pred, P)
+        keep = np.ones(P.shape[1], dtype=np.bool_)
+        if bound.any():
+            keep[bound] = self.mask(pred, P[:, bound])
+        return keep
+
     def run(self) -> MatchTable:
         table, plan = self.table, self.plan
         names = [v for v in _var_order(plan.root)]
@@ -301,11 +315,7 @@ class _PatternRun:
                 P = np.empty((len(vs), len(rec)), dtype=np.int64)
                 for k, v in enumerate(vs):
                     P[k] = ev if v == K.var else buf.pos[rec, buf.vars.index(v)]
-                bound = (P >= 0).all(axis=0)  # a conjunct on an OR branch not taken does not apply
-                res = np.ones(len(rec), dtype=np.bool_)
-                if bound.any():
-                    res[bound] = self.mask(c, P[:, bound])
-                ok &= res
+                ok &= self.mask_where_bound(c, P)
             recs.append(rec[ok])
             evs.append(ev[ok])
         rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
@@ -420,13 +430,7 @@ class _PatternRun:
             P = np.empty((len(vs), len(li)), dtype=np.int64)
             for k, v in enumerate(vs):
                 P[k] = L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
-            # a conjunct applies only where all its variables are bound (semantics section 4)
-            bound = (P >= 0).all(axis=0)
-            if bound.all():
-                keep = self.mask(pred, P)
-            else:
-                keep = np.ones(len(li), dtype=np.bool_)
-                keep[bound] = self.mask(pred, P[:, bound])
+            keep = self.mask_where_bound(pred, P)
             li, ri, g = li[keep], ri[keep], g[keep]
         pos = np.concatenate([L.pos[li], R.pos[ri]], axis=1)
         start = np.minimum(L.start[li], R.start[ri])
@@ -480,10 +484,7 @@ class _PatternRun:
                     P = np.empty((len(vs), len(idx)), dtype=np.int64)
                     for k, v in enumerate(vs):
                         P[k] = ev[idx] if v == neg.var else buf.pos[rec[idx], buf.vars.index(v)]
-                    bound = (P >= 0).all(axis=0)
-                    res = np.ones(len(idx), dtype=np.bool_)
-                    res[bound] = self.mask(c, P[:, bound]) if bound.any() else res[bound]
-                    ok[idx] = res
+                    ok[idx] = self.mask_where_bound(c, P)
                 killed[rec[ok]] = True
         if not killed.any():
             return buf
