@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
 from jitcep import runtime
 from jitcep.events import build_event_table, evaluate_per_partition
 from jitcep.options import Options
 from jitcep.pattern.ast import CountWindow, EventVar, Pattern, Seq
 from jitcep.reference import evaluate as reference_evaluate
-from jitcep.testing.streams import event_frames
-from test_compiled_differential import _as_tuples, _positive_names, _shapes, gen_pattern
+from test_compiled_differential import _as_tuples, _positive_names, _shapes, gen_pattern, hits_guard, streams
 
 N_PATTERNS = 30
 N_STREAMS = 60
@@ -41,6 +40,7 @@ def _check(pattern, order, shape, df, by):
     # and stream by stream (what Query.run did before): same multiset
     [split] = evaluate_per_partition(lambda sub: runtime.evaluate([pattern], sub, opts, plan=shape), table)
     assert _as_tuples(split, names) == expected
+    return bool(expected)
 
 
 @pytest.mark.parametrize("seed", range(N_PATTERNS))
@@ -48,14 +48,18 @@ def test_partition_by_compiled_equals_reference(seed):
     pattern, order = gen_pattern(1000 + seed)
     shapes = _shapes(pattern, seed)
 
+    hits = [0, 0]
+
+    @hypothesis_seed(seed)
     @settings(max_examples=N_STREAMS, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(event_frames(max_size=12, null_types=True), st.integers(0, len(shapes) - 1),
-           st.sampled_from(KEYS))
+    @given(streams(pattern, null_types=True), st.integers(0, len(shapes) - 1), st.sampled_from(KEYS))
     def run(df, which, by):
-        _check(pattern, order, shapes[which % len(shapes)], df, by)
+        hits[0] += _check(pattern, order, shapes[which % len(shapes)], df, by)
+        hits[1] += 1
 
     run()
+    hits_guard(*hits, f"pattern {1000 + seed}", "partition", seed)
 
 
 def test_count_window_counts_positions_inside_the_stream():
