@@ -2,14 +2,17 @@
 
 ``evaluate(patterns, table, options, plan=None) -> list[MatchTable]`` has the
 signature and result of :func:`jitcep.reference.evaluate` (one canonical match
-table per pattern).  What it covers (issue 3, first slice): SEQ / AND / OR of
-positive variables, nested; negations (docs/semantics.md section 7) as elements
-of SEQ / AND; every predicate kind of section 4 except Kleene references;
-``[attr]`` keys; time, count and unbounded windows; the three orders;
-``strategy="skip_till_any_match"``, ``output="all"``.
-Anything else raises :class:`~jitcep.errors.UnsupportedPatternError` *before*
-any work, so the caller can fall back to the reference evaluator; this engine
-never returns an answer for a pattern it does not cover.
+table per pattern).  What it covers (:func:`check_supported`): SEQ / AND / OR
+of positive variables, nested; negations (docs/semantics.md section 7) as
+elements of SEQ / AND; one Kleene array variable as an item of the top-level
+SEQ under ``kleene="maximal"`` (section 6.2; not together with a negation),
+with member-wise and list conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``);
+every other predicate kind of section 4; ``[attr]`` keys; time, count and
+unbounded windows; the three orders; ``strategy="skip_till_any_match"``,
+``output="all"``, no contiguity / freeze / consume policies.  Anything else
+raises :class:`~jitcep.errors.UnsupportedPatternError` *before* any work, so
+the caller can fall back to the reference evaluator; this engine never
+returns an answer for a pattern it does not cover.
 
 Execution follows ZStream section 4: leaf buffers hold the events of each
 variable sorted by (key partition, position); every join consumes two buffers
@@ -27,6 +30,11 @@ covering them and its conditions' variables, so killed partial matches never
 reach the joins above; one bounded by the window or an AND span, or under
 ``nondecreasing_ts`` (where a positive event outside the node may tie into
 the range), is applied to whole matches.
+
+A Kleene array variable follows ZStream 4.4.5 (KSEQ): the plan of the other
+variables runs first, then each match takes as its list the qualifying events
+of the closure's leaf in its range (found like a negation's range), cut by the
+bounds (:meth:`_PatternRun.kleene_maximal`).
 
 Leaves are built in a few linear passes (issue 3: this is where time goes):
 one grouping of the positions of the types some leaf reads, carrying each
