@@ -19,6 +19,8 @@ classes, and equality predicates become hash partitions.  Here:
   records what fixes its range in a match (the positive variables the SEQ
   structure orders before / after it, whether it has an AND ancestor) and the
   conjuncts that mention it.
+- :class:`KleeneLeaf`: the one array variable ``T+ v[]`` of a top-level SEQ
+  (ZStream 4.4.5 KSEQ), evaluated over whole matches of the other variables.
 
 Any binary tree whose SEQ nodes join *adjacent* runs of a SEQ's items, left
 before right, is valid (ZStream's left-deep, right-deep and bushy plans); the
