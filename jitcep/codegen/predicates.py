@@ -259,9 +259,3 @@ class PredicateSet:
         if P.shape[1]:
             self.fn(pid, np.ascontiguousarray(P, dtype=np.int64), out, *bound)
         return out
-
-
-def column_specs(table) -> dict[str, ColumnSpec]:
-    """ColumnSpecs of an event table's columns (nullable only where a validity mask exists)."""
-    return {name: ColumnSpec(name, col.kind, col.valid is not None and not bool(col.valid.all()))
-            for name, col in table.columns.items()}
