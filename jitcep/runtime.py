@@ -271,7 +271,7 @@ class _PatternRun:
         apply (semantics section 4).
         """
         bound = (P >= 0).all(axis=0)
-        if bound.all() and len(bound):
+        if bound.all():
             return self.mask(pred, P)
         keep = np.ones(P.shape[1], dtype=np.bool_)
         if bound.any():
