@@ -278,6 +278,23 @@ class _PatternRun:
             keep[bound] = self.mask(pred, P[:, bound])
         return keep
 
+    def pairs_pass(self, buf: Buffer, var: str, conds, rec: np.ndarray, ev: np.ndarray) -> np.ndarray:
+        """Which (record ``rec[i]`` of ``buf``, event ``ev[i]`` bound to ``var``) pairs pass every conjunct.
+
+        Each conjunct is tested only on the pairs still passing.
+        """
+        ok = np.ones(len(rec), dtype=np.bool_)
+        for c in conds:
+            idx = np.flatnonzero(ok)
+            if not len(idx):
+                break
+            vs = sorted(E.variables(c))
+            P = np.empty((len(vs), len(idx)), dtype=np.int64)
+            for k, v in enumerate(vs):
+                P[k] = ev[idx] if v == var else buf.pos[rec[idx], buf.vars.index(v)]
+            ok[idx] = self.mask_where_bound(c, P)
+        return ok
+
     def run(self) -> MatchTable:
         table, plan = self.table, self.plan
         names = [v for v in _var_order(plan.root)]
@@ -317,13 +334,7 @@ class _PatternRun:
         r = 0
         while r < m:  # pairs in (match, position) order: each match's members come out in position order
             rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, _NEG_PAIR_BUDGET)
-            ok = np.ones(len(rec), dtype=np.bool_)
-            for c in K.member:
-                vs = sorted(E.variables(c))
-                P = np.empty((len(vs), len(rec)), dtype=np.int64)
-                for k, v in enumerate(vs):
-                    P[k] = ev if v == K.var else buf.pos[rec, buf.vars.index(v)]
-                ok &= self.mask_where_bound(c, P)
+            ok = self.pairs_pass(buf, K.var, K.member, rec, ev)
             recs.append(rec[ok])
             evs.append(ev[ok])
         rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
@@ -483,17 +494,7 @@ class _PatternRun:
             r = 0
             while r < m:
                 rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, _NEG_PAIR_BUDGET)
-                ok = np.ones(len(rec), dtype=np.bool_)
-                for c in neg.conds:
-                    idx = np.flatnonzero(ok)
-                    if not len(idx):
-                        break
-                    vs = sorted(E.variables(c))
-                    P = np.empty((len(vs), len(idx)), dtype=np.int64)
-                    for k, v in enumerate(vs):
-                        P[k] = ev[idx] if v == neg.var else buf.pos[rec[idx], buf.vars.index(v)]
-                    ok[idx] = self.mask_where_bound(c, P)
-                killed[rec[ok]] = True
+                killed[rec[self.pairs_pass(buf, neg.var, neg.conds, rec, ev)]] = True
         if not killed.any():
             return buf
         keep = ~killed
