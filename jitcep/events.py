@@ -360,8 +360,8 @@ def equivalence_key(patterns) -> tuple[str, ...] | None:
 
     With several patterns the key is the attributes common to all of them (in
     the first pattern's order): partitioning by a subset of a pattern's key
-    never separates two events that pattern could join (SASE section 4.3,
-    ZStream section 5.2).  None when some pattern has no such test.
+    never separates two events that pattern could join (SASE section 4.2.1 PAIS,
+    ZStream section 5.2.2).  None when some pattern has no such test.
     """
     keys = []
     for pattern in _as_patterns(patterns):
@@ -810,7 +810,7 @@ def _single_key_group(table: "EventTable", attr: str, independent: bool):
 
 
 def build_partition(table: "EventTable", key: Sequence[str], *, independent: bool = False) -> Partition:
-    """CSR partitions of ``table`` by the key attributes (SASE section 4.3 PAIS, ZStream section 5.2).
+    """CSR partitions of ``table`` by the key attributes (SASE section 4.2.1 PAIS, ZStream section 5.2.2).
 
     ``key_code[p]`` is the dense code of the key of position ``p`` (codes in
     key-value order; -1 when any key attribute is null: null equals nothing,

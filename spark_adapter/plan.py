@@ -5,7 +5,7 @@ Three execution modes (DESIGN.md section 4; issue 4):
 - ``"keyed"``: the caller passed ``partition_by`` (each value is a stream of
   its own, semantics §13), or the patterns share an equivalence key
   ``[attr]``, so events with different keys never meet in one match (SASE
-  section 4.3, ZStream section 5.2 hash partitioning).  Spark
+  section 4.2.1 PAIS, ZStream section 5.2.2 hashing).  Spark
   hash-partitions by the key and each task evaluates its whole partition in
   one call.
 - ``"ranges"``: no key.  The time axis is cut into ranges of width ``R``;
