@@ -50,10 +50,11 @@ from typing import Iterable, Literal, Sequence
 import numpy as np
 import polars as pl
 
-from .errors import (AttributeTypeError, InputFormatError, InvalidWindowError, MissingColumnError,
-                     OptionError, TimestampError, WindowUnitError)
+from .errors import (AttributeTypeError, ExplosionError, InputFormatError, InvalidWindowError,
+                     MissingColumnError, OptionError, TimestampError, WindowUnitError)
 from .kernels import encode as _enc
 from .kernels.grouping import counting_sort
+from .matches import MatchTable
 from .pattern import expr as E
 from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded
 
@@ -767,11 +768,6 @@ def check_types(patterns, table: "EventTable") -> None:
 # --- partitions -------------------------------------------------------------
 
 
-def _stable_argsort(keys: np.ndarray) -> np.ndarray:
-    """int64 permutation sorting ``keys`` with ties in index order (LSD radix sort, O(n) per digit)."""
-    return _enc.stable_argsort(keys)
-
-
 def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, int]:
     """Dense int64 codes 0..k-1 in value order; -1 where invalid."""
     if values.dtype.kind in "iub":
@@ -876,9 +872,6 @@ def evaluate_per_partition(evaluate_group, table: "EventTable", *, max_matches: 
     concatenated per pattern in canonical order.  ``max_matches``: the total
     over all groups (§12), checked after each group.
     """
-    from .errors import ExplosionError
-    from .matches import MatchTable
-
     part = table.partition
     if part is None or not part.independent:
         raise ValueError("evaluate_per_partition needs a table partitioned with partition_by=")
@@ -903,16 +896,12 @@ def evaluate_per_partition(evaluate_group, table: "EventTable", *, max_matches: 
 
 def _remap(mt, where: np.ndarray):
     """``mt`` with sub-table positions replaced by ``where[p]`` (positions of the whole table)."""
-    from .matches import MatchTable
-
     single = {v: np.where(c >= 0, where[np.maximum(c, 0)], -1) for v, c in mt.single.items()}
     lists = {v: (off, where[pos]) for v, (off, pos) in mt.lists.items()}
     return MatchTable(mt.n, single, lists, dict(mt.list_unbound))
 
 
 def _concat(parts: list):
-    from .matches import MatchTable
-
     n = sum(p.n for p in parts)
     first = parts[0]
     single = {v: np.concatenate([p.single[v] for p in parts]) for v in first.single}
@@ -1027,7 +1016,7 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     if row is not None:  # already sorted input is common: no permutation, no copies
         perm = None
     else:
-        perm = _stable_argsort(ts)
+        perm = _enc.stable_argsort(ts)
         row = perm
         ts = ts[perm]
 
