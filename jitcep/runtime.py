@@ -58,7 +58,7 @@ import numpy as np
 from .codegen import PredicateSet
 from .codegen.predicates import ColumnSpec
 from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
-from .events import EventTable, build_partition, window_span
+from .events import Column, EventTable, build_partition, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.encode import dense_codes
 from .kernels.kleene import closure_runs, gather_lists, segment_aggregate
@@ -365,7 +365,6 @@ class _PatternRun:
         cols: dict = {}
 
         def gather(attr: str, p: np.ndarray):
-            from .events import Column
             if attr in src.columns:
                 col = src.columns[attr]
             elif attr == "ts":
@@ -379,7 +378,6 @@ class _PatternRun:
             return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary)
 
         def virt(x):
-            from .events import Column
             if isinstance(x, E.Agg):
                 name = f"{x.func}({x.attr})"
                 if name not in cols:
@@ -552,7 +550,6 @@ class _TypeView:
     """The table as PredicateSet.bind sees it: ``type`` added as a string column when absent."""
 
     def __init__(self, table: EventTable):
-        from .events import Column
         self.ts = table.ts
         self.columns = dict(table.columns)
         if "type" not in self.columns:
