@@ -73,10 +73,8 @@ def _resolve_engine(engine: str, patterns, options) -> str:
         return engine
     if engine != "auto":
         raise OptionError(f"engine={engine!r} is not one of 'auto', 'reference', 'compiled'")
-    try:
-        from jitcep.runtime import check_supported
-    except ImportError:
-        return "reference"
+    from jitcep.runtime import check_supported  # lazy: `import jitcep` does not load the Numba engine
+
     try:
         for p in patterns:
             check_supported(p, options)

@@ -30,6 +30,7 @@ from jitcep.matches import MatchTable
 from jitcep.options import Options
 from jitcep.output import to_frame
 from jitcep.pattern.ast import Pattern
+from jitcep.query import _engine
 
 from .plan import HOME, POS, SEQ
 
@@ -136,8 +137,6 @@ def evaluate_frame(frame: pl.DataFrame, job: Job, partition_id: int) -> pa.Table
     # (time, seq): ties follow seq; the table builder then keeps this order (its sort is stable).
     # Position copies also carry the global position, which settles any tie seq leaves open.
     frame = frame.sort([job.time, SEQ] + ([POS] if POS in frame.columns else []), nulls_last=True)
-    from jitcep.query import _engine
-
     evaluate = _engine(job.engine)
     patterns = list(job.patterns)
     table = build_event_table(frame, patterns, time=job.time, type=job.type, time_unit=job.time_unit,
