@@ -31,8 +31,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
-
-ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
+from .join import ORDER_CODE
 
 
 @njit(**NUMBA_FLAGS)
@@ -190,5 +189,9 @@ def killed_unconditionally(pos, lo, hi, cand):
 
 
 def candidate_pairs(pos, lo, hi, cand, skip, r0: int, budget: int):
-    """(record, event position) pairs to test against the negation's conditions, and the next start record."""
+    """(record, event position) pairs of the ranges, the record's own events left out, and the next start record.
+
+    The pairs a negation's conditions (or a Kleene closure's member-wise
+    conjuncts) are tested on, about ``budget`` at a time.
+    """
     return _pairs(pos, lo, hi, cand, skip, int(r0), int(budget))
