@@ -121,16 +121,15 @@ class _Gen:
             self.emit(f"{t} = ok_{t} and ({lv}) {_CMP_PY[e.op]} ({rv})")
         elif isinstance(e, E.BoolOp):
             parts = [self.boolean_operand(x, var_slot) for x in e.items]
+            nul = " or ".join(f"(not {o})" for v, o in parts)  # some operand is NULL
             if e.op == "and":
                 fals = " or ".join(f"({o} and not {v})" for v, o in parts)
-                nul = " or ".join(f"(not {o})" for v, o in parts)
                 self.emit(f"f_{t} = {fals}")
                 self.emit(f"n_{t} = {nul}")
                 self.emit(f"ok_{t} = f_{t} or not n_{t}")
                 self.emit(f"{t} = not f_{t} and not n_{t}")
             else:
                 tru = " or ".join(f"({o} and {v})" for v, o in parts)
-                nul = " or ".join(f"(not {o})" for v, o in parts)
                 self.emit(f"{t} = {tru}")
                 self.emit(f"ok_{t} = {t} or not ({nul})")
         elif isinstance(e, E.Not):
