@@ -11,14 +11,15 @@ For each length k the pattern is
 over synthetic events (``--types`` types, ``--keys`` symbols, ts steps 0..2),
 in input flavours (``--flavours``): type and symbol as String columns ("str"),
 as Categorical ones ("cat"), or String type with an Int64 symbol ("int").
-Printed per flavour and length (the median of ``--repeat`` runs): stage times on a warm process (build = Polars -> event
-table, leaves / joins inside the engine, output = match tables -> Polars),
-events/s end to end, matches/s, the ratio to one bare Numba pass over the same
-columns, peak memory above the input (VmHWM in a fresh process per row, so no
-allocator pages kept from earlier runs hide it; see :func:`memory_child`)
-against the input columns the pattern reads, and compile latency: cold (empty Numba and jitcep
-caches, fresh process), cached (same caches, fresh process) and a new pattern
-in a warm process.  DESIGN.md section 6 has the targets.
+Printed per flavour and length (the median of ``--repeat`` runs): stage times
+on a warm process (build = Polars -> event table, leaves / joins inside the
+engine, output = match tables -> Polars), events/s end to end, matches/s, the
+ratio to one bare Numba pass over the same columns, peak memory above the
+input (VmHWM in a fresh process per row, so no allocator pages kept from
+earlier runs hide it; see :func:`memory_child`) against the input columns the
+pattern reads, and compile latency: cold (empty Numba and jitcep caches, fresh
+process), cached (same caches, fresh process) and a new pattern in a warm
+process.  DESIGN.md section 6 has the targets.
 """
 
 from __future__ import annotations
