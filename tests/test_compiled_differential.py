@@ -42,15 +42,14 @@ N_PATTERNS = 40
 N_STREAMS = 215
 N_KLEENE_PATTERNS = 12  # kleene="maximal" patterns (semantics section 6.2), vs the reference only
 N_KLEENE_STREAMS = 150
-# A differential case with no match compares two empty results: each pattern must match on at least
-# this share of its streams (counted by the oracle), so a generator change that stops producing
-# matches fails instead of passing vacuously.  The runs are seeded per pattern, so this is deterministic.
-MIN_MATCH_RATE = 0.01
-# seeds whose pattern is (nearly) unsatisfiable on these streams (contradictory conjuncts such as
-# `v.x IS NULL AND v.x > w.x`, or lethal negations): known gaps, exempt from the floor until the
-# pattern generator prunes such conjuncts
-NEVER_MATCH = {"diff": {3, 5, 10, 11, 20, 22, 28, 30, 35, 37, 38}, "kleene": {1, 3, 4, 5},
-               "partition": {0, 2, 4, 5, 6, 8, 10, 11, 17, 18, 21, 25, 29}}
+# A differential case with no match compares two empty results: the share of cases where the oracle
+# finds a match is recorded per kind (hits_guard) and checked over all patterns by the last test of each
+# module, so a generator change that stops producing matches fails instead of passing vacuously.
+# (Per-pattern floors flaked: a few generated patterns are nearly unsatisfiable — contradictory
+# conjuncts such as `v.x IS NULL AND v.x > w.x`, or lethal negations — and hypothesis' draws for them
+# are not stable across runs.)  Measured shares: ~0.15-0.27 per kind.
+MIN_OVERALL_MATCH_RATE = 0.05
+ORACLE_HITS = {"diff": [0, 0], "kleene": [0, 0], "partition": [0, 0]}
 
 try:
     from jitcep.reference import evaluate as reference_evaluate
@@ -207,7 +206,7 @@ def _check(pattern, order, shapes, df, which=None):
 
 
 def streams(pattern, extra=0, **kw):
-    """Streams shaped so ``pattern`` matches on a good share of them (measured: see MIN_MATCH_RATE).
+    """Streams shaped so ``pattern`` matches on a good share of them (measured: see MIN_OVERALL_MATCH_RATE).
 
     Half of the long-enough streams carry the positive variables' types in the pattern's order
     (``motif``, with one shared ``k`` when the pattern has ``[k]``); the types are the ones the
@@ -225,10 +224,17 @@ def streams(pattern, extra=0, **kw):
 
 
 def hits_guard(hits, cases, label, kind, seed):
-    if seed in NEVER_MATCH[kind]:
-        return
-    assert cases and hits / cases >= MIN_MATCH_RATE, \
-        f"{label}: the oracle matched on {hits}/{cases} streams; the generators no longer produce matches"
+    """Record how many of a pattern's cases the oracle matched (checked by check_overall_match_rate)."""
+    ORACLE_HITS[kind][0] += hits
+    ORACLE_HITS[kind][1] += cases
+
+
+def check_overall_match_rate(kind):
+    hits, cases = ORACLE_HITS[kind]
+    if cases == 0:
+        pytest.skip(f"no {kind} differential case ran in this session (test selected alone)")
+    assert hits / cases >= MIN_OVERALL_MATCH_RATE, \
+        f"the oracle matched on only {hits}/{cases} {kind} cases; the generators no longer produce matches"
 
 
 @pytest.mark.parametrize("seed", range(N_PATTERNS))
@@ -366,3 +372,9 @@ def test_compiled_kleene_maximal_equals_reference(seed):
 
     run()
     hits_guard(*hits, f"kleene pattern {seed}", "kleene", seed)
+
+
+# last in the module: runs after every parametrised case above (pytest keeps definition order)
+@pytest.mark.parametrize("kind", ["diff", "kleene"])
+def test_generated_cases_still_produce_matches(kind):
+    check_overall_match_rate(kind)

@@ -19,7 +19,8 @@ from jitcep.events import build_event_table, evaluate_per_partition
 from jitcep.options import Options
 from jitcep.pattern.ast import CountWindow, EventVar, Pattern, Seq
 from jitcep.reference import evaluate as reference_evaluate
-from test_compiled_differential import _as_tuples, _positive_names, _shapes, gen_pattern, hits_guard, streams
+from test_compiled_differential import (_as_tuples, _positive_names, _shapes, check_overall_match_rate, gen_pattern,
+                                       hits_guard, streams)
 
 N_PATTERNS = 30
 N_STREAMS = 60
@@ -94,3 +95,8 @@ def test_partition_by_and_equivalence_key_null_key():
     assert sorted(zip(table2.row[mt2.single["a"]].tolist(), table2.row[mt2.single["b"]].tolist())) == \
         [(0, 1), (2, 3)]
     assert np.all(mt2.single["a"] >= 0)
+
+
+# last in the module: runs after every parametrised case above (pytest keeps definition order)
+def test_generated_cases_still_produce_matches():
+    check_overall_match_rate("partition")
