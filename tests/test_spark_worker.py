@@ -151,11 +151,8 @@ def _job(q, frame_schema, *, split, partition_by=None, shape="wide"):
                source_columns=("type", "ts", "sym", "x", "seq"), split_time=split, target_schema=target)
 
 
-def _run_split(q, df, width, window, tasks=3):
-    """Replay the driver: copies per segment, segments dealt to tasks, evaluate_frame per task."""
-    copies = (df.with_columns(pl.col("seq").alias(P.SEQ), (pl.col("ts") // width).alias("lo"))
-              .with_columns(pl.int_ranges("lo", (pl.col("ts") + window) // width + 1).alias(P.SEG))
-              .explode(P.SEG).with_columns((pl.col(P.SEG) == pl.col("lo")).alias(P.HOME)).drop("lo"))
+def _deal_to_tasks(q, copies, tasks):
+    """Deal range copies to tasks by segment and run evaluate_frame per task, as the driver does."""
     job = _job(q, copies.schema, split=True, partition_by=(P.SEG,))
     parts = []
     for task in range(tasks):
@@ -163,6 +160,14 @@ def _run_split(q, df, width, window, tasks=3):
         if frame.height:
             parts.append(pl.from_arrow(evaluate_frame(frame, job, task)))
     return pl.concat(parts) if parts else pl.from_arrow(job.target_schema.empty_table())
+
+
+def _run_split(q, df, width, window, tasks=3):
+    """Replay the driver: copies per segment, segments dealt to tasks, evaluate_frame per task."""
+    copies = (df.with_columns(pl.col("seq").alias(P.SEQ), (pl.col("ts") // width).alias("lo"))
+              .with_columns(pl.int_ranges("lo", (pl.col("ts") + window) // width + 1).alias(P.SEG))
+              .explode(P.SEG).with_columns((pl.col(P.SEG) == pl.col("lo")).alias(P.HOME)).drop("lo"))
+    return _deal_to_tasks(q, copies, tasks)
 
 
 def _matches(df: pl.DataFrame, rows=None) -> list:
@@ -214,13 +219,7 @@ def _run_positions(q, df, width, n, tasks=3):
               .with_columns(pl.col("seq").alias(P.SEQ), (pl.col(P.POS) // width).alias("lo"))
               .with_columns(pl.int_ranges("lo", (pl.col(P.POS) + n - 1) // width + 1).alias(P.SEG))
               .explode(P.SEG).with_columns((pl.col(P.SEG) == pl.col("lo")).alias(P.HOME)).drop("lo"))
-    job = _job(q, copies.schema, split=True, partition_by=(P.SEG,))
-    parts = []
-    for task in range(tasks):
-        frame = copies.filter(pl.col(P.SEG) % tasks == task)
-        if frame.height:
-            parts.append(pl.from_arrow(evaluate_frame(frame, job, task)))
-    return pl.concat(parts) if parts else pl.from_arrow(job.target_schema.empty_table())
+    return _deal_to_tasks(q, copies, tasks)
 
 
 COUNT_SPLITTABLE = [
