@@ -278,3 +278,12 @@ def test_kleene_under_cap_is_complete():
     # 7 lists, cap 7: all of them
     got = matches("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df, max_kleene=7)
     assert sum(got.values()) == 7
+
+
+def test_and_group_iteration_rejected_halfway():
+    df = events("type ts", ("A", 0), ("B", 5), ("A", 8), ("B", 15))
+    # body matches (a, b): m1 = (0,1), m2 = (2,1), m3 = (2,3); (0,3) spans 15 > 10.  Sets of two:
+    # {m1,m2} spans 8 and {m2,m3} 10; {m1,m3} is rejected at B3 after A2 was already added to the
+    # match (ts 15 - 0 > 10): the half-added iteration is taken back whole (Matcher.push_all)
+    assert matches("PATTERN KL(AND(A a, B b)){2} WITHIN 10", df) == M(
+        ((0, 2), (1, 1)), ((2, 2), (1, 3)))
