@@ -446,3 +446,14 @@ def test_long_shape_rows():
     for m, v, r in out.select("match_id", "variable", "row").rows():
         got.setdefault(m, {})[v] = r
     assert {(d["a"], d["b"]) for d in got.values()} == EXPECTED_AB
+
+
+def test_ts_and_type_pseudo_attributes_against_input_columns():
+    # docs/semantics.md section 4: a.ts is always the time column; a column called "type" that is
+    # not the type column is what a.type reads (the papers' SASE examples rely on that)
+    df = pl.DataFrame({"t": [0, 1], "kind": ["A", "B"], "type": ["x", "y"], "ts": [5, 6]})
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.type = 'x' AND b.ts = 1 WITHIN 10")
+    out = q.run(df, time="t", type="kind")
+    assert out["a"].struct.field("row").to_list() == [0] and out["b"].struct.field("row").to_list() == [1]
+    assert jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.type = 'A' WITHIN 10").run(
+        df, time="t", type="kind").height == 0
