@@ -115,10 +115,8 @@ class MatchTable:
         keys: list[np.ndarray] = []
         for v in sorted(self.lists, reverse=True):
             off, pos = self.lists[v]
-            # lists compare by length then by a stable hash of content; exact ties are equal lists
-            h = np.array([hash(tuple(pos[off[i]:off[i + 1]].tolist())) for i in range(self.n)],
-                         dtype=np.int64)
-            keys += [h, off[1:] - off[:-1]]
+            # lists compare by length then by a hash of their content (equal lists, equal keys)
+            keys += [_list_hashes(off, pos), off[1:] - off[:-1]]
             if v in self.list_unbound:
                 keys.append(self.list_unbound[v].astype(np.int64))
         for v in sorted(self.single, reverse=True):
@@ -126,3 +124,32 @@ class MatchTable:
         keys += [lo, hi]
         order = np.lexsort(keys)
         return self.take(order)
+
+
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def _list_hashes(off: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each CSR list's content (int64; 0 for an empty list), vectorised.
+
+    Each member is mixed with its index in the list (splitmix64 finaliser) and
+    the mixes of a list are summed, so the hash depends on order; canonical
+    order only needs equal lists to hash equal and different ones to differ
+    almost always, not any particular order between them.
+    """
+    n = len(off) - 1
+    out = np.zeros(n, dtype=np.uint64)
+    lens = off[1:] - off[:-1]
+    nonempty = lens > 0
+    if not nonempty.any():
+        return out.view(np.int64)
+    seg = pos[:off[-1]].astype(np.uint64)
+    index = (np.arange(len(seg), dtype=np.int64) - np.repeat(off[:-1], lens)).astype(np.uint64)
+    x = seg * _MIX[0] + index
+    x ^= x >> np.uint64(30)
+    x *= _MIX[1]
+    x ^= x >> np.uint64(27)
+    x *= _MIX[2]
+    x ^= x >> np.uint64(31)
+    out[nonempty] = np.add.reduceat(x, off[:-1][nonempty])
+    return out.view(np.int64)
