@@ -167,25 +167,34 @@ class _TableContext:
 
         One sequential pass over type and key codes for every leaf of every
         pattern with this key: a leaf then reads its candidates and their keys
-        contiguously instead of gathering keys at scattered positions.
+        contiguously instead of gathering keys at scattered positions.  Events
+        whose key is null are left out here (they join nothing).
         """
         if key not in self._types:
-            kc = self.key_codes(key)[0]
+            kc, _, valid = self.key_codes(key)
             names = self.table.type_names
             wanted = self.leaf_types.get(key)
             keep = None if wanted is None else np.array([t in wanted for t in names], dtype=np.bool_)
-            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, keep)
+            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, keep, valid)
         return self._types[key]
 
-    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int]:
-        """Partition codes of a plan with equivalence key ``key`` (None, 1: one partition).
+    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None]:
+        """(codes, G, valid): partition codes of a plan with equivalence key ``key``.
 
-        ``[attr]`` keys never group a null (-1: the event joins nothing); with
-        ``partition_by=`` streams the code combines the stream and the key.
+        ``codes`` None, G 1: one partition.  A null key joins nothing: its
+        code is -1, or ``valid`` (when not None) is False there.  A key that is
+        one ``str`` column or the ``type`` pseudo-attribute uses the column's
+        codes as they are (they index its sorted dictionary of present values,
+        so they are dense already): no pass over the events, no full-length
+        copy.  With ``partition_by=`` streams the code combines the stream and
+        the key.
         """
         if key not in self._keys:
-            codes, G = None, 1
-            if key:
+            codes, G, valid = None, 1, None
+            direct = self._dictionary_codes(key) if self.streams is None else None
+            if direct is not None:
+                codes, G, valid = direct
+            elif key:
                 part = self.table.partition
                 if part is None or part.independent or tuple(part.key) != key:
                     part = build_partition(self.table, key)
@@ -198,8 +207,20 @@ class _TableContext:
                 else:
                     null = codes < 0
                     codes, G = dense_codes(s * max(G, 1) + codes, ~null if null.any() else None)
-            self._keys[key] = (codes, G)
+            self._keys[key] = (codes, G, valid)
         return self._keys[key]
+
+    def _dictionary_codes(self, key: tuple[str, ...]):
+        """(codes, G, valid) of a key that is one ``str`` column or ``type``; None for other keys."""
+        if len(key) != 1:
+            return None
+        table, attr = self.table, key[0]
+        col = table.columns.get(attr)
+        if col is not None:
+            return (col.values, len(col.dictionary), col.valid) if col.kind == "str" else None
+        if attr == "type":  # a null type is code -1 already
+            return table.type_code, len(table.type_names), None
+        return None
 
     def stream_positions(self) -> np.ndarray:
         """Each event's position inside its ``partition_by`` stream (the count-window measure)."""
@@ -254,7 +275,7 @@ class _PatternRun:
             self.wt, self.W = table.ts, int(_INT64_MAX)
         else:
             self.wt, self.W = table.ts, window_span(window, table)
-        self.key_code, self.G = ctx.key_codes(plan.key)
+        self.key_code, self.G, self.key_valid = ctx.key_codes(plan.key)
         # negations applied on the lowest join covering their anchor (pushed down, ZStream 4.4.2)
         # when the order cannot put a positive event inside their range; the rest on whole matches
         pushable = options.order != "nondecreasing_ts"
@@ -511,10 +532,11 @@ class _PatternRun:
         """
         table, key = self.table, self.plan.key
         ckeys = None
+        keep = None
         if leaf.types is None:
             cand = np.arange(table.n, dtype=np.int64)
             if self.key_code is not None:
-                ckeys = self.key_code
+                ckeys, keep = self.key_code, self.key_valid  # type groups leave null keys out; here: valid
         else:
             order, okeys, off = self.ctx.type_groups(key)
             wanted = set(leaf.types)
@@ -533,9 +555,9 @@ class _PatternRun:
                 cand = cand[o]
                 if self.key_code is not None:
                     ckeys = np.concatenate([okeys[off[c]:off[c + 1]] for c in codes])[o]
-        keep = None
         if leaf.filter is not None and len(cand):
-            keep = self.mask(leaf.filter, cand[None, :])
+            passed = self.mask(leaf.filter, cand[None, :])
+            keep = passed if keep is None else passed & keep
         if ckeys is not None:
             cand, goff = leaf_by_key(cand, ckeys, self.G, keep)
         else:
