@@ -39,13 +39,13 @@ Decisions of the builder (:func:`build_event_table`):
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import math
 import os
 import pathlib
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Sequence
 
 import numpy as np
 import polars as pl
@@ -90,21 +90,38 @@ class Partition:
     # and a null key value is a group of its own (never code -1).
     independent: bool = False
 
-    # Added (additive contract change): ``order`` may be left to first use.  The compiled engine
-    # reads only key_code and offsets, so a partition built for it skips the scatter of n
-    # positions (a full-length int64 array) unless someone asks for ``order``.
+    # Added (additive contract change): the arrays may be left to first use.  The compiled engine
+    # reads only key_code and offsets (and takes a string key's codes from its dictionary codes when
+    # it can), so a partition built for it skips the scatter of n positions (a full-length int64
+    # array) unless someone asks for ``order``, and a deferred one costs nothing until read.
     @classmethod
     def lazy(cls, key: tuple[str, ...], key_code: np.ndarray, offsets: np.ndarray,
              independent: bool = False) -> "Partition":
         """A partition whose ``order`` is computed from ``key_code`` (one counting sort) when first read."""
+        return cls._unset(key, independent, key_code=key_code, offsets=offsets)
+
+    @classmethod
+    def deferred(cls, key: tuple[str, ...], build: Callable[[], "Partition"],
+                 independent: bool = False) -> "Partition":
+        """A partition whose arrays are ``build()``'s, computed when one of them is first read."""
+        return cls._unset(key, independent, _build=build)
+
+    @classmethod
+    def _unset(cls, key, independent, **given) -> "Partition":
         self = object.__new__(cls)
-        for name, value in (("key", key), ("key_code", key_code), ("offsets", offsets),
-                            ("independent", independent)):
+        for name, value in (("key", key), ("independent", independent), *given.items()):
             object.__setattr__(self, name, value)
         return self
 
     def __getattr__(self, name):
-        # reached only when ``order`` is not set yet (a lazy partition): build and keep it
+        # reached only for an array not set yet (a lazy or deferred partition): build and keep it
+        if name in ("key_code", "offsets", "order") and "_build" in self.__dict__:
+            built = self.__dict__["_build"]()
+            for field in ("key_code", "offsets", "order"):
+                if field in built.__dict__:  # a lazy ``built`` leaves ``order`` to the branch below
+                    object.__setattr__(self, field, built.__dict__[field])
+            object.__delattr__(self, "_build")
+            return getattr(self, name)
         if name == "order" and "key_code" in self.__dict__:
             order, _ = counting_sort(self.key_code, len(self.offsets) - 1)
             object.__setattr__(self, "order", order)
@@ -124,6 +141,17 @@ class EventTable:
     time_unit_ns: int | None
     time_dtype: object          # the input time column's Polars dtype, for output
     partition: Partition | None = None
+
+    # Added (additive contract change): for input already sorted by time ``row`` is the identity,
+    # filled on first read (one full-length int64 array the engine never reads; output and the
+    # Spark adapter read it).  :func:`_new_table` leaves it unset.
+    def __getattr__(self, name):
+        # reached only when ``row`` is not set yet (sorted input): fill and keep it
+        if name == "row" and "ts" in self.__dict__:
+            row = _enc.identity_rows(len(self.ts))
+            object.__setattr__(self, "row", row)
+            return row
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def n(self) -> int:
@@ -1012,9 +1040,8 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     ts, unit_ns = _time_values(time, df.get_column(time), time_unit)
     n = len(ts)
     # Stable sort by time: ties keep input order (the "position" order of DESIGN.md section 2).
-    row = _enc.sorted_rows(ts)  # one pass: the sortedness check writes the identity row numbers
-    if row is not None:  # already sorted input is common: no permutation, no copies
-        perm = None
+    if _enc.is_sorted(ts):  # already sorted input is common: no permutation, no copies
+        perm = row = None   # row: the identity, filled when first read (EventTable.__getattr__)
     else:
         perm = _enc.stable_argsort(ts)
         row = perm
@@ -1041,12 +1068,22 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         cols[attr] = Column(c.kind, by_position(c.values),
                             None if c.valid is None else by_position(c.valid), c.dictionary)
 
-    table = EventTable(ts=np.ascontiguousarray(ts), row=row, type_code=np.ascontiguousarray(type_code),
-                       type_names=type_names, columns=cols, time_unit_ns=unit_ns,
-                       time_dtype=df.schema[time])
+    fields = dict(ts=np.ascontiguousarray(ts), type_code=np.ascontiguousarray(type_code),
+                  type_names=type_names, columns=cols, time_unit_ns=unit_ns, time_dtype=df.schema[time])
+    table = _new_table(fields, row)
     if check:
         check_types(pats, table)
-    if key:
-        table = dataclasses.replace(
-            table, partition=build_partition(table, key, independent=partition_by is not None))
+    if key:  # built when first read: the compiled engine may never need it
+        independent = partition_by is not None
+        part = Partition.deferred(key, functools.partial(build_partition, table, key, independent=independent),
+                                  independent)  # a partial, not a lambda: the partition still pickles
+        return _new_table(fields, row, part)  # ``table`` (no partition) is what the build reads
+    return table
+
+
+def _new_table(fields: dict, row: np.ndarray | None, partition: Partition | None = None) -> EventTable:
+    """An EventTable of ``fields``; ``row`` None (sorted input) leaves the identity to first read."""
+    table = EventTable(row=row, partition=partition, **fields)
+    if row is None:
+        object.__delattr__(table, "row")
     return table

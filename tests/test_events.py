@@ -783,6 +783,32 @@ def test_partition_order_is_built_on_first_use_and_pickles():
         part.no_such_field
 
 
+def test_partition_is_built_on_first_read():
+    df = pl.DataFrame({"ts": [1, 2, 3, 4], "k": [5, 3, None, 5]})
+    t = build_event_table(df, pattern(Equiv("k")))
+    part = t.partition
+    assert part.key == ("k",) and not part.independent  # known without building anything
+    assert not {"key_code", "offsets", "order"} & set(vars(part))
+    assert part.offsets.tolist() == [0, 1, 3] and part.key_code.tolist() == [1, 0, -1, 1]
+    assert part.order.tolist() == [1, 0, 3]
+    eager = build_partition(t, ("k",))
+    assert eager.key_code.tolist() == part.key_code.tolist() and eager.order.tolist() == part.order.tolist()
+
+
+@pytest.mark.parametrize("ts", [[1, 2, 2, 5], [2, 1, 2, 5]])
+def test_row_of_sorted_input_is_filled_on_first_read(ts):
+    import pickle
+
+    t = build_event_table(pl.DataFrame({"ts": ts, "x": [1, 2, 3, 4]}), pattern())
+    assert ("row" in vars(t)) == (ts != sorted(ts))  # sorted: the identity, left to first read
+    again = pickle.loads(pickle.dumps(t))
+    expected = np.argsort(np.array(ts), kind="stable").tolist()
+    assert t.row.dtype == np.int64 and t.row.tolist() == expected and again.row.tolist() == expected
+    assert t.take(np.array([1, 3])).row.tolist() == expected[1::2]
+    with pytest.raises(AttributeError):
+        t.no_such_field
+
+
 @pytest.mark.parametrize("flavour", ["str", "long_str", "cat", "enum"])
 def test_string_flavours_give_the_same_table(flavour):
     rng = np.random.default_rng(3)

@@ -144,14 +144,23 @@ def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
 # --- fused build passes -----------------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(-3, 3), max_size=30))
-def test_sorted_rows(xs):
-    row = enc.sorted_rows(np.array(xs, dtype=np.int64))
-    if xs == sorted(xs):
-        assert row is not None and row.dtype == np.int64 and row.tolist() == list(range(len(xs)))
-    else:
-        assert row is None
+@pytest.mark.parametrize("n", [0, 1, 5, enc._SORTED_BLOCK, enc._SORTED_BLOCK + 1, 3 * enc._SORTED_BLOCK + 7])
+def test_identity_rows(n):
+    row = enc.identity_rows(n)
+    assert row.dtype == np.int64 and row.tolist() == list(range(n))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 3 * enc._SORTED_BLOCK + 3), st.data())
+def test_is_sorted_one_descent_anywhere(n, data):
+    # the check counts descents block by block: a single one at any offset (block edges included)
+    a = np.arange(n, dtype=np.int64) // 3
+    assert enc.is_sorted(a)
+    i = data.draw(st.sampled_from(sorted({1, n - 1, *(b for b in (enc._SORTED_BLOCK, enc._SORTED_BLOCK + 1,
+                                                              2 * enc._SORTED_BLOCK) if b < n)})
+                                  ) | st.integers(1, n - 1))
+    a[i] = a[i - 1] - 1
+    assert not enc.is_sorted(a)
 
 
 def _naive_group(xs, valid, null_group):
