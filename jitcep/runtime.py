@@ -75,16 +75,31 @@ _NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bo
 
 @dataclass
 class Buffer:
-    """A node buffer (ZStream 4.2): records sorted by (partition, end)."""
+    """A node buffer (ZStream 4.2): records sorted by (partition, end), with their start and end times."""
 
     vars: tuple[str, ...]
     pos: np.ndarray      # (m, k) int64 event positions, -1 = unbound (OR branch not taken)
     start: np.ndarray    # (m,) first position of each record
     end: np.ndarray      # (m,) last position of each record
     goff: np.ndarray     # (G + 1,) partition offsets
+    tstart: np.ndarray   # (m,) ts[start]: the joins read times in record order, not at scattered positions
+    tend: np.ndarray     # (m,) ts[end]
+    wstart: np.ndarray   # (m,) wt[start] (the window measure; the tstart array itself for a time window)
+    wend: np.ndarray     # (m,) wt[end]
 
     def as_tuple(self):
         return (self.pos, self.start, self.end, self.goff)
+
+    def timed(self):
+        """The 8-tuple the join kernels take (:mod:`jitcep.kernels.join`)."""
+        return (self.pos, self.start, self.end, self.goff, self.tstart, self.tend, self.wstart, self.wend)
+
+    def take(self, idx: np.ndarray, goff: np.ndarray) -> "Buffer":
+        """Records ``idx`` (in order) with partition offsets ``goff``."""
+        wstart = self.tstart is self.wstart
+        tstart, tend = self.tstart[idx], self.tend[idx]
+        return Buffer(self.vars, self.pos[idx], self.start[idx], self.end[idx], goff, tstart, tend,
+                      tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx])
 
 
 def check_supported(pattern: Pattern, options: Options) -> None:
@@ -163,11 +178,12 @@ class _TableContext:
         self.leaf_types: dict[tuple[str, ...], set[str]] = {}  # per key: the types leaves ask for
 
     def type_groups(self, key: tuple[str, ...]):
-        """(order, okeys, offsets): positions grouped by type code, each with its key code (int32).
+        """(order, okeys, otimes, offsets): positions grouped by type code, with key code and timestamp.
 
-        One sequential pass over type and key codes for every leaf of every
-        pattern with this key: a leaf then reads its candidates and their keys
-        contiguously instead of gathering keys at scattered positions.  Events
+        One sequential pass over type codes, key codes and timestamps for
+        every leaf of every pattern with this key: a leaf then reads its
+        candidates, their keys and times contiguously instead of gathering
+        them at scattered positions.  Events
         whose key is null are left out here (they join nothing).
         """
         if key not in self._types:
@@ -175,7 +191,8 @@ class _TableContext:
             names = self.table.type_names
             wanted = self.leaf_types.get(key)
             keep = None if wanted is None else np.array([t in wanted for t in names], dtype=np.bool_)
-            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, keep, valid)
+            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, keep, valid,
+                                               self.table.ts)
         return self._types[key]
 
     def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None]:
@@ -457,10 +474,10 @@ class _PatternRun:
         ts = self.table.ts
         if n.kind == "SEQ":
             order = self.options.order
-            li, ri, g = seq_join(L.as_tuple(), R.as_tuple(), ts, self.wt, self.W, order,
+            li, ri, g = seq_join(L.timed(), R.timed(), ts, self.wt, self.W, order,
                                  distinct and order == "nondecreasing_ts", cap)
         else:
-            li, ri, g = and_join(L.as_tuple(), R.as_tuple(), ts, self.wt, self.W, distinct, cap)
+            li, ri, g = and_join(L.timed(), R.timed(), ts, self.wt, self.W, distinct, cap)
         for pred in n.predicates:
             if not len(li):
                 break
@@ -471,16 +488,21 @@ class _PatternRun:
             keep = self.mask_where_bound(pred, P)
             li, ri, g = li[keep], ri[keep], g[keep]
         pos = np.concatenate([L.pos[li], R.pos[ri]], axis=1)
-        start = np.minimum(L.start[li], R.start[ri])
-        end = np.maximum(L.end[li], R.end[ri])
+        # ts and wt grow with the position inside a partition: the earlier position has the earlier times
+        first = L.start[li] <= R.start[ri]
+        last = L.end[li] >= R.end[ri]
+        start = np.where(first, L.start[li], R.start[ri])
+        end = np.where(last, L.end[li], R.end[ri])
+        tstart = np.where(first, L.tstart[li], R.tstart[ri])
+        tend = np.where(last, L.tend[li], R.tend[ri])
+        same = L.wstart is L.tstart and R.wstart is R.tstart
+        wstart = tstart if same else np.where(first, L.wstart[li], R.wstart[ri])
+        wend = tend if same else np.where(last, L.wend[li], R.wend[ri])
+        buf = Buffer(L.vars + R.vars, pos, start, end, self.goff(g), tstart, tend, wstart, wend)
         if len(end) > 1 and n.kind == "SEQ" and self.options.order == "nondecreasing_ts":
             # with ties the left record may end after the right one: restore (partition, end) order
             if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
-                o = np.lexsort((end, g))
-                pos, start, end, g = pos[o], start[o], end[o], g[o]
-        goff = np.zeros(self.G + 1, dtype=np.int64)
-        np.cumsum(np.bincount(g, minlength=self.G), out=goff[1:])
-        buf = Buffer(L.vars + R.vars, pos, start, end, goff)
+                buf = buf.take(np.lexsort((end, g)), buf.goff)
         here = [neg for neg in self.pending if neg.anchor <= set(buf.vars)]
         for neg in here:
             self.pending.remove(neg)
@@ -516,11 +538,15 @@ class _PatternRun:
                 killed[rec[self.pairs_pass(buf, neg.var, neg.conds, rec, ev)]] = True
         if not killed.any():
             return buf
-        keep = ~killed
+        keep = np.flatnonzero(~killed)
         g = np.repeat(np.arange(self.G), np.diff(buf.goff))[keep]
+        return buf.take(keep, self.goff(g))
+
+    def goff(self, g: np.ndarray) -> np.ndarray:
+        """Partition offsets (G + 1) of records whose partitions ``g`` are ascending."""
         goff = np.zeros(self.G + 1, dtype=np.int64)
         np.cumsum(np.bincount(g, minlength=self.G), out=goff[1:])
-        return Buffer(buf.vars, buf.pos[keep], buf.start[keep], buf.end[keep], goff)
+        return goff
 
     def leaf(self, leaf: Leaf | NegLeaf) -> Buffer:
         """A leaf buffer: the variable's events after type test and filter, in (key, position) order.
@@ -534,38 +560,38 @@ class _PatternRun:
         ckeys = None
         keep = None
         if leaf.types is None:
-            cand = np.arange(table.n, dtype=np.int64)
+            cand, ctimes = np.arange(table.n, dtype=np.int64), table.ts
             if self.key_code is not None:
                 ckeys, keep = self.key_code, self.key_valid  # type groups leave null keys out; here: valid
         else:
-            order, okeys, off = self.ctx.type_groups(key)
+            order, okeys, otimes, off = self.ctx.type_groups(key)
             wanted = set(leaf.types)
-            codes = [i for i, t in enumerate(table.type_names) if t in wanted]
-            if len(codes) == 1:
-                c = codes[0]
-                cand = order[off[c]:off[c + 1]]
+            runs = [slice(off[i], off[i + 1]) for i, t in enumerate(table.type_names) if t in wanted]
+            if len(runs) == 1:
+                cand, ctimes = order[runs[0]], otimes[runs[0]]
                 if self.key_code is not None:
-                    ckeys = okeys[off[c]:off[c + 1]]
-            elif not codes:
-                cand = np.zeros(0, dtype=np.int64)
-                ckeys = np.zeros(0, dtype=np.int32) if self.key_code is not None else None
-            else:  # ANY(T1, T2): merge the types' runs back into position order
-                cand = np.concatenate([order[off[c]:off[c + 1]] for c in codes])
+                    ckeys = okeys[runs[0]]
+            else:  # ANY(T1, T2) (or no type present): merge the types' runs back into position order
+                cand = np.concatenate([order[r] for r in runs] or [np.zeros(0, np.int32)])
                 o = np.argsort(cand, kind="stable")
                 cand = cand[o]
+                ctimes = np.concatenate([otimes[r] for r in runs] or [np.zeros(0, table.ts.dtype)])[o]
                 if self.key_code is not None:
-                    ckeys = np.concatenate([okeys[off[c]:off[c + 1]] for c in codes])[o]
+                    ckeys = np.concatenate([okeys[r] for r in runs] or [np.zeros(0, np.int32)])[o]
         if leaf.filter is not None and len(cand):
             passed = self.mask(leaf.filter, cand[None, :])
             keep = passed if keep is None else passed & keep
+        wt = None if self.wt is table.ts else self.wt
         if ckeys is not None:
-            cand, goff = leaf_by_key(cand, ckeys, self.G, keep)
+            cand, goff, t, w = leaf_by_key(cand, ckeys, self.G, keep, ctimes, wt)
         else:
             if keep is not None:
-                cand = cand[keep]
+                cand, ctimes = cand[keep], ctimes[keep]
             cand = np.ascontiguousarray(cand, dtype=np.int64)
             goff = np.array([0, len(cand)], dtype=np.int64)
-        return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff)
+            t = np.ascontiguousarray(ctimes)
+            w = t if wt is None else wt[cand]
+        return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
 
 
 class _TypeView:
@@ -602,7 +628,10 @@ def _union(L: Buffer, R: Buffer) -> Buffer:
     pos[len(L.start):, kl:] = R.pos
     G = len(L.goff) - 1
     g = np.concatenate([np.repeat(np.arange(G), np.diff(L.goff)), np.repeat(np.arange(G), np.diff(R.goff))])
-    start = np.concatenate([L.start, R.start])
     end = np.concatenate([L.end, R.end])
     o = np.lexsort((end, g))
-    return Buffer(L.vars + R.vars, pos[o], start[o], end[o], L.goff + R.goff)
+    same = L.wstart is L.tstart and R.wstart is R.tstart
+    tstart, tend = np.concatenate([L.tstart, R.tstart])[o], np.concatenate([L.tend, R.tend])[o]
+    return Buffer(L.vars + R.vars, pos[o], np.concatenate([L.start, R.start])[o], end[o], L.goff + R.goff,
+                  tstart, tend, tstart if same else np.concatenate([L.wstart, R.wstart])[o],
+                  tend if same else np.concatenate([L.wend, R.wend])[o])

@@ -3,11 +3,8 @@
 Two rules shape these kernels (issue 3, measured at 10^7 events):
 
 * Large outputs (O(n) or O(matches)) are allocated by NumPy in the Python
-  wrapper and filled by the kernel.  NumPy advises large arrays for
-  transparent huge pages; an array allocated inside a kernel (Numba's NRT
-  allocator) is not, and filling it pays a 4 KB page fault per page (about 3x
-  the fill itself).  An upper bound is allocated and a view returned: pages
-  never touched cost nothing.  Small tables (per code, per key) stay inside.
+  wrapper (:mod:`jitcep.kernels.alloc` says why) and filled by the kernel;
+  an upper bound is allocated and a view returned.
 * The grouping loops are branch-free: every element is written, to its
   group's fill pointer or to one scratch slot past the output, and the
   pointer advances by the keep flag.  A branch on "kept?" mispredicts on
@@ -20,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from .alloc import empty
 
 _ALL_VALID = np.ones(1, dtype=np.bool_)
 
@@ -67,13 +65,13 @@ def counting_sort(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarr
     order) and ``offsets`` (n_codes + 1): group c is ``order[offsets[c]:offsets[c+1]]``.
     """
     codes = np.ascontiguousarray(codes)
-    order = np.empty(len(codes) + 1, dtype=np.int64)  # NumPy-allocated (module docstring), + scratch
+    order = empty(len(codes) + 1, np.int64)  # NumPy-allocated (jitcep.kernels.alloc), + scratch
     offsets = _counting_sort(codes, int(n_codes), order)
     return order[:offsets[-1]], offsets
 
 
 @njit(**NUMBA_FLAGS)
-def _group_with_keys(codes, adv, keys, kvalid, vstride, order, okeys):
+def _group_with_keys(codes, adv, keys, kvalid, vstride, vals, order, okeys, ovals):
     # slot c + 1 per code (slot 0: code -1 or a null key); adv[s]: slot s is kept
     cnt = np.zeros(len(adv), dtype=np.int64)
     n = len(codes)
@@ -86,21 +84,24 @@ def _group_with_keys(codes, adv, keys, kvalid, vstride, order, okeys):
         order[f] = i
         if okeys is not None:
             okeys[f] = keys[i]
+        if ovals is not None:
+            ovals[f] = vals[i]
         fill[s] = f + adv[s]
     return offsets
 
 
 def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, keep: np.ndarray | None = None,
-                    valid: np.ndarray | None = None):
-    """:func:`counting_sort` that also carries each index's key, as int32 (n < 2**31).
+                    valid: np.ndarray | None = None, values: np.ndarray | None = None):
+    """:func:`counting_sort` that also carries each index's key, as int32 (n < 2**31), and a value.
 
     Returns ``order`` (int32 indices grouped by code, index order inside a
-    group), ``okeys`` (``keys[order]``, int32; empty without keys) and
-    ``offsets``.  ``keep`` (bool per code) drops the codes nobody asked for:
-    their groups are empty.  ``valid`` (bool per index) drops the indices
-    whose key is null (they join nothing).  One sequential pass over ``codes``
-    and ``keys``: later per-group work reads keys contiguously instead of
-    gathering them.
+    group), ``okeys`` (``keys[order]``, int32; empty without keys),
+    ``ovalues`` (``values[order]``; empty without values) and ``offsets``.
+    ``keep`` (bool per code) drops the codes nobody asked for: their groups
+    are empty.  ``valid`` (bool per index) drops the indices whose key is
+    null (they join nothing).  One sequential pass over ``codes``, ``keys``
+    and ``values``: later per-group work reads them contiguously instead of
+    gathering them at scattered indices (a cache miss each).
     """
     n = len(codes)
     if n >= 2**31:
@@ -110,17 +111,21 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, ke
     adv[0] = 0
     if keep is not None:
         adv[1:] = np.asarray(keep, dtype=np.bool_)[:n_codes]
-    order = np.empty(n + 1, dtype=np.int32)  # NumPy-allocated upper bound (module docstring)
-    okeys = None if keys is None else np.empty(n + 1, dtype=np.int32)
+    # NumPy-allocated upper bounds (jitcep.kernels.alloc), + the scratch slot
+    order = empty(n + 1, np.int32)
+    okeys = None if keys is None else empty(n + 1, np.int32)
+    ovals = None if values is None else empty(n + 1, values.dtype)
     k = np.zeros(1, np.int32) if keys is None else np.ascontiguousarray(keys)
+    x = np.zeros(1, np.int64) if values is None else np.ascontiguousarray(values)
     v, vs = (_ALL_VALID, 0) if valid is None else (np.ascontiguousarray(valid, dtype=np.bool_), 1)
-    offsets = _group_with_keys(np.ascontiguousarray(codes), adv, k, v, vs, order, okeys)
+    offsets = _group_with_keys(np.ascontiguousarray(codes), adv, k, v, vs, x, order, okeys, ovals)
     m = offsets[-1]
-    return order[:m], (np.zeros(0, np.int32) if okeys is None else okeys[:m]), offsets
+    return (order[:m], np.zeros(0, np.int32) if okeys is None else okeys[:m],
+            np.zeros(0, x.dtype) if ovals is None else ovals[:m], offsets)
 
 
 @njit(**NUMBA_FLAGS)
-def _leaf_by_key(cand, ckeys, G, keep, kstride, out):
+def _leaf_by_key(cand, ckeys, G, keep, kstride, ctimes, wt, out, tout, wout):
     # slot g + 1 per key, slot 0 for a null key or a candidate the filter dropped
     cnt = np.zeros(G + 1, dtype=np.int64)
     n = len(cand)
@@ -132,21 +137,36 @@ def _leaf_by_key(cand, ckeys, G, keep, kstride, out):
     for i in range(n):
         s = (max(ckeys[i], -1) + 1) * keep[i * kstride]
         f = fill[s]
-        out[f] = cand[i]
+        p = cand[i]
+        out[f] = p
+        tout[f] = ctimes[i]
+        if wout is not None:
+            wout[f] = wt[p]
         fill[s] = f + adv[s]
     return offsets
 
 
-def leaf_by_key(cand: np.ndarray, ckeys: np.ndarray, G: int, keep: np.ndarray | None = None):
+def leaf_by_key(cand: np.ndarray, ckeys: np.ndarray, G: int, keep: np.ndarray | None,
+                ctimes: np.ndarray, wt: np.ndarray | None = None):
     """Positions ``cand`` (ascending) kept by ``keep`` and grouped by key ``ckeys`` (stable), as int64.
 
     A leaf buffer (ZStream 4.2): returns the positions in (key, position)
-    order and the G + 1 key offsets.  Keys < 0 (null key) are dropped.
+    order, the G + 1 key offsets and the records' times, moved along in the
+    same pass (:mod:`jitcep.kernels.join` reads them): ``ctimes`` (the
+    candidates' timestamps) and the window measure ``wt[out]`` (by position;
+    None: the window measure is ``ts``, the times array is returned twice).
+    Keys < 0 (null key) are dropped.
     """
     k, ks = (_ALL_VALID, 0) if keep is None else (np.ascontiguousarray(keep, dtype=np.bool_), 1)
-    out = np.empty(len(cand) + 1, dtype=np.int64)  # NumPy-allocated upper bound (module docstring)
-    goff = _leaf_by_key(np.ascontiguousarray(cand), np.ascontiguousarray(ckeys), int(G), k, ks, out)
-    return out[:goff[-1]], goff
+    # NumPy-allocated upper bounds (jitcep.kernels.alloc)
+    out = empty(len(cand) + 1, np.int64)
+    tout = empty(len(cand) + 1, ctimes.dtype)
+    wout = None if wt is None else empty(len(cand) + 1, wt.dtype)
+    goff = _leaf_by_key(np.ascontiguousarray(cand), np.ascontiguousarray(ckeys), int(G), k, ks,
+                        np.ascontiguousarray(ctimes), np.zeros(1, np.int64) if wt is None else wt, out, tout, wout)
+    m = goff[-1]
+    tout = tout[:m]
+    return out[:m], goff, tout, tout if wout is None else wout[:m]
 
 
 @njit(**NUMBA_FLAGS)
@@ -158,6 +178,6 @@ def _stream_positions(order, offsets, out):
 
 def stream_positions(order: np.ndarray, offsets: np.ndarray, n: int) -> np.ndarray:
     """Rank of every position inside its group (CSR ``order``/``offsets``); 0 where in no group."""
-    out = np.zeros(int(n), dtype=np.int64)  # NumPy-allocated (module docstring)
+    out = np.zeros(int(n), dtype=np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
     _stream_positions(order, offsets, out)
     return out

@@ -10,7 +10,12 @@ kernels be compiled once for every pattern.
 Time arguments: ``ts`` (event timestamps by position) decides order for
 ``strict_ts`` / ``nondecreasing_ts``; ``wt`` is the window measure (``ts`` for a
 time window, the position itself for a count window) with the inclusive bound
-``wt[last] - wt[first] <= W``.
+``wt[last] - wt[first] <= W``.  Like ZStream's records (section 4.2), a buffer
+may carry its records' times: ``(pos, start, end, goff, tstart, tend, wstart,
+wend)`` with ``tstart = ts[start]`` and so on; the kernels read only those, in
+record order.  A record's events are scattered over the table, so reading
+``ts[end[r]]`` instead costs a cache miss per record (most of a join's time at
+10^7 events).  A 4-tuple buffer gets its times gathered here.
 
 Orders (``order`` argument): 0 position, 1 strict_ts, 2 nondecreasing_ts.
 """
@@ -51,22 +56,20 @@ def _grow(li, ri, gg, n):
 
 
 @njit(**NUMBA_FLAGS)
-def _first_after(Len, ts, lo, hi, x, order):
-    """First index i in [lo, hi) whose left record's end is not before position x in the order.
+def _first_after(Len, Lten, lo, hi, x, tx, order):
+    """First index i in [lo, hi) whose left record's end is not before position x (time tx) in the order.
 
-    order 0: Len[i] >= x; order 1: ts[Len[i]] >= ts[x]; order 2: ts[Len[i]] > ts[x].
-    Len is sorted, hence so is ts[Len] (binary search).
+    order 0: Len[i] >= x; order 1: Lten[i] >= tx; order 2: Lten[i] > tx.
+    Len is sorted, hence so is Lten (binary search).
     """
-    t = ts[x]
     while lo < hi:
         mid = (lo + hi) >> 1
-        e = Len[mid]
         if order == 0:
-            before = e < x
+            before = Len[mid] < x
         elif order == 1:
-            before = ts[e] < t
+            before = Lten[mid] < tx
         else:
-            before = ts[e] <= t
+            before = Lten[mid] <= tx
         if before:
             lo = mid + 1
         else:
@@ -75,9 +78,9 @@ def _first_after(Len, ts, lo, hi, x, order):
 
 
 @njit(**NUMBA_FLAGS)
-def _seq_join(L, R, ts, wt, W, order, distinct, cap_max):
-    Lpos, Lst, Len, Lg = L
-    Rpos, Rst, Ren, Rg = R
+def _seq_join(L, R, W, order, distinct, cap_max):
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
     n = 0
     li = np.empty(max(16, len(Ren)), np.int64)
@@ -89,16 +92,15 @@ def _seq_join(L, R, ts, wt, W, order, distinct, cap_max):
             continue
         lo = l0
         for r in range(Rg[g], Rg[g + 1]):
-            rend = wt[Ren[r]]
+            rend = Rwen[r]
             # EAT (ZStream 4.3): left records ending before r.end - W match neither r
             # nor any later r (R is in end order), so the lower pointer only advances.
-            while lo < l1 and rend - wt[Len[lo]] > W:
+            while lo < l1 and rend - Lwen[lo] > W:
                 lo += 1
-            hi = _first_after(Len, ts, lo, l1, Rst[r], order)
+            hi = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
             for l in range(lo, hi):
-                s = min(Lst[l], Rst[r])
-                e = max(Len[l], Ren[r])
-                if wt[e] - wt[s] > W:
+                # wt is monotone in position inside a partition: wt[min(a, b)] = min(wt[a], wt[b])
+                if max(Lwen[l], rend) - min(Lwst[l], Rwst[r]) > W:
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
@@ -114,9 +116,9 @@ def _seq_join(L, R, ts, wt, W, order, distinct, cap_max):
 
 
 @njit(**NUMBA_FLAGS)
-def _and_join(L, R, ts, wt, W, distinct, cap_max):
-    Lpos, Lst, Len, Lg = L
-    Rpos, Rst, Ren, Rg = R
+def _and_join(L, R, W, distinct, cap_max):
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
     n = 0
     li = np.empty(max(16, len(Ren) + len(Len)), np.int64)
@@ -133,13 +135,13 @@ def _and_join(L, R, ts, wt, W, distinct, cap_max):
         while i < i1 or j < j1:
             from_left = j == j1 or (i < i1 and Len[i] <= Ren[j])
             if from_left:
-                d_end, d_st = Len[i], Lst[i]
-                while loR < j and wt[d_end] - wt[Ren[loR]] > W:
+                d_end, d_wend, d_wst = Len[i], Lwen[i], Lwst[i]
+                while loR < j and d_wend - Rwen[loR] > W:
                     loR += 1
                 for r in range(loR, j):
                     if Ren[r] >= d_end:
                         continue
-                    if wt[d_end] - wt[min(d_st, Rst[r])] > W:
+                    if d_wend - min(d_wst, Rwst[r]) > W:
                         continue
                     if distinct and _overlap(Lpos[i], Rpos[r]):
                         continue
@@ -153,13 +155,13 @@ def _and_join(L, R, ts, wt, W, distinct, cap_max):
                     n += 1
                 i += 1
             else:
-                d_end, d_st = Ren[j], Rst[j]
-                while loL < i and wt[d_end] - wt[Len[loL]] > W:
+                d_end, d_wend, d_wst = Ren[j], Rwen[j], Rwst[j]
+                while loL < i and d_wend - Lwen[loL] > W:
                     loL += 1
                 for l in range(loL, i):
                     if Len[l] >= d_end:
                         continue
-                    if wt[d_end] - wt[min(d_st, Lst[l])] > W:
+                    if d_wend - min(d_wst, Lwst[l]) > W:
                         continue
                     if distinct and _overlap(Lpos[l], Rpos[j]):
                         continue
@@ -175,6 +177,14 @@ def _and_join(L, R, ts, wt, W, distinct, cap_max):
     return li[:n], ri[:n], gg[:n], 0
 
 
+def _timed(buf, ts, wt):
+    """The 8-tuple buffer: a 4-tuple gets its records' times gathered (module docstring)."""
+    if len(buf) == 8:
+        return buf
+    pos, start, end, goff = buf
+    return (pos, start, end, goff, ts[start], ts[end], wt[start], wt[end])
+
+
 def _check(status: int, what: str, cap: int) -> None:
     if status < 0:
         raise ExplosionError(f"{what} produced more than {cap} candidate partial matches "
@@ -187,13 +197,14 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
     Right records are the outer loop in end order, so output pairs come in the end
     order of r; the left range is [EAT pointer, binary-searched upper bound).
     """
-    li, ri, g, status = _seq_join(L, R, ts, wt, np.int64(W), ORDER_CODE[order], bool(distinct), int(cap))
+    li, ri, g, status = _seq_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), ORDER_CODE[order],
+                                  bool(distinct), int(cap))
     _check(status, "a SEQ join", cap)
     return li, ri, g
 
 
 def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int):
     """AND join (ZStream Algorithm 3): pairs within W, in the end order of the later record."""
-    li, ri, g, status = _and_join(L, R, ts, wt, np.int64(W), bool(distinct), int(cap))
+    li, ri, g, status = _and_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), bool(distinct), int(cap))
     _check(status, "an AND join", cap)
     return li, ri, g
