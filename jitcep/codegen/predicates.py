@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import config
 from ..errors import AttributeTypeError, MissingColumnError, UnsupportedPatternError
+from ..kernels.alloc import empty
 from ..pattern import expr as E
 from .cache import load_module
 
@@ -254,7 +255,7 @@ class PredicateSet:
 
     def mask(self, pid: int, P: np.ndarray, bound: tuple) -> np.ndarray:
         """Whether predicate ``pid`` is TRUE for each column of ``P`` (k x m event positions)."""
-        out = np.empty(P.shape[1], dtype=np.bool_)
+        out = empty(P.shape[1], np.bool_)  # NumPy-allocated, huge-page sized when large (jitcep.kernels.alloc)
         if P.shape[1]:
             self.fn(pid, np.ascontiguousarray(P, dtype=np.int64), out, *bound)
         return out

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from .alloc import empty
 from .join import ORDER_CODE
 
 
@@ -83,10 +84,7 @@ def _first_out_of_window_from(cand, wt, lo, hi, first, W):
 
 
 @njit(**NUMBA_FLAGS)
-def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, in_conj):
-    m = len(start)
-    lo = np.zeros(m, np.int64)
-    hi = np.zeros(m, np.int64)
+def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, in_conj, lo, hi):
     G = len(goff) - 1
     for g in range(G):
         c0, c1 = cgoff[g], cgoff[g + 1]
@@ -121,7 +119,6 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
                 j = _first_out_of_window_from(cand, wt, i, c1, start[r], W)
             lo[r] = i
             hi[r] = max(i, j)
-    return lo, hi
 
 
 @njit(**NUMBA_FLAGS)
@@ -133,25 +130,18 @@ def _in_record(row, e):
 
 
 @njit(**NUMBA_FLAGS)
-def _any_outside(pos, lo, hi, cand):
+def _any_outside(pos, lo, hi, cand, killed):
     """killed[r]: some candidate in [lo[r], hi[r]) is not one of record r's own events."""
-    m = len(lo)
-    killed = np.zeros(m, np.bool_)
-    for r in range(m):
+    for r in range(len(lo)):
         for i in range(lo[r], hi[r]):  # at most (record width + 1) steps: the record's events are distinct
             if not _in_record(pos[r], cand[i]):
                 killed[r] = True
                 break
-    return killed
 
 
 @njit(**NUMBA_FLAGS)
-def _pairs(pos, lo, hi, cand, skip, r0, budget):
-    """(record, event) pairs from record r0 on, about ``budget`` of them; also the next record to do.
-
-    ``skip[r]``: record r is already decided (killed); a record's range is
-    never split between two calls, so a chunk may exceed ``budget`` by one range.
-    """
+def _pairs_end(lo, hi, skip, r0, budget):
+    """The record after the chunk that starts at r0 and holds about ``budget`` pairs, and its size."""
     m = len(lo)
     n = 0
     r = r0
@@ -159,10 +149,17 @@ def _pairs(pos, lo, hi, cand, skip, r0, budget):
         if not skip[r]:
             n += hi[r] - lo[r]
         r += 1
-    rec = np.empty(n, np.int64)
-    ev = np.empty(n, np.int64)
+    return r, n
+
+
+@njit(**NUMBA_FLAGS)
+def _pairs(pos, lo, hi, cand, skip, r0, r1, rec, ev):
+    """Fill (record, event) pairs of records [r0, r1); returns how many.
+
+    ``skip[r]``: record r is already decided (killed).
+    """
     k = 0
-    for q in range(r0, r):
+    for q in range(r0, r1):
         if skip[q]:
             continue
         for i in range(lo[q], hi[q]):
@@ -172,20 +169,24 @@ def _pairs(pos, lo, hi, cand, skip, r0, budget):
             rec[k] = q
             ev[k] = e
             k += 1
-    return rec[:k], ev[:k], r
+    return k
 
 
 def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj: bool):
     """Per record of ``buf`` (pos, start, end, goff), the index range [lo, hi) of ``leaf`` (cand, cgoff)."""
     pos, start, end, goff = buf
     cand, cgoff = leaf
-    return _ranges(pos, start, end, goff, cand, cgoff, ts, wt, np.int64(W), ORDER_CODE[order],
-                   np.asarray(bcols, dtype=np.int64), np.asarray(acols, dtype=np.int64), bool(in_conj))
+    lo, hi = empty(len(start), np.int64), empty(len(start), np.int64)  # NumPy-allocated (kernels.alloc)
+    _ranges(pos, start, end, goff, cand, cgoff, ts, wt, np.int64(W), ORDER_CODE[order],
+            np.asarray(bcols, dtype=np.int64), np.asarray(acols, dtype=np.int64), bool(in_conj), lo, hi)
+    return lo, hi
 
 
 def killed_unconditionally(pos, lo, hi, cand):
     """Records with a candidate in range other than their own events (a negation without conditions)."""
-    return _any_outside(pos, lo, hi, cand)
+    killed = np.zeros(len(lo), dtype=np.bool_)  # NumPy-allocated (jitcep.kernels.alloc)
+    _any_outside(pos, lo, hi, cand, killed)
+    return killed
 
 
 def candidate_pairs(pos, lo, hi, cand, skip, r0: int, budget: int):
@@ -194,4 +195,7 @@ def candidate_pairs(pos, lo, hi, cand, skip, r0: int, budget: int):
     The pairs a negation's conditions (or a Kleene closure's member-wise
     conjuncts) are tested on, about ``budget`` at a time.
     """
-    return _pairs(pos, lo, hi, cand, skip, int(r0), int(budget))
+    r1, n = _pairs_end(lo, hi, skip, int(r0), int(budget))
+    rec, ev = empty(n, np.int64), empty(n, np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
+    k = _pairs(pos, lo, hi, cand, skip, int(r0), r1, rec, ev)
+    return rec[:k], ev[:k], r1
