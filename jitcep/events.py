@@ -15,7 +15,8 @@ The builder ``build_event_table`` is implemented by the events work item.
   :class:`Column` with numpy values (float64 / int64 / bool, or int32 codes
   into ``dictionary`` for strings) and a validity mask.
 - ``partition`` exists when the pattern has an equivalence key: rows grouped by
-  key in CSR form, each group sorted by (ts, position).
+  key in CSR form, each group sorted by (ts, position); its arrays (and ``row``
+  of input already sorted by time) may be computed when first read.
 
 Decisions of the builder (:func:`build_event_table`):
 
@@ -197,14 +198,23 @@ class EventTable:
 #   Categorical / Enum columns skip the coding: their physical ids are read
 #   zero-copy, the ids present are found in one pass, only those categories
 #   are sorted, and one pass maps ids to ranks (none when that is the identity).
-# - A one-attribute key (integer, string, type) is coded and grouped in two
-#   passes over a table of its value range (a hash table when the range is
-#   wide); the partition's ``order`` is only built when read (Partition.lazy):
-#   the compiled engine reads key codes and offsets.
+# - The equivalence-key partition is not built up front (Partition.deferred):
+#   the compiled engine takes a string or type key's codes straight from the
+#   column's dictionary codes, so for it the partition costs nothing; the
+#   reference evaluator and the Spark adapter read ``table.partition`` and get
+#   it built on first read.  Then a one-attribute key (integer, string, type)
+#   is coded and grouped in two passes over a table of its value range (a hash
+#   table when the range is wide), and ``order`` waits for its own first read.
 # - The time sort is a stable LSD radix argsort, skipped when the input is
-#   already sorted (checked in the pass that writes the identity row numbers);
-#   then every kept column is gathered once.  Sorted input is never copied:
-#   int64 / float64 columns are zero-copy numpy views.
+#   already sorted (a vectorised check, 3 ms at 10^7); then every kept column
+#   is gathered once.  Sorted input is never copied: int64 / float64 columns
+#   are zero-copy numpy views, and ``row`` (the identity, an 80 MB int64 array
+#   at 10^7 the engine never reads) is filled when output first reads it.
+# - Every full-length output is allocated by NumPy and filled by a kernel
+#   (NumPy's large arrays get transparent huge pages, Numba's do not: see
+#   jitcep/kernels/encode.py).  At 10^7 events (perf/bench_seq.py data, SEQ
+#   with a [symbol] key) the build takes ~27 ms with Categorical type and
+#   symbol, ~55 ms with String ones (issue 3).
 
 _INT64_MAX = np.iinfo(np.int64).max
 

@@ -241,6 +241,19 @@ def test_view_codes_match_naive(xs, n_chunks, cut):
         assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs, valid)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=12), max_size=60), st.integers(0, 2**32))
+def test_view_codes_ignore_bytes_past_the_length(xs, seed):
+    # Arrow does not promise zeros after a short string's bytes: fill them with noise
+    rng = np.random.default_rng(seed)
+    views = rng.integers(0, 256, (len(xs), 16), dtype=np.uint8)
+    for i, x in enumerate(xs):
+        views[i, :4] = np.frombuffer(np.uint32(len(x)).tobytes(), np.uint8)
+        views[i, 4:4 + len(x)] = np.frombuffer(x, np.uint8)
+    codes, first = enc.view_codes([(views.reshape(-1).view(np.uint64), 0, len(xs))], None, len(xs))
+    assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
+
+
 def test_view_codes_table_grows():
     xs = [f"v{(i * 7919) % 5000}" for i in range(20000)]
     codes, first = enc.view_codes(events._view_chunks(pl.Series(xs)), None, len(xs))
