@@ -38,9 +38,15 @@ bounds (:meth:`_PatternRun.kleene_maximal`).
 
 Leaves are built in a few linear passes (issue 3: this is where time goes):
 one grouping of the positions of the types some leaf reads, carrying each
-position's key code (shared by every leaf), filters evaluated only over the
-events of the leaf's types, and one counting pass by key over only the
-surviving events.
+position's key code and timestamp (shared by every leaf), filters evaluated
+only over the events of the leaf's types, and one counting pass by key over
+only the surviving events.  A key that is one string column or ``type`` uses
+the column's dictionary codes as partition codes (no partition pass).  Every
+buffer carries its records' start and end times, so the joins read times in
+record order instead of at scattered positions (a cache miss per record at
+10^7 events).  The kernels' large outputs are allocated by NumPy, which
+advises them for huge pages, and the grouping loops are branch-free
+(:mod:`jitcep.kernels.alloc`, :mod:`jitcep.kernels.grouping`).
 
 A ``partition_by=`` table (independent streams, docs/semantics.md section 13)
 runs in the same single call: partitions are (stream, ``[attr]`` key) pairs,
