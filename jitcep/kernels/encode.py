@@ -8,8 +8,8 @@ is at most a few times ``n``).
 
 Two rules keep the passes near memory speed (issue 3, measured at 10^7 events):
 
-- Outputs of length n are allocated by NumPy in the Python wrappers and
-  filled by the kernels.  NumPy advises large arrays for transparent huge
+- Outputs of length n are allocated by NumPy in the Python wrappers
+  (:func:`jitcep.kernels.alloc.empty`) and filled by the kernels.  NumPy advises large arrays for transparent huge
   pages, Numba's allocator does not, so a kernel that allocates its own
   40 MB output pays a 4 KB page fault every 1024 int32 (20 ms instead of 6).
   Tables of the size of the distinct values stay inside the kernels.
@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from . import alloc as _alloc
 
 _RADIX_BITS = 11
 _SMALL = 2_048  # below this, numpy's sorts win over kernel call overhead
@@ -77,7 +78,7 @@ def _identity(row):
 
 def identity_rows(n: int) -> np.ndarray:
     """``arange(n)`` as int64 (a Numba fill of a NumPy array: faster than ``np.arange``)."""
-    row = np.empty(n, np.int64)
+    row = _alloc.empty(n, np.int64)
     _identity(row)
     return row
 
@@ -117,7 +118,7 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     span = hi - lo  # < 2**64: fits uint64 even when it overflows int64
     bits = max(1, int(span).bit_length())
     return _radix_argsort(keys, np.int64(lo), (bits + _RADIX_BITS - 1) // _RADIX_BITS,
-                          np.empty(n, np.uint64), np.arange(n, dtype=np.int64), np.empty(n, np.int64))
+                          _alloc.empty(n, np.uint64), identity_rows(n), _alloc.empty(n, np.int64))
 
 
 # --- dense integer codes ------------------------------------------------------------------
@@ -229,7 +230,7 @@ class HashCoder:
     """
 
     def __init__(self, n: int):
-        self.codes = np.empty(n, np.int32)
+        self.codes = _alloc.empty(n, np.int32)
         self.slots, self.keys, self.uniq = _rehash(1024, np.empty(0, np.int64), 0)
         self.k = 0
 
@@ -279,10 +280,10 @@ def dense_codes(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[np
         picked = values[valid]
         lo, hi = int(picked.min()), int(picked.max())
     if hi - lo <= max(4 * n, 1 << 16):
-        out = np.empty(n, np.int64)
+        out = _alloc.empty(n, np.int64)
         k = _range_codes(values, v, s, np.int64(lo), np.zeros(hi - lo + 1, np.int64), out)
         return out, int(k)
-    codes, uniq = _hash_codes(values, v, s, np.empty(n, np.int64))
+    codes, uniq = _hash_codes(values, v, s, _alloc.empty(n, np.int64))
     order = np.argsort(uniq, kind="stable")
     rank = np.empty(len(uniq), np.int64)
     rank[order] = np.arange(len(uniq), dtype=np.int64)
@@ -381,7 +382,7 @@ def string_codes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None
     """
     v, s = _valid_args(valid, len(offsets) - 1)
     return _string_codes(np.ascontiguousarray(offsets, dtype=np.int64), data, v, s,
-                         np.empty(len(offsets) - 1, np.int32))
+                         _alloc.empty(len(offsets) - 1, np.int32))
 
 
 @njit(**NUMBA_FLAGS)
@@ -531,9 +532,9 @@ def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_gro
         return None
     # NumPy allocates every table and output (Numba's allocator does not advise huge pages: issue 3);
     # ``order`` has one slot per valid row (plus the invalid ones when they form a group)
-    key_code = np.empty(n, np.int64)
+    key_code = _alloc.empty(n, np.int64)
     n_grouped = n if valid is None or null_group else int(np.count_nonzero(valid))
-    order = np.empty(n_grouped if with_order else 0, np.int64)
+    order = _alloc.empty(n_grouped if with_order else 0, np.int64)
     offsets = _range_group(values, v, s, np.int64(lo), bool(null_group), np.zeros(hi - lo + 2, np.int64),
                            np.empty(hi - lo + 2, np.int64), key_code, order)
     return key_code, order, offsets
@@ -563,7 +564,7 @@ def _apply_table(values, valid, table, out):
 
 def apply_table(values: np.ndarray, valid: np.ndarray | None, table: np.ndarray) -> np.ndarray:
     """int32 ``table[values[i]]`` (-1 where invalid): physical category codes -> dictionary ranks."""
-    out = np.empty(len(values), np.int32)
+    out = _alloc.empty(len(values), np.int32)
     _apply_table(np.ascontiguousarray(values), None if valid is None else np.ascontiguousarray(valid, np.bool_),
                  np.ascontiguousarray(table, dtype=np.int32), out)
     return out
@@ -651,7 +652,7 @@ def view_codes(chunks, valid: np.ndarray | None, n: int):
     string-view chunks ``(views uint8 buffer as uint64 pairs, offset, length)``; None as soon as one
     string is longer than 12 bytes.  Exact: short strings are compared as their whole 16-byte view.
     """
-    codes = np.empty(n, np.int32)
+    codes = _alloc.empty(n, np.int32)
     bits = 12
     tab = np.zeros(_VIEW_ROW << bits, np.uint64)
     shift = np.uint64(64 - bits)
