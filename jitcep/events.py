@@ -158,6 +158,12 @@ class EventTable:
     def n(self) -> int:
         return len(self.ts)
 
+    def input_rows(self, positions: np.ndarray) -> np.ndarray:
+        """``row[positions]`` (int64) without filling ``row`` when it is still the unread identity."""
+        if "row" not in self.__dict__:
+            return np.array(positions, dtype=np.int64)
+        return self.row[positions]
+
     def take(self, positions: np.ndarray) -> "EventTable":
         """The events at ``positions`` (ascending) as a table of their own, without a partition.
 

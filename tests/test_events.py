@@ -805,6 +805,9 @@ def test_row_of_sorted_input_is_filled_on_first_read(ts):
     expected = np.argsort(np.array(ts), kind="stable").tolist()
     assert t.row.dtype == np.int64 and t.row.tolist() == expected and again.row.tolist() == expected
     assert t.take(np.array([1, 3])).row.tolist() == expected[1::2]
+    fresh = build_event_table(pl.DataFrame({"ts": ts, "x": [1, 2, 3, 4]}), pattern())
+    got = fresh.input_rows(np.array([3, 0, 3]))
+    assert got.dtype == np.int64 and got.tolist() == [expected[3], expected[0], expected[3]]
     with pytest.raises(AttributeError):
         t.no_such_field
 
