@@ -66,6 +66,7 @@ from .codegen.predicates import ColumnSpec
 from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
 from .events import Column, EventTable, build_partition, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
+from .kernels.grouping import record_fields
 from .kernels.encode import dense_codes
 from .kernels.kleene import closure_runs, gather_lists, segment_aggregate
 from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
@@ -184,22 +185,27 @@ class _TableContext:
         self.leaf_types: dict[tuple[str, ...], set[str]] = {}  # per key: the types leaves ask for
 
     def type_groups(self, key: tuple[str, ...]):
-        """(order, okeys, otimes, offsets): positions grouped by type code, with key code and timestamp.
+        """(recs, offsets): positions grouped by type code, with key code and timestamp.
 
-        One sequential pass over type codes, key codes and timestamps for
-        every leaf of every pattern with this key: a leaf then reads its
-        candidates, their keys and times contiguously instead of gathering
-        them at scattered positions.  Events
-        whose key is null are left out here (they join nothing).
+        :func:`~jitcep.kernels.grouping.group_with_keys` records: one
+        sequential pass over type codes, key codes and timestamps for every
+        leaf of every pattern with this key; a leaf then reads its candidates,
+        their keys and times contiguously instead of gathering them at
+        scattered positions.  Events whose key is null are left out here
+        (they join nothing).
         """
         if key not in self._types:
             kc, _, valid = self.key_codes(key)
             names = self.table.type_names
             wanted = self.leaf_types.get(key)
             keep = None if wanted is None else np.array([t in wanted for t in names], dtype=np.bool_)
-            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, keep, valid,
-                                               self.table.ts)
+            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid)
         return self._types[key]
+
+    def all_events(self, key: tuple[str, ...]) -> np.ndarray:
+        """Records (as :meth:`type_groups`) of every event with a non-null key, in position order."""
+        kc, _, valid = self.key_codes(key)
+        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid)[0]
 
     def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None]:
         """(codes, G, valid): partition codes of a plan with equivalence key ``key``.
@@ -563,40 +569,21 @@ class _PatternRun:
         computed once, sort only what survives).
         """
         table, key = self.table, self.plan.key
-        ckeys = None
-        keep = None
-        if leaf.types is None:
-            cand, ctimes = np.arange(table.n, dtype=np.int64), table.ts
-            if self.key_code is not None:
-                ckeys, keep = self.key_code, self.key_valid  # type groups leave null keys out; here: valid
+        if leaf.types is None:  # every event: one group, in position order
+            recs = self.ctx.all_events(key)
         else:
-            order, okeys, otimes, off = self.ctx.type_groups(key)
+            recs, off = self.ctx.type_groups(key)
             wanted = set(leaf.types)
-            runs = [slice(off[i], off[i + 1]) for i, t in enumerate(table.type_names) if t in wanted]
+            runs = [recs[off[i]:off[i + 1]] for i, t in enumerate(table.type_names) if t in wanted]
             if len(runs) == 1:
-                cand, ctimes = order[runs[0]], otimes[runs[0]]
-                if self.key_code is not None:
-                    ckeys = okeys[runs[0]]
+                recs = runs[0]
             else:  # ANY(T1, T2) (or no type present): merge the types' runs back into position order
-                cand = np.concatenate([order[r] for r in runs] or [np.zeros(0, np.int32)])
-                o = np.argsort(cand, kind="stable")
-                cand = cand[o]
-                ctimes = np.concatenate([otimes[r] for r in runs] or [np.zeros(0, table.ts.dtype)])[o]
-                if self.key_code is not None:
-                    ckeys = np.concatenate([okeys[r] for r in runs] or [np.zeros(0, np.int32)])[o]
-        if leaf.filter is not None and len(cand):
-            passed = self.mask(leaf.filter, cand[None, :])
-            keep = passed if keep is None else passed & keep
-        wt = None if self.wt is table.ts else self.wt
-        if ckeys is not None:
-            cand, goff, t, w = leaf_by_key(cand, ckeys, self.G, keep, ctimes, wt)
-        else:
-            if keep is not None:
-                cand, ctimes = cand[keep], ctimes[keep]
-            cand = np.ascontiguousarray(cand, dtype=np.int64)
-            goff = np.array([0, len(cand)], dtype=np.int64)
-            t = np.ascontiguousarray(ctimes)
-            w = t if wt is None else wt[cand]
+                recs = np.concatenate(runs or [recs[:0]])
+                recs = recs[np.argsort(record_fields(recs)[0])]
+        keep = None
+        if leaf.filter is not None and len(recs):
+            keep = self.mask(leaf.filter, record_fields(recs)[0][None, :])
+        cand, goff, t, w = leaf_by_key(recs, self.G, keep, None if self.wt is table.ts else self.wt)
         return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
 
 

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.kernels import counting_sort, group_with_keys, leaf_by_key
+from jitcep.kernels.grouping import record_fields
 
 
 @settings(max_examples=200, deadline=None)
@@ -18,15 +19,16 @@ def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys):
     keys = [(7 * i) % 4 for i in range(len(codes))] if with_keys else None
     valid = [i % 5 != 3 for i in range(len(codes))] if null_keys else None
     values = np.arange(len(codes), dtype=np.int64) * 10 + 1
-    order, okeys, ovalues, offsets = group_with_keys(
-        np.array(codes, dtype=np.int32), T, None if keys is None else np.array(keys, dtype=np.int64),
-        np.array(keep) if use_keep else None, None if valid is None else np.array(valid), values)
+    recs, offsets = group_with_keys(
+        np.array(codes, dtype=np.int32), T, None if keys is None else np.array(keys, dtype=np.int64), values,
+        np.array(keep) if use_keep else None, None if valid is None else np.array(valid))
     # a null key (valid False) drops the index like a dropped code
     kept = [c if c >= 0 and (not use_keep or keep[c]) and (valid is None or valid[i]) else -1
             for i, c in enumerate(codes)]
     exp_order, exp_keys, exp_off = naive.group_with_keys(kept, T, keys)
-    assert order.dtype == np.int32 and okeys.dtype == np.int32
-    assert (order.tolist(), okeys.tolist(), offsets.tolist()) == (exp_order, exp_keys, exp_off)
+    order, okeys, ovalues = record_fields(recs)
+    assert offsets.tolist() == exp_off and order.tolist() == exp_order
+    assert okeys.tolist() == (exp_keys if keys is not None else [0] * len(exp_order))
     assert ovalues.tolist() == values[exp_order].tolist()
     o2, off2 = counting_sort(np.array(codes, dtype=np.int32), T)
     assert (o2.tolist(), off2.tolist()) == naive.counting_sort(codes, T)
@@ -43,8 +45,10 @@ def test_leaf_by_key_matches_naive(case, use_keep, count_window):
     keep = [ok for _, ok in rows] if use_keep else [True] * len(rows)
     ts = np.arange(3 * len(rows) + 1, dtype=np.int64) // 2
     wt = None if count_window is None else np.arange(len(ts), dtype=np.int64) + count_window
-    out, goff, t, w = leaf_by_key(np.array(cand, dtype=np.int32), np.array(ckeys, dtype=np.int32), G,
-                                  np.array(keep, dtype=np.bool_) if use_keep else None, ts[cand], wt)
+    recs = np.empty((len(cand), 2), dtype=np.int64)  # group_with_keys records: key << 32 | position, ts
+    recs[:, 0] = (np.array(ckeys, dtype=np.int64) << 32) | np.array(cand, dtype=np.int64)
+    recs[:, 1] = ts[cand]
+    out, goff, t, w = leaf_by_key(recs, G, np.array(keep, dtype=np.bool_) if use_keep else None, wt)
     assert out.dtype == np.int64
     assert (out.tolist(), goff.tolist()) == naive.leaf_by_key(cand, ckeys, G, keep)
     # the records' times move along in the same pass; one array when the window measure is ts
