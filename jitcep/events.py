@@ -173,7 +173,7 @@ class EventTable:
         pos = np.asarray(positions, dtype=np.int64)
         cols = {a: Column(c.kind, c.values[pos], None if c.valid is None else c.valid[pos], c.dictionary)
                 for a, c in self.columns.items()}
-        return EventTable(ts=self.ts[pos], row=self.row[pos], type_code=self.type_code[pos],
+        return EventTable(ts=self.ts[pos], row=self.input_rows(pos), type_code=self.type_code[pos],
                           type_names=self.type_names, columns=cols, time_unit_ns=self.time_unit_ns,
                           time_dtype=self.time_dtype)
 

@@ -175,7 +175,7 @@ class _Values:
             col = {TS: self.time, TYPE: self.type}.get(attr, attr)
             if col not in self.source.columns:
                 raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.source.columns}")
-            return self.source.get_column(col)[self.table.row[pos]]  # eager take: no query plan
+            return self.source.get_column(col).gather(self.table.input_rows(pos))  # eager take: no query plan
         t = self.table
         if attr == TS:
             return pl.Series(t.ts[pos], dtype=pl.Int64).cast(t.time_dtype)
@@ -217,7 +217,7 @@ def _struct(v: _VarSpec, fields, values: _Values, pos: np.ndarray) -> pl.Series:
     cols = []
     for name, src in fields:
         if src == ROW:
-            cols.append(pl.Series(name, values.table.row[pos], dtype=ID_DTYPE))
+            cols.append(pl.Series(name, values.table.input_rows(pos), dtype=ID_DTYPE))
         else:
             cols.append(values.gather(src, pos).alias(name))
     return pl.DataFrame(cols).to_struct(v.name)

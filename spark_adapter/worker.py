@@ -83,7 +83,7 @@ def keep_home(results: list[MatchTable], table, home: np.ndarray) -> list[MatchT
             out.append(mt)
             continue
         last = last_positions(mt)
-        keep = np.flatnonzero(home[table.row[last]])
+        keep = np.flatnonzero(home[table.input_rows(last)])
         out.append(mt if len(keep) == mt.n else mt.take(keep))
     return out
 
