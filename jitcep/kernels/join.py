@@ -27,6 +27,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
+from .alloc import empty
 
 ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
 
@@ -45,6 +46,7 @@ def _overlap(a, b):
 
 @njit(**NUMBA_FLAGS)
 def _grow(li, ri, gg, n):
+    """Twice the room, past the NumPy-allocated first arrays (only when the output outgrows them)."""
     cap = max(16, 2 * len(li))
     li2 = np.empty(cap, np.int64)
     ri2 = np.empty(cap, np.int64)
@@ -78,14 +80,11 @@ def _first_after(Len, Lten, lo, hi, x, tx, order):
 
 
 @njit(**NUMBA_FLAGS)
-def _seq_join(L, R, W, order, distinct, cap_max):
+def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
     n = 0
-    li = np.empty(max(16, len(Ren)), np.int64)
-    ri = np.empty_like(li)
-    gg = np.empty_like(li)
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
         if l0 == l1:
@@ -116,14 +115,11 @@ def _seq_join(L, R, W, order, distinct, cap_max):
 
 
 @njit(**NUMBA_FLAGS)
-def _and_join(L, R, W, distinct, cap_max):
+def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
     n = 0
-    li = np.empty(max(16, len(Ren) + len(Len)), np.int64)
-    ri = np.empty_like(li)
-    gg = np.empty_like(li)
     for g in range(G):
         i, i1 = Lg[g], Lg[g + 1]
         j, j1 = Rg[g], Rg[g + 1]
@@ -177,6 +173,13 @@ def _and_join(L, R, W, distinct, cap_max):
     return li[:n], ri[:n], gg[:n], 0
 
 
+def _pair_arrays(n: int):
+    """The first (li, ri, g) output arrays, NumPy-allocated (:mod:`jitcep.kernels.alloc`); the kernel
+    grows them only past ``n`` pairs."""
+    n = max(16, n)
+    return empty(n, np.int64), empty(n, np.int64), empty(n, np.int64)
+
+
 def _timed(buf, ts, wt):
     """The 8-tuple buffer: a 4-tuple gets its records' times gathered (module docstring)."""
     if len(buf) == 8:
@@ -198,13 +201,14 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
     order of r; the left range is [EAT pointer, binary-searched upper bound).
     """
     li, ri, g, status = _seq_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), ORDER_CODE[order],
-                                  bool(distinct), int(cap))
+                                  bool(distinct), int(cap), *_pair_arrays(len(R[2])))
     _check(status, "a SEQ join", cap)
     return li, ri, g
 
 
 def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int):
     """AND join (ZStream Algorithm 3): pairs within W, in the end order of the later record."""
-    li, ri, g, status = _and_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), bool(distinct), int(cap))
+    li, ri, g, status = _and_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), bool(distinct), int(cap),
+                                  *_pair_arrays(len(L[2]) + len(R[2])))
     _check(status, "an AND join", cap)
     return li, ri, g
