@@ -478,7 +478,12 @@ class _PatternRun:
     def node(self, n) -> Buffer:
         if isinstance(n, Leaf):
             return self.leaf(n)
-        L, R = self.node(n.left), self.node(n.right)
+        L = self.node(n.left)
+        if n.kind != "OR" and not len(L.start):
+            # a SEQ / AND join with an empty input is empty: the right subtree's leaves are never
+            # built (a long SEQ whose partial matches die out early costs what its live prefix costs)
+            return self.settle(_empty_buffer(L.vars + tuple(_var_order(n.right)), self.G))
+        R = self.node(n.right)
         if n.kind == "OR":
             return _union(L, R)
         distinct = any(_types_overlap(self.leaf_types[a], self.leaf_types[b]) for a in L.vars for b in R.vars)
@@ -515,6 +520,10 @@ class _PatternRun:
             # with ties the left record may end after the right one: restore (partition, end) order
             if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
                 buf = buf.take(np.lexsort((end, g)), buf.goff)
+        return self.settle(buf)
+
+    def settle(self, buf: Buffer) -> Buffer:
+        """Apply the pending negations anchored on ``buf``'s variables (pushed down, ZStream 4.4.2)."""
         here = [neg for neg in self.pending if neg.anchor <= set(buf.vars)]
         for neg in here:
             self.pending.remove(neg)
@@ -611,6 +620,12 @@ def _var_order(node) -> list[str]:
     if isinstance(node, Leaf):
         return [node.var]
     return _var_order(node.left) + _var_order(node.right)
+
+
+def _empty_buffer(vars_: tuple[str, ...], G: int) -> Buffer:
+    none = np.zeros(0, dtype=np.int64)
+    return Buffer(vars_, np.zeros((0, len(vars_)), dtype=np.int64), none, none, np.zeros(G + 1, dtype=np.int64),
+                  none, none, none, none)
 
 
 def _union(L: Buffer, R: Buffer) -> Buffer:
