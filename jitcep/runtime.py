@@ -67,7 +67,7 @@ from .errors import ExplosionError, MissingColumnError, MissingWindowError, Unsu
 from .events import Column, EventTable, build_partition, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.grouping import record_fields
-from .kernels.encode import dense_codes
+from .kernels.encode import dense_codes, value_range
 from .kernels.kleene import closure_runs, gather_lists, segment_aggregate
 from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from .matches import MatchTable
@@ -195,34 +195,35 @@ class _TableContext:
         (they join nothing).
         """
         if key not in self._types:
-            kc, _, valid = self.key_codes(key)
+            kc, _, valid, base = self.key_codes(key)
             names = self.table.type_names
             wanted = self.leaf_types.get(key)
             keep = None if wanted is None else np.array([t in wanted for t in names], dtype=np.bool_)
-            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid)
+            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid,
+                                               base)
         return self._types[key]
 
     def all_events(self, key: tuple[str, ...]) -> np.ndarray:
         """Records (as :meth:`type_groups`) of every event with a non-null key, in position order."""
-        kc, _, valid = self.key_codes(key)
-        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid)[0]
+        kc, _, valid, base = self.key_codes(key)
+        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid, base)[0]
 
-    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None]:
-        """(codes, G, valid): partition codes of a plan with equivalence key ``key``.
+    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None, int]:
+        """(codes, G, valid, base): partition codes of a plan with equivalence key ``key``.
 
-        ``codes`` None, G 1: one partition.  A null key joins nothing: its
-        code is -1, or ``valid`` (when not None) is False there.  A key that is
-        one ``str`` column or the ``type`` pseudo-attribute uses the column's
-        codes as they are (they index its sorted dictionary of present values,
-        so they are dense already): no pass over the events, no full-length
-        copy.  With ``partition_by=`` streams the code combines the stream and
-        the key.
+        The partition of event i is ``codes[i] - base``; ``codes`` None, G 1:
+        one partition.  A null key joins nothing: its code is -1, or ``valid``
+        (when not None) is False there.  A key that is one ``str`` column, the
+        ``type`` pseudo-attribute or a narrow-range integer column uses the
+        column as it is (:meth:`_dictionary_codes`): no coding pass over the
+        events, no full-length copy.  With ``partition_by=`` streams the code
+        combines the stream and the key.
         """
         if key not in self._keys:
-            codes, G, valid = None, 1, None
+            codes, G, valid, base = None, 1, None, 0
             direct = self._dictionary_codes(key) if self.streams is None else None
             if direct is not None:
-                codes, G, valid = direct
+                codes, G, valid, base = direct
             elif key:
                 part = self.table.partition
                 if part is None or part.independent or tuple(part.key) != key:
@@ -236,19 +237,35 @@ class _TableContext:
                 else:
                     null = codes < 0
                     codes, G = dense_codes(s * max(G, 1) + codes, ~null if null.any() else None)
-            self._keys[key] = (codes, G, valid)
+            self._keys[key] = (codes, G, valid, base)
         return self._keys[key]
 
     def _dictionary_codes(self, key: tuple[str, ...]):
-        """(codes, G, valid) of a key that is one ``str`` column or ``type``; None for other keys."""
+        """(codes, G, valid, base) of a key whose column values serve as codes; None for other keys.
+
+        One ``str`` column or ``type``: the dictionary codes (base 0).  One
+        integer column whose values span a narrow range: the values
+        themselves, less the minimum (``base``, subtracted by the grouping),
+        one partition per value of the range — a min/max pass instead of
+        coding every event.
+        """
         if len(key) != 1:
             return None
         table, attr = self.table, key[0]
         col = table.columns.get(attr)
         if col is not None:
-            return (col.values, len(col.dictionary), col.valid) if col.kind == "str" else None
+            if col.kind == "str":
+                return col.values, len(col.dictionary), col.valid, 0
+            if col.kind == "int":
+                bounds = value_range(col.values, col.valid)
+                if bounds is None:  # every key is null: nothing joins
+                    return col.values, 1, col.valid, 0
+                lo, hi = bounds
+                if hi - lo < max(table.n // 8, 1 << 16):  # goff arrays (G + 1) stay small next to n
+                    return col.values, hi - lo + 1, col.valid, lo
+            return None
         if attr == "type":  # a null type is code -1 already
-            return table.type_code, len(table.type_names), None
+            return table.type_code, len(table.type_names), None, 0
         return None
 
     def stream_positions(self) -> np.ndarray:
@@ -304,7 +321,7 @@ class _PatternRun:
             self.wt, self.W = table.ts, int(_INT64_MAX)
         else:
             self.wt, self.W = table.ts, window_span(window, table)
-        self.key_code, self.G, self.key_valid = ctx.key_codes(plan.key)
+        self.G = ctx.key_codes(plan.key)[1]
         # negations applied on the lowest join covering their anchor (pushed down, ZStream 4.4.2)
         # when the order cannot put a positive event inside their range; the rest on whole matches
         pushable = options.order != "nondecreasing_ts"

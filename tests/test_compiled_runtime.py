@@ -164,3 +164,23 @@ def test_negation_is_pushed_down_to_the_join_of_its_neighbours(monkeypatch):
     seen.clear()
     [mt] = runtime.evaluate([pat], t, Options(order="nondecreasing_ts"), plan=(("a", "c"), "d"))
     assert seen == [(("a", "c", "d"), 3)] and bindings(mt) == [(3, 4, 5)]
+
+
+@pytest.mark.parametrize("keys", [
+    [-5, -4, None, -5, -4, None, -5],          # narrow range below zero, nulls: the column's values are the codes
+    [0, 10**12, None, 0, 10**12, None, 0],     # a range too wide for one partition per value: coded
+])
+def test_integer_keys_partition_like_the_reference(keys):
+    import polars as pl
+
+    from jitcep.events import build_event_table
+    from jitcep.reference import evaluate as reference_evaluate
+    df = pl.DataFrame({"ts": list(range(7)), "type": ["A", "B", "A", "B", "A", "B", "B"], "k": keys},
+                      schema={"ts": pl.Int64, "type": pl.String, "k": pl.Int64})
+    pat = Pattern(Seq((A, B)), E.Equiv("k"), TimeWindow(10))
+    t = build_event_table(df, [pat], type="type")
+    [mt] = runtime.evaluate([pat], t, Options())
+    [ref] = reference_evaluate([pat], t, Options())
+    # a0 shares its key with b3 and b6; a4's key has no later B; null keys (rows 2, 5) join nothing
+    assert bindings(ref) == [(0, 3), (0, 6)]
+    assert bindings(mt) == bindings(ref)

@@ -13,15 +13,17 @@ from jitcep.kernels.grouping import record_fields
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 5).flatmap(lambda T: st.tuples(
     st.just(T), st.lists(st.integers(-1, T - 1), max_size=30), st.lists(st.booleans(), min_size=T, max_size=T))),
-    st.booleans(), st.booleans(), st.booleans())
-def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys):
+    st.booleans(), st.booleans(), st.booleans(), st.integers(-3, 3))
+def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, base):
     T, codes, keep = case
     keys = [(7 * i) % 4 for i in range(len(codes))] if with_keys else None
     valid = [i % 5 != 3 for i in range(len(codes))] if null_keys else None
     values = np.arange(len(codes), dtype=np.int64) * 10 + 1
+    # the column holds key + base (an integer key column and its minimum): records carry the key
     recs, offsets = group_with_keys(
-        np.array(codes, dtype=np.int32), T, None if keys is None else np.array(keys, dtype=np.int64), values,
-        np.array(keep) if use_keep else None, None if valid is None else np.array(valid))
+        np.array(codes, dtype=np.int32), T, None if keys is None else np.array(keys, dtype=np.int64) + base,
+        values, np.array(keep) if use_keep else None, None if valid is None else np.array(valid),
+        key_base=base if with_keys else 0)
     # a null key (valid False) drops the index like a dropped code
     kept = [c if c >= 0 and (not use_keep or keep[c]) and (valid is None or valid[i]) else -1
             for i, c in enumerate(codes)]

@@ -502,6 +502,15 @@ def _min_max(values, valid, stride):
     return lo, hi, found
 
 
+def value_range(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[int, int] | None:
+    """(min, max) of integer ``values`` over the valid rows, in one pass; None when no row is valid."""
+    if not len(values):
+        return None
+    v, s = _valid_args(valid, len(values))
+    lo, hi, found = _min_max(np.ascontiguousarray(values), v, s)
+    return (int(lo), int(hi)) if found else None
+
+
 def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_group: bool = False,
                 bounds: tuple[int, int] | None = None, with_order: bool = True):
     """(key_code int64, order int64, offsets int64) of integer ``values``, or None when the range is wide.

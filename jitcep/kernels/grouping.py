@@ -75,7 +75,7 @@ _LOW = np.int64(0xFFFFFFFF)
 
 
 @njit(**NUMBA_FLAGS)
-def _group_with_keys(codes, adv, keys, kstride, kvalid, vstride, vals, kept, recs):
+def _group_with_keys(codes, adv, keys, kstride, kbase, kvalid, vstride, vals, kept, recs):
     # slot c + 1 per code (slot 0: code -1 or a null key); adv[s]: slot s is kept.
     # Pass 1 counts every slot and lists the kept indices (branch-free compaction); pass 2
     # scatters only those: with few types kept, most events are never read again, and no
@@ -92,14 +92,14 @@ def _group_with_keys(codes, adv, keys, kstride, kvalid, vstride, vals, kept, rec
         i = kept[j]
         s = codes[i] + 1
         f = fill[s]
-        recs[f, 0] = (np.int64(keys[i * kstride]) << 32) | i
+        recs[f, 0] = ((np.int64(keys[i * kstride]) - kbase) << 32) | i
         recs[f, 1] = vals[i]
         fill[s] = f + 1
     return offsets
 
 
 def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, values: np.ndarray,
-                    keep: np.ndarray | None = None, valid: np.ndarray | None = None):
+                    keep: np.ndarray | None = None, valid: np.ndarray | None = None, key_base: int = 0):
     """:func:`counting_sort` that carries each index's key and a value: ``(recs, offsets)``.
 
     ``recs`` (m x 2 int64) holds one record per kept index, grouped by code,
@@ -109,9 +109,11 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     per group (three separate arrays took 2.4x as long with 24 groups kept).
     ``keep`` (bool per code) drops the codes nobody asked for: their groups
     are empty.  ``valid`` (bool per index) drops the indices whose key is
-    null (they join nothing).  One sequential pass over ``codes``, ``keys``
-    and ``values``: later per-group work reads them contiguously instead of
-    gathering them at scattered indices (a cache miss each).
+    null (they join nothing).  The record's key is ``keys[index] - key_base``
+    (an integer column's values serve as key codes without a copy).  One
+    sequential pass over ``codes``, ``keys`` and ``values``: later per-group
+    work reads them contiguously instead of gathering them at scattered
+    indices (a cache miss each).
     """
     n = len(codes)
     if n >= 2**31:
@@ -126,7 +128,7 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     recs = empty(2 * n, np.int64).reshape(n, 2)
     k, kst = (np.zeros(1, np.int32), 0) if keys is None else (np.ascontiguousarray(keys), 1)
     v, vs = (_ALL_VALID, 0) if valid is None else (np.ascontiguousarray(valid, dtype=np.bool_), 1)
-    offsets = _group_with_keys(np.ascontiguousarray(codes), adv, k, kst, v, vs,
+    offsets = _group_with_keys(np.ascontiguousarray(codes), adv, k, kst, np.int64(key_base), v, vs,
                                np.ascontiguousarray(values, dtype=np.int64), kept, recs)
     return recs[:offsets[-1]], offsets
 
