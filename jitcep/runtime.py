@@ -109,8 +109,11 @@ class Buffer:
                       tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx])
 
 
-def check_supported(pattern: Pattern, options: Options) -> None:
-    """Raise UnsupportedPatternError if this engine does not cover ``pattern`` under ``options``."""
+def check_supported(pattern: Pattern, options: Options) -> Plan:
+    """Raise UnsupportedPatternError if this engine does not cover ``pattern`` under ``options``.
+
+    Returns the pattern's default plan (building it is part of the check).
+    """
     if options.strategy != "skip_till_any_match":
         raise UnsupportedPatternError(f"the compiled engine does not implement strategy={options.strategy!r} yet")
     if options.output != "all":
@@ -122,6 +125,7 @@ def check_supported(pattern: Pattern, options: Options) -> None:
     plan = build_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
     if plan.kleene is not None and options.kleene != "maximal":
         raise UnsupportedPatternError("the compiled engine does not enumerate Kleene lists under kleene=\"all\" yet")
+    return plan
 
 
 def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[MatchTable]:
@@ -148,8 +152,8 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
             raise UnsupportedPatternError(f"{len(plans_in)} plans for {len(patterns)} patterns")
     plans = []
     for pat, p in zip(patterns, plans_in):
-        check_supported(pat, options)
-        plans.append(p if isinstance(p, Plan) else build_plan(pat, p))
+        default = check_supported(pat, options)
+        plans.append(p if isinstance(p, Plan) else default if p is None else build_plan(pat, p))
     ctx = _TableContext(table)
     for pl_ in plans:  # group only the types some leaf reads (memory: not every event of the table)
         for n in (*pl_.nodes(), *pl_.negations, *((pl_.kleene,) if pl_.kleene is not None else ())):

@@ -68,10 +68,13 @@ class Join:
     right: "PlanNode"
     predicates: tuple[E.Expr, ...] = ()
     window: Window | None = None
+    # variables in record column order: left's, then right's (kept: plans are walked per join)
+    vars: tuple[str, ...] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.kind not in ("SEQ", "AND", "OR"):
             raise ValueError(f"unknown join kind {self.kind!r}")
+        object.__setattr__(self, "vars", self.left.vars + self.right.vars)
         overlap = set(self.left.vars) & set(self.right.vars)
         if overlap:
             raise UnsupportedPatternError(f"plan joins variable(s) {sorted(overlap)} with themselves")
@@ -79,11 +82,6 @@ class Join:
             missing = E.variables(p) - set(self.vars)
             if missing:
                 raise UnsupportedPatternError(f"predicate on {sorted(missing)} placed on a node without them")
-
-    @property
-    def vars(self) -> tuple[str, ...]:
-        """Variables in record column order: left's, then right's."""
-        return self.left.vars + self.right.vars
 
 
 PlanNode = Union[Leaf, Join]
