@@ -5,8 +5,9 @@ signature and result of :func:`jitcep.reference.evaluate` (one canonical match
 table per pattern).  What it covers (:func:`check_supported`): SEQ / AND / OR
 of positive variables, nested; negations (docs/semantics.md section 7) as
 elements of SEQ / AND; one Kleene array variable as an item of the top-level
-SEQ under ``kleene="maximal"`` (section 6.2; not together with a negation),
-with member-wise and list conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``);
+SEQ under ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2; not together
+with a negation), with member-wise and list conjuncts (aggregates, ``v[k]``,
+``v[v.LEN]``; not ``v[i-1]``);
 every other predicate kind of section 4; ``[attr]`` keys; time, count and
 unbounded windows; the three orders; ``strategy="skip_till_any_match"``,
 ``output="all"``, no contiguity / freeze / consume policies.  Anything else
@@ -32,16 +33,19 @@ reach the joins above; one bounded by the window or an AND span, or under
 the range), is applied to whole matches.
 
 A Kleene array variable follows ZStream 4.4.5 (KSEQ): the plan of the other
-variables runs first, then each match takes as its list the qualifying events
-of the closure's leaf in its range (found like a negation's range), cut by the
-bounds (:meth:`_PatternRun.kleene_maximal`).
+variables runs first, then each match collects the qualifying events of the
+closure's leaf in its range (found like a negation's range); under
+``kleene="maximal"`` they are its list, cut by the bounds, under ``"all"``
+every subsequence of them the bounds allow is a list (:meth:`_PatternRun.kleene`).
 
 Leaves are built in a few linear passes (issue 3: this is where time goes):
 one grouping of the positions of the types some leaf reads, carrying each
 position's key code and timestamp (shared by every leaf), filters evaluated
 only over the events of the leaf's types, and one counting pass by key over
 only the surviving events.  A key that is one string column or ``type`` uses
-the column's dictionary codes as partition codes (no partition pass).  Every
+the column's dictionary codes as partition codes, a narrow-range integer key
+its values (no partition pass).  A SEQ / AND join whose left input is empty
+does not build its right subtree.  Every
 buffer carries its records' start and end times, so the joins read times in
 record order instead of at scattered positions (a cache miss per record at
 10^7 events).  The kernels' large outputs are allocated by NumPy, which
@@ -68,7 +72,7 @@ from .events import Column, EventTable, build_partition, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.grouping import record_fields
 from .kernels.encode import dense_codes, value_range
-from .kernels.kleene import closure_runs, gather_lists, segment_aggregate
+from .kernels.kleene import closure_runs, gather_lists, segment_aggregate, subsequences
 from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from .matches import MatchTable
 from .options import Options
@@ -122,10 +126,7 @@ def check_supported(pattern: Pattern, options: Options) -> Plan:
         raise UnsupportedPatternError("the compiled engine does not implement contiguous/freeze/consume policies yet")
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
-    plan = build_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
-    if plan.kleene is not None and options.kleene != "maximal":
-        raise UnsupportedPatternError("the compiled engine does not enumerate Kleene lists under kleene=\"all\" yet")
-    return plan
+    return build_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
 
 
 def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[MatchTable]:
@@ -379,19 +380,21 @@ class _PatternRun:
             buf = self.negate(buf, neg)
         single = {v: np.ascontiguousarray(buf.pos[:, buf.vars.index(v)]) for v in names}
         if plan.kleene is not None:
-            return self.kleene_maximal(buf, single, plan.kleene).canonical()
+            return self.kleene(buf, single, plan.kleene).canonical()
         return MatchTable(len(buf.start), single, {}).canonical()
 
-    def kleene_maximal(self, buf: Buffer, single: dict, K: KleeneLeaf) -> MatchTable:
-        """ZStream KSEQ (4.4.5), docs/semantics.md section 6.2: one list per match of the other variables.
+    def kleene(self, buf: Buffer, single: dict, K: KleeneLeaf) -> MatchTable:
+        """The closure's lists for every match of the other variables (ZStream KSEQ 4.4.5, semantics 6).
 
         The members are the qualifying events of the Kleene leaf in the
         match's range (found as a negation's range, two binary searches per
         match); member-wise conjuncts that mention other variables are tested
-        on (match, event) pairs by the generated predicates; the bounds then
-        pick the list (or ZStream's sliding runs for ``{n,m}``) and the list
-        conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``) are evaluated once per list
-        over per-list columns.
+        on (match, event) pairs by the generated predicates.  The bounds then
+        make the lists: under ``kleene="maximal"`` (6.2) the one list, or
+        ZStream's sliding runs for ``{n,m}``; under ``kleene="all"`` (6.1) every
+        subsequence of the members whose length they allow, at most
+        ``max_kleene`` per match.  List conjuncts (aggregates, ``v[k]``,
+        ``v[v.LEN]``) are evaluated once per list over per-list columns.
         """
         m = len(buf.start)
         leaf = self.leaf(K)
@@ -412,8 +415,20 @@ class _PatternRun:
         members = np.concatenate(evs) if evs else np.zeros(0, np.int64)
         offsets = np.zeros(m + 1, dtype=np.int64)
         np.cumsum(np.bincount(rec, minlength=m), out=offsets[1:])
-        src, start, length = closure_runs(offsets, K.min, K.max)
-        off, lpos = gather_lists(members, start, length)
+        if self.options.kleene == "maximal":
+            src, start, length = closure_runs(offsets, K.min, K.max)
+            off, lpos = gather_lists(members, start, length)
+        else:
+            src, off, lpos, over = subsequences(offsets, members, self.table.ts, self.options.order == "strict_ts",
+                                                K.min, K.max, self.options.max_kleene, self.options.max_matches)
+            if over == -2:
+                raise ExplosionError(f"more than max_matches={self.options.max_matches} matches; raise the cap "
+                                     f"or narrow the pattern")
+            if over >= 0:
+                raise ExplosionError(
+                    f"Kleene variable {K.var!r} has more than max_kleene={self.options.max_kleene} lists for one "
+                    f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
+                    f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
         single = {v: c[src] for v, c in single.items()}
         if K.lists and len(src):
             keep = self.list_mask(K, single, off, lpos)

@@ -18,6 +18,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from importlib import import_module
@@ -432,4 +433,18 @@ def segment_aggregate(off, vals, valid, func):
             out.append(None)
         else:
             out.append({"sum": sum, "min": min, "max": max, "avg": lambda v: sum(v) / len(v)}[func](xs))
+    return out
+
+
+def subsequences(offsets, members, ts, strict, nmin, nmax):
+    """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with nmin <= len <= nmax, members in order, strictly later ts under strict."""
+    out = []
+    for r in range(len(offsets) - 1):
+        mem = list(members[offsets[r]:offsets[r + 1]])
+        top = len(mem) if nmax is None else min(nmax, len(mem))
+        for k in range(nmin, top + 1):
+            for combo in itertools.combinations(mem, k):
+                if strict and any(ts[a] >= ts[b] for a, b in zip(combo, combo[1:])):
+                    continue
+                out.append((r, tuple(combo)))
     return out

@@ -2,9 +2,9 @@
 
 Oracles: :func:`naive.evaluate` (tests/naive.py, always) and
 ``jitcep.reference.evaluate`` (the executable semantics) once it exists.
-Kleene patterns (``kleene="maximal"``, one array variable anywhere in a SEQ,
-every bound form, member-wise and list conjuncts: aggregates, ``b[k]``,
-``b[b.LEN]``) are compared with the reference evaluator.
+Kleene patterns (one array variable anywhere in a SEQ, every bound form,
+member-wise and list conjuncts: aggregates, ``b[k]``, ``b[b.LEN]``; under
+``kleene="maximal"`` and ``kleene="all"``) are compared with the reference evaluator.
 Patterns are generated from fixed seeds (SEQ / AND / OR nesting, 1 to 8
 variables, typed / ANY / untyped variables, every predicate kind, ``[k]`` keys,
 time / count / unbounded windows, the three orders, and in about half of them
@@ -350,10 +350,11 @@ def _kleene_tuples(mt):
 
 
 @pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
+@pytest.mark.parametrize("mode", ["maximal", "all"])
 @pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS))
-def test_compiled_kleene_maximal_equals_reference(seed):
+def test_compiled_kleene_equals_reference(seed, mode):
     pattern, order = gen_kleene_pattern(seed)
-    opts = Options(order=order, kleene="maximal")
+    opts = Options(order=order, kleene=mode)
     runtime.check_supported(pattern, opts)  # compiled, not a fallback
 
     hits = [0, 0]

@@ -36,8 +36,8 @@ def bindings(mt):
     return [tuple(b.values()) for b in mt.to_bindings()]
 
 
-def test_kleene_is_refused_before_any_work():
-    body = Seq((A, Kleene(B, 1, None), C))
+def test_kleene_group_is_refused_before_any_work():
+    body = Seq((A, Kleene(Seq((B, EventVar("d", ("D",)))), 1, None), C))
     with pytest.raises(UnsupportedPatternError, match="compiled engine"):
         runtime.evaluate([Pattern(body, None, TimeWindow(5))], table("AC", [1, 2]), Options())
 

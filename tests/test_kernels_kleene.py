@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.kleene import closure_runs, gather_lists, segment_aggregate
+from jitcep.kernels.kleene import closure_runs, gather_lists, segment_aggregate, subsequences
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])
@@ -47,3 +47,24 @@ def test_gather_lists():
     members = np.array([10, 11, 12, 13, 14], dtype=np.int64)
     off, pos = gather_lists(members, np.array([1, 0, 3]), np.array([2, 0, 2]))
     assert off.tolist() == [0, 2, 2, 4] and pos.tolist() == [11, 12, 13, 14]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lengths, bounds, st.booleans(), st.lists(st.integers(0, 3), min_size=100, max_size=100))
+def test_subsequences_equals_twin(lens, b, strict, steps):
+    off = _offsets(lens)
+    members = np.arange(off[-1], dtype=np.int64) * 2  # positions, ascending inside each record
+    ts = np.cumsum(steps).astype(np.int64)  # ties (step 0) matter under strict_ts
+    src, loff, lpos, over = subsequences(off, members, ts, strict, *b, cap=10**6, total_cap=10**6)
+    assert over == -1
+    got = [(int(src[j]), tuple(lpos[loff[j]:loff[j + 1]].tolist())) for j in range(len(src))]
+    assert sorted(got) == sorted(naive.subsequences(off, members, ts, strict, *b))
+
+
+def test_subsequences_stop_at_the_caps():
+    off = _offsets([2, 5, 1])  # record 1 has 31 non-empty subsequences
+    members = np.arange(8, dtype=np.int64)
+    ts = np.arange(8, dtype=np.int64)
+    assert subsequences(off, members, ts, False, 1, None, cap=30, total_cap=10**6)[3] == 1
+    assert subsequences(off, members, ts, False, 1, None, cap=31, total_cap=10**6)[3] == -1
+    assert subsequences(off, members, ts, False, 1, None, cap=31, total_cap=33)[3] == -2

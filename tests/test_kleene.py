@@ -287,3 +287,15 @@ def test_and_group_iteration_rejected_halfway():
     # match (ts 15 - 0 > 10): the half-added iteration is taken back whole (Matcher.push_all)
     assert matches("PATTERN KL(AND(A a, B b)){2} WITHIN 10", df) == M(
         ((0, 2), (1, 1)), ((2, 2), (1, 3)))
+
+
+def test_kleene_cap_counts_per_binding_in_each_engine(_semantic_engine):
+    # docs/semantics.md section 12: the reference enumerates a's lists before c is bound (15 lists of
+    # the four Bs > 3); the compiled engine per (a, c): the Bs between a0 and c3 give 3 lists
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("C", 3), ("B", 4), ("B", 5))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    if _semantic_engine == "reference":
+        with pytest.raises(ExplosionError):
+            run(q, df, max_kleene=3)
+    else:
+        assert matches(q, df, max_kleene=3) == M((0, (1,), 3), (0, (2,), 3), (0, (1, 2), 3))

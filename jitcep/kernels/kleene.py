@@ -10,6 +10,10 @@ the qualifying members of every match form a CSR list (``offsets`` into
 - ``{n}`` / ``{n,m}``: ZStream's closure count (Figure 6), every run of k
   consecutive qualifying events, n <= k <= m, plus the empty list when n = 0;
 
+``kleene="all"`` (section 6.1, SASE+'s closure under skip-till-any-match):
+every subsequence of the qualifying events whose length the bounds allow
+(:func:`subsequences`).
+
 and computes SASE+ aggregates (count, sum, avg, min, max over non-null
 values) per list.  Everything here is generic: no per-pattern code.
 """
@@ -20,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from .alloc import empty
 
 AGG_CODE = {"sum": 0, "min": 1, "max": 2, "avg": 3}
 
@@ -76,6 +81,114 @@ def closure_runs(offsets: np.ndarray, nmin: int, nmax: int | None):
     length = np.empty(n, np.int64)
     _runs(offsets, int(nmin), hi, src, start, length)
     return src, start, length
+
+
+@njit(**NUMBA_FLAGS)
+def _next_member(members, ts, o, q, j, prev, strict, last):
+    """The first index >= j of record o's members that may follow member ``prev`` (-1: none), or q.
+
+    Under strict_ts a member must be later in time than the one before it
+    (semantics section 6, iteration order); ``last`` is the largest index a
+    member at this depth may take and still leave room for the minimum length.
+    """
+    if strict and prev >= 0:
+        t = ts[members[o + prev]]
+        while j < q and ts[members[o + j]] <= t:
+            j += 1
+    return j if j <= last else q
+
+
+@njit(**NUMBA_FLAGS)
+def _subsequences(offsets, members, ts, strict, nmin, nmax, cap, total_cap, src, off, lpos, fill):
+    """Enumerate every allowed subsequence of each record's members, depth first (lexicographic).
+
+    ``fill`` False: count only.  Returns (lists, elements, over): ``over`` is
+    the first record with more than ``cap`` lists, -2 past ``total_cap`` lists
+    in all, else -1 (counting stops there: the caller raises).
+    """
+    t = 0
+    e = 0
+    width = 1
+    for r in range(len(offsets) - 1):
+        width = max(width, offsets[r + 1] - offsets[r])
+    stack = np.empty(width, np.int64)
+    for r in range(len(offsets) - 1):
+        o = offsets[r]
+        q = offsets[r + 1] - o
+        kmax = q if nmax < 0 else min(nmax, q)
+        n_r = 0
+        if nmin == 0:  # the empty list (T* v[], {0,m})
+            if fill:
+                src[t] = r
+                off[t + 1] = e
+            t += 1
+            n_r += 1
+        if kmax == 0 or nmin > kmax:
+            if n_r > cap:
+                return t, e, r
+            continue
+        d = 0
+        stack[0] = _next_member(members, ts, o, q, 0, -1, strict, q - max(nmin, 1))
+        if stack[0] >= q:
+            continue
+        while d >= 0:
+            if d + 1 >= nmin:
+                if fill:
+                    src[t] = r
+                    for x in range(d + 1):
+                        lpos[e + x] = members[o + stack[x]]
+                    off[t + 1] = e + d + 1
+                t += 1
+                e += d + 1
+                n_r += 1
+                if n_r > cap:
+                    return t, e, r
+                if t > total_cap:
+                    return t, e, -2
+            if d + 1 < kmax:  # extend by the next member that may follow
+                j = _next_member(members, ts, o, q, stack[d] + 1, stack[d], strict, q - max(nmin - d - 1, 1))
+                if j < q:
+                    d += 1
+                    stack[d] = j
+                    continue
+            while d >= 0:  # advance the deepest member that can move, dropping the ones after it
+                prev = stack[d - 1] if d > 0 else -1
+                j = _next_member(members, ts, o, q, stack[d] + 1, prev, strict, q - max(nmin - d, 1))
+                if j < q:
+                    stack[d] = j
+                    break
+                d -= 1
+    return t, e, -1
+
+
+def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, strict: bool, nmin: int,
+                 nmax: int | None, cap: int, total_cap: int):
+    """Every subsequence of each record's members with nmin <= length <= nmax (semantics section 6.1).
+
+    ``offsets`` / ``members``: each record's qualifying events in position
+    order (CSR).  ``strict``: consecutive members need strictly increasing
+    ``ts`` (order="strict_ts").  Returns ``(src, off, lpos, over)``: the
+    record of each list, the lists in CSR form, and -1; or, when some record
+    has more than ``cap`` lists (``max_kleene``), that record as ``over`` (-2
+    past ``total_cap`` lists in all, ``max_matches``) and nothing else.
+    Lists of a record come out in lexicographic order of their member indexes.
+    """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    members = np.ascontiguousarray(members, dtype=np.int64)
+    hi = -1 if nmax is None else int(nmax)
+    none = np.zeros(0, np.int64)
+    n, n_elems, over = _subsequences(offsets, members, ts, bool(strict), int(nmin), hi, int(cap), int(total_cap),
+                                     none, np.zeros(1, np.int64), none, False)
+    if over != -1:
+        return None, None, None, int(over)
+    # NumPy-allocated outputs (jitcep.kernels.alloc): sizes known from the counting pass
+    src = empty(n, np.int64)
+    off = empty(n + 1, np.int64)
+    off[0] = 0
+    lpos = empty(n_elems, np.int64)
+    _subsequences(offsets, members, ts, bool(strict), int(nmin), hi, int(cap), int(total_cap),
+                  src, off, lpos, True)
+    return src, off, lpos, -1
 
 
 def gather_lists(members: np.ndarray, start: np.ndarray, length: np.ndarray):
