@@ -6,8 +6,8 @@ table per pattern).  What it covers (:func:`check_supported`): SEQ / AND / OR
 of positive variables, nested; negations (docs/semantics.md section 7) as
 elements of SEQ / AND; one Kleene array variable as an item of the top-level
 SEQ under ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2; not together
-with a negation), with member-wise and list conjuncts (aggregates, ``v[k]``,
-``v[v.LEN]``; not ``v[i-1]``);
+with a negation), with member-wise, iterative (``v[i-1]``, under ``"all"``)
+and list conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``);
 every other predicate kind of section 4; ``[attr]`` keys; time, count and
 unbounded windows; the three orders; ``strategy="skip_till_any_match"``,
 ``output="all"``, no contiguity / freeze / consume policies.  Anything else
@@ -36,7 +36,9 @@ A Kleene array variable follows ZStream 4.4.5 (KSEQ): the plan of the other
 variables runs first, then each match collects the qualifying events of the
 closure's leaf in its range (found like a negation's range); under
 ``kleene="maximal"`` they are its list, cut by the bounds, under ``"all"``
-every subsequence of them the bounds allow is a list (:meth:`_PatternRun.kleene`).
+every subsequence of them the bounds allow is a list (:meth:`_PatternRun.kleene`),
+whose consecutive members pass the iterative conjuncts (each ordered pair of
+a match's members tested once, :meth:`_PatternRun.follows`).
 
 Leaves are built in a few linear passes (issue 3: this is where time goes):
 one grouping of the positions of the types some leaf reads, carrying each
@@ -72,13 +74,13 @@ from .events import Column, EventTable, build_partition, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.grouping import record_fields
 from .kernels.encode import dense_codes, value_range
-from .kernels.kleene import closure_runs, gather_lists, segment_aggregate, subsequences
+from .kernels.kleene import closure_runs, gather_lists, member_pairs, segment_aggregate, subsequences
 from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from .matches import MatchTable
 from .options import Options
 from .pattern import expr as E
 from .pattern.ast import CountWindow, Pattern, Unbounded
-from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_expr
+from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_expr, prev_var
 
 _INT64_MAX = np.iinfo(np.int64).max
 _NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bounds memory, not work
@@ -126,7 +128,11 @@ def check_supported(pattern: Pattern, options: Options) -> Plan:
         raise UnsupportedPatternError("the compiled engine does not implement contiguous/freeze/consume policies yet")
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
-    return build_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
+    plan = build_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
+    if plan.kleene is not None and plan.kleene.prev and options.kleene == "maximal":
+        raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
+                                      "(v[i-1]) cannot hold between them (semantics section 6.2)")
+    return plan
 
 
 def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[MatchTable]:
@@ -310,7 +316,7 @@ class _PatternRun:
         preds += [n.filter for n in plan.negations if n.filter is not None]
         preds += [p for n in plan.negations for p in n.conds]
         if plan.kleene is not None:
-            preds += [p for p in (plan.kleene.filter, *plan.kleene.member) if p is not None]
+            preds += [p for p in (plan.kleene.filter, *plan.kleene.member, *plan.kleene.prev) if p is not None]
         self.pid = {id(p): i for i, p in enumerate(preds)}
         self.preds = PredicateSet(preds, _column_specs(table, preds))
         needs_type = "type" in self.preds.column_names and "type" not in table.columns
@@ -350,10 +356,11 @@ class _PatternRun:
             keep[bound] = self.mask(pred, P[:, bound])
         return keep
 
-    def pairs_pass(self, buf: Buffer, var: str, conds, rec: np.ndarray, ev: np.ndarray) -> np.ndarray:
-        """Which (record ``rec[i]`` of ``buf``, event ``ev[i]`` bound to ``var``) pairs pass every conjunct.
+    def pairs_pass(self, buf: Buffer, conds, rec: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
+        """Which records ``rec[i]`` of ``buf``, each with the events ``extra[v][i]`` bound to the
+        variables ``v`` of ``extra``, pass every conjunct.
 
-        Each conjunct is tested only on the pairs still passing.
+        Each conjunct is tested only on the candidates still passing.
         """
         ok = np.ones(len(rec), dtype=np.bool_)
         for c in conds:
@@ -363,7 +370,7 @@ class _PatternRun:
             vs = sorted(E.variables(c))
             P = np.empty((len(vs), len(idx)), dtype=np.int64)
             for k, v in enumerate(vs):
-                P[k] = ev[idx] if v == var else buf.pos[rec[idx], buf.vars.index(v)]
+                P[k] = extra[v][idx] if v in extra else buf.pos[rec[idx], buf.vars.index(v)]
             ok[idx] = self.mask_where_bound(c, P)
         return ok
 
@@ -408,7 +415,7 @@ class _PatternRun:
         r = 0
         while r < m:  # pairs in (match, position) order: each match's members come out in position order
             rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, _NEG_PAIR_BUDGET)
-            ok = self.pairs_pass(buf, K.var, K.member, rec, ev)
+            ok = self.pairs_pass(buf, K.member, rec, {K.var: ev})
             recs.append(rec[ok])
             evs.append(ev[ok])
         rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
@@ -419,8 +426,10 @@ class _PatternRun:
             src, start, length = closure_runs(offsets, K.min, K.max)
             off, lpos = gather_lists(members, start, length)
         else:
+            follows = self.follows(buf, K, offsets, members) if K.prev else None
             src, off, lpos, over = subsequences(offsets, members, self.table.ts, self.options.order == "strict_ts",
-                                                K.min, K.max, self.options.max_kleene, self.options.max_matches)
+                                                K.min, K.max, self.options.max_kleene, self.options.max_matches,
+                                                follows)
             if over == -2:
                 raise ExplosionError(f"more than max_matches={self.options.max_matches} matches; raise the cap "
                                      f"or narrow the pattern")
@@ -437,6 +446,26 @@ class _PatternRun:
             off, lpos = gather_lists(lpos, off[:-1][idx], np.diff(off)[idx])
             src = idx
         return MatchTable(len(src), single, {K.var: (off, lpos)})
+
+    def follows(self, buf: Buffer, K: KleeneLeaf, offsets: np.ndarray, members: np.ndarray) -> np.ndarray:
+        """Which member may follow which in a list (SASE+ iterative predicates, ``v[i].x > v[i-1].x``).
+
+        Every ordered pair of a match's members is tested once with the
+        generated predicates (``v[i-1]`` bound to the earlier member, ``v[i]``
+        to the later), in chunks; the verdicts fill one q x q block per match
+        (:func:`~jitcep.kernels.kleene.member_pairs`), which the enumeration reads.
+        """
+        q = np.diff(offsets)
+        if int((q * (q - 1) // 2).sum()) > self.options.max_partials:
+            raise ExplosionError(f"more than max_partials={self.options.max_partials} pairs of Kleene members to "
+                                 f"test against the iterative predicates; raise the cap or narrow the pattern")
+        rec, first, second, slot, size = member_pairs(offsets, members)
+        table = np.zeros(size, dtype=np.bool_)
+        for lo in range(0, len(rec), _NEG_PAIR_BUDGET):
+            part = slice(lo, lo + _NEG_PAIR_BUDGET)
+            table[slot[part]] = self.pairs_pass(buf, K.prev, rec[part],
+                                                {prev_var(K.var): first[part], K.var: second[part]})
+        return table
 
     def list_mask(self, K: KleeneLeaf, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
         """Which lists satisfy every list conjunct (section 4: aggregates, ``v[k]``, ``v[v.LEN]``).
@@ -592,7 +621,7 @@ class _PatternRun:
             r = 0
             while r < m:
                 rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, _NEG_PAIR_BUDGET)
-                killed[rec[self.pairs_pass(buf, neg.var, neg.conds, rec, ev)]] = True
+                killed[rec[self.pairs_pass(buf, neg.conds, rec, {neg.var: ev})]] = True
         if not killed.any():
             return buf
         keep = np.flatnonzero(~killed)

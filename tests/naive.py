@@ -436,15 +436,19 @@ def segment_aggregate(off, vals, valid, func):
     return out
 
 
-def subsequences(offsets, members, ts, strict, nmin, nmax):
-    """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with nmin <= len <= nmax, members in order, strictly later ts under strict."""
+def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None):
+    """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with
+    nmin <= len <= nmax, members in order, strictly later ts under strict, and every two consecutive
+    members (member indexes i < j of record r) in ``follows`` when given (a set of (r, i, j))."""
     out = []
     for r in range(len(offsets) - 1):
         mem = list(members[offsets[r]:offsets[r + 1]])
         top = len(mem) if nmax is None else min(nmax, len(mem))
         for k in range(nmin, top + 1):
-            for combo in itertools.combinations(mem, k):
-                if strict and any(ts[a] >= ts[b] for a, b in zip(combo, combo[1:])):
+            for combo in itertools.combinations(range(len(mem)), k):
+                if strict and any(ts[mem[a]] >= ts[mem[b]] for a, b in zip(combo, combo[1:])):
                     continue
-                out.append((r, tuple(combo)))
+                if follows is not None and any((r, a, b) not in follows for a, b in zip(combo, combo[1:])):
+                    continue
+                out.append((r, tuple(mem[a] for a in combo)))
     return out

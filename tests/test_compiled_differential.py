@@ -298,8 +298,13 @@ def test_default_patterns_cover_every_negation_position():
                     "pushed_down", "conds_position", "conds_strict_ts", "conds_nondecreasing_ts"}, seen
 
 
-def gen_kleene_pattern(seed: int) -> tuple[Pattern, str]:
-    """A SEQ with one Kleene array variable ``b`` among 1-3 single variables (semantics section 6.2)."""
+def gen_kleene_pattern(seed: int, iterative: bool = False) -> tuple[Pattern, str]:
+    """A SEQ with one Kleene array variable ``b`` among 1-3 single variables (semantics section 6).
+
+    ``iterative``: in about two thirds of the patterns, also an iterative
+    conjunct (``b[i-1]``, SASE+ section 2; drawn last, from its own generator,
+    so the rest of the pattern is the same as without).
+    """
     rng = random.Random(10_000 + seed)
     names = [f"v{i}" for i in range(rng.randint(1, 3))]
 
@@ -331,6 +336,17 @@ def gen_kleene_pattern(seed: int) -> tuple[Pattern, str]:
     window = rng.choices([TimeWindow(rng.randint(2, 8)), CountWindow(rng.randint(3, 8)), Unbounded()],
                          weights=[6, 3, 2])[0]
     order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
+    if iterative:
+        it = random.Random(20_000 + seed)
+        cur, prev = (lambda x: E.Attr("b", x, "i")), (lambda x: E.Attr("b", x, "i-1"))
+        choices = [
+            lambda: E.Cmp(it.choice(E.CMP_OPS), cur("x"), prev("x")),
+            lambda: E.Cmp("<=", E.Arith("-", cur("ts"), prev("ts")), L(1)),
+            lambda: E.Cmp(">", E.Arith("+", cur("x"), prev("x")), A(a, "x")),
+            lambda: E.Cmp("!=", cur("s"), prev("s")),
+        ]
+        if it.random() < 0.67:
+            conj.append(it.choice(choices)())
     return Pattern(Seq(tuple(items)), E.conjoin(conj), window), order
 
 
@@ -353,7 +369,7 @@ def _kleene_tuples(mt):
 @pytest.mark.parametrize("mode", ["maximal", "all"])
 @pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS))
 def test_compiled_kleene_equals_reference(seed, mode):
-    pattern, order = gen_kleene_pattern(seed)
+    pattern, order = gen_kleene_pattern(seed, iterative=mode == "all")
     opts = Options(order=order, kleene=mode)
     runtime.check_supported(pattern, opts)  # compiled, not a fallback
 

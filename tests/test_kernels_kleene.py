@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.kleene import closure_runs, gather_lists, segment_aggregate, subsequences
+from jitcep.kernels.kleene import closure_runs, gather_lists, member_pairs, segment_aggregate, subsequences
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])
@@ -68,3 +68,25 @@ def test_subsequences_stop_at_the_caps():
     assert subsequences(off, members, ts, False, 1, None, cap=30, total_cap=10**6)[3] == 1
     assert subsequences(off, members, ts, False, 1, None, cap=31, total_cap=10**6)[3] == -1
     assert subsequences(off, members, ts, False, 1, None, cap=31, total_cap=33)[3] == -2
+
+
+@settings(max_examples=300, deadline=None)
+@given(lengths, bounds, st.booleans(), st.lists(st.integers(0, 3), min_size=100, max_size=100), st.randoms())
+def test_subsequences_with_iterative_pairs_equals_twin(lens, b, strict, steps, rnd):
+    off = _offsets(lens)
+    members = np.arange(off[-1], dtype=np.int64) * 2
+    ts = np.cumsum(steps).astype(np.int64)
+    rec, first, second, slot, size = member_pairs(off, members)
+    # the pairs are every (i < j) of each record, once, in slots of that record's block
+    expect = sorted((r, int(members[off[r] + i]), int(members[off[r] + j]))
+                    for r in range(len(lens)) for i in range(lens[r]) for j in range(i + 1, lens[r]))
+    assert sorted(zip(rec.tolist(), first.tolist(), second.tolist())) == expect
+    verdict = np.array([rnd.random() < 0.6 for _ in range(len(rec))], dtype=np.bool_)
+    follows = np.zeros(size, np.bool_)
+    follows[slot] = verdict
+    allowed = {(int(r), int((f // 2) - off[r]), int((s // 2) - off[r]))
+               for r, f, s, v in zip(rec, first, second, verdict) if v}
+    src, loff, lpos, over = subsequences(off, members, ts, strict, *b, cap=10**6, total_cap=10**6,
+                                         follows=follows)
+    got = [(int(src[j]), tuple(lpos[loff[j]:loff[j + 1]].tolist())) for j in range(len(src))]
+    assert sorted(got) == sorted(naive.subsequences(off, members, ts, strict, *b, follows=allowed))

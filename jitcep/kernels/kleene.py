@@ -84,22 +84,24 @@ def closure_runs(offsets: np.ndarray, nmin: int, nmax: int | None):
 
 
 @njit(**NUMBA_FLAGS)
-def _next_member(members, ts, o, q, j, prev, strict, last):
+def _next_member(members, ts, o, q, j, prev, strict, follows, po, last):
     """The first index >= j of record o's members that may follow member ``prev`` (-1: none), or q.
 
     Under strict_ts a member must be later in time than the one before it
-    (semantics section 6, iteration order); ``last`` is the largest index a
-    member at this depth may take and still leave room for the minimum length.
+    (semantics section 6, iteration order); with iterative conjuncts
+    (``follows`` not empty) the pair (prev, j) must pass them: ``follows[po +
+    prev * q + j]``.  ``last`` is the largest index a member at this depth may
+    take and still leave room for the minimum length.
     """
-    if strict and prev >= 0:
+    if prev >= 0:
         t = ts[members[o + prev]]
-        while j < q and ts[members[o + j]] <= t:
+        while j < q and ((strict and ts[members[o + j]] <= t) or (len(follows) and not follows[po + prev * q + j])):
             j += 1
     return j if j <= last else q
 
 
 @njit(**NUMBA_FLAGS)
-def _subsequences(offsets, members, ts, strict, nmin, nmax, cap, total_cap, src, off, lpos, fill):
+def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, total_cap, src, off, lpos, fill):
     """Enumerate every allowed subsequence of each record's members, depth first (lexicographic).
 
     ``fill`` False: count only.  Returns (lists, elements, over): ``over`` is
@@ -128,7 +130,8 @@ def _subsequences(offsets, members, ts, strict, nmin, nmax, cap, total_cap, src,
                 return t, e, r
             continue
         d = 0
-        stack[0] = _next_member(members, ts, o, q, 0, -1, strict, q - max(nmin, 1))
+        po = foff[r] if len(follows) else 0
+        stack[0] = _next_member(members, ts, o, q, 0, -1, strict, follows, po, q - max(nmin, 1))
         if stack[0] >= q:
             continue
         while d >= 0:
@@ -146,14 +149,15 @@ def _subsequences(offsets, members, ts, strict, nmin, nmax, cap, total_cap, src,
                 if t > total_cap:
                     return t, e, -2
             if d + 1 < kmax:  # extend by the next member that may follow
-                j = _next_member(members, ts, o, q, stack[d] + 1, stack[d], strict, q - max(nmin - d - 1, 1))
+                j = _next_member(members, ts, o, q, stack[d] + 1, stack[d], strict, follows, po,
+                                 q - max(nmin - d - 1, 1))
                 if j < q:
                     d += 1
                     stack[d] = j
                     continue
             while d >= 0:  # advance the deepest member that can move, dropping the ones after it
                 prev = stack[d - 1] if d > 0 else -1
-                j = _next_member(members, ts, o, q, stack[d] + 1, prev, strict, q - max(nmin - d, 1))
+                j = _next_member(members, ts, o, q, stack[d] + 1, prev, strict, follows, po, q - max(nmin - d, 1))
                 if j < q:
                     stack[d] = j
                     break
@@ -162,12 +166,14 @@ def _subsequences(offsets, members, ts, strict, nmin, nmax, cap, total_cap, src,
 
 
 def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, strict: bool, nmin: int,
-                 nmax: int | None, cap: int, total_cap: int):
+                 nmax: int | None, cap: int, total_cap: int, follows: np.ndarray | None = None):
     """Every subsequence of each record's members with nmin <= length <= nmax (semantics section 6.1).
 
     ``offsets`` / ``members``: each record's qualifying events in position
     order (CSR).  ``strict``: consecutive members need strictly increasing
-    ``ts`` (order="strict_ts").  Returns ``(src, off, lpos, over)``: the
+    ``ts`` (order="strict_ts").  ``follows`` (bool, from :func:`member_pairs`):
+    whether member j may follow member i in a list of record r (the iterative
+    conjuncts, SASE+ ``v[i-1]``).  Returns ``(src, off, lpos, over)``: the
     record of each list, the lists in CSR form, and -1; or, when some record
     has more than ``cap`` lists (``max_kleene``), that record as ``over`` (-2
     past ``total_cap`` lists in all, ``max_matches``) and nothing else.
@@ -177,8 +183,12 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     members = np.ascontiguousarray(members, dtype=np.int64)
     hi = -1 if nmax is None else int(nmax)
     none = np.zeros(0, np.int64)
-    n, n_elems, over = _subsequences(offsets, members, ts, bool(strict), int(nmin), hi, int(cap), int(total_cap),
-                                     none, np.zeros(1, np.int64), none, False)
+    if follows is None:
+        follows, foff = np.zeros(0, np.bool_), none
+    else:
+        foff = _square_offsets(offsets)
+    args = (offsets, members, ts, bool(strict), follows, foff, int(nmin), hi, int(cap), int(total_cap))
+    n, n_elems, over = _subsequences(*args, none, np.zeros(1, np.int64), none, False)
     if over != -1:
         return None, None, None, int(over)
     # NumPy-allocated outputs (jitcep.kernels.alloc): sizes known from the counting pass
@@ -186,9 +196,47 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     off = empty(n + 1, np.int64)
     off[0] = 0
     lpos = empty(n_elems, np.int64)
-    _subsequences(offsets, members, ts, bool(strict), int(nmin), hi, int(cap), int(total_cap),
-                  src, off, lpos, True)
+    _subsequences(*args, src, off, lpos, True)
     return src, off, lpos, -1
+
+
+def _square_offsets(offsets: np.ndarray) -> np.ndarray:
+    """Start of each record's q x q block in a :func:`member_pairs` table (q = its member count)."""
+    q = np.diff(offsets)
+    foff = np.zeros(len(q) + 1, dtype=np.int64)
+    np.cumsum(q * q, out=foff[1:])
+    return foff
+
+
+@njit(**NUMBA_FLAGS)
+def _member_pairs(offsets, members, foff, rec, first, second, slot):
+    t = 0
+    for r in range(len(offsets) - 1):
+        o = offsets[r]
+        q = offsets[r + 1] - o
+        for i in range(q):
+            for j in range(i + 1, q):
+                rec[t] = r
+                first[t] = members[o + i]
+                second[t] = members[o + j]
+                slot[t] = foff[r] + i * q + j
+                t += 1
+
+
+def member_pairs(offsets: np.ndarray, members: np.ndarray):
+    """Every ordered pair (i < j) of each record's members: ``(rec, first, second, slot, size)``.
+
+    ``first`` / ``second`` are the two members' positions; ``slot`` is where
+    the pair's verdict goes in a bool table of ``size`` entries (one q x q
+    block per record), the ``follows`` argument of :func:`subsequences`.
+    """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    q = np.diff(offsets)
+    m = int((q * (q - 1) // 2).sum())
+    foff = _square_offsets(offsets)
+    rec, first, second, slot = (empty(m, np.int64) for _ in range(4))
+    _member_pairs(offsets, np.ascontiguousarray(members, dtype=np.int64), foff, rec, first, second, slot)
+    return rec, first, second, slot, int(foff[-1])
 
 
 def gather_lists(members: np.ndarray, start: np.ndarray, length: np.ndarray):

@@ -221,7 +221,9 @@ class KleeneLeaf:
     on the members alone (``v[i].x`` / plain ``v.x`` read as a single event);
     ``member``: member-wise conjuncts that also mention other variables;
     ``lists``: conjuncts read on the whole list (aggregates, ``v[k]``,
-    ``v[v.LEN]``), evaluated once per (binding, list).
+    ``v[v.LEN]``), evaluated once per (binding, list).  ``prev``: iterative
+    conjuncts (``v[i].x > v[i-1].x``, SASE+ section 2) over ``v`` (member i)
+    and :func:`prev_var` ``(v)`` (member i - 1), tested on consecutive members.
     """
 
     var: str
@@ -233,10 +235,16 @@ class KleeneLeaf:
     after: tuple[str, ...]
     min: int
     max: int | None
+    prev: tuple[E.Expr, ...] = ()
 
     @property
     def vars(self) -> tuple[str, ...]:
         return (self.var,)
+
+
+def prev_var(kv: str) -> str:
+    """The name an iterative conjunct's ``kv[i-1]`` reads as (not a pattern identifier: no clash)."""
+    return f"{kv}[i-1]"
 
 
 def map_expr(e: E.Expr, fn) -> E.Expr:
@@ -254,6 +262,12 @@ def map_expr(e: E.Expr, fn) -> E.Expr:
         elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
             changes[f.name] = tuple(map_expr(x, fn) for x in v)
     return dataclasses.replace(e, **changes)
+
+
+def _prev_ref(e: E.Expr, kv: str) -> E.Expr:
+    """``e`` with ``kv[i-1].x`` as ``prev_var(kv).x`` and ``kv[i].x`` / plain ``kv.x`` as ``kv.x``."""
+    return map_expr(e, lambda x: E.Attr(prev_var(kv) if x.index == "i-1" else kv, x.attr)
+                    if isinstance(x, E.Attr) and x.var == kv else None)
 
 
 def _member_ref(e: E.Expr, kv: str) -> E.Expr:
@@ -462,6 +476,7 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     kv = kl[0].body.name if kl is not None else None
     kmember: list[E.Expr] = []
     klists: list[E.Expr] = []
+    kprev: list[E.Expr] = []
     if kv is not None:
         filters[kv] = []
     for c in E.conjuncts(pattern.where):
@@ -474,13 +489,19 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
             continue
         if kv is not None and kv in E.variables(c):
             kind = kleene_ref_kind(c, kv)
-            if kind in ("prev", "mixed"):
-                raise UnsupportedPatternError(
-                    f"the compiled engine does not evaluate {kind} Kleene references ({c}) yet")
             for n in E.walk(c):
                 if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
                     raise UnsupportedPatternError(f"unsupported conjunct {c}")
-            if kind == "list":
+            if kind == "prev":
+                if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var == kv
+                       and n.index not in (None, "i", "i-1") for n in E.walk(c)):
+                    raise UnsupportedPatternError(
+                        f"the compiled engine does not evaluate v[i-1] with list references ({c}) yet")
+                kprev.append(_prev_ref(c, kv))
+            elif kind == "mixed":
+                raise UnsupportedPatternError(
+                    f"the compiled engine does not evaluate mixed Kleene references ({c}) yet")
+            elif kind == "list":
                 klists.append(c)
             elif E.variables(c) == {kv}:
                 filters[kv].append(_member_ref(c, kv))
@@ -532,7 +553,7 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     if kl is not None:
         knode, before, after = kl
         kleene = KleeneLeaf(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kmember), tuple(klists),
-                            before, after, knode.min, knode.max)
+                            before, after, knode.min, knode.max, tuple(kprev))
     return Plan(root, tuple(key), tuple(constant), pattern.window, tuple(negations), kleene)
 
 
