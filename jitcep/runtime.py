@@ -5,9 +5,10 @@ signature and result of :func:`jitcep.reference.evaluate` (one canonical match
 table per pattern).  What it covers (:func:`check_supported`): SEQ / AND / OR
 of positive variables, nested; negations (docs/semantics.md section 7) as
 elements of SEQ / AND; one Kleene array variable as an item of the top-level
-SEQ under ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2; not together
-with a negation), with member-wise, iterative (``v[i-1]``, under ``"all"``)
-and list conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``);
+SEQ under ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with
+member-wise, iterative (``v[i-1]``, under ``"all"``) and list conjuncts
+(aggregates, ``v[k]``, ``v[v.LEN]``), also next to negations whose
+conditions do not mention it (not under ``nondecreasing_ts``);
 every other predicate kind of section 4; ``[attr]`` keys; time, count and
 unbounded windows; the three orders; ``strategy="skip_till_any_match"``,
 ``output="all"``, no contiguity / freeze / consume policies.  Anything else
@@ -38,7 +39,9 @@ closure's leaf in its range (found like a negation's range); under
 ``kleene="maximal"`` they are its list, cut by the bounds, under ``"all"``
 every subsequence of them the bounds allow is a list (:meth:`_PatternRun.kleene`),
 whose consecutive members pass the iterative conjuncts (each ordered pair of
-a match's members tested once, :meth:`_PatternRun.follows`).
+a match's members tested once, :meth:`_PatternRun.follows`).  With a closure,
+negations run last, on whole (match, list) records, since a list's first or
+last member may bound their range (:meth:`_PatternRun.killed_lists`).
 
 Leaves are built in a few linear passes (issue 3: this is where time goes):
 one grouping of the positions of the types some leaf reads, carrying each
@@ -129,6 +132,11 @@ def check_supported(pattern: Pattern, options: Options) -> Plan:
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
     plan = build_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
+    if plan.kleene is not None and plan.negations and options.order == "nondecreasing_ts":
+        # ties let a list's middle members into a negation's range: they are no candidates (section 3),
+        # but the records hold only the bounding members
+        raise UnsupportedPatternError("the compiled engine does not combine a Kleene closure and a negation "
+                                      "under order=\"nondecreasing_ts\" yet")
     if plan.kleene is not None and plan.kleene.prev and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
@@ -383,7 +391,8 @@ class _PatternRun:
         if self.W < 0:
             return MatchTable.from_bindings([], names, ())
         buf = self.node(plan.root)
-        for neg in self.pending + self.at_root:  # pending: anchored on a single-leaf root
+        # pending: anchored on a single-leaf root; with a closure the rest waits for the lists
+        for neg in self.pending + (self.at_root if plan.kleene is None else []):
             buf = self.negate(buf, neg)
         single = {v: np.ascontiguousarray(buf.pos[:, buf.vars.index(v)]) for v in names}
         if plan.kleene is not None:
@@ -438,14 +447,38 @@ class _PatternRun:
                     f"Kleene variable {K.var!r} has more than max_kleene={self.options.max_kleene} lists for one "
                     f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
                     f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
-        single = {v: c[src] for v, c in single.items()}
         if K.lists and len(src):
-            keep = self.list_mask(K, single, off, lpos)
-            idx = np.flatnonzero(keep)
-            single = {v: c[idx] for v, c in single.items()}
-            off, lpos = gather_lists(lpos, off[:-1][idx], np.diff(off)[idx])
-            src = idx
-        return MatchTable(len(src), single, {K.var: (off, lpos)})
+            keep = np.flatnonzero(self.list_mask(K, {v: c[src] for v, c in single.items()}, off, lpos))
+            src, (off, lpos) = src[keep], gather_lists(lpos, off[:-1][keep], np.diff(off)[keep])
+        if self.at_root and len(src):  # negations with the closure as a neighbour: over whole (match, list)s
+            keep = np.flatnonzero(~self.killed_lists(buf, K, src, off, lpos))
+            src, (off, lpos) = src[keep], gather_lists(lpos, off[:-1][keep], np.diff(off)[keep])
+        return MatchTable(len(src), {v: c[src] for v, c in single.items()}, {K.var: (off, lpos)})
+
+    def killed_lists(self, buf: Buffer, K: KleeneLeaf, src: np.ndarray, off: np.ndarray,
+                     lpos: np.ndarray) -> np.ndarray:
+        """Which (match ``src[j]`` of ``buf``, list j) records some negation kills (semantics section 7).
+
+        A negation next to the closure is bounded by the list: by its last
+        member when the closure is before it, its first when after (an empty
+        list bounds nothing: the next variable does); the record's span covers
+        its members.  Each negation then runs as on any buffer, on records
+        whose closure column holds that bounding member.
+        """
+        nonempty = off[1:] > off[:-1]
+        first = np.where(nonempty, lpos[np.minimum(off[:-1], max(len(lpos) - 1, 0))] if len(lpos) else -1, -1)
+        last = np.where(nonempty, lpos[np.maximum(off[1:] - 1, 0)] if len(lpos) else -1, -1)
+        start = np.where(nonempty, np.minimum(buf.start[src], first), buf.start[src])
+        end = np.maximum(buf.end[src], last)
+        g = np.repeat(np.arange(self.G), np.diff(buf.goff))[src]
+        ts, wt = self.table.ts, self.wt
+        killed = np.zeros(len(src), dtype=np.bool_)
+        for neg in self.at_root:
+            bound = last if K.var in neg.before else first if K.var in neg.after else np.full(len(src), -1)
+            recs = Buffer(buf.vars + (K.var,), np.column_stack([buf.pos[src], bound]), start, end, self.goff(g),
+                          ts[start], ts[end], wt[start], wt[end])
+            killed |= self.killed(recs, neg)
+        return killed
 
     def follows(self, buf: Buffer, K: KleeneLeaf, offsets: np.ndarray, members: np.ndarray) -> np.ndarray:
         """Which member may follow which in a list (SASE+ iterative predicates, ``v[i].x > v[i-1].x``).
@@ -596,7 +629,18 @@ class _PatternRun:
         return buf
 
     def negate(self, buf: Buffer, neg: NegLeaf) -> Buffer:
-        """Drop the records some event of ``neg`` kills (docs/semantics.md section 7; ZStream NSEQ).
+        """Drop the records some event of ``neg`` kills (docs/semantics.md section 7; ZStream NSEQ)."""
+        if not len(buf.start):
+            return buf
+        killed = self.killed(buf, neg)
+        if not killed.any():
+            return buf
+        keep = np.flatnonzero(~killed)
+        g = np.repeat(np.arange(self.G), np.diff(buf.goff))[keep]
+        return buf.take(keep, self.goff(g))
+
+    def killed(self, buf: Buffer, neg: NegLeaf) -> np.ndarray:
+        """Which records of ``buf`` (not empty) some event of ``neg`` kills.
 
         The negated leaf is searched for each record's range by the kernel; a
         negation without conditions is decided there, otherwise the pairs
@@ -606,8 +650,6 @@ class _PatternRun:
         an OR branch not taken, does not apply: section 4).
         """
         m = len(buf.start)
-        if not m:
-            return buf
         leaf = self.leaf(neg)
         cand, cgoff = leaf.start, leaf.goff
         bcols = [buf.vars.index(v) for v in neg.before if v in buf.vars]
@@ -615,18 +657,13 @@ class _PatternRun:
         lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), self.table.ts, self.wt, self.W,
                                  self.options.order, bcols, acols, neg.in_conj)
         if not neg.conds:
-            killed = killed_unconditionally(buf.pos, lo, hi, cand)
-        else:
-            killed = np.zeros(m, dtype=np.bool_)
-            r = 0
-            while r < m:
-                rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, _NEG_PAIR_BUDGET)
-                killed[rec[self.pairs_pass(buf, neg.conds, rec, {neg.var: ev})]] = True
-        if not killed.any():
-            return buf
-        keep = np.flatnonzero(~killed)
-        g = np.repeat(np.arange(self.G), np.diff(buf.goff))[keep]
-        return buf.take(keep, self.goff(g))
+            return killed_unconditionally(buf.pos, lo, hi, cand)
+        killed = np.zeros(m, dtype=np.bool_)
+        r = 0
+        while r < m:
+            rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, _NEG_PAIR_BUDGET)
+            killed[rec[self.pairs_pass(buf, neg.conds, rec, {neg.var: ev})]] = True
+        return killed
 
     def goff(self, g: np.ndarray) -> np.ndarray:
         """Partition offsets (G + 1) of records whose partitions ``g`` are ascending."""

@@ -298,12 +298,16 @@ def test_default_patterns_cover_every_negation_position():
                     "pushed_down", "conds_position", "conds_strict_ts", "conds_nondecreasing_ts"}, seen
 
 
-def gen_kleene_pattern(seed: int, iterative: bool = False) -> tuple[Pattern, str]:
+def gen_kleene_pattern(seed: int, iterative: bool = False, negation: bool = False) -> tuple[Pattern, str]:
     """A SEQ with one Kleene array variable ``b`` among 1-3 single variables (semantics section 6).
 
     ``iterative``: in about two thirds of the patterns, also an iterative
-    conjunct (``b[i-1]``, SASE+ section 2; drawn last, from its own generator,
-    so the rest of the pattern is the same as without).
+    conjunct (``b[i-1]``, SASE+ section 2).  ``negation``: a negated variable
+    at any index of the SEQ (next to the closure or not), sometimes with a
+    filter and a condition on a single variable (section 7); not under
+    nondecreasing_ts (the compiled engine refuses that pairing).  Both are
+    drawn last, from their own generators, so the rest of the pattern is the
+    same as without.
     """
     rng = random.Random(10_000 + seed)
     names = [f"v{i}" for i in range(rng.randint(1, 3))]
@@ -347,6 +351,15 @@ def gen_kleene_pattern(seed: int, iterative: bool = False) -> tuple[Pattern, str
         ]
         if it.random() < 0.67:
             conj.append(it.choice(choices)())
+    if negation:
+        ng = random.Random(30_000 + seed)
+        items.insert(ng.randint(0, len(items)), Neg(EventVar("n", ng.choice([("A",), ("B",), ("A", "B"), None]))))
+        if ng.random() < 0.4:
+            conj.append(_single(ng, "n"))
+        if ng.random() < 0.5:
+            conj.append(_multi(ng, *ng.sample(["n", ng.choice(names)], 2)))
+        if order == "nondecreasing_ts":
+            order = ng.choice(["position", "strict_ts"])
     return Pattern(Seq(tuple(items)), E.conjoin(conj), window), order
 
 
@@ -354,6 +367,8 @@ def kleene_streams(pattern):
     """:func:`streams` for a Kleene SEQ: the motif repeats ``b``'s types ``max(min, 1)`` times."""
     motif = []
     for item in pattern.body.items:
+        if isinstance(item, Neg):
+            continue
         v = item.body if isinstance(item, Kleene) else item
         motif += [v.types] * (max(item.min, 1) if isinstance(item, Kleene) else 1)
     keyed = pattern.where is not None and E.Equiv("k") in E.conjuncts(pattern.where)
@@ -366,11 +381,12 @@ def _kleene_tuples(mt):
 
 
 @pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
-@pytest.mark.parametrize("mode", ["maximal", "all"])
+@pytest.mark.parametrize("mode", ["maximal", "all", "maximal+negation", "all+negation"])
 @pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS))
 def test_compiled_kleene_equals_reference(seed, mode):
-    pattern, order = gen_kleene_pattern(seed, iterative=mode == "all")
-    opts = Options(order=order, kleene=mode)
+    kleene = mode.split("+")[0]
+    pattern, order = gen_kleene_pattern(seed, iterative=kleene == "all", negation="negation" in mode)
+    opts = Options(order=order, kleene=kleene)
     runtime.check_supported(pattern, opts)  # compiled, not a fallback
 
     hits = [0, 0]

@@ -299,3 +299,17 @@ def test_kleene_cap_counts_per_binding_in_each_engine(_semantic_engine):
             run(q, df, max_kleene=3)
     else:
         assert matches(q, df, max_kleene=3) == M((0, (1,), 3), (0, (2,), 3), (0, (1, 2), 3))
+
+
+def test_negation_next_to_a_closure_is_bounded_by_the_list():
+    df = events("type ts", ("A", 0), ("B", 1), ("N", 2), ("B", 3), ("C", 4))
+    # before the closure: n's range ends at the list's first member; [B3] alone lets N2 in
+    assert matches("PATTERN SEQ(A a, !N n, B+ b[], C c) WITHIN 10", df) == M(
+        (0, (1,), 4), (0, (1, 3), 4))
+    # after the closure: the range starts at the last member; [B1] alone lets N2 in
+    assert matches("PATTERN SEQ(A a, B+ b[], !N n, C c) WITHIN 10", df) == M(
+        (0, (3,), 4), (0, (1, 3), 4))
+    # an empty list bounds nothing: the range runs to the next variable (c), where N2 kills
+    assert matches("PATTERN SEQ(A a, !N n, D* d[], C c) WITHIN 10", df) == M()
+    assert matches("PATTERN SEQ(A a, !N n, B* b[], C c) WITHIN 10", df) == M(
+        (0, (1,), 4), (0, (1, 3), 4))

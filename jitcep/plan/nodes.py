@@ -185,9 +185,10 @@ def positive(body: Node) -> Node:
 class NegLeaf:
     """A negated variable: the events that kill a match (docs/semantics.md section 7, ZStream NSEQ).
 
-    ``before`` / ``after``: the positive variables the SEQ structure orders
-    before / after it (its range is between the last bound one of ``before``
-    and the first bound one of ``after``); ``in_conj``: it has an AND ancestor
+    ``before`` / ``after``: the positive variables (and a Kleene array
+    variable, by its last / first member) the SEQ structure orders before /
+    after it (its range is between the last bound one of ``before`` and the
+    first bound one of ``after``); ``in_conj``: it has an AND ancestor
     (an empty side is then bounded by the match's span, else by the window).
     ``conds``: the conjuncts mentioning it and a positive variable.
     ``anchor``: the variables of its nearest positive SEQ neighbours and of
@@ -305,8 +306,9 @@ def _neg_contexts(body: Node) -> dict[str, tuple]:
 
     def rec(node, before, after, in_conj, top):
         if isinstance(node, Neg):
-            b = tuple(v for n in before for v in _positive_vars(n))
-            a = tuple(v for n in after for v in _positive_vars(n))
+            # a Kleene array variable bounds the range like a single one (by its last / first member)
+            b = tuple(v for n in before for v in _bound_vars(n))
+            a = tuple(v for n in after for v in _bound_vars(n))
             near_l = next((_positive_vars(n) for n in reversed(before) if _positive_vars(n)), ())
             near_r = next((_positive_vars(n) for n in after if _positive_vars(n)), ())
             out[node.var.name] = (node.var, b, a, in_conj, near_l, near_r, top)
@@ -320,6 +322,15 @@ def _neg_contexts(body: Node) -> dict[str, tuple]:
 
     rec(body, (), (), False, True)
     return out
+
+
+def _bound_vars(node: Node) -> tuple[str, ...]:
+    """The positive variables of ``node`` and its Kleene array variables (not those inside a group)."""
+    if isinstance(node, Kleene):
+        return (node.body.name,) if isinstance(node.body, EventVar) else ()
+    if isinstance(node, (EventVar, Neg)):
+        return _positive_vars(node)
+    return tuple(v for c in node.children() for v in _bound_vars(c))
 
 
 def _vars_of(node: Node) -> frozenset[str]:
@@ -457,8 +468,6 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     full = flatten(pattern.body)
     contexts = _neg_contexts(full)
     kl = _kleene_context(full)
-    if kl is not None and contexts:
-        raise UnsupportedPatternError("the compiled engine does not combine Kleene closures and negation yet")
     body = positive(full)
     var_nodes = {v.name: v for v in _walk_vars(body)}
     if shape is None:
@@ -546,7 +555,12 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     for n, (node, before, after, in_conj, near_l, near_r, top) in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if top and near_l and near_r:
+        if kl is not None:
+            # the closure's lists may bound the range or the match's span: applied to whole (match, list)s
+            if any(kv in E.variables(c) for c in cs):
+                raise UnsupportedPatternError(
+                    f"the compiled engine does not evaluate a negation condition on a Kleene variable yet")
+        elif top and near_l and near_r:
             anchor = frozenset(near_l) | frozenset(near_r) | frozenset(v for c in cs for v in E.variables(c) if v != n)
         negations.append(NegLeaf(n, node.types, E.conjoin(filters[n]), cs, before, after, in_conj, anchor))
     kleene = None
