@@ -380,10 +380,12 @@ def _kleene_tuples(mt):
                    for b in mt.to_bindings()), key=repr)
 
 
-@pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
-@pytest.mark.parametrize("mode", ["maximal", "all", "maximal+negation", "all+negation"])
-@pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS))
-def test_compiled_kleene_equals_reference(seed, mode):
+KLEENE_MODES = ["maximal", "all", "maximal+negation", "all+negation"]
+
+
+def _kleene_case(seed, mode, n_streams):
+    """Compiled == reference for the generated Kleene pattern of (seed, mode) on ``n_streams`` streams;
+    returns (cases the reference matched, cases)."""
     kleene = mode.split("+")[0]
     pattern, order = gen_kleene_pattern(seed, iterative=kleene == "all", negation="negation" in mode)
     opts = Options(order=order, kleene=kleene)
@@ -392,7 +394,7 @@ def test_compiled_kleene_equals_reference(seed, mode):
     hits = [0, 0]
 
     @hypothesis_seed(seed)
-    @settings(max_examples=N_KLEENE_STREAMS, deadline=None, database=None,
+    @settings(max_examples=n_streams, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(kleene_streams(pattern))
     def run(df):
@@ -404,7 +406,22 @@ def test_compiled_kleene_equals_reference(seed, mode):
         hits[1] += 1
 
     run()
-    hits_guard(*hits, f"kleene pattern {seed}", "kleene", seed)
+    return hits
+
+
+@pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
+@pytest.mark.parametrize("mode", KLEENE_MODES)
+@pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS))
+def test_compiled_kleene_equals_reference(seed, mode):
+    hits_guard(*_kleene_case(seed, mode, N_KLEENE_STREAMS), f"kleene pattern {seed}", "kleene", seed)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
+@pytest.mark.parametrize("mode", KLEENE_MODES)
+@pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS, N_KLEENE_PATTERNS + 150))
+def test_compiled_kleene_equals_reference_slow(seed, mode):
+    _kleene_case(seed, mode, int(os.environ.get("JITCEP_SLOW_STREAMS", "300")))
 
 
 # last in the module: runs after every parametrised case above (pytest keeps definition order)
