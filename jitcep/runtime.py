@@ -447,6 +447,12 @@ class _PatternRun:
                     f"Kleene variable {K.var!r} has more than max_kleene={self.options.max_kleene} lists for one "
                     f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
                     f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
+            if self.options.order == "nondecreasing_ts" and len(src):
+                # members tied in time with a neighbour may lie on its other side by position, so a
+                # list can stretch the match past the window although each member fits alone (section 2)
+                _, _, start, end = _list_span(buf, src, off, lpos)
+                keep = np.flatnonzero(self.wt[end] - self.wt[start] <= self.W)
+                src, (off, lpos) = src[keep], gather_lists(lpos, off[:-1][keep], np.diff(off)[keep])
         if K.lists and len(src):
             keep = np.flatnonzero(self.list_mask(K, {v: c[src] for v, c in single.items()}, off, lpos))
             src, (off, lpos) = src[keep], gather_lists(lpos, off[:-1][keep], np.diff(off)[keep])
@@ -465,11 +471,7 @@ class _PatternRun:
         its members.  Each negation then runs as on any buffer, on records
         whose closure column holds that bounding member.
         """
-        nonempty = off[1:] > off[:-1]
-        first = np.where(nonempty, lpos[np.minimum(off[:-1], max(len(lpos) - 1, 0))] if len(lpos) else -1, -1)
-        last = np.where(nonempty, lpos[np.maximum(off[1:] - 1, 0)] if len(lpos) else -1, -1)
-        start = np.where(nonempty, np.minimum(buf.start[src], first), buf.start[src])
-        end = np.maximum(buf.end[src], last)
+        first, last, start, end = _list_span(buf, src, off, lpos)
         g = np.repeat(np.arange(self.G), np.diff(buf.goff))[src]
         ts, wt = self.table.ts, self.wt
         killed = np.zeros(len(src), dtype=np.bool_)
@@ -722,6 +724,16 @@ def _var_order(node) -> list[str]:
     if isinstance(node, Leaf):
         return [node.var]
     return _var_order(node.left) + _var_order(node.right)
+
+
+def _list_span(buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):
+    """(first member, last member, first event, last event) positions of each (match ``src[j]``, list j);
+    -1 for the members of an empty list."""
+    nonempty = off[1:] > off[:-1]
+    first = np.where(nonempty, lpos[np.minimum(off[:-1], max(len(lpos) - 1, 0))] if len(lpos) else -1, -1)
+    last = np.where(nonempty, lpos[np.maximum(off[1:] - 1, 0)] if len(lpos) else -1, -1)
+    start = np.where(nonempty, np.minimum(buf.start[src], first), buf.start[src])
+    return first, last, start, np.maximum(buf.end[src], last)
 
 
 def _empty_buffer(vars_: tuple[str, ...], G: int) -> Buffer:

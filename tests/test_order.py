@@ -127,3 +127,11 @@ def test_unknown_order_is_an_option_error():
     df = events("type ts", ("A", 1), ("B", 2))
     with pytest.raises(OptionError):
         run(SEQ_AB, df, order="by_arrival")
+
+
+def test_kleene_list_tied_before_its_neighbour_counts_in_the_window():
+    df = events("type ts", ("A", 0), ("B", 0), ("A", 0), ("A", 0))
+    # under nondecreasing_ts A0 is after B1 (same ts); each A fits WITHIN 3 EVENTS with B1 alone,
+    # but the list (A0, A3) stretches the match over positions 0..3 (section 2): not a match
+    q = "PATTERN SEQ(B v, A{2} b[]) WITHIN 3 EVENTS"
+    assert matches(q, df, order="nondecreasing_ts") == M((1, (0, 2)), (1, (2, 3)))
