@@ -313,3 +313,12 @@ def test_negation_next_to_a_closure_is_bounded_by_the_list():
     assert matches("PATTERN SEQ(A a, !N n, D* d[], C c) WITHIN 10", df) == M()
     assert matches("PATTERN SEQ(A a, !N n, B* b[], C c) WITHIN 10", df) == M(
         (0, (1,), 4), (0, (1, 3), 4))
+
+
+def test_fixed_index_on_an_empty_list_is_null():
+    df = events("type ts x", ("A", 0, 0), ("C", 1, 0), ("B", 2, 5), ("C", 3, 0))
+    # section 4: b[1] of an empty list is NULL, so b[1].x > 0 rejects (A0, [], C1); a conjunct over
+    # every member (b.x > 0) holds on the empty list
+    assert matches("PATTERN SEQ(A a, B* b[], C c) WHERE b[1].x > 0 WITHIN 10", df) == M((0, (2,), 3))
+    assert matches("PATTERN SEQ(A a, B* b[], C c) WHERE b.x > 0 WITHIN 10", df) == M(
+        (0, (), 1), (0, (), 3), (0, (2,), 3))

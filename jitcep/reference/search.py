@@ -295,7 +295,9 @@ class AnyMatchSearch(Matcher):
             if j >= K.min:
                 n_lists += 1
                 self.budget.kleene(n_lists, vars_[0])
-                if self.complete_vars(vars_, skip):
+                # the empty list never went through after_iteration: check the incremental conjuncts
+                # on it too (vacuous for "every i", NULL for a fixed index such as b[1], section 4)
+                if self.complete_vars(vars_, skip if j else frozenset()):
                     cont()
                 self.complete.difference_update(vars_)
             if K.max is None or j < K.max:
