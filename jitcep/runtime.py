@@ -50,12 +50,12 @@ only over the events of the leaf's types, and one counting pass by key over
 only the surviving events.  A key that is one string column or ``type`` uses
 the column's dictionary codes as partition codes, a narrow-range integer key
 its values (no partition pass).  A SEQ / AND join whose left input is empty
-does not build its right subtree.  Every
-buffer carries its records' start and end times, so the joins read times in
-record order instead of at scattered positions (a cache miss per record at
-10^7 events).  The kernels' large outputs are allocated by NumPy, which
-advises them for huge pages, and the grouping loops are branch-free
-(:mod:`jitcep.kernels.alloc`, :mod:`jitcep.kernels.grouping`).
+does not build its right subtree.  Every buffer carries its records' start
+and end times, so the joins read times in record order instead of at
+scattered positions (a cache miss per record at 10^7 events).  The kernels'
+large outputs are allocated by NumPy, which advises them for huge pages, and
+the grouping loops are branch-free (:mod:`jitcep.kernels.alloc`,
+:mod:`jitcep.kernels.grouping`).
 
 A ``partition_by=`` table (independent streams, docs/semantics.md section 13)
 runs in the same single call: partitions are (stream, ``[attr]`` key) pairs,
@@ -234,13 +234,13 @@ class _TableContext:
         one partition.  A null key joins nothing: its code is -1, or ``valid``
         (when not None) is False there.  A key that is one ``str`` column, the
         ``type`` pseudo-attribute or a narrow-range integer column uses the
-        column as it is (:meth:`_dictionary_codes`): no coding pass over the
+        column as it is (:meth:`_column_codes`): no coding pass over the
         events, no full-length copy.  With ``partition_by=`` streams the code
         combines the stream and the key.
         """
         if key not in self._keys:
             codes, G, valid, base = None, 1, None, 0
-            direct = self._dictionary_codes(key) if self.streams is None else None
+            direct = self._column_codes(key) if self.streams is None else None
             if direct is not None:
                 codes, G, valid, base = direct
             elif key:
@@ -259,7 +259,7 @@ class _TableContext:
             self._keys[key] = (codes, G, valid, base)
         return self._keys[key]
 
-    def _dictionary_codes(self, key: tuple[str, ...]):
+    def _column_codes(self, key: tuple[str, ...]):
         """(codes, G, valid, base) of a key whose column values serve as codes; None for other keys.
 
         One ``str`` column or ``type``: the dictionary codes (base 0).  One
@@ -452,13 +452,13 @@ class _PatternRun:
                 # list can stretch the match past the window although each member fits alone (section 2)
                 _, _, start, end = _list_span(buf, src, off, lpos)
                 keep = np.flatnonzero(self.wt[end] - self.wt[start] <= self.W)
-                src, (off, lpos) = src[keep], gather_lists(lpos, off[:-1][keep], np.diff(off)[keep])
+                src, off, lpos = _keep_lists(keep, src, off, lpos)
         if K.lists and len(src):
             keep = np.flatnonzero(self.list_mask(K, {v: c[src] for v, c in single.items()}, off, lpos))
-            src, (off, lpos) = src[keep], gather_lists(lpos, off[:-1][keep], np.diff(off)[keep])
+            src, off, lpos = _keep_lists(keep, src, off, lpos)
         if self.at_root and len(src):  # negations with the closure as a neighbour: over whole (match, list)s
             keep = np.flatnonzero(~self.killed_lists(buf, K, src, off, lpos))
-            src, (off, lpos) = src[keep], gather_lists(lpos, off[:-1][keep], np.diff(off)[keep])
+            src, off, lpos = _keep_lists(keep, src, off, lpos)
         return MatchTable(len(src), {v: c[src] for v, c in single.items()}, {K.var: (off, lpos)})
 
     def killed_lists(self, buf: Buffer, K: KleeneLeaf, src: np.ndarray, off: np.ndarray,
@@ -724,6 +724,11 @@ def _var_order(node) -> list[str]:
     if isinstance(node, Leaf):
         return [node.var]
     return _var_order(node.left) + _var_order(node.right)
+
+
+def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):
+    """The (match, list) records ``keep`` (indexes, ascending) of ``src`` and the CSR lists."""
+    return (src[keep], *gather_lists(lpos, off[:-1][keep], np.diff(off)[keep]))
 
 
 def _list_span(buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):
