@@ -322,3 +322,11 @@ def test_fixed_index_on_an_empty_list_is_null():
     assert matches("PATTERN SEQ(A a, B* b[], C c) WHERE b[1].x > 0 WITHIN 10", df) == M((0, (2,), 3))
     assert matches("PATTERN SEQ(A a, B* b[], C c) WHERE b.x > 0 WITHIN 10", df) == M(
         (0, (), 1), (0, (), 3), (0, (2,), 3))
+
+
+def test_negation_condition_on_the_closure():
+    df = events("type ts x", ("A", 0, 0), ("N", 1, 5), ("B", 2, 1), ("B", 3, 9), ("C", 4, 0))
+    # N1 lies in n's range of every list (before the first member); it kills a list when the condition
+    # holds, i.e. for every member (section 4): [B2] (1 < 5) dies, [B3] (9) and [B2, B3] (9) survive
+    assert matches("PATTERN SEQ(A a, !N n, B+ b[], C c) WHERE b.x < n.x WITHIN 10", df) == M(
+        (0, (3,), 4), (0, (2, 3), 4))

@@ -41,6 +41,7 @@ from typing import Literal, Union
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
+from ..pattern.printer import expr_to_text
 
 JoinKind = Literal["SEQ", "AND", "OR"]
 Shape = Union[str, tuple]
@@ -497,6 +498,10 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
         if kv is not None and kv in E.variables(c):
+            if E.variables(c) & contexts.keys():
+                raise UnsupportedPatternError(
+                    f"the compiled engine does not evaluate a negation condition on a Kleene variable "
+                    f"({expr_to_text(c)}) yet")
             kind = kleene_ref_kind(c, kv)
             for n in E.walk(c):
                 if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
@@ -505,7 +510,7 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
                 if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var == kv
                        and n.index not in (None, "i", "i-1") for n in E.walk(c)):
                     raise UnsupportedPatternError(
-                        f"the compiled engine does not evaluate v[i-1] with list references ({c}) yet")
+                        f"the compiled engine does not evaluate v[i-1] with list references ({expr_to_text(c)}) yet")
                 kprev.append(_prev_ref(c, kv))
             elif kind == "mixed":
                 raise UnsupportedPatternError(
@@ -555,12 +560,7 @@ def build_plan(pattern: Pattern, shape: Shape | None = None) -> Plan:
     for n, (node, before, after, in_conj, near_l, near_r, top) in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if kl is not None:
-            # the closure's lists may bound the range or the match's span: applied to whole (match, list)s
-            if any(kv in E.variables(c) for c in cs):
-                raise UnsupportedPatternError(
-                    f"the compiled engine does not evaluate a negation condition on a Kleene variable yet")
-        elif top and near_l and near_r:
+        if kl is None and top and near_l and near_r:
             anchor = frozenset(near_l) | frozenset(near_r) | frozenset(v for c in cs for v in E.variables(c) if v != n)
         negations.append(NegLeaf(n, node.types, E.conjoin(filters[n]), cs, before, after, in_conj, anchor))
     kleene = None
