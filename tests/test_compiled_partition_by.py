@@ -19,8 +19,9 @@ from jitcep.events import build_event_table, evaluate_per_partition
 from jitcep.options import Options
 from jitcep.pattern.ast import CountWindow, EventVar, Pattern, Seq
 from jitcep.reference import evaluate as reference_evaluate
-from test_compiled_differential import (_as_tuples, _positive_names, _shapes, check_overall_match_rate, gen_pattern,
-                                       hits_guard, streams)
+from test_compiled_differential import (KLEENE_MODES, _as_tuples, _kleene_tuples, _positive_names, _shapes,
+                                       check_overall_match_rate, gen_kleene_pattern, gen_pattern, hits_guard,
+                                       kleene_streams, streams)
 
 N_PATTERNS = 30
 N_STREAMS = 60
@@ -61,6 +62,28 @@ def test_partition_by_compiled_equals_reference(seed):
 
     run()
     hits_guard(*hits, f"pattern {1000 + seed}", "partition", seed)
+
+
+@pytest.mark.parametrize("mode", KLEENE_MODES)
+@pytest.mark.parametrize("seed", range(6))
+def test_partition_by_kleene_compiled_equals_reference(seed, mode):
+    """Kleene closures (every mode of the differential suite) over partition_by streams."""
+    kleene = mode.split("+")[0]
+    pattern, order = gen_kleene_pattern(100 + seed, iterative=kleene == "all", negation="negation" in mode)
+    opts = Options(order=order, kleene=kleene)
+    runtime.check_supported(pattern, opts)  # compiled, not a fallback
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(kleene_streams(pattern), st.sampled_from(["k", "s"]))
+    def run(df, by):
+        table = build_event_table(df, [pattern], type="type", partition_by=by)
+        [ref] = reference_evaluate([pattern], table, opts)
+        [got] = runtime.evaluate([pattern], table, opts)
+        assert _kleene_tuples(got) == _kleene_tuples(ref)
+
+    run()
 
 
 def test_count_window_counts_positions_inside_the_stream():
