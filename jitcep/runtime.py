@@ -87,6 +87,7 @@ from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_e
 
 _INT64_MAX = np.iinfo(np.int64).max
 _NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bounds memory, not work
+_TYPE_BATCH = 8  # types grouped per pass over the events (_TableContext.type_groups)
 
 
 @dataclass
@@ -170,10 +171,10 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
         default = check_supported(pat, options)
         plans.append(p if isinstance(p, Plan) else default if p is None else build_plan(pat, p))
     ctx = _TableContext(table)
-    for pl_ in plans:  # group only the types some leaf reads (memory: not every event of the table)
+    for pl_ in plans:  # the types leaves read, in the order the plans build them (type_groups batches them)
         for n in (*pl_.nodes(), *pl_.negations, *((pl_.kleene,) if pl_.kleene is not None else ())):
             if isinstance(n, (Leaf, NegLeaf, KleeneLeaf)) and n.types is not None:
-                ctx.leaf_types.setdefault(pl_.key, set()).update(n.types)
+                ctx.leaf_types.setdefault(pl_.key, {}).update(dict.fromkeys(n.types))
     out, total = [], 0
     for pat, pl_ in zip(patterns, plans):
         mt = _PatternRun(pat, pl_, ctx, options).run()
@@ -198,29 +199,50 @@ class _TableContext:
         self.table = table
         part = table.partition
         self.streams = part if part is not None and part.independent else None
-        self._types: dict[tuple[str, ...], tuple] = {}
+        self._types: dict[tuple[str, ...], list[tuple[frozenset[int], np.ndarray, np.ndarray]]] = {}
         self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int]] = {}
         self._stream_pos = None
-        self.leaf_types: dict[tuple[str, ...], set[str]] = {}  # per key: the types leaves ask for
+        self._code = {t: i for i, t in enumerate(table.type_names)}
+        self.leaf_types: dict[tuple[str, ...], dict[str, None]] = {}  # per key: the types leaves ask for, in order
 
-    def type_groups(self, key: tuple[str, ...]):
-        """(recs, offsets): positions grouped by type code, with key code and timestamp.
+    def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
+        """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.
 
         :func:`~jitcep.kernels.grouping.group_with_keys` records: one
-        sequential pass over type codes, key codes and timestamps for every
-        leaf of every pattern with this key; a leaf then reads its candidates,
-        their keys and times contiguously instead of gathering them at
-        scattered positions.  Events whose key is null are left out here
-        (they join nothing).
+        sequential pass over type codes, key codes and timestamps serves the
+        leaves of up to :data:`_TYPE_BATCH` types, of every pattern with this
+        key; a leaf then reads its candidates, their keys and times
+        contiguously instead of gathering them at scattered positions.
+        Events whose key is null are left out here (they join nothing).
+        Types are grouped in batches, in the order the plans build their
+        leaves, when a leaf first needs one: a pass costs about the same for
+        one type or eight, and a long SEQ whose partial matches die out (its
+        joins then skip their right inputs) never groups the types of the
+        leaves it does not build.
         """
-        if key not in self._types:
-            kc, _, valid, base = self.key_codes(key)
-            names = self.table.type_names
-            wanted = self.leaf_types.get(key)
-            keep = None if wanted is None else np.array([t in wanted for t in names], dtype=np.bool_)
-            self._types[key] = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid,
-                                               base)
-        return self._types[key]
+        batches = self._types.setdefault(key, [])
+        for have, recs, off in batches:
+            if codes <= have:
+                return recs, off
+        names = self.table.type_names
+        wanted = self.leaf_types.get(key)
+        if wanted is None:  # no plan said which types: all of them
+            batch = set(range(len(names)))
+        else:
+            done = set().union(*(have for have, _, _ in batches))
+            batch = set(codes)
+            for t in wanted:
+                c = self._code.get(t)
+                if len(batch) >= _TYPE_BATCH:
+                    break
+                if c is not None and c not in done:
+                    batch.add(c)
+        keep = np.zeros(len(names), dtype=np.bool_)
+        keep[sorted(batch)] = True
+        kc, _, valid, base = self.key_codes(key)
+        recs, off = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid, base)
+        batches.append((frozenset(batch), recs, off))
+        return recs, off
 
     def all_events(self, key: tuple[str, ...]) -> np.ndarray:
         """Records (as :meth:`type_groups`) of every event with a non-null key, in position order."""
@@ -685,9 +707,10 @@ class _PatternRun:
         if leaf.types is None:  # every event: one group, in position order
             recs = self.ctx.all_events(key)
         else:
-            recs, off = self.ctx.type_groups(key)
             wanted = set(leaf.types)
-            runs = [recs[off[i]:off[i + 1]] for i, t in enumerate(table.type_names) if t in wanted]
+            codes = frozenset(i for i, t in enumerate(table.type_names) if t in wanted)
+            recs, off = self.ctx.type_groups(key, codes)
+            runs = [recs[off[i]:off[i + 1]] for i in sorted(codes)]
             if len(runs) == 1:
                 recs = runs[0]
             else:  # ANY(T1, T2) (or no type present): merge the types' runs back into position order

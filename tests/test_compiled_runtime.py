@@ -184,3 +184,31 @@ def test_integer_keys_partition_like_the_reference(keys):
     # a0 shares its key with b3 and b6; a4's key has no later B; null keys (rows 2, 5) join nothing
     assert bindings(ref) == [(0, 3), (0, 6)]
     assert bindings(mt) == bindings(ref)
+
+
+def test_types_are_grouped_in_batches_as_leaves_need_them(monkeypatch):
+    import polars as pl
+
+    from jitcep.events import build_event_table
+    from jitcep.pattern import parse
+    from jitcep.reference import evaluate as reference_evaluate
+    # SEQ of 11 types: the first pass groups the first 8 the plan builds, a second the rest;
+    # events of T0..T10 in order twice (keys 0 and 1), the second run missing T9 (no match for k=1)
+    types = [f"T{i}" for i in range(11)]
+    rows = [(t, i, 0) for i, t in enumerate(types)] + [(t, 20 + i, 1) for i, t in enumerate(types) if t != "T9"]
+    df = pl.DataFrame(rows, schema=["type", "ts", "k"], orient="row")
+    pat = parse("PATTERN SEQ(" + ", ".join(f"{t} v{i}" for i, t in enumerate(types)) + ") WHERE [k] WITHIN 100")
+    table = build_event_table(df, [pat], type="type")
+    calls = []
+    real = runtime.group_with_keys
+    monkeypatch.setattr(runtime, "group_with_keys", lambda *a, **k: calls.append(a[4].sum()) or real(*a, **k))
+    [mt] = runtime.evaluate([pat], table, Options())
+    [ref] = reference_evaluate([pat], table, Options())
+    assert bindings(mt) == bindings(ref) == [tuple(range(11))]
+    assert calls == [8, 3]  # kept types per pass
+    # a pattern whose partial matches die before the ninth leaf never groups the last types
+    calls.clear()
+    pat2 = parse("PATTERN SEQ(" + ", ".join(f"{t} v{i}" for i, t in enumerate(types)) + ") WHERE [k] AND v1.ts < 0 "
+                 "WITHIN 100")
+    [mt2] = runtime.evaluate([pat2], build_event_table(df, [pat2], type="type"), Options())
+    assert mt2.n == 0 and calls == [8]
