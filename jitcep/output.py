@@ -213,33 +213,46 @@ def _fields(v: _VarSpec, values: _Values) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _struct(v: _VarSpec, fields, values: _Values, pos: np.ndarray) -> pl.Series:
-    cols = []
-    for name, src in fields:
-        if src == ROW:
-            cols.append(pl.Series(name, values.table.input_rows(pos), dtype=ID_DTYPE))
+def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Series]:
+    """The output column of each variable of one pattern: a struct, or a list of structs.
+
+    Every field's values are gathered once for all the variables (their event
+    positions end to end) and sliced per variable: at small inputs a Polars
+    call per field per variable was the fixed cost of a run.
+    """
+    positions = []
+    for v in vars_:
+        if v.is_list:
+            positions.append(np.asarray(mt.lists[v.name][1], dtype=np.int64)[:mt.lists[v.name][0][-1]])
         else:
-            cols.append(values.gather(src, pos).alias(name))
-    return pl.DataFrame(cols).to_struct(v.name)
-
-
-def _var_column(v: _VarSpec, fields, values: _Values, mt: MatchTable) -> pl.Series:
-    if v.is_list:
-        off, pos = mt.lists[v.name]
-        members = _struct(v, fields, values, np.asarray(pos, dtype=np.int64))
-        # A list variable of an OR branch not taken is null, not [] (which means
-        # "bound, no member", e.g. T* v[] matched zero events).
-        unbound = mt.list_unbound.get(v.name)
-        mask = pa.array(np.asarray(unbound, dtype=bool)) if unbound is not None and unbound.any() else None
-        arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)), members.to_arrow(),
-                                            mask=mask)
-        return pl.Series(v.name, arr)
-    pos = np.asarray(mt.single[v.name], dtype=np.int64)
-    bound = pos >= 0
-    s = _struct(v, fields, values, np.where(bound, pos, 0))
-    if not bound.all():
-        s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()
-    return s
+            pos = np.asarray(mt.single[v.name], dtype=np.int64)
+            positions.append(np.where(pos >= 0, pos, 0))
+    starts = np.cumsum([0] + [len(p) for p in positions])
+    every = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+    gathered: dict[str, pl.Series] = {}
+    out = []
+    for v, lo, hi in zip(vars_, starts[:-1], starts[1:]):
+        cols = []
+        for name, src in unified[v.name][1]:
+            if src not in gathered:
+                gathered[src] = (pl.Series(values.table.input_rows(every), dtype=ID_DTYPE) if src == ROW
+                                 else values.gather(src, every))
+            cols.append(gathered[src].slice(int(lo), int(hi - lo)).alias(name))
+        s = pl.DataFrame(cols).to_struct(v.name)
+        if v.is_list:
+            off = mt.lists[v.name][0]
+            # A list variable of an OR branch not taken is null, not [] (which means
+            # "bound, no member", e.g. T* v[] matched zero events).
+            unbound = mt.list_unbound.get(v.name)
+            mask = pa.array(np.asarray(unbound, dtype=bool)) if unbound is not None and unbound.any() else None
+            arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)), s.to_arrow(), mask=mask)
+            s = pl.Series(v.name, arr)
+        else:
+            bound = mt.single[v.name] >= 0
+            if not bound.all():
+                s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()
+        out.append(s)
+    return out
 
 
 def _return_expr(e: ex.Expr, lists: set[str]) -> pl.Expr:
@@ -318,7 +331,7 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
     multi = len(patterns) > 1
     frames = []
     for k, (spec, mt) in enumerate(zip(specs, results)):
-        cols = [_var_column(v, unified[v.name][1], values, mt) for v in spec.vars]
+        cols = _var_columns(spec.vars, unified, values, mt)
         df = pl.DataFrame(cols) if cols else pl.DataFrame()
         if mt.n != df.height and cols:
             raise InputError(f"match table of pattern {k} is inconsistent: {mt.n} rows, {df.height} built")
