@@ -287,3 +287,13 @@ def test_category_codes_zero_copy_when_physical_codes_are_the_ranks():
     # with a null the codes need a -1: a remapped copy
     codes, _, valid = events._dict_encode(pl.Series([cats[1], None, cats[0]]).cast(pl.Enum(cats)))
     assert codes.tolist() == [1, -1, 0] and valid.tolist() == [True, False, True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**40, 2**40), st.booleans()), max_size=40))
+def test_value_range_equals_min_max_of_the_valid_values(rows):
+    values = np.array([v for v, _ in rows], dtype=np.int64)
+    valid = np.array([ok for _, ok in rows], dtype=np.bool_)
+    picked = [v for v, ok in rows if ok]
+    assert enc.value_range(values, valid) == ((min(picked), max(picked)) if picked else None)
+    assert enc.value_range(values) == ((min(values.tolist()), max(values.tolist())) if rows else None)
