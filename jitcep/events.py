@@ -486,12 +486,14 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
     """First-occurrence int32 codes of a String series and the first row of each code, exactly.
 
     Strings of at most 12 bytes are inline in their Arrow view, so one pass codes
-    them by the view itself (exact, no hashing of bytes, no check pass); a
-    column with a longer string takes :func:`_hash_string_codes`.
+    them by the view itself (exact, no hashing of bytes, no check pass), the
+    strings of the first rows recoded in sorted order on the way (usually no
+    remapping pass is left); a column with a longer string takes
+    :func:`_hash_string_codes`.
     """
     chunks = _view_chunks(s)
     if chunks is not None:
-        got = _enc.view_codes(chunks, valid, len(s))
+        got = _enc.view_codes(chunks, valid, len(s), order=lambda first: _sorted_names(s.gather(first))[1])
         if got is not None:
             return got
     return _hash_string_codes(s, valid)
@@ -568,6 +570,8 @@ def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray 
         s = s.cast(pl.String)
         codes, first = _string_codes(s, valid)
     names, rank = _sorted_names(s[first].cast(pl.String))
+    if (rank == np.arange(len(rank), dtype=rank.dtype)).all():  # coded in dictionary order already
+        return codes, names, valid
     return _enc.rank_inplace(codes, rank), names, valid
 
 

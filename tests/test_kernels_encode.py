@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import polars as pl
 import pytest
@@ -239,6 +241,35 @@ def test_view_codes_match_naive(xs, n_chunks, cut):
         codes, first = got
         assert codes.dtype == np.int32
         assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs, valid)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([None, "b", "a", "ab", "c", "", "zz", "é"]), max_size=40), st.integers(0, 45),
+       st.integers(1, 8))
+def test_view_codes_recode_the_first_rows_in_sorted_order(xs, at, max_k):
+    # ``order`` recodes the strings of the first ``at`` rows by rank (when at most ``max_k``); strings
+    # first met later get the next codes in first-occurrence order; and the dictionary codes the
+    # table builds from them are the sorted-dictionary codes either way
+    s = pl.Series(xs, dtype=pl.String)
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    exp_codes, exp_first = naive.first_occurrence_codes(xs, valid)
+    with mock.patch.object(enc, "_RELABEL_AT", at), mock.patch.object(enc, "_RELABEL_MAX", max_k):
+        codes, first = enc.view_codes(events._view_chunks(s), valid, len(s),
+                                      order=lambda f: events._sorted_names(s.gather(f))[1])
+        dict_codes, names, _ = events._dict_encode(s)
+    cut = min(at, len(xs))
+    k0 = len(set(exp_codes[:cut]) - {-1})
+    # the same partition of rows into codes, each code's first row listed
+    assert sorted(first.tolist()) == sorted(exp_first)
+    assert [codes[f] for f in first] == list(range(len(first)))
+    assert all((c1 == c2) == (e1 == e2) for c1, e1 in zip(codes, exp_codes) for c2, e2 in zip(codes, exp_codes))
+    prefix = [xs[f] for f in first[:k0]]
+    if k0 <= max_k:  # recoded (after min(at, n) rows)
+        assert prefix == sorted(prefix)
+    else:
+        assert first.tolist() == exp_first
+    assert names == tuple(sorted({x for x in xs if x is not None}))
+    assert [names[c] if x is not None else None for c, x in zip(dict_codes, xs)] == xs
 
 
 @settings(max_examples=200, deadline=None)

@@ -125,13 +125,13 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
 
 
 @njit(**NUMBA_FLAGS)
-def _range_codes(values, valid, stride, lo, table, out):
+def _range_codes(values, valid, lo, table, out):
     """Codes into ``out`` by a direct table over [lo, lo + len(table)) (zeroed on entry): present values
     ranked in value order; returns k."""
     n = len(values)
     span = len(table) - 1
     for i in range(n):
-        if valid[i * stride]:
+        if valid is None or valid[i]:
             table[values[i] - lo] = 1
     k = 0
     for v in range(span + 1):
@@ -139,7 +139,7 @@ def _range_codes(values, valid, stride, lo, table, out):
             table[v] = k
             k += 1
     for i in range(n):
-        out[i] = table[values[i] - lo] if valid[i * stride] else -1
+        out[i] = table[values[i] - lo] if valid is None or valid[i] else -1
     return k
 
 
@@ -152,7 +152,7 @@ def _mix(x):
 
 
 @njit(**NUMBA_FLAGS)
-def _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out):
+def _hash_fill(values, valid, i, slots, keys, uniq, k, out):
     """Code rows from ``i`` on until the table is half full; returns (next row, k).
 
     No array is reassigned in here (that would cost reference counting in the
@@ -162,7 +162,7 @@ def _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out):
     mask = np.uint64(len(slots) - 1)
     limit = min(len(slots) // 2, len(uniq))
     while i < n:
-        if not valid[i * stride]:
+        if valid is not None and not valid[i]:
             out[i] = -1
             i += 1
             continue
@@ -205,20 +205,20 @@ def _rehash(cap, uniq, k):
 
 
 @njit(**NUMBA_FLAGS)
-def _hash_feed(values, valid, stride, slots, keys, uniq, k, out):
+def _hash_feed(values, valid, slots, keys, uniq, k, out):
     """Code all of ``values`` into ``out`` on top of a table holding k values; returns the (grown) table and k."""
-    i, k = _hash_fill(values, valid, stride, 0, slots, keys, uniq, k, out)
+    i, k = _hash_fill(values, valid, 0, slots, keys, uniq, k, out)
     while i < len(values):  # half full: double, rehash the k distinct values, go on
         slots, keys, uniq = _rehash(2 * len(slots), uniq, k)
-        i, k = _hash_fill(values, valid, stride, i, slots, keys, uniq, k, out)
+        i, k = _hash_fill(values, valid, i, slots, keys, uniq, k, out)
     return slots, keys, uniq, k
 
 
 @njit(**NUMBA_FLAGS)
-def _hash_codes(values, valid, stride, out):
+def _hash_codes(values, valid, out):
     """First-occurrence codes of int64 values into ``out`` through an open-addressing table (-1: invalid)."""
     slots, keys, uniq = _rehash(1024, np.empty(0, np.int64), 0)
-    slots, keys, uniq, k = _hash_feed(values, valid, stride, slots, keys, uniq, 0, out)
+    slots, keys, uniq, k = _hash_feed(values, valid, slots, keys, uniq, 0, out)
     return out, uniq[:k]
 
 
@@ -237,9 +237,9 @@ class HashCoder:
     def feed(self, lo: int, hashes: np.ndarray, valid: np.ndarray | None) -> None:
         """Code rows ``lo .. lo + len(hashes)`` from their hashes (``valid``: their mask or None)."""
         h = np.ascontiguousarray(hashes).view(np.int64)
-        v, s = _valid_args(valid, len(h))
+        v = _opt_valid(valid)
         self.slots, self.keys, self.uniq, self.k = _hash_feed(
-            h, v, s, self.slots, self.keys, self.uniq, self.k, self.codes[lo:lo + len(h)])
+            h, v, self.slots, self.keys, self.uniq, self.k, self.codes[lo:lo + len(h)])
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
         """(codes, first row of each code)."""
@@ -254,10 +254,10 @@ def _remap(codes, rank):
         codes[i] = rank[c] if c >= 0 else -1
 
 
-def _valid_args(valid, n):
-    if valid is None:
-        return np.ones(1, np.bool_), 0
-    return np.ascontiguousarray(valid, dtype=np.bool_), 1
+def _opt_valid(valid):
+    # None (no nulls) compiles a specialisation without the mask test; a one-element mask read with
+    # stride 0 instead made the loops 1.5-3x slower (issue 3)
+    return None if valid is None else np.ascontiguousarray(valid, dtype=np.bool_)
 
 
 def dense_codes(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, int]:
@@ -269,7 +269,7 @@ def dense_codes(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[np
     """
     values = np.ascontiguousarray(values, dtype=np.int64)
     n = len(values)
-    v, s = _valid_args(valid, n)
+    v = _opt_valid(valid)
     if n == 0:
         return np.zeros(0, np.int64), 0
     if valid is None:
@@ -281,9 +281,9 @@ def dense_codes(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[np
         lo, hi = int(picked.min()), int(picked.max())
     if hi - lo <= max(4 * n, 1 << 16):
         out = _alloc.empty(n, np.int64)
-        k = _range_codes(values, v, s, np.int64(lo), np.zeros(hi - lo + 1, np.int64), out)
+        k = _range_codes(values, v, np.int64(lo), np.zeros(hi - lo + 1, np.int64), out)
         return out, int(k)
-    codes, uniq = _hash_codes(values, v, s, _alloc.empty(n, np.int64))
+    codes, uniq = _hash_codes(values, v, _alloc.empty(n, np.int64))
     order = np.argsort(uniq, kind="stable")
     rank = np.empty(len(uniq), np.int64)
     rank[order] = np.arange(len(uniq), dtype=np.int64)
@@ -313,12 +313,12 @@ def _same(data, a0, b0, a1, b1):
 
 
 @njit(**NUMBA_FLAGS)
-def _string_fill(offsets, data, valid, stride, i, slots, hashes, first, k, out):
+def _string_fill(offsets, data, valid, i, slots, hashes, first, k, out):
     n = len(offsets) - 1
     mask = np.uint64(len(slots) - 1)
     limit = min(len(slots) // 2, len(first))
     while i < n:
-        if not valid[i * stride]:
+        if valid is not None and not valid[i]:
             out[i] = -1
             i += 1
             continue
@@ -347,13 +347,13 @@ def _string_fill(offsets, data, valid, stride, i, slots, hashes, first, k, out):
 
 
 @njit(**NUMBA_FLAGS)
-def _string_codes(offsets, data, valid, stride, out):
+def _string_codes(offsets, data, valid, out):
     n = len(offsets) - 1
     cap = 1024
     slots = np.full(cap, -1, np.int64)
     hashes = np.empty(cap, np.uint64)
     first = np.empty(cap // 2, np.int64)
-    i, k = _string_fill(offsets, data, valid, stride, 0, slots, hashes, first, 0, out)
+    i, k = _string_fill(offsets, data, valid, 0, slots, hashes, first, 0, out)
     while i < n:
         cap *= 2
         slots = np.full(cap, -1, np.int64)
@@ -370,7 +370,7 @@ def _string_codes(offsets, data, valid, stride, out):
                 j = (j + np.uint64(1)) & mask
             slots[j] = q
             hashes[j] = h
-        i, k = _string_fill(offsets, data, valid, stride, i, slots, hashes, first, k, out)
+        i, k = _string_fill(offsets, data, valid, i, slots, hashes, first, k, out)
     return out, first[:k]
 
 
@@ -380,8 +380,8 @@ def string_codes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None
     ``offsets`` (n + 1, int64) and ``data`` (uint8) are an Arrow large_string
     array's buffers (offset already applied); equal byte strings get equal codes.
     """
-    v, s = _valid_args(valid, len(offsets) - 1)
-    return _string_codes(np.ascontiguousarray(offsets, dtype=np.int64), data, v, s,
+    v = _opt_valid(valid)
+    return _string_codes(np.ascontiguousarray(offsets, dtype=np.int64), data, v,
                          _alloc.empty(len(offsets) - 1, np.int32))
 
 
@@ -434,7 +434,7 @@ def hashed_codes(hashes: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
 
 
 @njit(**NUMBA_FLAGS)
-def _range_group(values, valid, stride, lo, null_group, cnt, code, key_code, order):
+def _range_group(values, valid, lo, null_group, cnt, code, key_code, order):
     """Dense codes in value order and the stable counting sort by them, in two passes over n.
 
     Pass one counts every value of [lo, lo + span] (slot span + 1: the invalid
@@ -448,7 +448,7 @@ def _range_group(values, valid, stride, lo, null_group, cnt, code, key_code, ord
     span = len(cnt) - 2
     with_order = len(order) > 0
     for i in range(n):
-        if valid[i * stride]:
+        if valid is None or valid[i]:
             cnt[np.int64(values[i]) - lo] += 1
         elif null_group:
             cnt[span + 1] += 1
@@ -469,7 +469,7 @@ def _range_group(values, valid, stride, lo, null_group, cnt, code, key_code, ord
             g += 1
     offsets[k] = pos
     for i in range(n):
-        if valid[i * stride]:
+        if valid is None or valid[i]:
             v = np.int64(values[i]) - lo
         elif null_group:
             v = span + 1
@@ -484,21 +484,24 @@ def _range_group(values, valid, stride, lo, null_group, cnt, code, key_code, ord
 
 
 @njit(**NUMBA_FLAGS)
-def _min_max(values, valid, stride):
+def _min_max(values, valid):
     lo = values[0]
     hi = values[0]
+    if valid is None:  # min / max without branches: the loop vectorises
+        for i in range(len(values)):
+            lo = min(lo, values[i])
+            hi = max(hi, values[i])
+        return lo, hi, True
     found = False
     for i in range(len(values)):
-        if valid[i * stride]:
+        if valid[i]:
             x = values[i]
             if not found:
                 lo = x
                 hi = x
                 found = True
-            elif x < lo:
-                lo = x
-            elif x > hi:
-                hi = x
+            lo = min(lo, x)
+            hi = max(hi, x)
     return lo, hi, found
 
 
@@ -506,8 +509,8 @@ def value_range(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[in
     """(min, max) of integer ``values`` over the valid rows, in one pass; None when no row is valid."""
     if not len(values):
         return None
-    v, s = _valid_args(valid, len(values))
-    lo, hi, found = _min_max(np.ascontiguousarray(values), v, s)
+    v = _opt_valid(valid)
+    lo, hi, found = _min_max(np.ascontiguousarray(values), v)
     return (int(lo), int(hi)) if found else None
 
 
@@ -527,13 +530,13 @@ def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_gro
     later).  None when hi - lo exceeds ``max(4 n, 2**16)``: the caller then hashes.
     """
     n = len(values)
-    v, s = _valid_args(valid, n)
+    v = _opt_valid(valid)
     values = np.ascontiguousarray(values)
     if bounds is None:
         if n == 0:
             lo = hi = 0
         else:
-            lo, hi, found = _min_max(values, v, s)
+            lo, hi, found = _min_max(values, v)
             lo, hi = (int(lo), int(hi)) if found else (0, 0)
     else:
         lo, hi = bounds
@@ -544,24 +547,24 @@ def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_gro
     key_code = _alloc.empty(n, np.int64)
     n_grouped = n if valid is None or null_group else int(np.count_nonzero(valid))
     order = _alloc.empty(n_grouped if with_order else 0, np.int64)
-    offsets = _range_group(values, v, s, np.int64(lo), bool(null_group), np.zeros(hi - lo + 2, np.int64),
+    offsets = _range_group(values, v, np.int64(lo), bool(null_group), np.zeros(hi - lo + 2, np.int64),
                            np.empty(hi - lo + 2, np.int64), key_code, order)
     return key_code, order, offsets
 
 
 @njit(**NUMBA_FLAGS)
-def _present(values, valid, stride, size):
+def _present(values, valid, size):
     seen = np.zeros(size, np.bool_)
     for i in range(len(values)):
-        if valid[i * stride]:
+        if valid is None or valid[i]:
             seen[values[i]] = True
     return seen
 
 
 def present_codes(values: np.ndarray, valid: np.ndarray | None, size: int) -> np.ndarray:
     """The distinct values of non-negative integer ``values`` (< ``size``) among valid rows, ascending."""
-    v, s = _valid_args(valid, len(values))
-    return np.flatnonzero(_present(np.ascontiguousarray(values), v, s, int(size)))
+    v = _opt_valid(valid)
+    return np.flatnonzero(_present(np.ascontiguousarray(values), v, int(size)))
 
 
 @njit(**NUMBA_FLAGS)
@@ -656,10 +659,29 @@ def _view_rehash(tab, shift):
     return new, shift
 
 
-def view_codes(chunks, valid: np.ndarray | None, n: int):
-    """(int32 first-occurrence codes, first row of each code) of a string column given as Arrow
-    string-view chunks ``(views uint8 buffer as uint64 pairs, offset, length)``; None as soon as one
-    string is longer than 12 bytes.  Exact: short strings are compared as their whole 16-byte view.
+@njit(**NUMBA_FLAGS)
+def _view_relabel(tab, rank):
+    """Give every stored string its new code ``rank[code]``."""
+    for q in range(0, len(tab), _VIEW_ROW):
+        if tab[q] != 0:
+            tab[q + 2] = rank[tab[q + 2]]
+
+
+_RELABEL_AT = 1 << 16  # rows coded before the dictionary found so far is sorted (view_codes ``order``)
+_RELABEL_MAX = 4096    # ... when it has at most this many strings (sorting more costs more than it saves)
+
+
+def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
+    """(int32 codes, first row of each code) of a string column given as Arrow string-view chunks
+    ``(views uint8 buffer as uint64 pairs, offset, length)``; None as soon as one string is longer
+    than 12 bytes.  Exact: short strings are compared as their whole 16-byte view.
+
+    Codes are given in first-occurrence order.  With ``order`` (first rows of
+    the codes so far -> each code's rank among their strings), the strings
+    met in the first :data:`_RELABEL_AT` rows are recoded in sorted order
+    there and later rows get those codes directly: when no new string comes
+    later (the common case) the codes are already the sorted-dictionary
+    codes and the caller's remapping pass over all n codes is not needed.
     """
     codes = _alloc.empty(n, np.int32)
     bits = 12
@@ -668,19 +690,26 @@ def view_codes(chunks, valid: np.ndarray | None, n: int):
     first = np.empty(len(tab) // _VIEW_ROW // 4, np.int64)  # k stays under a quarter of the slots
     k = 0
     lo = 0
+    relabel_at = min(n, _RELABEL_AT) if order is not None else -1
     for words, off, length in chunks:
         w = words[2 * off:2 * (off + length)]
         v = None if valid is None else np.ascontiguousarray(valid[lo:lo + length], dtype=np.bool_)
         out = codes[lo:lo + length]
         done = 0
         while done < length:
-            i, k, ok = _view_fill(w[2 * done:], None if v is None else v[done:], lo + done, tab, shift,
-                                  _VIEW_MASK_A, _VIEW_MASK_B, first, k, out[done:])
+            end = relabel_at - lo if lo + done < relabel_at < lo + length else length
+            i, k, ok = _view_fill(w[2 * done:2 * end], None if v is None else v[done:end], lo + done, tab, shift,
+                                  _VIEW_MASK_A, _VIEW_MASK_B, first, k, out[done:end])
             if not ok:
                 return None
             done += i
-            if done < length:
+            if done < end:
                 tab, shift = _view_rehash(tab, shift)
                 first = np.concatenate([first[:k], np.empty(2 * len(first) - k, np.int64)])
+            elif lo + done == relabel_at and k <= _RELABEL_MAX:
+                rank = np.ascontiguousarray(order(first[:k]), dtype=np.int64)
+                _view_relabel(tab, rank)
+                rank_inplace(codes[:relabel_at], rank.astype(np.int32))
+                first[rank] = first[:k].copy()
         lo += length
     return codes, first[:k].copy()
