@@ -212,3 +212,19 @@ def test_types_are_grouped_in_batches_as_leaves_need_them(monkeypatch):
                  "WITHIN 100")
     [mt2] = runtime.evaluate([pat2], build_event_table(df, [pat2], type="type"), Options())
     assert mt2.n == 0 and calls == [8]
+
+
+def test_default_plan_is_kept_per_pattern_object_not_per_equal_value():
+    from jitcep.pattern import parse
+
+    p = parse("PATTERN SEQ(A a, B b) WHERE a.x > 1 WITHIN 10")
+    assert runtime.check_supported(p, Options()) is runtime.check_supported(p, Options())
+    # equal as values (1 == 1.0) but not the same pattern: its own plan, with its own literal
+    q = parse("PATTERN SEQ(A a, B b) WHERE a.x > 1.0 WITHIN 10")
+    assert p == q
+    assert type(runtime.check_supported(q, Options()).root.left.filter.right.value) is float
+    assert type(runtime.check_supported(p, Options()).root.left.filter.right.value) is int
+    # a bounded cache: old patterns leave it
+    for i in range(runtime._PLANS_KEPT + 1):
+        runtime.check_supported(parse(f"PATTERN SEQ(A a, B b) WHERE a.x > {i} WITHIN 10"), Options())
+    assert len(runtime._PLANS) == runtime._PLANS_KEPT
