@@ -619,11 +619,22 @@ def _view_fill(w, valid, base, tab, shift, mask_a, mask_b, first, k, out):
             out[i] = -1
             continue
         a = np.uint64(w[2 * i])
+        b = np.uint64(w[2 * i + 1])
+        # Fast path: the view as it is, in its home slot.  Writers zero the bytes past a short
+        # string's length (Arrow does not promise it), so a string met before is found here, with
+        # no length test or masking (a third fewer instructions per value).  Exact: a stored row is
+        # a short string's masked view, equal to this unmasked one only when the lengths, the bytes
+        # and the zero padding all agree; a long string's length never matches a stored one.
+        j = _view_slot(a | _VIEW_USED, b, shift)
+        q = _VIEW_ROW * j
+        if tab[q] == a | _VIEW_USED and tab[q + 1] == b:
+            out[i] = np.int64(tab[q + 2])
+            continue
         ln = a & np.uint64(0xFFFFFFFF)
         if ln > 12:
             return i, k, False
         a = (a & mask_a[ln]) | _VIEW_USED
-        b = np.uint64(w[2 * i + 1]) & mask_b[ln]
+        b = b & mask_b[ln]
         j = _view_slot(a, b, shift)
         while True:
             q = _VIEW_ROW * j
