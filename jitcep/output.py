@@ -39,6 +39,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from ._memo import PerObject
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable
 from .matches import MatchTable
@@ -91,7 +92,7 @@ def _return_name(item: ast.ReturnItem, k: int) -> str:
     return f"return_{k}"
 
 
-def _pattern_spec(p: ast.Pattern) -> _PatternSpec:
+def _compute_spec(p: ast.Pattern) -> _PatternSpec:
     positive = ast.positive_vars(p.body)
     lists = set(ast.kleene_vars(p.body))
     types = {v.name: v.types for v in ast.event_vars(p.body)}
@@ -202,6 +203,9 @@ class _Values:
 # --- wide ---------------------------------------------------------------------
 
 
+_pattern_spec = PerObject(_compute_spec)  # an analyst reruns one query (jitcep._memo)
+
+
 def _fields(v: _VarSpec, values: _Values) -> tuple[tuple[str, str], ...]:
     """(field name, value source) pairs of a variable's struct, in output order."""
     out = [("row", ROW), ("ts", TS)]
@@ -230,15 +234,18 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     starts = np.cumsum([0] + [len(p) for p in positions])
     every = np.concatenate(positions) if positions else np.zeros(0, np.int64)
     gathered: dict[str, pl.Series] = {}
+    frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
     out = []
     for v, lo, hi in zip(vars_, starts[:-1], starts[1:]):
-        cols = []
-        for name, src in unified[v.name][1]:
-            if src not in gathered:
-                gathered[src] = (pl.Series(values.table.input_rows(every), dtype=ID_DTYPE) if src == ROW
-                                 else values.gather(src, every))
-            cols.append(gathered[src].slice(int(lo), int(hi - lo)).alias(name))
-        s = pl.DataFrame(cols).to_struct(v.name)
+        fields = unified[v.name][1]
+        if fields not in frames:
+            for name, src in fields:
+                if src not in gathered:
+                    gathered[src] = (pl.Series(values.table.input_rows(every), dtype=ID_DTYPE) if src == ROW
+                                     else values.gather(src, every))
+            frames[fields] = pl.DataFrame([gathered[src].alias(name) for name, src in fields])
+        # a slice of a frame and one struct of it: a DataFrame per variable was the fixed cost at small inputs
+        s = frames[fields].slice(int(lo), int(hi - lo)).to_struct(v.name)
         if v.is_list:
             off = mt.lists[v.name][0]
             # A list variable of an OR branch not taken is null, not [] (which means

@@ -66,11 +66,11 @@ engine, without a Python call per stream.
 
 from __future__ import annotations
 
-import collections
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._memo import PerObject
 from .codegen import PredicateSet
 from .codegen.predicates import ColumnSpec
 from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
@@ -120,28 +120,7 @@ class Buffer:
                       tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx])
 
 
-_PLANS: "collections.OrderedDict[int, tuple[Pattern, Plan]]" = collections.OrderedDict()
-_PLANS_KEPT = 64
-
-
-def _default_plan(pattern: Pattern) -> Plan:
-    """``build_plan(pattern)``, kept for the last :data:`_PLANS_KEPT` pattern objects.
-
-    Planning a SEQ of 24 costs ~1.5 ms of Python, a seventh of a whole run at
-    10^6 events, and an analyst reruns one query.  Keyed by the object's id
-    (the entry keeps the object alive, so the id is not reused), not by
-    equality: patterns equal as values may differ in literal types (``1`` and
-    ``1.0``).
-    """
-    hit = _PLANS.get(id(pattern))
-    if hit is not None:
-        _PLANS.move_to_end(id(pattern))
-        return hit[1]
-    plan = build_plan(pattern)
-    _PLANS[id(pattern)] = (pattern, plan)
-    if len(_PLANS) > _PLANS_KEPT:
-        _PLANS.popitem(last=False)
-    return plan
+_default_plan = PerObject(build_plan)  # an analyst reruns one query (jitcep._memo)
 
 
 def check_supported(pattern: Pattern, options: Options) -> Plan:

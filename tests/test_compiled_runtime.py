@@ -225,6 +225,6 @@ def test_default_plan_is_kept_per_pattern_object_not_per_equal_value():
     assert type(runtime.check_supported(q, Options()).root.left.filter.right.value) is float
     assert type(runtime.check_supported(p, Options()).root.left.filter.right.value) is int
     # a bounded cache: old patterns leave it
-    for i in range(runtime._PLANS_KEPT + 1):
+    for i in range(runtime._default_plan.size + 1):
         runtime.check_supported(parse(f"PATTERN SEQ(A a, B b) WHERE a.x > {i} WITHIN 10"), Options())
-    assert len(runtime._PLANS) == runtime._PLANS_KEPT
+    assert len(runtime._default_plan.entries) == runtime._default_plan.size
