@@ -482,21 +482,31 @@ def _view_chunks(s: pl.Series):
     return out
 
 
-def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """First-occurrence int32 codes of a String series and the first row of each code, exactly.
+def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, tuple[str, ...] | None]:
+    """First-occurrence int32 codes of a String series, the first row of each code, exactly, and the
+    sorted dictionary when the codes are its codes already (else None).
 
     Strings of at most 12 bytes are inline in their Arrow view, so one pass codes
     them by the view itself (exact, no hashing of bytes, no check pass), the
-    strings of the first rows recoded in sorted order on the way (usually no
-    remapping pass is left); a column with a longer string takes
-    :func:`_hash_string_codes`.
+    strings of the first rows recoded in sorted order on the way (when no
+    other string comes later, the codes are final and the sort is not
+    repeated); a column with a longer string takes :func:`_hash_string_codes`.
     """
     chunks = _view_chunks(s)
     if chunks is not None:
-        got = _enc.view_codes(chunks, valid, len(s), order=lambda first: _sorted_names(s.gather(first))[1])
+        sorted_at_prefix: list[tuple[str, ...]] = []
+
+        def order(first: np.ndarray) -> np.ndarray:
+            names, rank = _sorted_names(s.gather(first))
+            sorted_at_prefix.append(names)
+            return rank
+
+        got = _enc.view_codes(chunks, valid, len(s), order=order)
         if got is not None:
-            return got
-    return _hash_string_codes(s, valid)
+            codes, first = got
+            done = sorted_at_prefix and len(sorted_at_prefix[0]) == len(first)  # no string after the prefix
+            return codes, first, sorted_at_prefix[0] if done else None
+    return (*_hash_string_codes(s, valid), None)
 
 
 _PY_SORT_MAX = 4096  # up to this many distinct strings Python's sort beats a Polars query
@@ -568,7 +578,9 @@ def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray 
         del codes64
     else:
         s = s.cast(pl.String)
-        codes, first = _string_codes(s, valid)
+        codes, first, names = _string_codes(s, valid)
+        if names is not None:
+            return codes, names, valid
     names, rank = _sorted_names(s[first].cast(pl.String))
     if (rank == np.arange(len(rank), dtype=rank.dtype)).all():  # coded in dictionary order already
         return codes, names, valid

@@ -138,6 +138,9 @@ def _compute_spec(p: ast.Pattern) -> _PatternSpec:
     return _PatternSpec(tuple(specs), tuple(returns))
 
 
+_pattern_spec = PerObject(_compute_spec)  # an analyst reruns one query (jitcep._memo)
+
+
 # --- where values come from -----------------------------------------------------
 
 
@@ -201,9 +204,6 @@ class _Values:
 
 
 # --- wide ---------------------------------------------------------------------
-
-
-_pattern_spec = PerObject(_compute_spec)  # an analyst reruns one query (jitcep._memo)
 
 
 def _fields(v: _VarSpec, values: _Values) -> tuple[tuple[str, str], ...]:

@@ -136,7 +136,8 @@ def check_supported(pattern: Pattern, options: Options) -> Plan:
         raise UnsupportedPatternError("the compiled engine does not implement contiguous/freeze/consume policies yet")
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
-    plan = _default_plan(pattern)  # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
+    # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
+    plan = _default_plan(pattern)
     if plan.kleene is not None and plan.negations and options.order == "nondecreasing_ts":
         # ties let a list's middle members into a negation's range: they are no candidates (section 3),
         # but the records hold only the bounding members

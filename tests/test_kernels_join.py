@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import naive
 from jitcep.errors import ExplosionError
-from jitcep.kernels import and_join, counting_sort, seq_join
+from jitcep.kernels import and_join, counting_sort, join, seq_join
 
 
 @st.composite
-def tables_and_buffers(draw):
-    """Sorted timestamps and two buffers of records (k1 and k2 events each) in G partitions."""
+def tables_and_buffers(draw, leaf_right=False):
+    """Sorted timestamps and two buffers of records (k1 and k2 events each) in G partitions; with
+    ``leaf_right`` the right buffer is a leaf's: one-event records, its start array its end array."""
     n = draw(st.integers(3, 14))
     steps = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
     ts = np.cumsum(np.array(steps, dtype=np.int64))
@@ -37,7 +40,9 @@ def tables_and_buffers(draw):
         return pos, start, end, goff
 
     L = buffer(draw(st.integers(1, 3)))
-    R = buffer(draw(st.integers(1, 3)))
+    R = buffer(1 if leaf_right else draw(st.integers(1, 3)))
+    if leaf_right:
+        R = (R[0], R[2], R[2], R[3])
     count_window = draw(st.booleans())
     wt = np.arange(n, dtype=np.int64) if count_window else ts
     W = draw(st.integers(0, 6))
@@ -56,6 +61,25 @@ def test_seq_join_matches_naive(case, order, distinct):
     assert set(got) == naive.seq_join(L, R, ts, wt, W, order, distinct)
     # ZStream 4.2: output in partition order, and in the end order of r within a partition
     assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(tables_and_buffers(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
+       st.booleans())
+def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct):
+    # a right leaf larger than the left input: the left records drive (forced here at any sizes;
+    # the right-driven kernel is taken away, so a call to it fails the test)
+    ts, wt, W, L, R = case
+    assume(len(R[2]) > 0)
+    if order == "nondecreasing_ts":
+        distinct = True
+    with mock.patch.object(join, "_BY_LEFT", 0), mock.patch.object(join, "_seq_join", None):
+        li, ri, g = seq_join(L, R, ts, wt, W, order, distinct, 10**6)
+    got = list(zip(li.tolist(), ri.tolist(), g.tolist()))
+    assert len(got) == len(set(got))
+    assert set(got) == naive.seq_join(L, R, ts, wt, W, order, distinct)
+    # the right-driven kernel's order: partition, the end order of r (r for equal ends), then l
+    assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
 
 
 @settings(max_examples=400, deadline=None)

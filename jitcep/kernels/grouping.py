@@ -142,8 +142,9 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     tmp = empty(2 * (n + 1), np.int64).reshape(n + 1, 2)
     rank = empty(n + 1, tab.dtype)
     recs = empty(2 * n, np.int64).reshape(n, 2)
-    offsets = _group_with_keys(np.ascontiguousarray(codes), tab, None if keys is None else np.ascontiguousarray(keys),
-                               np.int64(key_base), None if valid is None else np.ascontiguousarray(valid, np.bool_),
+    keys = None if keys is None else np.ascontiguousarray(keys)
+    valid = None if valid is None else np.ascontiguousarray(valid, dtype=np.bool_)
+    offsets = _group_with_keys(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
                                np.ascontiguousarray(values, dtype=np.int64), tmp, rank, recs)
     return recs[:offsets[-1]], offsets
 

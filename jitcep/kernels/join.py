@@ -115,6 +115,57 @@ def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
 
 
 @njit(**NUMBA_FLAGS)
+def _first_later(Rst, Rtst, lo, hi, x, tx, order):
+    """First index r in [lo, hi) whose one-event right record comes after a left end at position x
+    (time tx) in the order: order 0 Rst[r] > x, 1 Rtst[r] > tx, 2 Rtst[r] >= tx (binary search)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if order == 0:
+            before = Rst[mid] <= x
+        elif order == 1:
+            before = Rtst[mid] <= tx
+        else:
+            before = Rtst[mid] < tx
+        if before:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**NUMBA_FLAGS)
+def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
+    # The same pairs as _seq_join, driven by the left records: for each, a binary search finds the
+    # first later right record and the window ends the scan.  Needs one-event right records (a
+    # leaf: start = end, so starts ascend in a partition); pairs come in (partition, l) order.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    G = len(Lg) - 1
+    n = 0
+    for g in range(G):
+        r0, r1 = Rg[g], Rg[g + 1]
+        if r0 == r1:
+            continue
+        for l in range(Lg[g], Lg[g + 1]):
+            for r in range(_first_later(Rst, Rtst, r0, r1, Len[l], Lten[l], order), r1):
+                if Rwen[r] - Lwst[l] > W:
+                    break  # and every later r (wt ascends with r)
+                if max(Lwen[l], Rwen[r]) - min(Lwst[l], Rwst[r]) > W:
+                    continue
+                if distinct and _overlap(Lpos[l], Rpos[r]):
+                    continue
+                if n == len(li):
+                    if n >= cap_max:
+                        return li[:n], ri[:n], gg[:n], -1
+                    li, ri, gg = _grow(li, ri, gg, n)
+                li[n] = l
+                ri[n] = r
+                gg[n] = g
+                n += 1
+    return li[:n], ri[:n], gg[:n], 0
+
+
+@njit(**NUMBA_FLAGS)
 def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
@@ -194,15 +245,28 @@ def _check(status: int, what: str, cap: int) -> None:
                              f"(raise max_partials, narrow the window or add predicates)")
 
 
+_BY_LEFT = 8  # drive a SEQ join by its left input when that is this many times smaller than the right
+
+
 def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
     """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
 
     Right records are the outer loop in end order, so output pairs come in the end
     order of r; the left range is [EAT pointer, binary-searched upper bound).
+    When the right input is a leaf (one-event records: its ``start`` array is
+    its ``end`` array) many times larger than the left one — the partial
+    matches of a long SEQ thin out, every leaf keeps its size — the left
+    records drive instead (a binary search into the right leaf each) and the
+    few pairs are sorted into the same order: the cost follows the smaller input.
     """
-    li, ri, g, status = _seq_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), ORDER_CODE[order],
-                                  bool(distinct), int(cap), *_pair_arrays(len(R[2])))
+    by_left = R[1] is R[2] and _BY_LEFT * len(L[2]) < len(R[2])
+    kernel = _seq_join_by_left if by_left else _seq_join
+    li, ri, g, status = kernel(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), ORDER_CODE[order],
+                               bool(distinct), int(cap), *_pair_arrays(len(L[2] if by_left else R[2])))
     _check(status, "a SEQ join", cap)
+    if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
+        o = np.lexsort((li, ri, g))
+        li, ri, g = li[o], ri[o], g[o]
     return li, ri, g
 
 
