@@ -309,10 +309,17 @@ def memory_child(n: int, n_types: int, n_keys: int, k: int, window: int, flavour
     return dict(peak=_vmhwm() - rss0, rows=out.height)
 
 
+# Allocators that return freed memory at once: otherwise the run may reuse pages the data generation
+# freed (Polars' jemalloc keeps them for a while, glibc raises its mmap threshold after large frees)
+# and its growth above the input reads low (once even negative).
+_RETURN_FREED = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0",
+                 "MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "0"}
+
+
 def peak_memory(args, k: int, window: int, flavour: str) -> int:
     cmd = [sys.executable, os.path.abspath(__file__), "--memory-child",
            *map(str, (args.n, args.types, args.keys, k, window, FLAVOURS.index(flavour)))]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, **_RETURN_FREED))
     return json.loads(out.stdout.strip().splitlines()[-1])["peak"]
 
 
