@@ -37,6 +37,15 @@ def test_stable_argsort_radix_matches_naive(n, span, seed):
     assert got.tolist() == naive.stable_argsort(keys.tolist())
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(enc._SMALL, 2 * enc._SMALL), st.integers(0, 2**31))
+def test_stable_argsort_skips_a_digit_every_key_shares(n, seed):
+    # two clusters 2**40 apart with few distinct values: the digits between them are constant
+    rng = np.random.default_rng(seed)
+    keys = rng.choice(np.array([0, 2**40], dtype=np.int64), n) + rng.integers(0, 5, n)
+    assert enc.stable_argsort(keys).tolist() == naive.stable_argsort(keys.tolist())
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-3, 3), max_size=30))
 def test_stable_argsort_small_matches_naive(xs):
