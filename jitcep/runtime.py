@@ -373,6 +373,7 @@ class _PatternRun:
         pushable = options.order != "nondecreasing_ts"
         self.pending = [n for n in plan.negations if pushable and n.anchor is not None]
         self.at_root = [n for n in plan.negations if not (pushable and n.anchor is not None)]
+        self.unfiltered: dict[tuple[str, ...] | None, tuple] = {}  # leaf arrays by types (no filter)
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         return self.preds.mask(self.pid[id(pred)], P, self.bound)
@@ -708,6 +709,9 @@ class _PatternRun:
         pass groups the survivors by key (issue 3: build leaves from type codes
         computed once, sort only what survives).
         """
+        if leaf.filter is None and leaf.types in self.unfiltered:  # SEQ(A a, A b): one grouping serves both
+            cand, goff, t, w = self.unfiltered[leaf.types]
+            return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
         table, key = self.table, self.plan.key
         if leaf.types is None:  # every event: one group, in position order
             recs = self.ctx.all_events(key)
@@ -725,6 +729,8 @@ class _PatternRun:
         if leaf.filter is not None and len(recs):
             keep = self.mask(leaf.filter, record_fields(recs)[0][None, :])
         cand, goff, t, w = leaf_by_key(recs, self.G, keep, None if self.wt is table.ts else self.wt)
+        if leaf.filter is None:
+            self.unfiltered[leaf.types] = cand, goff, t, w
         return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
 
 

@@ -228,3 +228,25 @@ def test_default_plan_is_kept_per_pattern_object_not_per_equal_value():
     for i in range(runtime._default_plan.size + 1):
         runtime.check_supported(parse(f"PATTERN SEQ(A a, B b) WHERE a.x > {i} WITHIN 10"), Options())
     assert len(runtime._default_plan.entries) == runtime._default_plan.size
+
+
+def test_unfiltered_leaves_of_the_same_types_share_one_grouping(monkeypatch):
+    import polars as pl
+
+    from jitcep.events import build_event_table
+    from jitcep.pattern import parse
+    from jitcep.reference import evaluate as reference_evaluate
+
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pl.DataFrame({"type": rng.choice(["A", "B"], n), "ts": np.sort(rng.integers(0, 300, n)),
+                       "k": rng.integers(0, 4, n), "x": rng.integers(-5, 5, n)})
+    pat = parse("PATTERN SEQ(A a, A b, B c, A d) WHERE [k] AND a.x > 0 AND d.x > b.x WITHIN 12")
+    table = build_event_table(df, [pat], type="type")
+    calls = []
+    real = runtime.leaf_by_key
+    monkeypatch.setattr(runtime, "leaf_by_key", lambda *a, **k: calls.append(1) or real(*a, **k))
+    [mt] = runtime.evaluate([pat], table, Options())
+    [ref] = reference_evaluate([pat], table, Options())
+    assert sorted(bindings(mt)) == sorted(bindings(ref)) and mt.n > 0
+    assert len(calls) == 3  # a (filtered), b (and d: the same unfiltered A leaf), c
