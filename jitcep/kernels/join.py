@@ -58,25 +58,31 @@ def _grow(li, ri, gg, n):
 
 
 @njit(**NUMBA_FLAGS)
-def _first_after(Len, Lten, lo, hi, x, tx, order):
-    """First index i in [lo, hi) whose left record's end is not before position x (time tx) in the order.
-
-    order 0: Len[i] >= x; order 1: Lten[i] >= tx; order 2: Lten[i] > tx.
-    Len is sorted, hence so is Lten (binary search).
-    """
+def _search(P, T, lo, hi, x, tx, order, strict):
+    """First index i in [lo, hi) whose key — the position P[i] (order 0) or the time T[i] — is past
+    the bound x (tx): above it when ``strict``, else at least it.  Keys ascend (binary search)."""
     while lo < hi:
         mid = (lo + hi) >> 1
         if order == 0:
-            before = Len[mid] < x
-        elif order == 1:
-            before = Lten[mid] < tx
+            k, b = P[mid], x
         else:
-            before = Lten[mid] <= tx
-        if before:
+            k, b = T[mid], tx
+        if strict:
+            below = k <= b
+        else:
+            below = k < b
+        if below:
             lo = mid + 1
         else:
             hi = mid
     return lo
+
+
+@njit(**NUMBA_FLAGS)
+def _first_after(Len, Lten, lo, hi, x, tx, order):
+    """First left record in [lo, hi) whose end is not before position x (time tx) in the order:
+    order 0 Len >= x, 1 Lten >= tx, 2 Lten > tx (a tie is not "before" under nondecreasing_ts)."""
+    return _search(Len, Lten, lo, hi, x, tx, order, order == 2)
 
 
 @njit(**NUMBA_FLAGS)
@@ -116,21 +122,9 @@ def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
 
 @njit(**NUMBA_FLAGS)
 def _first_later(Rst, Rtst, lo, hi, x, tx, order):
-    """First index r in [lo, hi) whose one-event right record comes after a left end at position x
-    (time tx) in the order: order 0 Rst[r] > x, 1 Rtst[r] > tx, 2 Rtst[r] >= tx (binary search)."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if order == 0:
-            before = Rst[mid] <= x
-        elif order == 1:
-            before = Rtst[mid] <= tx
-        else:
-            before = Rtst[mid] < tx
-        if before:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    """First one-event right record in [lo, hi) after a left end at position x (time tx) in the
+    order: order 0 Rst > x, 1 Rtst > tx, 2 Rtst >= tx."""
+    return _search(Rst, Rtst, lo, hi, x, tx, order, order != 2)
 
 
 @njit(**NUMBA_FLAGS)
