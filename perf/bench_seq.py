@@ -16,8 +16,8 @@ on a warm process (build = Polars -> event table, leaves / joins inside the
 engine, output = match tables -> Polars), events/s end to end, matches/s, the
 ratio to one bare Numba pass over the same columns — "x bare" over the coded
 columns the engine builds (int32 type and key codes), "x in" over the input
-columns as given (a String column read as its 16-byte Arrow views; for
-Categorical and integer input the two agree) — peak memory above the
+columns as given (a String column read as its 16-byte Arrow views, a
+Categorical as its physical codes, an integer key as its values) — peak memory above the
 input (VmHWM in a fresh process per row, so no allocator pages kept from
 earlier runs hide it; see :func:`memory_child`) against the input columns the
 pattern reads, and compile latency: cold (empty Numba and jitcep caches, fresh
@@ -110,10 +110,10 @@ def _words(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
 def bare_pass_input(df: pl.DataFrame) -> float:
     """:func:`bare_pass` over the input columns as given: String columns are read as their 16-byte views.
 
-    The String flavour's coded columns do not exist until the engine builds
-    them; a pass that starts from the input reads twice the bytes per String
-    column.  For Categorical and integer columns this is :func:`bare_pass`
-    over the physical codes / values (a second read of the same word).
+    The coded columns of :func:`bare_pass` do not exist until the engine
+    builds them; a pass that starts from the input reads a String column's
+    views (four times the bytes of an int32 code), a Categorical's physical
+    codes (compared twice: the same word) and an integer key's int64 values.
     """
     from numba import njit
 
