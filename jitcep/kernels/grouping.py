@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
-from .alloc import empty
+from .alloc import empty, scratch
 
 
 @njit(**NUMBA_FLAGS)
@@ -77,13 +77,12 @@ _LOW = np.int64(0xFFFFFFFF)
 
 
 @njit(**NUMBA_FLAGS)
-def _group_with_keys(codes, tab, keys, kbase, valid, vals, tmp, rank, recs):
+def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank):
     # Pass 1 reads every event once, sequentially, and writes the record of each kept code
     # to ``tmp`` (a branch-free compaction: every record is written, the count advances by the
     # keep flag; reading keys and values here streams them instead of gathering them at the kept
     # indices later).  ``keys`` / ``valid`` None compile specialisations without the read (a
-    # strided read costs a third more).  Pass 2 counts the kept records per code and pass 3
-    # splits them into code runs: a few write streams, in index order.
+    # strided read costs a third more).  Returns the number of kept records.
     m = 0
     for i in range(len(codes)):
         r = tab[codes[i] + 1]  # 1 + rank of a kept code, 0 for the others
@@ -92,6 +91,14 @@ def _group_with_keys(codes, tab, keys, kbase, valid, vals, tmp, rank, recs):
         tmp[m, 1] = vals[i]
         rank[m] = r
         m += (r != 0) if valid is None else (r != 0) & valid[i]
+    return m
+
+
+@njit(**NUMBA_FLAGS)
+def _split(tmp, rank, tab, recs):
+    # Passes 2 and 3: count the kept records per code, then split them into code runs (a few
+    # write streams, in index order)
+    m = len(recs)
     cnt = np.zeros(len(tab), dtype=np.int64)
     for j in range(m):
         cnt[rank[j]] += 1
@@ -138,15 +145,16 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     n_kept = int(kept.sum())
     tab = np.zeros(n_codes + 1, dtype=np.uint8 if n_kept < 255 else np.int64)  # tab[0]: code -1, dropped
     tab[1:][kept] = np.arange(1, n_kept + 1)
-    # NumPy-allocated upper bounds (kernels.alloc): every event's record (+ scratch), the kept records
-    tmp = empty(2 * (n + 1), np.int64).reshape(n + 1, 2)
-    rank = empty(n + 1, tab.dtype)
-    recs = empty(2 * n, np.int64).reshape(n, 2)
+    # work space for every event's record (+ one written past the kept ones), reused from call to
+    # call (kernels.alloc.scratch); the kept records, counted by pass 1, in an array of their size
+    tmp = scratch("group_with_keys.records", 2 * (n + 1), np.int64).reshape(n + 1, 2)
+    rank = scratch("group_with_keys.rank", n + 1, tab.dtype)
     keys = None if keys is None else np.ascontiguousarray(keys)
     valid = None if valid is None else np.ascontiguousarray(valid, dtype=np.bool_)
-    offsets = _group_with_keys(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
-                               np.ascontiguousarray(values, dtype=np.int64), tmp, rank, recs)
-    return recs[:offsets[-1]], offsets
+    m = _compact(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
+                 np.ascontiguousarray(values, dtype=np.int64), tmp, rank)
+    recs = empty(2 * m, np.int64, mapped=True).reshape(m, 2)
+    return recs, _split(tmp, rank, tab, recs)
 
 
 def record_fields(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
