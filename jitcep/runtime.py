@@ -709,9 +709,17 @@ class _PatternRun:
         pass groups the survivors by key (issue 3: build leaves from type codes
         computed once, sort only what survives).
         """
-        if leaf.filter is None and leaf.types in self.unfiltered:  # SEQ(A a, A b): one grouping serves both
-            cand, goff, t, w = self.unfiltered[leaf.types]
-            return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
+        shared = leaf.filter is None  # SEQ(A a, A b): one grouping serves both unfiltered leaves
+        arrays = self.unfiltered.get(leaf.types) if shared else None
+        if arrays is None:
+            arrays = self.leaf_arrays(leaf)
+            if shared:
+                self.unfiltered[leaf.types] = arrays
+        cand, goff, t, w = arrays
+        return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
+
+    def leaf_arrays(self, leaf: Leaf | NegLeaf) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`~jitcep.kernels.grouping.leaf_by_key` of the leaf's candidates: positions, key offsets, times."""
         table, key = self.table, self.plan.key
         if leaf.types is None:  # every event: one group, in position order
             recs = self.ctx.all_events(key)
@@ -728,10 +736,7 @@ class _PatternRun:
         keep = None
         if leaf.filter is not None and len(recs):
             keep = self.mask(leaf.filter, record_fields(recs)[0][None, :])
-        cand, goff, t, w = leaf_by_key(recs, self.G, keep, None if self.wt is table.ts else self.wt)
-        if leaf.filter is None:
-            self.unfiltered[leaf.types] = cand, goff, t, w
-        return Buffer((leaf.var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
+        return leaf_by_key(recs, self.G, keep, None if self.wt is table.ts else self.wt)
 
 
 class _TypeView:
