@@ -520,8 +520,9 @@ def _sorted_names(reps: pl.Series) -> tuple[tuple[str, ...], np.ndarray]:
     """
     if len(reps) <= _PY_SORT_MAX:
         vals = reps.to_list()
-        order = np.array(sorted(range(len(vals)), key=vals.__getitem__), dtype=np.int64)
-        names = tuple(vals[i] for i in order)
+        idx = sorted(range(len(vals)), key=vals.__getitem__)
+        names = tuple(map(vals.__getitem__, idx))  # C-level lookups (a numpy index per value cost more)
+        order = np.array(idx, dtype=np.int64)
     else:
         order = reps.arg_sort().to_numpy()
         names = tuple(reps[order].to_list())
