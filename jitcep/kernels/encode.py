@@ -132,8 +132,8 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     (b bits hold an index): every pass reads its input in order and the
     index rides along, where sorting indices by a key array read at them
     costs a cache miss per element and pass (10^7 jittered timestamps:
-    396 -> 92 ms).  Stable by construction (ties compare their indices).  Keys whose range and index do not fit 64 bits take NumPy's
-    stable sort.
+    396 -> 92 ms).  Stable by construction (ties compare their indices).
+    Keys whose range and index do not fit 64 bits take NumPy's stable sort.
     """
     keys = np.ascontiguousarray(keys, dtype=np.int64)
     n = len(keys)
@@ -270,7 +270,7 @@ class HashCoder:
     def feed(self, lo: int, hashes: np.ndarray, valid: np.ndarray | None) -> None:
         """Code rows ``lo .. lo + len(hashes)`` from their hashes (``valid``: their mask or None)."""
         h = np.ascontiguousarray(hashes).view(np.int64)
-        v = _opt_valid(valid)
+        v = _alloc.optional_mask(valid)
         self.slots, self.keys, self.uniq, self.k = _hash_feed(
             h, v, self.slots, self.keys, self.uniq, self.k, self.codes[lo:lo + len(h)])
 
@@ -287,12 +287,6 @@ def _remap(codes, rank):
         codes[i] = rank[c] if c >= 0 else -1
 
 
-def _opt_valid(valid):
-    # None (no nulls) compiles a specialisation without the mask test; a one-element mask read with
-    # stride 0 instead made the loops 1.5-3x slower (issue 3)
-    return None if valid is None else np.ascontiguousarray(valid, dtype=np.bool_)
-
-
 def dense_codes(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Dense int64 codes 0..k-1 of integer ``values`` in value order; -1 where ``valid`` is False.
 
@@ -302,7 +296,7 @@ def dense_codes(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[np
     """
     values = np.ascontiguousarray(values, dtype=np.int64)
     n = len(values)
-    v = _opt_valid(valid)
+    v = _alloc.optional_mask(valid)
     if n == 0:
         return np.zeros(0, np.int64), 0
     if valid is None:
@@ -413,7 +407,7 @@ def string_codes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None
     ``offsets`` (n + 1, int64) and ``data`` (uint8) are an Arrow large_string
     array's buffers (offset already applied); equal byte strings get equal codes.
     """
-    v = _opt_valid(valid)
+    v = _alloc.optional_mask(valid)
     return _string_codes(np.ascontiguousarray(offsets, dtype=np.int64), data, v,
                          _alloc.empty(len(offsets) - 1, np.int32))
 
@@ -542,7 +536,7 @@ def value_range(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[in
     """(min, max) of integer ``values`` over the valid rows, in one pass; None when no row is valid."""
     if not len(values):
         return None
-    v = _opt_valid(valid)
+    v = _alloc.optional_mask(valid)
     lo, hi, found = _min_max(np.ascontiguousarray(values), v)
     return (int(lo), int(hi)) if found else None
 
@@ -563,7 +557,7 @@ def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_gro
     later).  None when hi - lo exceeds ``max(4 n, 2**16)``: the caller then hashes.
     """
     n = len(values)
-    v = _opt_valid(valid)
+    v = _alloc.optional_mask(valid)
     values = np.ascontiguousarray(values)
     if bounds is None:
         if n == 0:
@@ -596,7 +590,7 @@ def _present(values, valid, size):
 
 def present_codes(values: np.ndarray, valid: np.ndarray | None, size: int) -> np.ndarray:
     """The distinct values of non-negative integer ``values`` (< ``size``) among valid rows, ascending."""
-    v = _opt_valid(valid)
+    v = _alloc.optional_mask(valid)
     return np.flatnonzero(_present(np.ascontiguousarray(values), v, int(size)))
 
 
@@ -610,7 +604,7 @@ def _apply_table(values, valid, table, out):
 def apply_table(values: np.ndarray, valid: np.ndarray | None, table: np.ndarray) -> np.ndarray:
     """int32 ``table[values[i]]`` (-1 where invalid): physical category codes -> dictionary ranks."""
     out = _alloc.empty(len(values), np.int32)
-    _apply_table(np.ascontiguousarray(values), None if valid is None else np.ascontiguousarray(valid, np.bool_),
+    _apply_table(np.ascontiguousarray(values), _alloc.optional_mask(valid),
                  np.ascontiguousarray(table, dtype=np.int32), out)
     return out
 
@@ -737,7 +731,7 @@ def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
     relabel_at = min(n, _RELABEL_AT) if order is not None else -1
     for words, off, length in chunks:
         w = words[2 * off:2 * (off + length)]
-        v = None if valid is None else np.ascontiguousarray(valid[lo:lo + length], dtype=np.bool_)
+        v = _alloc.optional_mask(None if valid is None else valid[lo:lo + length])
         out = codes[lo:lo + length]
         done = 0
         while done < length:

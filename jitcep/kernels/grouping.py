@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
-from .alloc import empty, scratch
+from .alloc import empty, optional_mask, scratch
 
 
 @njit(**NUMBA_FLAGS)
@@ -150,7 +150,7 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     tmp = scratch("group_with_keys.records", 2 * (n + 1), np.int64).reshape(n + 1, 2)
     rank = scratch("group_with_keys.rank", n + 1, tab.dtype)
     keys = None if keys is None else np.ascontiguousarray(keys)
-    valid = None if valid is None else np.ascontiguousarray(valid, dtype=np.bool_)
+    valid = optional_mask(valid)
     m = _compact(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
                  np.ascontiguousarray(values, dtype=np.int64), tmp, rank)
     recs = empty(2 * m, np.int64, mapped=True).reshape(m, 2)
@@ -211,7 +211,7 @@ def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarra
     tout = empty(len(recs) + 1, np.int64)
     wout = None if wt is None else empty(len(recs) + 1, wt.dtype)
     goff = _leaf_by_key(np.ascontiguousarray(recs), int(G),
-                        None if keep is None else np.ascontiguousarray(keep, dtype=np.bool_),
+                        optional_mask(keep),
                         np.zeros(1, np.int64) if wt is None else wt, out, tout, wout)
     m = goff[-1]
     tout = tout[:m]
