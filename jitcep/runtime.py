@@ -49,7 +49,9 @@ position's key code and timestamp (shared by every leaf), filters evaluated
 only over the events of the leaf's types, and one counting pass by key over
 only the surviving events.  A key that is one string column or ``type`` uses
 the column's dictionary codes as partition codes, a narrow-range integer key
-its values (no partition pass).  A SEQ / AND join whose left input is empty
+its values (no partition pass); a String key column not coded yet is coded
+only at the events of the leaves' types when they are few
+(:meth:`_TableContext._key_at_records`).  A SEQ / AND join whose left input is empty
 does not build its right subtree.  Every buffer carries its records' start
 and end times, so the joins read times in record order instead of at
 scattered positions (a cache miss per record at 10^7 events).  The kernels'
@@ -89,6 +91,11 @@ from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_e
 _INT64_MAX = np.iinfo(np.int64).max
 _NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bounds memory, not work
 _TYPE_BATCH = 8  # types grouped per pass over the events (_TableContext.type_groups)
+# A String key is coded at the records of the leaves' types alone when those are at most this share of
+# the events (estimated from every _SAMPLE_STEP-th event): coding a record costs about 1.5x a row of the
+# full coding pass, and grouping all the types at once may group some no leaf gets to read.
+_KEY_AT_RECORDS = 0.5
+_SAMPLE_STEP = 64
 
 
 @dataclass
@@ -178,8 +185,11 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
     ctx = _TableContext(table)
     for pl_ in plans:  # the types leaves read, in the order the plans build them (type_groups batches them)
         for n in (*pl_.nodes(), *pl_.negations, *((pl_.kleene,) if pl_.kleene is not None else ())):
-            if isinstance(n, (Leaf, NegLeaf, KleeneLeaf)) and n.types is not None:
-                ctx.leaf_types.setdefault(pl_.key, {}).update(dict.fromkeys(n.types))
+            if isinstance(n, (Leaf, NegLeaf, KleeneLeaf)):
+                if n.types is None:
+                    ctx.untyped.add(pl_.key)
+                else:
+                    ctx.leaf_types.setdefault(pl_.key, {}).update(dict.fromkeys(n.types))
     out, total = [], 0
     for pat, pl_ in zip(patterns, plans):
         mt = _PatternRun(pat, pl_, ctx, options).run()
@@ -209,6 +219,8 @@ class _TableContext:
         self._stream_pos = None
         self._code = {t: i for i, t in enumerate(table.type_names)}
         self.leaf_types: dict[tuple[str, ...], dict[str, None]] = {}  # per key: the types leaves ask for, in order
+        self.untyped: set[tuple[str, ...]] = set()  # keys of plans with an untyped leaf (it reads every event)
+        self._at_records: set[tuple[str, ...]] = set()  # keys coded at their leaves' records (_key_at_records)
 
     def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
         """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.
@@ -229,6 +241,8 @@ class _TableContext:
         for have, recs, off in batches:
             if codes <= have:
                 return recs, off
+        if key in self._at_records:  # cannot happen: its batch holds every type a leaf of this key reads
+            raise RuntimeError(f"internal: key {key} was coded for the leaves' types only; a leaf asks for others")
         names = self.table.type_names
         wanted = self.leaf_types.get(key)
         if wanted is None:  # no plan said which types: all of them
@@ -265,6 +279,8 @@ class _TableContext:
         events, no full-length copy.  With ``partition_by=`` streams the code
         combines the stream and the key.
         """
+        if key not in self._keys and self._key_at_records(key):
+            return self._keys[key]
         if key not in self._keys:
             codes, G, valid, base = None, 1, None, 0
             direct = self._column_codes(key) if self.streams is None else None
@@ -285,6 +301,42 @@ class _TableContext:
                     codes, G = dense_codes(s * max(G, 1) + codes, ~null if null.any() else None)
             self._keys[key] = (codes, G, valid, base)
         return self._keys[key]
+
+    def _key_at_records(self, key: tuple[str, ...]) -> bool:
+        """Code a String key only on the events of the types the leaves read, when they are few.
+
+        A String key column not coded yet (:attr:`jitcep.events.Column.deferred`)
+        would cost a coding pass over every event; when the leaves' types are at
+        most :data:`_KEY_AT_RECORDS` of the events (estimated from a sample), all
+        those types are grouped in one pass instead, as the batch every leaf then
+        reads, and the key is coded at their records only
+        (:meth:`~jitcep.events.Column.codes_at`).  Returns whether it did.
+        """
+        table = self.table
+        col = table.columns.get(key[0]) if len(key) == 1 and self.streams is None else None
+        types = self.leaf_types.get(key)
+        if (col is None or col.kind != "str" or not col.deferred or key in self.untyped or types is None
+                or not table.type_names):
+            return False
+        keep = np.zeros(len(table.type_names) + 1, dtype=np.bool_)  # by type code + 1 (a null type is -1)
+        codes = frozenset(self._code[t] for t in types if t in self._code)
+        keep[[c + 1 for c in codes]] = True
+        sample = table.type_code[::_SAMPLE_STEP]
+        if len(sample) and keep[sample + 1].mean() > _KEY_AT_RECORDS:
+            return False
+        G = 0
+
+        def key_of(positions):
+            nonlocal G
+            kc, G = col.codes_at(positions)
+            return kc
+
+        recs, off = group_with_keys(table.type_code, len(table.type_names), None, table.ts, keep[1:], col.valid,
+                                    key_of=key_of)
+        self._types[key] = [(codes, recs, off)]
+        self._keys[key] = (None, G, col.valid, 0)
+        self._at_records.add(key)
+        return True
 
     def _column_codes(self, key: tuple[str, ...]):
         """(codes, G, valid, base) of a key whose column values serve as codes; None for other keys.

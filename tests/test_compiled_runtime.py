@@ -250,3 +250,58 @@ def test_unfiltered_leaves_of_the_same_types_share_one_grouping(monkeypatch):
     [ref] = reference_evaluate([pat], table, Options())
     assert sorted(bindings(mt)) == sorted(bindings(ref)) and mt.n > 0
     assert len(calls) == 3  # a (filtered), b (and d: the same unfiltered A leaf), c
+
+
+def _string_key_frame(n, n_types, sorted_input, seed=4):
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    ts = np.sort(rng.integers(0, n // 2, n))
+    if not sorted_input:
+        ts = rng.permutation(ts)
+    keys = [None if i == 0 else f"k{i}" for i in rng.integers(0, 9, n)]
+    return pl.DataFrame({"type": [f"T{i}" for i in rng.integers(0, n_types, n)], "ts": ts, "k": keys,
+                         "x": rng.integers(-5, 5, n)})
+
+
+@pytest.mark.parametrize("sorted_input", [True, False])
+def test_string_key_is_coded_only_at_the_events_of_the_leaves_types(sorted_input, monkeypatch):
+    from jitcep.events import build_event_table
+    from jitcep.pattern import parse
+    from jitcep.reference import evaluate as reference_evaluate
+
+    df = _string_key_frame(3000, 12, sorted_input)
+    pats = [parse("PATTERN SEQ(T0 a, !T3 n, T1 b) WHERE [k] AND a.x > n.x WITHIN 40"),
+            parse("PATTERN AND(T2 a, T0 b) WHERE [k] AND a.x < b.x WITHIN 15")]
+    table = build_event_table(df, pats, type="type")
+    coded = []
+    real = Column.codes_at
+    monkeypatch.setattr(Column, "codes_at", lambda self, pos: coded.append(np.array(pos)) or real(self, pos))
+    got = runtime.evaluate(pats, table, Options())
+    assert table.columns["k"].deferred  # never coded in full
+    # one coding, of the events of the four types the leaves read whose key is not null, in position order
+    rows = table.row
+    wanted = [p for p in range(table.n) if df["type"][int(rows[p])] in ("T0", "T1", "T2", "T3")
+              and df["k"][int(rows[p])] is not None]
+    assert len(coded) == 1 and coded[0].tolist() == wanted
+    ref = reference_evaluate(pats, build_event_table(df, pats, type="type"), Options())
+    for mt, r in zip(got, ref):
+        assert sorted(bindings(mt)) == sorted(bindings(r))
+    assert sum(mt.n for mt in got) > 0
+
+
+@pytest.mark.parametrize("text", ["PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [k] WITHIN 40",  # most events
+                                  "PATTERN SEQ(T0 a, * b) WHERE [k] WITHIN 10"])        # an untyped leaf
+def test_string_key_is_coded_in_full_when_leaves_read_most_events(text, monkeypatch):
+    from jitcep.events import build_event_table
+    from jitcep.pattern import parse
+    from jitcep.reference import evaluate as reference_evaluate
+
+    df = _string_key_frame(2000, 4, True)
+    pat = parse(text)
+    table = build_event_table(df, [pat], type="type")
+    monkeypatch.setattr(Column, "codes_at", lambda self, pos: pytest.fail("coded at records"))
+    [mt] = runtime.evaluate([pat], table, Options())
+    assert not table.columns["k"].deferred
+    [ref] = reference_evaluate([pat], build_event_table(df, [pat], type="type"), Options())
+    assert sorted(bindings(mt)) == sorted(bindings(ref)) and mt.n > 0

@@ -833,3 +833,41 @@ def test_string_flavours_give_the_same_table(flavour):
     assert list(col.dictionary) == sorted({k for k in keys if k is not None})
     assert [col.python_value(p) for p in range(t.n)] == [keys[r] for r in t.row]
     assert partition_rows(t) == naive_groups([(k,) for k in keys], df["ts"].to_list())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([None, "a", "bb", "a-long-string-13", "é", ""])),
+                max_size=30), st.integers(1, 3), st.data())
+def test_deferred_string_column_codes_on_first_read(rows, n_chunks, data):
+    # a String attribute is coded when first read, as the eager coding would; codes_at gives the
+    # same grouping of values at any positions, coding only those rows while the column is unread
+    import pickle
+
+    ts = [t for t, _ in rows]
+    ks = [k for _, k in rows]
+    size = max(1, len(rows) // n_chunks)
+    parts = [pl.DataFrame({"ts": ts[i:i + size], "k": ks[i:i + size]}, schema={"ts": pl.Int64, "k": pl.String})
+             for i in range(0, len(rows), size)] or [pl.DataFrame(schema={"ts": pl.Int64, "k": pl.String})]
+    df = pl.concat(parts, rechunk=False)
+    order = sorted(range(len(rows)), key=lambda r: ts[r])  # positions -> input rows (stable)
+    with_value = [p for p in range(len(rows)) if ks[order[p]] is not None]
+    pos = np.array(data.draw(st.lists(st.sampled_from(with_value), max_size=20)) if with_value else [],
+                   dtype=np.int64)
+    t = build_event_table(df, pattern(Equiv("k")))
+    col = t.columns["k"]
+    assert col.kind == "str" and col.deferred
+    assert [bool(v) for v in (col.valid if col.valid is not None else [True] * len(rows))] == \
+        [ks[r] is not None for r in order]
+    codes, k = col.codes_at(pos)
+    expected = [ks[order[p]] for p in pos]
+    assert len(codes) == len(pos) and all(0 <= c < k for c in codes.tolist())
+    assert all((a == b) == (x == y) for a, x in zip(codes, expected) for b, y in zip(codes, expected))
+    again = pickle.loads(pickle.dumps(t.columns["k"]))
+    for c in (col, again):  # first read codes the column against its sorted dictionary
+        assert list(c.dictionary) == sorted({x for x in ks if x is not None})
+        assert [c.python_value(p) for p in range(len(rows))] == [ks[r] for r in order]
+    assert not col.deferred
+    after, k2 = col.codes_at(pos)  # now the dictionary codes
+    assert k2 == len(col.dictionary) and [col.dictionary[c] for c in after] == expected
+    with pytest.raises(AttributeError):
+        col.no_such_field

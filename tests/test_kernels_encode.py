@@ -309,6 +309,37 @@ def test_view_codes_table_grows():
     assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(short_or_long, max_size=60), st.data(), st.booleans())
+def test_view_codes_at_match_naive(xs, data, strided):
+    # codes of the strings at some rows (any order, repeats allowed), numbered by first occurrence
+    # over those rows; a chunk smaller than the rows exercises the gather steps
+    s = pl.Series(xs, dtype=pl.String)
+    at = data.draw(st.lists(st.integers(0, max(len(xs) - 1, 0)), max_size=50)) if xs else []
+    at = [i for i in at if xs[i] is not None]  # the caller passes rows with a value
+    (words, off, length), = events._view_chunks(s) or [(np.zeros(0, np.uint64), 0, 0)]
+    rows = np.array(at, dtype=np.int64)
+    if strided:  # a column of records, as the type grouping passes it
+        rows = np.stack([rows, rows * 0 - 7], axis=1)[:, 0]
+    with mock.patch.object(enc, "_GATHER_CHUNK", 4):
+        got = enc.view_codes_at(words[2 * off:2 * (off + length)], rows)
+    if any(len(xs[i].encode()) > 12 for i in at):
+        assert got is None
+    else:
+        codes, k = got
+        exp, first = naive.first_occurrence_codes([xs[i] for i in at])
+        assert codes.dtype == np.int32 and codes.tolist() == exp and k == len(first)
+
+
+def test_view_codes_at_grows_its_table():
+    xs = [f"v{(i * 7919) % 5000}" for i in range(20000)]
+    (words, off, length), = events._view_chunks(pl.Series(xs))
+    at = np.arange(0, 20000, 3)
+    codes, k = enc.view_codes_at(words[2 * off:2 * (off + length)], at)
+    exp, first = naive.first_occurrence_codes([xs[i] for i in at])
+    assert codes.tolist() == exp and k == len(first)
+
+
 @pytest.mark.parametrize("dtype", ["cat", "enum", "enum_sorted"])
 def test_category_codes_remap_to_sorted_present_values(dtype):
     raw = ["q", "b", None, "zz", "b", "a"]

@@ -709,6 +709,38 @@ _RELABEL_AT = 1 << 16  # rows coded before the dictionary found so far is sorted
 _RELABEL_MAX = 4096    # ... when it has at most this many strings (sorting more costs more than it saves)
 
 
+class _ViewCoder:
+    """One growing hash table of short strings' views: codes in first-occurrence order across calls."""
+
+    def __init__(self):
+        bits = 12
+        self.tab = np.zeros(_VIEW_ROW << bits, np.uint64)
+        self.shift = np.uint64(64 - bits)
+        self.first = np.empty(len(self.tab) // _VIEW_ROW // 4, np.int64)  # k stays under a quarter of the slots
+        self.k = 0
+
+    def fill(self, w, valid, out, base: int) -> bool:
+        """Code the views ``w`` into ``out`` (:func:`_view_fill`, row i is ``base + i`` in ``first``);
+        False at a string longer than 12 bytes."""
+        done = 0
+        while done < len(out):
+            i, self.k, ok = _view_fill(w[2 * done:], None if valid is None else valid[done:], base + done,
+                                       self.tab, self.shift, _VIEW_MASK_A, _VIEW_MASK_B, self.first, self.k,
+                                       out[done:])
+            if not ok:
+                return False
+            done += i
+            if done < len(out):  # a quarter full: twice the slots
+                self.tab, self.shift = _view_rehash(self.tab, self.shift)
+                self.first = np.concatenate([self.first[:self.k], np.empty(2 * len(self.first) - self.k, np.int64)])
+        return True
+
+    def relabel(self, rank: np.ndarray) -> None:
+        """Code ``c`` becomes ``rank[c]`` for the strings stored so far (the caller recodes its output)."""
+        _view_relabel(self.tab, rank)
+        self.first[rank] = self.first[:self.k].copy()
+
+
 def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
     """(int32 codes, first row of each code) of a string column given as Arrow string-view chunks
     ``(views uint8 buffer as uint64 pairs, offset, length)``; None as soon as one string is longer
@@ -722,32 +754,50 @@ def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
     codes and the caller's remapping pass over all n codes is not needed.
     """
     codes = _alloc.empty(n, np.int32)
-    bits = 12
-    tab = np.zeros(_VIEW_ROW << bits, np.uint64)
-    shift = np.uint64(64 - bits)
-    first = np.empty(len(tab) // _VIEW_ROW // 4, np.int64)  # k stays under a quarter of the slots
-    k = 0
+    coder = _ViewCoder()
     lo = 0
     relabel_at = min(n, _RELABEL_AT) if order is not None else -1
     for words, off, length in chunks:
         w = words[2 * off:2 * (off + length)]
         v = _alloc.optional_mask(None if valid is None else valid[lo:lo + length])
         out = codes[lo:lo + length]
-        done = 0
-        while done < length:
-            end = relabel_at - lo if lo + done < relabel_at < lo + length else length
-            i, k, ok = _view_fill(w[2 * done:2 * end], None if v is None else v[done:end], lo + done, tab, shift,
-                                  _VIEW_MASK_A, _VIEW_MASK_B, first, k, out[done:end])
-            if not ok:
+        cut = relabel_at - lo if lo < relabel_at < lo + length else length
+        for a, b in ((0, cut), (cut, length)) if cut < length else ((0, length),):
+            if not coder.fill(w[2 * a:2 * b], None if v is None else v[a:b], out[a:b], lo + a):
                 return None
-            done += i
-            if done < end:
-                tab, shift = _view_rehash(tab, shift)
-                first = np.concatenate([first[:k], np.empty(2 * len(first) - k, np.int64)])
-            elif lo + done == relabel_at and k <= _RELABEL_MAX:
-                rank = np.ascontiguousarray(order(first[:k]), dtype=np.int64)
-                _view_relabel(tab, rank)
+            if lo + b == relabel_at and coder.k <= _RELABEL_MAX:
+                rank = np.ascontiguousarray(order(coder.first[:coder.k]), dtype=np.int64)
+                coder.relabel(rank)
                 rank_inplace(codes[:relabel_at], rank.astype(np.int32))
-                first[rank] = first[:k].copy()
         lo += length
-    return codes, first[:k].copy()
+    return codes, coder.first[:coder.k].copy()
+
+
+@njit(**NUMBA_FLAGS)
+def _gather_views(w, at, out):
+    for i in range(len(at)):
+        out[2 * i] = w[2 * at[i]]
+        out[2 * i + 1] = w[2 * at[i] + 1]
+
+
+_GATHER_CHUNK = 1 << 15  # views gathered per step of view_codes_at (512 KB: stays in cache)
+
+
+def view_codes_at(words: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(int32 codes, k): codes of the strings at view rows ``at`` (``words``: the views as uint64
+    pairs), numbered 0..k-1 in first-occurrence order over ``at``; None as soon as one is longer than
+    12 bytes.  Equal strings, equal codes: for grouping a part of a column without coding the rest.
+
+    The views are gathered a chunk at a time and coded from there: coding them
+    in place, at scattered rows, waited on memory 3x as long (10^6 of 10^7 rows).
+    """
+    at = np.asarray(at, dtype=np.int64)  # may be strided (a column of records)
+    out = _alloc.empty(len(at), np.int32)
+    buf = np.empty(2 * _GATHER_CHUNK, np.uint64)
+    coder = _ViewCoder()
+    for lo in range(0, len(at), _GATHER_CHUNK):
+        part = at[lo:lo + _GATHER_CHUNK]
+        _gather_views(words, part, buf)
+        if not coder.fill(buf[:2 * len(part)], None, out[lo:lo + len(part)], lo):
+            return None
+    return out, coder.k

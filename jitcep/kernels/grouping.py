@@ -120,8 +120,15 @@ def _split(tmp, rank, tab, recs):
     return offsets
 
 
+@njit(**NUMBA_FLAGS)
+def _set_record_keys(recs, keys):
+    for j in range(len(recs)):
+        recs[j, 0] = (np.int64(keys[j]) << 32) | (recs[j, 0] & _LOW)
+
+
 def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, values: np.ndarray,
-                    keep: np.ndarray | None = None, valid: np.ndarray | None = None, key_base: int = 0):
+                    keep: np.ndarray | None = None, valid: np.ndarray | None = None, key_base: int = 0,
+                    key_of=None):
     """:func:`counting_sort` that carries each index's key and a value: ``(recs, offsets)``.
 
     ``recs`` (m x 2 int64) holds one record per kept index, grouped by code,
@@ -136,6 +143,11 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     sequential pass over ``codes``, ``keys`` and ``values``: later per-group
     work reads them contiguously instead of gathering them at scattered
     indices (a cache miss each).
+
+    ``key_of`` (with ``keys`` None): a function giving the key codes of the
+    kept indices (int64, ascending), called once between the passes, for
+    keys that exist only for the kept indices (a String key coded on the
+    leaves' types alone): it reads them in index order, not grouped.
     """
     n = len(codes)
     if n >= 2**31:
@@ -153,6 +165,8 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     valid = optional_mask(valid)
     m = _compact(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
                  np.ascontiguousarray(values, dtype=np.int64), tmp, rank)
+    if key_of is not None:
+        _set_record_keys(tmp[:m], np.ascontiguousarray(key_of(tmp[:m, 0])))  # keys None: column 0 is the index
     recs = empty(2 * m, np.int64, mapped=True).reshape(m, 2)
     return recs, _split(tmp, rank, tab, recs)
 
