@@ -124,6 +124,17 @@ class Column:
                     return got
         return self.values[positions], len(self.dictionary)
 
+    def strings_at(self, positions: np.ndarray) -> pl.Series:
+        """The values of a ``str`` column at ``positions`` as a String series (null where null); a
+        deferred column gathers them from its input series without coding it."""
+        if self.deferred:
+            s, perm = self.__dict__["_strings"]
+            return s.gather(positions if perm is None else perm[positions])
+        codes = self.values[positions].astype(np.int64)
+        if self.valid is not None:  # null: the None appended after the dictionary
+            codes = np.where(self.valid[positions], codes, len(self.dictionary))
+        return pl.Series([*self.dictionary, None], dtype=pl.String).gather(codes)
+
     def python_value(self, p: int):
         """The value at position p as a Python scalar (None for null)."""
         if self.valid is not None and not self.valid[p]:

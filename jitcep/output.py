@@ -194,10 +194,8 @@ class _Values:
         if c is None:
             raise MissingColumnError(f"column {attr!r} is not in the event table")
         if c.kind == "str":
-            s = pl.Series(list(c.dictionary) or [None], dtype=pl.String).gather(
-                c.values[pos] if c.dictionary else np.zeros(len(pos), np.int64))
-        else:
-            s = pl.Series(c.values[pos], dtype=_KIND_DTYPE[c.kind])
+            return c.strings_at(pos)
+        s = pl.Series(c.values[pos], dtype=_KIND_DTYPE[c.kind])
         if c.valid is not None:
             s = pl.select(pl.when(pl.lit(pl.Series(c.valid[pos]))).then(s)).to_series()
         return s

@@ -860,6 +860,8 @@ def test_deferred_string_column_codes_on_first_read(rows, n_chunks, data):
         [ks[r] is not None for r in order]
     codes, k = col.codes_at(pos)
     expected = [ks[order[p]] for p in pos]
+    every = np.arange(len(rows))
+    assert col.strings_at(every).to_list() == [ks[r] for r in order]  # from the input series
     assert len(codes) == len(pos) and all(0 <= c < k for c in codes.tolist())
     assert all((a == b) == (x == y) for a, x in zip(codes, expected) for b, y in zip(codes, expected))
     again = pickle.loads(pickle.dumps(t.columns["k"]))
@@ -869,5 +871,6 @@ def test_deferred_string_column_codes_on_first_read(rows, n_chunks, data):
     assert not col.deferred
     after, k2 = col.codes_at(pos)  # now the dictionary codes
     assert k2 == len(col.dictionary) and [col.dictionary[c] for c in after] == expected
+    assert col.strings_at(every).to_list() == [ks[r] for r in order]  # decoded
     with pytest.raises(AttributeError):
         col.no_such_field
