@@ -15,8 +15,8 @@ The builder ``build_event_table`` is implemented by the events work item.
   :class:`Column` with numpy values (float64 / int64 / bool, or int32 codes
   into ``dictionary`` for strings) and a validity mask.  A String column's
   ``values`` and ``dictionary`` may be computed when first read
-  (:meth:`Column.deferred_strings`); :meth:`Column.codes_at` groups the values
-  at some positions without coding the rest.
+  (:meth:`Column.deferred`); :meth:`Column.labels` and :meth:`Column.codes_at`
+  group them without coding.
 - ``partition`` exists when the pattern has an equivalence key: rows grouped by
   key in CSR form, each group sorted by (ts, position); its arrays (and ``row``
   of input already sorted by time) may be computed when first read.
@@ -72,13 +72,15 @@ class Column:
     valid: np.ndarray | None        # bool mask, None when the column has no nulls
     dictionary: tuple[str, ...] = ()  # for kind == "str": code -> string
 
-    # Added (additive contract change): a String column's codes may be computed when first read
-    # (:meth:`deferred_strings`), so the compiled engine can code a key column on only the rows
-    # of the types its leaves read (:meth:`codes_at`) and never code the rest.
+    # Added (additive contract change): a string column's codes may be computed when first read
+    # (:meth:`deferred`), so the compiled engine can group by a key column without coding it: a
+    # Categorical by its category ids (:meth:`labels`), a String on only the rows of the types its
+    # leaves read (:meth:`codes_at`).
     @classmethod
-    def deferred_strings(cls, s: pl.Series, perm: np.ndarray | None) -> "Column":
-        """The String series ``s`` (input order) as a column by position (``perm``: input row of each
-        position, None for sorted input); ``values`` and ``dictionary`` are computed when first read."""
+    def deferred(cls, s: pl.Series, perm: np.ndarray | None) -> "Column":
+        """The String / Categorical / Enum series ``s`` (input order) as a ``str`` column by position
+        (``perm``: input row of each position, None for sorted input); ``values`` and
+        ``dictionary`` are computed when first read."""
         valid = s.is_not_null().to_numpy() if s.null_count() else None
         if valid is not None and perm is not None:
             valid = valid[perm]
@@ -100,9 +102,29 @@ class Column:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
-    def deferred(self) -> bool:
-        """True while a deferred String column's codes are not computed (reading ``values`` computes them)."""
-        return "values" not in self.__dict__
+    def coded(self) -> bool:
+        """False while a deferred column's codes are not computed (reading ``values`` computes them)."""
+        return "values" in self.__dict__
+
+    def labels(self) -> tuple[np.ndarray, int] | None:
+        """(labels by position, k) of a deferred Categorical / Enum column: its category ids, equal
+        for equal values, in 0..k-1 (not in dictionary order), found without coding the column
+        (zero-copy for sorted input without nulls); None for a String or coded column, or ids
+        spanning more than a few per row (arrays of k entries would outweigh the column)."""
+        if self.coded or self.__dict__["_strings"][0].dtype == pl.String:
+            return None
+        if "_labels" not in self.__dict__:
+            s, perm = self.__dict__["_strings"]
+            phys = s.to_physical()
+            top = phys.max()
+            size = max(len(s.dtype.categories) if isinstance(s.dtype, pl.Enum) else 0 if top is None else int(top) + 1,
+                       1)  # at least 1: a null's id (0) is in range too
+            got = None
+            if size <= max(len(s) // 8, 1 << 16):
+                ids = (phys if self.valid is None else phys.fill_null(0)).to_numpy()
+                got = (ids if perm is None else ids[perm], size)
+            object.__setattr__(self, "_labels", got)
+        return self.__dict__["_labels"]
 
     def codes_at(self, positions: np.ndarray) -> tuple[np.ndarray, int]:
         """(codes, k) of the values at ``positions`` (non-null ones): equal values get equal codes,
@@ -110,10 +132,14 @@ class Column:
 
         For grouping part of a column: a deferred String column of short
         strings codes only these rows, from their Arrow views
-        (:func:`jitcep.kernels.encode.view_codes_at`); otherwise these are
-        the dictionary codes.
+        (:func:`jitcep.kernels.encode.view_codes_at`), a deferred
+        Categorical gives its :meth:`labels`; otherwise these are the
+        dictionary codes.
         """
-        if self.deferred:
+        labels = self.labels()
+        if labels is not None:
+            return labels[0][positions], labels[1]
+        if not self.coded and self.__dict__["_strings"][0].dtype == pl.String:
             s, perm = self.__dict__["_strings"]
             chunks = _view_chunks(s)
             if chunks is not None:
@@ -127,9 +153,9 @@ class Column:
     def strings_at(self, positions: np.ndarray) -> pl.Series:
         """The values of a ``str`` column at ``positions`` as a String series (null where null); a
         deferred column gathers them from its input series without coding it."""
-        if self.deferred:
+        if not self.coded:
             s, perm = self.__dict__["_strings"]
-            return s.gather(positions if perm is None else perm[positions])
+            return s.gather(positions if perm is None else perm[positions]).cast(pl.String)
         codes = self.values[positions].astype(np.int64)
         if self.valid is not None:  # null: the None appended after the dictionary
             codes = np.where(self.valid[positions], codes, len(self.dictionary))
@@ -275,10 +301,11 @@ class EventTable:
 #   Categorical / Enum columns skip the coding: their physical ids are read
 #   zero-copy, the ids present are found in one pass, only those categories
 #   are sorted, and one pass maps ids to ranks (none when that is the identity).
-# - A String attribute is coded when first read (Column.deferred_strings): the
-#   compiled engine codes a String key only at the events of the types its
+# - A string attribute is coded when first read (Column.deferred): the
+#   compiled engine partitions by a Categorical key's category ids (no pass:
+#   ~9 ms at 10^7), and codes a String key only at the events of the types its
 #   leaves read when those are few (Column.codes_at: 10^7 events, 3 of 32 types
-#   read, ~25 ms for the whole column -> ~9 ms for its 10^6 rows).
+#   read, ~25 ms for the whole column -> ~9-13 ms for its 10^6 rows).
 # - The equivalence-key partition is not built up front (Partition.deferred):
 #   the compiled engine takes a string or type key's codes straight from the
 #   column's dictionary codes, so for it the partition costs nothing; the
@@ -1173,8 +1200,8 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     cols: dict[str, Column] = {}
     for attr in attrs:
         s = df.get_column(attr)
-        if s.dtype == pl.String:  # coded when first read: the engine may code a key's rows in part
-            cols[attr] = Column.deferred_strings(s, perm)
+        if s.dtype in (pl.String, pl.Categorical) or isinstance(s.dtype, pl.Enum):
+            cols[attr] = Column.deferred(s, perm)  # coded when first read: a key may need no coding
             continue
         c = _encode_attribute(attr, s)
         cols[attr] = Column(c.kind, by_position(c.values),

@@ -305,7 +305,7 @@ class _TableContext:
     def _key_at_records(self, key: tuple[str, ...]) -> bool:
         """Code a String key only on the events of the types the leaves read, when they are few.
 
-        A String key column not coded yet (:attr:`jitcep.events.Column.deferred`)
+        A String key column not coded yet (:attr:`jitcep.events.Column.coded`)
         would cost a coding pass over every event; when the leaves' types are at
         most :data:`_KEY_AT_RECORDS` of the events (estimated from a sample), all
         those types are grouped in one pass instead, as the batch every leaf then
@@ -315,8 +315,8 @@ class _TableContext:
         table = self.table
         col = table.columns.get(key[0]) if len(key) == 1 and self.streams is None else None
         types = self.leaf_types.get(key)
-        if (col is None or col.kind != "str" or not col.deferred or key in self.untyped or types is None
-                or not table.type_names):
+        if (col is None or col.kind != "str" or col.coded or col.labels() is not None or key in self.untyped
+                or types is None or not table.type_names):
             return False
         keep = np.zeros(len(table.type_names) + 1, dtype=np.bool_)  # by type code + 1 (a null type is -1)
         codes = frozenset(self._code[t] for t in types if t in self._code)
@@ -352,8 +352,9 @@ class _TableContext:
         table, attr = self.table, key[0]
         col = table.columns.get(attr)
         if col is not None:
-            if col.kind == "str":
-                return col.values, len(col.dictionary), col.valid, 0
+            if col.kind == "str":  # a Categorical not coded yet: its category ids, no pass
+                codes, G = col.labels() or (col.values, len(col.dictionary))
+                return codes, G, col.valid, 0
             if col.kind == "int":
                 bounds = value_range(col.values, col.valid)
                 if bounds is None:  # every key is null: nothing joins

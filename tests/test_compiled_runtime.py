@@ -278,7 +278,7 @@ def test_string_key_is_coded_only_at_the_events_of_the_leaves_types(sorted_input
     real = Column.codes_at
     monkeypatch.setattr(Column, "codes_at", lambda self, pos: coded.append(np.array(pos)) or real(self, pos))
     got = runtime.evaluate(pats, table, Options())
-    assert table.columns["k"].deferred  # never coded in full
+    assert not table.columns["k"].coded  # never coded in full
     # one coding, of the events of the four types the leaves read whose key is not null, in position order
     rows = table.row
     wanted = [p for p in range(table.n) if df["type"][int(rows[p])] in ("T0", "T1", "T2", "T3")
@@ -302,6 +302,30 @@ def test_string_key_is_coded_in_full_when_leaves_read_most_events(text, monkeypa
     table = build_event_table(df, [pat], type="type")
     monkeypatch.setattr(Column, "codes_at", lambda self, pos: pytest.fail("coded at records"))
     [mt] = runtime.evaluate([pat], table, Options())
-    assert not table.columns["k"].deferred
+    assert table.columns["k"].coded
     [ref] = reference_evaluate([pat], build_event_table(df, [pat], type="type"), Options())
     assert sorted(bindings(mt)) == sorted(bindings(ref)) and mt.n > 0
+
+
+@pytest.mark.parametrize("sorted_input", [True, False])
+@pytest.mark.parametrize("dtype", ["cat", "enum"])
+def test_categorical_key_partitions_by_category_ids(sorted_input, dtype, monkeypatch):
+    import polars as pl
+
+    from jitcep.events import build_event_table
+    from jitcep.pattern import parse
+    from jitcep.reference import evaluate as reference_evaluate
+
+    df = _string_key_frame(2000, 5, sorted_input, seed=6)
+    pl.Series(["k8", "zz", "k3"]).cast(pl.Categorical)  # ids not in string order
+    df = df.with_columns(pl.col("k").cast(pl.Categorical if dtype == "cat" else pl.Enum(["k8", "k3", "k1", "k2",
+                                                                                         "k4", "k5", "k6", "k7"])))
+    pats = [parse("PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [k] AND a.x < c.x WITHIN 30"),
+            parse("PATTERN SEQ(T3 a, * b) WHERE [k] WITHIN 3")]
+    table = build_event_table(df, pats, type="type")
+    monkeypatch.setattr(Column, "codes_at", lambda self, pos: pytest.fail("coded at records"))
+    got = runtime.evaluate(pats, table, Options())
+    assert not table.columns["k"].coded
+    ref = reference_evaluate(pats, build_event_table(df, pats, type="type"), Options())
+    for mt, r in zip(got, ref):
+        assert sorted(bindings(mt)) == sorted(bindings(r)) and mt.n > 0

@@ -837,10 +837,11 @@ def test_string_flavours_give_the_same_table(flavour):
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([None, "a", "bb", "a-long-string-13", "é", ""])),
-                max_size=30), st.integers(1, 3), st.data())
-def test_deferred_string_column_codes_on_first_read(rows, n_chunks, data):
-    # a String attribute is coded when first read, as the eager coding would; codes_at gives the
-    # same grouping of values at any positions, coding only those rows while the column is unread
+                max_size=30), st.integers(1, 3), st.sampled_from(["str", "cat", "enum"]), st.data())
+def test_deferred_string_column_codes_on_first_read(rows, n_chunks, flavour, data):
+    # a string attribute is coded when first read, as the eager coding would; codes_at gives the
+    # same grouping of values at any positions, coding only those rows (String) or reading category
+    # ids (Categorical, Enum: labels) while the column is not coded
     import pickle
 
     ts = [t for t, _ in rows]
@@ -849,13 +850,24 @@ def test_deferred_string_column_codes_on_first_read(rows, n_chunks, data):
     parts = [pl.DataFrame({"ts": ts[i:i + size], "k": ks[i:i + size]}, schema={"ts": pl.Int64, "k": pl.String})
              for i in range(0, len(rows), size)] or [pl.DataFrame(schema={"ts": pl.Int64, "k": pl.String})]
     df = pl.concat(parts, rechunk=False)
+    if flavour == "cat":
+        df = df.with_columns(pl.col("k").cast(pl.Categorical))
+    elif flavour == "enum":
+        df = df.with_columns(pl.col("k").cast(pl.Enum(sorted({k for k in ks if k is not None}, reverse=True))))
     order = sorted(range(len(rows)), key=lambda r: ts[r])  # positions -> input rows (stable)
     with_value = [p for p in range(len(rows)) if ks[order[p]] is not None]
     pos = np.array(data.draw(st.lists(st.sampled_from(with_value), max_size=20)) if with_value else [],
                    dtype=np.int64)
     t = build_event_table(df, pattern(Equiv("k")))
     col = t.columns["k"]
-    assert col.kind == "str" and col.deferred
+    assert col.kind == "str" and not col.coded
+    labels = col.labels()
+    if flavour == "str":
+        assert labels is None
+    else:  # category ids: equal values, equal labels
+        ids, size = labels
+        assert len(ids) == len(rows) and all(0 <= i < size for i in ids.tolist())
+        assert all((ids[p] == ids[q]) == (ks[order[p]] == ks[order[q]]) for p in with_value for q in with_value)
     assert [bool(v) for v in (col.valid if col.valid is not None else [True] * len(rows))] == \
         [ks[r] is not None for r in order]
     codes, k = col.codes_at(pos)
@@ -868,7 +880,7 @@ def test_deferred_string_column_codes_on_first_read(rows, n_chunks, data):
     for c in (col, again):  # first read codes the column against its sorted dictionary
         assert list(c.dictionary) == sorted({x for x in ks if x is not None})
         assert [c.python_value(p) for p in range(len(rows))] == [ks[r] for r in order]
-    assert not col.deferred
+    assert col.coded and col.labels() is None
     after, k2 = col.codes_at(pos)  # now the dictionary codes
     assert k2 == len(col.dictionary) and [col.dictionary[c] for c in after] == expected
     assert col.strings_at(every).to_list() == [ks[r] for r in order]  # decoded
