@@ -106,23 +106,42 @@ class Column:
         """False while a deferred column's codes are not computed (reading ``values`` computes them)."""
         return "values" in self.__dict__
 
+    @property
+    def string_input(self) -> bool:
+        """A deferred String column (not Categorical / Enum) whose codes are not computed yet: grouping
+        by it takes a coding pass (:meth:`labels`) or a coding of part of it (:meth:`codes_at`)."""
+        return not self.coded and self.__dict__["_strings"][0].dtype == pl.String
+
     def labels(self) -> tuple[np.ndarray, int] | None:
-        """(labels by position, k) of a deferred Categorical / Enum column: its category ids, equal
-        for equal values, in 0..k-1 (not in dictionary order), found without coding the column
-        (zero-copy for sorted input without nulls); None for a String or coded column, or ids
-        spanning more than a few per row (arrays of k entries would outweigh the column)."""
-        if self.coded or self.__dict__["_strings"][0].dtype == pl.String:
+        """(labels by position, k) of a deferred column: equal values get equal labels, in 0..k-1,
+        not in dictionary order; found without building the dictionary.
+
+        A Categorical's / Enum's category ids (no pass; zero-copy for sorted
+        input without nulls), a String's codes in first-occurrence order of
+        its short strings (one pass, no sort: :func:`jitcep.kernels.encode.view_codes`).
+        None for a coded column, long strings, or category ids spanning more
+        than a few per row (arrays of k entries would outweigh the column).
+        """
+        if self.coded:
             return None
         if "_labels" not in self.__dict__:
             s, perm = self.__dict__["_strings"]
-            phys = s.to_physical()
-            top = phys.max()
-            size = max(len(s.dtype.categories) if isinstance(s.dtype, pl.Enum) else 0 if top is None else int(top) + 1,
-                       1)  # at least 1: a null's id (0) is in range too
             got = None
-            if size <= max(len(s) // 8, 1 << 16):
-                ids = (phys if self.valid is None else phys.fill_null(0)).to_numpy()
-                got = (ids if perm is None else ids[perm], size)
+            if s.dtype == pl.String:
+                chunks = _view_chunks(s)
+                valid = s.is_not_null().to_numpy() if self.valid is not None else None
+                coded = None if chunks is None else _enc.view_codes(chunks, valid, len(s))
+                if coded is not None:
+                    got = (coded[0], len(coded[1]))
+            else:
+                phys = s.to_physical()
+                top = phys.max()
+                size = max(len(s.dtype.categories) if isinstance(s.dtype, pl.Enum) else 0 if top is None
+                           else int(top) + 1, 1)  # at least 1: a null's id (0) is in range too
+                if size <= max(len(s) // 8, 1 << 16):
+                    got = ((phys if self.valid is None else phys.fill_null(0)).to_numpy(), size)
+            if got is not None and perm is not None:
+                got = (got[0][perm], got[1])
             object.__setattr__(self, "_labels", got)
         return self.__dict__["_labels"]
 
@@ -132,14 +151,10 @@ class Column:
 
         For grouping part of a column: a deferred String column of short
         strings codes only these rows, from their Arrow views
-        (:func:`jitcep.kernels.encode.view_codes_at`), a deferred
-        Categorical gives its :meth:`labels`; otherwise these are the
-        dictionary codes.
+        (:func:`jitcep.kernels.encode.view_codes_at`); otherwise these are
+        its :meth:`labels` or dictionary codes.
         """
-        labels = self.labels()
-        if labels is not None:
-            return labels[0][positions], labels[1]
-        if not self.coded and self.__dict__["_strings"][0].dtype == pl.String:
+        if self.string_input and "_labels" not in self.__dict__:
             s, perm = self.__dict__["_strings"]
             chunks = _view_chunks(s)
             if chunks is not None:
@@ -148,6 +163,9 @@ class Column:
                 got = _enc.view_codes_at(words, positions if perm is None else perm[positions])
                 if got is not None:
                     return got
+        labels = self.labels()
+        if labels is not None:
+            return labels[0][positions], labels[1]
         return self.values[positions], len(self.dictionary)
 
     def strings_at(self, positions: np.ndarray) -> pl.Series:
@@ -321,8 +339,9 @@ class EventTable:
 # - Every full-length output is allocated by NumPy and filled by a kernel
 #   (NumPy's large arrays get transparent huge pages, Numba's do not: see
 #   jitcep/kernels/encode.py).  At 10^7 events (perf/bench_seq.py data, SEQ
-#   with a [symbol] key) the build takes ~27 ms with Categorical type and
-#   symbol, ~55 ms with String ones (issue 3).
+#   with a [symbol] key) the build takes ~13 ms with Categorical type and
+#   symbol, ~20 ms with String ones (issue 3: the type column; the key is left
+#   to the engine).
 
 _INT64_MAX = np.iinfo(np.int64).max
 

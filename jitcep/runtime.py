@@ -305,7 +305,7 @@ class _TableContext:
     def _key_at_records(self, key: tuple[str, ...]) -> bool:
         """Code a String key only on the events of the types the leaves read, when they are few.
 
-        A String key column not coded yet (:attr:`jitcep.events.Column.coded`)
+        A String key column not coded yet (:attr:`jitcep.events.Column.string_input`)
         would cost a coding pass over every event; when the leaves' types are at
         most :data:`_KEY_AT_RECORDS` of the events (estimated from a sample), all
         those types are grouped in one pass instead, as the batch every leaf then
@@ -315,8 +315,8 @@ class _TableContext:
         table = self.table
         col = table.columns.get(key[0]) if len(key) == 1 and self.streams is None else None
         types = self.leaf_types.get(key)
-        if (col is None or col.kind != "str" or col.coded or col.labels() is not None or key in self.untyped
-                or types is None or not table.type_names):
+        if (col is None or col.kind != "str" or not col.string_input or key in self.untyped or types is None
+                or not table.type_names):
             return False
         keep = np.zeros(len(table.type_names) + 1, dtype=np.bool_)  # by type code + 1 (a null type is -1)
         codes = frozenset(self._code[t] for t in types if t in self._code)
@@ -341,7 +341,8 @@ class _TableContext:
     def _column_codes(self, key: tuple[str, ...]):
         """(codes, G, valid, base) of a key whose column values serve as codes; None for other keys.
 
-        One ``str`` column or ``type``: the dictionary codes (base 0).  One
+        One ``str`` column: its labels (:meth:`~jitcep.events.Column.labels`) or dictionary codes; ``type``:
+        the type codes (base 0).  One
         integer column whose values span a narrow range: the values
         themselves, less the minimum (``base``, subtracted by the grouping),
         one partition per value of the range — a min/max pass instead of
@@ -352,7 +353,7 @@ class _TableContext:
         table, attr = self.table, key[0]
         col = table.columns.get(attr)
         if col is not None:
-            if col.kind == "str":  # a Categorical not coded yet: its category ids, no pass
+            if col.kind == "str":  # not coded yet: labels, no dictionary (a Categorical: no pass at all)
                 codes, G = col.labels() or (col.values, len(col.dictionary))
                 return codes, G, col.valid, 0
             if col.kind == "int":
