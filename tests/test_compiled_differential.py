@@ -13,7 +13,9 @@ nested in a SEQ), inside an OR branch's SEQ, several per pattern, with filters
 and conditions on the negated variable); each pattern is compiled
 once and run against ``N_STREAMS`` hypothesis-generated streams, each stream
 under one of the pattern's plan shapes (every shape when a pattern has few,
-else the default and two more); the slow run checks every shape on every stream.  Default run:
+else the default and two more, and with the key column ``k`` as Int64, String or Categorical:
+each groups by its own path, on a table the oracles have not coded); the slow run checks every
+shape on every stream.  Default run:
 N_PATTERNS x N_STREAMS >= 10^4 (pattern, stream) cases; ``-m slow`` runs more.
 """
 
@@ -21,7 +23,9 @@ from __future__ import annotations
 
 import os
 import random
+from unittest import mock
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
@@ -189,7 +193,22 @@ def _as_tuples(mt, names):
     return sorted((tuple(x[v] for v in names) for x in b), key=lambda t: tuple(-1 if x is None else x for x in t))
 
 
-def _check(pattern, order, shapes, df, which=None):
+# how the key column ``k`` arrives: each way groups by its own path in the engine
+KEY_DTYPES = ("int", "str", "str_parts", "cat")
+
+
+def _key_as(df, dtype):
+    """``df`` with ``k`` as Int64 (its values: a narrow-range key), String (labelled whole, or with
+    "str_parts" coded at the leaves' events only, whatever their share) or Categorical (grouped by
+    category ids)."""
+    if dtype == "int":
+        return df
+    k = pl.format("k{}", pl.col("k"))  # null stays null
+    return df.with_columns(k.cast(pl.Categorical) if dtype == "cat" else k)
+
+
+def _check(pattern, order, shapes, df, which=None, key="int"):
+    df = _key_as(df, key)
     table = build_event_table(df, [pattern], type="type")
     opts = Options(order=order)
     names = _positive_names(pattern.body)
@@ -197,8 +216,12 @@ def _check(pattern, order, shapes, df, which=None):
     if reference_evaluate is not None:
         [ref] = reference_evaluate([pattern], table, opts)
         assert _as_tuples(ref, names) == expected, "naive twin and reference disagree"
+    # a table of its own: the oracles have coded its string columns, the engine groups them uncoded
+    table = build_event_table(df, [pattern], type="type")
+    parts = 1.0 if key == "str_parts" else runtime._KEY_AT_RECORDS
     for shape in (shapes if which is None else [shapes[which % len(shapes)]]):
-        [mt] = runtime.evaluate([pattern], table, opts, plan=shape)
+        with mock.patch.object(runtime, "_KEY_AT_RECORDS", parts):
+            [mt] = runtime.evaluate([pattern], table, opts, plan=shape)
         assert _as_tuples(mt, names) == expected, f"plan {shape}"
         canon = mt.canonical()
         assert all((canon.single[v] == mt.single[v]).all() for v in names), "result not in canonical order"
@@ -247,10 +270,10 @@ def test_compiled_equals_oracle(seed):
     @hypothesis_seed(seed)  # deterministic streams: the match-rate floor below cannot flake
     @settings(max_examples=N_STREAMS, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern), st.integers(0, len(shapes) - 1))
-    def run(df, which):
+    @given(streams(pattern), st.integers(0, len(shapes) - 1), st.sampled_from(KEY_DTYPES))
+    def run(df, which, key):
         # one shape per stream: every shape sees ~N/len streams
-        hits[0] += _check(pattern, order, shapes, df, which)
+        hits[0] += _check(pattern, order, shapes, df, which, key)
         hits[1] += 1
 
     run()
@@ -265,9 +288,9 @@ def test_compiled_equals_oracle_slow(seed):
 
     @settings(max_examples=int(os.environ.get("JITCEP_SLOW_STREAMS", "500")), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern, extra=2, null_types=True))
-    def run(df):
-        _check(pattern, order, shapes, df)
+    @given(streams(pattern, extra=2, null_types=True), st.sampled_from(KEY_DTYPES))
+    def run(df, key):
+        _check(pattern, order, shapes, df, key=key)
 
     run()
 
