@@ -73,9 +73,9 @@ class Column:
     dictionary: tuple[str, ...] = ()  # for kind == "str": code -> string
 
     # Added (additive contract change): a string column's codes may be computed when first read
-    # (:meth:`deferred`), so the compiled engine can group by a key column without coding it: a
-    # Categorical by its category ids (:meth:`labels`), a String on only the rows of the types its
-    # leaves read (:meth:`codes_at`).
+    # (:meth:`deferred`), so the compiled engine can group by a key column without its dictionary:
+    # a Categorical by its category ids, a String by codes of one pass without a sort (:meth:`labels`)
+    # or coded on only the rows of the types its leaves read (:meth:`codes_at`).
     @classmethod
     def deferred(cls, s: pl.Series, perm: np.ndarray | None) -> "Column":
         """The String / Categorical / Enum series ``s`` (input order) as a ``str`` column by position
@@ -90,7 +90,7 @@ class Column:
         return self
 
     def __getattr__(self, name):
-        # reached only for the codes of a deferred String column not read yet: code and keep them
+        # reached only for the codes of a deferred column not read yet: code and keep them
         if name in ("values", "dictionary") and "_strings" in self.__dict__:
             s, perm = self.__dict__["_strings"]
             codes, dictionary, valid = _dict_encode(s)
@@ -321,9 +321,10 @@ class EventTable:
 #   are sorted, and one pass maps ids to ranks (none when that is the identity).
 # - A string attribute is coded when first read (Column.deferred): the
 #   compiled engine partitions by a Categorical key's category ids (no pass:
-#   ~9 ms at 10^7), and codes a String key only at the events of the types its
-#   leaves read when those are few (Column.codes_at: 10^7 events, 3 of 32 types
-#   read, ~25 ms for the whole column -> ~9-13 ms for its 10^6 rows).
+#   ~9 ms at 10^7), by a String key's codes from one pass without sorting the
+#   dictionary (Column.labels), or codes a String key only at the events of the
+#   types its leaves read when those are few (Column.codes_at: 10^7 events, 3
+#   of 32 types read, ~25 ms for the whole column -> ~9-13 ms for its 10^6 rows).
 # - The equivalence-key partition is not built up front (Partition.deferred):
 #   the compiled engine takes a string or type key's codes straight from the
 #   column's dictionary codes, so for it the partition costs nothing; the
