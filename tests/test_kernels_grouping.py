@@ -32,6 +32,18 @@ def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, bas
     assert offsets.tolist() == exp_off and order.tolist() == exp_order
     assert okeys.tolist() == (exp_keys if keys is not None else [0] * len(exp_order))
     assert ovalues.tolist() == values[exp_order].tolist()
+    if keys is not None:  # keys that exist only for the kept indices: given between the passes
+        asked = []
+
+        def key_of(idx):
+            asked.append(np.array(idx))
+            return np.array(keys, dtype=np.int32)[np.asarray(idx)]
+
+        recs2, off2 = group_with_keys(np.array(codes, dtype=np.int32), T, None, values,
+                                      np.array(keep) if use_keep else None,
+                                      None if valid is None else np.array(valid), key_of=key_of)
+        assert len(asked) == 1 and asked[0].tolist() == sorted(exp_order)  # the kept indices, ascending
+        assert off2.tolist() == exp_off and recs2.tolist() == recs.tolist()
     o2, off2 = counting_sort(np.array(codes, dtype=np.int32), T)
     assert (o2.tolist(), off2.tolist()) == naive.counting_sort(codes, T)
 
