@@ -31,7 +31,8 @@ Two rules keep the passes near memory speed (issue 3, measured at 10^7 events):
   hash hit), codes in first-occurrence order plus the first row of each value,
   so the caller sorts only the k distinct strings.
 - :func:`view_codes` — the same for strings of at most 12 bytes from their
-  16-byte Arrow views (length and inline bytes compared whole: exact).
+  16-byte Arrow views (length and inline bytes compared whole: exact);
+  :func:`view_codes_at` codes only the views at some rows.
 - :func:`present_codes`, :func:`apply_table` — categorical ids present, and
   ids -> ranks of the sorted present categories.
 """
