@@ -469,11 +469,14 @@ class _PatternRun:
     def run(self) -> MatchTable:
         table, plan = self.table, self.plan
         names = [v for v in _var_order(plan.root)]
+        # a conjunct that mentions no variable applies to every match (section 4); a negative
+        # window admits no match; either way the result still has every variable's column
+        no_match = MatchTable.from_bindings([], names, () if plan.kleene is None else (plan.kleene.var,))
         for c in plan.constant:
             if not self.mask(c, np.zeros((0, 1), np.int64))[0]:
-                return MatchTable.from_bindings([], names, ()).canonical()
+                return no_match
         if self.W < 0:
-            return MatchTable.from_bindings([], names, ())
+            return no_match
         buf = self.node(plan.root)
         # pending: anchored on a single-leaf root; with a closure the rest waits for the lists
         for neg in self.pending + (self.at_root if plan.kleene is None else []):
@@ -531,12 +534,13 @@ class _PatternRun:
                     f"Kleene variable {K.var!r} has more than max_kleene={self.options.max_kleene} lists for one "
                     f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
                     f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
-            if self.options.order == "nondecreasing_ts" and len(src):
-                # members tied in time with a neighbour may lie on its other side by position, so a
-                # list can stretch the match past the window although each member fits alone (section 2)
-                _, _, start, end = _list_span(buf, src, off, lpos)
-                keep = np.flatnonzero(self.wt[end] - self.wt[start] <= self.W)
-                src, off, lpos = _keep_lists(keep, src, off, lpos)
+        if self.options.order == "nondecreasing_ts" and len(src):
+            # members tied in time with a neighbour may lie on its other side by position, so a
+            # list can stretch the match past the window although each member fits alone (section 2);
+            # a maximal list that does is no match: no smaller list is tried (section 6.2)
+            _, _, start, end = _list_span(buf, src, off, lpos)
+            keep = np.flatnonzero(self.wt[end] - self.wt[start] <= self.W)
+            src, off, lpos = _keep_lists(keep, src, off, lpos)
         if K.lists and len(src):
             keep = np.flatnonzero(self.list_mask(K, {v: c[src] for v, c in single.items()}, off, lpos))
             src, off, lpos = _keep_lists(keep, src, off, lpos)

@@ -330,3 +330,31 @@ def test_negation_condition_on_the_closure():
     # holds, i.e. for every member (section 4): [B2] (1 < 5) dies, [B3] (9) and [B2, B3] (9) survive
     assert matches("PATTERN SEQ(A a, !N n, B+ b[], C c) WHERE b.x < n.x WITHIN 10", df) == M(
         (0, (3,), 4), (0, (2, 3), 4))
+
+
+def test_maximal_closure_in_a_nested_seq():
+    # normal form (section 5): SEQ(A a, SEQ(B+ b[], C c)) is SEQ(A a, B+ b[], C c)
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("C", 4))
+    assert matches("PATTERN SEQ(A a, SEQ(B+ b[], C c)) WITHIN 5", df, kleene="maximal") == M((0, (1, 2), 3))
+    assert matches("PATTERN SEQ(SEQ(A a, B+ b[]), C c) WITHIN 5", df, kleene="maximal") == M((0, (1, 2), 3))
+
+
+def test_maximal_closure_under_and_or_is_refused():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3), ("D", 4))
+    with pytest.raises(UnsupportedPatternError):
+        run("PATTERN AND(SEQ(A a, B+ b[], C c), D d) WITHIN 5", df, kleene="maximal")
+
+
+def test_maximal_list_that_breaks_a_count_window_is_no_match():
+    # nondecreasing_ts: A3 (ts 2) counts as before C2 (ts 2), so the list is (1, 3); with a and c the
+    # match spans positions 0..3, not < 3 (section 2), and no smaller list is tried (section 6.2)
+    df = events("type ts", ("B", 1), ("A", 2), ("C", 2), ("A", 2))
+    q = "PATTERN SEQ(B a, A+ b[], C c) WITHIN 3 EVENTS"
+    assert matches(q, df, kleene="maximal", order="nondecreasing_ts") == M()
+    assert matches(q.replace("3 EVENTS", "4 EVENTS"), df, kleene="maximal", order="nondecreasing_ts") == M(
+        (0, (1, 3), 2))
+    df = events("type ts", ("A", 2), ("C", 2), ("A", 2))
+    q = "PATTERN SEQ(A+ b[], C c) WITHIN 2 EVENTS"
+    assert matches(q, df, kleene="maximal", order="nondecreasing_ts") == M()
+    assert matches(q.replace("2 EVENTS", "3 EVENTS"), df, kleene="maximal", order="nondecreasing_ts") == M(
+        ((0, 2), 1))

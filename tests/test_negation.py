@@ -188,3 +188,14 @@ def test_negation_inside_nested_seq():
     # (1,5) too; (4,5) is clean; d = D0 in any position
     q = "PATTERN AND(SEQ(A a, !B b, C c), D d) WITHIN 10"
     assert matches(q, df) == M((4, 5, 0))
+
+
+def test_negation_in_a_one_item_and_is_at_the_start_of_its_seq():
+    # normal form (section 5): AND(SEQ(!C n, A a, B b)) is SEQ(!C n, A a, B b), so C0 before a
+    # kills (unbounded window); with a second item the AND bounds the range by the match's span
+    df = events("type ts", ("C", 1), ("A", 2), ("B", 3))
+    assert matches("PATTERN AND(SEQ(!C n, A a, B b)) WITHIN UNBOUNDED", df) == M()
+    assert matches("PATTERN SEQ(!C n, A a, B b) WITHIN UNBOUNDED", df) == M()
+    df = events("type ts", ("C", 1), ("A", 2), ("B", 3), ("D", 4))
+    assert matches("PATTERN AND(SEQ(!C n, A a, B b), D d) WITHIN UNBOUNDED", df) == M((1, 2, 3))
+

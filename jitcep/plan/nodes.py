@@ -41,6 +41,7 @@ from typing import Literal, Union
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
+from ..pattern.normalize import normalize
 from ..pattern.printer import expr_to_text
 
 JoinKind = Literal["SEQ", "AND", "OR"]
@@ -127,34 +128,22 @@ class Plan:
 
 
 def flatten(node: Node) -> Node:
-    """Flatten SEQ-in-SEQ, AND-in-AND, OR-in-OR and unwrap one-item operators.
+    """The normal form (:func:`~jitcep.pattern.normalize.normalize`, semantics section 5), checked for
+    what the compiled engine evaluates.
 
-    SEQ, AND and OR are associative, so this never changes matches; it makes
-    every binary split of a run of items a valid join.  Negations stay in place
+    Merging same-kind operators never changes matches; it makes every binary
+    split of a run of items a valid join.  Negations stay in place
     (:func:`positive` removes them once their ranges are known).
     """
-    if isinstance(node, (Seq, Conj, Disj)):
-        items: list[Node] = []
-        for c in node.items:
-            c = flatten(c)
-            if type(c) is type(node):
-                items.extend(c.items)
-            else:
-                items.append(c)
-        if len(items) == 1:
-            return items[0]
-        return type(node)(tuple(items))
-    if isinstance(node, Neg):
-        if not isinstance(node.var, EventVar):
+    node = normalize(node)
+    for n in _walk_nodes(node):
+        if isinstance(n, Neg) and not isinstance(n.var, EventVar):
             raise UnsupportedPatternError("a negation must be of a single variable")
-        return node
-    if isinstance(node, Kleene):
-        if not isinstance(node.body, EventVar):
+        if isinstance(n, Kleene) and not isinstance(n.body, EventVar):
             raise UnsupportedPatternError("the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) yet")
-        return node
-    if isinstance(node, EventVar):
-        return node
-    raise UnsupportedPatternError(f"unknown structure node {type(node).__name__}")
+        if not isinstance(n, (Seq, Conj, Disj, Neg, Kleene, EventVar)):
+            raise UnsupportedPatternError(f"unknown structure node {type(n).__name__}")
+    return node
 
 
 _KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}

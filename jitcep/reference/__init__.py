@@ -21,6 +21,7 @@ from ..matches import MatchTable
 from ..options import Options
 from ..pattern.ast import Pattern
 from .analysis import analyze
+from .exprs import Ctx
 from .negation import negations_hold
 from .nfa import NfaRuns
 from .policies import active_candidates, check_constraint_vars, contiguous_ok, select
@@ -56,6 +57,9 @@ def evaluate(patterns, table, options: Options | None = None) -> list[MatchTable
 def _evaluate_one(pattern: Pattern, table, options: Options, budget: Budget) -> MatchTable:
     info = analyze(pattern, table)
     check_constraint_vars(info, options)
+    if any(c.fn(Ctx(table, {}, {})) is not True for c in info.constants):
+        # a conjunct that mentions no variable applies to every match and holds only if TRUE (§4)
+        return MatchTable.from_bindings([], info.single, info.lists).canonical()
     results: dict = {}
     matcher_cls = AnyMatchSearch if options.strategy == "skip_till_any_match" else NfaRuns
 

@@ -8,13 +8,14 @@ window span (§2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
                       MissingWindowError, UnknownVariableError, UnsupportedPatternError)
 from ..events import window_span
 from ..pattern.ast import Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, TimeWindow, Unbounded
 from ..pattern.expr import Agg, Attr, Equiv, Lit, conjuncts, walk as walk_expr
+from ..pattern.normalize import normalize
 from .exprs import compile_expr
 
 
@@ -72,7 +73,8 @@ class PatternInfo:
     kleene: list[KleeneInfo]
     kid: dict[str, int]                  # list variable -> construct
     kleene_of_node: dict[int, KleeneInfo]  # id(Kleene node) -> info
-    conjs: list[Conjunct]                # positive conjuncts (no negated variable)
+    conjs: list[Conjunct]                # positive conjuncts (no negated variable) over some variable
+    constants: list[Conjunct]            # conjuncts that mention no variable: they apply to every match (§4)
     negs: list[NegInfo]
     equiv_attrs: tuple[str, ...]         # [attr] tests without a value
     equiv_values: tuple[tuple[str, object], ...]  # [attr = v]
@@ -157,9 +159,14 @@ def _disj_branches(node: Node, out: list) -> None:
 
 
 def analyze(pattern: Pattern, table) -> PatternInfo:
-    """Validate ``pattern`` for evaluation and precompute its conjuncts, Kleene constructs and negations."""
-    body = pattern.body
-    _check_structure(body, None, False)
+    """Validate ``pattern`` for evaluation and precompute its conjuncts, Kleene constructs and negations.
+
+    The structure is checked as written, then evaluated in its normal form (§5):
+    ``info.pattern`` is ``pattern`` with the normalised body.
+    """
+    _check_structure(pattern.body, None, False)
+    body = normalize(pattern.body)
+    pattern = replace(pattern, body=body)
 
     events: dict[str, EventVar] = {}
     for n in (x for x in _iter_nodes(body) if isinstance(x, EventVar)):
@@ -204,6 +211,7 @@ def analyze(pattern: Pattern, table) -> PatternInfo:
     equiv_attrs: list[str] = []
     equiv_values: list[tuple[str, object]] = []
     conjs: list[Conjunct] = []
+    constants: list[Conjunct] = []
     neg_conjs: dict[str, list[Conjunct]] = {v: [] for v in negated}
     for c in conjuncts(pattern.where):
         if isinstance(c, Equiv):
@@ -218,6 +226,9 @@ def analyze(pattern: Pattern, table) -> PatternInfo:
         for bs in branches:
             if sum(1 for b in bs if conj.vars & b) > 1:
                 raise UnsupportedPatternError(f"a predicate mentions variables of two OR branches: {c}")
+        if not conj.vars:
+            constants.append(conj)
+            continue
         negs = conj.vars & negated
         if len(negs) > 1:
             raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)} (§7)")
@@ -232,7 +243,7 @@ def analyze(pattern: Pattern, table) -> PatternInfo:
     negs = [NegInfo(events[v], *ctx[v], conjs=neg_conjs[v]) for v in _vars_in(body) if v in negated]
 
     return PatternInfo(pattern, events, positive, single, tuple(v for v in positive if v in list_vars),
-                       kleene, kid, by_node, conjs, negs, tuple(dict.fromkeys(equiv_attrs)),
+                       kleene, kid, by_node, conjs, constants, negs, tuple(dict.fromkeys(equiv_attrs)),
                        tuple(equiv_values), span, count, branches)
 
 

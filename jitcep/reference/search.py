@@ -396,8 +396,8 @@ class AnyMatchSearch(Matcher):
         for K in self.info.kleene:
             if id(K.node) not in top or not K.is_array:
                 raise UnsupportedPatternError(
-                    "kleene=\"maximal\" needs each Kleene closure to be an array variable (T+ v[]) directly "
-                    "in the pattern's top-level SEQ (ZStream KSEQ, semantics §6.2)")
+                    "kleene=\"maximal\" needs each Kleene closure to be an array variable (T+ v[]) that is an "
+                    "element of a SEQ outside any AND/OR (ZStream KSEQ, semantics §6.2)")
             for c in self.info.conjs + [c for n in self.info.negs for c in n.conjs]:
                 if K.kid in c.prev:
                     raise UnsupportedPatternError(
@@ -458,7 +458,9 @@ class AnyMatchSearch(Matcher):
             if K.min == 0:
                 lists.append([])
         for lst in lists:
-            saved = self.push_all(lst)
+            # each member is in range, but under nondecreasing_ts a member tied with a neighbour may
+            # lie past it by position: a list that breaks the window is no match (§2, §6.2)
+            saved = self.push_all(lst, admit=self._in_box)
             if saved is None:
                 continue
             self.budget.partial()
