@@ -1022,7 +1022,14 @@ def build_partition(table: "EventTable", key: Sequence[str], *, independent: boo
                     codes[~col.valid] = -1
                 k = len(col.dictionary)
             else:
-                codes, k = _dense_codes(col.values, col.valid)
+                valid = col.valid
+                if col.kind == "float" and not independent:
+                    # [attr] is equality, and NaN equals nothing: a NaN key joins no group, as a null
+                    # does (semantics section 4); partition_by treats NaN as one value, as group_by does
+                    nan = np.isnan(col.values)
+                    if nan.any():
+                        valid = ~nan if valid is None else valid & ~nan
+                codes, k = _dense_codes(col.values, valid)
         elif attr == _TYPE_ATTR:
             tc = table.type_code.astype(np.int64)
             codes, k = _dense_codes(tc, tc >= 0)

@@ -32,6 +32,13 @@ from .cache import load_module
 
 _ALL_VALID = np.ones(1, dtype=np.bool_)
 _CMP_PY = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+# an operator over cmp_if's code c = sign(int - float) (2: NaN, unordered), and the operator seen from
+# the float's side
+_CMP_CODE = {"=": "{c} == 0", "!=": "{c} != 0", "<": "{c} == -1", "<=": "({c} == -1 or {c} == 0)",
+             ">": "{c} == 1", ">=": "({c} == 1 or {c} == 0)"}
+_FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_INT_OPS = {"+": "add_i", "-": "sub_i", "*": "mul_i"}
+_NUMERIC = ("int", "float", "null")
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ class _Gen:
     def emit(self, line: str) -> None:
         self.lines.append(line)
 
-    # each method returns (value_code, ok_code, kind) with kind in num/str/bool/null
+    # each method returns (value_code, ok_code, kind) with kind in int/float/str/bool/null
     def value(self, e: E.Expr, var_slot: dict[str, int]):
         if isinstance(e, E.Lit):
             v = e.value
@@ -66,8 +73,10 @@ class _Gen:
                 return "0", "False", "null"
             if isinstance(v, bool):
                 return ("True" if v else "False"), "True", "bool"
-            if isinstance(v, (int, float)):
-                return repr(v), "True", "num"
+            if isinstance(v, int):
+                return repr(v), "True", "int"
+            if isinstance(v, float):
+                return repr(v), "True", "float"  # finite: validate refuses inf and NaN
             if isinstance(v, str):
                 if v not in self.strings:
                     self.strings.append(v)
@@ -76,7 +85,7 @@ class _Gen:
         if isinstance(e, E.Attr):
             p = f"p{var_slot[e.var]}"
             if e.attr == "ts" and "ts" not in self.columns:
-                return f"ts[{p}]", "True", "num"
+                return f"ts[{p}]", "True", "int"
             if e.attr not in self.columns:
                 raise MissingColumnError(f"attribute {e.attr!r} (read as {e.var}.{e.attr}) is not in the events")
             spec = self.columns[e.attr]
@@ -85,41 +94,59 @@ class _Gen:
             # validity is always an argument (length n, or [True] with stride 0 when the
             # column has no nulls) so one compiled function serves tables with and without nulls
             ok = f"v{i}[{p} * s{i}]"
-            kind = {"int": "num", "float": "num", "str": "str", "bool": "bool"}[spec.kind]
-            return val, ok, kind
+            return val, ok, spec.kind
         if isinstance(e, E.Arith):
             lv, lo, lk = self.value(e.left, var_slot)
             rv, ro, rk = self.value(e.right, var_slot)
             for k in (lk, rk):
-                if k not in ("num", "null"):
+                if k not in _NUMERIC:
                     raise AttributeTypeError(f"arithmetic {e.op!r} on a {k} operand")
             t = self.tmp()
-            cond = f"{lo} and {ro}" + (f" and {rv} != 0" if e.op == "/" else "")
-            self.emit(f"ok_{t} = {cond}")
-            zero = "0.0" if e.op == "/" else "0"
-            self.emit(f"{t} = ({lv}) {e.op} ({rv}) if ok_{t} else {zero}")
-            return t, f"ok_{t}", "num"
+            if e.op == "/":  # true division of float64 operands; x / 0 is NULL (section 4)
+                self.emit(f"ok_{t} = {lo} and {ro} and {rv} != 0")
+                self.emit(f"{t} = np.float64({lv}) / np.float64({rv}) if ok_{t} else 0.0")
+                return t, f"ok_{t}", "float"
+            if "float" in (lk, rk):
+                self.emit(f"ok_{t} = {lo} and {ro}")
+                self.emit(f"{t} = ({lv}) {e.op} ({rv})")
+                return t, f"ok_{t}", "float"
+            # int64 exact, NULL outside int64 (section 4)
+            self.emit(f"{t}, x_{t} = {_INT_OPS[e.op]}(np.int64({lv}), np.int64({rv}))")
+            self.emit(f"ok_{t} = {lo} and {ro} and x_{t}")
+            return t, f"ok_{t}", "int"
         if isinstance(e, E.Unary):
             v, o, k = self.value(e.operand, var_slot)
-            if k not in ("num", "null"):
+            if k not in _NUMERIC:
                 raise AttributeTypeError(f"{e.op} of a {k} operand")
             t = self.tmp()
-            self.emit(f"ok_{t} = {o}")
-            self.emit(f"{t} = {'-' if e.op == 'neg' else 'abs'}({v}) if ok_{t} else 0")
-            return t, f"ok_{t}", "num"
+            if k == "float":
+                self.emit(f"ok_{t} = {o}")
+                self.emit(f"{t} = {'-' if e.op == 'neg' else 'abs'}({v})")
+                return t, f"ok_{t}", "float"
+            self.emit(f"{t}, x_{t} = {'neg_i' if e.op == 'neg' else 'abs_i'}(np.int64({v}))")
+            self.emit(f"ok_{t} = {o} and x_{t}")
+            return t, f"ok_{t}", "int"
         return self.boolean(e, var_slot)
+
+    def compare(self, op: str, lv: str, lk: str, rv: str, rk: str) -> str:
+        """Code of ``lv op rv`` for two operands both valid; an int with a float compares exactly."""
+        if {lk, rk} == {"int", "float"}:
+            if lk == "float":
+                lv, rv, op = rv, lv, _FLIPPED[op]
+            return _CMP_CODE[op].format(c=f"cmp_if(np.int64({lv}), np.float64({rv}))")
+        return f"({lv}) {_CMP_PY[op]} ({rv})"
 
     def boolean(self, e: E.Expr, var_slot):
         t = self.tmp()
         if isinstance(e, E.Cmp):
             lv, lo, lk = self.value(e.left, var_slot)
             rv, ro, rk = self.value(e.right, var_slot)
-            if "null" not in (lk, rk) and lk != rk:
-                raise AttributeTypeError(f"comparison {e.op!r} between a {lk} and a {rk} operand")
+            if "null" not in (lk, rk) and _family(lk) != _family(rk):
+                raise AttributeTypeError(f"comparison {e.op!r} between a {_family(lk)} and a {_family(rk)} operand")
             if lk == "bool" and e.op not in ("=", "!="):
                 raise AttributeTypeError(f"ordering comparison {e.op!r} on booleans")
             self.emit(f"ok_{t} = {lo} and {ro}")
-            self.emit(f"{t} = ok_{t} and ({lv}) {_CMP_PY[e.op]} ({rv})")
+            self.emit(f"{t} = ok_{t} and {self.compare(e.op, lv, lk, rv, rk)}")
         elif isinstance(e, E.BoolOp):
             parts = [self.boolean_operand(x, var_slot) for x in e.items]
             nul = " or ".join(f"(not {o})" for v, o in parts)  # some operand is NULL
@@ -145,9 +172,9 @@ class _Gen:
                 if lk == "null":
                     has_null = True
                     continue
-                if k != "null" and lk != k:
-                    raise AttributeTypeError(f"IN list mixes a {k} operand with a {lk} value")
-                tests.append(f"({v}) == ({lv})")
+                if k != "null" and _family(lk) != _family(k):
+                    raise AttributeTypeError(f"IN list mixes a {_family(k)} operand with a {_family(lk)} value")
+                tests.append(self.compare("=", v, k, lv, lk))
             hit = " or ".join(tests) if tests else "False"
             self.emit(f"h_{t} = {o} and ({hit})")
             self.emit(f"ok_{t} = {o} and (h_{t} or {not has_null})")
@@ -173,6 +200,11 @@ class _Gen:
     def boolean_operand(self, e, var_slot):
         v, o, _ = self.boolean(e, var_slot)
         return v, o
+
+
+def _family(kind: str) -> str:
+    """What a kind compares with: ints and floats are both numbers (section 4)."""
+    return "num" if kind in ("int", "float") else kind
 
 
 def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tuple[str, tuple[str, ...], list[str]]:
@@ -212,8 +244,10 @@ def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tupl
         body.append(f"            out[j] = {ok} and {val}")
     src = "\n".join([
         "# generated by jitcep.codegen.predicates; do not edit",
+        "import numpy as np",
         "from numba import njit",
         "from jitcep.config import NUMBA_FLAGS",
+        "from jitcep.kernels.arith import abs_i, add_i, cmp_if, mul_i, neg_i, sub_i",
         "",
         "",
         "@njit(**NUMBA_FLAGS)",

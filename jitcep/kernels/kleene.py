@@ -25,6 +25,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty
+from .arith import checked_add
 
 AGG_CODE = {"sum": 0, "min": 1, "max": 2, "avg": 3}
 
@@ -253,6 +254,7 @@ def _segment_agg(off, vals, valid, code, out, ok):
         first = True
         acc = vals[0] if len(vals) else out[0]
         cnt = 0
+        fits = True
         for i in range(off[j], off[j + 1]):
             if not valid[i]:
                 continue
@@ -261,25 +263,24 @@ def _segment_agg(off, vals, valid, code, out, ok):
                 acc = v
                 first = False
             elif code == 0 or code == 3:
-                acc += v
+                acc, f = checked_add(acc, v)
+                fits = fits and f
             elif code == 1:
                 if v < acc:
                     acc = v
             elif v > acc:
                 acc = v
             cnt += 1
-        if cnt:
-            out[j] = acc
-            ok[j] = True
-        else:
-            ok[j] = False
+        out[j] = acc
+        ok[j] = cnt > 0 and fits  # an int sum outside int64 is NULL (semantics section 4)
 
 
 def segment_aggregate(off: np.ndarray, vals: np.ndarray, valid: np.ndarray, func: str):
     """Per list (CSR ``off`` over ``vals``): sum / min / max / avg of the valid values and whether any exists.
 
-    Sum of an int64 column stays int64 (exact); avg is float64 (SASE+ aggregates,
-    SQL null handling: no non-null member gives NULL).
+    Sum of an int64 column stays int64 (exact, NULL when it leaves int64); avg adds
+    the members as float64 in list order (SASE+ aggregates, SQL null handling: no
+    non-null member gives NULL; docs/semantics.md section 4).
     """
     n = len(off) - 1
     if func == "avg":

@@ -42,9 +42,10 @@ def candidates(info: PatternInfo, table, var: str, conjs: list[Conjunct]) -> np.
         for j, p in enumerate(pos):
             if keep[j] and compare("=", value_at(table, attr, int(p)), value) is not True:
                 keep[j] = False
-    for attr in info.equiv_attrs:  # a null key never joins (§4)
+    for attr in info.equiv_attrs:  # a null or NaN key never joins (§4): it equals no value
         for j, p in enumerate(pos):
-            if keep[j] and value_at(table, attr, int(p)) is None:
+            v = value_at(table, attr, int(p)) if keep[j] else None
+            if keep[j] and (v is None or v != v):
                 keep[j] = False
     filt = filter_conjuncts(info, var, conjs)
     if filt:

@@ -69,22 +69,42 @@ def compare(op: str, x, y):
     return _CMP[op](x, y)
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def int64_or_null(v):
+    """An integer result outside int64 is NULL (§4); floats pass through."""
+    if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+        return None
+    return v
+
+
 def arith(op: str, x, y):
-    """``x op y`` over numbers; NULL in -> NULL out; ``x / 0`` is NULL (§4)."""
+    """``x op y`` over numbers (§4): NULL in -> NULL out; ``x / 0`` is NULL; integer
+    results exact, NULL outside int64; ``/`` divides the operands as float64."""
     if x is None or y is None:
         return None
     for v in (x, y):
         if _kind(v) != "num":
             raise AttributeTypeError(f"arithmetic {op} needs numbers, got {v!r}")
     if op == "+":
-        return x + y
+        return int64_or_null(x + y)
     if op == "-":
-        return x - y
+        return int64_or_null(x - y)
     if op == "*":
-        return x * y
+        return int64_or_null(x * y)
     if y == 0:
         return None
-    return x / y
+    # Python divides two ints exactly and rounds once; float64 operands are what §4 divides
+    return float(x) / float(y)
+
+
+def float_sum(vals) -> float:
+    """Float64 values added one by one in list order (§4; Python 3.12's sum() compensates)."""
+    t = 0.0
+    for v in vals:
+        t += float(v)
+    return t
 
 
 def _fold3(values, dominant: bool) -> bool | None:
@@ -170,9 +190,9 @@ def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
             if not vals:
                 return None
             if func == "sum":
-                return sum(vals)
+                return int64_or_null(sum(vals)) if all(isinstance(v, int) for v in vals) else float_sum(vals)
             if func == "avg":
-                return sum(vals) / len(vals)
+                return float_sum(vals) / len(vals)
             return min(vals) if func == "min" else max(vals)
         return agg
     if isinstance(expr, Arith):
@@ -188,7 +208,7 @@ def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
                 return None
             if _kind(v) != "num":
                 raise AttributeTypeError(f"abs() needs a number, got {v!r}")
-            return abs(v)
+            return int64_or_null(abs(v))
         return absf
     if isinstance(expr, Cmp):
         op, lf, rf = expr.op, compile_expr(expr.left, list_vars), compile_expr(expr.right, list_vars)
