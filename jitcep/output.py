@@ -260,8 +260,28 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     return out
 
 
-def _return_expr(e: ex.Expr, lists: set[str]) -> pl.Expr:
-    """A RETURN expression as a Polars expression over the wide frame's struct columns."""
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _int64_or_null(r: pl.Expr) -> pl.Expr:
+    """An exact Int128 result as Int64, NULL outside int64 (semantics section 4)."""
+    return pl.when(r.is_between(*_INT64)).then(r).otherwise(None).cast(pl.Int64)
+
+
+def _return_expr(e: ex.Expr, lists: set[str], frame: pl.DataFrame) -> pl.Expr:
+    """A RETURN expression as a Polars expression over the wide frame's struct columns.
+
+    Numbers follow semantics section 4 as predicates do: integer results exact and
+    NULL outside int64 (computed in Int128), ``/`` on Float64 operands and NULL for
+    a zero divisor, float sums added in list order.  ``frame`` (the wide columns,
+    possibly empty) gives the operands' dtypes.
+    """
+    def rec(x):
+        return _return_expr(x, lists, frame)
+
+    def is_int(x: pl.Expr) -> bool:
+        return frame.head(0).select(x).dtypes[0].is_integer()
+
     if isinstance(e, ex.Lit):
         return pl.lit(e.value)
     if isinstance(e, ex.Attr):
@@ -283,27 +303,43 @@ def _return_expr(e: ex.Expr, lists: set[str]) -> pl.Expr:
         if e.func == "count":
             return pl.col(e.var).list.len().cast(pl.Int64)
         vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
-        return {"sum": vals.list.sum(), "avg": vals.list.mean(), "min": vals.list.min(),
-                "max": vals.list.max()}[e.func]
+        if e.func in ("min", "max"):
+            return vals.list.min() if e.func == "min" else vals.list.max()
+        present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
+        if e.func == "sum" and frame.head(0).select(vals.list.first()).dtypes[0].is_integer():
+            total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
+            return pl.when(present > 0).then(total).otherwise(None)
+        # in list order, one addition at a time (Polars' own float sum is pairwise)
+        total = vals.list.eval(pl.element().drop_nulls().cast(pl.Float64).cum_sum()).list.last()
+        return total if e.func == "sum" else total / present
     if isinstance(e, ex.Arith):
-        a, b = _return_expr(e.left, lists), _return_expr(e.right, lists)
-        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[e.op]
+        a, b = rec(e.left), rec(e.right)
+        if e.op == "/":
+            a, b = a.cast(pl.Float64), b.cast(pl.Float64)
+            return pl.when(b != 0).then(a / b).otherwise(None)
+        if is_int(a) and is_int(b):
+            a, b = a.cast(pl.Int128), b.cast(pl.Int128)
+            return _int64_or_null({"+": a + b, "-": a - b, "*": a * b}[e.op])
+        return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ex.Unary):
-        x = _return_expr(e.operand, lists)
+        x = rec(e.operand)
+        if is_int(x):
+            x = x.cast(pl.Int128)  # Polars has no Int128 negate: 0 - x
+            return _int64_or_null(pl.lit(0, dtype=pl.Int128) - x if e.op == "neg" else x.abs())
         return -x if e.op == "neg" else x.abs()
     if isinstance(e, ex.Cmp):
-        a, b = _return_expr(e.left, lists), _return_expr(e.right, lists)
+        a, b = rec(e.left), rec(e.right)
         return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
     if isinstance(e, ex.BoolOp):
-        items = [_return_expr(i, lists) for i in e.items]
+        items = [rec(i) for i in e.items]
         return pl.all_horizontal(items) if e.op == "and" else pl.any_horizontal(items)
     if isinstance(e, ex.Not):
-        return ~_return_expr(e.operand, lists)
+        return ~rec(e.operand)
     if isinstance(e, ex.In):
-        x = _return_expr(e.operand, lists).is_in([v.value for v in e.values])
+        x = rec(e.operand).is_in([v.value for v in e.values])
         return ~x if e.negated else x
     if isinstance(e, ex.IsNull):
-        x = _return_expr(e.operand, lists)
+        x = rec(e.operand)
         return x.is_not_null() if e.negated else x.is_null()
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
 
@@ -345,7 +381,7 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
             df = df.hstack([pattern]) if cols else pl.DataFrame([pattern])
         if spec.returns:
             lists = {v.name for v in spec.vars if v.is_list}
-            df = df.with_columns([_return_expr(e, lists).alias(name) for name, e in spec.returns])
+            df = df.with_columns([_return_expr(e, lists, df).alias(name) for name, e in spec.returns])
         frames.append(df)
     # Every frame carries full dtypes even when empty, so the relaxed diagonal
     # concat (missing columns -> typed nulls) gives a schema independent of n.

@@ -171,3 +171,17 @@ def test_nan_key_is_one_partition_by_stream(engine):
                                                                  partition_by="k")
     assert sorted((r["a"]["row"], r["b"]["row"]) for r in out.iter_rows(named=True)) == [(0, 1), (2, 3)]
 
+
+
+def test_return_values_follow_the_number_rules(engine):
+    # RETURN computes values with the same rules as WHERE: overflow and x / 0 are NULL, not a
+    # wrapped int or inf; a float sum adds in list order (0.1 + 0.2 + 0.3, left to right)
+    df = pl.DataFrame({"type": ["A", "B", "B", "B", "C"], "ts": [1, 2, 3, 4, 5],
+                       "x": [LO, 1 << 62, 1 << 62, 0, 0], "f": [0.5, 0.1, 0.2, 0.3, 0.0]})
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE count(b) = 3 WITHIN 10 "
+                       "RETURN a.x * 2 AS m, a.x / c.x AS d, -a.x AS n, abs(a.x) AS ab, a.x + 1 AS p, "
+                       "sum(b.x) AS s, sum(b.f) AS sf, avg(b.f) AS af, b[1].x * 2 AS m1")
+    row = q.run(df, time="ts", type="type", engine=engine).row(0, named=True)
+    assert (row["m"], row["d"], row["n"], row["ab"], row["p"]) == (None, None, None, None, LO + 1)
+    assert row["s"] is None and row["m1"] is None  # 2^63: one past int64
+    assert row["sf"] == (0.1 + 0.2) + 0.3 and row["af"] == ((0.1 + 0.2) + 0.3) / 3

@@ -119,7 +119,7 @@ def test_return_aggregates_and_attributes():
     assert out.schema["avg_c_price"] == pl.Float64 and out.schema["n"] == pl.Int64
     assert out["avg_c_price"].to_list() == [3.5, None]      # (2 + 5) / 2; empty list -> null
     assert out["n"].to_list() == [2, 0]
-    assert out["sum_c_price"].to_list() == [7.0, 0.0]
+    assert out["sum_c_price"].to_list() == [7.0, None]   # no member: NULL, as sum() in WHERE (semantics §4)
     assert out["max_c_price"].to_list() == [5.0, None]
     assert out["c_last_price"].to_list() == [5.0, None]
     assert out["d_sym"].to_list() == ["y", "y"]
