@@ -277,8 +277,9 @@ def evaluate(pattern, table, order="position"):
     Variable order = structure order of the positive variables.
     """
     ts = [int(t) for t in table.ts]
-    names = [v.name for v in _vars(pattern.body)]
-    negs = _negations(pattern.body)
+    body = _normal(pattern.body)
+    names = [v.name for v in _vars(body)]
+    negs = _negations(body)
     negated = {v.name for v, *_ in negs}
     wt, W = _window(pattern.window, table)
     conj = E.conjuncts(pattern.where)
@@ -327,7 +328,7 @@ def evaluate(pattern, table, order="position"):
         return acc
 
     out = []
-    for b in rec(pattern.body):
+    for b in rec(body):
         if not ok_partial(b):
             continue
         good = True
@@ -348,6 +349,16 @@ def evaluate(pattern, table, order="position"):
         if good:
             out.append(tuple(b[v] for v in names))
     return sorted(out, key=lambda t: tuple(-1 if x is None else x for x in t))
+
+
+def _normal(node):
+    """The normal form of section 5: same-kind operators merged, one-item operators replaced by their item."""
+    if not isinstance(node, (Seq, Conj, Disj)):
+        return node
+    items = []
+    for c in map(_normal, node.items):
+        items += c.items if type(c) is type(node) else [c]
+    return items[0] if len(items) == 1 else type(node)(tuple(items))
 
 
 def _vars(node):

@@ -39,6 +39,7 @@ from importlib import import_module
 E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr`: the package exports a function `expr`
 from jitcep.pattern.ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow, Unbounded,
                                 event_vars, positive_vars)
+from jitcep.pattern.normalize import normalize
 from jitcep.plan import all_shapes, build_plan, default_shape
 from jitcep.testing.streams import event_frames
 
@@ -152,6 +153,9 @@ def gen_pattern(seed: int) -> tuple[Pattern, str]:
             conj.append(_multi(rng, *rng.sample([a, n], 2)))
     if rng.random() < 0.1:
         conj.append(E.Cmp("<", L(1), L(2)))  # a constant conjunct
+    # drawn from their own generator, so the rest of the corpus stays as it was
+    body, constant = _normal_form_cases(random.Random(40_000 + seed), body)
+    conj += constant
     # windows sized to the match (a count window narrower than the match's positions never matches;
     # timestamps step 0-2, about 1 per event): the window's edge falls among the candidate matches
     npos = len(positive_vars(body))
@@ -167,6 +171,25 @@ def gen_pattern(seed: int) -> tuple[Pattern, str]:
         except UnsupportedPatternError:
             pass
     return Pattern(body, E.conjoin(kept), window), order
+
+
+FALSE_CONSTANTS = (E.Cmp(">", L(1), L(2)), E.IsNull(L(None), negated=True), E.Cmp("=", E.Arith("/", L(1), L(0)), L(1)))
+
+
+def _normal_form_cases(rng, body):
+    """(body, conjuncts) with the structures the normal form (semantics section 5) rewrites and the
+    conjuncts that mention no variable (section 4): one-item AND / SEQ around any element (around a
+    SEQ with a negation at its start, the AND it is not), and sometimes a constant that never holds."""
+    def wrap(node):
+        if isinstance(node, (Seq, Conj, Disj)):
+            node = type(node)(tuple(x if isinstance(x, Neg) else wrap(x) for x in node.items))
+        if rng.random() < 0.12:
+            node = rng.choice([Conj, Seq])((node,))
+        return node
+    body = wrap(body)
+    if rng.random() < 0.15:
+        body = Conj((body,))
+    return body, ([rng.choice(FALSE_CONSTANTS)] if rng.random() < 0.04 else [])
 
 
 def _shapes(pattern, seed):
@@ -374,6 +397,14 @@ def gen_kleene_pattern(seed: int, iterative: bool = False, negation: bool = Fals
         ]
         if it.random() < 0.67:
             conj.append(it.choice(choices)())
+    # normal form (section 5): the closure and a neighbour in a nested SEQ, a one-item AND around all
+    nf = random.Random(50_000 + seed)
+    if nf.random() < 0.3 and len(items) > 1:
+        k = next(i for i, it in enumerate(items) if isinstance(it, Kleene))
+        i = nf.choice([j for j in (k - 1, k) if 0 <= j < len(items) - 1])
+        items[i:i + 2] = [Seq(tuple(items[i:i + 2]))]
+    if nf.random() < 0.1:
+        conj.append(nf.choice([E.Cmp("<", L(1), L(2))] * 3 + list(FALSE_CONSTANTS)))
     if negation:
         ng = random.Random(30_000 + seed)
         items.insert(ng.randint(0, len(items)), Neg(EventVar("n", ng.choice([("A",), ("B",), ("A", "B"), None]))))
@@ -383,13 +414,14 @@ def gen_kleene_pattern(seed: int, iterative: bool = False, negation: bool = Fals
             conj.append(_multi(ng, *ng.sample(["n", ng.choice(names)], 2)))
         if order == "nondecreasing_ts":
             order = ng.choice(["position", "strict_ts"])
-    return Pattern(Seq(tuple(items)), E.conjoin(conj), window), order
+    body = Seq(tuple(items))
+    return Pattern(Conj((body,)) if nf.random() < 0.15 else body, E.conjoin(conj), window), order
 
 
 def kleene_streams(pattern):
     """:func:`streams` for a Kleene SEQ: the motif repeats ``b``'s types ``max(min, 1)`` times."""
     motif = []
-    for item in pattern.body.items:
+    for item in normalize(pattern.body).items:
         if isinstance(item, Neg):
             continue
         v = item.body if isinstance(item, Kleene) else item
