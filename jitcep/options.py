@@ -34,6 +34,9 @@ class Options:
         positions (OpenCEP's contiguous policy).
     freeze: variables whose binding freezes later starts (OpenCEP's freeze policy).
     max_matches, max_kleene, max_partials: caps; passing one raises ExplosionError.
+    max_memory: bytes of intermediate results (partial matches, candidate pairs,
+        Kleene members and lists) the compiled engine may hold at once; passing
+        it raises ExplosionError (docs/semantics.md section 12).
     """
 
     order: Order = "position"
@@ -47,13 +50,14 @@ class Options:
     max_matches: int = config.DEFAULT_MAX_MATCHES
     max_kleene: int = config.DEFAULT_MAX_KLEENE
     max_partials: int = config.DEFAULT_MAX_PARTIALS
+    max_memory: int = config.DEFAULT_MAX_MEMORY
 
     def __post_init__(self):
         for name, alias in (("order", Order), ("strategy", SelectionStrategy),
                             ("output", OutputPolicy), ("kleene", KleeneMode),
                             ("kleene_window", KleeneWindow)):
             check_choice(name, getattr(self, name), alias)
-        for name in ("max_matches", "max_kleene", "max_partials"):
+        for name in ("max_matches", "max_kleene", "max_partials", "max_memory"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise OptionError(f"{name} must be a positive integer, got {value!r}")

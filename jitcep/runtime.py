@@ -73,6 +73,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._memo import PerObject
+from .budget import MemoryBudget, nbytes
 from .codegen import PredicateSet
 from .codegen.predicates import ColumnSpec
 from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
@@ -430,6 +431,7 @@ class _PatternRun:
         self.pending = [n for n in plan.negations if pushable and n.anchor is not None]
         self.at_root = [n for n in plan.negations if not (pushable and n.anchor is not None)]
         self.unfiltered: dict[tuple[str, ...] | None, tuple] = {}  # leaf arrays by types (no filter)
+        self.memory = MemoryBudget(options.max_memory)
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         return self.preds.mask(self.pid[id(pred)], P, self.bound)
@@ -508,24 +510,33 @@ class _PatternRun:
                                  self.options.order, bcols, acols, False)
         skip = np.zeros(m, dtype=np.bool_)
         recs, evs = [], []
+        kept = 0
         r = 0
         while r < m:  # pairs in (match, position) order: each match's members come out in position order
             rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, _NEG_PAIR_BUDGET)
             ok = self.pairs_pass(buf, K.member, rec, {K.var: ev})
             recs.append(rec[ok])
             evs.append(ev[ok])
+            kept += len(recs[-1])
+            # each kept (match, member) pair is 16 bytes, and is copied once more when the chunks join
+            self.memory.check(32 * kept, f"the members of Kleene variable {K.var!r}", buf, leaf)
         rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
         members = np.concatenate(evs) if evs else np.zeros(0, np.int64)
         offsets = np.zeros(m + 1, dtype=np.int64)
         np.cumsum(np.bincount(rec, minlength=m), out=offsets[1:])
         if self.options.kleene == "maximal":
             src, start, length = closure_runs(offsets, K.min, K.max)
+            self.memory.check(8 * (int(length.sum()) + 2 * len(src)), f"the lists of Kleene variable {K.var!r}",
+                              buf, members, src, start, length)
             off, lpos = gather_lists(members, start, length)
         else:
             follows = self.follows(buf, K, offsets, members) if K.prev else None
+            room = self.memory.limit - nbytes(buf, members, offsets, follows)
             src, off, lpos, over = subsequences(offsets, members, self.table.ts, self.options.order == "strict_ts",
                                                 K.min, K.max, self.options.max_kleene, self.options.max_matches,
-                                                follows)
+                                                follows, room=room)
+            if over == -3:
+                raise self.memory.error(f"the lists of Kleene variable {K.var!r}")
             if over == -2:
                 raise ExplosionError(f"more than max_matches={self.options.max_matches} matches; raise the cap "
                                      f"or narrow the pattern")
@@ -579,9 +590,13 @@ class _PatternRun:
         (:func:`~jitcep.kernels.kleene.member_pairs`), which the enumeration reads.
         """
         q = np.diff(offsets)
-        if int((q * (q - 1) // 2).sum()) > self.options.max_partials:
+        pairs = int((q * (q - 1) // 2).sum())
+        if pairs > self.options.max_partials:
             raise ExplosionError(f"more than max_partials={self.options.max_partials} pairs of Kleene members to "
                                  f"test against the iterative predicates; raise the cap or narrow the pattern")
+        # four indexes per pair and the q x q verdict table
+        self.memory.check(32 * pairs + int((q * q).sum()), f"the member pairs of Kleene variable {K.var!r}",
+                          buf, offsets, members)
         rec, first, second, slot, size = member_pairs(offsets, members)
         table = np.zeros(size, dtype=np.bool_)
         for lo in range(0, len(rec), _NEG_PAIR_BUDGET):
@@ -675,14 +690,22 @@ class _PatternRun:
         if n.kind == "OR":
             return _union(L, R)
         distinct = any(_types_overlap(self.leaf_types[a], self.leaf_types[b]) for a in L.vars for b in R.vars)
-        cap = self.options.max_partials
+        # a pair costs its three indexes (in arrays grown by doubling) and then its output record, built
+        # with about as many temporaries: the join stops at the pairs that fit beside its inputs
+        fit = self.memory.records(8 * (6 + 2 * (len(L.vars) + len(R.vars) + 6)), L, R)
+        cap = min(self.options.max_partials, fit)
         ts = self.table.ts
-        if n.kind == "SEQ":
-            order = self.options.order
-            li, ri, g = seq_join(L.timed(), R.timed(), ts, self.wt, self.W, order,
-                                 distinct and order == "nondecreasing_ts", cap)
-        else:
-            li, ri, g = and_join(L.timed(), R.timed(), ts, self.wt, self.W, distinct, cap)
+        try:
+            if n.kind == "SEQ":
+                order = self.options.order
+                li, ri, g = seq_join(L.timed(), R.timed(), ts, self.wt, self.W, order,
+                                     distinct and order == "nondecreasing_ts", cap)
+            else:
+                li, ri, g = and_join(L.timed(), R.timed(), ts, self.wt, self.W, distinct, cap)
+        except ExplosionError:
+            if fit < self.options.max_partials:
+                raise self.memory.error(f"the {n.kind} join of {', '.join(L.vars)} with {', '.join(R.vars)}")
+            raise
         for pred in n.predicates:
             if not len(li):
                 break

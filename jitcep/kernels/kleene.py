@@ -167,7 +167,8 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
 
 
 def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, strict: bool, nmin: int,
-                 nmax: int | None, cap: int, total_cap: int, follows: np.ndarray | None = None):
+                 nmax: int | None, cap: int, total_cap: int, follows: np.ndarray | None = None,
+                 room: int | None = None):
     """Every subsequence of each record's members with nmin <= length <= nmax (semantics section 6.1).
 
     ``offsets`` / ``members``: each record's qualifying events in position
@@ -177,7 +178,9 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     conjuncts, SASE+ ``v[i-1]``).  Returns ``(src, off, lpos, over)``: the
     record of each list, the lists in CSR form, and -1; or, when some record
     has more than ``cap`` lists (``max_kleene``), that record as ``over`` (-2
-    past ``total_cap`` lists in all, ``max_matches``) and nothing else.
+    past ``total_cap`` lists in all, ``max_matches``; -3 when the lists would take
+    more than ``room`` bytes, ``max_memory``, checked between the counting pass
+    and the allocation) and nothing else.
     Lists of a record come out in lexicographic order of their member indexes.
     """
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -192,6 +195,8 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     n, n_elems, over = _subsequences(*args, none, np.zeros(1, np.int64), none, False)
     if over != -1:
         return None, None, None, int(over)
+    if room is not None and 8 * (2 * n + 1 + n_elems) > room:
+        return None, None, None, -3
     # NumPy-allocated outputs (jitcep.kernels.alloc): sizes known from the counting pass
     src = empty(n, np.int64)
     off = empty(n + 1, np.int64)

@@ -14,8 +14,11 @@ must be obviously correct rather than fast.  Layout:
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
+from ..errors import ExplosionError
 from ..events import evaluate_per_partition
 from ..matches import MatchTable
 from ..options import Options
@@ -40,6 +43,18 @@ def evaluate(patterns, table, options: Options | None = None) -> list[MatchTable
     (§13).  Caps (§12) raise ExplosionError; undefined patterns raise the
     named PatternValidationError subclasses.
     """
+    try:
+        return _evaluate(patterns, table, options)
+    except RecursionError:
+        # the search binds one event per level of recursion (search.py): a list or pattern deeper than
+        # Python's stack is a cap like any other (§12), never a crash
+        raise ExplosionError(
+            f"the reference evaluator went deeper than Python's recursion limit ({sys.getrecursionlimit()}) "
+            f"while binding one match: a Kleene list or pattern of hundreds of events; bound the closure "
+            f"({{n,m}}) or run it on the compiled engine") from None
+
+
+def _evaluate(patterns, table, options: Options | None) -> list[MatchTable]:
     if isinstance(patterns, Pattern):
         patterns = [patterns]
     options = options if options is not None else Options()

@@ -1,0 +1,101 @@
+"""Caps bound memory, not only output (docs/semantics.md §12).
+
+Every cap is checked while the structure it bounds grows: an explosion ends in
+ExplosionError with the peak memory near ``max_memory``, whatever the
+pattern, and below the caps the result is the reference evaluator's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import jitcep
+from jitcep.errors import ExplosionError
+
+_PROBE = textwrap.dedent("""
+    import json, resource, sys
+    import numpy as np, polars as pl, jitcep
+    pattern, n, options = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+    warm = pl.DataFrame({"type": ["A", "B", "A"], "ts": [1, 2, 3]})
+    jitcep.compile(pattern, **options).run(warm, time="ts", type="type")  # compile and import first
+    rng = np.random.default_rng(0)
+    df = pl.DataFrame({"type": rng.choice(["A", "B"], n), "ts": np.arange(n)})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        jitcep.compile(pattern, **options).run(df, time="ts", type="type")
+        error = None
+    except jitcep.JitcepError as e:
+        error = f"{type(e).__name__}: {e}"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"error": error, "growth_mib": (peak - before) / 1024}))
+""")
+
+MAX_MEMORY = 64 << 20
+
+
+@pytest.mark.parametrize("pattern, n, options", [
+    # every (a, d) pair has a third of the events as members: about n^3 / 12 (record, member) pairs
+    ("PATTERN SEQ(* a, A* c[], * d) WITHIN UNBOUNDED", 700, {}),
+    ("PATTERN SEQ(* a, A* c[], * d) WITHIN UNBOUNDED", 700, {"kleene": "maximal"}),
+    ("PATTERN SEQ(* a, A* c[], * d) WITHIN UNBOUNDED", 700, {"max_kleene": 1000}),
+    # the joins: n^2 / 2 pairs at the first, then more
+    ("PATTERN SEQ(* a, * b, * c, * d, * e, * f) WITHIN UNBOUNDED", 3000, {"max_matches": 10}),
+])
+def test_an_explosion_stops_near_max_memory(pattern, n, options):
+    options = {**options, "max_memory": MAX_MEMORY}
+    out = subprocess.run([sys.executable, "-c", _PROBE, pattern, str(n), json.dumps(options)],
+                         capture_output=True, text=True, timeout=600, env={**os.environ})
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["error"] is not None and got["error"].startswith("ExplosionError") \
+        and "max_memory" in got["error"], got
+    # chunks of candidate pairs (2^20 at a time) and their temporaries come on top of the budget
+    assert got["growth_mib"] < MAX_MEMORY / 2**20 + 160, got
+
+
+def _streams():
+    row = st.tuples(st.sampled_from(["A", "B", "C"]), st.integers(0, 3))
+    return st.lists(row, min_size=1, max_size=14)
+
+
+PATTERNS = ["PATTERN SEQ(A a, B b, C c) WITHIN 6", "PATTERN SEQ(A a, B* b[], C c) WITHIN 8",
+            "PATTERN AND(A a, * b, C c) WITHIN 5", "PATTERN SEQ(* a, A+ b[], * c) WITHIN UNBOUNDED"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_streams(), st.sampled_from([1, 2_000, 20_000, 1 << 30]))
+def test_under_the_cap_the_result_is_the_references(pattern, rows, limit):
+    ts = np.cumsum([r[1] for r in rows])
+    df = pl.DataFrame({"type": [r[0] for r in rows], "ts": ts})
+    q = jitcep.compile(pattern, max_memory=limit)
+    want = jitcep.compile(pattern).run(df, time="ts", type="type", engine="reference")
+    try:
+        got = q.run(df, time="ts", type="type", engine="compiled")
+    except ExplosionError as e:
+        assert "max_memory" in str(e) and limit < 1 << 30
+        return
+    assert got.equals(want)
+
+
+def test_a_list_deeper_than_the_recursion_limit_is_an_explosion_on_the_reference():
+    n = sys.getrecursionlimit() + 100
+    df = pl.DataFrame({"type": ["A"] + ["B"] * n + ["C"], "ts": list(range(n + 2))})
+    q = jitcep.compile(f"PATTERN SEQ(A a, B{{{n}}} b[], C c) WITHIN UNBOUNDED")
+    with pytest.raises(ExplosionError, match="recursion limit"):
+        q.run(df, time="ts", type="type", engine="reference")
+
+
+def test_max_memory_must_be_a_positive_integer():
+    for bad in (0, -1, 1.5, True, "1GB"):
+        with pytest.raises(jitcep.OptionError):
+            jitcep.compile("PATTERN A a WITHIN 5", max_memory=bad)
