@@ -405,6 +405,8 @@ def gen_kleene_pattern(seed: int, iterative: bool = False, negation: bool = Fals
         items[i:i + 2] = [Seq(tuple(items[i:i + 2]))]
     if nf.random() < 0.1:
         conj.append(nf.choice([E.Cmp("<", L(1), L(2))] * 3 + list(FALSE_CONSTANTS)))
+    if nf.random() < 0.2:  # ties may put a maximal list's member past its neighbour (section 6.2)
+        window, order = CountWindow(nf.randint(3, 6)), "nondecreasing_ts"
     if negation:
         ng = random.Random(30_000 + seed)
         items.insert(ng.randint(0, len(items)), Neg(EventVar("n", ng.choice([("A",), ("B",), ("A", "B"), None]))))
@@ -483,3 +485,38 @@ def test_compiled_kleene_equals_reference_slow(seed, mode):
 @pytest.mark.parametrize("kind", ["diff", "kleene"])
 def test_generated_cases_still_produce_matches(kind):
     check_overall_match_rate(kind)
+
+
+def test_default_patterns_cover_the_normal_form_and_constants():
+    """The default run's patterns hold what issue-17-style misreadings hide in (semantics §4, §5, §6.2)."""
+    seen = set()
+
+    def one_item(node):
+        return any(isinstance(n, (Seq, Conj, Disj)) and len(n.items) == 1 for n in _walk(node))
+
+    for seed in range(N_PATTERNS):
+        pattern, _ = gen_pattern(seed)
+        if any(c in FALSE_CONSTANTS for c in E.conjuncts(pattern.where)):
+            seen.add("false_constant")
+        if any(isinstance(n, Conj) and len(n.items) == 1 and isinstance(n.items[0], Seq)
+               and isinstance(n.items[0].items[0], Neg) for n in _walk(pattern.body)):
+            seen.add("one_item_and_around_a_start_negation")
+        elif one_item(pattern.body):
+            seen.add("one_item_operator")
+    for seed in range(N_KLEENE_PATTERNS):
+        pattern, order = gen_kleene_pattern(seed)
+        if any(isinstance(n, Seq) and n is not pattern.body and any(isinstance(i, Kleene) for i in n.items)
+               for n in _walk(pattern.body)):
+            seen.add("maximal_closure_in_nested_seq")
+        if isinstance(pattern.window, CountWindow) and order == "nondecreasing_ts":
+            seen.add("maximal_count_window_with_ties")
+        if one_item(pattern.body):
+            seen.add("maximal_one_item_and")
+    assert seen >= {"false_constant", "one_item_and_around_a_start_negation", "one_item_operator",
+                    "maximal_closure_in_nested_seq", "maximal_count_window_with_ties", "maximal_one_item_and"}, seen
+
+
+def _walk(node):
+    yield node
+    for c in node.children():
+        yield from _walk(c)
