@@ -2,6 +2,8 @@
 
 import pytest
 
+import jitcep
+
 from jitcep.errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
                            MissingWindowError, PatternValidationError, UnknownVariableError,
                            UnsupportedPatternError)
@@ -167,3 +169,25 @@ def test_options_name_bound_positive_variables():
     _raises(UnknownVariableError, text, "contiguous", "'z'", options=Options.from_kwargs(contiguous=[["a", "z"]]))
     _raises(UnknownVariableError, text, "freeze", "'q'", options=Options.from_kwargs(freeze=["q"]))
     _raises(InvalidNegationError, text, "freeze", "'n'", options=Options.from_kwargs(freeze=["n"]))
+
+
+@pytest.mark.parametrize("text, options, quoted", [
+    ("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10", {"kleene": "maximal"},
+     "b[i].x > b[i-1].x"),
+    ("PATTERN AND(SEQ(A a, B+ b[], C c), D d) WITHIN 10", {"kleene": "maximal"}, "B+ b[]"),
+    ("PATTERN SEQ(A a, KL(SEQ(B b, C c)), D d) WITHIN 10", {"kleene": "maximal"}, "KL(SEQ(B b, C c))"),
+    ("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", {"kleene": "maximal", "strategy": "skip_till_next_match"},
+     "skip_till_next_match"),
+    ("PATTERN SEQ(A a, AND(B b, C c)) WITHIN 10", {"strategy": "strict_contiguity"}, "AND(B b, C c)"),
+    ("PATTERN SEQ(A a, B b) WITHIN 10", {"strategy": "partition_contiguity"}, "[attr]"),
+])
+def test_undefined_option_combinations_are_refused_at_compile(text, options, quoted):
+    # docs/semantics.md §6.2, §8: refused by compile, quoting the pattern, not discovered by run
+    with pytest.raises(UnsupportedPatternError) as e:
+        jitcep.compile(text, **options)
+    assert quoted in str(e.value)
+
+
+def test_normal_form_makes_nested_seqs_linear_for_the_strategies():
+    # SEQ(A a, SEQ(B b, C c)) is SEQ(A a, B b, C c) (section 5): a linear pattern
+    jitcep.compile("PATTERN SEQ(A a, SEQ(B b, C c)) WITHIN 10", strategy="skip_till_next_match")

@@ -18,6 +18,7 @@ import math
 from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
                       MissingWindowError, PatternValidationError, UnknownVariableError,
                       UnsupportedPatternError)
+from .combinations import check_combination
 from .ast import (UNIT_NS, Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, TimeWindow,
                   Unbounded, event_vars, kleene_vars, negated_vars, walk)
 from .expr import (AGG_FUNCS, ARITH_OPS, CMP_OPS, Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit,
@@ -386,4 +387,5 @@ def validate(pattern: Pattern, options=None) -> Pattern:
 
     if options is not None:
         _check_options(pattern, options, bound)
+        check_combination(pattern, options)
     return pattern

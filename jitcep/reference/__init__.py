@@ -23,6 +23,7 @@ from ..events import evaluate_per_partition
 from ..matches import MatchTable
 from ..options import Options
 from ..pattern.ast import Pattern
+from ..pattern.combinations import check_combination
 from .analysis import analyze
 from .exprs import Ctx
 from .negation import negations_hold
@@ -71,6 +72,7 @@ def _evaluate(patterns, table, options: Options | None) -> list[MatchTable]:
 
 def _evaluate_one(pattern: Pattern, table, options: Options, budget: Budget) -> MatchTable:
     info = analyze(pattern, table)
+    check_combination(pattern, options)
     check_constraint_vars(info, options)
     if any(c.fn(Ctx(table, {}, {})) is not True for c in info.constants):
         # a conjunct that mentions no variable applies to every match and holds only if TRUE (§4)

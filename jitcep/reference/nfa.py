@@ -24,15 +24,7 @@ class NfaRuns(Matcher):
         super().__init__(info, table, options, budget)
         self.emit = emit
         self.strategy = options.strategy
-        if options.kleene == "maximal" and info.kleene:
-            raise UnsupportedPatternError(
-                f"kleene=\"maximal\" is defined only under skip_till_any_match; strategy={options.strategy!r} "
-                f"defines Kleene lists through NFA^b runs (semantics §8)")
-        if self.strategy == "partition_contiguity" and not info.equiv_attrs:
-            raise UnsupportedPatternError(
-                "strategy=\"partition_contiguity\" needs an equivalence test [attr] to define partitions "
-                "(SASE+ section 2; semantics §8)")
-        body = info.pattern.body
+        body = info.pattern.body  # linear (pattern.combinations checked it): one state per positive item
         items = body.items if isinstance(body, Seq) else (body,)
         self.states: list[tuple[int, str, object]] = []
         for it in items:
@@ -43,9 +35,7 @@ class NfaRuns(Matcher):
             elif isinstance(it, Kleene) and isinstance(it.body, EventVar):
                 self.states.append((KLEENE, it.body.name, info.kleene_of_node[id(it)]))
             else:
-                raise UnsupportedPatternError(
-                    f"strategy={self.strategy!r} is defined through NFA^b runs over a linear SEQ of variables, "
-                    f"array variables and negations; {type(it).__name__} is nested here (semantics §8)")
+                raise UnsupportedPatternError(f"not a linear pattern item: {type(it).__name__} (semantics §8)")
         self.final = len(self.states)
         state_of = {var: s for s, (_, var, _) in enumerate(self.states)}
         # SASE+ step 2: each conjunct goes on the edge of its last identifier.

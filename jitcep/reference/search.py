@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import ExplosionError, UnsupportedPatternError
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Seq
-from .analysis import Conjunct, PatternInfo, _positive_in, _vars_in
+from .analysis import Conjunct, PatternInfo, _vars_in
 from .candidates import Bounds, candidates, filter_conjuncts, index_range
 from .exprs import Ctx, value_at
 
@@ -198,10 +198,10 @@ class AnyMatchSearch(Matcher):
     def __init__(self, info, table, options, budget, emit):
         super().__init__(info, table, options, budget)
         self.emit = emit
+        # kleene="maximal" patterns were checked (pattern.combinations): each closure is an item of the
+        # normal form's top-level SEQ
         self.maximal = options.kleene == "maximal" and bool(info.kleene)
         self.disj_others: dict[tuple[int, int], tuple[str, ...]] = {}
-        if self.maximal:
-            self._check_maximal()
 
     def run(self) -> None:
         if self.maximal:
@@ -388,32 +388,6 @@ class AnyMatchSearch(Matcher):
         return self.info.count is None or max(mx_p, p) - min(mn_p, p) < self.info.count
 
     # --- kleene="maximal" (§6.2) ---------------------------------------------
-
-    def _check_maximal(self) -> None:
-        body = self.info.pattern.body
-        items = body.items if isinstance(body, Seq) else (body,)
-        top = {id(it) for it in items}
-        for K in self.info.kleene:
-            if id(K.node) not in top or not K.is_array:
-                raise UnsupportedPatternError(
-                    "kleene=\"maximal\" needs each Kleene closure to be an array variable (T+ v[]) that is an "
-                    "element of a SEQ outside any AND/OR (ZStream KSEQ, semantics §6.2)")
-            for c in self.info.conjs + [c for n in self.info.negs for c in n.conjs]:
-                if K.kid in c.prev:
-                    raise UnsupportedPatternError(
-                        f"kleene=\"maximal\" takes every qualifying event, so the iterative predicate {c.expr} "
-                        f"(b[i-1]) is undefined there (semantics §6.2); use kleene=\"all\"")
-        positive = [it for it in items if not isinstance(it, Neg)]
-        if all(isinstance(it, Kleene) for it in positive):
-            raise UnsupportedPatternError("kleene=\"maximal\" needs a positive non-Kleene element next to the "
-                                          "closure (semantics §6.2)")
-        for a, b in zip(positive, positive[1:]):
-            if isinstance(a, Kleene) and isinstance(b, Kleene):
-                raise UnsupportedPatternError("kleene=\"maximal\": two adjacent Kleene closures have no "
-                                              "boundary between them (semantics §6.2)")
-        if isinstance(positive[0], Kleene) and isinstance(positive[-1], Kleene):
-            raise UnsupportedPatternError("kleene=\"maximal\": a closure at both ends of the SEQ would bound "
-                                          "each end by the window separately (semantics §6.2)")
 
     def _bind_maximal_seq(self, body, cont) -> None:
         items = body.items if isinstance(body, Seq) else (body,)
