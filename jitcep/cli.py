@@ -243,7 +243,7 @@ def demo_files() -> tuple[Path, Path]:
 def cmd_demo(args) -> int:
     pattern_file, data = demo_files()
     text = pattern_file.read_text()
-    print(f"events:  {data.name} ({pl.scan_parquet(data).select(pl.len()).collect().item()} rows: "
+    print(f"events:  {data.name} ({pl.scan_parquet(data, glob=False).select(pl.len()).collect().item()} rows: "
           "ticker, ts, open, peak, low, close, volume)")
     print("pattern:")
     print("\n".join("  " + line for line in text.strip().splitlines()))
@@ -270,7 +270,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show the stage progress bar on stderr (default: on a terminal, for runs over 2 s)")
 
-    r = sub.add_parser("run", help="run the pattern(s) in PATTERN_FILE over INPUT (Parquet or CSV)")
+    r = sub.add_parser("run", help="run the pattern(s) in PATTERN_FILE over INPUT (a Parquet or CSV file "
+                                   "or a directory of Parquet files; the name is literal, not a glob)")
     r.add_argument("pattern_file")
     r.add_argument("input")
     r.add_argument("--time", default="ts", help="time column (default ts)")

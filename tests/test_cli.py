@@ -88,6 +88,20 @@ def test_run_writes_by_extension(files, ext):
     assert sorted(os.listdir(tmp)) == sorted(["p.cep", "events.parquet", f"m.{ext}"])
 
 
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_input_name_is_literal_not_a_glob(tmp_path, ext):
+    pat = tmp_path / "p.cep"
+    pat.write_text(PATTERN)
+    write = pl.DataFrame.write_parquet if ext == "parquet" else pl.DataFrame.write_csv
+    write(EVENTS, tmp_path / f"data[1].{ext}")
+    write(EVENTS.with_columns(pl.col("x") * 0), tmp_path / f"data1.{ext}")  # what the glob matches: no match
+    out = tmp_path / "m.parquet"
+    r = run_cli("run", pat, tmp_path / f"data[1].{ext}", "--time", "t", "--type", "kind", "-o", out)
+    assert r.returncode == 0, r.stderr
+    got = pl.read_parquet(out)
+    assert set(zip(got["a"].struct.field("row"), got["b"].struct.field("row"))) == EXPECTED
+
+
 def test_csv_output_flattens_lists(tmp_path):
     out = tmp_path / "k.csv"
     pat = tmp_path / "k.cep"
