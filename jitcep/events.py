@@ -381,6 +381,26 @@ def _describe(source) -> str:
     return type(source).__name__
 
 
+def _parquet_files(directory: pathlib.Path) -> list[str]:
+    """Every ``*.parquet`` file under ``directory`` (symbolic links followed, each directory once), sorted.
+
+    A subdirectory that cannot be listed raises OSError: skipping it would
+    drop its events without a word.
+    """
+    def fail(exc: OSError):
+        raise exc
+
+    files, seen = [], set()
+    for root, dirs, names in os.walk(directory, onerror=fail, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:  # a link back up the tree: listed already
+            dirs.clear()
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        files += [os.path.join(root, n) for n in names if n.endswith(".parquet")]
+    return sorted(files)
+
+
 def _path_frame(path: pathlib.Path) -> pl.LazyFrame:
     """A lazy scan of a Parquet/CSV file (or a directory of Parquet files).
 
@@ -395,7 +415,7 @@ def _path_frame(path: pathlib.Path) -> pl.LazyFrame:
     literal = path.absolute()
     try:
         if path.is_dir():
-            files = sorted(map(str, literal.rglob("*.parquet")))
+            files = _parquet_files(literal)
             if not files:
                 raise InputFormatError(f"input directory {str(path)!r} holds no .parquet files")
             return pl.scan_parquet(files, glob=False)
@@ -409,7 +429,8 @@ def _path_frame(path: pathlib.Path) -> pl.LazyFrame:
     except InputFormatError:
         raise
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputFormatError(f"cannot read input file {str(path)!r}: {exc}") from exc
+        what = "directory" if path.is_dir() else "file"
+        raise InputFormatError(f"cannot read input {what} {str(path)!r}: {exc}") from exc
     if magic == b"PAR1":
         return pl.scan_parquet(literal, glob=False)
     raise InputFormatError(f"cannot tell the format of {str(path)!r}: name it .parquet or .csv")
