@@ -14,7 +14,6 @@ import functools
 import operator
 import os
 import pickle
-import tempfile
 import warnings
 from typing import Literal
 
@@ -108,13 +107,23 @@ def check_shippable(patterns, options) -> None:
 
 
 def worker_env(cache_dir: str | None) -> dict[str, str]:
-    """Environment for the Python workers: one thread each, persistent compile caches."""
-    base = cache_dir or os.environ.get("JITCEP_SPARK_CACHE_DIR") or os.path.join(tempfile.gettempdir(),
-                                                                                  "jitcep-spark-cache")
-    env = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR") or os.path.join(base, "numba")}
-    if cache_dir or os.environ.get("JITCEP_CACHE_DIR"):
-        env["JITCEP_CACHE_DIR"] = os.environ.get("JITCEP_CACHE_DIR") or os.path.join(base, "codegen")
+    """Environment for the Python workers: one thread each; compile caches only where asked.
+
+    ``cache_dir`` (else the driver's ``JITCEP_SPARK_CACHE_DIR``) gives both
+    caches, ``<dir>/numba`` and ``<dir>/codegen``; else the driver's own
+    ``NUMBA_CACHE_DIR`` / ``JITCEP_CACHE_DIR`` are passed on.  Otherwise none
+    is set: a worker then uses its own user's private defaults
+    (:mod:`jitcep.cachedirs`), as a path chosen on the driver would name the
+    driver user's directory on the executors.  A worker checks every cache
+    directory and compiles in memory, with a warning, rather than use one that
+    others could write.
+    """
+    env = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    base = cache_dir or os.environ.get("JITCEP_SPARK_CACHE_DIR")
+    for key, sub in (("NUMBA_CACHE_DIR", "numba"), ("JITCEP_CACHE_DIR", "codegen")):
+        value = os.path.join(base, sub) if base else os.environ.get(key)
+        if value:
+            env[key] = value
     return env
 
 
@@ -161,7 +170,11 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
         ``None`` or 0: never.  Costs one aggregation job at call time unless
         Spark knows the input has at most that many rows (local data, ``range``).
     cache_dir
-        Where executors keep Numba's and jitcep's compile caches.
+        Where executors keep Numba's and jitcep's compile caches (``cache_dir/numba``,
+        ``cache_dir/codegen``): a directory each executor's user owns and nobody
+        else can write, or a new path (created 0700); any other is bypassed with
+        an ``UntrustedCacheWarning`` (docs/spark.md).  Default: each executor's
+        own per-user defaults.
 
     Returns
     -------

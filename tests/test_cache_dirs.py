@@ -10,6 +10,7 @@ tests are skipped otherwise.
 from __future__ import annotations
 
 import os
+import pickle
 import stat
 import subprocess
 import sys
@@ -186,3 +187,49 @@ def test_kernels_bypass_a_numba_cache_dir_of_another_uid(tmp_path):
     # the generated module ran from memory too: its Numba index would have gone to NUMBA_CACHE_DIR
     assert files_under(tmp_path / "gen") == []
 
+
+# --- Spark workers -------------------------------------------------------------------------------------------
+
+
+def test_spark_worker_env_names_no_shared_default(monkeypatch):
+    pytest.importorskip("pyspark")
+    from spark_adapter.driver import worker_env
+
+    for key in ("NUMBA_CACHE_DIR", "JITCEP_CACHE_DIR", "JITCEP_SPARK_CACHE_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    env = worker_env(None)
+    assert "NUMBA_CACHE_DIR" not in env and "JITCEP_CACHE_DIR" not in env  # each worker's own defaults
+    env = worker_env("/srv/c")
+    assert env["NUMBA_CACHE_DIR"] == "/srv/c/numba" and env["JITCEP_CACHE_DIR"] == "/srv/c/codegen"
+
+
+def test_spark_worker_bypasses_a_group_writable_cache_dir(tmp_path):
+    """A fresh worker process runs the mapInArrow body with cache_dir= a group-writable directory."""
+    pytest.importorskip("pyspark")
+    from spark_adapter.driver import worker_env
+    from spark_adapter.worker import Job
+
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x AND a.x > -4242 WITHIN 10")
+    frame = EVENTS.with_columns(pl.Series("__cep_seq", [10, 11, 12, 13, 14]))
+    target = jitcep.output_schema(q, EVENTS.schema, type="type")
+    job = Job(patterns=tuple(q.patterns), options=q.options, time="ts", type="type", time_unit=None,
+              partition_by=None, engine="compiled", shape="wide", source_columns=tuple(EVENTS.columns),
+              split_time=False, target_schema=pl.DataFrame(schema=target).to_arrow().schema)
+    shared = group_writable(tmp_path / "shared")
+    env = worker_env(str(shared))
+    (tmp_path / "in.pkl").write_bytes(pickle.dumps((pickle.dumps(job), env, frame.to_arrow().to_batches())))
+    code = (
+        "import pickle, sys\n"
+        "payload, env, batches = pickle.load(open(sys.argv[1], 'rb'))\n"
+        "from spark_adapter._entry import arrow_task\n"
+        "import pyarrow as pa, polars as pl\n"
+        "out = pl.from_arrow(pa.Table.from_batches(list(arrow_task(payload, env)(batches))))\n"
+        "print(sorted(zip(out['a'].struct.field('row'), out['b'].struct.field('row'))))\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "JITCEP_CACHE_DIR")}
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "in.pkl")], env=clean, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str([(10 + a, 10 + b) for a, b in EXPECTED])  # rows are seq values
+    assert "UntrustedCacheWarning: NUMBA_CACHE_DIR" in r.stderr and "writable by group" in r.stderr
+    assert files_under(shared) == []
