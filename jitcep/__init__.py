@@ -32,6 +32,7 @@ from .errors import (
     TimestampError,
     UnknownVariableError,
     UnsupportedPatternError,
+    UntrustedCacheWarning,
     WindowUnitError,
 )
 from .options import Options
@@ -66,5 +67,6 @@ __all__ = [
     "ExplosionError",
     "QueryShippingError",
     "FallbackWarning",
+    "UntrustedCacheWarning",
     "__version__",
 ]

@@ -1,12 +1,15 @@
 """Command line: ``jitcep run PATTERN_FILE INPUT [-o OUT] ...`` and ``jitcep demo``.
 
 Errors jitcep raises on purpose (:class:`~jitcep.errors.JitcepError`), and
-unreadable pattern files, print one line ``jitcep: error: ...`` on stderr and
-exit with status 2; a :class:`~jitcep.errors.FallbackWarning` prints one line
-``jitcep: warning: ...``.  Output files are written atomically (a temporary
-file in the target directory, then a rename), so a failed run leaves nothing
-behind.  A progress bar on stderr (:class:`Progress`) names the stage a long
-run is in; stdout carries only the result.
+any path it cannot use (a pattern file that is missing, unreadable or not
+UTF-8, an input it cannot read, an output that is a directory or in a
+directory it cannot write), print one line ``jitcep: error: ...`` on stderr
+and exit with status 2; a warning prints one line ``jitcep: warning: ...``.
+The output path is checked before the run, and written atomically (a
+temporary file in the target directory, given the mode the umask allows,
+then a rename), so a failed run leaves nothing behind.  A progress bar on
+stderr (:class:`Progress`) names the stage a long run is in; stdout carries
+only the result.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ EXIT_ERROR = 2
 WRITERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".ndjson": "ndjson", ".jsonl": "ndjson"}
 
 
-class CliError(Exception):
-    """A usage problem found by the CLI itself (bad --option, unknown output extension, missing file)."""
+class CliError(JitcepError):
+    """A usage problem found by the CLI itself: a bad --option, or a pattern file or output path it cannot
+    use."""
 
 
 def _option(text: str) -> tuple[str, object]:
@@ -71,15 +75,51 @@ def _writer(path: str) -> str:
     return WRITERS[ext]
 
 
-def write_atomic(df: pl.DataFrame, path: str) -> None:
-    """Write ``df`` to ``path`` (format by extension) via a temporary file and a rename."""
-    kind = _writer(path)
+def _why(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
+def _temp_beside(path: str) -> str:
+    """A new empty temporary file in ``path``'s directory (CliError when it cannot be created)."""
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise CliError(f"cannot write {path!r}: it is a directory; name a file in it, e.g. "
+                       f"{os.path.join(path, 'matches.parquet')!r}")
+    directory = target.parent
     if not directory.is_dir():
-        raise CliError(f"cannot write {path!r}: directory {str(directory)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise CliError(f"cannot write {path!r}: {str(directory)!r} {what}")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as e:
+        raise CliError(f"cannot write {path!r}: cannot create a file in {str(directory)!r}: {_why(e)}") from e
     os.close(fd)
+    return tmp
+
+
+def check_output(path: str) -> None:
+    """Refuse, before any work, an output path that cannot be written: an unknown extension, a
+    directory, or a directory that is missing or not writable (a probe file is created and removed)."""
+    _writer(path)
+    os.unlink(_temp_beside(path))
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: put it back at once
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(df: pl.DataFrame, path: str) -> None:
+    """Write ``df`` to ``path`` (format by extension) via a temporary file and a rename.
+
+    The file gets the mode a newly created file would get (0o666 less the
+    umask; ``mkstemp`` creates it 0o600).  Any failure removes the temporary
+    file and leaves an existing ``path`` as it was; an OSError becomes a
+    CliError naming the path.
+    """
+    kind = _writer(path)
+    tmp = _temp_beside(path)
     try:
         if kind == "parquet":
             df.write_parquet(tmp)
@@ -87,10 +127,13 @@ def write_atomic(df: pl.DataFrame, path: str) -> None:
             _flatten(df).write_csv(tmp)
         else:
             df.write_ndjson(tmp)
-        os.replace(tmp, target)
-    except BaseException:
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise CliError(f"cannot write {path!r}: {_why(e)}") from e
         raise
 
 
@@ -221,13 +264,19 @@ def _finish(df: pl.DataFrame, args, progress) -> None:
         _show(df, args.limit)
 
 
-def cmd_run(args) -> int:
-    if args.output:
-        _writer(args.output)  # refuse an unknown format before doing the work
+def read_pattern_file(path: str) -> str:
+    """The text of a pattern file (UTF-8, a byte-order mark allowed); CliError when it cannot be read."""
     try:
-        text = Path(args.pattern_file).read_text()
+        return Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise CliError(f"cannot read pattern file {path!r}: it is not UTF-8 text (byte 0x{e.object[e.start]:02x} "
+                       f"at offset {e.start}); save it as UTF-8") from e
     except OSError as e:
-        raise CliError(f"cannot read pattern file {args.pattern_file!r}: {e.strerror}") from e
+        raise CliError(f"cannot read pattern file {path!r}: {_why(e)}") from e
+
+
+def cmd_run(args) -> int:
+    text = read_pattern_file(args.pattern_file)
     progress = args.progress_display
     df = _run(text, args.input, args, progress, time=args.time, type=args.type, time_unit=args.time_unit)
     _finish(df, args, progress)
@@ -243,7 +292,7 @@ def demo_files() -> tuple[Path, Path]:
 def cmd_demo(args) -> int:
     pattern_file, data = demo_files()
     text = pattern_file.read_text()
-    print(f"events:  {data.name} ({pl.scan_parquet(data).select(pl.len()).collect().item()} rows: "
+    print(f"events:  {data.name} ({pl.scan_parquet(data, glob=False).select(pl.len()).collect().item()} rows: "
           "ticker, ts, open, peak, low, close, volume)")
     print("pattern:")
     print("\n".join("  " + line for line in text.strip().splitlines()))
@@ -270,7 +319,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show the stage progress bar on stderr (default: on a terminal, for runs over 2 s)")
 
-    r = sub.add_parser("run", help="run the pattern(s) in PATTERN_FILE over INPUT (Parquet or CSV)")
+    r = sub.add_parser("run", help="run the pattern(s) in PATTERN_FILE over INPUT (a Parquet or CSV file "
+                                   "or a directory of Parquet files; the name is literal, not a glob)")
     r.add_argument("pattern_file")
     r.add_argument("input")
     r.add_argument("--time", default="ts", help="time column (default ts)")
@@ -297,8 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
+            if args.output:
+                check_output(args.output)  # before the work, not after it
             return args.func(args)
-    except (JitcepError, CliError) as e:
+    except (JitcepError, OSError) as e:
+        # OSError: a file problem no narrower handler named (the ones above say which path and why)
         progress.close(done=False)
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         print(f"jitcep: error: {type(e).__name__}: {msg}", file=sys.stderr)

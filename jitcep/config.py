@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-# Numba: every kernel is compiled with these; nothing else sets them.
-NUMBA_FLAGS = dict(cache=True, nogil=True, fastmath=False)
+from pathlib import Path
+
+from .cachedirs import numba_cache_trusted
+
+# Numba: every kernel is compiled with these; nothing else sets them.  ``cache``: compiled code is
+# kept on disk only in a directory nobody else can write (jitcep/cachedirs.py), as it is loaded by
+# unpickling; decided when jitcep is imported, as the kernels are decorated then.
+NUMBA_FLAGS = dict(cache=numba_cache_trusted(Path(__file__).parent / "kernels"), nogil=True, fastmath=False)
 
 # Default caps.  Modes that can explode combinatorially stop with ExplosionError
 # when they pass a cap; they never truncate silently.

@@ -129,3 +129,10 @@ class FallbackWarning(UserWarning):
     """The compiled engine does not cover a pattern (or option), so that pattern ran on the reference
     evaluator: the answer is the same, only slower.  Silence it with
     ``warnings.filterwarnings("ignore", category=jitcep.FallbackWarning)`` or ``engine="auto"``."""
+
+
+class UntrustedCacheWarning(UserWarning):
+    """A compile cache directory that others could write (or that does not exist and cannot be made) is
+    not used: compiled code is kept in memory instead, so every process compiles it again.  Cache
+    files are unpickled, i.e. run as code, so only private directories may hold them (see
+    :mod:`jitcep.cachedirs`)."""

@@ -381,29 +381,58 @@ def _describe(source) -> str:
     return type(source).__name__
 
 
+def _parquet_files(directory: pathlib.Path) -> list[str]:
+    """Every ``*.parquet`` file under ``directory`` (symbolic links followed, each directory once), sorted.
+
+    A subdirectory that cannot be listed raises OSError: skipping it would
+    drop its events without a word.
+    """
+    def fail(exc: OSError):
+        raise exc
+
+    files, seen = [], set()
+    for root, dirs, names in os.walk(directory, onerror=fail, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:  # a link back up the tree: listed already
+            dirs.clear()
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        files += [os.path.join(root, n) for n in names if n.endswith(".parquet")]
+    return sorted(files)
+
+
 def _path_frame(path: pathlib.Path) -> pl.LazyFrame:
-    """A lazy scan of a Parquet/CSV file (or a directory of Parquet files)."""
+    """A lazy scan of a Parquet/CSV file (or a directory of Parquet files).
+
+    A path names one file literally: ``data[1].parquet`` is that file, never
+    the glob match ``data1.parquet`` (Polars globs by default, so every scan
+    passes ``glob=False``, on an absolute path so no ``~`` is expanded).  A
+    glob is the caller's to expand: pass ``pl.scan_parquet("data/*.parquet")``.
+    """
     if not path.exists():
         raise InputFormatError(f"input file {str(path)!r} does not exist")
     name = path.name.lower()
+    literal = path.absolute()
     try:
         if path.is_dir():
-            if not any(path.rglob("*.parquet")):
+            files = _parquet_files(literal)
+            if not files:
                 raise InputFormatError(f"input directory {str(path)!r} holds no .parquet files")
-            return pl.scan_parquet(path / "**" / "*.parquet")
+            return pl.scan_parquet(files, glob=False)
         if name.endswith(_PARQUET_SUFFIXES):
-            return pl.scan_parquet(path)
+            return pl.scan_parquet(literal, glob=False)
         if name.endswith(_CSV_SUFFIXES):
-            return pl.scan_csv(path, separator="\t" if name.endswith(".tsv") else ",",
-                               infer_schema_length=10_000)
+            return pl.scan_csv(literal, separator="\t" if name.endswith(".tsv") else ",",
+                               infer_schema_length=10_000, glob=False)
         with open(path, "rb") as fh:  # unknown suffix: Parquet files start with "PAR1"
             magic = fh.read(4)
     except InputFormatError:
         raise
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputFormatError(f"cannot read input file {str(path)!r}: {exc}") from exc
+        what = "directory" if path.is_dir() else "file"
+        raise InputFormatError(f"cannot read input {what} {str(path)!r}: {exc}") from exc
     if magic == b"PAR1":
-        return pl.scan_parquet(path)
+        return pl.scan_parquet(literal, glob=False)
     raise InputFormatError(f"cannot tell the format of {str(path)!r}: name it .parquet or .csv")
 
 
@@ -445,7 +474,9 @@ def read_table(source, columns: Iterable[str] | None = None, *,
 
     ``source`` is a Polars DataFrame or LazyFrame, a pandas DataFrame, a
     pyarrow Table / RecordBatch, or a path (str or pathlib) to a Parquet file,
-    a directory of Parquet files, or a CSV/TSV file.  Files are scanned lazily
+    a directory of Parquet files, or a CSV/TSV file.  A path is a literal file
+    name, never a glob pattern (``data[1].parquet`` is that file); to read
+    the files a glob matches, pass ``pl.scan_parquet(pattern)``.  Files are scanned lazily
     and only the asked columns are read.  ``what`` maps a column name to how
     the error message calls it (``"time column"``); the default is ``"column"``.
 

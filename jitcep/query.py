@@ -163,7 +163,9 @@ class Query:
         ----------
         events
             A Polars DataFrame or LazyFrame, a pandas DataFrame, an Arrow table,
-            or a path to a Parquet or CSV file.  Rows need not be sorted.
+            or a path to a Parquet or CSV file (a literal file name, not a glob
+            pattern: pass ``pl.scan_parquet("dir/*.parquet")`` to read several).
+            Rows need not be sorted.
         time
             The time column (integers, floats, Date or Datetime).
         type

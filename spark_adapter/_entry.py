@@ -1,10 +1,11 @@
 """The functions Spark calls in its Python workers (mapInArrow / mapInPandas).
 
 Kept free of heavy imports on purpose: thread counts and cache directories
-are read by Polars and Numba when *they* are imported, so the environment is
-set here first (DESIGN.md section 4; issue 4: a fresh worker loads cached
-kernels instead of compiling, and a task uses one thread because Spark
-already runs one task per core).
+are read by Polars, Numba and jitcep when *they* are imported, so the
+environment is set here first (DESIGN.md section 4: a task uses one thread
+because Spark already runs one task per core; a fresh worker loads cached
+kernels instead of compiling, from cache directories jitcep checks when it
+is imported, :mod:`jitcep.cachedirs`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,17 @@ _prepared = False
 
 
 def prepare_worker(env: dict[str, str]) -> None:
-    """Set thread counts and cache directories (values already set by the cluster win)."""
+    """Set thread counts and cache directories (values already set by the cluster win).
+
+    Cache directories are not created here: jitcep creates (0700) and checks
+    them when it is imported, and compiles in memory rather than use one
+    that is not private.
+    """
     global _prepared
     if _prepared:
         return
     for k, v in env.items():
         os.environ.setdefault(k, v)
-    for key in ("NUMBA_CACHE_DIR", "JITCEP_CACHE_DIR"):
-        if key in os.environ:
-            try:
-                os.makedirs(os.environ[key], exist_ok=True)
-            except OSError:  # unwritable: Numba falls back to compiling in memory
-                pass
     _prepared = True
 
 

@@ -10,9 +10,10 @@ handed to mapInArrow or mapInPandas, whose body is :mod:`spark_adapter.worker`.
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 import pickle
-import tempfile
 import warnings
 from typing import Literal
 
@@ -41,6 +42,17 @@ _TIME_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, 
 _INT_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
+def _name(column: str) -> str:
+    """``column`` as a Spark SQL identifier: in backticks, its own backticks doubled, so a dot, a space
+    or a backtick in a name is never read as struct access or syntax."""
+    return "`" + column.replace("`", "``") + "`"
+
+
+def _col(column: str):
+    """The column named ``column`` (every column reference the adapter builds goes through here)."""
+    return F.col(_name(column))
+
+
 def _missing(name: str, what: str, columns) -> MissingColumnError:
     return MissingColumnError(f"{what} {name!r} is not a column of the Spark DataFrame; columns: "
                               f"{', '.join(map(repr, columns)) or '(none)'}")
@@ -49,12 +61,12 @@ def _missing(name: str, what: str, columns) -> MissingColumnError:
 def _time_as_long(col: str, dtype: T.DataType):
     """The time column as the int64 the event table stores (same unit, exact)."""
     if isinstance(dtype, T.TimestampType):
-        return F.unix_micros(F.col(col))
+        return F.unix_micros(_col(col))
     if isinstance(dtype, T.TimestampNTZType):  # wall-clock micros, no time zone involved
-        return F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', `{col}`)")
+        return F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {_name(col)})")
     if isinstance(dtype, T.DateType):
-        return F.unix_date(F.col(col))
-    return F.col(col).cast("long")
+        return F.unix_date(_col(col))
+    return _col(col).cast("long")
 
 
 def _floor_div(x: str, r: str):
@@ -64,7 +76,7 @@ def _floor_div(x: str, r: str):
 
 def _range_bounds(width: int, window: int):
     """(first, last) segment of each row: floor(t/R) and floor((t+W)/R)."""
-    t = f"`{P.TIME}`"
+    t = _name(P.TIME)
     return F.expr(_floor_div(t, f"{width}L")), F.expr(_floor_div(f"{t} + {window}L", f"{width}L"))
 
 
@@ -95,13 +107,23 @@ def check_shippable(patterns, options) -> None:
 
 
 def worker_env(cache_dir: str | None) -> dict[str, str]:
-    """Environment for the Python workers: one thread each, persistent compile caches."""
-    base = cache_dir or os.environ.get("JITCEP_SPARK_CACHE_DIR") or os.path.join(tempfile.gettempdir(),
-                                                                                  "jitcep-spark-cache")
-    env = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR") or os.path.join(base, "numba")}
-    if cache_dir or os.environ.get("JITCEP_CACHE_DIR"):
-        env["JITCEP_CACHE_DIR"] = os.environ.get("JITCEP_CACHE_DIR") or os.path.join(base, "codegen")
+    """Environment for the Python workers: one thread each; compile caches only where asked.
+
+    ``cache_dir`` (else the driver's ``JITCEP_SPARK_CACHE_DIR``) gives both
+    caches, ``<dir>/numba`` and ``<dir>/codegen``; else the driver's own
+    ``NUMBA_CACHE_DIR`` / ``JITCEP_CACHE_DIR`` are passed on.  Otherwise none
+    is set: a worker then uses its own user's private defaults
+    (:mod:`jitcep.cachedirs`), as a path chosen on the driver would name the
+    driver user's directory on the executors.  A worker checks every cache
+    directory and compiles in memory, with a warning, rather than use one that
+    others could write.
+    """
+    env = {"POLARS_MAX_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    base = cache_dir or os.environ.get("JITCEP_SPARK_CACHE_DIR")
+    for key, sub in (("NUMBA_CACHE_DIR", "numba"), ("JITCEP_CACHE_DIR", "codegen")):
+        value = os.path.join(base, sub) if base else os.environ.get(key)
+        if value:
+            env[key] = value
     return env
 
 
@@ -148,7 +170,11 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
         ``None`` or 0: never.  Costs one aggregation job at call time unless
         Spark knows the input has at most that many rows (local data, ``range``).
     cache_dir
-        Where executors keep Numba's and jitcep's compile caches.
+        Where executors keep Numba's and jitcep's compile caches (``cache_dir/numba``,
+        ``cache_dir/codegen``): a directory each executor's user owns and nobody
+        else can write, or a new path (created 0700); any other is bypassed with
+        an ``UntrustedCacheWarning`` (docs/spark.md).  Default: each executor's
+        own per-user defaults.
 
     Returns
     -------
@@ -219,20 +245,21 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
                       SplitWarning, stacklevel=2)
     spark = sdf.sparkSession
     n_parts = num_partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
-    df = sdf.select(*selected, (F.col(seq_col).cast("long") if seq_col else F.monotonically_increasing_id())
-                    .alias(P.SEQ))
+    df = sdf.select(*map(_col, selected), (_col(seq_col).cast("long") if seq_col else
+                                           F.monotonically_increasing_id()).alias(P.SEQ))
     window = decision.window
     split_time = False
     if decision.mode == "keyed":
         if not part_cols:  # a null equivalence key equals nothing: such rows never match
-            df = df.dropna(subset=list(decision.key))
+            df = df.filter(functools.reduce(operator.and_, [_col(k).isNotNull() for k in decision.key]))
         if skew is not None and decision.can_split_time and window is not None:
             df, split_time = _split_heavy_keys(df, decision.key, fields[time], time, window, skew,
                                                rows_per_range, n_parts)
-        df = df.repartition(n_parts, *decision.key, *([P.SEG] if split_time else []))
+        df = df.repartition(n_parts, *map(_col, (*decision.key, *([P.SEG] if split_time else []))))
     elif decision.mode == "ranges":
         df = df.withColumn(P.TIME, _time_as_long(time, fields[time]))
-        row = df.agg(F.min(P.TIME).alias("lo"), F.max(P.TIME).alias("hi"), F.count(F.lit(1)).alias("n")).first()
+        row = df.agg(F.min(_col(P.TIME)).alias("lo"), F.max(_col(P.TIME)).alias("hi"),
+                     F.count(F.lit(1)).alias("n")).first()
         lo, hi, n = row["lo"], row["hi"], row["n"]
         width = range_width
         if lo is not None and width is None:
@@ -243,19 +270,24 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
         else:
             lo_r, hi_r = _range_bounds(width, window)
             df = (df.withColumn("__cep_lo", lo_r).withColumn(P.SEG, F.explode(F.sequence(lo_r, hi_r)))
-                  .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo")).drop(P.TIME, "__cep_lo")
-                  .repartition(n_parts, P.SEG))
+                  .withColumn(P.HOME, _col(P.SEG) == _col("__cep_lo")).drop(P.TIME, "__cep_lo")
+                  .repartition(n_parts, _col(P.SEG)))
             split_time = True
     elif decision.mode == "positions":
         df, split_time = _split_positions(df, time, decision.events, range_width, rows_per_range, n_parts)
     else:
         df = df.repartition(1)
 
+    # mapInArrow / mapInPandas look each column up by its name parsed as a reference (``df[name]``),
+    # which a dot or a backtick in the name breaks: input columns travel under positional names and
+    # get their own back in the task.
+    wire = {c: f"{P.INPUT}{i}" for i, c in enumerate(selected)}
+    df = df.select(*[_col(c).alias(wire.get(c, c)) for c in df.columns])
     job = Job(patterns=patterns, options=options, time=time, type=type, time_unit=time_unit,
               partition_by=P.stream_columns(partition_by, split_time),
               engine=_resolve_engine(engine, patterns, options),
               shape=shape, source_columns=tuple(selected), split_time=split_time,
-              target_schema=arrow_schema(out_spark))
+              target_schema=arrow_schema(out_spark), renamed=tuple((w, c) for c, w in wire.items()))
     payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
     env = worker_env(cache_dir)
     if udf == "arrow":
@@ -283,7 +315,7 @@ def _split_positions(df: DataFrame, time: str, n: int, width: int | None, rows_p
     bound = _max_rows(df)
     if width is None and bound is not None and bound <= rows_per_range:
         return df.repartition(1), False
-    ck = df.orderBy(F.col(time).asc_nulls_first(), F.col(P.SEQ).asc()).localCheckpoint(eager=True)
+    ck = df.orderBy(_col(time).asc_nulls_first(), _col(P.SEQ).asc()).localCheckpoint(eager=True)
     counts = dict(ck.groupBy(F.spark_partition_id().alias("p")).count().collect())
     total = sum(counts.values())
     if width is None:
@@ -297,12 +329,12 @@ def _split_positions(df: DataFrame, time: str, n: int, width: int | None, rows_p
     pid = F.spark_partition_id()
     local_index = F.monotonically_increasing_id() - F.shiftleft(pid.cast("long"), 33)
     pos = F.element_at(F.array(*[F.lit(o).cast("long") for o in offsets]), pid + 1) + local_index
-    lo = F.expr(f"`{P.POS}` div {width}L")
-    hi = F.expr(f"(`{P.POS}` + {n - 1}L) div {width}L")
+    lo = F.expr(f"{_name(P.POS)} div {width}L")
+    hi = F.expr(f"({_name(P.POS)} + {n - 1}L) div {width}L")
     out = (ck.withColumn(P.POS, pos)  # on the checkpoint's own partitions, before any shuffle
-           .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(F.col("__cep_lo"), hi)))
-           .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo")).drop("__cep_lo")
-           .repartition(n_parts, P.SEG))
+           .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(_col("__cep_lo"), hi)))
+           .withColumn(P.HOME, _col(P.SEG) == _col("__cep_lo")).drop("__cep_lo")
+           .repartition(n_parts, _col(P.SEG)))
     return out, True
 
 
@@ -344,11 +376,12 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
     if bound is not None and bound <= floor:
         return df, False
     h, t_col = "__cep_h", _time_as_long(time, time_type)
-    per_key = (df.select(F.xxhash64(*key).alias(h), t_col.alias(P.TIME)).groupBy(h)
-               .agg(F.count(F.lit(1)).alias("n"), F.min(P.TIME).alias("lo"), F.max(P.TIME).alias("hi")))
-    row = per_key.agg(F.sum("n").alias("total"),
-                      F.collect_list(F.when(F.col("n") > floor, F.struct(h, "n", "lo", "hi"))).alias("heavy")
-                      ).first()
+    per_key = (df.select(F.xxhash64(*map(_col, key)).alias(h), t_col.alias(P.TIME)).groupBy(_col(h))
+               .agg(F.count(F.lit(1)).alias("n"), F.min(_col(P.TIME)).alias("lo"),
+                    F.max(_col(P.TIME)).alias("hi")))
+    row = per_key.agg(F.sum(_col("n")).alias("total"),
+                      F.collect_list(F.when(_col("n") > floor, F.struct(*map(_col, (h, "n", "lo", "hi")))))
+                      .alias("heavy")).first()
     threshold = (P.skew_threshold(row["total"] or 0, n_parts, floor) if max_key_rows == "auto"
                  else max_key_rows)
     rows = []
@@ -361,12 +394,12 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
     if not rows:
         return df, False
     widths = df.sparkSession.createDataFrame(rows, f"{h} long, __cep_width long")
-    t, w = f"`{P.TIME}`", "`__cep_width`"
+    t, w = _name(P.TIME), _name("__cep_width")
     lo = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(t, w)} END")
     hi = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(f'{t} + {window}L', w)} END")
-    df = (df.withColumn(h, F.xxhash64(*key)).withColumn(P.TIME, t_col)
+    df = (df.withColumn(h, F.xxhash64(*map(_col, key))).withColumn(P.TIME, t_col)
           .join(F.broadcast(widths), on=h, how="left")
-          .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(F.col("__cep_lo"), hi)))
-          .withColumn(P.HOME, F.col(P.SEG) == F.col("__cep_lo"))
+          .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(_col("__cep_lo"), hi)))
+          .withColumn(P.HOME, _col(P.SEG) == _col("__cep_lo"))
           .drop(P.TIME, "__cep_lo", "__cep_width", h))
     return df, True

@@ -51,6 +51,7 @@ SEG = "__cep_seg"      # segment (time range) a copy belongs to
 HOME = "__cep_home"    # whether this copy lies in the range that owns it
 TIME = "__cep_t"       # the time column as int64 in the event table's units
 POS = "__cep_pos"      # global position in (time, seq) order, for count windows ("positions")
+INPUT = "__cep_in"     # + i: the i-th input column on its way into a task (its own name is restored there)
 HELPERS = (SEQ, SEG, HOME, TIME, POS)
 
 # Ranges are at least this many windows wide, so an event has at most two copies.

@@ -53,6 +53,7 @@ class Job:
     source_columns: tuple[str, ...]      # input columns the output may gather from
     split_time: bool                     # rows are range copies: keep matches whose last event is home
     target_schema: pa.Schema             # Arrow form of the Spark output schema
+    renamed: tuple[tuple[str, str], ...] = ()  # (name in the task's input, the column's own name)
 
 
 def last_positions(mt: MatchTable) -> np.ndarray:
@@ -128,12 +129,14 @@ def to_target(df: pl.DataFrame, seq: np.ndarray, id_offset: int, target: pa.Sche
 def evaluate_frame(frame: pl.DataFrame, job: Job, partition_id: int) -> pa.Table:
     """Every match among one task's rows, as an Arrow table in ``job.target_schema``.
 
-    ``frame`` holds the input columns plus the helper columns of
-    :mod:`spark_adapter.plan` (``SEQ`` always, ``SEG`` / ``HOME`` when split
-    by time).  One engine call covers every equivalence key of the task;
+    ``frame`` holds the input columns (under the names of ``job.renamed``)
+    plus the helper columns of :mod:`spark_adapter.plan` (``SEQ`` always,
+    ``SEG`` / ``HOME`` when split by time).  One engine call covers every equivalence key of the task;
     ``partition_by`` streams (and time segments) are evaluated by the engine
     natively in the same call, exactly as in ``Query.run``.
     """
+    if job.renamed:
+        frame = frame.rename(dict(job.renamed))
     # (time, seq): ties follow seq; the table builder then keeps this order (its sort is stable).
     # Position copies also carry the global position, which settles any tie seq leaves open.
     frame = frame.sort([job.time, SEQ] + ([POS] if POS in frame.columns else []), nulls_last=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
+import stat
 import subprocess
 import sys
 import warnings
@@ -88,6 +90,20 @@ def test_run_writes_by_extension(files, ext):
     assert sorted(os.listdir(tmp)) == sorted(["p.cep", "events.parquet", f"m.{ext}"])
 
 
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_input_name_is_literal_not_a_glob(tmp_path, ext):
+    pat = tmp_path / "p.cep"
+    pat.write_text(PATTERN)
+    write = pl.DataFrame.write_parquet if ext == "parquet" else pl.DataFrame.write_csv
+    write(EVENTS, tmp_path / f"data[1].{ext}")
+    write(EVENTS.with_columns(pl.col("x") * 0), tmp_path / f"data1.{ext}")  # what the glob matches: no match
+    out = tmp_path / "m.parquet"
+    r = run_cli("run", pat, tmp_path / f"data[1].{ext}", "--time", "t", "--type", "kind", "-o", out)
+    assert r.returncode == 0, r.stderr
+    got = pl.read_parquet(out)
+    assert set(zip(got["a"].struct.field("row"), got["b"].struct.field("row"))) == EXPECTED
+
+
 def test_csv_output_flattens_lists(tmp_path):
     out = tmp_path / "k.csv"
     pat = tmp_path / "k.cep"
@@ -153,18 +169,19 @@ def test_missing_pattern_file(files):
     _one_line_error(r, "CliError")
 
 
-def test_failed_write_keeps_the_old_file_and_no_temp(files, monkeypatch):
+def test_failed_write_keeps_the_old_file_and_no_temp(files, monkeypatch, capsys):
     tmp, pat, data = files
     out = tmp / "m.parquet"
     out.write_bytes(b"old")
 
     def broken(self, path, *a, **k):
         Path(path).write_bytes(b"half")
-        raise OSError("disk full")
+        raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(pl.DataFrame, "write_parquet", broken)
-    with pytest.raises(OSError):
-        cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out)])
+    assert cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"jitcep: error: CliError: cannot write {str(out)!r}: No space left on device"]
     assert out.read_bytes() == b"old"
     assert sorted(os.listdir(tmp)) == ["events.parquet", "m.parquet", "p.cep"]
 
@@ -253,3 +270,103 @@ def test_fallback_is_one_warning_line_and_the_same_result(files):
             warnings.simplefilter("error")
             assert cli.main(args) == 0
         assert pl.read_parquet(out_r).equals(pl.read_parquet(out_c))
+
+
+# --- paths the CLI cannot use: one line, status 2, nothing written ------------------------
+
+
+def test_pattern_file_not_utf8(files):
+    tmp, _, data = files
+    bad = tmp / "latin1.cep"
+    bad.write_bytes(PATTERN.replace("rises", "st\xe9igt").encode("latin-1"))
+    r = run_cli("run", bad, data, "--time", "t", "--type", "kind", "-o", tmp / "out.parquet")
+    _one_line_error(r, "CliError")
+    assert "is not UTF-8 text (byte 0xe9 at offset 7)" in r.stderr
+    assert sorted(os.listdir(tmp)) == ["events.parquet", "latin1.cep", "p.cep"]
+
+
+def test_pattern_file_with_a_byte_order_mark(files):
+    tmp, _, data = files
+    pat = tmp / "bom.cep"
+    pat.write_bytes(b"\xef\xbb\xbf" + PATTERN.encode())
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^2 matches$", r.stdout, re.M)
+
+
+def test_output_naming_a_directory(files):
+    tmp, pat, data = files
+    (tmp / "out.parquet").mkdir()
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind", "-o", tmp / "out.parquet")
+    _one_line_error(r, "CliError")
+    assert "it is a directory" in r.stderr
+    assert sorted(os.listdir(tmp)) == ["events.parquet", "out.parquet", "p.cep"]
+    assert os.listdir(tmp / "out.parquet") == []
+
+
+@pytest.mark.parametrize("where", ["missing/out.parquet", "events.parquet/out.parquet"])
+def test_output_directory_is_checked_before_the_run(files, where):
+    tmp, pat, _ = files
+    # the input is missing too: the output's error comes first, so nothing was read or matched
+    r = run_cli("run", pat, tmp / "no-such-input.parquet", "-o", tmp / where)
+    _one_line_error(r, "CliError")
+    assert ("does not exist" if where.startswith("missing") else "is not a directory") in r.stderr
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002])
+def test_output_mode_follows_the_umask(files, mask):
+    tmp, pat, data = files
+    old = os.umask(mask)
+    try:
+        for ext in ("parquet", "csv", "ndjson"):
+            out = tmp / f"m.{ext}"
+            assert cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out)]) == 0
+            assert stat.S_IMODE(os.stat(out).st_mode) == 0o666 & ~mask, ext
+    finally:
+        os.umask(old)
+
+
+def _modes_apply():
+    """``subprocess`` keywords for a child bound by file modes: as root (which passes every mode check),
+    drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the bounding set before the exec (Linux)."""
+    if os.geteuid() != 0:
+        return {}
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
+
+    def drop():
+        for cap in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+            if prctl(24, cap, 0, 0, 0):  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+    return {"preexec_fn": drop}
+
+
+def run_cli_bound_by_modes(*args) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([sys.executable, "-m", "jitcep.cli", *map(str, args)], capture_output=True,
+                              text=True, timeout=600, **_modes_apply())
+    except subprocess.SubprocessError as e:  # the capability could not be dropped
+        pytest.skip(f"cannot make file modes apply to a child process: {e}")
+
+
+def test_unwritable_output_directory(files):
+    tmp, pat, data = files
+    (tmp / "ro").mkdir(mode=0o555)
+    r = run_cli_bound_by_modes("run", pat, data, "--time", "t", "--type", "kind", "-o", tmp / "ro" / "out.parquet")
+    _one_line_error(r, "CliError")
+    assert "Permission denied" in r.stderr
+    assert os.listdir(tmp / "ro") == []
+
+
+def test_unreadable_subdirectory_of_an_input_directory(files):
+    tmp, pat, _ = files
+    (tmp / "parts" / "hidden").mkdir(parents=True)
+    EVENTS.write_parquet(tmp / "parts" / "a.parquet")
+    EVENTS.write_parquet(tmp / "parts" / "hidden" / "b.parquet")
+    (tmp / "parts" / "hidden").chmod(0o000)
+    try:
+        r = run_cli_bound_by_modes("run", pat, tmp / "parts", "--time", "t", "--type", "kind")
+    finally:
+        (tmp / "parts" / "hidden").chmod(0o755)
+    _one_line_error(r, "InputFormatError")  # not the matches of the readable part only
+    assert "Permission denied" in r.stderr

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import jitcep
 from jitcep.errors import (AttributeTypeError, InputFormatError, InvalidWindowError, MissingColumnError,
                            OptionError, TimestampError, WindowUnitError)
 from jitcep.events import (EventTable, attributes_read, build_event_table, build_partition,
@@ -113,6 +114,40 @@ def test_tsv_path(tmp_path):
     path = tmp_path / "events.tsv"
     small().write_csv(path, separator="\t")
     check_small(build_event_table(path, PRICE, type="type"))
+
+
+def _write(df: pl.DataFrame, path: pathlib.Path) -> None:
+    df.write_csv(path) if path.suffix == ".csv" else df.write_parquet(path)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+@pytest.mark.parametrize("name, decoy", [("data[1]", "data1"), ("data[ab]", "dataa"), ("d?ta", "data"),
+                                         ("data*", "data-all")])
+def test_path_is_a_literal_file_name_not_a_glob(tmp_path, suffix, name, decoy):
+    # the decoy beside it is what the name matches as a glob pattern
+    path = tmp_path / f"{name}{suffix}"
+    _write(small(), path)
+    _write(small().with_columns(pl.col("price") + 100), tmp_path / f"{decoy}{suffix}")
+    check_small(build_event_table(path, PRICE, type="type"))
+    check_small(build_event_table(str(path), PRICE, type="type"))
+    assert read_table(path)["price"].to_list() == small()["price"].to_list()
+    q = jitcep.compile(PRICE)
+    assert q.run(path, type="type").equals(q.run(small(), type="type"))
+
+
+def test_directory_name_is_literal_too(tmp_path):
+    (tmp_path / "parts[1]").mkdir()
+    (tmp_path / "parts1").mkdir()
+    small().write_parquet(tmp_path / "parts[1]" / "p.parquet")
+    small().with_columns(pl.col("price") + 100).write_parquet(tmp_path / "parts1" / "p.parquet")
+    check_small(build_event_table(tmp_path / "parts[1]", PRICE, type="type"))
+
+
+def test_a_tilde_in_a_relative_path_is_a_directory_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "~").mkdir()
+    small().write_parquet(tmp_path / "~" / "events.parquet")
+    check_small(build_event_table("~/events.parquet", PRICE, type="type"))
 
 
 def test_read_table_projects_columns(tmp_path):

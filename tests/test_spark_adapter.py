@@ -487,3 +487,39 @@ def test_bad_input_raises_before_any_job(spark):
         p, where=E.Cmp("=", E.Attr("a", "sym"), E.Lit(threading.Lock())))], q.options)
     _no_job(spark, lambda: pytest.raises(QueryShippingError, spark_adapter.detect, sdf, unshippable,
                                          type="type"))
+
+
+# --- column names Spark would parse: dots, spaces, backticks ------------------------------------
+
+ODD = {"type": "ty pe", "ts": "t.s", "sym": "k`y", "price": "x.y", "seq": "s.q"}
+
+
+@pytest.mark.parametrize("text,kw", [
+    # keyed, with the skew job (xxhash64 of the key) and the null-key filter
+    ("PATTERN SEQ(A a, B b, C c) WHERE [`k``y`] AND a.`x.y` < c.`x.y` WITHIN 6", {"max_key_rows": 20}),
+    ("PATTERN SEQ(A a, !C n, B b) WHERE a.`x.y` <= b.`x.y` WITHIN 4", {"range_width": 3}),
+    ("PATTERN SEQ(A a, B b) WHERE a.`x.y` < b.`x.y` WITHIN 3 EVENTS", {"range_width": 4}),
+    ("PATTERN SEQ(A a, B+ b[]) WHERE a.`x.y` < b.`x.y` WITHIN 3", {"partition_by": "k`y", "udf": "pandas"}),
+    ("PATTERN SEQ(A a, B b) WHERE a.`x.y` > b.`x.y` WITHIN 3 minutes", {"range_width": 120_000_000, "ntz": True}),
+], ids=["keyed_skew", "time_ranges", "position_ranges", "partition_by", "timestamp_ntz_ranges"])
+def test_odd_column_names_equal_local(spark, text, kw):
+    from pyspark.sql import functions as F
+
+    kw = dict(kw)
+    ntz = kw.pop("ntz", False)
+    df = events(150, seed=1, nulls=True).rename(ODD)
+    sdf = spark.createDataFrame(df.to_pandas())
+    if ntz:  # minutes since the epoch as wall-clock TIMESTAMP_NTZ on Spark, naive Datetime locally
+        df = df.with_columns((pl.datetime(2024, 3, 1) + pl.duration(minutes=pl.col("t.s"))).alias("t.s"))
+        sdf = spark.createDataFrame(df.to_pandas()).withColumn(
+            "t.s", F.col("`t.s`").cast("timestamp_ntz"))
+        assert sdf.schema["t.s"].dataType.simpleString() == "timestamp_ntz"
+    q = jitcep.compile(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SplitWarning)
+        got = collect(spark_adapter.detect(sdf, q, time="t.s", type="ty pe", seq_col="s.q", engine="auto", **kw))
+    ordered = df.sort("s.q")
+    want = q.run(ordered, time="t.s", type="ty pe", engine="auto", partition_by=kw.get("partition_by"))
+    assert got.schema == want.schema
+    assert canon(got) == canon(want, ordered.get_column("s.q").to_list())
+    assert got.height > 0

@@ -105,7 +105,7 @@ def checked_add(a, b):
     return a + b, True
 
 
-@overload(checked_add, jit_options={"cache": True})
+@overload(checked_add, jit_options={"cache": NUMBA_FLAGS["cache"]})
 def _checked_add_nb(a, b):
     # chosen by operand type when a kernel is compiled: one specialisation per dtype
     if isinstance(a, types.Integer):
