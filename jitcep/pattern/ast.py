@@ -162,6 +162,30 @@ def walk(node: Node) -> Iterator[Node]:
         yield from walk(c)
 
 
+def levels(tree) -> Iterator[tuple[object, int]]:
+    """Every node of a structure or expression tree with its depth (the root's is 1), without recursion.
+
+    Iterative, so it reaches into trees too deep for the recursive passes (``validate`` refuses those
+    past ``config.MAX_NESTING``).  Anything that is not a node (a malformed tree built in Python) is
+    yielded as a leaf, for ``validate`` to name.
+    """
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        yield node, depth
+        if isinstance(node, (Node, Expr)):
+            try:
+                children = tuple(node.children())
+            except TypeError:  # e.g. In.values not a tuple
+                children = ()
+            stack.extend((c, depth + 1) for c in children)
+
+
+def nesting(tree) -> int:
+    """Depth of a structure or expression tree: 1 for a leaf, 1 + the deepest child otherwise."""
+    return max(depth for _, depth in levels(tree))
+
+
 def event_vars(node: Node) -> tuple[EventVar, ...]:
     """All EventVars in structure order (positive, negated and Kleene)."""
     return tuple(n for n in walk(node) if isinstance(n, EventVar))

@@ -24,9 +24,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Iterable
 
-from ..errors import InvalidWindowError, PatternValidationError
+from ..config import MAX_NESTING
+from ..errors import InvalidWindowError, PatternError, PatternValidationError
 from .ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq, TimeWindow,
-                  Unbounded, Window)
+                  Unbounded, Window, nesting)
 from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
 from .parser import UNIT_ALIASES, parse_expr
 
@@ -57,7 +58,10 @@ class E:
 
     def __repr__(self) -> str:
         from .printer import expr_to_text
-        return f"E({expr_to_text(self.node)})"
+        try:
+            return f"E({expr_to_text(self.node)})"
+        except PatternError as e:  # no text form (nested too deep, an infinite literal): say why
+            return f"E(<{type(self.node).__name__}: {e}>)"
 
     def __bool__(self):
         raise PatternValidationError(
@@ -226,7 +230,9 @@ class Builder:
         try:
             return f"Builder({to_text(self.build())!r})"
         except Exception:
-            return f"Builder({self.build()!r})"
+            if max(nesting(t) for t in (self.node, self.where_) if t is not None) > MAX_NESTING:
+                return f"Builder(<a pattern nested more than {MAX_NESTING} levels deep>)"
+            return f"Builder({self.build()!r})"  # a malformed node has no text form; its repr still names it
 
     def _whole(self) -> bool:
         return self.where_ is None and self.window is None and not self.returns_ and self.name is None
