@@ -73,6 +73,8 @@ MEANING = [  # syntax and meaning: the named errors of parsing and validation
     pytest.param(compile_("PATTERN A a WHERE a.x = 'abc WITHIN 5"), PatternSyntaxError, "unterminated",
                  id="unterminated string"),
     pytest.param(compile_(42), PatternError, "cannot compile a int", id="not a pattern"),
+    pytest.param(lambda: parse(42), PatternError, "must be a str", id="parse a non-string"),
+    pytest.param(lambda: col(42), PatternError, "must be a str", id="col of a non-string"),
     pytest.param(lambda: lit([1]), PatternValidationError, "not a literal", id="builder: list literal"),
     pytest.param(compile_(where("c.x > 1")), UnknownVariableError, "'c'", id="unknown variable"),
     pytest.param(compile_("PATTERN SEQ(A a, B a) WITHIN 10"), DuplicateVariableError, "twice",

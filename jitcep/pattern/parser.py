@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 
 from ..config import MAX_NESTING
-from ..errors import PatternSyntaxError
+from ..errors import PatternError, PatternSyntaxError
 from .ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq,
                   TimeWindow, Unbounded, Window)
 from .expr import AGG_FUNCS, Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
@@ -747,7 +747,8 @@ class _Parser:
 def parse_many(text: str) -> list[Pattern]:
     """Parse ``;``-separated patterns (an empty statement between ``;`` is skipped)."""
     if not isinstance(text, str):
-        raise TypeError(f"pattern text must be a str, got {type(text).__name__}")
+        raise PatternError(f"pattern text must be a str, got {type(text).__name__}; jitcep.compile also takes "
+                           "a Pattern or a builder")
     parser = _Parser(text)
     out = parser.patterns()
     if not out:
@@ -772,7 +773,7 @@ def parse(text: str) -> Pattern:
 def parse_expr(text: str) -> Expr:
     """Parse one WHERE-style expression (used by the builder's ``expr()`` and ``col()``)."""
     if not isinstance(text, str):
-        raise TypeError(f"expression text must be a str, got {type(text).__name__}")
+        raise PatternError(f"expression text must be a str, got {type(text).__name__}")
     parser = _Parser(text)
     out = parser.expr()
     if parser.tok.kind != "EOF":
