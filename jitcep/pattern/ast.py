@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from .expr import Expr
+from .expr import Expr, python_scalar
 
 # --- structure --------------------------------------------------------------
 
@@ -60,6 +60,10 @@ class Kleene(Node):
     body: Union[EventVar, "Seq", "Conj"]
     min: int = 1
     max: int | None = None
+
+    def __post_init__(self):  # NumPy bounds become Python ints, as literals do (expr.python_scalar)
+        object.__setattr__(self, "min", python_scalar(self.min))
+        object.__setattr__(self, "max", python_scalar(self.max))
 
     def children(self):
         return (self.body,)
@@ -111,12 +115,18 @@ class TimeWindow:
     amount: int | float
     unit: str | None = None
 
+    def __post_init__(self):
+        object.__setattr__(self, "amount", python_scalar(self.amount))
+
 
 @dataclass(frozen=True, slots=True)
 class CountWindow:
     """``WITHIN n EVENTS``: max pos - min pos < n."""
 
     n: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", python_scalar(self.n))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from ..config import MAX_NESTING
 from ..errors import InvalidWindowError, PatternError, PatternValidationError
 from .ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq, TimeWindow,
                   Unbounded, Window, nesting)
-from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
+from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary, python_scalar
 from .parser import UNIT_ALIASES, parse_expr
 
 __all__ = ["E", "Builder", "var", "neg", "kleene", "seq", "and_", "or_", "conj", "disj", "col", "lit", "expr",
@@ -44,7 +44,8 @@ class E:
     """An expression under construction; ``.node`` is the :mod:`jitcep.pattern.expr` tree.
 
     Operators: ``+ - * /``, unary ``-``, ``abs()``, comparisons ``== != < <= > >=``,
-    ``&`` (AND), ``|`` (OR), ``~`` (NOT).  Python scalars on either side become literals.
+    ``&`` (AND), ``|`` (OR), ``~`` (NOT).  Python and NumPy scalars on either side become literals
+    (holding the Python value).
     """
 
     __slots__ = ("node", "_chain")
@@ -145,7 +146,7 @@ def _node(o) -> Expr:
         return o.node
     if isinstance(o, Expr):
         return o
-    if isinstance(o, _Scalar):
+    if isinstance(python_scalar(o), _Scalar):
         return Lit(o)
     raise PatternValidationError(
         f"cannot use a {type(o).__name__} in a pattern expression; use numbers, strings, booleans, None, "
@@ -183,8 +184,8 @@ def col(ref: str) -> E:
 
 
 def lit(value) -> E:
-    """A literal (number, string, boolean or None)."""
-    if not isinstance(value, _Scalar):
+    """A literal (number, string, boolean or None; a NumPy scalar stands for its Python value)."""
+    if not isinstance(python_scalar(value), _Scalar):
         raise PatternValidationError(f"not a literal: {value!r}")
     return E(Lit(value))
 
