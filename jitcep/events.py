@@ -581,7 +581,7 @@ def _string_buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """Offsets (int64, n + 1) and bytes (uint8) of a String series, via Arrow (zero-copy after rechunk)."""
     import pyarrow as pa
 
-    arr = s.to_arrow()
+    arr = s.rename("").to_arrow()  # Arrow's C schema holds the name as a C string: a NUL in it panics
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if arr.type != pa.large_string():
@@ -624,7 +624,7 @@ def _view_chunks(s: pl.Series):
     """Arrow string-view chunks of a String series, zero-copy: (views as uint64 pairs, offset, length)."""
     import pyarrow as pa
 
-    arr = s.to_arrow(compat_level=pl.CompatLevel.newest())
+    arr = s.rename("").to_arrow(compat_level=pl.CompatLevel.newest())  # as in _string_buffers
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     out = []
     for c in chunks:

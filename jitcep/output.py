@@ -250,8 +250,16 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
             # "bound, no member", e.g. T* v[] matched zero events).
             unbound = mt.list_unbound.get(v.name)
             mask = pa.array(np.asarray(unbound, dtype=bool)) if unbound is not None and unbound.any() else None
-            arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)), s.to_arrow(), mask=mask)
+            # Arrow's C schema holds names as C strings, so Polars panics exporting a name with a NUL:
+            # the list is built unnamed, with stand-in field names if a column's name has one
+            names = [name for name, _ in fields]
+            nul = any("\0" in name for name in names)
+            inner = s.struct.rename_fields([f"f{i}" for i in range(len(names))]) if nul else s
+            arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)),
+                                                inner.rename("").to_arrow(), mask=mask)
             s = pl.Series(v.name, arr)
+            if nul:
+                s = s.list.eval(pl.element().struct.rename_fields(names))
         else:
             bound = mt.single[v.name] >= 0
             if not bound.all():

@@ -19,7 +19,7 @@ import polars as pl
 
 from ._typing import Engine, Shape, TimeUnit
 from .errors import ExplosionError, FallbackWarning, PatternError, UnsupportedPatternError
-from .options import Options, check_choice
+from .options import Options, check_choice, check_run_arguments
 from .pattern.ast import Pattern
 from .pattern.parser import parse_many
 from .pattern.validate import validate
@@ -210,9 +210,9 @@ class Query:
     def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, stage=None,
              _stacklevel: int = 3) -> pl.DataFrame:
         """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the CLI's progress bar)."""
-        check_choice("shape", shape, Shape)
-        if time_unit is not None:
-            check_choice("time_unit", time_unit, TimeUnit)
+        checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                                      engine=engine, shape=shape)
+        partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
         evaluate = _engine(engine, stacklevel=_stacklevel)
         note = stage if stage is not None else (lambda name: None)
         from .events import build_event_table, read_events

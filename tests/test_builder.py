@@ -1,11 +1,14 @@
 """Builder: the Python API produces exactly the AST the text produces."""
 
+import numpy as np
+import polars as pl
 import pytest
 
+import jitcep
 from jitcep.errors import InvalidWindowError, PatternValidationError
 from jitcep.pattern.ast import CountWindow, TimeWindow, Unbounded
 from jitcep.pattern.builder import (E, and_, col, count, equiv, expr, kleene, lit, neg, or_, seq, var)
-from jitcep.pattern.expr import Cmp, Lit, Attr
+from jitcep.pattern.expr import Cmp, Lit, Attr, walk
 from jitcep.pattern.parser import parse
 from jitcep.pattern.validate import validate
 
@@ -122,3 +125,45 @@ def test_expression_wrapper_repr_and_unhashable():
     assert isinstance(e, E)
     with pytest.raises(TypeError):
         hash(e)
+
+
+# --- NumPy scalars are the Python values they hold ------------------------------------------------------
+
+NP_EVENTS = pl.DataFrame({
+    "type": ["A", "B", "A", "B", "B", "A", "B"], "ts": [1, 2, 3, 4, 5, 6, 7],
+    "x": [1.5, 2.0, 3.0, 2.0, 2.5, 2.0, 1.0], "n": [1, 3, 2, 4, 3, 1, 5],
+    "f": [True, False, True, True, False, False, True], "s": ["u", "x", "u", "u", "u", "u", "y"],
+})
+
+NP_CASES = [  # (text, a function building the same pattern with NumPy scalars)
+    ("PATTERN SEQ(A a, B b) WHERE a.x < 2.5 AND b.n >= 3 AND a.f = TRUE AND b.s != 'x' AND a.n IN (1, 2) "
+     "WITHIN 5",
+     lambda: seq(var("A", "a"), var("B", "b"))
+     .where(col("a.x") < np.float64(2.5), col("b.n") >= np.int64(3), col("a.f") == np.bool_(True),
+            col("b.s") != np.str_("x"), col("a.n").is_in(np.int32(1), np.uint8(2)))
+     .within(np.int64(5))),
+    ("PATTERN SEQ(A a, B{1,2} b[]) WHERE [s = 'u'] AND b.x * 2.5 > a.x - 1 WITHIN 3 EVENTS",
+     lambda: seq(var("A", "a"), kleene(var("B", "b"), min=np.int64(1), max=np.int16(2)))
+     .where(equiv(s=np.str_("u")), col("b.x") * np.float32(2.5) > col("a.x") - lit(np.int8(1)))
+     .within(events=np.int64(3))),
+]
+
+
+@pytest.mark.parametrize("text, builder", NP_CASES, ids=["single", "kleene"])
+def test_numpy_scalars_become_python_literals(text, builder, engine):
+    q = jitcep.compile(builder())
+    assert q.patterns == (parse(text),)
+    assert parse(q.text()) == q.patterns[0]                       # the text round-trips through the parser
+    lits = [n.value for n in walk(q.patterns[0].where) if isinstance(n, Lit)]
+    assert lits and all(type(v) in (bool, int, float, str) for v in lits)
+    built = q.run(NP_EVENTS, type="type", engine=engine)
+    assert built.height > 0
+    assert built.equals(jitcep.compile(text).run(NP_EVENTS, type="type", engine=engine))
+
+
+def test_numpy_scalars_in_a_hand_made_ast_too():
+    assert Lit(np.float64(2.5)).value.__class__ is float
+    assert TimeWindow(np.int64(10)).amount.__class__ is int
+    assert lit(np.bool_(False)).node == Lit(False) and type(lit(np.bool_(False)).node.value) is bool
+    with pytest.raises(PatternValidationError, match="not a literal"):
+        lit(np.datetime64("2024-01-01"))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from jitcep.errors import PatternSyntaxError
+from jitcep.errors import PatternError, PatternSyntaxError
 from jitcep.pattern.ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Pattern, ReturnItem, Seq,
                                 TimeWindow, Unbounded)
 from jitcep.pattern.expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, In, IsNull, Lit, Not, Unary
@@ -196,8 +196,8 @@ def test_error_message_shows_the_line_with_a_caret():
     assert str(err).endswith("\n    B b,, C c) WITHIN 5\n        ^")
 
 
-def test_not_text_is_a_type_error():
-    with pytest.raises(TypeError):
+def test_not_text_is_a_pattern_error():
+    with pytest.raises(PatternError, match="must be a str, got int"):
         parse(42)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from .expr import Expr
+from .expr import Expr, python_scalar
 
 # --- structure --------------------------------------------------------------
 
@@ -60,6 +60,10 @@ class Kleene(Node):
     body: Union[EventVar, "Seq", "Conj"]
     min: int = 1
     max: int | None = None
+
+    def __post_init__(self):  # NumPy bounds become Python ints, as literals do (expr.python_scalar)
+        object.__setattr__(self, "min", python_scalar(self.min))
+        object.__setattr__(self, "max", python_scalar(self.max))
 
     def children(self):
         return (self.body,)
@@ -111,12 +115,18 @@ class TimeWindow:
     amount: int | float
     unit: str | None = None
 
+    def __post_init__(self):
+        object.__setattr__(self, "amount", python_scalar(self.amount))
+
 
 @dataclass(frozen=True, slots=True)
 class CountWindow:
     """``WITHIN n EVENTS``: max pos - min pos < n."""
 
     n: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", python_scalar(self.n))
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +170,30 @@ def walk(node: Node) -> Iterator[Node]:
     yield node
     for c in node.children():
         yield from walk(c)
+
+
+def levels(tree) -> Iterator[tuple[object, int]]:
+    """Every node of a structure or expression tree with its depth (the root's is 1), without recursion.
+
+    Iterative, so it reaches into trees too deep for the recursive passes (``validate`` refuses those
+    past ``config.MAX_NESTING``).  Anything that is not a node (a malformed tree built in Python) is
+    yielded as a leaf, for ``validate`` to name.
+    """
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        yield node, depth
+        if isinstance(node, (Node, Expr)):
+            try:
+                children = tuple(node.children())
+            except TypeError:  # e.g. In.values not a tuple
+                children = ()
+            stack.extend((c, depth + 1) for c in children)
+
+
+def nesting(tree) -> int:
+    """Depth of a structure or expression tree: 1 for a leaf, 1 + the deepest child otherwise."""
+    return max(depth for _, depth in levels(tree))
 
 
 def event_vars(node: Node) -> tuple[EventVar, ...]:

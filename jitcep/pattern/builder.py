@@ -24,10 +24,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Iterable
 
-from ..errors import InvalidWindowError, PatternValidationError
+from ..config import MAX_NESTING
+from ..errors import InvalidWindowError, PatternError, PatternValidationError
 from .ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq, TimeWindow,
-                  Unbounded, Window)
-from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
+                  Unbounded, Window, nesting)
+from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary, python_scalar
 from .parser import UNIT_ALIASES, parse_expr
 
 __all__ = ["E", "Builder", "var", "neg", "kleene", "seq", "and_", "or_", "conj", "disj", "col", "lit", "expr",
@@ -43,7 +44,8 @@ class E:
     """An expression under construction; ``.node`` is the :mod:`jitcep.pattern.expr` tree.
 
     Operators: ``+ - * /``, unary ``-``, ``abs()``, comparisons ``== != < <= > >=``,
-    ``&`` (AND), ``|`` (OR), ``~`` (NOT).  Python scalars on either side become literals.
+    ``&`` (AND), ``|`` (OR), ``~`` (NOT).  Python and NumPy scalars on either side become literals
+    (holding the Python value).
     """
 
     __slots__ = ("node", "_chain")
@@ -57,7 +59,10 @@ class E:
 
     def __repr__(self) -> str:
         from .printer import expr_to_text
-        return f"E({expr_to_text(self.node)})"
+        try:
+            return f"E({expr_to_text(self.node)})"
+        except PatternError as e:  # no text form (nested too deep, an infinite literal): say why
+            return f"E(<{type(self.node).__name__}: {e}>)"
 
     def __bool__(self):
         raise PatternValidationError(
@@ -141,7 +146,7 @@ def _node(o) -> Expr:
         return o.node
     if isinstance(o, Expr):
         return o
-    if isinstance(o, _Scalar):
+    if isinstance(python_scalar(o), _Scalar):
         return Lit(o)
     raise PatternValidationError(
         f"cannot use a {type(o).__name__} in a pattern expression; use numbers, strings, booleans, None, "
@@ -179,8 +184,8 @@ def col(ref: str) -> E:
 
 
 def lit(value) -> E:
-    """A literal (number, string, boolean or None)."""
-    if not isinstance(value, _Scalar):
+    """A literal (number, string, boolean or None; a NumPy scalar stands for its Python value)."""
+    if not isinstance(python_scalar(value), _Scalar):
         raise PatternValidationError(f"not a literal: {value!r}")
     return E(Lit(value))
 
@@ -226,7 +231,9 @@ class Builder:
         try:
             return f"Builder({to_text(self.build())!r})"
         except Exception:
-            return f"Builder({self.build()!r})"
+            if max(nesting(t) for t in (self.node, self.where_) if t is not None) > MAX_NESTING:
+                return f"Builder(<a pattern nested more than {MAX_NESTING} levels deep>)"
+            return f"Builder({self.build()!r})"  # a malformed node has no text form; its repr still names it
 
     def _whole(self) -> bool:
         return self.where_ is None and self.window is None and not self.returns_ and self.name is None

@@ -23,12 +23,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Literal, Union
 
+import numpy as np
+
 Scalar = Union[int, float, str, bool, None]
 KIndex = Union[Literal["i", "i-1", "len"], int]
 
 ARITH_OPS = ("+", "-", "*", "/")
 CMP_OPS = ("=", "!=", "<", "<=", ">", ">=")
 AGG_FUNCS = ("count", "sum", "avg", "min", "max")
+
+
+def python_scalar(value):
+    """``value`` as a Python scalar if it is a NumPy bool, integer, float or string scalar, else unchanged.
+
+    The nodes that hold scalars (literals, Kleene bounds, windows) convert in their constructors, so
+    ``np.float64(2.5)`` from a builder or a hand-made AST reaches the printer, codegen and the reference
+    evaluator as the Python ``2.5`` (its repr ``np.float64(2.5)`` is neither pattern text nor Numba
+    source).  Other NumPy scalars (datetime64, complex) stay as they are for ``validate`` to refuse.
+    """
+    if isinstance(value, (np.bool_, np.integer, np.floating, np.str_)):
+        value = value.item()
+    return value
 
 
 class Expr:
@@ -42,9 +57,12 @@ class Expr:
 
 @dataclass(frozen=True, slots=True)
 class Lit(Expr):
-    """A literal: number, string, boolean or null."""
+    """A literal: number, string, boolean or null (a NumPy scalar is stored as its Python value)."""
 
     value: Scalar
+
+    def __post_init__(self):
+        object.__setattr__(self, "value", python_scalar(self.value))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,14 @@ column, and context rules that a generic grammar expresses badly (type names
 with ``-`` glued from adjacent tokens, ``[a, b]`` spliced into an AND chain,
 ``-5`` folded into one literal).
 
+Nesting is bounded (``config.MAX_NESTING``, docs/language.md): the parser
+checks the depth of every tree it builds, and, before building it, the levels
+it is inside of and the parentheses open around it (a text nests its
+parentheses no deeper than its tree, so the printer's text of any valid
+pattern parses back).  It stops with a :class:`PatternSyntaxError` at the
+token where a pattern gets too deep, so neither the parser (at most two stack
+frames per level) nor any later recursive pass exhausts Python's stack.
+
 >>> parse("PATTERN SEQ(Stock a, Stock b) WHERE a.price < b.price WITHIN 10 s").window
 TimeWindow(amount=10, unit='s')
 """
@@ -18,7 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import PatternSyntaxError
+from ..config import MAX_NESTING
+from ..errors import PatternError, PatternSyntaxError
 from .ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq,
                   TimeWindow, Unbounded, Window)
 from .expr import AGG_FUNCS, Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
@@ -45,6 +54,14 @@ _STRUCT_OPS = {"SEQ": Seq, "AND": Conj, "OR": Disj}
 _CMP_TOKENS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _FUNCS = (*AGG_FUNCS, "abs")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"'}
+
+# Binding strength of each expression form (higher binds tighter), loosest first; the printer's levels.
+_OR, _AND, _NOT, _CMP, _ADD, _MUL, _NEG, _PRIMARY = range(1, 9)
+
+# The longest integer literal: every number is a 64-bit integer or float, and no float64 has more
+# digits than this (len(str(int(sys.float_info.max)))).  It also keeps int() far from Python's
+# int-to-string conversion limit, which would otherwise raise a ValueError mid-lexing.
+_MAX_INT_DIGITS = 309
 
 # --- lexer ------------------------------------------------------------------
 
@@ -114,7 +131,12 @@ def tokenize(text: str) -> list[Token]:
         kind = m.lastgroup
         raw = m.group()
         if kind == "number":
-            value = float(raw) if ("." in raw or "e" in raw or "E" in raw) else int(raw)
+            is_float = "." in raw or "e" in raw or "E" in raw
+            if not is_float and len(raw) > _MAX_INT_DIGITS:
+                raise _error(text, pos, f"an integer literal of {len(raw)} digits is too long",
+                             f"at most {_MAX_INT_DIGITS} digits (no 64-bit number has more); "
+                             "write an approximate value as a float, such as 1e30")
+            value = float(raw) if is_float else int(raw)
             tokens.append(Token("NUMBER", value, raw, pos, m.end()))
         elif kind == "word":
             tokens.append(Token("WORD", raw, raw, pos, m.end()))
@@ -146,8 +168,14 @@ class _Parser:
         self.toks = tokenize(text)
         self.i = 0
         self.in_return = False
-        # BoolOps built from one ``[a1, a2]`` bracket: spliced into an enclosing AND chain.
-        self._equiv_groups: set[int] = set()
+        # BoolOps built from one ``[a1, a2]`` bracket, by id: spliced into an enclosing AND chain.
+        # The values keep the groups alive, so no later node can reuse an id.
+        self._equiv_groups: dict[int, BoolOp] = {}
+        # Nesting: the tree levels and the parentheses open at the current token, and the depth of
+        # every composite node built (by id; the node is kept alive beside its depth, as above).
+        self.depth = 0
+        self.parens = 0
+        self._depths: dict[int, tuple[object, int]] = {}
 
     # -- token helpers
 
@@ -200,6 +228,31 @@ class _Parser:
             return tok.value
         self.fail(expected=what)
 
+    # -- nesting
+
+    def _too_deep(self, tok: Token, what: str = "levels"):
+        self.fail(f"the pattern nests more than {MAX_NESTING} {what} deep",
+                  expected=f"at most {MAX_NESTING} levels of elements and operators (each SEQ/AND/OR/KL/"
+                           "negation, variable, operator, comparison, function, NOT, unary minus, reference "
+                           f"and literal is one; a chain such as a + b + c + d is one per operator: group it "
+                           f"as (a + b) + (c + d)) and at most {MAX_NESTING} levels of parentheses",
+                  tok=tok)
+
+    def descend(self) -> None:
+        """Enter one tree level (an element or an operand); leave it with ``self.depth -= 1``."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            self._too_deep(self.tok)
+
+    def made(self, node, tok: Token):
+        """``node``, just built at ``tok``, once the tree under it is known to be MAX_NESTING deep at most."""
+        depths = self._depths
+        depth = 1 + max((depths[id(c)][1] if id(c) in depths else 1 for c in node.children()), default=0)
+        if depth > MAX_NESTING:
+            self._too_deep(tok)
+        depths[id(node)] = (node, depth)
+        return node
+
     def integer(self, what: str) -> int:
         tok = self.tok
         if tok.kind != "NUMBER" or not isinstance(tok.value, int):
@@ -241,6 +294,12 @@ class _Parser:
     # -- structure
 
     def element(self, in_kleene: bool) -> Node:
+        self.descend()
+        node = self._element(in_kleene)
+        self.depth -= 1
+        return node
+
+    def _element(self, in_kleene: bool) -> Node:
         tok = self.tok
         if self.is_op("!") or self.is_op("~"):
             self.advance()
@@ -248,8 +307,8 @@ class _Parser:
                 self.advance()
                 inner = self.element(in_kleene)
                 self.expect_op(")")
-                return Neg(inner)
-            return Neg(self.element(in_kleene))
+                return self.made(Neg(inner), tok)
+            return self.made(Neg(self.element(in_kleene)), tok)
         if tok.kind == "WORD" and self.is_op("(", self.peek()):
             kw = tok.value.upper()
             if kw in _STRUCT_OPS:
@@ -260,20 +319,20 @@ class _Parser:
                     self.advance()
                     items.append(self.element(in_kleene))
                 self.expect_op(")", "',' or ')'")
-                return _STRUCT_OPS[kw](tuple(items))
+                return self.made(_STRUCT_OPS[kw](tuple(items)), tok)
             if kw == "NOT":
                 self.advance()
                 self.advance()
                 inner = self.element(in_kleene)
                 self.expect_op(")")
-                return Neg(inner)
+                return self.made(Neg(inner), tok)
             if kw == "KL":
                 self.advance()
                 self.advance()
                 body = self.element(in_kleene=True)
                 self.expect_op(")")
                 lo, hi = self.kleene_suffix(default=(1, None))
-                return Kleene(body, lo, hi)
+                return self.made(Kleene(body, lo, hi), tok)
         types = self.typespec()
         lo_hi = self.kleene_suffix(default=None)
         name = self.name("a variable name")
@@ -287,7 +346,7 @@ class _Parser:
                           expected="a closure on the type (T+ v[], T* v[], T{n,m} v[]) or KL(T v)",
                           tok=bracket)
         var = EventVar(name, types)
-        return var if lo_hi is None else Kleene(var, *lo_hi)
+        return var if lo_hi is None else self.made(Kleene(var, *lo_hi), tok)
 
     def typespec(self) -> tuple[str, ...] | None:
         tok = self.tok
@@ -393,59 +452,131 @@ class _Parser:
         return ReturnItem(expr, alias)
 
     # -- expressions: OR < AND < NOT < comparison < + - < * / < unary - < primary
+    #
+    # Precedence climbing: one call per operand instead of one function per level, so a
+    # parenthesis costs four stack frames, not nine (nesting, config.MAX_NESTING).
 
     def expr(self) -> Expr:
-        items = [self.and_expr()]
-        while self.is_kw("OR"):
-            self.advance()
-            items.append(self.and_expr())
-        return items[0] if len(items) == 1 else BoolOp("or", tuple(items))
+        return self.binary(_OR)
 
-    def and_expr(self) -> Expr:
+    def binary(self, lowest: int, paren: bool = False) -> Expr:
+        """The longest expression starting here whose operators bind at level ``lowest`` or tighter.
+
+        It is one tree level below the caller, or (``paren``) inside one more parenthesis.
+        """
+        if paren:
+            self.parens += 1
+            if self.parens > MAX_NESTING:
+                self._too_deep(self.tok, "levels of parentheses")
+        else:
+            self.descend()
+        left, level = self.prefix(lowest)
+        while True:
+            tok = self.tok
+            op_level = self.operator_level()
+            if op_level is None or op_level < lowest:
+                break
+            # AND, OR (n-ary: a chain is one node) and comparisons (they do not chain) take a
+            # tighter left operand; + - * / associate to the left
+            if level < (op_level + 1 if op_level in (_OR, _AND, _CMP) else op_level):
+                break
+            if op_level == _OR:
+                left = self.chain("OR", left, _AND, tok)
+            elif op_level == _AND:
+                left = self.chain("AND", left, _NOT, tok)
+            elif op_level == _CMP:
+                left = self.comparison(left)
+            else:
+                self.advance()
+                left = self.made(Arith(tok.value, left, self.binary(op_level + 1)), tok)
+            level = op_level
+        if paren:
+            self.parens -= 1
+        else:
+            self.depth -= 1
+        return left
+
+    def operator_level(self) -> int | None:
+        """The level of the binary (or postfix comparison) operator at the current token, if it is one."""
+        tok = self.tok
+        if tok.kind == "OP":
+            if tok.value in _CMP_TOKENS:
+                return _CMP
+            return {"+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL}.get(tok.value)
+        if self.is_kw("OR"):
+            return _OR
+        if self.is_kw("AND"):
+            return _AND
+        if self.is_kw("IN") or self.is_kw("IS") or (self.is_kw("NOT") and self.is_kw("IN", self.peek())):
+            return _CMP
+        return None
+
+    def chain(self, kw: str, first: Expr, operand_level: int, tok: Token) -> Expr:
+        """``first kw x kw y ...`` as one n-ary BoolOp; ``[a1, a2]`` groups splice into an AND chain."""
         items: list[Expr] = []
 
         def add(e: Expr):
-            if id(e) in self._equiv_groups:  # [a1, a2] AND x  ==  [a1] AND [a2] AND x
+            if kw == "AND" and id(e) in self._equiv_groups:  # [a1, a2] AND x  ==  [a1] AND [a2] AND x
                 items.extend(e.items)
             else:
                 items.append(e)
 
-        add(self.not_expr())
-        while self.is_kw("AND"):
+        add(first)
+        while self.is_kw(kw):
             self.advance()
-            add(self.not_expr())
-        if len(items) == 1:
-            return items[0]
-        return BoolOp("and", tuple(items))
+            add(self.binary(operand_level))
+        return self.made(BoolOp(kw.lower(), tuple(items)), tok)
 
-    def not_expr(self) -> Expr:
+    def prefix(self, lowest: int) -> tuple[Expr, int]:
+        """An operand: ``NOT x`` (where a condition may stand), ``-x``, ``(x)``, ``abs(x)`` or a primary;
+        and its level.  The forms that nest are parsed here, each one call from :meth:`binary`."""
+        tok = self.tok
+        if lowest <= _NOT and self.is_kw("NOT"):
+            self.advance()
+            return self.made(Not(self.binary(_NOT)), tok), _NOT
+        if self.is_op("("):
+            self.advance()
+            inner = self.binary(_OR, paren=True)
+            self.expect_op(")")
+            self._equiv_groups.pop(id(inner), None)  # ([a1, a2]) AND x: the parentheses keep the group whole
+            return inner, _PRIMARY
+        if tok.kind == "WORD" and tok.value.lower() == "abs" and self.is_op("(", self.peek()):
+            self.advance()
+            self.advance()
+            inner = self.binary(_OR)
+            self.expect_op(")")
+            return self.made(Unary("abs", inner), tok), _PRIMARY
+        if self.is_op("-"):
+            if self.peek().kind == "NUMBER":  # -5 is one literal; -(5) is a negation
+                self.advance()
+                return Lit(-self.advance().value), _PRIMARY
+            self.advance()
+            self.descend()
+            operand, _ = self.prefix(_NEG)
+            self.depth -= 1
+            return self.made(Unary("neg", operand), tok), _NEG
+        return self.primary(), _PRIMARY
+
+    def comparison(self, left: Expr) -> Expr:
+        """``left`` followed by ``op right``, ``[NOT] IN (...)`` or ``IS [NOT] NULL``."""
+        tok = self.tok
+        if tok.kind == "OP":
+            self.advance()
+            return self.made(Cmp(_CMP_TOKENS[tok.value], left, self.binary(_ADD)), tok)
         if self.is_kw("NOT"):
             self.advance()
-            return Not(self.not_expr())
-        return self.cmp_expr()
-
-    def cmp_expr(self) -> Expr:
-        left = self.add_expr()
-        tok = self.tok
-        if tok.kind == "OP" and tok.value in _CMP_TOKENS:
             self.advance()
-            return Cmp(_CMP_TOKENS[tok.value], left, self.add_expr())
-        if self.is_kw("NOT") and self.is_kw("IN", self.peek()):
-            self.advance()
-            self.advance()
-            return In(left, self.literal_list(), True)
+            return self.made(In(left, self.literal_list(), True), tok)
         if self.is_kw("IN"):
             self.advance()
-            return In(left, self.literal_list(), False)
-        if self.is_kw("IS"):
+            return self.made(In(left, self.literal_list(), False), tok)
+        self.advance()  # IS
+        negated = False
+        if self.is_kw("NOT"):
             self.advance()
-            negated = False
-            if self.is_kw("NOT"):
-                self.advance()
-                negated = True
-            self.expect_kw("NULL")
-            return IsNull(left, negated)
-        return left
+            negated = True
+        self.expect_kw("NULL")
+        return self.made(IsNull(left, negated), tok)
 
     def literal_list(self) -> tuple[Lit, ...]:
         self.expect_op("(", "'(' starting a list of literals")
@@ -470,39 +601,11 @@ class _Parser:
                 return Lit(value)
         self.fail(expected="a literal (number, 'string', TRUE, FALSE or NULL)")
 
-    def add_expr(self) -> Expr:
-        left = self.mul_expr()
-        while self.is_op("+") or self.is_op("-"):
-            op = self.advance().value
-            left = Arith(op, left, self.mul_expr())
-        return left
-
-    def mul_expr(self) -> Expr:
-        left = self.unary()
-        while self.is_op("*") or self.is_op("/"):
-            op = self.advance().value
-            left = Arith(op, left, self.unary())
-        return left
-
-    def unary(self) -> Expr:
-        if self.is_op("-"):
-            if self.peek().kind == "NUMBER":  # -5 is one literal; -(5) is a negation
-                self.advance()
-                return Lit(-self.advance().value)
-            self.advance()
-            return Unary("neg", self.unary())
-        return self.primary()
-
     def primary(self) -> Expr:
         tok = self.tok
         if tok.kind in ("NUMBER", "STRING"):
             self.advance()
             return Lit(tok.value)
-        if self.is_op("("):
-            self.advance()
-            inner = self.expr()
-            self.expect_op(")")
-            return inner
         if self.is_op("["):
             return self.equiv()
         if tok.kind == "WORD":
@@ -525,10 +628,6 @@ class _Parser:
             self.fail(f"unknown function {fn_tok.value!r}", expected="one of " + ", ".join(_FUNCS),
                       tok=fn_tok)
         self.advance()  # '('
-        if fn == "abs":
-            inner = self.expr()
-            self.expect_op(")")
-            return Unary("abs", inner)
         var = self.name("a Kleene variable name")
         if self.is_op("["):
             self.advance()
@@ -618,7 +717,7 @@ class _Parser:
 
     def equiv(self) -> Expr:
         """``[attr]``, ``[attr = 'v']``, ``[a1, a2]`` (SASE section 2 equivalence tests)."""
-        self.advance()  # '['
+        bracket = self.advance()  # '['
         items = [self.equiv_item()]
         while self.is_op(","):
             self.advance()
@@ -626,8 +725,8 @@ class _Parser:
         self.expect_op("]", "',' or ']'")
         if len(items) == 1:
             return items[0]
-        group = BoolOp("and", tuple(items))
-        self._equiv_groups.add(id(group))
+        group = self.made(BoolOp("and", tuple(items)), bracket)
+        self._equiv_groups[id(group)] = group
         return group
 
     def equiv_item(self) -> Equiv:
@@ -636,11 +735,10 @@ class _Parser:
             self.advance()
         else:
             self.fail(expected="an attribute name")
-        value = None
         if self.is_op("=") or self.is_op("=="):
             self.advance()
-            value = self.literal()
-        return Equiv(tok.value, value)
+            return self.made(Equiv(tok.value, self.literal()), tok)
+        return Equiv(tok.value, None)
 
 
 # --- public -----------------------------------------------------------------
@@ -649,7 +747,8 @@ class _Parser:
 def parse_many(text: str) -> list[Pattern]:
     """Parse ``;``-separated patterns (an empty statement between ``;`` is skipped)."""
     if not isinstance(text, str):
-        raise TypeError(f"pattern text must be a str, got {type(text).__name__}")
+        raise PatternError(f"pattern text must be a str, got {type(text).__name__}; jitcep.compile also takes "
+                           "a Pattern or a builder")
     parser = _Parser(text)
     out = parser.patterns()
     if not out:
@@ -674,7 +773,7 @@ def parse(text: str) -> Pattern:
 def parse_expr(text: str) -> Expr:
     """Parse one WHERE-style expression (used by the builder's ``expr()`` and ``col()``)."""
     if not isinstance(text, str):
-        raise TypeError(f"expression text must be a str, got {type(text).__name__}")
+        raise PatternError(f"expression text must be a str, got {type(text).__name__}")
     parser = _Parser(text)
     out = parser.expr()
     if parser.tok.kind != "EOF":

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 import re
 
+from ..config import MAX_NESTING
 from ..errors import PatternValidationError
 from .ast import Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq, TimeWindow, \
-    Unbounded
+    Unbounded, nesting
 from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
 from .parser import KEYWORDS
 
@@ -62,7 +63,19 @@ def _string(s: str) -> str:
 def _number(v: int | float) -> str:
     if isinstance(v, float) and not math.isfinite(v):
         raise PatternValidationError(f"the literal {v!r} has no text form; use a finite number")
-    return repr(v)
+    try:
+        return repr(v)
+    except ValueError:  # an int past Python's int-to-text limit (sys.get_int_max_str_digits())
+        raise PatternValidationError(
+            f"an integer of {v.bit_length()} bits has no text form; use a float such as 1e30") from None
+
+
+def _printable(tree) -> None:
+    """Refuse a tree deeper than any text parses to: printing it would recurse past Python's stack."""
+    if nesting(tree) > MAX_NESTING:
+        raise PatternValidationError(
+            f"the tree nests more than {MAX_NESTING} levels deep, which no pattern text can "
+            "(docs/language.md); it has no text form")
 
 
 def _lit(lit: Lit) -> str:
@@ -147,6 +160,7 @@ def expr_to_text(expr: Expr) -> str:
     >>> expr_to_text(Arith("*", Arith("+", Attr("a", "x"), Lit(1)), Lit(2)))
     '(a.x + 1) * 2'
     """
+    _printable(expr)
     return _expr(expr)[0]
 
 
@@ -175,19 +189,24 @@ def _bounds(lo: int, hi: int | None) -> str:
 
 def node_to_text(node: Node) -> str:
     """Canonical text of a structure element."""
+    _printable(node)
+    return _node(node)
+
+
+def _node(node: Node) -> str:
     if isinstance(node, EventVar):
         return f"{_types(node.types)} {_name(node.name)}"
     if isinstance(node, Neg):
-        return "!" + node_to_text(node.var)
+        return "!" + _node(node.var)
     if isinstance(node, Kleene):
         body = node.body
         if isinstance(body, EventVar) and body.types is not None and len(body.types) == 1:
             return f"{_type(body.types[0])}{_bounds(node.min, node.max)} {_name(body.name)}[]"
         suffix = "" if (node.min, node.max) == (1, None) else _bounds(node.min, node.max)
-        return f"KL({node_to_text(body)}){suffix}"
+        return f"KL({_node(body)}){suffix}"
     for cls, kw in ((Seq, "SEQ"), (Conj, "AND"), (Disj, "OR")):
         if isinstance(node, cls):
-            return f"{kw}(" + ", ".join(node_to_text(i) for i in node.items) + ")"
+            return f"{kw}(" + ", ".join(_node(i) for i in node.items) + ")"
     raise PatternValidationError(f"not a structure node: {node!r}")
 
 

@@ -9,18 +9,24 @@ ZStream section 3 KSEQ); array references ``b[i]``, ``b[i-1]``, ``b[1]``,
 equivalence tests ``[attr]`` only as top-level conjuncts of WHERE (SASE
 section 2); no conjunct across two OR branches (docs/semantics.md section 4); and a window, or an explicit ``WITHIN UNBOUNDED`` (DESIGN.md
 section 2).  Every message names the element at fault, in pattern text.
+
+Size comes first: a pattern nests at most ``config.MAX_NESTING`` levels deep
+(every later pass recurses once per level) and its integers fit int64 (what
+event attributes, counts and positions hold), checked without recursion before
+anything else reads the pattern.
 """
 
 from __future__ import annotations
 
 import math
 
+from ..config import MAX_NESTING
 from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
                       MissingWindowError, PatternValidationError, UnknownVariableError,
                       UnsupportedPatternError)
 from .combinations import check_combination
-from .ast import (UNIT_NS, Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, TimeWindow,
-                  Unbounded, event_vars, kleene_vars, negated_vars, walk)
+from .ast import (UNIT_NS, Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq,
+                  TimeWindow, Unbounded, event_vars, kleene_vars, levels, negated_vars, walk)
 from .expr import (AGG_FUNCS, ARITH_OPS, CMP_OPS, Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit,
                    Not, Unary, conjuncts, variables)
 
@@ -51,6 +57,56 @@ def _is_int(v) -> bool:
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# --- size -------------------------------------------------------------------
+
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
+def _int_text(v: int) -> str:
+    """An integer as text; a very long one by its length (Python refuses to print past 4300 digits)."""
+    if v.bit_length() <= 256:
+        return str(v)
+    return f"{'-' if v < 0 else ''}<an integer of about {int(v.bit_length() * math.log10(2)) + 1} digits>"
+
+
+def _out_of_int64(v) -> bool:
+    return _is_int(v) and not _INT64_MIN <= v <= _INT64_MAX
+
+
+def _check_size(pattern: Pattern) -> None:
+    """Nesting within MAX_NESTING and integers within int64, before any recursive pass or message."""
+    if not isinstance(pattern.returns, tuple) or not all(isinstance(r, ReturnItem) for r in pattern.returns):
+        raise PatternValidationError(f"RETURN must be a tuple of ReturnItem, got {pattern.returns!r}")
+    if isinstance(pattern.window, CountWindow) and _out_of_int64(pattern.window.n):
+        raise InvalidWindowError(
+            f"WITHIN {_int_text(pattern.window.n)} EVENTS is beyond the 64-bit integer range; "
+            "write WITHIN UNBOUNDED for no window")
+    parts = [("the pattern's structure", pattern.body), ("WHERE", pattern.where)]
+    parts += [("a RETURN item", r.expr) for r in pattern.returns]
+    for what, tree in parts:
+        for node, depth in levels(tree) if tree is not None else ():
+            if depth > MAX_NESTING:
+                raise PatternValidationError(
+                    f"{what} nests more than {MAX_NESTING} levels deep (docs/language.md): nest less, or "
+                    "group a long chain such as a + b + c + d as (a + b) + (c + d)")
+            if isinstance(node, Lit) and _out_of_int64(node.value):
+                raise PatternValidationError(
+                    f"the integer literal {_int_text(node.value)} is outside the 64-bit integer range "
+                    f"({_INT64_MIN} to {_INT64_MAX}) that event attributes hold; write it as a float "
+                    "(such as 1e30) if an approximate value is meant")
+            if isinstance(node, Attr) and _out_of_int64(node.index):
+                raise InvalidKleeneError(
+                    f"the member index {_int_text(node.index)} of {node.var!r} is beyond the 64-bit "
+                    "integer range")
+            if isinstance(node, Kleene):
+                for name, bound in (("minimum", node.min), ("maximum", node.max)):
+                    if _out_of_int64(bound):
+                        raise InvalidKleeneError(
+                            f"the Kleene {name} count {_int_text(bound)} is beyond the 64-bit integer range"
+                            + ("; leave the maximum out (T{n,} v[]) for no upper bound"
+                               if name == "maximum" else ""))
 
 
 # --- structure --------------------------------------------------------------
@@ -343,6 +399,7 @@ def validate(pattern: Pattern, options=None) -> Pattern:
     """
     if not isinstance(pattern, Pattern):
         raise PatternValidationError(f"expected a Pattern, got {type(pattern).__name__}")
+    _check_size(pattern)
     structure = _Structure()
     structure.visit(pattern.body, None, False, False)
     _check_window(pattern.window)
