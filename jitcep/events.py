@@ -517,7 +517,7 @@ def _is_csv(source) -> bool:
 
 
 # strftime directives that carry a time of day (or an instant): a format without them parses to a Date
-_TIME_OF_DAY = re.compile(r"%[-.0-9]*[HIklMSTRfpPsczZ]")
+_TIME_OF_DAY = re.compile(r"%[-.0-9]*[HIklMSTRfpPsczZ+]")
 
 
 def parse_time_strings(name: str, s: pl.Series, time_format: str | None) -> pl.Series:
