@@ -34,6 +34,7 @@ from .errors import (
     UnsupportedPatternError,
     UntrustedCacheWarning,
     WindowUnitError,
+    WorkerPythonError,
 )
 from .options import Options
 from .output import output_schema
@@ -66,6 +67,7 @@ __all__ = [
     "WindowUnitError",
     "ExplosionError",
     "QueryShippingError",
+    "WorkerPythonError",
     "FallbackWarning",
     "UntrustedCacheWarning",
     "__version__",

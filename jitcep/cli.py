@@ -4,11 +4,12 @@ Errors jitcep raises on purpose (:class:`~jitcep.errors.JitcepError`), and
 any path it cannot use (a pattern file that is missing, unreadable or not
 UTF-8, an input it cannot read, an output that is a directory or in a
 directory it cannot write), print one line ``jitcep: error: ...`` on stderr
+(a pattern syntax error adds the source line and a caret under the column)
 and exit with status 2; a warning prints one line ``jitcep: warning: ...``.
 The output path is checked before the run, and written atomically (a
 temporary file in the target directory, given the mode the umask allows,
 then a rename), so a failed run leaves nothing behind.  A progress bar on
-stderr (:class:`Progress`) names the stage a long run is in; stdout carries
+stderr (:mod:`jitcep.progress`) names the stage a long run is in; stdout carries
 only the result.
 """
 
@@ -19,16 +20,15 @@ import json
 import os
 import sys
 import tempfile
-import threading
-import time
 import warnings
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 import polars as pl
 
 from ._typing import Engine, Shape, TimeUnit, allowed
-from .errors import JitcepError
+from .errors import JitcepError, PatternSyntaxError
+from .progress import display
 from .query import Query
 
 EXIT_ERROR = 2
@@ -144,113 +144,24 @@ def _show(df: pl.DataFrame, limit: int) -> None:
     print(f"{df.height} match{'es' if df.height != 1 else ''}{more}")
 
 
-class Progress:
-    """A one-line progress display on ``stream``: the current stage, stages done, elapsed time.
-
-    The engine reports stages, not fractions, so the bar fills by stage and a
-    spinner shows the process is alive.  On a terminal it redraws in place
-    (a background thread, every 0.1 s) and appears only once the run has taken
-    ``delay`` seconds, so quick runs print nothing; elsewhere (``--progress``
-    into a file or pipe) it writes one line per stage.  ``stage`` is the
-    callback of ``Query._run``.
-    """
-
-    STAGES = Query.STAGES + ("writing",)
-    WIDTH = 20
-    SPIN = "|/-\\"
-
-    def __init__(self, stream, *, delay: float = 2.0, tty: bool | None = None):
-        self.stream = stream
-        self.tty = stream.isatty() if tty is None else tty
-        self.delay = delay
-        self.t0 = time.monotonic()
-        self.current: str | None = None
-        self.shown = False
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = None
-        if self.tty:
-            self._thread = threading.Thread(target=self._tick, daemon=True)
-            self._thread.start()
-
-    def stage(self, name: str) -> None:
-        with self._lock:
-            self.current = name
-            if self.tty:
-                self._draw()
-            else:
-                self.stream.write(f"jitcep: {name} ({time.monotonic() - self.t0:.1f}s)\n")
-                self.stream.flush()
-
-    def _line(self) -> str:
-        k = self.STAGES.index(self.current) if self.current in self.STAGES else 0
-        filled = self.WIDTH * k // len(self.STAGES)
-        spin = self.SPIN[int((time.monotonic() - self.t0) * 10) % len(self.SPIN)]
-        bar = "#" * filled + spin + "." * (self.WIDTH - filled - 1)
-        return f"[{bar}] {k + 1}/{len(self.STAGES)} {self.current} {time.monotonic() - self.t0:.1f}s"
-
-    def _draw(self) -> None:
-        if self.current is None or time.monotonic() - self.t0 < self.delay:
-            return
-        self.shown = True
-        self.stream.write("\r\x1b[K" + self._line())
-        self.stream.flush()
-
-    def _tick(self) -> None:
-        while not self._stop.wait(0.1):
-            with self._lock:
-                self._draw()
-
-    def clear(self) -> None:
-        """Erase the bar (before another line goes to the same stream); it comes back on the next tick."""
-        with self._lock:
-            if self.tty and self.shown:
-                self.stream.write("\r\x1b[K")
-                self.stream.flush()
-
-    def close(self, *, done: bool = True) -> None:
-        """Stop the display; ``done``: say how long the run took (not after an error).  Idempotent."""
-        if self._stop.is_set():
-            return
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        with self._lock:
-            if self.tty and self.shown:
-                self.stream.write("\r\x1b[K")
-            if done and (self.shown or not self.tty):
-                self.stream.write(f"jitcep: done in {time.monotonic() - self.t0:.1f}s\n")
-            self.stream.flush()
-
-
-class _NoProgress:
-    def stage(self, name: str) -> None:
-        pass
-
-    def clear(self) -> None:
-        pass
-
-    def close(self, *, done: bool = True) -> None:
-        pass
+#: what the CLI's progress display names: the stages of a run, then writing the result
+STAGES = Query.STAGES + ("writing",)
 
 
 def _progress(args):
-    """``--progress`` forces the bar (at once); ``--no-progress`` hides it; default: on a terminal only."""
-    if args.progress is False:
-        return _NoProgress()
-    if args.progress:
-        return Progress(sys.stderr, delay=0.0)
-    return Progress(sys.stderr) if sys.stderr.isatty() else _NoProgress()
+    """``--progress`` forces the display (at once); ``--no-progress`` hides it; default: on a terminal
+    only, after 2 s (:func:`jitcep.progress.display`)."""
+    return display(args.progress, STAGES)
 
 
 def _run(pattern_text: str, events, args, progress, *, time: str, type: str | None,
-         time_unit: str | None) -> pl.DataFrame:
+         time_unit: str | None, time_format: str | None = None) -> pl.DataFrame:
     from .query import compile
 
     options = dict(_option(o) for o in args.option or ())
     query = compile(pattern_text, **options)
     return query._run(events, time=time, type=type, time_unit=time_unit, partition_by=None,
-                      engine=args.engine, shape=args.shape, stage=progress.stage)
+                      engine=args.engine, shape=args.shape, time_format=time_format, stage=progress.stage)
 
 
 def _finish(df: pl.DataFrame, args, progress) -> None:
@@ -278,7 +189,8 @@ def read_pattern_file(path: str) -> str:
 def cmd_run(args) -> int:
     text = read_pattern_file(args.pattern_file)
     progress = args.progress_display
-    df = _run(text, args.input, args, progress, time=args.time, type=args.type, time_unit=args.time_unit)
+    df = _run(text, args.input, args, progress, time=args.time, type=args.type, time_unit=args.time_unit,
+              time_format=args.time_format)
     _finish(df, args, progress)
     return 0
 
@@ -303,8 +215,28 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _version() -> str:
+    """The installed distribution's version (the one pip reports)."""
+    try:
+        return metadata.version("jitcep")
+    except metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _error_text(e: BaseException) -> str:
+    """What ``jitcep: error:`` prints: one line, except that a pattern syntax error keeps the source
+    line and the caret under the column, as its exception shows them."""
+    text = str(e)
+    if not text:
+        return type(e).__name__
+    if isinstance(e, PatternSyntaxError):
+        return text
+    return text.splitlines()[0]
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jitcep", description="Complex event processing over event tables.")
+    p.add_argument("--version", action="version", version=f"jitcep {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp):
@@ -327,6 +259,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--type", default=None, help="event-type column")
     r.add_argument("--time-unit", choices=allowed(TimeUnit), default=None,
                    help="unit of a numeric time column")
+    r.add_argument("--time-format", metavar="FMT", default=None,
+                   help="strftime format of a text time column, e.g. '%%d/%%m/%%Y %%H:%%M' (default: ISO dates "
+                        "and date-times in a CSV file are recognised)")
     common(r)
     r.set_defaults(func=cmd_run)
 
@@ -353,8 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     except (JitcepError, OSError) as e:
         # OSError: a file problem no narrower handler named (the ones above say which path and why)
         progress.close(done=False)
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        print(f"jitcep: error: {type(e).__name__}: {msg}", file=sys.stderr)
+        print(f"jitcep: error: {type(e).__name__}: {_error_text(e)}", file=sys.stderr)
         return EXIT_ERROR
     finally:
         progress.close(done=False)  # no-op after a normal finish

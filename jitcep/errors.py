@@ -122,6 +122,11 @@ class QueryShippingError(JitcepError):
     unpickle to an equal query."""
 
 
+class WorkerPythonError(JitcepError):
+    """Spark's Python workers would run an interpreter that cannot run jitcep's tasks (jitcep not
+    installed there, or another Python version): set ``PYSPARK_PYTHON`` before creating the session."""
+
+
 # --- warnings -------------------------------------------------------------------
 
 

@@ -47,6 +47,7 @@ import functools
 import math
 import os
 import pathlib
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterable, Literal, Sequence
@@ -513,6 +514,42 @@ def read_table(source, columns: Iterable[str] | None = None, *,
 
 def _is_csv(source) -> bool:
     return isinstance(source, (str, os.PathLike)) and os.fspath(source).lower().endswith(_CSV_SUFFIXES)
+
+
+# strftime directives that carry a time of day (or an instant): a format without them parses to a Date
+_TIME_OF_DAY = re.compile(r"%[-.0-9]*[HIklMSTRfpPsczZ+]")
+
+
+def parse_time_strings(name: str, s: pl.Series, time_format: str | None) -> pl.Series:
+    """A String time column parsed to Date or Datetime (a CSV file's time column arrives as text).
+
+    With ``time_format`` (strftime directives, e.g. ``"%d/%m/%Y %H:%M"``): a
+    Date when the format has no time-of-day directive, else a Datetime (zoned
+    when it reads an offset, ``%z``).  Without it the format is inferred from
+    the first value: ISO dates (``2013-01-01``) give a Date, ISO date-times
+    (``2013-01-01 05:17``, ``...T05:17:00Z``) a Datetime.  Raises
+    TimestampError naming the first value that does not parse.
+    """
+    if time_format is not None:
+        to = s.str.to_datetime if _TIME_OF_DAY.search(time_format) else s.str.to_date
+        attempts = [lambda: to(time_format, strict=False)]
+    else:
+        attempts = [lambda: s.str.to_date(strict=False), lambda: s.str.to_datetime(strict=False)]
+    best = None
+    for attempt in attempts:
+        try:
+            out = attempt()
+        except pl.exceptions.PolarsError:  # no format could be inferred from the values
+            continue
+        if out.null_count() == s.null_count():
+            return out
+        best = best if best is not None and best.null_count() <= out.null_count() else out
+    unparsed = s.is_not_null() if best is None else s.is_not_null() & best.is_null()
+    p = _first_row(unparsed.to_numpy())
+    how = (f"with time_format={time_format!r}" if time_format is not None
+           else "as an ISO date or date-time (2013-01-01, 2013-01-01 05:17:00)")
+    raise TimestampError(f"time column {name!r} holds text that does not parse {how}: {s[p]!r} at input row "
+                         f"{p}; give its format with time_format= (CLI: --time-format), e.g. '%d/%m/%Y %H:%M'")
 
 
 # --- what the patterns read -------------------------------------------------
@@ -1157,7 +1194,8 @@ def _attributes(pats, available, key, columns) -> list[str]:
 
 def read_events(source, patterns=None, *, time: str = "ts", type: str | None = None,
                 time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
-                columns: Iterable[str] = (), all_columns: bool = False) -> pl.DataFrame:
+                columns: Iterable[str] = (), all_columns: bool = False,
+                time_format: str | None = None) -> pl.DataFrame:
     """Read ``source`` once into the Polars DataFrame :func:`build_event_table` needs.
 
     The columns are the time and type columns, the attributes the patterns
@@ -1167,9 +1205,13 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     both the events and the input values (:meth:`jitcep.Query.run`) reads a
     file, LazyFrame, pandas or Arrow input only once.
 
+    A text time column is parsed (:func:`parse_time_strings`) when the input
+    is a CSV file, whose reader leaves dates as text, or when ``time_format``
+    is given.
+
     Raises OptionError (bad ``time_unit``, before reading), InputFormatError
     and MissingColumnError (naming what the column is for: "time column",
-    "type column", "attribute").
+    "type column", "attribute"), TimestampError (time text that does not parse).
     """
     pats = _as_patterns(patterns)
     if time_unit is not None:
@@ -1187,12 +1229,16 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     missing = [c for c in needed if c not in set(available)]
     if missing:  # the named error, also when every column is read
         raise _missing(missing[0], what.get(missing[0], "column"), available)
-    return read_table(source, None if all_columns else needed, what=what)
+    df = read_table(source, None if all_columns else needed, what=what)
+    if df.schema[time] == pl.String and df.height and (time_format is not None or _is_csv(source)):
+        df = df.with_columns(parse_time_strings(time, df.get_column(time), time_format))
+    return df
 
 
 def build_event_table(source, patterns=None, *, time: str = "ts", type: str | None = None,
                       time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
-                      columns: Iterable[str] = (), check: bool = True) -> EventTable:
+                      columns: Iterable[str] = (), check: bool = True,
+                      time_format: str | None = None) -> EventTable:
     """Turn input rows into a time-sorted :class:`EventTable` for ``patterns``.
 
     Parameters
@@ -1218,6 +1264,8 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         Extra attributes to keep beyond those the patterns read.
     check
         Run :func:`check_types` (string vs number misuse) on the patterns.
+    time_format
+        The strftime format of a text time column (see :func:`read_events`).
 
     Raises
     ------
@@ -1227,7 +1275,7 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     pats = _as_patterns(patterns)
     key = _partition_key(pats, partition_by)
     df = read_events(source, pats, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                     columns=columns)
+                     columns=columns, time_format=time_format)
     attrs = _attributes(pats, df.columns, key, columns)
 
     ts, unit_ns = _time_values(time, df.get_column(time), time_unit)

@@ -182,6 +182,12 @@ def _optional_column(name: str, value) -> str | None:
     return None if value is None else _column(name, value)
 
 
+def _time_format(name: str, value) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise OptionError(f"{name}= takes a strftime format string such as '%Y-%m-%d %H:%M', got {value!r}")
+    return value
+
+
 def _columns(name: str, value) -> str | tuple[str, ...] | None:
     if value is None or isinstance(value, str):
         return None if value is None else _column(name, value)
@@ -202,6 +208,7 @@ _RUN_CHECKS = {
     "partition_by": _columns,
     "engine": _choice(Engine),
     "shape": _choice(Shape),
+    "time_format": _time_format,
 }
 
 

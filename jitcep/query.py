@@ -156,7 +156,8 @@ class Query:
 
     def run(self, events, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
             partition_by: str | list[str] | None = None, engine: Engine = "compiled",
-            shape: Shape = "wide") -> pl.DataFrame:
+            shape: Shape = "wide", time_format: str | None = None,
+            progress: bool | None = None) -> pl.DataFrame:
         """Find every match of the patterns in ``events``.
 
         Parameters
@@ -167,7 +168,8 @@ class Query:
             pattern: pass ``pl.scan_parquet("dir/*.parquet")`` to read several).
             Rows need not be sorted.
         time
-            The time column (integers, floats, Date or Datetime).
+            The time column (integers, floats, Date or Datetime; text is parsed,
+            see ``time_format``).
         type
             The event-type column; without it only untyped variables (``* v``) match.
         time_unit
@@ -187,6 +189,19 @@ class Query:
             executable semantics for everything.
         shape
             ``"wide"``: one row per match; ``"long"``: one row per (match, variable, event).
+        time_format
+            The strftime format of a text time column, e.g. ``"%d/%m/%Y %H:%M"``
+            (a Date when it has no time-of-day directive, else a Datetime).
+            Without it, a CSV file's time column is parsed when it holds ISO dates
+            or date-times, and text in other inputs is refused.  Text that does not
+            parse raises :class:`~jitcep.errors.TimestampError`.
+        progress
+            Name each stage on stderr as it starts (reading, building the event
+            table, matching, building the output; :mod:`jitcep.progress`).
+            ``None`` (default): a bar only on an interactive terminal and only
+            once the run has taken 2 s, so scripts, tests and quick runs print
+            nothing.  ``True``: at once, one line per stage where stderr is not a
+            terminal (a notebook) and a bar where it is.  ``False``: never.
 
         Returns
         -------
@@ -201,17 +216,26 @@ class Query:
         >>> q.run(df, type="type")["b"].struct.field("row").to_list()
         [3]
         """
-        return self._run(events, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                         engine=engine, shape=shape)
+        from .progress import display
+
+        shown = display(progress, self.STAGES)
+        try:
+            out = self._run(events, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                            engine=engine, shape=shape, time_format=time_format, stage=shown.stage)
+        except BaseException:
+            shown.close(done=False)
+            raise
+        shown.close()
+        return out
 
     #: the stages of a run, in order, as reported to ``_run``'s ``stage`` callback
     STAGES = ("reading", "building the event table", "matching", "building the output")
 
-    def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, stage=None,
-             _stacklevel: int = 3) -> pl.DataFrame:
-        """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the CLI's progress bar)."""
+    def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, time_format=None,
+             stage=None, _stacklevel: int = 3) -> pl.DataFrame:
+        """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the progress display)."""
         checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                      engine=engine, shape=shape)
+                                      engine=engine, shape=shape, time_format=time_format)
         partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
         evaluate = _engine(engine, stacklevel=_stacklevel)
         note = stage if stage is not None else (lambda name: None)
@@ -223,7 +247,8 @@ class Query:
         # their input dtypes.  Every error (columns, timestamps) is raised here.
         note(self.STAGES[0])
         source = read_events(events, self.patterns, time=time, type=type, time_unit=time_unit,
-                             partition_by=partition_by, all_columns=wants_all_columns(self.patterns))
+                             partition_by=partition_by, all_columns=wants_all_columns(self.patterns),
+                             time_format=time_format)
         note(self.STAGES[1])
         table = build_event_table(source, self.patterns, time=time, type=type, time_unit=time_unit,
                                   partition_by=partition_by)

@@ -14,7 +14,9 @@ after one warm-up run, the whole job written to Spark's ``noop`` sink:
 - ``detect_ranges``: the same pattern without the key (time ranges);
 - ``local``: ``Query.run`` on the same rows as one Polars frame (no Spark).
 
-The target (issue 4) is detect within 2x of the pass-through.  ``--hot F``
+Every ``detect`` gets ``num_partitions=`` the session's shuffle partitions, the
+pass-through's task count, so both run the same number of tasks.  The target
+(issue 4) is detect within 2x of the pass-through.  ``--hot F``
 puts a fraction F of the events on one key ("hot"), to see the skew split.
 """
 
@@ -103,19 +105,19 @@ def main(argv=None) -> None:
     q, qu = jitcep.compile(KEYED), jitcep.compile(UNKEYED)
     sink = lambda df: df.write.format("noop").mode("overwrite").save()  # noqa: E731
     print(f"{args.events} events, {args.keys} keys, hot={args.hot}, local[{args.cores}], {parts} partitions, engine={args.engine}")
-    n_matches = spark_adapter.detect(sdf, q, type="type", seq_col="seq", engine=args.engine).count()
+    n_matches = spark_adapter.detect(sdf, q, type="type", seq_col="seq", num_partitions=parts, engine=args.engine).count()
     print(f"matches: {n_matches}")
     base = timed("passthrough", lambda: sink(passthrough(sdf, parts)))
     res = {}
     for udf in ("arrow", "pandas"):
         res[udf] = timed(f"detect_{udf}", lambda: sink(spark_adapter.detect(
-            sdf, q, type="type", seq_col="seq", engine=args.engine, udf=udf)))
+            sdf, q, type="type", seq_col="seq", num_partitions=parts, engine=args.engine, udf=udf)))
     noskew = timed("detect_noskew", lambda: sink(spark_adapter.detect(
-        sdf, q, type="type", seq_col="seq", engine=args.engine, max_key_rows=None)))
+        sdf, q, type="type", seq_col="seq", num_partitions=parts, engine=args.engine, max_key_rows=None)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         timed("detect_ranges", lambda: sink(spark_adapter.detect(
-            sdf, qu, type="type", seq_col="seq", engine=args.engine)))
+            sdf, qu, type="type", seq_col="seq", num_partitions=parts, engine=args.engine)))
     frame = pl.from_arrow(sdf.toArrow())
     engine = "compiled" if args.engine == "auto" else args.engine
     timed("local", lambda: q.run(frame, type="type", engine=engine))

@@ -10,12 +10,16 @@ handed to mapInArrow or mapInPandas, whose body is :mod:`spark_adapter.worker`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 import os
 import pickle
+import shutil
+import subprocess
+import sys
 import warnings
-from typing import Literal
+from typing import Callable
 
 import polars as pl
 from pyspark.sql import DataFrame
@@ -23,18 +27,20 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 import jitcep
-from jitcep.errors import (AttributeTypeError, InputError, MissingColumnError, OptionError,
-                           QueryShippingError, TimestampError, UnsupportedPatternError)
+from jitcep._typing import Engine, Shape
+from jitcep.errors import (AttributeTypeError, FallbackWarning, InputError, MissingColumnError, OptionError,
+                           QueryShippingError, TimestampError, UnsupportedPatternError, WorkerPythonError)
 from jitcep.events import attributes_read, build_event_table
+from jitcep.options import check_choice
 from jitcep.output import output_schema, wants_all_columns
+from jitcep.query import _fallback_message
 
-from . import SplitWarning
+from . import SplitWarning, Udf
 from . import plan as P
 from ._entry import arrow_task, pandas_task
 from .schema import arrow_schema, polars_schema, spark_schema
 from .worker import Job
 
-Udf = Literal["arrow", "pandas"]
 _INT64_MAX = 2**63 - 1
 
 _TIME_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
@@ -80,19 +86,113 @@ def _range_bounds(width: int, window: int):
     return F.expr(_floor_div(t, f"{width}L")), F.expr(_floor_div(f"{t} + {window}L", f"{width}L"))
 
 
-def _resolve_engine(engine: str, patterns, options) -> str:
-    if engine in ("reference", "compiled"):
-        return engine
-    if engine != "auto":
-        raise OptionError(f"engine={engine!r} is not one of 'auto', 'reference', 'compiled'")
+def _resolve_engine(engine: str, patterns, options, *, stacklevel: int) -> str:
+    """The engine the tasks run, after the driver has announced any fallback.
+
+    Which patterns the compiled engine covers is decided from the patterns and
+    options alone (:func:`jitcep.runtime.check_supported`), so it is decided
+    here, once: under ``"compiled"`` a refused pattern gives one
+    FallbackWarning on the driver (the message ``Query.run`` gives), not one
+    per task in the executors' logs.  The tasks then run ``"auto"``: compiled
+    where covered, reference elsewhere, without warning again.
+    """
+    check_choice("engine", engine, Engine)
+    if engine == "reference":
+        return "reference"
     from jitcep.runtime import check_supported  # lazy: `import jitcep` does not load the Numba engine
 
-    try:
-        for p in patterns:
+    refused = {}
+    for i, p in enumerate(patterns):
+        try:
             check_supported(p, options)
-    except UnsupportedPatternError:
-        return "reference"
-    return "compiled"
+        except UnsupportedPatternError as e:
+            refused[i] = str(e)
+    if refused and engine == "compiled":
+        warnings.warn(FallbackWarning(_fallback_message(refused, len(patterns))), stacklevel=stacklevel + 1)
+    return "auto"
+
+
+# Spark's PythonWorkerFactory runs this when nobody set PYSPARK_PYTHON (pyspark.core.context)
+_SPARK_DEFAULT_PYTHON = "python3"
+# what a task imports: jitcep's packages and their compiled dependencies
+_TASK_MODULES = ("spark_adapter", "jitcep", "polars", "pyarrow", "numpy", "numba")
+
+
+def _is_this_python(exe: str) -> bool:
+    found = shutil.which(exe)
+    return found is not None and os.path.abspath(found) == os.path.abspath(sys.executable)
+
+
+@functools.lru_cache(maxsize=8)
+def _cannot_run_tasks(exe: str, pythonpath: str) -> str | None:
+    """Why the interpreter ``exe`` cannot run jitcep's tasks, or None.
+
+    Asks ``exe`` itself (a subprocess with this environment, which local-mode
+    workers inherit) for its version and which of :data:`_TASK_MODULES` it
+    cannot find; nothing is imported, so it takes a few tens of milliseconds,
+    once per (interpreter, PYTHONPATH).
+    """
+    code = ("import importlib.util as u, sys; print('%d.%d' % sys.version_info[:2]); "
+            f"print(' '.join(m for m in {_TASK_MODULES!r} if u.find_spec(m) is None))")
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    try:
+        r = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"it cannot be started ({e})"
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
+        return f"it fails to start ({last})"
+    version, _, missing = r.stdout.partition("\n")
+    here = "%d.%d" % sys.version_info[:2]
+    if version.strip() != here:
+        return f"it is Python {version.strip()}, the driver Python {here}"
+    if missing.split():
+        return f"it cannot import {', '.join(missing.split())}"
+    return None
+
+
+def worker_python(sc) -> str | None:
+    """The interpreter jitcep's tasks must name instead of Spark's choice, or None to keep Spark's.
+
+    Only a local master (``local[...]``, ``local-cluster``) is checked: its
+    Python workers run on this machine with this environment, and without
+    ``PYSPARK_PYTHON`` Spark starts them with whatever ``python3`` is first on
+    the PATH, which need not have jitcep installed (a job then fails at collect
+    with "No module named 'spark_adapter'" from a worker).  So when nobody
+    chose the workers' Python, jitcep's tasks run this driver's own
+    ``sys.executable``; when ``PYSPARK_PYTHON`` names another interpreter, it is
+    asked whether it can run the tasks, and WorkerPythonError says what to set
+    if not.  A cluster's executors have their own Pythons: not checked.
+    """
+    if not str(sc.master).startswith("local"):
+        return None
+    exe = sc.pythonExec
+    if _is_this_python(exe):
+        return None
+    if "PYSPARK_PYTHON" not in os.environ and exe == _SPARK_DEFAULT_PYTHON:
+        return sys.executable
+    why = _cannot_run_tasks(exe, os.environ.get("PYTHONPATH", ""))
+    if why is not None:
+        raise WorkerPythonError(
+            f"Spark's Python workers would run {exe!r} (PYSPARK_PYTHON), but {why}, so jitcep's tasks "
+            f"cannot run there: set PYSPARK_PYTHON={sys.executable} (this driver's Python) before creating "
+            f"the SparkSession, or install jitcep into that interpreter's environment")
+    return None
+
+
+@contextlib.contextmanager
+def _tasks_run_in(sc, exe: str | None):
+    """Name ``exe`` as the Python of the UDFs created inside (PySpark reads ``sc.pythonExec`` when it
+    builds a UDF, and keys its worker processes by it), leaving the session's other UDFs as they were."""
+    if exe is None:
+        yield
+        return
+    before = sc.pythonExec
+    sc.pythonExec = exe
+    try:
+        yield
+    finally:
+        sc.pythonExec = before
 
 
 def check_shippable(patterns, options) -> None:
@@ -127,74 +227,16 @@ def worker_env(cache_dir: str | None) -> dict[str, str]:
     return env
 
 
-def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
-           partition_by: str | list[str] | None = None, seq_col: str | None = None,
-           time_unit: str | None = None, engine: str = "auto", udf: Udf = "arrow",
-           shape: str = "wide", num_partitions: int | None = None, range_width: int | None = None,
-           rows_per_range: int = 1_000_000, max_key_rows: int | Literal["auto"] | None = "auto",
-           cache_dir: str | None = None) -> DataFrame:
-    """Every match of ``query`` in the Spark DataFrame ``sdf``, as a Spark DataFrame.
-
-    Parameters
-    ----------
-    sdf
-        The events.  Rows need not be sorted.
-    query
-        A :class:`jitcep.Query`, or anything :func:`jitcep.compile` accepts
-        (compiled with default options).
-    time, type, time_unit
-        As in :meth:`jitcep.Query.run`.  The time column must be an integer,
-        an integral float/double, a DATE, TIMESTAMP or TIMESTAMP_NTZ column.
-    partition_by
-        Column(s) whose every value is a stream of its own, as in
-        ``Query.run(partition_by=...)`` (semantics §13; null is a value).
-    seq_col
-        An integer column ordering events with equal timestamps; the output's
-        ``row`` is its value.  Without it a ``monotonically_increasing_id``
-        taken from the input as given plays that role (see docs/spark.md).
-    engine
-        ``"reference"``, ``"compiled"`` or ``"auto"`` (compiled when it covers
-        every pattern under the options, else reference).
-    udf
-        ``"arrow"`` (mapInArrow, the default: faster) or ``"pandas"`` (mapInPandas).
-    shape
-        ``"wide"`` or ``"long"``, as in ``Query.run``.
-    num_partitions
-        Tasks to spread the work over (default ``spark.sql.shuffle.partitions``).
-    range_width
-        R for unkeyed queries, in time-column units (default: from the data,
-        about ``rows_per_range`` events per range, at least 10 windows).
-    max_key_rows
-        Split a key with more rows than this by time (skew).  ``"auto"``
-        (default): more than ``max(rows_per_range, rows / num_partitions)``;
-        ``None`` or 0: never.  Costs one aggregation job at call time unless
-        Spark knows the input has at most that many rows (local data, ``range``).
-    cache_dir
-        Where executors keep Numba's and jitcep's compile caches (``cache_dir/numba``,
-        ``cache_dir/codegen``): a directory each executor's user owns and nobody
-        else can write, or a new path (created 0700); any other is bypassed with
-        an ``UntrustedCacheWarning`` (docs/spark.md).  Default: each executor's
-        own per-user defaults.
-
-    Returns
-    -------
-    pyspark.sql.DataFrame
-        The schema of ``jitcep.output_schema`` in Spark types; ``match_id`` is
-        unique across the result (``task partition id << 33`` plus the task's
-        own 0-based match number).
-
-    Raises
-    ------
-    MissingColumnError, TimestampError, AttributeTypeError, WindowUnitError, OptionError,
-    PatternError, QueryShippingError
-        Before any Spark job starts.
-    """
+def detect(sdf: DataFrame, query, *, time: str, type: str | None, partition_by, seq_col: str | None,
+           time_unit: str | None, engine: str, shape: str, udf: str, num_partitions: int | None,
+           range_width: int | None, rows_per_range: int, max_key_rows, cache_dir: str | None) -> DataFrame:
+    """The body of :func:`spark_adapter.detect` (whose docstring says what each argument means), called
+    with every argument; warnings it gives name the caller of :func:`spark_adapter.detect`."""
     q = query if isinstance(query, jitcep.Query) else jitcep.compile(query)
     patterns, options = tuple(q.patterns), q.options
-    if udf not in ("arrow", "pandas"):
-        raise OptionError(f"udf={udf!r} is not one of 'arrow', 'pandas'")
-    if shape not in ("wide", "long"):
-        raise OptionError(f"shape={shape!r} is not one of 'wide', 'long'")
+    check_choice("udf", udf, Udf)
+    check_choice("shape", shape, Shape)
+    check_choice("engine", engine, Engine)
     for name, value in (("num_partitions", num_partitions), ("range_width", range_width),
                         ("rows_per_range", rows_per_range)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
@@ -235,16 +277,23 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
                                time_unit=time_unit, partition_by=part_cols or None)
     out_spark = spark_schema(output_schema(q, pl_in, time=time, type=type, shape=shape))
     check_shippable(patterns, options)
+    spark = sdf.sparkSession
+    task_python = worker_python(spark.sparkContext)
+    task_engine = _resolve_engine(engine, patterns, options, stacklevel=3)
 
     # --- how to split -------------------------------------------------------------
     decision = P.decide(patterns, options, table0, partition_by)
     if decision.mode == "single":
-        warnings.warn(f"jitcep query runs in a single Spark task: {decision.reason}", SplitWarning, stacklevel=2)
+        warnings.warn(f"jitcep query runs in a single Spark task: {decision.reason}", SplitWarning, stacklevel=3)
     elif isinstance(skew, int) and decision.mode == "keyed" and not decision.can_split_time:
         warnings.warn(f"max_key_rows ignored, large keys are not split by time: {decision.reason}",
-                      SplitWarning, stacklevel=2)
-    spark = sdf.sparkSession
-    n_parts = num_partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+                      SplitWarning, stacklevel=3)
+    parallelism = spark.sparkContext.defaultParallelism
+
+    def tasks(rows: int | None) -> int:
+        """How many tasks to repartition into, for ``rows`` input rows (None: not known without a job)."""
+        return num_partitions or P.task_count(rows, parallelism, rows_per_range)
+
     df = sdf.select(*map(_col, selected), (_col(seq_col).cast("long") if seq_col else
                                            F.monotonically_increasing_id()).alias(P.SEQ))
     window = decision.window
@@ -252,10 +301,11 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     if decision.mode == "keyed":
         if not part_cols:  # a null equivalence key equals nothing: such rows never match
             df = df.filter(functools.reduce(operator.and_, [_col(k).isNotNull() for k in decision.key]))
+        rows = _max_rows(df)
         if skew is not None and decision.can_split_time and window is not None:
-            df, split_time = _split_heavy_keys(df, decision.key, fields[time], time, window, skew,
-                                               rows_per_range, n_parts)
-        df = df.repartition(n_parts, *map(_col, (*decision.key, *([P.SEG] if split_time else []))))
+            df, split_time, rows = _split_heavy_keys(df, decision.key, fields[time], time, window, skew,
+                                                     rows_per_range, tasks)
+        df = df.repartition(tasks(rows), *map(_col, (*decision.key, *([P.SEG] if split_time else []))))
     elif decision.mode == "ranges":
         df = df.withColumn(P.TIME, _time_as_long(time, fields[time]))
         row = df.agg(F.min(_col(P.TIME)).alias("lo"), F.max(_col(P.TIME)).alias("hi"),
@@ -271,10 +321,10 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
             lo_r, hi_r = _range_bounds(width, window)
             df = (df.withColumn("__cep_lo", lo_r).withColumn(P.SEG, F.explode(F.sequence(lo_r, hi_r)))
                   .withColumn(P.HOME, _col(P.SEG) == _col("__cep_lo")).drop(P.TIME, "__cep_lo")
-                  .repartition(n_parts, _col(P.SEG)))
+                  .repartition(tasks(n), _col(P.SEG)))
             split_time = True
     elif decision.mode == "positions":
-        df, split_time = _split_positions(df, time, decision.events, range_width, rows_per_range, n_parts)
+        df, split_time = _split_positions(df, time, decision.events, range_width, rows_per_range, tasks)
     else:
         df = df.repartition(1)
 
@@ -285,19 +335,20 @@ def detect(sdf: DataFrame, query, *, time: str = "ts", type: str | None = None,
     df = df.select(*[_col(c).alias(wire.get(c, c)) for c in df.columns])
     job = Job(patterns=patterns, options=options, time=time, type=type, time_unit=time_unit,
               partition_by=P.stream_columns(partition_by, split_time),
-              engine=_resolve_engine(engine, patterns, options),
+              engine=task_engine,
               shape=shape, source_columns=tuple(selected), split_time=split_time,
               target_schema=arrow_schema(out_spark), renamed=tuple((w, c) for c, w in wire.items()))
     payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
     env = worker_env(cache_dir)
-    if udf == "arrow":
-        return df.mapInArrow(arrow_task(payload, env), out_spark)
-    session_tz = spark.conf.get("spark.sql.session.timeZone")
-    return df.mapInPandas(pandas_task(payload, env, arrow_schema(df.schema), session_tz), out_spark)
+    with _tasks_run_in(spark.sparkContext, task_python):
+        if udf == "arrow":
+            return df.mapInArrow(arrow_task(payload, env), out_spark)
+        session_tz = spark.conf.get("spark.sql.session.timeZone")
+        return df.mapInPandas(pandas_task(payload, env, arrow_schema(df.schema), session_tz), out_spark)
 
 
 def _split_positions(df: DataFrame, time: str, n: int, width: int | None, rows_per_range: int,
-                     n_parts: int):
+                     tasks: Callable[[int | None], int]):
     """Position ranges for unkeyed count windows (``WITHIN n EVENTS``; :mod:`spark_adapter.plan`).
 
     Global positions without one task: ``orderBy(time, seq)`` range-partitions
@@ -310,7 +361,8 @@ def _split_positions(df: DataFrame, time: str, n: int, width: int | None, rows_p
     checkpoint -- all on the JVM, no Python pass.  Each event is then copied
     into ranges floor(p/R) .. floor((p+n-1)/R) with a home flag, exactly like
     time ranges.  Skipped (one task, exact) when Spark's plan bounds the rows
-    by ``rows_per_range`` and no ``range_width`` is given.  Returns (frame, split?).
+    by ``rows_per_range`` and no ``range_width`` is given.  ``tasks(rows)``: how many tasks to
+    spread the copies over.  Returns (frame, split?).
     """
     bound = _max_rows(df)
     if width is None and bound is not None and bound <= rows_per_range:
@@ -334,7 +386,7 @@ def _split_positions(df: DataFrame, time: str, n: int, width: int | None, rows_p
     out = (ck.withColumn(P.POS, pos)  # on the checkpoint's own partitions, before any shuffle
            .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(_col("__cep_lo"), hi)))
            .withColumn(P.HOME, _col(P.SEG) == _col("__cep_lo")).drop("__cep_lo")
-           .repartition(n_parts, _col(P.SEG)))
+           .repartition(tasks(total), _col(P.SEG)))
     return out, True
 
 
@@ -353,11 +405,11 @@ def _max_rows(df: DataFrame) -> int | None:
 
 
 def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max_key_rows,
-                      rows_per_range: int, n_parts: int):
+                      rows_per_range: int, tasks: Callable[[int | None], int]):
     """Give keys with more than ``max_key_rows`` rows time ranges of their own (skew, issue 4).
 
     ``max_key_rows="auto"`` means :func:`plan.skew_threshold` of the input's
-    row count, ``n_parts`` and ``rows_per_range``.  One job answers both
+    row count, the number of tasks ``tasks(rows)`` and ``rows_per_range``.  One job answers both
     questions: (count, first, last time) per key, aggregated again into one
     row (the total, and the keys above the threshold's floor), so only the
     candidates reach the driver.  Keys are grouped by ``xxhash64`` of the key
@@ -369,12 +421,12 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
     when Spark's plan already bounds the rows by the floor.  Each heavy key
     gets ``R_k`` from its count and span (about threshold rows per range, at
     least 10 windows); other keys get segment 0 with every copy at home.
-    Returns (frame, split?).
+    Returns (frame, split?, the row count: counted, else Spark's bound, else None).
     """
     floor = rows_per_range if max_key_rows == "auto" else max_key_rows
     bound = _max_rows(df)
     if bound is not None and bound <= floor:
-        return df, False
+        return df, False, bound
     h, t_col = "__cep_h", _time_as_long(time, time_type)
     per_key = (df.select(F.xxhash64(*map(_col, key)).alias(h), t_col.alias(P.TIME)).groupBy(_col(h))
                .agg(F.count(F.lit(1)).alias("n"), F.min(_col(P.TIME)).alias("lo"),
@@ -382,8 +434,8 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
     row = per_key.agg(F.sum(_col("n")).alias("total"),
                       F.collect_list(F.when(_col("n") > floor, F.struct(*map(_col, (h, "n", "lo", "hi")))))
                       .alias("heavy")).first()
-    threshold = (P.skew_threshold(row["total"] or 0, n_parts, floor) if max_key_rows == "auto"
-                 else max_key_rows)
+    total = row["total"] or 0
+    threshold = P.skew_threshold(total, tasks(total), floor) if max_key_rows == "auto" else max_key_rows
     rows = []
     for r in row["heavy"]:
         if r["n"] <= threshold:
@@ -392,7 +444,7 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
         if width <= r["hi"] - r["lo"] and r["hi"] + window + width <= _INT64_MAX:
             rows.append((r[h], width))
     if not rows:
-        return df, False
+        return df, False, total
     widths = df.sparkSession.createDataFrame(rows, f"{h} long, __cep_width long")
     t, w = _name(P.TIME), _name("__cep_width")
     lo = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(t, w)} END")
@@ -402,4 +454,4 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
           .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(_col("__cep_lo"), hi)))
           .withColumn(P.HOME, _col(P.SEG) == _col("__cep_lo"))
           .drop(P.TIME, "__cep_lo", "__cep_width", h))
-    return df, True
+    return df, True, total

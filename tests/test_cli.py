@@ -16,6 +16,7 @@ import pytest
 
 import jitcep
 from jitcep import cli
+from jitcep.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -133,14 +134,78 @@ def _one_line_error(r: subprocess.CompletedProcess, name: str):
     assert lines[0].startswith(f"jitcep: error: {name}:"), lines[0]
 
 
-def test_syntax_error_exits_2_with_one_line(files):
+def test_syntax_error_exits_2_with_the_source_line_and_caret(files):
     tmp, _, data = files
     bad = tmp / "bad.cep"
     bad.write_text("PATTERN SEQ(A a, B b\nWITHIN 10")
     r = run_cli("run", bad, data, "--time", "t", "--type", "kind", "-o", tmp / "out.parquet")
-    _one_line_error(r, "PatternSyntaxError")
-    assert "line 2" in r.stderr
+    assert r.returncode == 2 and r.stdout == ""
+    first, source, caret = r.stderr.splitlines()  # the message, then the line and the caret under column 1
+    assert first.startswith("jitcep: error: PatternSyntaxError: ") and "line 2, column 1" in first
+    assert source == "  WITHIN 10"
+    assert caret == "  ^"
     assert not (tmp / "out.parquet").exists()
+
+
+def test_syntax_error_caret_points_at_the_column(files, capsys):
+    tmp, _, data = files
+    bad = tmp / "bad.cep"
+    bad.write_text("PATTERN SEQ(A a, B b) WHERE a.x >> 1 WITHIN 10")
+    assert cli.main(["run", str(bad), str(data), "--time", "t", "--type", "kind"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    column = int(re.search(r"column (\d+)", lines[0]).group(1))
+    assert lines[1] == "  " + bad.read_text()
+    assert lines[2] == "  " + " " * (column - 1) + "^"
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    r = run_cli("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"jitcep {version('jitcep')}\n"
+
+
+# rows in time order: A (x=5), B (x=1), A (x=2), B (x=7): the pattern matches (A x=5 -> B x=7), (A x=2 -> B x=7)
+CSV_TIMES = {
+    "iso_datetime": (["2013-01-01 05:00:00", "2013-01-01T05:01:00", "2013-01-01 05:02:00", "2013-01-01 05:04:00"],
+                     None),
+    "iso_date": (["2013-01-01", "2013-01-02", "2013-01-03", "2013-01-05"], None),
+    "custom": (["01/01/2013 05:00", "01/01/2013 05:01", "01/01/2013 05:02", "01/01/2013 05:04"], "%d/%m/%Y %H:%M"),
+    "custom_date": (["1.1.2013", "2.1.2013", "3.1.2013", "5.1.2013"], "%d.%m.%Y"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CSV_TIMES))
+def test_csv_time_column_is_parsed(tmp_path, case):
+    times, fmt = CSV_TIMES[case]
+    data = tmp_path / "events.csv"
+    pl.DataFrame({"kind": ["A", "B", "A", "B"], "t": times, "x": [5, 1, 2, 7]}).write_csv(data)
+    pat = tmp_path / "p.cep"
+    pat.write_text("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10 days")
+    out = tmp_path / "m.parquet"
+    extra = ["--time-format", fmt] if fmt else []
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind", *extra, "-o", out)
+    assert r.returncode == 0, r.stderr
+    got = pl.read_parquet(out)
+    assert {(a["row"], b["row"]) for a, b in zip(got["a"].to_list(), got["b"].to_list())} == {(0, 3), (2, 3)}
+    ts = got["b"].struct.field("ts")
+    assert ts.dtype == (pl.Date if case in ("iso_date", "custom_date") else pl.Datetime("us"))
+
+
+@pytest.mark.parametrize("times, fmt", [
+    (["2013-01-01 05:00", "soon", "2013-01-01 05:02", "2013-01-01 05:04"], None),
+    (["2013-01-01 05:00", "2013-01-01 05:01", "2013-01-01 05:02", "2013-01-01 05:04"], "%d/%m/%Y %H:%M"),
+])
+def test_csv_time_that_does_not_parse_is_a_timestamp_error(tmp_path, times, fmt):
+    data = tmp_path / "events.csv"
+    pl.DataFrame({"kind": ["A", "B", "A", "B"], "t": times, "x": [5, 1, 2, 7]}).write_csv(data)
+    pat = tmp_path / "p.cep"
+    pat.write_text("PATTERN SEQ(A a, B b) WITHIN 10 days")
+    r = run_cli("run", pat, data, "--time", "t", "--type", "kind", *(["--time-format", fmt] if fmt else []))
+    _one_line_error(r, "TimestampError")
+    bad = "'soon' at input row 1" if fmt is None else "'2013-01-01 05:00' at input row 0"
+    assert bad in r.stderr and "--time-format" in r.stderr
 
 
 @pytest.mark.parametrize("args, name", [
@@ -208,7 +273,7 @@ def test_progress_forced_names_every_stage_on_stderr_and_keeps_stdout_clean(file
     assert plain.stderr == ""  # not a terminal, not forced: no bar
     lines = r.stderr.splitlines()
     stages = [ln.split(" (")[0].removeprefix("jitcep: ") for ln in lines[:-1]]
-    assert stages == list(cli.Progress.STAGES)
+    assert stages == list(cli.STAGES)
     assert re.fullmatch(r"jitcep: done in \d+\.\ds", lines[-1])
 
 
@@ -234,7 +299,7 @@ def test_terminal_bar_redraws_in_place_and_hides_quick_runs():
     import time
 
     stream = io.StringIO()
-    bar = cli.Progress(stream, delay=0.0, tty=True)
+    bar = Progress(stream, cli.STAGES, delay=0.0, tty=True)
     bar.stage("reading")
     bar.stage("matching")
     time.sleep(0.25)  # the ticker redraws
@@ -245,7 +310,7 @@ def test_terminal_bar_redraws_in_place_and_hides_quick_runs():
     assert text.endswith("s\n") and "jitcep: done in" in text
 
     quick = io.StringIO()
-    bar = cli.Progress(quick, delay=60.0, tty=True)  # a run shorter than the delay prints nothing
+    bar = Progress(quick, cli.STAGES, delay=60.0, tty=True)  # a run shorter than the delay prints nothing
     bar.stage("reading")
     bar.close()
     assert quick.getvalue() == ""

@@ -318,11 +318,17 @@ def test_pandas_datetime_with_time_zone():
     assert t.ts[1] - t.ts[0] == 90 * 60 * 10**9 // t.time_unit_ns
 
 
-def test_csv_string_time_is_error_with_hint(tmp_path):
+def test_csv_iso_time_text_is_parsed_other_text_is_an_error_with_hint(tmp_path):
     path = tmp_path / "events.csv"
-    path.write_text("ts,x\n2020-01-01T00:00:00,1\n2020-01-01T00:00:01,2\n")
-    with pytest.raises(TimestampError, match="to_datetime"):
+    path.write_text("ts,x\n2020-01-01T00:00:01,1\n2020-01-01T00:00:00,2\n")
+    t = build_event_table(path, None)
+    assert t.row.tolist() == [1, 0] and t.ts[1] - t.ts[0] == 10**9 // t.time_unit_ns
+    path.write_text("ts,x\n1 Jan 2020,1\n2 Jan 2020,2\n")
+    with pytest.raises(TimestampError, match="'1 Jan 2020' at input row 0; give its format with time_format="):
         build_event_table(path, None)
+    assert build_event_table(path, None, time_format="%d %b %Y").ts.tolist() == [18262, 18263]  # days
+    with pytest.raises(TimestampError, match="dtype"):  # text outside a CSV file is parsed only when asked
+        build_event_table(pl.DataFrame({"ts": ["2020-01-01"]}), None)
 
 
 def test_time_unit_declared_and_long_forms():

@@ -318,7 +318,8 @@ def test_skewed_key_split_by_time(spark):
 
 
 def test_skew_split_is_on_by_default(spark):
-    # auto threshold: max(rows_per_range, rows / partitions) = max(50, ceil(340 / 3)) = 114 < 300 hot rows
+    # auto threshold: max(rows_per_range, rows / tasks) = max(50, ceil(340 / 7)) = 50 < 300 hot rows, where
+    # tasks = plan.task_count(340 rows, 2 cores, 50 rows a task) = 7
     df = _skewed()
     q = jitcep.compile(KEYED)
     out = detect(spark, df, q, rows_per_range=50)
@@ -348,8 +349,9 @@ def test_heavy_null_partition_value_is_split(spark):
 
     df = _skewed(hot=None)
     sdf = to_spark(spark, df).withColumn(P.SEQ, F.col("seq"))
-    split, done = _split_heavy_keys(sdf, ("sym",), sdf.schema["ts"].dataType, "ts", 6, "auto", 50, 3)
-    assert done
+    split, done, rows = _split_heavy_keys(sdf, ("sym",), sdf.schema["ts"].dataType, "ts", 6, "auto", 50,
+                                          lambda rows: 3)
+    assert done and rows == df.height
     segs = split.where(F.col("sym").isNull()).select(P.SEG).distinct().count()
     assert segs > 1
     assert split.where(F.col("sym").isNotNull()).select(P.SEG).distinct().collect() == [(0,)]
@@ -422,6 +424,91 @@ def test_long_shape(spark):
     df = events(100, seed=15)
     q = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WHERE a.price < b.price WITHIN 3")
     assert_same(detect(spark, df, q, shape="long", range_width=2), q, df, shape="long")
+
+
+def test_task_count_follows_rows_and_parallelism(spark):
+    from spark_adapter import plan as P
+
+    assert spark.sparkContext.defaultParallelism == 2
+    df = events(120, seed=12)  # local data: Spark's plan bounds the rows (120), no job needed
+    q = jitcep.compile(KEYED)
+    assert P.task_count(120, 2, 10**6) == 1 and P.task_count(120, 2, 30) == 4
+    # not spark.sql.shuffle.partitions (3 in this session): the rule, or num_partitions when given
+    assert detect(spark, df, q).rdd.getNumPartitions() == 1
+    assert detect(spark, df, q, rows_per_range=30, max_key_rows=None).rdd.getNumPartitions() == 4
+    assert detect(spark, df, q, num_partitions=5).rdd.getNumPartitions() == 5
+    unkeyed = jitcep.compile(UNKEYED)  # time ranges: counted by the min/max/count job
+    out = detect(spark, df, unkeyed, rows_per_range=30)
+    assert out.rdd.getNumPartitions() == 4
+    assert_same(out, unkeyed, df)
+
+
+NOT_COMPILED = {"strategy": "skip_till_next_match"}  # another selection strategy: reference evaluator
+
+
+def test_fallback_warns_once_on_the_driver_like_query_run(spark):
+    df = events(80, seed=12)
+    sdf = to_spark(spark, df)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [sym] AND a.price < b.price WITHIN 4", **NOT_COMPILED)
+    with pytest.warns(jitcep.FallbackWarning) as caught:
+        out = spark_adapter.detect(sdf, q, type="type", seq_col="seq")
+    fallbacks = [w for w in caught if issubclass(w.category, jitcep.FallbackWarning)]
+    assert len(fallbacks) == 1 and fallbacks[0].filename == __file__  # names the caller of detect
+    with pytest.warns(jitcep.FallbackWarning) as local_caught:
+        q.run(df, type="type")
+    assert str(fallbacks[0].message) == str(local_caught[0].message)
+    assert_same(out, q, df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jitcep.FallbackWarning)
+        assert_same(spark_adapter.detect(sdf, q, type="type", seq_col="seq", engine="auto"), q, df)
+        covered = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [sym] AND a.price < b.price WITHIN 4")
+        spark_adapter.detect(sdf, covered, type="type", seq_col="seq")  # covered: no warning
+
+
+def test_detect_has_an_explicit_keyword_only_signature():
+    import inspect
+
+    params = inspect.signature(spark_adapter.detect).parameters
+    assert list(params)[:2] == ["sdf", "query"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(params.values())[2:])
+    assert {"time", "type", "partition_by", "time_unit", "engine", "shape", "num_partitions"} <= set(params)
+    assert params["engine"].default == "compiled"
+    assert "Parameters" in spark_adapter.detect.__doc__ and "FallbackWarning" in spark_adapter.detect.__doc__
+
+
+def test_no_pandas3_future_warning_from_detect(spark):
+    df = events(40, seed=3)
+    sdf = to_spark(spark, df)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.price < b.price WITHIN 3")
+    for udf in ("arrow", "pandas"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            spark_adapter.detect(sdf, q, type="type", seq_col="seq", udf=udf)
+        assert not [w for w in caught if "does not yet fully support pandas" in str(w.message)]
+
+
+def test_unset_pyspark_python_runs_the_tasks_in_this_python(spark, monkeypatch):
+    # Spark's default worker is the first python3 on the PATH, which need not have jitcep: the tasks
+    # must name this interpreter instead, and only they (the session keeps its own setting)
+    sc = spark.sparkContext
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.setattr(sc, "pythonExec", "python3")
+    df = events(60, seed=5)
+    q = jitcep.compile(KEYED)
+    out = detect(spark, df, q)
+    assert sc.pythonExec == "python3"
+    assert_same(out, q, df)
+
+
+def test_pyspark_python_without_jitcep_is_refused_before_any_job(spark, monkeypatch, tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/sh\nexec {sys._base_executable} -I "$@"\n')  # no venv, no PYTHONPATH
+    fake.chmod(0o755)
+    monkeypatch.setenv("PYSPARK_PYTHON", str(fake))
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", str(fake))
+    sdf = to_spark(spark, events(20, seed=14))
+    q = jitcep.compile(UNKEYED)  # time ranges: a min/max/count job would follow the checks
+    _no_job(spark, lambda: pytest.raises(jitcep.WorkerPythonError, spark_adapter.detect, sdf, q, type="type"))
 
 
 def test_auto_engine_equals_reference(spark):

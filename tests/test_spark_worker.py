@@ -121,6 +121,61 @@ def test_range_width_at_least_ten_windows_and_splits_large_spans():
     assert P.range_width(0, 0, 0, 1, 10) == 10
 
 
+@pytest.mark.parametrize("rows, cores, per_task, expected", [
+    (None, 4, 10**6, 4),           # rows unknown without a job: one task per core
+    (0, 4, 10**6, 1),              # at least one
+    (336_000, 200, 10**6, 4),      # small data: at least MIN_ROWS_PER_TASK (100k) rows a task, not 200 tasks
+    (336_000, 2, 10**6, 2),        # one task per core
+    (150_000, 8, 10**6, 2),
+    (10**7, 2, 10**6, 10),         # large data: about rows_per_range rows a task at most
+    (10**7, 16, 10**6, 16),
+    (340, 2, 50, 7),               # a small rows_per_range also bounds the task size
+])
+def test_task_count_follows_rows_and_parallelism(rows, cores, per_task, expected):
+    assert P.MIN_ROWS_PER_TASK == 100_000
+    assert P.task_count(rows, cores, per_task) == expected
+
+
+class _Context:
+    """What worker_python reads of a SparkContext."""
+
+    def __init__(self, master, python_exec):
+        self.master, self.pythonExec = master, python_exec
+
+
+def test_worker_python_is_this_python_under_local_master_when_nobody_chose(monkeypatch):
+    import sys
+
+    pytest.importorskip("pyspark")
+    from spark_adapter.driver import worker_python
+
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")  # Spark's default "python3" is not this interpreter
+    assert worker_python(_Context("local[2]", "python3")) == sys.executable
+    assert worker_python(_Context("local-cluster[2,1,1024]", "python3")) == sys.executable
+    assert worker_python(_Context("spark://host:7077", "python3")) is None  # a cluster's own Pythons
+    assert worker_python(_Context("local[*]", sys.executable)) is None  # already this one
+
+
+def test_worker_python_refuses_a_chosen_python_that_cannot_run_jitcep(monkeypatch, tmp_path):
+    import sys
+
+    pytest.importorskip("pyspark")
+    from spark_adapter.driver import worker_python
+
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/sh\nexec {sys._base_executable} -I "$@"\n')  # -I: no venv, no PYTHONPATH
+    fake.chmod(0o755)
+    monkeypatch.setenv("PYSPARK_PYTHON", str(fake))
+    with pytest.raises(jitcep.WorkerPythonError, match=r"cannot import .*polars.*set PYSPARK_PYTHON="):
+        worker_python(_Context("local[2]", str(fake)))
+    missing = str(tmp_path / "no-such-python")
+    monkeypatch.setenv("PYSPARK_PYTHON", missing)
+    with pytest.raises(jitcep.WorkerPythonError, match="cannot be started"):
+        worker_python(_Context("local[2]", missing))
+    assert worker_python(_Context("yarn", missing)) is None
+
+
 def test_skew_threshold_is_the_larger_of_floor_and_fair_share():
     assert P.skew_threshold(10_000_000, 4, 1_000_000) == 2_500_000   # a task's fair share
     assert P.skew_threshold(1_000_000, 4, 1_000_000) == 1_000_000    # small input: the floor
