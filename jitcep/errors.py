@@ -95,6 +95,10 @@ class MissingColumnError(InputError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class MissingTypeColumnError(MissingColumnError):
+    """A pattern names event types, but the call gave no type column (``type=`` / ``--type``)."""
+
+
 class TimestampError(InputError):
     """Null or non-numeric/non-temporal timestamps."""
 

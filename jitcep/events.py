@@ -9,8 +9,11 @@ The builder ``build_event_table`` is implemented by the events work item.
   ``time_unit_ns`` says how many nanoseconds one unit is; numeric inputs carry
   the unit the caller declared (``time_unit="s"``), else ``time_unit_ns=None``
   and a duration window over them is a ``WindowUnitError``.
-- ``type_code[p]`` indexes ``type_names``; without a type column every event
-  has code 0 and ``type_names == ()`` (only untyped variables can match).
+- ``type_code[p]`` indexes ``type_names`` (``-1 <= type_code < len(type_names)``,
+  the invariant the type grouping relies on); without a type column every event
+  has the null type -1 and ``type_names == ()`` (only untyped variables can
+  match; ``Query.run`` refuses typed variables without a type column:
+  :func:`check_type_column`).
 - ``columns`` holds only the attributes the pattern reads.  Each is a
   :class:`Column` with numpy values (float64 / int64 / bool, or int32 codes
   into ``dictionary`` for strings) and a validity mask.  A String column's
@@ -55,12 +58,12 @@ import numpy as np
 import polars as pl
 
 from .errors import (AttributeTypeError, ExplosionError, InputFormatError, InvalidWindowError,
-                     MissingColumnError, OptionError, TimestampError, WindowUnitError)
+                     MissingColumnError, MissingTypeColumnError, OptionError, TimestampError, WindowUnitError)
 from .kernels import encode as _enc
 from .kernels.grouping import counting_sort
 from .matches import MatchTable
 from .pattern import expr as E
-from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded
+from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded, event_vars
 
 
 @dataclass(frozen=True, eq=False)
@@ -1152,6 +1155,23 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     return read_table(source, None if all_columns else needed, what=what)
 
 
+def check_type_column(patterns) -> None:
+    """Raise MissingTypeColumnError when a pattern names event types: the caller gave no type column.
+
+    Without one every event has the null type, which only untyped variables
+    (``* v``) accept (semantics §3), so a typed variable could never match:
+    almost surely a forgotten ``type=`` argument, and an error says so.
+    """
+    types = list(dict.fromkeys(t for p in _as_patterns(patterns) for v in event_vars(p.body)
+                               for t in (v.types or ())))
+    if types:
+        shown = ", ".join(map(repr, types[:10])) + (" ..." if len(types) > 10 else "")
+        raise MissingTypeColumnError(
+            f"the pattern names event types ({shown}) but no type column was given; pass the column "
+            f"holding each event's type: run(..., type=\"kind\") in Python, --type kind on the command "
+            f"line (without a type column only untyped variables, * v, can match)")
+
+
 def build_event_table(source, patterns=None, *, time: str = "ts", type: str | None = None,
                       time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
                       columns: Iterable[str] = (), check: bool = True) -> EventTable:
@@ -1205,8 +1225,8 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     def by_position(a: np.ndarray) -> np.ndarray:
         return a if perm is None else a[perm]
 
-    if type is None:
-        type_code = np.zeros(n, dtype=np.int32)
+    if type is None:  # every event has the null type: only untyped variables match
+        type_code = np.full(n, -1, dtype=np.int32)
         type_names: tuple[str, ...] = ()
     else:
         ts_col = df.get_column(type)

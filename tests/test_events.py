@@ -206,7 +206,7 @@ def test_integer_time(dtype):
     t = build_event_table(df, None)
     assert t.ts.dtype == np.int64 and t.ts.tolist() == [1, 2, 3] and t.row.tolist() == [1, 2, 0]
     assert t.time_unit_ns is None and t.time_dtype == dtype
-    assert t.type_names == () and t.type_code.tolist() == [0, 0, 0]
+    assert t.type_names == () and t.type_code.tolist() == [-1, -1, -1]  # the null type
 
 
 def test_uint64_beyond_int64_is_timestamp_error():
