@@ -61,6 +61,7 @@ from .errors import (AttributeTypeError, ExplosionError, InputFormatError, Inval
                      MissingColumnError, MissingTypeColumnError, OptionError, TimestampError, WindowUnitError)
 from .kernels import encode as _enc
 from .kernels.grouping import counting_sort
+from .kernels.window import MAX_SPAN
 from .matches import MatchTable
 from .pattern import expr as E
 from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded, event_vars
@@ -820,8 +821,11 @@ def window_span(window, table: "EventTable") -> int | None:
     and timestamps are int64, so ``diff <= d`` holds exactly when
     ``diff <= floor(d)``: the span is ``floor(d)`` computed with exact
     rational arithmetic (a float amount is taken as its shortest decimal
-    repr, so ``0.3 s`` over ms timestamps is exactly 300).  Spans past int64
-    are clamped to int64's maximum (every difference fits under it).
+    repr, so ``0.3 s`` over ms timestamps is exactly 300).  Spans from
+    ``2**64 - 1`` up (the largest difference of two int64 timestamps,
+    :data:`jitcep.kernels.window.MAX_SPAN`) are clamped to it: every pair
+    fits under it.  Spans between int64's maximum and it are kept exactly
+    (a Python int): times at the int64 extremes are farther apart than int64.
 
     A duration (``WITHIN 5 minutes``) needs the ts unit: Date/Datetime columns
     carry it, numeric columns need ``time_unit=`` (else WindowUnitError).
@@ -847,7 +851,7 @@ def window_span(window, table: "EventTable") -> int | None:
                 f"when timestamps are seconds), or write the window in the column's own units "
                 f"(WITHIN {amount} without a unit)")
         exact = exact * UNIT_NS[unit] / table.time_unit_ns
-    return min(math.floor(exact), int(_INT64_MAX))
+    return min(math.floor(exact), MAX_SPAN)
 
 
 # --- type checks ------------------------------------------------------------

@@ -82,13 +82,13 @@ from .kernels.grouping import record_fields
 from .kernels.encode import dense_codes, value_range
 from .kernels.kleene import closure_runs, gather_lists, member_pairs, segment_aggregate, subsequences
 from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
+from .kernels.window import MAX_SPAN, spans_within
 from .matches import MatchTable
 from .options import Options
 from .pattern import expr as E
 from .pattern.ast import CountWindow, Pattern, Unbounded
 from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_expr, prev_var
 
-_INT64_MAX = np.iinfo(np.int64).max
 _NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bounds memory, not work
 _TYPE_BATCH = 8  # types grouped per pass over the events (_TableContext.type_groups)
 # A String key is coded at the records of the leaves' types alone when those are at most this share of
@@ -420,7 +420,7 @@ class _PatternRun:
             wt = ctx.stream_positions() if ctx.streams is not None else np.arange(table.n, dtype=np.int64)
             self.wt, self.W = wt, int(window.n) - 1
         elif isinstance(window, Unbounded):
-            self.wt, self.W = table.ts, int(_INT64_MAX)
+            self.wt, self.W = table.ts, MAX_SPAN  # no pair of int64 times is farther apart
         else:
             self.wt, self.W = table.ts, window_span(window, table)
         self.G = ctx.key_codes(plan.key)[1]
@@ -535,7 +535,7 @@ class _PatternRun:
                 # members tied in time with a neighbour may lie on its other side by position, so a
                 # list can stretch the match past the window although each member fits alone (section 2)
                 _, _, start, end = _list_span(buf, src, off, lpos)
-                keep = np.flatnonzero(self.wt[end] - self.wt[start] <= self.W)
+                keep = np.flatnonzero(spans_within(self.wt[start], self.wt[end], self.W))
                 src, off, lpos = _keep_lists(keep, src, off, lpos)
         if K.lists and len(src):
             keep = np.flatnonzero(self.list_mask(K, {v: c[src] for v, c in single.items()}, off, lpos))

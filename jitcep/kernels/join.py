@@ -10,7 +10,8 @@ kernels be compiled once for every pattern.
 Time arguments: ``ts`` (event timestamps by position) decides order for
 ``strict_ts`` / ``nondecreasing_ts``; ``wt`` is the window measure (``ts`` for a
 time window, the position itself for a count window) with the inclusive bound
-``wt[last] - wt[first] <= W``.  Like ZStream's records (section 4.2), a buffer
+``wt[last] - wt[first] <= W``, tested exactly for any int64 times by
+:func:`jitcep.kernels.window.exceeds` (W a uint64: never an int64 difference).  Like ZStream's records (section 4.2), a buffer
 may carry its records' times: ``(pos, start, end, goff, tstart, tend, wstart,
 wend)`` with ``tstart = ts[start]`` and so on; the kernels read only those, in
 record order.  A record's events are scattered over the table, so reading
@@ -28,6 +29,7 @@ from numba import njit
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
 from .alloc import empty
+from .window import exceeds, window_bound
 
 ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
 
@@ -100,12 +102,12 @@ def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
             rend = Rwen[r]
             # EAT (ZStream 4.3): left records ending before r.end - W match neither r
             # nor any later r (R is in end order), so the lower pointer only advances.
-            while lo < l1 and rend - Lwen[lo] > W:
+            while lo < l1 and exceeds(Lwen[lo], rend, W):
                 lo += 1
             hi = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
             for l in range(lo, hi):
                 # wt is monotone in position inside a partition: wt[min(a, b)] = min(wt[a], wt[b])
-                if max(Lwen[l], rend) - min(Lwst[l], Rwst[r]) > W:
+                if exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
@@ -144,9 +146,9 @@ def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
             continue
         for l in range(Lg[g], Lg[g + 1]):
             for r in range(_first_later(Rst, Rtst, r0, r1, Len[l], Lten[l], order), r1):
-                if Rwen[r] - Lwst[l] > W:
+                if exceeds(Lwst[l], Rwen[r], W):
                     break  # and every later r (wt ascends with r)
-                if max(Lwen[l], Rwen[r]) - min(Lwst[l], Rwst[r]) > W:
+                if exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], Rwen[r]), W):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
@@ -179,12 +181,12 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
             from_left = j == j1 or (i < i1 and Len[i] <= Ren[j])
             if from_left:
                 d_end, d_wend, d_wst = Len[i], Lwen[i], Lwst[i]
-                while loR < j and d_wend - Rwen[loR] > W:
+                while loR < j and exceeds(Rwen[loR], d_wend, W):
                     loR += 1
                 for r in range(loR, j):
                     if Ren[r] >= d_end:
                         continue
-                    if d_wend - min(d_wst, Rwst[r]) > W:
+                    if exceeds(min(d_wst, Rwst[r]), d_wend, W):
                         continue
                     if distinct and _overlap(Lpos[i], Rpos[r]):
                         continue
@@ -199,12 +201,12 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
                 i += 1
             else:
                 d_end, d_wend, d_wst = Ren[j], Rwen[j], Rwst[j]
-                while loL < i and d_wend - Lwen[loL] > W:
+                while loL < i and exceeds(Lwen[loL], d_wend, W):
                     loL += 1
                 for l in range(loL, i):
                     if Len[l] >= d_end:
                         continue
-                    if d_wend - min(d_wst, Lwst[l]) > W:
+                    if exceeds(min(d_wst, Lwst[l]), d_wend, W):
                         continue
                     if distinct and _overlap(Lpos[l], Rpos[j]):
                         continue
@@ -257,7 +259,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
     """
     by_left = R[1] is R[2] and _BY_LEFT * len(L[2]) < len(R[2])
     kernel = _seq_join_by_left if by_left else _seq_join
-    li, ri, g, status = kernel(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), ORDER_CODE[order],
+    li, ri, g, status = kernel(_timed(L, ts, wt), _timed(R, ts, wt), window_bound(W), ORDER_CODE[order],
                                bool(distinct), int(cap), *_pair_arrays(len(L[2] if by_left else R[2])))
     _check(status, "a SEQ join", cap)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
@@ -268,7 +270,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
 
 def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int):
     """AND join (ZStream Algorithm 3): pairs within W, in the end order of the later record."""
-    li, ri, g, status = _and_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), bool(distinct), int(cap),
+    li, ri, g, status = _and_join(_timed(L, ts, wt), _timed(R, ts, wt), window_bound(W), bool(distinct), int(cap),
                                   *_pair_arrays(len(L[2]) + len(R[2])))
     _check(status, "an AND join", cap)
     return li, ri, g

@@ -19,7 +19,9 @@ skipped):
   the record's first event when ``in_conj`` (an AND ancestor), else within
   the window measured from the record's last event (``wt[last] - wt[e] <= W``);
 - upper: before the first bound ``acols`` event; with none, before the
-  record's last event when ``in_conj``, else ``wt[e] - wt[first] <= W``.
+  record's last event when ``in_conj``, else ``wt[e] - wt[first] <= W``
+
+(both tested exactly for any int64 times: :func:`jitcep.kernels.window.exceeds`).
 
 Orders (``order``): 0 position, 1 strict_ts, 2 nondecreasing_ts ("before"
 admits ties).
@@ -33,6 +35,7 @@ from numba import njit
 from ..config import NUMBA_FLAGS
 from .alloc import empty
 from .join import ORDER_CODE
+from .window import exceeds, window_bound
 
 
 @njit(**NUMBA_FLAGS)
@@ -59,11 +62,11 @@ def _first_after(cand, ts, lo, hi, p, order, strict):
 
 @njit(**NUMBA_FLAGS)
 def _first_in_window_from(cand, wt, lo, hi, last, W):
-    """First index in [lo, hi) with wt[last] - wt[e] <= W (written as a difference: no overflow)."""
+    """First index in [lo, hi) with wt[last] - wt[e] <= W."""
     t = wt[last]
     while lo < hi:
         mid = (lo + hi) >> 1
-        if t - wt[cand[mid]] > W:
+        if exceeds(wt[cand[mid]], t, W):
             lo = mid + 1
         else:
             hi = mid
@@ -76,7 +79,7 @@ def _first_out_of_window_from(cand, wt, lo, hi, first, W):
     t = wt[first]
     while lo < hi:
         mid = (lo + hi) >> 1
-        if wt[cand[mid]] - t <= W:
+        if not exceeds(t, wt[cand[mid]], W):
             lo = mid + 1
         else:
             hi = mid
@@ -177,7 +180,7 @@ def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj
     pos, start, end, goff = buf
     cand, cgoff = leaf
     lo, hi = empty(len(start), np.int64), empty(len(start), np.int64)  # NumPy-allocated (kernels.alloc)
-    _ranges(pos, start, end, goff, cand, cgoff, ts, wt, np.int64(W), ORDER_CODE[order],
+    _ranges(pos, start, end, goff, cand, cgoff, ts, wt, window_bound(W), ORDER_CODE[order],
             np.asarray(bcols, dtype=np.int64), np.asarray(acols, dtype=np.int64), bool(in_conj), lo, hi)
     return lo, hi
 
