@@ -118,6 +118,11 @@ class ExplosionError(JitcepError):
     """A result or intermediate result grew past its configured cap; never truncated silently."""
 
 
+class KernelInputError(JitcepError, ValueError):
+    """A kernel wrapper refused arrays that break its documented invariant (an index out of range,
+    offsets out of order): the engine never passes such arrays, so this is a bug to report."""
+
+
 # --- distributed execution ------------------------------------------------------
 
 

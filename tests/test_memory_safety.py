@@ -98,3 +98,133 @@ def test_table_without_type_column_gives_every_event_the_null_type():
         assert got_typed.n == 0
         assert sorted(zip(got_untyped.single["a"].tolist(), got_untyped.single["b"].tolist())) == \
             [(0, 1), (1, 2), (2, 3)]
+
+
+# --- every kernel wrapper refuses indexes outside its arrays ------------------------------------------
+
+# Each case calls one wrapper with an index-like input out of range; before the wrappers checked,
+# each of these read or wrote outside an array.  All run in one subprocess (a crash ends only it),
+# which prints each case's outcome.
+_BAD_INPUTS = r'''
+import json
+import numpy as np
+from jitcep.errors import KernelInputError
+from jitcep.kernels import encode, grouping, join, kleene, negation
+from jitcep.codegen import PredicateSet
+from jitcep.codegen.predicates import ColumnSpec
+from jitcep.pattern import expr as E
+
+i64 = lambda *xs: np.array(xs, dtype=np.int64)
+ts = i64(0, 1, 2, 3)
+leaf = lambda *ps: (i64(*ps).reshape(-1, 1), i64(*ps), i64(*ps), i64(0, len(ps)))
+buf2 = (i64(0, 1, 2, 3).reshape(2, 2), i64(0, 2), i64(1, 3), i64(0, 2))
+
+
+def recs(*pairs):  # group_with_keys records: key << 32 | position, value
+    r = np.zeros((len(pairs), 2), np.int64)
+    for j, (key, p) in enumerate(pairs):
+        r[j, 0] = (key << 32) | p
+    return r
+
+
+class Table:
+    def __init__(self, n, col):
+        self.ts = np.arange(n, dtype=np.int64)
+        self.columns = {"x": col}
+
+
+class Col:
+    def __init__(self, values):
+        self.kind, self.values, self.valid, self.dictionary = "int", values, None, ()
+
+
+pred = E.Cmp("<", E.Attr("a", "x"), E.Lit(2))
+ps = PredicateSet([pred], {"x": ColumnSpec("x", "int", False)})
+
+CASES = {
+    "counting_sort: code past n_codes": lambda: grouping.counting_sort(i64(0, 5), 3),
+    "group_with_keys: code past n_codes": lambda: grouping.group_with_keys(i64(0, 7) , 2, None, i64(1, 2)),
+    "group_with_keys: keep shorter than the codes": lambda: grouping.group_with_keys(
+        i64(0, 1), 3, None, i64(1, 2), keep=np.ones(2, np.bool_)),
+    "group_with_keys: values shorter than the codes": lambda: grouping.group_with_keys(i64(0, 1), 2, None, i64(1)),
+    "leaf_by_key: key past G": lambda: grouping.leaf_by_key(recs((0, 0), (5, 1)), 2, None),
+    "leaf_by_key: position past wt": lambda: grouping.leaf_by_key(recs((0, 0), (0, 100)), 1, None, ts),
+    "stream_positions: position past n": lambda: grouping.stream_positions(i64(0, 99), i64(0, 2), 3),
+    "stream_positions: offsets past order": lambda: grouping.stream_positions(i64(0, 1), i64(0, 5), 3),
+    "seq_join: offsets past the records": lambda: join.seq_join(
+        (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 100)), leaf(1), ts, ts, 10, "position", False, 10**6),
+    "seq_join: partitions differ": lambda: join.seq_join(
+        (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 1, 1)), leaf(1), ts, ts, 10, "position", False, 10**6),
+    "seq_join: record arrays differ in length": lambda: join.seq_join(
+        (i64(0, 1).reshape(2, 1), i64(0), i64(0, 1), i64(0, 2)), leaf(2), ts, ts, 10, "position", False, 10**6),
+    "and_join: descending offsets": lambda: join.and_join(
+        (i64(0, 1).reshape(2, 1), i64(0, 1), i64(0, 1), i64(2, 0)), leaf(2), ts, ts, 10, False, 10**6),
+    "seq_join: negative window": lambda: join.seq_join(leaf(0), leaf(1), ts, ts, -1, "position", False, 10**6),
+    "negation_ranges: candidate past the events": lambda: negation.negation_ranges(
+        buf2, (i64(0, 50), i64(0, 2)), ts, ts, 10, "position", [1], [], False),
+    "negation_ranges: column past the record": lambda: negation.negation_ranges(
+        buf2, (i64(1, 2), i64(0, 2)), ts, ts, 10, "position", [7], [], False),
+    "negation_ranges: record position past the events": lambda: negation.negation_ranges(
+        (i64(0, 90).reshape(1, 2), i64(0), i64(90), i64(0, 1)), (i64(1, 2), i64(0, 2)), ts, ts, 10,
+        "position", [], [], False),
+    "negation_ranges: leaf offsets past the leaf": lambda: negation.negation_ranges(
+        buf2, (i64(1, 2), i64(0, 9)), ts, ts, 10, "position", [0], [], False),
+    "killed_unconditionally: range past the candidates": lambda: negation.killed_unconditionally(
+        buf2[0], i64(0, 0), i64(1, 9), i64(1, 2)),
+    "candidate_pairs: range past the candidates": lambda: negation.candidate_pairs(
+        buf2[0], i64(0, 0), i64(1, 9), i64(1, 2), np.zeros(2, np.bool_), 0, 100),
+    "candidate_pairs: range ends before it starts": lambda: negation.candidate_pairs(
+        buf2[0], i64(2, 0), i64(0, 2), i64(1, 2), np.zeros(2, np.bool_), 0, 100),
+    "subsequences: offsets past the members": lambda: kleene.subsequences(
+        i64(0, 9), i64(0, 1), ts, False, 1, None, 100, 100),
+    "subsequences: member past the events": lambda: kleene.subsequences(
+        i64(0, 2), i64(0, 70), ts, False, 1, None, 100, 100),
+    "subsequences: follows table too small": lambda: kleene.subsequences(
+        i64(0, 2), i64(0, 1), ts, False, 1, None, 100, 100, np.ones(1, np.bool_)),
+    "member_pairs: offsets past the members": lambda: kleene.member_pairs(i64(0, 9), i64(0, 1)),
+    "segment_aggregate: offsets past the values": lambda: kleene.segment_aggregate(
+        i64(0, 9), i64(1, 2), np.ones(2, np.bool_), "sum"),
+    "closure_runs: descending offsets": lambda: kleene.closure_runs(i64(0, 5, 2), 1, 3),
+    "range_group: value outside the given bounds": lambda: encode.range_group(i64(0, 1, 9), bounds=(0, 2)),
+    "present_codes: value past size": lambda: encode.present_codes(i64(0, 9), None, 3),
+    "apply_table: value past the table": lambda: encode.apply_table(i64(0, 9), None, np.zeros(3, np.int32)),
+    "rank_inplace: code past the ranks": lambda: encode.rank_inplace(np.array([0, 9], np.int32),
+                                                                    np.zeros(3, np.int32)),
+    "first_rows: code past k": lambda: encode.first_rows(i64(0, 9), 2),
+    "view_codes_at: row past the views": lambda: encode.view_codes_at(np.zeros(4, np.uint64), i64(0, 5)),
+    "string_codes: offsets past the bytes": lambda: encode.string_codes(i64(0, 2, 90), np.zeros(3, np.uint8), None),
+    "HashCoder.feed: rows past n": lambda: encode.HashCoder(2).feed(1, i64(5, 6), None),
+    "predicates: position past the table": lambda: ps.mask(0, i64(0, 40).reshape(1, 2), ps.bind(Table(4, Col(ts)))),
+    "predicates: column shorter than the table": lambda: ps.bind(Table(8, Col(ts))),
+}
+out = {}
+for name, call in CASES.items():
+    try:
+        call()
+    except KernelInputError as e:
+        out[name] = "KernelInputError"
+    except Exception as e:
+        out[name] = f"{type(e).__name__}: {e}"
+    else:
+        out[name] = "no error"
+print(json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module")
+def bad_input_outcomes() -> dict:
+    import json
+
+    got = run_python(_BAD_INPUTS)
+    assert got.returncode == 0, f"the process died ({got.returncode}):\n{got.stderr[-3000:]}"
+    return json.loads(got.stdout.strip().splitlines()[-1])
+
+
+def test_every_kernel_wrapper_refuses_out_of_range_indexes(bad_input_outcomes):
+    wrong = {case: outcome for case, outcome in bad_input_outcomes.items() if outcome != "KernelInputError"}
+    assert not wrong, wrong
+    assert len(bad_input_outcomes) >= 30
+
+
+def test_kernel_input_error_is_a_jitcep_error():
+    assert issubclass(jitcep.errors.KernelInputError, jitcep.JitcepError)

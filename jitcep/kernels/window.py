@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from .checks import fail
 
 MAX_SPAN = 2**64 - 1  # the largest difference of two int64 values: a bound this wide excludes nothing
 
@@ -41,7 +42,7 @@ def spans_within(lo: np.ndarray, hi: np.ndarray, W) -> np.ndarray:
     lo = np.ascontiguousarray(lo, dtype=np.int64)
     hi = np.ascontiguousarray(hi, dtype=np.int64)
     if lo.shape != hi.shape:
-        raise ValueError(f"spans_within: {len(lo)} starts and {len(hi)} ends")
+        raise fail("spans_within", f"{len(lo)} starts and {len(hi)} ends")
     out = np.empty(len(lo), dtype=np.bool_)
     _spans_within(lo, hi, window_bound(W), out)
     return out
@@ -57,5 +58,5 @@ def window_bound(W) -> np.uint64:
         raise TypeError(f"a window bound is an integer, got {W!r}")
     W = int(W)
     if W < 0:
-        raise ValueError(f"a window bound is at least 0, got {W}")
+        raise fail("window_bound", f"a window bound is at least 0, got {W}")
     return np.uint64(min(W, MAX_SPAN))
