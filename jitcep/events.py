@@ -34,7 +34,11 @@ Decisions of the builder (:func:`build_event_table`):
   codes is the order of the strings (Unicode code points).
 - ``ts`` and, when the input has no column of that name, ``type`` are
   pseudo-attributes (``EventTable.value``); they are not in ``columns``.
-- Temporal attributes are stored as their physical int64 value (kind "int").
+- Temporal attributes are stored as int64 (kind "int") with ``temporal`` naming
+  what they denote (semantics §4): every instant attribute (Date, Datetime)
+  in one unit, the finest among them, every span (Duration) likewise, so
+  equal numbers are equal instants; the type checks refuse comparing them
+  with numbers or with another temporal kind.
 - Two kinds of partition (semantics §13).  From the equivalence key (``[attr]``)
   it is an index: rows whose key is null belong to no group (``key_code`` -1),
   as a null key equals nothing.  From ``partition_by=`` it is a split
@@ -75,6 +79,9 @@ class Column:
     values: np.ndarray              # int64 / float64 / bool_ / int32 codes (str); arbitrary where null
     valid: np.ndarray | None        # bool mask, None when the column has no nulls
     dictionary: tuple[str, ...] = ()  # for kind == "str": code -> string
+    # for a temporal attribute (kind "int"): "datetime" (Date or naive Datetime), "datetime_tz" (a Datetime
+    # with a time zone: an instant), "duration" or "time" (of day); None otherwise (semantics §4)
+    temporal: str | None = None
 
     # Added (additive contract change): a string column's codes may be computed when first read
     # (:meth:`deferred`), so the compiled engine can group by a key column without its dictionary:
@@ -290,8 +297,8 @@ class EventTable:
         names the input row, and dictionaries are shared.
         """
         pos = np.asarray(positions, dtype=np.int64)
-        cols = {a: Column(c.kind, c.values[pos], None if c.valid is None else c.valid[pos], c.dictionary)
-                for a, c in self.columns.items()}
+        cols = {a: Column(c.kind, c.values[pos], None if c.valid is None else c.valid[pos], c.dictionary,
+                          c.temporal) for a, c in self.columns.items()}
         return EventTable(ts=self.ts[pos], row=self.input_rows(pos), type_code=self.type_code[pos],
                           type_names=self.type_names, columns=cols, time_unit_ns=self.time_unit_ns,
                           time_dtype=self.time_dtype)
@@ -723,6 +730,48 @@ def _temporal_physical(s: pl.Series) -> pl.Series:
     return s.to_physical().cast(pl.Int64)
 
 
+_TEMPORAL_NOUN = {"datetime": "a datetime", "datetime_tz": "a datetime with a time zone",
+                  "duration": "a duration", "time": "a time of day"}
+
+
+def _temporal_kind(dtype) -> tuple[str, int] | None:
+    """(temporal kind, nanoseconds per stored unit) of a temporal dtype (semantics §4); None otherwise."""
+    if dtype == pl.Date:
+        return "datetime", 86_400 * 10**9  # a day: midnight of it, comparable with naive datetimes
+    if isinstance(dtype, pl.Datetime):
+        return ("datetime_tz" if dtype.time_zone else "datetime"), _POLARS_UNIT_NS[dtype.time_unit]
+    if isinstance(dtype, pl.Duration):
+        return "duration", _POLARS_UNIT_NS[dtype.time_unit]
+    if dtype == pl.Time:
+        return "time", 1
+    return None
+
+
+def _one_time_unit(cols: dict[str, Column], dtypes: dict[str, object]) -> None:
+    """Store every temporal attribute of a kind in the finest unit of that kind, in place (semantics §4).
+
+    Equal stored numbers are then equal instants (spans): a Datetime[ms] next
+    to a Datetime[ns], a Date next to a Datetime.  A value int64 cannot hold
+    in that unit raises AttributeTypeError naming both columns.
+    """
+    units = {a: _temporal_kind(dtypes[a]) for a, c in cols.items() if c.temporal is not None}
+    for kind in set(k for k, _ in units.values()):
+        mine = {a: u for a, (k, u) in units.items() if k == kind}
+        finest = min(mine.values())
+        for a, unit in mine.items():
+            if unit == finest:
+                continue
+            col, factor = cols[a], unit // finest
+            got = _enc.value_range(col.values, col.valid)
+            if got is not None and (got[0] * factor < -(2**63) or got[1] * factor > _INT64_MAX):
+                other = next(b for b, u in mine.items() if u == finest)
+                raise AttributeTypeError(
+                    f"attribute {a!r} ({dtypes[a]}) holds values that int64 cannot hold in the unit of "
+                    f"attribute {other!r} ({dtypes[other]}), so the two cannot be compared exactly; cast "
+                    f"{other!r} to a coarser unit (e.g. pl.col({other!r}).dt.cast_time_unit(\"us\"))")
+            cols[a] = Column(col.kind, col.values * np.int64(factor), col.valid, col.dictionary, col.temporal)
+
+
 def _encode_attribute(name: str, s: pl.Series) -> Column:
     """One attribute column as a :class:`Column` (DESIGN.md section 1: typed numpy arrays)."""
     dtype = s.dtype
@@ -748,7 +797,7 @@ def _encode_attribute(name: str, s: pl.Series) -> Column:
         return Column("str", codes, valid, dictionary)
     if dtype.is_temporal():
         values = _temporal_physical(s).fill_null(0).to_numpy()
-        return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid)
+        return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid, (), _temporal_kind(dtype)[0])
     if dtype == pl.Null:  # an all-null column (a pandas object column of None, a header-only CSV)
         return Column("float", np.zeros(len(s), np.float64), np.zeros(len(s), np.bool_))
     raise AttributeTypeError(
@@ -880,17 +929,19 @@ def _lit_kind(value) -> str | None:
 
 def _attr_kind(attr: str, table: "EventTable") -> str | None:
     if attr == _TS_ATTR:
-        return "num"
+        return "num"  # a number in time-column units (semantics §4)
     col = table.columns.get(attr)
     if col is None:
         return "str" if attr == _TYPE_ATTR else None
     if col.valid is not None and not col.valid.any():
         return None  # an all-null column (Null dtype): every comparison is null, no misuse possible
+    if col.temporal is not None:
+        return col.temporal
     return {"int": "num", "float": "num", "bool": "bool", "str": "str"}[col.kind]
 
 
 def _describe_kind(node: E.Expr, kind: str) -> str:
-    noun = {"num": "a number", "str": "a string", "bool": "a boolean"}[kind]
+    noun = {"num": "a number", "str": "a string", "bool": "a boolean", **_TEMPORAL_NOUN}[kind]
     if isinstance(node, E.Lit):
         return f"{noun} literal"
     if isinstance(node, E.Attr):
@@ -911,14 +962,16 @@ def _kind(node: E.Expr, table: "EventTable", pred: E.Expr) -> str | None:
         if node.func == "count":
             return "num"
         k = _attr_kind(node.attr, table)
-        if node.func in ("sum", "avg") and k in ("str", "bool"):
+        if node.func in ("sum", "avg") and (k in ("str", "bool") or k in _TEMPORAL_NOUN):
             raise fail(f"{node.func}() over the {k} attribute {node.var}.{node.attr}")
         return k
     if isinstance(node, (E.Arith, E.Unary)):
         for child in node.children():
             k = _kind(child, table, pred)
-            if k in ("str", "bool"):
-                raise fail(f"arithmetic on {_describe_kind(child, k)}")
+            if k in ("str", "bool") or k in _TEMPORAL_NOUN:
+                why = (" (jitcep has no duration literals, so the result's unit would be a guess; compare "
+                       "instants directly, or use a.ts, in time-column units)") if k in _TEMPORAL_NOUN else ""
+                raise fail(f"arithmetic on {_describe_kind(child, k)}{why}")
         return "num"
     if isinstance(node, (E.Cmp, E.In)):
         left = node.left if isinstance(node, E.Cmp) else node.operand
@@ -926,13 +979,15 @@ def _kind(node: E.Expr, table: "EventTable", pred: E.Expr) -> str | None:
         lk = _kind(left, table, pred)
         for right in rights:
             rk = _kind(right, table, pred)
-            if lk is not None and rk is not None and lk != rk and "str" in (lk, rk):
-                raise fail(f"comparing {_describe_kind(left, lk)} with {_describe_kind(right, rk)}")
+            if lk is not None and rk is not None and lk != rk and (
+                    "str" in (lk, rk) or lk in _TEMPORAL_NOUN or rk in _TEMPORAL_NOUN):
+                raise fail(f"comparing {_describe_kind(left, lk)} with {_describe_kind(right, rk)}"
+                           f"{_temporal_hint(lk, rk)}")
         return "bool"
     if isinstance(node, E.Equiv):
         if node.value is not None:
             ak, vk = _attr_kind(node.attr, table), _lit_kind(node.value.value)
-            if ak is not None and vk is not None and ak != vk and "str" in (ak, vk):
+            if ak is not None and vk is not None and ak != vk and ("str" in (ak, vk) or ak in _TEMPORAL_NOUN):
                 raise fail(f"comparing the {ak} attribute {node.attr!r} with a {vk} literal")
         return "bool"
     for child in node.children():  # BoolOp, Not, IsNull
@@ -940,14 +995,26 @@ def _kind(node: E.Expr, table: "EventTable", pred: E.Expr) -> str | None:
     return "bool"
 
 
+def _temporal_hint(lk: str, rk: str) -> str:
+    if {lk, rk} == {"datetime", "datetime_tz"}:
+        return (" (a datetime without a time zone names no instant: attach one with "
+                "dt.replace_time_zone before comparing it with a zoned one)")
+    if "num" in (lk, rk) and (lk in _TEMPORAL_NOUN or rk in _TEMPORAL_NOUN):
+        return " (a temporal value compares only with its own kind; a.ts is a number in time-column units)"
+    return ""
+
+
 def check_types(patterns, table: "EventTable") -> None:
-    """Raise AttributeTypeError where a predicate mixes strings with numbers or booleans.
+    """Raise AttributeTypeError where a predicate mixes kinds of values (semantics §4).
 
     Caught: a string attribute compared with a number (or boolean) literal or
     attribute and vice versa, arithmetic or sum/avg on a string, in WHERE and
-    in RETURN.  Numbers and booleans may be compared with each other, and
-    nulls with anything.  The message names the predicate (a top-level
-    conjunct of WHERE, or the RETURN item).
+    in RETURN; a temporal attribute (date, datetime, duration, time of day)
+    compared with anything but its own kind (a datetime with a time zone with
+    a naive one, a number, a literal), arithmetic or sum/avg on one.  Numbers
+    and booleans may be compared with each other, and nulls with anything.
+    The message names the predicate (a top-level conjunct of WHERE, or the
+    RETURN item).
     """
     for pattern in _as_patterns(patterns):
         roots = list(E.conjuncts(pattern.where)) + [item.expr for item in pattern.returns]
@@ -1203,7 +1270,7 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     columns
         Extra attributes to keep beyond those the patterns read.
     check
-        Run :func:`check_types` (string vs number misuse) on the patterns.
+        Run :func:`check_types` (string vs number, temporal vs other kinds) on the patterns.
 
     Raises
     ------
@@ -1249,7 +1316,8 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
             continue
         c = _encode_attribute(attr, s)
         cols[attr] = Column(c.kind, by_position(c.values),
-                            None if c.valid is None else by_position(c.valid), c.dictionary)
+                            None if c.valid is None else by_position(c.valid), c.dictionary, c.temporal)
+    _one_time_unit(cols, df.schema)
 
     fields = dict(ts=np.ascontiguousarray(ts), type_code=np.ascontiguousarray(type_code),
                   type_names=type_names, columns=cols, time_unit_ns=unit_ns, time_dtype=df.schema[time])

@@ -75,8 +75,8 @@ import numpy as np
 from ._memo import PerObject
 from .codegen import PredicateSet
 from .codegen.predicates import ColumnSpec
-from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
-from .events import Column, EventTable, build_partition, window_span
+from .errors import AttributeTypeError, ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
+from .events import Column, EventTable, build_partition, check_types, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.grouping import record_fields
 from .kernels.encode import dense_codes, value_range
@@ -184,6 +184,7 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
     for pat, p in zip(patterns, plans_in):
         default = check_supported(pat, options)
         plans.append(p if isinstance(p, Plan) else default if p is None else build_plan(pat, p))
+    check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
     ctx = _TableContext(table)
     for pl_ in plans:  # the types leaves read, in the order the plans build them (type_groups batches them)
         for n in (*pl_.nodes(), *pl_.negations, *((pl_.kleene,) if pl_.kleene is not None else ())):
@@ -384,7 +385,7 @@ def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
     for name in used:
         col = table.columns.get(name)
         if col is not None:
-            specs[name] = ColumnSpec(name, col.kind, col.valid is not None)
+            specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
         elif name == "type":
             specs[name] = ColumnSpec(name, "str", True)
     return specs
@@ -609,7 +610,7 @@ class _PatternRun:
             valid = p >= 0
             if col.valid is not None:
                 valid &= col.valid[q]
-            return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary)
+            return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary, col.temporal)
 
         def virt(x):
             if isinstance(x, E.Agg):
@@ -621,10 +622,12 @@ class _PatternRun:
                         c = gather(x.attr, lpos)
                         if c.kind not in ("int", "float"):
                             raise UnsupportedPatternError(f"{x.func} over a {c.kind} attribute {x.attr!r}")
+                        if c.temporal is not None and x.func in ("sum", "avg"):  # semantics section 4
+                            raise AttributeTypeError(f"{x.func} over the {c.temporal} attribute {x.attr!r}")
                         valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
                         vals, ok = segment_aggregate(off, c.values, valid, x.func)
                         kind = "float" if x.func == "avg" else c.kind
-                        cols[name] = Column(kind, vals, None if ok.all() else ok)
+                        cols[name] = Column(kind, vals, None if ok.all() else ok, (), c.temporal)
                 return E.Attr("_m", name)
             if isinstance(x, E.Attr):
                 if x.var == K.var:
@@ -645,7 +648,7 @@ class _PatternRun:
             return None
 
         conds = [map_expr(c, virt) for c in K.lists]
-        specs = {name: ColumnSpec(name, c.kind, c.valid is not None) for name, c in cols.items()}
+        specs = {name: ColumnSpec(name, c.temporal or c.kind, c.valid is not None) for name, c in cols.items()}
         ps = PredicateSet(conds, specs)
         bound = ps.bind(_VirtualTable(np.zeros(n, np.int64), cols))
         P = np.arange(n, dtype=np.int64)[None, :]

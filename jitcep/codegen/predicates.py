@@ -44,7 +44,7 @@ class ColumnSpec:
     """What generated code needs to know about a column: its kind and whether it has nulls."""
 
     name: str
-    kind: str          # int, float, bool, str
+    kind: str          # int, float, bool, str, or a temporal kind (datetime, datetime_tz, duration, time)
     nullable: bool
 
 
@@ -90,7 +90,8 @@ class _Gen:
             # validity is always an argument (length n, or [True] with stride 0 when the
             # column has no nulls) so one compiled function serves tables with and without nulls
             ok = f"v{i}[{p} * s{i}]"
-            kind = {"int": "num", "float": "num", "str": "str", "bool": "bool"}[spec.kind]
+            # a temporal column is an int64 column whose kind compares only with itself (semantics §4)
+            kind = {"int": "num", "float": "num", "str": "str", "bool": "bool"}.get(spec.kind, spec.kind)
             return val, ok, kind
         if isinstance(e, E.Arith):
             lv, lo, lk = self.value(e.left, var_slot)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..events import evaluate_per_partition
+from ..events import check_types, evaluate_per_partition
 from ..matches import MatchTable
 from ..options import Options
 from ..pattern.ast import Pattern
@@ -42,6 +42,7 @@ def evaluate(patterns, table, options: Options | None = None) -> list[MatchTable
     if isinstance(patterns, Pattern):
         patterns = [patterns]
     options = options if options is not None else Options()
+    check_types(patterns, table)  # kinds of values (§4), for every pattern before any match is searched
     budget = Budget(options)
     if table.partition is not None and table.partition.independent:
         # partition_by (§13): every group is a stream of its own; one budget for all
