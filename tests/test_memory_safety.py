@@ -228,3 +228,54 @@ def test_every_kernel_wrapper_refuses_out_of_range_indexes(bad_input_outcomes):
 
 def test_kernel_input_error_is_a_jitcep_error():
     assert issubclass(jitcep.errors.KernelInputError, jitcep.JitcepError)
+
+
+# --- the kernel and differential tests again, every array access bounds-checked ----------------------
+
+# Kernel tests against their naive twins, the engine at the int64 time extremes, the bad-input
+# matrix and a sample of the differential tests (compiled engine vs oracles on generated streams),
+# rerun with NUMBA_BOUNDSCHECK=1: an index the wrappers let through raises IndexError there instead
+# of reading foreign memory.  A sample, not every test: compiling every kernel with bounds checks
+# takes a while, and this runs in the default selection (about 2 minutes on 2 cores).
+BOUNDSCHECKED = [
+    "tests/test_kernels_join.py",
+    "tests/test_kernels_negation.py",
+    "tests/test_kernels_kleene.py",
+    "tests/test_kernels_grouping.py",
+    "tests/test_kernels_window.py",
+    *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
+      for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
+    "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",
+    "tests/test_compiled_differential.py::test_compiled_equals_oracle[0]",
+    "tests/test_compiled_differential.py::test_compiled_equals_oracle[1]",
+    *(f"tests/test_compiled_differential.py::test_compiled_kleene_equals_reference[0-{mode}]"
+      for mode in ("maximal", "all", "maximal+negation", "all+negation")),
+]
+
+_PROBE = """
+import numpy as np
+from numba import njit
+
+@njit
+def past_the_end(a):
+    return a[len(a)]
+
+try:
+    past_the_end(np.zeros(2))
+except IndexError:
+    print("bounds checked")
+"""
+
+
+def test_kernel_and_differential_tests_pass_with_numba_boundscheck(tmp_path):
+    # compiled code cached by ordinary runs was compiled without bounds checks: fresh Numba and
+    # codegen caches, so that every kernel and generated predicate is compiled with them
+    env = dict(NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               JITCEP_CACHE_DIR=str(tmp_path / "codegen"))
+    probe = run_python(_PROBE, **env)
+    assert probe.stdout.strip() == "bounds checked", probe.stderr[-2000:]
+    got = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *BOUNDSCHECKED],
+                         capture_output=True, text=True, timeout=1200, cwd=str(ROOT),
+                         env=dict(os.environ, PYTHONPATH=str(ROOT), **env))
+    assert got.returncode == 0, got.stdout[-4000:] + got.stderr[-2000:]
+    assert " passed" in got.stdout and "error" not in got.stdout.splitlines()[-1]
