@@ -95,6 +95,10 @@ class MissingColumnError(InputError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class MissingTypeColumnError(MissingColumnError):
+    """A pattern names event types, but the call gave no type column (``type=`` / ``--type``)."""
+
+
 class TimestampError(InputError):
     """Null or non-numeric/non-temporal timestamps."""
 
@@ -112,6 +116,11 @@ class WindowUnitError(InputError):
 
 class ExplosionError(JitcepError):
     """A result or intermediate result grew past its configured cap; never truncated silently."""
+
+
+class KernelInputError(JitcepError, ValueError):
+    """A kernel wrapper refused arrays that break its documented invariant (an index out of range,
+    offsets out of order): the engine never passes such arrays, so this is a bug to report."""
 
 
 # --- distributed execution ------------------------------------------------------

@@ -9,8 +9,11 @@ The builder ``build_event_table`` is implemented by the events work item.
   ``time_unit_ns`` says how many nanoseconds one unit is; numeric inputs carry
   the unit the caller declared (``time_unit="s"``), else ``time_unit_ns=None``
   and a duration window over them is a ``WindowUnitError``.
-- ``type_code[p]`` indexes ``type_names``; without a type column every event
-  has code 0 and ``type_names == ()`` (only untyped variables can match).
+- ``type_code[p]`` indexes ``type_names`` (``-1 <= type_code < len(type_names)``,
+  the invariant the type grouping relies on); without a type column every event
+  has the null type -1 and ``type_names == ()`` (only untyped variables can
+  match; ``Query.run`` refuses typed variables without a type column:
+  :func:`check_type_column`).
 - ``columns`` holds only the attributes the pattern reads.  Each is a
   :class:`Column` with numpy values (float64 / int64 / bool, or int32 codes
   into ``dictionary`` for strings) and a validity mask.  A String column's
@@ -31,7 +34,11 @@ Decisions of the builder (:func:`build_event_table`):
   codes is the order of the strings (Unicode code points).
 - ``ts`` and, when the input has no column of that name, ``type`` are
   pseudo-attributes (``EventTable.value``); they are not in ``columns``.
-- Temporal attributes are stored as their physical int64 value (kind "int").
+- Temporal attributes are stored as int64 (kind "int") with ``temporal`` naming
+  what they denote (semantics §4): every instant attribute (Date, Datetime)
+  in one unit, the finest among them, every span (Duration) likewise, so
+  equal numbers are equal instants; the type checks refuse comparing them
+  with numbers or with another temporal kind.
 - Two kinds of partition (semantics §13).  From the equivalence key (``[attr]``)
   it is an index: rows whose key is null belong to no group (``key_code`` -1),
   as a null key equals nothing.  From ``partition_by=`` it is a split
@@ -56,12 +63,13 @@ import numpy as np
 import polars as pl
 
 from .errors import (AttributeTypeError, ExplosionError, InputFormatError, InvalidWindowError,
-                     MissingColumnError, OptionError, TimestampError, WindowUnitError)
+                     MissingColumnError, MissingTypeColumnError, OptionError, TimestampError, WindowUnitError)
 from .kernels import encode as _enc
 from .kernels.grouping import counting_sort
+from .kernels.window import MAX_SPAN
 from .matches import MatchTable
 from .pattern import expr as E
-from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded
+from .pattern.ast import UNIT_NS, CountWindow, Pattern, TimeWindow, Unbounded, event_vars
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +80,9 @@ class Column:
     values: np.ndarray              # int64 / float64 / bool_ / int32 codes (str); arbitrary where null
     valid: np.ndarray | None        # bool mask, None when the column has no nulls
     dictionary: tuple[str, ...] = ()  # for kind == "str": code -> string
+    # for a temporal attribute (kind "int"): "datetime" (Date or naive Datetime), "datetime_tz" (a Datetime
+    # with a time zone: an instant), "duration" or "time" (of day); None otherwise (semantics §4)
+    temporal: str | None = None
 
     # Added (additive contract change): a string column's codes may be computed when first read
     # (:meth:`deferred`), so the compiled engine can group by a key column without its dictionary:
@@ -287,8 +298,8 @@ class EventTable:
         names the input row, and dictionaries are shared.
         """
         pos = np.asarray(positions, dtype=np.int64)
-        cols = {a: Column(c.kind, c.values[pos], None if c.valid is None else c.valid[pos], c.dictionary)
-                for a, c in self.columns.items()}
+        cols = {a: Column(c.kind, c.values[pos], None if c.valid is None else c.valid[pos], c.dictionary,
+                          c.temporal) for a, c in self.columns.items()}
         return EventTable(ts=self.ts[pos], row=self.input_rows(pos), type_code=self.type_code[pos],
                           type_names=self.type_names, columns=cols, time_unit_ns=self.time_unit_ns,
                           time_dtype=self.time_dtype)
@@ -787,6 +798,48 @@ def _temporal_physical(s: pl.Series) -> pl.Series:
     return s.to_physical().cast(pl.Int64)
 
 
+_TEMPORAL_NOUN = {"datetime": "a datetime", "datetime_tz": "a datetime with a time zone",
+                  "duration": "a duration", "time": "a time of day"}
+
+
+def _temporal_kind(dtype) -> tuple[str, int] | None:
+    """(temporal kind, nanoseconds per stored unit) of a temporal dtype (semantics §4); None otherwise."""
+    if dtype == pl.Date:
+        return "datetime", 86_400 * 10**9  # a day: midnight of it, comparable with naive datetimes
+    if isinstance(dtype, pl.Datetime):
+        return ("datetime_tz" if dtype.time_zone else "datetime"), _POLARS_UNIT_NS[dtype.time_unit]
+    if isinstance(dtype, pl.Duration):
+        return "duration", _POLARS_UNIT_NS[dtype.time_unit]
+    if dtype == pl.Time:
+        return "time", 1
+    return None
+
+
+def _one_time_unit(cols: dict[str, Column], dtypes: dict[str, object]) -> None:
+    """Store every temporal attribute of a kind in the finest unit of that kind, in place (semantics §4).
+
+    Equal stored numbers are then equal instants (spans): a Datetime[ms] next
+    to a Datetime[ns], a Date next to a Datetime.  A value int64 cannot hold
+    in that unit raises AttributeTypeError naming both columns.
+    """
+    units = {a: _temporal_kind(dtypes[a]) for a, c in cols.items() if c.temporal is not None}
+    for kind in set(k for k, _ in units.values()):
+        mine = {a: u for a, (k, u) in units.items() if k == kind}
+        finest = min(mine.values())
+        for a, unit in mine.items():
+            if unit == finest:
+                continue
+            col, factor = cols[a], unit // finest
+            got = _enc.value_range(col.values, col.valid)
+            if got is not None and (got[0] * factor < -(2**63) or got[1] * factor > _INT64_MAX):
+                other = next(b for b, u in mine.items() if u == finest)
+                raise AttributeTypeError(
+                    f"attribute {a!r} ({dtypes[a]}) holds values that int64 cannot hold in the unit of "
+                    f"attribute {other!r} ({dtypes[other]}), so the two cannot be compared exactly; cast "
+                    f"{other!r} to a coarser unit (e.g. pl.col({other!r}).dt.cast_time_unit(\"us\"))")
+            cols[a] = Column(col.kind, col.values * np.int64(factor), col.valid, col.dictionary, col.temporal)
+
+
 def _encode_attribute(name: str, s: pl.Series) -> Column:
     """One attribute column as a :class:`Column` (DESIGN.md section 1: typed numpy arrays)."""
     dtype = s.dtype
@@ -812,7 +865,7 @@ def _encode_attribute(name: str, s: pl.Series) -> Column:
         return Column("str", codes, valid, dictionary)
     if dtype.is_temporal():
         values = _temporal_physical(s).fill_null(0).to_numpy()
-        return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid)
+        return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid, (), _temporal_kind(dtype)[0])
     if dtype == pl.Null:  # an all-null column (a pandas object column of None, a header-only CSV)
         return Column("float", np.zeros(len(s), np.float64), np.zeros(len(s), np.bool_))
     raise AttributeTypeError(
@@ -885,8 +938,11 @@ def window_span(window, table: "EventTable") -> int | None:
     and timestamps are int64, so ``diff <= d`` holds exactly when
     ``diff <= floor(d)``: the span is ``floor(d)`` computed with exact
     rational arithmetic (a float amount is taken as its shortest decimal
-    repr, so ``0.3 s`` over ms timestamps is exactly 300).  Spans past int64
-    are clamped to int64's maximum (every difference fits under it).
+    repr, so ``0.3 s`` over ms timestamps is exactly 300).  Spans from
+    ``2**64 - 1`` up (the largest difference of two int64 timestamps,
+    :data:`jitcep.kernels.window.MAX_SPAN`) are clamped to it: every pair
+    fits under it.  Spans between int64's maximum and it are kept exactly
+    (a Python int): times at the int64 extremes are farther apart than int64.
 
     A duration (``WITHIN 5 minutes``) needs the ts unit: Date/Datetime columns
     carry it, numeric columns need ``time_unit=`` (else WindowUnitError).
@@ -912,7 +968,7 @@ def window_span(window, table: "EventTable") -> int | None:
                 f"when timestamps are seconds), or write the window in the column's own units "
                 f"(WITHIN {amount} without a unit)")
         exact = exact * UNIT_NS[unit] / table.time_unit_ns
-    return min(math.floor(exact), int(_INT64_MAX))
+    return min(math.floor(exact), MAX_SPAN)
 
 
 # --- type checks ------------------------------------------------------------
@@ -941,17 +997,19 @@ def _lit_kind(value) -> str | None:
 
 def _attr_kind(attr: str, table: "EventTable") -> str | None:
     if attr == _TS_ATTR:
-        return "num"
+        return "num"  # a number in time-column units (semantics §4)
     col = table.columns.get(attr)
     if col is None:
         return "str" if attr == _TYPE_ATTR else None
     if col.valid is not None and not col.valid.any():
         return None  # an all-null column (Null dtype): every comparison is null, no misuse possible
+    if col.temporal is not None:
+        return col.temporal
     return {"int": "num", "float": "num", "bool": "bool", "str": "str"}[col.kind]
 
 
 def _describe_kind(node: E.Expr, kind: str) -> str:
-    noun = {"num": "a number", "str": "a string", "bool": "a boolean"}[kind]
+    noun = {"num": "a number", "str": "a string", "bool": "a boolean", **_TEMPORAL_NOUN}[kind]
     if isinstance(node, E.Lit):
         return f"{noun} literal"
     if isinstance(node, E.Attr):
@@ -972,14 +1030,16 @@ def _kind(node: E.Expr, table: "EventTable", pred: E.Expr) -> str | None:
         if node.func == "count":
             return "num"
         k = _attr_kind(node.attr, table)
-        if node.func in ("sum", "avg") and k in ("str", "bool"):
+        if node.func in ("sum", "avg") and (k in ("str", "bool") or k in _TEMPORAL_NOUN):
             raise fail(f"{node.func}() over the {k} attribute {node.var}.{node.attr}")
         return k
     if isinstance(node, (E.Arith, E.Unary)):
         for child in node.children():
             k = _kind(child, table, pred)
-            if k in ("str", "bool"):
-                raise fail(f"arithmetic on {_describe_kind(child, k)}")
+            if k in ("str", "bool") or k in _TEMPORAL_NOUN:
+                why = (" (jitcep has no duration literals, so the result's unit would be a guess; compare "
+                       "instants directly, or use a.ts, in time-column units)") if k in _TEMPORAL_NOUN else ""
+                raise fail(f"arithmetic on {_describe_kind(child, k)}{why}")
         return "num"
     if isinstance(node, (E.Cmp, E.In)):
         left = node.left if isinstance(node, E.Cmp) else node.operand
@@ -987,13 +1047,15 @@ def _kind(node: E.Expr, table: "EventTable", pred: E.Expr) -> str | None:
         lk = _kind(left, table, pred)
         for right in rights:
             rk = _kind(right, table, pred)
-            if lk is not None and rk is not None and lk != rk and "str" in (lk, rk):
-                raise fail(f"comparing {_describe_kind(left, lk)} with {_describe_kind(right, rk)}")
+            if lk is not None and rk is not None and lk != rk and (
+                    "str" in (lk, rk) or lk in _TEMPORAL_NOUN or rk in _TEMPORAL_NOUN):
+                raise fail(f"comparing {_describe_kind(left, lk)} with {_describe_kind(right, rk)}"
+                           f"{_temporal_hint(lk, rk)}")
         return "bool"
     if isinstance(node, E.Equiv):
         if node.value is not None:
             ak, vk = _attr_kind(node.attr, table), _lit_kind(node.value.value)
-            if ak is not None and vk is not None and ak != vk and "str" in (ak, vk):
+            if ak is not None and vk is not None and ak != vk and ("str" in (ak, vk) or ak in _TEMPORAL_NOUN):
                 raise fail(f"comparing the {ak} attribute {node.attr!r} with a {vk} literal")
         return "bool"
     for child in node.children():  # BoolOp, Not, IsNull
@@ -1001,14 +1063,26 @@ def _kind(node: E.Expr, table: "EventTable", pred: E.Expr) -> str | None:
     return "bool"
 
 
+def _temporal_hint(lk: str, rk: str) -> str:
+    if {lk, rk} == {"datetime", "datetime_tz"}:
+        return (" (a datetime without a time zone names no instant: attach one with "
+                "dt.replace_time_zone before comparing it with a zoned one)")
+    if "num" in (lk, rk) and (lk in _TEMPORAL_NOUN or rk in _TEMPORAL_NOUN):
+        return " (a temporal value compares only with its own kind; a.ts is a number in time-column units)"
+    return ""
+
+
 def check_types(patterns, table: "EventTable") -> None:
-    """Raise AttributeTypeError where a predicate mixes strings with numbers or booleans.
+    """Raise AttributeTypeError where a predicate mixes kinds of values (semantics §4).
 
     Caught: a string attribute compared with a number (or boolean) literal or
     attribute and vice versa, arithmetic or sum/avg on a string, in WHERE and
-    in RETURN.  Numbers and booleans may be compared with each other, and
-    nulls with anything.  The message names the predicate (a top-level
-    conjunct of WHERE, or the RETURN item).
+    in RETURN; a temporal attribute (date, datetime, duration, time of day)
+    compared with anything but its own kind (a datetime with a time zone with
+    a naive one, a number, a literal), arithmetic or sum/avg on one.  Numbers
+    and booleans may be compared with each other, and nulls with anything.
+    The message names the predicate (a top-level conjunct of WHERE, or the
+    RETURN item).
     """
     for pattern in _as_patterns(patterns):
         roots = list(E.conjuncts(pattern.where)) + [item.expr for item in pattern.returns]
@@ -1235,6 +1309,23 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     return df
 
 
+def check_type_column(patterns) -> None:
+    """Raise MissingTypeColumnError when a pattern names event types: the caller gave no type column.
+
+    Without one every event has the null type, which only untyped variables
+    (``* v``) accept (semantics §3), so a typed variable could never match:
+    almost surely a forgotten ``type=`` argument, and an error says so.
+    """
+    types = list(dict.fromkeys(t for p in _as_patterns(patterns) for v in event_vars(p.body)
+                               for t in (v.types or ())))
+    if types:
+        shown = ", ".join(map(repr, types[:10])) + (" ..." if len(types) > 10 else "")
+        raise MissingTypeColumnError(
+            f"the pattern names event types ({shown}) but no type column was given; pass the column "
+            f"holding each event's type: run(..., type=\"kind\") in Python, --type kind on the command "
+            f"line (without a type column only untyped variables, * v, can match)")
+
+
 def build_event_table(source, patterns=None, *, time: str = "ts", type: str | None = None,
                       time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
                       columns: Iterable[str] = (), check: bool = True,
@@ -1263,7 +1354,7 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     columns
         Extra attributes to keep beyond those the patterns read.
     check
-        Run :func:`check_types` (string vs number misuse) on the patterns.
+        Run :func:`check_types` (string vs number, temporal vs other kinds) on the patterns.
     time_format
         The strftime format of a text time column (see :func:`read_events`).
 
@@ -1291,8 +1382,8 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
     def by_position(a: np.ndarray) -> np.ndarray:
         return a if perm is None else a[perm]
 
-    if type is None:
-        type_code = np.zeros(n, dtype=np.int32)
+    if type is None:  # every event has the null type: only untyped variables match
+        type_code = np.full(n, -1, dtype=np.int32)
         type_names: tuple[str, ...] = ()
     else:
         ts_col = df.get_column(type)
@@ -1311,7 +1402,8 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
             continue
         c = _encode_attribute(attr, s)
         cols[attr] = Column(c.kind, by_position(c.values),
-                            None if c.valid is None else by_position(c.valid), c.dictionary)
+                            None if c.valid is None else by_position(c.valid), c.dictionary, c.temporal)
+    _one_time_unit(cols, df.schema)
 
     fields = dict(ts=np.ascontiguousarray(ts), type_code=np.ascontiguousarray(type_code),
                   type_names=type_names, columns=cols, time_unit_ns=unit_ns, time_dtype=df.schema[time])

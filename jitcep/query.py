@@ -171,7 +171,9 @@ class Query:
             The time column (integers, floats, Date or Datetime; text is parsed,
             see ``time_format``).
         type
-            The event-type column; without it only untyped variables (``* v``) match.
+            The event-type column.  Required when a pattern names a type (``A a``,
+            ``ANY(A, B) a``): without it only untyped variables (``* v``) could
+            match, so that raises :class:`~jitcep.errors.MissingTypeColumnError`.
         time_unit
             The unit of a numeric time column (``"s"``, ``"ms"``, ...); needed
             when a pattern's window is a duration such as ``10 minutes``.
@@ -239,7 +241,9 @@ class Query:
         partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
         evaluate = _engine(engine, stacklevel=_stacklevel)
         note = stage if stage is not None else (lambda name: None)
-        from .events import build_event_table, read_events
+        from .events import build_event_table, check_type_column, read_events
+        if type is None:  # typed variables could never match: a forgotten argument (semantics §3)
+            check_type_column(self.patterns)
         from .output import to_frame, wants_all_columns
 
         # Read the input once: the event table is built from this frame (a zero-copy

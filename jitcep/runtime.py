@@ -76,20 +76,20 @@ from ._memo import PerObject
 from .budget import MemoryBudget, nbytes
 from .codegen import PredicateSet
 from .codegen.predicates import ColumnSpec
-from .errors import ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
-from .events import Column, EventTable, build_partition, window_span
+from .errors import AttributeTypeError, ExplosionError, MissingColumnError, MissingWindowError, UnsupportedPatternError
+from .events import Column, EventTable, build_partition, check_types, window_span
 from .kernels import and_join, group_with_keys, leaf_by_key, seq_join, stream_positions
 from .kernels.grouping import record_fields
 from .kernels.encode import dense_codes, value_range
 from .kernels.kleene import closure_runs, gather_lists, member_pairs, segment_aggregate, subsequences
 from .kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
+from .kernels.window import MAX_SPAN, spans_within
 from .matches import MatchTable
 from .options import Options
 from .pattern import expr as E
 from .pattern.ast import CountWindow, Pattern, Unbounded
 from .plan.nodes import Join, KleeneLeaf, Leaf, NegLeaf, Plan, build_plan, map_expr, prev_var
 
-_INT64_MAX = np.iinfo(np.int64).max
 _NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) pairs tested per chunk: bounds memory, not work
 _TYPE_BATCH = 8  # types grouped per pass over the events (_TableContext.type_groups)
 # A String key is coded at the records of the leaves' types alone when those are at most this share of
@@ -185,6 +185,7 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
     for pat, p in zip(patterns, plans_in):
         default = check_supported(pat, options)
         plans.append(p if isinstance(p, Plan) else default if p is None else build_plan(pat, p))
+    check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
     ctx = _TableContext(table)
     for pl_ in plans:  # the types leaves read, in the order the plans build them (type_groups batches them)
         for n in (*pl_.nodes(), *pl_.negations, *((pl_.kleene,) if pl_.kleene is not None else ())):
@@ -385,7 +386,7 @@ def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
     for name in used:
         col = table.columns.get(name)
         if col is not None:
-            specs[name] = ColumnSpec(name, col.kind, col.valid is not None)
+            specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
         elif name == "type":
             specs[name] = ColumnSpec(name, "str", True)
     return specs
@@ -421,7 +422,7 @@ class _PatternRun:
             wt = ctx.stream_positions() if ctx.streams is not None else np.arange(table.n, dtype=np.int64)
             self.wt, self.W = wt, int(window.n) - 1
         elif isinstance(window, Unbounded):
-            self.wt, self.W = table.ts, int(_INT64_MAX)
+            self.wt, self.W = table.ts, MAX_SPAN  # no pair of int64 times is farther apart
         else:
             self.wt, self.W = table.ts, window_span(window, table)
         self.G = ctx.key_codes(plan.key)[1]
@@ -550,7 +551,7 @@ class _PatternRun:
             # list can stretch the match past the window although each member fits alone (section 2);
             # a maximal list that does is no match: no smaller list is tried (section 6.2)
             _, _, start, end = _list_span(buf, src, off, lpos)
-            keep = np.flatnonzero(self.wt[end] - self.wt[start] <= self.W)
+            keep = np.flatnonzero(spans_within(self.wt[start], self.wt[end], self.W))
             src, off, lpos = _keep_lists(keep, src, off, lpos)
         if K.lists and len(src):
             keep = np.flatnonzero(self.list_mask(K, {v: c[src] for v, c in single.items()}, off, lpos))
@@ -628,7 +629,7 @@ class _PatternRun:
             valid = p >= 0
             if col.valid is not None:
                 valid &= col.valid[q]
-            return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary)
+            return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary, col.temporal)
 
         def virt(x):
             if isinstance(x, E.Agg):
@@ -640,10 +641,12 @@ class _PatternRun:
                         c = gather(x.attr, lpos)
                         if c.kind not in ("int", "float"):
                             raise UnsupportedPatternError(f"{x.func} over a {c.kind} attribute {x.attr!r}")
+                        if c.temporal is not None and x.func in ("sum", "avg"):  # semantics section 4
+                            raise AttributeTypeError(f"{x.func} over the {c.temporal} attribute {x.attr!r}")
                         valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
                         vals, ok = segment_aggregate(off, c.values, valid, x.func)
                         kind = "float" if x.func == "avg" else c.kind
-                        cols[name] = Column(kind, vals, None if ok.all() else ok)
+                        cols[name] = Column(kind, vals, None if ok.all() else ok, (), c.temporal)
                 return E.Attr("_m", name)
             if isinstance(x, E.Attr):
                 if x.var == K.var:
@@ -664,7 +667,7 @@ class _PatternRun:
             return None
 
         conds = [map_expr(c, virt) for c in K.lists]
-        specs = {name: ColumnSpec(name, c.kind, c.valid is not None) for name, c in cols.items()}
+        specs = {name: ColumnSpec(name, c.temporal or c.kind, c.valid is not None) for name, c in cols.items()}
         ps = PredicateSet(conds, specs)
         bound = ps.bind(_VirtualTable(np.zeros(n, np.int64), cols))
         P = np.arange(n, dtype=np.int64)[None, :]

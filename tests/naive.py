@@ -58,8 +58,14 @@ def _before(u, w, ts, order):
     return ts[u] <= ts[w]
 
 
+def _ints(a):
+    """Python ints: differences of them never wrap (windows are exact for any int64 times)."""
+    return [int(x) for x in a]
+
+
 def seq_join(L, R, ts, wt, W, order, distinct):
     """Pairs (l, r, g): every event of l before every event of r, span <= W, no shared event if asked."""
+    wt, W = _ints(wt), int(W)
     out = set()
     for l, gl, pl_, sl, el in _records(L):
         for r, gr, pr, sr, er in _records(R):
@@ -76,6 +82,7 @@ def seq_join(L, R, ts, wt, W, order, distinct):
 
 
 def and_join(L, R, ts, wt, W, distinct):
+    wt, W = _ints(wt), int(W)
     out = set()
     for l, gl, pl_, sl, el in _records(L):
         for r, gr, pr, sr, er in _records(R):
@@ -99,6 +106,7 @@ def negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj):
     its last event, or within W of its first event).
     """
     cand, cgoff = leaf
+    wt, W = _ints(wt), int(W)
     out = []
     for r, g, p, s, e in _records(buf):
         own = {x for x in p if x >= 0}
@@ -204,12 +212,12 @@ def _window(window, table):
     if isinstance(window, CountWindow):
         return list(range(table.n)), window.n - 1
     if isinstance(window, Unbounded):
-        return list(table.ts), math.inf
+        return _ints(table.ts), math.inf
     assert isinstance(window, TimeWindow)
     amount = window.amount
     if window.unit is not None:
         amount = amount * UNIT_NS[window.unit] / table.time_unit_ns
-    return list(table.ts), math.floor(amount)
+    return _ints(table.ts), math.floor(amount)
 
 
 def _events_of(b):

@@ -13,13 +13,25 @@ from jitcep.errors import ExplosionError
 from jitcep.kernels import and_join, counting_sort, join, seq_join
 
 
+_I64 = np.iinfo(np.int64)
+
+
 @st.composite
-def tables_and_buffers(draw, leaf_right=False):
+def tables_and_buffers(draw, leaf_right=False, extreme=None):
     """Sorted timestamps and two buffers of records (k1 and k2 events each) in G partitions; with
-    ``leaf_right`` the right buffer is a leaf's: one-event records, its start array its end array."""
+    ``leaf_right`` the right buffer is a leaf's: one-event records, its start array its end array.
+    ``extreme`` (drawn when None): timestamps near int64's ends (farther apart than int64 holds)
+    and windows up to past the widest int64 difference, 2**64 - 1 (docs/semantics.md section 2)."""
     n = draw(st.integers(3, 14))
-    steps = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
-    ts = np.cumsum(np.array(steps, dtype=np.int64))
+    if extreme is None:
+        extreme = draw(st.booleans())
+    if extreme:
+        near = st.one_of(st.integers(int(_I64.min), int(_I64.min) + 3), st.integers(int(_I64.max) - 3, int(_I64.max)),
+                         st.integers(-3, 3), st.integers(int(_I64.min), int(_I64.max)))
+        ts = np.array(sorted(draw(st.lists(near, min_size=n, max_size=n))), dtype=np.int64)
+    else:
+        steps = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+        ts = np.cumsum(np.array(steps, dtype=np.int64))
     G = draw(st.integers(1, 3))
 
     def buffer(k):
@@ -45,7 +57,8 @@ def tables_and_buffers(draw, leaf_right=False):
         R = (R[0], R[2], R[2], R[3])
     count_window = draw(st.booleans())
     wt = np.arange(n, dtype=np.int64) if count_window else ts
-    W = draw(st.integers(0, 6))
+    W = draw(st.one_of(st.integers(0, 6), st.integers(2**63 - 3, 2**63 + 3), st.integers(2**64 - 3, 2**64 + 3),
+                       st.integers(0, 2**64 + 3)) if extreme else st.integers(0, 6))
     return ts, wt, W, L, R
 
 

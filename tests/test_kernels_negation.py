@@ -11,9 +11,10 @@ from test_kernels_join import tables_and_buffers
 
 
 @st.composite
-def negation_cases(draw):
-    """A match buffer, a negated leaf (sorted positions per partition) and a range spec."""
-    ts, wt, W, buf, _ = draw(tables_and_buffers())
+def negation_cases(draw, extreme=None):
+    """A match buffer, a negated leaf (sorted positions per partition) and a range spec (``extreme``:
+    :func:`test_kernels_join.tables_and_buffers`'s times and windows at the int64 extremes)."""
+    ts, wt, W, buf, _ = draw(tables_and_buffers(extreme=extreme))
     n, G = len(ts), len(buf[3]) - 1
     groups = [sorted(draw(st.sets(st.integers(0, n - 1), max_size=n))) for _ in range(G)]
     cand = np.array([p for g in groups for p in g], dtype=np.int64)

@@ -8,6 +8,11 @@ leaf's candidate events) and join predicates (several variables, the candidate
 pairs of a join kernel) alike, so the generic kernels are compiled once and
 this function is the only per-pattern compiled code.
 
+Every position it reads columns at is checked against the table as it is
+loaded (the function returns False at the first one outside, and
+:meth:`PredicateSet.mask` raises KernelInputError); :meth:`PredicateSet.bind`
+checks that every column has one entry per event.
+
 Null semantics are SQL's three-valued logic: an operation on a null is null,
 ``x / 0`` is null, AND is false if any operand is false, OR is true if any is
 true, NOT null is null, and a predicate passes only when it is TRUE.
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import config
-from ..errors import AttributeTypeError, MissingColumnError, UnsupportedPatternError
+from ..errors import AttributeTypeError, KernelInputError, MissingColumnError, UnsupportedPatternError
 from ..kernels.alloc import empty
 from ..pattern import expr as E
 from .cache import load_module
@@ -46,7 +51,7 @@ class ColumnSpec:
     """What generated code needs to know about a column: its kind and whether it has nulls."""
 
     name: str
-    kind: str          # int, float, bool, str
+    kind: str          # int, float, bool, str, or a temporal kind (datetime, datetime_tz, duration, time)
     nullable: bool
 
 
@@ -239,6 +244,8 @@ def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tupl
         body.append("        for j in range(m):")
         for k in range(len(vs)):
             body.append(f"            p{k} = P[{k}, j]")
+            body.append(f"            if p{k} < 0 or p{k} >= n_events:")
+            body.append("                return False")
         for line in gen.lines:
             body.append(f"            {line}")
         body.append(f"            out[j] = {ok} and {val}")
@@ -253,7 +260,9 @@ def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tupl
         "@njit(**NUMBA_FLAGS)",
         f"def predicates({', '.join(params)}):",
         "    m = P.shape[1]",
-        *(body or ["    pass"]),
+        "    n_events = len(ts)",
+        *body,
+        "    return True",
         "",
     ])
     return src, tuple(used), strings
@@ -270,7 +279,17 @@ class PredicateSet:
         self.fn = load_module(self.source, "jitcep_pred").predicates if self.preds else None
 
     def bind(self, table) -> tuple:
-        """Arguments after ``(pid, P, out)`` for ``table``: ts, string-literal ranks, columns."""
+        """Arguments after ``(pid, P, out)`` for ``table``: ts, string-literal ranks, columns.
+
+        Every column must hold one value (and validity) per event of ``table``
+        (KernelInputError otherwise): the generated code reads them at positions
+        it checks against ``len(ts)``.
+        """
+        n = len(table.ts)
+        for c in self.column_names:
+            col = table.columns[c]
+            if len(col.values) != n or (col.valid is not None and len(col.valid) != n):
+                raise KernelInputError(f"predicates: column {c!r} does not hold one value per event ({n})")
         str_cols = [c for c in self.column_names if self.columns[c].kind == "str"]
         universe = sorted(set(self.strings).union(*(table.columns[c].dictionary for c in str_cols)))
         rank = {s: i for i, s in enumerate(universe)}
@@ -291,5 +310,8 @@ class PredicateSet:
         """Whether predicate ``pid`` is TRUE for each column of ``P`` (k x m event positions)."""
         out = empty(P.shape[1], np.bool_)  # NumPy-allocated, huge-page sized when large (jitcep.kernels.alloc)
         if P.shape[1]:
-            self.fn(pid, np.ascontiguousarray(P, dtype=np.int64), out, *bound)
+            if P.shape[0] != len(self.vars[pid]):
+                raise KernelInputError(f"predicates: {P.shape[0]} rows of positions for {len(self.vars[pid])} variables")
+            if not self.fn(pid, np.ascontiguousarray(P, dtype=np.int64), out, *bound):
+                raise KernelInputError("predicates: a candidate position lies outside the event table")
         return out

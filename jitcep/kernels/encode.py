@@ -35,6 +35,13 @@ Two rules keep the passes near memory speed (issue 3, measured at 10^7 events):
   :func:`view_codes_at` codes only the views at some rows.
 - :func:`present_codes`, :func:`apply_table` — categorical ids present, and
   ids -> ranks of the sorted present categories.
+
+Indexes into tables: a kernel whose table is sized from the values it
+indexes with (:func:`dense_codes`, :func:`stable_argsort`, the hash tables)
+cannot leave it; one that takes its table size or codes from the caller
+checks each value against the table as it reads it and reports a status, so a
+bad input raises :class:`~jitcep.errors.KernelInputError` instead of writing
+outside the table (:mod:`jitcep.kernels.checks`).
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from . import alloc as _alloc
+from .checks import check_lengths, check_offsets, fail
 
 _RADIX_BITS = 11
 _SMALL = 2_048  # below this, numpy's sorts win over kernel call overhead
@@ -269,9 +277,13 @@ class HashCoder:
         self.k = 0
 
     def feed(self, lo: int, hashes: np.ndarray, valid: np.ndarray | None) -> None:
-        """Code rows ``lo .. lo + len(hashes)`` from their hashes (``valid``: their mask or None)."""
+        """Code rows ``lo .. lo + len(hashes)`` from their hashes (``valid``: their mask or None);
+        the rows must lie in the coder's ``n`` (checked)."""
         h = np.ascontiguousarray(hashes).view(np.int64)
         v = _alloc.optional_mask(valid)
+        if not 0 <= lo <= len(self.codes) - len(h):
+            raise fail("HashCoder.feed", f"rows {lo}..{lo + len(h)} of {len(self.codes)}")
+        check_lengths("HashCoder.feed", len(h), valid=v)
         self.slots, self.keys, self.uniq, self.k = _hash_feed(
             h, v, self.slots, self.keys, self.uniq, self.k, self.codes[lo:lo + len(h)])
 
@@ -407,32 +419,48 @@ def string_codes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None
 
     ``offsets`` (n + 1, int64) and ``data`` (uint8) are an Arrow large_string
     array's buffers (offset already applied); equal byte strings get equal codes.
+    Invariant: ``offsets`` ascend inside ``data`` (Arrow's own; checked here,
+    one pass: this path serves only columns of long strings).
     """
     v = _alloc.optional_mask(valid)
-    return _string_codes(np.ascontiguousarray(offsets, dtype=np.int64), data, v,
-                         _alloc.empty(len(offsets) - 1, np.int32))
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    check_offsets("string_codes", "offsets", offsets, len(data))
+    check_lengths("string_codes", len(offsets) - 1, valid=v)
+    return _string_codes(offsets, data, v, _alloc.empty(len(offsets) - 1, np.int32))
 
 
 @njit(**NUMBA_FLAGS)
 def _rank_inplace(codes, rank):
+    # False at the first code past ``rank`` (codes before it are already replaced)
+    k = len(rank)
     for i in range(len(codes)):
         c = codes[i]
+        if c >= k:
+            return False
         if c >= 0:
             codes[i] = rank[c]
+    return True
 
 
 def rank_inplace(codes: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """``codes[i] = rank[codes[i]]`` in place (-1 kept): first-occurrence codes -> sorted-dictionary codes."""
-    _rank_inplace(codes, np.ascontiguousarray(rank, dtype=codes.dtype))
+    """``codes[i] = rank[codes[i]]`` in place (-1 kept): first-occurrence codes -> sorted-dictionary codes.
+
+    Invariant: ``codes < len(rank)``, checked as they are read (KernelInputError).
+    """
+    if not _rank_inplace(codes, np.ascontiguousarray(rank, dtype=codes.dtype)):
+        raise fail("rank_inplace", f"a code is not below the {len(rank)} ranks")
     return codes
 
 
 @njit(**NUMBA_FLAGS)
 def _first_rows(codes, k):
+    # None at the first code past k
     first = np.full(k, -1, np.int64)
     found = 0
     for i in range(len(codes)):
         c = codes[i]
+        if c >= k:
+            return None
         if c >= 0 and first[c] < 0:
             first[c] = i
             found += 1
@@ -442,8 +470,14 @@ def _first_rows(codes, k):
 
 
 def first_rows(codes: np.ndarray, k: int) -> np.ndarray:
-    """The first index of each code 0..k-1 (every code must occur)."""
-    return _first_rows(np.ascontiguousarray(codes), int(k))
+    """The first index of each code 0..k-1 (every code must occur).
+
+    Invariant: ``codes < k``, checked as they are read (KernelInputError).
+    """
+    first = _first_rows(np.ascontiguousarray(codes), int(k))
+    if first is None:
+        raise fail("first_rows", f"a code is not below k = {k}")
+    return first
 
 
 def hashed_codes(hashes: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -470,14 +504,18 @@ def _range_group(values, valid, lo, null_group, cnt, code, key_code, order):
     the counts give each present value its code and its group's start; pass two
     writes the codes and scatters the row numbers.  ``cnt`` (zeroed) and ``code``
     are tables over the value range; ``key_code`` and ``order`` (empty: no
-    scatter) are filled; returns the offsets.
+    scatter) are filled; returns the offsets, or None at the first value outside
+    [lo, lo + span] (the caller's ``bounds`` were wrong) before anything is written.
     """
     n = len(values)
     span = len(cnt) - 2
     with_order = len(order) > 0
     for i in range(n):
         if valid is None or valid[i]:
-            cnt[np.int64(values[i]) - lo] += 1
+            v = np.int64(values[i]) - lo
+            if v < 0 or v > span:
+                return None
+            cnt[v] += 1
         elif null_group:
             cnt[span + 1] += 1
     k = 0
@@ -556,6 +594,8 @@ def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_gro
     skipped and ``order`` is empty (one full-length array less to allocate and
     fill; :func:`jitcep.kernels.grouping.counting_sort` of the codes gives it
     later).  None when hi - lo exceeds ``max(4 n, 2**16)``: the caller then hashes.
+    Invariant: with ``bounds``, every valid value lies in them, checked by the
+    counting pass (KernelInputError).
     """
     n = len(values)
     v = _alloc.optional_mask(valid)
@@ -575,38 +615,66 @@ def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_gro
     key_code = _alloc.empty(n, np.int64)
     n_grouped = n if valid is None or null_group else int(np.count_nonzero(valid))
     order = _alloc.empty(n_grouped if with_order else 0, np.int64)
+    check_lengths("range_group", n, valid=v)
     offsets = _range_group(values, v, np.int64(lo), bool(null_group), np.zeros(hi - lo + 2, np.int64),
                            np.empty(hi - lo + 2, np.int64), key_code, order)
+    if offsets is None:
+        raise fail("range_group", f"a value lies outside the bounds [{lo}, {hi}]")
     return key_code, order, offsets
 
 
 @njit(**NUMBA_FLAGS)
 def _present(values, valid, size):
+    # None at the first valid value outside [0, size)
     seen = np.zeros(size, np.bool_)
     for i in range(len(values)):
         if valid is None or valid[i]:
-            seen[values[i]] = True
+            x = values[i]
+            if x < 0 or x >= size:
+                return None
+            seen[x] = True
     return seen
 
 
 def present_codes(values: np.ndarray, valid: np.ndarray | None, size: int) -> np.ndarray:
-    """The distinct values of non-negative integer ``values`` (< ``size``) among valid rows, ascending."""
+    """The distinct values of non-negative integer ``values`` (< ``size``) among valid rows, ascending.
+
+    Invariant: valid values lie in [0, size), checked as they are read (KernelInputError).
+    """
     v = _alloc.optional_mask(valid)
-    return np.flatnonzero(_present(np.ascontiguousarray(values), v, int(size)))
+    check_lengths("present_codes", len(values), valid=v)
+    seen = _present(np.ascontiguousarray(values), v, int(size))
+    if seen is None:
+        raise fail("present_codes", f"a value lies outside [0, {size})")
+    return np.flatnonzero(seen)
 
 
 @njit(**NUMBA_FLAGS)
 def _apply_table(values, valid, table, out):
-    # ``valid`` None (no nulls) compiles a specialisation without the mask test
+    # ``valid`` None (no nulls) compiles a specialisation without the mask test; False at the
+    # first valid value outside the table
+    k = len(table)
     for i in range(len(values)):
-        out[i] = table[np.int64(values[i])] if valid is None or valid[i] else -1
+        if valid is None or valid[i]:
+            x = np.int64(values[i])
+            if x < 0 or x >= k:
+                return False
+            out[i] = table[x]
+        else:
+            out[i] = -1
+    return True
 
 
 def apply_table(values: np.ndarray, valid: np.ndarray | None, table: np.ndarray) -> np.ndarray:
-    """int32 ``table[values[i]]`` (-1 where invalid): physical category codes -> dictionary ranks."""
+    """int32 ``table[values[i]]`` (-1 where invalid): physical category codes -> dictionary ranks.
+
+    Invariant: valid values index ``table``, checked as they are read (KernelInputError).
+    """
     out = _alloc.empty(len(values), np.int32)
-    _apply_table(np.ascontiguousarray(values), _alloc.optional_mask(valid),
-                 np.ascontiguousarray(table, dtype=np.int32), out)
+    v = _alloc.optional_mask(valid)
+    check_lengths("apply_table", len(values), valid=v)
+    if not _apply_table(np.ascontiguousarray(values), v, np.ascontiguousarray(table, dtype=np.int32), out):
+        raise fail("apply_table", f"a value lies outside the table of {len(table)}")
     return out
 
 
@@ -722,7 +790,10 @@ class _ViewCoder:
 
     def fill(self, w, valid, out, base: int) -> bool:
         """Code the views ``w`` into ``out`` (:func:`_view_fill`, row i is ``base + i`` in ``first``);
-        False at a string longer than 12 bytes."""
+        False at a string longer than 12 bytes.  ``w`` holds two words per row of ``out`` (checked)."""
+        if len(w) != 2 * len(out):
+            raise fail("view_codes", f"{len(w)} view words for {len(out)} rows")
+        check_lengths("view_codes", len(out), valid=valid)
         done = 0
         while done < len(out):
             i, self.k, ok = _view_fill(w[2 * done:], None if valid is None else valid[done:], base + done,
@@ -737,7 +808,9 @@ class _ViewCoder:
         return True
 
     def relabel(self, rank: np.ndarray) -> None:
-        """Code ``c`` becomes ``rank[c]`` for the strings stored so far (the caller recodes its output)."""
+        """Code ``c`` becomes ``rank[c]`` for the strings stored so far (the caller recodes its output);
+        ``rank`` has one entry per code (checked)."""
+        check_lengths("view_codes", self.k, rank=rank)
         _view_relabel(self.tab, rank)
         self.first[rank] = self.first[:self.k].copy()
 
@@ -776,9 +849,15 @@ def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
 
 @njit(**NUMBA_FLAGS)
 def _gather_views(w, at, out):
+    # False at the first row past the views
+    rows = len(w) // 2
     for i in range(len(at)):
-        out[2 * i] = w[2 * at[i]]
-        out[2 * i + 1] = w[2 * at[i] + 1]
+        a = at[i]
+        if a < 0 or a >= rows:
+            return False
+        out[2 * i] = w[2 * a]
+        out[2 * i + 1] = w[2 * a + 1]
+    return True
 
 
 _GATHER_CHUNK = 1 << 15  # views gathered per step of view_codes_at (512 KB: stays in cache)
@@ -791,6 +870,7 @@ def view_codes_at(words: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, int] |
 
     The views are gathered a chunk at a time and coded from there: coding them
     in place, at scattered rows, waited on memory 3x as long (10^6 of 10^7 rows).
+    Invariant: ``at`` holds view rows, checked as the gather reads them.
     """
     at = np.asarray(at, dtype=np.int64)  # may be strided (a column of records)
     out = _alloc.empty(len(at), np.int32)
@@ -798,7 +878,8 @@ def view_codes_at(words: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, int] |
     coder = _ViewCoder()
     for lo in range(0, len(at), _GATHER_CHUNK):
         part = at[lo:lo + _GATHER_CHUNK]
-        _gather_views(words, part, buf)
+        if not _gather_views(words, part, buf):
+            raise fail("view_codes_at", f"a row lies outside the {len(words) // 2} views")
         if not coder.fill(buf[:2 * len(part)], None, out[lo:lo + len(part)], lo):
             return None
     return out, coder.k

@@ -14,6 +14,12 @@ Two rules shape these kernels (issue 3, measured at 10^7 events):
 * Optional inputs (a mask, a key column) are passed as None rather than as a
   one-element array read with stride 0: Numba compiles a specialisation
   without the read, and the strided read alone made these loops 1.3-3x slower.
+
+The codes and keys these kernels index tables with are checked in the same
+pass that reads them (a separate pass would cost as much as the grouping,
+:mod:`jitcep.kernels.checks`): a code is clamped into the table before the
+lookup and its running maximum reported, so a bad input raises instead of
+writing outside the table.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty, optional_mask, scratch
+from .checks import check_lengths, check_offsets, fail
 
 
 @njit(**NUMBA_FLAGS)
@@ -46,10 +53,14 @@ def _fill_pointers(cnt, adv):
 
 @njit(**NUMBA_FLAGS)
 def _counting_sort(codes, n_codes, order):
-    # slot c + 1 per code, slot 0 for negative codes: each slot has its own pointer
+    # slot c + 1 per code, slot 0 for negative codes: each slot has its own pointer.  A code past the
+    # last slot stops the count before anything is written (the wrapper raises on offsets None).
     cnt = np.zeros(n_codes + 1, dtype=np.int64)
     for c in codes:
-        cnt[max(c, -1) + 1] += 1
+        s = max(c, -1) + 1
+        if s > n_codes:
+            return None
+        cnt[s] += 1
     adv = np.ones(n_codes + 1, dtype=np.int64)
     adv[0] = 0
     offsets, fill = _fill_pointers(cnt, adv)
@@ -66,10 +77,17 @@ def counting_sort(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarr
 
     Returns ``order`` (int64 indices i grouped by codes[i], each group in index
     order) and ``offsets`` (n_codes + 1): group c is ``order[offsets[c]:offsets[c+1]]``.
+    Invariant: ``codes < n_codes``, checked by the counting pass
+    (KernelInputError otherwise).
     """
     codes = np.ascontiguousarray(codes)
+    n_codes = int(n_codes)
+    if n_codes < 0:
+        raise fail("counting_sort", f"n_codes = {n_codes} < 0")
     order = empty(len(codes) + 1, np.int64)  # NumPy-allocated (jitcep.kernels.alloc), + scratch
-    offsets = _counting_sort(codes, int(n_codes), order)
+    offsets = _counting_sort(codes, n_codes, order)
+    if offsets is None:
+        raise fail("counting_sort", f"a code is not below n_codes = {n_codes}")
     return order[:offsets[-1]], offsets
 
 
@@ -82,16 +100,22 @@ def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank):
     # to ``tmp`` (a branch-free compaction: every record is written, the count advances by the
     # keep flag; reading keys and values here streams them instead of gathering them at the kept
     # indices later).  ``keys`` / ``valid`` None compile specialisations without the read (a
-    # strided read costs a third more).  Returns the number of kept records.
+    # strided read costs a third more).  A code is clamped into ``tab`` (its last slot, past the
+    # codes, is 0: dropped) and the largest code returned, so the wrapper refuses a code past the
+    # table without a branch here.  Returns (kept records, largest code).
     m = 0
+    past = len(tab) - 2  # codes from here on index the last slot
+    hi = -1
     for i in range(len(codes)):
-        r = tab[codes[i] + 1]  # 1 + rank of a kept code, 0 for the others
+        c = codes[i]
+        hi = max(hi, c)
+        r = tab[min(max(c, -1), past) + 1]  # 1 + rank of a kept code, 0 for the others
         g = 0 if keys is None else np.int64(keys[i]) - kbase
         tmp[m, 0] = (g << 32) | i
         tmp[m, 1] = vals[i]
         rank[m] = r
         m += (r != 0) if valid is None else (r != 0) & valid[i]
-    return m
+    return m, hi
 
 
 @njit(**NUMBA_FLAGS)
@@ -148,27 +172,42 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     kept indices (int64, ascending), called once between the passes, for
     keys that exist only for the kept indices (a String key coded on the
     leaves' types alone): it reads them in index order, not grouped.
+
+    Invariants: ``codes < n_codes`` (negative codes are dropped), checked in
+    the first pass (KernelInputError); ``keys``, ``values`` and ``valid`` hold
+    one entry per index and ``key_of`` one per kept index, checked here.  The
+    records' keys are not indexes here: :func:`leaf_by_key` checks them
+    against its key count; the caller keeps ``keys[i] - key_base`` of a kept
+    index in [0, 2**31) so that it packs into 32 bits.
     """
     n = len(codes)
     if n >= 2**31:
         raise ValueError("group_with_keys handles fewer than 2**31 events")
+    check_lengths("group_with_keys", n, keys=keys, values=values, valid=valid)
     n_codes = int(n_codes)
     kept = np.ones(n_codes, dtype=np.bool_) if keep is None else np.asarray(keep, dtype=np.bool_)[:n_codes]
+    if len(kept) != n_codes:
+        raise fail("group_with_keys", f"keep has {len(kept)} entries for {n_codes} codes")
     n_kept = int(kept.sum())
-    tab = np.zeros(n_codes + 1, dtype=np.uint8 if n_kept < 255 else np.int64)  # tab[0]: code -1, dropped
-    tab[1:][kept] = np.arange(1, n_kept + 1)
+    # tab[0]: code -1, dropped; tab[c + 1]: code c; the last slot (0, dropped) takes the codes past n_codes
+    tab = np.zeros(n_codes + 2, dtype=np.uint8 if n_kept < 255 else np.int64)
+    tab[1:n_codes + 1][kept] = np.arange(1, n_kept + 1)
     # work space for every event's record (+ one written past the kept ones), reused from call to
     # call (kernels.alloc.scratch); the kept records, counted by pass 1, in an array of their size
     tmp = scratch("group_with_keys.records", 2 * (n + 1), np.int64).reshape(n + 1, 2)
     rank = scratch("group_with_keys.rank", n + 1, tab.dtype)
     keys = None if keys is None else np.ascontiguousarray(keys)
     valid = optional_mask(valid)
-    m = _compact(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
-                 np.ascontiguousarray(values, dtype=np.int64), tmp, rank)
+    m, hi = _compact(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
+                     np.ascontiguousarray(values, dtype=np.int64), tmp, rank)
+    if hi >= n_codes:
+        raise fail("group_with_keys", f"code {hi} is not below n_codes = {n_codes}")
     if key_of is not None:
-        _set_record_keys(tmp[:m], np.ascontiguousarray(key_of(tmp[:m, 0])))  # keys None: column 0 is the index
+        kc = np.ascontiguousarray(key_of(tmp[:m, 0]))  # keys None: column 0 is the index
+        check_lengths("group_with_keys", m, **{"key_of(kept indices)": kc})
+        _set_record_keys(tmp[:m], kc)
     recs = empty(2 * m, np.int64, mapped=True).reshape(m, 2)
-    return recs, _split(tmp, rank, tab, recs)
+    return recs, _split(tmp, rank, tab[:n_codes + 1], recs)
 
 
 def record_fields(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -182,12 +221,21 @@ def _leaf_by_key(recs, G, keep, wt, tmp, out, tout, wout):
     # or a candidate the filter dropped; ``keep`` / ``wout`` None compile specialisations without
     # the read (a strided mask read made this loop 3x slower).  The records are scattered whole into
     # ``tmp`` (one 16-byte write stream per key: two 8-byte streams per key took twice as long with
-    # 1000 keys), then split into positions and times in one sequential pass.
+    # 1000 keys), then split into positions and times in one sequential pass.  The counting pass
+    # clamps a key into ``cnt`` (slot G + 1, past the keys) and keeps the largest key and position:
+    # one out of range returns empty offsets before anything is scattered.
     n = len(recs)
-    cnt = np.zeros(G + 1, dtype=np.int64)
+    cnt = np.zeros(G + 2, dtype=np.int64)
+    kmax = -1
+    pmax = -1
     for i in range(n):
-        s = max(recs[i, 0] >> 32, -1) + 1
+        k = recs[i, 0] >> 32
+        kmax = max(kmax, k)
+        pmax = max(pmax, recs[i, 0] & 0xFFFFFFFF)
+        s = min(max(k, -1), G) + 1
         cnt[s if keep is None else s * keep[i]] += 1
+    if kmax >= G or (wout is not None and pmax >= len(wt)):
+        return np.empty(0, dtype=np.int64)
     fill = np.empty(G + 1, dtype=np.int64)
     offsets = np.empty(G + 1, dtype=np.int64)
     pos = 0
@@ -224,16 +272,27 @@ def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarra
     candidates' timestamps) and the window measure ``wt[position]`` (None:
     the window measure is ``ts``, the times array is returned twice).  Keys
     < 0 (null key) are dropped.
+
+    Invariants: a record's key is below ``G`` and, with ``wt``, its position
+    below ``len(wt)``, both checked by the counting pass (KernelInputError);
+    ``keep`` has one entry per record, checked here.
     """
     # NumPy-allocated upper bounds (jitcep.kernels.alloc); the grouped records in reused work space,
     # + the scratch record
     n = len(recs)
+    G = int(G)
+    if recs.ndim != 2 or recs.shape[1] != 2 or G < 0:
+        raise fail("leaf_by_key", f"records of shape {recs.shape} for {G} keys")
+    check_lengths("leaf_by_key", n, keep=keep)
     out = empty(n, np.int64)
     tout = empty(n, np.int64)
     wout = None if wt is None else empty(n, wt.dtype)
     tmp = scratch("leaf_by_key.records", 2 * (n + 1), np.int64).reshape(n + 1, 2)
-    goff = _leaf_by_key(np.ascontiguousarray(recs), int(G), optional_mask(keep),
+    goff = _leaf_by_key(np.ascontiguousarray(recs), G, optional_mask(keep),
                         np.zeros(1, np.int64) if wt is None else wt, tmp, out, tout, wout)
+    if not len(goff):
+        raise fail("leaf_by_key", f"a record's key is not below G = {G}, or its position not below "
+                                  f"len(wt) = {0 if wt is None else len(wt)}")
     m = goff[-1]
     tout = tout[:m]
     return out[:m], goff, tout, tout if wout is None else wout[:m]
@@ -241,13 +300,26 @@ def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarra
 
 @njit(**NUMBA_FLAGS)
 def _stream_positions(order, offsets, out):
+    # False at the first position outside ``out`` (offsets are checked by the wrapper)
+    n = len(out)
     for g in range(len(offsets) - 1):
         for j in range(offsets[g], offsets[g + 1]):
-            out[order[j]] = j - offsets[g]
+            p = order[j]
+            if p < 0 or p >= n:
+                return False
+            out[p] = j - offsets[g]
+    return True
 
 
 def stream_positions(order: np.ndarray, offsets: np.ndarray, n: int) -> np.ndarray:
-    """Rank of every position inside its group (CSR ``order``/``offsets``); 0 where in no group."""
+    """Rank of every position inside its group (CSR ``order``/``offsets``); 0 where in no group.
+
+    Invariants: ``offsets`` ascend within ``order`` (checked here) and ``order``
+    holds positions below ``n`` (checked by the kernel as it reads them).
+    """
     out = np.zeros(int(n), dtype=np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
-    _stream_positions(order, offsets, out)
+    order, offsets = np.ascontiguousarray(order), np.ascontiguousarray(offsets)
+    check_offsets("stream_positions", "offsets", offsets, len(order))
+    if not _stream_positions(order, offsets, out):
+        raise fail("stream_positions", f"order holds a position outside [0, {n})")
     return out

@@ -10,7 +10,8 @@ kernels be compiled once for every pattern.
 Time arguments: ``ts`` (event timestamps by position) decides order for
 ``strict_ts`` / ``nondecreasing_ts``; ``wt`` is the window measure (``ts`` for a
 time window, the position itself for a count window) with the inclusive bound
-``wt[last] - wt[first] <= W``.  Like ZStream's records (section 4.2), a buffer
+``wt[last] - wt[first] <= W``, tested exactly for any int64 times by
+:func:`jitcep.kernels.window.exceeds` (W a uint64: never an int64 difference).  Like ZStream's records (section 4.2), a buffer
 may carry its records' times: ``(pos, start, end, goff, tstart, tend, wstart,
 wend)`` with ``tstart = ts[start]`` and so on; the kernels read only those, in
 record order.  A record's events are scattered over the table, so reading
@@ -18,6 +19,10 @@ record order.  A record's events are scattered over the table, so reading
 10^7 events).  A 4-tuple buffer gets its times gathered here.
 
 Orders (``order`` argument): 0 position, 1 strict_ts, 2 nondecreasing_ts.
+
+The kernels index only with loop counters bounded by the partition offsets
+``goff``; each partition's offsets are checked as the loop reads them (status
+-2, a KernelInputError), the arrays' lengths by the wrappers.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from numba import njit
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
 from .alloc import empty
+from .checks import fail
+from .window import exceeds, window_bound
 
 ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
 
@@ -93,19 +100,22 @@ def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
     n = 0
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
+            return li[:n], ri[:n], gg[:n], -2
         if l0 == l1:
             continue
         lo = l0
-        for r in range(Rg[g], Rg[g + 1]):
+        for r in range(r0, r1):
             rend = Rwen[r]
             # EAT (ZStream 4.3): left records ending before r.end - W match neither r
             # nor any later r (R is in end order), so the lower pointer only advances.
-            while lo < l1 and rend - Lwen[lo] > W:
+            while lo < l1 and exceeds(Lwen[lo], rend, W):
                 lo += 1
             hi = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
             for l in range(lo, hi):
                 # wt is monotone in position inside a partition: wt[min(a, b)] = min(wt[a], wt[b])
-                if max(Lwen[l], rend) - min(Lwst[l], Rwst[r]) > W:
+                if exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
@@ -139,14 +149,17 @@ def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
     G = len(Lg) - 1
     n = 0
     for g in range(G):
+        l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
+            return li[:n], ri[:n], gg[:n], -2
         if r0 == r1:
             continue
-        for l in range(Lg[g], Lg[g + 1]):
+        for l in range(l0, l1):
             for r in range(_first_later(Rst, Rtst, r0, r1, Len[l], Lten[l], order), r1):
-                if Rwen[r] - Lwst[l] > W:
+                if exceeds(Lwst[l], Rwen[r], W):
                     break  # and every later r (wt ascends with r)
-                if max(Lwen[l], Rwen[r]) - min(Lwst[l], Rwst[r]) > W:
+                if exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], Rwen[r]), W):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
@@ -170,6 +183,8 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
     for g in range(G):
         i, i1 = Lg[g], Lg[g + 1]
         j, j1 = Rg[g], Rg[g + 1]
+        if not (0 <= i <= i1 <= len(Len) and 0 <= j <= j1 <= len(Ren)):
+            return li[:n], ri[:n], gg[:n], -2
         if i == i1 or j == j1:
             continue
         loL, loR = i, j
@@ -179,12 +194,12 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
             from_left = j == j1 or (i < i1 and Len[i] <= Ren[j])
             if from_left:
                 d_end, d_wend, d_wst = Len[i], Lwen[i], Lwst[i]
-                while loR < j and d_wend - Rwen[loR] > W:
+                while loR < j and exceeds(Rwen[loR], d_wend, W):
                     loR += 1
                 for r in range(loR, j):
                     if Ren[r] >= d_end:
                         continue
-                    if d_wend - min(d_wst, Rwst[r]) > W:
+                    if exceeds(min(d_wst, Rwst[r]), d_wend, W):
                         continue
                     if distinct and _overlap(Lpos[i], Rpos[r]):
                         continue
@@ -199,12 +214,12 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
                 i += 1
             else:
                 d_end, d_wend, d_wst = Ren[j], Rwen[j], Rwst[j]
-                while loL < i and d_wend - Lwen[loL] > W:
+                while loL < i and exceeds(Lwen[loL], d_wend, W):
                     loL += 1
                 for l in range(loL, i):
                     if Len[l] >= d_end:
                         continue
-                    if d_wend - min(d_wst, Lwst[l]) > W:
+                    if exceeds(min(d_wst, Lwst[l]), d_wend, W):
                         continue
                     if distinct and _overlap(Lpos[l], Rpos[j]):
                         continue
@@ -235,7 +250,24 @@ def _timed(buf, ts, wt):
     return (pos, start, end, goff, ts[start], ts[end], wt[start], wt[end])
 
 
+def _checked(kernel: str, L, R):
+    """The two buffers after the checks the kernels rely on: each record array has one entry per
+    record, and both buffers have the same number of partitions (their offsets are checked by the
+    kernel as it reads them)."""
+    for side, buf in (("left", L), ("right", R)):
+        pos, start, end, goff, *times = buf
+        m = len(end)
+        if pos.ndim != 2 or pos.shape[0] != m or goff.ndim != 1 or not len(goff) or \
+                any(len(a) != m for a in (start, *times)):
+            raise fail(kernel, f"the {side} buffer's arrays do not all have one entry per record")
+    if len(L[3]) != len(R[3]):
+        raise fail(kernel, f"{len(L[3]) - 1} partitions on the left, {len(R[3]) - 1} on the right")
+    return L, R
+
+
 def _check(status: int, what: str, cap: int) -> None:
+    if status == -2:
+        raise fail(what, "partition offsets are not ascending offsets into the records")
     if status < 0:
         raise ExplosionError(f"{what} produced more than {cap} candidate partial matches "
                              f"(raise max_partials, narrow the window or add predicates)")
@@ -254,10 +286,16 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
     matches of a long SEQ thin out, every leaf keeps its size — the left
     records drive instead (a binary search into the right leaf each) and the
     few pairs are sorted into the same order: the cost follows the smaller input.
+
+    Invariants (KernelInputError otherwise): every record array of a buffer
+    has one entry per record and both buffers the same number of partitions
+    (checked here), partition offsets ascend within the records (checked by
+    the kernel per partition); W >= 0.
     """
     by_left = R[1] is R[2] and _BY_LEFT * len(L[2]) < len(R[2])
     kernel = _seq_join_by_left if by_left else _seq_join
-    li, ri, g, status = kernel(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), ORDER_CODE[order],
+    Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
+    li, ri, g, status = kernel(Lt, Rt, window_bound(W), ORDER_CODE[order],
                                bool(distinct), int(cap), *_pair_arrays(len(L[2] if by_left else R[2])))
     _check(status, "a SEQ join", cap)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
@@ -267,8 +305,12 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
 
 
 def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int):
-    """AND join (ZStream Algorithm 3): pairs within W, in the end order of the later record."""
-    li, ri, g, status = _and_join(_timed(L, ts, wt), _timed(R, ts, wt), np.int64(W), bool(distinct), int(cap),
+    """AND join (ZStream Algorithm 3): pairs within W, in the end order of the later record.
+
+    Invariants as :func:`seq_join`'s.
+    """
+    Lt, Rt = _checked("an AND join", _timed(L, ts, wt), _timed(R, ts, wt))
+    li, ri, g, status = _and_join(Lt, Rt, window_bound(W), bool(distinct), int(cap),
                                   *_pair_arrays(len(L[2]) + len(R[2])))
     _check(status, "an AND join", cap)
     return li, ri, g

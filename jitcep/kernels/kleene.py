@@ -16,6 +16,10 @@ every subsequence of the qualifying events whose length the bounds allow
 
 and computes SASE+ aggregates (count, sum, avg, min, max over non-null
 values) per list.  Everything here is generic: no per-pattern code.
+
+Every CSR ``offsets`` a kernel reads members through is checked by its wrapper
+(ascending, inside the members), and so are member positions used to read
+times (:mod:`jitcep.kernels.checks`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from numba import njit
 from ..config import NUMBA_FLAGS
 from .alloc import empty
 from .arith import checked_add
+from .checks import check_index, check_lengths, check_offsets, fail
 
 AGG_CODE = {"sum": 0, "min": 1, "max": 2, "avg": 3}
 
@@ -73,14 +78,28 @@ def _runs(offsets, nmin, nmax, src, start, length):
                 t += 1
 
 
+def _bounds(kernel: str, nmin: int, nmax: int | None) -> tuple[int, int]:
+    """(nmin, nmax or -1 for no maximum) after checking 0 <= nmin <= nmax."""
+    lo, hi = int(nmin), -1 if nmax is None else int(nmax)
+    if lo < 0 or (hi >= 0 and hi < lo) or hi < -1:
+        raise fail(kernel, f"list bounds {{{nmin},{nmax}}}")
+    return lo, hi
+
+
 def closure_runs(offsets: np.ndarray, nmin: int, nmax: int | None):
-    """(src record, start index into members, length) of every list the bounds allow (section 6.2)."""
-    hi = -1 if nmax is None else int(nmax)
-    n = _count_runs(offsets, int(nmin), hi)
+    """(src record, start index into members, length) of every list the bounds allow (section 6.2).
+
+    Invariant: ``offsets`` ascend (checked here), so the runs stay inside
+    each record's members.
+    """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    check_offsets("closure_runs", "offsets", offsets, offsets[-1] if len(offsets) else 0)
+    nmin, hi = _bounds("closure_runs", nmin, nmax)
+    n = _count_runs(offsets, nmin, hi)
     src = np.empty(n, np.int64)
     start = np.empty(n, np.int64)
     length = np.empty(n, np.int64)
-    _runs(offsets, int(nmin), hi, src, start, length)
+    _runs(offsets, nmin, hi, src, start, length)
     return src, start, length
 
 
@@ -182,16 +201,23 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     more than ``room`` bytes, ``max_memory``, checked between the counting pass
     and the allocation) and nothing else.
     Lists of a record come out in lexicographic order of their member indexes.
+
+    Invariants, checked here: ``offsets`` ascend inside ``members``, members
+    are positions of ``ts`` (one pass), ``follows`` holds one q x q block per
+    record, 0 <= nmin <= nmax.
     """
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     members = np.ascontiguousarray(members, dtype=np.int64)
-    hi = -1 if nmax is None else int(nmax)
+    check_offsets("subsequences", "offsets", offsets, len(members))
+    check_index("subsequences", "members", members, len(ts))
+    nmin, hi = _bounds("subsequences", nmin, nmax)
     none = np.zeros(0, np.int64)
     if follows is None:
         follows, foff = np.zeros(0, np.bool_), none
     else:
         foff = _square_offsets(offsets)
-    args = (offsets, members, ts, bool(strict), follows, foff, int(nmin), hi, int(cap), int(total_cap))
+        check_lengths("subsequences", int(foff[-1]), follows=follows)
+    args = (offsets, members, ts, bool(strict), follows, foff, nmin, hi, int(cap), int(total_cap))
     n, n_elems, over = _subsequences(*args, none, np.zeros(1, np.int64), none, False)
     if over != -1:
         return None, None, None, int(over)
@@ -235,8 +261,10 @@ def member_pairs(offsets: np.ndarray, members: np.ndarray):
     ``first`` / ``second`` are the two members' positions; ``slot`` is where
     the pair's verdict goes in a bool table of ``size`` entries (one q x q
     block per record), the ``follows`` argument of :func:`subsequences`.
+    Invariant: ``offsets`` ascend inside ``members`` (checked here).
     """
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    check_offsets("member_pairs", "offsets", offsets, len(members))
     q = np.diff(offsets)
     m = int((q * (q - 1) // 2).sum())
     foff = _square_offsets(offsets)
@@ -285,8 +313,14 @@ def segment_aggregate(off: np.ndarray, vals: np.ndarray, valid: np.ndarray, func
 
     Sum of an int64 column stays int64 (exact, NULL when it leaves int64); avg adds
     the members as float64 in list order (SASE+ aggregates, SQL null handling: no
-    non-null member gives NULL; docs/semantics.md section 4).
+    non-null member gives NULL; docs/semantics.md section 4).  Invariant: ``off``
+    ascends inside ``vals``, which ``valid`` matches (checked here).
     """
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    check_offsets("segment_aggregate", "off", off, len(vals))
+    check_lengths("segment_aggregate", len(vals), valid=valid)
+    if func not in AGG_CODE:
+        raise fail("segment_aggregate", f"unknown aggregate {func!r}")
     n = len(off) - 1
     if func == "avg":
         vals = vals.astype(np.float64)

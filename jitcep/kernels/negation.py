@@ -19,7 +19,9 @@ skipped):
   the record's first event when ``in_conj`` (an AND ancestor), else within
   the window measured from the record's last event (``wt[last] - wt[e] <= W``);
 - upper: before the first bound ``acols`` event; with none, before the
-  record's last event when ``in_conj``, else ``wt[e] - wt[first] <= W``.
+  record's last event when ``in_conj``, else ``wt[e] - wt[first] <= W``
+
+(both tested exactly for any int64 times: :func:`jitcep.kernels.window.exceeds`).
 
 Orders (``order``): 0 position, 1 strict_ts, 2 nondecreasing_ts ("before"
 admits ties).
@@ -32,7 +34,9 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty
+from .checks import check_index, check_lengths, fail
 from .join import ORDER_CODE
+from .window import exceeds, window_bound
 
 
 @njit(**NUMBA_FLAGS)
@@ -59,11 +63,11 @@ def _first_after(cand, ts, lo, hi, p, order, strict):
 
 @njit(**NUMBA_FLAGS)
 def _first_in_window_from(cand, wt, lo, hi, last, W):
-    """First index in [lo, hi) with wt[last] - wt[e] <= W (written as a difference: no overflow)."""
+    """First index in [lo, hi) with wt[last] - wt[e] <= W."""
     t = wt[last]
     while lo < hi:
         mid = (lo + hi) >> 1
-        if t - wt[cand[mid]] > W:
+        if exceeds(wt[cand[mid]], t, W):
             lo = mid + 1
         else:
             hi = mid
@@ -76,7 +80,7 @@ def _first_out_of_window_from(cand, wt, lo, hi, first, W):
     t = wt[first]
     while lo < hi:
         mid = (lo + hi) >> 1
-        if wt[cand[mid]] - t <= W:
+        if not exceeds(t, wt[cand[mid]], W):
             lo = mid + 1
         else:
             hi = mid
@@ -85,19 +89,29 @@ def _first_out_of_window_from(cand, wt, lo, hi, first, W):
 
 @njit(**NUMBA_FLAGS)
 def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, in_conj, lo, hi):
+    # False at the first partition whose offsets, or record whose positions, are out of range
+    # (checked as they are read; the wrapper checks the rest)
     G = len(goff) - 1
+    n = len(ts)
     for g in range(G):
         c0, c1 = cgoff[g], cgoff[g + 1]
-        for r in range(goff[g], goff[g + 1]):
+        r0, r1 = goff[g], goff[g + 1]
+        if not (0 <= c0 <= c1 <= len(cand) and 0 <= r0 <= r1 <= len(start)):
+            return False
+        for r in range(r0, r1):
             if c0 == c1:
                 lo[r] = c0
                 hi[r] = c0
                 continue
+            if not (0 <= start[r] < n and 0 <= end[r] < n):
+                return False
             pb = -1
             for c in bcols:
                 x = pos[r, c]
                 if x > pb:
                     pb = x
+            if pb >= n:
+                return False
             if pb < 0 and in_conj:
                 pb = start[r]
             if pb >= 0:
@@ -108,6 +122,8 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
             pa = -1
             for c in acols:
                 x = pos[r, c]
+                if x >= n:
+                    return False
                 if x >= 0 and (pa < 0 or x < pa):
                     pa = x
             if pa < 0 and in_conj:
@@ -119,6 +135,7 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
                 j = _first_out_of_window_from(cand, wt, i, c1, start[r], W)
             lo[r] = i
             hi[r] = max(i, j)
+    return True
 
 
 @njit(**NUMBA_FLAGS)
@@ -131,21 +148,28 @@ def _in_record(row, e):
 
 @njit(**NUMBA_FLAGS)
 def _any_outside(pos, lo, hi, cand, killed):
-    """killed[r]: some candidate in [lo[r], hi[r]) is not one of record r's own events."""
+    """killed[r]: some candidate in [lo[r], hi[r]) is not one of record r's own events; False at the
+    first range outside ``cand``."""
     for r in range(len(lo)):
+        if not (0 <= lo[r] and hi[r] <= len(cand)):
+            return False
         for i in range(lo[r], hi[r]):  # at most (record width + 1) steps: the record's events are distinct
             if not _in_record(pos[r], cand[i]):
                 killed[r] = True
                 break
+    return True
 
 
 @njit(**NUMBA_FLAGS)
-def _pairs_end(lo, hi, skip, r0, budget):
-    """The record after the chunk that starts at r0 and holds about ``budget`` pairs, and its size."""
+def _pairs_end(lo, hi, skip, r0, budget, n_cand):
+    """The record after the chunk that starts at r0 and holds about ``budget`` pairs, and its size;
+    size -1 at a range that is not inside [0, n_cand) (the pairs pass then never runs)."""
     m = len(lo)
     n = 0
     r = r0
     while r < m and n < budget:
+        if not (0 <= lo[r] <= hi[r] <= n_cand):
+            return r, -1
         if not skip[r]:
             n += hi[r] - lo[r]
         r += 1
@@ -173,19 +197,43 @@ def _pairs(pos, lo, hi, cand, skip, r0, r1, rec, ev):
 
 
 def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj: bool):
-    """Per record of ``buf`` (pos, start, end, goff), the index range [lo, hi) of ``leaf`` (cand, cgoff)."""
+    """Per record of ``buf`` (pos, start, end, goff), the index range [lo, hi) of ``leaf`` (cand, cgoff).
+
+    Invariants (KernelInputError otherwise), checked here: ``pos`` has a row
+    per record and the columns ``bcols`` / ``acols``, ``ts`` and ``wt`` one
+    entry per event, both buffers the same number of partitions, and ``cand``
+    positions of events (one pass over the leaf); checked by the kernel as it
+    reads them: the partition offsets and each record's positions.  The
+    ranges it returns lie in the record's partition of ``cand``.
+    """
     pos, start, end, goff = buf
     cand, cgoff = leaf
-    lo, hi = empty(len(start), np.int64), empty(len(start), np.int64)  # NumPy-allocated (kernels.alloc)
-    _ranges(pos, start, end, goff, cand, cgoff, ts, wt, np.int64(W), ORDER_CODE[order],
-            np.asarray(bcols, dtype=np.int64), np.asarray(acols, dtype=np.int64), bool(in_conj), lo, hi)
+    m, n = len(start), len(ts)
+    if pos.ndim != 2 or pos.shape[0] != m or len(goff) != len(cgoff) or not len(goff):
+        raise fail("negation_ranges", "the buffer's arrays do not have one entry per record, or the buffer "
+                                      "and the leaf differ in partitions")
+    check_lengths("negation_ranges", m, end=end)
+    check_lengths("negation_ranges", n, wt=wt)
+    bcols, acols = np.asarray(bcols, dtype=np.int64), np.asarray(acols, dtype=np.int64)
+    check_index("negation_ranges", "bcols / acols", np.concatenate([bcols, acols]), pos.shape[1])
+    check_index("negation_ranges", "cand", cand, n)
+    lo, hi = empty(m, np.int64), empty(m, np.int64)  # NumPy-allocated (kernels.alloc)
+    if not _ranges(pos, start, end, goff, cand, cgoff, ts, wt, window_bound(W), ORDER_CODE[order],
+                   bcols, acols, bool(in_conj), lo, hi):
+        raise fail("negation_ranges", f"partition offsets or record positions outside the arrays ({n} events)")
     return lo, hi
 
 
 def killed_unconditionally(pos, lo, hi, cand):
-    """Records with a candidate in range other than their own events (a negation without conditions)."""
+    """Records with a candidate in range other than their own events (a negation without conditions).
+
+    Invariants: ``pos``, ``lo`` and ``hi`` have one entry per record (checked
+    here) and every range lies in ``cand`` (checked by the kernel per record).
+    """
+    check_lengths("killed_unconditionally", len(lo), pos=pos, hi=hi)
     killed = np.zeros(len(lo), dtype=np.bool_)  # NumPy-allocated (jitcep.kernels.alloc)
-    _any_outside(pos, lo, hi, cand, killed)
+    if not _any_outside(pos, lo, hi, cand, killed):
+        raise fail("killed_unconditionally", f"a range is outside the {len(cand)} candidates")
     return killed
 
 
@@ -194,8 +242,17 @@ def candidate_pairs(pos, lo, hi, cand, skip, r0: int, budget: int):
 
     The pairs a negation's conditions (or a Kleene closure's member-wise
     conjuncts) are tested on, about ``budget`` at a time.
+
+    Invariants: ``pos``, ``lo``, ``hi`` and ``skip`` have one entry per record
+    and ``r0`` is one of them (checked here); every range of the chunk lies in
+    ``cand`` (checked by the sizing pass, before anything is written).
     """
-    r1, n = _pairs_end(lo, hi, skip, int(r0), int(budget))
+    check_lengths("candidate_pairs", len(lo), pos=pos, hi=hi, skip=skip)
+    if not 0 <= r0 <= len(lo):
+        raise fail("candidate_pairs", f"start record {r0} of {len(lo)}")
+    r1, n = _pairs_end(lo, hi, skip, int(r0), int(budget), len(cand))
+    if n < 0:
+        raise fail("candidate_pairs", f"record {r1}'s range is outside the {len(cand)} candidates")
     rec, ev = empty(n, np.int64), empty(n, np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
     k = _pairs(pos, lo, hi, cand, skip, int(r0), r1, rec, ev)
     return rec[:k], ev[:k], r1

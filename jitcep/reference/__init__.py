@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from ..errors import ExplosionError
-from ..events import evaluate_per_partition
+from ..events import check_types, evaluate_per_partition
 from ..matches import MatchTable
 from ..options import Options
 from ..pattern.ast import Pattern
@@ -59,6 +59,7 @@ def _evaluate(patterns, table, options: Options | None) -> list[MatchTable]:
     if isinstance(patterns, Pattern):
         patterns = [patterns]
     options = options if options is not None else Options()
+    check_types(patterns, table)  # kinds of values (§4), for every pattern before any match is searched
     budget = Budget(options)
     if table.partition is not None and table.partition.independent:
         # partition_by (§13): every group is a stream of its own; one budget for all

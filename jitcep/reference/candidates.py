@@ -63,6 +63,24 @@ def candidates(info: PatternInfo, table, var: str, conjs: list[Conjunct]) -> np.
     return pos[keep]
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def search_time(times: np.ndarray, t: int, side: str) -> int:
+    """``np.searchsorted(times, t, side)`` for a Python int ``t``, exact also beyond int64 (§2).
+
+    A window bound such as ``ts(last) - d`` is computed exactly as a Python
+    int and may lie outside int64; NumPy would compare it as a float (2**63 + 5
+    rounds to 2**63 and ties with int64's maximum).  Every int64 time is above
+    a bound below int64 and below a bound above it.
+    """
+    if t < _INT64_MIN:
+        return 0
+    if t > _INT64_MAX:
+        return len(times)
+    return int(np.searchsorted(times, np.int64(t), side=side))
+
+
 class Bounds:
     """Order limits on the next event (§1): ``max_pos < p`` or ``max_ts < ts`` (``<=`` under
     nondecreasing_ts), and ``pos_floor < p``; the window box is applied separately (:func:`index_range`)."""
@@ -107,8 +125,8 @@ def index_range(cand: np.ndarray, cand_ts: np.ndarray, table, order: str, bounds
     if box is not None:
         mn_ts, mx_ts, mn_pos, mx_pos = box
         if span is not None:  # max ts - min ts <= span over the whole match (§2)
-            i_ts = max(i_ts, int(np.searchsorted(cand_ts, mx_ts - span, side="left")))
-            j = min(j, int(np.searchsorted(cand_ts, mn_ts + span, side="right")))
+            i_ts = max(i_ts, search_time(cand_ts, mx_ts - span, "left"))
+            j = min(j, search_time(cand_ts, mn_ts + span, "right"))
         if count is not None:  # max pos - min pos < count
             lo_pos = max(lo_pos, mx_pos - count + 1)
             j = min(j, int(np.searchsorted(cand, mn_pos + count - 1, side="right")))

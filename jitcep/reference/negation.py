@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import NegInfo
+from .candidates import search_time
 
 
 def _positions(m, names) -> list[int]:
@@ -47,7 +48,7 @@ def _lower(m, neg: NegInfo, cand, cand_ts, first: int, last: int) -> int:
         return int(np.searchsorted(cand_ts, ts[p], side=side))
     i = 0  # start of the pattern: within the window measured from the last event
     if m.info.span is not None:
-        i = max(i, int(np.searchsorted(cand_ts, int(ts[last]) - m.info.span, side="left")))
+        i = max(i, search_time(cand_ts, int(ts[last]) - m.info.span, "left"))
     if m.info.count is not None:
         i = max(i, int(np.searchsorted(cand, last - m.info.count, side="right")))
     return i
@@ -67,7 +68,7 @@ def _upper(m, neg: NegInfo, cand, cand_ts, first: int, last: int) -> int:
         return int(np.searchsorted(cand_ts, ts[p], side=side))
     j = len(cand)  # end of the pattern: within the window measured from the first event
     if m.info.span is not None:
-        j = min(j, int(np.searchsorted(cand_ts, int(ts[first]) + m.info.span, side="right")))
+        j = min(j, search_time(cand_ts, int(ts[first]) + m.info.span, "right"))
     if m.info.count is not None:
         j = min(j, int(np.searchsorted(cand, first + m.info.count, side="left")))
     return j
