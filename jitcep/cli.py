@@ -1,4 +1,4 @@
-"""Command line: ``jitcep run PATTERN_FILE INPUT [-o OUT] ...`` and ``jitcep demo``.
+"""Command line: ``jitcep run PATTERN_FILE INPUT [-o OUT] ...``, ``jitcep demo`` and ``jitcep warmup``.
 
 Errors jitcep raises on purpose (:class:`~jitcep.errors.JitcepError`), and
 any path it cannot use (a pattern file that is missing, unreadable or not
@@ -160,6 +160,10 @@ def _run(pattern_text: str, events, args, progress, *, time: str, type: str | No
 
     options = dict(_option(o) for o in args.option or ())
     query = compile(pattern_text, **options)
+    if args.engine != "reference":
+        from .warmup import notice
+
+        notice()  # now, before the progress bar can occupy the terminal's line
     return query._run(events, time=time, type=type, time_unit=time_unit, partition_by=None,
                       engine=args.engine, shape=args.shape, time_format=time_format, stage=progress.stage)
 
@@ -212,6 +216,13 @@ def cmd_demo(args) -> int:
     progress = args.progress_display
     df = _run(text, data, args, progress, time="ts", type="ticker", time_unit=None)
     _finish(df, args, progress)
+    return 0
+
+
+def cmd_warmup(args) -> int:
+    from .warmup import warmup
+
+    warmup()
     return 0
 
 
@@ -268,6 +279,10 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="run the bundled example end to end")
     common(d)
     d.set_defaults(func=cmd_demo)
+
+    w = sub.add_parser("warmup", help="compile and cache the engine's kernels now, so the first run does not "
+                                      "wait for them (for a Docker image build or a cluster bootstrap script)")
+    w.set_defaults(func=cmd_warmup, progress=False, output=None)
     return p
 
 

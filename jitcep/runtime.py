@@ -72,6 +72,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import warmup
 from ._memo import PerObject
 from .budget import MemoryBudget, nbytes
 from .codegen import PredicateSet
@@ -186,6 +187,7 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
         default = check_supported(pat, options)
         plans.append(p if isinstance(p, Plan) else default if p is None else build_plan(pat, p))
     check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
+    warmup.notice()  # the kernels' first compilation takes seconds: say so on a terminal
     ctx = _TableContext(table)
     for pl_ in plans:  # the types leaves read, in the order the plans build them (type_groups batches them)
         for n in (*pl_.nodes(), *pl_.negations, *((pl_.kleene,) if pl_.kleene is not None else ())):
@@ -202,6 +204,7 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None) -> list[M
             raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "
                                  f"or narrow the pattern")
         out.append(mt)
+    warmup.mark_cached()
     return out
 
 

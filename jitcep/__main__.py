@@ -1,0 +1,7 @@
+"""``python -m jitcep``: the command line (:mod:`jitcep.cli`)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,120 @@
+"""``jitcep warmup`` compiles and caches the kernels; the first-run notice on a terminal (jitcep/warmup.py)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitcep import warmup
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """warmup's per-process state reset, its cache directory a new empty one."""
+    monkeypatch.setattr(warmup, "_noticed", False)
+    monkeypatch.setattr(warmup, "_known_cached", False)
+    monkeypatch.setattr(warmup, "_cache_directory", lambda: tmp_path / "kernels")
+    return tmp_path / "kernels"
+
+
+def test_notice_on_a_terminal_once_until_the_cache_is_marked(fresh):
+    term = FakeTerminal()
+    warmup.notice(term)
+    warmup.notice(term)
+    assert term.getvalue() == warmup.NOTICE + "\n"
+    warmup.mark_cached()
+    assert warmup.marker().exists() and warmup.marker().parent == fresh
+
+
+def test_no_notice_when_the_cache_is_marked(fresh, monkeypatch):
+    warmup.mark_cached()
+    monkeypatch.setattr(warmup, "_known_cached", False)  # a new process: it looks at the disk
+    assert not warmup.should_notice(FakeTerminal())
+
+
+def test_no_notice_off_a_terminal(fresh):
+    assert warmup.should_notice(FakeTerminal())
+    stream = io.StringIO()
+    warmup.notice(stream)
+    assert stream.getvalue() == ""
+
+
+def test_no_notice_without_a_trusted_cache(monkeypatch):
+    # compiled in memory every time: "first run only" would be false (an UntrustedCacheWarning says why)
+    monkeypatch.setattr(warmup, "_noticed", False)
+    monkeypatch.setattr(warmup, "_known_cached", False)
+    monkeypatch.setattr(warmup, "_cache_directory", lambda: None)
+    assert not warmup.should_notice(FakeTerminal())
+
+
+def test_marker_names_the_kernel_sources(fresh, monkeypatch, tmp_path):
+    # an upgraded jitcep (other kernel sources) is not taken for a warm cache
+    before = warmup.marker()
+    other = tmp_path / "src"
+    other.mkdir()
+    (other / "join.py").write_text("changed = True\n")
+    monkeypatch.setattr(warmup, "_KERNELS", other)
+    assert warmup.marker() != before
+
+
+def _env(tmp_path) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), JITCEP_CACHE_DIR=str(tmp_path / "jitcep"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _on_terminal(code: str, env: dict) -> str:
+    """stdout of ``python -c code`` run with its stderr on a pseudo-terminal."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-c", code], env=env, stderr=slave, stdout=subprocess.PIPE,
+                              text=True, timeout=600)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert done.returncode == 0
+    return done.stdout.strip()
+
+
+ASK = "import sys; from jitcep import warmup; print(warmup.should_notice(sys.stderr))"
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_warmup_fills_the_cache_and_silences_the_notice(tmp_path):
+    env = _env(tmp_path)
+    assert _on_terminal(ASK, env) == "True"
+
+    done = subprocess.run([sys.executable, "-m", "jitcep", "warmup"], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "jitcep: warmup: done" in done.stderr
+    numba_dir = tmp_path / "numba"
+    indexed = {p.name.split(".")[0] for p in numba_dir.glob("kernels_*/*.nbi")}
+    assert {"grouping", "join", "negation", "kleene", "encode"} <= indexed
+    assert list(numba_dir.glob("kernels_*/jitcep-warm-*"))
+
+    assert _on_terminal(ASK, env) == "False"
+
+
+def test_cli_warmup_subcommand(monkeypatch, capsys):
+    from jitcep import cli
+
+    seen = []
+    monkeypatch.setattr(warmup, "warmup", lambda: seen.append(True))
+    assert cli.main(["warmup"]) == 0
+    assert seen == [True]
