@@ -21,7 +21,6 @@ emptied cache brings the notice back.
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import time
 from pathlib import Path
