@@ -30,7 +30,7 @@ import jitcep
 from jitcep._typing import Engine, Shape
 from jitcep.errors import (AttributeTypeError, FallbackWarning, InputError, MissingColumnError, OptionError,
                            QueryShippingError, TimestampError, UnsupportedPatternError, WorkerPythonError)
-from jitcep.events import attributes_read, build_event_table
+from jitcep.events import attributes_read, build_event_table, check_type_column
 from jitcep.options import check_choice
 from jitcep.output import output_schema, wants_all_columns
 from jitcep.query import _fallback_message
@@ -247,6 +247,8 @@ def detect(sdf: DataFrame, query, *, time: str, type: str | None, partition_by, 
     skew = max_key_rows or None  # 0 turns it off like None
 
     # --- columns and types, checked on the schema -------------------------------
+    if type is None:  # typed variables could never match: a forgotten argument (semantics §3), as in Query.run
+        check_type_column(query.patterns)
     fields = {f.name: f.dataType for f in sdf.schema.fields}
     columns = list(fields)
     for c in columns:

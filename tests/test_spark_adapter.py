@@ -610,3 +610,11 @@ def test_odd_column_names_equal_local(spark, text, kw):
     assert got.schema == want.schema
     assert canon(got) == canon(want, ordered.get_column("s.q").to_list())
     assert got.height > 0
+
+
+def test_typed_pattern_without_a_type_column_is_a_named_error(spark):
+    # as Query.run (semantics §3): typed variables could never match, so no silent empty result
+    sdf = spark.createDataFrame([("A", 1), ("B", 2)], ["kind", "ts"])
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5")
+    with pytest.raises(jitcep.errors.MissingTypeColumnError, match="'A', 'B'"):
+        spark_adapter.detect(sdf, q, time="ts")
