@@ -283,6 +283,20 @@ def test_a_tree_built_in_python_is_held_to_the_same_limit():
     assert "no text form" in repr(e)
 
 
+def test_generated_predicate_code_assigns_every_name_once():
+    # Numba rebuilds SSA form for a name assigned twice by recursing through the blocks between the
+    # assignments: with a deep predicate after others, deeper than Python's stack
+    import ast
+
+    from jitcep.codegen.predicates import ColumnSpec, generate_source
+
+    preds = [parse(where(c)).where for c in ("a.x < b.x", "a.x + 1 > 2 OR b.x / 2 < a.x", "NOT a.x = 1")]
+    source, _, _ = generate_source(preds, {"x": ColumnSpec("x", "int", True)})
+    assigned = [n.id for n in ast.walk(ast.parse(source))
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    assert len(assigned) > 10 and len(assigned) == len(set(assigned))
+
+
 # --- NUL in names ----------------------------------------------------------------------------------
 
 def _without_nul(value):
