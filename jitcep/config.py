@@ -18,9 +18,12 @@ DEFAULT_MAX_KLEENE = 1_000_000            # Kleene lists enumerated per binding 
 DEFAULT_MAX_PARTIALS = 50_000_000         # intermediate partial matches in the reference evaluator
 DEFAULT_MAX_MEMORY = 1 << 30              # bytes of intermediate results the compiled engine holds at once
 
-# Pattern nesting: the deepest tree a pattern may hold, and the deepest its text may nest parentheses
-# (docs/language.md).  Every pass over a pattern (parser, validation, printer, ==/hash of the AST,
-# codegen, both engines) recurses once per level; at 100 levels the deepest pattern of every shape
-# runs end to end in about 420 Python frames, leaving more than half of Python's default recursion
-# limit (1000) to the caller (tests/test_bad_input.py runs each shape at the limit with 500 frames).
+# Pattern size (docs/language.md, Limits).  MAX_NESTING: the deepest tree a pattern may hold, and the
+# deepest its text may nest parentheses; MAX_VARIABLES: the most variables it may bind.  Every pass over
+# a pattern (parser, validation, printer, ==/hash of the AST, codegen, both engines) recurses once per
+# level, and the plans and the reference evaluator's search once per variable.  At these limits the
+# deepest pattern of each shape runs end to end in about 420 Python frames, and 50 Kleene variables
+# with a 100-level predicate across them in about 570, leaving the rest of Python's default recursion
+# limit (1000) to the caller (tests/test_bad_input.py runs them with 500 and 650 frames to spare).
 MAX_NESTING = 100
+MAX_VARIABLES = 50

@@ -3,9 +3,9 @@ it, before anything is written (DESIGN.md section 5).
 
 - ``MATRIX``: one row per mistake, (what the user does, the error class, a fragment of the message).  It
   grows with each issue; every row checks the exact class and that the message names the problem.
-- Nesting: the deepest pattern of each shape runs through every pass (parser, validation, printer, both
-  engines) with only 500 stack frames to spare, and one level more is the named error (docs/language.md,
-  Limits).
+- Size: the deepest pattern of each shape runs through every pass (parser, validation, printer, both
+  engines) with only 500 stack frames to spare, the widest (most variables) with 650, and one level or
+  variable more is the named error (docs/language.md, Limits).
 - NUL in column and variable names is read and written like any other name.
 - Hypothesis: deep, huge and garbage pattern texts compile or raise a JitcepError, never anything else.
 """
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jitcep
-from jitcep.config import MAX_NESTING
+from jitcep.config import MAX_NESTING, MAX_VARIABLES
 from jitcep.errors import (AttributeTypeError, DuplicateVariableError, ExplosionError, FallbackWarning,
                            InputFormatError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
                            JitcepError, MissingColumnError, MissingWindowError, OptionError, PatternError,
@@ -107,6 +107,8 @@ TEXT = [  # pattern text: nesting, huge numbers
                  PatternSyntaxError, TOO_DEEP, id="3000 nested SEQs"),
     pytest.param(compile_("PATTERN SEQ(B b, " + "AND(" * 150 + "A a" + ")" * 150 + ") WITHIN 10"),
                  PatternSyntaxError, TOO_DEEP, id="150 nested ANDs"),
+    pytest.param(compile_("PATTERN SEQ(" + ", ".join(f"A a{i}" for i in range(1200)) + ") WITHIN 10"),
+                 PatternValidationError, f"binds 1200 variables; at most {MAX_VARIABLES}", id="1200 variables"),
     pytest.param(compile_(where(f"a.x > {HUGE}")), PatternSyntaxError, "integer literal of 5000 digits",
                  id="5000-digit literal"),
     pytest.param(compile_(f"PATTERN SEQ(A a, B b) WITHIN {HUGE}"), PatternSyntaxError, "5000 digits",
@@ -127,6 +129,8 @@ TEXT = [  # pattern text: nesting, huge numbers
 BUILT = [  # patterns built in Python
     pytest.param(compile_(deep_sum(3000)), PatternValidationError, TOO_DEEP, id="builder: 3000-term sum"),
     pytest.param(compile_(deep_seq(3000)), PatternValidationError, TOO_DEEP, id="builder: 3000 nested seq"),
+    pytest.param(compile_(seq(*(var("A", f"a{i}") for i in range(1200))).within(10)), PatternValidationError,
+                 "binds 1200 variables", id="builder: 1200 variables"),
     pytest.param(lambda: to_text(deep_seq(3000).build()), PatternValidationError, "no text form",
                  id="builder: print 3000 nested seq"),
     pytest.param(compile_(seq(var("A", "a"), var("B", "b")).where(col("a.x") > lit(10**5000)).within(10)),
@@ -232,8 +236,7 @@ SHAPES = {
     "SEQ AND": lambda n: "PATTERN SEQ(B b, " + "".join("SEQ(" if i % 2 else "AND(" for i in range(n))
                          + "A a" + ")" * n + ") WITHIN 10",
     "negation": lambda n: "PATTERN SEQ(B b, " + "AND(" * n + "A a, !C c" + ")" * n + ") WITHIN 10",
-    "OR": lambda n: "PATTERN SEQ(B b, " + "".join(f"OR(A q{i}, " for i in range(n)) + "A a" + ")" * n
-                    + ") WITHIN 10",
+    "OR": lambda n: "PATTERN SEQ(B b, " + "OR(" * n + "A a, C c" + ")" * n + ") WITHIN 10",
 }
 
 
@@ -281,6 +284,67 @@ def test_a_tree_built_in_python_is_held_to_the_same_limit():
     for _ in range(3000):
         e = e + 1
     assert "no text form" in repr(e)
+
+
+def _across(first: str, last: str, levels: int) -> str:
+    """A condition ``levels`` deep relating the first and the last variable."""
+    return ("".join(f"{last} - {first} {'>' if i % 2 else '<'} 0 {'AND' if i % 2 else 'OR'} ("
+                    for i in range(levels)) + f"{last} > {first}" + ")" * levels)
+
+
+def _chain(n: int) -> str:
+    return " AND ".join(f"a{i}.x + 1 = a{i + 1}.x" for i in range(n - 1))
+
+
+def _nest_alternately(n: int) -> str:
+    body = "A a0"
+    for i in range(1, n):
+        body = f"SEQ({body}, A a{i})" if i % 2 else f"AND({body}, A a{i})"
+    return body
+
+
+# Each: (n, deep) -> a pattern binding n variables; with ``deep``, a condition as deep as the WHERE around
+# it allows relates the first and the last, so the reference evaluator evaluates it at the bottom of
+# its search, which recurses once per variable.
+WIDE = {
+    "SEQ": lambda n, deep: ("PATTERN SEQ(" + ", ".join(f"A a{i}" for i in range(n)) + ") WHERE " + _chain(n)
+                            + (f" AND ({_across('a0.x', f'a{n - 1}.x', 94)})" if deep else "")
+                            + " WITHIN UNBOUNDED"),
+    "SEQ AND": lambda n, deep: (f"PATTERN {_nest_alternately(n)} WHERE {_chain(n)}"
+                                + (f" AND ({_across('a0.x', f'a{n - 1}.x', 94)})" if deep else "")
+                                + " WITHIN UNBOUNDED"),
+    "Kleene": lambda n, deep: ("PATTERN SEQ(" + ", ".join(f"A{{1,2}} a{i}[]" for i in range(n)) + ")"
+                               + (f" WHERE {_across('a0[1].x', f'a{n - 1}[1].x', 95)}" if deep else "")
+                               + " WITHIN UNBOUNDED"),
+}
+
+_RUN_OF_A = pl.DataFrame({"type": ["A"] * 120, "ts": list(range(120)), "x": list(range(120))})
+
+
+def _run_or_explode(q, engine):
+    try:  # the search reaches its bottom either way; a cap may stop the Kleene pattern there
+        return q.run(_RUN_OF_A, type="type", engine=engine)
+    except ExplosionError:
+        return None
+
+
+@pytest.mark.parametrize("name", WIDE)
+def test_the_widest_pattern_runs_everywhere_with_650_frames(name):
+    make = WIDE[name]
+    with pytest.raises(PatternValidationError, match=f"binds {MAX_VARIABLES + 1} variables"):
+        jitcep.compile(make(MAX_VARIABLES + 1, False))
+    options = dict(max_matches=100, max_kleene=100)
+    with _frames_to_spare(650), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        deep = jitcep.compile(make(MAX_VARIABLES, True), **options)
+        assert parse(deep.text()) == deep.patterns[0]
+        reference = _run_or_explode(deep, "reference")
+        # the compiled engine plans one level per variable; a deep condition costs it no more frames
+        # (test_the_deepest_pattern_...) but a long Numba compile, so it runs the pattern without one
+        flat = jitcep.compile(make(MAX_VARIABLES, False), **options)
+        compiled, flat_reference = _run_or_explode(flat, "compiled"), _run_or_explode(flat, "reference")
+    if name != "Kleene":
+        assert reference.height > 0 and compiled.equals(flat_reference) and compiled.equals(reference)
 
 
 def test_generated_predicate_code_assigns_every_name_once():

@@ -11,16 +11,18 @@ section 2); no conjunct across two OR branches (docs/semantics.md section 4); an
 section 2).  Every message names the element at fault, in pattern text.
 
 Size comes first: a pattern nests at most ``config.MAX_NESTING`` levels deep
-(every later pass recurses once per level) and its integers fit int64 (what
-event attributes, counts and positions hold), checked without recursion before
-anything else reads the pattern.
+(every later pass recurses once per level), binds at most
+``config.MAX_VARIABLES`` variables (plans and searches recurse once per
+variable) and its integers fit int64 (what event attributes, counts and
+positions hold), checked without recursion before anything else reads the
+pattern.
 """
 
 from __future__ import annotations
 
 import math
 
-from ..config import MAX_NESTING
+from ..config import MAX_NESTING, MAX_VARIABLES
 from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
                       MissingWindowError, PatternValidationError, UnknownVariableError,
                       UnsupportedPatternError)
@@ -76,7 +78,8 @@ def _out_of_int64(v) -> bool:
 
 
 def _check_size(pattern: Pattern) -> None:
-    """Nesting within MAX_NESTING and integers within int64, before any recursive pass or message."""
+    """Nesting within MAX_NESTING, variables within MAX_VARIABLES and integers within int64, before any
+    recursive pass or message."""
     if not isinstance(pattern.returns, tuple) or not all(isinstance(r, ReturnItem) for r in pattern.returns):
         raise PatternValidationError(f"RETURN must be a tuple of ReturnItem, got {pattern.returns!r}")
     if isinstance(pattern.window, CountWindow) and _out_of_int64(pattern.window.n):
@@ -85,6 +88,11 @@ def _check_size(pattern: Pattern) -> None:
             "write WITHIN UNBOUNDED for no window")
     parts = [("the pattern's structure", pattern.body), ("WHERE", pattern.where)]
     parts += [("a RETURN item", r.expr) for r in pattern.returns]
+    variables = sum(isinstance(node, EventVar) for node, _ in levels(pattern.body))
+    if variables > MAX_VARIABLES:
+        raise PatternValidationError(
+            f"the pattern binds {variables} variables; at most {MAX_VARIABLES} are allowed (docs/language.md, "
+            "Limits); a Kleene closure (T+ v[]) binds any number of events with one variable")
     for what, tree in parts:
         for node, depth in levels(tree) if tree is not None else ():
             if depth > MAX_NESTING:

@@ -215,9 +215,20 @@ def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
         return lambda ctx: compare(op, lf(ctx), rf(ctx))
     if isinstance(expr, BoolOp):
         fns = [compile_expr(e, list_vars) for e in expr.items]
-        if expr.op == "and":
-            return lambda ctx: and3(_truth(f(ctx)) for f in fns)
-        return lambda ctx: or3(_truth(f(ctx)) for f in fns)
+        dominant = expr.op == "or"  # TRUE decides an OR, FALSE an AND
+
+        def boolop(ctx):
+            # _fold3 over the operands, evaluated lazily in this one frame: a predicate nests up to
+            # config.MAX_NESTING levels and is evaluated at the bottom of the search (config)
+            unknown = False
+            for f in fns:
+                v = _truth(f(ctx))
+                if v is dominant:
+                    return dominant
+                if v is None:
+                    unknown = True
+            return None if unknown else not dominant
+        return boolop
     if isinstance(expr, Not):
         of = compile_expr(expr.operand, list_vars)
 
