@@ -25,9 +25,9 @@ import jitcep
 from jitcep.config import MAX_NESTING, MAX_VARIABLES
 from jitcep.errors import (AttributeTypeError, DuplicateVariableError, ExplosionError, FallbackWarning,
                            InputFormatError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
-                           JitcepError, MissingColumnError, MissingWindowError, OptionError, PatternError,
-                           PatternSyntaxError, PatternValidationError, TimestampError, UnknownVariableError,
-                           UnsupportedPatternError, WindowUnitError)
+                           JitcepError, MissingColumnError, MissingTypeColumnError, MissingWindowError,
+                           OptionError, PatternError, PatternSyntaxError, PatternValidationError, TimestampError,
+                           UnknownVariableError, UnsupportedPatternError, WindowUnitError)
 from jitcep.pattern import col, lit, seq, to_text, var
 from jitcep.pattern.parser import parse, parse_many
 
@@ -115,6 +115,8 @@ TEXT = [  # pattern text: nesting, huge numbers
                  id="5000-digit window"),
     pytest.param(compile_(f"PATTERN SEQ(A a, B{{2,{HUGE}}} b[]) WITHIN 10"), PatternSyntaxError,
                  "5000 digits", id="5000-digit Kleene bound"),
+    pytest.param(compile_("PATTERN SEQ(A a, B b) WITHIN " + "9" * 309), PatternSyntaxError, "309 digits",
+                 id="309-digit window"),
     pytest.param(compile_(where(f"a.x > {BIG}")), PatternValidationError, "outside the 64-bit integer range",
                  id="literal beyond int64"),
     pytest.param(compile_(where(f"a.x IN (1, -{BIG})")), PatternValidationError, "64-bit", id="IN beyond int64"),
@@ -131,6 +133,8 @@ BUILT = [  # patterns built in Python
     pytest.param(compile_(deep_seq(3000)), PatternValidationError, TOO_DEEP, id="builder: 3000 nested seq"),
     pytest.param(compile_(seq(*(var("A", f"a{i}") for i in range(1200))).within(10)), PatternValidationError,
                  "binds 1200 variables", id="builder: 1200 variables"),
+    pytest.param(compile_(seq(var("A", "a"), var("B", "b")).within(10**400)), InvalidWindowError,
+                 "at most about 1.8e308", id="builder: window beyond float"),
     pytest.param(lambda: to_text(deep_seq(3000).build()), PatternValidationError, "no text form",
                  id="builder: print 3000 nested seq"),
     pytest.param(compile_(seq(var("A", "a"), var("B", "b")).where(col("a.x") > lit(10**5000)).within(10)),
@@ -174,6 +178,7 @@ RUN = [  # Query.run's keywords
 ]
 INPUT = [  # the events
     pytest.param(run_(time="when"), MissingColumnError, "when", id="missing time column"),
+    pytest.param(run_(type=None), MissingTypeColumnError, "type=", id="typed pattern without type="),
     pytest.param(run_(where("a.nope > 1")), MissingColumnError, "nope", id="missing attribute"),
     pytest.param(run_(events=42), InputFormatError, "int", id="input not a table"),
     pytest.param(run_(events="/nonexistent/events.parquet"), InputFormatError, "does not exist",
@@ -359,6 +364,15 @@ def test_generated_predicate_code_assigns_every_name_once():
     assigned = [n.id for n in ast.walk(ast.parse(source))
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     assert len(assigned) > 10 and len(assigned) == len(set(assigned))
+
+
+def test_the_longest_integer_literal_is_a_window_both_engines_run(engine):
+    # every integer the lexer accepts converts to a finite float: no OverflowError later
+    from jitcep.pattern.parser import _MAX_INT_DIGITS
+
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN " + "9" * _MAX_INT_DIGITS)
+    assert q.run(EVENTS, type="type", engine=engine).height == jitcep.compile(
+        "PATTERN SEQ(A a, B b) WITHIN UNBOUNDED").run(EVENTS, type="type", engine=engine).height
 
 
 # --- NUL in names ----------------------------------------------------------------------------------

@@ -58,10 +58,11 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"'}
 # Binding strength of each expression form (higher binds tighter), loosest first; the printer's levels.
 _OR, _AND, _NOT, _CMP, _ADD, _MUL, _NEG, _PRIMARY = range(1, 9)
 
-# The longest integer literal: every number is a 64-bit integer or float, and no float64 has more
-# digits than this (len(str(int(sys.float_info.max)))).  It also keeps int() far from Python's
-# int-to-string conversion limit, which would otherwise raise a ValueError mid-lexing.
-_MAX_INT_DIGITS = 309
+# The longest integer literal: every number is a 64-bit integer or float, and every integer of at
+# most 308 digits is a finite float64 (the largest is about 1.8e308), so no later conversion to float
+# overflows.  It also keeps int() far from Python's int-to-string conversion limit, which would
+# otherwise raise a ValueError mid-lexing.
+_MAX_INT_DIGITS = 308
 
 # --- lexer ------------------------------------------------------------------
 

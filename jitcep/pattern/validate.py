@@ -21,6 +21,7 @@ pattern.
 from __future__ import annotations
 
 import math
+import sys
 
 from ..config import MAX_NESTING, MAX_VARIABLES
 from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
@@ -221,8 +222,11 @@ def _check_window(window) -> None:
             "WITHIN 100 EVENTS) or write WITHIN UNBOUNDED to ask for an unbounded window")
     if isinstance(window, TimeWindow):
         a = window.amount
-        if not _is_number(a) or not math.isfinite(a) or a <= 0:
-            raise InvalidWindowError(f"WITHIN {a!r}: a time window must be a finite number > 0")
+        # compared before any conversion: math.isfinite(int) overflows past the largest float
+        if not _is_number(a) or not -sys.float_info.max <= a <= sys.float_info.max or a <= 0:
+            raise InvalidWindowError(f"WITHIN {_int_text(a) if _is_int(a) else repr(a)}: a time window must be "
+                                     "a finite number > 0 (at most about 1.8e308); write WITHIN UNBOUNDED for no "
+                                     "window")
         if window.unit is not None and window.unit not in UNIT_NS:
             raise InvalidWindowError(
                 f"WITHIN {a} {window.unit}: unknown time unit {window.unit!r}; "
