@@ -27,3 +27,19 @@ DEFAULT_MAX_MEMORY = 1 << 30              # bytes of intermediate results the co
 # limit (1000) to the caller (tests/test_bad_input.py runs them with 500 and 650 frames to spare).
 MAX_NESTING = 100
 MAX_VARIABLES = 50
+
+# Compiled-engine tuning (jitcep/execute/, jitcep/plan/rules/): these trade memory or a pass over the
+# events for speed and never change a result.
+#
+# (record, negated event) or (match, closure member) pairs tested per chunk: bounds memory, not work.
+NEG_PAIR_BUDGET = 1 << 20
+# Types grouped per pass over the events (jitcep/execute/tables.py): a pass costs about the same for
+# one type or eight.
+TYPE_BATCH = 8
+# A String key is coded at the records of the leaves' types alone when those are at most this share of
+# the events (estimated from every KEY_SAMPLE_STEP-th event): a record costs more than a row of the full
+# pass (its view is gathered), and all those types are grouped at once, also ones no leaf may get to
+# read.  Measured (perf/bench_seq.py str data, 10^7 events): 3 / 12 of 32 types read end to end
+# 83 -> 71 / 86-89 -> 80 ms, 24 of 32: 82-93 -> 107-117 ms had it applied.
+KEY_AT_RECORDS_SHARE = 0.5
+KEY_SAMPLE_STEP = 64

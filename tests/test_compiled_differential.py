@@ -30,7 +30,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
 import naive
-from jitcep import runtime
+from jitcep import config, runtime
 from jitcep.errors import UnsupportedPatternError
 from jitcep.events import build_event_table
 from jitcep.options import Options
@@ -40,7 +40,7 @@ E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr
 from jitcep.pattern.ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow, Unbounded,
                                 event_vars, positive_vars)
 from jitcep.pattern.normalize import normalize
-from jitcep.plan import all_shapes, build_plan, default_shape
+from jitcep.plan import all_shapes, build_plan, default_shape, logical_plan
 from jitcep.testing.streams import event_frames
 
 N_PATTERNS = 40
@@ -241,9 +241,9 @@ def _check(pattern, order, shapes, df, which=None, key="int"):
         assert _as_tuples(ref, names) == expected, "naive twin and reference disagree"
     # a table of its own: the oracles have coded its string columns, the engine groups them uncoded
     table = build_event_table(df, [pattern], type="type")
-    parts = 1.0 if key == "str_parts" else runtime._KEY_AT_RECORDS
+    parts = 1.0 if key == "str_parts" else config.KEY_AT_RECORDS_SHARE
     for shape in (shapes if which is None else [shapes[which % len(shapes)]]):
-        with mock.patch.object(runtime, "_KEY_AT_RECORDS", parts):
+        with mock.patch.object(config, "KEY_AT_RECORDS_SHARE", parts):
             [mt] = runtime.evaluate([pattern], table, opts, plan=shape)
         assert _as_tuples(mt, names) == expected, f"plan {shape}"
         canon = mt.canonical()
@@ -323,7 +323,7 @@ def test_default_patterns_cover_every_negation_position():
     seen = set()
     for seed in range(N_PATTERNS):
         pattern, order = gen_pattern(seed)
-        negs = build_plan(pattern).negations
+        negs = logical_plan(pattern).negations
         for n in negs:
             if n.in_conj:
                 seen.add("and_in_seq" if n.before or n.after else "and")

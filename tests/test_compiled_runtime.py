@@ -14,9 +14,10 @@ from jitcep import runtime
 from jitcep.codegen import ColumnSpec, PredicateSet
 from jitcep.errors import ExplosionError, MissingWindowError, UnsupportedPatternError
 from jitcep.events import Column, EventTable
+from jitcep.execute import negation, scan, tables
 from jitcep.options import Options
 from jitcep.pattern.ast import Conj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow
-from jitcep.plan import Join, Leaf, all_shapes, build_plan
+from jitcep.plan import Scan, all_shapes, build_plan
 
 E = import_module("jitcep.pattern.expr")
 
@@ -88,7 +89,7 @@ def test_predicates_go_to_the_lowest_covering_node():
                              E.Cmp("<", E.Attr("a", "x"), E.Attr("c", "x"))))
     plan = build_plan(Pattern(Seq((A, B, C)), where, TimeWindow(5)), ("a", ("b", "c")))
     root = plan.root
-    assert isinstance(root.left, Leaf) and root.left.filter is not None
+    assert isinstance(root.left, Scan) and root.left.filter is not None
     assert root.right.predicates == (where.items[1],)
     assert root.predicates == (where.items[2],)
 
@@ -152,13 +153,13 @@ def test_negation_is_pushed_down_to_the_join_of_its_neighbours(monkeypatch):
     t = table("ABCACD", list(range(6)))
     pat = Pattern(Seq((A, Neg(B), C, D)), None, TimeWindow(5))
     seen = []
-    real = runtime._PatternRun.negate
+    real = negation._killed
 
-    def spy(self, buf, neg):
+    def spy(state, node, buf):
         seen.append((buf.vars, len(buf.start)))
-        return real(self, buf, neg)
+        return real(state, node, buf)
 
-    monkeypatch.setattr(runtime._PatternRun, "negate", spy)
+    monkeypatch.setattr(negation, "_killed", spy)
     [mt] = runtime.evaluate([pat], t, Options(), plan=(("a", "c"), "d"))
     assert seen == [(("a", "c"), 3)] and bindings(mt) == [(3, 4, 5)]
     seen.clear()
@@ -200,8 +201,8 @@ def test_types_are_grouped_in_batches_as_leaves_need_them(monkeypatch):
     pat = parse("PATTERN SEQ(" + ", ".join(f"{t} v{i}" for i, t in enumerate(types)) + ") WHERE [k] WITHIN 100")
     table = build_event_table(df, [pat], type="type")
     calls = []
-    real = runtime.group_with_keys
-    monkeypatch.setattr(runtime, "group_with_keys", lambda *a, **k: calls.append(a[4].sum()) or real(*a, **k))
+    real = tables.group_with_keys
+    monkeypatch.setattr(tables, "group_with_keys", lambda *a, **k: calls.append(a[4].sum()) or real(*a, **k))
     [mt] = runtime.evaluate([pat], table, Options())
     [ref] = reference_evaluate([pat], table, Options())
     assert bindings(mt) == bindings(ref) == [tuple(range(11))]
@@ -225,9 +226,9 @@ def test_default_plan_is_kept_per_pattern_object_not_per_equal_value():
     assert type(runtime.check_supported(q, Options()).root.left.filter.right.value) is float
     assert type(runtime.check_supported(p, Options()).root.left.filter.right.value) is int
     # a bounded cache: old patterns leave it
-    for i in range(runtime._default_plan.size + 1):
+    for i in range(runtime._default.size + 1):
         runtime.check_supported(parse(f"PATTERN SEQ(A a, B b) WHERE a.x > {i} WITHIN 10"), Options())
-    assert len(runtime._default_plan.entries) == runtime._default_plan.size
+    assert len(runtime._default.entries) == runtime._default.size
 
 
 def test_unfiltered_leaves_of_the_same_types_share_one_grouping(monkeypatch):
@@ -244,8 +245,8 @@ def test_unfiltered_leaves_of_the_same_types_share_one_grouping(monkeypatch):
     pat = parse("PATTERN SEQ(A a, A b, B c, A d) WHERE [k] AND a.x > 0 AND d.x > b.x WITHIN 12")
     table = build_event_table(df, [pat], type="type")
     calls = []
-    real = runtime.leaf_by_key
-    monkeypatch.setattr(runtime, "leaf_by_key", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = scan.leaf_by_key
+    monkeypatch.setattr(scan, "leaf_by_key", lambda *a, **k: calls.append(1) or real(*a, **k))
     [mt] = runtime.evaluate([pat], table, Options())
     [ref] = reference_evaluate([pat], table, Options())
     assert sorted(bindings(mt)) == sorted(bindings(ref)) and mt.n > 0

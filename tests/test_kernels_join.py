@@ -87,7 +87,7 @@ def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct):
     if order == "nondecreasing_ts":
         distinct = True
     with mock.patch.object(join, "_BY_LEFT", 0), mock.patch.object(join, "_seq_join", None):
-        li, ri, g = seq_join(L, R, ts, wt, W, order, distinct, 10**6)
+        li, ri, g = seq_join(L, R, ts, wt, W, order, distinct, 10**6, "smaller")
     got = list(zip(li.tolist(), ri.tolist(), g.tolist()))
     assert len(got) == len(set(got))
     assert set(got) == naive.seq_join(L, R, ts, wt, W, order, distinct)

@@ -276,23 +276,27 @@ def _check(status: int, what: str, cap: int) -> None:
 _BY_LEFT = 8  # drive a SEQ join by its left input when that is this many times smaller than the right
 
 
-def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
+def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver: str = "right"):
     """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
 
     Right records are the outer loop in end order, so output pairs come in the end
     order of r; the left range is [EAT pointer, binary-searched upper bound).
-    When the right input is a leaf (one-event records: its ``start`` array is
-    its ``end`` array) many times larger than the left one — the partial
-    matches of a long SEQ thin out, every leaf keeps its size — the left
-    records drive instead (a binary search into the right leaf each) and the
-    few pairs are sorted into the same order: the cost follows the smaller input.
+    ``driver="smaller"`` (the plan's choice when the right input is a leaf,
+    :mod:`jitcep.plan.rules.join_driver`): when the right leaf is many times
+    larger than the left input — the partial matches of a long SEQ thin out,
+    every leaf keeps its size — the left records drive instead (a binary
+    search into the right leaf each) and the few pairs are sorted into the
+    same order: the cost follows the smaller input.
 
     Invariants (KernelInputError otherwise): every record array of a buffer
     has one entry per record and both buffers the same number of partitions
     (checked here), partition offsets ascend within the records (checked by
     the kernel per partition); W >= 0.
     """
-    by_left = R[1] is R[2] and _BY_LEFT * len(L[2]) < len(R[2])
+    if driver not in ("right", "smaller"):
+        raise ValueError(f"unknown SEQ join driver {driver!r}")
+    # left-driven search needs one-event right records (a leaf: its start array is its end array)
+    by_left = driver == "smaller" and R[1] is R[2] and _BY_LEFT * len(L[2]) < len(R[2])
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
     li, ri, g, status = kernel(Lt, Rt, window_bound(W), ORDER_CODE[order],

@@ -1,5 +1,23 @@
-"""Plans: trees of leaves and SEQ / AND / OR joins (ZStream section 4.1)."""
+"""Plans: the logical plan of a pattern, physical operator trees built from it by rules, shapes.
 
-from .nodes import Join, Leaf, NegLeaf, Plan, all_shapes, build_plan, default_shape, flatten, positive
+Data flows one way: pattern AST -> :func:`~.logical.logical_plan` ->
+:func:`~.rules.physical_plan` (operators of :mod:`.operators`) -> the executor
+(:mod:`jitcep.execute`); :mod:`.explain` prints a plan.
+"""
 
-__all__ = ["Join", "Leaf", "NegLeaf", "Plan", "all_shapes", "build_plan", "default_shape", "flatten", "positive"]
+from .logical import LogicalPlan, flatten, logical_plan, positive
+from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from .rules import physical_plan
+from .shapes import all_shapes, default_shape
+
+
+def build_plan(pattern, shape=None, options=None) -> PhysicalPlan:
+    """The physical plan of ``pattern`` with join ``shape`` (default: left-deep) under ``options``."""
+    from ..options import Options
+
+    return physical_plan(logical_plan(pattern), options or Options(), shape)
+
+
+__all__ = ["AndJoin", "KleeneCollect", "LogicalPlan", "NegationFilter", "PhysicalPlan", "Scan", "SeqJoin",
+           "Union", "all_shapes", "build_plan", "default_shape", "flatten", "logical_plan", "physical_plan",
+           "positive"]

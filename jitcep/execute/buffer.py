@@ -1,0 +1,74 @@
+"""Node buffers (ZStream 4.2): the records an operator produces, sorted by (key partition, end).
+
+A record binds one event position per variable (-1: unbound, an OR branch
+not taken) and, below a Kleene operator, a list of positions per array
+variable.  Every buffer carries its records' start and end positions and
+times, so the joins read times in record order instead of at scattered
+positions (a cache miss per record at 10^7 events).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kernels.kleene import gather_lists
+
+
+@dataclass
+class Buffer:
+    vars: tuple[str, ...]
+    pos: np.ndarray      # (m, k) int64 event positions, -1 = unbound (OR branch not taken)
+    start: np.ndarray    # (m,) first position of each record
+    end: np.ndarray      # (m,) last position of each record
+    goff: np.ndarray     # (G + 1,) partition offsets
+    tstart: np.ndarray   # (m,) ts[start]
+    tend: np.ndarray     # (m,) ts[end]
+    wstart: np.ndarray   # (m,) wt[start] (the window measure; the tstart array itself for a time window)
+    wend: np.ndarray     # (m,) wt[end]
+    # array variable -> (offsets (m + 1), member positions): CSR lists, one per record
+    lists: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def as_tuple(self):
+        return (self.pos, self.start, self.end, self.goff)
+
+    def timed(self):
+        """The 8-tuple the join kernels take (:mod:`jitcep.kernels.join`)."""
+        return (self.pos, self.start, self.end, self.goff, self.tstart, self.tend, self.wstart, self.wend)
+
+    def column(self, var: str) -> np.ndarray:
+        return self.pos[:, self.vars.index(var)]
+
+    def partitions(self) -> np.ndarray:
+        """Each record's partition number."""
+        G = len(self.goff) - 1
+        return np.repeat(np.arange(G), np.diff(self.goff))
+
+    def take(self, idx: np.ndarray, goff: np.ndarray) -> "Buffer":
+        """Records ``idx`` (in order) with partition offsets ``goff``."""
+        wstart = self.tstart is self.wstart
+        tstart, tend = self.tstart[idx], self.tend[idx]
+        lists = {v: gather_lists(lpos, off[:-1][idx], np.diff(off)[idx]) for v, (off, lpos) in self.lists.items()}
+        return Buffer(self.vars, self.pos[idx], self.start[idx], self.end[idx], goff, tstart, tend,
+                      tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx], lists)
+
+    def keep(self, idx: np.ndarray) -> "Buffer":
+        """Records ``idx`` (ascending: the partition order stays)."""
+        return self.take(idx, offsets(self.partitions()[idx], len(self.goff) - 1))
+
+
+def offsets(g: np.ndarray, G: int) -> np.ndarray:
+    """Partition offsets (G + 1) of records whose partitions ``g`` are ascending."""
+    goff = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(np.bincount(g, minlength=G), out=goff[1:])
+    return goff
+
+
+def empty_buffer(vars_: tuple[str, ...], G: int) -> Buffer:
+    none = np.zeros(0, dtype=np.int64)
+    return Buffer(vars_, np.zeros((0, len(vars_)), dtype=np.int64), none, none, np.zeros(G + 1, dtype=np.int64),
+                  none, none, none, none)

@@ -1,0 +1,69 @@
+"""SEQ and AND joins (ZStream Algorithms 1 and 3): pairs of records within the window, then predicates.
+
+The kernels (:mod:`jitcep.kernels.join`) pair the two input buffers' records
+of each key partition within the window; the join's predicates are then
+tested on the candidate pairs by the generated predicate function, and the
+surviving pairs become records sorted by (partition, end).  A join with an
+empty left input is empty: its right subtree is never run (a long SEQ whose
+partial matches die out early costs what its live prefix costs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ExplosionError
+from ..kernels import and_join, seq_join
+from ..pattern import expr as E
+from ..plan.operators import SeqJoin
+from .buffer import Buffer, empty_buffer, offsets
+
+
+def run(node, state, execute) -> Buffer:
+    L = execute(node.left)
+    if not len(L):
+        return empty_buffer(node.vars, state.G)
+    R = execute(node.right)
+    # a pair costs its three indexes (in arrays grown by doubling) and then its output record, built
+    # with about as many temporaries: the join stops at the pairs that fit beside its inputs
+    fit = state.memory.records(8 * (6 + 2 * (len(L.vars) + len(R.vars) + 6)), L, R)
+    options = state.options
+    cap = min(options.max_partials, fit)
+    seq = isinstance(node, SeqJoin)
+    try:
+        if seq:
+            li, ri, g = seq_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
+                                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver)
+        else:
+            li, ri, g = and_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap)
+    except ExplosionError:
+        if fit < options.max_partials:
+            raise state.memory.error(f"the {'SEQ' if seq else 'AND'} join of {', '.join(L.vars)} "
+                                     f"with {', '.join(R.vars)}")
+        raise
+    for pred in node.predicates:
+        if not len(li):
+            break
+        vs = sorted(E.variables(pred))
+        P = np.empty((len(vs), len(li)), dtype=np.int64)
+        for k, v in enumerate(vs):
+            P[k] = L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
+        keep = state.mask_where_bound(pred, P)
+        li, ri, g = li[keep], ri[keep], g[keep]
+    pos = np.concatenate([L.pos[li], R.pos[ri]], axis=1)
+    # ts and wt grow with the position inside a partition: the earlier position has the earlier times
+    first = L.start[li] <= R.start[ri]
+    last = L.end[li] >= R.end[ri]
+    start = np.where(first, L.start[li], R.start[ri])
+    end = np.where(last, L.end[li], R.end[ri])
+    tstart = np.where(first, L.tstart[li], R.tstart[ri])
+    tend = np.where(last, L.tend[li], R.tend[ri])
+    same = L.wstart is L.tstart and R.wstart is R.tstart
+    wstart = tstart if same else np.where(first, L.wstart[li], R.wstart[ri])
+    wend = tend if same else np.where(last, L.wend[li], R.wend[ri])
+    buf = Buffer(L.vars + R.vars, pos, start, end, offsets(g, state.G), tstart, tend, wstart, wend)
+    if len(end) > 1 and seq and options.order == "nondecreasing_ts":
+        # with ties the left record may end after the right one: restore (partition, end) order
+        if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
+            buf = buf.take(np.lexsort((end, g)), buf.goff)
+    return buf

@@ -1,0 +1,97 @@
+"""List conjuncts of a closure (semantics section 4: aggregates, ``v[k]``, ``v[v.LEN]``), once per list.
+
+Each conjunct is rewritten over one virtual variable whose "event" is the
+(record, list) and whose columns are the aggregates and the gathered
+attributes, then compiled like any predicate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen import PredicateSet
+from ..codegen.predicates import ColumnSpec
+from ..errors import AttributeTypeError, MissingColumnError, UnsupportedPatternError
+from ..events import Column
+from ..kernels.kleene import segment_aggregate
+from ..pattern import expr as E
+from ..plan.logical import map_expr
+from .state import _TypeView
+
+
+class _VirtualTable:
+    """Per-list columns (one "event" per (record, list)) as PredicateSet.bind sees a table."""
+
+    def __init__(self, ts: np.ndarray, columns: dict):
+        self.ts, self.columns = ts, columns
+
+
+def list_mask(state, node, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
+    """Which lists (CSR ``off`` / ``lpos``, list j with the single variables' events ``single[v][j]``)
+    satisfy every list conjunct of ``node``."""
+    table = state.table
+    n = len(off) - 1
+    lens = np.diff(off)
+    src = _TypeView(table) if "type" not in table.columns else table
+    cols: dict = {}
+
+    def gather(attr: str, p: np.ndarray):
+        if attr in src.columns:
+            col = src.columns[attr]
+        elif attr == "ts":
+            col = Column("int", table.ts, None)
+        else:
+            raise MissingColumnError(f"attribute {attr!r} is not in the events")
+        q = np.maximum(p, 0)
+        valid = p >= 0
+        if col.valid is not None:
+            valid &= col.valid[q]
+        return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary, col.temporal)
+
+    def aggregate(x: E.Agg) -> Column:
+        if x.func == "count":
+            return Column("int", lens.astype(np.int64), None)
+        c = gather(x.attr, lpos)
+        if c.kind not in ("int", "float"):
+            raise UnsupportedPatternError(f"{x.func} over a {c.kind} attribute {x.attr!r}")
+        if c.temporal is not None and x.func in ("sum", "avg"):  # semantics section 4
+            raise AttributeTypeError(f"{x.func} over the {c.temporal} attribute {x.attr!r}")
+        valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
+        vals, ok = segment_aggregate(off, c.values, valid, x.func)
+        return Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (), c.temporal)
+
+    def member(x: E.Attr) -> Column:
+        if x.index == "len":
+            p = np.where(lens > 0, lpos[np.maximum(off[1:] - 1, 0)] if len(lpos) else -1, -1)
+        else:
+            k = int(x.index)
+            at = np.minimum(off[:-1] + k - 1, max(len(lpos) - 1, 0))
+            p = np.where(lens >= k, lpos[at] if len(lpos) else -1, -1)
+        return gather(x.attr, p)
+
+    def virt(x):
+        if isinstance(x, E.Agg):
+            name = f"{x.func}({x.attr})"
+            make = lambda: aggregate(x)  # noqa: E731
+        elif isinstance(x, E.Attr):
+            name = f"[{x.index}].{x.attr}" if x.var == node.var else f"{x.var}.{x.attr}"
+            make = (lambda: member(x)) if x.var == node.var else (lambda: gather(x.attr, single[x.var]))
+        else:
+            return None
+        if name not in cols:
+            cols[name] = make()
+        return E.Attr("_m", name)
+
+    conds = [map_expr(c, virt) for c in node.lists]
+    specs = {name: ColumnSpec(name, c.temporal or c.kind, c.valid is not None) for name, c in cols.items()}
+    ps = PredicateSet(conds, specs)
+    bound = ps.bind(_VirtualTable(np.zeros(n, np.int64), cols))
+    P = np.arange(n, dtype=np.int64)[None, :]
+    keep = np.ones(n, dtype=np.bool_)
+    for i, c in enumerate(node.lists):
+        app = np.ones(n, dtype=np.bool_)
+        for v in E.variables(c) - {node.var}:
+            app &= single[v] >= 0  # a conjunct on an OR branch not taken does not apply
+        if app.any():
+            keep[app] &= ps.mask(i, P[:, app], bound)
+    return keep

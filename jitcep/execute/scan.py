@@ -1,0 +1,53 @@
+"""Scan: a leaf buffer (ZStream 4.1), the events a variable may bind, in (key partition, position) order.
+
+Candidates come from the shared type grouping (:class:`~jitcep.execute.tables.TableContext`:
+only the leaf's types are read), the filter runs on those candidates only,
+and one counting pass groups the survivors by key (issue 3: build leaves
+from type codes computed once, sort only what survives).  Negated variables
+and closures read their events through the same :func:`leaf`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import leaf_by_key
+from ..kernels.grouping import record_fields
+from .buffer import Buffer
+
+
+def run(node, state, execute) -> Buffer:
+    return leaf(state, node.var, node.types, node.filter)
+
+
+def leaf(state, var: str, types, filter_) -> Buffer:
+    """The buffer of the events of ``types`` (None: any) passing ``filter_``, bound to ``var``."""
+    shared = filter_ is None  # SEQ(A a, A b): one grouping serves both unfiltered leaves
+    arrays = state.unfiltered.get(types) if shared else None
+    if arrays is None:
+        arrays = _leaf_arrays(state, types, filter_)
+        if shared:
+            state.unfiltered[types] = arrays
+    cand, goff, t, w = arrays
+    return Buffer((var,), cand.reshape(-1, 1), cand, cand, goff, t, t, w, w)
+
+
+def _leaf_arrays(state, types, filter_) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~jitcep.kernels.grouping.leaf_by_key` of the leaf's candidates: positions, key offsets, times."""
+    table, key, ctx = state.table, state.plan.key, state.ctx
+    if types is None:  # every event: one group, in position order
+        recs = ctx.all_events(key)
+    else:
+        wanted = set(types)
+        codes = frozenset(i for i, t in enumerate(table.type_names) if t in wanted)
+        recs, off = ctx.type_groups(key, codes)
+        runs = [recs[off[i]:off[i + 1]] for i in sorted(codes)]
+        if len(runs) == 1:
+            recs = runs[0]
+        else:  # ANY(T1, T2) (or no type present): merge the types' runs back into position order
+            recs = np.concatenate(runs or [recs[:0]])
+            recs = recs[np.argsort(record_fields(recs)[0])]
+    keep = None
+    if filter_ is not None and len(recs):
+        keep = state.mask(filter_, record_fields(recs)[0][None, :])
+    return leaf_by_key(recs, state.G, keep, None if state.wt is table.ts else state.wt)

@@ -1,0 +1,125 @@
+"""What the operators of one plan share while it runs: bound predicates, the window measure, caches.
+
+One :class:`RunState` per (plan, table): the plan's conjuncts compiled into
+its generated predicate function (:mod:`jitcep.codegen`) and bound to the
+table's columns, the window as a measure and an inclusive bound
+(docs/semantics.md section 2), the number of key partitions, the memory
+budget, and the per-operator counters (:class:`Profile`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..budget import MemoryBudget
+from ..codegen import PredicateSet
+from ..codegen.predicates import ColumnSpec
+from ..events import Column, EventTable, window_span
+from ..kernels.window import MAX_SPAN
+from ..options import Options
+from ..pattern import expr as E
+from ..pattern.ast import CountWindow, Unbounded
+from ..plan.operators import PhysicalPlan
+from .tables import TableContext
+
+
+class Profile:
+    """Records out and seconds (children included) per operator of the plans that ran."""
+
+    def __init__(self):
+        self.stats: dict[int, tuple[int, float]] = {}
+
+    def timed(self, node, run):
+        t0 = time.perf_counter()
+        buf = run()
+        self.stats[id(node)] = (len(buf), time.perf_counter() - t0)
+        return buf
+
+
+class RunState:
+    def __init__(self, plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Profile | None = None):
+        self.plan, self.ctx, self.options, self.profile = plan, ctx, options, profile
+        table = self.table = ctx.table
+        preds = plan.predicates()
+        self.pid = {id(p): i for i, p in enumerate(preds)}
+        self.preds = PredicateSet(preds, _column_specs(table, preds))
+        needs_type = "type" in self.preds.column_names and "type" not in table.columns
+        self.bound = self.preds.bind(_TypeView(table) if needs_type else table) if preds else ()
+        # window: wt is the measure, W the inclusive bound (docs/semantics.md section 2)
+        window = plan.window
+        if isinstance(window, CountWindow):
+            # positions count inside the stream (semantics section 13); within one stream
+            # the order of global positions is the stream's order, so only the measure changes
+            wt = ctx.stream_positions() if ctx.streams is not None else np.arange(table.n, dtype=np.int64)
+            self.wt, self.W = wt, int(window.n) - 1
+        elif isinstance(window, Unbounded):
+            self.wt, self.W = table.ts, MAX_SPAN  # no pair of int64 times is farther apart
+        else:
+            self.wt, self.W = table.ts, window_span(window, table)
+        self.G = ctx.key_codes(plan.key)[1]
+        self.unfiltered: dict[tuple[str, ...] | None, tuple] = {}  # leaf arrays by types (no filter)
+        self.memory = MemoryBudget(options.max_memory)
+
+    def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
+        """Whether ``pred`` is TRUE for each column of ``P`` (its sorted variables x candidates)."""
+        return self.preds.mask(self.pid[id(pred)], P, self.bound)
+
+    def mask_where_bound(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
+        """:meth:`mask` over the columns of ``P`` whose variables are all bound, True elsewhere.
+
+        A conjunct with an unbound variable (an OR branch not taken) does not
+        apply (semantics section 4).
+        """
+        bound = (P >= 0).all(axis=0)
+        if bound.all():
+            return self.mask(pred, P)
+        keep = np.ones(P.shape[1], dtype=np.bool_)
+        if bound.any():
+            keep[bound] = self.mask(pred, P[:, bound])
+        return keep
+
+    def pairs_pass(self, buf, conds, rec: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
+        """Which records ``rec[i]`` of ``buf``, each with the events ``extra[v][i]`` bound to the
+        variables ``v`` of ``extra``, pass every conjunct.
+
+        Each conjunct is tested only on the candidates still passing.
+        """
+        ok = np.ones(len(rec), dtype=np.bool_)
+        for c in conds:
+            idx = np.flatnonzero(ok)
+            if not len(idx):
+                break
+            vs = sorted(E.variables(c))
+            P = np.empty((len(vs), len(idx)), dtype=np.int64)
+            for k, v in enumerate(vs):
+                P[k] = extra[v][idx] if v in extra else buf.pos[rec[idx], buf.vars.index(v)]
+            ok[idx] = self.mask_where_bound(c, P)
+        return ok
+
+
+def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
+    """Specs of the columns ``preds`` read (``type`` is the type name unless the input has such a column)."""
+    used = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)}
+    specs = {}
+    for name in used:
+        col = table.columns.get(name)
+        if col is not None:
+            specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
+        elif name == "type":
+            specs[name] = ColumnSpec(name, "str", True)
+    return specs
+
+
+class _TypeView:
+    """The table as PredicateSet.bind sees it: ``type`` added as a string column when absent."""
+
+    def __init__(self, table: EventTable):
+        self.ts = table.ts
+        self.columns = dict(table.columns)
+        if "type" not in self.columns:
+            tc = table.type_code
+            valid = tc >= 0
+            self.columns["type"] = Column("str", np.where(valid, tc, 0).astype(np.int64),
+                                          None if valid.all() else valid, tuple(table.type_names))

@@ -1,0 +1,171 @@
+"""Per-table work shared by every pattern of one run: the type grouping and the key partition codes.
+
+Leaves are built in a few linear passes (issue 3: this is where time goes):
+one grouping of the positions of the types some leaf reads, carrying each
+position's key code and timestamp (shared by every leaf), then per leaf its
+filter over only those events and one counting pass by key over the
+survivors (:mod:`jitcep.execute.scan`).
+
+A ``partition_by=`` table (``Partition.independent``, semantics section 13)
+is evaluated in one call over all its streams: every plan partitions by the
+stream *and* its own ``[attr]`` key, so records of different streams never
+meet in a join, and a count window measures positions inside the stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import config
+from ..events import EventTable, build_partition
+from ..kernels import group_with_keys, stream_positions
+from ..kernels.encode import dense_codes
+from ..plan.operators import PhysicalPlan
+from ..plan.rules import key_coding
+
+
+class TableContext:
+    """The event table of a run and what its plans share: type groups, key codes, stream positions.
+
+    Built from every plan of the run, so the types each key's leaves read are
+    known before the first leaf is built; :meth:`plan_keys` then records each
+    plan's key coding (the rule :func:`jitcep.plan.rules.key_coding.choose`).
+    """
+
+    def __init__(self, table: EventTable, plans: list[PhysicalPlan]):
+        self.table = table
+        part = table.partition
+        self.streams = part if part is not None and part.independent else None
+        self._types: dict[tuple[str, ...], list[tuple[frozenset[int], np.ndarray, np.ndarray]]] = {}
+        self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int, np.ndarray | None, int]] = {}
+        self._stream_pos = None
+        self._code = {t: i for i, t in enumerate(table.type_names)}
+        self.leaf_types: dict[tuple[str, ...], dict[str, None]] = {}  # per key: the types leaves ask for, in order
+        untyped: set[tuple[str, ...]] = set()  # keys of plans with an untyped leaf (it reads every event)
+        for plan in plans:  # in the order the plans build their leaves (type_groups batches them)
+            for n in plan.leaves():
+                if n.types is None:
+                    untyped.add(plan.key)
+                else:
+                    self.leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(n.types))
+        self.coding: dict[tuple[str, ...], tuple] = {}
+        for plan in plans:
+            if plan.key not in self.coding:
+                self.coding[plan.key] = key_coding.choose(table, plan.key, self.leaf_types.get(plan.key),
+                                                          plan.key in untyped, self.streams is not None)
+
+    def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
+        """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.
+
+        :func:`~jitcep.kernels.grouping.group_with_keys` records: one
+        sequential pass over type codes, key codes and timestamps serves the
+        leaves of up to :data:`jitcep.config.TYPE_BATCH` types, of every
+        pattern with this key; a leaf then reads its candidates, their keys
+        and times contiguously instead of gathering them at scattered
+        positions.  Events whose key is null are left out here (they join
+        nothing).  Types are grouped in batches, in the order the plans build
+        their leaves, when a leaf first needs one: a long SEQ whose partial
+        matches die out (its joins then skip their right inputs) never groups
+        the types of the leaves it does not build.
+        """
+        if key not in self._keys:
+            self.key_codes(key)  # a key coded at records groups its leaves' types as it codes them
+        batches = self._types.setdefault(key, [])
+        for have, recs, off in batches:
+            if codes <= have:
+                return recs, off
+        if self.coding[key][0] == "records":  # its batch holds every type a leaf of this key reads
+            raise RuntimeError(f"internal: key {key} was coded for the leaves' types only; a leaf asks for others")
+        names = self.table.type_names
+        wanted = self.leaf_types.get(key)
+        if wanted is None:  # no plan said which types: all of them
+            batch = set(range(len(names)))
+        else:
+            done = set().union(*(have for have, _, _ in batches))
+            batch = set(codes)
+            for t in wanted:
+                c = self._code.get(t)
+                if len(batch) >= config.TYPE_BATCH:
+                    break
+                if c is not None and c not in done:
+                    batch.add(c)
+        keep = np.zeros(len(names), dtype=np.bool_)
+        keep[sorted(batch)] = True
+        kc, _, valid, base = self.key_codes(key)
+        recs, off = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid, base)
+        batches.append((frozenset(batch), recs, off))
+        return recs, off
+
+    def all_events(self, key: tuple[str, ...]) -> np.ndarray:
+        """Records (as :meth:`type_groups`) of every event with a non-null key, in position order."""
+        kc, _, valid, base = self.key_codes(key)
+        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid, base)[0]
+
+    def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None, int]:
+        """(codes, G, valid, base): partition codes of a plan with equivalence key ``key``, made as its
+        coding says (:mod:`jitcep.plan.rules.key_coding`).
+
+        The partition of event i is ``codes[i] - base``; ``codes`` None, G 1:
+        one partition.  A null key joins nothing: its code is -1, or ``valid``
+        (when not None) is False there.  With ``partition_by=`` streams the
+        code combines the stream and the key.
+        """
+        got = self._keys.get(key)
+        if got is None:
+            got = self._keys[key] = self._make_codes(key)
+        return got
+
+    def _make_codes(self, key):
+        table = self.table
+        coding, bounds = self.coding[key]
+        col = table.columns.get(key[0]) if key else None
+        codes, G, valid, base = None, 1, None, 0
+        if coding == "records":
+            return self._code_at_records(key, col)
+        if coding == "labels":  # not coded yet: labels, no dictionary (a Categorical: no pass at all)
+            codes, G = col.labels() or (col.values, len(col.dictionary))
+            valid = col.valid
+        elif coding == "types":  # a null type is code -1 already
+            codes, G = table.type_code, len(table.type_names)
+        elif coding == "values":
+            codes, valid = col.values, col.valid
+            if bounds is not None:
+                G, base = bounds[1] - bounds[0] + 1, bounds[0]
+        elif coding == "dense":
+            part = table.partition
+            if part is None or part.independent or tuple(part.key) != key:
+                part = build_partition(table, key)
+            codes, G = part.key_code, len(part.offsets) - 1
+        if self.streams is not None:
+            s, S = self.streams.key_code, len(self.streams.offsets) - 1
+            if codes is None:
+                codes, G = s, S
+            else:
+                null = codes < 0
+                codes, G = dense_codes(s * max(G, 1) + codes, ~null if null.any() else None)
+        return codes, G, valid, base
+
+    def _code_at_records(self, key, col):
+        """Code a String key only on the events of the types the leaves read: those types are grouped
+        in one pass, as the batch every leaf then reads (:meth:`~jitcep.events.Column.codes_at`)."""
+        table = self.table
+        keep = np.zeros(len(table.type_names), dtype=np.bool_)
+        codes = frozenset(self._code[t] for t in self.leaf_types[key] if t in self._code)
+        keep[sorted(codes)] = True
+        G = 0
+
+        def key_of(positions):
+            nonlocal G
+            kc, G = col.codes_at(positions)
+            return kc
+
+        recs, off = group_with_keys(table.type_code, len(table.type_names), None, table.ts, keep, col.valid,
+                                    key_of=key_of)
+        self._types[key] = [(codes, recs, off)]
+        return None, G, col.valid, 0
+
+    def stream_positions(self) -> np.ndarray:
+        """Each event's position inside its ``partition_by`` stream (the count-window measure)."""
+        if self._stream_pos is None:
+            self._stream_pos = stream_positions(self.streams.order, self.streams.offsets, self.table.n)
+        return self._stream_pos

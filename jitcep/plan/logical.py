@@ -1,0 +1,395 @@
+"""The logical plan: what a pattern asks for, analysed once, before any physical choice.
+
+From the normal form of the pattern (docs/semantics.md section 5) it records
+the structure the compiled engine joins (:func:`positive`: SEQ / AND / OR of
+positive variables), every negated variable with what fixes its range
+(section 7), the Kleene array variable with its neighbours (section 6), and
+each WHERE conjunct in its class (section 4), as ZStream section 4.1 places
+them: an ``[attr]`` equivalence test is the partition key, a conjunct over one
+variable that variable's filter, over several a join predicate, over none a
+constant; conjuncts on a closure are member-wise, iterative (``v[i-1]``) or
+read the whole list; conjuncts on a negated variable are its filter or its
+conditions.  The physical plan (:mod:`jitcep.plan.rules`) is built from this
+by rules; nothing here depends on options or data.
+
+What the compiled engine does not evaluate (Kleene groups, several closures,
+a closure off the top-level SEQ, mixed Kleene references ...) raises
+:class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..errors import UnsupportedPatternError
+from ..pattern import expr as E
+from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
+from ..pattern.normalize import normalize
+from ..pattern.printer import expr_to_text
+
+_KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
+
+
+@dataclass(frozen=True, slots=True)
+class Negated:
+    """A negated variable (docs/semantics.md section 7; ZStream 4.4.2 NSEQ).
+
+    ``before`` / ``after``: the positive variables (and a Kleene array
+    variable, by its last / first member) the SEQ structure orders before /
+    after it: its range lies between the last bound one of ``before`` and the
+    first bound one of ``after``.  ``in_conj``: it has an AND ancestor (an
+    empty side is then bounded by the match's span, else by the window).
+    ``conds``: the conjuncts mentioning it and a positive variable.
+    ``anchor``: the variables of its nearest positive SEQ neighbours and of
+    ``conds`` when those alone decide its range (every ancestor a SEQ, a
+    neighbour on both sides, no closure): any join covering ``anchor`` may
+    then apply it; None: it applies to whole matches only.
+    """
+
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None
+    conds: tuple[E.Expr, ...]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    in_conj: bool
+    anchor: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Closure:
+    """The array variable ``T+ v[]`` of the top-level SEQ (semantics section 6; ZStream 4.4.5 KSEQ).
+
+    Its members come from the events of its type between its nearest SEQ
+    neighbours (``before`` / ``after``; an open side is bounded by the window,
+    like a negation's range).  ``filter``: conjuncts on the members alone
+    (``v[i].x`` / plain ``v.x`` read as a single event); ``member``:
+    member-wise conjuncts that also mention other variables; ``lists``:
+    conjuncts read on the whole list (aggregates, ``v[k]``, ``v[v.LEN]``);
+    ``prev``: iterative conjuncts (``v[i].x > v[i-1].x``, SASE+ section 2)
+    over ``v`` (member i) and :func:`prev_var` ``(v)`` (member i - 1).
+    """
+
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None
+    member: tuple[E.Expr, ...]
+    lists: tuple[E.Expr, ...]
+    prev: tuple[E.Expr, ...]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    min: int
+    max: int | None
+
+
+@dataclass(frozen=True)
+class LogicalPlan:
+    """One pattern analysed (see the module docstring).
+
+    ``positive``: the normal form without negations and closures (the tree
+    the joins build); ``variables``: its variables in pattern order, each with
+    its types; ``filters``: the single-variable filter of each; ``joins``:
+    conjuncts over several positive variables; ``key``: the ``[attr]``
+    attributes; ``constants``: conjuncts over no variable.
+    """
+
+    pattern: Pattern
+    positive: Node
+    window: Window | None
+    variables: dict[str, tuple[str, ...] | None]
+    filters: dict[str, E.Expr | None]
+    joins: tuple[E.Expr, ...]
+    key: tuple[str, ...]
+    constants: tuple[E.Expr, ...]
+    negations: tuple[Negated, ...]
+    closure: Closure | None
+
+
+def prev_var(kv: str) -> str:
+    """The name an iterative conjunct's ``kv[i-1]`` reads as (not a pattern identifier: no clash)."""
+    return f"{kv}[i-1]"
+
+
+def map_expr(e: E.Expr, fn) -> E.Expr:
+    """``e`` with every node ``x`` for which ``fn(x)`` is not None replaced by that (bottom-up rebuild)."""
+    r = fn(e)
+    if r is not None:
+        return r
+    if not e.children():
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, E.Expr):
+            changes[f.name] = map_expr(v, fn)
+        elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
+            changes[f.name] = tuple(map_expr(x, fn) for x in v)
+    return dataclasses.replace(e, **changes)
+
+
+def kleene_ref_kind(e: E.Expr, kv: str) -> str:
+    """How conjunct ``e`` reads Kleene variable ``kv``: "member", "list", "prev" or "mixed"."""
+    kinds = set()
+    for n in E.walk(e):
+        if isinstance(n, E.Agg) and n.var == kv:
+            kinds.add("list")
+        elif isinstance(n, E.Attr) and n.var == kv:
+            kinds.add({None: "member", "i": "member", "i-1": "prev"}.get(n.index, "list"))
+    if "prev" in kinds:
+        return "prev"
+    return "mixed" if len(kinds) > 1 else kinds.pop()
+
+
+# --- structure ----------------------------------------------------------------
+
+
+def flatten(node: Node) -> Node:
+    """The normal form (:func:`~jitcep.pattern.normalize.normalize`, semantics section 5), checked for
+    what the compiled engine evaluates.
+
+    Merging same-kind operators never changes matches; it makes every binary
+    split of a run of items a valid join.
+    """
+    node = normalize(node)
+    for n in walk_nodes(node):
+        if isinstance(n, Neg) and not isinstance(n.var, EventVar):
+            raise UnsupportedPatternError("a negation must be of a single variable")
+        if isinstance(n, Kleene) and not isinstance(n.body, EventVar):
+            raise UnsupportedPatternError("the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) yet")
+        if not isinstance(n, (Seq, Conj, Disj, Neg, Kleene, EventVar)):
+            raise UnsupportedPatternError(f"unknown structure node {type(n).__name__}")
+    return node
+
+
+def positive(body: Node) -> Node:
+    """The flattened structure without its negations and closures (the tree the positive plan joins).
+
+    Dropping an item of a SEQ / AND never changes the relation of the other
+    items (SEQ orders every pair of items, AND none), so the positive matches
+    are those of this structure; the negations then filter them (section 7).
+    """
+    body = flatten(body)
+
+    def rec(n):
+        if isinstance(n, (EventVar, Neg, Kleene)):
+            return n
+        items = tuple(rec(c) for c in n.items if not isinstance(c, (Neg, Kleene)))
+        if not items:
+            raise UnsupportedPatternError(f"a {_KIND[type(n)]} of negations only binds no positive event")
+        return flatten(type(n)(items))
+    if isinstance(body, (Neg, Kleene)):
+        raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
+                                      "Kleene closures")
+    return rec(body)
+
+
+def walk_nodes(n: Node):
+    yield n
+    for c in n.children():
+        yield from walk_nodes(c)
+
+
+def vars_of(node: Node) -> frozenset[str]:
+    if isinstance(node, EventVar):
+        return frozenset((node.name,))
+    return frozenset().union(*(vars_of(c) for c in node.children()))
+
+
+def lca(body: Node, vs: frozenset[str]) -> Node:
+    """The lowest structure node whose variables include ``vs``."""
+    node = body
+    while not isinstance(node, EventVar):
+        for c in node.children():
+            if vs <= vars_of(c):
+                node = c
+                break
+        else:
+            return node
+    return node
+
+
+def _positive_vars(node: Node) -> tuple[str, ...]:
+    if isinstance(node, EventVar):
+        return (node.name,)
+    if isinstance(node, (Neg, Kleene)):
+        return ()
+    return tuple(v for c in node.children() for v in _positive_vars(c))
+
+
+def _bound_vars(node: Node) -> tuple[str, ...]:
+    """The positive variables of ``node`` and its Kleene array variables (not those inside a group)."""
+    if isinstance(node, Kleene):
+        return (node.body.name,) if isinstance(node.body, EventVar) else ()
+    if isinstance(node, (EventVar, Neg)):
+        return _positive_vars(node)
+    return tuple(v for c in node.children() for v in _bound_vars(c))
+
+
+def _neg_contexts(body: Node) -> dict[str, tuple]:
+    """Per negated variable: (node, before vars, after vars, in_conj, nearest left vars, nearest right vars, top).
+
+    ``top``: every ancestor is a SEQ (after flattening: an item of the root SEQ).
+    """
+    out: dict[str, tuple] = {}
+
+    def rec(node, before, after, in_conj, top):
+        if isinstance(node, Neg):
+            # a Kleene array variable bounds the range like a single one (by its last / first member)
+            b = tuple(v for n in before for v in _bound_vars(n))
+            a = tuple(v for n in after for v in _bound_vars(n))
+            near_l = next((_positive_vars(n) for n in reversed(before) if _positive_vars(n)), ())
+            near_r = next((_positive_vars(n) for n in after if _positive_vars(n)), ())
+            out[node.var.name] = (node.var, b, a, in_conj, near_l, near_r, top)
+            return
+        if isinstance(node, Seq):
+            for i, item in enumerate(node.items):
+                rec(item, before + node.items[:i], node.items[i + 1:] + after, in_conj, top)
+            return
+        for c in node.children():
+            rec(c, before, after, in_conj or isinstance(node, Conj), False)
+
+    rec(body, (), (), False, True)
+    return out
+
+
+def _kleene_context(full: Node):
+    """(Kleene node, vars before, vars after) of the one array variable in the top-level SEQ, or None.
+
+    Anything else with a Kleene closure (a group, a closure inside AND / OR, two
+    closures) raises UnsupportedPatternError.
+    """
+    ks = [n for n in walk_nodes(full) if isinstance(n, Kleene)]
+    if not ks:
+        return None
+    if len(ks) > 1 or not isinstance(full, Seq) or ks[0] not in full.items:
+        raise UnsupportedPatternError("the compiled engine evaluates one Kleene array variable as an item of "
+                                      "the top-level SEQ only")
+    i = next(k for k, it in enumerate(full.items) if it is ks[0])
+    before = tuple(v for it in full.items[:i] for v in _positive_vars(it))
+    after = tuple(v for it in full.items[i + 1:] for v in _positive_vars(it))
+    return ks[0], before, after
+
+
+# --- conjuncts ----------------------------------------------------------------
+
+
+def _prev_ref(e: E.Expr, kv: str) -> E.Expr:
+    """``e`` with ``kv[i-1].x`` as ``prev_var(kv).x`` and ``kv[i].x`` / plain ``kv.x`` as ``kv.x``."""
+    return map_expr(e, lambda x: E.Attr(prev_var(kv) if x.index == "i-1" else kv, x.attr)
+                    if isinstance(x, E.Attr) and x.var == kv else None)
+
+
+def _member_ref(e: E.Expr, kv: str) -> E.Expr:
+    """``e`` with ``kv[i].x`` / plain ``kv.x`` as a single-event reference ``kv.x``."""
+    return map_expr(e, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
+
+
+def _check_expr_supported(e: E.Expr) -> None:
+    for n in E.walk(e):
+        if isinstance(n, E.Agg) or (isinstance(n, E.Attr) and n.index is not None):
+            raise UnsupportedPatternError("the compiled engine does not evaluate Kleene references yet")
+        if isinstance(n, E.Equiv):
+            raise UnsupportedPatternError("an equivalence test [attr] is allowed only as a top-level conjunct")
+
+
+def _kleene_class(c: E.Expr, kv: str, negated) -> str:
+    """The class of a conjunct on closure ``kv``: "prev", "list", "filter" or "member" (or raise)."""
+    if E.variables(c) & negated:
+        raise UnsupportedPatternError(
+            f"the compiled engine does not evaluate a negation condition on a Kleene variable "
+            f"({expr_to_text(c)}) yet")
+    for n in E.walk(c):
+        if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
+            raise UnsupportedPatternError(f"unsupported conjunct {c}")
+    kind = kleene_ref_kind(c, kv)
+    if kind == "prev":
+        if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var == kv
+               and n.index not in (None, "i", "i-1") for n in E.walk(c)):
+            raise UnsupportedPatternError(
+                f"the compiled engine does not evaluate v[i-1] with list references ({expr_to_text(c)}) yet")
+        return "prev"
+    if kind == "mixed":
+        raise UnsupportedPatternError(f"the compiled engine does not evaluate mixed Kleene references ({c}) yet")
+    if kind == "list":
+        return "list"
+    return "filter" if E.variables(c) == {kv} else "member"
+
+
+def logical_plan(pattern: Pattern) -> LogicalPlan:
+    """Analyse ``pattern`` (see the module docstring); raises UnsupportedPatternError for what the
+    compiled engine does not evaluate.
+
+    A conjunct spanning two branches of an OR is refused rather than given a
+    meaning here; ``[attr]`` keys the negated events and the closure's members
+    too, and ``[attr = v]`` is also a filter on every variable.
+    """
+    full = flatten(pattern.body)
+    contexts = _neg_contexts(full)
+    kl = _kleene_context(full)
+    body = positive(full)
+    var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}
+    kv = kl[0].body.name if kl is not None else None
+
+    key: list[str] = []
+    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *((kv,) if kv else ()))}
+    conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
+    joins: list[E.Expr] = []
+    constants: list[E.Expr] = []
+    kleene: dict[str, list[E.Expr]] = {"member": [], "list": [], "prev": []}
+    for c in E.conjuncts(pattern.where):
+        if isinstance(c, E.Equiv):
+            if c.attr not in key:
+                key.append(c.attr)
+            if c.value is not None:
+                for v in filters:
+                    filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
+            continue
+        if kv is not None and kv in E.variables(c):
+            cls = _kleene_class(c, kv, contexts.keys())
+            if cls == "prev":
+                kleene["prev"].append(_prev_ref(c, kv))
+            elif cls == "list":
+                kleene["list"].append(c)
+            else:
+                (filters[kv] if cls == "filter" else kleene["member"]).append(_member_ref(c, kv))
+            continue
+        _check_expr_supported(c)
+        vs = E.variables(c)
+        negs = vs & contexts.keys()
+        if len(negs) > 1:
+            raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
+        if negs:
+            (n,) = negs
+            if vs == negs:
+                filters[n].append(c)
+                continue
+            if isinstance(lca(full, frozenset(vs)), Disj):
+                raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
+            conds[n].append(c)
+        elif not vs:
+            constants.append(c)
+        elif len(vs) == 1:
+            filters[next(iter(vs))].append(c)
+        else:
+            if isinstance(lca(body, frozenset(vs)), Disj):
+                raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
+            joins.append(c)
+    if joins and isinstance(body, EventVar):
+        raise UnsupportedPatternError("multi-variable predicate on a one-variable pattern")
+
+    negations = []
+    for n, (node, before, after, in_conj, near_l, near_r, top) in contexts.items():
+        cs = tuple(conds[n])
+        anchor = None
+        if kl is None and top and near_l and near_r:
+            anchor = frozenset(near_l) | frozenset(near_r) | frozenset(v for c in cs for v in E.variables(c) if v != n)
+        negations.append(Negated(n, node.types, E.conjoin(filters[n]), cs, before, after, in_conj, anchor))
+    closure = None
+    if kl is not None:
+        knode, before, after = kl
+        closure = Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene["member"]),
+                          tuple(kleene["list"]), tuple(kleene["prev"]), before, after, knode.min, knode.max)
+    return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
+                       {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
+                       tuple(constants), tuple(negations), closure)

@@ -1,0 +1,245 @@
+"""Physical plan operators: frozen nodes, each run by one executor (:mod:`jitcep.execute`).
+
+ZStream section 4.1: "leaf buffers store primitive events ... internal node
+buffers store intermediate results".  Every operator produces a buffer of
+records sorted by (key partition, end position); its fields are the choices
+the planning rules (:mod:`jitcep.plan.rules`) made, so the executor takes
+none.
+
+- :class:`Scan`: a leaf buffer, the events a variable may bind after its
+  type test and single-variable filter.
+- :class:`SeqJoin` (ZStream Algorithm 1), :class:`AndJoin` (Algorithm 3),
+  :class:`Union` (OR, section 4.4.4): binary operators over adjacent runs of
+  the pattern's items, carrying the predicates they are the lowest to cover.
+- :class:`NegationFilter`: ZStream's NSEQ (4.4.2), the records of its input
+  that no event of the negated variable kills (docs/semantics.md section 7),
+  placed on the lowest join that fixes the negation's range or on whole matches.
+- :class:`KleeneCollect`: ZStream's KSEQ (4.4.5), the lists of the closure's
+  members for each record of its input (semantics section 6).
+
+A selection strategy or an output policy (SASE+ sections 2-3) is another
+operator over whole matches; :class:`PhysicalPlan` holds the root and what
+applies to the whole pattern.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal, Union as TypingUnion
+
+from ..errors import UnsupportedPatternError
+from ..pattern import expr as E
+from ..pattern.ast import Pattern, Window
+
+Driver = Literal["right", "smaller"]
+KleeneMode = Literal["all", "maximal"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """The events variable ``var`` may bind: of ``types`` (None: any) and passing ``filter``."""
+
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None = None
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        return (self.var,)
+
+    @property
+    def children(self) -> tuple:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Binary:
+    left: "Operator"
+    right: "Operator"
+    predicates: tuple[E.Expr, ...] = ()
+    # record columns: left's variables, then right's
+    vars: tuple[str, ...] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "vars", self.left.vars + self.right.vars)
+        overlap = set(self.left.vars) & set(self.right.vars)
+        if overlap:
+            raise UnsupportedPatternError(f"plan joins variable(s) {sorted(overlap)} with themselves")
+        for p in self.predicates:
+            missing = E.variables(p) - set(self.vars)
+            if missing:
+                raise UnsupportedPatternError(f"predicate on {sorted(missing)} placed on a node without them")
+
+    @property
+    def children(self) -> tuple:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class SeqJoin(_Binary):
+    """Pairs (l, r), every event of l before every event of r, within the window (ZStream Algorithm 1).
+
+    ``driver``: which input the kernel loops over.  "right": the right
+    records in end order, each searching its left range; "smaller": the same
+    unless the right input (a leaf) is many times larger than the left one,
+    then the left records drive, a binary search into the leaf each
+    (:data:`jitcep.config.SEQ_LEFT_DRIVER_RATIO`).  ``overlap``: some left and
+    right variable may bind events of one type (under ``nondecreasing_ts``
+    ties between them are then decided by position).
+    """
+
+    driver: Driver = "right"
+    overlap: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class AndJoin(_Binary):
+    """Pairs of records within the window, in either order (ZStream Algorithm 3)."""
+
+    overlap: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Union(_Binary):
+    """OR (ZStream 4.4.4): the records of both inputs, the other side's variables unbound."""
+
+
+@dataclass(frozen=True, slots=True)
+class NegationFilter:
+    """Records of ``input`` that no event of the negated variable kills (NSEQ, ZStream 4.4.2; section 7).
+
+    ``var`` / ``types`` / ``filter``: the negated variable's leaf; ``conds``:
+    the conjuncts over it and positive variables, tested on (record, event)
+    pairs; ``before`` / ``after`` / ``in_conj``: what bounds its range
+    (:class:`jitcep.plan.logical.Negated`); ``placement``: "pushed" when the
+    rule put it on the lowest join fixing its range, "matches" on whole matches.
+    """
+
+    input: "Operator"
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None
+    conds: tuple[E.Expr, ...]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    in_conj: bool
+    placement: Literal["pushed", "matches"] = "matches"
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        return self.input.vars
+
+    @property
+    def children(self) -> tuple:
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True)
+class KleeneCollect:
+    """The lists of closure ``var`` for each record of ``input`` (KSEQ, ZStream 4.4.5; semantics section 6).
+
+    Members are the events of ``types`` passing ``filter`` in the record's
+    range (between the variables ``before`` / ``after``, an open side
+    bounded by the window) that pass the ``member`` conjuncts; ``mode``
+    "maximal" takes them all (6.2; ``{min,max}`` as sliding runs), "all"
+    every subsequence the bounds allow whose consecutive members pass
+    ``prev`` (6.1); ``lists`` conjuncts are then tested once per list.
+    ``span_check``: ties may stretch a list past the window (under
+    ``nondecreasing_ts``), so each list's span is checked.
+    """
+
+    input: "Operator"
+    var: str
+    types: tuple[str, ...] | None
+    filter: E.Expr | None
+    member: tuple[E.Expr, ...]
+    lists: tuple[E.Expr, ...]
+    prev: tuple[E.Expr, ...]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    min: int
+    max: int | None
+    mode: KleeneMode = "all"
+    span_check: bool = False
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        return self.input.vars
+
+    @property
+    def children(self) -> tuple:
+        return (self.input,)
+
+
+Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect]
+Join = (SeqJoin, AndJoin)
+KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]
+
+
+@dataclass(frozen=True)
+class PhysicalPlan:
+    """A physical plan for one pattern.
+
+    ``key``: attributes of the pattern-wide equivalence test (``[a1, a2]``);
+    records only ever join within one key partition (ZStream 5.4 hash
+    partitioning).  ``key_coding``: how the partition codes are made
+    (:mod:`jitcep.plan.rules.key_coding`; None until a table is known).
+    ``constants``: conjuncts without variables, evaluated once.
+    ``variables``: the single-event variables in output column order;
+    ``list_vars``: the array variables.
+    """
+
+    pattern: Pattern
+    root: Operator
+    key: tuple[str, ...] = ()
+    constants: tuple[E.Expr, ...] = ()
+    window: Window | None = None
+    key_coding: KeyCoding | None = None
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return self.root.vars
+
+    @property
+    def list_vars(self) -> tuple[str, ...]:
+        return tuple(n.var for n in self.nodes() if isinstance(n, KleeneCollect))
+
+    def nodes(self) -> list:
+        """Every operator, post-order (children before parents)."""
+        out = []
+
+        def rec(n):
+            for c in n.children:
+                rec(c)
+            out.append(n)
+        rec(self.root)
+        return out
+
+    def leaves(self) -> list:
+        """Every operator that reads events of a type: scans, negated variables and closures, in build order."""
+        return [n for n in self.nodes() if isinstance(n, (Scan, NegationFilter, KleeneCollect))]
+
+    def predicates(self) -> list[E.Expr]:
+        """Every conjunct the plan evaluates with the generated predicate function."""
+        out = list(self.constants)
+        for n in self.nodes():
+            if isinstance(n, Scan):
+                out += [n.filter] if n.filter is not None else []
+            elif isinstance(n, Join):
+                out += n.predicates
+            elif isinstance(n, NegationFilter):
+                out += ([n.filter] if n.filter is not None else []) + list(n.conds)
+            elif isinstance(n, KleeneCollect):
+                out += [p for p in (n.filter, *n.member, *n.prev) if p is not None]
+        return out
+
+    def shape(self):
+        """The join tree as nested pairs of variable names (what ``plan=`` takes)."""
+        def rec(n):
+            if isinstance(n, Scan):
+                return n.var
+            if isinstance(n, (NegationFilter, KleeneCollect)):
+                return rec(n.input)
+            return (rec(n.left), rec(n.right))
+        return rec(self.root)

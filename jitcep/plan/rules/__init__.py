@@ -1,0 +1,56 @@
+"""From a logical plan to a physical plan: small rules applied in one ordered list.
+
+Each rule takes the plan built so far and returns a new one (the sqlglot
+optimizer's shape); one rule per module, each deciding one thing and
+writing its decision into a node field, so the executor decides nothing:
+
+1. :mod:`.join_tree`: the join tree of scans and SEQ / AND / OR joins, from
+   a shape (default: left-deep in pattern order).
+2. :mod:`.predicate_placement`: each join predicate on the lowest join
+   covering its variables (ZStream 4.1).
+3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
+4. :mod:`.join_driver`: which side drives each SEQ join.
+5. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
+6. :mod:`.negation_placement`: each negation pushed down to the lowest join
+   fixing its range, or over whole matches (ZStream 4.4.2).
+
+:mod:`.key_coding` runs later, once the event table is known
+(:func:`jitcep.plan.rules.key_coding.choose`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...options import Options
+from ..logical import LogicalPlan
+from ..operators import PhysicalPlan
+from . import join_driver, join_tree, kleene_collection, negation_placement, predicate_placement, type_overlap
+
+
+@dataclass(frozen=True)
+class Planning:
+    """What every rule may read: the logical plan, the options and the join shape asked for (None: default)."""
+
+    logical: LogicalPlan
+    options: Options
+    shape: object = None
+
+
+RULES = (
+    join_tree.build,
+    predicate_placement.place,
+    type_overlap.mark,
+    join_driver.choose,
+    kleene_collection.add,
+    negation_placement.place,
+)
+
+
+def physical_plan(logical: LogicalPlan, options: Options, shape=None) -> PhysicalPlan:
+    """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see :mod:`jitcep.plan.shapes`)."""
+    planning = Planning(logical, options, shape)
+    plan = PhysicalPlan(logical.pattern, None, logical.key, logical.constants, logical.window)
+    for rule in RULES:
+        plan = rule(plan, planning)
+    return plan

@@ -1,0 +1,23 @@
+"""Rule: each multi-variable predicate on the lowest join covering its variables (ZStream 4.1).
+
+A predicate whose variables meet only at an OR was refused by the logical plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ...pattern import expr as E
+from ..operators import Scan
+
+
+def place(plan, planning):
+    def rec(n, todo):
+        if isinstance(n, Scan):
+            return n
+        lv, rv = set(n.left.vars), set(n.right.vars)
+        to_left = [p for p in todo if E.variables(p) <= lv]
+        to_right = [p for p in todo if E.variables(p) <= rv]
+        here = tuple(p for p in todo if p not in to_left and p not in to_right)
+        return dataclasses.replace(n, left=rec(n.left, to_left), right=rec(n.right, to_right), predicates=here)
+    return dataclasses.replace(plan, root=rec(plan.root, list(planning.logical.joins)))

@@ -1,0 +1,87 @@
+"""Join-tree shapes: nested pairs of variable names, e.g. ``(("a", "b"), "c")``.
+
+Any binary tree whose SEQ nodes join *adjacent* runs of a SEQ's items, left
+before right, and whose AND / OR nodes join whole items is valid (ZStream's
+left-deep, right-deep and bushy plans, section 4.1); the executor gives
+identical results for all of them.  :func:`default_shape` is the TRIVIAL plan
+of Kolchinsky & Schuster (2018, 4.1); :func:`all_shapes` enumerates every
+valid shape of a small pattern so tests can run each one.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Union
+
+from ..errors import UnsupportedPatternError
+from ..pattern.ast import EventVar, Node, Seq
+from .logical import positive
+
+Shape = Union[str, tuple]
+
+
+def default_shape(body: Node) -> Shape:
+    """Left-deep in pattern order, recursively (the TRIVIAL plan of Kolchinsky & Schuster 2018, 4.1)."""
+    body = positive(body)
+
+    def rec(n):
+        if isinstance(n, EventVar):
+            return n.name
+        acc = rec(n.items[0])
+        for c in n.items[1:]:
+            acc = (acc, rec(c))
+        return acc
+    return rec(body)
+
+
+def _brackets(parts: list) -> list:
+    """Every binary bracketing of an ordered run of sub-shapes (Catalan many)."""
+    if len(parts) == 1:
+        return [parts[0]]
+    out = []
+    for i in range(1, len(parts)):
+        for left in _brackets(parts[:i]):
+            for right in _brackets(parts[i:]):
+                out.append((left, right))
+    return out
+
+
+def _set_trees(parts: list) -> list:
+    """Every binary tree over an unordered set of sub-shapes, both orientations of each split."""
+    if len(parts) == 1:
+        return [parts[0]]
+    out = []
+    n = len(parts)
+    for mask in range(1, (1 << n) - 1):
+        left = [parts[i] for i in range(n) if mask >> i & 1]
+        right = [parts[i] for i in range(n) if not mask >> i & 1]
+        for lt in _set_trees(left):
+            for rt in _set_trees(right):
+                out.append((lt, rt))
+    return out
+
+
+def all_shapes(body: Node, limit: int = 10_000) -> list[Shape]:
+    """All valid plan shapes of a (small) pattern: every bracketing of SEQ runs, every tree over AND/OR items."""
+    body = positive(body)
+
+    def rec(n) -> list:
+        if isinstance(n, EventVar):
+            return [n.name]
+        out = []
+        for choice in product(*(rec(c) for c in n.items)):
+            trees = _brackets(list(choice)) if isinstance(n, Seq) else _set_trees(list(choice))
+            out.extend(trees)
+            if len(out) > limit:
+                raise UnsupportedPatternError(f"more than {limit} plan shapes")
+        return out
+    return rec(body)
+
+
+def shape_vars(shape: Shape) -> tuple[str, ...]:
+    """The variable names of ``shape``, left to right (UnsupportedPatternError if it is not a shape)."""
+    if isinstance(shape, str):
+        return (shape,)
+    if not (isinstance(shape, tuple) and len(shape) == 2):
+        raise UnsupportedPatternError(f"a plan shape is a variable name or a pair of shapes, got {shape!r}")
+    return shape_vars(shape[0]) + shape_vars(shape[1])
