@@ -13,6 +13,7 @@ KleeneMode = Literal["all", "maximal"]
 KleeneWindow = Literal["match", "iteration"]
 Shape = Literal["wide", "long"]
 Engine = Literal["compiled", "reference", "auto"]
+ExplainFormat = Literal["text", "dict"]
 TimeUnit = Literal["ns", "us", "ms", "s", "min", "h", "d"]
 
 

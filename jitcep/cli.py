@@ -199,6 +199,17 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_explain(args) -> int:
+    from .query import compile
+
+    query = compile(read_pattern_file(args.pattern_file), **dict(_option(o) for o in args.option or ()))
+    if args.analyze and args.input is None:
+        raise CliError("explain --analyze runs the patterns: give an INPUT file")
+    print(query.explain(args.input, time=args.time, type=args.type, time_unit=args.time_unit,
+                        time_format=args.time_format, analyze=args.analyze))
+    return 0
+
+
 def demo_files() -> tuple[Path, Path]:
     """The bundled demo pattern and event table."""
     base = resources.files("jitcep") / "data"
@@ -262,19 +273,32 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show the stage progress bar on stderr (default: on a terminal, for runs over 2 s)")
 
+    def columns(sp):
+        sp.add_argument("--time", default="ts", help="time column (default ts)")
+        sp.add_argument("--type", default=None, help="event-type column")
+        sp.add_argument("--time-unit", choices=allowed(TimeUnit), default=None,
+                        help="unit of a numeric time column")
+        sp.add_argument("--time-format", metavar="FMT", default=None,
+                        help="strftime format of a text time column, e.g. '%%d/%%m/%%Y %%H:%%M' (default: ISO "
+                             "dates and date-times in a CSV file are recognised)")
+
     r = sub.add_parser("run", help="run the pattern(s) in PATTERN_FILE over INPUT (a Parquet or CSV file "
                                    "or a directory of Parquet files; the name is literal, not a glob)")
     r.add_argument("pattern_file")
     r.add_argument("input")
-    r.add_argument("--time", default="ts", help="time column (default ts)")
-    r.add_argument("--type", default=None, help="event-type column")
-    r.add_argument("--time-unit", choices=allowed(TimeUnit), default=None,
-                   help="unit of a numeric time column")
-    r.add_argument("--time-format", metavar="FMT", default=None,
-                   help="strftime format of a text time column, e.g. '%%d/%%m/%%Y %%H:%%M' (default: ISO dates "
-                        "and date-times in a CSV file are recognised)")
+    columns(r)
     common(r)
     r.set_defaults(func=cmd_run)
+
+    e = sub.add_parser("explain", help="print the plan of the pattern(s) in PATTERN_FILE; with INPUT also "
+                                       "the choices that depend on the data, with --analyze what each "
+                                       "operator produced and its time")
+    e.add_argument("pattern_file")
+    e.add_argument("input", nargs="?", default=None)
+    e.add_argument("--analyze", action="store_true", help="run the patterns over INPUT and measure each operator")
+    e.add_argument("--option", action="append", metavar="K=V", help="an evaluation option (repeatable)")
+    columns(e)
+    e.set_defaults(func=cmd_explain, progress=False, output=None)
 
     d = sub.add_parser("demo", help="run the bundled example end to end")
     common(d)

@@ -17,8 +17,8 @@ from typing import Any, Iterable
 
 import polars as pl
 
-from ._typing import Engine, Shape, TimeUnit
-from .errors import ExplosionError, FallbackWarning, PatternError, UnsupportedPatternError
+from ._typing import Engine, ExplainFormat, Shape, TimeUnit
+from .errors import ExplosionError, FallbackWarning, OptionError, PatternError, UnsupportedPatternError
 from .options import Options, check_choice, check_run_arguments
 from .pattern.ast import Pattern
 from .pattern.parser import parse_many
@@ -241,25 +241,82 @@ class Query:
         partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
         evaluate = _engine(engine, stacklevel=_stacklevel)
         note = stage if stage is not None else (lambda name: None)
+        from .output import to_frame, wants_all_columns
+
+        source, table = self._table(events, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                                    time_format=time_format, all_columns=wants_all_columns(self.patterns),
+                                    note=note)
+        note(self.STAGES[2])
+        results = evaluate(self.patterns, table, self.options)
+        note(self.STAGES[3])
+        return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
+
+
+    def _table(self, events, *, time, type, time_unit, partition_by, time_format, all_columns, note):
+        """(source frame, event table) of ``events``; ``note`` names the reading and building stages."""
         from .events import build_event_table, check_type_column, read_events
         if type is None:  # typed variables could never match: a forgotten argument (semantics §3)
             check_type_column(self.patterns)
-        from .output import to_frame, wants_all_columns
-
         # Read the input once: the event table is built from this frame (a zero-copy
         # select) and the output gathers values from it by row number, so they keep
         # their input dtypes.  Every error (columns, timestamps) is raised here.
         note(self.STAGES[0])
         source = read_events(events, self.patterns, time=time, type=type, time_unit=time_unit,
-                             partition_by=partition_by, all_columns=wants_all_columns(self.patterns),
-                             time_format=time_format)
+                             partition_by=partition_by, all_columns=all_columns, time_format=time_format)
         note(self.STAGES[1])
         table = build_event_table(source, self.patterns, time=time, type=type, time_unit=time_unit,
                                   partition_by=partition_by)
-        note(self.STAGES[2])
-        results = evaluate(self.patterns, table, self.options)
-        note(self.STAGES[3])
-        return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
+        return source, table
+
+    def explain(self, events=None, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
+                partition_by: str | list[str] | None = None, analyze: bool = False,
+                format: ExplainFormat = "text", time_format: str | None = None):
+        """The plan of each pattern: its operators, what each reads and tests, and the planner's choices.
+
+        Parameters
+        ----------
+        events
+            Optional, as :meth:`run` takes them.  With events the plan includes
+            the choices that depend on the table (how a key is coded); with
+            ``analyze=True`` the query runs once and every operator carries the
+            records it produced (``rows``) and its own time (``time_s``, its
+            inputs excluded); the pattern's ``rows`` is its number of matches.
+        time, type, time_unit, partition_by, time_format
+            As for :meth:`run`; bad values raise the same named errors, before any work.
+        analyze
+            Run the query and measure each operator (needs ``events``).
+        format
+            ``"text"``: the operator tree as an indented string, like Polars'
+            ``LazyFrame.explain``.  ``"dict"``: the same tree as nested dicts with
+            keys ``op``, ``vars``, ``children``, ``predicates``, ``window``, the
+            planner's choices (``driver``, ``placement``, ``mode``, ``key_coding`` ...)
+            and, with ``analyze``, ``rows`` and ``time_s``.  Several patterns: one
+            tree per pattern under an ``op="patterns"`` root.
+
+        Examples
+        --------
+        >>> import jitcep
+        >>> print(jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10").explain())
+        pattern 0: PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10
+          SEQ join (a, b)  driver=smaller  within 10  where a.x < b.x
+            scan (a)  types A
+            scan (b)  types B
+        """
+        from .explain import explain_tree, render
+
+        check_choice("format", format, ExplainFormat)
+        if not isinstance(analyze, bool):
+            raise OptionError(f"analyze={analyze!r} is not True or False")
+        if analyze and events is None:
+            raise OptionError("explain(analyze=True) runs the query: give it the events")
+        checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                                      time_format=time_format)
+        table = None
+        if events is not None:
+            table = self._table(events, time=time, type=type, time_unit=time_unit,
+                                partition_by=checked["partition_by"], time_format=time_format, all_columns=False,
+                                note=lambda name: None)[1]
+        return render(explain_tree(self.patterns, self.options, table, analyze), format)
 
 
 def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the public name

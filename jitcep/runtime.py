@@ -110,6 +110,16 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
     return out
 
 
+def prepare(patterns, table: EventTable, options: Options, plan=None) -> tuple[TableContext, list[PhysicalPlan]]:
+    """The run's table context and each pattern's plan with its key coding (the rule that needs the table),
+    after every check that comes before any work."""
+    patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
+    plans = plans_for(patterns, options, plan)
+    check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
+    ctx = TableContext(table, plans)
+    return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
+
+
 def evaluate(patterns, table: EventTable, options: Options, plan=None,
              profile: Profile | None = None) -> list[MatchTable]:
     """Matches of each pattern over ``table``, canonical order (same contract as the reference).
@@ -121,14 +131,12 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None,
     not cover, ExplosionError past ``options.max_partials`` candidate pairs in
     one join or ``options.max_matches`` matches in total.
     """
-    patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
-    plans = plans_for(patterns, options, plan)
-    check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
+    ctx, plans = prepare(patterns, table, options, plan)
     warmup.notice()  # the kernels' first compilation takes seconds: say so on a terminal
-    ctx = TableContext(table, plans)
-    plans = [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
     out, total = [], 0
     for pl_ in plans:
+        if profile is not None:
+            profile.plans.append(pl_)
         mt = execute(pl_, ctx, options, profile)
         total += mt.n
         if total > options.max_matches:

@@ -26,10 +26,11 @@ from .tables import TableContext
 
 
 class Profile:
-    """Records out and seconds (children included) per operator of the plans that ran."""
+    """Records out and seconds (children included) per operator of the plans that ran, and those plans."""
 
     def __init__(self):
         self.stats: dict[int, tuple[int, float]] = {}
+        self.plans: list = []
 
     def timed(self, node, run):
         t0 = time.perf_counter()

@@ -1,0 +1,70 @@
+"""``Query.explain``: the plan of each pattern, and with ``analyze=True`` what each operator produced.
+
+Plans come from the compiled engine's planner (:mod:`jitcep.runtime`); with an
+event table the key coding (the rule that needs the table) is chosen too,
+and with ``analyze`` the patterns run once with a
+:class:`~jitcep.execute.Profile`, so every operator carries its measured
+records and time.  A pattern the compiled engine does not cover is shown as
+a reference-evaluator node saying why (``Query.run`` would run it there too).
+"""
+
+from __future__ import annotations
+
+from . import reference, runtime
+from .errors import UnsupportedPatternError
+from .execute import Profile
+from .plan.explain import describe, one_line, to_text, window_text
+
+
+def _refused(patterns, options) -> dict[int, str]:
+    out = {}
+    for i, p in enumerate(patterns):
+        try:
+            runtime.check_supported(p, options)
+        except UnsupportedPatternError as e:
+            out[i] = str(e)
+    return out
+
+
+def _reference_node(pattern, i: int, reason: str) -> dict:
+    return {"op": "pattern", "pattern": i, "text": one_line(pattern), "vars": [], "lists": [],
+            "predicates": [], "window": window_text(pattern.window),
+            "key": [], "key_coding": None, "engine": "reference", "reason": reason, "children": []}
+
+
+def explain_tree(patterns, options, table=None, analyze: bool = False) -> dict:
+    """The explain tree (:func:`jitcep.plan.explain.describe`) of ``patterns``: one pattern's node, or
+    several under an ``op="patterns"`` root."""
+    patterns = list(patterns)
+    refused = _refused(patterns, options)
+    covered = [i for i in range(len(patterns)) if i not in refused]
+    sub = [patterns[i] for i in covered]
+    nodes: dict[int, dict] = {}
+    if analyze:
+        profile = Profile()
+        if sub:
+            runtime.evaluate(sub, table, options, profile=profile)
+        for i, plan in zip(covered, profile.plans):
+            nodes[i] = describe(plan, profile.stats, i)
+        if refused:
+            order = sorted(refused)
+            for i, mt in zip(order, reference.evaluate([patterns[i] for i in order], table, options)):
+                nodes[i] = _reference_node(patterns[i], i, refused[i])
+                nodes[i]["rows"], nodes[i]["time_s"] = mt.n, 0.0
+    else:
+        plans = runtime.prepare(sub, table, options)[1] if table is not None and sub \
+            else runtime.plans_for(sub, options)
+        nodes.update({i: describe(plan, None, i) for i, plan in zip(covered, plans)})
+        nodes.update({i: _reference_node(patterns[i], i, why) for i, why in refused.items()})
+    if len(patterns) == 1:
+        return nodes[0]
+    root = {"op": "patterns", "vars": [], "predicates": [], "window": None,
+            "children": [nodes[i] for i in range(len(patterns))]}
+    if analyze:
+        root["rows"], root["time_s"] = sum(n["rows"] for n in root["children"]), 0.0
+    return root
+
+
+def render(tree: dict, format: str):
+    """``tree`` as ``format`` asks: "text" (indented lines) or "dict" (the tree itself)."""
+    return to_text(tree) if format == "text" else tree

@@ -1,0 +1,147 @@
+"""A physical plan as data and as text: what ``Query.explain`` returns.
+
+:func:`describe` turns a plan into nested dicts, one per operator, with the
+keys ``op``, ``vars`` (the variables its records bind), ``children``,
+``predicates`` (pattern text), ``window`` and the choices the rules made
+(``driver``, ``placement``, ``mode`` ...); with a run's statistics each node
+also has ``rows`` (records it produced) and ``time_s`` (seconds in the
+operator itself, its inputs excluded).  :func:`to_text` indents that tree
+like Polars' ``LazyFrame.explain``.
+"""
+
+from __future__ import annotations
+
+from ..pattern import expr as E
+from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
+from .logical import map_expr, prev_var
+from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+
+
+def window_text(window) -> str | None:
+    """A window as WITHIN writes it, without the keyword ("10 minutes", "5 EVENTS", "UNBOUNDED")."""
+    return None if window is None else window_to_text(window).removeprefix("WITHIN ")
+
+
+def one_line(pattern) -> str:
+    """The pattern's canonical text on one line."""
+    return " ".join(pattern_text(pattern).splitlines())
+
+
+def _text(e: E.Expr, closure: str | None = None) -> str:
+    if closure is not None:  # an iterative conjunct reads member i - 1 under a name of its own: print it back
+        e = map_expr(e, lambda x: E.Attr(closure, x.attr, "i-1" if x.var == prev_var(closure) else "i")
+                     if isinstance(x, E.Attr) and x.var in (closure, prev_var(closure)) else None)
+    return expr_to_text(e)
+
+
+def _types(types) -> str | None:
+    return None if types is None else list(types)
+
+
+def _operator(node, window: str) -> dict:
+    """The dict of one operator, without its children and statistics."""
+    if isinstance(node, Scan):
+        return {"op": "scan", "vars": [node.var], "types": _types(node.types),
+                "predicates": [] if node.filter is None else [_text(node.filter)], "window": None}
+    if isinstance(node, SeqJoin):
+        return {"op": "SEQ join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
+                "window": window, "driver": node.driver, "overlap": node.overlap}
+    if isinstance(node, AndJoin):
+        return {"op": "AND join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
+                "window": window, "overlap": node.overlap}
+    if isinstance(node, Union):
+        return {"op": "OR union", "vars": list(node.vars), "predicates": [], "window": None}
+    if isinstance(node, NegationFilter):
+        preds = ([] if node.filter is None else [_text(node.filter)]) + [_text(c) for c in node.conds]
+        return {"op": "negation", "vars": list(node.vars), "negated": node.var, "types": _types(node.types),
+                "predicates": preds, "window": window, "placement": node.placement,
+                "after": list(node.before), "before": list(node.after), "in_and": node.in_conj}
+    if isinstance(node, KleeneCollect):
+        preds = ([] if node.filter is None else [_text(node.filter)]) + [_text(c) for c in node.member] \
+            + [_text(c, node.var) for c in node.prev] + [_text(c) for c in node.lists]
+        return {"op": "kleene", "vars": list(node.vars), "closure": node.var, "types": _types(node.types),
+                "predicates": preds, "window": window, "mode": node.mode, "min": node.min, "max": node.max,
+                "after": list(node.before), "before": list(node.after), "span_check": node.span_check}
+    raise TypeError(f"unknown operator {type(node).__name__}")
+
+
+def describe(plan: PhysicalPlan, stats: dict | None = None, index: int = 0) -> dict:
+    """``plan`` as nested dicts (see the module docstring); ``stats``: ``id(operator) -> (rows, seconds
+    with inputs)`` of a run (:class:`jitcep.execute.Profile`), or None.  An operator a run skipped (the
+    right input of a join whose left input was empty) has 0 rows and 0 seconds."""
+    window = window_text(plan.window)
+
+    def rec(node) -> dict:
+        d = _operator(node, window)
+        d["children"] = [rec(c) for c in node.children]
+        if stats is not None:
+            rows, seconds = stats.get(id(node), (0, 0.0))
+            inner = sum(stats.get(id(c), (0, 0.0))[1] for c in node.children)
+            d["rows"], d["time_s"] = rows, max(seconds - inner, 0.0)
+        return d
+
+    root = rec(plan.root)
+    out = {"op": "pattern", "pattern": index, "text": one_line(plan.pattern), "vars": list(plan.variables),
+           "lists": list(plan.list_vars), "predicates": [_text(c) for c in plan.constants], "window": window,
+           "key": list(plan.key), "key_coding": plan.key_coding, "engine": "compiled", "children": [root]}
+    if stats is not None:
+        out["rows"], out["time_s"] = root["rows"], 0.0
+    return out
+
+
+def _fields(d: dict) -> str:
+    """The details of one node on its line: what it reads, its predicates and the rules' choices."""
+    parts = []
+    if d.get("types") is not None:
+        parts.append("types " + ", ".join(d["types"]))
+    if d["op"] == "negation":
+        parts.append(f"range after {_names(d['after'])} before {_names(d['before'])}"
+                     + (" (in AND)" if d["in_and"] else ""))
+        parts.append(f"placement={d['placement']}")
+    if d["op"] == "kleene":
+        hi = "" if d["max"] is None else d["max"]
+        parts.append(f"mode={d['mode']} {{{d['min']},{hi}}} range after {_names(d['after'])} "
+                     f"before {_names(d['before'])}")
+    if d.get("driver") is not None:
+        parts.append(f"driver={d['driver']}")
+    if d["op"] == "pattern":
+        if d["key"]:
+            parts.append(f"key [{', '.join(d['key'])}]" + (f" coded by {d['key_coding']}" if d["key_coding"] else ""))
+        if d["engine"] != "compiled":
+            parts.append(f"engine={d['engine']} ({d['reason']})")
+    if d.get("window") is not None and d["op"] in ("SEQ join", "AND join"):
+        parts.append(f"within {d['window']}")
+    if d["predicates"]:
+        parts.append("where " + " AND ".join(d["predicates"]))
+    if "rows" in d:
+        parts.append(f"rows={d['rows']}" + (f" time={d['time_s'] * 1e3:.3f} ms" if d["op"] != "pattern" else ""))
+    return "  ".join(parts)
+
+
+def _names(vs) -> str:
+    return "(" + ", ".join(vs) + ")" if vs else "-"
+
+
+def _head(d: dict) -> str:
+    if d["op"] == "patterns":
+        return f"{len(d['children'])} patterns"
+    if d["op"] == "pattern":
+        return f"pattern {d['pattern']}: {d['text']}"
+    if d["op"] == "negation":
+        return f"negation !{d['negated']} over ({', '.join(d['vars'])})"
+    if d["op"] == "kleene":
+        return f"kleene {d['closure']}[] over ({', '.join(d['vars'])})"
+    return f"{d['op']} ({', '.join(d['vars'])})"
+
+
+def to_text(tree: dict) -> str:
+    """The tree of :func:`describe` (or several under an ``op="patterns"`` root) as indented lines."""
+    lines = []
+
+    def rec(d, depth):
+        details = _fields(d) if d["op"] != "patterns" else ""
+        lines.append("  " * depth + _head(d) + (("  " + details) if details else ""))
+        for c in d["children"]:
+            rec(c, depth + 1)
+    rec(tree, 0)
+    return "\n".join(lines)

@@ -1,0 +1,175 @@
+"""Query.explain and `jitcep explain`: the operator tree, the planner's choices, measured rows per node.
+
+Row counts are enumerated by hand from the tables in each test.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import jitcep
+from jitcep.cli import main
+from jitcep.errors import MissingColumnError, MissingTypeColumnError, OptionError
+
+
+def frame(types: str, **cols) -> pl.DataFrame:
+    return pl.DataFrame({"type": list(types), "ts": list(range(len(types))), **cols})
+
+
+def nodes(tree: dict) -> list[dict]:
+    """Every node, pre-order."""
+    out = [tree]
+    for c in tree["children"]:
+        out += nodes(c)
+    return out
+
+
+def by_op(tree: dict, op: str) -> list[dict]:
+    return [n for n in nodes(tree) if n["op"] == op]
+
+
+def rows_of(tree: dict) -> list[tuple]:
+    return [(n["op"], tuple(n["vars"]), n["rows"]) for n in nodes(tree)]
+
+
+def test_seq_with_a_pushed_negation_rows_per_node():
+    # A0 B1 C2 A3 C4 B5 C6: (a, c) pairs a < c: (0,2) (0,4) (0,6) (3,4) (3,6); B1 kills the first three,
+    # B5 kills (3,6): one match
+    df = frame("ABCACBC")
+    q = jitcep.compile("PATTERN SEQ(A a, !B n, C c) WITHIN 10")
+    tree = q.explain(df, type="type", analyze=True, format="dict")
+    assert rows_of(tree) == [("pattern", ("a", "c"), 1), ("negation", ("a", "c"), 1), ("SEQ join", ("a", "c"), 5),
+                             ("scan", ("a",), 2), ("scan", ("c",), 3)]
+    assert tree["rows"] == q.run(df, type="type").height
+    neg = by_op(tree, "negation")[0]
+    assert neg["negated"] == "n" and neg["placement"] == "pushed" and neg["after"] == ["a"] and neg["before"] == ["c"]
+    assert all(n["time_s"] >= 0 for n in nodes(tree))
+
+
+def test_filters_and_join_predicates_are_counted_where_they_apply():
+    # A(x=1) A(x=5) B(x=2) B(x=9): a.x > 2 leaves a1; b.x > a.x: (a1, b3)
+    df = frame("AABB", x=[1, 5, 2, 9])
+    tree = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x > 2 AND b.x > a.x WITHIN 10").explain(
+        df, type="type", analyze=True, format="dict")
+    assert rows_of(tree) == [("pattern", ("a", "b"), 1), ("SEQ join", ("a", "b"), 1), ("scan", ("a",), 1),
+                             ("scan", ("b",), 2)]
+    join = by_op(tree, "SEQ join")[0]
+    assert join["predicates"] == ["b.x > a.x"] and join["window"] == "10"
+    assert by_op(tree, "scan")[0]["predicates"] == ["a.x > 2"]
+
+
+def test_or_and_and():
+    # A0 B1 A2 C3: OR(a, b) is 3 records; AND(OR(a, b), C c): each of them with c3
+    df = frame("ABAC")
+    tree = jitcep.compile("PATTERN AND(OR(A a, B b), C c) WITHIN 10").explain(df, type="type", analyze=True,
+                                                                             format="dict")
+    assert rows_of(tree) == [("pattern", ("a", "b", "c"), 3), ("AND join", ("a", "b", "c"), 3),
+                             ("OR union", ("a", "b"), 3), ("scan", ("a",), 2), ("scan", ("b",), 1),
+                             ("scan", ("c",), 1)]
+
+
+def test_kleene_lists_and_a_negation_over_whole_matches():
+    # A0 B1 B2 C3 D4: (a0, c3) with lists [1], [2], [1, 2]; the trailing !d's range ends where the
+    # window from a0 ends (section 7): WITHIN 4 EVENTS reaches position 3, so D4 is outside it
+    df = frame("ABBCD")
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c, !D d) WITHIN 4 EVENTS")
+    tree = q.explain(df, type="type", analyze=True, format="dict")
+    assert rows_of(tree) == [("pattern", ("a", "c"), 3), ("negation", ("a", "c"), 3), ("kleene", ("a", "c"), 3),
+                             ("SEQ join", ("a", "c"), 1), ("scan", ("a",), 1), ("scan", ("c",), 1)]
+    assert tree["rows"] == q.run(df, type="type").height
+    assert by_op(tree, "negation")[0]["placement"] == "matches"
+    k = by_op(tree, "kleene")[0]
+    assert (k["closure"], k["mode"], k["min"], k["max"]) == ("b", "all", 1, None)
+    # WITHIN 5 EVENTS: D4 is in every match's range after c3: all three die
+    tree = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c, !D d) WITHIN 5 EVENTS").explain(
+        df, type="type", analyze=True, format="dict")
+    assert [n["rows"] for n in nodes(tree)] == [0, 0, 3, 1, 1, 1]
+
+
+def test_iterative_predicate_is_printed_with_its_indexes():
+    tree = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10").explain(format="dict")
+    assert by_op(tree, "kleene")[0]["predicates"] == ["b[i].x > b[i-1].x"]
+
+
+def test_a_join_whose_left_input_is_empty_does_not_run_its_right_input():
+    df = frame("BBC")  # no A: the left scan is empty, the (b, c) side never runs
+    tree = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 10").explain(df, type="type", analyze=True,
+                                                                         format="dict")
+    assert [n["rows"] for n in nodes(tree)] == [0, 0, 0, 0, 0, 0]
+    assert by_op(tree, "scan")[1]["time_s"] == 0.0  # b: not run
+
+
+def test_negation_placement_follows_the_order_option():
+    text = "PATTERN SEQ(A a, !B n, C c) WITHIN 10"
+    assert by_op(jitcep.compile(text).explain(format="dict"), "negation")[0]["placement"] == "pushed"
+    tree = jitcep.compile(text, order="nondecreasing_ts").explain(format="dict")
+    assert by_op(tree, "negation")[0]["placement"] == "matches"
+
+
+def test_text_format_is_an_indented_tree():
+    df = frame("ABAB", k=["x", "y", "x", "x"])
+    text = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10").explain(df, type="type", analyze=True)
+    lines = text.splitlines()
+    assert lines[0].startswith("pattern 0: PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10") and "key [k]" in lines[0]
+    assert "rows=2" in lines[0]  # (a0, b3), (a2, b3)
+    assert lines[1].startswith("  SEQ join (a, b)") and "driver=" in lines[1]
+    assert lines[2].startswith("    scan (a)") and lines[3].startswith("    scan (b)")
+    assert "key_coding" in jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10").explain(format="dict")
+
+
+def test_key_coding_is_chosen_with_a_table():
+    df = frame("ABAB", k=["x", "y", "x", "x"], n=[1, 2, 1, 1])
+    assert jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10").explain(format="dict")["key_coding"] is None
+    assert jitcep.compile("PATTERN SEQ(A a, B b) WHERE [n] WITHIN 10").explain(
+        df, type="type", format="dict")["key_coding"] == "values"
+    assert jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k, n] WITHIN 10").explain(
+        df, type="type", format="dict")["key_coding"] == "dense"
+
+
+def test_several_patterns_and_a_reference_fallback():
+    df = frame("ABAB")
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10; PATTERN KL(SEQ(A x, B y)) WITHIN 10")
+    tree = q.explain(df, type="type", analyze=True, format="dict")
+    assert tree["op"] == "patterns" and [c["pattern"] for c in tree["children"]] == [0, 1]
+    first, second = tree["children"]
+    assert first["engine"] == "compiled" and first["rows"] == 3  # (0,1) (0,3) (2,3)
+    assert second["engine"] == "reference" and "Kleene groups" in second["reason"]
+    out = q.run(df, type="type", engine="auto")
+    assert second["rows"] == out.filter(pl.col("pattern") == 1).height
+    assert tree["rows"] == out.height
+    assert q.explain().splitlines()[0] == "2 patterns"
+
+
+def test_bad_arguments_are_named_errors_before_any_work():
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10")
+    df = frame("AB")
+    with pytest.raises(OptionError, match="format"):
+        q.explain(format="xml")
+    with pytest.raises(OptionError, match="events"):
+        q.explain(analyze=True)
+    with pytest.raises(OptionError, match="analyze"):
+        q.explain(df, type="type", analyze="yes")
+    with pytest.raises(MissingTypeColumnError):
+        q.explain(df)
+    with pytest.raises(MissingColumnError):
+        q.explain(df, type="type", time="when")
+    with pytest.raises(OptionError, match="time_unit"):
+        q.explain(df, type="type", time_unit="fortnights")
+
+
+def test_cli_explain(tmp_path, capsys):
+    pat = tmp_path / "p.cep"
+    pat.write_text("PATTERN SEQ(A a, !B n, C c) WITHIN 10")
+    data = tmp_path / "e.parquet"
+    frame("ABCACBC").write_parquet(data)
+    assert main(["explain", str(pat)]) == 0
+    out = capsys.readouterr().out
+    assert "negation !n" in out and "SEQ join (a, c)" in out and "rows=" not in out
+    assert main(["explain", str(pat), str(data), "--type", "type", "--analyze"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "rows=1" in out[0] and "rows=5" in out[2]
+    assert main(["explain", str(pat), "--analyze"]) == 2
+    assert "INPUT" in capsys.readouterr().err
+    assert main(["explain", str(pat), str(data)]) == 2  # typed pattern, no --type
+    assert "MissingTypeColumnError" in capsys.readouterr().err
