@@ -90,6 +90,7 @@ def test_invalid_negation(text, fragments):
     ("PATTERN KL(OR(A a, B b)) WITHIN 5", ("KL(OR(A a, B b))",)),
     ("PATTERN KL(SEQ(A a, B+ b[])) WITHIN 5", ("B+ b[]", "nested")),
     ("PATTERN KL(A+ a[]) WITHIN 5", ("closure of a closure",)),
+    ("PATTERN KL(SEQ(A a, OR(B b, C c))) WITHIN 5", ("plain variables",)),
     ("PATTERN SEQ(A a, B+ c[]) WHERE c[0].x > 0 WITHIN 5", ("integer from 1",)),
 ])
 def test_invalid_kleene(text, fragments):

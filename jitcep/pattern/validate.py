@@ -121,6 +121,14 @@ def _check_size(pattern: Pattern) -> None:
 # --- structure --------------------------------------------------------------
 
 
+def check_structure(body: Node) -> dict[str, EventVar]:
+    """Check where negations and closures stand and that every variable is bound once (named errors);
+    returns the variables by name.  Both :func:`validate` and the reference evaluator call it."""
+    structure = _Structure()
+    structure.visit(body, None, False, False)
+    return structure.bound
+
+
 class _Structure:
     """One walk over the structure collecting variables and checking placement."""
 
@@ -209,6 +217,10 @@ class _Structure:
         if not isinstance(body, (EventVar, Seq, Conj)):
             raise InvalidKleeneError(f"{shown}: a Kleene closure takes a variable, SEQ(...) or AND(...), "
                                      f"not {_show_node(body)}")
+        if isinstance(body, (Seq, Conj)) and not all(isinstance(i, (EventVar, Neg, Kleene)) for i in body.items):
+            # each iteration binds one event per variable, so its lists stay aligned (section 6); negations and
+            # closures inside are refused below with their own messages
+            raise InvalidKleeneError(f"{shown}: a Kleene group is a SEQ(...) or AND(...) of plain variables")
         self.visit(body, node, in_disj, True)
 
 
@@ -412,11 +424,9 @@ def validate(pattern: Pattern, options=None) -> Pattern:
     if not isinstance(pattern, Pattern):
         raise PatternValidationError(f"expected a Pattern, got {type(pattern).__name__}")
     _check_size(pattern)
-    structure = _Structure()
-    structure.visit(pattern.body, None, False, False)
+    bound = check_structure(pattern.body)
     _check_window(pattern.window)
 
-    bound = structure.bound
     negated = frozenset(negated_vars(pattern.body))
     checker = _Exprs(bound, frozenset(kleene_vars(pattern.body)), negated)
     if pattern.where is not None:

@@ -27,6 +27,7 @@ from ..pattern import expr as E
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
 from ..pattern.normalize import normalize
 from ..pattern.printer import expr_to_text
+from ..pattern.structure import lca, negation_contexts, single_vars, walk_nodes
 
 _KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
 
@@ -184,75 +185,6 @@ def positive(body: Node) -> Node:
     return rec(body)
 
 
-def walk_nodes(n: Node):
-    yield n
-    for c in n.children():
-        yield from walk_nodes(c)
-
-
-def vars_of(node: Node) -> frozenset[str]:
-    if isinstance(node, EventVar):
-        return frozenset((node.name,))
-    return frozenset().union(*(vars_of(c) for c in node.children()))
-
-
-def lca(body: Node, vs: frozenset[str]) -> Node:
-    """The lowest structure node whose variables include ``vs``."""
-    node = body
-    while not isinstance(node, EventVar):
-        for c in node.children():
-            if vs <= vars_of(c):
-                node = c
-                break
-        else:
-            return node
-    return node
-
-
-def _positive_vars(node: Node) -> tuple[str, ...]:
-    if isinstance(node, EventVar):
-        return (node.name,)
-    if isinstance(node, (Neg, Kleene)):
-        return ()
-    return tuple(v for c in node.children() for v in _positive_vars(c))
-
-
-def _bound_vars(node: Node) -> tuple[str, ...]:
-    """The positive variables of ``node`` and its Kleene array variables (not those inside a group)."""
-    if isinstance(node, Kleene):
-        return (node.body.name,) if isinstance(node.body, EventVar) else ()
-    if isinstance(node, (EventVar, Neg)):
-        return _positive_vars(node)
-    return tuple(v for c in node.children() for v in _bound_vars(c))
-
-
-def _neg_contexts(body: Node) -> dict[str, tuple]:
-    """Per negated variable: (node, before vars, after vars, in_conj, nearest left vars, nearest right vars, top).
-
-    ``top``: every ancestor is a SEQ (after flattening: an item of the root SEQ).
-    """
-    out: dict[str, tuple] = {}
-
-    def rec(node, before, after, in_conj, top):
-        if isinstance(node, Neg):
-            # a Kleene array variable bounds the range like a single one (by its last / first member)
-            b = tuple(v for n in before for v in _bound_vars(n))
-            a = tuple(v for n in after for v in _bound_vars(n))
-            near_l = next((_positive_vars(n) for n in reversed(before) if _positive_vars(n)), ())
-            near_r = next((_positive_vars(n) for n in after if _positive_vars(n)), ())
-            out[node.var.name] = (node.var, b, a, in_conj, near_l, near_r, top)
-            return
-        if isinstance(node, Seq):
-            for i, item in enumerate(node.items):
-                rec(item, before + node.items[:i], node.items[i + 1:] + after, in_conj, top)
-            return
-        for c in node.children():
-            rec(c, before, after, in_conj or isinstance(node, Conj), False)
-
-    rec(body, (), (), False, True)
-    return out
-
-
 def _kleene_context(full: Node):
     """(Kleene node, vars before, vars after) of the one array variable in the top-level SEQ, or None.
 
@@ -266,8 +198,8 @@ def _kleene_context(full: Node):
         raise UnsupportedPatternError("the compiled engine evaluates one Kleene array variable as an item of "
                                       "the top-level SEQ only")
     i = next(k for k, it in enumerate(full.items) if it is ks[0])
-    before = tuple(v for it in full.items[:i] for v in _positive_vars(it))
-    after = tuple(v for it in full.items[i + 1:] for v in _positive_vars(it))
+    before = tuple(v for it in full.items[:i] for v in single_vars(it))
+    after = tuple(v for it in full.items[i + 1:] for v in single_vars(it))
     return ks[0], before, after
 
 
@@ -325,7 +257,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     too, and ``[attr = v]`` is also a filter on every variable.
     """
     full = flatten(pattern.body)
-    contexts = _neg_contexts(full)
+    contexts = negation_contexts(full)
     kl = _kleene_context(full)
     body = positive(full)
     var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}
@@ -379,12 +311,13 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
         raise UnsupportedPatternError("multi-variable predicate on a one-variable pattern")
 
     negations = []
-    for n, (node, before, after, in_conj, near_l, near_r, top) in contexts.items():
+    for n, nc in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if kl is None and top and near_l and near_r:
-            anchor = frozenset(near_l) | frozenset(near_r) | frozenset(v for c in cs for v in E.variables(c) if v != n)
-        negations.append(Negated(n, node.types, E.conjoin(filters[n]), cs, before, after, in_conj, anchor))
+        if kl is None and nc.top and nc.near_before and nc.near_after:
+            anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
+        negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
+                                 anchor))
     closure = None
     if kl is not None:
         knode, before, after = kl

@@ -16,6 +16,8 @@ from ..events import window_span
 from ..pattern.ast import Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, TimeWindow, Unbounded
 from ..pattern.expr import Agg, Attr, Equiv, Lit, conjuncts, walk as walk_expr
 from ..pattern.normalize import normalize
+from ..pattern.structure import disjunction_branches, negation_contexts, variables, walk_nodes
+from ..pattern.validate import check_structure
 from .exprs import compile_expr
 
 
@@ -83,107 +85,32 @@ class PatternInfo:
     disj_branches: list[list[frozenset[str]]]
 
 
-def _vars_in(node: Node) -> tuple[str, ...]:
-    out = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, EventVar):
-            out.append(n.name)
-        else:
-            stack.extend(reversed(n.children()))
-    return tuple(out)
-
-
-def _positive_in(node: Node) -> tuple[str, ...]:
-    if isinstance(node, EventVar):
-        return (node.name,)
-    if isinstance(node, Neg):
-        return ()
-    out: list[str] = []
-    for c in node.children():
-        out.extend(_positive_in(c))
-    return tuple(out)
-
-
-def _check_structure(node: Node, parent: Node | None, in_kleene: bool) -> None:
-    if isinstance(node, Neg):
-        if not isinstance(parent, (Seq, Conj)):
-            raise InvalidNegationError(f"negation of {node.var.name!r} must be an element of SEQ or AND "
-                                       f"(semantics §7), not of {type(parent).__name__ if parent else 'the pattern root'}")
-        if in_kleene:
-            raise InvalidNegationError(f"negation of {node.var.name!r} inside a Kleene closure is undefined (§7)")
-        return
-    if isinstance(node, Kleene):
-        if in_kleene:
-            raise InvalidKleeneError("nested Kleene closures are not defined (§6)")
-        body = node.body
-        if isinstance(body, (Seq, Conj)):
-            for item in body.items:
-                if not isinstance(item, EventVar):
-                    raise InvalidKleeneError("a Kleene group must be a SEQ/AND of plain variables (§6)")
-        elif not isinstance(body, EventVar):
-            raise InvalidKleeneError(f"Kleene closure over {type(body).__name__} is not defined (§6)")
-        if node.min < 0 or (node.max is not None and (node.max < node.min or node.max < 1)):
-            raise InvalidKleeneError(f"invalid Kleene bounds {{{node.min},{node.max}}}")
-    if isinstance(node, (Seq, Conj, Disj)) and not node.items:
-        raise UnsupportedPatternError(f"empty {type(node).__name__}")
-    if isinstance(node, Disj):
-        for item in node.items:
-            if not _positive_in(item):
-                raise InvalidNegationError("every OR branch must bind a positive variable")
-    for c in node.children():
-        _check_structure(c, node, in_kleene or isinstance(node, Kleene))
-
-
-def _neg_contexts(node: Node, before: tuple[Node, ...], after: tuple[Node, ...], in_conj: bool, out: dict) -> None:
-    """Collect, for each negation, the structure ordered before / after it (through SEQ ancestors)."""
-    if isinstance(node, Neg):
-        b = tuple(v for n in before for v in _positive_in(n))
-        a = tuple(v for n in after for v in _positive_in(n))
-        out[node.var.name] = (b, a, in_conj)
-        return
-    if isinstance(node, Seq):
-        for i, item in enumerate(node.items):
-            _neg_contexts(item, before + node.items[:i], node.items[i + 1:] + after, in_conj, out)
-        return
-    for c in node.children():
-        _neg_contexts(c, before, after, in_conj or isinstance(node, Conj), out)
-
-
-def _disj_branches(node: Node, out: list) -> None:
-    if isinstance(node, Disj):
-        out.append([frozenset(_vars_in(b)) for b in node.items])
-    for c in node.children():
-        _disj_branches(c, out)
-
-
 def analyze(pattern: Pattern, table) -> PatternInfo:
     """Validate ``pattern`` for evaluation and precompute its conjuncts, Kleene constructs and negations.
 
     The structure is checked as written, then evaluated in its normal form (§5):
     ``info.pattern`` is ``pattern`` with the normalised body.
     """
-    _check_structure(pattern.body, None, False)
+    check_structure(pattern.body)
     body = normalize(pattern.body)
     pattern = replace(pattern, body=body)
 
     events: dict[str, EventVar] = {}
-    for n in (x for x in _iter_nodes(body) if isinstance(x, EventVar)):
+    for n in (x for x in walk_nodes(body) if isinstance(x, EventVar)):
         if n.name in events:
             raise DuplicateVariableError(f"variable {n.name!r} is bound twice")
         events[n.name] = n
-    negated = {n.var.name for n in _iter_nodes(body) if isinstance(n, Neg)}
-    positive = tuple(v for v in _vars_in(body) if v not in negated)
+    negated = {n.var.name for n in walk_nodes(body) if isinstance(n, Neg)}
+    positive = tuple(v for v in variables(body) if v not in negated)
     if not positive:
         raise InvalidNegationError("a pattern needs at least one positive variable")
 
     kleene: list[KleeneInfo] = []
     kid: dict[str, int] = {}
     by_node: dict[int, KleeneInfo] = {}
-    for n in _iter_nodes(body):
+    for n in walk_nodes(body):
         if isinstance(n, Kleene):
-            info = KleeneInfo(len(kleene), n, _vars_in(n.body), n.min, n.max)
+            info = KleeneInfo(len(kleene), n, variables(n.body), n.min, n.max)
             kleene.append(info)
             by_node[id(n)] = info
             for v in info.vars:
@@ -205,8 +132,7 @@ def analyze(pattern: Pattern, table) -> PatternInfo:
     elif not isinstance(w, Unbounded):
         raise InvalidWindowError(f"unknown window {w!r}")
 
-    branches: list[list[frozenset[str]]] = []
-    _disj_branches(body, branches)
+    branches = disjunction_branches(body)
 
     equiv_attrs: list[str] = []
     equiv_values: list[tuple[str, object]] = []
@@ -238,19 +164,13 @@ def analyze(pattern: Pattern, table) -> PatternInfo:
         else:
             conjs.append(conj)
 
-    ctx: dict = {}
-    _neg_contexts(body, (), (), False, ctx)
-    negs = [NegInfo(events[v], *ctx[v], conjs=neg_conjs[v]) for v in _vars_in(body) if v in negated]
+    ctx = negation_contexts(body)
+    negs = [NegInfo(events[v], ctx[v].before, ctx[v].after, ctx[v].in_conj, conjs=neg_conjs[v])
+            for v in variables(body) if v in negated]
 
     return PatternInfo(pattern, events, positive, single, tuple(v for v in positive if v in list_vars),
                        kleene, kid, by_node, conjs, constants, negs, tuple(dict.fromkeys(equiv_attrs)),
                        tuple(equiv_values), span, count, branches)
-
-
-def _iter_nodes(node: Node):
-    yield node
-    for c in node.children():
-        yield from _iter_nodes(c)
 
 
 def _conjunct(expr, events, kid, list_vars) -> Conjunct:

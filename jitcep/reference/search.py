@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import ExplosionError, UnsupportedPatternError
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Seq
-from .analysis import Conjunct, PatternInfo, _vars_in
+from ..pattern.structure import variables
+from .analysis import Conjunct, PatternInfo
 from .candidates import Bounds, candidates, filter_conjuncts, index_range
 from .exprs import Ctx, value_at
 
@@ -269,7 +270,7 @@ class AnyMatchSearch(Matcher):
 
     def _bind_disj(self, node: Disj, bounds: Bounds, cont) -> None:
         for bi, branch in enumerate(node.items):
-            others = tuple(v for k, other in enumerate(node.items) if k != bi for v in _vars_in(other))
+            others = tuple(v for k, other in enumerate(node.items) if k != bi for v in variables(other))
             fresh = [v for v in others if v not in self.complete]
             self.complete.update(fresh)  # unbound (None): no conjunct on them applies (§4)
             self.bind(branch, bounds, cont)

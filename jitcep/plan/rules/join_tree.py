@@ -11,7 +11,8 @@ import dataclasses
 
 from ...errors import UnsupportedPatternError
 from ...pattern.ast import Seq
-from ..logical import _KIND, lca, vars_of
+from ...pattern.structure import lca, vars_of
+from ..logical import _KIND
 from ..operators import AndJoin, Scan, SeqJoin, Union
 from ..shapes import default_shape, shape_vars
 

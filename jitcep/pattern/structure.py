@@ -1,0 +1,111 @@
+"""Structure analysis of a pattern body, written once for every engine and the planner.
+
+The walks both engines need over a normalised body (docs/semantics.md
+section 5): its variables, which of them are positive, the lowest operator
+covering a set of variables, the OR branches (a conjunct may not span two,
+section 4), and each negation's context (section 7): what the SEQ structure
+orders before and after it and whether it has an AND ancestor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ast import Conj, Disj, EventVar, Kleene, Neg, Node, Seq
+
+
+def walk_nodes(node: Node):
+    """Every structure node, pre-order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children()))
+
+
+def variables(node: Node) -> tuple[str, ...]:
+    """Every variable of ``node`` (negated and Kleene ones too), in pattern order."""
+    return tuple(n.name for n in walk_nodes(node) if isinstance(n, EventVar))
+
+
+def vars_of(node: Node) -> frozenset[str]:
+    return frozenset(variables(node))
+
+
+def bound_vars(node: Node) -> tuple[str, ...]:
+    """The variables of ``node`` a match binds: all but the negated ones (Kleene variables included)."""
+    if isinstance(node, EventVar):
+        return (node.name,)
+    if isinstance(node, Neg):
+        return ()
+    return tuple(v for c in node.children() for v in bound_vars(c))
+
+
+def single_vars(node: Node) -> tuple[str, ...]:
+    """The positive single-event variables of ``node``: not negated, not inside a Kleene closure."""
+    if isinstance(node, EventVar):
+        return (node.name,)
+    if isinstance(node, (Neg, Kleene)):
+        return ()
+    return tuple(v for c in node.children() for v in single_vars(c))
+
+
+def lca(body: Node, vs: frozenset[str]) -> Node:
+    """The lowest structure node whose variables include ``vs``."""
+    node = body
+    while not isinstance(node, EventVar):
+        for c in node.children():
+            if vs <= vars_of(c):
+                node = c
+                break
+        else:
+            return node
+    return node
+
+
+def disjunction_branches(body: Node) -> list[list[frozenset[str]]]:
+    """For each OR of ``body``: the variables of each of its branches."""
+    return [[vars_of(b) for b in n.items] for n in walk_nodes(body) if isinstance(n, Disj)]
+
+
+@dataclass(frozen=True)
+class NegationContext:
+    """Where a negation stands (section 7).
+
+    ``before`` / ``after``: the bound variables the SEQ structure orders
+    before / after it (its range lies between the last bound one of
+    ``before`` and the first bound one of ``after``); ``in_conj``: it has an
+    AND ancestor; ``near_before`` / ``near_after``: the single variables of
+    its nearest SEQ neighbours that bind one; ``top``: every ancestor is a SEQ.
+    """
+
+    var: EventVar
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    in_conj: bool
+    near_before: tuple[str, ...]
+    near_after: tuple[str, ...]
+    top: bool
+
+
+def negation_contexts(body: Node) -> dict[str, NegationContext]:
+    """The context of each negated variable of ``body``, in pattern order."""
+    out: dict[str, NegationContext] = {}
+
+    def rec(node, before, after, in_conj, top):
+        if isinstance(node, Neg):
+            near_b = next((single_vars(n) for n in reversed(before) if single_vars(n)), ())
+            near_a = next((single_vars(n) for n in after if single_vars(n)), ())
+            b = tuple(v for n in before for v in bound_vars(n))
+            a = tuple(v for n in after for v in bound_vars(n))
+            out[node.var.name] = NegationContext(node.var, b, a, in_conj, near_b, near_a, top)
+            return
+        if isinstance(node, Seq):
+            for i, item in enumerate(node.items):
+                rec(item, before + node.items[:i], node.items[i + 1:] + after, in_conj, top)
+            return
+        for c in node.children():
+            rec(c, before, after, in_conj or isinstance(node, Conj), False)
+
+    rec(body, (), (), False, True)
+    return out
