@@ -169,22 +169,14 @@ def _reset_hwm() -> bool:
 def run_one(df: pl.DataFrame, k: int, window: int, repeat: int) -> dict:
     from jitcep import runtime
     from jitcep.events import build_event_table
+    from jitcep.execute import Profile
     from jitcep.options import Options
     from jitcep.output import to_frame
     from jitcep.pattern import parse
+    from jitcep.plan import Scan
 
     pat = parse(pattern_text(k, window))
     opts = Options()
-    # stage timers around the engine's leaf building (the rest of evaluate is joins + setup)
-    acc = {"leaves": 0.0}
-    orig_leaf = runtime._PatternRun.leaf
-
-    def timed_leaf(self, leaf):
-        t = time.perf_counter()
-        try:
-            return orig_leaf(self, leaf)
-        finally:
-            acc["leaves"] += time.perf_counter() - t
 
     # warm: kernels loaded and this pattern's predicates compiled, so the timed runs and the
     # peak memory measure the work, not Numba (compile latency is measured separately below)
@@ -193,29 +185,27 @@ def run_one(df: pl.DataFrame, k: int, window: int, repeat: int) -> dict:
     full = build_event_table(df, [pat], time="ts", type="type")
     bare = bare_pass(full.ts, full.type_code, full.columns["symbol"].values, full.columns["price"].values)
     bare_in = bare_pass_input(df)
-    runtime._PatternRun.leaf = timed_leaf
-    try:
-        runs = []
-        for _ in range(repeat):
-            acc["leaves"] = 0.0
-            _reset_hwm()
-            rss0 = _vmrss()
-            t0 = time.perf_counter()
-            table = build_event_table(df, [pat], time="ts", type="type")
-            t1 = time.perf_counter()
-            [mt] = runtime.evaluate([pat], table, opts)
-            t2 = time.perf_counter()
-            out = to_frame([pat], [mt], table, time="ts", type="type")
-            t3 = time.perf_counter()
-            peak = _vmhwm() - rss0
-            r = dict(build=t1 - t0, evaluate=t2 - t1, leaves=acc["leaves"], joins=t2 - t1 - acc["leaves"],
-                     output=t3 - t2, total=t3 - t0, matches=mt.n, rows=out.height, peak=peak,
-                     # the yardsticks beside each run: the host's neighbours slow everything for
-                     # seconds at a time, so a ratio is taken between times of the same moment
-                     bare=min(_timed(bare) for _ in range(3)), bare_in=min(_timed(bare_in) for _ in range(3)))
-            runs.append(r)
-    finally:
-        runtime._PatternRun.leaf = orig_leaf
+    runs = []
+    for _ in range(repeat):
+        profile = Profile()  # the leaves' time: the scans' (the rest of evaluate is joins + setup)
+        _reset_hwm()
+        rss0 = _vmrss()
+        t0 = time.perf_counter()
+        table = build_event_table(df, [pat], time="ts", type="type")
+        t1 = time.perf_counter()
+        [mt] = runtime.evaluate([pat], table, opts, profile=profile)
+        t2 = time.perf_counter()
+        out = to_frame([pat], [mt], table, time="ts", type="type")
+        t3 = time.perf_counter()
+        peak = _vmhwm() - rss0
+        leaves = sum(profile.stats.get(id(n), (0, 0.0))[1] for p in profile.plans for n in p.nodes()
+                     if isinstance(n, Scan))
+        r = dict(build=t1 - t0, evaluate=t2 - t1, leaves=leaves, joins=t2 - t1 - leaves,
+                 output=t3 - t2, total=t3 - t0, matches=mt.n, rows=out.height, peak=peak,
+                 # the yardsticks beside each run: the host's neighbours slow everything for
+                 # seconds at a time, so a ratio is taken between times of the same moment
+                 bare=min(_timed(bare) for _ in range(3)), bare_in=min(_timed(bare_in) for _ in range(3)))
+        runs.append(r)
     mid = (len(runs) - 1) // 2
     best = sorted(runs, key=lambda r: r["total"])[mid]  # the median run (noisy machine)
     for y in ("bare", "bare_in"):  # the median ratio of a run to its own yardstick

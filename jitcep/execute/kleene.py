@@ -30,13 +30,14 @@ from .scan import leaf
 
 
 def run(node, state, execute) -> Buffer:
+    K = node.closure
     buf = execute(node.input)
     if not len(buf):
         out = empty_buffer(buf.vars, state.G)
-        out.lists[node.var] = (np.zeros(1, np.int64), np.zeros(0, np.int64))
+        out.lists[K.var] = (np.zeros(1, np.int64), np.zeros(0, np.int64))
         return out
-    offs, members = _members(state, node, buf)
-    src, off, lpos = _lists(state, node, buf, offs, members)
+    offs, members = _members(state, K, buf)
+    src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
     if node.span_check and len(src):
         # members tied in time with a neighbour may lie on its other side by position, so a list can
         # stretch the match past the window although each member fits alone (section 2); a maximal
@@ -44,25 +45,25 @@ def run(node, state, execute) -> Buffer:
         _, _, start, end = _list_span(buf, src, off, lpos)
         keep = np.flatnonzero(spans_within(state.wt[start], state.wt[end], state.W))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
-    if node.lists and len(src):
+    if K.lists and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
-        keep = np.flatnonzero(list_mask(state, node, single, off, lpos))
+        keep = np.flatnonzero(list_mask(state, K, single, off, lpos))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
     lists = {**{v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items()},
-             node.var: (off, lpos)}
+             K.var: (off, lpos)}
     return Buffer(buf.vars, buf.pos[src], start, end, offsets(buf.partitions()[src], state.G), ts[start], ts[end],
                   wt[start], wt[end], lists)
 
 
-def _members(state, node, buf: Buffer) -> tuple[np.ndarray, np.ndarray]:
+def _members(state, K, buf: Buffer) -> tuple[np.ndarray, np.ndarray]:
     """(offsets (m + 1), positions): each record's qualifying members, in position order."""
     m = len(buf)
-    kleaf = leaf(state, node.var, node.types, node.filter)
+    kleaf = leaf(state, K.var, K.types, K.filter)
     cand, cgoff = kleaf.start, kleaf.goff
-    bcols = [buf.vars.index(v) for v in node.before]
-    acols = [buf.vars.index(v) for v in node.after]
+    bcols = [buf.vars.index(v) for v in K.before]
+    acols = [buf.vars.index(v) for v in K.after]
     lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, False)
     skip = np.zeros(m, dtype=np.bool_)
@@ -71,12 +72,12 @@ def _members(state, node, buf: Buffer) -> tuple[np.ndarray, np.ndarray]:
     r = 0
     while r < m:  # pairs in (record, position) order: each record's members come out in position order
         rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, config.NEG_PAIR_BUDGET)
-        ok = state.pairs_pass(buf, node.member, rec, {node.var: ev})
+        ok = state.pairs_pass(buf, K.member, rec, {K.var: ev})
         recs.append(rec[ok])
         evs.append(ev[ok])
         kept += len(recs[-1])
         # each kept (record, member) pair is 16 bytes, and is copied once more when the chunks join
-        state.memory.check(32 * kept, f"the members of Kleene variable {node.var!r}", buf, kleaf)
+        state.memory.check(32 * kept, f"the members of Kleene variable {K.var!r}", buf, kleaf)
     rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
     members = np.concatenate(evs) if evs else np.zeros(0, np.int64)
     offs = np.zeros(m + 1, dtype=np.int64)
@@ -84,33 +85,33 @@ def _members(state, node, buf: Buffer) -> tuple[np.ndarray, np.ndarray]:
     return offs, members
 
 
-def _lists(state, node, buf: Buffer, offs: np.ndarray, members: np.ndarray):
+def _lists(state, K, mode: str, buf: Buffer, offs: np.ndarray, members: np.ndarray):
     """(src, offsets, positions): the lists the bounds and mode make, list j belonging to record src[j]."""
     options, memory = state.options, state.memory
-    if node.mode == "maximal":
-        src, start, length = closure_runs(offs, node.min, node.max)
-        memory.check(8 * (int(length.sum()) + 2 * len(src)), f"the lists of Kleene variable {node.var!r}",
+    if mode == "maximal":
+        src, start, length = closure_runs(offs, K.min, K.max)
+        memory.check(8 * (int(length.sum()) + 2 * len(src)), f"the lists of Kleene variable {K.var!r}",
                      buf, members, src, start, length)
         return (src, *gather_lists(members, start, length))
-    follows = _follows(state, node, buf, offs, members) if node.prev else None
+    follows = _follows(state, K, buf, offs, members) if K.prev else None
     room = memory.limit - nbytes(buf, members, offs, follows)
     src, off, lpos, over = subsequences(offs, members, state.table.ts, options.order == "strict_ts",
-                                        node.min, node.max, options.max_kleene, options.max_matches,
+                                        K.min, K.max, options.max_kleene, options.max_matches,
                                         follows, room=room)
     if over == -3:
-        raise memory.error(f"the lists of Kleene variable {node.var!r}")
+        raise memory.error(f"the lists of Kleene variable {K.var!r}")
     if over == -2:
         raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "
                              f"or narrow the pattern")
     if over >= 0:
         raise ExplosionError(
-            f"Kleene variable {node.var!r} has more than max_kleene={options.max_kleene} lists for one "
+            f"Kleene variable {K.var!r} has more than max_kleene={options.max_kleene} lists for one "
             f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
             f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
     return src, off, lpos
 
 
-def _follows(state, node, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np.ndarray:
+def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np.ndarray:
     """Which member may follow which in a list (SASE+ iterative predicates, ``v[i].x > v[i-1].x``).
 
     Every ordered pair of a record's members is tested once with the
@@ -124,14 +125,14 @@ def _follows(state, node, buf: Buffer, offs: np.ndarray, members: np.ndarray) ->
         raise ExplosionError(f"more than max_partials={state.options.max_partials} pairs of Kleene members to "
                              f"test against the iterative predicates; raise the cap or narrow the pattern")
     # four indexes per pair and the q x q verdict table
-    state.memory.check(32 * pairs + int((q * q).sum()), f"the member pairs of Kleene variable {node.var!r}",
+    state.memory.check(32 * pairs + int((q * q).sum()), f"the member pairs of Kleene variable {K.var!r}",
                        buf, offs, members)
     rec, first, second, slot, size = member_pairs(offs, members)
     table = np.zeros(size, dtype=np.bool_)
     for lo in range(0, len(rec), config.NEG_PAIR_BUDGET):
         part = slice(lo, lo + config.NEG_PAIR_BUDGET)
-        table[slot[part]] = state.pairs_pass(buf, node.prev, rec[part],
-                                             {prev_var(node.var): first[part], node.var: second[part]})
+        table[slot[part]] = state.pairs_pass(buf, K.prev, rec[part],
+                                             {prev_var(K.var): first[part], K.var: second[part]})
     return table
 
 

@@ -26,9 +26,9 @@ class _VirtualTable:
         self.ts, self.columns = ts, columns
 
 
-def list_mask(state, node, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
+def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
     """Which lists (CSR ``off`` / ``lpos``, list j with the single variables' events ``single[v][j]``)
-    satisfy every list conjunct of ``node``."""
+    satisfy every list conjunct of closure ``K``."""
     table = state.table
     n = len(off) - 1
     lens = np.diff(off)
@@ -74,23 +74,23 @@ def list_mask(state, node, single: dict, off: np.ndarray, lpos: np.ndarray) -> n
             name = f"{x.func}({x.attr})"
             make = lambda: aggregate(x)  # noqa: E731
         elif isinstance(x, E.Attr):
-            name = f"[{x.index}].{x.attr}" if x.var == node.var else f"{x.var}.{x.attr}"
-            make = (lambda: member(x)) if x.var == node.var else (lambda: gather(x.attr, single[x.var]))
+            name = f"[{x.index}].{x.attr}" if x.var == K.var else f"{x.var}.{x.attr}"
+            make = (lambda: member(x)) if x.var == K.var else (lambda: gather(x.attr, single[x.var]))
         else:
             return None
         if name not in cols:
             cols[name] = make()
         return E.Attr("_m", name)
 
-    conds = [map_expr(c, virt) for c in node.lists]
+    conds = [map_expr(c, virt) for c in K.lists]
     specs = {name: ColumnSpec(name, c.temporal or c.kind, c.valid is not None) for name, c in cols.items()}
     ps = PredicateSet(conds, specs)
     bound = ps.bind(_VirtualTable(np.zeros(n, np.int64), cols))
     P = np.arange(n, dtype=np.int64)[None, :]
     keep = np.ones(n, dtype=np.bool_)
-    for i, c in enumerate(node.lists):
+    for i, c in enumerate(K.lists):
         app = np.ones(n, dtype=np.bool_)
-        for v in E.variables(c) - {node.var}:
+        for v in E.variables(c) - {K.var}:
             app &= single[v] >= 0  # a conjunct on an OR branch not taken does not apply
         if app.any():
             keep[app] &= ps.mask(i, P[:, app], bound)

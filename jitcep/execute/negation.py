@@ -24,20 +24,20 @@ def run(node, state, execute) -> Buffer:
     buf = execute(node.input)
     if not len(buf):
         return buf
-    killed = _killed(state, node, _bounded(buf, node) if buf.lists else buf)
+    killed = _killed(state, node.neg, _bounded(buf, node.neg) if buf.lists else buf)
     if not killed.any():
         return buf
     return buf.keep(np.flatnonzero(~killed))
 
 
-def _bounded(buf: Buffer, node) -> Buffer:
-    """``buf`` with a column per array variable holding the member that bounds ``node``'s range (-1: none)."""
+def _bounded(buf: Buffer, neg) -> Buffer:
+    """``buf`` with a column per array variable holding the member that bounds ``neg``'s range (-1: none)."""
     cols, names = [buf.pos], buf.vars
     for v, (off, lpos) in buf.lists.items():
         nonempty = off[1:] > off[:-1]
-        if v in node.before:
+        if v in neg.before:
             at = np.maximum(off[1:] - 1, 0)
-        elif v in node.after:
+        elif v in neg.after:
             at = np.minimum(off[:-1], max(len(lpos) - 1, 0))
         else:
             at = None
@@ -48,8 +48,8 @@ def _bounded(buf: Buffer, node) -> Buffer:
                   buf.wstart, buf.wend)
 
 
-def _killed(state, node, buf: Buffer) -> np.ndarray:
-    """Which records of ``buf`` (not empty) some event of the negated variable kills.
+def _killed(state, neg, buf: Buffer) -> np.ndarray:
+    """Which records of ``buf`` (not empty) some event of negated variable ``neg`` kills.
 
     A negation without conditions is decided by the kernel; otherwise the
     pairs (record, candidate) are tested with the generated predicates, a
@@ -58,17 +58,17 @@ def _killed(state, node, buf: Buffer) -> np.ndarray:
     OR branch not taken, does not apply: section 4).
     """
     m = len(buf)
-    neg = leaf(state, node.var, node.types, node.filter)
-    cand, cgoff = neg.start, neg.goff
-    bcols = [buf.vars.index(v) for v in node.before if v in buf.vars]
-    acols = [buf.vars.index(v) for v in node.after if v in buf.vars]
+    events = leaf(state, neg.var, neg.types, neg.filter)
+    cand, cgoff = events.start, events.goff
+    bcols = [buf.vars.index(v) for v in neg.before if v in buf.vars]
+    acols = [buf.vars.index(v) for v in neg.after if v in buf.vars]
     lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
-                             state.options.order, bcols, acols, node.in_conj)
-    if not node.conds:
+                             state.options.order, bcols, acols, neg.in_conj)
+    if not neg.conds:
         return killed_unconditionally(buf.pos, lo, hi, cand)
     killed = np.zeros(m, dtype=np.bool_)
     r = 0
     while r < m:
         rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, config.NEG_PAIR_BUDGET)
-        killed[rec[state.pairs_pass(buf, node.conds, rec, {node.var: ev})]] = True
+        killed[rec[state.pairs_pass(buf, neg.conds, rec, {neg.var: ev})]] = True
     return killed

@@ -52,16 +52,18 @@ def _operator(node, window: str) -> dict:
     if isinstance(node, Union):
         return {"op": "OR union", "vars": list(node.vars), "predicates": [], "window": None}
     if isinstance(node, NegationFilter):
-        preds = ([] if node.filter is None else [_text(node.filter)]) + [_text(c) for c in node.conds]
-        return {"op": "negation", "vars": list(node.vars), "negated": node.var, "types": _types(node.types),
+        neg = node.neg
+        preds = ([] if neg.filter is None else [_text(neg.filter)]) + [_text(c) for c in neg.conds]
+        return {"op": "negation", "vars": list(node.vars), "negated": neg.var, "types": _types(neg.types),
                 "predicates": preds, "window": window, "placement": node.placement,
-                "after": list(node.before), "before": list(node.after), "in_and": node.in_conj}
+                "after": list(neg.before), "before": list(neg.after), "in_and": neg.in_conj}
     if isinstance(node, KleeneCollect):
-        preds = ([] if node.filter is None else [_text(node.filter)]) + [_text(c) for c in node.member] \
-            + [_text(c, node.var) for c in node.prev] + [_text(c) for c in node.lists]
-        return {"op": "kleene", "vars": list(node.vars), "closure": node.var, "types": _types(node.types),
-                "predicates": preds, "window": window, "mode": node.mode, "min": node.min, "max": node.max,
-                "after": list(node.before), "before": list(node.after), "span_check": node.span_check}
+        K = node.closure
+        preds = ([] if K.filter is None else [_text(K.filter)]) + [_text(c) for c in K.member] \
+            + [_text(c, K.var) for c in K.prev] + [_text(c) for c in K.lists]
+        return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
+                "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
+                "after": list(K.before), "before": list(K.after), "span_check": node.span_check}
     raise TypeError(f"unknown operator {type(node).__name__}")
 
 

@@ -31,6 +31,7 @@ from typing import Literal, Union as TypingUnion
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
+from .logical import Closure, Negated
 
 Driver = Literal["right", "smaller"]
 KleeneMode = Literal["all", "maximal"]
@@ -106,25 +107,8 @@ class Union(_Binary):
 
 
 @dataclass(frozen=True, slots=True)
-class NegationFilter:
-    """Records of ``input`` that no event of the negated variable kills (NSEQ, ZStream 4.4.2; section 7).
-
-    ``var`` / ``types`` / ``filter``: the negated variable's leaf; ``conds``:
-    the conjuncts over it and positive variables, tested on (record, event)
-    pairs; ``before`` / ``after`` / ``in_conj``: what bounds its range
-    (:class:`jitcep.plan.logical.Negated`); ``placement``: "pushed" when the
-    rule put it on the lowest join fixing its range, "matches" on whole matches.
-    """
-
+class _Unary:
     input: "Operator"
-    var: str
-    types: tuple[str, ...] | None
-    filter: E.Expr | None
-    conds: tuple[E.Expr, ...]
-    before: tuple[str, ...]
-    after: tuple[str, ...]
-    in_conj: bool
-    placement: Literal["pushed", "matches"] = "matches"
 
     @property
     def vars(self) -> tuple[str, ...]:
@@ -136,40 +120,37 @@ class NegationFilter:
 
 
 @dataclass(frozen=True, slots=True)
-class KleeneCollect:
-    """The lists of closure ``var`` for each record of ``input`` (KSEQ, ZStream 4.4.5; semantics section 6).
+class NegationFilter(_Unary):
+    """Records of ``input`` that no event of the negated variable kills (NSEQ, ZStream 4.4.2; section 7).
 
-    Members are the events of ``types`` passing ``filter`` in the record's
-    range (between the variables ``before`` / ``after``, an open side
-    bounded by the window) that pass the ``member`` conjuncts; ``mode``
-    "maximal" takes them all (6.2; ``{min,max}`` as sliding runs), "all"
-    every subsequence the bounds allow whose consecutive members pass
-    ``prev`` (6.1); ``lists`` conjuncts are then tested once per list.
-    ``span_check``: ties may stretch a list past the window (under
-    ``nondecreasing_ts``), so each list's span is checked.
+    ``neg``: the negated variable, its leaf (types, filter), the conditions
+    tested on (record, event) pairs and what bounds its range
+    (:class:`jitcep.plan.logical.Negated`); ``placement``: "pushed" when the
+    rule put it on the lowest join fixing its range, "matches" on whole matches.
     """
 
-    input: "Operator"
-    var: str
-    types: tuple[str, ...] | None
-    filter: E.Expr | None
-    member: tuple[E.Expr, ...]
-    lists: tuple[E.Expr, ...]
-    prev: tuple[E.Expr, ...]
-    before: tuple[str, ...]
-    after: tuple[str, ...]
-    min: int
-    max: int | None
+    neg: Negated = None
+    placement: Literal["pushed", "matches"] = "matches"
+
+
+@dataclass(frozen=True, slots=True)
+class KleeneCollect(_Unary):
+    """The lists of a closure for each record of ``input`` (KSEQ, ZStream 4.4.5; semantics section 6).
+
+    ``closure`` (:class:`jitcep.plan.logical.Closure`): members are the
+    events of its types passing its filter in the record's range (between
+    its neighbours, an open side bounded by the window) that pass its
+    member-wise conjuncts; ``mode`` "maximal" takes them all (6.2;
+    ``{min,max}`` as sliding runs), "all" every subsequence the bounds allow
+    whose consecutive members pass the iterative conjuncts (6.1); list
+    conjuncts are then tested once per list.  ``span_check``: ties may
+    stretch a list past the window (under ``nondecreasing_ts``), so each
+    list's span is checked.
+    """
+
+    closure: Closure = None
     mode: KleeneMode = "all"
     span_check: bool = False
-
-    @property
-    def vars(self) -> tuple[str, ...]:
-        return self.input.vars
-
-    @property
-    def children(self) -> tuple:
-        return (self.input,)
 
 
 Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect]
@@ -203,7 +184,7 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        return tuple(n.var for n in self.nodes() if isinstance(n, KleeneCollect))
+        return tuple(n.closure.var for n in self.nodes() if isinstance(n, KleeneCollect))
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""
@@ -217,8 +198,9 @@ class PhysicalPlan:
         return out
 
     def leaves(self) -> list:
-        """Every operator that reads events of a type: scans, negated variables and closures, in build order."""
-        return [n for n in self.nodes() if isinstance(n, (Scan, NegationFilter, KleeneCollect))]
+        """What reads events of a type (:class:`Scan`, :class:`Negated`, :class:`Closure`), in build order."""
+        return [n if isinstance(n, Scan) else n.neg if isinstance(n, NegationFilter) else n.closure
+                for n in self.nodes() if isinstance(n, (Scan, NegationFilter, KleeneCollect))]
 
     def predicates(self) -> list[E.Expr]:
         """Every conjunct the plan evaluates with the generated predicate function."""
@@ -229,9 +211,9 @@ class PhysicalPlan:
             elif isinstance(n, Join):
                 out += n.predicates
             elif isinstance(n, NegationFilter):
-                out += ([n.filter] if n.filter is not None else []) + list(n.conds)
+                out += ([n.neg.filter] if n.neg.filter is not None else []) + list(n.neg.conds)
             elif isinstance(n, KleeneCollect):
-                out += [p for p in (n.filter, *n.member, *n.prev) if p is not None]
+                out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev) if p is not None]
         return out
 
     def shape(self):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegationError, InvalidWindowError,
                       MissingWindowError, UnknownVariableError, UnsupportedPatternError)
 from ..events import window_span
-from ..pattern.ast import Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, TimeWindow, Unbounded
+from ..pattern.ast import CountWindow, EventVar, Kleene, Neg, Pattern, TimeWindow, Unbounded
 from ..pattern.expr import Agg, Attr, Equiv, Lit, conjuncts, walk as walk_expr
 from ..pattern.normalize import normalize
 from ..pattern.structure import disjunction_branches, negation_contexts, variables, walk_nodes

@@ -17,6 +17,5 @@ def add(plan, planning):
     K = planning.logical.closure
     if K is None:
         return plan
-    node = KleeneCollect(plan.root, K.var, K.types, K.filter, K.member, K.lists, K.prev, K.before, K.after,
-                         K.min, K.max, planning.options.kleene, planning.options.order == "nondecreasing_ts")
+    node = KleeneCollect(plan.root, K, planning.options.kleene, planning.options.order == "nondecreasing_ts")
     return dataclasses.replace(plan, root=node)

@@ -16,11 +16,6 @@ import dataclasses
 from ..operators import Join, KleeneCollect, NegationFilter, Scan
 
 
-def _filter(node, neg, placement):
-    return NegationFilter(node, neg.var, neg.types, neg.filter, neg.conds, neg.before, neg.after, neg.in_conj,
-                          placement)
-
-
 def place(plan, planning):
     pushable = planning.options.order != "nondecreasing_ts"
     pending = [n for n in planning.logical.negations if pushable and n.anchor is not None]
@@ -35,10 +30,10 @@ def place(plan, planning):
         if isinstance(n, Join):
             for neg in [g for g in pending if g.anchor <= set(n.vars)]:
                 pending.remove(neg)
-                n = _filter(n, neg, "pushed")
+                n = NegationFilter(n, neg, "pushed")
         return n
 
     root = rec(plan.root)
     for neg in pending + at_root:  # an anchor no join covers (a one-variable root) filters whole matches
-        root = _filter(root, neg, "matches")
+        root = NegationFilter(root, neg, "matches")
     return dataclasses.replace(plan, root=root)
