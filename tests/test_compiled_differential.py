@@ -1,4 +1,4 @@
-"""Differential: the compiled engine == the oracle on generated streams x generated patterns x plan shapes.
+"""Differential: the compiled engine == the oracle on generated streams x generated patterns x join trees.
 
 Oracles: :func:`naive.evaluate` (tests/naive.py, always) and
 ``jitcep.reference.evaluate`` (the executable semantics) once it exists.
@@ -12,8 +12,9 @@ negations: at the start, middle and end of a SEQ, inside an AND (also an AND
 nested in a SEQ), inside an OR branch's SEQ, several per pattern, with filters
 and conditions on the negated variable); each pattern is compiled
 once and run against ``N_STREAMS`` hypothesis-generated streams, each stream
-under one of the pattern's plan shapes (every shape when a pattern has few,
-else the default and two more, and with the key column ``k`` as Int64, String or Categorical:
+under one of the pattern's join trees (every tree when a pattern has few, else the default, one
+joining SEQ items in order and two of any join order, and with the key column ``k`` as Int64, String
+or Categorical:
 each groups by its own path, on a table the oracles have not coded); the slow run checks every
 shape on every stream.  Default run:
 N_PATTERNS x N_STREAMS >= 10^4 (pattern, stream) cases; ``-m slow`` runs more.
@@ -40,7 +41,7 @@ E = import_module("jitcep.pattern.expr")  # not `from jitcep.pattern import expr
 from jitcep.pattern.ast import (Conj, CountWindow, Disj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow, Unbounded,
                                 event_vars, positive_vars)
 from jitcep.pattern.normalize import normalize
-from jitcep.plan import all_shapes, build_plan, default_shape, logical_plan
+from jitcep.plan import all_shapes, all_trees, build_plan, default_shape, logical_plan
 from jitcep.testing.streams import event_frames
 
 N_PATTERNS = 40
@@ -193,14 +194,17 @@ def _normal_form_cases(rng, body):
 
 
 def _shapes(pattern, seed):
+    """The default plan, one of ZStream's (SEQ items joined in order) and two of any join order
+    (Kolchinsky & Schuster's space: ordered AND joins, swapped SEQ joins); every one when few."""
     try:
-        shapes = all_shapes(pattern.body, limit=2000)
-    except UnsupportedPatternError:  # a wide AND: too many trees to list
+        trees = all_trees(pattern.body, limit=2000)
+        in_order = all_shapes(pattern.body, limit=2000)
+    except UnsupportedPatternError:  # a wide pattern: too many trees to list
         return [default_shape(pattern.body)]
-    if len(shapes) <= 6:
-        return shapes
+    if len(trees) <= 6:
+        return trees
     rng = random.Random(seed)
-    return [default_shape(pattern.body)] + rng.sample(shapes, 2)
+    return [default_shape(pattern.body), rng.choice(in_order)] + rng.sample(trees, 2)
 
 
 def _positive_names(node):

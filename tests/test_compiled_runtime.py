@@ -17,7 +17,7 @@ from jitcep.events import Column, EventTable
 from jitcep.execute import negation, scan, tables
 from jitcep.options import Options
 from jitcep.pattern.ast import Conj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow
-from jitcep.plan import Scan, all_shapes, build_plan
+from jitcep.plan import AndJoin, Scan, SeqJoin, Union, all_shapes, all_trees, build_plan
 
 E = import_module("jitcep.pattern.expr")
 
@@ -75,12 +75,31 @@ def test_missing_window_is_an_error():
         runtime.evaluate([Pattern(Seq((A, B)))], table("AB", [1, 2]), Options())
 
 
-def test_seq_plan_must_join_adjacent_runs():
+def test_seq_items_joined_out_of_order():
+    # SEQ(a, b, c) joined as ((a, c), b): a before c is a SEQ join; b then joins (a, c) with a before b
+    # and b before c, an AND join testing both orders (Kolchinsky & Schuster section 4)
     p = Pattern(Seq((A, B, C)), None, TimeWindow(5))
-    with pytest.raises(UnsupportedPatternError, match="adjacent"):
-        build_plan(p, (("a", "c"), "b"))
-    with pytest.raises(UnsupportedPatternError, match="adjacent"):
-        build_plan(p, ("b", ("a", "c")))
+    root = build_plan(p, (("a", "c"), "b")).root
+    assert isinstance(root, AndJoin) and set(root.sequence) == {("a", "b"), ("b", "c")}
+    assert isinstance(root.left, SeqJoin) and root.left.vars == ("a", "c")
+    # a shape naming the later side first: the SEQ join takes the earlier side as its left input
+    root = build_plan(p, ("c", ("b", "a"))).root
+    assert isinstance(root, SeqJoin) and root.vars == ("a", "b", "c") and root.left.vars == ("a", "b")
+    # A0 B1 A2 C3 B4 C5 (ts 0..5), WITHIN 3: (0, 1, 3), (2, 4, 5) under every join tree
+    t = table(list("ABACBC"), [0, 1, 2, 3, 4, 5])
+    trees = all_trees(p.body)
+    assert len(trees) == 12
+    for shape in trees:
+        [mt] = runtime.evaluate([Pattern(Seq((A, B, C)), None, TimeWindow(3))], t, Options(), plan=shape)
+        assert sorted(bindings(mt)) == [(0, 1, 3), (2, 4, 5)], shape
+
+
+def test_an_or_is_united_before_it_joins_outside_variables():
+    from jitcep.pattern.ast import Disj
+    p = Pattern(Seq((A, Disj((B, C)), EventVar("d", ("D",)))), None, TimeWindow(5))
+    with pytest.raises(UnsupportedPatternError, match="OR"):
+        build_plan(p, ((("a", "b"), "c"), "d"))
+    assert isinstance(build_plan(p, (("a", ("c", "b")), "d")).root.left.right, Union)
 
 
 def test_predicates_go_to_the_lowest_covering_node():

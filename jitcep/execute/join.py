@@ -41,14 +41,19 @@ def run(node, state, execute) -> Buffer:
             raise state.memory.error(f"the {'SEQ' if seq else 'AND'} join of {', '.join(L.vars)} "
                                      f"with {', '.join(R.vars)}")
         raise
+
+    def column(v):
+        return L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
+
+    for x, y in () if seq else node.sequence:
+        if not len(li):
+            break
+        keep = _in_order(column(x), column(y), state.table.ts, options.order)
+        li, ri, g = li[keep], ri[keep], g[keep]
     for pred in node.predicates:
         if not len(li):
             break
-        vs = sorted(E.variables(pred))
-        P = np.empty((len(vs), len(li)), dtype=np.int64)
-        for k, v in enumerate(vs):
-            P[k] = L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
-        keep = state.mask_where_bound(pred, P)
+        keep = state.mask_where_bound(pred, np.stack([column(v) for v in sorted(E.variables(pred))]))
         li, ri, g = li[keep], ri[keep], g[keep]
     pos = np.concatenate([L.pos[li], R.pos[ri]], axis=1)
     # ts and wt grow with the position inside a partition: the earlier position has the earlier times
@@ -67,3 +72,13 @@ def run(node, state, execute) -> Buffer:
         if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
             buf = buf.take(np.lexsort((end, g)), buf.goff)
     return buf
+
+
+def _in_order(px: np.ndarray, py: np.ndarray, ts: np.ndarray, order: str) -> np.ndarray:
+    """before(x, y) of docs/semantics.md section 1 for each pair of positions, True where one is unbound
+    (an OR branch not taken: the ordering, like any conjunct, does not apply)."""
+    unbound = (px < 0) | (py < 0)
+    if order == "position":
+        return unbound | (px < py)
+    tx, ty = ts[np.maximum(px, 0)], ts[np.maximum(py, 0)]
+    return unbound | ((tx < ty) if order == "strict_ts" else (tx <= ty))

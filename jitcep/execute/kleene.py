@@ -24,7 +24,7 @@ from ..kernels.kleene import closure_runs, gather_lists, member_pairs, subsequen
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..plan.logical import prev_var
-from .buffer import Buffer, empty_buffer, offsets
+from .buffer import Buffer, offsets
 from .lists import list_mask
 from .scan import leaf
 
@@ -32,10 +32,6 @@ from .scan import leaf
 def run(node, state, execute) -> Buffer:
     K = node.closure
     buf = execute(node.input)
-    if not len(buf):
-        out = empty_buffer(buf.vars, state.G)
-        out.lists[K.var] = (np.zeros(1, np.int64), np.zeros(0, np.int64))
-        return out
     offs, members = _members(state, K, buf)
     src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
     if node.span_check and len(src):

@@ -63,6 +63,38 @@ def lca(body: Node, vs: frozenset[str]) -> Node:
     return node
 
 
+def relation(body: Node, x: str, y: str) -> str:
+    """How the structure relates variables x and y: "before" (x's item first in their lowest common
+    SEQ), "after", "and" (their lowest common operator an AND) or "or"."""
+    node = lca(body, frozenset((x, y)))
+    if isinstance(node, Disj):
+        return "or"
+    if isinstance(node, Conj):
+        return "and"
+    ix = next(i for i, it in enumerate(node.items) if x in vars_of(it))
+    iy = next(i for i, it in enumerate(node.items) if y in vars_of(it))
+    return "before" if ix < iy else "after"
+
+
+def splits_or(body: Node, vs: frozenset[str]) -> bool:
+    """Does the variable set ``vs`` hold part of an OR together with variables outside that part?
+
+    A set may meet an OR inside one of its branches, or as whole branches of
+    it; it may reach outside the OR only holding all of it (an OR is one
+    union of its items: its branches are never joined apart).
+    """
+    for o in walk_nodes(body):
+        if not isinstance(o, Disj):
+            continue
+        inside = vs & vars_of(o)
+        if not inside or inside == vars_of(o) or any(vs <= vars_of(item) for item in o.items):
+            continue
+        whole = all(vars_of(item) <= vs or not vars_of(item) & vs for item in o.items)
+        if not whole or not vs <= vars_of(o):
+            return True
+    return False
+
+
 def disjunction_branches(body: Node) -> list[list[frozenset[str]]]:
     """For each OR of ``body``: the variables of each of its branches."""
     return [[vars_of(b) for b in n.items] for n in walk_nodes(body) if isinstance(n, Disj)]

@@ -8,7 +8,7 @@ Data flows one way: pattern AST -> :func:`~.logical.logical_plan` ->
 from .logical import LogicalPlan, flatten, logical_plan, positive
 from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
 from .rules import physical_plan
-from .shapes import all_shapes, default_shape
+from .shapes import all_shapes, all_trees, default_shape
 
 
 def build_plan(pattern, shape=None, options=None) -> PhysicalPlan:
@@ -19,5 +19,5 @@ def build_plan(pattern, shape=None, options=None) -> PhysicalPlan:
 
 
 __all__ = ["AndJoin", "KleeneCollect", "LogicalPlan", "NegationFilter", "PhysicalPlan", "Scan", "SeqJoin",
-           "Union", "all_shapes", "build_plan", "default_shape", "flatten", "logical_plan", "physical_plan",
+           "Union", "all_shapes", "all_trees", "build_plan", "default_shape", "flatten", "logical_plan", "physical_plan",
            "positive"]

@@ -96,9 +96,17 @@ class SeqJoin(_Binary):
 
 @dataclass(frozen=True, slots=True)
 class AndJoin(_Binary):
-    """Pairs of records within the window, in either order (ZStream Algorithm 3)."""
+    """Pairs of records within the window, in either order (ZStream Algorithm 3).
+
+    ``sequence``: pairs of variables (x, y), one on each side, whose events
+    must be in order, x's before y's (docs/semantics.md section 1), where
+    both are bound: a SEQ whose items the plan joins out of their order
+    (Kolchinsky & Schuster section 4: SEQ as a conjunction with ordering
+    predicates).
+    """
 
     overlap: bool = True
+    sequence: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from typing import Union
 
 from ..errors import UnsupportedPatternError
 from ..pattern.ast import EventVar, Node, Seq
+from ..pattern.structure import splits_or, walk_nodes
 from .logical import positive
 
 Shape = Union[str, tuple]
@@ -76,6 +77,28 @@ def all_shapes(body: Node, limit: int = 10_000) -> list[Shape]:
                 raise UnsupportedPatternError(f"more than {limit} plan shapes")
         return out
     return rec(body)
+
+
+def all_trees(body: Node, limit: int = 10_000) -> list[Shape]:
+    """Every join tree over the positive variables of a (small) pattern, each split in both orientations,
+    that keeps every OR whole (:func:`~jitcep.pattern.structure.splits_or`): the space the order- and
+    tree-based planners of Kolchinsky & Schuster (2018, sections 3-4) search."""
+    body = positive(body)
+    names = [n.name for n in walk_nodes(body) if isinstance(n, EventVar)]
+    out = []
+    for tree in _set_trees(names):
+        if not any(splits_or(body, frozenset(shape_vars(s))) for s in _subtrees(tree)):
+            out.append(tree)
+            if len(out) > limit:
+                raise UnsupportedPatternError(f"more than {limit} plan shapes")
+    return out
+
+
+def _subtrees(shape: Shape):
+    yield shape
+    if not isinstance(shape, str):
+        yield from _subtrees(shape[0])
+        yield from _subtrees(shape[1])
 
 
 def shape_vars(shape: Shape) -> tuple[str, ...]:

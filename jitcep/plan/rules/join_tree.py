@@ -1,8 +1,22 @@
-"""Rule: the join tree of scans and SEQ / AND / OR joins, from a shape (ZStream 4.1 plan trees).
+"""Rule: the join tree of scans and joins, from a shape (ZStream 4.1 plan trees; Kolchinsky & Schuster 3).
 
 Without a shape, left-deep in pattern order (the TRIVIAL plan of Kolchinsky
-& Schuster 2018, 4.1).  A given shape must join whole items of the pattern's
-operators, and a SEQ's items as adjacent runs, left before right.
+& Schuster 2018, 4.1).  A given shape may join any two sets of variables;
+what the pattern's structure says about every pair across the two sides
+decides the operator (Kolchinsky & Schuster section 4 reduce SEQ to a
+conjunction with ordering predicates):
+
+- every left variable before every right one (their lowest common operator
+  a SEQ, the left one's item first): a :class:`SeqJoin`; every right one
+  before every left one: the same with the sides swapped;
+- no pair ordered (an AND between each): an :class:`AndJoin`;
+- some ordered, some not, or in both directions: an :class:`AndJoin` whose
+  ``sequence`` lists the ordered pairs, each tested on the candidates;
+- the two sides whole items of one OR: a :class:`Union`.
+
+An OR is evaluated as one union of its items: a plan node may hold variables
+of an OR and of its outside only once it holds the whole OR
+(:func:`jitcep.pattern.structure.splits_or`).
 """
 
 from __future__ import annotations
@@ -10,34 +24,30 @@ from __future__ import annotations
 import dataclasses
 
 from ...errors import UnsupportedPatternError
-from ...pattern.ast import Seq
-from ...pattern.structure import lca, vars_of
-from ..logical import _KIND
+from ...pattern.structure import relation, splits_or
 from ..operators import AndJoin, Scan, SeqJoin, Union
 from ..shapes import default_shape, shape_vars
 
-_OPERATOR = {"SEQ": SeqJoin, "AND": AndJoin, "OR": Union}
 
-
-def _join_kind(body, left: frozenset[str], right: frozenset[str]) -> str:
-    """Check that joining ``left`` and ``right`` is valid for the pattern and return the join kind."""
-    op = lca(body, left | right)
-    child_sets = [vars_of(c) for c in op.children()]
-    sides = []
-    for side in (left, right):
-        idx = [i for i, cs in enumerate(child_sets) if cs & side]
-        if any(not cs <= side for cs in (child_sets[i] for i in idx)):
-            raise UnsupportedPatternError(
-                f"plan node {sorted(side)} splits an item of {_KIND[type(op)]}; join whole items only")
-        sides.append(idx)
-    if isinstance(op, Seq):
-        li, ri = sides
-        run = sorted(li + ri)
-        if run != list(range(run[0], run[-1] + 1)) or max(li) >= min(ri) \
-                or li != list(range(li[0], li[-1] + 1)):
-            raise UnsupportedPatternError(
-                f"SEQ plan node must join adjacent runs, left before right: {sorted(left)} then {sorted(right)}")
-    return _KIND[type(op)]
+def join(body, left, right):
+    """The operator joining plan nodes ``left`` and ``right`` (see the module docstring)."""
+    rel = {(x, y): relation(body, x, y) for x in left.vars for y in right.vars}
+    kinds = set(rel.values())
+    united = frozenset(left.vars) | frozenset(right.vars)
+    if splits_or(body, united):
+        raise UnsupportedPatternError(
+            f"plan node {sorted(united)} joins part of an OR with other variables; an OR's items are "
+            f"united first (join whole items only)")
+    if kinds == {"or"}:
+        return Union(left, right)
+    if "or" in kinds:
+        raise UnsupportedPatternError(f"plan node joins {sorted(left.vars)} with {sorted(right.vars)} across an OR")
+    if kinds == {"before"}:
+        return SeqJoin(left, right)
+    if kinds == {"after"}:
+        return SeqJoin(right, left)
+    sequence = tuple((x, y) if r == "before" else (y, x) for (x, y), r in rel.items() if r != "and")
+    return AndJoin(left, right, sequence=sequence)
 
 
 def build(plan, planning):
@@ -52,6 +62,5 @@ def build(plan, planning):
     def rec(s):
         if isinstance(s, str):
             return Scan(s, logical.variables[s], logical.filters[s])
-        left, right = rec(s[0]), rec(s[1])
-        return _OPERATOR[_join_kind(body, frozenset(left.vars), frozenset(right.vars))](left, right)
+        return join(body, rec(s[0]), rec(s[1]))
     return dataclasses.replace(plan, root=rec(shape))
