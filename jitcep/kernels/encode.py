@@ -485,7 +485,7 @@ def hashed_codes(hashes: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
 
     Equal values must have equal hashes; different values *may* share one (the
     caller checks every row against its code's first row, see
-    :func:`jitcep.events._hash_string_codes`).  One chunk of :class:`HashCoder`.
+    :func:`jitcep.events.coding._hash_string_codes`).  One chunk of :class:`HashCoder`.
     """
     coder = HashCoder(len(hashes))
     coder.feed(0, hashes, valid)
