@@ -32,7 +32,7 @@ Decisions of the builder (:func:`build_event_table`):
   ``type_names`` and string ``dictionary`` tuples are sorted, so the order of
   codes is the order of the strings (Unicode code points).
 - ``ts`` and, when the input has no column of that name, ``type`` are
-  pseudo-attributes (``EventTable.value``); they are not in ``columns``.
+  virtual columns (:meth:`EventTable.column`); they are not in ``columns``.
 - Temporal attributes are stored as int64 (kind "int") with ``temporal`` naming
   what they denote (semantics §4): every instant attribute (Date, Datetime)
   in one unit, the finest among them, every span (Duration) likewise, so

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
+from ..errors import MissingColumnError
 from ..kernels import encode as _enc
 from ..kernels.grouping import counting_sort
-from .attributes import _TS_ATTR, _TYPE_ATTR
 from .reading import _missing
 
 if TYPE_CHECKING:  # annotations only: the table module imports this one
@@ -95,28 +95,24 @@ def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
 
 def _single_key_group(table: "EventTable", attr: str, independent: bool):
     """(key_code, order, offsets) of a one-attribute key in two passes (:func:`_enc.range_group`), or
-    None (float or timestamp keys, wide integer ranges: the general path codes them)."""
-    bounds = None
-    if attr == _TS_ATTR:
+    None (float keys, wide integer ranges: the general path codes them)."""
+    col = _key_column(table, attr)
+    values, valid, bounds = col.values, col.valid, None
+    if col.kind == "float":
         return None
-    if attr in table.columns:
-        col = table.columns[attr]
-        values, valid = col.values, col.valid
-        if col.kind == "float":
-            return None
-        if col.kind == "str":  # codes into the sorted distinct values: their range is known
-            bounds = (0, max(len(col.dictionary) - 1, 0))
-        elif col.kind == "bool":
-            values = values.view(np.uint8)
-    elif attr == _TYPE_ATTR:
-        values = table.type_code
-        valid = values >= 0
-        if valid.all():
-            valid = None
-        bounds = (0, max(len(table.type_names) - 1, 0))
-    else:
-        return None
+    if col.kind == "str":  # codes into the sorted distinct values (type codes: into type_names)
+        bounds = (0, max(len(col.dictionary) - 1, 0))
+    elif col.kind == "bool":
+        values = values.view(np.uint8)
     return _enc.range_group(values, valid, null_group=independent, bounds=bounds, with_order=False)
+
+
+def _key_column(table: "EventTable", attr: str):
+    """The key attribute's column (:meth:`EventTable.column`: ``ts`` and ``type`` are virtual ones)."""
+    try:
+        return table.column(attr)
+    except MissingColumnError:
+        raise _missing(attr, "partition attribute", list(table.columns)) from None
 
 
 def build_partition(table: "EventTable", key: Sequence[str], *, independent: bool = False) -> Partition:
@@ -143,29 +139,21 @@ def build_partition(table: "EventTable", key: Sequence[str], *, independent: boo
             return Partition.lazy(key, key_code, offsets, independent)
     combined: np.ndarray | None = None
     for attr in key:
-        if attr == _TS_ATTR:
-            codes, k = _dense_codes(table.ts, None)
-        elif attr in table.columns:
-            col = table.columns[attr]
-            if col.kind == "str":  # codes into the sorted distinct values: already dense
-                codes = col.values.astype(np.int64)
-                if col.valid is not None:
-                    codes[~col.valid] = -1
-                k = len(col.dictionary)
-            else:
-                valid = col.valid
-                if col.kind == "float" and not independent:
-                    # [attr] is equality, and NaN equals nothing: a NaN key joins no group, as a null
-                    # does (semantics section 4); partition_by treats NaN as one value, as group_by does
-                    nan = np.isnan(col.values)
-                    if nan.any():
-                        valid = ~nan if valid is None else valid & ~nan
-                codes, k = _dense_codes(col.values, valid)
-        elif attr == _TYPE_ATTR:
-            tc = table.type_code.astype(np.int64)
-            codes, k = _dense_codes(tc, tc >= 0)
+        col = _key_column(table, attr)
+        if col.kind == "str":  # codes into the sorted distinct values: already dense
+            codes = col.values.astype(np.int64)
+            if col.valid is not None:
+                codes[~col.valid] = -1
+            k = len(col.dictionary)
         else:
-            raise _missing(attr, "partition attribute", list(table.columns))
+            valid = col.valid
+            if col.kind == "float" and not independent:
+                # [attr] is equality, and NaN equals nothing: a NaN key joins no group, as a null
+                # does (semantics section 4); partition_by treats NaN as one value, as group_by does
+                nan = np.isnan(col.values)
+                if nan.any():
+                    valid = ~nan if valid is None else valid & ~nan
+            codes, k = _dense_codes(col.values, valid)
         if independent and (codes < 0).any():  # null: one more value, after the others (group_by)
             codes = np.where(codes < 0, k, codes)
             k += 1

@@ -31,9 +31,9 @@ from typing import Iterable, Sequence
 import numpy as np
 import polars as pl
 
-from ..errors import AttributeTypeError
+from ..errors import AttributeTypeError, MissingColumnError
 from ..kernels import encode as _enc
-from .attributes import _as_patterns, _attributes, _partition_key
+from .attributes import _TS_ATTR, _TYPE_ATTR, _as_patterns, _attributes, _partition_key
 from .coding import _dict_encode
 from .column import Column
 from .partition import Partition, build_partition
@@ -89,14 +89,45 @@ class EventTable:
                           type_names=self.type_names, columns=cols, time_unit_ns=self.time_unit_ns,
                           time_dtype=self.time_dtype)
 
+    def column(self, name: str) -> Column:
+        """The attribute ``name`` by position: the input's column, or the virtual ``ts`` / ``type``.
+
+        ``ts`` is the timestamp (kind "int", in time-column units, semantics
+        §4; the builder keeps no input column of that name, as ``a.ts`` always
+        means the timestamp).  ``type`` is the input's column of that name
+        when the table has one, else the event's type name: a ``str`` column
+        over ``type_names`` (its codes are ``type_code``), null for the null
+        type.  A virtual column is built once per table.  Raises
+        MissingColumnError naming the attributes the table has.
+        """
+        if name == _TS_ATTR:
+            return self._virtual(name)
+        col = self.columns.get(name)
+        if col is not None:
+            return col
+        if name == _TYPE_ATTR:
+            return self._virtual(name)
+        have = ", ".join(map(repr, dict.fromkeys([_TS_ATTR, _TYPE_ATTR, *self.columns])))
+        raise MissingColumnError(f"attribute {name!r} is not in the event table; attributes: {have}")
+
+    def _virtual(self, name: str) -> Column:
+        kept = self.__dict__.get("_virtual_columns")
+        if kept is None:
+            kept = {}
+            object.__setattr__(self, "_virtual_columns", kept)
+        if name not in kept:
+            if name == _TS_ATTR:
+                kept[name] = Column("int", self.ts, None)
+            else:  # code -1 (the null type) is null; 0 keeps the codes usable as indices
+                tc = self.type_code
+                valid = tc >= 0
+                kept[name] = (Column("str", tc, None, self.type_names) if valid.all() else
+                              Column("str", np.where(valid, tc, 0).astype(tc.dtype), valid, self.type_names))
+        return kept[name]
+
     def value(self, attr: str, p: int):
-        """Python value of ``attr`` at position ``p`` (``ts`` and ``type`` are always available)."""
-        if attr == "ts":
-            return int(self.ts[p])
-        if attr == "type" and attr not in self.columns:
-            code = int(self.type_code[p])
-            return self.type_names[code] if self.type_names and code >= 0 else None  # -1: null type
-        return self.columns[attr].python_value(p)
+        """Python value of ``attr`` at position ``p`` (None for null; ``ts`` and ``type`` always exist)."""
+        return self.column(attr).python_value(p)
 
 
 def _encode_attribute(name: str, s: pl.Series) -> Column:
