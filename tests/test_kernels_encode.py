@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
+from jitcep import config
 from jitcep.events import coding
 from jitcep.kernels import encode as enc
 
@@ -24,9 +25,9 @@ def test_is_sorted(xs):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(enc._SMALL, 3 * enc._SMALL), st.sampled_from([3, 5000, 2**40, 2**63]), st.integers(0, 2**31))
+@given(st.integers(config.ARGSORT_SMALL, 3 * config.ARGSORT_SMALL), st.sampled_from([3, 5000, 2**40, 2**63]), st.integers(0, 2**31))
 def test_stable_argsort_radix_matches_naive(n, span, seed):
-    # n >= _SMALL takes the radix path; spans up to 2**63 (past int64 differences) take 1..6 digits
+    # n >= ARGSORT_SMALL takes the radix path; spans up to 2**63 (past int64 differences) take 1..6 digits
     rng = np.random.default_rng(seed)
     lo = int(rng.integers(I64.min, I64.max - min(span, I64.max) + 1)) if span < 2**63 else I64.min
     keys = (lo + rng.integers(0, min(span, I64.max), n, dtype=np.int64)).astype(np.int64)
@@ -38,7 +39,7 @@ def test_stable_argsort_radix_matches_naive(n, span, seed):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(enc._SMALL, 2 * enc._SMALL), st.integers(0, 2**31))
+@given(st.integers(config.ARGSORT_SMALL, 2 * config.ARGSORT_SMALL), st.integers(0, 2**31))
 def test_stable_argsort_skips_a_digit_every_key_shares(n, seed):
     # two clusters 2**40 apart with few distinct values: the digits between them are constant
     rng = np.random.default_rng(seed)
@@ -145,7 +146,7 @@ def test_hash_coder_fed_in_chunks_matches_naive(xs, chunk):
 
 
 def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
-    monkeypatch.setattr(coding, "_VERIFY_CHUNK", 7)
+    monkeypatch.setattr(config, "STRING_VERIFY_CHUNK", 7)
     xs = [None if i % 11 == 0 else f"s{(i * 7) % 40}" for i in range(300)]
     codes, names, _ = coding._dict_encode(pl.Series(xs, dtype=pl.String))
     assert names == tuple(sorted({x for x in xs if x is not None}))
@@ -155,20 +156,20 @@ def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
 # --- fused build passes -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n", [0, 1, 5, enc._SORTED_BLOCK, enc._SORTED_BLOCK + 1, 3 * enc._SORTED_BLOCK + 7])
+@pytest.mark.parametrize("n", [0, 1, 5, config.SORTED_CHECK_BLOCK, config.SORTED_CHECK_BLOCK + 1, 3 * config.SORTED_CHECK_BLOCK + 7])
 def test_identity_rows(n):
     row = enc.identity_rows(n)
     assert row.dtype == np.int64 and row.tolist() == list(range(n))
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(2, 3 * enc._SORTED_BLOCK + 3), st.data())
+@given(st.integers(2, 3 * config.SORTED_CHECK_BLOCK + 3), st.data())
 def test_is_sorted_one_descent_anywhere(n, data):
     # the check counts descents block by block: a single one at any offset (block edges included)
     a = np.arange(n, dtype=np.int64) // 3
     assert enc.is_sorted(a)
-    i = data.draw(st.sampled_from(sorted({1, n - 1, *(b for b in (enc._SORTED_BLOCK, enc._SORTED_BLOCK + 1,
-                                                              2 * enc._SORTED_BLOCK) if b < n)})
+    i = data.draw(st.sampled_from(sorted({1, n - 1, *(b for b in (config.SORTED_CHECK_BLOCK, config.SORTED_CHECK_BLOCK + 1,
+                                                              2 * config.SORTED_CHECK_BLOCK) if b < n)})
                                   ) | st.integers(1, n - 1))
     a[i] = a[i - 1] - 1
     assert not enc.is_sorted(a)
@@ -262,7 +263,7 @@ def test_view_codes_recode_the_first_rows_in_sorted_order(xs, at, max_k):
     s = pl.Series(xs, dtype=pl.String)
     valid = s.is_not_null().to_numpy() if s.null_count() else None
     exp_codes, exp_first = naive.first_occurrence_codes(xs, valid)
-    with mock.patch.object(enc, "_RELABEL_AT", at), mock.patch.object(enc, "_RELABEL_MAX", max_k):
+    with mock.patch.object(config, "VIEW_RELABEL_AT", at), mock.patch.object(config, "VIEW_RELABEL_MAX", max_k):
         codes, first = enc.view_codes(coding._view_chunks(s), valid, len(s),
                                       order=lambda f: coding._sorted_names(s.gather(f))[1])
         dict_codes, names, _ = coding._dict_encode(s)
@@ -321,7 +322,7 @@ def test_view_codes_at_match_naive(xs, data, strided):
     rows = np.array(at, dtype=np.int64)
     if strided:  # a column of records, as the type grouping passes it
         rows = np.stack([rows, rows * 0 - 7], axis=1)[:, 0]
-    with mock.patch.object(enc, "_GATHER_CHUNK", 4):
+    with mock.patch.object(config, "VIEW_GATHER_CHUNK", 4):
         got = enc.view_codes_at(words[2 * off:2 * (off + length)], rows)
     if any(len(xs[i].encode()) > 12 for i in at):
         assert got is None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from .. import config
 from ..kernels import encode as _enc
 
 
@@ -43,9 +44,6 @@ def _string_buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-_VERIFY_CHUNK = 1 << 20
-
-
 def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """First-occurrence int32 codes of a String series and the first row of each code, exactly.
 
@@ -56,14 +54,14 @@ def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarr
     the codes: the result never depends on hash luck.
     """
     coder = _enc.HashCoder(len(s))
-    for lo in range(0, len(s), _VERIFY_CHUNK):  # hashed a slice at a time: no full-length hash array
-        coder.feed(lo, s.slice(lo, _VERIFY_CHUNK).hash().to_numpy(),
-                   None if valid is None else valid[lo:lo + _VERIFY_CHUNK])
+    chunk = config.STRING_VERIFY_CHUNK
+    for lo in range(0, len(s), chunk):  # hashed a slice at a time: no full-length hash array
+        coder.feed(lo, s.slice(lo, chunk).hash().to_numpy(), None if valid is None else valid[lo:lo + chunk])
     codes, first = coder.result()
     if len(first):  # even one code: all rows may be different strings sharing a hash
         reps = s.gather(first)
-        for lo in range(0, len(s), _VERIFY_CHUNK):
-            part = codes[lo:lo + _VERIFY_CHUNK]
+        for lo in range(0, len(s), chunk):
+            part = codes[lo:lo + chunk]
             same = s.slice(lo, len(part)) == reps.gather(np.maximum(part, 0))
             if not (same.fill_null(True).all()):
                 offsets, data = _string_buffers(s)
@@ -113,16 +111,13 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
     return (*_hash_string_codes(s, valid), None)
 
 
-_PY_SORT_MAX = 4096  # up to this many distinct strings Python's sort beats a Polars query
-
-
 def _sorted_names(reps: pl.Series) -> tuple[tuple[str, ...], np.ndarray]:
     """The k distinct strings sorted, and rank[j] = position of ``reps[j]`` among them (int32).
 
     Python's ``str`` order and Polars' bytewise UTF-8 order are both Unicode
     code point order, so either sort gives the contract's dictionary order.
     """
-    if len(reps) <= _PY_SORT_MAX:
+    if len(reps) <= config.PY_SORT_MAX:  # Python's sort beats a Polars query up to here
         vals = reps.to_list()
         idx = sorted(range(len(vals)), key=vals.__getitem__)
         names = tuple(map(vals.__getitem__, idx))  # C-level lookups (a numpy index per value cost more)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import config
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
 from .alloc import empty
@@ -273,9 +274,6 @@ def _check(status: int, what: str, cap: int) -> None:
                              f"(raise max_partials, narrow the window or add predicates)")
 
 
-_BY_LEFT = 8  # drive a SEQ join by its left input when that is this many times smaller than the right
-
-
 def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
     """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
 
@@ -292,7 +290,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int):
     (checked here), partition offsets ascend within the records (checked by
     the kernel per partition); W >= 0.
     """
-    by_left = R[1] is R[2] and _BY_LEFT * len(L[2]) < len(R[2])
+    by_left = R[1] is R[2] and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
     li, ri, g, status = kernel(Lt, Rt, window_bound(W), ORDER_CODE[order],
