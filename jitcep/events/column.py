@@ -41,7 +41,7 @@ class Column:
     # with a time zone: an instant), "duration" or "time" (of day); None otherwise (semantics §4)
     temporal: str | None = None
 
-    # Added (additive contract change): a string column's codes may be computed when first read
+    # A string column's codes may be computed when first read
     # (:meth:`deferred`), so the compiled engine can group by a key column without its dictionary:
     # a Categorical by its category ids, a String by codes of one pass without a sort (:meth:`labels`)
     # or coded on only the rows of the types its leaves read (:meth:`codes_at`).

@@ -43,7 +43,7 @@ class Partition:
     # and a null key value is a group of its own (never code -1).
     independent: bool = False
 
-    # Added (additive contract change): the arrays may be left to first use.  The compiled engine
+    # The arrays may be left to first use.  The compiled engine
     # reads only key_code and offsets (and takes a string key's codes from its dictionary codes when
     # it can), so a partition built for it skips the scatter of n positions (a full-length int64
     # array) unless someone asks for ``order``, and a deferred one costs nothing until read.

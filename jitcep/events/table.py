@@ -55,7 +55,7 @@ class EventTable:
     time_dtype: object          # the input time column's Polars dtype, for output
     partition: Partition | None = None
 
-    # Added (additive contract change): for input already sorted by time ``row`` is the identity,
+    # For input already sorted by time ``row`` is the identity,
     # filled on first read (one full-length int64 array the engine never reads; output and the
     # Spark adapter read it).  :func:`_new_table` leaves it unset.
     def __getattr__(self, name):
