@@ -28,18 +28,47 @@ DEFAULT_MAX_MEMORY = 1 << 30              # bytes of intermediate results the co
 MAX_NESTING = 100
 MAX_VARIABLES = 50
 
-# Compiled-engine tuning (jitcep/execute/, jitcep/plan/rules/): these trade memory or a pass over the
-# events for speed and never change a result.
-#
-# (record, negated event) or (match, closure member) pairs tested per chunk: bounds memory, not work.
-NEG_PAIR_BUDGET = 1 << 20
-# Types grouped per pass over the events (jitcep/execute/tables.py): a pass costs about the same for
-# one type or eight.
-TYPE_BATCH = 8
+# --- Tuning thresholds ------------------------------------------------------------------------------
+# Speed or memory only, never results: each trades one cost for another, measured where its comment says.
+# Read at call time (``config.NAME``), so a test or a benchmark can patch them; none is baked into compiled
+# code (a kernel that needs one takes it as an argument: Numba's disk cache would keep a frozen global).
+
+# Input coding (jitcep/events/coding.py).
+STRING_VERIFY_CHUNK = 1 << 20  # rows of a long-string column hashed and checked per step: bounds the hash and
+#                                comparison arrays to one chunk instead of a full-length copy
+PY_SORT_MAX = 4096  # up to this many distinct strings Python's sort beats a Polars query
+
+# Sorting and coding kernels (jitcep/kernels/encode.py).
+ARGSORT_RADIX_BITS = 11  # digit width of the stable LSD radix argsort: wider digits mean fewer passes over
+#                          the n words but larger count tables (10^7 jittered timestamps: 396 -> 92 ms
+#                          against sorting indices by key)
+ARGSORT_SMALL = 2_048  # below this, numpy's sorts win over kernel call overhead
+SORTED_CHECK_BLOCK = 4096  # elements per branch-free block of the sortedness check: an early exit at every
+#                            element keeps the loop scalar (7 ms at 10^7); counting the descents of a block
+#                            without a branch lets it vectorise (3 ms, memory bound), the exit between blocks
+VIEW_RELABEL_AT = 1 << 16  # rows coded before the dictionary found so far is sorted (view_codes ``order``)
+VIEW_RELABEL_MAX = 4096    # ... when it has at most this many strings (sorting more costs more than it saves)
+VIEW_GATHER_CHUNK = 1 << 15  # views gathered per step of view_codes_at (512 KB: stays in cache); coding the
+#                              views in place, at scattered rows, waited on memory 3x as long (10^6 of 10^7)
+
+# Joins (jitcep/kernels/join.py).
+JOIN_BY_LEFT = 8  # drive a SEQ join by its left input when that is this many times smaller than the right
+
+# Allocation (jitcep/kernels/alloc.py; measured at 10^7 events).
+ALLOC_ROUND_UP = 1 << 19  # bytes: from here on, a bigger array that gets huge pages faults in faster, so
+#                           arrays from here up to NumPy's 4 MB huge-page threshold are cut from a 4 MB one
+SCRATCH_KEEP = 64 << 20  # bytes: larger scratch is allocated per call, not kept (memory held between calls
+#                          against ~0.6 ms of page faults per fresh MB on this kind of virtual machine)
+
+# The compiled engine (jitcep/execute/, jitcep/plan/rules/).
+NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) or (record, closure member) pairs tested per chunk:
+#                            bounds memory, not work
+TYPE_BATCH = 8  # types grouped per pass over the events (execute/tables.py): a pass costs about the same for
+#                 one type or eight
 # A String key is coded at the records of the leaves' types alone when those are at most this share of
-# the events (estimated from every KEY_SAMPLE_STEP-th event): a record costs more than a row of the full
-# pass (its view is gathered), and all those types are grouped at once, also ones no leaf may get to
-# read.  Measured (perf/bench_seq.py str data, 10^7 events): 3 / 12 of 32 types read end to end
-# 83 -> 71 / 86-89 -> 80 ms, 24 of 32: 82-93 -> 107-117 ms had it applied.
+# the events (estimated from every KEY_SAMPLE_STEP-th event; plan/rules/key_coding.py): a record costs
+# more than a row of the full pass (its view is gathered), and all those types are grouped at once, also
+# ones no leaf may get to read.  Measured (perf/bench_seq.py str data, 10^7 events): 3 / 12 of 32 types
+# read end to end 83 -> 71 / 86-89 -> 80 ms, 24 of 32: 82-93 -> 107-117 ms had it applied.
 KEY_AT_RECORDS_SHARE = 0.5
 KEY_SAMPLE_STEP = 64

@@ -188,11 +188,7 @@ class _Values:
             names = pl.Series([*t.type_names, None], dtype=pl.String)
             codes = t.type_code[pos].astype(np.int64)
             return names.gather(np.where(codes < 0, len(t.type_names), codes))
-        c = t.columns.get(attr)
-        if c is None and attr == "type":
-            return self.gather(TYPE, pos)
-        if c is None:
-            raise MissingColumnError(f"column {attr!r} is not in the event table")
+        c = t.column(attr)  # an input column or the virtual ``type`` (EventTable.column)
         if c.kind == "str":
             return c.strings_at(pos)
         s = pl.Series(c.values[pos], dtype=_KIND_DTYPE[c.kind])
@@ -293,7 +289,7 @@ def _return_expr(e: ex.Expr, lists: set[str], frame: pl.DataFrame) -> pl.Expr:
     if isinstance(e, ex.Lit):
         return pl.lit(e.value)
     if isinstance(e, ex.Attr):
-        field = "ts" if e.attr == "ts" else e.attr
+        field = e.attr  # "ts" is the struct's ts field
         col = pl.col(e.var)
         if e.var not in lists:
             if e.index not in (None,):

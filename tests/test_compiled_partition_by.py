@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
 from jitcep import runtime
-from jitcep.events import build_event_table, evaluate_per_partition
+from jitcep.events import build_event_table
 from jitcep.options import Options
 from jitcep.pattern.ast import CountWindow, EventVar, Pattern, Seq
 from jitcep.reference import evaluate as reference_evaluate
+from jitcep.streams import evaluate_per_partition
 from test_compiled_differential import (KLEENE_MODES, _as_tuples, _kleene_tuples, _positive_names, _shapes,
                                        check_overall_match_rate, gen_kleene_pattern, gen_pattern, hits_guard,
                                        kleene_streams, streams)

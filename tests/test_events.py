@@ -231,6 +231,67 @@ def test_type_pseudo_attribute():
     assert "type" not in t.columns and t.value("type", 0) == "B"
 
 
+def test_column_ts_is_the_timestamps():
+    t = build_event_table(small(), PRICE, type="type")
+    ts = t.column("ts")
+    assert ts.kind == "int" and ts.temporal is None and ts.valid is None
+    assert ts.values.tolist() == [1, 1, 2, 3, 5]
+    assert t.column("ts") is ts  # built once per table
+    # a.ts is always the timestamp: an input column "ts" beside another time column is not kept
+    df = small().rename({"ts": "when"}).with_columns(ts=pl.Series([9, 9, 9, 9, 9]))
+    t = build_event_table(df, pattern(Cmp(">", Attr("a", "ts"), Lit(0))), time="when", type="type")
+    assert "ts" not in t.columns and t.column("ts").values.tolist() == [1, 1, 2, 3, 5]
+
+
+def test_column_type_is_the_type_name_unless_the_input_has_a_type_column():
+    p = pattern(Cmp("=", Attr("a", "type"), Lit("A")))
+    df = small().rename({"type": "kind"})
+    t = build_event_table(df, p, type="kind")
+    col = t.column("type")
+    assert "type" not in t.columns
+    assert col.kind == "str" and col.dictionary == ("A", "B", "C") and col.valid is None
+    assert [col.python_value(i) for i in range(5)] == ["B", "C", "B", "A", "A"]
+    assert col.strings_at(np.array([3, 0])).to_list() == ["A", "B"]
+    # the input's own column called "type" wins over the type names (here: the kind column)
+    t = build_event_table(df.with_columns(type=pl.Series(["p", "q", "r", "s", "t"])), p, type="kind")
+    assert t.column("type") is t.columns["type"]
+    assert [t.value("type", i) for i in range(5)] == ["q", "s", "t", "r", "p"]
+
+
+def test_column_type_is_null_for_the_null_type_and_without_a_type_column():
+    df = pl.DataFrame({"ts": [1, 2, 3], "kind": ["B", None, "A"]})
+    col = build_event_table(df, None, type="kind").column("type")
+    assert col.valid.tolist() == [True, False, True]
+    assert [col.python_value(i) for i in range(3)] == ["B", None, "A"]
+    assert col.strings_at(np.arange(3)).to_list() == ["B", None, "A"]
+    col = build_event_table(df, None).column("type")  # no type column: every event has the null type
+    assert col.dictionary == () and col.valid.tolist() == [False] * 3
+    assert [col.python_value(i) for i in range(3)] == [None] * 3
+
+
+def test_column_of_an_attribute_and_missing_names():
+    t = build_event_table(small(), PRICE, type="type")
+    assert t.column("price") is t.columns["price"]
+    with pytest.raises(MissingColumnError) as err:
+        t.column("volume")
+    msg = str(err.value)
+    assert "'volume'" in msg and all(f"'{a}'" in msg for a in ("ts", "type", "price"))
+    with pytest.raises(MissingColumnError, match="'volume'"):
+        t.value("volume", 0)
+
+
+def test_partition_by_the_virtual_columns():
+    t = build_event_table(small(), None, type="type")
+    by_type = build_partition(t, ["type"])
+    assert by_type.key_code.tolist() == [1, 2, 1, 0, 0]
+    by_ts = build_partition(t, ["ts"])
+    assert by_ts.key_code.tolist() == [0, 0, 1, 2, 3]
+    both = build_partition(t, ["type", "ts"])  # (B,1) (C,1) (B,2) (A,3) (A,5), codes in key order
+    assert both.key_code.tolist() == [2, 4, 3, 0, 1]
+    with pytest.raises(MissingColumnError, match="partition attribute 'nope'"):
+        build_partition(t, ["nope"])
+
+
 # --- time column ------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ import threading
 
 import numpy as np
 
+from jitcep import config
 from jitcep.kernels import alloc
 
 
@@ -33,5 +34,5 @@ def test_scratch_is_reused_per_name_and_thread_and_not_kept_when_large():
     t.start()
     t.join()
     assert not np.shares_memory(other["a"], bigger)
-    n = alloc._SCRATCH_KEEP // 8 + 1
+    n = config.SCRATCH_KEEP // 8 + 1
     assert not np.shares_memory(alloc.scratch("test.c", n, np.int64), alloc.scratch("test.c", n, np.int64))

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep import events
+from jitcep import config
+from jitcep.events import coding
 from jitcep.kernels import encode as enc
 
 I64 = np.iinfo(np.int64)
@@ -24,9 +25,9 @@ def test_is_sorted(xs):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(enc._SMALL, 3 * enc._SMALL), st.sampled_from([3, 5000, 2**40, 2**63]), st.integers(0, 2**31))
+@given(st.integers(config.ARGSORT_SMALL, 3 * config.ARGSORT_SMALL), st.sampled_from([3, 5000, 2**40, 2**63]), st.integers(0, 2**31))
 def test_stable_argsort_radix_matches_naive(n, span, seed):
-    # n >= _SMALL takes the radix path; spans up to 2**63 (past int64 differences) take 1..6 digits
+    # n >= ARGSORT_SMALL takes the radix path; spans up to 2**63 (past int64 differences) take 1..6 digits
     rng = np.random.default_rng(seed)
     lo = int(rng.integers(I64.min, I64.max - min(span, I64.max) + 1)) if span < 2**63 else I64.min
     keys = (lo + rng.integers(0, min(span, I64.max), n, dtype=np.int64)).astype(np.int64)
@@ -38,7 +39,7 @@ def test_stable_argsort_radix_matches_naive(n, span, seed):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(enc._SMALL, 2 * enc._SMALL), st.integers(0, 2**31))
+@given(st.integers(config.ARGSORT_SMALL, 2 * config.ARGSORT_SMALL), st.integers(0, 2**31))
 def test_stable_argsort_skips_a_digit_every_key_shares(n, seed):
     # two clusters 2**40 apart with few distinct values: the digits between them are constant
     rng = np.random.default_rng(seed)
@@ -83,7 +84,7 @@ def test_dense_codes_hash_table_grows():
 def test_string_codes_match_naive(xs):
     s = pl.Series(xs, dtype=pl.String)
     valid = s.is_not_null().to_numpy() if s.null_count() else None
-    offsets, data = events._string_buffers(s)
+    offsets, data = coding._string_buffers(s)
     codes, first = enc.string_codes(offsets, data, valid)
     exp_codes, exp_first = naive.first_occurrence_codes(xs, valid)
     assert codes.dtype == np.int32 and codes.tolist() == exp_codes and first.tolist() == exp_first
@@ -94,7 +95,7 @@ def test_string_codes_match_naive(xs):
 def test_string_table_grows_with_many_distinct_values():
     xs = [f"v{i % 3000}" for i in range(9000)]
     s = pl.Series(xs)
-    offsets, data = events._string_buffers(s)
+    offsets, data = coding._string_buffers(s)
     codes, first = enc.string_codes(offsets, data, None)
     assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
 
@@ -104,7 +105,7 @@ def test_hash_collisions_fall_back_to_exact_codes(monkeypatch):
     real = enc.HashCoder.feed
     monkeypatch.setattr(enc.HashCoder, "feed", lambda self, lo, h, valid: real(self, lo, np.zeros_like(h), valid))
     xs = ["b", "a", None, "b", "c", "a"]
-    codes, names, valid = events._dict_encode(pl.Series(xs))
+    codes, names, valid = coding._dict_encode(pl.Series(xs))
     assert names == ("a", "b", "c")
     assert codes.tolist() == [1, 0, -1, 1, 2, 0]
     assert valid.tolist() == [x is not None for x in xs]
@@ -114,7 +115,7 @@ def test_hash_collisions_fall_back_to_exact_codes(monkeypatch):
 def test_dict_encode_sorted_dictionary(dtype):
     raw = ["10", "9", None, "10", "0", "9"]
     s = pl.Series(raw).cast(dtype)
-    codes, names, valid = events._dict_encode(s)
+    codes, names, valid = coding._dict_encode(s)
     exp = sorted({x for x in raw if x is not None})
     assert names == tuple(exp)
     assert [names[c] if c >= 0 else None for c in codes.tolist()] == raw
@@ -145,9 +146,9 @@ def test_hash_coder_fed_in_chunks_matches_naive(xs, chunk):
 
 
 def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
-    monkeypatch.setattr(events, "_VERIFY_CHUNK", 7)
+    monkeypatch.setattr(config, "STRING_VERIFY_CHUNK", 7)
     xs = [None if i % 11 == 0 else f"s{(i * 7) % 40}" for i in range(300)]
-    codes, names, _ = events._dict_encode(pl.Series(xs, dtype=pl.String))
+    codes, names, _ = coding._dict_encode(pl.Series(xs, dtype=pl.String))
     assert names == tuple(sorted({x for x in xs if x is not None}))
     assert [names[c] if c >= 0 else None for c in codes.tolist()] == xs
 
@@ -155,20 +156,20 @@ def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
 # --- fused build passes -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n", [0, 1, 5, enc._SORTED_BLOCK, enc._SORTED_BLOCK + 1, 3 * enc._SORTED_BLOCK + 7])
+@pytest.mark.parametrize("n", [0, 1, 5, config.SORTED_CHECK_BLOCK, config.SORTED_CHECK_BLOCK + 1, 3 * config.SORTED_CHECK_BLOCK + 7])
 def test_identity_rows(n):
     row = enc.identity_rows(n)
     assert row.dtype == np.int64 and row.tolist() == list(range(n))
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(2, 3 * enc._SORTED_BLOCK + 3), st.data())
+@given(st.integers(2, 3 * config.SORTED_CHECK_BLOCK + 3), st.data())
 def test_is_sorted_one_descent_anywhere(n, data):
     # the check counts descents block by block: a single one at any offset (block edges included)
     a = np.arange(n, dtype=np.int64) // 3
     assert enc.is_sorted(a)
-    i = data.draw(st.sampled_from(sorted({1, n - 1, *(b for b in (enc._SORTED_BLOCK, enc._SORTED_BLOCK + 1,
-                                                              2 * enc._SORTED_BLOCK) if b < n)})
+    i = data.draw(st.sampled_from(sorted({1, n - 1, *(b for b in (config.SORTED_CHECK_BLOCK, config.SORTED_CHECK_BLOCK + 1,
+                                                              2 * config.SORTED_CHECK_BLOCK) if b < n)})
                                   ) | st.integers(1, n - 1))
     a[i] = a[i - 1] - 1
     assert not enc.is_sorted(a)
@@ -243,7 +244,7 @@ def test_view_codes_match_naive(xs, n_chunks, cut):
         s = s.append(p)
     s = pl.concat([pl.Series(["pad"] * cut, dtype=pl.String), s], rechunk=False).slice(cut)
     valid = s.is_not_null().to_numpy() if s.null_count() else None
-    got = enc.view_codes(events._view_chunks(s), valid, len(s))
+    got = enc.view_codes(coding._view_chunks(s), valid, len(s))
     if any(x is not None and len(x.encode()) > 12 for x in xs):
         assert got is None  # a long string: the hash path codes the column
     else:
@@ -262,10 +263,10 @@ def test_view_codes_recode_the_first_rows_in_sorted_order(xs, at, max_k):
     s = pl.Series(xs, dtype=pl.String)
     valid = s.is_not_null().to_numpy() if s.null_count() else None
     exp_codes, exp_first = naive.first_occurrence_codes(xs, valid)
-    with mock.patch.object(enc, "_RELABEL_AT", at), mock.patch.object(enc, "_RELABEL_MAX", max_k):
-        codes, first = enc.view_codes(events._view_chunks(s), valid, len(s),
-                                      order=lambda f: events._sorted_names(s.gather(f))[1])
-        dict_codes, names, _ = events._dict_encode(s)
+    with mock.patch.object(config, "VIEW_RELABEL_AT", at), mock.patch.object(config, "VIEW_RELABEL_MAX", max_k):
+        codes, first = enc.view_codes(coding._view_chunks(s), valid, len(s),
+                                      order=lambda f: coding._sorted_names(s.gather(f))[1])
+        dict_codes, names, _ = coding._dict_encode(s)
     cut = min(at, len(xs))
     k0 = len(set(exp_codes[:cut]) - {-1})
     # the same partition of rows into codes, each code's first row listed
@@ -299,13 +300,13 @@ def test_view_codes_tell_apart_strings_sharing_their_first_word():
     # of them one's home slot is often held by another (a probe must compare both words)
     rng = np.random.default_rng(5)
     xs = [f"abcd{int(i):07d}" for i in rng.integers(0, 3000, 20000)] + ["abcd", "abc", "abcd0000000"]
-    codes, first = enc.view_codes(events._view_chunks(pl.Series(xs)), None, len(xs))
+    codes, first = enc.view_codes(coding._view_chunks(pl.Series(xs)), None, len(xs))
     assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
 
 
 def test_view_codes_table_grows():
     xs = [f"v{(i * 7919) % 5000}" for i in range(20000)]
-    codes, first = enc.view_codes(events._view_chunks(pl.Series(xs)), None, len(xs))
+    codes, first = enc.view_codes(coding._view_chunks(pl.Series(xs)), None, len(xs))
     assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
 
 
@@ -317,11 +318,11 @@ def test_view_codes_at_match_naive(xs, data, strided):
     s = pl.Series(xs, dtype=pl.String)
     at = data.draw(st.lists(st.integers(0, max(len(xs) - 1, 0)), max_size=50)) if xs else []
     at = [i for i in at if xs[i] is not None]  # the caller passes rows with a value
-    (words, off, length), = events._view_chunks(s) or [(np.zeros(0, np.uint64), 0, 0)]
+    (words, off, length), = coding._view_chunks(s) or [(np.zeros(0, np.uint64), 0, 0)]
     rows = np.array(at, dtype=np.int64)
     if strided:  # a column of records, as the type grouping passes it
         rows = np.stack([rows, rows * 0 - 7], axis=1)[:, 0]
-    with mock.patch.object(enc, "_GATHER_CHUNK", 4):
+    with mock.patch.object(config, "VIEW_GATHER_CHUNK", 4):
         got = enc.view_codes_at(words[2 * off:2 * (off + length)], rows)
     if any(len(xs[i].encode()) > 12 for i in at):
         assert got is None
@@ -333,7 +334,7 @@ def test_view_codes_at_match_naive(xs, data, strided):
 
 def test_view_codes_at_grows_its_table():
     xs = [f"v{(i * 7919) % 5000}" for i in range(20000)]
-    (words, off, length), = events._view_chunks(pl.Series(xs))
+    (words, off, length), = coding._view_chunks(pl.Series(xs))
     at = np.arange(0, 20000, 3)
     codes, k = enc.view_codes_at(words[2 * off:2 * (off + length)], at)
     exp, first = naive.first_occurrence_codes([xs[i] for i in at])
@@ -350,7 +351,7 @@ def test_category_codes_remap_to_sorted_present_values(dtype):
         s = pl.Series(raw).cast(pl.Enum(["zz", "unused", "q", "b", "a"]))
     else:
         s = pl.Series(raw).cast(pl.Enum(["a", "b", "c", "q", "zz"]))
-    codes, names, valid = events._dict_encode(s)
+    codes, names, valid = coding._dict_encode(s)
     assert names == ("a", "b", "q", "zz")  # only the values present
     assert codes.dtype == np.int32
     assert [names[c] if c >= 0 else None for c in codes.tolist()] == raw
@@ -359,13 +360,13 @@ def test_category_codes_remap_to_sorted_present_values(dtype):
 def test_category_codes_zero_copy_when_physical_codes_are_the_ranks():
     cats = [f"c{i:06d}" for i in range(70_000)]  # > 65536 categories: 32-bit physical codes
     s = pl.Series(cats[::-1]).cast(pl.Enum(cats))
-    codes, names, valid = events._dict_encode(s)
+    codes, names, valid = coding._dict_encode(s)
     assert names == tuple(cats) and valid is None
     assert codes.dtype == np.int32 and codes.tolist() == list(range(70_000))[::-1]
     assert s.to_physical().dtype == pl.UInt32
     assert np.shares_memory(codes, s.to_physical().to_numpy())
     # with a null the codes need a -1: a remapped copy
-    codes, _, valid = events._dict_encode(pl.Series([cats[1], None, cats[0]]).cast(pl.Enum(cats)))
+    codes, _, valid = coding._dict_encode(pl.Series([cats[1], None, cats[0]]).cast(pl.Enum(cats)))
     assert codes.tolist() == [1, -1, 0] and valid.tolist() == [True, False, True]
 
 

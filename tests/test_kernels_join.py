@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import naive
+from jitcep import config
 from jitcep.errors import ExplosionError
 from jitcep.kernels import and_join, counting_sort, join, seq_join
 
@@ -86,7 +87,7 @@ def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct):
     assume(len(R[2]) > 0)
     if order == "nondecreasing_ts":
         distinct = True
-    with mock.patch.object(join, "_BY_LEFT", 0), mock.patch.object(join, "_seq_join", None):
+    with mock.patch.object(config, "JOIN_BY_LEFT", 0), mock.patch.object(join, "_seq_join", None):
         li, ri, g = seq_join(L, R, ts, wt, W, order, distinct, 10**6, "smaller")
     got = list(zip(li.tolist(), ri.tolist(), g.tolist()))
     assert len(got) == len(set(got))

@@ -291,22 +291,28 @@ class PredicateSet:
     def bind(self, table) -> tuple:
         """Arguments after ``(pid, P, out)`` for ``table``: ts, string-literal ranks, columns.
 
-        Every column must hold one value (and validity) per event of ``table``
+        ``table`` is an EventTable, whose columns are looked up with
+        :meth:`~jitcep.events.EventTable.column` (so ``type`` is the type name
+        unless the input has such a column), or a view with ``ts`` and a
+        ``columns`` dict (the per-list columns of Kleene conditions).  Every
+        column must hold one value (and validity) per event of ``table``
         (KernelInputError otherwise): the generated code reads them at positions
         it checks against ``len(ts)``.
         """
         n = len(table.ts)
+        lookup = getattr(table, "column", None) or table.columns.__getitem__
+        cols = {c: lookup(c) for c in self.column_names}
         for c in self.column_names:
-            col = table.columns[c]
+            col = cols[c]
             if len(col.values) != n or (col.valid is not None and len(col.valid) != n):
                 raise KernelInputError(f"predicates: column {c!r} does not hold one value per event ({n})")
         str_cols = [c for c in self.column_names if self.columns[c].kind == "str"]
-        universe = sorted(set(self.strings).union(*(table.columns[c].dictionary for c in str_cols)))
+        universe = sorted(set(self.strings).union(*(cols[c].dictionary for c in str_cols)))
         rank = {s: i for i, s in enumerate(universe)}
         S = np.array([rank[s] for s in self.strings] or [0], dtype=np.int64)
         args = [table.ts, S]
         for c in self.column_names:
-            col = table.columns[c]
+            col = cols[c]
             args.append(col.values)
             if col.valid is None:
                 args += [_ALL_VALID, 0]

@@ -11,12 +11,11 @@ import numpy as np
 
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
-from ..errors import AttributeTypeError, MissingColumnError, UnsupportedPatternError
+from ..errors import AttributeTypeError, UnsupportedPatternError
 from ..events import Column
 from ..kernels.kleene import segment_aggregate
 from ..pattern import expr as E
 from ..plan.logical import map_expr
-from .state import _TypeView
 
 
 class _VirtualTable:
@@ -32,16 +31,10 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
     table = state.table
     n = len(off) - 1
     lens = np.diff(off)
-    src = _TypeView(table) if "type" not in table.columns else table
     cols: dict = {}
 
     def gather(attr: str, p: np.ndarray):
-        if attr in src.columns:
-            col = src.columns[attr]
-        elif attr == "ts":
-            col = Column("int", table.ts, None)
-        else:
-            raise MissingColumnError(f"attribute {attr!r} is not in the events")
+        col = table.column(attr)
         q = np.maximum(p, 0)
         valid = p >= 0
         if col.valid is not None:

@@ -16,7 +16,7 @@ import numpy as np
 from ..budget import MemoryBudget
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
-from ..events import Column, EventTable, window_span
+from ..events import EventTable, window_span
 from ..kernels.window import MAX_SPAN
 from ..options import Options
 from ..pattern import expr as E
@@ -46,8 +46,7 @@ class RunState:
         preds = plan.predicates()
         self.pid = {id(p): i for i, p in enumerate(preds)}
         self.preds = PredicateSet(preds, _column_specs(table, preds))
-        needs_type = "type" in self.preds.column_names and "type" not in table.columns
-        self.bound = self.preds.bind(_TypeView(table) if needs_type else table) if preds else ()
+        self.bound = self.preds.bind(table) if preds else ()
         # window: wt is the measure, W the inclusive bound (docs/semantics.md section 2)
         window = plan.window
         if isinstance(window, CountWindow):
@@ -101,26 +100,10 @@ class RunState:
 
 
 def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
-    """Specs of the columns ``preds`` read (``type`` is the type name unless the input has such a column)."""
-    used = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)}
+    """Specs of the columns ``preds`` read (``ts`` is not one: the generated function takes the times)."""
+    used = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)} - {"ts"}
     specs = {}
     for name in used:
-        col = table.columns.get(name)
-        if col is not None:
-            specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
-        elif name == "type":
-            specs[name] = ColumnSpec(name, "str", True)
+        col = table.column(name)
+        specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
     return specs
-
-
-class _TypeView:
-    """The table as PredicateSet.bind sees it: ``type`` added as a string column when absent."""
-
-    def __init__(self, table: EventTable):
-        self.ts = table.ts
-        self.columns = dict(table.columns)
-        if "type" not in self.columns:
-            tc = table.type_code
-            valid = tc >= 0
-            self.columns["type"] = Column("str", np.where(valid, tc, 0).astype(np.int64),
-                                          None if valid.all() else valid, tuple(table.type_names))

@@ -16,11 +16,11 @@ import threading
 
 import numpy as np
 
-_HUGE = 1 << 22     # bytes: NumPy's threshold for advising huge pages
-_ROUND_UP = 1 << 19  # bytes: from here on, a bigger array that gets huge pages faults in faster
+from .. import config
 
-
+_HUGE = 1 << 22     # bytes: NumPy's threshold for advising huge pages (a fact of NumPy, not a tuning)
 _MAPPED = 33 << 20  # bytes: above glibc's largest mmap threshold (32 MB), so always a fresh mapping
+#                     (tuning thresholds: jitcep/config.py)
 
 
 def empty(n: int, dtype, mapped: bool = False) -> np.ndarray:
@@ -34,7 +34,7 @@ def empty(n: int, dtype, mapped: bool = False) -> np.ndarray:
     """
     dtype = np.dtype(dtype)
     size = n * dtype.itemsize
-    if _ROUND_UP <= size < _HUGE:
+    if config.ALLOC_ROUND_UP <= size < _HUGE:  # a bigger array that gets huge pages faults in faster
         return np.empty(_HUGE // dtype.itemsize, dtype)[:n]
     if mapped and _HUGE <= size < _MAPPED:
         return np.empty(_MAPPED // dtype.itemsize + 1, dtype)[:n]
@@ -47,7 +47,6 @@ def optional_mask(mask) -> np.ndarray | None:
     return None if mask is None else np.ascontiguousarray(mask, dtype=np.bool_)
 
 
-_SCRATCH_KEEP = 64 << 20  # bytes: larger scratch is allocated per call, not kept
 _scratch = threading.local()  # kernels release the GIL: one set of buffers per thread
 
 
@@ -63,7 +62,7 @@ def scratch(name: str, n: int, dtype) -> np.ndarray:
     keep the array.
     """
     dtype = np.dtype(dtype)
-    if n * dtype.itemsize > _SCRATCH_KEEP:
+    if n * dtype.itemsize > config.SCRATCH_KEEP:  # larger scratch is allocated per call, not kept
         return empty(n, dtype)
     pool = _scratch.__dict__
     buf = pool.get((name, dtype))

@@ -49,23 +49,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import config
 from ..config import NUMBA_FLAGS
 from . import alloc as _alloc
 from .checks import check_lengths, check_offsets, fail
 
-_RADIX_BITS = 11
-_SMALL = 2_048  # below this, numpy's sorts win over kernel call overhead
-
-
-_SORTED_BLOCK = 4096
-
 
 @njit(**NUMBA_FLAGS)
-def _is_sorted(a):
+def _is_sorted(a, block):
     # An early exit at every element keeps the loop scalar (7 ms at 10^7); counting the descents of a
     # block without a branch lets it vectorise (3 ms, memory bound), and the exit moves between blocks.
-    for lo in range(0, len(a) - 1, _SORTED_BLOCK):
-        x = a[lo:lo + _SORTED_BLOCK + 1]
+    for lo in range(0, len(a) - 1, block):
+        x = a[lo:lo + block + 1]
         bad = 0
         for i in range(len(x) - 1):
             bad += x[i + 1] < x[i]
@@ -76,7 +71,7 @@ def _is_sorted(a):
 
 def is_sorted(a: np.ndarray) -> bool:
     """True when ``a`` is nondecreasing."""
-    return len(a) < 2 or bool(_is_sorted(a))
+    return len(a) < 2 or bool(_is_sorted(a, config.SORTED_CHECK_BLOCK))
 
 
 @njit(**NUMBA_FLAGS)
@@ -146,14 +141,14 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     """
     keys = np.ascontiguousarray(keys, dtype=np.int64)
     n = len(keys)
-    if n < _SMALL:
+    if n < config.ARGSORT_SMALL:  # numpy's sorts win over kernel call overhead
         return np.argsort(keys, kind="stable").astype(np.int64)
     lo, hi = int(keys.min()), int(keys.max())
     kbits = max(1, (hi - lo).bit_length())
     ibits = (n - 1).bit_length()
     if kbits + ibits > 64:
         return np.argsort(keys, kind="stable").astype(np.int64)
-    passes = (kbits + _RADIX_BITS - 1) // _RADIX_BITS
+    passes = (kbits + config.ARGSORT_RADIX_BITS - 1) // config.ARGSORT_RADIX_BITS
     dbits = (kbits + passes - 1) // passes  # equal digits: 24 bits sort in three 8-bit passes
     w = _alloc.empty(n, np.uint64)
     _pack(keys, np.int64(lo), ibits, w)
@@ -485,7 +480,7 @@ def hashed_codes(hashes: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
 
     Equal values must have equal hashes; different values *may* share one (the
     caller checks every row against its code's first row, see
-    :func:`jitcep.events._hash_string_codes`).  One chunk of :class:`HashCoder`.
+    :func:`jitcep.events.coding._hash_string_codes`).  One chunk of :class:`HashCoder`.
     """
     coder = HashCoder(len(hashes))
     coder.feed(0, hashes, valid)
@@ -774,10 +769,6 @@ def _view_relabel(tab, rank):
             tab[q + 2] = rank[tab[q + 2]]
 
 
-_RELABEL_AT = 1 << 16  # rows coded before the dictionary found so far is sorted (view_codes ``order``)
-_RELABEL_MAX = 4096    # ... when it has at most this many strings (sorting more costs more than it saves)
-
-
 class _ViewCoder:
     """One growing hash table of short strings' views: codes in first-occurrence order across calls."""
 
@@ -822,7 +813,7 @@ def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
 
     Codes are given in first-occurrence order.  With ``order`` (first rows of
     the codes so far -> each code's rank among their strings), the strings
-    met in the first :data:`_RELABEL_AT` rows are recoded in sorted order
+    met in the first :data:`jitcep.config.VIEW_RELABEL_AT` rows are recoded in sorted order
     there and later rows get those codes directly: when no new string comes
     later (the common case) the codes are already the sorted-dictionary
     codes and the caller's remapping pass over all n codes is not needed.
@@ -830,7 +821,7 @@ def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
     codes = _alloc.empty(n, np.int32)
     coder = _ViewCoder()
     lo = 0
-    relabel_at = min(n, _RELABEL_AT) if order is not None else -1
+    relabel_at = min(n, config.VIEW_RELABEL_AT) if order is not None else -1
     for words, off, length in chunks:
         w = words[2 * off:2 * (off + length)]
         v = _alloc.optional_mask(None if valid is None else valid[lo:lo + length])
@@ -839,7 +830,7 @@ def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
         for a, b in ((0, cut), (cut, length)) if cut < length else ((0, length),):
             if not coder.fill(w[2 * a:2 * b], None if v is None else v[a:b], out[a:b], lo + a):
                 return None
-            if lo + b == relabel_at and coder.k <= _RELABEL_MAX:
+            if lo + b == relabel_at and coder.k <= config.VIEW_RELABEL_MAX:
                 rank = np.ascontiguousarray(order(coder.first[:coder.k]), dtype=np.int64)
                 coder.relabel(rank)
                 rank_inplace(codes[:relabel_at], rank.astype(np.int32))
@@ -860,9 +851,6 @@ def _gather_views(w, at, out):
     return True
 
 
-_GATHER_CHUNK = 1 << 15  # views gathered per step of view_codes_at (512 KB: stays in cache)
-
-
 def view_codes_at(words: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, int] | None:
     """(int32 codes, k): codes of the strings at view rows ``at`` (``words``: the views as uint64
     pairs), numbered 0..k-1 in first-occurrence order over ``at``; None as soon as one is longer than
@@ -874,10 +862,11 @@ def view_codes_at(words: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, int] |
     """
     at = np.asarray(at, dtype=np.int64)  # may be strided (a column of records)
     out = _alloc.empty(len(at), np.int32)
-    buf = np.empty(2 * _GATHER_CHUNK, np.uint64)
+    chunk = config.VIEW_GATHER_CHUNK
+    buf = np.empty(2 * chunk, np.uint64)
     coder = _ViewCoder()
-    for lo in range(0, len(at), _GATHER_CHUNK):
-        part = at[lo:lo + _GATHER_CHUNK]
+    for lo in range(0, len(at), chunk):
+        part = at[lo:lo + chunk]
         if not _gather_views(words, part, buf):
             raise fail("view_codes_at", f"a row lies outside the {len(words) // 2} views")
         if not coder.fill(buf[:2 * len(part)], None, out[lo:lo + len(part)], lo):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import config
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
 from .alloc import empty
@@ -273,9 +274,6 @@ def _check(status: int, what: str, cap: int) -> None:
                              f"(raise max_partials, narrow the window or add predicates)")
 
 
-_BY_LEFT = 8  # drive a SEQ join by its left input when that is this many times smaller than the right
-
-
 def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver: str = "right"):
     """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
 
@@ -296,7 +294,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     if driver not in ("right", "smaller"):
         raise ValueError(f"unknown SEQ join driver {driver!r}")
     # left-driven search needs one-event right records (a leaf: its start array is its end array)
-    by_left = driver == "smaller" and R[1] is R[2] and _BY_LEFT * len(L[2]) < len(R[2])
+    by_left = driver == "smaller" and R[1] is R[2] and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
     li, ri, g, status = kernel(Lt, Rt, window_bound(W), ORDER_CODE[order],

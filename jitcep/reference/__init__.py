@@ -19,11 +19,12 @@ import sys
 import numpy as np
 
 from ..errors import ExplosionError
-from ..events import check_types, evaluate_per_partition
+from ..events import check_types
 from ..matches import MatchTable
 from ..options import Options
 from ..pattern.ast import Pattern
 from ..pattern.combinations import check_combination
+from ..streams import evaluate_per_partition
 from .analysis import analyze
 from .exprs import Ctx
 from .negation import negations_hold

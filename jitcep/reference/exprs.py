@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import AttributeTypeError, MissingColumnError, PatternValidationError
+from ..errors import AttributeTypeError, PatternValidationError
 from ..pattern.expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
 
 
@@ -135,10 +135,8 @@ def _truth(v):
 
 
 def value_at(table, attr: str, p: int):
-    """Attribute ``attr`` of the event at position p (``ts`` and ``type`` always exist)."""
-    if attr not in ("ts", "type") and attr not in table.columns:
-        raise MissingColumnError(f"the pattern reads attribute {attr!r}, which is not in the event table "
-                                 f"(columns: {', '.join(sorted(table.columns)) or 'none'})")
+    """Attribute ``attr`` of the event at position p (``ts`` and ``type`` always exist: EventTable.column);
+    MissingColumnError for any other name the table lacks."""
     return table.value(attr, p)
 
 

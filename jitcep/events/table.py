@@ -1,0 +1,263 @@
+"""The event table and its assembly: :class:`EventTable`, :func:`build_event_table`.
+
+The builder reads the input (:mod:`~jitcep.events.reading`), converts the
+time column (:mod:`~jitcep.events.times`), sorts stably by time, codes the
+type column (:mod:`~jitcep.events.coding`), turns each attribute the patterns
+read into a :class:`~jitcep.events.column.Column`, type-checks the patterns
+(:mod:`~jitcep.events.types`) and leaves the partition
+(:mod:`~jitcep.events.partition`) to first read.
+
+Why:
+
+- The time sort is a stable LSD radix argsort, skipped when the input is
+  already sorted (a vectorised check, 3 ms at 10^7); then every kept column
+  is gathered once.  Sorted input is never copied: int64 / float64 columns
+  are zero-copy numpy views, and ``row`` (the identity, an 80 MB int64 array
+  at 10^7 the engine never reads) is filled when output first reads it.
+- Every full-length output is allocated by NumPy and filled by a kernel
+  (NumPy's large arrays get transparent huge pages, Numba's do not: see
+  jitcep/kernels/encode.py).  At 10^7 events (perf/bench_seq.py data, SEQ
+  with a [symbol] key) the build takes ~13 ms with Categorical type and
+  symbol, ~20 ms with String ones (issue 3: the type column; the key is left
+  to the engine).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import polars as pl
+
+from ..errors import AttributeTypeError, MissingColumnError
+from ..kernels import encode as _enc
+from .attributes import _TS_ATTR, _TYPE_ATTR, _as_patterns, _attributes, _partition_key
+from .coding import _dict_encode
+from .column import Column
+from .partition import Partition, build_partition
+from .reading import read_events
+from .times import _INT64_MAX, _one_time_unit, _temporal_kind, _temporal_physical, _time_values
+from .types import check_types
+
+
+@dataclass(frozen=True, eq=False)
+class EventTable:
+    """Time-sorted columnar events; see the module docstring for the contract."""
+
+    ts: np.ndarray
+    row: np.ndarray
+    type_code: np.ndarray
+    type_names: tuple[str, ...]
+    columns: dict[str, Column]
+    time_unit_ns: int | None
+    time_dtype: object          # the input time column's Polars dtype, for output
+    partition: Partition | None = None
+
+    # For input already sorted by time ``row`` is the identity,
+    # filled on first read (one full-length int64 array the engine never reads; output and the
+    # Spark adapter read it).  :func:`_new_table` leaves it unset.
+    def __getattr__(self, name):
+        # reached only when ``row`` is not set yet (sorted input): fill and keep it
+        if name == "row" and "ts" in self.__dict__:
+            row = _enc.identity_rows(len(self.ts))
+            object.__setattr__(self, "row", row)
+            return row
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def n(self) -> int:
+        return len(self.ts)
+
+    def input_rows(self, positions: np.ndarray) -> np.ndarray:
+        """``row[positions]`` (int64) without filling ``row`` when it is still the unread identity."""
+        if "row" not in self.__dict__:
+            return np.array(positions, dtype=np.int64)
+        return self.row[positions]
+
+    def take(self, positions: np.ndarray) -> "EventTable":
+        """The events at ``positions`` (ascending) as a table of their own, without a partition.
+
+        Position ``i`` of the result is ``positions[i]`` here; ``row`` still
+        names the input row, and dictionaries are shared.
+        """
+        pos = np.asarray(positions, dtype=np.int64)
+        cols = {a: Column(c.kind, c.values[pos], None if c.valid is None else c.valid[pos], c.dictionary,
+                          c.temporal) for a, c in self.columns.items()}
+        return EventTable(ts=self.ts[pos], row=self.input_rows(pos), type_code=self.type_code[pos],
+                          type_names=self.type_names, columns=cols, time_unit_ns=self.time_unit_ns,
+                          time_dtype=self.time_dtype)
+
+    def column(self, name: str) -> Column:
+        """The attribute ``name`` by position: the input's column, or the virtual ``ts`` / ``type``.
+
+        ``ts`` is the timestamp (kind "int", in time-column units, semantics
+        §4; the builder keeps no input column of that name, as ``a.ts`` always
+        means the timestamp).  ``type`` is the input's column of that name
+        when the table has one, else the event's type name: a ``str`` column
+        over ``type_names`` (its codes are ``type_code``), null for the null
+        type.  A virtual column is built once per table.  Raises
+        MissingColumnError naming the attributes the table has.
+        """
+        if name == _TS_ATTR:
+            return self._virtual(name)
+        col = self.columns.get(name)
+        if col is not None:
+            return col
+        if name == _TYPE_ATTR:
+            return self._virtual(name)
+        have = ", ".join(map(repr, dict.fromkeys([_TS_ATTR, _TYPE_ATTR, *self.columns])))
+        raise MissingColumnError(f"attribute {name!r} is not in the event table; attributes: {have}")
+
+    def _virtual(self, name: str) -> Column:
+        kept = self.__dict__.get("_virtual_columns")
+        if kept is None:
+            kept = {}
+            object.__setattr__(self, "_virtual_columns", kept)
+        if name not in kept:
+            if name == _TS_ATTR:
+                kept[name] = Column("int", self.ts, None)
+            else:  # code -1 (the null type) is null; 0 keeps the codes usable as indices
+                tc = self.type_code
+                valid = tc >= 0
+                kept[name] = (Column("str", tc, None, self.type_names) if valid.all() else
+                              Column("str", np.where(valid, tc, 0).astype(tc.dtype), valid, self.type_names))
+        return kept[name]
+
+    def value(self, attr: str, p: int):
+        """Python value of ``attr`` at position ``p`` (None for null; ``ts`` and ``type`` always exist)."""
+        return self.column(attr).python_value(p)
+
+
+def _encode_attribute(name: str, s: pl.Series) -> Column:
+    """One attribute column as a :class:`Column` (DESIGN.md section 1: typed numpy arrays)."""
+    dtype = s.dtype
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    if dtype.is_integer():
+        kind, np_dtype = "int", np.int64
+        if dtype == pl.UInt64 and s.max() is not None and s.max() > _INT64_MAX:
+            kind, np_dtype = "float", np.float64  # does not fit int64: keep the magnitude
+        values = s.cast(pl.Float64 if kind == "float" else pl.Int64)
+        values = (values if valid is None else values.fill_null(0)).to_numpy()
+        return Column(kind, np.ascontiguousarray(values, dtype=np_dtype), valid)
+    if dtype.is_float() or dtype.is_decimal():
+        values = s.cast(pl.Float64)
+        values = (values if valid is None else values.fill_null(0.0)).to_numpy()
+        return Column("float", np.ascontiguousarray(values, dtype=np.float64), valid)
+    if dtype == pl.Boolean:
+        return Column("bool", np.ascontiguousarray((s if valid is None else s.fill_null(False)).to_numpy(),
+                                                   dtype=np.bool_), valid)
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+        codes, dictionary, valid = _dict_encode(s)
+        if valid is not None:
+            codes[~valid] = 0  # arbitrary where null; 0 keeps codes usable as indices
+        return Column("str", codes, valid, dictionary)
+    if dtype.is_temporal():
+        values = _temporal_physical(s).fill_null(0).to_numpy()
+        return Column("int", np.ascontiguousarray(values, dtype=np.int64), valid, (), _temporal_kind(dtype)[0])
+    if dtype == pl.Null:  # an all-null column (a pandas object column of None, a header-only CSV)
+        return Column("float", np.zeros(len(s), np.float64), np.zeros(len(s), np.bool_))
+    raise AttributeTypeError(
+        f"attribute {name!r} has dtype {dtype}, which predicates cannot compare; "
+        f"supported: integers, floats, booleans, strings/categoricals, dates and datetimes")
+
+
+def build_event_table(source, patterns=None, *, time: str = "ts", type: str | None = None,
+                      time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
+                      columns: Iterable[str] = (), check: bool = True,
+                      time_format: str | None = None) -> EventTable:
+    """Turn input rows into a time-sorted :class:`EventTable` for ``patterns``.
+
+    Parameters
+    ----------
+    source
+        Polars DataFrame / LazyFrame, pandas DataFrame, pyarrow Table, or a
+        path to a Parquet or CSV file (see :func:`read_table`).
+    patterns
+        A :class:`~jitcep.pattern.ast.Pattern` or a sequence of them; only the
+        attributes they read (WHERE, RETURN, equivalence tests) are kept.
+    time, type
+        The time column and the optional type column (string, categorical or
+        integer; a null type matches only untyped variables: code -1).
+    time_unit
+        Unit of a numeric time column (ns, us, ms, s, min, h, d or a long
+        form); needed for duration windows.  Date / Datetime carry their own.
+    partition_by
+        Columns splitting the stream into independent streams, one per key
+        value, null being a value (an ``independent`` partition, semantics
+        §13).  Without it the partition is the equivalence key all patterns
+        share (:func:`equivalence_key`), if any: an index, null keys in no group.
+    columns
+        Extra attributes to keep beyond those the patterns read.
+    check
+        Run :func:`check_types` (string vs number, temporal vs other kinds) on the patterns.
+    time_format
+        The strftime format of a text time column (see :func:`read_events`).
+
+    Raises
+    ------
+    InputFormatError, MissingColumnError, TimestampError, AttributeTypeError, OptionError
+        Before anything is returned; nothing is ever written.
+    """
+    pats = _as_patterns(patterns)
+    key = _partition_key(pats, partition_by)
+    df = read_events(source, pats, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                     columns=columns, time_format=time_format)
+    attrs = _attributes(pats, df.columns, key, columns)
+
+    ts, unit_ns = _time_values(time, df.get_column(time), time_unit)
+    n = len(ts)
+    # Stable sort by time: ties keep input order (the "position" order of DESIGN.md section 2).
+    if _enc.is_sorted(ts):  # already sorted input is common: no permutation, no copies
+        perm = row = None   # row: the identity, filled when first read (EventTable.__getattr__)
+    else:
+        perm = _enc.stable_argsort(ts)
+        row = perm
+        ts = ts[perm]
+
+    def by_position(a: np.ndarray) -> np.ndarray:
+        return a if perm is None else a[perm]
+
+    if type is None:  # every event has the null type: only untyped variables match
+        type_code = np.full(n, -1, dtype=np.int32)
+        type_names: tuple[str, ...] = ()
+    else:
+        ts_col = df.get_column(type)
+        if not (ts_col.dtype in (pl.String, pl.Categorical, pl.Null) or isinstance(ts_col.dtype, pl.Enum)
+                or ts_col.dtype.is_integer()):
+            raise AttributeTypeError(f"type column {type!r} has dtype {ts_col.dtype}; "
+                                     f"expected strings, a categorical or integers")
+        codes, type_names, _ = _dict_encode(ts_col)
+        type_code = by_position(codes)
+
+    cols: dict[str, Column] = {}
+    for attr in attrs:
+        s = df.get_column(attr)
+        if s.dtype in (pl.String, pl.Categorical) or isinstance(s.dtype, pl.Enum):
+            cols[attr] = Column.deferred(s, perm)  # coded when first read: a key may need no coding
+            continue
+        c = _encode_attribute(attr, s)
+        cols[attr] = Column(c.kind, by_position(c.values),
+                            None if c.valid is None else by_position(c.valid), c.dictionary, c.temporal)
+    _one_time_unit(cols, df.schema)
+
+    fields = dict(ts=np.ascontiguousarray(ts), type_code=np.ascontiguousarray(type_code),
+                  type_names=type_names, columns=cols, time_unit_ns=unit_ns, time_dtype=df.schema[time])
+    table = _new_table(fields, row)
+    if check:
+        check_types(pats, table)
+    if key:  # built when first read: the compiled engine may never need it
+        independent = partition_by is not None
+        part = Partition.deferred(key, functools.partial(build_partition, table, key, independent=independent),
+                                  independent)  # a partial, not a lambda: the partition still pickles
+        return _new_table(fields, row, part)  # ``table`` (no partition) is what the build reads
+    return table
+
+
+def _new_table(fields: dict, row: np.ndarray | None, partition: Partition | None = None) -> EventTable:
+    """An EventTable of ``fields``; ``row`` None (sorted input) leaves the identity to first read."""
+    table = EventTable(row=row, partition=partition, **fields)
+    if row is None:
+        object.__delattr__(table, "row")
+    return table
