@@ -196,15 +196,17 @@ def _normal_form_cases(rng, body):
 def _shapes(pattern, seed):
     """The default plan, one of ZStream's (SEQ items joined in order) and two of any join order
     (Kolchinsky & Schuster's space: ordered AND joins, swapped SEQ joins); every one when few."""
-    try:
-        trees = all_trees(pattern.body, limit=2000)
-        in_order = all_shapes(pattern.body, limit=2000)
-    except UnsupportedPatternError:  # a wide pattern: too many trees to list
-        return [default_shape(pattern.body)]
-    if len(trees) <= 6:
-        return trees
     rng = random.Random(seed)
-    return [default_shape(pattern.body), rng.choice(in_order)] + rng.sample(trees, 2)
+    out = [default_shape(pattern.body)]
+    for space in (all_shapes, all_trees):
+        try:
+            shapes = space(pattern.body, limit=2000)
+        except UnsupportedPatternError:  # a wide pattern: too many to list
+            continue
+        if space is all_trees and len(shapes) <= 6:
+            return shapes
+        out += rng.sample(shapes, 1 if space is all_shapes else 2)
+    return out
 
 
 def _positive_names(node):
