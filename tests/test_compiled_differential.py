@@ -9,7 +9,7 @@ Patterns are generated from fixed seeds (SEQ / AND / OR nesting, 1 to 8
 variables, typed / ANY / untyped variables, every predicate kind, ``[k]`` keys,
 time / count / unbounded windows, the three orders, and in about half of them
 negations: at the start, middle and end of a SEQ, inside an AND (also an AND
-nested in a SEQ), inside an OR branch's SEQ, several per pattern, with filters
+nested in a SEQ), several per pattern, with filters
 and conditions on the negated variable); each pattern is compiled
 once and run against ``N_STREAMS`` hypothesis-generated streams, each stream
 under one of the pattern's join trees (every tree when a pattern has few, else the default, one
@@ -112,8 +112,8 @@ def gen_pattern(seed: int) -> tuple[Pattern, str]:
         return rng.choice([("A",), ("B",), ("C",), ("A",), ("A", "B"), None])
 
     def with_negations(op, items, in_disj):
-        # a negation is an element of a SEQ / AND (semantics section 7), at any index
-        if op is Disj or (in_disj and rng.random() < 0.7):
+        # a negation is an element of a SEQ / AND, never inside an OR (semantics section 7), at any index
+        if op is Disj or in_disj:
             return items
         items = list(items)
         for _ in range(2):
@@ -196,15 +196,17 @@ def _normal_form_cases(rng, body):
 def _shapes(pattern, seed):
     """The default plan, one of ZStream's (SEQ items joined in order) and two of any join order
     (Kolchinsky & Schuster's space: ordered AND joins, swapped SEQ joins); every one when few."""
-    try:
-        trees = all_trees(pattern.body, limit=2000)
-        in_order = all_shapes(pattern.body, limit=2000)
-    except UnsupportedPatternError:  # a wide pattern: too many trees to list
-        return [default_shape(pattern.body)]
-    if len(trees) <= 6:
-        return trees
     rng = random.Random(seed)
-    return [default_shape(pattern.body), rng.choice(in_order)] + rng.sample(trees, 2)
+    out = [default_shape(pattern.body)]
+    for space in (all_shapes, all_trees):
+        try:
+            shapes = space(pattern.body, limit=2000)
+        except UnsupportedPatternError:  # a wide pattern: too many to list
+            continue
+        if space is all_trees and len(shapes) <= 6:
+            return shapes
+        out += rng.sample(shapes, 1 if space is all_shapes else 2)
+    return out
 
 
 def _positive_names(node):

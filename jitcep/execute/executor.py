@@ -47,5 +47,5 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
         return profile.timed(node, lambda: go(node, state, run))
 
     buf = run(plan.root)
-    single = {v: np.ascontiguousarray(buf.pos[:, i]) for i, v in enumerate(buf.vars)}
+    single = {v: np.ascontiguousarray(buf.column(v)) for v in names}
     return MatchTable(len(buf), single, {v: buf.lists[v] for v in list_vars}).canonical()

@@ -28,6 +28,7 @@ from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq,
 from ..pattern.normalize import normalize
 from ..pattern.printer import expr_to_text
 from ..pattern.structure import lca, negation_contexts, single_vars, walk_nodes
+from ..pattern.validate import check_structure
 
 _KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
 
@@ -256,6 +257,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     meaning here; ``[attr]`` keys the negated events and the closure's members
     too, and ``[attr = v]`` is also a filter on every variable.
     """
+    check_structure(pattern.body)  # where negations and closures may stand (section 7), as validate checks
     full = flatten(pattern.body)
     contexts = negation_contexts(full)
     kl = _kleene_context(full)

@@ -175,20 +175,18 @@ class PhysicalPlan:
     partitioning).  ``key_coding``: how the partition codes are made
     (:mod:`jitcep.plan.rules.key_coding`; None until a table is known).
     ``constants``: conjuncts without variables, evaluated once.
-    ``variables``: the single-event variables in output column order;
-    ``list_vars``: the array variables.
+    ``variables``: the single-event variables in pattern order (the match
+    table's, whatever order the join tree binds them in); ``list_vars``:
+    the array variables.
     """
 
     pattern: Pattern
     root: Operator
+    variables: tuple[str, ...] = ()
     key: tuple[str, ...] = ()
     constants: tuple[E.Expr, ...] = ()
     window: Window | None = None
     key_coding: KeyCoding | None = None
-
-    @property
-    def variables(self) -> tuple[str, ...]:
-        return self.root.vars
 
     @property
     def list_vars(self) -> tuple[str, ...]:

@@ -82,15 +82,19 @@ def all_shapes(body: Node, limit: int = 10_000) -> list[Shape]:
 def all_trees(body: Node, limit: int = 10_000) -> list[Shape]:
     """Every join tree over the positive variables of a (small) pattern, each split in both orientations,
     that keeps every OR whole (:func:`~jitcep.pattern.structure.splits_or`): the space the order- and
-    tree-based planners of Kolchinsky & Schuster (2018, sections 3-4) search."""
+    tree-based planners of Kolchinsky & Schuster (2018, sections 3-4) search.  More than ``limit``
+    trees raise UnsupportedPatternError (an n-variable pattern has up to (2n-2)! / (n-1)! of them)."""
     body = positive(body)
     names = [n.name for n in walk_nodes(body) if isinstance(n, EventVar)]
-    out = []
-    for tree in _set_trees(names):
-        if not any(splits_or(body, frozenset(shape_vars(s))) for s in _subtrees(tree)):
-            out.append(tree)
-            if len(out) > limit:
-                raise UnsupportedPatternError(f"more than {limit} plan shapes")
+    count = 1
+    for k in range(n := len(names), 2 * n - 1):  # (2n-2)! / (n-1)!: the count without the OR rule
+        count *= k
+    if count > 50 * limit:  # too many to list and filter, whatever the OR rule would prune
+        raise UnsupportedPatternError(f"more than {limit} plan shapes")
+    out = [t for t in _set_trees(names)
+           if not any(splits_or(body, frozenset(shape_vars(s))) for s in _subtrees(t))]
+    if len(out) > limit:
+        raise UnsupportedPatternError(f"more than {limit} plan shapes")
     return out
 
 

@@ -50,7 +50,8 @@ RULES = (
 def physical_plan(logical: LogicalPlan, options: Options, shape=None) -> PhysicalPlan:
     """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see :mod:`jitcep.plan.shapes`)."""
     planning = Planning(logical, options, shape)
-    plan = PhysicalPlan(logical.pattern, None, logical.key, logical.constants, logical.window)
+    plan = PhysicalPlan(logical.pattern, None, tuple(logical.variables), logical.key, logical.constants,
+                        logical.window)
     for rule in RULES:
         plan = rule(plan, planning)
     return plan
