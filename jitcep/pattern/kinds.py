@@ -41,7 +41,7 @@ from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, N
 
 __all__ = [
     "INT", "FLOAT", "NUMBER", "BOOL", "STR", "DATETIME", "DATETIME_TZ", "DURATION", "TIME", "TEMPORAL",
-    "Kind", "literal_kind", "value_kind", "arith_kind", "result_kind", "infer", "check_predicate",
+    "Kind", "noun", "family", "literal_kind", "value_kind", "arith_kind", "result_kind", "infer", "check_predicate",
     "check_pattern",
 ]
 
@@ -66,6 +66,11 @@ _NO_DURATION_LITERALS = (" (jitcep has no duration literals, so the result's uni
 def family(kind: Kind) -> Kind:
     """What a kind compares with: ints and floats are both numbers (§4); every other kind is its own."""
     return NUMBER if kind in _NUMBERS else kind
+
+
+def noun(kind: Kind) -> str:
+    """What a kind is called in messages: "a number", "a string", "a datetime with a time zone" ..."""
+    return _NOUN.get(kind, "a value")
 
 
 def literal_kind(value) -> Kind:
@@ -122,7 +127,7 @@ def result_kind(op: str, left: Kind, right: Kind = None, *, shown: tuple[str, st
     by their kinds); ``context``: appended to it (the predicate).
     """
     def name(i: int, kind: Kind) -> str:
-        return shown[i] if shown is not None else f"{_NOUN.get(kind, 'a value')} value"
+        return shown[i] if shown is not None else f"{noun(kind)} value"
 
     if op in _ARITH:
         for i, kind in enumerate((left,) if op in ("neg", "abs") else (left, right)):
@@ -164,12 +169,11 @@ def _text(expr: Expr) -> str:
 
 
 def _show(node: Expr, kind: Kind) -> str:
-    noun = _NOUN.get(kind, "a value")
     if isinstance(node, Lit):
-        return f"{noun} literal ({_text(node)})"
+        return f"{noun(kind)} literal ({_text(node)})"
     if isinstance(node, Attr):
-        return f"{noun} attribute ({_text(node)})"
-    return f"{noun} expression ({_text(node)})"
+        return f"{noun(kind)} attribute ({_text(node)})"
+    return f"{noun(kind)} expression ({_text(node)})"
 
 
 class _Infer:
@@ -209,7 +213,7 @@ class _Infer:
         if isinstance(e, Equiv):
             if e.value is not None:  # [attr = v]: every event's attr = v
                 k = self.kind_of_attr("*", e.attr)
-                shown = (f"{_NOUN.get(k, 'a value')} attribute ({e.attr})", _show(e.value, self.kind(e.value)))
+                shown = (f"{noun(k)} attribute ({e.attr})", _show(e.value, self.kind(e.value)))
                 result_kind("=", k, self.kind(e.value), shown=shown, error=self.error, context=self.context)
             return BOOL
         if isinstance(e, IsNull):
