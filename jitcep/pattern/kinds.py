@@ -155,7 +155,7 @@ def result_kind(op: str, left: Kind, right: Kind = None, *, shown: tuple[str, st
         return left
     if op == "condition":
         if left not in (BOOL, None):
-            raise error(f"{name(0, left)} is a value, not a condition (compare it: x > 0, x = 'v'){context}")
+            raise error(f"{name(0, left)} is a value, not a condition{context}")
         return BOOL
     raise ValueError(f"no kind rule for the operator {op!r}")
 
