@@ -125,6 +125,13 @@ def result_kind(op: str, left: Kind, right: Kind = None, *, shown: tuple[str, st
     kind ``left``) or ``"condition"`` (``left`` used where TRUE / FALSE / NULL is needed: an operand of
     AND / OR / NOT, a WHERE conjunct).  ``shown``: how the operands are named in the message (default:
     by their kinds); ``context``: appended to it (the predicate).
+
+    >>> result_kind("+", INT, FLOAT), result_kind("/", INT, INT), result_kind("<", INT, FLOAT)
+    ('float', 'float', 'bool')
+    >>> result_kind("<", BOOL, BOOL)
+    Traceback (most recent call last):
+    ...
+    jitcep.errors.AttributeTypeError: comparing a boolean value with a boolean value by <: booleans compare only ...
     """
     def name(i: int, kind: Kind) -> str:
         return shown[i] if shown is not None else f"{noun(kind)} value"
@@ -234,6 +241,15 @@ def infer(expr: Expr, kind_of_attr: KindOfAttr, *, error: type[Exception] = Attr
 
     ``kind_of_attr(var, attr)`` gives an attribute's kind (None: no kind, or not known); ``var`` is
     ``"*"`` for the attribute of an equivalence test ``[attr = v]``, which every variable reads.
+
+    >>> from jitcep.pattern.parser import parse_expr
+    >>> columns = {"x": INT, "y": FLOAT, "s": STR}
+    >>> infer(parse_expr("a.x * 2 + a.y"), lambda var, attr: columns[attr])
+    'float'
+    >>> infer(parse_expr("a.s = 1 OR a.x > 0"), lambda var, attr: columns[attr])
+    Traceback (most recent call last):
+    ...
+    jitcep.errors.AttributeTypeError: comparing a string attribute (a.s) with a number literal (1)
     """
     return _Infer(kind_of_attr, error, context).kind(expr)
 
