@@ -178,9 +178,13 @@ def _text(expr: Expr) -> str:
 def _show(node: Expr, kind: Kind) -> str:
     if isinstance(node, Lit):
         return f"{noun(kind)} literal ({_text(node)})"
-    if isinstance(node, Attr):
-        return f"{noun(kind)} attribute ({_text(node)})"
+    if isinstance(node, Attr):  # the attribute of [attr = v] has no variable: Attr("*", attr)
+        return f"{noun(kind)} attribute ({node.attr if node.var == '*' else _text(node)})"
     return f"{noun(kind)} expression ({_text(node)})"
+
+
+class _Refused(Exception):
+    """A rule refused: raised without a message, so the walk prints operands only when one is needed."""
 
 
 class _Infer:
@@ -190,8 +194,11 @@ class _Infer:
         self.kind_of_attr, self.error, self.context = kind_of_attr, error, context
 
     def rule(self, op: str, nodes: tuple[Expr, ...], kinds: tuple[Kind, ...]) -> Kind:
-        shown = tuple(_show(n, k) for n, k in zip(nodes, kinds)) + ("", "")
-        return result_kind(op, *kinds, shown=shown[:2], error=self.error, context=self.context)
+        try:
+            return result_kind(op, *kinds, error=_Refused)
+        except _Refused:  # again, naming the operands as written: printed only for the message
+            shown = tuple(_show(n, k) for n, k in zip(nodes, kinds)) + ("", "")
+            return result_kind(op, *kinds, shown=shown[:2], error=self.error, context=self.context)
 
     def condition(self, node: Expr) -> Kind:
         return self.rule("condition", (node,), (self.kind(node),))
@@ -219,9 +226,7 @@ class _Infer:
             return BOOL
         if isinstance(e, Equiv):
             if e.value is not None:  # [attr = v]: every event's attr = v
-                k = self.kind_of_attr("*", e.attr)
-                shown = (f"{noun(k)} attribute ({e.attr})", _show(e.value, self.kind(e.value)))
-                result_kind("=", k, self.kind(e.value), shown=shown, error=self.error, context=self.context)
+                self.rule("=", (Attr("*", e.attr), e.value), (self.kind_of_attr("*", e.attr), self.kind(e.value)))
             return BOOL
         if isinstance(e, IsNull):
             self.kind(e.operand)  # any kind may be null
