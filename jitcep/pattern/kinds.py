@@ -73,24 +73,24 @@ def noun(kind: Kind) -> str:
     return _NOUN.get(kind, "a value")
 
 
+_PYTHON_KINDS = ((bool, BOOL), (int, INT), (float, FLOAT), (str, STR))  # bool first: it is an int in Python
+
+
 def literal_kind(value) -> Kind:
-    """The kind of a literal's value: None (NULL), BOOL, INT, FLOAT or STR."""
-    if value is None:
-        return None
-    if isinstance(value, bool):  # before int: bool is an int subclass in Python, not a number in §4
-        return BOOL
-    if isinstance(value, int):
-        return INT
-    if isinstance(value, float):
-        return FLOAT
-    if isinstance(value, str):
-        return STR
-    raise AttributeTypeError(f"cannot use a value of type {type(value).__name__} in a predicate: {value!r}")
+    """The kind of a literal's value: None (NULL), BOOL, INT, FLOAT or STR.
+
+    A value of another type has none here: ``validate`` refuses such a literal at ``compile``, and a
+    query built past it is refused where it is used (it cannot be shipped, or evaluated).
+    """
+    return next((kind for t, kind in _PYTHON_KINDS if isinstance(value, t)), None)
 
 
 def value_kind(value) -> Kind:
-    """The kind of a Python value met while interpreting a predicate (the reference evaluator)."""
-    return literal_kind(value)
+    """The kind of a non-null Python value met while interpreting a predicate (the reference evaluator)."""
+    kind = literal_kind(value)
+    if kind is None:
+        raise AttributeTypeError(f"cannot use a value of type {type(value).__name__} in a predicate: {value!r}")
+    return kind
 
 
 def arith_kind(op: str, left: Kind, right: Kind = None) -> Kind:
