@@ -17,12 +17,13 @@ Null semantics are SQL's three-valued logic: an operation on a null is null,
 ``x / 0`` is null, AND is false if any operand is false, OR is true if any is
 true, NOT null is null, and a predicate passes only when it is TRUE.
 
-Kinds (semantics §4) are :mod:`jitcep.pattern.kinds`': :func:`generate_source` checks every
-predicate with it, and the width of every arithmetic result (int64 or float64) is its
-:func:`~jitcep.pattern.kinds.arith_kind`.  A column with nulls may hold no value at all on the
-table, and such an attribute has no kind (§4): only the table check (``events.check_types``, the
-same checker, run on both engines before any code is generated) can judge it, so it is of no kind
-here, and the code computed for it is NULL at every event whatever it computes.
+Kinds of values (semantics §4) follow :mod:`jitcep.pattern.kinds`: :func:`generate_source`
+checks every predicate with it, and takes the width of every arithmetic result (int64 or float64)
+from :func:`~jitcep.pattern.kinds.arith_kind`.  A column with nulls may hold no value at all on the
+table, and such an attribute has no kind (§4); only the table check (``events.check_types``, the
+same checker, run on both engines before any code is generated) sees whether it does, so here a
+nullable column is of no kind, and where the table check let it pass for having no value, the code
+generated for it is NULL at every event.
 
 Strings are compared through ranks in one sorted universe of every dictionary
 string and literal the pattern touches, so ``=``/``<`` on strings become integer
