@@ -17,6 +17,14 @@ Null semantics are SQL's three-valued logic: an operation on a null is null,
 ``x / 0`` is null, AND is false if any operand is false, OR is true if any is
 true, NOT null is null, and a predicate passes only when it is TRUE.
 
+Kinds of values (semantics §4) follow :mod:`jitcep.pattern.kinds`: :func:`generate_source`
+checks every predicate with it, and takes the width of every arithmetic result (int64 or float64)
+from :func:`~jitcep.pattern.kinds.arith_kind`.  A column with nulls may hold no value at all on the
+table, and such an attribute has no kind (§4); only the table check (``events.check_types``, the
+same checker, run on both engines before any code is generated) sees whether it does, so here a
+nullable column is of no kind, and where the table check let it pass for having no value, the code
+generated for it is NULL at every event.
+
 Strings are compared through ranks in one sorted universe of every dictionary
 string and literal the pattern touches, so ``=``/``<`` on strings become integer
 comparisons and string literals need not be known when the code is generated
@@ -29,10 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import config
-from ..errors import AttributeTypeError, KernelInputError, MissingColumnError, UnsupportedPatternError
+from ..errors import KernelInputError, MissingColumnError, UnsupportedPatternError
 from ..kernels.alloc import empty
 from ..pattern import expr as E
+from ..pattern import kinds
 from .cache import load_module
 
 _ALL_VALID = np.ones(1, dtype=np.bool_)
@@ -43,7 +51,6 @@ _CMP_CODE = {"=": "{c} == 0", "!=": "{c} != 0", "<": "{c} == -1", "<=": "({c} ==
              ">": "{c} == 1", ">=": "({c} == 1 or {c} == 0)"}
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _INT_OPS = {"+": "add_i", "-": "sub_i", "*": "mul_i"}
-_NUMERIC = ("int", "float", "null")
 
 
 @dataclass(frozen=True)
@@ -113,28 +120,24 @@ class _Gen:
         if isinstance(e, E.Arith):
             lv, lo, lk = self.value(e.left, var_slot)
             rv, ro, rk = self.value(e.right, var_slot)
-            for k in (lk, rk):
-                if k not in _NUMERIC:
-                    raise AttributeTypeError(f"arithmetic {e.op!r} on a {k} operand")
+            width = kinds.arith_kind(e.op, _kind(lk), _kind(rk))
             t = self.tmp()
             if e.op == "/":  # true division of float64 operands; x / 0 is NULL (section 4)
                 self.emit(f"ok_{t} = {lo} and {ro} and {rv} != 0")
                 self.emit(f"{t} = np.float64({lv}) / np.float64({rv}) if ok_{t} else 0.0")
                 return t, f"ok_{t}", "float"
-            if "float" in (lk, rk):
+            if width == kinds.FLOAT:
                 self.emit(f"ok_{t} = {lo} and {ro}")
                 self.emit(f"{t} = ({lv}) {e.op} ({rv})")
                 return t, f"ok_{t}", "float"
-            # int64 exact, NULL outside int64 (section 4)
+            # int64 exact, NULL outside int64 (section 4); an open width (a NULL operand) is NULL either way
             self.emit(f"{t}, x_{t} = {_INT_OPS[e.op]}(np.int64({lv}), np.int64({rv}))")
             self.emit(f"ok_{t} = {lo} and {ro} and x_{t}")
             return t, f"ok_{t}", "int"
         if isinstance(e, E.Unary):
             v, o, k = self.value(e.operand, var_slot)
-            if k not in _NUMERIC:
-                raise AttributeTypeError(f"{e.op} of a {k} operand")
             t = self.tmp()
-            if k == "float":
+            if kinds.arith_kind(e.op, _kind(k)) == kinds.FLOAT:
                 self.emit(f"ok_{t} = {o}")
                 self.emit(f"{t} = {'-' if e.op == 'neg' else 'abs'}({v})")
                 return t, f"ok_{t}", "float"
@@ -156,10 +159,6 @@ class _Gen:
         if isinstance(e, E.Cmp):
             lv, lo, lk = self.value(e.left, var_slot)
             rv, ro, rk = self.value(e.right, var_slot)
-            if "null" not in (lk, rk) and _family(lk) != _family(rk):
-                raise AttributeTypeError(f"comparison {e.op!r} between a {_family(lk)} and a {_family(rk)} operand")
-            if lk == "bool" and e.op not in ("=", "!="):
-                raise AttributeTypeError(f"ordering comparison {e.op!r} on booleans")
             self.emit(f"ok_{t} = {lo} and {ro}")
             self.emit(f"{t} = ok_{t} and {self.compare(e.op, lv, lk, rv, rk)}")
         elif isinstance(e, E.BoolOp):
@@ -187,8 +186,6 @@ class _Gen:
                 if lk == "null":
                     has_null = True
                     continue
-                if k != "null" and _family(lk) != _family(k):
-                    raise AttributeTypeError(f"IN list mixes a {_family(k)} operand with a {_family(lk)} value")
                 tests.append(self.compare("=", v, k, lv, lk))
             hit = " or ".join(tests) if tests else "False"
             self.emit(f"h_{t} = {o} and ({hit})")
@@ -204,10 +201,9 @@ class _Gen:
             self.emit(f"{t} = {v}")
         elif isinstance(e, E.Attr):
             v, o, k = self.value(e, var_slot)
-            if k != "bool":
-                raise AttributeTypeError(f"{e.var}.{e.attr} is used as a condition but is a {k}")
             self.emit(f"ok_{t} = {o}")
-            self.emit(f"{t} = {v}")
+            # a condition is a boolean (section 4); another kind got here only as a column of no value
+            self.emit(f"{t} = {v}" if k == "bool" else f"{t} = bool({v})")
         else:
             raise UnsupportedPatternError(f"the compiled engine cannot evaluate {type(e).__name__} here")
         return t, f"ok_{t}", "bool"
@@ -217,9 +213,20 @@ class _Gen:
         return v, o
 
 
-def _family(kind: str) -> str:
-    """What a kind compares with: ints and floats are both numbers (section 4)."""
-    return "num" if kind in ("int", "float") else kind
+def _kind(kind: str) -> str | None:
+    """A generated operand's kind as :mod:`jitcep.pattern.kinds` names it: the NULL literal has none."""
+    return None if kind == "null" else kind
+
+
+def _check_kinds(pred: E.Expr, columns: dict[str, ColumnSpec]) -> None:
+    """Check ``pred``'s kinds (semantics §4) as far as ``columns`` tell them (see the module docstring)."""
+    def kind_of_attr(var: str, attr: str):
+        spec = columns.get(attr)
+        if spec is None:
+            return kinds.INT if attr == "ts" else None  # a missing column: MissingColumnError, below
+        return None if spec.nullable else spec.kind  # the column kinds are the checker's kind names
+
+    kinds.check_predicate(pred, kind_of_attr, condition=True)
 
 
 def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tuple[str, tuple[str, ...], list[str]]:
@@ -246,6 +253,7 @@ def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tupl
             params.append(f"l{i}")
     body = []
     for pid, pred in enumerate(preds):
+        _check_kinds(pred, columns)
         gen = _Gen(columns, col_index, strings, pid)
         vs = sorted(E.variables(pred))
         slot = {v: k for k, v in enumerate(vs)}

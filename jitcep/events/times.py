@@ -96,10 +96,6 @@ def _temporal_physical(s: pl.Series) -> pl.Series:
     return s.to_physical().cast(pl.Int64)
 
 
-_TEMPORAL_NOUN = {"datetime": "a datetime", "datetime_tz": "a datetime with a time zone",
-                  "duration": "a duration", "time": "a time of day"}
-
-
 def _temporal_kind(dtype) -> tuple[str, int] | None:
     """(temporal kind, nanoseconds per stored unit) of a temporal dtype (semantics §4); None otherwise."""
     if dtype == pl.Date:

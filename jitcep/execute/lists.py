@@ -11,10 +11,10 @@ import numpy as np
 
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
-from ..errors import AttributeTypeError, UnsupportedPatternError
+from ..errors import UnsupportedPatternError
 from ..events import Column
 from ..kernels.kleene import segment_aggregate
-from ..pattern import expr as E
+from ..pattern import expr as E, kinds
 from ..plan.logical import map_expr
 
 
@@ -45,10 +45,10 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
         if x.func == "count":
             return Column("int", lens.astype(np.int64), None)
         c = gather(x.attr, lpos)
-        if c.kind not in ("int", "float"):
-            raise UnsupportedPatternError(f"{x.func} over a {c.kind} attribute {x.attr!r}")
-        if c.temporal is not None and x.func in ("sum", "avg"):  # semantics section 4
-            raise AttributeTypeError(f"{x.func} over the {c.temporal} attribute {x.attr!r}")
+        kinds.result_kind(x.func, c.temporal or c.kind, shown=(f"{x.var}.{x.attr}", ""))  # semantics section 4
+        if c.kind not in ("int", "float"):  # min / max of strings: the kernel aggregates numbers only
+            raise UnsupportedPatternError(f"the compiled engine does not evaluate {x.func} over a {c.kind} "
+                                          f"attribute ({x.var}.{x.attr}) yet")
         valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
         vals, ok = segment_aggregate(off, c.values, valid, x.func)
         return Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (), c.temporal)

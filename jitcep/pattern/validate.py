@@ -8,7 +8,9 @@ ZStream section 3 KSEQ); array references ``b[i]``, ``b[i-1]``, ``b[1]``,
 ``b[b.LEN]`` and aggregates only on Kleene variables (SASE+ section 2);
 equivalence tests ``[attr]`` only as top-level conjuncts of WHERE (SASE
 section 2); no conjunct across two OR branches (docs/semantics.md section 4); and a window, or an explicit ``WITHIN UNBOUNDED`` (DESIGN.md
-section 2).  Every message names the element at fault, in pattern text.
+section 2).  The kinds of values (docs/semantics.md section 4) are checked by
+:mod:`jitcep.pattern.kinds`, here as far as the literals show them.  Every
+message names the element at fault, in pattern text.
 
 Size comes first: a pattern nests at most ``config.MAX_NESTING`` levels deep
 (every later pass recurses once per level), binds at most
@@ -28,6 +30,7 @@ from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegatio
                       MissingWindowError, PatternValidationError, UnknownVariableError,
                       UnsupportedPatternError)
 from .combinations import check_combination
+from .kinds import check_pattern
 from .ast import (UNIT_NS, Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq,
                   TimeWindow, Unbounded, event_vars, kleene_vars, levels, negated_vars, walk)
 from .expr import (AGG_FUNCS, ARITH_OPS, CMP_OPS, Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit,
@@ -253,11 +256,8 @@ def _check_window(window) -> None:
 
 # --- expressions ------------------------------------------------------------
 
-_BOOL, _VALUE, _ANY = "condition", "value", "any"
-
-
 class _Exprs:
-    """Checks of WHERE and RETURN expressions against the bound variables."""
+    """Checks of WHERE and RETURN expressions against the bound variables (their kinds: :mod:`.kinds`)."""
 
     def __init__(self, bound, kleene, negated):
         self.bound = bound
@@ -270,23 +270,21 @@ class _Exprs:
             f"{clause} names variable {var!r} in {_show_expr(expr)!r}, but the pattern does not bind it "
             f"(bound: {known})")
 
-    def check(self, e: Expr, clause: str, *, top_conjunct: bool = False, whole_item: bool = False) -> str:
-        """Check ``e`` recursively and return its kind: condition, value or any."""
+    def check(self, e: Expr, clause: str, *, top_conjunct: bool = False, whole_item: bool = False) -> None:
+        """Check ``e`` recursively: known operators, bound variables, Kleene references, literals."""
         if isinstance(e, Lit):
             v = e.value
             if not (v is None or isinstance(v, (bool, int, float, str))):
                 raise PatternValidationError(f"unsupported literal {v!r} of type {type(v).__name__}")
             if isinstance(v, float) and not math.isfinite(v):
                 raise PatternValidationError(f"the literal {v!r} is not a finite number")
-            if isinstance(v, bool):
-                return _BOOL
-            return _ANY if v is None else _VALUE
+            return
         if isinstance(e, Attr):
             self.attr(e, clause, whole_item)
-            return _ANY
+            return
         if isinstance(e, Agg):
             self.agg(e, clause)
-            return _ANY if e.func in ("min", "max") else _VALUE
+            return
         if isinstance(e, Equiv):
             if clause != "WHERE" or not top_conjunct:
                 raise PatternValidationError(
@@ -298,24 +296,24 @@ class _Exprs:
                 if not isinstance(e.value, Lit):
                     raise PatternValidationError(f"[{e.attr} = ...] takes a literal, got {e.value!r}")
                 self.check(e.value, clause)
-            return _BOOL
+            return
         if isinstance(e, Arith):
             if e.op not in ARITH_OPS:
                 raise PatternValidationError(f"unknown arithmetic operator {e.op!r}")
-            for side in (e.left, e.right):
-                self.operand(side, self.check(side, clause), e, numeric=True)
-            return _VALUE
+            self.check(e.left, clause)
+            self.check(e.right, clause)
+            return
         if isinstance(e, Unary):
             if e.op not in ("neg", "abs"):
                 raise PatternValidationError(f"unknown unary operator {e.op!r}")
-            self.operand(e.operand, self.check(e.operand, clause), e, numeric=True)
-            return _VALUE
+            self.check(e.operand, clause)
+            return
         if isinstance(e, Cmp):
             if e.op not in CMP_OPS:
                 raise PatternValidationError(f"unknown comparison {e.op!r}")
             self.check(e.left, clause)
             self.check(e.right, clause)
-            return _BOOL
+            return
         if isinstance(e, In):
             if not isinstance(e.values, tuple) or not e.values:
                 raise PatternValidationError(f"{_show_expr(e.operand)} IN (...) needs at least one value")
@@ -324,32 +322,19 @@ class _Exprs:
                     raise PatternValidationError(f"IN lists take literals only, got {v!r}")
                 self.check(v, clause)
             self.check(e.operand, clause)
-            return _BOOL
-        if isinstance(e, IsNull):
+            return
+        if isinstance(e, (IsNull, Not)):
             self.check(e.operand, clause)
-            return _BOOL
-        if isinstance(e, Not):
-            self.operand(e.operand, self.check(e.operand, clause), e, numeric=False)
-            return _BOOL
+            return
         if isinstance(e, BoolOp):
             if e.op not in ("and", "or"):
                 raise PatternValidationError(f"unknown boolean operator {e.op!r}")
             if not isinstance(e.items, tuple) or len(e.items) < 2:
                 raise PatternValidationError(f"{e.op.upper()} needs at least two operands: {e!r}")
             for item in e.items:
-                kind = self.check(item, clause, top_conjunct=top_conjunct and e.op == "and")
-                self.operand(item, kind, e, numeric=False)
-            return _BOOL
+                self.check(item, clause, top_conjunct=top_conjunct and e.op == "and")
+            return
         raise PatternValidationError(f"not an expression: {e!r}")
-
-    @staticmethod
-    def operand(sub: Expr, kind: str, parent: Expr, numeric: bool) -> None:
-        if numeric and (kind == _BOOL or (isinstance(sub, Lit) and isinstance(sub.value, str))):
-            raise PatternValidationError(
-                f"{_show_expr(sub)!r} is not a number, in {_show_expr(parent)!r}")
-        if not numeric and kind == _VALUE:
-            raise PatternValidationError(
-                f"{_show_expr(sub)!r} is a value, not a condition, in {_show_expr(parent)!r}")
 
     def attr(self, e: Attr, clause: str, whole_item: bool) -> None:
         if e.var not in self.bound:
@@ -430,10 +415,7 @@ def validate(pattern: Pattern, options=None) -> Pattern:
     negated = frozenset(negated_vars(pattern.body))
     checker = _Exprs(bound, frozenset(kleene_vars(pattern.body)), negated)
     if pattern.where is not None:
-        kind = checker.check(pattern.where, "WHERE", top_conjunct=True)
-        if kind == _VALUE:
-            raise PatternValidationError(
-                f"WHERE {_show_expr(pattern.where)} is a value, not a condition")
+        checker.check(pattern.where, "WHERE", top_conjunct=True)
         branches = [tuple(frozenset(v.name for v in event_vars(b)) for b in n.items)
                     for n in walk(pattern.body) if isinstance(n, Disj)]
         for c in conjuncts(pattern.where):
@@ -463,6 +445,10 @@ def validate(pattern: Pattern, options=None) -> Pattern:
                 raise PatternValidationError(
                     f"RETURN alias {item.alias!r} clashes with a variable or output column of that name")
             aliases.add(item.alias)
+
+    # Kinds (semantics §4) from the literals alone: no attribute's kind is known before the table is read,
+    # so what fails here fails on every table; the rest is events.check_types' (the same rules) at run time.
+    check_pattern(pattern, lambda var, attr: None, error=PatternValidationError)
 
     if options is not None:
         _check_options(pattern, options, bound)

@@ -5,6 +5,11 @@
 on node types for every candidate; the closures follow the tree one to one.
 A value is a Python scalar or ``None`` (SQL NULL); a boolean result is
 ``True``, ``False`` or ``None`` (unknown).
+
+Kinds are :mod:`jitcep.pattern.kinds`' (the checker every engine shares):
+``events.check_types`` applies it to the table's columns before any match is
+searched; here each operation asks it again about the values it meets
+(:func:`_checked`), so a closure used on its own refuses a misuse the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import AttributeTypeError, PatternValidationError
+from ..pattern import kinds
 from ..pattern.expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, Not, Unary
 
 
@@ -36,22 +42,14 @@ class Ctx:
 Fn = Callable[[Ctx], object]
 
 
-def _kind(v) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "num"
-    if isinstance(v, str):
-        return "str"
-    raise AttributeTypeError(f"cannot use a value of type {type(v).__name__} in a predicate: {v!r}")
-
-
-def _check_comparable(op: str, x, y) -> None:
-    kx, ky = _kind(x), _kind(y)
-    if kx != ky:
-        raise AttributeTypeError(f"cannot compare {kx} {x!r} with {ky} {y!r} using {op}")
-    if kx == "bool" and op not in ("=", "!="):
-        raise AttributeTypeError(f"booleans only support = and !=, not {op}")
+def _checked(op: str, *values) -> None:
+    """Raise AttributeTypeError unless ``op`` accepts the (non-null) ``values``' kinds (§4)."""
+    found = tuple(kinds.value_kind(v) for v in values)
+    try:
+        kinds.result_kind(op, *found)
+    except AttributeTypeError:  # again, naming the values: their reprs are built only for the message
+        kinds.result_kind(op, *found, shown=tuple(f"{kinds.noun(k)} value ({v!r})" for k, v in zip(found, values)))
+        raise
 
 
 _CMP = {
@@ -65,7 +63,7 @@ def compare(op: str, x, y):
     """``x op y`` with NULL propagation and kind checking (§4)."""
     if x is None or y is None:
         return None
-    _check_comparable(op, x, y)
+    _checked(op, x, y)
     return _CMP[op](x, y)
 
 
@@ -84,9 +82,7 @@ def arith(op: str, x, y):
     results exact, NULL outside int64; ``/`` divides the operands as float64."""
     if x is None or y is None:
         return None
-    for v in (x, y):
-        if _kind(v) != "num":
-            raise AttributeTypeError(f"arithmetic {op} needs numbers, got {v!r}")
+    _checked(op, x, y)
     if op == "+":
         return int64_or_null(x + y)
     if op == "-":
@@ -129,9 +125,10 @@ def or3(values) -> bool | None:
 
 
 def _truth(v):
-    if v is None or isinstance(v, bool):
-        return v
-    raise AttributeTypeError(f"expected a boolean, got {v!r}")
+    """``v`` as a condition: TRUE, FALSE or NULL (§4)."""
+    if v is not None:
+        _checked("condition", v)
+    return v
 
 
 def value_at(table, attr: str, p: int):
@@ -183,8 +180,7 @@ def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
             vals = [value_at(ctx.table, attr, p) for p in members]
             vals = [v for v in vals if v is not None]
             for v in vals:
-                if _kind(v) != "num" and func in ("sum", "avg"):
-                    raise AttributeTypeError(f"{func}({var}.{attr}) needs numbers, got {v!r}")
+                _checked(func, v)
             if not vals:
                 return None
             if func == "sum":
@@ -204,8 +200,7 @@ def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
             v = of(ctx)
             if v is None:
                 return None
-            if _kind(v) != "num":
-                raise AttributeTypeError(f"abs() needs a number, got {v!r}")
+            _checked("abs", v)
             return int64_or_null(abs(v))
         return absf
     if isinstance(expr, Cmp):

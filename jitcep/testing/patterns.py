@@ -74,16 +74,41 @@ def values(variables=("a", "b"), kleene=("c",), *, attrs=ATTR_NAMES, indexed=Tru
     )
 
 
+def _unknown_kind(variables, kleene, attrs) -> st.SearchStrategy[Expr] | None:
+    """Values whose kind only the event table tells (semantics §4): attributes, and min / max of one."""
+    attr = st.sampled_from(attrs)
+    leaves = []
+    if variables:
+        leaves.append(st.builds(Attr, st.sampled_from(variables), attr))
+    if kleene:
+        leaves.append(st.builds(Agg, st.sampled_from(["min", "max"]), st.sampled_from(kleene), attr))
+    return st.one_of(*leaves) if leaves else None
+
+
 def exprs(variables=("a", "b"), kleene=("c",), *, attrs=ATTR_NAMES) -> st.SearchStrategy[Expr]:
-    """Condition expressions (valid WHERE conjuncts) over the given variables; no ``[attr]`` tests."""
+    """Condition expressions (valid WHERE conjuncts) over the given variables; no ``[attr]`` tests.
+
+    Kinds agree as far as a pattern shows them (semantics §4, :mod:`jitcep.pattern.kinds`): a number
+    is compared with numbers or NULL; a literal of any kind (a string, a boolean) with an attribute,
+    whose kind only the table tells.
+    """
+    ops = st.sampled_from(["=", "!=", "<", "<=", ">", ">="])
     val = values(variables, kleene, attrs=attrs)
-    operand = st.one_of(val, literals())
-    atoms = st.one_of(
-        st.builds(Cmp, st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), val, operand),
-        st.builds(In, val, st.lists(literals(), min_size=1, max_size=3).map(tuple), st.booleans()),
+    numeric = st.one_of(val, _numbers(), st.just(Lit(None)))
+    numeric_list = st.lists(st.one_of(_numbers(), st.just(Lit(None))), min_size=1, max_size=3).map(tuple)
+    atom_options = [
+        st.builds(Cmp, ops, val, numeric),
+        st.builds(In, val, numeric_list, st.booleans()),
         st.builds(IsNull, val, st.booleans()),
         st.booleans().map(Lit),
-    )
+    ]
+    unknown = _unknown_kind(variables, kleene, attrs)
+    if unknown is not None:
+        atom_options += [
+            st.builds(Cmp, ops, unknown, literals()),
+            st.builds(In, unknown, st.lists(literals(), min_size=1, max_size=3).map(tuple), st.booleans()),
+        ]
+    atoms = st.one_of(*atom_options)
     return st.recursive(
         atoms,
         lambda inner: st.one_of(
