@@ -15,6 +15,10 @@ Shape = Literal["wide", "long"]
 Engine = Literal["compiled", "reference", "auto"]
 ExplainFormat = Literal["text", "dict"]
 TimeUnit = Literal["ns", "us", "ms", "s", "min", "h", "d"]
+# plan generation (Kolchinsky & Schuster 2018; ZStream section 5): jitcep/plan/planner/
+Planner = Literal["trivial", "efreq", "greedy", "ii_random", "ii_greedy", "dp_left_deep", "zstream", "zstream_ord",
+                  "dp_bushy", "auto"]
+CostModel = Literal["intermediate", "zstream", "latency"]
 
 
 def allowed(alias) -> tuple[str, ...]:

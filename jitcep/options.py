@@ -16,8 +16,8 @@ from numbers import Integral
 import numpy as np
 
 from . import config
-from ._typing import (Engine, KleeneMode, KleeneWindow, Order, OutputPolicy, SelectionStrategy, Shape, TimeUnit,
-                      allowed)
+from ._typing import (CostModel, Engine, KleeneMode, KleeneWindow, Order, OutputPolicy, Planner, SelectionStrategy,
+                      Shape, TimeUnit, allowed)
 from .errors import OptionError
 
 
@@ -39,6 +39,13 @@ def _cap(name: str, value) -> int:
     """A positive integer (a NumPy integer is stored as a Python int); bool and float are refused."""
     if not isinstance(value, Integral) or isinstance(value, (bool, np.bool_)) or value <= 0:
         raise OptionError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _seed(name: str, value) -> int:
+    """A non-negative integer (a NumPy integer is stored as a Python int)."""
+    if not isinstance(value, Integral) or isinstance(value, (bool, np.bool_)) or value < 0:
+        raise OptionError(f"{name} must be a non-negative integer, got {value!r}")
     return int(value)
 
 
@@ -109,6 +116,9 @@ _CHECKS = {
     "max_kleene": _cap,
     "max_partials": _cap,
     "max_memory": _cap,
+    "planner": _choice(Planner),
+    "cost_model": _choice(CostModel),
+    "planner_seed": _seed,
 }
 
 
@@ -134,6 +144,15 @@ class Options:
     max_memory: bytes of intermediate results (partial matches, candidate pairs,
         Kleene members and lists) the compiled engine may hold at once, a positive
         integer; passing it raises ExplosionError (docs/semantics.md section 12).
+    planner: how the compiled engine orders its joins (never the matches):
+        "trivial" (default: left-deep in pattern order) or one of Kolchinsky &
+        Schuster's algorithms and ZStream's DP, chosen on statistics estimated
+        from the events (jitcep/plan/planner/, docs/planning.md).
+    cost_model: what the planner minimises: "intermediate" (partial matches
+        held, Kolchinsky & Schuster section 3), "zstream" (ZStream's operator
+        costs), "latency" (Kolchinsky & Schuster 5.1).
+    planner_seed: the seed of the randomised planners (``ii_random``), a
+        non-negative integer: a plan is deterministic for a seed.
 
     Where names are expected, a bare string is an OptionError, not one name:
     ``consume_types="AB"`` could mean the type ``AB`` or the types ``A`` and ``B``,
@@ -155,6 +174,9 @@ class Options:
     max_kleene: int = config.DEFAULT_MAX_KLEENE
     max_partials: int = config.DEFAULT_MAX_PARTIALS
     max_memory: int = config.DEFAULT_MAX_MEMORY
+    planner: Planner = "trivial"
+    cost_model: CostModel = "intermediate"
+    planner_seed: int = 0
 
     def __post_init__(self):
         for f in fields(self):

@@ -5,7 +5,8 @@ optimizer's shape); one rule per module, each deciding one thing and
 writing its decision into a node field, so the executor decides nothing:
 
 1. :mod:`.join_tree`: the join tree of scans and SEQ / AND / OR joins, from
-   a shape (default: left-deep in pattern order).
+   a shape (given, or :mod:`.join_order`'s: left-deep in pattern order, or a
+   plan-generation algorithm's on the statistics).
 2. :mod:`.predicate_placement`: each join predicate on the lowest join
    covering its variables (ZStream 4.1).
 3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
@@ -30,11 +31,15 @@ from . import join_driver, join_tree, kleene_collection, negation_placement, pre
 
 @dataclass(frozen=True)
 class Planning:
-    """What every rule may read: the logical plan, the options and the join shape asked for (None: default)."""
+    """What every rule may read: the logical plan, the options, the join shape asked for (None: the
+    planner's), and for the planner the statistics of the events and the window's span in its measure
+    (None without events)."""
 
     logical: LogicalPlan
     options: Options
     shape: object = None
+    statistics: object = None
+    span: float | None = None
 
 
 RULES = (
@@ -47,9 +52,11 @@ RULES = (
 )
 
 
-def physical_plan(logical: LogicalPlan, options: Options, shape=None) -> PhysicalPlan:
-    """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see :mod:`jitcep.plan.shapes`)."""
-    planning = Planning(logical, options, shape)
+def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics=None,
+                  span: float | None = None) -> PhysicalPlan:
+    """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see
+    :mod:`jitcep.plan.shapes`; ``statistics`` and ``span``: what a planner other than "trivial" reads)."""
+    planning = Planning(logical, options, shape, statistics, span)
     plan = PhysicalPlan(logical.pattern, None, tuple(logical.variables), logical.key, logical.constants,
                         logical.window)
     for rule in RULES:

@@ -1,7 +1,7 @@
 """Rule: the join tree of scans and joins, from a shape (ZStream 4.1 plan trees; Kolchinsky & Schuster 3).
 
-Without a shape, left-deep in pattern order (the TRIVIAL plan of Kolchinsky
-& Schuster 2018, 4.1).  A given shape may join any two sets of variables;
+The shape is given (``plan=``) or chosen by :mod:`.join_order` (left-deep in
+pattern order unless a planner is asked for).  A shape may join any two sets of variables;
 what the pattern's structure says about every pair across the two sides
 decides the operator (Kolchinsky & Schuster section 4 reduce SEQ to a
 conjunction with ordering predicates):
@@ -26,7 +26,8 @@ import dataclasses
 from ...errors import UnsupportedPatternError
 from ...pattern.structure import relation, splits_or
 from ..operators import AndJoin, Scan, SeqJoin, Union
-from ..shapes import default_shape, shape_vars
+from ..shapes import shape_vars
+from . import join_order
 
 
 def join(body, left, right):
@@ -53,7 +54,7 @@ def join(body, left, right):
 def build(plan, planning):
     logical = planning.logical
     body = logical.positive
-    shape = planning.shape if planning.shape is not None else default_shape(body)
+    shape = join_order.shape(planning)
     names = shape_vars(shape)
     if sorted(names) != sorted(logical.variables):
         raise UnsupportedPatternError(
