@@ -33,15 +33,17 @@ engine, without a Python call per stream.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 from . import warmup
 from ._memo import PerObject
-from .errors import ExplosionError, MissingWindowError, UnsupportedPatternError
-from .events import EventTable, check_types
+from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
+from .events import EventTable, check_types, window_span
 from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
-from .pattern.ast import Pattern
+from .pattern.ast import CountWindow, Pattern, Unbounded
+from .plan.planner.statistics import estimate, from_user
 from .plan.logical import logical_plan
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
@@ -110,28 +112,72 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
     return out
 
 
-def prepare(patterns, table: EventTable, options: Options, plan=None) -> tuple[TableContext, list[PhysicalPlan]]:
+def planning_span(window, table: EventTable) -> tuple[str, float]:
+    """(measure, span): what the planner counts a window in — "time" (ts units) or "count" (positions) —
+    and the window's extent in it; an unbounded window spans the table's time extent."""
+    if isinstance(window, CountWindow):
+        return "count", float(window.n)
+    if isinstance(window, Unbounded):
+        return "time", float(max(int(table.ts[-1]) - int(table.ts[0]), 1)) if table.n else 1.0
+    return "time", float(max(window_span(window, table), 0))
+
+
+def _costed(pattern: Pattern, options: Options, table: EventTable, statistics) -> PhysicalPlan:
+    """The plan the planner chooses for ``pattern`` on statistics of ``table`` (and the user's)."""
+    logical = _logical(pattern)
+    measure, span = planning_span(logical.window, table)
+    stats = estimate(logical, table, window_measure=measure, span=span)
+    if statistics is not None:
+        stats = from_user(statistics, logical, base=stats)
+    return physical_plan(logical, options, None, stats, span)
+
+
+def prepare(patterns, table: EventTable, options: Options, plan=None,
+            statistics=None) -> tuple[TableContext, list[PhysicalPlan]]:
     """The run's table context and each pattern's plan with its key coding (the rule that needs the table),
-    after every check that comes before any work."""
+    after every check that comes before any work.
+
+    With a planner other than "trivial", a pattern without a given plan is
+    planned on statistics estimated from ``table``, overridden by
+    ``statistics`` (a mapping, :func:`jitcep.plan.planner.statistics.from_user`;
+    several patterns: a list with one mapping or None per pattern).
+    """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     plans = plans_for(patterns, options, plan)
     check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
+    user = _per_pattern(statistics, len(patterns))
+    if options.planner != "trivial":
+        given = plan if isinstance(plan, list) else [plan] * len(patterns)
+        plans = [_costed(pat, options, table, u) if g is None else p
+                 for pat, p, g, u in zip(patterns, plans, given, user)]
     ctx = TableContext(table, plans)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
 
 
+def _per_pattern(statistics, n: int) -> list:
+    if statistics is None or isinstance(statistics, Mapping):
+        if statistics is not None and n != 1:
+            raise StatisticsError("several patterns run: give statistics= as a list with one mapping (or None) "
+                                  "per pattern")
+        return [statistics] * n
+    if not isinstance(statistics, (list, tuple)) or len(statistics) != n:
+        raise StatisticsError(f"statistics= takes a mapping, or a list of {n} (one per pattern), got {statistics!r}")
+    return list(statistics)
+
+
 def evaluate(patterns, table: EventTable, options: Options, plan=None,
-             profile: Profile | None = None) -> list[MatchTable]:
+             profile: Profile | None = None, statistics=None) -> list[MatchTable]:
     """Matches of each pattern over ``table``, canonical order (same contract as the reference).
 
     ``plan``: as :func:`plans_for` takes it.  ``profile``: collects each
-    operator's records and time (``explain(analyze=True)``).
+    operator's records and time (``explain(analyze=True)``).  ``statistics``:
+    the user's numbers for the planner, as :func:`prepare` takes them.
 
     Raises UnsupportedPatternError (before any work) for what the engine does
     not cover, ExplosionError past ``options.max_partials`` candidate pairs in
     one join or ``options.max_matches`` matches in total.
     """
-    ctx, plans = prepare(patterns, table, options, plan)
+    ctx, plans = prepare(patterns, table, options, plan, statistics)
     warmup.notice()  # the kernels' first compilation takes seconds: say so on a terminal
     out, total = [], 0
     for pl_ in plans:

@@ -3,9 +3,12 @@
 :func:`describe` turns a plan into nested dicts, one per operator, with the
 keys ``op``, ``vars`` (the variables its records bind), ``children``,
 ``predicates`` (pattern text), ``window`` and the choices the rules made
-(``driver``, ``placement``, ``mode`` ...); with a run's statistics each node
-also has ``rows`` (records it produced) and ``time_s`` (seconds in the
-operator itself, its inputs excluded).  :func:`to_text` indents that tree
+(``driver``, ``placement``, ``mode`` ...); a plan chosen on statistics adds
+``est_rows`` (the records the operator is expected to produce) and ``cost``
+(Kolchinsky & Schuster's Cost_tree of its subtree: the partial matches its
+operators hold), and the pattern node the statistics with their sources; with
+a run's measurements each node also has ``rows`` (records it produced) and
+``time_s`` (seconds in the operator itself, its inputs excluded).  :func:`to_text` indents that tree
 like Polars' ``LazyFrame.explain``.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
 from .logical import map_expr, prev_var
+from .planner.cardinality import estimate_rows
 from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
 
 
@@ -72,10 +76,15 @@ def describe(plan: PhysicalPlan, stats: dict | None = None, index: int = 0) -> d
     with inputs)`` of a run (:class:`jitcep.execute.Profile`), or None.  An operator a run skipped (the
     right input of a join whose left input was empty) has 0 rows and 0 seconds."""
     window = window_text(plan.window)
+    est = estimate_rows(plan, plan.statistics, plan.span) if plan.statistics is not None else None
 
     def rec(node) -> dict:
         d = _operator(node, window)
         d["children"] = [rec(c) for c in node.children]
+        if est is not None:
+            d["est_rows"] = est.get(id(node))
+            # Kolchinsky & Schuster's Cost_tree of the subtree: the partial matches its nodes hold
+            d["cost"] = (d["est_rows"] or 0.0) + sum(c["cost"] for c in d["children"])
         if stats is not None:
             rows, seconds = stats.get(id(node), (0, 0.0))
             inner = sum(stats.get(id(c), (0, 0.0))[1] for c in node.children)
@@ -115,6 +124,8 @@ def _fields(d: dict) -> str:
         parts.append(f"within {d['window']}")
     if d["predicates"]:
         parts.append("where " + " AND ".join(d["predicates"]))
+    if d.get("est_rows") is not None:
+        parts.append(f"est_rows={d['est_rows']:.3g}")
     if "rows" in d:
         parts.append(f"rows={d['rows']}" + (f" time={d['time_s'] * 1e3:.3f} ms" if d["op"] != "pattern" else ""))
     return "  ".join(parts)

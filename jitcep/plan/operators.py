@@ -187,6 +187,8 @@ class PhysicalPlan:
     constants: tuple[E.Expr, ...] = ()
     window: Window | None = None
     key_coding: KeyCoding | None = None
+    statistics: object = None  # what the planner chose the join order on (None: "trivial", no statistics)
+    span: float | None = None  # the window's extent in its measure, as the planner counted it
 
     @property
     def list_vars(self) -> tuple[str, ...]:

@@ -58,7 +58,7 @@ def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics
     :mod:`jitcep.plan.shapes`; ``statistics`` and ``span``: what a planner other than "trivial" reads)."""
     planning = Planning(logical, options, shape, statistics, span)
     plan = PhysicalPlan(logical.pattern, None, tuple(logical.variables), logical.key, logical.constants,
-                        logical.window)
+                        logical.window, statistics=statistics, span=span)
     for rule in RULES:
         plan = rule(plan, planning)
     return plan
