@@ -230,3 +230,18 @@ def test_estimate_refuses_a_bad_window():
         estimate(logical_plan(pattern), table, window_measure="rows", span=10)
     with pytest.raises(StatisticsError, match="span"):
         estimate(logical_plan(pattern), table, window_measure="time", span=0)
+
+
+def test_tuples_follow_the_structure_order():
+    """x grows with time: a predicate agreeing with the order holds for every pair sampled in that order."""
+    rng = np.random.default_rng(11)
+    n = 50_000
+    df = pl.DataFrame({"ts": np.arange(n, dtype=np.int64), "type": rng.choice(["A", "B", "C"], n),
+                       "x": np.arange(n, dtype=np.float64)})
+    st, _ = _estimate(df, "PATTERN SEQ(A a, !C c, B b, C+ d[]) WHERE a.x < b.x AND c.x > a.x AND d.x > b.x "
+                          "AND d[i].x > d[i-1].x WITHIN 100")
+    for text in ("a.x < b.x", "c.x > a.x", "d.x > b.x", "d.x > d[i-1].x"):
+        assert st.selectivities[text] > 0.99, text
+    # in an AND the pairs come in either order: half agree
+    st, _ = _estimate(df, "PATTERN AND(A a, B b) WHERE a.x < b.x WITHIN 100")
+    assert st.selectivities["a.x < b.x"] == pytest.approx(0.5, abs=0.06)

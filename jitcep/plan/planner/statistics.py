@@ -40,9 +40,10 @@ the type codes):
   when it is smaller): a block holds every event of its stretch, so candidate
   tuples within the window and sharing a key are found inside it without an
   index.  Tuples are joined variable by variable inside each block (same
-  block, same key, span within the window, distinct events, the SEQ order
-  where the structure orders two positive variables or an iterative
-  conjunct orders two members), and at most :data:`TUPLES` of them are
+  block, same key, span within the window, distinct events, in the order
+  the structure puts them in: two positive variables a SEQ orders, a
+  negated or closure variable after / before the variables its range
+  follows / precedes, consecutive members of an iterative conjunct), and at most :data:`TUPLES` of them are
   evaluated.  Pairs farther apart than a block are not seen: a predicate
   whose truth depends on the distance (on ``ts``) is estimated on near
   pairs.
@@ -382,9 +383,9 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     preds = list(filters.values()) + [c.expr for c in sampled.values()]
     try:
         pset = _predicate_set(preds, table)
+        bound = pset.bind(table) if preds else ()
     except JitcepError:  # a predicate the table cannot evaluate: the run will say why; no sampled numbers
-        pset = None
-    bound = pset.bind(table) if pset is not None and preds else ()
+        pset, bound = None, ()
     pid = {id(p): i for i, p in enumerate(preds)}
 
     def passes(pred, P):
@@ -520,14 +521,21 @@ def _own_sample(table, lf: Leaf, code_of, key, streams, passes, pset, rng) -> tu
 
 
 class _Order:
-    """``(x, y) in order``: x's event is before y's in every match (positive variables a SEQ orders, an
-    iterative conjunct's member before the next one); asked only for the pairs of sampled conjuncts."""
+    """``(x, y) in order``: x's event is before y's in every match (positive variables a SEQ orders; a
+    negated or closure variable and the variables its range lies after / before; an iterative
+    conjunct's member and the one after it); asked only for the pairs of sampled conjuncts."""
 
     def __init__(self, logical: LogicalPlan):
         self.logical = logical
         self.known: dict[tuple[str, str], bool] = {}
-        if logical.closure is not None:
-            self.known[(prev_var(logical.closure.var), logical.closure.var)] = True
+        ranged = [(n.var, n.before, n.after) for n in logical.negations]
+        c = logical.closure
+        if c is not None:
+            self.known[(prev_var(c.var), c.var)] = True
+            ranged.append((c.var, c.before, c.after))
+        for v, before, after in ranged:
+            self.known.update({(b, v): True for b in before})
+            self.known.update({(v, a): True for a in after})
 
     def __contains__(self, pair: tuple[str, str]) -> bool:
         got = self.known.get(pair)
