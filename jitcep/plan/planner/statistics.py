@@ -486,7 +486,9 @@ def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool
         return np.zeros(len(positions), np.int64)
     if len(parts) == 1:
         out = parts[0]
-        out = out - out.min() if len(out) else out
+        if len(out):  # small codes: block * codes + code must not overflow in _tuples
+            lo, hi = int(out.min()), int(out.max())
+            out = out - lo if hi - lo < 1 << 31 else np.unique(out, return_inverse=True)[1].reshape(-1)
     else:
         out = np.unique(np.stack(parts, axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
     return np.where(null, -1, out)
