@@ -43,10 +43,10 @@ the type codes):
   block, same key, span within the window, distinct events, in the order
   the structure puts them in: two positive variables a SEQ orders, a
   negated or closure variable after / before the variables its range
-  follows / precedes, consecutive members of an iterative conjunct), and at most :data:`TUPLES` of them are
-  evaluated.  Pairs farther apart than a block are not seen: a predicate
-  whose truth depends on the distance (on ``ts``) is estimated on near
-  pairs.
+  follows / precedes, consecutive members of an iterative conjunct), and
+  at most :data:`TUPLES` of them are evaluated.  Pairs farther apart than
+  a block are not seen: a predicate whose truth depends on the distance
+  (on ``ts``) is estimated on near pairs.
 - A selectivity is ``(passed + 0.5) / (tuples + 1)``: never 0 (a predicate no
   sampled tuple passed gets ``0.5 / (tuples + 1)``), never 1, and it moves to
   :data:`DEFAULT_SELECTIVITY` (source "default") when no tuple could be
@@ -72,7 +72,7 @@ kept in memory and on disk like the run's own.
 Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores, warm), 10^6 events
 of perf/bench_seq.py's data: 1.8-3.3 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
 predicates, a negation and a closure; ~0.4 ms of it the exact type count.  That is 0.3% of a run
-producing 10^7 matches (700 ms), under 5% of runs from ~50 ms up, and 7-22% of the cheapest selective
+producing 1.6 * 10^6 matches (700 ms), under 5% of runs from ~50 ms up, and 7-22% of the cheapest selective
 runs (13-36 ms).
 """
 
