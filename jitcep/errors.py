@@ -77,6 +77,11 @@ class OptionError(JitcepError, ValueError):
     """An unknown option or an option value outside its allowed set."""
 
 
+class StatisticsError(OptionError):
+    """Planner statistics (``statistics=``) naming a variable or conjunct the pattern does not have, or
+    holding a rate that is negative or not finite, a selectivity outside [0, 1] (the message names the key)."""
+
+
 # --- input ------------------------------------------------------------------
 
 

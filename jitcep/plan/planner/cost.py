@@ -1,16 +1,47 @@
-"""Cost models over join trees (Kolchinsky & Schuster 2018, section 3; ZStream section 5).
+"""Cost models over join trees (Kolchinsky & Schuster 2018, sections 3 and 5; ZStream section 5.1).
 
 A cost model is a function ``(problem, tree) -> float`` (lower is better);
-:data:`COST_MODELS` names them for ``jitcep.compile(..., cost_model=NAME)``.
+:data:`COST_MODELS` names them for ``jitcep.compile(..., cost_model=NAME)``:
 
 - ``"intermediate"``: Kolchinsky & Schuster's Cost_tree (section 3.2), the
   partial matches held in every node, ``sum(PM(node) for node in tree)``;
   for a left-deep tree it is their Cost_ord (section 3.1).
+- ``"zstream"``: ZStream's operator costs (section 5.1, Formula 1 and
+  Table 2), summed over the tree's operators: :func:`zstream`.
+- ``"latency"``: the throughput-latency trade-off of Kolchinsky 5.1,
+  ``(1 - alpha) * Cost_tree + alpha * Cost_lat`` with alpha
+  :data:`DEFAULT_ALPHA` = 0.5: :func:`latency` makes it for another alpha.
+- ``"skip_till_next_match"``, ``"strict_contiguity"``,
+  ``"partition_contiguity"``: Cost_tree adjusted for those selection
+  strategies (Kolchinsky 5.2): :func:`strategy_cost` makes them (with the
+  events per window a contiguity model needs).
+
+:func:`plan_costs` prices the operators of a physical plan (Formula 1 from
+the estimated rows of :func:`jitcep.plan.planner.cardinality.estimate_rows`),
+for explain.  Parameters are bound by small factories (:func:`latency`,
+:func:`strategy_cost`), so every model keeps the one signature.  ZStream's
+input cost needs the ordering factor apart from the predicates' selectivity;
+a problem from :func:`jitcep.plan.planner.cardinality.join_problem` keeps
+it (``order``, ``predicates``), for any other problem it is taken as 1 (no
+order) and ``n`` as 0.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Callable
+
+from ...errors import OptionError
 from .problem import JoinProblem, Tree, leaves
+
+CostModel = Callable[[JoinProblem, Tree], float]
+
+K_PREDICATE = 0.25
+"""ZStream's k (Formula 1): the cost of one predicate per input combination, relative to accessing it."""
+P_OUTPUT = 1.0
+"""ZStream's p (Formula 1): the weight of the output cost."""
+DEFAULT_ALPHA = 0.5
+"""The latency weight of the ``"latency"`` model (Kolchinsky 6.3 ran alpha = 0, 0.5, 1)."""
 
 
 def intermediate(problem: JoinProblem, tree: Tree) -> float:
@@ -20,4 +51,247 @@ def intermediate(problem: JoinProblem, tree: Tree) -> float:
     return intermediate(problem, tree[0]) + intermediate(problem, tree[1]) + problem.pm(leaves(tree))
 
 
-COST_MODELS = {"intermediate": intermediate}
+# --- ZStream (section 5.1, Table 2) -------------------------------------------------------
+
+
+def operator_cost(inputs: float, output: float, predicates: int = 0) -> float:
+    """ZStream's Formula 1: ``C = C_i + (n k) C_i + p C_o`` (n predicates, k = :data:`K_PREDICATE`,
+    p = :data:`P_OUTPUT`)."""
+    return inputs + predicates * K_PREDICATE * inputs + P_OUTPUT * output
+
+
+def seq_cost(card_a: float, card_b: float, pt: float = 0.5, p_ab: float = 1.0, predicates: int = 0) -> float:
+    """Sequence ``A; B`` (Table 2): ``C_i = CARD_A * CARD_B * Pt_AB``, ``C_o = C_i * P_AB``."""
+    ci = card_a * card_b * pt
+    return operator_cost(ci, ci * p_ab, predicates)
+
+
+def and_cost(card_a: float, card_b: float, p_ab: float = 1.0, predicates: int = 0) -> float:
+    """Conjunction ``A & B`` (Table 2): ``C_i = CARD_A * CARD_B``, ``C_o = C_i * P_AB``."""
+    ci = card_a * card_b
+    return operator_cost(ci, ci * p_ab, predicates)
+
+
+def or_cost(card_a: float, card_b: float) -> float:
+    """Disjunction ``A | B`` (Table 2): ``C_i = C_o = CARD_A + CARD_B`` (no predicates apply)."""
+    return operator_cost(card_a + card_b, card_a + card_b)
+
+
+def kseq_cost(card_a: float, card_b: float | None, card_c: float, *, pt_ab: float = 0.5, pt_bc: float = 0.5,
+              pt_ac: float = 0.5, p_ab: float = 1.0, p_bc: float = 1.0, p_ac: float = 1.0,
+              cnt: int | None = None, predicates: int = 0) -> float:
+    """Kleene closure ``A; B^cnt; C`` (Table 2): ``N = CARD_B * Pt_AB * Pt_BC (* cnt)`` (1 without B),
+    ``C_i = CARD_A * CARD_C * Pt_AC * N``, ``C_o = C_i * P_AC * P_AB * P_BC``; a missing A or C is 1."""
+    n = 1.0 if card_b is None else card_b * pt_ab * pt_bc * (cnt if cnt is not None else 1)
+    ci = card_a * card_c * pt_ac * n
+    return operator_cost(ci, ci * p_ac * p_ab * p_bc, predicates)
+
+
+def nseq_top_cost(card_a: float, card_c: float, *, pt_ab: float = 0.5, pt_bc: float = 0.5, pt_ac: float = 0.5,
+                  p_ac: float = 1.0, predicates: int = 0) -> float:
+    """Negation on top ``NEG(SEQ(A, C), !B)`` (Table 2): the SEQ's cost, then
+    ``C_i = C_iSeq + CARD_SEQ``, ``C_o = CARD_SEQ + CARD_SEQ * (1 - Pt_AB * Pt_BC) * P_AC``."""
+    ci_seq = card_a * card_c * pt_ac
+    card_seq = ci_seq * p_ac
+    return operator_cost(ci_seq + card_seq, card_seq + card_seq * (1 - pt_ab * pt_bc) * p_ac, predicates)
+
+
+def nseq_pushed_cost(card_a: float, card_c: float, *, pt_ac: float = 0.5, pt_bc: float = 0.5,
+                     predicates: int = 0) -> float:
+    """Negation pushed down ``SEQ(A, NSEQ(B, C))`` (Table 2): ``C_i = CARD_C + CARD_A * CARD_C * Pt_AC``,
+    ``C_o = CARD_C + CARD_A * CARD_C * Pt_AC * (1 - Pt_AC * Pt_BC)``."""
+    ci = card_c + card_a * card_c * pt_ac
+    return operator_cost(ci, card_c + card_a * card_c * pt_ac * (1 - pt_ac * pt_bc), predicates)
+
+
+def _across(problem: JoinProblem, left, right) -> tuple[float, float, int]:
+    """(Pt, P, n) between two sets of units: the ordering factor, the predicates' selectivity, their count."""
+    order = getattr(problem, "order", ()) or None
+    count = getattr(problem, "predicates", ()) or None
+    pt = p = 1.0
+    n = 0
+    for i in left:
+        for j in right:
+            o = order[i][j] if order is not None else 1.0
+            pt *= o
+            p *= problem.sel[i][j] / o if o else 1.0
+            n += count[i][j] if count is not None else 0
+    return pt, p, n
+
+
+def zstream(problem: JoinProblem, tree: Tree) -> float:
+    """ZStream's plan cost (section 5.1): the sum of its operators' Formula 1 costs (Table 2).
+
+    An internal node joins its children's outputs (``CARD`` = their PM, as
+    ZStream generalises Table 2 to operator inputs): a Sequence where the
+    problem orders units across it (``Pt`` the product of the ordering
+    factors, ``P_AB`` the predicates' selectivity, ``n`` their count), a
+    Conjunction otherwise (``Pt`` = 1: the same formula).  A leaf costs
+    nothing, except an OR unit: its Disjunction reads and writes its
+    records (``or_cost`` of its total, 2 x card; the joins inside its
+    branches are the same for every tree and left out).
+    """
+    if isinstance(tree, int):
+        return or_cost(problem.card[tree], 0.0) if isinstance(problem.units[tree], tuple) else 0.0
+    left, right = leaves(tree[0]), leaves(tree[1])
+    pt, p, n = _across(problem, left, right)
+    here = seq_cost(problem.pm(left), problem.pm(right), pt, p, n)
+    return zstream(problem, tree[0]) + zstream(problem, tree[1]) + here
+
+
+# --- latency (Kolchinsky 5.1) ------------------------------------------------------------
+
+
+def latency_cost(problem: JoinProblem, tree: Tree) -> float:
+    """Cost_lat_tree (section 5.1): ``sum(PM(sibling(N)) for N in Anc(Tn))``, the partial matches on
+    the siblings of the nodes from the last unit's leaf (``problem.latency``) up to the root (the
+    root excluded: it has no sibling); 0 when the problem has no last unit (AND / OR at the top)."""
+    target = problem.latency
+    if target is None or isinstance(tree, int):
+        return 0.0
+    total = 0.0
+    node = tree
+    while not isinstance(node, int):
+        left, right = node
+        if target in leaves(left):
+            total += problem.pm(leaves(right))
+            node = left
+        else:
+            total += problem.pm(leaves(left))
+            node = right
+    return total
+
+
+def latency(alpha: float = DEFAULT_ALPHA, base: CostModel = intermediate) -> CostModel:
+    """The latency-aware model of section 5.1: ``(1 - alpha) * base + alpha * Cost_lat``.
+
+    The paper writes ``Cost_trpt + alpha * Cost_lat``; for alpha < 1 this is
+    the same ranking with the paper's alpha = alpha / (1 - alpha), and alpha
+    stays in [0, 1]: 0 is ``base`` alone, 1 latency alone.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= 1.0:
+        raise OptionError(f"latency alpha must be a number in [0, 1], got {alpha!r}")
+    alpha = float(alpha)
+
+    def cost(problem: JoinProblem, tree: Tree) -> float:
+        return (1.0 - alpha) * base(problem, tree) + alpha * latency_cost(problem, tree)
+    cost.__name__ = f"latency_{alpha:g}"
+    cost.__doc__ = f"(1 - {alpha:g}) * {getattr(base, '__name__', 'base')} + {alpha:g} * Cost_lat (section 5.1)"
+    return cost
+
+
+# --- selection strategies (Kolchinsky 5.2) --------------------------------------------------
+
+
+def _pm_next(problem: JoinProblem, members, contiguity: float | None) -> float:
+    """m[k] of section 5.2 for a set of units: ``min(card) * prod(sel)`` (each partial match extended by at
+    most one event), times ``contiguity`` per pair of units adjacent in pattern order."""
+    ms = sorted(members)
+    out = min(problem.card[i] for i in ms)
+    for a, i in enumerate(ms):
+        for j in ms[a + 1:]:
+            out *= problem.sel[i][j]
+    if contiguity is not None:
+        out *= contiguity ** sum(1 for i in ms if i + 1 in members)
+    return out
+
+
+def _next_tree(problem: JoinProblem, tree: Tree, contiguity: float | None) -> float:
+    if isinstance(tree, int):
+        return _pm_next(problem, (tree,), contiguity)
+    return (_next_tree(problem, tree[0], contiguity) + _next_tree(problem, tree[1], contiguity)
+            + _pm_next(problem, frozenset(leaves(tree)), contiguity))
+
+
+def skip_till_next_match(problem: JoinProblem, tree: Tree) -> float:
+    """Cost_next (section 5.2) over a tree: the sum over nodes of ``min(card_i) * prod(sel_ij)`` (the
+    paper's ``W * m[k]`` multiplies every term by one W: no plan changes, left out)."""
+    return _next_tree(problem, tree, None)
+
+
+def strategy_cost(strategy: str, *, window_events: float | None = None, base: CostModel = intermediate) -> CostModel:
+    """The cost model for a selection strategy (Kolchinsky 5.2).
+
+    ``"skip_till_any_match"``: ``base`` (every combination is a partial
+    match).  ``"skip_till_next_match"``: :func:`skip_till_next_match`.
+    ``"strict_contiguity"`` / ``"partition_contiguity"``: the next-match
+    model with the contiguity condition on every two units adjacent in the
+    pattern, of selectivity ``1 / window_events`` (one of the events of a
+    window immediately follows a given one): pass the events of any type in
+    one window, in the whole stream for strict contiguity, in one partition
+    for partition contiguity; by default the pattern's own events per window
+    (``sum(card)``, a lower bound: a weaker condition).
+    """
+    if strategy == "skip_till_any_match":
+        return base
+    if strategy == "skip_till_next_match":
+        return skip_till_next_match
+    if strategy not in ("strict_contiguity", "partition_contiguity"):
+        raise OptionError(f"unknown selection strategy {strategy!r}; expected skip_till_any_match, "
+                          f"skip_till_next_match, strict_contiguity or partition_contiguity")
+    if window_events is not None and (not isinstance(window_events, (int, float)) or not window_events > 0
+                                      or not math.isfinite(window_events)):
+        raise OptionError(f"window_events must be a positive number, got {window_events!r}")
+
+    def cost(problem: JoinProblem, tree: Tree) -> float:
+        events = window_events if window_events is not None else sum(problem.card)
+        return _next_tree(problem, tree, min(1.0, 1.0 / events) if events > 0 else 1.0)
+    cost.__name__ = strategy
+    cost.__doc__ = f"Cost_next with contiguity between adjacent units ({strategy}, section 5.2)"
+    return cost
+
+
+# --- a physical plan's operators (for explain) --------------------------------------------------
+
+
+def plan_costs(plan, stats, span: float, rows: dict[int, float] | None = None) -> dict[int, float]:
+    """ZStream's Formula 1 cost of every operator of a physical plan, keyed by ``id(operator)`` (the
+    operator alone, not its inputs), over the whole table, from
+    :func:`~jitcep.plan.planner.cardinality.estimate_rows` (``rows``, computed when not given).
+
+    A Scan costs its records (the events it holds).  A join tries ``C_i = rows / P`` combinations (its
+    output before its predicates, of selectivity P: the window, key and order already hold) and writes
+    ``C_o = rows`` (Table 2, Sequence / Conjunction), ``n`` its predicates.  A Union reads and writes
+    its records (Disjunction).  A NegationFilter reads its input's records (Table 2: the negation's
+    input cost is CARD_SEQ, not CARD_B) with its conditions as ``n``; a KleeneCollect reads its input's
+    records and writes its lists.
+    """
+    from ..operators import AndJoin, KleeneCollect, NegationFilter, Scan, SeqJoin, Union
+    from .cardinality import estimate_rows
+    from .statistics import DEFAULT_SELECTIVITY, _display
+    from ...pattern.printer import expr_to_text
+
+    if rows is None:
+        rows = estimate_rows(plan, stats, span)
+    kv = next((n.closure.var for n in plan.nodes() if isinstance(n, KleeneCollect)), None)
+
+    def sel(e) -> float:
+        return stats.selectivities.get(expr_to_text(_display(e, kv)), DEFAULT_SELECTIVITY)
+
+    out: dict[int, float] = {}
+    for node in plan.nodes():
+        r = rows[id(node)]
+        if isinstance(node, Scan):
+            out[id(node)] = r
+        elif isinstance(node, (SeqJoin, AndJoin)):
+            p = math.prod(sel(e) for e in node.predicates)
+            out[id(node)] = operator_cost(r / p if p > 0 else r, r, len(node.predicates))
+        elif isinstance(node, Union):
+            out[id(node)] = operator_cost(r, r)
+        elif isinstance(node, NegationFilter):
+            out[id(node)] = operator_cost(rows[id(node.input)], r, len(node.neg.conds))
+        elif isinstance(node, KleeneCollect):
+            out[id(node)] = operator_cost(rows[id(node.input)], r)
+        else:
+            raise TypeError(f"unknown operator {type(node).__name__}")
+    return out
+
+
+COST_MODELS: dict[str, CostModel] = {
+    "intermediate": intermediate,
+    "zstream": zstream,
+    "latency": latency(DEFAULT_ALPHA),
+    "skip_till_next_match": skip_till_next_match,
+    "strict_contiguity": strategy_cost("strict_contiguity"),
+    "partition_contiguity": strategy_cost("partition_contiguity"),
+}

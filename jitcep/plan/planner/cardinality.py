@@ -1,0 +1,271 @@
+"""Cardinality estimation: statistics -> a join-order problem, and estimated rows per physical operator.
+
+:func:`join_problem` is Kolchinsky & Schuster's reduction of CEP plan
+generation to join ordering (2018, sections 3-4): each unit a relation of
+``card = W * r`` records (W: the window ``span``, r: the unit's rate in one
+key partition), each pair the product of the selectivities between them, a
+SEQ's order counted as a predicate of selectivity 1/2 per ordered pair
+(section 4, "sequence patterns"; ZStream's ``Pt`` default, Table 1).  An OR
+is one unit (its items are united before anything outside joins them): its
+card is the sum of its items' records, in the DNF sense of section 4
+("nested patterns"): every choice of one branch per OR inside it is an
+*alternative*, whose records are the PM of its variables.
+
+A conjunct over k > 2 variables is split evenly in log space over its
+C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
+holding all k variables has exactly ``sel``, and one holding some of them
+a share of it (Kolchinsky's model is pairwise; they note it generalises).
+
+:func:`estimate_rows` estimates each physical operator's records over the
+whole table.  Records of an alternative S of k variables: ``P * (T / W) * k
+* PM(S)`` (P partitions, T the table's extent in the window measure): the
+number of k-tuples of independent arrival processes whose span fits the
+window in a stream of length T is ``T * k * W^(k-1) * prod(r)``, and
+``PM(S) = W^k * prod(r) * sels``.  So a Scan holds ``r * T * P`` records
+(its events), and a join of inputs of ``Ra`` and ``Rb`` records holds
+``Ra * Rb * cross * k / (ka * kb * P * T / W)`` with ``cross`` its own
+predicates' selectivities and 1/2 per pair it orders (SeqJoin: every pair
+across; AndJoin: its ``sequence`` pairs): ZStream's Table 2 output
+cardinality ``CARD_A * CARD_B * Pt * P_AB`` scaled from one window to the
+table.  A Union's records are the sum of its inputs' (Table 2, Disjunction).
+
+A NegationFilter keeps a record when no negated event falls in its range:
+with the negated events a Poisson process of rate ``r_n * sel(conds)``, the
+chance is ``exp(-r_n * sel(conds) * len)`` (Kolchinsky section 4,
+"negation patterns": the test is a filter on the positive matches; ZStream
+4.4.2 / Table 2 prices it from ``Pt``), ``len`` the expected range: the k
+events of a record split the window into k + 1 gaps of ``W / (k + 1)`` on
+average; a range between its neighbours spans the gaps between them, an
+open side adds the window's slack (two gaps), an AND-bounded side ends at
+the record's first / last event (docs/semantics.md section 7).
+
+A KleeneCollect turns each record into its lists (ZStream 4.4.5 / Table 2
+KSEQ; Kolchinsky section 4 "Kleene closure": 2^m subsets of m events):
+``m = r_c * sel(member) * len`` expected members in its range; ``kleene="all"``
+gives ``((1 + p)^m - 1) / p`` lists, p the iterative conjuncts' selectivity
+(subsets whose consecutive members pass them; ``2^m - 1`` at p = 1; plus the
+empty list for ``*``, or the exact sum over the bounds for ``{n,m}``);
+``"maximal"`` gives one list when a member is there (``1 - exp(-m)``; every
+run of n..m consecutive members under bounds); list conjuncts multiply in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import product
+
+from ...pattern import expr as E
+from ...pattern.ast import Disj, EventVar, Node, Seq
+from ...pattern.printer import expr_to_text
+from ...pattern.structure import relation
+from ..logical import LogicalPlan
+from ..operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from ..shapes import default_shape
+from .problem import JoinProblem
+from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics, _display
+
+ORDER_FACTOR = 0.5
+"""Selectivity of the implicit time predicate between two events a SEQ orders (ZStream's Pt, Table 1)."""
+
+
+@dataclass(frozen=True)
+class EstimatedProblem(JoinProblem):
+    """A :class:`JoinProblem` built from statistics, keeping what ZStream's operator costs separate
+    from ``sel``: ``order[i][j]``, the ordering factor folded into ``sel[i][j]`` (``Pt``; 1 for
+    AND), and ``predicates[i][j]``, the number of conjuncts between the two units (``n`` of
+    ZStream's Formula 1)."""
+
+    order: tuple[tuple[float, ...], ...] = ()
+    predicates: tuple[tuple[int, ...], ...] = ()
+
+
+def _units(node: Node) -> list[Node]:
+    if isinstance(node, (EventVar, Disj)):
+        return [node]
+    return [u for c in node.items for u in _units(c)]
+
+
+def _alternatives(node: Node) -> list[frozenset[str]]:
+    """The variable sets of node's DNF alternatives: one branch chosen in every OR (section 4)."""
+    if isinstance(node, EventVar):
+        return [frozenset((node.name,))]
+    if isinstance(node, Disj):
+        return [a for c in node.items for a in _alternatives(c)]
+    out = [frozenset()]
+    for c in node.items:
+        out = [a | b for a, b in product(out, _alternatives(c))]
+    return out
+
+
+class _Pairs:
+    """The pairwise factors of one pattern: predicates split over variable pairs, and SEQ order."""
+
+    def __init__(self, logical: LogicalPlan, stats: Statistics):
+        self.body = logical.positive
+        self.pred: dict[frozenset, float] = {}
+        self.count: dict[frozenset, int] = {}
+        for j in logical.joins:
+            s = stats.selectivities.get(expr_to_text(j), DEFAULT_SELECTIVITY)
+            vs = sorted(E.variables(j))
+            share = 1.0 / math.comb(len(vs), 2)
+            for a, x in enumerate(vs):
+                for y in vs[a + 1:]:
+                    key = frozenset((x, y))
+                    self.pred[key] = self.pred.get(key, 1.0) * s ** share
+            self.count_conjunct(vs)
+
+    def count_conjunct(self, vs):
+        for a, x in enumerate(vs):
+            for y in vs[a + 1:]:
+                key = frozenset((x, y))
+                self.count[key] = self.count.get(key, 0) + 1
+
+    def order(self, x: str, y: str) -> float:
+        return ORDER_FACTOR if relation(self.body, x, y) in ("before", "after") else 1.0
+
+    def factor(self, x: str, y: str) -> float:
+        return self.pred.get(frozenset((x, y)), 1.0) * self.order(x, y)
+
+
+def join_problem(logical: LogicalPlan, stats: Statistics, span: float) -> EstimatedProblem:
+    """The join-order problem of ``logical`` under ``stats`` (module docstring): units in pattern order,
+    an OR as one unit (its :func:`~jitcep.plan.shapes.default_shape`), ``card = span * rate`` (the sum
+    over an OR's alternatives of their PM), ``sel`` the pairwise predicate selectivities times 1/2 per
+    SEQ-ordered pair (averaged over an OR's alternatives, weighted by their records), ``latency`` the
+    unit of the top-level SEQ's last item (None for AND / OR at the top, or when that item is an AND)."""
+    span = float(span)
+    pairs = _Pairs(logical, stats)
+    rate = stats.rates
+    nodes = _units(logical.positive)
+    units = tuple(n.name if isinstance(n, EventVar) else default_shape(n) for n in nodes)
+
+    def records(S) -> float:
+        out = math.prod(span * rate.get(v, DEFAULT_RATE) for v in S)
+        vs = sorted(S)
+        for a, x in enumerate(vs):
+            for y in vs[a + 1:]:
+                out *= pairs.factor(x, y)
+        return out
+
+    alts, weights, card = [], [], []
+    for node in nodes:
+        al = _alternatives(node)
+        rs = [records(a) for a in al]
+        total = sum(rs)
+        alts.append(al)
+        weights.append([r / total for r in rs] if total > 0 else [1.0 / len(al)] * len(al))
+        card.append(total)
+    n = len(nodes)
+
+    def mixed(i, j, f) -> float:
+        out = 0.0
+        for a, wa in zip(alts[i], weights[i]):
+            for b, wb in zip(alts[j], weights[j]):
+                out += wa * wb * math.prod(f(x, y) for x in a for y in b)
+        return out
+
+    sel = [[1.0] * n for _ in range(n)]
+    order = [[1.0] * n for _ in range(n)]
+    count = [[0] * n for _ in range(n)]
+    for i in range(n):
+        vi = frozenset().union(*alts[i])
+        for j in range(i + 1, n):
+            vj = frozenset().union(*alts[j])
+            sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
+            order[i][j] = order[j][i] = mixed(i, j, pairs.order)
+            count[i][j] = count[j][i] = sum(c for k, c in pairs.count.items() if k & vi and k & vj and k <= vi | vj)
+    latency = None
+    body = logical.positive
+    if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
+        latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
+    return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency,
+                            tuple(map(tuple, order)), tuple(map(tuple, count)))
+
+
+# --- rows per physical operator -------------------------------------------------------
+
+
+def estimate_rows(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[int, float]:
+    """Estimated records of every operator of ``plan`` over the whole table, keyed by ``id(operator)``
+    (module docstring: Kolchinsky's PM scaled to the table; ZStream's Table 2 output cardinalities)."""
+    W = float(span)
+    T = float(stats.extent) if stats.extent is not None else W
+    P = float(max(stats.partitions, 1))
+    scale = P * T / W
+    kv = next((n.closure.var for n in plan.nodes() if isinstance(n, KleeneCollect)), None)
+
+    def sel(e: E.Expr) -> float:
+        return stats.selectivities.get(expr_to_text(_display(e, kv)), DEFAULT_SELECTIVITY)
+
+    def rate(v: str) -> float:
+        return stats.rates.get(v, DEFAULT_RATE)
+
+    out: dict[int, float] = {}
+
+    def rec(node) -> list[tuple[frozenset, float]]:
+        if isinstance(node, Scan):
+            alts = [(frozenset((node.var,)), rate(node.var) * T * P)]
+        elif isinstance(node, Union):
+            alts = rec(node.left) + rec(node.right)
+        elif isinstance(node, (SeqJoin, AndJoin)):
+            alts = []
+            for (sa, ra), (sb, rb) in product(rec(node.left), rec(node.right)):
+                s = sa | sb
+                cross = math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)
+                if isinstance(node, SeqJoin):
+                    cross *= ORDER_FACTOR ** (len(sa) * len(sb))
+                else:
+                    cross *= ORDER_FACTOR ** sum(1 for x, y in node.sequence if x in s and y in s)
+                alts.append((s, ra * rb * cross * len(s) / (len(sa) * len(sb) * scale)))
+        elif isinstance(node, NegationFilter):
+            neg = node.neg
+            alts = []
+            for s, r in rec(node.input):
+                conds = math.prod(sel(c) for c in neg.conds if E.variables(c) - {neg.var} <= s)
+                length = _range_length(neg.before, neg.after, neg.in_conj, s, W)
+                alts.append((s, r * math.exp(-rate(neg.var) * conds * length)))
+        elif isinstance(node, KleeneCollect):
+            alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in rec(node.input)]
+        else:
+            raise TypeError(f"unknown operator {type(node).__name__}")
+        out[id(node)] = sum(r for _, r in alts)
+        return alts
+
+    rec(plan.root)
+    return out
+
+
+def _range_length(before, after, in_conj: bool, s: frozenset, W: float) -> float:
+    """Expected length of the range between a negation's / closure's neighbours in a record of the
+    variables ``s`` (module docstring): the record's k events split the window into k + 1 gaps."""
+    k = len(s)
+    b = sum(1 for v in before if v in s)
+    a = sum(1 for v in after if v in s)
+    lo = b if b else (1 if in_conj else -1)
+    hi = k - a + 1 if a else (k if in_conj else k + 2)
+    return min(max(hi - lo, 0) * W / (k + 1), W)
+
+
+def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
+    """Expected lists per input record of a KleeneCollect (module docstring)."""
+    c = node.closure
+    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
+    m = rate(c.var) * member * _range_length(c.before, c.after, False, s, W)
+    m = min(m, 1000.0)  # 2^1000 is still a float; any plan with that many lists is priced out anyway
+    lo, hi = c.min, c.max
+    if node.mode == "maximal":
+        if hi is None:
+            lists = 1.0 - math.exp(-m) if lo >= 1 else 1.0
+        else:
+            M = round(m)
+            lists = float(sum(max(M - k + 1, 0) for k in range(max(lo, 1), hi + 1)))
+    else:
+        p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
+        if hi is None and lo <= 1:
+            lists = ((1.0 + p) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
+        else:
+            M = round(m)
+            top = M if hi is None else min(hi, M)
+            lists = float(sum(math.comb(M, L) * p ** max(L - 1, 0) for L in range(lo, top + 1)))
+    return lists * math.prod(sel(e) for e in c.lists)

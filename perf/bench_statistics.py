@@ -1,0 +1,86 @@
+"""Standalone benchmark: the planner's statistics estimate against a run on the same events.
+
+    python perf/bench_statistics.py [--n 1000000] [--repeat 7] [--flavours int str]
+
+Issue 14 asks the estimate (:func:`jitcep.plan.planner.statistics.estimate`) to cost under ~5% of
+a run at 10^6 events.  Per workload and input flavour (perf/bench_seq.py's events: 24 types, 1000
+keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
+
+- ``run``: ``jitcep.compile(text).run(df, type="type")`` end to end (Polars in, Polars out);
+- ``estimate``: the estimate on the event table of the same events (built once, outside the
+  timing; the run builds its own), after one warm-up call that compiles the predicate function;
+
+and their ratio.  The first estimate in a process also compiles (or loads from the disk cache) the
+generated predicate function, as the run's first call does: printed as ``first``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics as st
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_seq import make_events  # noqa: E402
+
+WORKLOADS = {
+    "seq3_key": "PATTERN SEQ(T0 e0, T1 e1, T2 e2) WHERE [symbol] AND e0.price > 20 AND e2.price > e0.price "
+                "WITHIN 2000",
+    "seq6_key": "PATTERN SEQ(T0 e0, T1 e1, T2 e2, T3 e3, T4 e4, T5 e5) WHERE [symbol] AND e0.price > 20 "
+                "AND e5.price > e0.price WITHIN 2000",
+    "seq3_nokey": "PATTERN SEQ(T0 a, T1 b, T2 c) WHERE a.price > b.price + 40 AND b.volume < c.volume "
+                  "WITHIN 20",
+    "seq3_many": "PATTERN SEQ(T0 a, T1 b, T2 c) WHERE a.price < c.price WITHIN 300",
+    "neg_kleene": "PATTERN SEQ(T0 a, !T3 n, T1+ b[], T2 c) WHERE [symbol] AND b[i].price > a.price "
+                  "AND n.volume > 900 WITHIN 400",
+}
+
+
+def _median(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return st.median(times)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--flavours", nargs="+", default=["int", "str"])
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    args = ap.parse_args(argv)
+
+    import jitcep
+    from jitcep.events import build_event_table
+    from jitcep.pattern.parser import parse
+    from jitcep.plan.logical import logical_plan
+    from jitcep.plan.planner.statistics import estimate, window_extent
+
+    print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7}")
+    for flavour in args.flavours:
+        df = make_events(args.n, 24, 1000, flavour=flavour)
+        for name in args.workloads:
+            text = WORKLOADS[name]
+            query = jitcep.compile(text)
+            query.run(df.head(2000), type="type")  # compile the run's kernels and predicates
+            run = _median(lambda: query.run(df, type="type"), args.repeat)
+            pattern = parse(text)
+            table = build_event_table(df, pattern, type="type")
+            logical = logical_plan(pattern)
+            measure, span = window_extent(pattern.window, table)
+            t = time.perf_counter()
+            estimate(logical, table, window_measure=measure, span=span)
+            first = time.perf_counter() - t
+            est = _median(lambda: estimate(logical, table, window_measure=measure, span=span), args.repeat)
+            print(f"{name:<12} {flavour:<7} {run * 1e3:8.1f} {est * 1e3:12.2f} {first * 1e3:9.1f} "
+                  f"{est / run:7.1%}")
+
+
+if __name__ == "__main__":
+    main()

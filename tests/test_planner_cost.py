@@ -1,0 +1,240 @@
+"""Cost models, the join problem and estimated rows, on numbers computed by hand (issue 14).
+
+Every expected number is worked out in a comment beside it, from the papers' formulas
+(Kolchinsky & Schuster 2018 sections 3-5; ZStream section 5.1, Table 2), never by the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from jitcep.errors import OptionError
+from jitcep.options import Options
+from jitcep.pattern.parser import parse
+from jitcep.plan.logical import logical_plan
+from jitcep.plan.operators import KleeneCollect, NegationFilter, Scan, SeqJoin
+from jitcep.plan.planner import cost
+from jitcep.plan.planner.cardinality import EstimatedProblem, estimate_rows, join_problem
+from jitcep.plan.planner.problem import JoinProblem
+from jitcep.plan.planner.statistics import Statistics
+from jitcep.plan.rules import physical_plan
+
+# Three units a, b, c with card 10, 20, 5 and sel_ab = 0.5, sel_ac = 0.1, sel_bc = 0.2.
+CARD = (10.0, 20.0, 5.0)
+SEL = ((1.0, 0.5, 0.1), (0.5, 1.0, 0.2), (0.1, 0.2, 1.0))
+PLAIN = JoinProblem(("a", "b", "c"), CARD, SEL, latency=2)
+# The same problem from SEQ(a, b, c): every pair ordered (Pt = 0.5), so the predicates' own
+# selectivities are P_ab = 0.5 / 0.5 = 1 (no predicate), P_ac = 0.1 / 0.5 = 0.2, P_bc = 0.2 / 0.5 = 0.4.
+ORDERED = EstimatedProblem(("a", "b", "c"), CARD, SEL, 2, order=((1, .5, .5), (.5, 1, .5), (.5, .5, 1)),
+                           predicates=((0, 0, 1), (0, 0, 1), (1, 1, 0)))
+LEFT, RIGHT, AC_FIRST = ((0, 1), 2), (0, (1, 2)), ((0, 2), 1)
+
+
+def test_intermediate_cost_tree():
+    # leaves: 10 + 20 + 5 = 35; PM(abc) = 10 * 20 * 5 * 0.5 * 0.1 * 0.2 = 10
+    # ((a, b), c): PM(ab) = 10 * 20 * 0.5 = 100 -> 35 + 100 + 10 = 145
+    assert cost.intermediate(PLAIN, LEFT) == pytest.approx(145.0)
+    # (a, (b, c)): PM(bc) = 20 * 5 * 0.2 = 20 -> 35 + 20 + 10 = 65
+    assert cost.intermediate(PLAIN, RIGHT) == pytest.approx(65.0)
+    # ((a, c), b): PM(ac) = 10 * 5 * 0.1 = 5 -> 35 + 5 + 10 = 50
+    assert cost.intermediate(PLAIN, AC_FIRST) == pytest.approx(50.0)
+
+
+def test_zstream_operator_costs():
+    # Formula 1: C = Ci + n * 0.25 * Ci + Co.
+    # ((a, b), c): (a, b): Ci = 10 * 20 * 0.5 = 100, Co = 100 * P_ab (1) = 100, n = 0 -> 200.
+    #   root: CARD(ab) = 100, CARD(c) = 5, Pt = 0.5 * 0.5, P = 0.2 * 0.4 = 0.08, n = 2:
+    #   Ci = 100 * 5 * 0.25 = 125, Co = 125 * 0.08 = 10 -> 125 + 2 * 0.25 * 125 + 10 = 197.5.  Total 397.5.
+    assert cost.zstream(ORDERED, LEFT) == pytest.approx(397.5)
+    # (a, (b, c)): (b, c): Ci = 20 * 5 * 0.5 = 50, Co = 50 * 0.4 = 20, n = 1 -> 50 + 12.5 + 20 = 82.5.
+    #   root: CARD(a) = 10, CARD(bc) = 20, Pt = 0.25, P = 1 * 0.2, n = 1: Ci = 50, Co = 10 -> 72.5.  Total 155.
+    assert cost.zstream(ORDERED, RIGHT) == pytest.approx(155.0)
+    # a problem without ordering factors: every node a Conjunction, P = sel, n = 0:
+    # ((a, b), c): (a, b): Ci = 200, Co = 100 -> 300; root: Ci = 100 * 5 = 500, Co = 500 * 0.02 = 10 -> 510.
+    assert cost.zstream(PLAIN, LEFT) == pytest.approx(810.0)
+
+
+def test_zstream_table2_formulas():
+    # Sequence: Ci = 10 * 20 * 0.5 = 100, Co = 100 * 0.1 = 10, n = 1 -> 100 + 25 + 10 = 135
+    assert cost.seq_cost(10, 20, 0.5, 0.1, 1) == pytest.approx(135.0)
+    # Conjunction: Ci = 200, Co = 20, n = 1 -> 200 + 50 + 20 = 270
+    assert cost.and_cost(10, 20, 0.1, 1) == pytest.approx(270.0)
+    # Disjunction: Ci = Co = 3 + 4 -> 14
+    assert cost.or_cost(3, 4) == pytest.approx(14.0)
+    # Kleene A; B; C: N = 20 * 0.5 * 0.5 = 5, Ci = 10 * 5 * 0.5 * 5 = 125, Co = 125 -> 250
+    assert cost.kseq_cost(10, 20, 5) == pytest.approx(250.0)
+    # with cnt = 2: N = 10, Ci = 250, Co = 250 * P_AC (0.5) = 125 -> 375
+    assert cost.kseq_cost(10, 20, 5, cnt=2, p_ac=0.5) == pytest.approx(375.0)
+    # Negation on top: Ci_seq = 10 * 5 * 0.5 = 25 = CARD_SEQ; Ci = 25 + 25 = 50,
+    # Co = 25 + 25 * (1 - 0.25) * 1 = 43.75 -> 93.75
+    assert cost.nseq_top_cost(10, 5) == pytest.approx(93.75)
+    # Negation pushed: Ci = 5 + 25 = 30, Co = 5 + 25 * (1 - 0.25) = 23.75 -> 53.75
+    assert cost.nseq_pushed_cost(10, 5) == pytest.approx(53.75)
+
+
+def test_latency_model():
+    # Cost_lat: PM of the siblings on the path from c's leaf to the root.
+    # ((a, b), c): c's sibling is (a, b): 100.  (a, (b, c)): (b, c)'s sibling a: 10, c's sibling b: 20 -> 30.
+    assert cost.latency_cost(PLAIN, LEFT) == pytest.approx(100.0)
+    assert cost.latency_cost(PLAIN, RIGHT) == pytest.approx(30.0)
+    # ((a, c), b): (a, c)'s sibling b: 20, c's sibling a: 10 -> 30
+    assert cost.latency_cost(PLAIN, AC_FIRST) == pytest.approx(30.0)
+    # alpha 0.5: 0.5 * 145 + 0.5 * 100 = 122.5; 0.5 * 65 + 0.5 * 30 = 47.5
+    assert cost.COST_MODELS["latency"](PLAIN, LEFT) == pytest.approx(122.5)
+    assert cost.COST_MODELS["latency"](PLAIN, RIGHT) == pytest.approx(47.5)
+    # alpha 0: Cost_tree alone; alpha 1: latency alone
+    assert cost.latency(0.0)(PLAIN, LEFT) == pytest.approx(145.0)
+    assert cost.latency(1.0)(PLAIN, LEFT) == pytest.approx(100.0)
+    # no last unit: no latency term: 0.5 * 145
+    no_last = JoinProblem(("a", "b", "c"), CARD, SEL)
+    assert cost.latency(0.5)(no_last, LEFT) == pytest.approx(72.5)
+    for bad in (-0.1, 1.5, "x", True):
+        with pytest.raises(OptionError, match="alpha"):
+            cost.latency(bad)
+
+
+def test_selection_strategy_models():
+    # skip_till_next_match: min(card) * prod(sel) per node.  ((a, b), c): leaves 10 + 20 + 5 = 35,
+    # (a, b): min(10, 20) * 0.5 = 5, root: min 5 * 0.01 = 0.05 -> 40.05
+    assert cost.strategy_cost("skip_till_next_match")(PLAIN, LEFT) == pytest.approx(40.05)
+    assert cost.COST_MODELS["skip_till_next_match"](PLAIN, LEFT) == pytest.approx(40.05)
+    # contiguity with 100 events per window: 0.01 per pair adjacent in the pattern (a-b, b-c):
+    # ((a, b), c): 35 + 5 * 0.01 + 0.05 * 0.01 ** 2 = 35 + 0.05 + 0.000005
+    strict = cost.strategy_cost("strict_contiguity", window_events=100)
+    assert strict(PLAIN, LEFT) == pytest.approx(35.050005, rel=1e-9)
+    # ((a, c), b): (a, c) not adjacent: min(10, 5) * 0.1 = 0.5 -> 35 + 0.5 + 0.000005
+    assert strict(PLAIN, AC_FIRST) == pytest.approx(35.500005, rel=1e-9)
+    # default events per window: sum(card) = 35 -> 1/35 per adjacent pair: 35 + 5/35 + 0.05/35**2
+    assert cost.COST_MODELS["partition_contiguity"](PLAIN, LEFT) == pytest.approx(35 + 5 / 35 + 0.05 / 35 ** 2)
+    assert cost.strategy_cost("skip_till_any_match") is cost.intermediate
+    with pytest.raises(OptionError, match="strategy"):
+        cost.strategy_cost("greedy")
+
+
+def test_registry_shape():
+    assert set(cost.COST_MODELS) == {"intermediate", "zstream", "latency", "skip_till_next_match",
+                                     "strict_contiguity", "partition_contiguity"}
+    for model in cost.COST_MODELS.values():
+        assert isinstance(model(PLAIN, LEFT), float)
+
+
+# --- join_problem -------------------------------------------------------------------
+
+
+def _problem(text, rates, sels):
+    lp = logical_plan(parse(text))
+    return join_problem(lp, Statistics(rates, sels), 10)
+
+
+def test_join_problem_or_is_one_unit():
+    p = _problem("PATTERN SEQ(A a, OR(B b, C c), D d) WHERE a.x < d.x AND a.x + b.x < d.x WITHIN 10",
+                 {"a": 1, "b": 2, "c": 3, "d": 0.5}, {"a.x < d.x": 0.2, "a.x + b.x < d.x": 0.125})
+    assert p.units == ("a", ("b", "c"), "d")
+    # card = span * rate: a 10, the OR 10 * 2 + 10 * 3 = 50, d 5
+    assert p.card == pytest.approx((10.0, 50.0, 5.0))
+    # the 3-variable conjunct: 0.125 ** (1/3) = 0.5 per pair; the SEQ order: 0.5 per pair.
+    # (a, OR): branch b (weight 20/50): 0.5 * 0.5; branch c (30/50): 0.5 -> 0.4 * 0.25 + 0.6 * 0.5 = 0.4
+    assert p.sel[0][1] == pytest.approx(0.4) and p.sel[1][0] == pytest.approx(0.4)
+    # (a, d): 0.2 * 0.5 (split) * 0.5 (order) = 0.05
+    assert p.sel[0][2] == pytest.approx(0.05)
+    # (OR, d): 0.4 * (0.5 * 0.5) + 0.6 * 0.5 = 0.4
+    assert p.sel[1][2] == pytest.approx(0.4)
+    assert p.latency == 2
+    assert p.order[0][2] == pytest.approx(0.5) and p.predicates[0][2] == 2
+
+
+def test_join_problem_three_variable_conjunct_and_order():
+    p = _problem("PATTERN SEQ(A a, B b, C c) WHERE a.x + b.x < c.x WITHIN 10",
+                 {"a": 1, "b": 1, "c": 1}, {"a.x + b.x < c.x": 0.125})
+    # each pair: 0.125 ** (1/3) = 0.5, times the order 0.5 -> 0.25
+    assert [p.sel[0][1], p.sel[0][2], p.sel[1][2]] == pytest.approx([0.25] * 3)
+    # PM(abc) = 10 ** 3 * 0.125 (the conjunct, whole) * 0.5 ** 3 (three ordered pairs) = 15.625
+    assert p.pm((0, 1, 2)) == pytest.approx(15.625)
+
+
+def test_join_problem_and_has_no_order_factor():
+    p = _problem("PATTERN AND(A a, B b) WHERE a.x < b.x WITHIN 10", {"a": 2, "b": 0.5}, {"a.x < b.x": 0.3})
+    assert p.card == pytest.approx((20.0, 5.0))
+    assert p.sel[0][1] == pytest.approx(0.3)
+    assert p.latency is None
+    # a SEQ whose last item is an AND has no single last unit
+    q = _problem("PATTERN SEQ(A a, AND(B b, C c)) WITHIN 10", {"a": 1, "b": 1, "c": 1}, {})
+    assert q.latency is None and q.sel[1][2] == 1.0 and q.sel[0][1] == 0.5
+
+
+# --- estimate_rows ----------------------------------------------------------------------
+
+
+def _rows(text, rates, sels, options=Options()):
+    lp = logical_plan(parse(text))
+    plan = physical_plan(lp, options)
+    rows = estimate_rows(plan, Statistics(rates, sels, extent=1000.0), 10)
+    return plan, rows
+
+
+def _by_type(plan, rows, kind):
+    return [rows[id(n)] for n in plan.nodes() if isinstance(n, kind)]
+
+
+def test_estimate_rows_seq_join():
+    plan, rows = _rows("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10", {"a": 1, "b": 2}, {"a.x < b.x": 0.1})
+    # scans: rate * extent: 1000 and 2000
+    assert sorted(_by_type(plan, rows, Scan)) == pytest.approx([1000.0, 2000.0])
+    # each a meets the b's after it within the window: 1000 * (2 * 10) * 0.1 = 2000
+    assert _by_type(plan, rows, SeqJoin) == pytest.approx([2000.0])
+
+
+def test_estimate_rows_negation():
+    plan, rows = _rows("PATTERN SEQ(A a, !C c, B b) WITHIN 10", {"a": 1, "b": 2, "c": 0.3}, {})
+    # SEQ(a, b): 1000 * 2 * 10 = 20000; the range between a and b: one of the 3 gaps of a 2-event
+    # record: 10 / 3; no C there: exp(-0.3 * 10 / 3) = exp(-1)
+    assert _by_type(plan, rows, SeqJoin) == pytest.approx([20000.0])
+    assert _by_type(plan, rows, NegationFilter) == pytest.approx([20000.0 * math.exp(-1)])
+    assert rows[id(plan.root)] == pytest.approx(20000.0 * math.exp(-1))
+
+
+def test_estimate_rows_kleene():
+    text = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    rates = {"a": 1, "b": 0.6, "c": 1}
+    plan, rows = _rows(text, rates, {})
+    # SEQ(a, c): 1000 * 1 * 10 = 10000; members between a and c: 0.6 * 10 / 3 = 2; all: 2^2 - 1 = 3 lists
+    assert _by_type(plan, rows, SeqJoin) == pytest.approx([10000.0])
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([30000.0])
+    plan, rows = _rows(text, rates, {}, Options(kleene="maximal"))
+    # maximal: one list when a member is there: 1 - exp(-2)
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * (1 - math.exp(-2))])
+    # an iterative conjunct of selectivity 0.5: ((1 + 0.5)^2 - 1) / 0.5 = 2.5 lists
+    plan, rows = _rows("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10", rates,
+                       {"b.x > b[i-1].x": 0.5})
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([25000.0])
+
+
+def test_estimate_rows_union_and_partitions():
+    lp = logical_plan(parse("PATTERN SEQ(A a, OR(B b, C c)) WITHIN 10"))
+    plan = physical_plan(lp, Options())
+    rows = estimate_rows(plan, Statistics({"a": 1, "b": 2, "c": 3}, {}, partitions=4, extent=1000.0), 10)
+    # 4 partitions: scans 4 * rate * 1000; union 4 * (2000 + 3000) = 20000;
+    # SEQ(a, b) 4 * 1000 * 2 * 10 = 80000, SEQ(a, c) 120000 -> root 200000
+    assert rows[id(plan.root)] == pytest.approx(200000.0)
+    assert sorted(_by_type(plan, rows, Scan)) == pytest.approx([4000.0, 8000.0, 12000.0])
+
+
+def test_plan_costs_per_operator():
+    plan, rows = _rows("PATTERN SEQ(A a, !C c, B b) WHERE a.x < b.x AND c.x > a.x WITHIN 10",
+                       {"a": 1, "b": 2, "c": 0.3}, {"a.x < b.x": 0.1, "c.x > a.x": 0.5})
+    costs = cost.plan_costs(plan, Statistics({"a": 1, "b": 2, "c": 0.3}, {"a.x < b.x": 0.1, "c.x > a.x": 0.5},
+                                             extent=1000.0), 10)
+    # scans: their records, 1000 and 2000
+    assert sorted(costs[id(n)] for n in plan.nodes() if isinstance(n, Scan)) == pytest.approx([1000.0, 2000.0])
+    # the join: 1000 * 2 * 10 * 0.1 = 2000 records; tried 2000 / 0.1 = 20000, one predicate:
+    # 20000 + 0.25 * 20000 + 2000 = 27000
+    (join,) = [n for n in plan.nodes() if isinstance(n, SeqJoin)]
+    assert rows[id(join)] == pytest.approx(2000.0)
+    assert costs[id(join)] == pytest.approx(27000.0)
+    # the negation: survival exp(-0.3 * 0.5 * 10 / 3) = exp(-0.5); reads 2000, one condition, writes the rest:
+    # 2000 + 0.25 * 2000 + 2000 * exp(-0.5)
+    (neg,) = [n for n in plan.nodes() if isinstance(n, NegationFilter)]
+    assert rows[id(neg)] == pytest.approx(2000.0 * math.exp(-0.5))
+    assert costs[id(neg)] == pytest.approx(2500.0 + 2000.0 * math.exp(-0.5))

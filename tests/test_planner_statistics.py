@@ -1,0 +1,247 @@
+"""Planner statistics: estimates on generated tables with known rates and selectivities, user
+statistics and their errors (issue 14).
+
+Expected numbers come from how the tables are generated (type mix, uniform attributes), never
+from the estimator; tolerances are those of the sample sizes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from jitcep.errors import OptionError, StatisticsError
+from jitcep.events import build_event_table
+from jitcep.pattern.parser import parse
+from jitcep.plan.logical import logical_plan
+from jitcep.plan.planner.statistics import (DEFAULT_SELECTIVITY, PARTITIONS, SKEW, Statistics, conjunct_texts,
+                                           estimate, from_user, window_extent, with_defaults)
+
+N = 100_000
+
+
+@pytest.fixture(scope="module")
+def frame():
+    """10^5 events, one per time unit: types A 50%, B 30%, C 20%; x uniform on [0, 1); 20 keys."""
+    rng = np.random.default_rng(7)
+    return pl.DataFrame({
+        "ts": np.arange(N, dtype=np.int64),
+        "type": rng.choice(["A", "B", "C"], N, p=[0.5, 0.3, 0.2]),
+        "x": rng.uniform(0.0, 1.0, N),
+        "k": rng.integers(0, 20, N),
+    })
+
+
+def _estimate(frame, text, **kw):
+    pattern = parse(text)
+    table = build_event_table(frame, pattern, type="type")
+    measure, span = window_extent(pattern.window, table)
+    return estimate(logical_plan(pattern), table, window_measure=measure, span=span, **kw), table
+
+
+def _count(frame, t):
+    return int((frame["type"] == t).sum())
+
+
+def test_rates_are_type_counts_over_the_extent(frame):
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 100")
+    extent = N - 1  # ts 0 .. N-1
+    # no filter, no key: exact counts
+    assert st.rates["a"] == pytest.approx(_count(frame, "A") / extent)
+    assert st.rates["b"] == pytest.approx(_count(frame, "B") / extent)
+    assert st.extent == extent and st.partitions == 1 and st.skew == 1.0
+    # a.x < b.x over independent uniform x: 1/2
+    assert st.selectivities["a.x < b.x"] == pytest.approx(0.5, abs=0.05)
+    assert st.sources["a"] == st.sources["b"] == st.sources["a.x < b.x"] == "sampled"
+    assert st.sources[PARTITIONS] == st.sources[SKEW] == "default"
+
+
+def test_filter_scales_the_rate(frame):
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE a.x < 0.1 AND a.x < b.x WITHIN 100")
+    base = _count(frame, "A") / (N - 1)
+    assert st.rates["a"] == pytest.approx(0.1 * base, rel=0.15)
+    # a.x < b.x with a.x below 0.1 and b.x uniform: 1 - E[a.x] = 0.95
+    assert st.selectivities["a.x < b.x"] == pytest.approx(0.95, abs=0.03)
+
+
+def test_key_partitions_and_rates_per_partition(frame):
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x > b.x WITHIN 100")
+    assert st.partitions == pytest.approx(20, rel=0.2)
+    assert 1.0 <= st.skew < 1.5  # uniform keys
+    assert st.rates["a"] == pytest.approx(_count(frame, "A") / ((N - 1) * st.partitions))
+    assert st.selectivities["a.x > b.x"] == pytest.approx(0.5, abs=0.06)
+    assert st.sources[PARTITIONS] == st.sources[SKEW] == "sampled"
+
+
+def test_skewed_key():
+    rng = np.random.default_rng(3)
+    n = 50_000
+    k = np.where(rng.random(n) < 0.5, 0, rng.integers(1, 101, n))  # half the events in one partition
+    df = pl.DataFrame({"ts": np.arange(n, dtype=np.int64), "type": rng.choice(["A", "B"], n), "k": k,
+                       "x": rng.random(n)})
+    st, _ = _estimate(df, "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10")
+    # sum of squared shares: 0.5^2 + 100 * 0.005^2 = 0.2525 -> ~3.96 equal partitions; largest share 0.5
+    assert st.partitions == pytest.approx(1 / 0.2525, abs=1)
+    assert st.skew == pytest.approx(0.5 * st.partitions, rel=0.2)
+
+
+def test_count_window_rates_per_position(frame):
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 50 EVENTS")
+    assert st.rates["a"] == pytest.approx(_count(frame, "A") / N)
+    assert st.extent == N
+
+
+def test_negated_and_closure_variables_have_rates(frame):
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, !C c, B b) WHERE c.x > a.x WITHIN 100")
+    assert set(st.rates) == {"a", "b", "c"}
+    assert st.rates["c"] == pytest.approx(_count(frame, "C") / (N - 1))
+    assert st.selectivities["c.x > a.x"] == pytest.approx(0.5, abs=0.06)
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, C+ c[], B b) WHERE c[i].x > c[i-1].x AND c.x < 0.5 "
+                             "AND c[i].x > a.x AND avg(c.x) > 0.2 WITHIN 100")
+    assert st.rates["c"] == pytest.approx(0.5 * _count(frame, "C") / (N - 1), rel=0.15)
+    # consecutive members (both below 0.5): the later one above the earlier, 1/2
+    assert st.selectivities["c.x > c[i-1].x"] == pytest.approx(0.5, abs=0.06)
+    # member above a.x, member uniform on [0, 0.5): P = E[c.x] = 0.25
+    assert st.selectivities["c.x > a.x"] == pytest.approx(0.25, abs=0.05)
+    # a list conjunct is not sampled
+    assert st.selectivities["avg(c.x) > 0.2"] == DEFAULT_SELECTIVITY
+    assert st.sources["avg(c.x) > 0.2"] == "default"
+
+
+def test_selectivity_floor_and_default(frame):
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE a.x > b.x + 2 WITHIN 100")
+    s = st.selectivities["a.x > b.x + 2"]
+    assert 0 < s < 0.001  # no pair passes: 0.5 / (pairs + 1), never 0
+    # no D event at all: no pair can be sampled -> the default
+    st, _ = _estimate(frame, "PATTERN SEQ(A a, D d) WHERE a.x < d.x WITHIN 100")
+    assert st.rates["d"] == 0.0
+    assert st.selectivities["a.x < d.x"] == DEFAULT_SELECTIVITY and st.sources["a.x < d.x"] == "default"
+
+
+def test_rare_type_sampled_from_its_own_positions():
+    rng = np.random.default_rng(5)
+    n = 200_000
+    types = np.where(rng.random(n) < 0.001, "R", "A")  # ~200 R events: too few for the blocks
+    df = pl.DataFrame({"ts": np.arange(n, dtype=np.int64), "type": types, "x": rng.random(n)})
+    st, _ = _estimate(df, "PATTERN SEQ(A a, R r) WHERE r.x < 0.5 AND a.x < r.x WITHIN 1000")
+    base = int((types == "R").sum()) / (n - 1)
+    assert st.rates["r"] == pytest.approx(0.5 * base, rel=0.25)
+
+
+def test_estimate_is_deterministic(frame):
+    a, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 100")
+    b, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 100")
+    assert a == b
+    c, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 100", seed=1)
+    assert c.rates == a.rates  # exact counts; the sampled numbers may move
+    assert c.selectivities["a.x < b.x"] == pytest.approx(a.selectivities["a.x < b.x"], abs=0.1)
+
+
+def test_small_table_is_read_whole():
+    df = pl.DataFrame({"ts": [0, 1, 2, 3], "type": ["A", "B", "A", "B"], "x": [0.1, 0.5, 0.9, 0.3]})
+    st, _ = _estimate(df, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10")
+    # ordered pairs (a before b): (0.1, 0.5) T, (0.1, 0.3) T, (0.9, 0.3) F -> (2 + 0.5) / (3 + 1)
+    assert st.selectivities["a.x < b.x"] == pytest.approx(2.5 / 4)
+    # 2 A events over an extent of max(3, window 10) = 10
+    assert st.rates["a"] == pytest.approx(0.2)
+
+
+def test_window_extent():
+    df = pl.DataFrame({"ts": [5, 9, 40], "type": ["A", "B", "A"]})
+    for text, want in (("WITHIN 7", ("time", 7.0)), ("WITHIN 4 EVENTS", ("count", 4.0)),
+                       ("WITHIN UNBOUNDED", ("time", 35.0))):
+        pattern = parse(f"PATTERN SEQ(A a, B b) {text}")
+        assert window_extent(pattern.window, build_event_table(df, pattern, type="type")) == want
+
+
+# --- user statistics -------------------------------------------------------------------
+
+
+LOGICAL = logical_plan(parse("PATTERN SEQ(A a, !C c, B b) WHERE a.x < b.x AND c.x > a.x WITHIN 10"))
+
+
+def test_user_statistics_merge_over_the_estimate():
+    base = Statistics({"a": 1.0, "b": 2.0, "c": 0.5}, {"a.x < b.x": 0.5, "c.x > a.x": 0.4},
+                      sources={"a": "sampled", "b": "sampled", "c": "sampled", "a.x < b.x": "sampled",
+                               "c.x > a.x": "sampled"}, extent=100.0)
+    st = from_user({"rates": {"a": 3}, "selectivities": {"a.x<b.x": 0.01}, "partitions": 7, "skew": 2.0},
+                   LOGICAL, base)
+    assert st.rates == {"a": 3.0, "b": 2.0, "c": 0.5}
+    assert st.selectivities == {"a.x < b.x": 0.01, "c.x > a.x": 0.4}
+    assert st.partitions == 7 and st.skew == 2.0 and st.extent == 100.0
+    assert st.sources["a"] == "user" and st.sources["b"] == "sampled"
+    assert st.sources["a.x < b.x"] == "user" and st.sources[PARTITIONS] == st.sources[SKEW] == "user"
+
+
+def test_user_statistics_alone_fill_defaults():
+    st = from_user({"rates": {"b": 0.0}}, LOGICAL)
+    assert st.rates == {"a": 1.0, "b": 0.0, "c": 1.0}
+    assert st.sources == {"a": "default", "b": "user", "c": "default", "a.x < b.x": "default",
+                          "c.x > a.x": "default", PARTITIONS: "default", SKEW: "default"}
+    filled = with_defaults(Statistics({"a": 2.0}, {}), LOGICAL)
+    assert filled.rates["b"] == 1.0 and filled.sources["b"] == "default"
+
+
+def test_conjunct_texts_name_every_multi_variable_conjunct():
+    lp = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c) WHERE a.x < c.x AND b[i].x > b[i-1].x "
+                            "AND b[i].y = a.y AND count(b) > 2 AND a.x > 0 WITHIN 10"))
+    assert {t: c.kind for t, c in conjunct_texts(lp).items()} == {
+        "a.x < c.x": "join", "b.y = a.y": "member", "b.x > b[i-1].x": "prev", "count(b) > 2": "list"}
+    st = from_user({"selectivities": {"b[i].x > b[i-1].x": 0.3, "b[i].y = a.y": 0.2}}, lp)
+    assert st.selectivities["b.x > b[i-1].x"] == 0.3 and st.selectivities["b.y = a.y"] == 0.2
+
+
+@pytest.mark.parametrize("mapping, named", [
+    ({"rates": {"z": 1.0}}, "'z'"),                        # unknown variable
+    ({"rates": {"a": -1.0}}, "rates['a']"),                # negative rate
+    ({"rates": {"a": math.nan}}, "rates['a']"),            # not finite
+    ({"rates": {"a": math.inf}}, "rates['a']"),
+    ({"rates": {"a": "fast"}}, "rates['a']"),              # not a number
+    ({"selectivities": {"a.x > b.x": 0.1}}, "'a.x > b.x'"),  # unknown conjunct
+    ({"selectivities": {"a.x <": 0.1}}, "'a.x <'"),        # not even an expression
+    ({"selectivities": {"a.x < b.x": 1.5}}, "selectivities['a.x < b.x']"),
+    ({"selectivities": {"a.x < b.x": -0.1}}, "selectivities['a.x < b.x']"),
+    ({"rate": {"a": 1.0}}, "'rate'"),                      # unknown section
+    ({"rates": [1.0]}, "'rates'"),
+    ({"partitions": 0}, "partitions"),
+    ({"partitions": 2.5}, "partitions"),
+    ({"skew": 0.5}, "skew"),
+])
+def test_user_statistics_errors_name_the_key(mapping, named):
+    with pytest.raises(StatisticsError) as info:
+        from_user(mapping, LOGICAL)
+    assert named in str(info.value)
+    assert isinstance(info.value, OptionError)
+
+
+def test_user_statistics_must_be_a_mapping():
+    with pytest.raises(StatisticsError, match="mapping"):
+        from_user([("rates", {})], LOGICAL)
+
+
+def test_estimate_refuses_a_bad_window():
+    df = pl.DataFrame({"ts": [0, 1], "type": ["A", "B"]})
+    pattern = parse("PATTERN SEQ(A a, B b) WITHIN 10")
+    table = build_event_table(df, pattern, type="type")
+    with pytest.raises(StatisticsError, match="window_measure"):
+        estimate(logical_plan(pattern), table, window_measure="rows", span=10)
+    with pytest.raises(StatisticsError, match="span"):
+        estimate(logical_plan(pattern), table, window_measure="time", span=0)
+
+
+def test_tuples_follow_the_structure_order():
+    """x grows with time: a predicate agreeing with the order holds for every pair sampled in that order."""
+    rng = np.random.default_rng(11)
+    n = 50_000
+    df = pl.DataFrame({"ts": np.arange(n, dtype=np.int64), "type": rng.choice(["A", "B", "C"], n),
+                       "x": np.arange(n, dtype=np.float64)})
+    st, _ = _estimate(df, "PATTERN SEQ(A a, !C c, B b, C+ d[]) WHERE a.x < b.x AND c.x > a.x AND d.x > b.x "
+                          "AND d[i].x > d[i-1].x WITHIN 100")
+    for text in ("a.x < b.x", "c.x > a.x", "d.x > b.x", "d.x > d[i-1].x"):
+        assert st.selectivities[text] > 0.99, text
+    # in an AND the pairs come in either order: half agree
+    st, _ = _estimate(df, "PATTERN AND(A a, B b) WHERE a.x < b.x WITHIN 100")
+    assert st.selectivities["a.x < b.x"] == pytest.approx(0.5, abs=0.06)
