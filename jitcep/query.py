@@ -65,7 +65,7 @@ def _engine(name: str, *, stacklevel: int = 1):
 
 
 def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
-                      stacklevel: int = 1) -> list:
+                      stacklevel: int = 1, statistics=None) -> list:
     """Match tables of ``patterns`` over ``table``: compiled where covered, reference elsewhere.
 
     Same contract as :func:`jitcep.reference.evaluate`.  Each pattern is checked
@@ -95,7 +95,8 @@ def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
     if covered:
         sub = [patterns[i] for i in covered]
         try:
-            got = runtime.evaluate(sub, table, options)
+            stats = runtime.check_statistics(statistics, patterns)
+            got = runtime.evaluate(sub, table, options, statistics=[stats[i] for i in covered])
         except UnsupportedPatternError as e:
             refused.update({i: str(e) for i in covered})
         else:
@@ -157,7 +158,7 @@ class Query:
     def run(self, events, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
             partition_by: str | list[str] | None = None, engine: Engine = "compiled",
             shape: Shape = "wide", time_format: str | None = None,
-            progress: bool | None = None) -> pl.DataFrame:
+            progress: bool | None = None, statistics=None) -> pl.DataFrame:
         """Find every match of the patterns in ``events``.
 
         Parameters
@@ -197,6 +198,15 @@ class Query:
             Without it, a CSV file's time column is parsed when it holds ISO dates
             or date-times, and text in other inputs is refused.  Text that does not
             parse raises :class:`~jitcep.errors.TimestampError`.
+        statistics
+            Your numbers for the compiled engine's planner (``planner=`` other than
+            ``"trivial"``), over the ones it estimates from the events: a mapping
+            ``{"rates": {"a": 2.0}, "selectivities": {"a.x < b.x": 0.1}}`` (see
+            :func:`jitcep.plan.planner.statistics.from_user`), or with several
+            patterns a list with one mapping (or None) per pattern.  They change
+            the plan, never the matches; an unknown variable or conjunct, a
+            negative rate or a selectivity outside [0, 1] is a
+            :class:`~jitcep.errors.StatisticsError`.
         progress
             Name each stage on stderr as it starts (reading, building the event
             table, matching, building the output; :mod:`jitcep.progress`).
@@ -223,7 +233,8 @@ class Query:
         shown = display(progress, self.STAGES)
         try:
             out = self._run(events, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                            engine=engine, shape=shape, time_format=time_format, stage=shown.stage)
+                            engine=engine, shape=shape, time_format=time_format, stage=shown.stage,
+                            statistics=statistics)
         except BaseException:
             shown.close(done=False)
             raise
@@ -234,11 +245,13 @@ class Query:
     STAGES = ("reading", "building the event table", "matching", "building the output")
 
     def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, time_format=None,
-             stage=None, _stacklevel: int = 3) -> pl.DataFrame:
+             stage=None, _stacklevel: int = 3, statistics=None) -> pl.DataFrame:
         """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the progress display)."""
         checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
                                       engine=engine, shape=shape, time_format=time_format)
         partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
+        from . import runtime
+        runtime.check_statistics(statistics, self.patterns)  # before any work
         evaluate = _engine(engine, stacklevel=_stacklevel)
         note = stage if stage is not None else (lambda name: None)
         from .output import to_frame, wants_all_columns
@@ -247,7 +260,10 @@ class Query:
                                     time_format=time_format, all_columns=wants_all_columns(self.patterns),
                                     note=note)
         note(self.STAGES[2])
-        results = evaluate(self.patterns, table, self.options)
+        if engine == "reference":  # no plan to inform: the statistics were checked above
+            results = evaluate(self.patterns, table, self.options)
+        else:
+            results = evaluate(self.patterns, table, self.options, statistics=statistics)
         note(self.STAGES[3])
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 

@@ -38,12 +38,12 @@ from collections.abc import Mapping
 from . import warmup
 from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
-from .events import EventTable, check_types, window_span
+from .events import EventTable, check_types
 from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
-from .pattern.ast import CountWindow, Pattern, Unbounded
-from .plan.planner.statistics import estimate, from_user
+from .pattern.ast import Pattern
+from .plan.planner.statistics import estimate, from_user, window_extent
 from .plan.logical import logical_plan
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
@@ -112,20 +112,10 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
     return out
 
 
-def planning_span(window, table: EventTable) -> tuple[str, float]:
-    """(measure, span): what the planner counts a window in — "time" (ts units) or "count" (positions) —
-    and the window's extent in it; an unbounded window spans the table's time extent."""
-    if isinstance(window, CountWindow):
-        return "count", float(window.n)
-    if isinstance(window, Unbounded):
-        return "time", float(max(int(table.ts[-1]) - int(table.ts[0]), 1)) if table.n else 1.0
-    return "time", float(max(window_span(window, table), 0))
-
-
 def _costed(pattern: Pattern, options: Options, table: EventTable, statistics) -> PhysicalPlan:
     """The plan the planner chooses for ``pattern`` on statistics of ``table`` (and the user's)."""
     logical = _logical(pattern)
-    measure, span = planning_span(logical.window, table)
+    measure, span = window_extent(logical.window, table)
     stats = estimate(logical, table, window_measure=measure, span=span)
     if statistics is not None:
         stats = from_user(statistics, logical, base=stats)
@@ -145,7 +135,7 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     plans = plans_for(patterns, options, plan)
     check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
-    user = _per_pattern(statistics, len(patterns))
+    user = check_statistics(statistics, patterns)
     if options.planner != "trivial":
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
         plans = [_costed(pat, options, table, u) if g is None else p
@@ -154,15 +144,32 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
 
 
-def _per_pattern(statistics, n: int) -> list:
+def check_statistics(statistics, patterns) -> list:
+    """The user's statistics as one mapping (or None) per pattern, each checked against its pattern
+    (:func:`~jitcep.plan.planner.statistics.from_user`) before any work; StatisticsError otherwise.
+
+    A pattern the compiled engine does not plan (it runs on the reference
+    evaluator) has no plan for them to inform: its entry is not checked.
+    """
+    patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
+    n = len(patterns)
     if statistics is None or isinstance(statistics, Mapping):
         if statistics is not None and n != 1:
             raise StatisticsError("several patterns run: give statistics= as a list with one mapping (or None) "
                                   "per pattern")
-        return [statistics] * n
-    if not isinstance(statistics, (list, tuple)) or len(statistics) != n:
+        given = [statistics] * n
+    elif isinstance(statistics, (list, tuple)) and len(statistics) == n:
+        given = list(statistics)
+    else:
         raise StatisticsError(f"statistics= takes a mapping, or a list of {n} (one per pattern), got {statistics!r}")
-    return list(statistics)
+    for pattern, mapping in zip(patterns, given):
+        if mapping is not None:
+            try:
+                logical = _logical(pattern)
+            except UnsupportedPatternError:
+                continue
+            from_user(mapping, logical)
+    return given
 
 
 def evaluate(patterns, table: EventTable, options: Options, plan=None,

@@ -95,6 +95,10 @@ def describe(plan: PhysicalPlan, stats: dict | None = None, index: int = 0) -> d
     out = {"op": "pattern", "pattern": index, "text": one_line(plan.pattern), "vars": list(plan.variables),
            "lists": list(plan.list_vars), "predicates": [_text(c) for c in plan.constants], "window": window,
            "key": list(plan.key), "key_coding": plan.key_coding, "engine": "compiled", "children": [root]}
+    if plan.statistics is not None:
+        st = plan.statistics
+        out["statistics"] = {"rates": dict(st.rates), "selectivities": dict(st.selectivities),
+                             "partitions": st.partitions, "skew": st.skew, "sources": dict(st.sources)}
     if stats is not None:
         out["rows"], out["time_s"] = root["rows"], 0.0
     return out
@@ -147,6 +151,15 @@ def _head(d: dict) -> str:
     return f"{d['op']} ({', '.join(d['vars'])})"
 
 
+def _statistics(st: dict) -> str:
+    """The numbers a plan was chosen on, each with its source."""
+    src = st["sources"]
+    rates = ", ".join(f"{v}={r:.3g} ({src.get(v, '?')})" for v, r in st["rates"].items())
+    sels = ", ".join(f"{t}: {x:.3g} ({src.get(t, '?')})" for t, x in st["selectivities"].items())
+    return f"statistics: rates {rates}" + (f"; selectivities {sels}" if sels else "") + \
+        f"; partitions {st['partitions']}"
+
+
 def to_text(tree: dict) -> str:
     """The tree of :func:`describe` (or several under an ``op="patterns"`` root) as indented lines."""
     lines = []
@@ -154,6 +167,8 @@ def to_text(tree: dict) -> str:
     def rec(d, depth):
         details = _fields(d) if d["op"] != "patterns" else ""
         lines.append("  " * depth + _head(d) + (("  " + details) if details else ""))
+        if "statistics" in d:
+            lines.append("  " * (depth + 1) + _statistics(d["statistics"]))
         for c in d["children"]:
             rec(c, depth + 1)
     rec(tree, 0)
