@@ -32,10 +32,11 @@ def _reference_node(pattern, i: int, reason: str) -> dict:
             "key": [], "key_coding": None, "engine": "reference", "reason": reason, "children": []}
 
 
-def explain_tree(patterns, options, table=None, analyze: bool = False) -> dict:
+def explain_tree(patterns, options, table=None, analyze: bool = False, statistics=None) -> dict:
     """The explain tree (:func:`jitcep.plan.explain.describe`) of ``patterns``: one pattern's node, or
-    several under an ``op="patterns"`` root."""
+    several under an ``op="patterns"`` root.  ``statistics``: the user's, as ``Query.run`` takes them."""
     patterns = list(patterns)
+    user = runtime.check_statistics(statistics, patterns)
     refused = _refused(patterns, options)
     covered = [i for i in range(len(patterns)) if i not in refused]
     sub = [patterns[i] for i in covered]
@@ -43,7 +44,7 @@ def explain_tree(patterns, options, table=None, analyze: bool = False) -> dict:
     if analyze:
         profile = Profile()
         if sub:
-            runtime.evaluate(sub, table, options, profile=profile)
+            runtime.evaluate(sub, table, options, profile=profile, statistics=[user[i] for i in covered])
         for i, plan in zip(covered, profile.plans):
             nodes[i] = describe(plan, profile.stats, i)
         if refused:
@@ -52,8 +53,12 @@ def explain_tree(patterns, options, table=None, analyze: bool = False) -> dict:
                 nodes[i] = _reference_node(patterns[i], i, refused[i])
                 nodes[i]["rows"], nodes[i]["time_s"] = mt.n, 0.0
     else:
-        plans = runtime.prepare(sub, table, options)[1] if table is not None and sub \
-            else runtime.plans_for(sub, options)
+        if table is not None and sub:
+            plans = runtime.prepare(sub, table, options, statistics=[user[i] for i in covered])[1]
+        elif options.planner != "trivial":  # no events: planned on the user's numbers and defaults
+            plans = [runtime.costed(patterns[i], options, None, user[i]) for i in covered]
+        else:
+            plans = runtime.plans_for(sub, options)
         nodes.update({i: describe(plan, None, i) for i, plan in zip(covered, plans)})
         nodes.update({i: _reference_node(patterns[i], i, why) for i, why in refused.items()})
     if len(patterns) == 1:

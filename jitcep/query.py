@@ -286,7 +286,7 @@ class Query:
 
     def explain(self, events=None, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
                 partition_by: str | list[str] | None = None, analyze: bool = False,
-                format: ExplainFormat = "text", time_format: str | None = None):
+                format: ExplainFormat = "text", time_format: str | None = None, statistics=None):
         """The plan of each pattern: its operators, what each reads and tests, and the planner's choices.
 
         Parameters
@@ -297,8 +297,10 @@ class Query:
             ``analyze=True`` the query runs once and every operator carries the
             records it produced (``rows``) and its own time (``time_s``, its
             inputs excluded); the pattern's ``rows`` is its number of matches.
-        time, type, time_unit, partition_by, time_format
+        time, type, time_unit, partition_by, time_format, statistics
             As for :meth:`run`; bad values raise the same named errors, before any work.
+            With a ``planner=`` other than ``"trivial"`` and no events, the plan is
+            chosen on ``statistics`` and defaults (marked as such).
         analyze
             Run the query and measure each operator (needs ``events``).
         format
@@ -332,7 +334,7 @@ class Query:
             table = self._table(events, time=time, type=type, time_unit=time_unit,
                                 partition_by=checked["partition_by"], time_format=time_format, all_columns=False,
                                 note=lambda name: None)[1]
-        return render(explain_tree(self.patterns, self.options, table, analyze), format)
+        return render(explain_tree(self.patterns, self.options, table, analyze, statistics), format)
 
 
 def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the public name

@@ -112,9 +112,12 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
     return out
 
 
-def _costed(pattern: Pattern, options: Options, table: EventTable, statistics) -> PhysicalPlan:
-    """The plan the planner chooses for ``pattern`` on statistics of ``table`` (and the user's)."""
+def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
+    """The plan ``options.planner`` chooses for ``pattern`` on statistics of ``table`` overridden by the
+    user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``)."""
     logical = _logical(pattern)
+    if table is None:
+        return physical_plan(logical, options, None, from_user(statistics or {}, logical), 1.0)
     measure, span = window_extent(logical.window, table)
     stats = estimate(logical, table, window_measure=measure, span=span)
     if statistics is not None:
@@ -138,7 +141,7 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     user = check_statistics(statistics, patterns)
     if options.planner != "trivial":
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
-        plans = [_costed(pat, options, table, u) if g is None else p
+        plans = [costed(pat, options, table, u) if g is None else p
                  for pat, p, g, u in zip(patterns, plans, given, user)]
     ctx = TableContext(table, plans)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
