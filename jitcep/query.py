@@ -329,6 +329,8 @@ class Query:
             raise OptionError("explain(analyze=True) runs the query: give it the events")
         checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
                                       time_format=time_format)
+        from . import runtime
+        runtime.check_statistics(statistics, self.patterns)  # before the events are read
         table = None
         if events is not None:
             table = self._table(events, time=time, type=type, time_unit=time_unit,
