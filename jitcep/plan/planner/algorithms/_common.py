@@ -1,0 +1,167 @@
+"""What the plan-generation algorithms share: pricing trees under a cost model, and planning budgets.
+
+Pricing.  A cost model is any function ``(problem, tree) -> float``.  The search
+algorithms price many candidate trees that differ from known ones by one join,
+so :class:`Costing` prices a join ``(left, right)`` of two priced subplans:
+
+- when the model is a sum over the tree's nodes (Kolchinsky & Schuster's
+  Cost_tree and Cost_ord, section 3; ZStream's operator costs, "adding up the
+  costs of all the operators in the tree", ZStream 5.1), it may say so by
+  carrying a ``node_cost(problem, pm, left, right) -> float`` attribute: the
+  cost the root of ``(left, right)`` adds, ``left`` and ``right`` being the
+  bitmasks of the units below each child (bit i: unit i) and ``pm(mask)`` the
+  memoised PM of a set of units.  A join then costs
+  ``cost(left) + cost(right) + node_cost(...)``: O(1) instead of a walk of the
+  whole candidate, which is what puts ZStream's DP at 20 units under 10 ms;
+- otherwise the model is called on the whole candidate tree (a black box).
+
+Cost_tree's node term is PM(left | right) (section 3.2); it is registered here
+(:data:`NODE_COSTS`) rather than assumed, so a model without a node term is
+never priced as if it were Cost_tree.
+
+Exactness.  The dynamic programs keep one best subplan per set of units, which
+finds the optimum when the model has optimal substructure (ZStream Theorem
+5.1): true of every sum-over-nodes model; for other models they are heuristics
+that still return a valid tree.
+
+Budgets.  ``budget`` is seconds of planning.  An exact algorithm first
+estimates its time from the number of units (its ``estimate(n)``: priced joins
+times seconds per join measured with the intermediate model, with headroom;
+perf/README.md) and does not start when it cannot
+finish in time; once started it checks a :class:`Deadline` and, past it, falls
+back to GREEDY (Kolchinsky 6.1) — so a budget never yields a plan that is
+worse than greedy's for lack of time (DuckDB's join-order optimizer does the
+same with its DP).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, NamedTuple
+
+from ..cost import intermediate
+from ..problem import JoinProblem, Tree
+
+CostModel = Callable[[JoinProblem, Tree], float]
+
+# Seconds an exact algorithm (or iterative improvement) may take when called without a budget: it was
+# asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot stall compile for hours (Kolchinsky 6.3: DP-B took
+# over 50 hours at 22 units).
+DEFAULT_BUDGET = 2.0
+
+
+
+def _cost_tree_node(problem: JoinProblem, pm, left: int, right: int) -> float:
+    """Cost_tree's term for an internal node: its partial matches, PM(left | right) (section 3.2)."""
+    return pm(left | right)
+
+
+NODE_COSTS: dict = {intermediate: _cost_tree_node}
+
+
+def node_cost_of(cost: CostModel):
+    """The per-node term of ``cost`` if it declares one (see the module docstring), else None."""
+    return getattr(cost, "node_cost", None) or NODE_COSTS.get(cost)
+
+
+class Plan(NamedTuple):
+    """A priced subplan: its tree, the bitmask of its units, its cost under the model."""
+
+    tree: Tree
+    mask: int
+    cost: float
+
+
+class Costing:
+    """Prices trees and joins of subplans for one problem and one cost model."""
+
+    def __init__(self, problem: JoinProblem, cost: CostModel):
+        if problem.n == 0:
+            raise ValueError("a plan needs at least one unit")
+        self.problem = problem
+        self.cost = cost
+        self._node_cost = node_cost_of(cost)
+        # PM by bitmask; built one unit at a time, PM(S | {i}) = PM(S) * card[i] * prod sel[i][j], j in S
+        self._pm = {0: 1.0}
+        self.leaves = tuple(Plan(i, 1 << i, cost(problem, i)) for i in range(problem.n))
+
+    @property
+    def additive(self) -> bool:
+        """Whether the model declared a node term (so joins are priced in O(1))."""
+        return self._node_cost is not None
+
+    def pm(self, mask: int) -> float:
+        """PM of the units in ``mask`` (section 3), memoised."""
+        out = self._pm.get(mask)
+        if out is None:
+            i = mask.bit_length() - 1
+            rest = mask ^ (1 << i)
+            out = self.pm(rest) * self.problem.card[i]
+            row = self.problem.sel[i]
+            for j in members(rest):
+                out *= row[j]
+            self._pm[mask] = out
+        return out
+
+    def join_cost(self, left: Plan, right: Plan) -> float:
+        """The cost of the tree ``(left.tree, right.tree)``."""
+        if self._node_cost is None:
+            return self.cost(self.problem, (left.tree, right.tree))
+        return left.cost + right.cost + self._node_cost(self.problem, self.pm, left.mask, right.mask)
+
+    def join(self, left: Plan, right: Plan, cost: float | None = None) -> Plan:
+        """The priced plan ``(left, right)``; ``cost`` when the caller already priced it."""
+        if cost is None:
+            cost = self.join_cost(left, right)
+        return Plan((left.tree, right.tree), left.mask | right.mask, cost)
+
+    def left_deep(self, order) -> Plan:
+        """The priced left-deep plan joining units in ``order`` (an order-based plan, section 3.1)."""
+        it = iter(order)
+        plan = self.leaves[next(it)]
+        for i in it:
+            plan = self.join(plan, self.leaves[i])
+        return plan
+
+
+def members(mask: int):
+    """The unit indices in ``mask``, ascending."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+class OverBudget(Exception):
+    """Raised inside an exact search when its deadline has passed."""
+
+
+class Deadline:
+    """A planning deadline ``budget`` seconds from now; :meth:`check` raises :class:`OverBudget` past it."""
+
+    def __init__(self, budget: float):
+        self.at = time.perf_counter() + budget
+
+    def passed(self) -> bool:
+        return time.perf_counter() > self.at
+
+    def check(self) -> None:
+        if self.passed():
+            raise OverBudget
+
+
+def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostModel, budget: float | None) -> Tree:
+    """``search(costing, deadline) -> Tree`` if it can finish within ``budget``, else GREEDY's plan.
+
+    It is not started when ``seconds`` (its time, estimated from the number of units) exceeds the budget,
+    and is abandoned for greedy when it overruns its deadline anyway."""
+    from . import greedy  # here: greedy imports this module
+
+    budget = DEFAULT_BUDGET if budget is None else budget
+    if seconds <= budget:
+        costing = Costing(problem, cost)
+        try:
+            return search(costing, Deadline(budget))
+        except OverBudget:
+            pass
+    return greedy.plan(problem, cost)
