@@ -30,7 +30,7 @@ def estimate(n: int) -> float:
 
 
 def search(costing: Costing, deadline: Deadline) -> Tree:
-    """The best left-deep tree (ties: the lower index joins last)."""
+    """The best left-deep tree (ties: the higher index joins last)."""
     n = costing.problem.n
     unit = costing.leaves
     join_cost = costing.join_cost
@@ -46,7 +46,8 @@ def search(costing: Costing, deadline: Deadline) -> Tree:
             low = rest & -rest
             rest ^= low
             c = join_cost(best[s ^ low], unit[low.bit_length() - 1])
-            if found_cost is None or c < found_cost:
+            # <=: among equal costs the highest index joins last, so equal orders keep pattern order
+            if found_cost is None or c <= found_cost:
                 found, found_cost = low, c
         best[s] = costing.join(best[s ^ found], unit[found.bit_length() - 1], found_cost)
     return best[(1 << n) - 1].tree
