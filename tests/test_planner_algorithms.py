@@ -330,8 +330,11 @@ def test_dp_overrunning_its_deadline_falls_back_to_greedy():
         return intermediate(p, tree)
 
     p = random_problem(7, 2)
-    assert ALGORITHMS["dp_bushy"](p, slow, budget=0.02) == ALGORITHMS["greedy"](p, intermediate)
-    assert ALGORITHMS["dp_left_deep"](p, slow, budget=0.005) == ALGORITHMS["greedy"](p, intermediate)
+    greedy = ALGORITHMS["greedy"](p, intermediate)
+    assert ALGORITHMS["dp_bushy"](p, slow, budget=0.02) == greedy
+    assert ALGORITHMS["dp_left_deep"](p, slow, budget=0.005) == greedy
+    # ZSTREAM-ORD: DP-LD overruns, so the order is greedy's, and no time is left for ZStream's program
+    assert ALGORITHMS["zstream_ord"](p, slow, budget=0.005) == greedy
 
 
 def test_large_problems_plan_within_their_budgets():

@@ -21,17 +21,18 @@ never priced as if it were Cost_tree.
 
 Exactness.  The dynamic programs keep one best subplan per set of units, which
 finds the optimum when the model has optimal substructure (ZStream Theorem
-5.1): true of every sum-over-nodes model; for other models they are heuristics
-that still return a valid tree.
+5.1): true of every model with a node term, since the term sees the children's
+units and not their shapes; for other models they are heuristics that still
+return a valid tree.
 
 Budgets.  ``budget`` is seconds of planning.  An exact algorithm first
 estimates its time from the number of units (its ``estimate(n)``: priced joins
-times seconds per join measured with the intermediate model, with headroom;
-perf/README.md) and does not start when it cannot
-finish in time; once started it checks a :class:`Deadline` and, past it, falls
-back to GREEDY (Kolchinsky 6.1) — so a budget never yields a plan that is
-worse than greedy's for lack of time (DuckDB's join-order optimizer does the
-same with its DP).
+times the seconds per join measured with the intermediate model, rounded up;
+perf/README.md) and does not start when that exceeds the budget; once started
+it checks a :class:`Deadline` (a slower model, a busy machine) and past it
+returns GREEDY's plan (Kolchinsky 6.1) instead — so running out of time never
+yields a plan worse than greedy's.  DuckDB's join-order optimizer bounds its
+DP the same way.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ from ..problem import JoinProblem, Tree
 CostModel = Callable[[JoinProblem, Tree], float]
 
 # Seconds an exact algorithm (or iterative improvement) may take when called without a budget: it was
-# asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot stall compile for hours (Kolchinsky 6.3: DP-B took
-# over 50 hours at 22 units).
+# asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot stall compile for hours
+# (Kolchinsky 6.3: DP-B took over 50 hours at 22 units).
 DEFAULT_BUDGET = 2.0
 
 
@@ -142,26 +143,34 @@ class Deadline:
     def __init__(self, budget: float):
         self.at = time.perf_counter() + budget
 
+    def left(self) -> float:
+        """Seconds until the deadline (negative past it)."""
+        return self.at - time.perf_counter()
+
     def passed(self) -> bool:
-        return time.perf_counter() > self.at
+        return self.left() < 0
 
     def check(self) -> None:
         if self.passed():
             raise OverBudget
 
 
-def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostModel, budget: float | None) -> Tree:
-    """``search(costing, deadline) -> Tree`` if it can finish within ``budget``, else GREEDY's plan.
-
-    It is not started when ``seconds`` (its time, estimated from the number of units) exceeds the budget,
-    and is abandoned for greedy when it overruns its deadline anyway."""
-    from . import greedy  # here: greedy imports this module
-
-    budget = DEFAULT_BUDGET if budget is None else budget
-    if seconds <= budget:
-        costing = Costing(problem, cost)
+def within_budget(search, seconds: float, deadline: Deadline, fallback):
+    """``search(deadline)`` if its estimated ``seconds`` fit before ``deadline`` and it finishes by then,
+    else ``fallback()``."""
+    if seconds <= deadline.left():
         try:
-            return search(costing, Deadline(budget))
+            return search(deadline)
         except OverBudget:
             pass
-    return greedy.plan(problem, cost)
+    return fallback()
+
+
+def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostModel, budget: float | None) -> Tree:
+    """``search(costing, deadline) -> Tree`` if it can finish within ``budget`` seconds (default
+    :data:`DEFAULT_BUDGET`), else GREEDY's plan (see :func:`within_budget`)."""
+    from . import greedy  # here: greedy imports this module
+
+    deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
+    costing = Costing(problem, cost)
+    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: greedy.plan(problem, cost))

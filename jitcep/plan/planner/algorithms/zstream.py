@@ -13,17 +13,28 @@ i..j-1 joins the best trees over i..r-1 and r..j-1 for the best root position r,
 O(n^3) priced joins (ZStream: "less than 10 ms ... with pattern length 20").
 It misses every tree that reorders the leaves (Kolchinsky & Schuster 2.3,
 Figure 2); ZSTREAM-ORD (:mod:`.zstream_ord`) runs the same program over a
-better order.  Polynomial, so ``budget`` is not needed and not read.
+better order.  Polynomial, so :func:`plan` does not read ``budget``; ZSTREAM-ORD
+bounds the program by its deadline.
 """
 
 from __future__ import annotations
 
 from ..problem import JoinProblem, Tree
-from ._common import Costing, Plan
+from ._common import Costing, Deadline, Plan
+
+# Seconds per priced join with the intermediate model (perf/README.md: 1.2 us at 20 units, the
+# run's own bookkeeping included), rounded up.
+STEP_SECONDS = 2.0e-6
 
 
-def search(costing: Costing, order) -> Plan:
-    """The best tree whose every node covers a run of consecutive units of ``order`` (ties: the leftmost root)."""
+def estimate(n: int) -> float:
+    """Seconds Algorithm 5 is expected to take: (n^3 - n) / 6 priced joins."""
+    return (n ** 3 - n) / 6.0 * STEP_SECONDS
+
+
+def search(costing: Costing, order, deadline: Deadline | None = None) -> Plan:
+    """The best tree whose every node covers a run of consecutive units of ``order`` (ties: the leftmost root);
+    raises ``OverBudget`` past ``deadline``."""
     n = len(order)
     # best[i][j]: the best plan over order[i:j] (Min and Root of Algorithm 5 in one priced plan)
     best = [[None] * (n + 1) for _ in range(n + 1)]
@@ -32,6 +43,8 @@ def search(costing: Costing, order) -> Plan:
     join_cost = costing.join_cost
     for s in range(2, n + 1):
         for i in range(n - s + 1):
+            if deadline is not None:
+                deadline.check()
             j = i + s
             row = best[i]
             found, found_cost = None, None
