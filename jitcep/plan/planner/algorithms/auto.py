@@ -6,12 +6,13 @@ and DuckDB's join-order optimizer settles the same trade-off with exact DP under
 a budget and a greedy fallback.  The rule:
 
 - DP-B when its estimated time (:func:`.dp_bushy.estimate`: 3^n priced
-  joins at about 1 us) fits in ``budget`` (default :data:`BUDGET`, 50 ms:
-  n <= 9 units; measured in perf/README.md), which returns GREEDY's plan if it
-  overruns anyway (a model without a node term is priced far slower);
-- else ZSTREAM-ORD within the same budget: DP-LD's order while that fits
-  (n * 2^(n-1) joins at about 2 us: n <= 12 at 50 ms), GREEDY's beyond, then
-  ZStream's O(n^3) program over it (about 4 ms at 22 units) — never worse
+  joins at about 1 us) is affordable in ``budget`` (twice it fits,
+  ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms: n <= 9 units; measured
+  in perf/README.md), which returns GREEDY's plan if it overruns anyway (a
+  model without a node term is priced far slower);
+- else ZSTREAM-ORD within the same budget: DP-LD's order while that is
+  affordable (n * 2^(n-1) joins at about 2 us: n <= 11 at 50 ms), GREEDY's
+  beyond, then ZStream's O(n^3) program over it (about 4 ms at 22 units) — never worse
   than GREEDY, since the left-deep tree over the order is among the trees
   ZStream considers.
 """
@@ -20,14 +21,15 @@ from __future__ import annotations
 
 from ..problem import JoinProblem, Tree
 from . import dp_bushy, zstream_ord
+from ._common import affordable
 
 # Seconds of planning AUTO allows by default: compile-time planning should stay out of sight.
 BUDGET = 0.05
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
-    """DP-B's tree if it fits in ``budget`` seconds (default :data:`BUDGET`), else ZSTREAM-ORD's."""
+    """DP-B's tree if it is affordable in ``budget`` seconds (default :data:`BUDGET`), else ZSTREAM-ORD's."""
     budget = BUDGET if budget is None else budget
-    if dp_bushy.estimate(problem.n) <= budget:
+    if affordable(dp_bushy.estimate(problem.n), budget):
         return dp_bushy.plan(problem, cost, budget=budget)
     return zstream_ord.plan(problem, cost, budget=budget)
