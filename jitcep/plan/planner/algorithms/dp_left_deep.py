@@ -19,8 +19,8 @@ from ..problem import JoinProblem, Tree, leaves
 from ._common import Costing, Deadline, exact_or_greedy
 
 
-# Seconds per priced join, measured with the intermediate model (perf/README.md: 1.1-2.0 us on a
-# shared core, the set's own bookkeeping included), rounded up.
+# Seconds per priced join, measured with the intermediate model (perf/README.md: 1.0-1.3 us from 7 units
+# up, the set's own bookkeeping included; more below, where it does not matter), rounded up.
 STEP_SECONDS = 2.0e-6
 
 

@@ -51,13 +51,15 @@ def improve(costing: Costing, order, budget: float | None) -> list[int]:
     deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
     order = list(order)
     prefixes = _prefixes(costing, order)
-    while not deadline.passed():
+    while True:
         for start, perm in moves(len(order)):
+            # checked per move: one pass over the O(n^3) moves can take seconds under a model without a node term
+            if deadline.passed():
+                return order
             moved = [order[perm.get(p, p)] for p in range(len(order))]
             # strict improvement: a local search must not cycle between equal-cost orders
             if _price_from(costing, prefixes, moved, start) < prefixes[-1].cost:
                 order, prefixes = moved, _prefixes(costing, moved)
                 break
         else:
-            break
-    return order
+            return order

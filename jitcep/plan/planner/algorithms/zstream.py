@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..problem import JoinProblem, Tree
 from ._common import Costing, Deadline, Plan
 
-# Seconds per priced join with the intermediate model (perf/README.md: 1.2 us at 20 units, the
+# Seconds per priced join with the intermediate model (perf/README.md: about 1 us at 20 units, the
 # run's own bookkeeping included), rounded up.
 STEP_SECONDS = 2.0e-6
 
