@@ -11,6 +11,10 @@ planning (None: the algorithm's default).  Exact algorithms past their budget
 return GREEDY's plan; every plan contains every unit exactly once and is the
 same for the same problem, model and seed (ties go to the lower index).
 
+The searches price a join in O(1) when the model declares its per-node term
+(``model.node_cost(problem, pm, left, right)``; Cost_tree's is built in), and
+call the model on every candidate tree otherwise: see :mod:`._common`.
+
 Order-based (left-deep): ``trivial``, ``efreq``, ``greedy``, ``ii_random``,
 ``ii_greedy``, ``dp_left_deep``.  Tree-based: ``zstream``, ``zstream_ord``,
 ``dp_bushy``.  ``auto`` picks DP-B or ZSTREAM-ORD by size (:mod:`.auto`).

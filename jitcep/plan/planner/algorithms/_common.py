@@ -42,7 +42,7 @@ import time
 from typing import Callable, NamedTuple
 
 from ..cost import intermediate
-from ..problem import JoinProblem, Tree
+from ..problem import JoinProblem, Tree, left_deep
 
 CostModel = Callable[[JoinProblem, Tree], float]
 
@@ -50,7 +50,6 @@ CostModel = Callable[[JoinProblem, Tree], float]
 # asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot stall compile for hours
 # (Kolchinsky 6.3: DP-B took over 50 hours at 22 units).
 DEFAULT_BUDGET = 2.0
-
 
 
 def _cost_tree_node(problem: JoinProblem, pm, left: int, right: int) -> float:
@@ -93,11 +92,6 @@ class Costing:
         self._pm = {0: 1.0}
         self.leaves = tuple(Plan(i, 1 << i, cost(problem, i)) for i in range(problem.n))
 
-    @property
-    def additive(self) -> bool:
-        """Whether the model declared a node term (so joins are priced in O(1))."""
-        return self._node_cost is not None
-
     def pm(self, mask: int) -> float:
         """PM of the units in ``mask`` (section 3), memoised."""
         out = self._pm.get(mask)
@@ -122,14 +116,6 @@ class Costing:
         if cost is None:
             cost = self.join_cost(left, right)
         return Plan((left.tree, right.tree), left.mask | right.mask, cost)
-
-    def left_deep(self, order) -> Plan:
-        """The priced left-deep plan joining units in ``order`` (an order-based plan, section 3.1)."""
-        it = iter(order)
-        plan = self.leaves[next(it)]
-        for i in it:
-            plan = self.join(plan, self.leaves[i])
-        return plan
 
 
 def members(mask: int):
@@ -191,4 +177,4 @@ def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostMode
 
     deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
     costing = Costing(problem, cost)
-    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: greedy.plan(problem, cost))
+    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: left_deep(greedy.order(costing)))
