@@ -1,0 +1,35 @@
+"""AUTO: the exact bushy optimum when it is affordable, ZSTREAM-ORD beyond (jitcep's default planner).
+
+Kolchinsky & Schuster's experiments (6.3, Figures 3-7) find DP-B's plans the
+best and its planning time the only obstacle (exponential: 3^n joins priced),
+and DuckDB's join-order optimizer settles the same trade-off with exact DP under
+a budget and a greedy fallback.  The rule:
+
+- DP-B when its estimated time (:func:`.dp_bushy.estimate`: 3^n priced
+  joins at about 1 us) is affordable in ``budget`` (twice it fits,
+  ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms: n <= 9 units; measured
+  in perf/README.md), which returns GREEDY's plan if it overruns anyway (a
+  model without a node term is priced far slower);
+- else ZSTREAM-ORD within the same budget: DP-LD's order while that is
+  affordable (n * 2^(n-1) joins at about 2 us: n <= 11 at 50 ms), GREEDY's
+  beyond, then ZStream's O(n^3) program over it (about 4 ms at 22 units) — never worse
+  than GREEDY, since the left-deep tree over the order is among the trees
+  ZStream considers.
+"""
+
+from __future__ import annotations
+
+from ..problem import JoinProblem, Tree
+from . import dp_bushy, zstream_ord
+from ._common import affordable
+
+# Seconds of planning AUTO allows by default: compile-time planning should stay out of sight.
+BUDGET = 0.05
+
+
+def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
+    """DP-B's tree if it is affordable in ``budget`` seconds (default :data:`BUDGET`), else ZSTREAM-ORD's."""
+    budget = BUDGET if budget is None else budget
+    if affordable(dp_bushy.estimate(problem.n), budget):
+        return dp_bushy.plan(problem, cost, budget=budget)
+    return zstream_ord.plan(problem, cost, budget=budget)

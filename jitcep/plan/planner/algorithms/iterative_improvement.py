@@ -1,0 +1,65 @@
+"""Iterative improvement over join orders (Swami 1989; Kolchinsky & Schuster 2018, 6.1), for II-RANDOM and II-GREEDY.
+
+"A local search JQPG algorithm, starting from some initial execution plan and
+attempting a set of moves to improve the cost function, until a local minimum
+is reached. [...] The functions used to traverse between states are swap (the
+positions of two event types in a plan are swapped) and cycle (the positions
+of three event types are shifted)."  States are orders (left-deep plans).
+
+Moves are tried in a fixed order — every swap (i, j), i < j, then every cycle
+(i, j, k), i < j < k, in both directions — and the first improving one is taken
+(first improvement, as Swami's II); the search stops at an order no move
+improves, or when ``budget`` seconds are spent (it then returns the best order
+so far, never worse than its start).  Fixed move order keeps it deterministic:
+only II-RANDOM's start depends on the seed.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from ._common import DEFAULT_BUDGET, Costing, Deadline, Plan
+
+
+def moves(n: int):
+    """Every swap and cycle of positions, as (first position changed, permutation of positions)."""
+    for i, j in combinations(range(n), 2):
+        yield i, {i: j, j: i}
+    for i, j, k in combinations(range(n), 3):
+        yield i, {i: k, j: i, k: j}
+        yield i, {i: j, j: k, k: i}
+
+
+def _prefixes(costing: Costing, order: list[int]) -> list[Plan]:
+    """The priced left-deep plans of every prefix of ``order`` (prefix k joins order[:k + 1])."""
+    out = [costing.leaves[order[0]]]
+    for i in order[1:]:
+        out.append(costing.join(out[-1], costing.leaves[i]))
+    return out
+
+
+def _price_from(costing: Costing, prefixes: list[Plan], order: list[int], start: int) -> float:
+    """The cost of ``order``, which agrees with the order of ``prefixes`` before position ``start``."""
+    plan = prefixes[start - 1] if start else costing.leaves[order[0]]
+    for i in order[max(start, 1):]:
+        plan = costing.join(plan, costing.leaves[i])
+    return plan.cost
+
+
+def improve(costing: Costing, order, budget: float | None) -> list[int]:
+    """The local minimum reached from ``order`` by swap and cycle moves (or the best order within ``budget``)."""
+    deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
+    order = list(order)
+    prefixes = _prefixes(costing, order)
+    while True:
+        for start, perm in moves(len(order)):
+            # checked per move: one pass over the O(n^3) moves can take seconds under a model without a node term
+            if deadline.passed():
+                return order
+            moved = [order[perm.get(p, p)] for p in range(len(order))]
+            # strict improvement: a local search must not cycle between equal-cost orders
+            if _price_from(costing, prefixes, moved, start) < prefixes[-1].cost:
+                order, prefixes = moved, _prefixes(costing, moved)
+                break
+        else:
+            return order

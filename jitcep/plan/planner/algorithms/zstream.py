@@ -1,0 +1,61 @@
+"""ZSTREAM: ZStream's dynamic program over adjacent runs of units (Mei & Madden 2009, 5.2.3, Algorithm 5).
+
+ZStream keeps the leaves in pattern order and chooses the tree above them: by
+optimal substructure (its Theorem 5.1) the best tree over the run of units
+i..j-1 joins the best trees over i..r-1 and r..j-1 for the best root position r,
+
+    for s = 2 .. n:                        # run size
+        for i = 0 .. n - s:                # run start; j = i + s
+            for r = i + 1 .. j - 1:        # root position
+                cost = Min[i][r] + Min[r][j] + cost of the root
+                keep the least (Min[i][j], Root[i][j] = r)
+
+O(n^3) priced joins (ZStream: "less than 10 ms ... with pattern length 20").
+It misses every tree that reorders the leaves (Kolchinsky & Schuster 2.3,
+Figure 2); ZSTREAM-ORD (:mod:`.zstream_ord`) runs the same program over a
+better order.  Polynomial, so :func:`plan` does not read ``budget``; ZSTREAM-ORD
+bounds the program by its deadline.
+"""
+
+from __future__ import annotations
+
+from ..problem import JoinProblem, Tree
+from ._common import Costing, Deadline, Plan
+
+# Seconds per priced join with the intermediate model (perf/README.md: about 1 us at 20 units, the
+# run's own bookkeeping included), rounded up.
+STEP_SECONDS = 2.0e-6
+
+
+def estimate(n: int) -> float:
+    """Seconds Algorithm 5 is expected to take: (n^3 - n) / 6 priced joins."""
+    return (n ** 3 - n) / 6.0 * STEP_SECONDS
+
+
+def search(costing: Costing, order, deadline: Deadline | None = None) -> Plan:
+    """The best tree whose every node covers a run of consecutive units of ``order`` (ties: the leftmost root);
+    raises ``OverBudget`` past ``deadline``."""
+    n = len(order)
+    # best[i][j]: the best plan over order[i:j] (Min and Root of Algorithm 5 in one priced plan)
+    best = [[None] * (n + 1) for _ in range(n + 1)]
+    for i, u in enumerate(order):
+        best[i][i + 1] = costing.leaves[u]
+    join_cost = costing.join_cost
+    for s in range(2, n + 1):
+        for i in range(n - s + 1):
+            if deadline is not None:
+                deadline.check()
+            j = i + s
+            row = best[i]
+            found, found_cost = None, None
+            for r in range(i + 1, j):
+                c = join_cost(row[r], best[r][j])
+                if found_cost is None or c < found_cost:
+                    found, found_cost = r, c
+            row[j] = costing.join(row[found], best[found][j], found_cost)
+    return best[0][n]
+
+
+def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
+    """The best tree over the units in pattern (index) order."""
+    return search(Costing(problem, cost), range(problem.n)).tree

@@ -1,0 +1,31 @@
+"""Rule: the join order, chosen by a plan-generation algorithm on the pattern's statistics.
+
+``planner="trivial"`` (the default) and a shape given with ``plan=`` need no
+statistics: the join tree is that shape, or left-deep in pattern order.  Any
+other planner sees the pattern as a join-order problem
+(:func:`jitcep.plan.planner.cardinality.join_problem`: each unit a relation
+of its events in one window, each pair the selectivity of the predicates
+between them, Kolchinsky & Schuster 2018 section 3) and returns the tree its
+algorithm finds under the chosen cost model (:mod:`jitcep.plan.planner`).
+"""
+
+from __future__ import annotations
+
+from ..planner.algorithms import ALGORITHMS
+from ..planner.cardinality import join_problem
+from ..planner.cost import COST_MODELS
+from ..shapes import default_shape
+
+
+def shape(planning):
+    """The join shape of the plan: given, left-deep in pattern order, or the planner's choice."""
+    if planning.shape is not None:
+        return planning.shape
+    options = planning.options
+    if options.planner == "trivial" or planning.statistics is None:
+        return default_shape(planning.logical.positive)
+    problem = join_problem(planning.logical, planning.statistics, planning.span)
+    if problem.n < 3:  # one or two units: one tree up to orientation, and the join rule orients it
+        return default_shape(planning.logical.positive)
+    tree = ALGORITHMS[options.planner](problem, COST_MODELS[options.cost_model], seed=options.planner_seed)
+    return problem.shape(tree)

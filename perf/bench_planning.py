@@ -1,0 +1,121 @@
+"""Standalone benchmark: plan quality and planning time of each plan-generation algorithm against the number of units.
+
+    PYTHONPATH=. python perf/bench_planning.py [--sizes 2 3 ... 22] [--problems 10] [--budget S] [--seed 0]
+                                               [--black-box]
+
+The shape of Kolchinsky & Schuster's Figure 7 (VLDB 2018, 6.3): for each size n, ``--problems`` random
+join problems in the manner of their section 6.2 — per unit a rate of 1..45 events per second in a
+20-second window (card = W * r), the SEQ order as a predicate of selectivity 1/2 on every pair (their
+section 4), and about n/2 further pairwise predicates of selectivity 0.002..0.88 — each planned by every
+algorithm of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` under the intermediate cost model
+(Cost_tree).  Printed per size and algorithm:
+
+- ``cost``: the mean over problems of the plan's cost divided by the cheapest plan any algorithm found
+  for that problem (1.00 = the best; where DP-B ran exactly, the optimum);
+- ``ms``: the median planning time in milliseconds.
+
+``--black-box`` hides the intermediate model's node term, so the searches call the model on every
+candidate tree, as they do for a model that declares none (``algorithms/_common.py``).
+``--budget`` is passed to every algorithm (default: each algorithm's own, ``auto``'s 50 ms, 2 s for the
+exact ones); an exact algorithm past it returns GREEDY's plan, which shows as its cost leaving 1.00.
+A last table gives the measured microseconds per priced join of the exact DPs (the constants behind
+their ``estimate``).  Results on the reference machine are in perf/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from itertools import combinations
+
+from jitcep.plan.planner.algorithms import ALGORITHMS, dp_bushy, dp_left_deep
+from jitcep.plan.planner.algorithms._common import DEFAULT_BUDGET, affordable
+from jitcep.plan.planner.cost import intermediate
+from jitcep.plan.planner.problem import JoinProblem
+
+WINDOW = 20.0
+
+
+def random_problem(n: int, rng: random.Random) -> JoinProblem:
+    """A join problem shaped like Kolchinsky's stock patterns (6.2): see the module docstring."""
+    card = [WINDOW * rng.uniform(1, 45) for _ in range(n)]
+    sel = [[0.5] * n for _ in range(n)]
+    pairs = list(combinations(range(n), 2))
+    for i, j in rng.sample(pairs, min(len(pairs), max(1, n // 2))):
+        sel[i][j] = sel[j][i] = 0.5 * rng.uniform(0.002, 0.88)
+    return JoinProblem(tuple(range(n)), tuple(card), tuple(map(tuple, sel)))
+
+
+def black_box(p: JoinProblem, tree) -> float:
+    """The intermediate model without its node term."""
+    return intermediate(p, tree)
+
+
+def measure(n: int, problems: int, budget: float | None, seed: int, model=intermediate) -> dict:
+    """Per algorithm: normalised costs and planning times over ``problems`` random problems of ``n`` units."""
+    rng = random.Random(seed * 1000 + n)
+    out = {name: {"cost": [], "s": []} for name in ALGORITHMS}
+    for _ in range(problems):
+        p = random_problem(n, rng)
+        costs = {}
+        for name, plan in ALGORITHMS.items():
+            started = time.perf_counter()
+            tree = plan(p, model, seed=seed, budget=budget)
+            out[name]["s"].append(time.perf_counter() - started)
+            costs[name] = intermediate(p, tree)
+        best = min(costs.values())
+        for name, c in costs.items():
+            out[name]["cost"].append(c / best)
+    return out
+
+
+def print_table(rows: dict, key: str, fmt: str, title: str) -> None:
+    names = list(ALGORITHMS)
+    print(f"\n{title}")
+    print("   n " + " ".join(f"{name:>12}" for name in names))
+    for n, per in rows.items():
+        cells = []
+        for name in names:
+            values = per[name][key]
+            value = statistics.mean(values) if key == "cost" else statistics.median(values) * 1e3
+            cells.append(f"{value:>12{fmt}}")
+        print(f"{n:>4} " + " ".join(cells))
+
+
+def print_step_times(rows: dict, budget: float | None) -> None:
+    """Microseconds per priced join of DP-LD and DP-B where they ran exactly (not past their budget)."""
+    print("\nexact DPs: microseconds per priced join (median time / joins; '-' = fell back to greedy)")
+    print("   n  dp_left_deep      dp_bushy")
+    for n, per in rows.items():
+        cells = []
+        for name, module in (("dp_left_deep", dp_left_deep), ("dp_bushy", dp_bushy)):
+            estimate = module.estimate(n)
+            ran = affordable(estimate, DEFAULT_BUDGET if budget is None else budget)
+            joins = estimate / module.STEP_SECONDS
+            seconds = statistics.median(per[name]["s"])
+            cells.append(f"{seconds / joins * 1e6:>13.2f}" if ran and joins >= 1 else f"{'-':>13}")
+        print(f"{n:>4} " + " ".join(cells))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(range(2, 23)))
+    ap.add_argument("--problems", type=int, default=10, help="random problems per size")
+    ap.add_argument("--budget", type=float, default=None, help="seconds of planning per algorithm call")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--black-box", action="store_true", help="price whole trees (a model without a node term)")
+    args = ap.parse_args(argv)
+    model = black_box if args.black_box else intermediate
+    rows = {}
+    for n in args.sizes:
+        rows[n] = measure(n, args.problems, args.budget, args.seed, model)
+    print_table(rows, "cost", ".2f", "plan cost / best plan's cost (mean; 1.00 = best found)")
+    print_table(rows, "s", ".3f", "planning time, ms (median)")
+    if not args.black_box:  # the per-join constants are the node-term ones
+        print_step_times(rows, args.budget)
+
+
+if __name__ == "__main__":
+    main()
