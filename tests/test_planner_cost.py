@@ -219,22 +219,3 @@ def test_estimate_rows_union_and_partitions():
     # SEQ(a, b) 4 * 1000 * 2 * 10 = 80000, SEQ(a, c) 120000 -> root 200000
     assert rows[id(plan.root)] == pytest.approx(200000.0)
     assert sorted(_by_type(plan, rows, Scan)) == pytest.approx([4000.0, 8000.0, 12000.0])
-
-
-def test_plan_costs_per_operator():
-    plan, rows = _rows("PATTERN SEQ(A a, !C c, B b) WHERE a.x < b.x AND c.x > a.x WITHIN 10",
-                       {"a": 1, "b": 2, "c": 0.3}, {"a.x < b.x": 0.1, "c.x > a.x": 0.5})
-    costs = cost.plan_costs(plan, Statistics({"a": 1, "b": 2, "c": 0.3}, {"a.x < b.x": 0.1, "c.x > a.x": 0.5},
-                                             extent=1000.0), 10)
-    # scans: their records, 1000 and 2000
-    assert sorted(costs[id(n)] for n in plan.nodes() if isinstance(n, Scan)) == pytest.approx([1000.0, 2000.0])
-    # the join: 1000 * 2 * 10 * 0.1 = 2000 records; tried 2000 / 0.1 = 20000, one predicate:
-    # 20000 + 0.25 * 20000 + 2000 = 27000
-    (join,) = [n for n in plan.nodes() if isinstance(n, SeqJoin)]
-    assert rows[id(join)] == pytest.approx(2000.0)
-    assert costs[id(join)] == pytest.approx(27000.0)
-    # the negation: survival exp(-0.3 * 0.5 * 10 / 3) = exp(-0.5); reads 2000, one condition, writes the rest:
-    # 2000 + 0.25 * 2000 + 2000 * exp(-0.5)
-    (neg,) = [n for n in plan.nodes() if isinstance(n, NegationFilter)]
-    assert rows[id(neg)] == pytest.approx(2000.0 * math.exp(-0.5))
-    assert costs[id(neg)] == pytest.approx(2500.0 + 2000.0 * math.exp(-0.5))

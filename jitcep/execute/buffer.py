@@ -61,6 +61,17 @@ class Buffer:
         return self.take(idx, offsets(self.partitions()[idx], len(self.goff) - 1))
 
 
+def list_ends(off: np.ndarray, lpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, last) member of each CSR list (``off`` / ``lpos``), -1 for an empty list."""
+    nonempty = off[1:] > off[:-1]
+    if not len(lpos):
+        none = np.full(len(off) - 1, -1, np.int64)
+        return none, none.copy()
+    first = np.where(nonempty, lpos[np.minimum(off[:-1], len(lpos) - 1)], -1)
+    last = np.where(nonempty, lpos[np.maximum(off[1:] - 1, 0)], -1)
+    return first, last
+
+
 def offsets(g: np.ndarray, G: int) -> np.ndarray:
     """Partition offsets (G + 1) of records whose partitions ``g`` are ascending."""
     goff = np.zeros(G + 1, dtype=np.int64)

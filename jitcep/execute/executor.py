@@ -30,7 +30,7 @@ EXECUTORS = {
 
 def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Profile | None = None) -> MatchTable:
     """The matches of ``plan`` over ``ctx``'s table, in canonical order."""
-    state = RunState(plan, ctx, options, profile)
+    state = RunState(plan, ctx, options)
     names, list_vars = plan.variables, plan.list_vars
     # a conjunct that mentions no variable applies to every match (section 4); a negative
     # window admits no match; either way the result still has every variable's column

@@ -24,7 +24,7 @@ from ..kernels.kleene import closure_runs, gather_lists, member_pairs, subsequen
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..plan.logical import prev_var
-from .buffer import Buffer, offsets
+from .buffer import Buffer, list_ends, offsets
 from .lists import list_mask
 from .scan import leaf
 
@@ -140,8 +140,6 @@ def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.nda
 def _list_span(buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):
     """(first member, last member, first event, last event) positions of each (record ``src[j]``, list j);
     -1 for the members of an empty list."""
-    nonempty = off[1:] > off[:-1]
-    first = np.where(nonempty, lpos[np.minimum(off[:-1], max(len(lpos) - 1, 0))] if len(lpos) else -1, -1)
-    last = np.where(nonempty, lpos[np.maximum(off[1:] - 1, 0)] if len(lpos) else -1, -1)
-    start = np.where(nonempty, np.minimum(buf.start[src], first), buf.start[src])
+    first, last = list_ends(off, lpos)
+    start = np.where(first >= 0, np.minimum(buf.start[src], first), buf.start[src])
     return first, last, start, np.maximum(buf.end[src], last)

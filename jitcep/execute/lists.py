@@ -16,6 +16,7 @@ from ..events import Column
 from ..kernels.kleene import segment_aggregate
 from ..pattern import expr as E, kinds
 from ..plan.logical import map_expr
+from .buffer import list_ends
 
 
 class _VirtualTable:
@@ -55,7 +56,7 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
 
     def member(x: E.Attr) -> Column:
         if x.index == "len":
-            p = np.where(lens > 0, lpos[np.maximum(off[1:] - 1, 0)] if len(lpos) else -1, -1)
+            p = list_ends(off, lpos)[1]
         else:
             k = int(x.index)
             at = np.minimum(off[:-1] + k - 1, max(len(lpos) - 1, 0))

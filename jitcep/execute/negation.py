@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import config
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
-from .buffer import Buffer
+from .buffer import Buffer, list_ends
 from .scan import leaf
 
 
@@ -34,14 +34,8 @@ def _bounded(buf: Buffer, neg) -> Buffer:
     """``buf`` with a column per array variable holding the member that bounds ``neg``'s range (-1: none)."""
     cols, names = [buf.pos], buf.vars
     for v, (off, lpos) in buf.lists.items():
-        nonempty = off[1:] > off[:-1]
-        if v in neg.before:
-            at = np.maximum(off[1:] - 1, 0)
-        elif v in neg.after:
-            at = np.minimum(off[:-1], max(len(lpos) - 1, 0))
-        else:
-            at = None
-        bound = np.full(len(buf), -1, np.int64) if at is None or not len(lpos) else np.where(nonempty, lpos[at], -1)
+        first, last = list_ends(off, lpos)
+        bound = last if v in neg.before else first if v in neg.after else np.full(len(buf), -1, np.int64)
         cols.append(bound[:, None])
         names = names + (v,)
     return Buffer(names, np.concatenate(cols, axis=1), buf.start, buf.end, buf.goff, buf.tstart, buf.tend,

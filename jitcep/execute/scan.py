@@ -2,8 +2,8 @@
 
 Candidates come from the shared type grouping (:class:`~jitcep.execute.tables.TableContext`:
 only the leaf's types are read), the filter runs on those candidates only,
-and one counting pass groups the survivors by key (issue 3: build leaves
-from type codes computed once, sort only what survives).  Negated variables
+and one counting pass groups the survivors by key (leaves built from type
+codes computed once; only what survives is sorted).  Negated variables
 and closures read their events through the same :func:`leaf`.
 """
 

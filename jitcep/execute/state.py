@@ -40,8 +40,8 @@ class Profile:
 
 
 class RunState:
-    def __init__(self, plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Profile | None = None):
-        self.plan, self.ctx, self.options, self.profile = plan, ctx, options, profile
+    def __init__(self, plan: PhysicalPlan, ctx: TableContext, options: Options):
+        self.plan, self.ctx, self.options = plan, ctx, options
         table = self.table = ctx.table
         preds = plan.predicates()
         self.pid = {id(p): i for i, p in enumerate(preds)}

@@ -1,6 +1,6 @@
 """Per-table work shared by every pattern of one run: the type grouping and the key partition codes.
 
-Leaves are built in a few linear passes (issue 3: this is where time goes):
+Leaves are built in a few linear passes (building them is where a cheap run's time goes):
 one grouping of the positions of the types some leaf reads, carrying each
 position's key code and timestamp (shared by every leaf), then per leaf its
 filter over only those events and one counting pass by key over the
@@ -28,8 +28,9 @@ class TableContext:
     """The event table of a run and what its plans share: type groups, key codes, stream positions.
 
     Built from every plan of the run, so the types each key's leaves read are
-    known before the first leaf is built; :meth:`plan_keys` then records each
-    plan's key coding (the rule :func:`jitcep.plan.rules.key_coding.choose`).
+    known before the first leaf is built, and each key's coding is chosen
+    once (the rule :func:`jitcep.plan.rules.key_coding.choose`; the runtime
+    copies it into each plan for explain).
     """
 
     def __init__(self, table: EventTable, plans: list[PhysicalPlan]):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
-from .logical import map_expr, prev_var
+from .logical import display_expr
 from .planner.cardinality import estimate_rows
 from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
 
@@ -32,10 +32,7 @@ def one_line(pattern) -> str:
 
 
 def _text(e: E.Expr, closure: str | None = None) -> str:
-    if closure is not None:  # an iterative conjunct reads member i - 1 under a name of its own: print it back
-        e = map_expr(e, lambda x: E.Attr(closure, x.attr, "i-1" if x.var == prev_var(closure) else "i")
-                     if isinstance(x, E.Attr) and x.var in (closure, prev_var(closure)) else None)
-    return expr_to_text(e)
+    return expr_to_text(display_expr(e, closure))
 
 
 def _types(types) -> str | None:

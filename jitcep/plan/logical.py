@@ -113,6 +113,15 @@ def prev_var(kv: str) -> str:
     return f"{kv}[i-1]"
 
 
+def display_expr(e: E.Expr, kv: str | None) -> E.Expr:
+    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (what
+    explain prints and what keys a conjunct's selectivity)."""
+    if kv is None:
+        return e
+    pv = prev_var(kv)
+    return map_expr(e, lambda x: E.Attr(kv, x.attr, "i-1") if isinstance(x, E.Attr) and x.var == pv else None)
+
+
 def map_expr(e: E.Expr, fn) -> E.Expr:
     """``e`` with every node ``x`` for which ``fn(x)`` is not None replaced by that (bottom-up rebuild)."""
     r = fn(e)

@@ -9,7 +9,7 @@ none.
 - :class:`Scan`: a leaf buffer, the events a variable may bind after its
   type test and single-variable filter.
 - :class:`SeqJoin` (ZStream Algorithm 1), :class:`AndJoin` (Algorithm 3),
-  :class:`Union` (OR, section 4.4.4): binary operators over adjacent runs of
+  :class:`Union` (OR, section 4.4.4): binary operators over runs of
   the pattern's items, carrying the predicates they are the lowest to cover.
 - :class:`NegationFilter`: ZStream's NSEQ (4.4.2), the records of its input
   that no event of the negated variable kills (docs/semantics.md section 7),
@@ -85,9 +85,11 @@ class SeqJoin(_Binary):
     records in end order, each searching its left range; "smaller": the same
     unless the right input (a leaf) is many times larger than the left one,
     then the left records drive, a binary search into the leaf each
-    (:data:`jitcep.config.SEQ_LEFT_DRIVER_RATIO`).  ``overlap``: some left and
-    right variable may bind events of one type (under ``nondecreasing_ts``
-    ties between them are then decided by position).
+    (:data:`jitcep.config.JOIN_BY_LEFT`).  ``overlap``: some left and right
+    variable may bind events of one type, so the kernel checks that a pair's
+    records share no event (distinct variables bind distinct events, semantics
+    section 3); a SEQ join needs that only under ``nondecreasing_ts``, where a
+    tie lets one event stand on both sides.
     """
 
     driver: Driver = "right"
@@ -97,6 +99,9 @@ class SeqJoin(_Binary):
 @dataclass(frozen=True, slots=True)
 class AndJoin(_Binary):
     """Pairs of records within the window, in either order (ZStream Algorithm 3).
+
+    ``overlap``: some left and right variable may bind events of one type, so
+    the kernel checks that a pair's records share no event (semantics section 3).
 
     ``sequence``: pairs of variables (x, y), one on each side, whose events
     must be in order, x's before y's (docs/semantics.md section 1), where
@@ -111,7 +116,15 @@ class AndJoin(_Binary):
 
 @dataclass(frozen=True, slots=True)
 class Union(_Binary):
-    """OR (ZStream 4.4.4): the records of both inputs, the other side's variables unbound."""
+    """OR (ZStream 4.4.4): the records of both inputs, the other side's variables unbound.
+
+    It tests no predicate: one between two branches is refused by the logical plan (semantics 4).
+    """
+
+    def __post_init__(self):
+        _Binary.__post_init__(self)
+        if self.predicates:
+            raise UnsupportedPatternError("an OR union tests no predicate: it would span two branches")
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +203,15 @@ class PhysicalPlan:
     statistics: object = None  # what the planner chose the join order on (None: "trivial", no statistics)
     span: float | None = None  # the window's extent in its measure, as the planner counted it
 
+    def __post_init__(self):
+        if self.root is None:  # being built by the rules
+            return
+        if not self.variables:
+            object.__setattr__(self, "variables", self.root.vars)
+        elif sorted(self.variables) != sorted(self.root.vars):
+            raise UnsupportedPatternError(f"plan variables {list(self.variables)} are not its operators' "
+                                          f"{list(self.root.vars)}")
+
     @property
     def list_vars(self) -> tuple[str, ...]:
         return tuple(n.closure.var for n in self.nodes() if isinstance(n, KleeneCollect))
@@ -223,13 +245,3 @@ class PhysicalPlan:
             elif isinstance(n, KleeneCollect):
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev) if p is not None]
         return out
-
-    def shape(self):
-        """The join tree as nested pairs of variable names (what ``plan=`` takes)."""
-        def rec(n):
-            if isinstance(n, Scan):
-                return n.var
-            if isinstance(n, (NegationFilter, KleeneCollect)):
-                return rec(n.input)
-            return (rec(n.left), rec(n.right))
-        return rec(self.root)

@@ -1,11 +1,12 @@
 """Join-tree shapes: nested pairs of variable names, e.g. ``(("a", "b"), "c")``.
 
-Any binary tree whose SEQ nodes join *adjacent* runs of a SEQ's items, left
-before right, and whose AND / OR nodes join whole items is valid (ZStream's
-left-deep, right-deep and bushy plans, section 4.1); the executor gives
-identical results for all of them.  :func:`default_shape` is the TRIVIAL plan
-of Kolchinsky & Schuster (2018, 4.1); :func:`all_shapes` enumerates every
-valid shape of a small pattern so tests can run each one.
+Any binary tree over the positive variables that keeps every OR whole is
+valid (:mod:`jitcep.plan.rules.join_tree` picks each join's operator); the
+executor gives identical results for all of them.  :func:`default_shape` is
+the TRIVIAL plan of Kolchinsky & Schuster (2018, 4.1); :func:`all_shapes`
+enumerates ZStream's space (SEQ items joined as adjacent runs, left before
+right, section 4.1) and :func:`all_trees` every valid tree, so tests can run
+each one.
 """
 
 from __future__ import annotations

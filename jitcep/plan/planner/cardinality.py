@@ -59,11 +59,11 @@ from ...pattern import expr as E
 from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ...pattern.structure import relation
-from ..logical import LogicalPlan
+from ..logical import LogicalPlan, display_expr
 from ..operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
 from ..shapes import default_shape
 from .problem import JoinProblem
-from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics, _display
+from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
 """Selectivity of the implicit time predicate between two events a SEQ orders (ZStream's Pt, Table 1)."""
@@ -189,14 +189,15 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float) -> Estima
 def estimate_rows(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[int, float]:
     """Estimated records of every operator of ``plan`` over the whole table, keyed by ``id(operator)``
     (module docstring: Kolchinsky's PM scaled to the table; ZStream's Table 2 output cardinalities)."""
-    W = float(span)
+    # a window shorter than one ts unit spans 0 (only simultaneous events): count it as one unit
+    W = max(float(span), 1.0)
     T = float(stats.extent) if stats.extent is not None else W
     P = float(max(stats.partitions, 1))
     scale = P * T / W
     kv = next((n.closure.var for n in plan.nodes() if isinstance(n, KleeneCollect)), None)
 
     def sel(e: E.Expr) -> float:
-        return stats.selectivities.get(expr_to_text(_display(e, kv)), DEFAULT_SELECTIVITY)
+        return stats.selectivities.get(expr_to_text(display_expr(e, kv)), DEFAULT_SELECTIVITY)
 
     def rate(v: str) -> float:
         return stats.rates.get(v, DEFAULT_RATE)

@@ -16,9 +16,9 @@ A cost model is a function ``(problem, tree) -> float`` (lower is better);
   strategies (Kolchinsky 5.2): :func:`strategy_cost` makes them (with the
   events per window a contiguity model needs).
 
-:func:`plan_costs` prices the operators of a physical plan (Formula 1 from
-the estimated rows of :func:`jitcep.plan.planner.cardinality.estimate_rows`),
-for explain.  Parameters are bound by small factories (:func:`latency`,
+The Table 2 formulas of the operators the join trees do not hold (AND, the
+KSEQ and the NSEQ placements) are here beside SEQ's for the placement rules
+that will price them.  Parameters are bound by small factories (:func:`latency`,
 :func:`strategy_cost`), so every model keeps the one signature.  ZStream's
 input cost needs the ordering factor apart from the predicates' selectivity;
 a problem from :func:`jitcep.plan.planner.cardinality.join_problem` keeps
@@ -239,52 +239,6 @@ def strategy_cost(strategy: str, *, window_events: float | None = None, base: Co
     cost.__name__ = strategy
     cost.__doc__ = f"Cost_next with contiguity between adjacent units ({strategy}, section 5.2)"
     return cost
-
-
-# --- a physical plan's operators (for explain) --------------------------------------------------
-
-
-def plan_costs(plan, stats, span: float, rows: dict[int, float] | None = None) -> dict[int, float]:
-    """ZStream's Formula 1 cost of every operator of a physical plan, keyed by ``id(operator)`` (the
-    operator alone, not its inputs), over the whole table, from
-    :func:`~jitcep.plan.planner.cardinality.estimate_rows` (``rows``, computed when not given).
-
-    A Scan costs its records (the events it holds).  A join tries ``C_i = rows / P`` combinations (its
-    output before its predicates, of selectivity P: the window, key and order already hold) and writes
-    ``C_o = rows`` (Table 2, Sequence / Conjunction), ``n`` its predicates.  A Union reads and writes
-    its records (Disjunction).  A NegationFilter reads its input's records (Table 2: the negation's
-    input cost is CARD_SEQ, not CARD_B) with its conditions as ``n``; a KleeneCollect reads its input's
-    records and writes its lists.
-    """
-    from ..operators import AndJoin, KleeneCollect, NegationFilter, Scan, SeqJoin, Union
-    from .cardinality import estimate_rows
-    from .statistics import DEFAULT_SELECTIVITY, _display
-    from ...pattern.printer import expr_to_text
-
-    if rows is None:
-        rows = estimate_rows(plan, stats, span)
-    kv = next((n.closure.var for n in plan.nodes() if isinstance(n, KleeneCollect)), None)
-
-    def sel(e) -> float:
-        return stats.selectivities.get(expr_to_text(_display(e, kv)), DEFAULT_SELECTIVITY)
-
-    out: dict[int, float] = {}
-    for node in plan.nodes():
-        r = rows[id(node)]
-        if isinstance(node, Scan):
-            out[id(node)] = r
-        elif isinstance(node, (SeqJoin, AndJoin)):
-            p = math.prod(sel(e) for e in node.predicates)
-            out[id(node)] = operator_cost(r / p if p > 0 else r, r, len(node.predicates))
-        elif isinstance(node, Union):
-            out[id(node)] = operator_cost(r, r)
-        elif isinstance(node, NegationFilter):
-            out[id(node)] = operator_cost(rows[id(node.input)], r, len(node.neg.conds))
-        elif isinstance(node, KleeneCollect):
-            out[id(node)] = operator_cost(rows[id(node.input)], r)
-        else:
-            raise TypeError(f"unknown operator {type(node).__name__}")
-    return out
 
 
 COST_MODELS: dict[str, CostModel] = {

@@ -92,7 +92,7 @@ from ...pattern.ast import CountWindow, TimeWindow
 from ...pattern.parser import parse_expr
 from ...pattern.printer import expr_to_text
 from ...pattern.structure import relation
-from ..logical import LogicalPlan, map_expr, prev_var
+from ..logical import LogicalPlan, display_expr, map_expr, prev_var
 
 WindowMeasure = Literal["time", "count"]
 
@@ -161,14 +161,6 @@ def leaves(logical: LogicalPlan) -> dict[str, Leaf]:
     return out
 
 
-def _display(e: E.Expr, kv: str | None) -> E.Expr:
-    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x``."""
-    if kv is None:
-        return e
-    pv = prev_var(kv)
-    return map_expr(e, lambda x: E.Attr(kv, x.attr, "i-1") if isinstance(x, E.Attr) and x.var == pv else None)
-
-
 def _canonical(e: E.Expr, kv: str | None) -> E.Expr:
     """A user's conjunct in the logical plan's form: ``kv[i].x`` is ``kv.x`` (a member-wise reference)."""
     if kv is None:
@@ -189,7 +181,7 @@ def conjunct_texts(logical: LogicalPlan) -> dict[str, Conjunct]:
         found += [(m, "member") for m in c.member] + [(p, "prev") for p in c.prev] + [(li, "list") for li in c.lists]
     out: dict[str, Conjunct] = {}
     for e, kind in found:
-        out.setdefault(expr_to_text(_display(e, kv)), Conjunct(e, kind, tuple(sorted(E.variables(e)))))
+        out.setdefault(expr_to_text(display_expr(e, kv)), Conjunct(e, kind, tuple(sorted(E.variables(e)))))
     return out
 
 

@@ -29,7 +29,7 @@ from ...kernels.encode import value_range
 
 def choose(table, key: tuple[str, ...], leaf_types, untyped: bool, streams: bool):
     """(coding, value range): the coding of ``key`` over ``table``; the range (lo, hi) for "values", a
-    column whose keys are all null (None, "values"), else None.
+    column whose keys are all null ("values", None), else None.
 
     ``leaf_types``: the types the leaves of every plan with this key read
     (None: not known); ``untyped``: some leaf reads every event;

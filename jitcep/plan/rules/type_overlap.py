@@ -1,8 +1,8 @@
 """Rule: whether a join's two sides may bind events of one type.
 
-Under ``order="nondecreasing_ts"`` two events tied in time are ordered by
-position only when they may be the same event's candidates for both sides
-(docs/semantics.md section 2); joins whose sides read disjoint types skip that test.
+Distinct variables bind distinct events (docs/semantics.md section 3): a
+join whose sides may read one type checks that a pair's records share no
+event; sides of disjoint types skip that test.
 """
 
 from __future__ import annotations

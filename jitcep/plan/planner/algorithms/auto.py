@@ -1,4 +1,4 @@
-"""AUTO: the exact bushy optimum when it is affordable, ZSTREAM-ORD beyond (jitcep's default planner).
+"""AUTO: the exact bushy optimum when it is affordable, ZSTREAM-ORD beyond.
 
 Kolchinsky & Schuster's experiments (6.3, Figures 3-7) find DP-B's plans the
 best and its planning time the only obstacle (exponential: 3^n joins priced),
