@@ -40,12 +40,23 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
     if state.W < 0:
         return MatchTable.from_bindings([], names, list_vars)
 
-    def run(node):
-        go = EXECUTORS[type(node)]
-        if profile is None:
-            return go(node, state, run)
-        return profile.timed(node, lambda: go(node, state, run))
-
-    buf = run(plan.root)
+    buf = _run(plan.root, state, profile)
     single = {v: np.ascontiguousarray(buf.column(v)) for v in names}
     return MatchTable(len(buf), single, {v: buf.lists[v] for v in list_vars}).canonical()
+
+
+def _run(node, state: RunState, profile: Profile | None):
+    """``node``'s buffer: its executor, given how to run its inputs.
+
+    ``inputs`` is made afresh per call and refers to nothing that refers to
+    it: a function that called itself through its own closure would keep the
+    run's state (leaf arrays, the table) in a reference cycle, freed only by
+    the cyclic garbage collector, so every run would fault in fresh pages.
+    """
+    def inputs(child):
+        return _run(child, state, profile)
+
+    go = EXECUTORS[type(node)]
+    if profile is None:
+        return go(node, state, inputs)
+    return profile.timed(node, lambda: go(node, state, inputs))
