@@ -190,15 +190,18 @@ class _Refused(Exception):
 class _Infer:
     """One walk of a predicate: the kind of every node, bottom up, checked by :func:`result_kind`."""
 
-    def __init__(self, kind_of_attr: KindOfAttr, error: type[Exception], context: str):
-        self.kind_of_attr, self.error, self.context = kind_of_attr, error, context
+    def __init__(self, kind_of_attr: KindOfAttr, error: type[Exception], context: str,
+                 predicate: Expr | None = None):
+        # ``predicate``: named after the message (" in predicate ..."), printed only if one is raised
+        self.kind_of_attr, self.error, self.context, self.predicate = kind_of_attr, error, context, predicate
 
     def rule(self, op: str, nodes: tuple[Expr, ...], kinds: tuple[Kind, ...]) -> Kind:
         try:
             return result_kind(op, *kinds, error=_Refused)
         except _Refused:  # again, naming the operands as written: printed only for the message
             shown = tuple(_show(n, k) for n, k in zip(nodes, kinds)) + ("", "")
-            return result_kind(op, *kinds, shown=shown[:2], error=self.error, context=self.context)
+            context = self.context + (f" in predicate {_text(self.predicate)}" if self.predicate is not None else "")
+            return result_kind(op, *kinds, shown=shown[:2], error=self.error, context=context)
 
     def condition(self, node: Expr) -> Kind:
         return self.rule("condition", (node,), (self.kind(node),))
@@ -263,7 +266,7 @@ def check_predicate(expr: Expr, kind_of_attr: KindOfAttr, *, condition: bool,
                     error: type[Exception] = AttributeTypeError) -> Kind:
     """Check one predicate — a WHERE conjunct (``condition=True``: it must be a condition) or a RETURN
     item — and return its kind; the message names the predicate."""
-    walk = _Infer(kind_of_attr, error, f" in predicate {_text(expr)}")
+    walk = _Infer(kind_of_attr, error, "", expr)
     return walk.condition(expr) if condition else walk.kind(expr)
 
 
