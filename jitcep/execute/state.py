@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from .._memo import PerObject
 from ..budget import MemoryBudget
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
@@ -45,7 +46,7 @@ class RunState:
         table = self.table = ctx.table
         preds = plan.predicates()
         self.pid = {id(p): i for i, p in enumerate(preds)}
-        self.preds = PredicateSet(preds, _column_specs(table, preds))
+        self.preds = _predicate_set(plan, preds, _column_specs(table, preds))
         self.bound = self.preds.bind(table) if preds else ()
         # window: wt is the measure, W the inclusive bound (docs/semantics.md section 2)
         window = plan.window
@@ -97,6 +98,22 @@ class RunState:
                 P[k] = extra[v][idx] if v in extra else buf.pos[rec[idx], buf.vars.index(v)]
             ok[idx] = self.mask_where_bound(c, P)
         return ok
+
+
+# An analyst reruns one query: its plan's predicate set (generated source, loaded function) is kept per
+# plan root and column specs (jitcep._memo), instead of being generated again on every run.
+_PREDICATE_SETS = PerObject(lambda root: {})
+
+
+def _predicate_set(plan: PhysicalPlan, preds: list, specs: dict[str, ColumnSpec]) -> PredicateSet:
+    """The predicate set of ``preds`` (``plan.predicates()``: the same objects, in the same order, for
+    the same root and constants) over columns ``specs``."""
+    kept = _PREDICATE_SETS(plan.root)
+    key = tuple(sorted(specs.items()))
+    found = kept.get(key)
+    if found is None or found[0] is not plan.constants:  # the constants by identity: 1 == 1.0 as values
+        found = kept[key] = (plan.constants, PredicateSet(preds, specs))
+    return found[1]
 
 
 def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
