@@ -174,6 +174,16 @@ class KleeneCollect(_Unary):
     span_check: bool = False
 
 
+def rebuild_joins(node, fn):
+    """``node`` with every binary operator replaced, bottom up, by ``fn(operator with its inputs
+    rebuilt)``; scans as they are, an operator over one input with its input rebuilt."""
+    if isinstance(node, Scan):
+        return node
+    if isinstance(node, _Unary):
+        return dataclasses.replace(node, input=rebuild_joins(node.input, fn))
+    return fn(dataclasses.replace(node, left=rebuild_joins(node.left, fn), right=rebuild_joins(node.right, fn)))
+
+
 Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect]
 Join = (SeqJoin, AndJoin)
 KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]

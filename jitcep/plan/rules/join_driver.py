@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import Scan, SeqJoin
+from ..operators import Scan, SeqJoin, rebuild_joins
 
 
 def choose(plan, planning):
-    def rec(n):
-        if isinstance(n, Scan):
-            return n
-        left, right = rec(n.left), rec(n.right)
+    def drive(n):
         if isinstance(n, SeqJoin):
-            return dataclasses.replace(n, left=left, right=right,
-                                       driver="smaller" if isinstance(right, Scan) else "right")
-        return dataclasses.replace(n, left=left, right=right)
-    return dataclasses.replace(plan, root=rec(plan.root))
+            return dataclasses.replace(n, driver="smaller" if isinstance(n.right, Scan) else "right")
+        return n
+    return dataclasses.replace(plan, root=rebuild_joins(plan.root, drive))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import Join, Scan
+from ..operators import Join, rebuild_joins
 
 
 def _overlap(a, b) -> bool:
@@ -19,12 +19,9 @@ def _overlap(a, b) -> bool:
 def mark(plan, planning):
     types = planning.logical.variables
 
-    def rec(n):
-        if isinstance(n, Scan):
-            return n
-        left, right = rec(n.left), rec(n.right)
+    def overlap(n):
         if not isinstance(n, Join):
-            return dataclasses.replace(n, left=left, right=right)
-        overlap = any(_overlap(types[a], types[b]) for a in left.vars for b in right.vars)
-        return dataclasses.replace(n, left=left, right=right, overlap=overlap)
-    return dataclasses.replace(plan, root=rec(plan.root))
+            return n
+        return dataclasses.replace(n, overlap=any(_overlap(types[a], types[b]) for a in n.left.vars
+                                                  for b in n.right.vars))
+    return dataclasses.replace(plan, root=rebuild_joins(plan.root, overlap))

@@ -39,12 +39,11 @@ DP the same way.
 from __future__ import annotations
 
 import time
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
-from ..cost import intermediate
+from ..cost import CostModel, intermediate
 from ..problem import JoinProblem, Tree, left_deep
 
-CostModel = Callable[[JoinProblem, Tree], float]
 
 # Seconds an exact algorithm (or iterative improvement) may take when called without a budget: it was
 # asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot stall compile for hours
