@@ -471,3 +471,11 @@ def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None):
                     continue
                 out.append((r, tuple(mem[a] for a in combo)))
     return out
+
+
+def count_codes(codes, k):
+    """Twin of kernels.grouping.count_codes: per code 0..k-1 its events, slot k every other code."""
+    out = [0] * (k + 1)
+    for c in codes:
+        out[c if 0 <= c < k else k] += 1
+    return out

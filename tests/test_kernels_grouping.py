@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.kernels import counting_sort, group_with_keys, leaf_by_key
-from jitcep.kernels.grouping import record_fields
+from jitcep.kernels.grouping import count_codes, record_fields
 
 
 @settings(max_examples=200, deadline=None)
@@ -68,3 +68,11 @@ def test_leaf_by_key_matches_naive(case, use_keep, count_window):
     # the records' times move along in the same pass; one array when the window measure is ts
     assert t.tolist() == ts[out].tolist() and w.tolist() == (ts if wt is None else wt)[out].tolist()
     assert (w is t) == (wt is None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 6).flatmap(lambda k: st.tuples(
+    st.just(k), st.lists(st.integers(-3, k + 2), max_size=40), st.sampled_from([np.int8, np.int16, np.int32]))))
+def test_count_codes_matches_naive(case):
+    k, codes, dtype = case  # codes past either end too: clamped into the null slot, never outside
+    assert count_codes(np.array(codes, dtype=dtype), k).tolist() == naive.count_codes(codes, k)
