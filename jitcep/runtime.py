@@ -43,7 +43,8 @@ from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
 from .pattern.ast import Pattern
-from .plan.planner.statistics import estimate, from_user, window_extent
+from .plan.planner.sampling import estimate
+from .plan.planner.statistics import from_user, window_extent
 from .plan.logical import logical_plan
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan

@@ -2,7 +2,7 @@
 
     python perf/bench_statistics.py [--n 1000000] [--repeat 7] [--flavours int str]
 
-Issue 14 asks the estimate (:func:`jitcep.plan.planner.statistics.estimate`) to cost under ~5% of
+Issue 14 asks the estimate (:func:`jitcep.plan.planner.sampling.estimate`) to cost under ~5% of
 a run at 10^6 events.  Per workload and input flavour (perf/bench_seq.py's events: 24 types, 1000
 keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
 
@@ -60,7 +60,8 @@ def main(argv=None) -> None:
     from jitcep.events import build_event_table
     from jitcep.pattern.parser import parse
     from jitcep.plan.logical import logical_plan
-    from jitcep.plan.planner.statistics import estimate, window_extent
+    from jitcep.plan.planner.sampling import estimate
+    from jitcep.plan.planner.statistics import window_extent
 
     print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7}")
     for flavour in args.flavours:

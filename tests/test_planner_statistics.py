@@ -17,8 +17,9 @@ from jitcep.errors import OptionError, StatisticsError
 from jitcep.events import build_event_table
 from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
+from jitcep.plan.planner.sampling import estimate
 from jitcep.plan.planner.statistics import (DEFAULT_SELECTIVITY, PARTITIONS, SKEW, Statistics, conjunct_texts,
-                                           estimate, from_user, window_extent, with_defaults)
+                                           from_user, window_extent, with_defaults)
 
 N = 100_000
 

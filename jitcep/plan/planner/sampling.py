@@ -1,0 +1,356 @@
+"""Statistics estimated from the event table (:class:`~jitcep.plan.planner.statistics.Statistics`).
+
+How :func:`estimate` reads the table (never all of it, except one pass over
+the type codes):
+
+- Type counts: exact, one compiled pass over ``type_code`` (0.4 ms at 10^6;
+  NumPy's ``bincount`` takes 1.4-2 ms): rare types are what a sample misses.
+- Filters, and tuples for selectivities, come from ``sample`` positions in
+  blocks of :data:`BLOCK` consecutive events at random places (the whole table
+  when it is smaller): a block holds every event of its stretch, so candidate
+  tuples within the window and sharing a key are found inside it without an
+  index.  Tuples are joined variable by variable inside each block (same
+  block, same key, span within the window, distinct events, in the order
+  the structure puts them in: two positive variables a SEQ orders, a
+  negated or closure variable after / before the variables its range
+  follows / precedes, consecutive members of an iterative conjunct), and
+  at most :data:`TUPLES` of them are evaluated.  Pairs farther apart than
+  a block are not seen: a predicate whose truth depends on the distance
+  (on ``ts``) is estimated on near pairs.
+- A selectivity is ``(passed + 0.5) / (tuples + 1)``: never 0 (a predicate no
+  sampled tuple passed gets ``0.5 / (tuples + 1)``), never 1, and it moves to
+  :data:`DEFAULT_SELECTIVITY` (source "default") when no tuple could be
+  formed, e.g. when a variable's events are too rare to meet in a block.
+  A list conjunct (aggregates, ``v[k]``) is not sampled: its selectivity is
+  the default unless given.
+- A rate is ``count * kept / (extent * partitions)``: ``count`` the events of
+  its types (exact), ``kept`` the share of its sampled candidates passing the
+  filter with a non-null key (at least 64 candidates: a type too rare for the
+  blocks is sampled from its own positions, one vectorised pass), ``extent``
+  the table's time range (at least the window: a table shorter than a window
+  is one window), or its positions per stream for a count window.
+- Partitions and skew come from :data:`KEY_SAMPLE` uniformly drawn events:
+  ``sum(s_p^2)`` is estimated without bias by the share of equal pairs; the
+  largest share by the largest sampled count less two standard deviations
+  (so uniform keys read as ~1, not as the noise of the sample's maximum).
+
+Predicates are evaluated with the generated predicate function
+(:class:`jitcep.codegen.PredicateSet`, as :mod:`jitcep.execute.state` does),
+over positions of the whole table: one set per pattern, compiled once and
+kept in memory and on disk like the run's own.
+
+Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores, warm), 10^6 events
+of perf/bench_seq.py's data: 1.8-3.3 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
+predicates, a negation and a closure; ~0.4 ms of it the exact type count.  That is 0.3% of a run
+producing 1.6 * 10^6 matches (700 ms), under 5% of runs from ~50 ms up, and 7-22% of the cheapest selective
+runs (13-36 ms).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import JitcepError, StatisticsError
+from ...kernels.grouping import count_codes
+from ...pattern import expr as E
+from ...pattern.structure import relation
+from ..logical import LogicalPlan, prev_var
+from .statistics import (DEFAULT_SELECTIVITY, PARTITIONS, SKEW, Conjunct, Leaf, Statistics, WindowMeasure,
+                         conjunct_texts, leaves)
+
+SAMPLE = 16_384
+"""Default number of positions :func:`estimate` reads (in blocks of :data:`BLOCK`)."""
+BLOCK = 1024
+"""Consecutive positions per sampled block."""
+TUPLES = 2048
+"""Candidate tuples evaluated per conjunct at most."""
+KEY_SAMPLE = 8192
+"""Uniformly drawn positions for the key partitions and skew."""
+MIN_CANDIDATES = 64
+"""Fewer sampled candidates than this: the variable's own positions are sampled instead."""
+_INTERMEDIATE = 8 * TUPLES  # partial tuples held while joining a conjunct's variables inside the blocks
+_FIRST = 2 * TUPLES  # candidates of a conjunct's first variable its tuples start from
+
+
+
+def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span: float, sample: int = SAMPLE,
+             seed: int = 0) -> Statistics:
+    """Statistics of ``logical`` estimated from ``table`` (see the module docstring for how).
+
+    ``window_measure`` / ``span``: as :func:`window_extent` gives them
+    ("time" with the window in ts units, or "count" with the window's n).
+    ``sample``: positions read; ``seed``: the random draw (the same
+    arguments give the same statistics).
+    """
+    if window_measure not in ("time", "count"):
+        raise StatisticsError(f"window_measure must be 'time' or 'count', got {window_measure!r}")
+    span = float(span)
+    if not span > 0 or not math.isfinite(span):
+        raise StatisticsError(f"span must be a positive finite number, got {span!r}")
+    lv = leaves(logical)
+    conj = conjunct_texts(logical)
+    n = table.n
+    sources: dict[str, str] = {}
+    if n == 0:
+        return Statistics({v: 0.0 for v in lv}, {t: DEFAULT_SELECTIVITY for t in conj}, 1, 1.0,
+                          {**{v: "sampled" for v in lv}, **{t: "default" for t in conj},
+                           PARTITIONS: "default", SKEW: "default"}, 1.0)
+    rng = np.random.default_rng(seed)
+    part = table.partition
+    streams = part.independent if part is not None else False
+    n_streams = len(part.offsets) - 1 if streams else 1
+
+    # the sample: blocks of consecutive positions, and uniform draws for the key statistics
+    L = min(BLOCK, n)
+    n_blocks = n // L
+    k_blocks = min(max(1, int(sample) // L), n_blocks)
+    starts = np.sort(rng.choice(n_blocks, size=k_blocks, replace=False)) * L
+    if k_blocks == n_blocks:  # the whole table (its tail included)
+        pos = np.arange(n, dtype=np.int64)
+        blk = pos // L
+    else:
+        pos = (starts[:, None] + np.arange(L)[None, :]).reshape(-1)
+        blk = np.repeat(np.arange(k_blocks), L)
+    upos = rng.integers(0, n, size=min(KEY_SAMPLE, n)) if logical.key or streams else np.zeros(0, np.int64)
+    codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
+    key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+
+    # partitions and skew
+    if logical.key or streams:
+        partitions, skew = _partitions(key_u, n)
+        sources[PARTITIONS] = sources[SKEW] = "sampled"
+    else:
+        partitions, skew = 1, 1.0
+        sources[PARTITIONS] = sources[SKEW] = "default"
+    if window_measure == "time":
+        extent = max(float(int(table.ts[-1]) - int(table.ts[0])), span)
+    else:
+        extent = max(n / n_streams, span)
+
+    # predicates: every leaf filter, every sampled conjunct, in one generated function
+    filters = {v: lf.filter for v, lf in lv.items() if lf.filter is not None}
+    sampled = {t: c for t, c in conj.items() if c.kind != "list"}
+    preds = list(filters.values()) + [c.expr for c in sampled.values()]
+    try:
+        pset = _predicate_set(preds, table)
+        bound = pset.bind(table) if preds else ()
+    except JitcepError:  # a predicate the table cannot evaluate: the run will say why; no sampled numbers
+        pset, bound = None, ()
+    pid = {id(p): i for i, p in enumerate(preds)}
+
+    def passes(pred, P):
+        return pset.mask(pid[id(pred)], P, bound)
+
+    # rates, and each variable's sampled candidates
+    type_counts = count_codes(table.type_code, len(table.type_names))
+    code_of = {t: i for i, t in enumerate(table.type_names)}
+    rates: dict[str, float] = {}
+    cands: dict[str, np.ndarray] = {}  # indices into ``pos``
+    tc = table.type_code[pos]
+    for v, lf in lv.items():
+        if lf.types is None:
+            count, in_type = n, np.ones(len(pos), np.bool_)
+        else:
+            cs = [code_of[t] for t in lf.types if t in code_of]
+            count = int(sum(type_counts[c] for c in cs))
+            lut = np.zeros(len(table.type_names) + 1, np.bool_)  # the last slot: the null type (-1)
+            lut[cs] = True
+            in_type = lut[tc]
+        idx = np.flatnonzero(in_type & (key_pos >= 0))
+        keep = np.ones(len(idx), np.bool_)
+        if lf.filter is not None and pset is not None and len(idx):
+            keep = passes(lf.filter, pos[idx][None, :])
+        cands[v] = idx[keep]
+        n_cand = int(in_type.sum())
+        if count == 0:
+            kept = 0.0
+        elif lf.filter is None and not (logical.key or streams):
+            kept = 1.0
+        elif lf.filter is not None and pset is None:
+            kept, sources[v] = DEFAULT_SELECTIVITY, "default"
+        else:
+            passed = int(keep.sum())
+            if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
+                passed, n_cand = _own_sample(table, lf, code_of, logical.key, streams, passes, pset, rng)
+            kept = passed / n_cand if passed else 0.5 / (n_cand + 1)
+        rates[v] = count * kept / (extent * partitions)
+        sources.setdefault(v, "sampled")
+
+    # selectivities
+    wt = table.ts[pos] if window_measure == "time" else pos
+    limit = span if window_measure == "time" else span - 1
+    order = _Order(logical)
+    sels: dict[str, float] = {}
+    for text, c in conj.items():
+        tuples = None
+        if c.kind != "list" and pset is not None:
+            tuples = _tuples(c, cands, lv, blk, key_pos, wt, pos, limit, order, rng)
+        if tuples is None or not tuples.shape[1]:
+            sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
+            continue
+        passed = int(passes(c.expr, pos[tuples]).sum())
+        sels[text] = (passed + 0.5) / (tuples.shape[1] + 1)
+        sources[text] = "sampled"
+    return Statistics(rates, sels, partitions, skew, sources, extent)
+
+
+_PREDICATE_SETS: dict[tuple, object] = {}  # generating the source costs ~0.5 ms: one set per predicates and columns
+
+
+def _predicate_set(preds, table):
+    from ...codegen import PredicateSet
+    from ...codegen.predicates import ColumnSpec
+
+    used = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)} - {"ts"}
+    specs = {}
+    for name in sorted(used):
+        col = table.column(name)
+        specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
+    key = (tuple(preds), tuple(specs.values()))
+    got = _PREDICATE_SETS.get(key)
+    if got is None:
+        if len(_PREDICATE_SETS) >= 256:
+            _PREDICATE_SETS.clear()
+        got = _PREDICATE_SETS[key] = PredicateSet(preds, specs)
+    return got
+
+
+def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool) -> np.ndarray:
+    """A code per position, equal for equal keys (and streams), -1 for a null key (no partition)."""
+    parts = []
+    null = np.zeros(len(positions), np.bool_)
+    if streams:
+        parts.append(np.asarray(table.partition.key_code)[positions].astype(np.int64))
+    for attr in key:
+        col = table.column(attr)
+        if col.valid is not None:
+            null |= ~col.valid[positions]
+        if col.kind == "str":
+            vals = col.codes_at(positions)[0].astype(np.int64)
+        elif col.kind == "float":
+            vals = np.unique(col.values[positions], return_inverse=True)[1].reshape(-1).astype(np.int64)
+        else:
+            vals = col.values[positions].astype(np.int64)
+        parts.append(vals)
+    if not parts:
+        return np.zeros(len(positions), np.int64)
+    if len(parts) == 1:
+        out = parts[0]
+        if len(out):  # small codes: block * codes + code must not overflow in _tuples
+            lo, hi = int(out.min()), int(out.max())
+            out = out - lo if hi - lo < 1 << 31 else np.unique(out, return_inverse=True)[1].reshape(-1)
+    else:
+        out = np.unique(np.stack(parts, axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.where(null, -1, out)
+
+
+def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
+    """(effective partitions, skew) from key codes of uniformly drawn events (module docstring)."""
+    drawn = len(codes)
+    codes = codes[codes >= 0]
+    m = len(codes)
+    if m < 2:
+        return 1, 1.0
+    counts = np.unique(codes, return_counts=True)[1].astype(np.float64)
+    pairs = float((counts * (counts - 1)).sum())
+    eff = m * (m - 1) / pairs if pairs else float(m) * (m - 1)
+    partitions = int(max(1, min(round(eff), round(n * m / drawn))))
+    top = counts.max()
+    share = max(top - 2 * math.sqrt(top), 1.0) / m
+    return partitions, float(max(1.0, share * partitions))
+
+
+def _own_sample(table, lf: Leaf, code_of, key, streams, passes, pset, rng) -> tuple[int, int]:
+    """(passed, sampled) for a variable whose type the blocks hardly hold: up to TUPLES of its positions."""
+    cs = np.asarray([code_of[t] for t in lf.types if t in code_of], dtype=table.type_code.dtype)
+    mine = np.flatnonzero(np.isin(table.type_code, cs))
+    if len(mine) > TUPLES:
+        mine = np.sort(rng.choice(mine, size=TUPLES, replace=False))
+    ok = _key_codes(table, key, mine, streams) >= 0
+    if lf.filter is not None and pset is not None and ok.any():
+        ok[ok] = passes(lf.filter, mine[ok][None, :])
+    return int(ok.sum()), len(mine)
+
+
+class _Order:
+    """``(x, y) in order``: x's event is before y's in every match (positive variables a SEQ orders; a
+    negated or closure variable and the variables its range lies after / before; an iterative
+    conjunct's member and the one after it); asked only for the pairs of sampled conjuncts."""
+
+    def __init__(self, logical: LogicalPlan):
+        self.logical = logical
+        self.known: dict[tuple[str, str], bool] = {}
+        ranged = [(n.var, n.before, n.after) for n in logical.negations]
+        c = logical.closure
+        if c is not None:
+            self.known[(prev_var(c.var), c.var)] = True
+            ranged.append((c.var, c.before, c.after))
+        for v, before, after in ranged:
+            self.known.update({(b, v): True for b in before})
+            self.known.update({(v, a): True for a in after})
+
+    def __contains__(self, pair: tuple[str, str]) -> bool:
+        got = self.known.get(pair)
+        if got is None:
+            x, y = pair
+            vs = self.logical.variables
+            got = x in vs and y in vs and relation(self.logical.positive, x, y) == "before"
+            self.known[pair] = got
+        return got
+
+
+def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.ndarray | None:
+    """Up to TUPLES candidate tuples for conjunct ``c`` (rows: its sorted variables; values: indices into
+    the sample), formed inside the sampled blocks (module docstring); None if a variable has no leaf."""
+    idx = []
+    for v in c.vars:
+        base = v
+        if v not in lv:  # the iterative reference to the member before: the closure's candidates
+            base = next((k for k in lv if prev_var(k) == v), None)
+            if base is None:
+                return None
+        idx.append(cands[base])
+    G = int(key.max()) + 2 if len(key) else 1
+    group = blk * G + key  # same block and same key; candidates have key >= 0
+    first = idx[0]
+    if len(first) > _FIRST:
+        first = np.sort(rng.choice(first, size=_FIRST, replace=False))
+    T = first[None, :]
+    lo = hi = wt[first]
+    for k in range(1, len(idx)):
+        w = idx[k]
+        w = w[np.argsort(group[w], kind="stable")]
+        gw = group[w]
+        g = group[T[0]]
+        s = np.searchsorted(gw, g, side="left")
+        e = np.searchsorted(gw, g, side="right")
+        cnt = e - s
+        total = int(cnt.sum())
+        if total > _INTERMEDIATE:  # keep a random share of the partial tuples
+            pick = rng.random(T.shape[1]) < _INTERMEDIATE / total
+            T, lo, hi, s, cnt = T[:, pick], lo[pick], hi[pick], s[pick], cnt[pick]
+            total = int(cnt.sum())
+        rows = np.repeat(np.arange(T.shape[1]), cnt)
+        start = np.repeat(np.cumsum(cnt) - cnt, cnt)
+        col = w[s[rows] + (np.arange(total) - start)]
+        wc = wt[col]
+        nlo, nhi = np.minimum(lo[rows], wc), np.maximum(hi[rows], wc)
+        ok = (nhi - nlo) <= limit
+        for j in range(k):
+            prev = T[j, rows]
+            ok &= prev != col
+            if (c.vars[j], c.vars[k]) in order:
+                ok &= pos[prev] < pos[col]
+            elif (c.vars[k], c.vars[j]) in order:
+                ok &= pos[col] < pos[prev]
+        T = np.vstack([T[:, rows[ok]], col[ok][None, :]])
+        lo, hi = nlo[ok], nhi[ok]
+        if not T.shape[1]:
+            break
+    if T.shape[1] > TUPLES:
+        T = T[:, np.sort(rng.choice(T.shape[1], size=TUPLES, replace=False))]
+    return T
+
+
