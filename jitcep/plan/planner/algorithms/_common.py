@@ -169,11 +169,25 @@ def within_budget(search, seconds: float, deadline: Deadline, fallback):
     return fallback()
 
 
+def greedy_order(costing: Costing) -> list[int]:
+    """GREEDY's order (:mod:`.greedy`; the fallback of the exact searches); ties go to the lower index."""
+    rest = list(range(costing.problem.n))
+    first = min(rest, key=lambda i: costing.leaves[i].cost)
+    rest.remove(first)
+    plan, out = costing.leaves[first], [first]
+    while rest:
+        priced = [(costing.join_cost(plan, costing.leaves[i]), i) for i in rest]
+        cost, best = min(priced)
+        plan = costing.join(plan, costing.leaves[best], cost)
+        out.append(best)
+        rest.remove(best)
+    return out
+
+
 def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostModel, budget: float | None) -> Tree:
     """``search(costing, deadline) -> Tree`` if it can finish within ``budget`` seconds (default
     :data:`DEFAULT_BUDGET`), else GREEDY's plan (see :func:`within_budget`)."""
-    from . import greedy  # here: greedy imports this module
 
     deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
     costing = Costing(problem, cost)
-    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: left_deep(greedy.order(costing)))
+    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: left_deep(greedy_order(costing)))

@@ -11,24 +11,9 @@ trade-off between planning time and plan quality.
 from __future__ import annotations
 
 from ..problem import JoinProblem, Tree, left_deep
-from ._common import Costing
-
-
-def order(costing: Costing) -> list[int]:
-    """The greedy order; ties go to the lower index."""
-    rest = list(range(costing.problem.n))
-    first = min(rest, key=lambda i: costing.leaves[i].cost)
-    rest.remove(first)
-    plan, out = costing.leaves[first], [first]
-    while rest:
-        priced = [(costing.join_cost(plan, costing.leaves[i]), i) for i in rest]
-        cost, best = min(priced)
-        plan = costing.join(plan, costing.leaves[best], cost)
-        out.append(best)
-        rest.remove(best)
-    return out
+from ._common import Costing, greedy_order
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
     """The left-deep tree over the greedy order (``seed`` and ``budget`` unused: it is O(n^2))."""
-    return left_deep(order(Costing(problem, cost)))
+    return left_deep(greedy_order(Costing(problem, cost)))

@@ -9,12 +9,11 @@ memory-efficient than DP-LD's.
 from __future__ import annotations
 
 from ..problem import JoinProblem, Tree, left_deep
-from . import greedy
-from ._common import Costing
+from ._common import Costing, greedy_order
 from .iterative_improvement import improve
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
     """The left-deep tree over the local minimum reached from the greedy order (``seed`` unused)."""
     costing = Costing(problem, cost)
-    return left_deep(improve(costing, greedy.order(costing), budget))
+    return left_deep(improve(costing, greedy_order(costing), budget))

@@ -18,15 +18,15 @@ model without a node term), the plan is the left-deep tree over the order.
 from __future__ import annotations
 
 from ..problem import JoinProblem, Tree, left_deep
-from . import dp_left_deep, greedy, zstream
-from ._common import DEFAULT_BUDGET, Costing, Deadline, within_budget
+from . import dp_left_deep, zstream
+from ._common import DEFAULT_BUDGET, Costing, Deadline, greedy_order, within_budget
 
 
 def order(costing: Costing, deadline: Deadline) -> list[int]:
     """DP-LD's order if DP-LD and ZStream's program after it fit before ``deadline``, else GREEDY's."""
     n = costing.problem.n
     return within_budget(lambda d: dp_left_deep.order(costing, d), dp_left_deep.estimate(n) + zstream.estimate(n),
-                         deadline, lambda: greedy.order(costing))
+                         deadline, lambda: greedy_order(costing))
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
