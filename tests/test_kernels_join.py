@@ -79,16 +79,16 @@ def test_seq_join_matches_naive(case, order, distinct):
 
 @settings(max_examples=400, deadline=None)
 @given(tables_and_buffers(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
-       st.booleans())
-def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct):
-    # a right leaf larger than the left input: the left records drive (forced here at any sizes;
-    # the right-driven kernel is taken away, so a call to it fails the test)
+       st.booleans(), st.sampled_from(["smaller", "left"]))
+def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct, driver):
+    # a right leaf larger than the left input ("smaller"), or the plan's choice ("left"): the left records
+    # drive (forced here at any sizes; the right-driven kernel is taken away, so a call to it fails the test)
     ts, wt, W, L, R = case
     assume(len(R[2]) > 0)
     if order == "nondecreasing_ts":
         distinct = True
     with mock.patch.object(config, "JOIN_BY_LEFT", 0), mock.patch.object(join, "_seq_join", None):
-        li, ri, g = seq_join(L, R, ts, wt, W, order, distinct, 10**6, "smaller")
+        li, ri, g = seq_join(L, R, ts, wt, W, order, distinct, 10**6, driver)
     got = list(zip(li.tolist(), ri.tolist(), g.tolist()))
     assert len(got) == len(set(got))
     assert set(got) == naive.seq_join(L, R, ts, wt, W, order, distinct)

@@ -284,17 +284,22 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     larger than the left input — the partial matches of a long SEQ thin out,
     every leaf keeps its size — the left records drive instead (a binary
     search into the right leaf each) and the few pairs are sorted into the
-    same order: the cost follows the smaller input.
+    same order: the cost follows the smaller input.  ``driver="left"``: the
+    left records drive whatever the sizes (the plan priced both on its
+    statistics; the right input must be a leaf).
 
     Invariants (KernelInputError otherwise): every record array of a buffer
     has one entry per record and both buffers the same number of partitions
     (checked here), partition offsets ascend within the records (checked by
     the kernel per partition); W >= 0.
     """
-    if driver not in ("right", "smaller"):
+    if driver not in ("right", "left", "smaller"):
         raise ValueError(f"unknown SEQ join driver {driver!r}")
     # left-driven search needs one-event right records (a leaf: its start array is its end array)
-    by_left = driver == "smaller" and R[1] is R[2] and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
+    leaf = R[1] is R[2]
+    if driver == "left" and not leaf:
+        raise ValueError("a SEQ join driven by its left input needs a leaf on the right")
+    by_left = driver == "left" or driver == "smaller" and leaf and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
     li, ri, g, status = kernel(Lt, Rt, window_bound(W), ORDER_CODE[order],

@@ -6,7 +6,9 @@ keys ``op``, ``vars`` (the variables its records bind), ``children``,
 (``driver``, ``placement``, ``mode`` ...); a plan chosen on statistics adds
 ``est_rows`` (the records the operator is expected to produce) and ``cost``
 (Kolchinsky & Schuster's Cost_tree of its subtree: the partial matches its
-operators hold), and the pattern node the statistics with their sources; with
+operators hold), ``choice_costs`` where a rule priced its alternatives (a SEQ
+join's drivers, a negation's placements: ZStream's Formula 1), and the
+pattern node the statistics with their sources; with
 a run's measurements each node also has ``rows`` (records it produced) and
 ``time_s`` (seconds in the operator itself, its inputs excluded).  :func:`to_text` indents that tree
 like Polars' ``LazyFrame.explain``.
@@ -39,6 +41,12 @@ def _types(types) -> str | None:
     return None if types is None else list(types)
 
 
+def _priced(node) -> dict:
+    """``choice_costs``: each alternative a rule priced for this node (driver or placement -> cost), when
+    the plan was chosen on statistics."""
+    return {"choice_costs": dict(node.costs)} if node.costs else {}
+
+
 def _operator(node, window: str) -> dict:
     """The dict of one operator, without its children and statistics."""
     if isinstance(node, Scan):
@@ -46,7 +54,7 @@ def _operator(node, window: str) -> dict:
                 "predicates": [] if node.filter is None else [_text(node.filter)], "window": None}
     if isinstance(node, SeqJoin):
         return {"op": "SEQ join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
-                "window": window, "driver": node.driver, "overlap": node.overlap}
+                "window": window, "driver": node.driver, "overlap": node.overlap, **_priced(node)}
     if isinstance(node, AndJoin):
         return {"op": "AND join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
                 "window": window, "overlap": node.overlap}
@@ -57,7 +65,7 @@ def _operator(node, window: str) -> dict:
         preds = ([] if neg.filter is None else [_text(neg.filter)]) + [_text(c) for c in neg.conds]
         return {"op": "negation", "vars": list(node.vars), "negated": neg.var, "types": _types(neg.types),
                 "predicates": preds, "window": window, "placement": node.placement,
-                "after": list(neg.before), "before": list(neg.after), "in_and": neg.in_conj}
+                "after": list(neg.before), "before": list(neg.after), "in_and": neg.in_conj, **_priced(node)}
     if isinstance(node, KleeneCollect):
         K = node.closure
         preds = ([] if K.filter is None else [_text(K.filter)]) + [_text(c) for c in K.member] \
@@ -109,13 +117,13 @@ def _fields(d: dict) -> str:
     if d["op"] == "negation":
         parts.append(f"range after {_names(d['after'])} before {_names(d['before'])}"
                      + (" (in AND)" if d["in_and"] else ""))
-        parts.append(f"placement={d['placement']}")
+        parts.append(f"placement={d['placement']}" + _alternatives(d))
     if d["op"] == "kleene":
         hi = "" if d["max"] is None else d["max"]
         parts.append(f"mode={d['mode']} {{{d['min']},{hi}}} range after {_names(d['after'])} "
                      f"before {_names(d['before'])}")
     if d.get("driver") is not None:
-        parts.append(f"driver={d['driver']}")
+        parts.append(f"driver={d['driver']}" + _alternatives(d))
     if d["op"] == "pattern":
         if d["key"]:
             parts.append(f"key [{', '.join(d['key'])}]" + (f" coded by {d['key_coding']}" if d["key_coding"] else ""))
@@ -130,6 +138,13 @@ def _fields(d: dict) -> str:
     if "rows" in d:
         parts.append(f"rows={d['rows']}" + (f" time={d['time_s'] * 1e3:.3f} ms" if d["op"] != "pattern" else ""))
     return "  ".join(parts)
+
+
+def _alternatives(d: dict) -> str:
+    """The priced alternatives of a rule's choice, as " (cost pushed 12, matches 30)"."""
+    if "choice_costs" not in d:
+        return ""
+    return " (cost " + ", ".join(f"{k} {v:.3g}" for k, v in d["choice_costs"].items()) + ")"
 
 
 def _names(vs) -> str:

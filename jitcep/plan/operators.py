@@ -33,7 +33,7 @@ from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
 from .logical import Closure, Negated
 
-Driver = Literal["right", "smaller"]
+Driver = Literal["right", "left", "smaller"]
 KleeneMode = Literal["all", "maximal"]
 
 
@@ -89,11 +89,15 @@ class SeqJoin(_Binary):
     variable may bind events of one type, so the kernel checks that a pair's
     records share no event (distinct variables bind distinct events, semantics
     section 3); a SEQ join needs that only under ``nondecreasing_ts``, where a
-    tie lets one event stand on both sides.
+    tie lets one event stand on both sides.  "left": the left records drive
+    whatever the sizes (a plan chosen on statistics, right input a leaf).
+    ``costs``: each driver priced on the statistics, (driver, cost) pairs
+    (empty: chosen by rule).
     """
 
     driver: Driver = "right"
     overlap: bool = True
+    costs: tuple[tuple[str, float], ...] = dataclasses.field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +151,14 @@ class NegationFilter(_Unary):
     ``neg``: the negated variable, its leaf (types, filter), the conditions
     tested on (record, event) pairs and what bounds its range
     (:class:`jitcep.plan.logical.Negated`); ``placement``: "pushed" when the
-    rule put it on the lowest join fixing its range, "matches" on whole matches.
+    rule put it on the lowest join fixing its range, "matches" on whole matches;
+    ``costs``: the whole plan priced under each placement, (placement, cost)
+    pairs (empty: placed by rule).
     """
 
     neg: Negated = None
     placement: Literal["pushed", "matches"] = "matches"
+    costs: tuple[tuple[str, float], ...] = dataclasses.field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -189,6 +189,16 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float) -> Estima
 def estimate_rows(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[int, float]:
     """Estimated records of every operator of ``plan`` over the whole table, keyed by ``id(operator)``
     (module docstring: Kolchinsky's PM scaled to the table; ZStream's Table 2 output cardinalities)."""
+    return {k: rows for k, (_, rows) in estimate_work(plan, stats, span).items()}
+
+
+def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[int, tuple[float, float]]:
+    """``id(operator) -> (inputs, rows)`` for every operator of ``plan`` over the whole table: ``rows``
+    as :func:`estimate_rows`, ``inputs`` ZStream's input cost ``C_i`` (Table 2): what the operator
+    examines -- a scan its events, a join the pairs of its inputs within the window and in order before
+    its own predicates (SEQ / AND), a union its inputs' records, a negation or Kleene operator its input
+    records (each looks up its range once: ZStream's NEG and NSEQ read ``CARD_SEQ`` / ``CARD_C``, not
+    the negated events)."""
     # a window shorter than one ts unit spans 0 (only simultaneous events): count it as one unit
     W = max(float(span), 1.0)
     T = float(stats.extent) if stats.extent is not None else W
@@ -202,35 +212,42 @@ def estimate_rows(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
     def rate(v: str) -> float:
         return stats.rates.get(v, DEFAULT_RATE)
 
-    out: dict[int, float] = {}
+    out: dict[int, tuple[float, float]] = {}
 
     def rec(node) -> list[tuple[frozenset, float]]:
         if isinstance(node, Scan):
             alts = [(frozenset((node.var,)), rate(node.var) * T * P)]
+            inputs = alts[0][1]
         elif isinstance(node, Union):
             alts = rec(node.left) + rec(node.right)
+            inputs = sum(r for _, r in alts)
         elif isinstance(node, (SeqJoin, AndJoin)):
-            alts = []
+            alts, inputs = [], 0.0
             for (sa, ra), (sb, rb) in product(rec(node.left), rec(node.right)):
                 s = sa | sb
-                cross = math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)
                 if isinstance(node, SeqJoin):
-                    cross *= ORDER_FACTOR ** (len(sa) * len(sb))
+                    order = ORDER_FACTOR ** (len(sa) * len(sb))
                 else:
-                    cross *= ORDER_FACTOR ** sum(1 for x, y in node.sequence if x in s and y in s)
-                alts.append((s, ra * rb * cross * len(s) / (len(sa) * len(sb) * scale)))
+                    order = ORDER_FACTOR ** sum(1 for x, y in node.sequence if x in s and y in s)
+                pairs = ra * rb * order * len(s) / (len(sa) * len(sb) * scale)
+                inputs += pairs
+                alts.append((s, pairs * math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)))
         elif isinstance(node, NegationFilter):
             neg = node.neg
             alts = []
-            for s, r in rec(node.input):
+            given = rec(node.input)
+            for s, r in given:
                 conds = math.prod(sel(c) for c in neg.conds if E.variables(c) - {neg.var} <= s)
                 length = _range_length(neg.before, neg.after, neg.in_conj, s, W)
                 alts.append((s, r * math.exp(-rate(neg.var) * conds * length)))
+            inputs = sum(r for _, r in given)
         elif isinstance(node, KleeneCollect):
-            alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in rec(node.input)]
+            given = rec(node.input)
+            alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in given]
+            inputs = sum(r for _, r in given)
         else:
             raise TypeError(f"unknown operator {type(node).__name__}")
-        out[id(node)] = sum(r for _, r in alts)
+        out[id(node)] = (inputs, sum(r for _, r in alts))
         return alts
 
     rec(plan.root)

@@ -17,8 +17,11 @@ A cost model is a function ``(problem, tree) -> float`` (lower is better);
   events per window a contiguity model needs).
 
 The Table 2 formulas of the operators the join trees do not hold (AND, the
-KSEQ and the NSEQ placements) are here beside SEQ's for the placement rules
-that will price them.  Parameters are bound by small factories (:func:`latency`,
+KSEQ and the NSEQ placements) are here beside SEQ's; the physical rules price
+whole physical plans with the same Formula 1 (:func:`plan_cost`, over
+:func:`jitcep.plan.planner.cardinality.estimate_work`'s ``C_i`` and ``C_o`` per
+operator: negation placement) and a SEQ join's loop under each driver
+(:func:`seq_driver_cost`).  Parameters are bound by small factories (:func:`latency`,
 :func:`strategy_cost`), so every model keeps the one signature.  ZStream's
 input cost needs the ordering factor apart from the predicates' selectivity;
 a problem from :func:`jitcep.plan.planner.cardinality.join_problem` keeps
@@ -32,6 +35,7 @@ import math
 from typing import Callable
 
 from ...errors import OptionError
+from ..operators import Join, KleeneCollect, NegationFilter
 from .problem import JoinProblem, Tree, leaves
 
 CostModel = Callable[[JoinProblem, Tree], float]
@@ -137,6 +141,54 @@ def zstream(problem: JoinProblem, tree: Tree) -> float:
     pt, p, n = _across(problem, left, right)
     here = seq_cost(problem.pm(left), problem.pm(right), pt, p, n)
     return zstream(problem, tree[0]) + zstream(problem, tree[1]) + here
+
+
+# --- physical plans (the rules' choices) ---------------------------------------------------
+
+
+def _own_predicates(node) -> int:
+    """n of Formula 1 for a physical operator: the conjuncts it tests itself."""
+    if isinstance(node, Join):
+        return len(node.predicates)
+    if isinstance(node, NegationFilter):
+        return len(node.neg.conds)
+    if isinstance(node, KleeneCollect):
+        c = node.closure
+        return len(c.member) + len(c.prev) + len(c.lists)
+    return 0
+
+
+def plan_cost(plan, work: dict) -> float:
+    """ZStream's plan cost (section 5.1) of a physical plan: the sum over its operators of Formula 1,
+    ``C_i`` and ``C_o`` from ``work`` (``id(operator) -> (inputs, rows)``,
+    :func:`jitcep.plan.planner.cardinality.estimate_work`), ``n`` the conjuncts the operator tests.
+    With a negation on top, NEG reads ``CARD_SEQ`` records; pushed down, NSEQ reads the records of
+    the join it sits on and the joins above read fewer (Table 2's two negation rows)."""
+    total = 0.0
+    for node in plan.nodes():
+        inputs, rows = work[id(node)]
+        total += operator_cost(inputs, rows, _own_predicates(node))
+    return total
+
+
+def seq_driver_cost(driver: str, left: float, right: float, pairs: float, partitions: float = 1.0) -> float:
+    """The work of a SEQ join's loop over whole-table record counts (``left``, ``right`` inputs,
+    ``pairs`` in-window ordered pairs examined, ``partitions`` key partitions).
+
+    "right" (ZStream Algorithm 1): in each partition holding left records
+    (``min(1, left / partitions)`` of them), every right record binary-searches
+    its left range and the EAT pointer passes each left record once:
+    ``left + right * min(1, left / P) * log2(left / P + 2) + pairs``.  "left"
+    (the mirror, right input a leaf): every left record binary-searches the
+    leaf, and the pairs are sorted back into the right's end order:
+    ``left * log2(right / P + 2) + pairs * log2(pairs + 2)``.
+    """
+    P = max(float(partitions), 1.0)
+    if driver == "right":
+        return left + right * min(1.0, left / P) * math.log2(left / P + 2) + pairs
+    if driver == "left":
+        return left * math.log2(right / P + 2) + pairs * math.log2(pairs + 2)
+    raise ValueError(f"unknown SEQ join driver {driver!r}")
 
 
 # --- latency (Kolchinsky 5.1) ------------------------------------------------------------

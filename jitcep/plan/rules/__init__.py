@@ -10,10 +10,13 @@ writing its decision into a node field, so the executor decides nothing:
 2. :mod:`.predicate_placement`: each join predicate on the lowest join
    covering its variables (ZStream 4.1).
 3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
-4. :mod:`.join_driver`: which side drives each SEQ join.
-5. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
-6. :mod:`.negation_placement`: each negation pushed down to the lowest join
-   fixing its range, or over whole matches (ZStream 4.4.2).
+4. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
+5. :mod:`.negation_placement`: each negation pushed down to the lowest join
+   fixing its range, or over whole matches (ZStream 4.4.2; priced on the
+   statistics when a planner chose the plan).
+6. :mod:`.join_driver`: which side drives each SEQ join (priced on the
+   statistics when a planner chose the plan; last, since a pushed negation
+   thins the records a join reads).
 
 :mod:`.key_coding` runs later, once the event table is known
 (:func:`jitcep.plan.rules.key_coding.choose`).
@@ -46,9 +49,9 @@ RULES = (
     join_tree.build,
     predicate_placement.place,
     type_overlap.mark,
-    join_driver.choose,
     kleene_collection.add,
     negation_placement.place,
+    join_driver.choose,
 )
 
 
