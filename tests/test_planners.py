@@ -119,3 +119,21 @@ def test_plans_are_deterministic_for_a_seed():
         one = jitcep.compile(text, planner=planner, planner_seed=7).explain(df, type="type")
         two = jitcep.compile(text, planner=planner, planner_seed=7).explain(df, type="type")
         assert one == two, planner
+
+
+def test_explain_says_when_an_exact_search_fell_back_to_greedy():
+    # 14 units: dp_bushy's 3^14 priced joins (~4.8 s estimated) do not fit its 2 s budget, so it returns
+    # greedy's plan at once; auto (50 ms) takes zstream_ord over greedy's order; 4 units fit everything
+    wide = "PATTERN SEQ(" + ", ".join(f"A v{i}" for i in range(14)) + ") WITHIN 10"
+    notes = {}
+    for planner in ("dp_bushy", "dp_left_deep", "auto", "greedy"):
+        tree = jitcep.compile(wide, planner=planner).explain(format="dict")
+        notes[planner] = tree.get("planner_notes", [])
+    assert len(notes["dp_bushy"]) == 1 and notes["dp_bushy"][0].startswith("dp_bushy fell back to greedy's plan")
+    assert notes["dp_left_deep"] == []  # 14 * 2^13 joins: ~0.23 s, inside its 2 s
+    assert notes["auto"][0].startswith("auto ran zstream_ord") and "greedy's order" in notes["auto"][1]
+    assert notes["greedy"] == []
+    text = jitcep.compile(wide, planner="dp_bushy").explain()
+    assert "planner: dp_bushy fell back to greedy's plan" in text
+    narrow = "PATTERN SEQ(A a, B b, C c, D d) WITHIN 10"
+    assert "planner_notes" not in jitcep.compile(narrow, planner="dp_bushy").explain(format="dict")

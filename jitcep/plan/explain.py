@@ -8,7 +8,9 @@ keys ``op``, ``vars`` (the variables its records bind), ``children``,
 (Kolchinsky & Schuster's Cost_tree of its subtree: the partial matches its
 operators hold), ``choice_costs`` where a rule priced its alternatives (a SEQ
 join's drivers, a negation's placements: ZStream's Formula 1), and the
-pattern node the statistics with their sources; with
+pattern node the statistics with their sources and ``planner_notes`` when the
+search did not finish (an exact algorithm that fell back to greedy past its
+budget); with
 a run's measurements each node also has ``rows`` (records it produced) and
 ``time_s`` (seconds in the operator itself, its inputs excluded).  :func:`to_text` indents that tree
 like Polars' ``LazyFrame.explain``.
@@ -104,6 +106,8 @@ def describe(plan: PhysicalPlan, stats: dict | None = None, index: int = 0) -> d
         st = plan.statistics
         out["statistics"] = {"rates": dict(st.rates), "selectivities": dict(st.selectivities),
                              "partitions": st.partitions, "skew": st.skew, "sources": dict(st.sources)}
+    if plan.notes:
+        out["planner_notes"] = list(plan.notes)
     if stats is not None:
         out["rows"], out["time_s"] = root["rows"], 0.0
     return out
@@ -181,6 +185,8 @@ def to_text(tree: dict) -> str:
         lines.append("  " * depth + _head(d) + (("  " + details) if details else ""))
         if "statistics" in d:
             lines.append("  " * (depth + 1) + _statistics(d["statistics"]))
+        for text in d.get("planner_notes", ()):
+            lines.append("  " * (depth + 1) + "planner: " + text)
         for c in d["children"]:
             rec(c, depth + 1)
     rec(tree, 0)

@@ -219,6 +219,7 @@ class PhysicalPlan:
     key_coding: KeyCoding | None = None
     statistics: object = None  # what the planner chose the join order on (None: "trivial", no statistics)
     span: float | None = None  # the window's extent in its measure, as the planner counted it
+    notes: tuple[str, ...] = ()  # what the planner's search says of its plan (an exact search past its budget)
 
     def __post_init__(self):
         if self.root is None:  # being built by the rules

@@ -12,20 +12,23 @@ algorithm finds under the chosen cost model (:mod:`jitcep.plan.planner`).
 from __future__ import annotations
 
 from ..planner.algorithms import ALGORITHMS
+from ..planner.algorithms._common import noting
 from ..planner.cardinality import join_problem
 from ..planner.cost import COST_MODELS
 from ..shapes import default_shape
 
 
-def shape(planning):
-    """The join shape of the plan: given, left-deep in pattern order, or the planner's choice."""
+def shape(planning) -> tuple[object, tuple[str, ...]]:
+    """The join shape of the plan (given, left-deep in pattern order, or the planner's choice) and the
+    notes of the planner's search (an exact algorithm that fell back past its budget, ``_common.noting``)."""
     if planning.shape is not None:
-        return planning.shape
+        return planning.shape, ()
     options = planning.options
     if options.planner == "trivial" or planning.statistics is None:
-        return default_shape(planning.logical.positive)
+        return default_shape(planning.logical.positive), ()
     problem = join_problem(planning.logical, planning.statistics, planning.span)
     if problem.n < 3:  # one or two units: one tree up to orientation, and the join rule orients it
-        return default_shape(planning.logical.positive)
-    tree = ALGORITHMS[options.planner](problem, COST_MODELS[options.cost_model], seed=options.planner_seed)
-    return problem.shape(tree)
+        return default_shape(planning.logical.positive), ()
+    with noting() as notes:
+        tree = ALGORITHMS[options.planner](problem, COST_MODELS[options.cost_model], seed=options.planner_seed)
+    return problem.shape(tree), tuple(notes)

@@ -33,12 +33,16 @@ once started
 it checks a :class:`Deadline` (a slower model, a busy machine) and past it
 returns GREEDY's plan (Kolchinsky 6.1) instead — so running out of time never
 yields a plan worse than greedy's.  DuckDB's join-order optimizer bounds its
-DP the same way.
+DP the same way.  Each such fallback is noted (:func:`noting` collects the
+notes of the searches it surrounds; ``explain`` shows them), so a plan that is
+not the optimum its algorithm promises says so.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import NamedTuple
 
 from ..cost import CostModel, intermediate
@@ -158,14 +162,40 @@ def affordable(seconds: float, left: float) -> bool:
     return seconds * HEADROOM <= left
 
 
-def within_budget(search, seconds: float, deadline: Deadline, fallback):
+_NOTES: ContextVar[list | None] = ContextVar("planning_notes", default=None)
+
+
+@contextmanager
+def noting():
+    """Collect, in the list it yields, a note for every search run inside that did not finish: an exact
+    algorithm past its budget, what it returned instead and why."""
+    notes: list[str] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+def note(text: str) -> None:
+    """Record ``text`` for the innermost :func:`noting` (nothing outside one)."""
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(text)
+
+
+def within_budget(search, seconds: float, deadline: Deadline, fallback, fell_back: str = "a search fell back"):
     """``search(deadline)`` if its estimated ``seconds`` are :func:`affordable` before ``deadline`` and it
-    finishes by then, else ``fallback()``."""
-    if affordable(seconds, deadline.left()):
+    finishes by then, else ``fallback()``, noting ``fell_back`` with the reason (:func:`note`)."""
+    left = deadline.left()
+    if affordable(seconds, left):
         try:
             return search(deadline)
         except OverBudget:
-            pass
+            note(f"{fell_back}: past its planning deadline (estimated {seconds * 1e3:.3g} ms)")
+            return fallback()
+    note(f"{fell_back}: estimated {seconds * 1e3:.3g} ms, twice that over the {max(left, 0) * 1e3:.3g} ms "
+         f"of budget left")
     return fallback()
 
 
@@ -184,10 +214,13 @@ def greedy_order(costing: Costing) -> list[int]:
     return out
 
 
-def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostModel, budget: float | None) -> Tree:
+def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostModel, budget: float | None,
+                    name: str) -> Tree:
     """``search(costing, deadline) -> Tree`` if it can finish within ``budget`` seconds (default
-    :data:`DEFAULT_BUDGET`), else GREEDY's plan (see :func:`within_budget`)."""
+    :data:`DEFAULT_BUDGET`), else GREEDY's plan (see :func:`within_budget`); ``name``: the algorithm's,
+    for the note."""
 
     deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
     costing = Costing(problem, cost)
-    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: left_deep(greedy_order(costing)))
+    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: left_deep(greedy_order(costing)),
+                         f"{name} fell back to greedy's plan")

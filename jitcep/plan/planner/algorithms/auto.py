@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..problem import JoinProblem, Tree
 from . import dp_bushy, zstream_ord
-from ._common import affordable
+from ._common import affordable, note
 
 # Seconds of planning AUTO allows by default: compile-time planning should stay out of sight.
 BUDGET = 0.05
@@ -32,4 +32,6 @@ def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = No
     budget = BUDGET if budget is None else budget
     if affordable(dp_bushy.estimate(problem.n), budget):
         return dp_bushy.plan(problem, cost, budget=budget)
+    note(f"auto ran zstream_ord: dp_bushy estimated {dp_bushy.estimate(problem.n) * 1e3:.3g} ms at {problem.n} "
+         f"units, twice that over the {budget * 1e3:.3g} ms budget")
     return zstream_ord.plan(problem, cost, budget=budget)

@@ -64,4 +64,4 @@ def search(costing: Costing, deadline: Deadline) -> Tree:
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
     """The best bushy tree, or GREEDY's past ``budget`` seconds (default ``_common.DEFAULT_BUDGET``)."""
-    return exact_or_greedy(search, estimate(problem.n), problem, cost, budget)
+    return exact_or_greedy(search, estimate(problem.n), problem, cost, budget, "dp_bushy")

@@ -60,4 +60,4 @@ def order(costing: Costing, deadline: Deadline) -> list[int]:
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
     """The best left-deep tree, or GREEDY's past ``budget`` seconds (default ``_common.DEFAULT_BUDGET``)."""
-    return exact_or_greedy(search, estimate(problem.n), problem, cost, budget)
+    return exact_or_greedy(search, estimate(problem.n), problem, cost, budget, "dp_left_deep")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from ._common import DEFAULT_BUDGET, Costing, Deadline, Plan
+from ._common import DEFAULT_BUDGET, Costing, Deadline, Plan, note
 
 
 def moves(n: int):
@@ -55,6 +55,7 @@ def improve(costing: Costing, order, budget: float | None) -> list[int]:
         for start, perm in moves(len(order)):
             # checked per move: one pass over the O(n^3) moves can take seconds under a model without a node term
             if deadline.passed():
+                note("iterative improvement stopped at its planning budget, before a local minimum")
                 return order
             moved = [order[perm.get(p, p)] for p in range(len(order))]
             # strict improvement: a local search must not cycle between equal-cost orders

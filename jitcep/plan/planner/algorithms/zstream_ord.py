@@ -26,7 +26,7 @@ def order(costing: Costing, deadline: Deadline) -> list[int]:
     """DP-LD's order if DP-LD and ZStream's program after it fit before ``deadline``, else GREEDY's."""
     n = costing.problem.n
     return within_budget(lambda d: dp_left_deep.order(costing, d), dp_left_deep.estimate(n) + zstream.estimate(n),
-                         deadline, lambda: greedy_order(costing))
+                         deadline, lambda: greedy_order(costing), "zstream_ord took greedy's order, not dp_left_deep's")
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
@@ -35,4 +35,4 @@ def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = No
     costing = Costing(problem, cost)
     units = order(costing, deadline)
     return within_budget(lambda d: zstream.search(costing, units, d).tree, zstream.estimate(problem.n), deadline,
-                         lambda: left_deep(units))
+                         lambda: left_deep(units), "zstream_ord kept the left-deep tree over its order")
