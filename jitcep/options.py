@@ -148,9 +148,10 @@ class Options:
         "trivial" (default: left-deep in pattern order) or one of Kolchinsky &
         Schuster's algorithms and ZStream's DP, chosen on statistics estimated
         from the events (jitcep/plan/planner/, docs/planning.md).
-    cost_model: what the planner minimises: "intermediate" (partial matches
-        held, Kolchinsky & Schuster section 3), "zstream" (ZStream's operator
-        costs), "latency" (Kolchinsky & Schuster 5.1).
+    cost_model: what the planner minimises: "zstream" (default: ZStream's
+        operator costs, SEQ and AND joins priced apart; the model whose plans ran
+        fastest in perf/bench_plans.py), "intermediate" (partial matches held,
+        Kolchinsky & Schuster section 3), "latency" (Kolchinsky & Schuster 5.1).
     planner_seed: the seed of the randomised planners (``ii_random``), a
         non-negative integer: a plan is deterministic for a seed.
 
@@ -175,7 +176,7 @@ class Options:
     max_partials: int = config.DEFAULT_MAX_PARTIALS
     max_memory: int = config.DEFAULT_MAX_MEMORY
     planner: Planner = "trivial"
-    cost_model: CostModel = "intermediate"
+    cost_model: CostModel = "zstream"
     planner_seed: int = 0
 
     def __post_init__(self):

@@ -344,3 +344,30 @@ def test_large_problems_plan_within_their_budgets():
         tree = ALGORITHMS[name](p, intermediate, budget=0.01)
         assert sorted(leaves(tree)) == list(range(20))
         assert intermediate(p, tree) <= greedy * (1 + 1e-9), name
+
+
+ZSTREAM_PATTERNS = [
+    "PATTERN SEQ(A a, B b, C c, D d, E e) WHERE a.x < c.x AND b.x = e.x AND c.x > d.x + e.x WITHIN 10",
+    "PATTERN SEQ(A a, AND(B b, C c), D d, E e) WHERE a.x < c.x AND d.x > b.x WITHIN 10",
+    "PATTERN SEQ(A a, OR(B b, SEQ(C c, D d)), E e) WHERE a.x < e.x WITHIN 10",  # an OR unit: no masks
+]
+
+
+@pytest.mark.parametrize("text", ZSTREAM_PATTERNS)
+def test_zstream_node_term_adds_up_to_the_model(text):
+    # ZStream's Table 2 costs priced join by join (its node term, on the problem's bitmasks or by walking
+    # the units) add up to the whole-tree model, SEQ and AND joins alike
+    from jitcep.pattern.parser import parse
+    from jitcep.plan.logical import logical_plan
+    from jitcep.plan.planner.cardinality import join_problem
+    from jitcep.plan.planner.cost import zstream
+    from jitcep.plan.planner.statistics import from_user
+
+    logical = logical_plan(parse(text))
+    rng = random.Random(text)
+    rates = {v: rng.uniform(0.01, 3.0) for v in from_user({}, logical).rates}
+    p = join_problem(logical, from_user({"rates": rates}, logical), 10.0)
+    assert (p.masks is None) == ("OR" in text)
+    costing = Costing(p, zstream)
+    for tree in all_trees(tuple(range(p.n))):
+        assert priced(costing, tree).cost == pytest.approx(zstream(p, tree), rel=1e-9)

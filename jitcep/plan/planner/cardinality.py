@@ -15,6 +15,12 @@ A conjunct over k > 2 variables is split evenly in log space over its
 C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
 holding all k variables has exactly ``sel``, and one holding some of them
 a share of it (Kolchinsky's model is pairwise; they note it generalises).
+A negation that can filter partial matches (its ``anchor``: the variables
+fixing its range, :mod:`jitcep.plan.rules.negation_placement`) is such a
+conjunct over its anchor, of selectivity the chance that no negated event
+falls in the range (below): Kolchinsky section 4 checks a negation "at the
+earliest point possible", so the partial matches holding its anchor are the
+ones it thinned, and an order joining the anchor early is priced as such.
 
 :func:`estimate_rows` estimates each physical operator's records over the
 whole table.  Records of an alternative S of k variables: ``P * (T / W) * k
@@ -53,7 +59,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import product
+from typing import NamedTuple
 
 from ...pattern import expr as E
 from ...pattern.ast import Disj, EventVar, Node, Seq
@@ -73,11 +81,53 @@ ORDER_FACTOR = 0.5
 class EstimatedProblem(JoinProblem):
     """A :class:`JoinProblem` built from statistics, keeping what ZStream's operator costs separate
     from ``sel``: ``order[i][j]``, the ordering factor folded into ``sel[i][j]`` (``Pt``; 1 for
-    AND), and ``predicates[i][j]``, the number of conjuncts between the two units (``n`` of
-    ZStream's Formula 1)."""
+    AND), ``predicates[i][j]``, the number of conjuncts between the two units (``n`` of
+    ZStream's Formula 1), and ``before[i][j]``: every event of unit i precedes every event of
+    unit j (a join of two sets of units ordered so is a SEQ join; any other is an AND join,
+    testing the order on the pairs it examines)."""
 
     order: tuple[tuple[float, ...], ...] = ()
     predicates: tuple[tuple[int, ...], ...] = ()
+    before: tuple[tuple[bool, ...], ...] = ()
+
+    @cached_property
+    def masks(self):
+        """Memoised set functions over bitmasks of units (bit i: unit i), so
+        :func:`jitcep.plan.planner.cost.zstream_node` prices a join in O(1) as the searches need
+        (``algorithms._common``); None when an OR unit mixes ordered and unordered alternatives (its
+        ordering factors are not powers of :data:`ORDER_FACTOR`).  ``ordered_pairs(S)``: pairs of S
+        ordered by the pattern; ``conjuncts(S)``: conjuncts within S; ``all_after(S)``: the units
+        every unit of S precedes."""
+        n = self.n
+        if any(self.order[i][j] not in (1.0, ORDER_FACTOR) for i in range(n) for j in range(n) if i != j):
+            return None
+        ordered = [sum(1 << j for j in range(n) if j != i and self.order[i][j] == ORDER_FACTOR) for i in range(n)]
+        after = [sum(1 << j for j in range(n) if self.before[i][j]) for i in range(n)]
+        counts = self.predicates
+
+        def memo(step, empty):
+            table = {0: empty}
+
+            def f(mask: int):
+                out = table.get(mask)
+                if out is None:
+                    i = mask.bit_length() - 1
+                    rest = mask ^ (1 << i)
+                    out = table[mask] = step(f(rest), i, rest)
+                return out
+            return f
+
+        def conjuncts_with(i, rest):
+            return sum(c for j, c in enumerate(counts[i]) if rest >> j & 1)
+        return _Masks(memo(lambda acc, i, rest: acc + (ordered[i] & rest).bit_count(), 0),
+                      memo(lambda acc, i, rest: acc + conjuncts_with(i, rest), 0),
+                      memo(lambda acc, i, rest: acc & after[i], (1 << n) - 1))
+
+
+class _Masks(NamedTuple):
+    ordered_pairs: object
+    conjuncts: object
+    all_after: object
 
 
 def _units(node: Node) -> list[Node]:
@@ -99,21 +149,32 @@ def _alternatives(node: Node) -> list[frozenset[str]]:
 
 
 class _Pairs:
-    """The pairwise factors of one pattern: predicates split over variable pairs, and SEQ order."""
+    """The pairwise factors of one pattern: predicates split over variable pairs, SEQ order, and the
+    negations that can filter partial matches (module docstring)."""
 
-    def __init__(self, logical: LogicalPlan, stats: Statistics):
+    def __init__(self, logical: LogicalPlan, stats: Statistics, span: float):
         self.body = logical.positive
         self.pred: dict[frozenset, float] = {}
         self.count: dict[frozenset, int] = {}
         for j in logical.joins:
             s = stats.selectivities.get(expr_to_text(j), DEFAULT_SELECTIVITY)
             vs = sorted(E.variables(j))
-            share = 1.0 / math.comb(len(vs), 2)
-            for a, x in enumerate(vs):
-                for y in vs[a + 1:]:
-                    key = frozenset((x, y))
-                    self.pred[key] = self.pred.get(key, 1.0) * s ** share
+            self.spread(vs, s)
             self.count_conjunct(vs)
+        for neg in logical.negations:
+            if neg.anchor is None or len(neg.anchor) < 2:  # filters whole matches only: no partial match thins
+                continue
+            conds = math.prod(stats.selectivities.get(expr_to_text(c), DEFAULT_SELECTIVITY) for c in neg.conds)
+            length = _range_length(neg.before, neg.after, neg.in_conj, neg.anchor, max(float(span), 1.0))
+            self.spread(sorted(neg.anchor), math.exp(-stats.rates.get(neg.var, DEFAULT_RATE) * conds * length))
+
+    def spread(self, vs, s: float) -> None:
+        """A factor ``s`` over the variables ``vs``, split evenly in log space over their pairs."""
+        share = 1.0 / math.comb(len(vs), 2)
+        for a, x in enumerate(vs):
+            for y in vs[a + 1:]:
+                key = frozenset((x, y))
+                self.pred[key] = self.pred.get(key, 1.0) * s ** share
 
     def count_conjunct(self, vs):
         for a, x in enumerate(vs):
@@ -135,7 +196,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float) -> Estima
     SEQ-ordered pair (averaged over an OR's alternatives, weighted by their records), ``latency`` the
     unit of the top-level SEQ's last item (None for AND / OR at the top, or when that item is an AND)."""
     span = float(span)
-    pairs = _Pairs(logical, stats)
+    pairs = _Pairs(logical, stats, span)
     rate = stats.rates
     nodes = _units(logical.positive)
     units = tuple(n.name if isinstance(n, EventVar) else default_shape(n) for n in nodes)
@@ -175,12 +236,14 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float) -> Estima
             sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
             order[i][j] = order[j][i] = mixed(i, j, pairs.order)
             count[i][j] = count[j][i] = sum(c for k, c in pairs.count.items() if k & vi and k & vj and k <= vi | vj)
+    before = tuple(tuple(i != j and all(relation(pairs.body, x, y) == "before" for a in alts[i] for b in alts[j]
+                                        for x in a for y in b) for j in range(n)) for i in range(n))
     latency = None
     body = logical.positive
     if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
         latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
     return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency,
-                            tuple(map(tuple, order)), tuple(map(tuple, count)))
+                            tuple(map(tuple, order)), tuple(map(tuple, count)), before)
 
 
 # --- rows per physical operator -------------------------------------------------------

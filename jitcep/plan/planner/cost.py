@@ -36,6 +36,7 @@ from typing import Callable
 
 from ...errors import OptionError
 from ..operators import Join, KleeneCollect, NegationFilter
+from .cardinality import ORDER_FACTOR
 from .problem import JoinProblem, Tree, leaves
 
 CostModel = Callable[[JoinProblem, Tree], float]
@@ -127,10 +128,13 @@ def zstream(problem: JoinProblem, tree: Tree) -> float:
     """ZStream's plan cost (section 5.1): the sum of its operators' Formula 1 costs (Table 2).
 
     An internal node joins its children's outputs (``CARD`` = their PM, as
-    ZStream generalises Table 2 to operator inputs): a Sequence where the
-    problem orders units across it (``Pt`` the product of the ordering
-    factors, ``P_AB`` the predicates' selectivity, ``n`` their count), a
-    Conjunction otherwise (``Pt`` = 1: the same formula).  A leaf costs
+    ZStream generalises Table 2 to operator inputs): a Sequence where every
+    unit of one side precedes every unit of the other (``Pt`` the product of
+    the ordering factors, ``P_AB`` the predicates' selectivity, ``n`` their
+    count), a Conjunction otherwise, which examines every pair within the
+    window and tests any order between them like a predicate (``C_i =
+    CARD_A * CARD_B``, ``C_o = C_i * Pt * P_AB``: a tree joining a SEQ out of
+    its order pays for it).  A leaf costs
     nothing, except an OR unit: its Disjunction reads and writes its
     records (``or_cost`` of its total, 2 x card; the joins inside its
     branches are the same for every tree and left out).
@@ -139,8 +143,52 @@ def zstream(problem: JoinProblem, tree: Tree) -> float:
         return or_cost(problem.card[tree], 0.0) if isinstance(problem.units[tree], tuple) else 0.0
     left, right = leaves(tree[0]), leaves(tree[1])
     pt, p, n = _across(problem, left, right)
-    here = seq_cost(problem.pm(left), problem.pm(right), pt, p, n)
+    if _in_order(problem, left, right):
+        here = seq_cost(problem.pm(left), problem.pm(right), pt, p, n)
+    else:  # an AND join: it examines every pair and tests the order like a predicate
+        here = and_cost(problem.pm(left), problem.pm(right), pt * p, n)
     return zstream(problem, tree[0]) + zstream(problem, tree[1]) + here
+
+
+def _bits(mask: int):
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def zstream_node(problem: JoinProblem, pm, left: int, right: int) -> float:
+    """The Table 2 cost :func:`zstream` adds for the join of the units in bitmasks ``left`` and ``right``
+    (``pm(mask)``: memoised PM), so the searches price a join without walking the tree
+    (``algorithms._common``).  Pt, n and the order come from the problem's memoised set functions
+    when it has them (:attr:`jitcep.plan.planner.cardinality.EstimatedProblem.masks`: O(1) per
+    join), else from its units pair by pair; the predicates' selectivity is
+    ``PM(L | R) / (PM(L) PM(R)) / Pt``."""
+    a, b = pm(left), pm(right)
+    if a == 0.0 or b == 0.0:
+        return 0.0
+    masks = getattr(problem, "masks", None)
+    if masks is None:
+        L, R = tuple(_bits(left)), tuple(_bits(right))
+        pt, p, n = _across(problem, L, R)
+        ordered = _in_order(problem, L, R)
+    else:
+        both = left | right
+        pt = ORDER_FACTOR ** (masks.ordered_pairs(both) - masks.ordered_pairs(left) - masks.ordered_pairs(right))
+        n = masks.conjuncts(both) - masks.conjuncts(left) - masks.conjuncts(right)
+        ordered = right & ~masks.all_after(left) == 0 or left & ~masks.all_after(right) == 0
+        p = pm(both) / (a * b) / pt
+    return seq_cost(a, b, pt, p, n) if ordered else and_cost(a, b, pt * p, n)
+
+
+def _in_order(problem: JoinProblem, left, right) -> bool:
+    """Whether every unit of one side precedes every unit of the other (a SEQ join); without the
+    problem's ``before`` relation, whether any pair is ordered (ZStream's trees keep the pattern order)."""
+    before = getattr(problem, "before", ()) or None
+    if before is None:
+        order = getattr(problem, "order", ()) or None
+        return order is None or any(order[i][j] != 1.0 for i in left for j in right)
+    return all(before[i][j] for i in left for j in right) or all(before[j][i] for i in left for j in right)
 
 
 # --- physical plans (the rules' choices) ---------------------------------------------------

@@ -15,7 +15,8 @@ so :class:`Costing` prices a join ``(left, right)`` of two priced subplans:
   whole candidate, which is what puts ZStream's DP at 20 units under 10 ms;
 - otherwise the model is called on the whole candidate tree (a black box).
 
-Cost_tree's node term is PM(left | right) (section 3.2); it is registered here
+Cost_tree's node term is PM(left | right) (section 3.2), ZStream's its Table 2
+operator cost (:func:`..cost.zstream_node`); they are registered here
 (:data:`NODE_COSTS`) rather than assumed, so a model without a node term is
 never priced as if it were Cost_tree.
 
@@ -45,7 +46,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
 
-from ..cost import CostModel, intermediate
+from ..cost import CostModel, intermediate, zstream, zstream_node
 from ..problem import JoinProblem, Tree, left_deep
 
 
@@ -62,7 +63,17 @@ def _cost_tree_node(problem: JoinProblem, pm, left: int, right: int) -> float:
 
 # Node terms of the models in ``..cost``, which carry none themselves (the cost module owns the models,
 # this package owns how they are searched); a model's own ``node_cost`` attribute takes precedence.
-NODE_COSTS = ((intermediate, _cost_tree_node),)
+NODE_COSTS = ((intermediate, _cost_tree_node), (zstream, zstream_node))
+
+
+# How many times slower than Cost_tree's a registered node term prices a join (perf/README.md, "Plan
+# quality": ZStream's, 2.6-3.8x at 8-10 units, rounded up); the searches' time estimates scale by it.
+STEP_FACTORS = ((zstream, 4.0),)
+
+
+def step_factor(cost: CostModel) -> float:
+    """The factor by which a search's time estimate (measured with Cost_tree) grows under ``cost``."""
+    return next((f for model, f in STEP_FACTORS if model is cost), 1.0)
 
 
 def node_cost_of(cost: CostModel):
@@ -222,5 +233,5 @@ def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostMode
 
     deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
     costing = Costing(problem, cost)
-    return within_budget(lambda d: search(costing, d), seconds, deadline, lambda: left_deep(greedy_order(costing)),
+    return within_budget(lambda d: search(costing, d), seconds * step_factor(cost), deadline, lambda: left_deep(greedy_order(costing)),
                          f"{name} fell back to greedy's plan")

@@ -6,7 +6,8 @@ and DuckDB's join-order optimizer settles the same trade-off with exact DP under
 a budget and a greedy fallback.  The rule:
 
 - DP-B when its estimated time (:func:`.dp_bushy.estimate`: 3^n priced
-  joins at about 1 us) is affordable in ``budget`` (twice it fits,
+  joins at about 1 us, times ``_common.step_factor`` for a slower model's
+  node term: 4 for ZStream's) is affordable in ``budget`` (twice it fits,
   ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms: n <= 9 units; measured
   in perf/README.md), which returns GREEDY's plan if it overruns anyway (a
   model without a node term is priced far slower);
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from ..problem import JoinProblem, Tree
 from . import dp_bushy, zstream_ord
-from ._common import affordable, note
+from ._common import affordable, note, step_factor
 
 # Seconds of planning AUTO allows by default: compile-time planning should stay out of sight.
 BUDGET = 0.05
@@ -30,8 +31,9 @@ BUDGET = 0.05
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
     """DP-B's tree if it is affordable in ``budget`` seconds (default :data:`BUDGET`), else ZSTREAM-ORD's."""
     budget = BUDGET if budget is None else budget
-    if affordable(dp_bushy.estimate(problem.n), budget):
+    seconds = dp_bushy.estimate(problem.n) * step_factor(cost)
+    if affordable(seconds, budget):
         return dp_bushy.plan(problem, cost, budget=budget)
-    note(f"auto ran zstream_ord: dp_bushy estimated {dp_bushy.estimate(problem.n) * 1e3:.3g} ms at {problem.n} "
-         f"units, twice that over the {budget * 1e3:.3g} ms budget")
+    note(f"auto ran zstream_ord: dp_bushy estimated {seconds * 1e3:.3g} ms at {problem.n} units, twice that "
+         f"over the {budget * 1e3:.3g} ms budget")
     return zstream_ord.plan(problem, cost, budget=budget)

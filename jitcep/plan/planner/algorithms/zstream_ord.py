@@ -19,14 +19,15 @@ from __future__ import annotations
 
 from ..problem import JoinProblem, Tree, left_deep
 from . import dp_left_deep, zstream
-from ._common import DEFAULT_BUDGET, Costing, Deadline, greedy_order, within_budget
+from ._common import DEFAULT_BUDGET, Costing, Deadline, greedy_order, step_factor, within_budget
 
 
 def order(costing: Costing, deadline: Deadline) -> list[int]:
     """DP-LD's order if DP-LD and ZStream's program after it fit before ``deadline``, else GREEDY's."""
     n = costing.problem.n
-    return within_budget(lambda d: dp_left_deep.order(costing, d), dp_left_deep.estimate(n) + zstream.estimate(n),
-                         deadline, lambda: greedy_order(costing), "zstream_ord took greedy's order, not dp_left_deep's")
+    seconds = (dp_left_deep.estimate(n) + zstream.estimate(n)) * step_factor(costing.cost)
+    return within_budget(lambda d: dp_left_deep.order(costing, d), seconds, deadline, lambda: greedy_order(costing),
+                         "zstream_ord took greedy's order, not dp_left_deep's")
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
@@ -34,5 +35,6 @@ def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = No
     deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
     costing = Costing(problem, cost)
     units = order(costing, deadline)
-    return within_budget(lambda d: zstream.search(costing, units, d).tree, zstream.estimate(problem.n), deadline,
+    seconds = zstream.estimate(problem.n) * step_factor(cost)
+    return within_budget(lambda d: zstream.search(costing, units, d).tree, seconds, deadline,
                          lambda: left_deep(units), "zstream_ord kept the left-deep tree over its order")

@@ -1,0 +1,196 @@
+"""Standalone benchmark: how fast the plans of each plan-generation algorithm run, on the same data in one run.
+
+    PYTHONPATH=. python perf/bench_plans.py quality [--n 200000] [--repeat 3]
+    PYTHONPATH=. python perf/bench_plans.py fig5    [--n 100000] [--lengths 3 4 5 6 7] [--patterns 3]
+    PYTHONPATH=. python perf/bench_plans.py zstream [--n 200000]
+
+Every planner of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` plans the pattern on statistics
+estimated from the events (``trivial``: the rule plan it runs, no statistics); each distinct plan is
+then run ``--repeat`` times on the same event table (:func:`jitcep.runtime.evaluate` with the plan
+given, so neither estimating nor planning is timed), the plans taking turns, and its median time kept.  Timings are noisy on
+a shared machine: compare the ratios within one run.
+
+- ``quality``: workloads whose rates and selectivities differ by orders of magnitude; per workload,
+  each planner's plan time over the fastest plan any planner produced (``auto`` is the default
+  candidate, issue 14 wants it within 1.25x).
+- ``fig5``: the shape of Kolchinsky & Schuster's Figure 5 (VLDB 2018, 6.3): throughput (events per
+  second) against pattern length, per algorithm, on their synthetic setup (6.2): per event type a
+  rate drawn from 1..45, a SEQ of ``L`` types with about L/2 pairwise predicates of selectivity
+  drawn from 0.002..0.88; the mean over ``--patterns`` random patterns per length.
+- ``zstream``: ZStream's Query 4 grid (6.1.1: ``IBM; Sun; Oracle``, IBM.price > Sun.price at
+  selectivity 1/16..1, equal rates) and Query 6 grid (6.2: ``IBM; Sun; Oracle; Google``, rates
+  1:1:1:1, 1:100:100:100, 100:100:100:1, 100:1:100:100), the plan times per algorithm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics as st
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import polars as pl  # noqa: E402
+
+from workloads import compare_offset, synthetic_events, zstream_q4, zstream_q6  # noqa: E402
+
+from jitcep import runtime  # noqa: E402
+from jitcep.errors import ExplosionError  # noqa: E402
+from jitcep.events import build_event_table  # noqa: E402
+from jitcep.options import Options  # noqa: E402
+from jitcep.pattern.parser import parse  # noqa: E402
+from jitcep.plan.planner.algorithms import ALGORITHMS  # noqa: E402
+
+PLANNERS = list(ALGORITHMS)
+
+
+def time_plans(text: str, df: pl.DataFrame, repeat: int, planners=PLANNERS,
+               cost_model: str = "intermediate") -> dict[str, float | None]:
+    """Planner -> median seconds of its plan over ``df`` (None: the plan passed a cap).  Each distinct plan
+    (operators compared without their estimates) is run once to compile it, then the plans take turns,
+    ``repeat`` rounds, so a machine busier in one stretch slows them all alike."""
+    pattern = parse(text)
+    table = build_event_table(df, [pattern], type="type")
+    distinct: list = []  # [plan, options, times or None]
+    chosen = {}
+    for name in planners:
+        opts = Options(planner=name, cost_model=cost_model)
+        plan = runtime.check_supported(pattern, opts) if name == "trivial" else runtime.costed(pattern, opts, table)
+        entry = next((e for e in distinct if e[0].root == plan.root), None)
+        if entry is None:
+            entry = [plan, opts, []]
+            try:
+                runtime.evaluate([pattern], table, opts, plan=plan)  # compile its kernels and predicates
+            except ExplosionError:
+                entry[2] = None
+            distinct.append(entry)
+        chosen[name] = entry
+    for _ in range(repeat):
+        for plan, opts, times in distinct:
+            if times is not None:
+                t = time.perf_counter()
+                runtime.evaluate([pattern], table, opts, plan=plan)
+                times.append(time.perf_counter() - t)
+    return {name: (st.median(e[2]) if e[2] is not None else None) for name, e in chosen.items()}
+
+
+def _ratios(times: dict) -> dict:
+    best = min(t for t in times.values() if t is not None)
+    return {k: (t / best if t is not None else None) for k, t in times.items()}
+
+
+def _row(label: str, times: dict, ratio: bool) -> str:
+    vals = _ratios(times) if ratio else times
+    cells = [(f"{v:>9.2f}" if ratio else f"{v * 1e3:>9.1f}") if v is not None else f"{'cap':>9}" for v in vals.values()]
+    return f"{label:<26}" + " ".join(cells)
+
+
+def _header(first: str) -> str:
+    return f"{first:<26}" + " ".join(f"{p[:9]:>9}" for p in PLANNERS)
+
+
+# --- plan quality ------------------------------------------------------------------------------
+
+
+def quality_workloads(n: int) -> dict:
+    """name -> (pattern text, events): rates and selectivities orders of magnitude apart."""
+    def ev(types, keys=10, seed=0):
+        return synthetic_events(n, types=types, keys=keys, attrs={"x": "uniform"}, seed=seed)
+    off = compare_offset
+    return {
+        # ZStream Query 6 at 1:100:100:100 (IBM rare first)
+        "q6_rare_first": ("PATTERN SEQ(IBM a, Sun b, Oracle c, Google d) WHERE [k] AND c.x > b.x AND c.x > d.x "
+                          "WITHIN 400", ev({"IBM": 1, "Sun": 100, "Oracle": 100, "Google": 100})),
+        # the rare type last: left-deep in pattern order builds the big (a, b, c) first
+        "rare_last": ("PATTERN SEQ(A a, B b, C c, D d) WHERE [k] AND a.x < d.x WITHIN 600",
+                      ev({"A": 100, "B": 100, "C": 100, "D": 1})),
+        # a selective predicate between the last two, none between the first
+        "selective_late": (f"PATTERN SEQ(A a, B b, C c, D d) WHERE [k] AND c.x > d.x + {off(0.002):.4f} "
+                           f"WITHIN 600", ev({"A": 1, "B": 1, "C": 1, "D": 1})),
+        # a negation whose type is frequent (pushed down pays) / rare (on top pays)
+        "neg_frequent": ("PATTERN SEQ(A a, !N n, B b, C c) WHERE [k] AND a.x < c.x WITHIN 1500",
+                         ev({"A": 10, "B": 10, "C": 10, "N": 100})),
+        "neg_rare": ("PATTERN SEQ(A a, !N n, B b, C c) WHERE [k] AND a.x < c.x AND b.x > c.x + "
+                     f"{off(0.01):.4f} WITHIN 600", ev({"A": 10, "B": 10, "C": 10, "N": 0.01})),
+        # a conjunction, rates 1:10:100
+        "and_rates": ("PATTERN AND(A a, B b, C c) WHERE [k] AND a.x < b.x WITHIN 300",
+                      ev({"A": 1, "B": 10, "C": 100})),
+    }
+
+
+def quality(args) -> None:
+    print(f"plan time / fastest plan's time (median of {args.repeat}; n={args.n})")
+    print(_header("workload") + f" {'best ms':>9}")
+    worst = 0.0
+    for name, (text, df) in quality_workloads(args.n).items():
+        times = time_plans(text, df, args.repeat, cost_model=args.cost_model)
+        print(_row(name, times, ratio=True) + f" {min(t for t in times.values() if t is not None) * 1e3:>9.1f}")
+        worst = max(worst, _ratios(times)["auto"] or float("inf"))
+    print(f"\nauto's worst ratio: {worst:.2f}")
+
+
+# --- Kolchinsky Figure 5 -----------------------------------------------------------------------
+
+
+def kolchinsky_pattern(length: int, rng: random.Random, n: int, window: int) -> tuple[str, pl.DataFrame]:
+    """A SEQ of ``length`` types with rates from 1..45 and about length/2 predicates (section 6.2)."""
+    types = {f"E{i}": rng.uniform(1, 45) for i in range(length)}
+    pairs = [(i, j) for i in range(length) for j in range(i + 1, length)]
+    conds = ["[k]"]
+    for i, j in rng.sample(pairs, max(1, length // 2)):
+        conds.append(f"v{i}.x > v{j}.x + {compare_offset(rng.uniform(0.002, 0.88)):.4f}")
+    items = ", ".join(f"E{i} v{i}" for i in range(length))
+    df = synthetic_events(n, types=types, keys=10, attrs={"x": "uniform"}, seed=rng.randrange(10**6))
+    return f"PATTERN SEQ({items}) WHERE {' AND '.join(conds)} WITHIN {window}", df
+
+
+def fig5(args) -> None:
+    rng = random.Random(args.seed)
+    print(f"throughput, 10^3 events/s (mean over {args.patterns} patterns; n={args.n}, window {args.window})")
+    print(_header("length"))
+    for length in args.lengths:
+        per = {p: [] for p in PLANNERS}
+        for _ in range(args.patterns):
+            text, df = kolchinsky_pattern(length, rng, args.n, args.window)
+            for p, t in time_plans(text, df, args.repeat, cost_model=args.cost_model).items():
+                per[p].append(args.n / t / 1e3 if t is not None else 0.0)
+        print(f"{length:<26}" + " ".join(f"{st.mean(v):>9.0f}" for v in per.values()))
+
+
+# --- ZStream Queries 4 and 6 ------------------------------------------------------------------
+
+
+def zstream(args) -> None:
+    print(f"Query 4 (IBM; Sun; Oracle WHERE IBM.price > Sun.price), plan time ms (n={args.n})")
+    print(_header("selectivity"))
+    for sel in (1 / 16, 1 / 4, 1 / 2, 1.0):
+        df, q = zstream_q4(sel)(args.n)
+        print(_row(f"{sel:.4g}", time_plans(q.text(), df, args.repeat, cost_model=args.cost_model), ratio=False))
+    print(f"\nQuery 6 (IBM; Sun; Oracle; Google, key k), plan time ms (n={args.n})")
+    print(_header("rates I:S:O:G"))
+    for rates in ((1, 1, 1, 1), (1, 100, 100, 100), (100, 100, 100, 1), (100, 1, 100, 100)):
+        df, q = zstream_q6(rates, sel1=0.5, sel2=0.5)(args.n)
+        print(_row(":".join(map(str, rates)), time_plans(q.text(), df, args.repeat, cost_model=args.cost_model), ratio=False))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("which", choices=["quality", "fig5", "zstream"])
+    ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
+    ap.add_argument("--patterns", type=int, default=3)
+    ap.add_argument("--window", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cost-model", default="intermediate", help="the planners' cost_model=")
+    args = ap.parse_args(argv)
+    if args.n is None:
+        args.n = 100_000 if args.which == "fig5" else 200_000
+    {"quality": quality, "fig5": fig5, "zstream": zstream}[args.which](args)
+
+
+if __name__ == "__main__":
+    main()
