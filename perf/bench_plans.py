@@ -48,7 +48,7 @@ PLANNERS = list(ALGORITHMS)
 
 
 def time_plans(text: str, df: pl.DataFrame, repeat: int, planners=PLANNERS,
-               cost_model: str = "intermediate") -> dict[str, float | None]:
+               cost_model: str = "zstream") -> dict[str, float | None]:
     """Planner -> median seconds of its plan over ``df`` (None: the plan passed a cap).  Each distinct plan
     (operators compared without their estimates) is run once to compile it, then the plans take turns,
     ``repeat`` rounds, so a machine busier in one stretch slows them all alike."""
@@ -168,12 +168,14 @@ def zstream(args) -> None:
     print(_header("selectivity"))
     for sel in (1 / 16, 1 / 4, 1 / 2, 1.0):
         df, q = zstream_q4(sel)(args.n)
-        print(_row(f"{sel:.4g}", time_plans(q.text(), df, args.repeat, cost_model=args.cost_model), ratio=False))
+        times = time_plans(q.text(), df, args.repeat, cost_model=args.cost_model)
+        print(_row(f"{sel:.4g}", times, ratio=False))
     print(f"\nQuery 6 (IBM; Sun; Oracle; Google, key k), plan time ms (n={args.n})")
     print(_header("rates I:S:O:G"))
     for rates in ((1, 1, 1, 1), (1, 100, 100, 100), (100, 100, 100, 1), (100, 1, 100, 100)):
         df, q = zstream_q6(rates, sel1=0.5, sel2=0.5)(args.n)
-        print(_row(":".join(map(str, rates)), time_plans(q.text(), df, args.repeat, cost_model=args.cost_model), ratio=False))
+        times = time_plans(q.text(), df, args.repeat, cost_model=args.cost_model)
+        print(_row(":".join(map(str, rates)), times, ratio=False))
 
 
 def main(argv=None) -> None:
@@ -185,7 +187,7 @@ def main(argv=None) -> None:
     ap.add_argument("--patterns", type=int, default=3)
     ap.add_argument("--window", type=int, default=40)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cost-model", default="intermediate", help="the planners' cost_model=")
+    ap.add_argument("--cost-model", default="zstream", help="the planners' cost_model=")
     args = ap.parse_args(argv)
     if args.n is None:
         args.n = 100_000 if args.which == "fig5" else 200_000

@@ -233,5 +233,5 @@ def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostMode
 
     deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
     costing = Costing(problem, cost)
-    return within_budget(lambda d: search(costing, d), seconds * step_factor(cost), deadline, lambda: left_deep(greedy_order(costing)),
-                         f"{name} fell back to greedy's plan")
+    return within_budget(lambda d: search(costing, d), seconds * step_factor(cost), deadline,
+                         lambda: left_deep(greedy_order(costing)), f"{name} fell back to greedy's plan")
