@@ -258,8 +258,9 @@ def estimate_rows(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
 def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[int, tuple[float, float]]:
     """``id(operator) -> (inputs, rows)`` for every operator of ``plan`` over the whole table: ``rows``
     as :func:`estimate_rows`, ``inputs`` ZStream's input cost ``C_i`` (Table 2): what the operator
-    examines -- a scan its events, a join the pairs of its inputs within the window and in order before
-    its own predicates (SEQ / AND), a union its inputs' records, a negation or Kleene operator its input
+    examines -- a scan its events, a SEQ join the pairs of its inputs in order within the window, an
+    AND join every pair within the window (it tests the order of its ``sequence`` pairs like its
+    predicates), a union its inputs' records, a negation or Kleene operator its input
     records (each looks up its range once: ZStream's NEG and NSEQ read ``CARD_SEQ`` / ``CARD_C``, not
     the negated events)."""
     # a window shorter than one ts unit spans 0 (only simultaneous events): count it as one unit
@@ -288,13 +289,15 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             alts, inputs = [], 0.0
             for (sa, ra), (sb, rb) in product(rec(node.left), rec(node.right)):
                 s = sa | sb
-                if isinstance(node, SeqJoin):
-                    order = ORDER_FACTOR ** (len(sa) * len(sb))
-                else:
-                    order = ORDER_FACTOR ** sum(1 for x, y in node.sequence if x in s and y in s)
-                pairs = ra * rb * order * len(s) / (len(sa) * len(sb) * scale)
+                pairs = ra * rb * len(s) / (len(sa) * len(sb) * scale)
+                if isinstance(node, SeqJoin):  # it reads only the pairs in order
+                    pairs *= ORDER_FACTOR ** (len(sa) * len(sb))
+                    tested = 1.0
+                else:  # it reads every pair within the window, and tests its sequence pairs' order
+                    tested = ORDER_FACTOR ** sum(1 for x, y in node.sequence if x in s and y in s)
                 inputs += pairs
-                alts.append((s, pairs * math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)))
+                tested *= math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)
+                alts.append((s, pairs * tested))
         elif isinstance(node, NegationFilter):
             neg = node.neg
             alts = []
