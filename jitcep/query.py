@@ -307,7 +307,10 @@ class Query:
             ``"text"``: the operator tree as an indented string, like Polars'
             ``LazyFrame.explain``.  ``"dict"``: the same tree as nested dicts with
             keys ``op``, ``vars``, ``children``, ``predicates``, ``window``, the
-            planner's choices (``driver``, ``placement``, ``mode``, ``key_coding`` ...)
+            planner's choices (``driver``, ``placement``, ``mode``, ``key_coding`` ...),
+            with a ``planner=`` other than ``"trivial"`` ``est_rows``, ``cost``,
+            ``choice_costs`` (the priced alternatives of a driver or a placement)
+            and ``planner_notes`` (an exact search that fell back past its budget),
             and, with ``analyze``, ``rows`` and ``time_s``.  Several patterns: one
             tree per pattern under an ``op="patterns"`` root.
 
