@@ -4,6 +4,9 @@ Hand-computed costs (ZStream's Formula 1 with k = 1/4, p = 1, no predicates:
 an operator costs its input records plus its output records) show each choice
 flipping where ZStream (6.4) says it should; differential tests run every
 choice against the reference evaluator on generated patterns and streams.
+Last, what the join-order search sees of the operators: a negation thinning
+its anchor's partial matches, and ZStream's model pricing a SEQ joined out of
+its order as the AND join the executor runs.
 """
 
 from __future__ import annotations
@@ -192,3 +195,34 @@ def test_the_corpus_has_both_choices():
         plans.append(runtime.check_supported(pattern, Options(order=order)))
     assert any(isinstance(n, NegationFilter) and n.placement == "pushed" for p in plans for n in p.nodes())
     assert any(isinstance(n, SeqJoin) and isinstance(n.right, Scan) for p in plans for n in p.nodes())
+
+
+# --- what the join-order problem and ZStream's model see of the physical operators ------------------
+
+
+def test_a_negation_thins_the_partial_matches_of_its_anchor():
+    # SEQ(a, !n, c, d): n's range lies between a and c, so every partial match holding a and c passed the
+    # negation (Kolchinsky & Schuster 4: checked at the earliest point): their pair factor is the order's
+    # 1/2 times the chance that no n falls in a gap of the window, exp(-rn * W / 3)
+    from jitcep.plan.planner.cardinality import join_problem
+
+    logical = logical_plan(parse(NEG))
+    p = join_problem(logical, _stats({"a": 1.0, "n": 0.3, "c": 1.0, "d": 1.0}), W)
+    a, c, d = p.units.index("a"), p.units.index("c"), p.units.index("d")
+    assert p.sel[a][c] == pytest.approx(0.5 * math.exp(-0.3 * W / 3))
+    assert p.sel[a][d] == p.sel[c][d] == 0.5
+
+
+def test_zstream_prices_a_seq_joined_out_of_order_as_an_and_join():
+    # SEQ(a, b, c), every card W * r = 10, no predicates (ZStream Table 2, k n = 0, p = 1):
+    # ((a, b), c): SEQ (a; b): C_i = 10 * 10 * 1/2 = 50, C_o = 50; then SEQ ((a, b); c): C_i = 50 * 10 * 1/4
+    #   = 125, C_o = 125: 350 in all.
+    # ((a, c), b): SEQ (a; c) as above, 100; then b lies between a and c: an AND join reads every pair,
+    #   C_i = 50 * 10 = 500, keeps C_o = 500 * 1/4 = 125: 725 in all.
+    from jitcep.plan.planner.cardinality import join_problem
+    from jitcep.plan.planner.cost import zstream
+
+    p = join_problem(logical_plan(parse("PATTERN SEQ(A a, B b, C c) WITHIN 10")),
+                     _stats({"a": 1.0, "b": 1.0, "c": 1.0}), W)
+    assert zstream(p, ((0, 1), 2)) == pytest.approx(350.0)
+    assert zstream(p, ((0, 2), 1)) == pytest.approx(725.0)
