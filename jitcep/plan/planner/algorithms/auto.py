@@ -8,12 +8,14 @@ a budget and a greedy fallback.  The rule:
 - DP-B when its estimated time (:func:`.dp_bushy.estimate`: 3^n priced
   joins at about 1 us, times ``_common.step_factor`` for a slower model's
   node term: 4 for ZStream's) is affordable in ``budget`` (twice it fits,
-  ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms: n <= 9 units; measured
-  in perf/README.md), which returns GREEDY's plan if it overruns anyway (a
-  model without a node term is priced far slower);
+  ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms: n <= 9 units under
+  Cost_tree, n <= 7 under ZStream's model; measured in perf/README.md), which
+  returns GREEDY's plan if it overruns anyway (a model without a node term is
+  priced far slower);
 - else ZSTREAM-ORD within the same budget: DP-LD's order while that is
-  affordable (n * 2^(n-1) joins at about 2 us: n <= 11 at 50 ms), GREEDY's
-  beyond, then ZStream's O(n^3) program over it (about 4 ms at 22 units) — never worse
+  affordable (n * 2^(n-1) joins at about 2 us: n <= 11 at 50 ms under
+  Cost_tree, n <= 9 under ZStream's), GREEDY's beyond, then ZStream's O(n^3)
+  program over it (about 4 ms at 22 units under Cost_tree) — never worse
   than GREEDY, since the left-deep tree over the order is among the trees
   ZStream considers.
 """
