@@ -14,6 +14,9 @@ writing its decision into a node field, so the executor decides nothing:
 5. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
 6. :mod:`.negation_placement`: each negation pushed down to the lowest join
    fixing its range, or over whole matches (ZStream 4.4.2).
+7. :mod:`.match_constraints`: ``freeze`` on the frozen variables' scans,
+   ``contiguous`` over whole matches, under their negations (semantics 9).
+8. :mod:`.output_policy`: the ``output=`` policy over everything (semantics 9).
 
 :mod:`.key_coding` runs later, once the event table is known
 (:func:`jitcep.plan.rules.key_coding.choose`).
@@ -26,7 +29,8 @@ from dataclasses import dataclass
 from ...options import Options
 from ..logical import LogicalPlan
 from ..operators import PhysicalPlan
-from . import join_driver, join_tree, kleene_collection, negation_placement, predicate_placement, type_overlap
+from . import (join_driver, join_tree, kleene_collection, match_constraints, negation_placement, output_policy,
+               predicate_placement, type_overlap)
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ RULES = (
     join_driver.choose,
     kleene_collection.add,
     negation_placement.place,
+    match_constraints.add,
+    output_policy.add,
 )
 
 
