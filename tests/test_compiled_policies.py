@@ -28,9 +28,9 @@ from jitcep.plan.operators import Contiguity, OutputPolicy, Scan
 from jitcep.reference import evaluate as reference_evaluate
 from test_compiled_differential import gen_kleene_pattern, gen_pattern, kleene_streams, streams
 
-N_PATTERNS = 24
+N_PATTERNS = 16
 N_KLEENE_PATTERNS = 8
-N_STREAMS = 40
+N_STREAMS = 30
 POLICIES = ("non_overlapping", "match_single", "match_next")
 MIN_MATCH_RATE = 0.05  # share of cases where the reference keeps a match (measured: about 0.2)
 HITS = [0, 0]
