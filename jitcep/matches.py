@@ -111,6 +111,12 @@ class MatchTable:
         """
         if self.n <= 1:
             return self
+        return self.take(self.canonical_order())
+
+    def canonical_order(self) -> np.ndarray:
+        """The permutation :meth:`canonical` applies (the output policies scan matches in it, semantics 9)."""
+        if self.n <= 1:
+            return np.arange(self.n, dtype=np.int64)
         lo, hi = self.bounds()
         keys: list[np.ndarray] = []
         for v in sorted(self.lists, reverse=True):
@@ -122,8 +128,7 @@ class MatchTable:
         for v in sorted(self.single, reverse=True):
             keys.append(self.single[v])
         keys += [lo, hi]
-        order = np.lexsort(_paired(keys))
-        return self.take(order)
+        return np.lexsort(_paired(keys))
 
 
 _PAIRABLE = (-1, 2**31 - 2)  # positions and -1 (unbound): two of them fit one int64, order kept

@@ -69,8 +69,8 @@ def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
     """Match tables of ``patterns`` over ``table``: compiled where covered, reference elsewhere.
 
     Same contract as :func:`jitcep.reference.evaluate`.  Each pattern is checked
-    with :func:`jitcep.runtime.check_supported` (Kleene, other strategies and
-    output policies are not compiled yet); the ones it refuses run
+    with :func:`jitcep.runtime.check_supported` (Kleene groups and other
+    strategies are not compiled yet); the ones it refuses run
     on the reference evaluator, announced by one FallbackWarning naming the
     reason, so an uncovered pattern costs time, never a wrong answer.  The
     runtime also refuses (before any work) what it meets only with the table;
@@ -185,7 +185,7 @@ class Query:
             negation and output policies all see only that stream (semantics §13).
         engine
             ``"compiled"`` (default): the Numba engine for what it covers (SEQ / AND /
-            OR of positive variables, skip-till-any-match, ``output="all"``); any other
+            OR of positive variables, skip-till-any-match, every ``output`` policy); any other
             pattern runs on the reference evaluator with a
             :class:`~jitcep.errors.FallbackWarning` saying why -- per pattern when
             several run.  ``"auto"``: the same, silently.  ``"reference"``: the

@@ -137,6 +137,11 @@ PATTERNS = (
     "PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND a.x <= c.x WITHIN 6",
     "PATTERN SEQ(A a, C c) WHERE a.x != c.x WITHIN 4 EVENTS",
 )
+#: options :func:`warmup` runs the first pattern under as well: their operators' kernels (semantics 9)
+OPTION_SETS = (
+    dict(output="non_overlapping", freeze=("a",)),
+    dict(output="match_next", consume_types=("B",), contiguous=(("a", "b"),)),
+)
 
 
 def warmup(report: Callable[[str], None] | None = None) -> float:
@@ -152,13 +157,14 @@ def warmup(report: Callable[[str], None] | None = None) -> float:
     say = report or (lambda line: print(line, file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     for label, table, cols in _tables():
-        for text in PATTERNS:
+        for text, options in [(p, {}) for p in PATTERNS] + [(PATTERNS[0], o) for o in OPTION_SETS]:
             t = time.perf_counter()
             with warnings.catch_warnings():
                 # a pattern the compiled engine refuses would warm nothing: fail loudly, it is a bug here
                 warnings.simplefilter("error", FallbackWarning)
-                compile(text).run(table, engine="compiled", **cols)
-            say(f"jitcep: warmup: {label}: {text.removeprefix('PATTERN ')} ({time.perf_counter() - t:.2f} s)")
+                compile(text, **options).run(table, engine="compiled", **cols)
+            shown = text.removeprefix("PATTERN ") + "".join(f" {k}={v!r}" for k, v in options.items())
+            say(f"jitcep: warmup: {label}: {shown} ({time.perf_counter() - t:.2f} s)")
     mark_cached()
     total = time.perf_counter() - t0
     where = _cache_directory()

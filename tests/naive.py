@@ -9,6 +9,8 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`negation_candidates` twin of :mod:`jitcep.kernels.negation` (ranges, own-event
   exclusion, kills and candidate pairs)
+- :func:`non_overlapping`, :func:`consume_once`, :func:`freeze_active`  twins of
+  :mod:`jitcep.kernels.policies` (the greedy scans of semantics section 9)
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
   order, window, ``[attr]`` and every WHERE conjunct with three-valued logic
@@ -479,3 +481,43 @@ def count_codes(codes, k):
     for c in codes:
         out[c if 0 <= c < k else k] += 1
     return out
+
+
+# --- output policies and freeze (semantics section 9): twins of jitcep.kernels.policies ---------------
+
+
+def non_overlapping(part, lo, hi):
+    """Kept matches (indexes, in the given order): per partition, first position after the last kept one's last."""
+    last: dict = {}
+    kept = []
+    for i, (g, a, b) in enumerate(zip(_ints(part), _ints(lo), _ints(hi))):
+        if g not in last or a > last[g]:
+            last[g] = b
+            kept.append(i)
+    return kept
+
+
+def consume_once(events_per_match):
+    """Kept matches (indexes): ``events_per_match[i]`` is match i's list of (slot, position); a match is
+    kept iff none of its (slot, position) pairs is in an earlier kept match."""
+    used: set = set()
+    kept = []
+    for i, evs in enumerate(events_per_match):
+        if used.isdisjoint(evs):
+            used.update(evs)
+            kept.append(i)
+    return kept
+
+
+def freeze_active(pos, stream, wt, W):
+    """Active candidates (indexes): per stream, a candidate is active unless the last active one q has
+    ``wt[p] - wt[q] <= W`` (Python ints: exact)."""
+    last: dict = {}
+    kept = []
+    for i, (p, s) in enumerate(zip(_ints(pos), _ints(stream))):
+        w = int(wt[p])
+        if s in last and w - last[s] <= W:
+            continue
+        last[s] = w
+        kept.append(i)
+    return kept

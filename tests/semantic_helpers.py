@@ -106,14 +106,17 @@ def M(*tuples) -> Counter:
 
 
 def run(pattern, df: pl.DataFrame, *, time: str = "ts", type: str | None = "type",
-        time_unit: str | None = None, shape: str = "wide", **options) -> pl.DataFrame:
-    """Compile ``pattern`` with ``options`` and run it on ``df`` through the public API."""
+        time_unit: str | None = None, shape: str = "wide", partition_by=None, **options) -> pl.DataFrame:
+    """Compile ``pattern`` with ``options`` and run it on ``df`` through the public API (``partition_by``:
+    Query.run's, semantics section 13)."""
     import jitcep
 
     q = jitcep.compile(pattern, **options)
     kwargs = dict(time=time, type=type, shape=shape)
     if time_unit is not None:
         kwargs["time_unit"] = time_unit
+    if partition_by is not None:
+        kwargs["partition_by"] = partition_by
     if type is None:
         kwargs.pop("type")
     return run_checked(q, df, ENGINE, **kwargs)

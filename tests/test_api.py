@@ -429,7 +429,7 @@ def test_partition_by_agrees_with_running_each_group_by_group(rows):
     df = pl.DataFrame({"type": [r[0] for r in rows], "ts": pl.Series([r[1] for r in rows], dtype=pl.Int64),
                        "k": pl.Series([r[2] for r in rows], dtype=pl.String),
                        "j": pl.Series([r[3] for r in rows], dtype=pl.Int64)})
-    # the first two are compiled (per-stream split), the others fall back
+    # compiled in one call over the streams (engine="auto" runs the reference for whatever it refuses)
     cases = [("PATTERN SEQ(A a, B b) WITHIN 4 EVENTS", {}), ("PATTERN AND(A a, B b) WITHIN 2", {}),
              ("PATTERN SEQ(A a, !C c, B b) WITHIN 4 EVENTS", {}),
              ("PATTERN SEQ(A a, B b) WITHIN 4 EVENTS", {"output": "non_overlapping"})]

@@ -64,7 +64,7 @@ def test_negation_between_start_and_end(shape):
     assert sorted(bindings(runtime.evaluate([conj], t, Options())[0])) == [(3, 4)]
 
 
-@pytest.mark.parametrize("opts", [dict(strategy="skip_till_next_match"), dict(output="non_overlapping")])
+@pytest.mark.parametrize("opts", [dict(strategy="skip_till_next_match")])
 def test_other_strategies_and_policies_are_refused(opts):
     with pytest.raises(UnsupportedPatternError):
         runtime.evaluate([Pattern(Seq((A, B)), None, TimeWindow(5))], table("AB", [1, 2]), Options(**opts))

@@ -243,6 +243,7 @@ BOUNDSCHECKED = [
     "tests/test_kernels_kleene.py",
     "tests/test_kernels_grouping.py",
     "tests/test_kernels_window.py",
+    "tests/test_kernels_policies.py",
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
     "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",
@@ -250,6 +251,7 @@ BOUNDSCHECKED = [
     "tests/test_compiled_differential.py::test_compiled_equals_oracle[1]",
     *(f"tests/test_compiled_differential.py::test_compiled_kleene_equals_reference[0-{mode}]"
       for mode in ("maximal", "all", "maximal+negation", "all+negation")),
+    "tests/test_compiled_policies.py::test_policies_compiled_equal_reference[0]",
 ]
 
 _PROBE = """

@@ -10,6 +10,7 @@ were produced by OpenCEP, never by jitcep.
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 from datetime import timedelta
 
@@ -277,8 +278,24 @@ def test_compiled_engine_runs_the_plain_entries_itself():
              "simpleNot", "OneNotBegin", "OneNotEnd", "MultipleNotBeginAndEnd", "NotEverywhere",
              "NegationInNestedShort", "FirstMultiPattern", "threeSharingSubtrees",
              # an array variable in the top-level SEQ (kleene="all", semantics section 6.1)
-             "KleeneClosureSeq"}
+             "KleeneClosureSeq",
+             # consumption policies (semantics section 9)
+             *CONSUMPTION_POLICY_ENTRIES}
     for name in plain:
         entry = ENTRIES[name]
         q = jitcep.compile(list(entry.patterns), **entry.compile_options())
         assert not refusals(q), name
+
+
+# the entries with OpenCEP's consumption policies (match_single on types, contiguous, freeze)
+CONSUMPTION_POLICY_ENTRIES = ("singleType2Policy", "contiguousPolicySingleList", "freezePolicy")
+
+
+@pytest.mark.parametrize("name", CONSUMPTION_POLICY_ENTRIES)
+def test_consumption_policy_entries_run_compiled_without_fallback(name):
+    """Run on the compiled engine with every warning an error: a FallbackWarning (the reference
+    evaluator doing the work) fails the test; the result is OpenCEP's expected file."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, expected, events, index = run_entry(name, "compiled")
+    assert got == expected, "\n" + diff_report(got, expected, events, index)

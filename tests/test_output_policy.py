@@ -114,3 +114,76 @@ def test_unknown_option_is_an_option_error():
     df = events("type ts", ("A", 1), ("B", 2))
     with pytest.raises(OptionError):
         run(AB, df, selection="skip_till_any_match")
+
+
+# --- partition_by streams (semantics 13) and OpenCEP's match-level constraints (semantics 9) ----------
+
+
+def test_non_overlapping_is_per_partition_by_stream():
+    df = events("type ts g", ("A", 1, "x"), ("A", 2, "y"), ("B", 3, "x"), ("B", 4, "y"), ("A", 5, "x"),
+                ("B", 6, "x"))
+    # stream x: (0,2) (0,5) (4,5) -> keep (0,2), (4,5); stream y: (1,3) kept although it overlaps (0,2)
+    assert matches(AB, df, output="non_overlapping", partition_by="g") == M((0, 2), (4, 5), (1, 3))
+
+
+def test_match_next_with_a_kleene_list_consumes_its_members_per_variable():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("C", 4), ("C", 5))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    # canonical: (0,[1],3) (0,[2],3) (0,[1,2],3) (0,[1],4) ...; the first is kept and every other one
+    # binds A0 to a again, under match_next as under match_single
+    assert matches(q, df, output="match_next") == M((0, (1,), 3))
+    # consuming only C: (0,[1],3) kept, C3 used; the first match with C4 is (0,[1],4)
+    assert matches(q, df, output="match_single", consume_types=["C"]) == M((0, (1,), 3), (0, (1,), 4))
+
+
+def test_contiguous_keeps_consecutive_positions_in_the_listed_order():
+    df = events("type ts", ("A", 1), ("B", 2), ("X", 3), ("B", 4), ("A", 5), ("B", 6), ("C", 7))
+    q = "PATTERN SEQ(A a, B b, C c) WITHIN 10"
+    # all: (0,1,6) (0,3,6) (0,5,6) (4,5,6); a and b adjacent: (0,1,6) (4,5,6); b and c adjacent: the
+    # ones with b = 5
+    assert matches(q, df, contiguous=[("a", "b")]) == M((0, 1, 6), (4, 5, 6))
+    assert matches(q, df, contiguous=[("b", "c")]) == M((0, 5, 6), (4, 5, 6))
+    assert matches(q, df, contiguous=[("a", "b", "c")]) == M((4, 5, 6))
+    # listed out of pattern order: pos(a) = pos(b) + 1 never holds in a SEQ
+    assert matches(q, df, contiguous=[("b", "a")]) == M()
+
+
+def test_contiguous_counts_positions_inside_the_partition_by_stream():
+    df = events("type ts g", ("A", 1, "x"), ("X", 2, "y"), ("B", 3, "x"))
+    # rows 0 and 2 are consecutive in stream x although row 1 (stream y) lies between them
+    assert matches(AB, df, contiguous=[("a", "b")]) == M()
+    assert matches(AB, df, contiguous=[("a", "b")], partition_by="g") == M((0, 2))
+
+
+def test_contiguous_and_negation_both_filter_the_matches():
+    df = events("type ts", ("A", 1), ("B", 2), ("X", 3), ("A", 4), ("B", 5))
+    q = "PATTERN SEQ(A a, B b, !X x) WITHIN 10"
+    # all: (0,1) (0,4) (3,4); X2 after b kills (0,1); contiguous keeps (0,1) (3,4); both: (3,4)
+    assert matches(q, df) == M((0, 4), (3, 4))
+    assert matches(q, df, contiguous=[("a", "b")]) == M((3, 4))
+    # and the output policy after both: match_single keeps it
+    assert matches(q, df, contiguous=[("a", "b")], output="match_single") == M((3, 4))
+
+
+def test_freeze_binds_only_active_candidates():
+    df = events("type ts", ("A", 0), ("A", 1), ("B", 2), ("A", 5), ("B", 6))
+    # A0 is open until ts 3 (WITHIN 3): A1 is frozen out, A5 is active again
+    assert matches("PATTERN SEQ(A a, B b) WITHIN 3", df) == M((0, 2), (1, 2), (3, 4))
+    assert matches("PATTERN SEQ(A a, B b) WITHIN 3", df, freeze=["a"]) == M((0, 2), (3, 4))
+
+
+def test_freeze_scans_candidates_after_filters_and_per_stream():
+    df = events("type ts x g", ("A", 0, 0, "p"), ("A", 1, 1, "q"), ("A", 2, 1, "p"), ("B", 3, 0, "p"),
+                ("B", 3, 0, "q"))
+    q = "PATTERN SEQ(A a, B b) WHERE a.x > 0 WITHIN 5"
+    # A0 fails the filter, so it is no candidate: A1 is active and freezes A2 (within 5 of it)
+    assert matches(q, df, freeze=["a"]) == M((1, 3), (1, 4))
+    # per stream: p has A2 (active; A0 is no candidate) and B3; q has A1 and B4
+    assert matches(q, df, freeze=["a"], partition_by="g") == M((2, 3), (1, 4))
+
+
+def test_freeze_measures_a_count_window():
+    df = events("type ts", ("A", 0), ("A", 0), ("A", 0), ("B", 0))
+    # WITHIN 2 EVENTS: A0 is open for A1 (1 position later), not for A2 (2 later); A1 is frozen
+    # out, so only A2 is adjacent enough to B3
+    assert matches("PATTERN SEQ(A a, B b) WITHIN 2 EVENTS", df, freeze=["a"]) == M((2, 3))

@@ -149,3 +149,13 @@ def test_select_by_prefix_and_unknown_name():
         W.select(["no_such_workload"], quick=True)
     r = _perf("run", "--select", "no_such_workload", "--out", "")
     assert r.returncode == 2 and "no workload named" in r.stderr
+
+
+def test_bench_policies_runs_every_option_set_compiled(capsys):
+    """perf/bench_policies.py end to end on a small table; it turns a FallbackWarning into an error,
+    so each row was the compiled engine."""
+    from perf import bench_policies
+
+    bench_policies.main(["--n", "3000", "--repeat", "1"])
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert [r.split()[1] for r in rows] == [name.split()[0] for name in bench_policies.OPTION_SETS]

@@ -13,8 +13,9 @@ import numpy as np
 
 from ..matches import MatchTable
 from ..options import Options
-from ..plan.operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
-from . import join, kleene, negation, scan, union
+from ..plan.operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, OutputPolicy, PhysicalPlan, Scan,
+                              SeqJoin, Union)
+from . import contiguity, join, kleene, negation, output_policy, scan, union
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -25,6 +26,8 @@ EXECUTORS = {
     Union: union.run,
     NegationFilter: negation.run,
     KleeneCollect: kleene.run,
+    Contiguity: contiguity.run,
+    OutputPolicy: output_policy.run,
 }
 
 

@@ -4,7 +4,9 @@ Candidates come from the shared type grouping (:class:`~jitcep.execute.tables.Ta
 only the leaf's types are read), the filter runs on those candidates only,
 and one counting pass groups the survivors by key (leaves built from type
 codes computed once; only what survives is sorted).  Negated variables
-and closures read their events through the same :func:`leaf`.
+and closures read their events through the same :func:`leaf`.  A frozen
+variable's leaf keeps only its active candidates (``freeze``, semantics
+section 9: :func:`~jitcep.kernels.policies.freeze_active`).
 """
 
 from __future__ import annotations
@@ -13,11 +15,29 @@ import numpy as np
 
 from ..kernels import leaf_by_key
 from ..kernels.grouping import record_fields
+from ..kernels.policies import freeze_active
 from .buffer import Buffer
 
 
 def run(node, state, execute) -> Buffer:
-    return leaf(state, node.var, node.types, node.filter)
+    buf = leaf(state, node.var, node.types, node.filter)
+    return _active(state, buf) if node.frozen and len(buf) else buf
+
+
+def _active(state, buf: Buffer) -> Buffer:
+    """``buf`` (a frozen variable's leaf) without the candidates ``freeze`` leaves inactive (semantics
+    section 9): the scan runs over all of them in position order, whatever their key (a candidate of
+    another key still freezes this one), per ``partition_by`` stream (section 13)."""
+    pos = buf.start
+    order = np.argsort(pos, kind="stable")
+    ctx = state.ctx
+    if ctx.streams is not None:
+        stream, S = ctx.streams.key_code[pos[order]], len(ctx.streams.offsets) - 1
+    else:
+        stream, S = np.zeros(len(pos), dtype=np.int64), 1
+    keep = np.empty(len(pos), dtype=np.bool_)
+    keep[order] = freeze_active(pos[order], stream, S, state.wt, state.W)
+    return buf if keep.all() else buf.keep(np.flatnonzero(keep))
 
 
 def leaf(state, var: str, types, filter_) -> Buffer:

@@ -22,7 +22,8 @@ from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
-from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from .operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, OutputPolicy, PhysicalPlan, Scan, SeqJoin,
+                        Union)
 
 
 def window_text(window) -> str | None:
@@ -53,7 +54,8 @@ def _operator(node, window: str) -> dict:
     """The dict of one operator, without its children and statistics."""
     if isinstance(node, Scan):
         return {"op": "scan", "vars": [node.var], "types": _types(node.types),
-                "predicates": [] if node.filter is None else [_text(node.filter)], "window": None}
+                "predicates": [] if node.filter is None else [_text(node.filter)], "window": None,
+                "frozen": node.frozen}
     if isinstance(node, SeqJoin):
         return {"op": "SEQ join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
                 "window": window, "driver": node.driver, "overlap": node.overlap, **_priced(node)}
@@ -75,6 +77,13 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check}
+    if isinstance(node, Contiguity):
+        return {"op": "contiguous", "vars": list(node.vars), "predicates": [], "window": None,
+                "groups": [list(g) for g in node.groups]}
+    if isinstance(node, OutputPolicy):
+        return {"op": "output policy", "vars": list(node.vars), "predicates": [], "window": None,
+                "policy": node.policy,
+                "consume_types": None if node.consume_types is None else list(node.consume_types)}
     raise TypeError(f"unknown operator {type(node).__name__}")
 
 
@@ -126,6 +135,13 @@ def _fields(d: dict) -> str:
         hi = "" if d["max"] is None else d["max"]
         parts.append(f"mode={d['mode']} {{{d['min']},{hi}}} range after {_names(d['after'])} "
                      f"before {_names(d['before'])}")
+    if d.get("frozen"):
+        parts.append("frozen (active candidates only)")
+    if d["op"] == "contiguous":
+        parts.append("groups " + " ".join(_names(g) for g in d["groups"]))
+    if d["op"] == "output policy":
+        parts.append(d["policy"] + ("" if d["consume_types"] is None
+                                    else " consuming types " + ", ".join(d["consume_types"])))
     if d.get("driver") is not None:
         parts.append(f"driver={d['driver']}" + _alternatives(d))
     if d["op"] == "pattern":

@@ -16,10 +16,13 @@ none.
   placed on the lowest join that fixes the negation's range or on whole matches.
 - :class:`KleeneCollect`: ZStream's KSEQ (4.4.5), the lists of the closure's
   members for each record of its input (semantics section 6).
+- :class:`Contiguity`: OpenCEP's ``contiguous`` constraint, whole matches
+  whose listed variables occupy consecutive positions (semantics section 9);
+  ``freeze`` is a field of the frozen variable's :class:`Scan`.
 
 A selection strategy or an output policy (SASE+ sections 2-3) is another
-operator over whole matches; :class:`PhysicalPlan` holds the root and what
-applies to the whole pattern.
+operator over whole matches (:class:`OutputPolicy`: the root);
+:class:`PhysicalPlan` holds the root and what applies to the whole pattern.
 """
 
 from __future__ import annotations
@@ -39,11 +42,17 @@ KleeneMode = Literal["all", "maximal"]
 
 @dataclass(frozen=True, slots=True)
 class Scan:
-    """The events variable ``var`` may bind: of ``types`` (None: any) and passing ``filter``."""
+    """The events variable ``var`` may bind: of ``types`` (None: any) and passing ``filter``.
+
+    ``frozen``: ``var`` is named by ``freeze=`` (semantics section 9), so of
+    those events only the active candidates (a scan in position order with the
+    window, :func:`jitcep.kernels.policies.freeze_active`).
+    """
 
     var: str
     types: tuple[str, ...] | None
     filter: E.Expr | None = None
+    frozen: bool = False
 
     @property
     def vars(self) -> tuple[str, ...]:
@@ -181,6 +190,26 @@ class KleeneCollect(_Unary):
     span_check: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Contiguity(_Unary):
+    """Records of ``input`` whose variables of each group of ``groups`` that are all bound occupy
+    consecutive positions of their stream, in the listed order (``contiguous=``, semantics section 9).
+    Placed under the negations over whole matches: section 9 applies it before negation (both
+    filter single matches, so only the cost depends on the order)."""
+
+    groups: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPolicy(_Unary):
+    """The matches ``policy`` keeps among the records of ``input``, scanned in canonical order
+    (``output=``: SASE+ section 2 non-overlapping, OpenCEP's match_single / match_next; semantics
+    section 9).  ``consume_types``: the types whose events a match consumes (None: all)."""
+
+    policy: Literal["non_overlapping", "match_single", "match_next"] = "non_overlapping"
+    consume_types: tuple[str, ...] | None = None
+
+
 def rebuild_joins(node, fn):
     """``node`` with every binary operator replaced, bottom up, by ``fn(operator with its inputs
     rebuilt)``; scans as they are, an operator over one input with its input rebuilt."""
@@ -191,7 +220,7 @@ def rebuild_joins(node, fn):
     return fn(dataclasses.replace(node, left=rebuild_joins(node.left, fn), right=rebuild_joins(node.right, fn)))
 
 
-Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect]
+Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect, Contiguity, OutputPolicy]
 Join = (SeqJoin, AndJoin)
 KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]
 

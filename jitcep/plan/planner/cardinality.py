@@ -68,7 +68,8 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
-from ..operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from ..operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, OutputPolicy, PhysicalPlan, Scan,
+                         SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import JoinProblem
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
@@ -311,6 +312,10 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             given = rec(node.input)
             alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in given]
             inputs = sum(r for _, r in given)
+        elif isinstance(node, (Contiguity, OutputPolicy)):
+            # no statistics describe them (semantics 9): their input's rows, an upper bound
+            alts = rec(node.input)
+            inputs = sum(r for _, r in alts)
         else:
             raise TypeError(f"unknown operator {type(node).__name__}")
         out[id(node)] = (inputs, sum(r for _, r in alts))

@@ -14,7 +14,10 @@ writing its decision into a node field, so the executor decides nothing:
 5. :mod:`.negation_placement`: each negation pushed down to the lowest join
    fixing its range, or over whole matches (ZStream 4.4.2; priced on the
    statistics when a planner chose the plan).
-6. :mod:`.join_driver`: which side drives each SEQ join (priced on the
+6. :mod:`.match_constraints`: ``freeze`` on the frozen variables' scans,
+   ``contiguous`` over whole matches, under their negations (semantics 9).
+7. :mod:`.output_policy`: the ``output=`` policy over everything (semantics 9).
+8. :mod:`.join_driver`: which side drives each SEQ join (priced on the
    statistics when a planner chose the plan; last, since a pushed negation
    thins the records a join reads).
 
@@ -29,7 +32,8 @@ from dataclasses import dataclass
 from ...options import Options
 from ..logical import LogicalPlan
 from ..operators import PhysicalPlan
-from . import join_driver, join_tree, kleene_collection, negation_placement, predicate_placement, type_overlap
+from . import (join_driver, join_tree, kleene_collection, match_constraints, negation_placement, output_policy,
+               predicate_placement, type_overlap)
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ RULES = (
     type_overlap.mark,
     kleene_collection.add,
     negation_placement.place,
+    match_constraints.add,
+    output_policy.add,
     join_driver.choose,
 )
 

@@ -1,0 +1,58 @@
+"""Rule: OpenCEP's match-level constraints, ``freeze`` on the frozen variables' scans and ``contiguous``
+over whole matches (docs/semantics.md section 9).
+
+``freeze=("a",)`` restricts a to its active candidates, a property of a's
+events alone, so it marks a's leaf (:attr:`~jitcep.plan.operators.Scan.frozen`)
+and no partial match ever holds a frozen-out event.  ``contiguous`` relates
+the positions of several variables of one match: a :class:`Contiguity` filter
+over the join tree (with the closure's lists), under the negations that filter
+whole matches, since section 9 applies it before negation.  Both name single
+positive variables; any other name is refused before any work, with the
+reference evaluator's message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ...errors import UnsupportedPatternError
+from ..operators import Contiguity, NegationFilter, Scan, _Unary
+
+
+def add(plan, planning):
+    options = planning.options
+    single = set(planning.logical.variables)
+    for group in options.contiguous:
+        for v in group:
+            if v not in single:
+                raise UnsupportedPatternError(
+                    f"contiguous={options.contiguous!r} names {v!r}, which is not a single positive variable "
+                    f"of the pattern (semantics §9)")
+    for v in options.freeze:
+        if v not in single:
+            raise UnsupportedPatternError(
+                f"freeze={options.freeze!r} names {v!r}, which is not a single positive variable of the "
+                f"pattern (semantics §9)")
+    root = plan.root
+    if options.freeze:
+        root = _freeze(root, set(options.freeze))
+    groups = tuple(g for g in options.contiguous if len(g) > 1)  # a group of one constrains nothing
+    if groups:
+        root = _under_negations(root, lambda n: Contiguity(n, groups))
+    return dataclasses.replace(plan, root=root)
+
+
+def _freeze(node, frozen: set[str]):
+    """``node`` with the scans of the ``frozen`` variables marked."""
+    if isinstance(node, Scan):
+        return dataclasses.replace(node, frozen=True) if node.var in frozen else node
+    if isinstance(node, _Unary):
+        return dataclasses.replace(node, input=_freeze(node.input, frozen))
+    return dataclasses.replace(node, left=_freeze(node.left, frozen), right=_freeze(node.right, frozen))
+
+
+def _under_negations(node, wrap):
+    """``node`` with ``wrap`` applied below the chain of negations over whole matches at its top."""
+    if isinstance(node, NegationFilter) and node.placement == "matches":
+        return dataclasses.replace(node, input=_under_negations(node.input, wrap))
+    return wrap(node)
