@@ -64,4 +64,7 @@ def _consumed(mt: MatchTable, table, consume_types, per_var: bool) -> np.ndarray
         mid, pos, slot = mid[by_match], pos[by_match], slot[by_match]
     if not per_var:
         slot = np.zeros(len(pos), dtype=np.int64)
-    return consume_once(offsets(mid, m), pos, slot, table.n, k + len(mt.lists) if per_var else 1)
+    # the kernel's "used" table has one entry per (event, slot): number only the events the matches
+    # bind, so it grows with the matches, not with the table times the variables
+    events, dense = np.unique(pos, return_inverse=True)
+    return consume_once(offsets(mid, m), dense.astype(np.int64), slot, len(events), k + len(mt.lists) if per_var else 1)
