@@ -13,8 +13,8 @@ import numpy as np
 
 from ..matches import MatchTable
 from ..options import Options
-from ..plan.operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
-from . import join, kleene, negation, scan, union
+from ..plan.operators import AndJoin, KleeneCollect, NegationFilter, NfaRuns, PhysicalPlan, Scan, SeqJoin, Union
+from . import join, kleene, negation, nfa, scan, union
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -25,6 +25,7 @@ EXECUTORS = {
     Union: union.run,
     NegationFilter: negation.run,
     KleeneCollect: kleene.run,
+    NfaRuns: nfa.run,
 }
 
 

@@ -18,7 +18,7 @@ from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
-from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from .operators import AndJoin, KleeneCollect, NegationFilter, NfaRuns, PhysicalPlan, Scan, SeqJoin, Union
 
 
 def window_text(window) -> str | None:
@@ -65,6 +65,9 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check}
+    if isinstance(node, NfaRuns):
+        return {"op": "NFA^b runs", "vars": list(node.vars), "strategy": node.strategy,
+                "predicates": [_text(p) for edge in node.edges for p in edge], "window": window}
     raise TypeError(f"unknown operator {type(node).__name__}")
 
 
@@ -116,12 +119,14 @@ def _fields(d: dict) -> str:
                      f"before {_names(d['before'])}")
     if d.get("driver") is not None:
         parts.append(f"driver={d['driver']}")
+    if d.get("strategy") is not None:
+        parts.append(f"strategy={d['strategy']}")
     if d["op"] == "pattern":
         if d["key"]:
             parts.append(f"key [{', '.join(d['key'])}]" + (f" coded by {d['key_coding']}" if d["key_coding"] else ""))
         if d["engine"] != "compiled":
             parts.append(f"engine={d['engine']} ({d['reason']})")
-    if d.get("window") is not None and d["op"] in ("SEQ join", "AND join"):
+    if d.get("window") is not None and d["op"] in ("SEQ join", "AND join", "NFA^b runs"):
         parts.append(f"within {d['window']}")
     if d["predicates"]:
         parts.append("where " + " AND ".join(d["predicates"]))

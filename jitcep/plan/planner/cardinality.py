@@ -60,7 +60,7 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
-from ..operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from ..operators import AndJoin, KleeneCollect, NegationFilter, NfaRuns, PhysicalPlan, Scan, SeqJoin, Union
 from ..shapes import default_shape
 from .problem import JoinProblem
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
@@ -228,6 +228,11 @@ def estimate_rows(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
                 alts.append((s, r * math.exp(-rate(neg.var) * conds * length)))
         elif isinstance(node, KleeneCollect):
             alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in rec(node.input)]
+        elif isinstance(node, NfaRuns):  # at most one match per run, a run per first-state event
+            for c in node.children:
+                rec(c)
+            first = node.states[0].var
+            alts = [(frozenset(node.vars), rate(first) * T * P)]
         else:
             raise TypeError(f"unknown operator {type(node).__name__}")
         out[id(node)] = sum(r for _, r in alts)

@@ -12,7 +12,9 @@ writing its decision into a node field, so the executor decides nothing:
 3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
 4. :mod:`.join_driver`: which side drives each SEQ join.
 5. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
-6. :mod:`.negation_placement`: each negation pushed down to the lowest join
+6. :mod:`.nfa_runs`: under a selection strategy other than skip-till-any-match,
+   the NFA^b runs of the linear pattern in place of the join tree (SASE+ 3.1).
+7. :mod:`.negation_placement`: each negation pushed down to the lowest join
    fixing its range, or over whole matches (ZStream 4.4.2).
 
 :mod:`.key_coding` runs later, once the event table is known
@@ -26,7 +28,8 @@ from dataclasses import dataclass
 from ...options import Options
 from ..logical import LogicalPlan
 from ..operators import PhysicalPlan
-from . import join_driver, join_tree, kleene_collection, negation_placement, predicate_placement, type_overlap
+from . import (join_driver, join_tree, kleene_collection, negation_placement, nfa_runs, predicate_placement,
+               type_overlap)
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ RULES = (
     type_overlap.mark,
     join_driver.choose,
     kleene_collection.add,
+    nfa_runs.build,
     negation_placement.place,
 )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import Join, KleeneCollect, NegationFilter, Scan
+from ..operators import Join, KleeneCollect, NegationFilter, NfaRuns, Scan
 
 
 def place(plan, planning):
@@ -22,7 +22,7 @@ def place(plan, planning):
     at_root = [n for n in planning.logical.negations if not (pushable and n.anchor is not None)]
 
     def rec(n):
-        if isinstance(n, Scan):
+        if isinstance(n, (Scan, NfaRuns)):  # NFA^b runs: negations filter the accepted matches (section 8)
             return n
         if isinstance(n, KleeneCollect):  # over the join tree of the other variables
             return dataclasses.replace(n, input=rec(n.input))
