@@ -64,10 +64,12 @@ def test_negation_between_start_and_end(shape):
     assert sorted(bindings(runtime.evaluate([conj], t, Options())[0])) == [(3, 4)]
 
 
-@pytest.mark.parametrize("opts", [dict(strategy="skip_till_next_match"), dict(output="non_overlapping")])
-def test_other_strategies_and_policies_are_refused(opts):
+@pytest.mark.parametrize("kleene, opts", [(True, dict(strategy="skip_till_next_match")),
+                                          (False, dict(output="non_overlapping"))])
+def test_kleene_states_under_other_strategies_and_policies_are_refused(kleene, opts):
+    second = Kleene(B, 1, None) if kleene else B
     with pytest.raises(UnsupportedPatternError):
-        runtime.evaluate([Pattern(Seq((A, B)), None, TimeWindow(5))], table("AB", [1, 2]), Options(**opts))
+        runtime.evaluate([Pattern(Seq((A, second)), None, TimeWindow(5))], table("AB", [1, 2]), Options(**opts))
 
 
 def test_missing_window_is_an_error():

@@ -443,7 +443,7 @@ def test_task_count_follows_rows_and_parallelism(spark):
     assert_same(out, unkeyed, df)
 
 
-NOT_COMPILED = {"strategy": "skip_till_next_match"}  # another selection strategy: reference evaluator
+NOT_COMPILED = {"output": "non_overlapping"}  # an output policy: reference evaluator
 
 
 def test_fallback_warns_once_on_the_driver_like_query_run(spark):
