@@ -17,7 +17,7 @@ iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
 ``v[k]``, ``v[v.LEN]``), also next to negations whose conditions do not
 mention it (not under ``nondecreasing_ts``); every other predicate kind of
 section 4; ``[attr]`` keys; time, count and unbounded windows; the three
-orders; every selection strategy (the others than ``"skip_till_any_match"`` as
+orders; every selection strategy (those other than ``"skip_till_any_match"`` as
 NFA^b runs over singleton states, section 8: :mod:`jitcep.plan.rules.nfa_runs`);
 ``output="all"``, no contiguity / freeze / consume policies.  Anything else raises
 :class:`~jitcep.errors.UnsupportedPatternError` *before* any work, so the

@@ -40,20 +40,19 @@ def run(node, state, execute) -> Buffer:
     first_leaf = execute(node.states[0])
     pos = first_leaf.start.reshape(-1, 1)  # a run per candidate of the first state: its selected events
     g = first_leaf.partitions()
-    succ = None
-    if node.strategy != "skip_till_next_match":
-        succ = _successors(node, state, execute)
+    succ = None  # contiguity: the event each position must be followed by, made when first needed
     for s in range(1, len(node.states)):
         if not len(pos):
             return empty_buffer(node.vars, state.G)
         leaf = execute(node.states[s])
-        first, last = pos[:, 0], pos[:, -1]
-        if succ is None:
+        if node.strategy == "skip_till_next_match":
             nxt = _next_match(state, node, s, leaf, pos, g, strict_ts)
         else:
+            if succ is None:
+                succ = _successors(node, state, execute)
             slot = np.full(table.n, -1, dtype=np.int64)  # each candidate's partition, -1: not a candidate
             slot[leaf.start] = leaf.partitions()
-            nxt = contiguous_next(last, first, g, succ, slot, table.ts, state.wt, state.W, strict_ts)
+            nxt = contiguous_next(pos[:, -1], pos[:, 0], g, succ, slot, table.ts, state.wt, state.W, strict_ts)
             alive = np.flatnonzero(nxt >= 0)
             nxt[alive[~_edge_passes(state, node, s, pos, alive, nxt[alive])]] = -1
         keep = np.flatnonzero(nxt >= 0)

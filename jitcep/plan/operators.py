@@ -30,6 +30,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal, Union as TypingUnion
 
+from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
@@ -193,7 +194,7 @@ class NfaRuns:
 
     states: tuple[Scan, ...]
     edges: tuple[tuple[E.Expr, ...], ...]
-    strategy: str
+    strategy: SelectionStrategy
     stream: Scan | None = None
 
     def __post_init__(self):
@@ -217,7 +218,7 @@ class NfaRuns:
 def rebuild_joins(node, fn):
     """``node`` with every binary operator replaced, bottom up, by ``fn(operator with its inputs
     rebuilt)``; scans as they are, an operator over one input with its input rebuilt."""
-    if isinstance(node, (Scan, NfaRuns)):
+    if isinstance(node, Scan):
         return node
     if isinstance(node, _Unary):
         return dataclasses.replace(node, input=rebuild_joins(node.input, fn))
