@@ -143,6 +143,16 @@ def test_no_fallback_warning_for_linear_patterns(strategy):
     assert got.height == q.run(df, type="type", engine="reference").height
 
 
+def test_explain_prints_the_runs_operator():
+    q = jitcep.compile("PATTERN SEQ(A a, !C n, B b) WHERE [k] AND b.x > a.x WITHIN 10",
+                       strategy="partition_contiguity")
+    text = q.explain(_stream(), type="type", analyze=True)
+    # negations filter the accepted runs; the runs read each state's leaf and every event of the partition
+    assert [line.strip().split("  ")[0] for line in text.splitlines()[1:]] == [
+        "negation !n over (a, b)", "NFA^b runs (a, b)", "scan (a)", "scan (b)", "scan (*)"]
+    assert "strategy=partition_contiguity  within 10  where b.x > a.x" in text
+
+
 def _stream():
     return pl.DataFrame({"type": list("ABCABBCAC"), "ts": list(range(9)), "k": [1, 1, 1, 2, 2, 2, 2, 1, 2],
                          "x": [0, 1, 2, 0, 1, 2, 3, 4, 5]})
