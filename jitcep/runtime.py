@@ -17,8 +17,9 @@ iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
 ``v[k]``, ``v[v.LEN]``), also next to negations whose conditions do not
 mention it (not under ``nondecreasing_ts``); every other predicate kind of
 section 4; ``[attr]`` keys; time, count and unbounded windows; the three
-orders; ``strategy="skip_till_any_match"``; every output policy with
-``consume_types``, ``contiguous`` and ``freeze`` (section 9).  Anything else raises
+orders; every selection strategy (those other than ``"skip_till_any_match"`` as
+NFA^b runs over singleton states, section 8: :mod:`jitcep.plan.rules.nfa_runs`);
+every output policy with ``consume_types``, ``contiguous`` and ``freeze`` (section 9).  Anything else raises
 :class:`~jitcep.errors.UnsupportedPatternError` *before* any work, so the
 caller can fall back to the reference evaluator; this engine never returns
 an answer for a pattern it does not cover.
@@ -67,8 +68,6 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
 
     Returns the pattern's default plan (building it is part of the check).
     """
-    if options.strategy != "skip_till_any_match":
-        raise UnsupportedPatternError(f"the compiled engine does not implement strategy={options.strategy!r} yet")
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
     # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates

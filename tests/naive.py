@@ -11,6 +11,10 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   exclusion, kills and candidate pairs)
 - :func:`non_overlapping`, :func:`consume_once`, :func:`freeze_active`  twins of
   :mod:`jitcep.kernels.policies` (the greedy scans of semantics section 9)
+- :func:`next_candidates` twin of :func:`jitcep.kernels.selection.next_ranges` (as the
+  candidate positions of each run)
+- :func:`contiguous_next` twin of :func:`jitcep.kernels.selection.contiguous_next`
+- :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
   order, window, ``[attr]`` and every WHERE conjunct with three-valued logic
@@ -521,3 +525,32 @@ def freeze_active(pos, stream, wt, W):
         last[s] = w
         kept.append(i)
     return kept
+
+
+def next_candidates(last, first, g, cand, goff, ts, wt, W, strict_ts):
+    """Per run, the candidates of its partition it may select next: after ``last`` (a later ts when
+    ``strict_ts``), within ``W`` of ``first`` in ``wt`` (Python ints: exact)."""
+    out = []
+    for lr, fr, gr in zip(_ints(last), _ints(first), _ints(g)):
+        out.append([int(e) for e in cand[int(goff[gr]):int(goff[gr + 1])]
+                    if (int(ts[e]) > int(ts[lr]) if strict_ts else e > lr) and int(wt[e]) - int(wt[fr]) <= W])
+    return out
+
+
+def contiguous_next(last, first, g, succ, slot, ts, wt, W, strict_ts):
+    out = []
+    for lr, fr, gr in zip(_ints(last), _ints(first), _ints(g)):
+        p = int(succ[lr])
+        ok = p >= 0 and int(slot[p]) == gr and int(wt[p]) - int(wt[fr]) <= W \
+            and (not strict_ts or int(ts[p]) > int(ts[lr]))
+        out.append(p if ok else -1)
+    return out
+
+
+def successors(order, offsets, n):
+    succ = [-1] * n
+    for k in range(len(offsets) - 1):
+        group = _ints(order[int(offsets[k]):int(offsets[k + 1])])
+        for a, b in zip(group, group[1:]):
+            succ[a] = b
+    return succ

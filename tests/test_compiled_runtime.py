@@ -65,9 +65,10 @@ def test_negation_between_start_and_end(shape):
 
 
 @pytest.mark.parametrize("opts", [dict(strategy="skip_till_next_match")])
-def test_other_strategies_and_policies_are_refused(opts):
+def test_kleene_states_under_other_strategies_are_refused(opts):
+    second = Kleene(B, 1, None)
     with pytest.raises(UnsupportedPatternError):
-        runtime.evaluate([Pattern(Seq((A, B)), None, TimeWindow(5))], table("AB", [1, 2]), Options(**opts))
+        runtime.evaluate([Pattern(Seq((A, second)), None, TimeWindow(5))], table("AB", [1, 2]), Options(**opts))
 
 
 def test_missing_window_is_an_error():

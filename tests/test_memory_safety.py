@@ -109,7 +109,7 @@ _BAD_INPUTS = r'''
 import json
 import numpy as np
 from jitcep.errors import KernelInputError
-from jitcep.kernels import encode, grouping, join, kleene, negation
+from jitcep.kernels import encode, grouping, join, kleene, negation, selection
 from jitcep.codegen import PredicateSet
 from jitcep.codegen.predicates import ColumnSpec
 from jitcep.pattern import expr as E
@@ -175,6 +175,17 @@ CASES = {
         buf2[0], i64(0, 0), i64(1, 9), i64(1, 2), np.zeros(2, np.bool_), 0, 100),
     "candidate_pairs: range ends before it starts": lambda: negation.candidate_pairs(
         buf2[0], i64(2, 0), i64(0, 2), i64(1, 2), np.zeros(2, np.bool_), 0, 100),
+    "next_ranges: run partition past the leaf": lambda: selection.next_ranges(
+        i64(1), i64(0), i64(3), (i64(1, 2), i64(0, 2)), ts, ts, 10, False),
+    "next_ranges: last position past the events": lambda: selection.next_ranges(
+        i64(40), i64(0), i64(0), (i64(1, 2), i64(0, 2)), ts, ts, 10, False),
+    "next_ranges: leaf offsets past the leaf": lambda: selection.next_ranges(
+        i64(1), i64(0), i64(0), (i64(1, 2), i64(0, 9)), ts, ts, 10, False),
+    "contiguous_next: successor past the events": lambda: selection.contiguous_next(
+        i64(0), i64(0), i64(0), i64(70, 2, 3, -1), i64(0, 0, 0, 0), ts, ts, 10, False),
+    "contiguous_next: slot shorter than the events": lambda: selection.contiguous_next(
+        i64(0), i64(0), i64(0), i64(1, 2, 3, -1), i64(0), ts, ts, 10, False),
+    "successors: position past n": lambda: selection.successors(i64(0, 9), i64(0, 2), 4),
     "subsequences: offsets past the members": lambda: kleene.subsequences(
         i64(0, 9), i64(0, 1), ts, False, 1, None, 100, 100),
     "subsequences: member past the events": lambda: kleene.subsequences(
@@ -244,6 +255,7 @@ BOUNDSCHECKED = [
     "tests/test_kernels_grouping.py",
     "tests/test_kernels_window.py",
     "tests/test_kernels_policies.py",
+    "tests/test_kernels_selection.py",
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
     "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",
@@ -252,6 +264,8 @@ BOUNDSCHECKED = [
     *(f"tests/test_compiled_differential.py::test_compiled_kleene_equals_reference[0-{mode}]"
       for mode in ("maximal", "all", "maximal+negation", "all+negation")),
     "tests/test_compiled_policies.py::test_policies_compiled_equal_reference[0]",
+    *(f"tests/test_compiled_strategies.py::test_compiled_strategy_equals_reference[{strategy}-0]"
+      for strategy in ("skip_till_next_match", "partition_contiguity", "strict_contiguity")),
 ]
 
 _PROBE = """

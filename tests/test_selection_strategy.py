@@ -12,10 +12,14 @@ UnsupportedPatternError otherwise.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
+import jitcep
+import semantic_helpers
 from jitcep.errors import UnsupportedPatternError
-from semantic_helpers import M, events, matches, run
+from semantic_helpers import M, as_tuples, events, matches, run
 
 ABC = "PATTERN SEQ(A a, B b, C c) WITHIN 10"
 
@@ -150,6 +154,68 @@ def test_strict_ts_begin_needs_a_later_timestamp():
     # semantics.md §8: under strict_ts a begin edge needs ts > the previous selected ts, so B1 is skipped
     assert matches(q, df, strategy="skip_till_next_match", order="strict_ts") == M((0, 2))
     assert matches(q, df, strategy="skip_till_next_match", order="position") == M((0, 1))
+
+
+def test_skip_till_next_match_run_dies_at_the_window():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 0), ("A", 3, 0), ("B", 5, 5))
+    q = "PATTERN SEQ(A a, B b) WHERE b.x > 2 WITHIN 3"
+    # run A0: its next relevant B (B3, ts 5) lies past its window (ts <= 3), so the run dies;
+    # run A2 takes B3 (5 - 3 <= 3)
+    assert matches(q, df, strategy="skip_till_next_match") == M((2, 3))
+
+
+def test_skip_till_next_match_skips_many_events_failing_a_join_predicate():
+    df = events("type ts x", ("A", 0, 5), ("B", 1, 1), ("B", 2, 2), ("B", 3, 3), ("A", 4, 0), ("B", 5, 9),
+                ("B", 6, 7))
+    q = "PATTERN SEQ(A a, B b) WHERE b.x > a.x WITHIN 10"
+    # A0 (x 5) ignores B1, B2, B3 and takes B5 (9); A4 (x 0) takes the next B, B5 too
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, 5), (4, 5))
+
+
+def test_strict_contiguity_count_window():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3))
+    assert matches("PATTERN SEQ(A a, B b, C c) WITHIN 3 EVENTS", df, strategy="strict_contiguity") == M((0, 1, 2))
+    # positions 0..2 span 2, not < 2
+    assert matches("PATTERN SEQ(A a, B b, C c) WITHIN 2 EVENTS", df, strategy="strict_contiguity") == M()
+
+
+def test_strict_ts_contiguity_needs_a_later_timestamp():
+    df = events("type ts", ("A", 1), ("B", 1), ("C", 2))
+    q = "PATTERN SEQ(A a, B b, C c) WITHIN 10"
+    # B1 is the next event but not later than A0: under strict_ts the run dies (strict contiguity
+    # ignores nothing); by position it is after A0
+    assert matches(q, df, strategy="strict_contiguity", order="strict_ts") == M()
+    assert matches(q, df, strategy="strict_contiguity", order="position") == M((0, 1, 2))
+    # nondecreasing_ts consumes events in position order too (semantics section 8)
+    assert matches(q, df, strategy="skip_till_next_match", order="nondecreasing_ts") == M((0, 1, 2))
+
+
+def test_negations_filter_contiguous_runs():
+    q = "PATTERN SEQ(A a, !X x, B b) WITHIN 10"
+    # A0's next event is X1, not a B: the run dies before the negation is asked
+    assert matches(q, events("type ts", ("A", 1), ("X", 2), ("B", 3)), strategy="strict_contiguity") == M()
+    assert matches(q, events("type ts", ("A", 1), ("B", 2), ("X", 3)), strategy="strict_contiguity") == M((0, 1))
+    # at the end: no X after b within the window from a
+    q_end = "PATTERN SEQ(A a, B b, !X x) WITHIN 5"
+    df = events("type ts", ("A", 1), ("B", 2), ("X", 3), ("A", 10), ("B", 11))
+    assert matches(q_end, df, strategy="strict_contiguity") == M((3, 4))
+    assert matches(q_end, df, strategy="skip_till_next_match") == M((3, 4))
+
+
+def test_partition_by_streams_are_contiguous_on_their_own():
+    df = events("type ts k", ("A", 1, 1), ("A", 2, 2), ("B", 3, 1), ("B", 4, 2))
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10", strategy="strict_contiguity")
+    # semantics section 13: in stream k=1, A0 is followed by B2; in k=2, A1 by B3
+    out = semantic_helpers.run_checked(q, df, semantic_helpers.ENGINE, type="type", partition_by="k")
+    assert Counter(as_tuples(out)) == M((0, 2), (1, 3))
+    # one stream: only A1 is followed by a B
+    assert matches("PATTERN SEQ(A a, B b) WITHIN 10", df, strategy="strict_contiguity") == M((1, 2))
+
+
+def test_single_variable_pattern_every_candidate_is_a_match():
+    df = events("type ts x", ("A", 1, 1), ("B", 2, 0), ("A", 3, -1))
+    for strategy in ("skip_till_next_match", "strict_contiguity"):
+        assert matches("PATTERN A a WHERE a.x > 0 WITHIN 10", df, strategy=strategy) == M((0,))
 
 
 def test_nested_pattern_is_unsupported_under_non_default_strategy():

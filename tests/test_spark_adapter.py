@@ -443,13 +443,14 @@ def test_task_count_follows_rows_and_parallelism(spark):
     assert_same(out, unkeyed, df)
 
 
-NOT_COMPILED = {"strategy": "skip_till_next_match"}  # another selection strategy: reference evaluator
+# a Kleene state under skip-till-next-match: the reference evaluator
+NOT_COMPILED = "PATTERN SEQ(A a, B+ b[]) WHERE [sym] AND a.price < b[i].price WITHIN 4"
 
 
 def test_fallback_warns_once_on_the_driver_like_query_run(spark):
     df = events(80, seed=12)
     sdf = to_spark(spark, df)
-    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [sym] AND a.price < b.price WITHIN 4", **NOT_COMPILED)
+    q = jitcep.compile(NOT_COMPILED, strategy="skip_till_next_match")
     with pytest.warns(jitcep.FallbackWarning) as caught:
         out = spark_adapter.detect(sdf, q, type="type", seq_col="seq")
     fallbacks = [w for w in caught if issubclass(w.category, jitcep.FallbackWarning)]

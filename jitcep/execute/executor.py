@@ -13,9 +13,9 @@ import numpy as np
 
 from ..matches import MatchTable
 from ..options import Options
-from ..plan.operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, OutputPolicy, PhysicalPlan, Scan,
-                              SeqJoin, Union)
-from . import contiguity, join, kleene, negation, output_policy, scan, union
+from ..plan.operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan,
+                              Scan, SeqJoin, Union)
+from . import contiguity, join, kleene, negation, nfa, output_policy, scan, union
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -28,6 +28,7 @@ EXECUTORS = {
     KleeneCollect: kleene.run,
     Contiguity: contiguity.run,
     OutputPolicy: output_policy.run,
+    NfaRuns: nfa.run,
 }
 
 

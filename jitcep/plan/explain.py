@@ -22,8 +22,8 @@ from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
-from .operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, OutputPolicy, PhysicalPlan, Scan, SeqJoin,
-                        Union)
+from .operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan, Scan,
+                        SeqJoin, Union)
 
 
 def window_text(window) -> str | None:
@@ -84,6 +84,9 @@ def _operator(node, window: str) -> dict:
         return {"op": "output policy", "vars": list(node.vars), "predicates": [], "window": None,
                 "policy": node.policy,
                 "consume_types": None if node.consume_types is None else list(node.consume_types)}
+    if isinstance(node, NfaRuns):
+        return {"op": "NFA^b runs", "vars": list(node.vars), "strategy": node.strategy,
+                "predicates": [_text(p) for edge in node.edges for p in edge], "window": window}
     raise TypeError(f"unknown operator {type(node).__name__}")
 
 
@@ -144,12 +147,14 @@ def _fields(d: dict) -> str:
                                     else " consuming types " + ", ".join(d["consume_types"])))
     if d.get("driver") is not None:
         parts.append(f"driver={d['driver']}" + _alternatives(d))
+    if d.get("strategy") is not None:
+        parts.append(f"strategy={d['strategy']}")
     if d["op"] == "pattern":
         if d["key"]:
             parts.append(f"key [{', '.join(d['key'])}]" + (f" coded by {d['key_coding']}" if d["key_coding"] else ""))
         if d["engine"] != "compiled":
             parts.append(f"engine={d['engine']} ({d['reason']})")
-    if d.get("window") is not None and d["op"] in ("SEQ join", "AND join"):
+    if d.get("window") is not None and d["op"] in ("SEQ join", "AND join", "NFA^b runs"):
         parts.append(f"within {d['window']}")
     if d["predicates"]:
         parts.append("where " + " AND ".join(d["predicates"]))

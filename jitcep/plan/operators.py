@@ -19,9 +19,12 @@ none.
 - :class:`Contiguity`: OpenCEP's ``contiguous`` constraint, whole matches
   whose listed variables occupy consecutive positions (semantics section 9);
   ``freeze`` is a field of the frozen variable's :class:`Scan`.
+- :class:`NfaRuns`: the NFA^b runs of a linear pattern under a selection
+  strategy other than skip-till-any-match (SASE+ sections 2-3; semantics
+  section 8), in place of the join tree.
 
-A selection strategy or an output policy (SASE+ sections 2-3) is another
-operator over whole matches (:class:`OutputPolicy`: the root);
+An output policy (SASE+ section 2) is another operator over whole matches
+(:class:`OutputPolicy`: the root);
 :class:`PhysicalPlan` holds the root and what applies to the whole pattern.
 """
 
@@ -31,6 +34,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal, Union as TypingUnion
 
+from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
@@ -210,17 +214,56 @@ class OutputPolicy(_Unary):
     consume_types: tuple[str, ...] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class NfaRuns:
+    """The accepted runs of a linear pattern's NFA^b automaton under ``strategy`` (SASE+ 3.1-3.2; section 8).
+
+    ``states``: one leaf per singleton state, in SEQ order (type test and
+    single-variable filters: the begin edge's one-event part); ``edges``:
+    per state, the conjuncts whose last identifier is that state's variable
+    (SASE+ 3.2 step 2), tested on the run's events and the new one.  Every
+    begin edge also keeps the run in its ``[attr]`` partition, within the
+    window from its first event, and (``strict_ts``) later than its last
+    event.  ``stream``: under partition contiguity, every event of the key
+    partition, whose next event a run must take (the ignore edge skips only
+    other partitions); None otherwise.
+    """
+
+    states: tuple[Scan, ...]
+    edges: tuple[tuple[E.Expr, ...], ...]
+    strategy: SelectionStrategy
+    stream: Scan | None = None
+
+    def __post_init__(self):
+        if len(self.edges) != len(self.states):
+            raise UnsupportedPatternError(f"{len(self.edges)} edges for {len(self.states)} NFA^b states")
+        for s, preds in enumerate(self.edges):
+            later = set().union(*(E.variables(p) for p in preds)) - set(self.vars[:s + 1])
+            if later:
+                raise UnsupportedPatternError(f"predicate on {sorted(later)} placed on the begin edge of "
+                                              f"{self.vars[s]!r}, before them")
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        return tuple(s.var for s in self.states)
+
+    @property
+    def children(self) -> tuple:
+        return self.states + ((self.stream,) if self.stream is not None else ())
+
+
 def rebuild_joins(node, fn):
     """``node`` with every binary operator replaced, bottom up, by ``fn(operator with its inputs
-    rebuilt)``; scans as they are, an operator over one input with its input rebuilt."""
-    if isinstance(node, Scan):
+    rebuilt)``; scans and NFA^b runs (no join under them) as they are, an operator over one input
+    with its input rebuilt."""
+    if isinstance(node, (Scan, NfaRuns)):
         return node
     if isinstance(node, _Unary):
         return dataclasses.replace(node, input=rebuild_joins(node.input, fn))
     return fn(dataclasses.replace(node, left=rebuild_joins(node.left, fn), right=rebuild_joins(node.right, fn)))
 
 
-Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect, Contiguity, OutputPolicy]
+Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect, Contiguity, OutputPolicy, NfaRuns]
 Join = (SeqJoin, AndJoin)
 KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]
 
@@ -291,4 +334,6 @@ class PhysicalPlan:
                 out += ([n.neg.filter] if n.neg.filter is not None else []) + list(n.neg.conds)
             elif isinstance(n, KleeneCollect):
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev) if p is not None]
+            elif isinstance(n, NfaRuns):
+                out += [p for edge in n.edges for p in edge]
         return out

@@ -68,8 +68,8 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
-from ..operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, OutputPolicy, PhysicalPlan, Scan,
-                         SeqJoin, Union)
+from ..operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan,
+                         Scan, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import JoinProblem
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
@@ -316,6 +316,12 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             # no statistics describe them (semantics 9): their input's rows, an upper bound
             alts = rec(node.input)
             inputs = sum(r for _, r in alts)
+        elif isinstance(node, NfaRuns):  # at most one match per run, a run per first-state event
+            for c in node.children:
+                rec(c)
+            first = node.states[0].var
+            alts = [(frozenset(node.vars), rate(first) * T * P)]
+            inputs = sum(out[id(c)][1] for c in node.children)
         else:
             raise TypeError(f"unknown operator {type(node).__name__}")
         out[id(node)] = (inputs, sum(r for _, r in alts))

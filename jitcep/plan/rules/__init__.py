@@ -11,13 +11,15 @@ writing its decision into a node field, so the executor decides nothing:
    covering its variables (ZStream 4.1).
 3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
 4. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
-5. :mod:`.negation_placement`: each negation pushed down to the lowest join
+5. :mod:`.nfa_runs`: under a selection strategy other than skip-till-any-match,
+   the NFA^b runs of the linear pattern in place of the join tree (SASE+ 3.1).
+6. :mod:`.negation_placement`: each negation pushed down to the lowest join
    fixing its range, or over whole matches (ZStream 4.4.2; priced on the
    statistics when a planner chose the plan).
-6. :mod:`.match_constraints`: ``freeze`` on the frozen variables' scans,
+7. :mod:`.match_constraints`: ``freeze`` on the frozen variables' scans,
    ``contiguous`` over whole matches, under their negations (semantics 9).
-7. :mod:`.output_policy`: the ``output=`` policy over everything (semantics 9).
-8. :mod:`.join_driver`: which side drives each SEQ join (priced on the
+8. :mod:`.output_policy`: the ``output=`` policy over everything (semantics 9).
+9. :mod:`.join_driver`: which side drives each SEQ join (priced on the
    statistics when a planner chose the plan; last, since a pushed negation
    thins the records a join reads).
 
@@ -32,8 +34,8 @@ from dataclasses import dataclass
 from ...options import Options
 from ..logical import LogicalPlan
 from ..operators import PhysicalPlan
-from . import (join_driver, join_tree, kleene_collection, match_constraints, negation_placement, output_policy,
-               predicate_placement, type_overlap)
+from . import (join_driver, join_tree, kleene_collection, match_constraints, negation_placement, nfa_runs,
+               output_policy, predicate_placement, type_overlap)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ RULES = (
     predicate_placement.place,
     type_overlap.mark,
     kleene_collection.add,
+    nfa_runs.build,
     negation_placement.place,
     match_constraints.add,
     output_policy.add,

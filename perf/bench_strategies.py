@@ -1,0 +1,88 @@
+"""Standalone benchmark: each selection strategy against skip-till-any-match on the same pattern.
+
+    PYTHONPATH=. python perf/bench_strategies.py --n 100000 1000000 --repeat 5
+
+The workload family of SASE+ Figure 8 (predicate kinds x event selection
+strategies over stock events partitioned by symbol), with the singleton
+states the compiled engine runs (Kleene states still fall back): for each
+predicate kind the pattern is
+
+    PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [symbol] AND a.price > 50 AND <kind> WITHIN W
+
+- ``none``: nothing more (the begin edges test types, filters and the key);
+- ``increase``: ``b.price > a.price AND c.price > b.price`` (parameterised
+  predicates on every edge, SASE+'s ``a[i].price > a[i-1].price`` for singletons);
+- ``last``: ``c.volume < 150 AND c.price > a.price`` (a selective last edge,
+  SASE+'s ``b.volume < 150``).
+
+over bench_seq.py's synthetic events (``--types`` types, ``--keys`` symbols,
+ts steps 0..2).  Printed per (n, kind, strategy): the median seconds of
+``Query.run`` end to end (Polars in, Polars out, warm process, engine="compiled"),
+the matches, and the ratio to skip_till_any_match's median on the same data
+(issue 15's goal: within 3x).  Every strategy is checked to run compiled
+(no FallbackWarning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import jitcep  # noqa: E402
+from jitcep.errors import FallbackWarning  # noqa: E402
+from bench_seq import make_events  # noqa: E402
+
+STRATEGIES = ("skip_till_any_match", "skip_till_next_match", "partition_contiguity", "strict_contiguity")
+KINDS = {
+    "none": "",
+    "increase": " AND b.price > a.price AND c.price > b.price",
+    "last": " AND c.volume < 150 AND c.price > a.price",
+}
+
+
+def pattern_text(kind: str, window: int) -> str:
+    return f"PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [symbol] AND a.price > 50{KINDS[kind]} WITHIN {window}"
+
+
+def timed(q, df, repeat: int) -> tuple[float, int]:
+    """Median seconds of ``repeat`` runs (after one warm-up run) and the matches."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        out = q.run(df, type="type", engine="compiled")
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            q.run(df, type="type", engine="compiled")
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times), out.height
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--types", type=int, default=4)
+    ap.add_argument("--keys", type=int, default=10)
+    ap.add_argument("--window", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--kinds", nargs="+", default=list(KINDS))
+    args = ap.parse_args(argv)
+    print(f"{'n':>9} {'kind':>9} {'strategy':>22} {'seconds':>9} {'matches':>9} {'x any':>6}")
+    for n in args.n:
+        df = make_events(n, args.types, args.keys)
+        for kind in args.kinds:
+            base = None
+            for strategy in STRATEGIES:
+                q = jitcep.compile(pattern_text(kind, args.window), strategy=strategy)
+                sec, m = timed(q, df, args.repeat)
+                base = sec if base is None else base
+                print(f"{n:>9} {kind:>9} {strategy:>22} {sec:>9.4f} {m:>9} {sec / base:>6.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
