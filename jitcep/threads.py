@@ -1,0 +1,55 @@
+"""Threads of a run: how many the machine gives, and how a join's key partitions are split among them.
+
+The compiled engine's kernels run without the GIL (``nogil`` in
+:data:`jitcep.config.NUMBA_FLAGS`), and every operator's records are grouped
+by key partition (:mod:`jitcep.execute.buffer`): records of different
+partitions never meet in a join.  So a join splits into calls of the same
+kernel over disjoint ranges of partitions, run side by side from a small
+thread pool, whose outputs concatenated in partition order are exactly the
+one call's output (:func:`jitcep.kernels.join.seq_join`).  A pattern without
+an ``[attr]`` key (and without ``partition_by=``) has one partition and runs
+on one thread (docs/semantics.md section 14).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import config
+
+
+def available() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one), like Polars' default."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this system (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
+def partition_ranges(goffs, threads: int) -> list[tuple[int, int]]:
+    """Up to ``threads`` ranges ``[g0, g1)`` of partitions, in order, covering all of them, each with
+    about the same share of the records of the buffers whose partition offsets are ``goffs``.
+
+    One range when ``threads`` is 1, when there is one partition, or when the buffers hold fewer than
+    :data:`jitcep.config.THREAD_MIN_RECORDS` records (a thread's start costs more than such a join).
+    """
+    G = len(goffs[0]) - 1
+    work = sum(np.asarray(g, dtype=np.int64) - g[0] for g in goffs)  # records before each partition
+    total = int(work[-1])
+    if threads <= 1 or G <= 1 or total < config.THREAD_MIN_RECORDS:
+        return [(0, G)]
+    # the cut before partition g where the records before it pass each k/threads share of them
+    cuts = np.searchsorted(work, [total * k // threads for k in range(1, threads)], side="left")
+    bounds = sorted(set([0, *(int(min(max(c, 1), G - 1)) for c in cuts), G]))
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
+    """``[fn(g0, g1) for (g0, g1) in ranges]``, each range on a thread of its own when there are several."""
+    if len(ranges) == 1:
+        return [fn(*ranges[0])]
+    with ThreadPoolExecutor(len(ranges), thread_name_prefix="jitcep") as pool:
+        return list(pool.map(lambda r: fn(*r), ranges))
