@@ -66,7 +66,7 @@ class RunState:
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         """Whether ``pred`` is TRUE for each column of ``P`` (its sorted variables x candidates)."""
-        return self.preds.mask(self.pid[id(pred)], P, self.bound)
+        return self.preds.mask(self.pid[id(pred)], P, self.bound, self.threads)
 
     def mask_where_bound(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         """:meth:`mask` over the columns of ``P`` whose variables are all bound, True elsewhere.
