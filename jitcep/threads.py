@@ -47,6 +47,14 @@ def partition_ranges(goffs, threads: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
+def even_ranges(m: int, threads: int) -> list[tuple[int, int]]:
+    """Up to ``threads`` ranges of ``[0, m)`` of equal length, in order (one below
+    :data:`jitcep.config.THREAD_MIN_RECORDS` items)."""
+    parts = max(1, min(threads, m)) if m >= config.THREAD_MIN_RECORDS else 1
+    cuts = [m * k // parts for k in range(parts + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
 def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
     """``[fn(g0, g1) for (g0, g1) in ranges]``, each range on a thread of its own when there are several."""
     if len(ranges) == 1:

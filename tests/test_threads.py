@@ -1,7 +1,7 @@
 """``threads=``: the same matches, in the same order, for every thread count (jitcep/threads.py).
 
-The joins split their key partitions into ranges joined side by side, and the
-predicates their candidates; :data:`jitcep.config.THREAD_MIN_RECORDS` is set
+The joins split their key partitions into ranges joined side by side, the
+predicates their candidates and the output records their pairs; :data:`jitcep.config.THREAD_MIN_RECORDS` is set
 to 0 here so the tiny generated inputs are split too (at its default they
 would all run on one thread and the tests could not fail).  Compared: the
 join kernels' pairs against one thread's (hypothesis, the kernel tests'
@@ -43,13 +43,14 @@ def split_everything():
 
 
 def _ranges_seen():
-    """A spy on the ranges the joins split into: the lengths of each call's list."""
+    """A spy on the partition ranges the joins split into (patched over ``join.partition_ranges``): how
+    many each join got."""
     seen = []
-    real = threads.run_ranges
 
-    def spy(fn, ranges):
+    def spy(goffs, n):
+        ranges = threads.partition_ranges(goffs, n)
         seen.append(len(ranges))
-        return real(fn, ranges)
+        return ranges
     return seen, spy
 
 
@@ -111,7 +112,7 @@ def test_the_cap_counts_the_pairs_of_every_range():
     buf = (pos, pos[:, 0].copy(), pos[:, 0].copy(), goff)
     ts = np.arange(40, dtype=np.int64)
     seen, spy = _ranges_seen()
-    with mock.patch.object(join, "run_ranges", spy):
+    with mock.patch.object(join, "partition_ranges", spy):
         for n in THREADS:
             assert len(seq_join(buf, buf, ts, ts, 1000, "position", False, 180, threads=n)[0]) == 180
             with pytest.raises(ExplosionError, match="max_partials"):
@@ -146,7 +147,7 @@ def test_matches_are_the_same_on_every_thread_count(seed):
         assert _as_tuples(one, names) == _as_tuples(ref, names)
         for n in THREADS[1:]:
             seen, spy = _ranges_seen()
-            with mock.patch.object(join, "run_ranges", spy):
+            with mock.patch.object(join, "partition_ranges", spy):
                 [got] = runtime.evaluate([pattern], table, opts, plan=shapes[which], threads=n)
             SPLITS[0] += 1
             SPLITS[1] += any(s > 1 for s in seen)
@@ -188,17 +189,17 @@ def test_query_run_gives_the_same_frame_on_every_thread_count(text, run):
     assert one.height > 50  # enough matches to split
     assert one.equals(q.run(df, type="type", engine="reference", **run).select(one.columns))
     seen, spy = _ranges_seen()
-    with mock.patch.object(join, "run_ranges", spy):
+    with mock.patch.object(join, "partition_ranges", spy):
         for n in (2, 3, None):
             assert q.run(df, type="type", threads=n, **run).equals(one)
     assert any(s > 1 for s in seen) == ("[k]" in text or "partition_by" in run)
 
 
-def test_a_pattern_without_a_key_runs_its_joins_on_one_thread():
+def test_a_pattern_without_a_key_searches_its_pairs_on_one_thread():
     df = _ticks()
     q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE a.x < b.x WITHIN 8")
     seen, spy = _ranges_seen()
-    with mock.patch.object(join, "run_ranges", spy):
+    with mock.patch.object(join, "partition_ranges", spy):
         q.run(df, type="type", threads=3)
     assert seen and set(seen) == {1}
 

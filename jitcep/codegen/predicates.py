@@ -37,12 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import config
 from ..errors import KernelInputError, MissingColumnError, UnsupportedPatternError
 from ..kernels.alloc import empty
 from ..pattern import expr as E
 from ..pattern import kinds
-from ..threads import run_ranges
+from ..threads import even_ranges, run_ranges
 from .cache import load_module
 
 _ALL_VALID = np.ones(1, dtype=np.bool_)
@@ -343,12 +342,9 @@ class PredicateSet:
         if m:
             if P.shape[0] != len(self.vars[pid]):
                 raise KernelInputError(f"predicates: {P.shape[0]} rows of positions for {len(self.vars[pid])} variables")
-            parts = threads if m >= config.THREAD_MIN_RECORDS else 1
-            cuts = [m * k // parts for k in range(parts + 1)]
-
             def test(a: int, b: int) -> bool:
                 return self.fn(pid, np.ascontiguousarray(P[:, a:b], dtype=np.int64), out[a:b], *bound)
 
-            if not all(run_ranges(test, list(zip(cuts[:-1], cuts[1:])))):
+            if not all(run_ranges(test, even_ranges(m, threads))):
                 raise KernelInputError("predicates: a candidate position lies outside the event table")
         return out

@@ -33,7 +33,7 @@ from numba import njit
 from .. import config
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
-from ..threads import partition_ranges, run_ranges
+from ..threads import even_ranges, partition_ranges, run_ranges
 from .alloc import empty
 from .checks import fail
 from .window import exceeds, window_bound
@@ -235,6 +235,69 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
                     n += 1
                 j += 1
     return li[:n], ri[:n], gg[:n], 0
+
+
+@njit(**NUMBA_FLAGS)
+def _pair_records(L, R, li, ri, a, b, window_too, pos, start, end, tstart, tend, wstart, wend):
+    # Records [a, b) of the join's output, one pass over the surviving pairs: the left record's
+    # events then the right one's; start (end) and its times from whichever record starts first
+    # (ends last): ts and wt grow with the position inside a partition.  False: a pair indexes
+    # past its buffer.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    kl, kr = Lpos.shape[1], Rpos.shape[1]
+    for i in range(a, b):
+        l, r = li[i], ri[i]
+        if not (0 <= l < len(Len) and 0 <= r < len(Ren)):
+            return False
+        for k in range(kl):
+            pos[i, k] = Lpos[l, k]
+        for k in range(kr):
+            pos[i, kl + k] = Rpos[r, k]
+        if Lst[l] <= Rst[r]:
+            start[i], tstart[i] = Lst[l], Ltst[l]
+            if window_too:
+                wstart[i] = Lwst[l]
+        else:
+            start[i], tstart[i] = Rst[r], Rtst[r]
+            if window_too:
+                wstart[i] = Rwst[r]
+        if Len[l] >= Ren[r]:
+            end[i], tend[i] = Len[l], Lten[l]
+            if window_too:
+                wend[i] = Lwen[l]
+        else:
+            end[i], tend[i] = Ren[r], Rten[r]
+            if window_too:
+                wend[i] = Rwen[r]
+    return True
+
+
+def pair_records(L, R, li, ri, threads: int = 1):
+    """The records of pairs ``(li[i], ri[i])`` of two 8-tuple buffers (:func:`seq_join`'s, after the
+    join's predicates): ``(pos, start, end, tstart, tend, wstart, wend)``, ``pos`` the left record's
+    events then the right one's, the span from the record that starts first and the one that ends
+    last.  When both buffers' window times are their times (a time window), ``wstart`` and ``wend``
+    are ``tstart`` and ``tend`` themselves, as in the inputs.  ``threads``: the pairs are split into
+    up to that many ranges filled side by side.  A pair past its buffer is a KernelInputError.
+    """
+    L, R = _checked("pair_records", L, R)
+    li, ri = np.ascontiguousarray(li, dtype=np.int64), np.ascontiguousarray(ri, dtype=np.int64)
+    if len(li) != len(ri):
+        raise fail("pair_records", f"{len(li)} left and {len(ri)} right records")
+    m = len(li)
+    window_too = not (L[6] is L[4] and R[6] is R[4])
+    k = L[0].shape[1] + R[0].shape[1]
+    pos = empty(m * k, np.int64).reshape(m, k)
+    start, end, tstart, tend = (empty(m, np.int64) for _ in range(4))
+    wstart, wend = (empty(m if window_too else 0, np.int64) for _ in range(2))
+
+    def fill(a: int, b: int) -> bool:
+        return _pair_records(L, R, li, ri, a, b, window_too, pos, start, end, tstart, tend, wstart, wend)
+
+    if not all(run_ranges(fill, even_ranges(m, threads))):
+        raise fail("pair_records", "a pair indexes past its buffer's records")
+    return pos, start, end, tstart, tend, (wstart if window_too else tstart), (wend if window_too else tend)
 
 
 def _pair_arrays(n: int):
