@@ -211,10 +211,11 @@ class Query:
         threads
             How many threads the compiled engine's joins may use: ``None``
             (default) every core this process may run on, like Polars; ``1``
-            one.  The joins split the key partitions among them (a pattern
-            without an ``[attr]`` key, or without ``partition_by``, has one
-            partition and runs on one thread: docs/semantics.md §14); the
-            matches and their order are the same for every count.  Not a
+            one.  The joins split the key partitions among them, and their
+            predicates and output records the candidate pairs (a pattern
+            without an ``[attr]`` key or ``partition_by`` has one partition, so
+            its joins search for pairs on one thread: docs/semantics.md §14);
+            the matches and their order are the same for every count.  Not a
             positive integer: :class:`~jitcep.errors.OptionError`.
         progress
             Name each stage on stderr as it starts (reading, building the event

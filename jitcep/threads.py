@@ -6,15 +6,18 @@ by key partition (:mod:`jitcep.execute.buffer`): records of different
 partitions never meet in a join.  So a join splits into calls of the same
 kernel over disjoint ranges of partitions, run side by side from a small
 thread pool, whose outputs concatenated in partition order are exactly the
-one call's output (:func:`jitcep.kernels.join.seq_join`).  A pattern without
-an ``[attr]`` key (and without ``partition_by=``) has one partition and runs
-on one thread (docs/semantics.md section 14).
+one call's output (:func:`jitcep.kernels.join.seq_join`).  Work whose items
+are independent (a predicate per candidate pair, an output record per pair)
+splits into equal ranges of items.  A pattern without an ``[attr]`` key (and
+without ``partition_by=``) has one partition: its joins search for pairs on
+one thread (docs/semantics.md section 14).
 """
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -55,9 +58,31 @@ def even_ranges(m: int, threads: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _workers(n: int) -> ThreadPoolExecutor:
+    """The process's pool with at least ``n`` threads, kept between calls (starting threads per join
+    cost more than a small join)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:
+            old, _pool = _pool, ThreadPoolExecutor(n, thread_name_prefix="jitcep")
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
+
+
 def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
-    """``[fn(g0, g1) for (g0, g1) in ranges]``, each range on a thread of its own when there are several."""
+    """``[fn(g0, g1) for (g0, g1) in ranges]``: the first range on this thread, each other on a pool
+    thread of its own, at once."""
     if len(ranges) == 1:
         return [fn(*ranges[0])]
-    with ThreadPoolExecutor(len(ranges), thread_name_prefix="jitcep") as pool:
-        return list(pool.map(lambda r: fn(*r), ranges))
+    rest = [_workers(len(ranges) - 1).submit(fn, *r) for r in ranges[1:]]
+    try:
+        first = fn(*ranges[0])
+    except BaseException:
+        wait(rest)  # the others write into the same arrays: let them finish before the caller drops them
+        raise
+    return [first, *(f.result() for f in rest)]
