@@ -34,8 +34,8 @@ def join_heavy(n: int, kind: str) -> tuple[pl.DataFrame, str]:
     rng = np.random.default_rng(0)
     df = pl.DataFrame({"ts": np.cumsum(rng.integers(0, 3, n)), "type": rng.choice(["A", "B", "C", "D", "E"], n),
                        "k": rng.integers(0, 100, n), "x": rng.uniform(0, 100, n)})
-    op = "SEQ" if kind == "seq" else "AND"
-    return df, f"PATTERN {op}(A a, B b, C c) WHERE [k] AND a.x > 20 AND c.x > a.x + 60 WITHIN {1500 if op == 'SEQ' else 300}"
+    op, window = ("SEQ", 1500) if kind == "seq" else ("AND", 300)
+    return df, f"PATTERN {op}(A a, B b, C c) WHERE [k] AND a.x > 20 AND c.x > a.x + 60 WITHIN {window}"
 
 
 def case(name: str, n: int) -> tuple[pl.DataFrame, str]:

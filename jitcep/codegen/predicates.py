@@ -342,6 +342,7 @@ class PredicateSet:
         if m:
             if P.shape[0] != len(self.vars[pid]):
                 raise KernelInputError(f"predicates: {P.shape[0]} rows of positions for {len(self.vars[pid])} variables")
+
             def test(a: int, b: int) -> bool:
                 return self.fn(pid, np.ascontiguousarray(P[:, a:b], dtype=np.int64), out[a:b], *bound)
 

@@ -34,9 +34,11 @@ def run(node, state, execute) -> Buffer:
     try:
         if seq:
             li, ri, g = seq_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
-                                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver, state.threads)
+                                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver,
+                                 state.threads)
         else:
-            li, ri, g = and_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap, state.threads)
+            li, ri, g = and_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap,
+                                 state.threads)
     except ExplosionError:
         if fit < options.max_partials:
             raise state.memory.error(f"the {'SEQ' if seq else 'AND'} join of {', '.join(L.vars)} "

@@ -43,7 +43,7 @@ class Profile:
 class RunState:
     def __init__(self, plan: PhysicalPlan, ctx: TableContext, options: Options, threads: int = 1):
         self.plan, self.ctx, self.options = plan, ctx, options
-        self.threads = threads  # the joins split their partitions over this many threads (jitcep/threads.py)
+        self.threads = threads  # joins and predicates split their work over this many (jitcep/threads.py)
         table = self.table = ctx.table
         preds = plan.predicates()
         self.pid = {id(p): i for i, p in enumerate(preds)}
