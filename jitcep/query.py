@@ -297,7 +297,8 @@ class Query:
 
     def explain(self, events=None, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
                 partition_by: str | list[str] | None = None, analyze: bool = False,
-                format: ExplainFormat = "text", time_format: str | None = None, statistics=None):
+                format: ExplainFormat = "text", time_format: str | None = None, statistics=None,
+                threads: int | None = None):
         """The plan of each pattern: its operators, what each reads and tests, and the planner's choices.
 
         Parameters
@@ -322,8 +323,11 @@ class Query:
             with a ``planner=`` other than ``"trivial"`` ``est_rows``, ``cost``,
             ``choice_costs`` (the priced alternatives of a driver or a placement)
             and ``planner_notes`` (an exact search that fell back past its budget),
-            and, with ``analyze``, ``rows`` and ``time_s``.  Several patterns: one
-            tree per pattern under an ``op="patterns"`` root.
+            and, with ``analyze``, ``rows`` and ``time_s`` (and each compiled
+            pattern's ``threads``).  Several patterns: one tree per pattern under
+            an ``op="patterns"`` root.
+        threads
+            As for :meth:`run`: the threads of the ``analyze`` run.
 
         Examples
         --------
@@ -342,7 +346,7 @@ class Query:
         if analyze and events is None:
             raise OptionError("explain(analyze=True) runs the query: give it the events")
         checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                      time_format=time_format)
+                                      time_format=time_format, threads=threads)
         from . import runtime
         runtime.check_statistics(statistics, self.patterns)  # before the events are read
         table = None
@@ -350,7 +354,8 @@ class Query:
             table = self._table(events, time=time, type=type, time_unit=time_unit,
                                 partition_by=checked["partition_by"], time_format=time_format, all_columns=False,
                                 note=lambda name: None)[1]
-        return render(explain_tree(self.patterns, self.options, table, analyze, statistics), format)
+        return render(explain_tree(self.patterns, self.options, table, analyze, statistics, checked["threads"]),
+                      format)
 
 
 def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the public name

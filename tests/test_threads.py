@@ -254,3 +254,14 @@ def test_the_spark_worker_runs_one_thread_per_task():
     with mock.patch.object(runtime, "evaluate", spy):
         out = pl.from_arrow(evaluate_frame(df, job, 0))
     assert out.height == 2 and calls == [1]
+
+
+def test_explain_analyze_says_how_many_threads_ran():
+    df = _ticks(400)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 5")
+    assert q.explain(df, type="type", analyze=True, format="dict", threads=2)["threads"] == 2
+    assert q.explain(df, type="type", analyze=True, format="dict")["threads"] == threads.available()
+    assert "threads=1" in q.explain(df, type="type", analyze=True, threads=1).splitlines()[0]
+    assert "threads" not in q.explain(df, type="type", format="dict")  # nothing ran
+    with pytest.raises(OptionError, match="threads"):
+        q.explain(df, type="type", analyze=True, threads=0)
