@@ -57,6 +57,36 @@ def medians(fs: list, repeat: int) -> list[float]:
     return [statistics.median(ts) for ts in times]
 
 
+def split_share(q, table, repeat: int) -> tuple[float, float]:
+    """(median matching time at one thread, the median share of it inside the work that splits over
+    threads): the join kernels, predicates and output records, timed around ``run_ranges``."""
+    import jitcep.codegen.predicates as predicates
+    import jitcep.kernels.join as join
+    from jitcep import runtime, threads
+
+    inside = [0.0]
+
+    def timed(fn, ranges):
+        t = time.perf_counter()
+        try:
+            return threads.run_ranges(fn, ranges)
+        finally:
+            inside[0] += time.perf_counter() - t
+
+    totals, shares = [], []
+    join.run_ranges = predicates.run_ranges = timed
+    try:
+        for _ in range(repeat):
+            inside[0] = 0.0
+            t = time.perf_counter()
+            runtime.evaluate(q.patterns, table, q.options, threads=1)
+            totals.append(time.perf_counter() - t)
+            shares.append(inside[0] / totals[-1])
+    finally:
+        join.run_ranges = predicates.run_ranges = threads.run_ranges
+    return statistics.median(totals), statistics.median(shares)
+
+
 def main(argv=None) -> int:
     import jitcep
     from jitcep import runtime
@@ -67,8 +97,20 @@ def main(argv=None) -> int:
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--share", action="store_true",
+                   help="instead: the share of one thread's matching time that splits, and Amdahl's bound at 2")
     args = p.parse_args(argv)
     print(f"cores available: {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.2f}")
+    if args.share:
+        for name in args.select:
+            df, text = case(name, args.n)
+            q = jitcep.compile(text)
+            table = build_event_table(df, q.patterns, time="ts", type="type")
+            runtime.evaluate(q.patterns, table, q.options)  # warm
+            total, share = split_share(q, table, args.repeat)
+            print(f"{name:<22} match {total:.4f} s  split share {share:.2f}  bound at 2 threads "
+                  f"{1 / (1 - share / 2):.2f}x")
+        return 0
     print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")
     for name in args.select:
         df, text = case(name, args.n)
