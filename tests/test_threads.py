@@ -106,7 +106,7 @@ def test_and_join_gives_one_threads_pairs_on_any_count(case, distinct):
 
 
 def test_the_cap_counts_the_pairs_of_every_range():
-    # 4 partitions of 10 one-event records, 55 pairs each (l <= r, not distinct): 220 in all
+    # 4 partitions of 10 one-event records, 45 pairs each (l before r): 180 in all
     pos = np.arange(40, dtype=np.int64).reshape(-1, 1)
     goff = np.arange(0, 41, 10, dtype=np.int64)
     buf = (pos, pos[:, 0].copy(), pos[:, 0].copy(), goff)
@@ -116,7 +116,7 @@ def test_the_cap_counts_the_pairs_of_every_range():
         for n in THREADS:
             assert len(seq_join(buf, buf, ts, ts, 1000, "position", False, 180, threads=n)[0]) == 180
             with pytest.raises(ExplosionError, match="max_partials"):
-                seq_join(buf, buf, ts, ts, 1000, "position", False, 179, threads=n)  # each range is below it
+                seq_join(buf, buf, ts, ts, 1000, "position", False, 179, threads=n)  # split: each range below it
     assert seen == [1, 1, 2, 2, 3, 3]
 
 
