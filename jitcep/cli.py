@@ -165,7 +165,8 @@ def _run(pattern_text: str, events, args, progress, *, time: str, type: str | No
 
         notice()  # now, before the progress bar can occupy the terminal's line
     return query._run(events, time=time, type=type, time_unit=time_unit, partition_by=None,
-                      engine=args.engine, shape=args.shape, time_format=time_format, stage=progress.stage)
+                      engine=args.engine, shape=args.shape, time_format=time_format, stage=progress.stage,
+                      threads=args.threads)
 
 
 def _finish(df: pl.DataFrame, args, progress) -> None:
@@ -269,6 +270,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--engine", choices=allowed(Engine), default="compiled",
                         help="compiled (default; what it does not cover runs on the reference with a warning), "
                              "auto (the same without the warning) or reference")
+        sp.add_argument("--threads", type=int, default=None,
+                        help="threads the compiled engine's joins may use (default: every core; 1: one)")
         sp.add_argument("--limit", type=int, default=20, help="rows to print without -o (default 20)")
         sp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show the stage progress bar on stderr (default: on a terminal, for runs over 2 s)")

@@ -53,6 +53,9 @@ VIEW_GATHER_CHUNK = 1 << 15  # views gathered per step of view_codes_at (512 KB:
 
 # Joins (jitcep/kernels/join.py).
 JOIN_BY_LEFT = 8  # drive a SEQ join by its left input when that is this many times smaller than the right
+THREAD_MIN_RECORDS = 1 << 14  # a join's input records, or candidate pairs, below which the work runs on one
+#                               thread whatever ``threads=`` says (jitcep/threads.py): handing a range to another
+#                               thread costs tens of microseconds, more than such work
 
 # Allocation (jitcep/kernels/alloc.py; measured at 10^7 events).
 ALLOC_ROUND_UP = 1 << 19  # bytes: from here on, a bigger array that gets huge pages faults in faster, so

@@ -32,9 +32,10 @@ def _reference_node(pattern, i: int, reason: str) -> dict:
             "key": [], "key_coding": None, "engine": "reference", "reason": reason, "children": []}
 
 
-def explain_tree(patterns, options, table=None, analyze: bool = False, statistics=None) -> dict:
+def explain_tree(patterns, options, table=None, analyze: bool = False, statistics=None, threads: int = 1) -> dict:
     """The explain tree (:func:`jitcep.plan.explain.describe`) of ``patterns``: one pattern's node, or
-    several under an ``op="patterns"`` root.  ``statistics``: the user's, as ``Query.run`` takes them."""
+    several under an ``op="patterns"`` root.  ``statistics``: the user's, as ``Query.run`` takes them;
+    ``threads``: the compiled engine's for ``analyze`` (each compiled pattern's node says how many)."""
     patterns = list(patterns)
     user = runtime.check_statistics(statistics, patterns)
     refused = _refused(patterns, options)
@@ -44,9 +45,11 @@ def explain_tree(patterns, options, table=None, analyze: bool = False, statistic
     if analyze:
         profile = Profile()
         if sub:
-            runtime.evaluate(sub, table, options, profile=profile, statistics=[user[i] for i in covered])
+            runtime.evaluate(sub, table, options, profile=profile, statistics=[user[i] for i in covered],
+                             threads=threads)
         for i, plan in zip(covered, profile.plans):
             nodes[i] = describe(plan, profile.stats, i)
+            nodes[i]["threads"] = threads
         if refused:
             order = sorted(refused)
             for i, mt in zip(order, reference.evaluate([patterns[i] for i in order], table, options)):

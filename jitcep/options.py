@@ -19,6 +19,7 @@ from . import config
 from ._typing import (CostModel, Engine, KleeneMode, KleeneWindow, Order, OutputPolicy, Planner, SelectionStrategy,
                       Shape, TimeUnit, allowed)
 from .errors import OptionError
+from .threads import available
 
 
 def check_choice(name: str, value, alias) -> None:
@@ -219,6 +220,13 @@ def _columns(name: str, value) -> str | tuple[str, ...] | None:
     return _names(name, value, "column names")
 
 
+def _threads(name: str, value) -> int:
+    """A positive integer; None: every core the process may run on (:func:`jitcep.threads.available`)."""
+    if value is None:
+        return available()
+    return _cap(name, value)
+
+
 def _optional_choice(alias):
     check = _choice(alias)
     return lambda name, value: None if value is None else check(name, value)
@@ -232,10 +240,11 @@ _RUN_CHECKS = {
     "engine": _choice(Engine),
     "shape": _choice(Shape),
     "time_format": _time_format,
+    "threads": _threads,
 }
 
 
 def check_run_arguments(**arguments) -> dict:
     """``Query.run``'s keyword arguments checked (OptionError naming the argument) and in stored form:
-    ``partition_by`` a column name or a tuple of them."""
+    ``partition_by`` a column name or a tuple of them, ``threads`` a count (None: every core)."""
     return {name: _RUN_CHECKS[name](name, value) for name, value in arguments.items()}

@@ -65,7 +65,7 @@ def _engine(name: str, *, stacklevel: int = 1):
 
 
 def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
-                      stacklevel: int = 1, statistics=None) -> list:
+                      stacklevel: int = 1, statistics=None, threads: int = 1) -> list:
     """Match tables of ``patterns`` over ``table``: compiled where covered, reference elsewhere.
 
     Same contract as :func:`jitcep.reference.evaluate`.  Each pattern is checked
@@ -77,7 +77,8 @@ def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
     that falls back the same way.  Both engines evaluate ``partition_by`` streams
     natively in one call (semantics §13); ``max_matches`` bounds the total
     over both engines (§12).  ``stacklevel``: which caller the warning names
-    (1: the caller of this function).
+    (1: the caller of this function).  ``threads``: the compiled engine's
+    threads (:mod:`jitcep.threads`); the reference evaluator uses one.
     """
     from . import reference, runtime
 
@@ -96,7 +97,7 @@ def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
         sub = [patterns[i] for i in covered]
         try:
             stats = runtime.check_statistics(statistics, patterns)
-            got = runtime.evaluate(sub, table, options, statistics=[stats[i] for i in covered])
+            got = runtime.evaluate(sub, table, options, statistics=[stats[i] for i in covered], threads=threads)
         except UnsupportedPatternError as e:
             refused.update({i: str(e) for i in covered})
         else:
@@ -158,7 +159,7 @@ class Query:
     def run(self, events, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
             partition_by: str | list[str] | None = None, engine: Engine = "compiled",
             shape: Shape = "wide", time_format: str | None = None,
-            progress: bool | None = None, statistics=None) -> pl.DataFrame:
+            progress: bool | None = None, statistics=None, threads: int | None = None) -> pl.DataFrame:
         """Find every match of the patterns in ``events``.
 
         Parameters
@@ -207,6 +208,15 @@ class Query:
             the plan, never the matches; an unknown variable or conjunct, a
             negative rate or a selectivity outside [0, 1] is a
             :class:`~jitcep.errors.StatisticsError`.
+        threads
+            How many threads the compiled engine's joins may use: ``None``
+            (default) every core this process may run on, like Polars; ``1``
+            one.  The joins split the key partitions among them, and their
+            predicates and output records the candidate pairs (a pattern
+            without an ``[attr]`` key or ``partition_by`` has one partition, so
+            its joins search for pairs on one thread: docs/semantics.md §14);
+            the matches and their order are the same for every count.  Not a
+            positive integer: :class:`~jitcep.errors.OptionError`.
         progress
             Name each stage on stderr as it starts (reading, building the event
             table, matching, building the output; :mod:`jitcep.progress`).
@@ -234,7 +244,7 @@ class Query:
         try:
             out = self._run(events, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
                             engine=engine, shape=shape, time_format=time_format, stage=shown.stage,
-                            statistics=statistics)
+                            statistics=statistics, threads=threads)
         except BaseException:
             shown.close(done=False)
             raise
@@ -245,10 +255,10 @@ class Query:
     STAGES = ("reading", "building the event table", "matching", "building the output")
 
     def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, time_format=None,
-             stage=None, _stacklevel: int = 3, statistics=None) -> pl.DataFrame:
+             stage=None, _stacklevel: int = 3, statistics=None, threads: int | None = None) -> pl.DataFrame:
         """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the progress display)."""
         checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                      engine=engine, shape=shape, time_format=time_format)
+                                      engine=engine, shape=shape, time_format=time_format, threads=threads)
         partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
         from . import runtime
         runtime.check_statistics(statistics, self.patterns)  # before any work
@@ -263,7 +273,8 @@ class Query:
         if engine == "reference":  # no plan to inform: the statistics were checked above
             results = evaluate(self.patterns, table, self.options)
         else:
-            results = evaluate(self.patterns, table, self.options, statistics=statistics)
+            results = evaluate(self.patterns, table, self.options, statistics=statistics,
+                               threads=checked["threads"])
         note(self.STAGES[3])
         return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 
@@ -286,7 +297,8 @@ class Query:
 
     def explain(self, events=None, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,
                 partition_by: str | list[str] | None = None, analyze: bool = False,
-                format: ExplainFormat = "text", time_format: str | None = None, statistics=None):
+                format: ExplainFormat = "text", time_format: str | None = None, statistics=None,
+                threads: int | None = None):
         """The plan of each pattern: its operators, what each reads and tests, and the planner's choices.
 
         Parameters
@@ -311,8 +323,11 @@ class Query:
             with a ``planner=`` other than ``"trivial"`` ``est_rows``, ``cost``,
             ``choice_costs`` (the priced alternatives of a driver or a placement)
             and ``planner_notes`` (an exact search that fell back past its budget),
-            and, with ``analyze``, ``rows`` and ``time_s``.  Several patterns: one
-            tree per pattern under an ``op="patterns"`` root.
+            and, with ``analyze``, ``rows`` and ``time_s`` (and each compiled
+            pattern's ``threads``).  Several patterns: one tree per pattern under
+            an ``op="patterns"`` root.
+        threads
+            As for :meth:`run`: the threads of the ``analyze`` run.
 
         Examples
         --------
@@ -331,7 +346,7 @@ class Query:
         if analyze and events is None:
             raise OptionError("explain(analyze=True) runs the query: give it the events")
         checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                      time_format=time_format)
+                                      time_format=time_format, threads=threads)
         from . import runtime
         runtime.check_statistics(statistics, self.patterns)  # before the events are read
         table = None
@@ -339,7 +354,8 @@ class Query:
             table = self._table(events, time=time, type=type, time_unit=time_unit,
                                 partition_by=checked["partition_by"], time_format=time_format, all_columns=False,
                                 note=lambda name: None)[1]
-        return render(explain_tree(self.patterns, self.options, table, analyze, statistics), format)
+        return render(explain_tree(self.patterns, self.options, table, analyze, statistics, checked["threads"]),
+                      format)
 
 
 def compile(pattern: PatternLike, **options) -> Query:  # noqa: A001 - the public name

@@ -172,12 +172,14 @@ def check_statistics(statistics, patterns) -> list:
 
 
 def evaluate(patterns, table: EventTable, options: Options, plan=None,
-             profile: Profile | None = None, statistics=None) -> list[MatchTable]:
+             profile: Profile | None = None, statistics=None, threads: int = 1) -> list[MatchTable]:
     """Matches of each pattern over ``table``, canonical order (same contract as the reference).
 
     ``plan``: as :func:`plans_for` takes it.  ``profile``: collects each
     operator's records and time (``explain(analyze=True)``).  ``statistics``:
     the user's numbers for the planner, as :func:`prepare` takes them.
+    ``threads``: how many threads the joins may use (:mod:`jitcep.threads`;
+    the matches do not depend on it).
 
     Raises UnsupportedPatternError (before any work) for what the engine does
     not cover, ExplosionError past ``options.max_partials`` candidate pairs in
@@ -189,7 +191,7 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None,
     for pl_ in plans:
         if profile is not None:
             profile.plans.append(pl_)
-        mt = execute(pl_, ctx, options, profile)
+        mt = execute(pl_, ctx, options, profile, threads)
         total += mt.n
         if total > options.max_matches:
             raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "

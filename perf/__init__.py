@@ -8,8 +8,8 @@ jitcep's before its time is reported.
 
 from __future__ import annotations
 
-# Threads given to DuckDB and Polars (set by ``python -m perf --threads`` before
-# Polars is imported); jitcep's kernels run on one core, so 1 compares like with like.
+# Threads given to jitcep (``Query.run(threads=)``), DuckDB and Polars (set by ``python -m perf --threads``
+# before Polars is imported): every engine gets the same count, so each ratio compares like with like.
 THREADS = 1
 
 SCHEMA_VERSION = 1

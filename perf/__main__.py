@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
                         "polars_asof numba_scan)")
     r.add_argument("--budget", type=float, default=None, help="seconds one baseline run may take")
     r.add_argument("--threads", type=int, default=1,
-                   help="threads for DuckDB and Polars (default 1: jitcep runs on one core)")
+                   help="threads for jitcep, DuckDB and Polars alike (default 1)")
 
     c = sub.add_parser("compare", help="exit 1 when a ratio to the scan baseline worsened past the threshold")
     c.add_argument("base")

@@ -198,7 +198,7 @@ class EngineUnderTest:
         src = df.drop("row")
 
         def once(frame=src):
-            return query.run(frame, time="ts", type="type", engine=self.engine)
+            return query.run(frame, time="ts", type="type", engine=self.engine, threads=__import__("perf").THREADS)
         # JIT cost: a small head run twice (the first compiles or loads the cache); keeping the
         # data small leaves the allocator's retained memory small for the peak measurement below
         head = src.head(min(1_000, src.height))

@@ -144,7 +144,8 @@ def evaluate_frame(frame: pl.DataFrame, job: Job, partition_id: int) -> pa.Table
     patterns = list(job.patterns)
     table = build_event_table(frame, patterns, time=job.time, type=job.type, time_unit=job.time_unit,
                               partition_by=job.partition_by, check=False)  # types: checked on the driver
-    # partition_by streams: every engine evaluates them natively in one call (semantics §13)
+    # partition_by streams: every engine evaluates them natively in one call (semantics §13); on one
+    # thread (evaluate's default): Spark runs a task per core already (DESIGN.md section 4, semantics §14)
     results = evaluate(patterns, table, job.options)
     if job.split_time:
         results = keep_home(results, table, frame.get_column(HOME).to_numpy())

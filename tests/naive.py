@@ -7,6 +7,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`counting_sort`  twin of :func:`jitcep.kernels.counting_sort`
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
+- :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
 - :func:`negation_candidates` twin of :mod:`jitcep.kernels.negation` (ranges, own-event
   exclusion, kills and candidate pairs)
 - :func:`non_overlapping`, :func:`consume_once`, :func:`freeze_active`  twins of
@@ -84,6 +85,16 @@ def seq_join(L, R, ts, wt, W, order, distinct):
             if distinct and set(x for x in pl_ if x >= 0) & set(x for x in pr if x >= 0):
                 continue
             out.add((l, r, gl))
+    return out
+
+
+def pair_records(L, R, li, ri, ts, wt):
+    """Per pair (l, r): (the events of l then of r, first and last position of them all, their ts and wt)."""
+    out = []
+    for l, r in zip(li, ri):
+        start, end = min(int(L[1][l]), int(R[1][r])), max(int(L[2][l]), int(R[2][r]))
+        out.append(([int(x) for x in L[0][l]] + [int(x) for x in R[0][r]], start, end,
+                    int(ts[start]), int(ts[end]), int(wt[start]), int(wt[end])))
     return out
 
 

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import naive
 from jitcep import config
-from jitcep.errors import ExplosionError
+from jitcep.errors import ExplosionError, KernelInputError
 from jitcep.kernels import and_join, counting_sort, join, seq_join
 
 
@@ -106,6 +106,32 @@ def test_and_join_matches_naive(case, distinct):
     assert set(got) == naive.and_join(L, R, ts, wt, W, distinct)
     ends = [max(L[2][a], R[2][b]) for a, b, _ in got]
     assert [(t[2], e) for t, e in zip(got, ends)] == sorted((t[2], e) for t, e in zip(got, ends))
+
+
+@settings(max_examples=300, deadline=None)
+@given(tables_and_buffers(), st.data(), st.sampled_from([1, 2, 3]))
+def test_pair_records_match_naive(case, data, threads):
+    ts, wt, W, L, R = case
+    assume(len(L[2]) and len(R[2]))
+    m = data.draw(st.integers(0, 12))
+    li = np.array(data.draw(st.lists(st.integers(0, len(L[2]) - 1), min_size=m, max_size=m)), np.int64)
+    ri = np.array(data.draw(st.lists(st.integers(0, len(R[2]) - 1), min_size=m, max_size=m)), np.int64)
+    Lt, Rt = join._timed(L, ts, wt), join._timed(R, ts, wt)
+    if wt is ts:  # a time window: the buffers' window times are their times, the very arrays
+        Lt, Rt = Lt[:6] + Lt[4:6], Rt[:6] + Rt[4:6]
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        pos, *fields = join.pair_records(Lt, Rt, li, ri, threads)
+    got = [(p, *f) for p, *f in zip(pos.tolist(), *(a.tolist() for a in fields))]
+    assert got == naive.pair_records(L, R, li, ri, ts, wt)
+    assert (fields[4] is fields[2] and fields[5] is fields[3]) == (wt is ts)
+
+
+def test_pair_records_refuse_a_pair_past_the_buffer():
+    pos = np.arange(4, dtype=np.int64).reshape(-1, 1)
+    buf = join._timed((pos, pos[:, 0].copy(), pos[:, 0].copy(), np.array([0, 4], np.int64)), pos[:, 0], pos[:, 0])
+    for li, ri in (([4], [0]), ([0], [-1])):
+        with pytest.raises(KernelInputError, match="past"):
+            join.pair_records(buf, buf, np.array(li, np.int64), np.array(ri, np.int64))
 
 
 @settings(max_examples=200, deadline=None)

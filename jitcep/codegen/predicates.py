@@ -41,6 +41,7 @@ from ..errors import KernelInputError, MissingColumnError, UnsupportedPatternErr
 from ..kernels.alloc import empty
 from ..pattern import expr as E
 from ..pattern import kinds
+from ..threads import even_ranges, run_ranges
 from .cache import load_module
 
 _ALL_VALID = np.ones(1, dtype=np.bool_)
@@ -330,12 +331,21 @@ class PredicateSet:
                 args.append(np.array([rank[s] for s in col.dictionary] or [0], dtype=np.int64))
         return tuple(args)
 
-    def mask(self, pid: int, P: np.ndarray, bound: tuple) -> np.ndarray:
-        """Whether predicate ``pid`` is TRUE for each column of ``P`` (k x m event positions)."""
-        out = empty(P.shape[1], np.bool_)  # NumPy-allocated, huge-page sized when large (jitcep.kernels.alloc)
-        if P.shape[1]:
+    def mask(self, pid: int, P: np.ndarray, bound: tuple, threads: int = 1) -> np.ndarray:
+        """Whether predicate ``pid`` is TRUE for each column of ``P`` (k x m event positions).
+
+        ``threads``: the columns are split into up to that many ranges tested side by side (the
+        generated function runs without the GIL; each candidate's answer is its own).
+        """
+        m = P.shape[1]
+        out = empty(m, np.bool_)  # NumPy-allocated, huge-page sized when large (jitcep.kernels.alloc)
+        if m:
             if P.shape[0] != len(self.vars[pid]):
                 raise KernelInputError(f"predicates: {P.shape[0]} rows of positions for {len(self.vars[pid])} variables")
-            if not self.fn(pid, np.ascontiguousarray(P, dtype=np.int64), out, *bound):
+
+            def test(a: int, b: int) -> bool:
+                return self.fn(pid, np.ascontiguousarray(P[:, a:b], dtype=np.int64), out[a:b], *bound)
+
+            if not all(run_ranges(test, even_ranges(m, threads))):
                 raise KernelInputError("predicates: a candidate position lies outside the event table")
         return out

@@ -32,9 +32,11 @@ EXECUTORS = {
 }
 
 
-def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Profile | None = None) -> MatchTable:
-    """The matches of ``plan`` over ``ctx``'s table, in canonical order."""
-    state = RunState(plan, ctx, options)
+def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Profile | None = None,
+            threads: int = 1) -> MatchTable:
+    """The matches of ``plan`` over ``ctx``'s table, in canonical order, the joins on up to ``threads``
+    threads (the same matches for any number)."""
+    state = RunState(plan, ctx, options, threads)
     names, list_vars = plan.variables, plan.list_vars
     # a conjunct that mentions no variable applies to every match (section 4); a negative
     # window admits no match; either way the result still has every variable's column

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
+from ..kernels.join import pair_records
 from ..pattern import expr as E
 from ..plan.operators import SeqJoin
 from .buffer import Buffer, empty_buffer, offsets
@@ -33,9 +34,11 @@ def run(node, state, execute) -> Buffer:
     try:
         if seq:
             li, ri, g = seq_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
-                                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver)
+                                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver,
+                                 state.threads)
         else:
-            li, ri, g = and_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap)
+            li, ri, g = and_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap,
+                                 state.threads)
     except ExplosionError:
         if fit < options.max_partials:
             raise state.memory.error(f"the {'SEQ' if seq else 'AND'} join of {', '.join(L.vars)} "
@@ -55,17 +58,8 @@ def run(node, state, execute) -> Buffer:
             break
         keep = state.mask_where_bound(pred, np.stack([column(v) for v in sorted(E.variables(pred))]))
         li, ri, g = li[keep], ri[keep], g[keep]
-    pos = np.concatenate([L.pos[li], R.pos[ri]], axis=1)
-    # ts and wt grow with the position inside a partition: the earlier position has the earlier times
-    first = L.start[li] <= R.start[ri]
-    last = L.end[li] >= R.end[ri]
-    start = np.where(first, L.start[li], R.start[ri])
-    end = np.where(last, L.end[li], R.end[ri])
-    tstart = np.where(first, L.tstart[li], R.tstart[ri])
-    tend = np.where(last, L.tend[li], R.tend[ri])
-    same = L.wstart is L.tstart and R.wstart is R.tstart
-    wstart = tstart if same else np.where(first, L.wstart[li], R.wstart[ri])
-    wend = tend if same else np.where(last, L.wend[li], R.wend[ri])
+    # one pass over the pairs (jitcep.kernels.join.pair_records), not a NumPy gather per field
+    pos, start, end, tstart, tend, wstart, wend = pair_records(L.timed(), R.timed(), li, ri, state.threads)
     buf = Buffer(L.vars + R.vars, pos, start, end, offsets(g, state.G), tstart, tend, wstart, wend)
     if len(end) > 1 and seq and options.order == "nondecreasing_ts":
         # with ties the left record may end after the right one: restore (partition, end) order

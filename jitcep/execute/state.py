@@ -41,8 +41,9 @@ class Profile:
 
 
 class RunState:
-    def __init__(self, plan: PhysicalPlan, ctx: TableContext, options: Options):
+    def __init__(self, plan: PhysicalPlan, ctx: TableContext, options: Options, threads: int = 1):
         self.plan, self.ctx, self.options = plan, ctx, options
+        self.threads = threads  # joins and predicates split their work over this many (jitcep/threads.py)
         table = self.table = ctx.table
         preds = plan.predicates()
         self.pid = {id(p): i for i, p in enumerate(preds)}
@@ -65,7 +66,7 @@ class RunState:
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         """Whether ``pred`` is TRUE for each column of ``P`` (its sorted variables x candidates)."""
-        return self.preds.mask(self.pid[id(pred)], P, self.bound)
+        return self.preds.mask(self.pid[id(pred)], P, self.bound, self.threads)
 
     def mask_where_bound(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
         """:meth:`mask` over the columns of ``P`` whose variables are all bound, True elsewhere.

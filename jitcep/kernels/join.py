@@ -33,6 +33,7 @@ from numba import njit
 from .. import config
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
+from ..threads import even_ranges, partition_ranges, run_ranges
 from .alloc import empty
 from .checks import fail
 from .window import exceeds, window_bound
@@ -236,6 +237,69 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
     return li[:n], ri[:n], gg[:n], 0
 
 
+@njit(**NUMBA_FLAGS)
+def _pair_records(L, R, li, ri, a, b, window_too, pos, start, end, tstart, tend, wstart, wend):
+    # Records [a, b) of the join's output, one pass over the surviving pairs: the left record's
+    # events then the right one's; start (end) and its times from whichever record starts first
+    # (ends last): ts and wt grow with the position inside a partition.  False: a pair indexes
+    # past its buffer.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    kl, kr = Lpos.shape[1], Rpos.shape[1]
+    for i in range(a, b):
+        l, r = li[i], ri[i]
+        if not (0 <= l < len(Len) and 0 <= r < len(Ren)):
+            return False
+        for k in range(kl):
+            pos[i, k] = Lpos[l, k]
+        for k in range(kr):
+            pos[i, kl + k] = Rpos[r, k]
+        if Lst[l] <= Rst[r]:
+            start[i], tstart[i] = Lst[l], Ltst[l]
+            if window_too:
+                wstart[i] = Lwst[l]
+        else:
+            start[i], tstart[i] = Rst[r], Rtst[r]
+            if window_too:
+                wstart[i] = Rwst[r]
+        if Len[l] >= Ren[r]:
+            end[i], tend[i] = Len[l], Lten[l]
+            if window_too:
+                wend[i] = Lwen[l]
+        else:
+            end[i], tend[i] = Ren[r], Rten[r]
+            if window_too:
+                wend[i] = Rwen[r]
+    return True
+
+
+def pair_records(L, R, li, ri, threads: int = 1):
+    """The records of pairs ``(li[i], ri[i])`` of two 8-tuple buffers (:func:`seq_join`'s, after the
+    join's predicates): ``(pos, start, end, tstart, tend, wstart, wend)``, ``pos`` the left record's
+    events then the right one's, the span from the record that starts first and the one that ends
+    last.  When both buffers' window times are their times (a time window), ``wstart`` and ``wend``
+    are ``tstart`` and ``tend`` themselves, as in the inputs.  ``threads``: the pairs are split into
+    up to that many ranges filled side by side.  A pair past its buffer is a KernelInputError.
+    """
+    L, R = _checked("pair_records", L, R)
+    li, ri = np.ascontiguousarray(li, dtype=np.int64), np.ascontiguousarray(ri, dtype=np.int64)
+    if len(li) != len(ri):
+        raise fail("pair_records", f"{len(li)} left and {len(ri)} right records")
+    m = len(li)
+    window_too = not (L[6] is L[4] and R[6] is R[4])
+    k = L[0].shape[1] + R[0].shape[1]
+    pos = empty(m * k, np.int64).reshape(m, k)
+    start, end, tstart, tend = (empty(m, np.int64) for _ in range(4))
+    wstart, wend = (empty(m if window_too else 0, np.int64) for _ in range(2))
+
+    def fill(a: int, b: int) -> bool:
+        return _pair_records(L, R, li, ri, a, b, window_too, pos, start, end, tstart, tend, wstart, wend)
+
+    if not all(run_ranges(fill, even_ranges(m, threads))):
+        raise fail("pair_records", "a pair indexes past its buffer's records")
+    return pos, start, end, tstart, tend, (wstart if window_too else tstart), (wend if window_too else tend)
+
+
 def _pair_arrays(n: int):
     """The first (li, ri, g) output arrays, NumPy-allocated (:mod:`jitcep.kernels.alloc`); the kernel
     grows them only past ``n`` pairs."""
@@ -274,7 +338,7 @@ def _check(status: int, what: str, cap: int) -> None:
                              f"(raise max_partials, narrow the window or add predicates)")
 
 
-def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver: str = "right"):
+def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver: str = "right", threads: int = 1):
     """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
 
     Right records are the outer loop in end order, so output pairs come in the end
@@ -286,12 +350,15 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     search into the right leaf each) and the few pairs are sorted into the
     same order: the cost follows the smaller input.  ``driver="left"``: the
     left records drive whatever the sizes (the plan priced both on its
-    statistics; the right input must be a leaf).
+    statistics; the right input must be a leaf).  ``threads``: the partitions
+    are split into up to that many ranges joined side by side
+    (:func:`_split_join`); the pairs are the same, in the same order.
 
     Invariants (KernelInputError otherwise): every record array of a buffer
     has one entry per record and both buffers the same number of partitions
     (checked here), partition offsets ascend within the records (checked by
-    the kernel per partition); W >= 0.
+    the kernel per partition); W >= 0.  More than ``cap`` pairs is an
+    ExplosionError.
     """
     if driver not in ("right", "left", "smaller"):
         raise ValueError(f"unknown SEQ join driver {driver!r}")
@@ -302,22 +369,46 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     by_left = driver == "left" or driver == "smaller" and leaf and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
-    li, ri, g, status = kernel(Lt, Rt, window_bound(W), ORDER_CODE[order],
-                               bool(distinct), int(cap), *_pair_arrays(len(L[2] if by_left else R[2])))
-    _check(status, "a SEQ join", cap)
+    args = (window_bound(W), ORDER_CODE[order], bool(distinct), int(cap))
+    li, ri, g = _split_join(kernel, Lt, Rt, args, 0 if by_left else 2, "a SEQ join", cap, threads)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
         o = np.lexsort((li, ri, g))
         li, ri, g = li[o], ri[o], g[o]
     return li, ri, g
 
 
-def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int):
+def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int, threads: int = 1):
     """AND join (ZStream Algorithm 3): pairs within W, in the end order of the later record.
 
-    Invariants as :func:`seq_join`'s.
+    Invariants and ``threads`` as :func:`seq_join`'s.
     """
     Lt, Rt = _checked("an AND join", _timed(L, ts, wt), _timed(R, ts, wt))
-    li, ri, g, status = _and_join(Lt, Rt, window_bound(W), bool(distinct), int(cap),
-                                  *_pair_arrays(len(L[2]) + len(R[2])))
-    _check(status, "an AND join", cap)
+    return _split_join(_and_join, Lt, Rt, (window_bound(W), bool(distinct), int(cap)), 1, "an AND join", cap,
+                       threads)
+
+
+def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads: int):
+    """``kernel(L, R, *args, pair arrays)``'s pairs, the partitions split into ranges joined side by side
+    (:func:`jitcep.threads.partition_ranges`), their pairs concatenated in partition order.
+
+    The kernels loop over partitions in order and a pair never spans two, so one call over partitions
+    ``[g0, g1)`` — the buffers with partition offsets ``goff[g0 : g1 + 1]``, which index the same
+    record arrays — gives exactly the pairs of those partitions (numbered from ``g0``).  The first
+    pair arrays are sized by the range's left (``sized_by`` 0), right (2) or both (1) records.  More
+    than ``cap`` pairs in all is an ExplosionError, whatever the split.
+    """
+    Lg, Rg = L[3], R[3]
+
+    def join(g0: int, g1: int):
+        Lr = (*L[:3], Lg[g0:g1 + 1], *L[4:])
+        Rr = (*R[:3], Rg[g0:g1 + 1], *R[4:])
+        size = (sized_by != 2) * (Lg[g1] - Lg[g0]) + (sized_by != 0) * (Rg[g1] - Rg[g0])
+        li, ri, g, status = kernel(Lr, Rr, *args, *_pair_arrays(int(size)))
+        _check(status, what, cap)
+        return li, ri, g + g0 if g0 else g
+
+    parts = run_ranges(join, partition_ranges((Lg, Rg), threads))
+    li, ri, g = parts[0] if len(parts) == 1 else (np.concatenate(a) for a in zip(*parts))
+    if len(li) > cap:  # the kernels stop a little past the cap (at a full output array), or per range
+        _check(-1, what, cap)
     return li, ri, g

@@ -162,6 +162,8 @@ def _fields(d: dict) -> str:
         parts.append(f"est_rows={d['est_rows']:.3g}")
     if "rows" in d:
         parts.append(f"rows={d['rows']}" + (f" time={d['time_s'] * 1e3:.3f} ms" if d["op"] != "pattern" else ""))
+    if "threads" in d:
+        parts.append(f"threads={d['threads']}")
     return "  ".join(parts)
 
 

@@ -1,0 +1,135 @@
+"""Standalone benchmark: the thread-count axis of ``Query.run(threads=)`` (issue 16, all cores).
+
+    python perf/bench_threads.py [--select seq_len3 zstream_q6 ...] [--threads 1 2] [--n 1000000] [--repeat 5]
+
+For each workload of perf/workloads.py (default: the keyed ones and two join-heavy cases below) and
+each thread count: the median time of ``Query.run`` end to end and of the matching stage alone
+(``runtime.evaluate`` on a built event table), and the speed-up over the first count, all in one
+process so the ratios share the machine's state.  Every count's matches are checked equal to the
+first count's.  Only the joins and their predicates split over threads (docs/semantics.md §14): a
+workload without a key stays at 1x, and the share of a run spent outside joins bounds the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+from perf.workloads import WORKLOADS  # noqa: E402
+
+DEFAULT = ("seq_len3", "seq_win8000", "sase_equiv_v1000", "join_heavy_seq", "join_heavy_and")
+
+
+def join_heavy(n: int, kind: str) -> tuple[pl.DataFrame, str]:
+    """100 keys, 5 types, a wide window: most of the matching time goes to the joins and their predicates."""
+    rng = np.random.default_rng(0)
+    df = pl.DataFrame({"ts": np.cumsum(rng.integers(0, 3, n)), "type": rng.choice(["A", "B", "C", "D", "E"], n),
+                       "k": rng.integers(0, 100, n), "x": rng.uniform(0, 100, n)})
+    op, window = ("SEQ", 1500) if kind == "seq" else ("AND", 300)
+    return df, f"PATTERN {op}(A a, B b, C c) WHERE [k] AND a.x > 20 AND c.x > a.x + 60 WITHIN {window}"
+
+
+def case(name: str, n: int) -> tuple[pl.DataFrame, str]:
+    if name.startswith("join_heavy_"):
+        return join_heavy(n, name.rsplit("_", 1)[1])
+    df, q = WORKLOADS[name].make(n)
+    return df.drop("row", strict=False), q.text()
+
+
+def medians(fs: list, repeat: int) -> list[float]:
+    """The median time of each of ``fs``, their runs interleaved (f0, f1, f0, f1, ...) so a change in the
+    machine's load or a first run's page faults do not favour one of them."""
+    times = [[] for _ in fs]
+    for _ in range(repeat):
+        for f, ts in zip(fs, times):
+            t = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t)
+    return [statistics.median(ts) for ts in times]
+
+
+def split_share(q, table, repeat: int) -> tuple[float, float]:
+    """(median matching time at one thread, the median share of it inside the work that splits over
+    threads): the join kernels, predicates and output records, timed around ``run_ranges``."""
+    import jitcep.codegen.predicates as predicates
+    import jitcep.kernels.join as join
+    from jitcep import runtime, threads
+
+    inside = [0.0]
+
+    def timed(fn, ranges):
+        t = time.perf_counter()
+        try:
+            return threads.run_ranges(fn, ranges)
+        finally:
+            inside[0] += time.perf_counter() - t
+
+    totals, shares = [], []
+    join.run_ranges = predicates.run_ranges = timed
+    try:
+        for _ in range(repeat):
+            inside[0] = 0.0
+            t = time.perf_counter()
+            runtime.evaluate(q.patterns, table, q.options, threads=1)
+            totals.append(time.perf_counter() - t)
+            shares.append(inside[0] / totals[-1])
+    finally:
+        join.run_ranges = predicates.run_ranges = threads.run_ranges
+    return statistics.median(totals), statistics.median(shares)
+
+
+def main(argv=None) -> int:
+    import jitcep
+    from jitcep import runtime
+    from jitcep.events import build_event_table
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--select", nargs="+", default=list(DEFAULT))
+    p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--share", action="store_true",
+                   help="instead: the share of one thread's matching time that splits, and Amdahl's bound at 2")
+    args = p.parse_args(argv)
+    print(f"cores available: {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.2f}")
+    if args.share:
+        for name in args.select:
+            df, text = case(name, args.n)
+            q = jitcep.compile(text)
+            table = build_event_table(df, q.patterns, time="ts", type="type")
+            runtime.evaluate(q.patterns, table, q.options)  # warm
+            total, share = split_share(q, table, args.repeat)
+            print(f"{name:<22} match {total:.4f} s  split share {share:.2f}  bound at 2 threads "
+                  f"{1 / (1 - share / 2):.2f}x")
+        return 0
+    print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")
+    for name in args.select:
+        df, text = case(name, args.n)
+        q = jitcep.compile(text)
+        table = build_event_table(df, q.patterns, time="ts", type="type")
+        q.run(df.head(1000), time="ts", type="type")  # kernels loaded, predicates compiled
+        outs = [q.run(df, time="ts", type="type", threads=t) for t in args.threads]
+        for t, out in zip(args.threads[1:], outs[1:]):
+            if not out.equals(outs[0]):
+                raise SystemExit(f"{name}: threads={t} gave other matches than threads={args.threads[0]}")
+        run_s = medians([lambda t=t: q.run(df, time="ts", type="type", threads=t) for t in args.threads],
+                        args.repeat)
+        match_s = medians([lambda t=t: runtime.evaluate(q.patterns, table, q.options, threads=t)
+                           for t in args.threads], args.repeat)
+        for t, r, m in zip(args.threads, run_s, match_s):
+            print(f"{name:<22}{t:>8}{r:>10.4f}{run_s[0] / r:>7.2f}{m:>10.4f}{match_s[0] / m:>7.2f}"
+                  f"{outs[0].height:>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
