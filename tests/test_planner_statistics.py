@@ -23,7 +23,7 @@ from jitcep.plan.planner.statistics import (DEFAULT_SELECTIVITY, PARTITIONS, SKE
 
 N = 100_000
 COUNT_REL = 0.07
-"""Relative tolerance of a type count from 8,192 uniform draws (KEY_SAMPLE): 3 standard deviations
+"""Relative tolerance of a type count from 8,192 uniform draws (TYPE_SAMPLE): 3 standard deviations
 of a share of 0.2, sqrt(0.8 / (0.2 * 8192)) = 2.2% each."""
 
 
