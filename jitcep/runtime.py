@@ -113,9 +113,18 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
     return out
 
 
+SMALL_TABLE = 4096
+"""``planner="auto"`` plans a table of fewer events (or no table: ``explain`` without events) by rule,
+left-deep in pattern order, unless the user gives statistics: estimating and searching cost 0.3-30 ms
+(3-9 units), as much as or more than running a table that small (perf/README.md "Planner statistics")."""
+
+
 def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
     """The plan ``options.planner`` chooses for ``pattern`` on statistics of ``table`` overridden by the
-    user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``)."""
+    user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``).
+    Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`)."""
+    if options.planner == "auto" and statistics is None and (table is None or table.n < SMALL_TABLE):
+        return default_plan(pattern, options)
     logical = _logical(pattern)
     if table is None:
         return physical_plan(logical, options, None, from_user(statistics or {}, logical), 1.0)

@@ -6,11 +6,14 @@ Issue 14 asks the estimate (:func:`jitcep.plan.planner.sampling.estimate`) to co
 a run at 10^6 events.  Per workload and input flavour (perf/bench_seq.py's events: 24 types, 1000
 keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
 
-- ``run``: ``jitcep.compile(text).run(df, type="type")`` end to end (Polars in, Polars out);
+- ``run``: ``jitcep.compile(text, planner="trivial").run(df, type="type")`` end to end (Polars
+  in, Polars out), planned by rule;
 - ``estimate``: the estimate on the event table of the same events (built once, outside the
   timing; the run builds its own), after one warm-up call that compiles the predicate function;
+- ``auto``: the same run under ``planner="auto"`` (the default): estimate, plan search, and the
+  run of the plan it chose;
 
-and their ratio.  The first estimate in a process also compiles (or loads from the disk cache) the
+and the estimate's share of ``run``.  The first estimate in a process also compiles (or loads from the disk cache) the
 generated predicate function, as the run's first call does: printed as ``first``.
 """
 
@@ -63,14 +66,18 @@ def main(argv=None) -> None:
     from jitcep.plan.planner.sampling import estimate
     from jitcep.plan.planner.statistics import window_extent
 
-    print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7}")
+    print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7} "
+          f"{'auto ms':>8}")
     for flavour in args.flavours:
         df = make_events(args.n, 24, 1000, flavour=flavour)
         for name in args.workloads:
             text = WORKLOADS[name]
-            query = jitcep.compile(text)
+            query = jitcep.compile(text, planner="trivial")
             query.run(df.head(2000), type="type")  # compile the run's kernels and predicates
             run = _median(lambda: query.run(df, type="type"), args.repeat)
+            auto = jitcep.compile(text, planner="auto")
+            auto.run(df, type="type")  # the chosen plan's kernels
+            auto_run = _median(lambda: auto.run(df, type="type"), args.repeat)
             pattern = parse(text)
             table = build_event_table(df, pattern, type="type")
             logical = logical_plan(pattern)
@@ -80,7 +87,7 @@ def main(argv=None) -> None:
             first = time.perf_counter() - t
             est = _median(lambda: estimate(logical, table, window_measure=measure, span=span), args.repeat)
             print(f"{name:<12} {flavour:<7} {run * 1e3:8.1f} {est * 1e3:12.2f} {first * 1e3:9.1f} "
-                  f"{est / run:7.1%}")
+                  f"{est / run:7.1%} {auto_run * 1e3:8.1f}")
 
 
 if __name__ == "__main__":

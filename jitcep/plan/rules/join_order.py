@@ -1,6 +1,7 @@
 """Rule: the join order, chosen by a plan-generation algorithm on the pattern's statistics.
 
-``planner="trivial"`` (the default) and a shape given with ``plan=`` need no
+``planner="trivial"``, a shape given with ``plan=`` and a plan made without
+statistics ("auto" on a small table, :data:`jitcep.runtime.SMALL_TABLE`) need no
 statistics: the join tree is that shape, or left-deep in pattern order.  Any
 other planner sees the pattern as a join-order problem
 (:func:`jitcep.plan.planner.cardinality.join_problem`: each unit a relation
