@@ -43,6 +43,7 @@ from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
 from .pattern.ast import Pattern
+from .plan.planner.algorithms import auto
 from .plan.planner.sampling import estimate
 from .plan.planner.statistics import from_user, window_extent
 from .plan.logical import logical_plan
@@ -115,14 +116,15 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
 
 SMALL_TABLE = 4096
 """``planner="auto"`` plans a table of fewer events (or no table: ``explain`` without events) by rule,
-left-deep in pattern order, unless the user gives statistics: estimating and searching cost 0.3-30 ms
-(3-9 units), as much as or more than running a table that small (perf/README.md "Planner statistics")."""
+left-deep in pattern order, unless the user gives statistics: estimating and searching cost ~0.5-3 ms
+(3-8 units), as much as running a table that small (perf/README.md "Planner statistics")."""
 
 
 def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
     """The plan ``options.planner`` chooses for ``pattern`` on statistics of ``table`` overridden by the
     user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``).
-    Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`)."""
+    Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`),
+    and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`)."""
     if options.planner == "auto" and statistics is None and (table is None or table.n < SMALL_TABLE):
         return default_plan(pattern, options)
     logical = _logical(pattern)
@@ -132,7 +134,8 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
     stats = estimate(logical, table, window_measure=measure, span=span)
     if statistics is not None:
         stats = from_user(statistics, logical, base=stats)
-    return physical_plan(logical, options, None, stats, span)
+    budget = auto.budget_for(table.n) if options.planner == "auto" else None
+    return physical_plan(logical, options, None, stats, span, budget)
 
 
 def prepare(patterns, table: EventTable, options: Options, plan=None,
