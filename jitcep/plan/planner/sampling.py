@@ -30,7 +30,7 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
 - A rate is ``count * kept / (extent * partitions)``: ``count`` the events of
   its types (above), ``kept`` the share of its sampled candidates passing the
   filter with a non-null key (at least 64 candidates: a type too rare for the
-  blocks is sampled from its own positions, the pass that counts it), ``extent``
+  blocks is sampled from its own positions, one vectorised pass), ``extent``
   the table's time range (at least the window: a table shorter than a window
   is one window), or its positions per stream for a count window.
 - Partitions and skew come from :data:`KEY_SAMPLE` uniformly drawn events:
@@ -44,10 +44,10 @@ over positions of the whole table: one set per pattern, compiled once and
 kept in memory and on disk like the run's own.
 
 Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores, warm), 10^6 events
-of perf/bench_seq.py's data: 1.8-3.3 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
-predicates, a negation and a closure; ~0.4 ms of it the exact type count.  That is 0.3% of a run
-producing 1.6 * 10^6 matches (700 ms), under 5% of runs from ~50 ms up, and 7-22% of the cheapest selective
-runs (13-36 ms).
+of perf/bench_seq.py's data: 0.7-0.8 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
+predicates, a negation and a closure (1.6-2.1 ms before the type counts were sampled, tuples bounded
+by the window and the sample halved).  That is 5-7% of the cheapest selective runs (12-13 ms), under
+5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ KEY_SAMPLE = 4096
 TYPE_SAMPLE = 8192
 """Uniformly drawn positions for the type counts."""
 MIN_CANDIDATES = 64
-"""Fewer sampled candidates than this: the variable's own positions are sampled instead."""
+"""Fewer sampled candidates than this: the variable's own positions are sampled instead; fewer uniform
+draws of its types: the types are counted exactly."""
 _INTERMEDIATE = 8 * TUPLES  # partial tuples held while joining a conjunct's variables inside the blocks
 _FIRST = 2 * TUPLES  # candidates of a conjunct's first variable its tuples start from
 
@@ -349,11 +350,13 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
         idx.append(cands[base])
     G = int(key.max()) + 2 if len(key) else 1
     group = blk * G + key  # same block and same key; candidates have key >= 0
+    M = len(wt) + 1
+    if (int(blk[-1]) + 1) * G * M >= 1 << 62:  # dense group codes keep group * M + index within int64
+        group = np.unique(group, return_inverse=True)[1].reshape(-1)
     # A member must lie within the window of the partial tuple's span: wt ascends with the index into
     # the sample, so ordering members by (group, index) bounds each tuple's members by two searches.
     # (Bounding by the group alone paired every event of a block: the window's few were a tiny share, and
     # the sample's partial tuples came from a few dozen first events.)
-    M = len(wt) + 1
     reach = int(math.ceil(limit))
     first = idx[0]
     if len(first) > _FIRST:
@@ -362,7 +365,7 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
     lo = hi = wt[first]
     for k in range(1, len(idx)):
         w = idx[k]
-        if G > 1:  # without a key the group is the block, which ascends with the index already
+        if G > 2:  # one key (code 0, as without a key): the group is the block, ascending with the index
             w = w[np.argsort(group[w], kind="stable")]
         gw = group[w] * M + w
         g = group[T[0]] * M
