@@ -146,9 +146,14 @@ class Options:
         Kleene members and lists) the compiled engine may hold at once, a positive
         integer; passing it raises ExplosionError (docs/semantics.md section 12).
     planner: how the compiled engine orders its joins (never the matches):
-        "trivial" (default: left-deep in pattern order) or one of Kolchinsky &
-        Schuster's algorithms and ZStream's DP, chosen on statistics estimated
-        from the events (jitcep/plan/planner/, docs/planning.md).
+        "auto" (default: the exact bushy search while it fits its budget, 10 ns
+        per event from 10 ms to 50 ms, ZStream's search over the best order
+        beyond), "trivial" (left-deep in pattern
+        order) or another of Kolchinsky & Schuster's algorithms and ZStream's
+        DP, chosen on statistics estimated from the events
+        (jitcep/plan/planner/, docs/planning.md).  "auto" keeps the pattern
+        order on a table under 4,096 events (runtime.SMALL_TABLE) unless
+        statistics are given.
     cost_model: what the planner minimises: "zstream" (default: ZStream's
         operator costs, SEQ and AND joins priced apart; the model whose plans ran
         fastest in perf/bench_plans.py), "intermediate" (partial matches held,
@@ -176,7 +181,7 @@ class Options:
     max_kleene: int = config.DEFAULT_MAX_KLEENE
     max_partials: int = config.DEFAULT_MAX_PARTIALS
     max_memory: int = config.DEFAULT_MAX_MEMORY
-    planner: Planner = "trivial"
+    planner: Planner = "auto"
     cost_model: CostModel = "zstream"
     planner_seed: int = 0
 

@@ -312,7 +312,9 @@ class Query:
         time, type, time_unit, partition_by, time_format, statistics
             As for :meth:`run`; bad values raise the same named errors, before any work.
             With a ``planner=`` other than ``"trivial"`` and no events, the plan is
-            chosen on ``statistics`` and defaults (marked as such).
+            chosen on ``statistics`` and defaults (marked as such); ``"auto"`` (the
+            default) without ``statistics`` shows the pattern-order plan, as it
+            runs on a table under 4,096 events.
         analyze
             Run the query and measure each operator (needs ``events``).
         format
@@ -320,7 +322,7 @@ class Query:
             ``LazyFrame.explain``.  ``"dict"``: the same tree as nested dicts with
             keys ``op``, ``vars``, ``children``, ``predicates``, ``window``, the
             planner's choices (``driver``, ``placement``, ``mode``, ``key_coding`` ...),
-            with a ``planner=`` other than ``"trivial"`` ``est_rows``, ``cost``,
+            for a plan chosen on statistics ``est_rows``, ``cost``,
             ``choice_costs`` (the priced alternatives of a driver or a placement)
             and ``planner_notes`` (an exact search that fell back past its budget),
             and, with ``analyze``, ``rows`` and ``time_s`` (and each compiled

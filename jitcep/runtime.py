@@ -44,6 +44,7 @@ from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
 from .pattern.ast import Pattern
+from .plan.planner.algorithms import auto
 from .plan.planner.sampling import estimate
 from .plan.planner.statistics import from_user, window_extent
 from .plan.logical import logical_plan
@@ -108,9 +109,19 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
     return out
 
 
+SMALL_TABLE = 4096
+"""``planner="auto"`` plans a table of fewer events (or no table: ``explain`` without events) by rule,
+left-deep in pattern order, unless the user gives statistics: estimating and searching cost ~0.5-3 ms
+(3-8 units), as much as running a table that small (perf/README.md "Planner statistics")."""
+
+
 def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
     """The plan ``options.planner`` chooses for ``pattern`` on statistics of ``table`` overridden by the
-    user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``)."""
+    user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``).
+    Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`),
+    and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`)."""
+    if options.planner == "auto" and statistics is None and (table is None or table.n < SMALL_TABLE):
+        return default_plan(pattern, options)
     logical = _logical(pattern)
     if table is None:
         return physical_plan(logical, options, None, from_user(statistics or {}, logical), 1.0)
@@ -118,7 +129,8 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
     stats = estimate(logical, table, window_measure=measure, span=span)
     if statistics is not None:
         stats = from_user(statistics, logical, base=stats)
-    return physical_plan(logical, options, None, stats, span)
+    budget = auto.budget_for(table.n) if options.planner == "auto" else None
+    return physical_plan(logical, options, None, stats, span, budget)
 
 
 def prepare(patterns, table: EventTable, options: Options, plan=None,

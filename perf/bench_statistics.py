@@ -1,16 +1,22 @@
 """Standalone benchmark: the planner's statistics estimate against a run on the same events.
 
-    python perf/bench_statistics.py [--n 1000000] [--repeat 7] [--flavours int str]
+    python perf/bench_statistics.py [--n 1000000] [--repeat 7] [--flavours int str] [--baseline FILE]
 
 Issue 14 asks the estimate (:func:`jitcep.plan.planner.sampling.estimate`) to cost under ~5% of
 a run at 10^6 events.  Per workload and input flavour (perf/bench_seq.py's events: 24 types, 1000
 keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
 
-- ``run``: ``jitcep.compile(text).run(df, type="type")`` end to end (Polars in, Polars out);
+- ``run``: ``jitcep.compile(text, planner="trivial").run(df, type="type")`` end to end (Polars
+  in, Polars out), planned by rule;
 - ``estimate``: the estimate on the event table of the same events (built once, outside the
   timing; the run builds its own), after one warm-up call that compiles the predicate function;
+- ``auto``: the same run under ``planner="auto"`` (the default): estimate, plan search, and the
+  run of the plan it chose;
 
-and their ratio.  The first estimate in a process also compiles (or loads from the disk cache) the
+and the estimate's share of ``run``.  ``--baseline FILE`` (an older ``sampling.py``, e.g. from
+``git show main:jitcep/plan/planner/sampling.py > /tmp/old_sampling.py``) times that module's
+estimate too, interleaved with this one's call by call (``base ms``), so a before / after comparison
+shares the machine's load.  The first estimate in a process also compiles (or loads from the disk cache) the
 generated predicate function, as the run's first call does: printed as ``first``.
 """
 
@@ -54,6 +60,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--flavours", nargs="+", default=["int", "str"])
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    ap.add_argument("--baseline", help="an older sampling.py whose estimate is timed beside this one's")
     args = ap.parse_args(argv)
 
     import jitcep
@@ -63,14 +70,19 @@ def main(argv=None) -> None:
     from jitcep.plan.planner.sampling import estimate
     from jitcep.plan.planner.statistics import window_extent
 
-    print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7}")
+    base = _baseline(args.baseline).estimate if args.baseline else None
+    print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7} "
+          f"{'auto ms':>8}" + (f" {'base ms':>8}" if base else ""))
     for flavour in args.flavours:
         df = make_events(args.n, 24, 1000, flavour=flavour)
         for name in args.workloads:
             text = WORKLOADS[name]
-            query = jitcep.compile(text)
+            query = jitcep.compile(text, planner="trivial")
             query.run(df.head(2000), type="type")  # compile the run's kernels and predicates
             run = _median(lambda: query.run(df, type="type"), args.repeat)
+            auto = jitcep.compile(text, planner="auto")
+            auto.run(df, type="type")  # the chosen plan's kernels
+            auto_run = _median(lambda: auto.run(df, type="type"), args.repeat)
             pattern = parse(text)
             table = build_event_table(df, pattern, type="type")
             logical = logical_plan(pattern)
@@ -78,9 +90,30 @@ def main(argv=None) -> None:
             t = time.perf_counter()
             estimate(logical, table, window_measure=measure, span=span)
             first = time.perf_counter() - t
-            est = _median(lambda: estimate(logical, table, window_measure=measure, span=span), args.repeat)
+            calls = [estimate] if base is None else [estimate, base]
+            for fn in calls[1:]:
+                fn(logical, table, window_measure=measure, span=span)
+            times = {fn: [] for fn in calls}
+            for _ in range(args.repeat):
+                for fn in calls:
+                    t = time.perf_counter()
+                    fn(logical, table, window_measure=measure, span=span)
+                    times[fn].append(time.perf_counter() - t)
+            est = st.median(times[estimate])
+            tail = f" {st.median(times[base]) * 1e3:8.2f}" if base else ""
             print(f"{name:<12} {flavour:<7} {run * 1e3:8.1f} {est * 1e3:12.2f} {first * 1e3:9.1f} "
-                  f"{est / run:7.1%}")
+                  f"{est / run:7.1%} {auto_run * 1e3:8.1f}" + tail)
+
+
+def _baseline(path: str):
+    """``path`` loaded as a sibling of :mod:`jitcep.plan.planner.sampling` (its relative imports work)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("jitcep.plan.planner._baseline_sampling", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

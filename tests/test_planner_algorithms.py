@@ -371,3 +371,11 @@ def test_zstream_node_term_adds_up_to_the_model(text):
     costing = Costing(p, zstream)
     for tree in all_trees(tuple(range(p.n))):
         assert priced(costing, tree).cost == pytest.approx(zstream(p, tree), rel=1e-9)
+
+
+def test_auto_budget_scales_with_the_events():
+    from jitcep.plan.planner.algorithms import auto
+
+    assert auto.budget_for(10) == auto.MIN_BUDGET == 0.01  # hand-set: 10 ms at least
+    assert auto.budget_for(2_000_000) == pytest.approx(0.02)  # 10 ns per event
+    assert auto.budget_for(10**9) == auto.BUDGET == 0.05

@@ -22,6 +22,9 @@ from jitcep.plan.planner.statistics import (DEFAULT_SELECTIVITY, PARTITIONS, SKE
                                            from_user, window_extent, with_defaults)
 
 N = 100_000
+COUNT_REL = 0.07
+"""Relative tolerance of a type count from 8,192 uniform draws (TYPE_SAMPLE): 3 standard deviations
+of a share of 0.2, sqrt(0.8 / (0.2 * 8192)) = 2.2% each."""
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +53,9 @@ def _count(frame, t):
 def test_rates_are_type_counts_over_the_extent(frame):
     st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 100")
     extent = N - 1  # ts 0 .. N-1
-    # no filter, no key: exact counts
-    assert st.rates["a"] == pytest.approx(_count(frame, "A") / extent)
-    assert st.rates["b"] == pytest.approx(_count(frame, "B") / extent)
+    # no filter, no key: the type counts, from uniform draws
+    assert st.rates["a"] == pytest.approx(_count(frame, "A") / extent, rel=COUNT_REL)
+    assert st.rates["b"] == pytest.approx(_count(frame, "B") / extent, rel=COUNT_REL)
     assert st.extent == extent and st.partitions == 1 and st.skew == 1.0
     # a.x < b.x over independent uniform x: 1/2
     assert st.selectivities["a.x < b.x"] == pytest.approx(0.5, abs=0.05)
@@ -72,7 +75,7 @@ def test_key_partitions_and_rates_per_partition(frame):
     st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x > b.x WITHIN 100")
     assert st.partitions == pytest.approx(20, rel=0.2)
     assert 1.0 <= st.skew < 1.5  # uniform keys
-    assert st.rates["a"] == pytest.approx(_count(frame, "A") / ((N - 1) * st.partitions))
+    assert st.rates["a"] == pytest.approx(_count(frame, "A") / ((N - 1) * st.partitions), rel=COUNT_REL)
     assert st.selectivities["a.x > b.x"] == pytest.approx(0.5, abs=0.06)
     assert st.sources[PARTITIONS] == st.sources[SKEW] == "sampled"
 
@@ -91,14 +94,14 @@ def test_skewed_key():
 
 def test_count_window_rates_per_position(frame):
     st, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 50 EVENTS")
-    assert st.rates["a"] == pytest.approx(_count(frame, "A") / N)
+    assert st.rates["a"] == pytest.approx(_count(frame, "A") / N, rel=COUNT_REL)
     assert st.extent == N
 
 
 def test_negated_and_closure_variables_have_rates(frame):
     st, _ = _estimate(frame, "PATTERN SEQ(A a, !C c, B b) WHERE c.x > a.x WITHIN 100")
     assert set(st.rates) == {"a", "b", "c"}
-    assert st.rates["c"] == pytest.approx(_count(frame, "C") / (N - 1))
+    assert st.rates["c"] == pytest.approx(_count(frame, "C") / (N - 1), rel=COUNT_REL)
     assert st.selectivities["c.x > a.x"] == pytest.approx(0.5, abs=0.06)
     st, _ = _estimate(frame, "PATTERN SEQ(A a, C+ c[], B b) WHERE c[i].x > c[i-1].x AND c.x < 0.5 "
                              "AND c[i].x > a.x AND avg(c.x) > 0.2 WITHIN 100")
@@ -130,6 +133,9 @@ def test_rare_type_sampled_from_its_own_positions():
     st, _ = _estimate(df, "PATTERN SEQ(A a, R r) WHERE r.x < 0.5 AND a.x < r.x WITHIN 1000")
     base = int((types == "R").sum()) / (n - 1)
     assert st.rates["r"] == pytest.approx(0.5 * base, rel=0.25)
+    # too rare for the uniform draws too (~8 of 8,192): counted exactly
+    st, _ = _estimate(df, "PATTERN SEQ(A a, R r) WHERE a.x < r.x WITHIN 1000")
+    assert st.rates["r"] == pytest.approx(base, rel=1e-12)
 
 
 def test_estimate_is_deterministic(frame):
@@ -137,7 +143,7 @@ def test_estimate_is_deterministic(frame):
     b, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 100")
     assert a == b
     c, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 100", seed=1)
-    assert c.rates == a.rates  # exact counts; the sampled numbers may move
+    assert c.rates == pytest.approx(a.rates, rel=2 * COUNT_REL)  # another draw: the numbers move
     assert c.selectivities["a.x < b.x"] == pytest.approx(a.selectivities["a.x < b.x"], abs=0.1)
 
 

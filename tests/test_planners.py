@@ -47,14 +47,16 @@ def test_every_planner_finds_the_reference_matches(seed):
         names = _positive_names(pattern.body)
         [ref] = reference_evaluate([pattern], table, Options(order=order))
         opts = Options(order=order, planner=planner, cost_model=cost_model, planner_seed=seed)
-        [mt] = runtime.evaluate([pattern], build_event_table(df, [pattern], type="type"), opts)
+        # statistics={}: "auto" plans these small tables too (without, it keeps the pattern order)
+        [mt] = runtime.evaluate([pattern], build_event_table(df, [pattern], type="type"), opts, statistics={})
         assert _as_tuples(mt, names) == _as_tuples(ref, names), (planner, cost_model)
     run()
 
 
 def _frame():
-    # C is rare (every 50th event), A and B common; c.x > a.x keeps half of the (a, c) pairs
-    n = 3000
+    # C is rare (every 50th event), A and B common; c.x > a.x keeps half of the (a, c) pairs;
+    # above runtime.SMALL_TABLE, so "auto" plans it
+    n = 6000
     types = ["C" if i % 50 == 0 else "AB"[i % 2] for i in range(n)]
     return pl.DataFrame({"type": types, "ts": list(range(n)), "x": [(i * 7919) % 100 for i in range(n)]})
 
@@ -72,13 +74,26 @@ def _first_join(tree: dict) -> set:
 
 def test_the_planner_starts_with_the_rare_event():
     df = _frame()
-    trivial = jitcep.compile(TEXT).explain(df, type="type", format="dict")
+    trivial = jitcep.compile(TEXT, planner="trivial").explain(df, type="type", format="dict")
     assert _first_join(trivial) == {"a", "b"}
     for planner in ("efreq", "greedy", "dp_left_deep", "dp_bushy", "auto"):
         tree = jitcep.compile(TEXT, planner=planner).explain(df, type="type", format="dict")
         assert "c" in _first_join(tree), planner
     q = jitcep.compile(TEXT, planner="greedy")
     assert q.run(df, type="type").equals(jitcep.compile(TEXT).run(df, type="type"))
+
+
+def test_auto_keeps_the_pattern_order_on_a_small_table():
+    df = _frame()
+    small = df.head(runtime.SMALL_TABLE - 1)
+    auto = jitcep.compile(TEXT)  # the default planner
+    assert auto.options.planner == "auto"
+    assert _first_join(auto.explain(small, type="type", format="dict")) == {"a", "b"}
+    assert _first_join(auto.explain(format="dict")) == {"a", "b"}  # no events, no statistics
+    # given statistics, even none, it plans: on the sample of the small table, C is still the rare one
+    assert "c" in _first_join(auto.explain(small, type="type", format="dict", statistics={}))
+    assert "c" in _first_join(auto.explain(df.head(runtime.SMALL_TABLE), type="type", format="dict"))
+    assert auto.run(small, type="type").equals(jitcep.compile(TEXT, planner="trivial").run(small, type="type"))
 
 
 def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():
@@ -127,7 +142,7 @@ def test_explain_says_when_an_exact_search_fell_back_to_greedy():
     wide = "PATTERN SEQ(" + ", ".join(f"A v{i}" for i in range(14)) + ") WITHIN 10"
     notes = {}
     for planner in ("dp_bushy", "dp_left_deep", "auto", "greedy"):
-        tree = jitcep.compile(wide, planner=planner).explain(format="dict")
+        tree = jitcep.compile(wide, planner=planner).explain(format="dict", statistics={})
         notes[planner] = tree.get("planner_notes", [])
     assert len(notes["dp_bushy"]) == 1 and notes["dp_bushy"][0].startswith("dp_bushy fell back to greedy's plan")
     assert notes["dp_left_deep"] == []  # 14 * 2^13 joins: ~0.23 s, inside its 2 s

@@ -1,10 +1,14 @@
 """Statistics estimated from the event table (:class:`~jitcep.plan.planner.statistics.Statistics`).
 
-How :func:`estimate` reads the table (never all of it, except one pass over
-the type codes):
+How :func:`estimate` reads the table (never all of it, but for a pattern's rare type):
 
-- Type counts: exact, one compiled pass over ``type_code`` (0.4 ms at 10^6;
-  NumPy's ``bincount`` takes 1.4-2 ms): rare types are what a sample misses.
+- Type counts: from :data:`TYPE_SAMPLE` uniformly drawn events (the whole
+  table when it is smaller), ``n * drawn / draws``; when one of the
+  pattern's types is drawn fewer than :data:`MIN_CANDIDATES` times (under
+  0.8% of the events) every type is counted exactly, in one compiled pass
+  over ``type_code`` (0.4-0.8 ms at 10^6 events): rare types are what a
+  sample misses and what event-frequency ordering needs most.  That pass
+  for every pattern was a third of the estimate.
 - Filters, and tuples for selectivities, come from ``sample`` positions in
   blocks of :data:`BLOCK` consecutive events at random places (the whole table
   when it is smaller): a block holds every event of its stretch, so candidate
@@ -24,7 +28,7 @@ the type codes):
   A list conjunct (aggregates, ``v[k]``) is not sampled: its selectivity is
   the default unless given.
 - A rate is ``count * kept / (extent * partitions)``: ``count`` the events of
-  its types (exact), ``kept`` the share of its sampled candidates passing the
+  its types (above), ``kept`` the share of its sampled candidates passing the
   filter with a non-null key (at least 64 candidates: a type too rare for the
   blocks is sampled from its own positions, one vectorised pass), ``extent``
   the table's time range (at least the window: a table shorter than a window
@@ -40,10 +44,10 @@ over positions of the whole table: one set per pattern, compiled once and
 kept in memory and on disk like the run's own.
 
 Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores, warm), 10^6 events
-of perf/bench_seq.py's data: 1.8-3.3 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
-predicates, a negation and a closure; ~0.4 ms of it the exact type count.  That is 0.3% of a run
-producing 1.6 * 10^6 matches (700 ms), under 5% of runs from ~50 ms up, and 7-22% of the cheapest selective
-runs (13-36 ms).
+of perf/bench_seq.py's data: 0.7-0.8 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
+predicates, a negation and a closure (1.6-2.1 ms before the type counts were sampled, tuples bounded
+by the window and the sample halved).  That is 5-7% of the cheapest selective runs (12-13 ms), under
+5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ import math
 
 import numpy as np
 
+from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
 from ...pattern import expr as E
@@ -60,16 +65,19 @@ from ..logical import LogicalPlan, prev_var
 from .statistics import (DEFAULT_SELECTIVITY, PARTITIONS, SKEW, Conjunct, Leaf, Statistics, WindowMeasure,
                          conjunct_texts, leaves)
 
-SAMPLE = 16_384
+SAMPLE = 8192
 """Default number of positions :func:`estimate` reads (in blocks of :data:`BLOCK`)."""
 BLOCK = 1024
 """Consecutive positions per sampled block."""
-TUPLES = 2048
+TUPLES = 1024
 """Candidate tuples evaluated per conjunct at most."""
-KEY_SAMPLE = 8192
-"""Uniformly drawn positions for the key partitions and skew."""
+KEY_SAMPLE = 4096
+"""Uniformly drawn positions for the key partitions and skew (the first of the type draws)."""
+TYPE_SAMPLE = 8192
+"""Uniformly drawn positions for the type counts."""
 MIN_CANDIDATES = 64
-"""Fewer sampled candidates than this: the variable's own positions are sampled instead."""
+"""Fewer sampled candidates than this: the variable's own positions are sampled instead; fewer uniform
+draws of its types: the types are counted exactly."""
 _INTERMEDIATE = 8 * TUPLES  # partial tuples held while joining a conjunct's variables inside the blocks
 _FIRST = 2 * TUPLES  # candidates of a conjunct's first variable its tuples start from
 
@@ -89,8 +97,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     span = float(span)
     if not span > 0 or not math.isfinite(span):
         raise StatisticsError(f"span must be a positive finite number, got {span!r}")
-    lv = leaves(logical)
-    conj = conjunct_texts(logical)
+    lv, conj, order = _shape(logical)
     n = table.n
     sources: dict[str, str] = {}
     if n == 0:
@@ -113,12 +120,18 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     else:
         pos = (starts[:, None] + np.arange(L)[None, :]).reshape(-1)
         blk = np.repeat(np.arange(k_blocks), L)
-    upos = rng.integers(0, n, size=min(KEY_SAMPLE, n)) if logical.key or streams else np.zeros(0, np.int64)
-    codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
-    key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+    keyed = bool(logical.key) or streams
+    draws = np.arange(n) if n <= TYPE_SAMPLE else rng.integers(0, n, size=TYPE_SAMPLE)
+    upos = draws[:KEY_SAMPLE]
+    if keyed:
+        codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
+        key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+    else:
+        key_pos = np.zeros(len(pos), np.int64)
+    has_key = key_pos >= 0
 
     # partitions and skew
-    if logical.key or streams:
+    if keyed:
         partitions, skew = _partitions(key_u, n)
         sources[PARTITIONS] = sources[SKEW] = "sampled"
     else:
@@ -144,36 +157,44 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         return pset.mask(pid[id(pred)], P, bound)
 
     # rates, and each variable's sampled candidates
-    type_counts = count_codes(table.type_code, len(table.type_names))
+    n_types = len(table.type_names)
+    tu = table.type_code[draws]
+    hits = np.bincount(tu[tu >= 0], minlength=n_types)  # the uniform draws per type
+    exact = None  # every type's count, taken when one of the pattern's is rare
     code_of = {t: i for i, t in enumerate(table.type_names)}
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
     tc = table.type_code[pos]
     for v, lf in lv.items():
         if lf.types is None:
-            count, in_type = n, np.ones(len(pos), np.bool_)
+            count, in_type = float(n), np.ones(len(pos), np.bool_)
         else:
             cs = [code_of[t] for t in lf.types if t in code_of]
-            count = int(sum(type_counts[c] for c in cs))
-            lut = np.zeros(len(table.type_names) + 1, np.bool_)  # the last slot: the null type (-1)
-            lut[cs] = True
-            in_type = lut[tc]
-        idx = np.flatnonzero(in_type & (key_pos >= 0))
+            drawn = int(hits[cs].sum())
+            if drawn >= MIN_CANDIDATES or len(draws) == n:
+                count = drawn * n / len(draws)
+            else:  # rare: count it exactly
+                if exact is None:
+                    exact = count_codes(table.type_code, n_types)
+                count = float(exact[cs].sum())
+            in_type = tc == cs[0] if len(cs) == 1 else np.isin(tc, np.asarray(cs, dtype=tc.dtype))
+        idx = np.flatnonzero(in_type & has_key if keyed else in_type)
         keep = np.ones(len(idx), np.bool_)
         if lf.filter is not None and pset is not None and len(idx):
             keep = passes(lf.filter, pos[idx][None, :])
         cands[v] = idx[keep]
-        n_cand = int(in_type.sum())
+        n_cand = int(np.count_nonzero(in_type))
         if count == 0:
             kept = 0.0
-        elif lf.filter is None and not (logical.key or streams):
+        elif lf.filter is None and not keyed:
             kept = 1.0
         elif lf.filter is not None and pset is None:
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
             passed = int(keep.sum())
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
-                passed, n_cand = _own_sample(table, lf, code_of, logical.key, streams, passes, pset, rng)
+                passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
+                                             pset, rng)
             kept = passed / n_cand if passed else 0.5 / (n_cand + 1)
         rates[v] = count * kept / (extent * partitions)
         sources.setdefault(v, "sampled")
@@ -181,7 +202,6 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     # selectivities
     wt = table.ts[pos] if window_measure == "time" else pos
     limit = span if window_measure == "time" else span - 1
-    order = _Order(logical)
     sels: dict[str, float] = {}
     for text, c in conj.items():
         tuples = None
@@ -194,6 +214,14 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         sels[text] = (passed + 0.5) / (tuples.shape[1] + 1)
         sources[text] = "sampled"
     return Statistics(rates, sels, partitions, skew, sources, extent)
+
+
+def _shape_of(logical: LogicalPlan) -> tuple[dict[str, Leaf], dict[str, Conjunct], "_Order"]:
+    return leaves(logical), conjunct_texts(logical), _Order(logical)
+
+
+_shape = PerObject(_shape_of)  # a rerun query estimates on the same logical plan: printing its conjuncts
+# and asking the structure for the order of its variables took a fifth of the estimate
 
 
 _PREDICATE_SETS: dict[tuple, object] = {}  # generating the source costs ~0.5 ms: one set per predicates and columns
@@ -253,8 +281,9 @@ def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
     m = len(codes)
     if m < 2:
         return 1, 1.0
-    counts = np.unique(codes, return_counts=True)[1].astype(np.float64)
-    pairs = float((counts * (counts - 1)).sum())
+    small = int(codes.max()) < 16 * m  # bincount is ~15x faster than unique; empty codes count 0 pairs
+    counts = (np.bincount(codes) if small else np.unique(codes, return_counts=True)[1]).astype(np.float64)
+    pairs = float(counts @ counts) - m  # sum of c * (c - 1)
     eff = m * (m - 1) / pairs if pairs else float(m) * (m - 1)
     partitions = int(max(1, min(round(eff), round(n * m / drawn))))
     top = counts.max()
@@ -262,10 +291,17 @@ def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
     return partitions, float(max(1.0, share * partitions))
 
 
-def _own_sample(table, lf: Leaf, code_of, key, streams, passes, pset, rng) -> tuple[int, int]:
-    """(passed, sampled) for a variable whose type the blocks hardly hold: up to TUPLES of its positions."""
-    cs = np.asarray([code_of[t] for t in lf.types if t in code_of], dtype=table.type_code.dtype)
-    mine = np.flatnonzero(np.isin(table.type_code, cs))
+def _positions(table, codes: list[int]) -> np.ndarray:
+    """Every position whose type code is in ``codes`` (one pass over ``type_code``)."""
+    if not codes:
+        return np.zeros(0, np.int64)
+    tc = table.type_code
+    return np.flatnonzero(tc == codes[0] if len(codes) == 1 else np.isin(tc, np.asarray(codes, dtype=tc.dtype)))
+
+
+def _own_sample(table, lf: Leaf, mine: np.ndarray, key, streams, passes, pset, rng) -> tuple[int, int]:
+    """(passed, sampled) for a variable whose type the blocks hardly hold: up to TUPLES of its positions
+    ``mine``."""
     if len(mine) > TUPLES:
         mine = np.sort(rng.choice(mine, size=TUPLES, replace=False))
     ok = _key_codes(table, key, mine, streams) >= 0
@@ -314,6 +350,14 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
         idx.append(cands[base])
     G = int(key.max()) + 2 if len(key) else 1
     group = blk * G + key  # same block and same key; candidates have key >= 0
+    M = len(wt) + 1
+    if (int(blk[-1]) + 1) * G * M >= 1 << 62:  # dense group codes keep group * M + index within int64
+        group = np.unique(group, return_inverse=True)[1].reshape(-1)
+    # A member must lie within the window of the partial tuple's span: wt ascends with the index into
+    # the sample, so ordering members by (group, index) bounds each tuple's members by two searches.
+    # (Bounding by the group alone paired every event of a block: the window's few were a tiny share, and
+    # the sample's partial tuples came from a few dozen first events.)
+    reach = int(math.ceil(limit))
     first = idx[0]
     if len(first) > _FIRST:
         first = np.sort(rng.choice(first, size=_FIRST, replace=False))
@@ -321,11 +365,12 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
     lo = hi = wt[first]
     for k in range(1, len(idx)):
         w = idx[k]
-        w = w[np.argsort(group[w], kind="stable")]
-        gw = group[w]
-        g = group[T[0]]
-        s = np.searchsorted(gw, g, side="left")
-        e = np.searchsorted(gw, g, side="right")
+        if G > 2:  # one key (code 0, as without a key): the group is the block, ascending with the index
+            w = w[np.argsort(group[w], kind="stable")]
+        gw = group[w] * M + w
+        g = group[T[0]] * M
+        s = np.searchsorted(gw, g + np.searchsorted(wt, hi - reach, side="left"), side="left")
+        e = np.searchsorted(gw, g + np.searchsorted(wt, lo + reach, side="right"), side="left")
         cnt = e - s
         total = int(cnt.sum())
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples

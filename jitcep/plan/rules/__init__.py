@@ -41,14 +41,15 @@ from . import (join_driver, join_tree, kleene_collection, match_constraints, neg
 @dataclass(frozen=True)
 class Planning:
     """What every rule may read: the logical plan, the options, the join shape asked for (None: the
-    planner's), and for the planner the statistics of the events and the window's span in its measure
-    (None without events)."""
+    planner's), and for the planner the statistics of the events, the window's span in its measure
+    (None without events) and the seconds its search may take (None: the algorithm's default)."""
 
     logical: LogicalPlan
     options: Options
     shape: object = None
     statistics: object = None
     span: float | None = None
+    budget: float | None = None
 
 
 RULES = (
@@ -65,10 +66,11 @@ RULES = (
 
 
 def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics=None,
-                  span: float | None = None) -> PhysicalPlan:
+                  span: float | None = None, budget: float | None = None) -> PhysicalPlan:
     """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see
-    :mod:`jitcep.plan.shapes`; ``statistics`` and ``span``: what a planner other than "trivial" reads)."""
-    planning = Planning(logical, options, shape, statistics, span)
+    :mod:`jitcep.plan.shapes`; ``statistics``, ``span`` and ``budget``: what a planner other than
+    "trivial" reads)."""
+    planning = Planning(logical, options, shape, statistics, span, budget)
     plan = PhysicalPlan(logical.pattern, None, tuple(logical.variables), logical.key, logical.constants,
                         logical.window, statistics=statistics, span=span)
     for rule in RULES:

@@ -1,6 +1,7 @@
 """Rule: the join order, chosen by a plan-generation algorithm on the pattern's statistics.
 
-``planner="trivial"`` (the default) and a shape given with ``plan=`` need no
+``planner="trivial"``, a shape given with ``plan=`` and a plan made without
+statistics ("auto" on a small table, :data:`jitcep.runtime.SMALL_TABLE`) need no
 statistics: the join tree is that shape, or left-deep in pattern order.  Any
 other planner sees the pattern as a join-order problem
 (:func:`jitcep.plan.planner.cardinality.join_problem`: each unit a relation
@@ -29,6 +30,8 @@ def shape(planning) -> tuple[object, tuple[str, ...]]:
     problem = join_problem(planning.logical, planning.statistics, planning.span)
     if problem.n < 3:  # one or two units: one tree up to orientation, and the join rule orients it
         return default_shape(planning.logical.positive), ()
+    budget = {} if planning.budget is None else {"budget": planning.budget}
     with noting() as notes:
-        tree = ALGORITHMS[options.planner](problem, COST_MODELS[options.cost_model], seed=options.planner_seed)
+        tree = ALGORITHMS[options.planner](problem, COST_MODELS[options.cost_model], seed=options.planner_seed,
+                                           **budget)
     return problem.shape(tree), tuple(notes)

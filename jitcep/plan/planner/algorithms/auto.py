@@ -8,7 +8,8 @@ a budget and a greedy fallback.  The rule:
 - DP-B when its estimated time (:func:`.dp_bushy.estimate`: 3^n priced
   joins at about 1 us, times ``_common.step_factor`` for a slower model's
   node term: 4 for ZStream's) is affordable in ``budget`` (twice it fits,
-  ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms: n <= 9 units under
+  ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms, and per run of the engine
+  :func:`budget_for` the table, 10 ns per event from 10 ms up to 50 ms: n <= 9 units under
   Cost_tree, n <= 7 under ZStream's model; measured in perf/README.md), which
   returns GREEDY's plan if it overruns anyway (a model without a node term is
   priced far slower);
@@ -28,6 +29,17 @@ from ._common import affordable, note, step_factor
 
 # Seconds of planning AUTO allows by default: compile-time planning should stay out of sight.
 BUDGET = 0.05
+# Per run, AUTO's budget scales with the events (:func:`budget_for`): 10 ns each, at least 10 ms.  The
+# cheapest runs cost ~12 ns per event (perf/README.md "Planner statistics"), so from 10^6 events the
+# search stays within about the run's own time, and 5 * 10^6 events or more get the whole BUDGET.  Not
+# less than 10 ms: a search that overruns its deadline falls back to another plan, so a budget near the
+# searches' own times would let the machine's load choose the plan.
+PER_EVENT, MIN_BUDGET = 1e-8, 0.01
+
+
+def budget_for(events: int) -> float:
+    """AUTO's planning budget in seconds for a run over ``events`` events (see :data:`PER_EVENT`)."""
+    return min(BUDGET, max(MIN_BUDGET, events * PER_EVENT))
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
