@@ -69,8 +69,8 @@ def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
     """Match tables of ``patterns`` over ``table``: compiled where covered, reference elsewhere.
 
     Same contract as :func:`jitcep.reference.evaluate`.  Each pattern is checked
-    with :func:`jitcep.runtime.check_supported` (Kleene groups and other
-    strategies are not compiled yet); the ones it refuses run
+    with :func:`jitcep.runtime.check_supported` (what it does not compile yet
+    is listed in its module docstring); the ones it refuses run
     on the reference evaluator, announced by one FallbackWarning naming the
     reason, so an uncovered pattern costs time, never a wrong answer.  The
     runtime also refuses (before any work) what it meets only with the table;

@@ -58,31 +58,42 @@ def even_ranges(m: int, threads: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+# One pool for the process, made at first use and never replaced: its threads start only as work
+# arrives (up to the bound), so a bound above any core count costs nothing, and no caller can find the
+# pool shut down under it.  A forked child has none of the parent's threads: it starts a pool afresh.
+_POOL_BOUND = 256
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def _workers(n: int) -> ThreadPoolExecutor:
-    """The process's pool with at least ``n`` threads, kept between calls (starting threads per join
-    cost more than a small join)."""
+def _forget_pool() -> None:
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _workers() -> ThreadPoolExecutor:
+    """The process's pool, kept between calls (starting threads per join costs more than a small join)."""
     global _pool
     with _pool_lock:
-        if _pool is None or _pool._max_workers < n:
-            old, _pool = _pool, ThreadPoolExecutor(n, thread_name_prefix="jitcep")
-            if old is not None:
-                old.shutdown(wait=False)
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_POOL_BOUND, thread_name_prefix="jitcep")
         return _pool
 
 
 def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
-    """``[fn(g0, g1) for (g0, g1) in ranges]``: the first range on this thread, each other on a pool
-    thread of its own, at once."""
+    """``[fn(g0, g1) for (g0, g1) in ranges]``: the first range on this thread, the others on pool
+    threads.  Every range has finished when this returns or raises (they write into arrays the caller
+    drops on an error); the first error, in range order, is raised."""
     if len(ranges) == 1:
         return [fn(*ranges[0])]
-    rest = [_workers(len(ranges) - 1).submit(fn, *r) for r in ranges[1:]]
+    pool = _workers()
+    rest = [pool.submit(fn, *r) for r in ranges[1:]]
     try:
         first = fn(*ranges[0])
-    except BaseException:
-        wait(rest)  # the others write into the same arrays: let them finish before the caller drops them
-        raise
+    finally:
+        wait(rest)
     return [first, *(f.result() for f in rest)]

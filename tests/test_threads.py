@@ -265,3 +265,42 @@ def test_explain_analyze_says_how_many_threads_ran():
     assert "threads" not in q.explain(df, type="type", format="dict")  # nothing ran
     with pytest.raises(OptionError, match="threads"):
         q.explain(df, type="type", analyze=True, threads=0)
+
+
+def test_a_range_past_its_share_of_the_cap_runs_again_as_one_call():
+    # two partitions of 20 one-event records: the first's are 1 tick apart (190 pairs within the window),
+    # the second's 1000 apart (none).  Split in two, each range may hold 100 pairs (half the cap): the
+    # first holds more, yet the join as a whole is under the cap, so it is run again as one call
+    pos = np.arange(40, dtype=np.int64).reshape(-1, 1)
+    goff = np.array([0, 20, 40], dtype=np.int64)
+    buf = (pos, pos[:, 0].copy(), pos[:, 0].copy(), goff)
+    ts = np.concatenate([np.arange(20), 10**6 + 1000 * np.arange(20)]).astype(np.int64)
+    one = seq_join(buf, buf, ts, ts, 100, "position", False, 200, threads=1)
+    assert len(one[0]) == 190
+    seen, spy = _ranges_seen()
+    with mock.patch.object(join, "partition_ranges", spy):
+        assert _same(seq_join(buf, buf, ts, ts, 100, "position", False, 200, threads=2), one)
+    assert seen == [2]
+
+
+def test_a_forked_child_runs_split_joins():
+    # the pool's threads do not survive a fork: the child must start its own, not wait on the parent's
+    import multiprocessing
+
+    df = pl.DataFrame({"type": ["A", "B"] * 50, "ts": list(range(100)), "k": [i % 4 for i in range(100)]})
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10")
+    want = q.run(df, type="type", threads=2).height  # the parent's pool is started
+    ctx = multiprocessing.get_context("fork")
+    child = ctx.Process(target=_run_and_exit, args=(q, df, want))
+    child.start()
+    child.join(120)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive and child.exitcode == 0
+
+
+def _run_and_exit(q, df, want):
+    import os
+
+    os._exit(0 if q.run(df, type="type", threads=2).height == want else 1)

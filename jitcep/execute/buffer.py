@@ -50,10 +50,13 @@ class Buffer:
 
     def take(self, idx: np.ndarray, goff: np.ndarray) -> "Buffer":
         """Records ``idx`` (in order) with partition offsets ``goff``."""
-        wstart = self.tstart is self.wstart
-        tstart, tend = self.tstart[idx], self.tend[idx]
+        # the kernels read "a leaf" (one event per record) and "the window measures time" from shared
+        # arrays (start is end, wstart is tstart): keep them shared
+        leaf, wstart = self.start is self.end, self.tstart is self.wstart
+        start, tstart = self.start[idx], self.tstart[idx]
+        end, tend = (start, tstart) if leaf else (self.end[idx], self.tend[idx])
         lists = {v: gather_lists(lpos, off[:-1][idx], np.diff(off)[idx]) for v, (off, lpos) in self.lists.items()}
-        return Buffer(self.vars, self.pos[idx], self.start[idx], self.end[idx], goff, tstart, tend,
+        return Buffer(self.vars, self.pos[idx], start, end, goff, tstart, tend,
                       tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx], lists)
 
     def keep(self, idx: np.ndarray) -> "Buffer":

@@ -396,18 +396,30 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
     record arrays — gives exactly the pairs of those partitions (numbered from ``g0``).  The first
     pair arrays are sized by the range's left (``sized_by`` 0), right (2) or both (1) records.  More
     than ``cap`` pairs in all is an ExplosionError, whatever the split.
+
+    ``cap`` is the last of ``args``.  Each of k ranges may hold ``cap / k`` pairs, so the ranges
+    together hold no more than one call would (the memory budget, semantics section 12, whatever the
+    thread count); a range past its share does not prove the whole past ``cap``, so the join then
+    runs again as one call with the whole cap.
     """
     Lg, Rg = L[3], R[3]
 
-    def join(g0: int, g1: int):
+    def join(g0: int, g1: int, range_cap: int):
         Lr = (*L[:3], Lg[g0:g1 + 1], *L[4:])
         Rr = (*R[:3], Rg[g0:g1 + 1], *R[4:])
         size = (sized_by != 2) * (Lg[g1] - Lg[g0]) + (sized_by != 0) * (Rg[g1] - Rg[g0])
-        li, ri, g, status = kernel(Lr, Rr, *args, *_pair_arrays(int(size)))
-        _check(status, what, cap)
+        li, ri, g, status = kernel(Lr, Rr, *args[:-1], range_cap, *_pair_arrays(int(size)))
+        _check(status, what, range_cap)
         return li, ri, g + g0 if g0 else g
 
-    parts = run_ranges(join, partition_ranges((Lg, Rg), threads))
+    ranges = partition_ranges((Lg, Rg), threads)
+    share = -(-cap // len(ranges))
+    try:
+        parts = run_ranges(lambda g0, g1: join(g0, g1, share), ranges)
+    except ExplosionError:
+        if len(ranges) == 1:
+            raise
+        parts = [join(0, len(Lg) - 1, cap)]
     li, ri, g = parts[0] if len(parts) == 1 else (np.concatenate(a) for a in zip(*parts))
     if len(li) > cap:  # the kernels stop a little past the cap (at a full output array), or per range
         _check(-1, what, cap)

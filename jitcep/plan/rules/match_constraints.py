@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...errors import UnsupportedPatternError
-from ..operators import Contiguity, NegationFilter, Scan, _Unary
+from ..operators import Contiguity, NegationFilter, NfaRuns, Scan, _Unary
 
 
 def add(plan, planning):
@@ -48,6 +48,8 @@ def _freeze(node, frozen: set[str]):
         return dataclasses.replace(node, frozen=True) if node.var in frozen else node
     if isinstance(node, _Unary):
         return dataclasses.replace(node, input=_freeze(node.input, frozen))
+    if isinstance(node, NfaRuns):  # a run's states read the leaves of their variables
+        return dataclasses.replace(node, states=tuple(_freeze(s, frozen) for s in node.states))
     return dataclasses.replace(node, left=_freeze(node.left, frozen), right=_freeze(node.right, frozen))
 
 
