@@ -44,6 +44,7 @@ from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
 from .pattern.ast import Pattern
+from .pattern.combinations import check_combination
 from .plan.planner.algorithms import auto
 from .plan.planner.sampling import estimate
 from .plan.planner.statistics import from_user, window_extent
@@ -71,6 +72,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     """
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
+    check_combination(pattern, options)  # what the semantics leaves undefined, as the reference refuses it
     # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
     logical = _logical(pattern)
     if logical.closure is not None and logical.negations and options.order == "nondecreasing_ts":

@@ -158,6 +158,13 @@ def test_constraints_on_unknown_variables_are_refused_before_work(kw):
         runtime.check_supported(SEQ3, Options(**kw))
 
 
+@pytest.mark.parametrize("kw", [dict(freeze=("b",)), dict(contiguous=(("a", "b"),))], ids=repr)
+def test_constraints_on_a_kleene_variable_are_refused_at_compile(kw):
+    # a Kleene variable binds a list, not one position (section 9): no meaning, so no run and no fallback
+    with pytest.raises(jitcep.errors.UnsupportedPatternError, match="'b', which is not a single positive"):
+        jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", **kw)
+
+
 def test_contiguity_sits_under_the_negations_over_whole_matches():
     """Section 9 applies contiguous before negation: the negation at the end filters whole matches."""
     pattern = parse("PATTERN SEQ(A a, B b, !C c) WITHIN 10")

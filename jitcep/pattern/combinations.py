@@ -13,6 +13,7 @@ from ..errors import UnsupportedPatternError
 from .ast import EventVar, Kleene, Neg, Pattern, Seq
 from .expr import Attr, Equiv, conjuncts, walk
 from .normalize import normalize
+from .structure import single_vars
 
 
 def _text(node) -> str:
@@ -34,6 +35,20 @@ def check_combination(pattern: Pattern, options) -> None:
         _check_maximal(pattern, body, items, options)
     if options.strategy != "skip_till_any_match":
         _check_linear(pattern, items, options)
+    _check_constraint_vars(body, options)
+
+
+def _check_constraint_vars(body, options) -> None:
+    """§9: ``contiguous`` and ``freeze`` relate positions of single events, so they name single positive
+    variables (a Kleene variable binds a list; validation has already refused unknown and negated names)."""
+    single = set(single_vars(body))
+    for option, names in (("contiguous", [v for group in options.contiguous for v in group]),
+                          ("freeze", list(options.freeze))):
+        for v in names:
+            if v not in single:
+                raise UnsupportedPatternError(
+                    f"{option}={getattr(options, option)!r} names {v!r}, which is not a single positive "
+                    f"variable of the pattern (semantics §9)")
 
 
 def _check_maximal(pattern: Pattern, body, items, options) -> None:

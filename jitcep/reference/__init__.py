@@ -29,7 +29,7 @@ from .analysis import analyze
 from .exprs import Ctx
 from .negation import negations_hold
 from .nfa import NfaRuns
-from .policies import active_candidates, check_constraint_vars, contiguous_ok, select
+from .policies import active_candidates, contiguous_ok, select
 from .search import AnyMatchSearch, Budget
 
 __all__ = ["evaluate"]
@@ -75,7 +75,6 @@ def _evaluate(patterns, table, options: Options | None) -> list[MatchTable]:
 def _evaluate_one(pattern: Pattern, table, options: Options, budget: Budget) -> MatchTable:
     info = analyze(pattern, table)
     check_combination(pattern, options)
-    check_constraint_vars(info, options)
     if any(c.fn(Ctx(table, {}, {})) is not True for c in info.constants):
         # a conjunct that mentions no variable applies to every match and holds only if TRUE (§4)
         return MatchTable.from_bindings([], info.single, info.lists).canonical()

@@ -10,26 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedPatternError
 from ..matches import MatchTable
 from .analysis import PatternInfo
 from .candidates import candidates
 from .exprs import value_at
-
-
-def check_constraint_vars(info: PatternInfo, options) -> None:
-    """contiguous / freeze name single positive variables of the pattern."""
-    for group in options.contiguous:
-        for v in group:
-            if v not in info.single:
-                raise UnsupportedPatternError(
-                    f"contiguous={options.contiguous!r} names {v!r}, which is not a single positive variable "
-                    f"of the pattern (semantics §9)")
-    for v in options.freeze:
-        if v not in info.single:
-            raise UnsupportedPatternError(
-                f"freeze={options.freeze!r} names {v!r}, which is not a single positive variable of the "
-                f"pattern (semantics §9)")
 
 
 def contiguous_ok(binding: dict, groups) -> bool:

@@ -7,32 +7,19 @@ and no partial match ever holds a frozen-out event.  ``contiguous`` relates
 the positions of several variables of one match: a :class:`Contiguity` filter
 over the join tree (with the closure's lists), under the negations that filter
 whole matches, since section 9 applies it before negation.  Both name single
-positive variables; any other name is refused before any work, with the
-reference evaluator's message.
+positive variables (:mod:`jitcep.pattern.combinations` refuses any other
+name at compile time).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from ...errors import UnsupportedPatternError
 from ..operators import Contiguity, NegationFilter, NfaRuns, Scan, _Unary
 
 
 def add(plan, planning):
     options = planning.options
-    single = set(planning.logical.variables)
-    for group in options.contiguous:
-        for v in group:
-            if v not in single:
-                raise UnsupportedPatternError(
-                    f"contiguous={options.contiguous!r} names {v!r}, which is not a single positive variable "
-                    f"of the pattern (semantics §9)")
-    for v in options.freeze:
-        if v not in single:
-            raise UnsupportedPatternError(
-                f"freeze={options.freeze!r} names {v!r}, which is not a single positive variable of the "
-                f"pattern (semantics §9)")
     root = plan.root
     if options.freeze:
         root = _freeze(root, set(options.freeze))
