@@ -11,11 +11,11 @@ key coding once the table is known) -> the executor
 
 What it covers (:func:`check_supported`): SEQ / AND / OR of positive
 variables, nested; negations (docs/semantics.md section 7) as elements of
-SEQ / AND; one Kleene array variable as an item of the top-level SEQ under
-``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
+SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR beside a single
+variable, under ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
 iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
 ``v[k]``, ``v[v.LEN]``), also next to negations whose conditions do not
-mention it (not under ``nondecreasing_ts``); every other predicate kind of
+mention it; every other predicate kind of
 section 4; ``[attr]`` keys; time, count and unbounded windows; the three
 orders; ``strategy="skip_till_any_match"``, ``output="all"``, no contiguity /
 freeze / consume policies.  Anything else raises
@@ -77,12 +77,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
     # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
     logical = _logical(pattern)
-    if logical.closure is not None and logical.negations and options.order == "nondecreasing_ts":
-        # ties let a list's middle members into a negation's range: they are no candidates (section 3),
-        # but the records hold only the bounding members
-        raise UnsupportedPatternError("the compiled engine does not combine a Kleene closure and a negation "
-                                      "under order=\"nondecreasing_ts\" yet")
-    if logical.closure is not None and logical.closure.prev and options.kleene == "maximal":
+    if any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
     return default_plan(pattern, options)

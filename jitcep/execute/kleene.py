@@ -20,7 +20,7 @@ import numpy as np
 from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
-from ..kernels.kleene import closure_runs, gather_lists, member_pairs, subsequences
+from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_lists, subsequences
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..plan.logical import prev_var
@@ -32,8 +32,12 @@ from .scan import leaf
 def run(node, state, execute) -> Buffer:
     K = node.closure
     buf = execute(node.input)
-    offs, members = _members(state, K, buf)
+    # a closure in an OR branch applies to the records that took it (semantics section 5)
+    app = (buf.pos[:, [buf.vars.index(v) for v in K.scope]] >= 0).any(axis=1) if K.scope else None
+    offs, members = _members(state, K, buf, app)
     src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
+    if app is not None:
+        src, off, lpos = _keep_lists(np.flatnonzero(app[src]), src, off, lpos)
     if node.span_check and len(src):
         # members tied in time with a neighbour may lie on its other side by position, so a list can
         # stretch the match past the window although each member fits alone (section 2); a maximal
@@ -45,29 +49,50 @@ def run(node, state, execute) -> Buffer:
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
         keep = np.flatnonzero(list_mask(state, K, single, off, lpos))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
+    unbound = {}
+    if app is not None:  # each record of another branch once, with the closure unbound (an empty list)
+        other = np.flatnonzero(~app)
+        order = np.argsort(np.concatenate([src, other]), kind="stable")
+        lens = np.concatenate([np.diff(off), np.zeros(len(other), np.int64)])[order]
+        off, lpos = gather_lists(lpos, np.concatenate([off[:-1], np.zeros(len(other), np.int64)])[order], lens)
+        src = np.concatenate([src, other])[order]
+        unbound[K.var] = np.concatenate([np.zeros(len(src) - len(other), np.bool_),
+                                         np.ones(len(other), np.bool_)])[order]
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
     lists = {**{v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items()},
              K.var: (off, lpos)}
+    unbound.update({v: u[src] for v, u in buf.unbound.items()})
     return Buffer(buf.vars, buf.pos[src], start, end, offsets(buf.partitions()[src], state.G), ts[start], ts[end],
-                  wt[start], wt[end], lists)
+                  wt[start], wt[end], lists, unbound)
 
 
-def _members(state, K, buf: Buffer) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets (m + 1), positions): each record's qualifying members, in position order."""
+def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets (m + 1), positions): each record's qualifying members, in position order (none for a
+    record ``app`` leaves out).
+
+    The range lies after the last bound variable the SEQ structure orders
+    before the closure and before the first bound one after it, a closure
+    already collected counting by its last / first member; events of other
+    lists are bound already, so never members (semantics section 3).
+    """
     m = len(buf)
     kleaf = leaf(state, K.var, K.types, K.filter)
     cand, cgoff = kleaf.start, kleaf.goff
-    bcols = [buf.vars.index(v) for v in K.before]
-    acols = [buf.vars.index(v) for v in K.after]
-    lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
+    bounded = buf.list_bounds(K.before, K.after) if buf.lists else buf
+    bcols = [bounded.vars.index(v) for v in K.before if v in bounded.vars]
+    acols = [bounded.vars.index(v) for v in K.after if v in bounded.vars]
+    lo, hi = negation_ranges(bounded.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, False)
-    skip = np.zeros(m, dtype=np.bool_)
+    skip = np.zeros(m, dtype=np.bool_) if app is None else ~app
     recs, evs = [], []
     kept = 0
     r = 0
     while r < m:  # pairs in (record, position) order: each record's members come out in position order
         rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, config.NEG_PAIR_BUDGET)
+        for off, lpos in buf.lists.values():
+            keep = outside_lists(rec, ev, off, lpos)
+            rec, ev = rec[keep], ev[keep]
         ok = state.pairs_pass(buf, K.member, rec, {K.var: ev})
         recs.append(rec[ok])
         evs.append(ev[ok])
@@ -93,7 +118,7 @@ def _lists(state, K, mode: str, buf: Buffer, offs: np.ndarray, members: np.ndarr
     room = memory.limit - nbytes(buf, members, offs, follows)
     src, off, lpos, over = subsequences(offs, members, state.table.ts, options.order == "strict_ts",
                                         K.min, K.max, options.max_kleene, options.max_matches,
-                                        follows, room=room)
+                                        follows, room=room, wt=state.wt, W=state.W)
     if over == -3:
         raise memory.error(f"the lists of Kleene variable {K.var!r}")
     if over == -2:

@@ -3,7 +3,7 @@
 From the normal form of the pattern (docs/semantics.md section 5) it records
 the structure the compiled engine joins (:func:`positive`: SEQ / AND / OR of
 positive variables), every negated variable with what fixes its range
-(section 7), the Kleene array variable with its neighbours (section 6), and
+(section 7), every Kleene array variable with what bounds its range (section 6), and
 each WHERE conjunct in its class (section 4), as ZStream section 4.1 places
 them: an ``[attr]`` equivalence test is the partition key, a conjunct over one
 variable that variable's filter, over several a join predicate, over none a
@@ -12,8 +12,8 @@ read the whole list; conjuncts on a negated variable are its filter or its
 conditions.  The physical plan (:mod:`jitcep.plan.rules`) is built from this
 by rules; nothing here depends on options or data.
 
-What the compiled engine does not evaluate (Kleene groups, several closures,
-a closure off the top-level SEQ, mixed Kleene references ...) raises
+What the compiled engine does not evaluate (Kleene groups, a conjunct over
+two closures, mixed Kleene references ...) raises
 :class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
 """
 
@@ -26,8 +26,8 @@ from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
 from ..pattern.normalize import normalize
-from ..pattern.printer import expr_to_text
-from ..pattern.structure import lca, negation_contexts, single_vars, walk_nodes
+from ..pattern.printer import expr_to_text, node_to_text
+from ..pattern.structure import bound_vars, lca, negation_contexts, single_vars, walk_nodes
 from ..pattern.validate import check_structure
 
 _KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
@@ -61,11 +61,17 @@ class Negated:
 
 @dataclass(frozen=True, slots=True)
 class Closure:
-    """The array variable ``T+ v[]`` of the top-level SEQ (semantics section 6; ZStream 4.4.5 KSEQ).
+    """An array variable ``T+ v[]`` (semantics section 6; ZStream 4.4.5 KSEQ).
 
-    Its members come from the events of its type between its nearest SEQ
-    neighbours (``before`` / ``after``; an open side is bounded by the window,
-    like a negation's range).  ``filter``: conjuncts on the members alone
+    Its members come from the events of its type between what the SEQ
+    structure orders before / after it (``before`` / ``after``: single
+    variables, and other array variables by their last / first member; the
+    last bound one of ``before``, the first bound one of ``after``); an open
+    side is bounded by the window, like a negation's range, and every two
+    members must fit the window too (a closure inside AND has two open
+    sides).  ``scope``: the single variables of the innermost OR branch
+    holding it (a match that took another branch leaves it unbound); empty
+    outside any OR.  ``filter``: conjuncts on the members alone
     (``v[i].x`` / plain ``v.x`` read as a single event); ``member``:
     member-wise conjuncts that also mention other variables; ``lists``:
     conjuncts read on the whole list (aggregates, ``v[k]``, ``v[v.LEN]``);
@@ -83,6 +89,7 @@ class Closure:
     after: tuple[str, ...]
     min: int
     max: int | None
+    scope: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,8 @@ class LogicalPlan:
     the joins build); ``variables``: its variables in pattern order, each with
     its types; ``filters``: the single-variable filter of each; ``joins``:
     conjuncts over several positive variables; ``key``: the ``[attr]``
-    attributes; ``constants``: conjuncts over no variable.
+    attributes; ``constants``: conjuncts over no variable; ``closures``:
+    the array variables in pattern order.
     """
 
     pattern: Pattern
@@ -105,7 +113,11 @@ class LogicalPlan:
     key: tuple[str, ...]
     constants: tuple[E.Expr, ...]
     negations: tuple[Negated, ...]
-    closure: Closure | None
+    closures: tuple[Closure, ...] = ()
+
+    @property
+    def closure_vars(self) -> tuple[str, ...]:
+        return tuple(c.var for c in self.closures)
 
 
 def prev_var(kv: str) -> str:
@@ -113,13 +125,16 @@ def prev_var(kv: str) -> str:
     return f"{kv}[i-1]"
 
 
-def display_expr(e: E.Expr, kv: str | None) -> E.Expr:
-    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (what
-    explain prints and what keys a conjunct's selectivity)."""
-    if kv is None:
+def display_expr(e: E.Expr, kvs) -> E.Expr:
+    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` for
+    each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
+    conjunct's selectivity)."""
+    kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
+    if not kvs:
         return e
-    pv = prev_var(kv)
-    return map_expr(e, lambda x: E.Attr(kv, x.attr, "i-1") if isinstance(x, E.Attr) and x.var == pv else None)
+    prevs = {prev_var(kv): kv for kv in kvs}
+    return map_expr(e, lambda x: E.Attr(prevs[x.var], x.attr, "i-1")
+                    if isinstance(x, E.Attr) and x.var in prevs else None)
 
 
 def map_expr(e: E.Expr, fn) -> E.Expr:
@@ -195,22 +210,37 @@ def positive(body: Node) -> Node:
     return rec(body)
 
 
-def _kleene_context(full: Node):
-    """(Kleene node, vars before, vars after) of the one array variable in the top-level SEQ, or None.
+def _kleene_contexts(full: Node) -> list[tuple[Kleene, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+    """(Kleene node, bound variables before, after, scope) of every array variable, in pattern order.
 
-    Anything else with a Kleene closure (a group, a closure inside AND / OR, two
-    closures) raises UnsupportedPatternError.
+    ``before`` / ``after`` are what every enclosing SEQ orders before / after
+    it (as for a negation, section 7); ``scope`` the single variables of the
+    innermost OR branch holding it.  A closure whose OR branch binds no single
+    variable is refused: the positive plan would have no record for it.
     """
-    ks = [n for n in walk_nodes(full) if isinstance(n, Kleene)]
-    if not ks:
-        return None
-    if len(ks) > 1 or not isinstance(full, Seq) or ks[0] not in full.items:
-        raise UnsupportedPatternError("the compiled engine evaluates one Kleene array variable as an item of "
-                                      "the top-level SEQ only")
-    i = next(k for k, it in enumerate(full.items) if it is ks[0])
-    before = tuple(v for it in full.items[:i] for v in single_vars(it))
-    after = tuple(v for it in full.items[i + 1:] for v in single_vars(it))
-    return ks[0], before, after
+    out = []
+
+    def rec(node, before, after, scope):
+        if isinstance(node, Kleene):
+            b = tuple(v for n in before for v in bound_vars(n))
+            a = tuple(v for n in after for v in bound_vars(n))
+            if scope is not None and not scope:
+                raise UnsupportedPatternError(
+                    f"the compiled engine needs a single variable beside the Kleene closure "
+                    f"{node_to_text(node)!r} in its OR branch")
+            out.append((node, b, a, scope or ()))
+        elif isinstance(node, Seq):
+            for i, item in enumerate(node.items):
+                rec(item, before + node.items[:i], node.items[i + 1:] + after, scope)
+        elif isinstance(node, Disj):
+            for item in node.items:
+                rec(item, before, after, single_vars(item))
+        else:
+            for c in node.children():
+                rec(c, before, after, scope)
+
+    rec(full, (), (), None)
+    return out
 
 
 # --- conjuncts ----------------------------------------------------------------
@@ -269,17 +299,17 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     check_structure(pattern.body)  # where negations and closures may stand (section 7), as validate checks
     full = flatten(pattern.body)
     contexts = negation_contexts(full)
-    kl = _kleene_context(full)
+    kls = _kleene_contexts(full)
     body = positive(full)
     var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}
-    kv = kl[0].body.name if kl is not None else None
+    kvs = tuple(k.body.name for k, *_ in kls)
 
     key: list[str] = []
-    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *((kv,) if kv else ()))}
+    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs)}
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
     constants: list[E.Expr] = []
-    kleene: dict[str, list[E.Expr]] = {"member": [], "list": [], "prev": []}
+    kleene = {kv: {"member": [], "list": [], "prev": []} for kv in kvs}
     for c in E.conjuncts(pattern.where):
         if isinstance(c, E.Equiv):
             if c.attr not in key:
@@ -288,14 +318,19 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                 for v in filters:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
-        if kv is not None and kv in E.variables(c):
+        mentioned = [kv for kv in kvs if kv in E.variables(c)]
+        if len(mentioned) > 1:
+            raise UnsupportedPatternError(f"the compiled engine does not evaluate a conjunct over two Kleene "
+                                          f"variables ({expr_to_text(c)}) yet")
+        if mentioned:
+            (kv,) = mentioned
             cls = _kleene_class(c, kv, contexts.keys())
             if cls == "prev":
-                kleene["prev"].append(_prev_ref(c, kv))
+                kleene[kv]["prev"].append(_prev_ref(c, kv))
             elif cls == "list":
-                kleene["list"].append(c)
+                kleene[kv]["list"].append(c)
             else:
-                (filters[kv] if cls == "filter" else kleene["member"]).append(_member_ref(c, kv))
+                (filters[kv] if cls == "filter" else kleene[kv]["member"]).append(_member_ref(c, kv))
             continue
         _check_expr_supported(c)
         vs = E.variables(c)
@@ -325,15 +360,14 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     for n, nc in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if kl is None and nc.top and nc.near_before and nc.near_after:
+        if not kls and nc.top and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
         negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
                                  anchor))
-    closure = None
-    if kl is not None:
-        knode, before, after = kl
-        closure = Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene["member"]),
-                          tuple(kleene["list"]), tuple(kleene["prev"]), before, after, knode.min, knode.max)
+    closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
+                             tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before, after, knode.min,
+                             knode.max, scope)
+                     for kv, (knode, before, after, scope) in zip(kvs, kls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
-                       tuple(constants), tuple(negations), closure)
+                       tuple(constants), tuple(negations), closures)

@@ -11,7 +11,7 @@ writing its decision into a node field, so the executor decides nothing:
    covering its variables (ZStream 4.1).
 3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
 4. :mod:`.join_driver`: which side drives each SEQ join.
-5. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
+5. :mod:`.kleene_collection`: one KSEQ operator per closure over the join tree.
 6. :mod:`.negation_placement`: each negation pushed down to the lowest join
    fixing its range, or over whole matches (ZStream 4.4.2).
 
