@@ -358,3 +358,86 @@ def test_maximal_list_that_breaks_a_count_window_is_no_match():
     assert matches(q, df, kleene="maximal", order="nondecreasing_ts") == M()
     assert matches(q.replace("2 EVENTS", "3 EVENTS"), df, kleene="maximal", order="nondecreasing_ts") == M(
         ((0, 2), 1))
+
+
+# --- several closures, closures inside AND and OR (semantics §6.1, §5, §3) -----------------------------
+# Each form runs compiled (semantic_helpers asserts no FallbackWarning for a covered pattern) and on the
+# reference; test_forms_are_compiled pins that these patterns are covered.
+
+FORMS = {
+    "two": "PATTERN SEQ(A a, B+ b[], C c, D+ d[], E e) WITHIN 10",
+    "adjacent": "PATTERN SEQ(A a, B+ b[], B+ d[], C c) WITHIN 10",
+    "and": "PATTERN AND(A a, B+ b[]) WITHIN 2",
+    "and_two": "PATTERN AND(A a, B+ b[], B* d[]) WITHIN 10",
+    "and_negation": "PATTERN AND(A a, B+ b[], !B n) WITHIN 10",
+    "or": "PATTERN OR(SEQ(A a, B+ b[]), C c) WITHIN 3",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_forms_are_compiled(name):
+    from jitcep import compile as compile_, runtime
+
+    q = compile_(FORMS[name])
+    runtime.check_supported(q.patterns[0], q.options)
+
+
+def test_two_closures_in_one_seq():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("C", 3), ("D", 4), ("D", 5), ("E", 6))
+    # every non-empty subsequence of {B1, B2} times every one of {D4, D5}: 3 x 3
+    bs, ds = [(1,), (2,), (1, 2)], [(4,), (5,), (4, 5)]
+    assert matches(FORMS["two"], df) == M(*[(0, b, 3, d, 6) for b in bs for d in ds])
+
+
+def test_adjacent_closures_split_the_events_between_them():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("B", 3), ("C", 4))
+    # every b-list before every d-list, both non-empty, disjoint (section 3)
+    assert matches(FORMS["adjacent"], df) == M(
+        (0, (1,), (2,), 4), (0, (1,), (3,), 4), (0, (1,), (2, 3), 4), (0, (2,), (3,), 4), (0, (1, 2), (3,), 4))
+
+
+def test_closure_inside_and_is_bounded_by_the_window_only():
+    df = events("type ts", ("B", 0), ("A", 1), ("B", 2), ("B", 3), ("B", 4))
+    # members on either side of a; every two events of the match within 2 (section 2): B0 and B3 are
+    # 3 apart, B4 is 3 after a
+    assert matches(FORMS["and"], df) == M((1, (0,)), (1, (2,)), (1, (3,)), (1, (0, 2)), (1, (2, 3)))
+
+
+def test_two_closures_inside_and_bind_distinct_events():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2))
+    # b non-empty, d possibly empty, no event in both (section 3)
+    assert matches(FORMS["and_two"], df) == M(
+        (0, (1,), ()), (0, (2,), ()), (0, (1, 2), ()), (0, (1,), (2,)), (0, (2,), (1,)))
+
+
+def test_negation_in_the_closures_and_ignores_the_members():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2))
+    # a list's members are positive events of the match, never its negated event (section 7 rule 1):
+    # [B1] spans (A0, B1), nothing inside; [B2] dies by B1 inside (A0, B2); [B1, B2] holds B1 itself
+    assert matches(FORMS["and_negation"], df) == M((0, (1,)), (0, (1, 2)))
+
+
+def test_closure_in_an_or_branch_is_unbound_in_the_other():
+    df = events("type ts", ("A", 0), ("B", 1), ("C", 2), ("B", 3))
+    assert matches(FORMS["or"], df) == M((0, (1,), None), (0, (3,), None), (0, (1, 3), None), (None, None, 2))
+
+
+def test_negation_beside_a_closure_under_nondecreasing_ts():
+    # B1 and B2 tie in time with C: a list member is never the negated event, but the other B,
+    # tied with the list's last member, lies between it and c (section 7, ties admitted)
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 1), ("C", 1))
+    q = "PATTERN SEQ(A a, B+ b[], !B n, C c) WITHIN 10"
+    assert matches(q, df, order="nondecreasing_ts") == M((0, (1, 2), 3))
+
+
+def test_maximal_two_closures_in_one_seq():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("C", 3), ("D", 4), ("D", 5), ("E", 6))
+    assert matches(FORMS["two"], df, kleene="maximal") == M((0, (1, 2), 3, (4, 5), 6))
+
+
+def test_conjunct_over_two_closures_still_falls_back():
+    from jitcep import compile as compile_, runtime
+
+    q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE count(b) = count(d) WITHIN 10")
+    with pytest.raises(UnsupportedPatternError, match="two Kleene variables"):
+        runtime.check_supported(q.patterns[0], q.options)
