@@ -63,7 +63,8 @@ class Buffer:
     def list_bounds(self, before, after) -> "Buffer":
         """This buffer with a column per array variable holding the member that bounds a range lying
         after ``before`` and before ``after`` (the variables a SEQ orders so): its last member if it is
-        in ``before``, its first if in ``after``, else -1 (none; an empty list bounds nothing either)."""
+        in ``before``, its first if in ``after``, else -1 (none; an empty list bounds nothing either); the
+        lists themselves stay."""
         cols, names = [self.pos], self.vars
         for v, (off, lpos) in self.lists.items():
             first, last = list_ends(off, lpos)
@@ -71,7 +72,7 @@ class Buffer:
             cols.append(bound[:, None])
             names = names + (v,)
         return Buffer(names, np.concatenate(cols, axis=1), self.start, self.end, self.goff, self.tstart, self.tend,
-                      self.wstart, self.wend)
+                      self.wstart, self.wend, self.lists, self.unbound)
 
     def keep(self, idx: np.ndarray) -> "Buffer":
         """Records ``idx`` (ascending: the partition order stays)."""

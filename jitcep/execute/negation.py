@@ -25,14 +25,13 @@ def run(node, state, execute) -> Buffer:
     buf = execute(node.input)
     if not len(buf):
         return buf
-    killed = _killed(state, node.neg, buf.list_bounds(node.neg.before, node.neg.after) if buf.lists else buf,
-                     buf.lists)
+    killed = _killed(state, node.neg, buf.list_bounds(node.neg.before, node.neg.after) if buf.lists else buf)
     if not killed.any():
         return buf
     return buf.keep(np.flatnonzero(~killed))
 
 
-def _killed(state, neg, buf: Buffer, lists: dict) -> np.ndarray:
+def _killed(state, neg, buf: Buffer) -> np.ndarray:
     """Which records of ``buf`` (not empty) some event of negated variable ``neg`` kills.
 
     A negation without conditions over records without Kleene lists is
@@ -40,7 +39,7 @@ def _killed(state, neg, buf: Buffer, lists: dict) -> np.ndarray:
     with the generated predicates, a chunk at a time, and a record dies with
     its first pair passing every condition that applies (a condition whose
     other variables are unbound, an OR branch not taken, does not apply:
-    section 4).  A member of the record's ``lists`` is a positive event of
+    section 4).  A member of the record's lists is a positive event of
     the match, never a candidate (section 7, condition 1): a closure in the
     negation's AND, or a list's middle members tied in time with its
     neighbours under ``nondecreasing_ts``, may lie in its range.
@@ -52,6 +51,7 @@ def _killed(state, neg, buf: Buffer, lists: dict) -> np.ndarray:
     acols = [buf.vars.index(v) for v in neg.after if v in buf.vars]
     lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, neg.in_conj)
+    lists = buf.lists
     if not neg.conds and not lists:
         return killed_unconditionally(buf.pos, lo, hi, cand)
     killed = np.zeros(m, dtype=np.bool_)
