@@ -47,7 +47,7 @@ def run(node, state, execute) -> Buffer:
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     if K.lists and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
-        keep = np.flatnonzero(list_mask(state, K, single, off, lpos))
+        keep = np.flatnonzero(list_mask(state, K.var, K.lists, single, off, lpos))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     unbound = {}
     if app is not None:  # each record of another branch once, with the closure unbound (an empty list)

@@ -1,7 +1,8 @@
 """List conjuncts of a closure (semantics section 4: aggregates, ``v[k]``, ``v[v.LEN]``), once per list.
 
 Each conjunct is rewritten over one virtual variable whose "event" is the
-(record, list) and whose columns are the aggregates and the gathered
+item tested (a (record, list), or a (record, negated candidate) pair reading
+the record's list) and whose columns are the aggregates and the gathered
 attributes, then compiled like any predicate.
 """
 
@@ -26,13 +27,21 @@ class _VirtualTable:
         self.ts, self.columns = ts, columns
 
 
-def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
-    """Which lists (CSR ``off`` / ``lpos``, list j with the single variables' events ``single[v][j]``)
-    satisfy every list conjunct of closure ``K``."""
+def list_mask(state, kv: str, conds, single: dict, off: np.ndarray, lpos: np.ndarray,
+              rows: np.ndarray | None = None) -> np.ndarray:
+    """Which items satisfy every conjunct of ``conds`` reading the lists of closure ``kv`` (CSR ``off`` /
+    ``lpos``): item j reads list ``rows[j]`` (None: list j) and the events ``single[v][j]`` of the other
+    variables."""
     table = state.table
-    n = len(off) - 1
     lens = np.diff(off)
+    n = len(lens) if rows is None else len(rows)
     cols: dict = {}
+
+    def per_item(c: Column) -> Column:
+        if rows is None:
+            return c
+        return Column(c.kind, c.values[rows], None if c.valid is None else c.valid[rows], c.dictionary,
+                      c.temporal)
 
     def gather(attr: str, p: np.ndarray):
         col = table.column(attr)
@@ -44,7 +53,7 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
 
     def aggregate(x: E.Agg) -> Column:
         if x.func == "count":
-            return Column("int", lens.astype(np.int64), None)
+            return per_item(Column("int", lens.astype(np.int64), None))
         c = gather(x.attr, lpos)
         kinds.result_kind(x.func, c.temporal or c.kind, shown=(f"{x.var}.{x.attr}", ""))  # semantics section 4
         if c.kind not in ("int", "float"):  # min / max of strings: the kernel aggregates numbers only
@@ -52,7 +61,8 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
                                           f"attribute ({x.var}.{x.attr}) yet")
         valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
         vals, ok = segment_aggregate(off, c.values, valid, x.func)
-        return Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (), c.temporal)
+        return per_item(Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (),
+                               c.temporal))
 
     def member(x: E.Attr) -> Column:
         if x.index == "len":
@@ -61,30 +71,30 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
             k = int(x.index)
             at = np.minimum(off[:-1] + k - 1, max(len(lpos) - 1, 0))
             p = np.where(lens >= k, lpos[at] if len(lpos) else -1, -1)
-        return gather(x.attr, p)
+        return gather(x.attr, p if rows is None else p[rows])
 
     def virt(x):
         if isinstance(x, E.Agg):
             name = f"{x.func}({x.attr})"
             make = lambda: aggregate(x)  # noqa: E731
         elif isinstance(x, E.Attr):
-            name = f"[{x.index}].{x.attr}" if x.var == K.var else f"{x.var}.{x.attr}"
-            make = (lambda: member(x)) if x.var == K.var else (lambda: gather(x.attr, single[x.var]))
+            name = f"[{x.index}].{x.attr}" if x.var == kv else f"{x.var}.{x.attr}"
+            make = (lambda: member(x)) if x.var == kv else (lambda: gather(x.attr, single[x.var]))
         else:
             return None
         if name not in cols:
             cols[name] = make()
         return E.Attr("_m", name)
 
-    conds = [map_expr(c, virt) for c in K.lists]
+    virtual = [map_expr(c, virt) for c in conds]
     specs = {name: ColumnSpec(name, c.temporal or c.kind, c.valid is not None) for name, c in cols.items()}
-    ps = PredicateSet(conds, specs)
+    ps = PredicateSet(virtual, specs)
     bound = ps.bind(_VirtualTable(np.zeros(n, np.int64), cols))
     P = np.arange(n, dtype=np.int64)[None, :]
     keep = np.ones(n, dtype=np.bool_)
-    for i, c in enumerate(K.lists):
+    for i, c in enumerate(conds):
         app = np.ones(n, dtype=np.bool_)
-        for v in E.variables(c) - {K.var}:
+        for v in E.variables(c) - {kv}:
             app &= single[v] >= 0  # a conjunct on an OR branch not taken does not apply
         if app.any():
             keep[app] &= ps.mask(i, P[:, app], bound)

@@ -16,8 +16,10 @@ import numpy as np
 
 from .. import config
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
-from ..kernels.kleene import outside_lists
+from ..kernels.kleene import gather_lists, outside_lists
+from ..pattern import expr as E
 from .buffer import Buffer
+from .lists import list_mask
 from .scan import leaf
 
 
@@ -52,8 +54,11 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, neg.in_conj)
     lists = buf.lists
-    if not neg.conds and not lists:
+    if not neg.conds and not neg.list_conds and not lists:
         return killed_unconditionally(buf.pos, lo, hi, cand)
+    # conditions reading a closure member-wise hold for every member (section 4): tested per member
+    per_member = {v: [c for c in neg.conds if v in E.variables(c)] for v in lists}
+    plain = [c for c in neg.conds if not E.variables(c) & lists.keys()]
     killed = np.zeros(m, dtype=np.bool_)
     r = 0
     while r < m:
@@ -61,5 +66,30 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
         for off, lpos in lists.values():
             keep = outside_lists(rec, ev, off, lpos)
             rec, ev = rec[keep], ev[keep]
-        killed[rec[state.pairs_pass(buf, neg.conds, rec, {neg.var: ev})]] = True
+        ok = state.pairs_pass(buf, plain, rec, {neg.var: ev})
+        for v, conds in per_member.items():
+            if conds:
+                ok &= _every_member(state, buf, conds, v, neg.var, rec, ev, ok)
+        for c in neg.list_conds:
+            (v,) = E.variables(c) & lists.keys()
+            idx = np.flatnonzero(ok)
+            single = {u: buf.pos[rec[idx], i] for i, u in enumerate(buf.vars) if u not in lists}
+            single[neg.var] = ev[idx]
+            ok[idx] = list_mask(state, v, (c,), single, *lists[v], rows=rec[idx])
+        killed[rec[ok]] = True
     return killed
+
+
+def _every_member(state, buf: Buffer, conds, kv: str, nv: str, rec, ev, ok) -> np.ndarray:
+    """Which pairs (record ``rec[i]``, candidate ``ev[i]``) not already failed (``ok``) pass ``conds``
+    with ``kv`` bound to every member of the record's list in turn (an empty list: vacuously)."""
+    off, lpos = buf.lists[kv]
+    idx = np.flatnonzero(ok)
+    counts = np.diff(off)[rec[idx]]
+    _, members = gather_lists(lpos, off[:-1][rec[idx]], counts)
+    pair = np.repeat(idx, counts)
+    state.memory.check(24 * len(pair), f"the (match, negated event, member) triples of {kv!r}", buf)
+    fails = ~state.pairs_pass(buf, conds, rec[pair], {nv: ev[pair], kv: members})
+    out = np.ones(len(rec), dtype=np.bool_)
+    out[pair[fails]] = False
+    return out

@@ -57,6 +57,7 @@ class Negated:
     after: tuple[str, ...]
     in_conj: bool
     anchor: frozenset[str] | None = None
+    list_conds: tuple[E.Expr, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,12 +266,9 @@ def _check_expr_supported(e: E.Expr) -> None:
             raise UnsupportedPatternError("an equivalence test [attr] is allowed only as a top-level conjunct")
 
 
-def _kleene_class(c: E.Expr, kv: str, negated) -> str:
-    """The class of a conjunct on closure ``kv``: "prev", "list", "filter" or "member" (or raise)."""
-    if E.variables(c) & negated:
-        raise UnsupportedPatternError(
-            f"the compiled engine does not evaluate a negation condition on a Kleene variable "
-            f"({expr_to_text(c)}) yet")
+def _kleene_class(c: E.Expr, kv: str) -> str:
+    """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "filter" or
+    "member" (or raise)."""
     for n in E.walk(c):
         if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
             raise UnsupportedPatternError(f"unsupported conjunct {c}")
@@ -286,6 +284,26 @@ def _kleene_class(c: E.Expr, kv: str, negated) -> str:
     if kind == "list":
         return "list"
     return "filter" if E.variables(c) == {kv} else "member"
+
+
+def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str, str]:
+    """(negated variable, "member" or "list") of a negation condition reading closure ``kv`` (or raise)."""
+    negs = E.variables(c) & negated
+    if len(negs) > 1:
+        raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
+    if isinstance(lca(full, frozenset(E.variables(c))), Disj):
+        raise UnsupportedPatternError(f"predicate over variables of different OR branches: "
+                                      f"{sorted(E.variables(c))}")
+    for x in E.walk(c):
+        if isinstance(x, E.Agg) and x.var != kv or isinstance(x, E.Equiv) or \
+                isinstance(x, E.Attr) and x.var != kv and x.index is not None:
+            raise UnsupportedPatternError(f"unsupported conjunct {expr_to_text(c)}")
+    kind = kleene_ref_kind(c, kv)
+    if kind in ("prev", "mixed"):
+        raise UnsupportedPatternError(f"the compiled engine does not evaluate a negation condition reading "
+                                      f"{kv}[i-1] or both members and the whole list of {kv} "
+                                      f"({expr_to_text(c)}) yet")
+    return next(iter(negs)), kind
 
 
 def logical_plan(pattern: Pattern) -> LogicalPlan:
@@ -307,6 +325,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     key: list[str] = []
     filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs)}
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
+    list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
     constants: list[E.Expr] = []
     kleene = {kv: {"member": [], "list": [], "prev": []} for kv in kvs}
@@ -322,9 +341,17 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
         if len(mentioned) > 1:
             raise UnsupportedPatternError(f"the compiled engine does not evaluate a conjunct over two Kleene "
                                           f"variables ({expr_to_text(c)}) yet")
+        if mentioned and E.variables(c) & contexts.keys():
+            (kv,) = mentioned
+            n, cls = _negation_kleene_class(c, kv, contexts.keys(), full)
+            if cls == "list":
+                list_conds[n].append(c)
+            else:
+                conds[n].append(_member_ref(c, kv))
+            continue
         if mentioned:
             (kv,) = mentioned
-            cls = _kleene_class(c, kv, contexts.keys())
+            cls = _kleene_class(c, kv)
             if cls == "prev":
                 kleene[kv]["prev"].append(_prev_ref(c, kv))
             elif cls == "list":
@@ -363,7 +390,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
         if not kls and nc.top and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
         negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
-                                 anchor))
+                                 anchor, tuple(list_conds[n])))
     closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
                              tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before, after, knode.min,
                              knode.max, scope)
