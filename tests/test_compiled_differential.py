@@ -436,8 +436,11 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     adjacent nor at both ends, section 6.2); "and", ``b`` inside an AND (the
     whole pattern, or nested in a SEQ); "or", ``b`` in one branch of an OR;
     "and+negation", the "and" form with a negated variable in the closure's
-    AND or beside it.  Conjuncts: filters, member-wise ones with a single
-    variable of its OR branch, list conjuncts and (under "all") iterative ones.
+    AND or beside it; "seq+negation", ``b`` and a negated variable ``n`` at
+    any index of a SEQ (under every order).  Conjuncts: filters, member-wise
+    ones with a single variable of its OR branch, list conjuncts and (under
+    "all") iterative ones; with a negation, also a condition on ``n`` reading
+    ``b`` member-wise or its whole list (section 7).
     """
     rng = random.Random(60_000 + seed + 1000 * len(form))
 
@@ -475,6 +478,11 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             grown = Conj((*inner.items, n)) if rng.random() < 0.7 else Seq((inner, n) if rng.random() < 0.5
                                                                              else (n, inner))
             body = grown if inner is body else Seq(tuple(grown if i is inner else i for i in body.items))
+    elif form == "seq+negation":
+        items = list(singles)
+        items.insert(rng.randint(0, len(items)), closure("b"))
+        items.insert(rng.randint(0, len(items)), Neg(EventVar("n", rng.choice([("A",), ("B",), None]))))
+        body = Seq(tuple(items))
     else:  # "or": b beside the branch's single variables, the other branch a single variable
         branch = rng.choice([Seq, Conj])((singles[0], closure("b"))) if len(singles) < 3 else \
             Seq((singles[0], closure("b"), singles[1]))
@@ -496,6 +504,18 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             ])())
         if kleene == "all" and rng.random() < 0.3:
             conj.append(E.Cmp(rng.choice(E.CMP_OPS), E.Attr(k, "x", "i"), E.Attr(k, "x", "i-1")))
+    if form.endswith("negation"):
+        ng = random.Random(70_000 + seed)
+        if ng.random() < 0.3:
+            conj.append(_single(ng, "n"))
+        conj.append(ng.choice([
+            lambda: E.Cmp(ng.choice(E.CMP_OPS), A("n", "x"), A("b", "x")),
+            lambda: E.Cmp(">", A("n", "x"), E.Arith("+", E.Attr("b", "x", "i"), A(ng.choice(scope), "x"))),
+            lambda: E.Cmp("<", A("n", "x"), E.Agg(ng.choice(["sum", "max", "min", "avg"]), "b", "x")),
+            lambda: E.Cmp(">=", A("n", "x"), E.Agg("count", "b")),
+            lambda: E.Cmp("!=", A("n", "s"), E.Attr("b", "s", ng.choice([1, "len"]))),
+            lambda: _multi(ng, "n", ng.choice(scope)),
+        ])())
     window = rng.choices([TimeWindow(rng.randint(2, 8)), CountWindow(rng.randint(3, 8)), Unbounded()],
                          weights=[6, 3, 1])[0]
     order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
@@ -533,7 +553,8 @@ def _kleene_tuples(mt):
 
 KLEENE_MODES = ["maximal", "all", "maximal+negation", "all+negation"]
 # closures where gen_kleene_pattern puts none (gen_kleene_form): fewer patterns and streams each
-KLEENE_FORMS = ["all+multi", "maximal+multi", "all+and", "all+and+negation", "all+or"]
+KLEENE_FORMS = ["all+multi", "maximal+multi", "all+and", "all+and+negation", "all+or", "all+seq+negation",
+                "maximal+seq+negation"]
 N_KLEENE_FORM_PATTERNS = 6
 N_KLEENE_FORM_STREAMS = 80
 

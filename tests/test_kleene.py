@@ -441,3 +441,28 @@ def test_conjunct_over_two_closures_still_falls_back():
     q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE count(b) = count(d) WITHIN 10")
     with pytest.raises(UnsupportedPatternError, match="two Kleene variables"):
         runtime.check_supported(q.patterns[0], q.options)
+
+
+# --- negation conditions that read a closure (semantics §7 with §4's quantification) ---------------------
+
+NEG_B = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("D", 3, 3), ("C", 4, 0))
+
+
+def test_negation_condition_on_every_member():
+    # D3 (x=3) lies between every list and C4; it kills a list only if 3 > x of every member:
+    # [B1] (5) no, [B2] (1) yes, [B1, B2] no
+    q = "PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b.x WITHIN 10"
+    assert matches(q, NEG_B) == M((0, (1,), 4), (0, (1, 2), 4))
+
+
+def test_negation_condition_on_the_whole_list():
+    # 3 < count(b) + 2 only for the two-member list
+    q = "PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x < count(b) + 2 WITHIN 10"
+    assert matches(q, NEG_B) == M((0, (1,), 4), (0, (2,), 4))
+
+
+def test_negation_condition_on_the_members_of_an_empty_list_holds():
+    # b = []: "for every member" holds vacuously, so D2 (after a, before c) kills; [B1]: 3 > 5 fails
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("D", 2, 3), ("C", 3, 0))
+    q = "PATTERN SEQ(A a, B* b[], !D n, C c) WHERE n.x > b.x WITHIN 10"
+    assert matches(q, df) == M((0, (1,), 3))
