@@ -1,13 +1,18 @@
 """KleeneCollect: ZStream's KSEQ (4.4.5), the closure's lists for every record of its input (semantics section 6).
 
 The members of a record are the qualifying events of the closure's leaf in
-its range (found like a negation's range, two binary searches per record)
-that pass the member-wise conjuncts mentioning other variables, tested on
-(record, event) pairs by the generated predicates.  The bounds then make the
-lists: under ``kleene="maximal"`` (6.2) the one list, or ZStream's sliding
-runs for ``{n,m}``; under ``kleene="all"`` (6.1) every subsequence of the
-members whose length they allow and whose consecutive members pass the
-iterative conjuncts (SASE+ section 2), at most ``max_kleene`` per record.
+its range (found like a negation's range, two binary searches per record; a
+closure collected before counts by its last / first member), other than the
+record's events and other lists' members (section 3), that pass the
+member-wise conjuncts mentioning other variables, tested on (record, event)
+pairs by the generated predicates.  The bounds then make the lists: under
+``kleene="maximal"`` (6.2) the one list, or ZStream's sliding runs for
+``{n,m}``; under ``kleene="all"`` (6.1) every subsequence of the members
+whose length they allow, whose members fit the window pairwise (a closure
+inside AND has no neighbour to do it) and whose consecutive members pass the
+iterative conjuncts (SASE+ section 2), at most ``max_kleene`` per record.  A
+closure in an OR branch makes lists for the records that took its branch;
+the others keep one empty list, marked unbound.
 List conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``) are evaluated once per
 list (:mod:`jitcep.execute.lists`).  Each (record, list) is one output
 record, spanning the record and its members.

@@ -183,7 +183,8 @@ def flatten(node: Node) -> Node:
         if isinstance(n, Neg) and not isinstance(n.var, EventVar):
             raise UnsupportedPatternError("a negation must be of a single variable")
         if isinstance(n, Kleene) and not isinstance(n.body, EventVar):
-            raise UnsupportedPatternError("the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) yet")
+            raise UnsupportedPatternError(f"the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) "
+                                          f"yet: {node_to_text(n)!r}")
         if not isinstance(n, (Seq, Conj, Disj, Neg, Kleene, EventVar)):
             raise UnsupportedPatternError(f"unknown structure node {type(n).__name__}")
     return node
