@@ -466,3 +466,12 @@ def test_negation_condition_on_the_members_of_an_empty_list_holds():
     df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("D", 2, 3), ("C", 3, 0))
     q = "PATTERN SEQ(A a, B* b[], !D n, C c) WHERE n.x > b.x WITHIN 10"
     assert matches(q, df) == M((0, (1,), 3))
+
+
+def test_negation_condition_on_a_closure_of_an_or_branch_not_taken_does_not_apply():
+    df = events("type ts x", ("A", 0, 1), ("D", 1, 5), ("E", 2, 3), ("F", 3, 2), ("B", 4, 0), ("C", 5, 9),
+                ("E", 6, 1), ("F", 7, 0))
+    # branch d: b unbound, so the condition does not apply and any E between d and f kills (E2, E6);
+    # branch (b, c): only E6 lies between C5 and F7, and 1 > count([B4]) = 1 fails
+    q = "PATTERN SEQ(A a, OR(SEQ(B+ b[], C c), D d), !E n, F f) WHERE n.x > count(b) WITHIN 10"
+    assert matches(q, df) == M((0, (4,), 5, None, 7))

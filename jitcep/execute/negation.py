@@ -72,7 +72,8 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
                 ok &= _every_member(state, buf, conds, v, neg.var, rec, ev, ok)
         for c in neg.list_conds:
             (v,) = E.variables(c) & lists.keys()
-            idx = np.flatnonzero(ok)
+            # a closure of an OR branch not taken is unbound: a condition on it does not apply (section 4)
+            idx = np.flatnonzero(ok & ~buf.unbound[v][rec]) if v in buf.unbound else np.flatnonzero(ok)
             single = {u: buf.pos[rec[idx], i] for i, u in enumerate(buf.vars) if u not in lists}
             single[neg.var] = ev[idx]
             ok[idx] = list_mask(state, v, (c,), single, *lists[v], rows=rec[idx])
