@@ -435,10 +435,21 @@ def test_maximal_two_closures_in_one_seq():
     assert matches(FORMS["two"], df, kleene="maximal") == M((0, (1, 2), 3, (4, 5), 6))
 
 
-def test_conjunct_over_two_closures_still_falls_back():
+def test_list_conjunct_over_two_closures():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("C", 3, 0), ("D", 4, 2), ("D", 5, 3))
+    # tested once both lists are made: count(b) = count(d) pairs lists of equal length, 3 + 1 of them;
+    # sum(b.x) > max(d.x) keeps those with b's sum above d's maximum
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE count(b) = count(d) WITHIN 10"
+    assert matches(q, df) == M(*[(0, b, 3, d) for b in [(1,), (2,)] for d in [(4,), (5,)]],
+                               (0, (1, 2), 3, (4, 5)))
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE count(b) = count(d) AND sum(b.x) > max(d.x) WITHIN 10"
+    assert matches(q, df) == M((0, (1,), 3, (4,)), (0, (1,), 3, (5,)), (0, (1, 2), 3, (4, 5)))
+
+
+def test_member_wise_conjunct_over_two_closures_still_falls_back():
     from jitcep import compile as compile_, runtime
 
-    q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE count(b) = count(d) WITHIN 10")
+    q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x WITHIN 10")
     with pytest.raises(UnsupportedPatternError, match="two Kleene variables"):
         runtime.check_supported(q.patterns[0], q.options)
 

@@ -28,6 +28,7 @@ from ..errors import ExplosionError
 from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_lists, subsequences
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
+from ..pattern import expr as E
 from ..plan.logical import prev_var
 from .buffer import Buffer, list_ends, offsets
 from .lists import list_mask
@@ -52,7 +53,11 @@ def run(node, state, execute) -> Buffer:
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     if K.lists and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
-        keep = np.flatnonzero(list_mask(state, K.var, K.lists, single, off, lpos))
+        # a list conjunct may read closures collected before this one too (their lists per record)
+        read = {v for c in K.lists for v in E.variables(c)}
+        lists = {v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items() if v in read}
+        keep = np.flatnonzero(list_mask(state, K.lists, single, {**lists, K.var: (off, lpos)},
+                                        unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     unbound = {}
     if app is not None:  # each record of another branch once, with the closure unbound (an empty list)

@@ -27,14 +27,15 @@ class _VirtualTable:
         self.ts, self.columns = ts, columns
 
 
-def list_mask(state, kv: str, conds, single: dict, off: np.ndarray, lpos: np.ndarray,
-              rows: np.ndarray | None = None) -> np.ndarray:
-    """Which items satisfy every conjunct of ``conds`` reading the lists of closure ``kv`` (CSR ``off`` /
-    ``lpos``): item j reads list ``rows[j]`` (None: list j) and the events ``single[v][j]`` of the other
-    variables."""
+def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None = None,
+              unbound: dict | None = None) -> np.ndarray:
+    """Which items satisfy every conjunct of ``conds`` reading closures' lists (``lists[kv]``: CSR
+    offsets and positions, aligned list by list): item j reads list ``rows[j]`` of each (None: list j)
+    and the events ``single[v][j]`` of the single variables.  ``unbound[kv]`` (per list): the closure is
+    unbound there (an OR branch not taken), and a conjunct reading it does not apply (section 4)."""
     table = state.table
-    lens = np.diff(off)
-    n = len(lens) if rows is None else len(rows)
+    unbound = unbound or {}
+    n = len(next(iter(lists.values()))[0]) - 1 if rows is None else len(rows)
     cols: dict = {}
 
     def per_item(c: Column) -> Column:
@@ -52,6 +53,8 @@ def list_mask(state, kv: str, conds, single: dict, off: np.ndarray, lpos: np.nda
         return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary, col.temporal)
 
     def aggregate(x: E.Agg) -> Column:
+        off, lpos = lists[x.var]
+        lens = np.diff(off)
         if x.func == "count":
             return per_item(Column("int", lens.astype(np.int64), None))
         c = gather(x.attr, lpos)
@@ -65,6 +68,8 @@ def list_mask(state, kv: str, conds, single: dict, off: np.ndarray, lpos: np.nda
                                c.temporal))
 
     def member(x: E.Attr) -> Column:
+        off, lpos = lists[x.var]
+        lens = np.diff(off)
         if x.index == "len":
             p = list_ends(off, lpos)[1]
         else:
@@ -75,11 +80,12 @@ def list_mask(state, kv: str, conds, single: dict, off: np.ndarray, lpos: np.nda
 
     def virt(x):
         if isinstance(x, E.Agg):
-            name = f"{x.func}({x.attr})"
+            name = f"{x.func}({x.var}.{x.attr})"
             make = lambda: aggregate(x)  # noqa: E731
         elif isinstance(x, E.Attr):
-            name = f"[{x.index}].{x.attr}" if x.var == kv else f"{x.var}.{x.attr}"
-            make = (lambda: member(x)) if x.var == kv else (lambda: gather(x.attr, single[x.var]))
+            listed = x.var in lists
+            name = f"{x.var}[{x.index}].{x.attr}" if listed else f"{x.var}.{x.attr}"
+            make = (lambda: member(x)) if listed else (lambda: gather(x.attr, single[x.var]))
         else:
             return None
         if name not in cols:
@@ -94,8 +100,12 @@ def list_mask(state, kv: str, conds, single: dict, off: np.ndarray, lpos: np.nda
     keep = np.ones(n, dtype=np.bool_)
     for i, c in enumerate(conds):
         app = np.ones(n, dtype=np.bool_)
-        for v in E.variables(c) - {kv}:
-            app &= single[v] >= 0  # a conjunct on an OR branch not taken does not apply
+        for v in E.variables(c):  # a conjunct on an OR branch not taken does not apply
+            if v in lists:
+                if v in unbound:
+                    app &= ~(unbound[v] if rows is None else unbound[v][rows])
+            else:
+                app &= single[v] >= 0
         if app.any():
             keep[app] &= ps.mask(i, P[:, app], bound)
     return keep

@@ -76,7 +76,7 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
             idx = np.flatnonzero(ok & ~buf.unbound[v][rec]) if v in buf.unbound else np.flatnonzero(ok)
             single = {u: buf.pos[rec[idx], i] for i, u in enumerate(buf.vars) if u not in lists}
             single[neg.var] = ev[idx]
-            ok[idx] = list_mask(state, v, (c,), single, *lists[v], rows=rec[idx])
+            ok[idx] = list_mask(state, (c,), single, {v: lists[v]}, rows=rec[idx])
         killed[rec[ok]] = True
     return killed
 

@@ -267,6 +267,14 @@ def _check_expr_supported(e: E.Expr) -> None:
             raise UnsupportedPatternError("an equivalence test [attr] is allowed only as a top-level conjunct")
 
 
+def _check_list_refs(c: E.Expr, kvs: set[str]) -> None:
+    """Refuse aggregates over, and indexes into, anything but the closures ``kvs``; ``[attr]`` inside."""
+    for n in E.walk(c):
+        if isinstance(n, E.Agg) and n.var not in kvs or isinstance(n, E.Equiv) or \
+                isinstance(n, E.Attr) and n.var not in kvs and n.index is not None:
+            raise UnsupportedPatternError(f"unsupported conjunct {expr_to_text(c)}")
+
+
 def _kleene_class(c: E.Expr, kv: str) -> str:
     """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "filter" or
     "member" (or raise)."""
@@ -295,10 +303,7 @@ def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str
     if isinstance(lca(full, frozenset(E.variables(c))), Disj):
         raise UnsupportedPatternError(f"predicate over variables of different OR branches: "
                                       f"{sorted(E.variables(c))}")
-    for x in E.walk(c):
-        if isinstance(x, E.Agg) and x.var != kv or isinstance(x, E.Equiv) or \
-                isinstance(x, E.Attr) and x.var != kv and x.index is not None:
-            raise UnsupportedPatternError(f"unsupported conjunct {expr_to_text(c)}")
+    _check_list_refs(c, {kv})
     kind = kleene_ref_kind(c, kv)
     if kind in ("prev", "mixed"):
         raise UnsupportedPatternError(f"the compiled engine does not evaluate a negation condition reading "
@@ -340,8 +345,13 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             continue
         mentioned = [kv for kv in kvs if kv in E.variables(c)]
         if len(mentioned) > 1:
-            raise UnsupportedPatternError(f"the compiled engine does not evaluate a conjunct over two Kleene "
-                                          f"variables ({expr_to_text(c)}) yet")
+            # read on whole lists only, it is tested once every list it reads is made: by the last closure
+            if E.variables(c) & contexts.keys() or any(kleene_ref_kind(c, kv) != "list" for kv in mentioned):
+                raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables "
+                                              f"only on their whole lists ({expr_to_text(c)}) yet")
+            _check_list_refs(c, set(mentioned))
+            kleene[mentioned[-1]]["list"].append(c)
+            continue
         if mentioned and E.variables(c) & contexts.keys():
             (kv,) = mentioned
             n, cls = _negation_kleene_class(c, kv, contexts.keys(), full)
