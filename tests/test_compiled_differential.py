@@ -559,7 +559,7 @@ KLEENE_MODES = ["maximal", "all", "maximal+negation", "all+negation"]
 KLEENE_FORMS = ["all+multi", "maximal+multi", "all+and", "all+and+negation", "all+or", "all+seq+negation",
                 "maximal+seq+negation"]
 N_KLEENE_FORM_PATTERNS = 6
-N_KLEENE_FORM_STREAMS = 80
+N_KLEENE_FORM_STREAMS = 60
 
 
 def _kleene_case(seed, mode, n_streams):
