@@ -486,3 +486,37 @@ def test_negation_condition_on_a_closure_of_an_or_branch_not_taken_does_not_appl
     # branch (b, c): only E6 lies between C5 and F7, and 1 > count([B4]) = 1 fails
     q = "PATTERN SEQ(A a, OR(SEQ(B+ b[], C c), D d), !E n, F f) WHERE n.x > count(b) WITHIN 10"
     assert matches(q, df) == M((0, (4,), 5, None, 7))
+
+
+@pytest.mark.parametrize("text", [
+    "PATTERN AND(A a, B+ b[]) WITHIN 5",                        # not an element of a SEQ (§6.2)
+    "PATTERN OR(SEQ(A a, B+ b[]), C c) WITHIN 5",
+    "PATTERN SEQ(A a, B+ b[], D+ d[], C c) WITHIN 5",           # adjacent closures: no boundary
+    "PATTERN SEQ(B+ b[], A a, D+ d[]) WITHIN 5",                # both ends
+    "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 5",
+])
+def test_maximal_forms_the_semantics_leaves_undefined_are_refused_at_compile(text):
+    import jitcep
+
+    with pytest.raises(UnsupportedPatternError, match="kleene=\"maximal\"") as info:
+        jitcep.compile(text, kleene="maximal")
+    assert "B+ b[]" in str(info.value) or "'b[i].x > b[i-1].x'" in str(info.value)  # quotes the text at fault
+
+
+def test_closures_without_a_single_variable_are_refused_by_name():
+    from jitcep import compile as compile_, runtime
+
+    q = compile_("PATTERN AND(B+ b[], C+ c[]) WITHIN 5")
+    with pytest.raises(UnsupportedPatternError, match="needs a single variable"):
+        runtime.check_supported(q.patterns[0], q.options)
+    q = compile_("PATTERN OR(B+ b[], C c) WITHIN 5")
+    with pytest.raises(UnsupportedPatternError, match="single variable beside the Kleene closure 'B\\+ b\\[\\]'"):
+        runtime.check_supported(q.patterns[0], q.options)
+
+
+def test_kleene_window_iteration_leaves_array_variables_in_the_match_window():
+    # semantics §2 (Choice): array-variable members stay in R, so "iteration" bounds them as "match"
+    # does: the same five lists as test_closure_inside_and_is_bounded_by_the_window_only
+    df = events("type ts", ("B", 0), ("A", 1), ("B", 2), ("B", 3), ("B", 4))
+    assert matches(FORMS["and"], df, kleene_window="iteration") == M(
+        (1, (0,)), (1, (2,)), (1, (3,)), (1, (0, 2)), (1, (2, 3)))

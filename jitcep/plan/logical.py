@@ -204,7 +204,8 @@ def positive(body: Node) -> Node:
             return n
         items = tuple(rec(c) for c in n.items if not isinstance(c, (Neg, Kleene)))
         if not items:
-            raise UnsupportedPatternError(f"a {_KIND[type(n)]} of negations only binds no positive event")
+            raise UnsupportedPatternError(f"the compiled engine needs a single variable in {node_to_text(n)!r}: "
+                                          f"it joins single variables and collects closures around them")
         return flatten(type(n)(items))
     if isinstance(body, (Neg, Kleene)):
         raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
