@@ -35,6 +35,13 @@ FORMS = {
     "seq, closure + negation, nondecreasing_ts": ("SEQ(A a, B+ b[], !D n, C c)", "SEQ(A a, B b, !D n, C c)",
                                                   {"order": "nondecreasing_ts"}),
     "and, closure + negation": ("AND(A a, B+ b[], C c, !D n)", "AND(A a, B b, C c, !D n)", {}),
+    # conditions after WHERE [k]
+    "seq, negation condition on every member": ("SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b.x",
+                                                "SEQ(A a, B b, !D n, C c) WHERE n.x > b.x", {}),
+    "seq, negation condition on the list": ("SEQ(A a, B+ b[], !D n, C c) WHERE n.x > avg(b.x)",
+                                            "SEQ(A a, B b, !D n, C c) WHERE n.x > b.x", {}),
+    "seq, list conjunct over two closures": ("SEQ(A a, B+ b[], C c, D+ d[], E e) WHERE count(b) = count(d)",
+                                             "SEQ(A a, B b, C c, D d, E e)", {}),
 }
 
 
@@ -71,7 +78,9 @@ def main(argv=None) -> None:
     for name, (kl, single, opts) in FORMS.items():
         row = []
         for body in (kl, single):
-            q = jitcep.compile(f"PATTERN {body} WHERE [k] WITHIN {args.window}", **opts)
+            body, _, where = body.partition(" WHERE ")
+            where = f"[k] AND {where}" if where else "[k]"
+            q = jitcep.compile(f"PATTERN {body} WHERE {where} WITHIN {args.window}", **opts)
             row.append(timed(q, df, args.repeat))
         (tk, mk), (ts, ms) = row
         print(f"{name:44} {tk:10.4f} {mk:9d} {ts:10.4f} {ms:9d} {tk / ts:6.2f}")
