@@ -439,7 +439,7 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     AND or beside it; "seq+negation", ``b`` and a negated variable ``n`` at
     any index of a SEQ (under every order).  Conjuncts: filters, member-wise
     ones with a single variable of its OR branch, list conjuncts (with two
-    closures, also one reading both lists) and (under "all") iterative ones; with a negation, also a condition on ``n`` reading
+    closures, also one reading both lists, or both member-wise) and (under "all") iterative ones; with a negation, also a condition on ``n`` reading
     ``b`` member-wise or its whole list (section 7).
     """
     rng = random.Random(60_000 + seed + 1000 * len(form))
@@ -506,7 +506,8 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             conj.append(E.Cmp(rng.choice(E.CMP_OPS), E.Attr(k, "x", "i"), E.Attr(k, "x", "i-1")))
     if form == "multi" and random.Random(80_000 + seed).random() < 0.5:  # read on both whole lists
         conj.append(rng.choice([E.Cmp("<=", E.Agg("count", "b"), E.Agg("count", "d")),
-                                E.Cmp(">", E.Agg("sum", "b", "x"), E.Attr("d", "x", 1))]))
+                                E.Cmp(">", E.Agg("sum", "b", "x"), E.Attr("d", "x", 1)),
+                                E.Cmp(rng.choice(E.CMP_OPS), A("b", "x"), E.Attr("d", "x", "i"))]))
     if form.endswith("negation"):
         ng = random.Random(70_000 + seed)
         if ng.random() < 0.3:

@@ -446,10 +446,20 @@ def test_list_conjunct_over_two_closures():
     assert matches(q, df) == M((0, (1,), 3, (4,)), (0, (1,), 3, (5,)), (0, (1, 2), 3, (4, 5)))
 
 
-def test_member_wise_conjunct_over_two_closures_still_falls_back():
+def test_member_wise_conjunct_over_two_closures_holds_for_every_pair():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("C", 3, 0), ("D", 4, 2), ("D", 5, 3))
+    # every b member below every d member (section 4: every i, every j): only b = [B2] (x=1)
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x WITHIN 10"
+    assert matches(q, df) == M((0, (2,), 3, (4,)), (0, (2,), 3, (5,)), (0, (2,), 3, (4, 5)))
+    # d may be empty: then the conjunct holds vacuously for every b list
+    q = "PATTERN SEQ(A a, B+ b[], C c, D* d[]) WHERE b.x < d.x WITHIN 10"
+    assert matches(q, df.head(4)) == M((0, (1,), 3, ()), (0, (2,), 3, ()), (0, (1, 2), 3, ()))
+
+
+def test_conjunct_reading_a_closure_both_ways_still_falls_back():
     from jitcep import compile as compile_, runtime
 
-    q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x WITHIN 10")
+    q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x - count(d) WITHIN 10")
     with pytest.raises(UnsupportedPatternError, match="two Kleene variables"):
         runtime.check_supported(q.patterns[0], q.options)
 

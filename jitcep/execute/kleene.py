@@ -59,6 +59,8 @@ def run(node, state, execute) -> Buffer:
         keep = np.flatnonzero(list_mask(state, K.lists, single, {**lists, K.var: (off, lpos)},
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
+    for c in K.cross:
+        src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
     unbound = {}
     if app is not None:  # each record of another branch once, with the closure unbound (an empty list)
         other = np.flatnonzero(~app)
@@ -165,6 +167,28 @@ def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np
         table[slot[part]] = state.pairs_pass(buf, K.prev, rec[part],
                                              {prev_var(K.var): first[part], K.var: second[part]})
     return table
+
+
+def _every_pair(state, K, c, buf: Buffer, src, off, lpos) -> np.ndarray:
+    """Which lists (list j of record ``src[j]``) pass member-wise conjunct ``c`` with every pair of a
+    member and a member of the other closure's list in the record (semantics section 4: every i, every
+    j; an empty list passes vacuously)."""
+    (other,) = E.variables(c) & (buf.lists.keys() - {K.var})
+    ooff, olpos = buf.lists[other]
+    ocount = np.diff(ooff)[src]
+    count = np.diff(off)
+    n_pairs = count * ocount
+    state.memory.check(40 * int(n_pairs.sum()), f"the member pairs of {other!r} and {K.var!r}", buf, lpos)
+    lst = np.repeat(np.arange(len(src)), n_pairs)
+    # within list j, pair t (0 <= t < count * ocount) is member t // ocount with other member t % ocount
+    t = np.arange(len(lst)) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
+    oc = ocount[lst]
+    mine = lpos[off[:-1][lst] + t // np.maximum(oc, 1)]
+    theirs = olpos[ooff[:-1][src[lst]] + t % np.maximum(oc, 1)]
+    ok = np.ones(len(src), dtype=np.bool_)
+    fails = ~state.pairs_pass(buf, (c,), src[lst], {K.var: mine, other: theirs})
+    ok[lst[fails]] = False
+    return ok
 
 
 def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):

@@ -78,6 +78,8 @@ class Closure:
     conjuncts read on the whole list (aggregates, ``v[k]``, ``v[v.LEN]``);
     ``prev``: iterative conjuncts (``v[i].x > v[i-1].x``, SASE+ section 2)
     over ``v`` (member i) and :func:`prev_var` ``(v)`` (member i - 1).
+    ``cross``: member-wise conjuncts over ``v`` and closures before it in
+    pattern order (``b.x < v.x``), holding for every pair of members (section 4).
     """
 
     var: str
@@ -91,6 +93,7 @@ class Closure:
     min: int
     max: int | None
     scope: tuple[str, ...] = ()
+    cross: tuple[E.Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -335,7 +338,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
     constants: list[E.Expr] = []
-    kleene = {kv: {"member": [], "list": [], "prev": []} for kv in kvs}
+    kleene = {kv: {"member": [], "list": [], "prev": [], "cross": []} for kv in kvs}
     for c in E.conjuncts(pattern.where):
         if isinstance(c, E.Equiv):
             if c.attr not in key:
@@ -346,12 +349,19 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             continue
         mentioned = [kv for kv in kvs if kv in E.variables(c)]
         if len(mentioned) > 1:
-            # read on whole lists only, it is tested once every list it reads is made: by the last closure
-            if E.variables(c) & contexts.keys() or any(kleene_ref_kind(c, kv) != "list" for kv in mentioned):
+            # tested once every list it reads is made: by the last closure's collection, on whole lists or
+            # on every pair of members of two closures
+            kinds = {kleene_ref_kind(c, kv) for kv in mentioned}
+            if E.variables(c) & contexts.keys() or not (kinds == {"list"} or kinds == {"member"}
+                                                        and len(mentioned) == 2):
                 raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables "
-                                              f"only on their whole lists ({expr_to_text(c)}) yet")
+                                              f"only on their whole lists or member-wise over two "
+                                              f"({expr_to_text(c)}) yet")
             _check_list_refs(c, set(mentioned))
-            kleene[mentioned[-1]]["list"].append(c)
+            if kinds == {"list"}:
+                kleene[mentioned[-1]]["list"].append(c)
+            else:
+                kleene[mentioned[-1]]["cross"].append(_member_ref(_member_ref(c, mentioned[0]), mentioned[1]))
             continue
         if mentioned and E.variables(c) & contexts.keys():
             (kv,) = mentioned
@@ -405,7 +415,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                                  anchor, tuple(list_conds[n])))
     closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
                              tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before, after, knode.min,
-                             knode.max, scope)
+                             knode.max, scope, tuple(kleene[kv]["cross"]))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),

@@ -253,5 +253,6 @@ class PhysicalPlan:
             elif isinstance(n, NegationFilter):
                 out += ([n.neg.filter] if n.neg.filter is not None else []) + list(n.neg.conds)
             elif isinstance(n, KleeneCollect):
-                out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev) if p is not None]
+                out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev, *n.closure.cross)
+                        if p is not None]
         return out

@@ -120,7 +120,8 @@ def conjunct_texts(logical: LogicalPlan) -> dict[str, Conjunct]:
     found: list[tuple[E.Expr, str]] = [(j, "join") for j in logical.joins]
     found += [(cond, "negation") for n in logical.negations for cond in n.conds]
     for c in logical.closures:
-        found += [(m, "member") for m in c.member] + [(p, "prev") for p in c.prev] + [(li, "list") for li in c.lists]
+        found += [(m, "member") for m in c.member + c.cross] + [(p, "prev") for p in c.prev]
+        found += [(li, "list") for li in c.lists]
     out: dict[str, Conjunct] = {}
     for e, kind in found:
         out.setdefault(expr_to_text(display_expr(e, kv)), Conjunct(e, kind, tuple(sorted(E.variables(e)))))
