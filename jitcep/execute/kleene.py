@@ -54,26 +54,18 @@ def run(node, state, execute) -> Buffer:
     if K.lists and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
         # a list conjunct may read closures collected before this one too (their lists per record)
-        read = {v for c in K.lists for v in E.variables(c)}
-        lists = {v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items() if v in read}
+        lists = _per_list(buf, src, {v for c in K.lists for v in E.variables(c)})
         keep = np.flatnonzero(list_mask(state, K.lists, single, {**lists, K.var: (off, lpos)},
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     for c in K.cross:
         src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
     unbound = {}
-    if app is not None:  # each record of another branch once, with the closure unbound (an empty list)
-        other = np.flatnonzero(~app)
-        order = np.argsort(np.concatenate([src, other]), kind="stable")
-        lens = np.concatenate([np.diff(off), np.zeros(len(other), np.int64)])[order]
-        off, lpos = gather_lists(lpos, np.concatenate([off[:-1], np.zeros(len(other), np.int64)])[order], lens)
-        src = np.concatenate([src, other])[order]
-        unbound[K.var] = np.concatenate([np.zeros(len(src) - len(other), np.bool_),
-                                         np.ones(len(other), np.bool_)])[order]
+    if app is not None:
+        src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
-    lists = {**{v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items()},
-             K.var: (off, lpos)}
+    lists = {**_per_list(buf, src), K.var: (off, lpos)}
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     return Buffer(buf.vars, buf.pos[src], start, end, offsets(buf.partitions()[src], state.G), ts[start], ts[end],
                   wt[start], wt[end], lists, unbound)
@@ -167,6 +159,24 @@ def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np
         table[slot[part]] = state.pairs_pass(buf, K.prev, rec[part],
                                              {prev_var(K.var): first[part], K.var: second[part]})
     return table
+
+
+def _per_list(buf: Buffer, src: np.ndarray, only=None) -> dict:
+    """The lists ``buf`` already holds (those of ``only``, None: all), one per list of record ``src[j]``."""
+    return {v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items()
+            if only is None or v in only}
+
+
+def _with_other_branches(other: np.ndarray, src, off, lpos):
+    """The lists with each record of ``other`` (a mask: records that took another OR branch) added once,
+    in record order, with an empty list marked unbound: ``(src, off, lpos, unbound)``."""
+    rest = np.flatnonzero(other)
+    order = np.argsort(np.concatenate([src, rest]), kind="stable")
+    none = np.zeros(len(rest), np.int64)
+    off, lpos = gather_lists(lpos, np.concatenate([off[:-1], none])[order],
+                             np.concatenate([np.diff(off), none])[order])
+    unbound = np.concatenate([np.zeros(len(src), np.bool_), np.ones(len(rest), np.bool_)])[order]
+    return np.concatenate([src, rest])[order], off, lpos, unbound
 
 
 def _every_pair(state, K, c, buf: Buffer, src, off, lpos) -> np.ndarray:
