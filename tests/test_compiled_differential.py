@@ -439,7 +439,8 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     AND or beside it; "seq+negation", ``b`` and a negated variable ``n`` at
     any index of a SEQ (under every order).  Conjuncts: filters, member-wise
     ones with a single variable of its OR branch, list conjuncts (with two
-    closures, also one reading both lists, or both member-wise) and (under "all") iterative ones; with a negation, also a condition on ``n`` reading
+    closures, also one reading both lists, or both member-wise) and (under
+    "all") iterative ones; with a negation, also a condition on ``n`` reading
     ``b`` member-wise or its whole list (section 7).
     """
     rng = random.Random(60_000 + seed + 1000 * len(form))
@@ -486,7 +487,7 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     else:  # "or": b beside the branch's single variables, the other branch a single variable
         branch = rng.choice([Seq, Conj])((singles[0], closure("b"))) if len(singles) < 3 else \
             Seq((singles[0], closure("b"), singles[1]))
-        scope = [v.name for v in walk_vars(branch) if v.name != "b"]
+        scope = [v.name for v in event_vars(branch) if v.name != "b"]
         body = Disj((branch, singles[-1]) if rng.random() < 0.5 else (singles[-1], branch))
     conj = [E.Equiv("k")] if rng.random() < 0.25 else []
     for k in kv:
@@ -524,10 +525,6 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
                          weights=[6, 3, 1])[0]
     order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
     return Pattern(body, E.conjoin(conj), window), order
-
-
-def walk_vars(node):
-    return [n for n in _walk(node) if isinstance(n, EventVar)]
 
 
 def kleene_streams(pattern):
