@@ -455,11 +455,12 @@ def segment_aggregate(off, vals, valid, func):
     return out
 
 
-def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None, W=None):
+def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None, W=None, anchored=False):
     """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with
     nmin <= len <= nmax, members in order, strictly later ts under strict, every two consecutive
     members (member indexes i < j of record r) in ``follows`` when given (a set of (r, i, j)), and
-    every two members within ``W`` of each other in ``wt`` when given."""
+    every two members within ``W`` of each other in ``wt`` when given; ``anchored``: starting with the
+    record's first member."""
     out = []
     for r in range(len(offsets) - 1):
         mem = list(members[offsets[r]:offsets[r + 1]])
@@ -469,6 +470,8 @@ def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None
                 if strict and any(ts[mem[a]] >= ts[mem[b]] for a, b in zip(combo, combo[1:])):
                     continue
                 if follows is not None and any((r, a, b) not in follows for a, b in zip(combo, combo[1:])):
+                    continue
+                if anchored and (not combo or combo[0] != 0):
                     continue
                 if wt is not None and any(int(wt[mem[b]]) - int(wt[mem[a]]) > W
                                           for a in combo for b in combo):

@@ -77,6 +77,28 @@ def test_subsequences_within_a_window_equals_twin(lens, b, strict, steps, W):
     assert sorted(got) == sorted(naive.subsequences(off, members, ts, strict, *b, wt=wt, W=W))
 
 
+@settings(max_examples=300, deadline=None)
+@given(lengths, bounds.filter(lambda b: b[0] >= 1), st.booleans(),
+       st.lists(st.integers(0, 3), min_size=100, max_size=100), st.integers(0, 6), st.randoms())
+def test_anchored_subsequences_equal_twin(lens, b, strict, steps, W, rnd):
+    # a closure whose first member the joins bind: every list starts with it (with the window and
+    # iterative pairs, which then relate it to the second member)
+    off = _offsets(lens)
+    members = np.arange(off[-1], dtype=np.int64) * 2
+    ts = np.cumsum(steps).astype(np.int64)
+    rec, first, second, slot, size = member_pairs(off, members)
+    verdict = np.array([rnd.random() < 0.7 for _ in range(len(rec))], dtype=np.bool_)
+    follows = np.zeros(size, np.bool_)
+    follows[slot] = verdict
+    allowed = {(int(r), int((f // 2) - off[r]), int((s // 2) - off[r]))
+               for r, f, s, v in zip(rec, first, second, verdict) if v}
+    src, loff, lpos, over = subsequences(off, members, ts, strict, *b, cap=10**6, total_cap=10**6,
+                                         follows=follows, wt=ts, W=W, anchored=True)
+    got = [(int(src[j]), tuple(lpos[loff[j]:loff[j + 1]].tolist())) for j in range(len(src))]
+    assert sorted(got) == sorted(naive.subsequences(off, members, ts, strict, *b, follows=allowed, wt=ts, W=W,
+                                                    anchored=True))
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 30), max_size=6, unique=True).map(sorted), min_size=1, max_size=6),
        st.data())

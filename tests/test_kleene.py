@@ -513,15 +513,55 @@ def test_maximal_forms_the_semantics_leaves_undefined_are_refused_at_compile(tex
     assert "B+ b[]" in str(info.value) or "'b[i].x > b[i-1].x'" in str(info.value)  # quotes the text at fault
 
 
-def test_closures_without_a_single_variable_are_refused_by_name():
+def test_closures_that_may_all_be_empty_without_a_single_variable_are_refused_by_name():
     from jitcep import compile as compile_, runtime
 
-    q = compile_("PATTERN AND(B+ b[], C+ c[]) WITHIN 5")
-    with pytest.raises(UnsupportedPatternError, match="needs a single variable"):
-        runtime.check_supported(q.patterns[0], q.options)
-    q = compile_("PATTERN OR(B+ b[], C c) WITHIN 5")
-    with pytest.raises(UnsupportedPatternError, match="single variable beside the Kleene closure 'B\\+ b\\[\\]'"):
-        runtime.check_supported(q.patterns[0], q.options)
+    for text in ("PATTERN AND(B* b[], C* c[]) WITHIN 5", "PATTERN OR(B* b[], C c) WITHIN 5"):
+        q = compile_(text)
+        with pytest.raises(UnsupportedPatternError, match="closure of at least one member in '(AND|B)"):
+            runtime.check_supported(q.patterns[0], q.options)
+
+
+# closures where no single variable binds an event: the first closure of at least one member there lends
+# its first member to the joins (its anchor) and its collection extends it
+
+ANCHORED = {
+    "alone": "PATTERN B+ b[] WITHIN 2",
+    "or": "PATTERN OR(B+ b[], D d) WITHIN 2",
+    "seq": "PATTERN SEQ(B* b[], C+ c[]) WITHIN 3",
+    "and": "PATTERN AND(B+ b[], C+ c[]) WITHIN 1",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ANCHORED))
+def test_anchored_forms_are_compiled(name):
+    from jitcep import compile as compile_, runtime
+
+    q = compile_(ANCHORED[name])
+    runtime.check_supported(q.patterns[0], q.options)
+
+
+ANCHOR_EVENTS = events("type ts", ("B", 0), ("B", 1), ("C", 2), ("B", 3), ("D", 4))
+
+
+def test_a_closure_alone_is_every_subsequence_within_the_window():
+    # B0, B1, B3 within 2 of each other: B0-B1 and B1-B3, not B0-B3
+    assert matches(ANCHORED["alone"], ANCHOR_EVENTS) == M(((0,),), ((1,),), ((3,),), ((0, 1),), ((1, 3),))
+
+
+def test_a_closure_alone_in_an_or_branch():
+    assert matches(ANCHORED["or"], ANCHOR_EVENTS) == M(
+        ((0,), None), ((1,), None), ((3,), None), ((0, 1), None), ((1, 3), None), (None, 4))
+
+
+def test_a_seq_of_closures():
+    # c = [C2]; b any subsequence of {B0, B1} before it, empty allowed
+    assert matches(ANCHORED["seq"], ANCHOR_EVENTS) == M(((), (2,)), ((0,), (2,)), ((1,), (2,)), ((0, 1), (2,)))
+
+
+def test_an_and_of_closures():
+    # every two events within 1: B1 or B3 with C2 (B0 is 2 before C2, B1 and B3 are 2 apart)
+    assert matches(ANCHORED["and"], ANCHOR_EVENTS) == M(((1,), (2,)), ((3,), (2,)))
 
 
 def test_kleene_window_iteration_leaves_array_variables_in_the_match_window():

@@ -67,8 +67,9 @@ def run(node, state, execute) -> Buffer:
     ts, wt = state.table.ts, state.wt
     lists = {**_per_list(buf, src), K.var: (off, lpos)}
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
-    return Buffer(buf.vars, buf.pos[src], start, end, offsets(buf.partitions()[src], state.G), ts[start], ts[end],
-                  wt[start], wt[end], lists, unbound)
+    cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
+    return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
+                  offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start], wt[end], lists, unbound)
 
 
 def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +87,8 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray,
     bounded = buf.list_bounds(K.before, K.after) if buf.lists else buf
     bcols = [bounded.vars.index(v) for v in K.before if v in bounded.vars]
     acols = [bounded.vars.index(v) for v in K.after if v in bounded.vars]
+    if K.anchor is not None:  # the other members lie after the first
+        bcols.append(bounded.vars.index(K.anchor))
     lo, hi = negation_ranges(bounded.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, False)
     skip = np.zeros(m, dtype=np.bool_) if app is None else ~app
@@ -105,6 +108,16 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray,
         state.memory.check(32 * kept, f"the members of Kleene variable {K.var!r}", buf, kleaf)
     rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
     members = np.concatenate(evs) if evs else np.zeros(0, np.int64)
+    if K.anchor is not None:
+        # the anchor is the first member: in position order (iteration order, section 6) before the rest,
+        # which under nondecreasing_ts a tie may put in range at an earlier position
+        first = buf.column(K.anchor)
+        later = members > first[rec]
+        bound = np.flatnonzero(first >= 0)  # -1: another OR branch was taken, no list here
+        rec = np.concatenate([bound, rec[later]])
+        members = np.concatenate([first[bound], members[later]])
+        o = np.lexsort((members, rec))
+        rec, members = rec[o], members[o]
     offs = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(rec, minlength=m), out=offs[1:])
     return offs, members
@@ -122,7 +135,8 @@ def _lists(state, K, mode: str, buf: Buffer, offs: np.ndarray, members: np.ndarr
     room = memory.limit - nbytes(buf, members, offs, follows)
     src, off, lpos, over = subsequences(offs, members, state.table.ts, options.order == "strict_ts",
                                         K.min, K.max, options.max_kleene, options.max_matches,
-                                        follows, room=room, wt=state.wt, W=state.W)
+                                        follows, room=room, wt=state.wt, W=state.W,
+                                        anchored=K.anchor is not None)
     if over == -3:
         raise memory.error(f"the lists of Kleene variable {K.var!r}")
     if over == -2:

@@ -136,12 +136,13 @@ def _reach(members, wt, W, o, q, reach):
 
 
 @njit(**NUMBA_FLAGS)
-def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, total_cap, wt, W,
+def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, total_cap, wt, W, anchored,
                   src, off, lpos, fill):
     """Enumerate every allowed subsequence of each record's members, depth first (lexicographic).
 
     ``wt`` not empty: every member of a list lies within window ``W`` of its
-    first (:func:`_reach`).  ``fill`` False: count only.  Returns (lists,
+    first (:func:`_reach`).  ``anchored``: every list starts with the
+    record's first member.  ``fill`` False: count only.  Returns (lists,
     elements, over): ``over`` is the first record with more than ``cap``
     lists, -2 past ``total_cap`` lists in all, else -1 (counting stops there:
     the caller raises).
@@ -174,7 +175,7 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
             reach[:q] = q
         d = 0
         po = foff[r] if len(follows) else 0
-        stack[0] = _next_member(members, ts, o, q, 0, -1, strict, follows, po, q - max(nmin, 1))
+        stack[0] = 0 if anchored else _next_member(members, ts, o, q, 0, -1, strict, follows, po, q - max(nmin, 1))
         if stack[0] >= q:
             continue
         while d >= 0:
@@ -199,6 +200,9 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
                     stack[d] = j
                     continue
             while d >= 0:  # advance the deepest member that can move, dropping the ones after it
+                if d == 0 and anchored:
+                    d = -1
+                    break
                 prev = stack[d - 1] if d > 0 else -1
                 lim = reach[stack[0]] if d > 0 else q
                 j = _next_member(members, ts, o, q, stack[d] + 1, prev, strict, follows, po, lim - max(nmin - d, 1))
@@ -211,7 +215,7 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
 
 def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, strict: bool, nmin: int,
                  nmax: int | None, cap: int, total_cap: int, follows: np.ndarray | None = None,
-                 room: int | None = None, wt: np.ndarray | None = None, W=None):
+                 room: int | None = None, wt: np.ndarray | None = None, W=None, anchored: bool = False):
     """Every subsequence of each record's members with nmin <= length <= nmax (semantics section 6.1).
 
     ``offsets`` / ``members``: each record's qualifying events in position
@@ -221,7 +225,9 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     conjuncts, SASE+ ``v[i-1]``).  ``wt`` / ``W`` (the window measure, one
     entry per event, ascending along each record's members, and the bound):
     every two members of a list within the window; None: no such test (the
-    range already ensures it).  Returns ``(src, off, lpos, over)``: the
+    range already ensures it).  ``anchored``: only the lists starting with
+    the record's first member (a closure's anchor, bound by the joins; then
+    ``nmin >= 1``).  Returns ``(src, off, lpos, over)``: the
     record of each list, the lists in CSR form, and -1; or, when some record
     has more than ``cap`` lists (``max_kleene``), that record as ``over`` (-2
     past ``total_cap`` lists in all, ``max_matches``; -3 when the lists would take
@@ -238,6 +244,8 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     check_offsets("subsequences", "offsets", offsets, len(members))
     check_index("subsequences", "members", members, len(ts))
     nmin, hi = _bounds("subsequences", nmin, nmax)
+    if anchored and nmin == 0:
+        raise fail("subsequences", "an anchored list has its first member: nmin >= 1")
     none = np.zeros(0, np.int64)
     if follows is None:
         follows, foff = np.zeros(0, np.bool_), none
@@ -249,7 +257,8 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     else:
         check_lengths("subsequences", len(ts), wt=wt)
         wt, Wb = np.ascontiguousarray(wt, dtype=np.int64), window_bound(W)
-    args = (offsets, members, ts, bool(strict), follows, foff, nmin, hi, int(cap), int(total_cap), wt, Wb)
+    args = (offsets, members, ts, bool(strict), follows, foff, nmin, hi, int(cap), int(total_cap), wt, Wb,
+            bool(anchored))
     n, n_elems, over = _subsequences(*args, none, np.zeros(1, np.int64), none, False)
     if over != -1:
         return None, None, None, int(over)

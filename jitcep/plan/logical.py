@@ -80,6 +80,9 @@ class Closure:
     over ``v`` (member i) and :func:`prev_var` ``(v)`` (member i - 1).
     ``cross``: member-wise conjuncts over ``v`` and closures before it in
     pattern order (``b.x < v.x``), holding for every pair of members (section 4).
+    ``anchor``: the single variable binding its first member, where no
+    single variable would bind an event (:func:`anchor_vars`); the other
+    members then lie after it.
     """
 
     var: str
@@ -94,6 +97,7 @@ class Closure:
     max: int | None
     scope: tuple[str, ...] = ()
     cross: tuple[E.Expr, ...] = ()
+    anchor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -201,22 +205,68 @@ def positive(body: Node) -> Node:
     are those of this structure; the negations then filter them (section 7).
     """
     body = flatten(body)
+    anchors = anchor_vars(body)
 
     def rec(n):
+        if isinstance(n, Kleene) and n.body.name in anchors:
+            return EventVar(anchors[n.body.name], n.body.types)
         if isinstance(n, (EventVar, Neg, Kleene)):
             return n
-        items = tuple(rec(c) for c in n.items if not isinstance(c, (Neg, Kleene)))
+        items = tuple(rec(c) for c in n.items if not isinstance(c, Neg)
+                      and not (isinstance(c, Kleene) and c.body.name not in anchors))
         if not items:
             raise UnsupportedPatternError(f"the compiled engine needs a single variable in {node_to_text(n)!r}: "
                                           f"it joins single variables and collects closures around them")
         return flatten(type(n)(items))
-    if isinstance(body, (Neg, Kleene)):
+    if isinstance(body, Neg) or isinstance(body, Kleene) and body.body.name not in anchors:
         raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
                                       "Kleene closures")
     return rec(body)
 
 
-def _kleene_contexts(full: Node) -> list[tuple[Kleene, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+def anchor_var(kv: str) -> str:
+    """The name a closure's first member reads as when it anchors the closure (not a pattern identifier)."""
+    return f"{kv}[1]"
+
+
+def anchor_vars(body: Node) -> dict[str, str]:
+    """Closure variable -> its anchor, for the closures whose first member the joins bind.
+
+    A match binds at least one positive event (semantics section 3), so a
+    part of the pattern made only of closures (the whole pattern, an OR
+    branch) still has one list with a first member: the first closure with
+    ``min >= 1`` there lends it as a single variable (its anchor) that the
+    joins bind and its collection extends (:class:`Closure`).  Innermost OR
+    branches first; none eligible (every closure there may be empty): refused.
+    """
+    anchors: dict[str, str] = {}
+
+    def covered(n) -> bool:
+        return bool(single_vars(n)) or any(isinstance(k, Kleene) and k.body.name in anchors for k in walk_nodes(n))
+
+    def lend(n) -> None:
+        k = next((k for k in walk_nodes(n) if isinstance(k, Kleene) and isinstance(k.body, EventVar)
+                  and k.min >= 1), None)
+        if k is None:
+            raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
+                                          f"one member in {node_to_text(n)!r}")
+        anchors[k.body.name] = anchor_var(k.body.name)
+
+    def rec(n) -> None:
+        for c in n.children():
+            rec(c)
+        if isinstance(n, Disj):
+            for item in n.items:
+                if not covered(item):
+                    lend(item)
+    rec(body)
+    if not covered(body) and not isinstance(body, Neg):
+        lend(body)
+    return anchors
+
+
+def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...],
+                                                                         tuple[str, ...], tuple[str, ...]]]:
     """(Kleene node, bound variables before, after, scope) of every array variable, in pattern order.
 
     ``before`` / ``after`` are what every enclosing SEQ orders before / after
@@ -240,7 +290,9 @@ def _kleene_contexts(full: Node) -> list[tuple[Kleene, tuple[str, ...], tuple[st
                 rec(item, before + node.items[:i], node.items[i + 1:] + after, scope)
         elif isinstance(node, Disj):
             for item in node.items:
-                rec(item, before, after, single_vars(item))
+                lent = tuple(anchors[k.body.name] for k in walk_nodes(item)
+                             if isinstance(k, Kleene) and k.body.name in anchors)
+                rec(item, before, after, single_vars(item) + lent)
         else:
             for c in node.children():
                 rec(c, before, after, scope)
@@ -327,13 +379,14 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     check_structure(pattern.body)  # where negations and closures may stand (section 7), as validate checks
     full = flatten(pattern.body)
     contexts = negation_contexts(full)
-    kls = _kleene_contexts(full)
+    anchors = anchor_vars(full)
+    kls = _kleene_contexts(full, anchors)
     body = positive(full)
-    var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}
+    var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}  # anchors included
     kvs = tuple(k.body.name for k, *_ in kls)
 
     key: list[str] = []
-    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs)}
+    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs) if v not in anchors.values()}
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
@@ -402,6 +455,11 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             if isinstance(lca(body, frozenset(vs)), Disj):
                 raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
             joins.append(c)
+    for kv, anchor in anchors.items():
+        # the anchor is the first member: it passes what every member passes, as a filter or a join predicate
+        filters[anchor] = list(filters[kv])
+        joins += [map_expr(c, lambda x: E.Attr(anchor, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
+                  for c in kleene[kv]["member"]]
     if joins and isinstance(body, EventVar):
         raise UnsupportedPatternError("multi-variable predicate on a one-variable pattern")
 
@@ -413,9 +471,12 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
         negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
                                  anchor, tuple(list_conds[n])))
+    # a closure ordered before an anchored one ends before its first member, the anchor, until its list
+    # is made (its collection drops the anchor)
     closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
-                             tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before, after, knode.min,
-                             knode.max, scope, tuple(kleene[kv]["cross"]))
+                             tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before,
+                             after + tuple(anchors[v] for v in after if v in anchors), knode.min, knode.max,
+                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),

@@ -173,6 +173,11 @@ class KleeneCollect(_Unary):
     mode: KleeneMode = "all"
     span_check: bool = False
 
+    @property
+    def vars(self) -> tuple[str, ...]:
+        # an anchor (the closure's first member, bound by the joins) is a member of the list from here on
+        return tuple(v for v in self.input.vars if v != self.closure.anchor)
+
 
 def rebuild_joins(node, fn):
     """``node`` with every binary operator replaced, bottom up, by ``fn(operator with its inputs
