@@ -437,7 +437,9 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     whole pattern, or nested in a SEQ); "or", ``b`` in one branch of an OR;
     "and+negation", the "and" form with a negated variable in the closure's
     AND or beside it; "seq+negation", ``b`` and a negated variable ``n`` at
-    any index of a SEQ (under every order).  Conjuncts: filters, member-wise
+    any index of a SEQ (under every order); "anchored", closures where no
+    single variable binds an event (alone, alone in an OR branch, a SEQ / AND
+    of two).  Conjuncts: filters, member-wise
     ones with a single variable of its OR branch, list conjuncts (with two
     closures, also one reading both lists, or both member-wise) and (under
     "all") iterative ones; with a negation, also a condition on ``n`` reading
@@ -484,6 +486,17 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
         items.insert(rng.randint(0, len(items)), closure("b"))
         items.insert(rng.randint(0, len(items)), Neg(EventVar("n", rng.choice([("A",), ("B",), None]))))
         body = Seq(tuple(items))
+    elif form == "anchored":
+        shape = rng.randrange(4)
+        b = Kleene(closure("b").body, *rng.choice([(1, None), (1, 2), (2, None)]))
+        if shape == 0:
+            body = b
+        elif shape == 1:
+            body = Disj((b, singles[0]) if rng.random() < 0.5 else (singles[0], b))
+        else:
+            kv.append("d")
+            body = (Seq if shape == 2 else Conj)((closure("d"), b) if rng.random() < 0.5 else (b, closure("d")))
+        scope = []  # no single variable the closures' conjuncts may read
     else:  # "or": b beside the branch's single variables, the other branch a single variable
         branch = rng.choice([Seq, Conj])((singles[0], closure("b"))) if len(singles) < 3 else \
             Seq((singles[0], closure("b"), singles[1]))
@@ -491,16 +504,16 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
         body = Disj((branch, singles[-1]) if rng.random() < 0.5 else (singles[-1], branch))
     conj = [E.Equiv("k")] if rng.random() < 0.25 else []
     for k in kv:
-        a = rng.choice(scope)
+        a = rng.choice(scope) if scope else k  # k: read as a whole list below, a member-wise conjunct on k alone
         if rng.random() < 0.4:
             conj.append(_single(rng, k))
-        if rng.random() < 0.3:
+        if rng.random() < 0.3 and a != k:
             conj.append(_multi(rng, *rng.sample([k, a], 2)))
         if rng.random() < 0.4:
             conj.append(rng.choice([
                 lambda: E.Cmp(">=", E.Agg("count", k), L(rng.randint(1, 3))),
-                lambda: E.Cmp(">", E.Agg("sum", k, "x"), A(a, "x")),
-                lambda: E.Cmp("<", E.Attr(k, "x", 1), A(a, "x")),
+                lambda: E.Cmp(">", E.Agg("sum", k, "x"), A(a, "x") if a != k else L(0)),
+                lambda: E.Cmp("<", E.Attr(k, "x", 1), A(a, "x") if a != k else E.Attr(k, "x", "len")),
                 lambda: E.Cmp("<=", E.Arith("-", E.Attr(k, "ts", "len"), E.Attr(k, "ts", 1)), L(3)),
             ])())
         if kleene == "all" and rng.random() < 0.3:
@@ -555,7 +568,7 @@ def _kleene_tuples(mt):
 KLEENE_MODES = ["maximal", "all", "maximal+negation", "all+negation"]
 # closures where gen_kleene_pattern puts none (gen_kleene_form): fewer patterns and streams each
 KLEENE_FORMS = ["all+multi", "maximal+multi", "all+and", "all+and+negation", "all+or", "all+seq+negation",
-                "maximal+seq+negation"]
+                "maximal+seq+negation", "all+anchored"]
 N_KLEENE_FORM_PATTERNS = 6
 N_KLEENE_FORM_STREAMS = 60
 

@@ -254,7 +254,8 @@ BOUNDSCHECKED = [
     "tests/test_compiled_differential.py::test_compiled_equals_oracle[1]",
     *(f"tests/test_compiled_differential.py::test_compiled_kleene_equals_reference[0-{mode}]"
       for mode in ("maximal", "all", "maximal+negation", "all+negation")),
-    "tests/test_compiled_differential.py::test_compiled_kleene_forms_equal_reference[0-all+and+negation]",
+    *(f"tests/test_compiled_differential.py::test_compiled_kleene_forms_equal_reference[0-all+{form}]"
+      for form in ("and+negation", "anchored")),
 ]
 
 _PROBE = """
