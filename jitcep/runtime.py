@@ -11,13 +11,14 @@ key coding once the table is known) -> the executor
 
 What it covers (:func:`check_supported`): SEQ / AND / OR of positive
 variables, nested; negations (docs/semantics.md section 7) as elements of
-SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR beside a single
-variable, under ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
+SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR (where no single
+variable binds an event, one closure of at least one member there), under
+``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
 iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
-``v[k]``, ``v[v.LEN]``), also next to negations whose conditions do not
-mention it; every other predicate kind of
-section 4; ``[attr]`` keys; time, count and unbounded windows; the three
-orders; ``strategy="skip_till_any_match"``, ``output="all"``, no contiguity /
+``v[k]``, ``v[v.LEN]``; over two closures, whole lists or every pair of
+members), also next to negations whose conditions may read them; every
+other predicate kind of section 4; ``[attr]`` keys; time, count and
+unbounded windows; the three orders; ``strategy="skip_till_any_match"``, ``output="all"``, no contiguity /
 freeze / consume policies.  Anything else raises
 :class:`~jitcep.errors.UnsupportedPatternError` *before* any work, so the
 caller can fall back to the reference evaluator; this engine never returns

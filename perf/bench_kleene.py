@@ -42,6 +42,8 @@ FORMS = {
                                             "SEQ(A a, B b, !D n, C c) WHERE n.x > b.x", {}),
     "seq, list conjunct over two closures": ("SEQ(A a, B+ b[], C c, D+ d[], E e) WHERE count(b) = count(d)",
                                              "SEQ(A a, B b, C c, D d, E e)", {}),
+    "seq of closures only (anchored)": ("SEQ(B+ b[], C+ c[])", "SEQ(B b, C c)", {}),
+    "closure alone in an OR branch (anchored)": ("OR(B+ b[], D d)", "OR(B b, D d)", {}),
 }
 
 
