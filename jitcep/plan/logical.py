@@ -31,8 +31,6 @@ from ..pattern.printer import expr_to_text, node_to_text
 from ..pattern.structure import bound_vars, lca, negation_contexts, single_vars, walk_nodes
 from ..pattern.validate import check_structure
 
-_KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
-
 
 @dataclass(frozen=True, slots=True)
 class Negated:
