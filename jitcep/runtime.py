@@ -11,15 +11,17 @@ key coding once the table is known) -> the executor
 
 What it covers (:func:`check_supported`): SEQ / AND / OR of positive
 variables, nested; negations (docs/semantics.md section 7) as elements of
-SEQ / AND; one Kleene array variable as an item of the top-level SEQ under
+SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR (where no single
+variable binds an event, one closure of at least one member there), under
 ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
 iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
-``v[k]``, ``v[v.LEN]``), also next to negations whose conditions do not
-mention it (not under ``nondecreasing_ts``); every other predicate kind of
-section 4; ``[attr]`` keys; time, count and unbounded windows; the three
-orders; every selection strategy (those other than ``"skip_till_any_match"`` as
-NFA^b runs over singleton states, section 8: :mod:`jitcep.plan.rules.nfa_runs`);
-every output policy with ``consume_types``, ``contiguous`` and ``freeze`` (section 9).  Anything else raises
+``v[k]``, ``v[v.LEN]``; over two closures, whole lists or every pair of
+members), also next to negations whose conditions may read them; every
+other predicate kind of section 4; ``[attr]`` keys; time, count and
+unbounded windows; the three orders; every selection strategy (those other
+than ``"skip_till_any_match"`` as NFA^b runs over singleton states, section 8:
+:mod:`jitcep.plan.rules.nfa_runs`); every output policy with ``consume_types``,
+``contiguous`` and ``freeze`` (section 9).  Anything else raises
 :class:`~jitcep.errors.UnsupportedPatternError` *before* any work, so the
 caller can fall back to the reference evaluator; this engine never returns
 an answer for a pattern it does not cover.
@@ -75,12 +77,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     check_combination(pattern, options)  # what the semantics leaves undefined, as the reference refuses it
     # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
     logical = _logical(pattern)
-    if logical.closure is not None and logical.negations and options.order == "nondecreasing_ts":
-        # ties let a list's middle members into a negation's range: they are no candidates (section 3),
-        # but the records hold only the bounding members
-        raise UnsupportedPatternError("the compiled engine does not combine a Kleene closure and a negation "
-                                      "under order=\"nondecreasing_ts\" yet")
-    if logical.closure is not None and logical.closure.prev and options.kleene == "maximal":
+    if any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
     return default_plan(pattern, options)

@@ -472,10 +472,12 @@ def segment_aggregate(off, vals, valid, func):
     return out
 
 
-def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None):
+def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None, W=None, anchored=False):
     """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with
-    nmin <= len <= nmax, members in order, strictly later ts under strict, and every two consecutive
-    members (member indexes i < j of record r) in ``follows`` when given (a set of (r, i, j))."""
+    nmin <= len <= nmax, members in order, strictly later ts under strict, every two consecutive
+    members (member indexes i < j of record r) in ``follows`` when given (a set of (r, i, j)), and
+    every two members within ``W`` of each other in ``wt`` when given; ``anchored``: starting with the
+    record's first member."""
     out = []
     for r in range(len(offsets) - 1):
         mem = list(members[offsets[r]:offsets[r + 1]])
@@ -486,8 +488,18 @@ def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None):
                     continue
                 if follows is not None and any((r, a, b) not in follows for a, b in zip(combo, combo[1:])):
                     continue
+                if anchored and (not combo or combo[0] != 0):
+                    continue
+                if wt is not None and any(int(wt[mem[b]]) - int(wt[mem[a]]) > W
+                                          for a in combo for b in combo):
+                    continue
                 out.append((r, tuple(mem[a] for a in combo)))
     return out
+
+
+def outside_lists(rec, ev, off, lpos):
+    """Twin of kernels.kleene.outside_lists: event ev[i] is not in record rec[i]'s list."""
+    return [int(e) not in set(lpos[off[r]:off[r + 1]].tolist()) for r, e in zip(rec, ev)]
 
 
 def count_codes(codes, k):

@@ -4,7 +4,9 @@ Oracles: :func:`naive.evaluate` (tests/naive.py, always) and
 ``jitcep.reference.evaluate`` (the executable semantics) once it exists.
 Kleene patterns (one array variable anywhere in a SEQ, every bound form,
 member-wise and list conjuncts: aggregates, ``b[k]``, ``b[b.LEN]``; under
-``kleene="maximal"`` and ``kleene="all"``) are compared with the reference evaluator.
+``kleene="maximal"`` and ``kleene="all"``; and :func:`gen_kleene_form`'s two
+closures in one SEQ, closures inside AND and inside an OR branch, with
+negations beside them) are compared with the reference evaluator.
 Patterns are generated from fixed seeds (SEQ / AND / OR nesting, 1 to 8
 variables, typed / ANY / untyped variables, every predicate kind, ``[k]`` keys,
 time / count / unbounded windows, the three orders, and in about half of them
@@ -426,14 +428,134 @@ def gen_kleene_pattern(seed: int, iterative: bool = False, negation: bool = Fals
     return Pattern(Conj((body,)) if nf.random() < 0.15 else body, E.conjoin(conj), window), order
 
 
+def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
+    """A pattern with closures where :func:`gen_kleene_pattern` puts none (semantics section 6).
+
+    ``form``: "multi", two array variables ``b``, ``d`` in one SEQ among 1-3
+    single variables (adjacent or not; under ``kleene="maximal"`` never
+    adjacent nor at both ends, section 6.2); "and", ``b`` inside an AND (the
+    whole pattern, or nested in a SEQ); "or", ``b`` in one branch of an OR;
+    "and+negation", the "and" form with a negated variable in the closure's
+    AND or beside it; "seq+negation", ``b`` and a negated variable ``n`` at
+    any index of a SEQ (under every order); "anchored", closures where no
+    single variable binds an event (alone, alone in an OR branch, a SEQ / AND
+    of two).  Conjuncts: filters, member-wise
+    ones with a single variable of its OR branch, list conjuncts (with two
+    closures, also one reading both lists, or both member-wise) and (under
+    "all") iterative ones; with a negation, also a condition on ``n`` reading
+    ``b`` member-wise or its whole list (section 7).
+    """
+    rng = random.Random(60_000 + seed + 1000 * len(form))
+
+    def types():
+        return rng.choice([("A",), ("B",), ("A", "B"), None, None])
+
+    def closure(name):
+        return Kleene(EventVar(name, types()), *rng.choice([(1, None), (0, None), (2, None), (1, 2), (0, 2)]))
+    singles = [EventVar(f"v{i}", types()) for i in range(rng.randint(1 if form.startswith("and") else 2, 3))]
+    kv = ["b"]
+    scope = [v.name for v in singles]
+    if form == "multi":
+        kv.append("d")
+        n = len(singles)
+        while True:
+            gaps = [rng.randint(0, n), rng.randint(0, n)]
+            if kleene != "maximal" or (gaps[0] != gaps[1] and set(gaps) != {0, n}):
+                break
+        items = list(singles)
+        for k, g in sorted(zip(kv, gaps), key=lambda x: -x[1]):
+            items.insert(g, closure(k))
+        body = Seq(tuple(items))
+    elif form.startswith("and"):
+        b = closure("b")
+        shape = rng.randrange(3) if len(singles) > 1 else 0
+        if shape == 0:
+            body = Conj((b, *singles))
+        elif shape == 1:
+            body = Seq((singles[0], Conj((b, *singles[1:]))))
+        else:
+            body = Seq((Conj((singles[0], b)), *singles[1:]))
+        if form.endswith("negation"):
+            n = Neg(EventVar("n", rng.choice([("A",), ("B",), None])))
+            inner = body if isinstance(body, Conj) else next(i for i in body.items if isinstance(i, Conj))
+            grown = Conj((*inner.items, n)) if rng.random() < 0.7 else Seq((inner, n) if rng.random() < 0.5
+                                                                             else (n, inner))
+            body = grown if inner is body else Seq(tuple(grown if i is inner else i for i in body.items))
+    elif form == "seq+negation":
+        items = list(singles)
+        items.insert(rng.randint(0, len(items)), closure("b"))
+        items.insert(rng.randint(0, len(items)), Neg(EventVar("n", rng.choice([("A",), ("B",), None]))))
+        body = Seq(tuple(items))
+    elif form == "anchored":
+        shape = rng.randrange(4)
+        b = Kleene(closure("b").body, *rng.choice([(1, None), (1, 2), (2, None)]))
+        if shape == 0:
+            body = b
+        elif shape == 1:
+            body = Disj((b, singles[0]) if rng.random() < 0.5 else (singles[0], b))
+        else:
+            kv.append("d")
+            body = (Seq if shape == 2 else Conj)((closure("d"), b) if rng.random() < 0.5 else (b, closure("d")))
+        scope = []  # no single variable the closures' conjuncts may read
+    else:  # "or": b beside the branch's single variables, the other branch a single variable
+        branch = rng.choice([Seq, Conj])((singles[0], closure("b"))) if len(singles) < 3 else \
+            Seq((singles[0], closure("b"), singles[1]))
+        scope = [v.name for v in event_vars(branch) if v.name != "b"]
+        body = Disj((branch, singles[-1]) if rng.random() < 0.5 else (singles[-1], branch))
+    conj = [E.Equiv("k")] if rng.random() < 0.25 else []
+    for k in kv:
+        a = rng.choice(scope) if scope else k  # k: read as a whole list below, a member-wise conjunct on k alone
+        if rng.random() < 0.4:
+            conj.append(_single(rng, k))
+        if rng.random() < 0.3 and a != k:
+            conj.append(_multi(rng, *rng.sample([k, a], 2)))
+        if rng.random() < 0.4:
+            conj.append(rng.choice([
+                lambda: E.Cmp(">=", E.Agg("count", k), L(rng.randint(1, 3))),
+                lambda: E.Cmp(">", E.Agg("sum", k, "x"), A(a, "x") if a != k else L(0)),
+                lambda: E.Cmp("<", E.Attr(k, "x", 1), A(a, "x") if a != k else E.Attr(k, "x", "len")),
+                lambda: E.Cmp("<=", E.Arith("-", E.Attr(k, "ts", "len"), E.Attr(k, "ts", 1)), L(3)),
+            ])())
+        if kleene == "all" and rng.random() < 0.3:
+            conj.append(E.Cmp(rng.choice(E.CMP_OPS), E.Attr(k, "x", "i"), E.Attr(k, "x", "i-1")))
+    if form == "multi" and random.Random(80_000 + seed).random() < 0.5:  # read on both whole lists
+        conj.append(rng.choice([E.Cmp("<=", E.Agg("count", "b"), E.Agg("count", "d")),
+                                E.Cmp(">", E.Agg("sum", "b", "x"), E.Attr("d", "x", 1)),
+                                E.Cmp(rng.choice(E.CMP_OPS), A("b", "x"), E.Attr("d", "x", "i"))]))
+    if form.endswith("negation"):
+        ng = random.Random(70_000 + seed)
+        if ng.random() < 0.3:
+            conj.append(_single(ng, "n"))
+        conj.append(ng.choice([
+            lambda: E.Cmp(ng.choice(E.CMP_OPS), A("n", "x"), A("b", "x")),
+            lambda: E.Cmp(">", A("n", "x"), E.Arith("+", E.Attr("b", "x", "i"), A(ng.choice(scope), "x"))),
+            lambda: E.Cmp("<", A("n", "x"), E.Agg(ng.choice(["sum", "max", "min", "avg"]), "b", "x")),
+            lambda: E.Cmp(">=", A("n", "x"), E.Agg("count", "b")),
+            lambda: E.Cmp("!=", A("n", "s"), E.Attr("b", "s", ng.choice([1, "len"]))),
+            lambda: _multi(ng, "n", ng.choice(scope)),
+        ])())
+    window = rng.choices([TimeWindow(rng.randint(2, 8)), CountWindow(rng.randint(3, 8)), Unbounded()],
+                         weights=[6, 3, 1])[0]
+    order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
+    return Pattern(body, E.conjoin(conj), window), order
+
+
 def kleene_streams(pattern):
-    """:func:`streams` for a Kleene SEQ: the motif repeats ``b``'s types ``max(min, 1)`` times."""
+    """:func:`streams` for a Kleene pattern: the motif lists the positive variables' types in pattern
+    order, a closure's ``max(min, 1)`` times."""
     motif = []
-    for item in normalize(pattern.body).items:
-        if isinstance(item, Neg):
-            continue
-        v = item.body if isinstance(item, Kleene) else item
-        motif += [v.types] * (max(item.min, 1) if isinstance(item, Kleene) else 1)
+
+    def visit(node):
+        if isinstance(node, Neg):
+            return
+        if isinstance(node, Kleene):
+            motif.extend([node.body.types] * max(node.min, 1))
+        elif isinstance(node, EventVar):
+            motif.append(node.types)
+        else:
+            for c in node.children():
+                visit(c)
+    visit(normalize(pattern.body))
     keyed = pattern.where is not None and E.Equiv("k") in E.conjuncts(pattern.where)
     return event_frames(max_size=10, motif=tuple(motif), motif_key=keyed)
 
@@ -444,13 +566,21 @@ def _kleene_tuples(mt):
 
 
 KLEENE_MODES = ["maximal", "all", "maximal+negation", "all+negation"]
+# closures where gen_kleene_pattern puts none (gen_kleene_form): fewer patterns and streams each
+KLEENE_FORMS = ["all+multi", "maximal+multi", "all+and", "all+and+negation", "all+or", "all+seq+negation",
+                "maximal+seq+negation", "all+anchored"]
+N_KLEENE_FORM_PATTERNS = 6
+N_KLEENE_FORM_STREAMS = 60
 
 
 def _kleene_case(seed, mode, n_streams):
     """Compiled == reference for the generated Kleene pattern of (seed, mode) on ``n_streams`` streams;
     returns (cases the reference matched, cases)."""
-    kleene = mode.split("+")[0]
-    pattern, order = gen_kleene_pattern(seed, iterative=kleene == "all", negation="negation" in mode)
+    kleene, _, form = mode.partition("+")
+    if form in ("", "negation"):
+        pattern, order = gen_kleene_pattern(seed, iterative=kleene == "all", negation=form == "negation")
+    else:
+        pattern, order = gen_kleene_form(seed, form, kleene)
     opts = Options(order=order, kleene=kleene)
     runtime.check_supported(pattern, opts)  # compiled, not a fallback
 
@@ -479,9 +609,16 @@ def test_compiled_kleene_equals_reference(seed, mode):
     hits_guard(*_kleene_case(seed, mode, N_KLEENE_STREAMS), f"kleene pattern {seed}", "kleene", seed)
 
 
+@pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
+@pytest.mark.parametrize("mode", KLEENE_FORMS)
+@pytest.mark.parametrize("seed", range(N_KLEENE_FORM_PATTERNS))
+def test_compiled_kleene_forms_equal_reference(seed, mode):
+    hits_guard(*_kleene_case(seed, mode, N_KLEENE_FORM_STREAMS), f"kleene form {seed}", "kleene", seed)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
-@pytest.mark.parametrize("mode", KLEENE_MODES)
+@pytest.mark.parametrize("mode", KLEENE_MODES + KLEENE_FORMS)
 @pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS, N_KLEENE_PATTERNS + 150))
 def test_compiled_kleene_equals_reference_slow(seed, mode):
     _kleene_case(seed, mode, int(os.environ.get("JITCEP_SLOW_STREAMS", "300")))

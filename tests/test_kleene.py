@@ -358,3 +358,215 @@ def test_maximal_list_that_breaks_a_count_window_is_no_match():
     assert matches(q, df, kleene="maximal", order="nondecreasing_ts") == M()
     assert matches(q.replace("2 EVENTS", "3 EVENTS"), df, kleene="maximal", order="nondecreasing_ts") == M(
         ((0, 2), 1))
+
+
+# --- several closures, closures inside AND and OR (semantics §6.1, §5, §3) -----------------------------
+# Each form runs compiled (semantic_helpers asserts no FallbackWarning for a covered pattern) and on the
+# reference; test_forms_are_compiled pins that these patterns are covered.
+
+FORMS = {
+    "two": "PATTERN SEQ(A a, B+ b[], C c, D+ d[], E e) WITHIN 10",
+    "adjacent": "PATTERN SEQ(A a, B+ b[], B+ d[], C c) WITHIN 10",
+    "and": "PATTERN AND(A a, B+ b[]) WITHIN 2",
+    "and_two": "PATTERN AND(A a, B+ b[], B* d[]) WITHIN 10",
+    "and_negation": "PATTERN AND(A a, B+ b[], !B n) WITHIN 10",
+    "or": "PATTERN OR(SEQ(A a, B+ b[]), C c) WITHIN 3",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_forms_are_compiled(name):
+    from jitcep import compile as compile_, runtime
+
+    q = compile_(FORMS[name])
+    runtime.check_supported(q.patterns[0], q.options)
+
+
+def test_two_closures_in_one_seq():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("C", 3), ("D", 4), ("D", 5), ("E", 6))
+    # every non-empty subsequence of {B1, B2} times every one of {D4, D5}: 3 x 3
+    bs, ds = [(1,), (2,), (1, 2)], [(4,), (5,), (4, 5)]
+    assert matches(FORMS["two"], df) == M(*[(0, b, 3, d, 6) for b in bs for d in ds])
+
+
+def test_adjacent_closures_split_the_events_between_them():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("B", 3), ("C", 4))
+    # every b-list before every d-list, both non-empty, disjoint (section 3)
+    assert matches(FORMS["adjacent"], df) == M(
+        (0, (1,), (2,), 4), (0, (1,), (3,), 4), (0, (1,), (2, 3), 4), (0, (2,), (3,), 4), (0, (1, 2), (3,), 4))
+
+
+def test_closure_inside_and_is_bounded_by_the_window_only():
+    df = events("type ts", ("B", 0), ("A", 1), ("B", 2), ("B", 3), ("B", 4))
+    # members on either side of a; every two events of the match within 2 (section 2): B0 and B3 are
+    # 3 apart, B4 is 3 after a
+    assert matches(FORMS["and"], df) == M((1, (0,)), (1, (2,)), (1, (3,)), (1, (0, 2)), (1, (2, 3)))
+
+
+def test_two_closures_inside_and_bind_distinct_events():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2))
+    # b non-empty, d possibly empty, no event in both (section 3)
+    assert matches(FORMS["and_two"], df) == M(
+        (0, (1,), ()), (0, (2,), ()), (0, (1, 2), ()), (0, (1,), (2,)), (0, (2,), (1,)))
+
+
+def test_negation_in_the_closures_and_ignores_the_members():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2))
+    # a list's members are positive events of the match, never its negated event (section 7 rule 1):
+    # [B1] spans (A0, B1), nothing inside; [B2] dies by B1 inside (A0, B2); [B1, B2] holds B1 itself
+    assert matches(FORMS["and_negation"], df) == M((0, (1,)), (0, (1, 2)))
+
+
+def test_closure_in_an_or_branch_is_unbound_in_the_other():
+    df = events("type ts", ("A", 0), ("B", 1), ("C", 2), ("B", 3))
+    assert matches(FORMS["or"], df) == M((0, (1,), None), (0, (3,), None), (0, (1, 3), None), (None, None, 2))
+
+
+def test_negation_beside_a_closure_under_nondecreasing_ts():
+    # B1 and B2 tie in time with C: a list member is never the negated event, but the other B,
+    # tied with the list's last member, lies between it and c (section 7, ties admitted)
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 1), ("C", 1))
+    q = "PATTERN SEQ(A a, B+ b[], !B n, C c) WITHIN 10"
+    assert matches(q, df, order="nondecreasing_ts") == M((0, (1, 2), 3))
+
+
+def test_maximal_two_closures_in_one_seq():
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("C", 3), ("D", 4), ("D", 5), ("E", 6))
+    assert matches(FORMS["two"], df, kleene="maximal") == M((0, (1, 2), 3, (4, 5), 6))
+
+
+def test_list_conjunct_over_two_closures():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("C", 3, 0), ("D", 4, 2), ("D", 5, 3))
+    # tested once both lists are made: count(b) = count(d) pairs lists of equal length, 3 + 1 of them;
+    # sum(b.x) > max(d.x) keeps those with b's sum above d's maximum
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE count(b) = count(d) WITHIN 10"
+    assert matches(q, df) == M(*[(0, b, 3, d) for b in [(1,), (2,)] for d in [(4,), (5,)]],
+                               (0, (1, 2), 3, (4, 5)))
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE count(b) = count(d) AND sum(b.x) > max(d.x) WITHIN 10"
+    assert matches(q, df) == M((0, (1,), 3, (4,)), (0, (1,), 3, (5,)), (0, (1, 2), 3, (4, 5)))
+
+
+def test_member_wise_conjunct_over_two_closures_holds_for_every_pair():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("C", 3, 0), ("D", 4, 2), ("D", 5, 3))
+    # every b member below every d member (section 4: every i, every j): only b = [B2] (x=1)
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x WITHIN 10"
+    assert matches(q, df) == M((0, (2,), 3, (4,)), (0, (2,), 3, (5,)), (0, (2,), 3, (4, 5)))
+    # d may be empty: then the conjunct holds vacuously for every b list
+    q = "PATTERN SEQ(A a, B+ b[], C c, D* d[]) WHERE b.x < d.x WITHIN 10"
+    assert matches(q, df.head(4)) == M((0, (1,), 3, ()), (0, (2,), 3, ()), (0, (1, 2), 3, ()))
+
+
+def test_conjunct_reading_a_closure_both_ways_still_falls_back():
+    from jitcep import compile as compile_, runtime
+
+    q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x - count(d) WITHIN 10")
+    with pytest.raises(UnsupportedPatternError, match="two Kleene variables"):
+        runtime.check_supported(q.patterns[0], q.options)
+
+
+# --- negation conditions that read a closure (semantics §7 with §4's quantification) ---------------------
+
+NEG_B = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("D", 3, 3), ("C", 4, 0))
+
+
+def test_negation_condition_on_every_member():
+    # D3 (x=3) lies between every list and C4; it kills a list only if 3 > x of every member:
+    # [B1] (5) no, [B2] (1) yes, [B1, B2] no
+    q = "PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b.x WITHIN 10"
+    assert matches(q, NEG_B) == M((0, (1,), 4), (0, (1, 2), 4))
+
+
+def test_negation_condition_on_the_whole_list():
+    # 3 < count(b) + 2 only for the two-member list
+    q = "PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x < count(b) + 2 WITHIN 10"
+    assert matches(q, NEG_B) == M((0, (1,), 4), (0, (2,), 4))
+
+
+def test_negation_condition_on_the_members_of_an_empty_list_holds():
+    # b = []: "for every member" holds vacuously, so D2 (after a, before c) kills; [B1]: 3 > 5 fails
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("D", 2, 3), ("C", 3, 0))
+    q = "PATTERN SEQ(A a, B* b[], !D n, C c) WHERE n.x > b.x WITHIN 10"
+    assert matches(q, df) == M((0, (1,), 3))
+
+
+def test_negation_condition_on_a_closure_of_an_or_branch_not_taken_does_not_apply():
+    df = events("type ts x", ("A", 0, 1), ("D", 1, 5), ("E", 2, 3), ("F", 3, 2), ("B", 4, 0), ("C", 5, 9),
+                ("E", 6, 1), ("F", 7, 0))
+    # branch d: b unbound, so the condition does not apply and any E between d and f kills (E2, E6);
+    # branch (b, c): only E6 lies between C5 and F7, and 1 > count([B4]) = 1 fails
+    q = "PATTERN SEQ(A a, OR(SEQ(B+ b[], C c), D d), !E n, F f) WHERE n.x > count(b) WITHIN 10"
+    assert matches(q, df) == M((0, (4,), 5, None, 7))
+
+
+@pytest.mark.parametrize("text", [
+    "PATTERN AND(A a, B+ b[]) WITHIN 5",                        # not an element of a SEQ (§6.2)
+    "PATTERN OR(SEQ(A a, B+ b[]), C c) WITHIN 5",
+    "PATTERN SEQ(A a, B+ b[], D+ d[], C c) WITHIN 5",           # adjacent closures: no boundary
+    "PATTERN SEQ(B+ b[], A a, D+ d[]) WITHIN 5",                # both ends
+    "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 5",
+])
+def test_maximal_forms_the_semantics_leaves_undefined_are_refused_at_compile(text):
+    import jitcep
+
+    with pytest.raises(UnsupportedPatternError, match="kleene=\"maximal\"") as info:
+        jitcep.compile(text, kleene="maximal")
+    assert "B+ b[]" in str(info.value) or "'b[i].x > b[i-1].x'" in str(info.value)  # quotes the text at fault
+
+
+def test_closures_that_may_all_be_empty_without_a_single_variable_are_refused_by_name():
+    from jitcep import compile as compile_, runtime
+
+    for text in ("PATTERN AND(B* b[], C* c[]) WITHIN 5", "PATTERN OR(B* b[], C c) WITHIN 5"):
+        q = compile_(text)
+        with pytest.raises(UnsupportedPatternError, match="closure of at least one member in '(AND|B)"):
+            runtime.check_supported(q.patterns[0], q.options)
+
+
+# closures where no single variable binds an event: the first closure of at least one member there lends
+# its first member to the joins (its anchor) and its collection extends it
+
+ANCHORED = {
+    "alone": "PATTERN B+ b[] WITHIN 2",
+    "or": "PATTERN OR(B+ b[], D d) WITHIN 2",
+    "seq": "PATTERN SEQ(B* b[], C+ c[]) WITHIN 3",
+    "and": "PATTERN AND(B+ b[], C+ c[]) WITHIN 1",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ANCHORED))
+def test_anchored_forms_are_compiled(name):
+    from jitcep import compile as compile_, runtime
+
+    q = compile_(ANCHORED[name])
+    runtime.check_supported(q.patterns[0], q.options)
+
+
+ANCHOR_EVENTS = events("type ts", ("B", 0), ("B", 1), ("C", 2), ("B", 3), ("D", 4))
+
+
+def test_a_closure_alone_is_every_subsequence_within_the_window():
+    # B0, B1, B3 within 2 of each other: B0-B1 and B1-B3, not B0-B3
+    assert matches(ANCHORED["alone"], ANCHOR_EVENTS) == M(((0,),), ((1,),), ((3,),), ((0, 1),), ((1, 3),))
+
+
+def test_a_closure_alone_in_an_or_branch():
+    assert matches(ANCHORED["or"], ANCHOR_EVENTS) == M(
+        ((0,), None), ((1,), None), ((3,), None), ((0, 1), None), ((1, 3), None), (None, 4))
+
+
+def test_a_seq_of_closures():
+    # c = [C2]; b any subsequence of {B0, B1} before it, empty allowed
+    assert matches(ANCHORED["seq"], ANCHOR_EVENTS) == M(((), (2,)), ((0,), (2,)), ((1,), (2,)), ((0, 1), (2,)))
+
+
+def test_an_and_of_closures():
+    # every two events within 1: B1 or B3 with C2 (B0 is 2 before C2, B1 and B3 are 2 apart)
+    assert matches(ANCHORED["and"], ANCHOR_EVENTS) == M(((1,), (2,)), ((3,), (2,)))
+
+
+def test_kleene_window_iteration_leaves_array_variables_in_the_match_window():
+    # semantics §2 (Choice): array-variable members stay in R, so "iteration" bounds them as "match"
+    # does: the same five lists as test_closure_inside_and_is_bounded_by_the_window_only
+    df = events("type ts", ("B", 0), ("A", 1), ("B", 2), ("B", 3), ("B", 4))
+    assert matches(FORMS["and"], df, kleene_window="iteration") == M(
+        (1, (0,)), (1, (2,)), (1, (3,)), (1, (0, 2)), (1, (2, 3)))

@@ -192,6 +192,10 @@ CASES = {
         i64(0, 2), i64(0, 70), ts, False, 1, None, 100, 100),
     "subsequences: follows table too small": lambda: kleene.subsequences(
         i64(0, 2), i64(0, 1), ts, False, 1, None, 100, 100, np.ones(1, np.bool_)),
+    "subsequences: window measure shorter than the events": lambda: kleene.subsequences(
+        i64(0, 2), i64(0, 1), ts, False, 1, None, 100, 100, wt=i64(0, 1), W=3),
+    "outside_lists: record past the lists": lambda: kleene.outside_lists(i64(0, 5), i64(1, 2), i64(0, 1), i64(3)),
+    "outside_lists: offsets past the members": lambda: kleene.outside_lists(i64(0), i64(1), i64(0, 4), i64(3)),
     "member_pairs: offsets past the members": lambda: kleene.member_pairs(i64(0, 9), i64(0, 1)),
     "segment_aggregate: offsets past the values": lambda: kleene.segment_aggregate(
         i64(0, 9), i64(1, 2), np.ones(2, np.bool_), "sum"),
@@ -266,6 +270,8 @@ BOUNDSCHECKED = [
     "tests/test_compiled_policies.py::test_policies_compiled_equal_reference[0]",
     *(f"tests/test_compiled_strategies.py::test_compiled_strategy_equals_reference[{strategy}-0]"
       for strategy in ("skip_till_next_match", "partition_contiguity", "strict_contiguity")),
+    *(f"tests/test_compiled_differential.py::test_compiled_kleene_forms_equal_reference[0-all+{form}]"
+      for form in ("and+negation", "anchored")),
 ]
 
 _PROBE = """

@@ -29,6 +29,9 @@ class Buffer:
     wend: np.ndarray     # (m,) wt[end]
     # array variable -> (offsets (m + 1), member positions): CSR lists, one per record
     lists: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # array variable -> (m,) bool, True where it is unbound (its OR branch not taken; its list is empty);
+    # absent: bound in every record
+    unbound: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -57,7 +60,22 @@ class Buffer:
         end, tend = (start, tstart) if leaf else (self.end[idx], self.tend[idx])
         lists = {v: gather_lists(lpos, off[:-1][idx], np.diff(off)[idx]) for v, (off, lpos) in self.lists.items()}
         return Buffer(self.vars, self.pos[idx], start, end, goff, tstart, tend,
-                      tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx], lists)
+                      tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx], lists,
+                      {v: u[idx] for v, u in self.unbound.items()})
+
+    def list_bounds(self, before, after) -> "Buffer":
+        """This buffer with a column per array variable holding the member that bounds a range lying
+        after ``before`` and before ``after`` (the variables a SEQ orders so): its last member if it is
+        in ``before``, its first if in ``after``, else -1 (none; an empty list bounds nothing either); the
+        lists themselves stay."""
+        cols, names = [self.pos], self.vars
+        for v, (off, lpos) in self.lists.items():
+            first, last = list_ends(off, lpos)
+            bound = last if v in before else first if v in after else np.full(len(self), -1, np.int64)
+            cols.append(bound[:, None])
+            names = names + (v,)
+        return Buffer(names, np.concatenate(cols, axis=1), self.start, self.end, self.goff, self.tstart, self.tend,
+                      self.wstart, self.wend, self.lists, self.unbound)
 
     def keep(self, idx: np.ndarray) -> "Buffer":
         """Records ``idx`` (ascending: the partition order stays)."""

@@ -48,7 +48,8 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
 
     buf = _run(plan.root, state, profile)
     single = {v: np.ascontiguousarray(buf.column(v)) for v in names}
-    return MatchTable(len(buf), single, {v: buf.lists[v] for v in list_vars}).canonical()
+    return MatchTable(len(buf), single, {v: buf.lists[v] for v in list_vars},
+                      {v: u for v, u in buf.unbound.items() if u.any()}).canonical()
 
 
 def _run(node, state: RunState, profile: Profile | None):

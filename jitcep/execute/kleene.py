@@ -1,13 +1,18 @@
 """KleeneCollect: ZStream's KSEQ (4.4.5), the closure's lists for every record of its input (semantics section 6).
 
 The members of a record are the qualifying events of the closure's leaf in
-its range (found like a negation's range, two binary searches per record)
-that pass the member-wise conjuncts mentioning other variables, tested on
-(record, event) pairs by the generated predicates.  The bounds then make the
-lists: under ``kleene="maximal"`` (6.2) the one list, or ZStream's sliding
-runs for ``{n,m}``; under ``kleene="all"`` (6.1) every subsequence of the
-members whose length they allow and whose consecutive members pass the
-iterative conjuncts (SASE+ section 2), at most ``max_kleene`` per record.
+its range (found like a negation's range, two binary searches per record; a
+closure collected before counts by its last / first member), other than the
+record's events and other lists' members (section 3), that pass the
+member-wise conjuncts mentioning other variables, tested on (record, event)
+pairs by the generated predicates.  The bounds then make the lists: under
+``kleene="maximal"`` (6.2) the one list, or ZStream's sliding runs for
+``{n,m}``; under ``kleene="all"`` (6.1) every subsequence of the members
+whose length they allow, whose members fit the window pairwise (a closure
+inside AND has no neighbour to do it) and whose consecutive members pass the
+iterative conjuncts (SASE+ section 2), at most ``max_kleene`` per record.  A
+closure in an OR branch makes lists for the records that took its branch;
+the others keep one empty list, marked unbound.
 List conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``) are evaluated once per
 list (:mod:`jitcep.execute.lists`).  Each (record, list) is one output
 record, spanning the record and its members.
@@ -20,9 +25,10 @@ import numpy as np
 from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
-from ..kernels.kleene import closure_runs, gather_lists, member_pairs, subsequences
+from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_lists, subsequences
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
+from ..pattern import expr as E
 from ..plan.logical import prev_var
 from .buffer import Buffer, list_ends, offsets
 from .lists import list_mask
@@ -32,8 +38,12 @@ from .scan import leaf
 def run(node, state, execute) -> Buffer:
     K = node.closure
     buf = execute(node.input)
-    offs, members = _members(state, K, buf)
+    # a closure in an OR branch applies to the records that took it (semantics section 5)
+    app = (buf.pos[:, [buf.vars.index(v) for v in K.scope]] >= 0).any(axis=1) if K.scope else None
+    offs, members = _members(state, K, buf, app)
     src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
+    if app is not None:
+        src, off, lpos = _keep_lists(np.flatnonzero(app[src]), src, off, lpos)
     if node.span_check and len(src):
         # members tied in time with a neighbour may lie on its other side by position, so a list can
         # stretch the match past the window although each member fits alone (section 2); a maximal
@@ -43,31 +53,53 @@ def run(node, state, execute) -> Buffer:
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     if K.lists and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
-        keep = np.flatnonzero(list_mask(state, K, single, off, lpos))
+        # a list conjunct may read closures collected before this one too (their lists per record)
+        lists = _per_list(buf, src, {v for c in K.lists for v in E.variables(c)})
+        keep = np.flatnonzero(list_mask(state, K.lists, single, {**lists, K.var: (off, lpos)},
+                                        unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
+    for c in K.cross:
+        src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
+    unbound = {}
+    if app is not None:
+        src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
-    lists = {**{v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items()},
-             K.var: (off, lpos)}
-    return Buffer(buf.vars, buf.pos[src], start, end, offsets(buf.partitions()[src], state.G), ts[start], ts[end],
-                  wt[start], wt[end], lists)
+    lists = {**_per_list(buf, src), K.var: (off, lpos)}
+    unbound.update({v: u[src] for v, u in buf.unbound.items()})
+    cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
+    return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
+                  offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start], wt[end], lists, unbound)
 
 
-def _members(state, K, buf: Buffer) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets (m + 1), positions): each record's qualifying members, in position order."""
+def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets (m + 1), positions): each record's qualifying members, in position order (none for a
+    record ``app`` leaves out).
+
+    The range lies after the last bound variable the SEQ structure orders
+    before the closure and before the first bound one after it, a closure
+    already collected counting by its last / first member; events of other
+    lists are bound already, so never members (semantics section 3).
+    """
     m = len(buf)
     kleaf = leaf(state, K.var, K.types, K.filter)
     cand, cgoff = kleaf.start, kleaf.goff
-    bcols = [buf.vars.index(v) for v in K.before]
-    acols = [buf.vars.index(v) for v in K.after]
-    lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
+    bounded = buf.list_bounds(K.before, K.after) if buf.lists else buf
+    bcols = [bounded.vars.index(v) for v in K.before if v in bounded.vars]
+    acols = [bounded.vars.index(v) for v in K.after if v in bounded.vars]
+    if K.anchor is not None:  # the other members lie after the first
+        bcols.append(bounded.vars.index(K.anchor))
+    lo, hi = negation_ranges(bounded.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, False)
-    skip = np.zeros(m, dtype=np.bool_)
+    skip = np.zeros(m, dtype=np.bool_) if app is None else ~app
     recs, evs = [], []
     kept = 0
     r = 0
     while r < m:  # pairs in (record, position) order: each record's members come out in position order
         rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, config.NEG_PAIR_BUDGET)
+        for off, lpos in buf.lists.values():
+            keep = outside_lists(rec, ev, off, lpos)
+            rec, ev = rec[keep], ev[keep]
         ok = state.pairs_pass(buf, K.member, rec, {K.var: ev})
         recs.append(rec[ok])
         evs.append(ev[ok])
@@ -76,6 +108,16 @@ def _members(state, K, buf: Buffer) -> tuple[np.ndarray, np.ndarray]:
         state.memory.check(32 * kept, f"the members of Kleene variable {K.var!r}", buf, kleaf)
     rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
     members = np.concatenate(evs) if evs else np.zeros(0, np.int64)
+    if K.anchor is not None:
+        # the anchor is the first member: in position order (iteration order, section 6) before the rest,
+        # which under nondecreasing_ts a tie may put in range at an earlier position
+        first = buf.column(K.anchor)
+        later = members > first[rec]
+        bound = np.flatnonzero(first >= 0)  # -1: another OR branch was taken, no list here
+        rec = np.concatenate([bound, rec[later]])
+        members = np.concatenate([first[bound], members[later]])
+        o = np.lexsort((members, rec))
+        rec, members = rec[o], members[o]
     offs = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(rec, minlength=m), out=offs[1:])
     return offs, members
@@ -93,7 +135,8 @@ def _lists(state, K, mode: str, buf: Buffer, offs: np.ndarray, members: np.ndarr
     room = memory.limit - nbytes(buf, members, offs, follows)
     src, off, lpos, over = subsequences(offs, members, state.table.ts, options.order == "strict_ts",
                                         K.min, K.max, options.max_kleene, options.max_matches,
-                                        follows, room=room)
+                                        follows, room=room, wt=state.wt, W=state.W,
+                                        anchored=K.anchor is not None)
     if over == -3:
         raise memory.error(f"the lists of Kleene variable {K.var!r}")
     if over == -2:
@@ -130,6 +173,46 @@ def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np
         table[slot[part]] = state.pairs_pass(buf, K.prev, rec[part],
                                              {prev_var(K.var): first[part], K.var: second[part]})
     return table
+
+
+def _per_list(buf: Buffer, src: np.ndarray, only=None) -> dict:
+    """The lists ``buf`` already holds (those of ``only``, None: all), one per list of record ``src[j]``."""
+    return {v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items()
+            if only is None or v in only}
+
+
+def _with_other_branches(other: np.ndarray, src, off, lpos):
+    """The lists with each record of ``other`` (a mask: records that took another OR branch) added once,
+    in record order, with an empty list marked unbound: ``(src, off, lpos, unbound)``."""
+    rest = np.flatnonzero(other)
+    order = np.argsort(np.concatenate([src, rest]), kind="stable")
+    none = np.zeros(len(rest), np.int64)
+    off, lpos = gather_lists(lpos, np.concatenate([off[:-1], none])[order],
+                             np.concatenate([np.diff(off), none])[order])
+    unbound = np.concatenate([np.zeros(len(src), np.bool_), np.ones(len(rest), np.bool_)])[order]
+    return np.concatenate([src, rest])[order], off, lpos, unbound
+
+
+def _every_pair(state, K, c, buf: Buffer, src, off, lpos) -> np.ndarray:
+    """Which lists (list j of record ``src[j]``) pass member-wise conjunct ``c`` with every pair of a
+    member and a member of the other closure's list in the record (semantics section 4: every i, every
+    j; an empty list passes vacuously)."""
+    (other,) = E.variables(c) & (buf.lists.keys() - {K.var})
+    ooff, olpos = buf.lists[other]
+    ocount = np.diff(ooff)[src]
+    count = np.diff(off)
+    n_pairs = count * ocount
+    state.memory.check(40 * int(n_pairs.sum()), f"the member pairs of {other!r} and {K.var!r}", buf, lpos)
+    lst = np.repeat(np.arange(len(src)), n_pairs)
+    # within list j, pair t (0 <= t < count * ocount) is member t // ocount with other member t % ocount
+    t = np.arange(len(lst)) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
+    oc = ocount[lst]
+    mine = lpos[off[:-1][lst] + t // np.maximum(oc, 1)]
+    theirs = olpos[ooff[:-1][src[lst]] + t % np.maximum(oc, 1)]
+    ok = np.ones(len(src), dtype=np.bool_)
+    fails = ~state.pairs_pass(buf, (c,), src[lst], {K.var: mine, other: theirs})
+    ok[lst[fails]] = False
+    return ok
 
 
 def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):

@@ -1,7 +1,8 @@
 """List conjuncts of a closure (semantics section 4: aggregates, ``v[k]``, ``v[v.LEN]``), once per list.
 
 Each conjunct is rewritten over one virtual variable whose "event" is the
-(record, list) and whose columns are the aggregates and the gathered
+item tested (a (record, list), or a (record, negated candidate) pair reading
+the record's list) and whose columns are the aggregates and the gathered
 attributes, then compiled like any predicate.
 """
 
@@ -26,13 +27,22 @@ class _VirtualTable:
         self.ts, self.columns = ts, columns
 
 
-def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
-    """Which lists (CSR ``off`` / ``lpos``, list j with the single variables' events ``single[v][j]``)
-    satisfy every list conjunct of closure ``K``."""
+def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None = None,
+              unbound: dict | None = None) -> np.ndarray:
+    """Which items satisfy every conjunct of ``conds`` reading closures' lists (``lists[kv]``: CSR
+    offsets and positions, aligned list by list): item j reads list ``rows[j]`` of each (None: list j)
+    and the events ``single[v][j]`` of the single variables.  ``unbound[kv]`` (per list): the closure is
+    unbound there (an OR branch not taken), and a conjunct reading it does not apply (section 4)."""
     table = state.table
-    n = len(off) - 1
-    lens = np.diff(off)
+    unbound = unbound or {}
+    n = len(next(iter(lists.values()))[0]) - 1 if rows is None else len(rows)
     cols: dict = {}
+
+    def per_item(c: Column) -> Column:
+        if rows is None:
+            return c
+        return Column(c.kind, c.values[rows], None if c.valid is None else c.valid[rows], c.dictionary,
+                      c.temporal)
 
     def gather(attr: str, p: np.ndarray):
         col = table.column(attr)
@@ -43,8 +53,10 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
         return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary, col.temporal)
 
     def aggregate(x: E.Agg) -> Column:
+        off, lpos = lists[x.var]
+        lens = np.diff(off)
         if x.func == "count":
-            return Column("int", lens.astype(np.int64), None)
+            return per_item(Column("int", lens.astype(np.int64), None))
         c = gather(x.attr, lpos)
         kinds.result_kind(x.func, c.temporal or c.kind, shown=(f"{x.var}.{x.attr}", ""))  # semantics section 4
         if c.kind not in ("int", "float"):  # min / max of strings: the kernel aggregates numbers only
@@ -52,40 +64,48 @@ def list_mask(state, K, single: dict, off: np.ndarray, lpos: np.ndarray) -> np.n
                                           f"attribute ({x.var}.{x.attr}) yet")
         valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
         vals, ok = segment_aggregate(off, c.values, valid, x.func)
-        return Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (), c.temporal)
+        return per_item(Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (),
+                               c.temporal))
 
     def member(x: E.Attr) -> Column:
+        off, lpos = lists[x.var]
+        lens = np.diff(off)
         if x.index == "len":
             p = list_ends(off, lpos)[1]
         else:
             k = int(x.index)
             at = np.minimum(off[:-1] + k - 1, max(len(lpos) - 1, 0))
             p = np.where(lens >= k, lpos[at] if len(lpos) else -1, -1)
-        return gather(x.attr, p)
+        return gather(x.attr, p if rows is None else p[rows])
 
     def virt(x):
         if isinstance(x, E.Agg):
-            name = f"{x.func}({x.attr})"
+            name = f"{x.func}({x.var}.{x.attr})"
             make = lambda: aggregate(x)  # noqa: E731
         elif isinstance(x, E.Attr):
-            name = f"[{x.index}].{x.attr}" if x.var == K.var else f"{x.var}.{x.attr}"
-            make = (lambda: member(x)) if x.var == K.var else (lambda: gather(x.attr, single[x.var]))
+            listed = x.var in lists
+            name = f"{x.var}[{x.index}].{x.attr}" if listed else f"{x.var}.{x.attr}"
+            make = (lambda: member(x)) if listed else (lambda: gather(x.attr, single[x.var]))
         else:
             return None
         if name not in cols:
             cols[name] = make()
         return E.Attr("_m", name)
 
-    conds = [map_expr(c, virt) for c in K.lists]
+    virtual = [map_expr(c, virt) for c in conds]
     specs = {name: ColumnSpec(name, c.temporal or c.kind, c.valid is not None) for name, c in cols.items()}
-    ps = PredicateSet(conds, specs)
+    ps = PredicateSet(virtual, specs)
     bound = ps.bind(_VirtualTable(np.zeros(n, np.int64), cols))
     P = np.arange(n, dtype=np.int64)[None, :]
     keep = np.ones(n, dtype=np.bool_)
-    for i, c in enumerate(K.lists):
+    for i, c in enumerate(conds):
         app = np.ones(n, dtype=np.bool_)
-        for v in E.variables(c) - {K.var}:
-            app &= single[v] >= 0  # a conjunct on an OR branch not taken does not apply
+        for v in E.variables(c):  # a conjunct on an OR branch not taken does not apply
+            if v in lists:
+                if v in unbound:
+                    app &= ~(unbound[v] if rows is None else unbound[v][rows])
+            else:
+                app &= single[v] >= 0
         if app.any():
             keep[app] &= ps.mask(i, P[:, app], bound)
     return keep

@@ -16,7 +16,10 @@ import numpy as np
 
 from .. import config
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
-from .buffer import Buffer, list_ends
+from ..kernels.kleene import gather_lists, outside_lists
+from ..pattern import expr as E
+from .buffer import Buffer
+from .lists import list_mask
 from .scan import leaf
 
 
@@ -24,32 +27,24 @@ def run(node, state, execute) -> Buffer:
     buf = execute(node.input)
     if not len(buf):
         return buf
-    killed = _killed(state, node.neg, _bounded(buf, node.neg) if buf.lists else buf)
+    killed = _killed(state, node.neg, buf.list_bounds(node.neg.before, node.neg.after) if buf.lists else buf)
     if not killed.any():
         return buf
     return buf.keep(np.flatnonzero(~killed))
 
 
-def _bounded(buf: Buffer, neg) -> Buffer:
-    """``buf`` with a column per array variable holding the member that bounds ``neg``'s range (-1: none)."""
-    cols, names = [buf.pos], buf.vars
-    for v, (off, lpos) in buf.lists.items():
-        first, last = list_ends(off, lpos)
-        bound = last if v in neg.before else first if v in neg.after else np.full(len(buf), -1, np.int64)
-        cols.append(bound[:, None])
-        names = names + (v,)
-    return Buffer(names, np.concatenate(cols, axis=1), buf.start, buf.end, buf.goff, buf.tstart, buf.tend,
-                  buf.wstart, buf.wend)
-
-
 def _killed(state, neg, buf: Buffer) -> np.ndarray:
     """Which records of ``buf`` (not empty) some event of negated variable ``neg`` kills.
 
-    A negation without conditions is decided by the kernel; otherwise the
-    pairs (record, candidate) are tested with the generated predicates, a
-    chunk at a time, and a record dies with its first pair passing every
-    condition that applies (a condition whose other variables are unbound, an
-    OR branch not taken, does not apply: section 4).
+    A negation without conditions over records without Kleene lists is
+    decided by the kernel; otherwise the pairs (record, candidate) are tested
+    with the generated predicates, a chunk at a time, and a record dies with
+    its first pair passing every condition that applies (a condition whose
+    other variables are unbound, an OR branch not taken, does not apply:
+    section 4).  A member of the record's lists is a positive event of
+    the match, never a candidate (section 7, condition 1): a closure in the
+    negation's AND, or a list's middle members tied in time with its
+    neighbours under ``nondecreasing_ts``, may lie in its range.
     """
     m = len(buf)
     events = leaf(state, neg.var, neg.types, neg.filter)
@@ -58,11 +53,44 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     acols = [buf.vars.index(v) for v in neg.after if v in buf.vars]
     lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, neg.in_conj)
-    if not neg.conds:
+    lists = buf.lists
+    if not neg.conds and not neg.list_conds and not lists:
         return killed_unconditionally(buf.pos, lo, hi, cand)
+    # conditions reading a closure member-wise hold for every member (section 4): tested per member
+    per_member = {v: [c for c in neg.conds if v in E.variables(c)] for v in lists}
+    plain = [c for c in neg.conds if not E.variables(c) & lists.keys()]
     killed = np.zeros(m, dtype=np.bool_)
     r = 0
     while r < m:
         rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, config.NEG_PAIR_BUDGET)
-        killed[rec[state.pairs_pass(buf, neg.conds, rec, {neg.var: ev})]] = True
+        for off, lpos in lists.values():
+            keep = outside_lists(rec, ev, off, lpos)
+            rec, ev = rec[keep], ev[keep]
+        ok = state.pairs_pass(buf, plain, rec, {neg.var: ev})
+        for v, conds in per_member.items():
+            if conds:
+                ok &= _every_member(state, buf, conds, v, neg.var, rec, ev, ok)
+        for c in neg.list_conds:
+            (v,) = E.variables(c) & lists.keys()
+            # a closure of an OR branch not taken is unbound: a condition on it does not apply (section 4)
+            idx = np.flatnonzero(ok & ~buf.unbound[v][rec]) if v in buf.unbound else np.flatnonzero(ok)
+            single = {u: buf.pos[rec[idx], i] for i, u in enumerate(buf.vars) if u not in lists}
+            single[neg.var] = ev[idx]
+            ok[idx] = list_mask(state, (c,), single, {v: lists[v]}, rows=rec[idx])
+        killed[rec[ok]] = True
     return killed
+
+
+def _every_member(state, buf: Buffer, conds, kv: str, nv: str, rec, ev, ok) -> np.ndarray:
+    """Which pairs (record ``rec[i]``, candidate ``ev[i]``) not already failed (``ok``) pass ``conds``
+    with ``kv`` bound to every member of the record's list in turn (an empty list: vacuously)."""
+    off, lpos = buf.lists[kv]
+    idx = np.flatnonzero(ok)
+    counts = np.diff(off)[rec[idx]]
+    _, members = gather_lists(lpos, off[:-1][rec[idx]], counts)
+    pair = np.repeat(idx, counts)
+    state.memory.check(24 * len(pair), f"the (match, negated event, member) triples of {kv!r}", buf)
+    fails = ~state.pairs_pass(buf, conds, rec[pair], {nv: ev[pair], kv: members})
+    out = np.ones(len(rec), dtype=np.bool_)
+    out[pair[fails]] = False
+    return out

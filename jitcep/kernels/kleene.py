@@ -31,6 +31,7 @@ from ..config import NUMBA_FLAGS
 from .alloc import empty
 from .arith import checked_add
 from .checks import check_index, check_lengths, check_offsets, fail
+from .window import exceeds, window_bound
 
 AGG_CODE = {"sum": 0, "min": 1, "max": 2, "avg": 3}
 
@@ -111,7 +112,8 @@ def _next_member(members, ts, o, q, j, prev, strict, follows, po, last):
     (semantics section 6, iteration order); with iterative conjuncts
     (``follows`` not empty) the pair (prev, j) must pass them: ``follows[po +
     prev * q + j]``.  ``last`` is the largest index a member at this depth may
-    take and still leave room for the minimum length.
+    take and still leave room for the minimum length (and, past the first
+    member, stay within the window of it).
     """
     if prev >= 0:
         t = ts[members[o + prev]]
@@ -121,12 +123,29 @@ def _next_member(members, ts, o, q, j, prev, strict, follows, po, last):
 
 
 @njit(**NUMBA_FLAGS)
-def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, total_cap, src, off, lpos, fill):
+def _reach(members, wt, W, o, q, reach):
+    """reach[i]: one past the last of the record's members within the window of member i (every two
+    members of a list must fit it, semantics section 2); members ascend in ``wt``, so two pointers."""
+    k = 0
+    for i in range(q):
+        if k < i:
+            k = i
+        while k < q and not exceeds(wt[members[o + i]], wt[members[o + k]], W):
+            k += 1
+        reach[i] = k
+
+
+@njit(**NUMBA_FLAGS)
+def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, total_cap, wt, W, anchored,
+                  src, off, lpos, fill):
     """Enumerate every allowed subsequence of each record's members, depth first (lexicographic).
 
-    ``fill`` False: count only.  Returns (lists, elements, over): ``over`` is
-    the first record with more than ``cap`` lists, -2 past ``total_cap`` lists
-    in all, else -1 (counting stops there: the caller raises).
+    ``wt`` not empty: every member of a list lies within window ``W`` of its
+    first (:func:`_reach`).  ``anchored``: every list starts with the
+    record's first member.  ``fill`` False: count only.  Returns (lists,
+    elements, over): ``over`` is the first record with more than ``cap``
+    lists, -2 past ``total_cap`` lists in all, else -1 (counting stops there:
+    the caller raises).
     """
     t = 0
     e = 0
@@ -134,6 +153,7 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
     for r in range(len(offsets) - 1):
         width = max(width, offsets[r + 1] - offsets[r])
     stack = np.empty(width, np.int64)
+    reach = np.empty(width, np.int64)
     for r in range(len(offsets) - 1):
         o = offsets[r]
         q = offsets[r + 1] - o
@@ -149,9 +169,13 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
             if n_r > cap:
                 return t, e, r
             continue
+        if len(wt):
+            _reach(members, wt, W, o, q, reach)
+        else:
+            reach[:q] = q
         d = 0
         po = foff[r] if len(follows) else 0
-        stack[0] = _next_member(members, ts, o, q, 0, -1, strict, follows, po, q - max(nmin, 1))
+        stack[0] = 0 if anchored else _next_member(members, ts, o, q, 0, -1, strict, follows, po, q - max(nmin, 1))
         if stack[0] >= q:
             continue
         while d >= 0:
@@ -170,14 +194,18 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
                     return t, e, -2
             if d + 1 < kmax:  # extend by the next member that may follow
                 j = _next_member(members, ts, o, q, stack[d] + 1, stack[d], strict, follows, po,
-                                 q - max(nmin - d - 1, 1))
+                                 reach[stack[0]] - max(nmin - d - 1, 1))
                 if j < q:
                     d += 1
                     stack[d] = j
                     continue
             while d >= 0:  # advance the deepest member that can move, dropping the ones after it
+                if d == 0 and anchored:
+                    d = -1
+                    break
                 prev = stack[d - 1] if d > 0 else -1
-                j = _next_member(members, ts, o, q, stack[d] + 1, prev, strict, follows, po, q - max(nmin - d, 1))
+                lim = reach[stack[0]] if d > 0 else q
+                j = _next_member(members, ts, o, q, stack[d] + 1, prev, strict, follows, po, lim - max(nmin - d, 1))
                 if j < q:
                     stack[d] = j
                     break
@@ -187,14 +215,19 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
 
 def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, strict: bool, nmin: int,
                  nmax: int | None, cap: int, total_cap: int, follows: np.ndarray | None = None,
-                 room: int | None = None):
+                 room: int | None = None, wt: np.ndarray | None = None, W=None, anchored: bool = False):
     """Every subsequence of each record's members with nmin <= length <= nmax (semantics section 6.1).
 
     ``offsets`` / ``members``: each record's qualifying events in position
     order (CSR).  ``strict``: consecutive members need strictly increasing
     ``ts`` (order="strict_ts").  ``follows`` (bool, from :func:`member_pairs`):
     whether member j may follow member i in a list of record r (the iterative
-    conjuncts, SASE+ ``v[i-1]``).  Returns ``(src, off, lpos, over)``: the
+    conjuncts, SASE+ ``v[i-1]``).  ``wt`` / ``W`` (the window measure, one
+    entry per event, ascending along each record's members, and the bound):
+    every two members of a list within the window; None: no such test (the
+    range already ensures it).  ``anchored``: only the lists starting with
+    the record's first member (a closure's anchor, bound by the joins; then
+    ``nmin >= 1``).  Returns ``(src, off, lpos, over)``: the
     record of each list, the lists in CSR form, and -1; or, when some record
     has more than ``cap`` lists (``max_kleene``), that record as ``over`` (-2
     past ``total_cap`` lists in all, ``max_matches``; -3 when the lists would take
@@ -211,13 +244,21 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
     check_offsets("subsequences", "offsets", offsets, len(members))
     check_index("subsequences", "members", members, len(ts))
     nmin, hi = _bounds("subsequences", nmin, nmax)
+    if anchored and nmin == 0:
+        raise fail("subsequences", "an anchored list has its first member: nmin >= 1")
     none = np.zeros(0, np.int64)
     if follows is None:
         follows, foff = np.zeros(0, np.bool_), none
     else:
         foff = _square_offsets(offsets)
         check_lengths("subsequences", int(foff[-1]), follows=follows)
-    args = (offsets, members, ts, bool(strict), follows, foff, nmin, hi, int(cap), int(total_cap))
+    if wt is None:
+        wt, Wb = np.zeros(0, np.int64), window_bound(0)
+    else:
+        check_lengths("subsequences", len(ts), wt=wt)
+        wt, Wb = np.ascontiguousarray(wt, dtype=np.int64), window_bound(W)
+    args = (offsets, members, ts, bool(strict), follows, foff, nmin, hi, int(cap), int(total_cap), wt, Wb,
+            bool(anchored))
     n, n_elems, over = _subsequences(*args, none, np.zeros(1, np.int64), none, False)
     if over != -1:
         return None, None, None, int(over)
@@ -271,6 +312,38 @@ def member_pairs(offsets: np.ndarray, members: np.ndarray):
     rec, first, second, slot = (empty(m, np.int64) for _ in range(4))
     _member_pairs(offsets, np.ascontiguousarray(members, dtype=np.int64), foff, rec, first, second, slot)
     return rec, first, second, slot, int(foff[-1])
+
+
+@njit(**NUMBA_FLAGS)
+def _outside_lists(rec, ev, off, lpos, out):
+    for i in range(len(rec)):
+        lo, hi = off[rec[i]], off[rec[i] + 1]
+        while lo < hi:  # each list ascends: a binary search
+            mid = (lo + hi) >> 1
+            if lpos[mid] < ev[i]:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = not (lo < off[rec[i] + 1] and lpos[lo] == ev[i])
+
+
+def outside_lists(rec: np.ndarray, ev: np.ndarray, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
+    """Whether event ``ev[i]`` is in no member of record ``rec[i]``'s list (CSR ``off`` / ``lpos``, each
+    list ascending): distinct variables bind distinct events (semantics section 3), so a closure's
+    candidates leave out another closure's members.
+
+    Invariants, checked here: ``rec`` and ``ev`` have one entry per pair, ``rec`` indexes the lists,
+    ``off`` ascends inside ``lpos``.
+    """
+    rec = np.ascontiguousarray(rec, dtype=np.int64)
+    ev = np.ascontiguousarray(ev, dtype=np.int64)
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    check_lengths("outside_lists", len(rec), ev=ev)
+    check_offsets("outside_lists", "off", off, len(lpos))
+    check_index("outside_lists", "rec", rec, len(off) - 1)
+    out = empty(len(rec), np.bool_)
+    _outside_lists(rec, ev, off, np.ascontiguousarray(lpos, dtype=np.int64), out)
+    return out
 
 
 def gather_lists(members: np.ndarray, start: np.ndarray, length: np.ndarray):

@@ -3,7 +3,7 @@
 From the normal form of the pattern (docs/semantics.md section 5) it records
 the structure the compiled engine joins (:func:`positive`: SEQ / AND / OR of
 positive variables), every negated variable with what fixes its range
-(section 7), the Kleene array variable with its neighbours (section 6), and
+(section 7), every Kleene array variable with what bounds its range (section 6), and
 each WHERE conjunct in its class (section 4), as ZStream section 4.1 places
 them: an ``[attr]`` equivalence test is the partition key, a conjunct over one
 variable that variable's filter, over several a join predicate, over none a
@@ -12,8 +12,9 @@ read the whole list; conjuncts on a negated variable are its filter or its
 conditions.  The physical plan (:mod:`jitcep.plan.rules`) is built from this
 by rules; nothing here depends on options or data.
 
-What the compiled engine does not evaluate (Kleene groups, several closures,
-a closure off the top-level SEQ, mixed Kleene references ...) raises
+What the compiled engine does not evaluate (Kleene groups, closures that
+may all be empty where no single variable binds an event, mixed Kleene
+references ...) raises
 :class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
 """
 
@@ -26,11 +27,9 @@ from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
 from ..pattern.normalize import normalize
-from ..pattern.printer import expr_to_text
-from ..pattern.structure import lca, negation_contexts, single_vars, walk_nodes
+from ..pattern.printer import expr_to_text, node_to_text
+from ..pattern.structure import bound_vars, lca, negation_contexts, single_vars, walk_nodes
 from ..pattern.validate import check_structure
-
-_KIND = {Seq: "SEQ", Conj: "AND", Disj: "OR"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,20 +56,32 @@ class Negated:
     after: tuple[str, ...]
     in_conj: bool
     anchor: frozenset[str] | None = None
+    list_conds: tuple[E.Expr, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Closure:
-    """The array variable ``T+ v[]`` of the top-level SEQ (semantics section 6; ZStream 4.4.5 KSEQ).
+    """An array variable ``T+ v[]`` (semantics section 6; ZStream 4.4.5 KSEQ).
 
-    Its members come from the events of its type between its nearest SEQ
-    neighbours (``before`` / ``after``; an open side is bounded by the window,
-    like a negation's range).  ``filter``: conjuncts on the members alone
+    Its members come from the events of its type between what the SEQ
+    structure orders before / after it (``before`` / ``after``: single
+    variables, and other array variables by their last / first member; the
+    last bound one of ``before``, the first bound one of ``after``); an open
+    side is bounded by the window, like a negation's range, and every two
+    members must fit the window too (a closure inside AND has two open
+    sides).  ``scope``: the single variables of the innermost OR branch
+    holding it (a match that took another branch leaves it unbound); empty
+    outside any OR.  ``filter``: conjuncts on the members alone
     (``v[i].x`` / plain ``v.x`` read as a single event); ``member``:
     member-wise conjuncts that also mention other variables; ``lists``:
     conjuncts read on the whole list (aggregates, ``v[k]``, ``v[v.LEN]``);
     ``prev``: iterative conjuncts (``v[i].x > v[i-1].x``, SASE+ section 2)
     over ``v`` (member i) and :func:`prev_var` ``(v)`` (member i - 1).
+    ``cross``: member-wise conjuncts over ``v`` and closures before it in
+    pattern order (``b.x < v.x``), holding for every pair of members (section 4).
+    ``anchor``: the single variable binding its first member, where no
+    single variable would bind an event (:func:`anchor_vars`); the other
+    members then lie after it.
     """
 
     var: str
@@ -83,6 +94,9 @@ class Closure:
     after: tuple[str, ...]
     min: int
     max: int | None
+    scope: tuple[str, ...] = ()
+    cross: tuple[E.Expr, ...] = ()
+    anchor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,7 +107,8 @@ class LogicalPlan:
     the joins build); ``variables``: its variables in pattern order, each with
     its types; ``filters``: the single-variable filter of each; ``joins``:
     conjuncts over several positive variables; ``key``: the ``[attr]``
-    attributes; ``constants``: conjuncts over no variable.
+    attributes; ``constants``: conjuncts over no variable; ``closures``:
+    the array variables in pattern order.
     """
 
     pattern: Pattern
@@ -105,7 +120,11 @@ class LogicalPlan:
     key: tuple[str, ...]
     constants: tuple[E.Expr, ...]
     negations: tuple[Negated, ...]
-    closure: Closure | None
+    closures: tuple[Closure, ...] = ()
+
+    @property
+    def closure_vars(self) -> tuple[str, ...]:
+        return tuple(c.var for c in self.closures)
 
 
 def prev_var(kv: str) -> str:
@@ -113,13 +132,16 @@ def prev_var(kv: str) -> str:
     return f"{kv}[i-1]"
 
 
-def display_expr(e: E.Expr, kv: str | None) -> E.Expr:
-    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (what
-    explain prints and what keys a conjunct's selectivity)."""
-    if kv is None:
+def display_expr(e: E.Expr, kvs) -> E.Expr:
+    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` for
+    each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
+    conjunct's selectivity)."""
+    kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
+    if not kvs:
         return e
-    pv = prev_var(kv)
-    return map_expr(e, lambda x: E.Attr(kv, x.attr, "i-1") if isinstance(x, E.Attr) and x.var == pv else None)
+    prevs = {prev_var(kv): kv for kv in kvs}
+    return map_expr(e, lambda x: E.Attr(prevs[x.var], x.attr, "i-1")
+                    if isinstance(x, E.Attr) and x.var in prevs else None)
 
 
 def map_expr(e: E.Expr, fn) -> E.Expr:
@@ -167,7 +189,8 @@ def flatten(node: Node) -> Node:
         if isinstance(n, Neg) and not isinstance(n.var, EventVar):
             raise UnsupportedPatternError("a negation must be of a single variable")
         if isinstance(n, Kleene) and not isinstance(n.body, EventVar):
-            raise UnsupportedPatternError("the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) yet")
+            raise UnsupportedPatternError(f"the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) "
+                                          f"yet: {node_to_text(n)!r}")
         if not isinstance(n, (Seq, Conj, Disj, Neg, Kleene, EventVar)):
             raise UnsupportedPatternError(f"unknown structure node {type(n).__name__}")
     return node
@@ -181,36 +204,100 @@ def positive(body: Node) -> Node:
     are those of this structure; the negations then filter them (section 7).
     """
     body = flatten(body)
+    anchors = anchor_vars(body)
 
     def rec(n):
+        if isinstance(n, Kleene) and n.body.name in anchors:
+            return EventVar(anchors[n.body.name], n.body.types)
         if isinstance(n, (EventVar, Neg, Kleene)):
             return n
-        items = tuple(rec(c) for c in n.items if not isinstance(c, (Neg, Kleene)))
+        items = tuple(rec(c) for c in n.items if not isinstance(c, Neg)
+                      and not (isinstance(c, Kleene) and c.body.name not in anchors))
         if not items:
-            raise UnsupportedPatternError(f"a {_KIND[type(n)]} of negations only binds no positive event")
+            raise UnsupportedPatternError(f"the compiled engine needs a single variable in {node_to_text(n)!r}: "
+                                          f"it joins single variables and collects closures around them")
         return flatten(type(n)(items))
-    if isinstance(body, (Neg, Kleene)):
+    if isinstance(body, Neg) or isinstance(body, Kleene) and body.body.name not in anchors:
         raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
                                       "Kleene closures")
     return rec(body)
 
 
-def _kleene_context(full: Node):
-    """(Kleene node, vars before, vars after) of the one array variable in the top-level SEQ, or None.
+def anchor_var(kv: str) -> str:
+    """The name a closure's first member reads as when it anchors the closure (not a pattern identifier)."""
+    return f"{kv}[1]"
 
-    Anything else with a Kleene closure (a group, a closure inside AND / OR, two
-    closures) raises UnsupportedPatternError.
+
+def anchor_vars(body: Node) -> dict[str, str]:
+    """Closure variable -> its anchor, for the closures whose first member the joins bind.
+
+    A match binds at least one positive event (semantics section 3), so a
+    part of the pattern made only of closures (the whole pattern, an OR
+    branch) still has one list with a first member: the first closure with
+    ``min >= 1`` there lends it as a single variable (its anchor) that the
+    joins bind and its collection extends (:class:`Closure`).  Innermost OR
+    branches first; none eligible (every closure there may be empty): refused.
     """
-    ks = [n for n in walk_nodes(full) if isinstance(n, Kleene)]
-    if not ks:
-        return None
-    if len(ks) > 1 or not isinstance(full, Seq) or ks[0] not in full.items:
-        raise UnsupportedPatternError("the compiled engine evaluates one Kleene array variable as an item of "
-                                      "the top-level SEQ only")
-    i = next(k for k, it in enumerate(full.items) if it is ks[0])
-    before = tuple(v for it in full.items[:i] for v in single_vars(it))
-    after = tuple(v for it in full.items[i + 1:] for v in single_vars(it))
-    return ks[0], before, after
+    anchors: dict[str, str] = {}
+
+    def covered(n) -> bool:
+        return bool(single_vars(n)) or any(isinstance(k, Kleene) and k.body.name in anchors for k in walk_nodes(n))
+
+    def lend(n) -> None:
+        k = next((k for k in walk_nodes(n) if isinstance(k, Kleene) and isinstance(k.body, EventVar)
+                  and k.min >= 1), None)
+        if k is None:
+            raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
+                                          f"one member in {node_to_text(n)!r}")
+        anchors[k.body.name] = anchor_var(k.body.name)
+
+    def rec(n) -> None:
+        for c in n.children():
+            rec(c)
+        if isinstance(n, Disj):
+            for item in n.items:
+                if not covered(item):
+                    lend(item)
+    rec(body)
+    if not covered(body) and not isinstance(body, Neg):
+        lend(body)
+    return anchors
+
+
+def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...],
+                                                                         tuple[str, ...], tuple[str, ...]]]:
+    """(Kleene node, bound variables before, after, scope) of every array variable, in pattern order.
+
+    ``before`` / ``after`` are what every enclosing SEQ orders before / after
+    it (as for a negation, section 7); ``scope`` the single variables of the
+    innermost OR branch holding it.  A closure whose OR branch binds no single
+    variable is refused: the positive plan would have no record for it.
+    """
+    out = []
+
+    def rec(node, before, after, scope):
+        if isinstance(node, Kleene):
+            b = tuple(v for n in before for v in bound_vars(n))
+            a = tuple(v for n in after for v in bound_vars(n))
+            if scope is not None and not scope:
+                raise UnsupportedPatternError(
+                    f"the compiled engine needs a single variable beside the Kleene closure "
+                    f"{node_to_text(node)!r} in its OR branch")
+            out.append((node, b, a, scope or ()))
+        elif isinstance(node, Seq):
+            for i, item in enumerate(node.items):
+                rec(item, before + node.items[:i], node.items[i + 1:] + after, scope)
+        elif isinstance(node, Disj):
+            for item in node.items:
+                lent = tuple(anchors[k.body.name] for k in walk_nodes(item)
+                             if isinstance(k, Kleene) and k.body.name in anchors)
+                rec(item, before, after, single_vars(item) + lent)
+        else:
+            for c in node.children():
+                rec(c, before, after, scope)
+
+    rec(full, (), (), None)
+    return out
 
 
 # --- conjuncts ----------------------------------------------------------------
@@ -235,12 +322,17 @@ def _check_expr_supported(e: E.Expr) -> None:
             raise UnsupportedPatternError("an equivalence test [attr] is allowed only as a top-level conjunct")
 
 
-def _kleene_class(c: E.Expr, kv: str, negated) -> str:
-    """The class of a conjunct on closure ``kv``: "prev", "list", "filter" or "member" (or raise)."""
-    if E.variables(c) & negated:
-        raise UnsupportedPatternError(
-            f"the compiled engine does not evaluate a negation condition on a Kleene variable "
-            f"({expr_to_text(c)}) yet")
+def _check_list_refs(c: E.Expr, kvs: set[str]) -> None:
+    """Refuse aggregates over, and indexes into, anything but the closures ``kvs``; ``[attr]`` inside."""
+    for n in E.walk(c):
+        if isinstance(n, E.Agg) and n.var not in kvs or isinstance(n, E.Equiv) or \
+                isinstance(n, E.Attr) and n.var not in kvs and n.index is not None:
+            raise UnsupportedPatternError(f"unsupported conjunct {expr_to_text(c)}")
+
+
+def _kleene_class(c: E.Expr, kv: str) -> str:
+    """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "filter" or
+    "member" (or raise)."""
     for n in E.walk(c):
         if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
             raise UnsupportedPatternError(f"unsupported conjunct {c}")
@@ -258,6 +350,23 @@ def _kleene_class(c: E.Expr, kv: str, negated) -> str:
     return "filter" if E.variables(c) == {kv} else "member"
 
 
+def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str, str]:
+    """(negated variable, "member" or "list") of a negation condition reading closure ``kv`` (or raise)."""
+    negs = E.variables(c) & negated
+    if len(negs) > 1:
+        raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
+    if isinstance(lca(full, frozenset(E.variables(c))), Disj):
+        raise UnsupportedPatternError(f"predicate over variables of different OR branches: "
+                                      f"{sorted(E.variables(c))}")
+    _check_list_refs(c, {kv})
+    kind = kleene_ref_kind(c, kv)
+    if kind in ("prev", "mixed"):
+        raise UnsupportedPatternError(f"the compiled engine does not evaluate a negation condition reading "
+                                      f"{kv}[i-1] or both members and the whole list of {kv} "
+                                      f"({expr_to_text(c)}) yet")
+    return next(iter(negs)), kind
+
+
 def logical_plan(pattern: Pattern) -> LogicalPlan:
     """Analyse ``pattern`` (see the module docstring); raises UnsupportedPatternError for what the
     compiled engine does not evaluate.
@@ -269,17 +378,19 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     check_structure(pattern.body)  # where negations and closures may stand (section 7), as validate checks
     full = flatten(pattern.body)
     contexts = negation_contexts(full)
-    kl = _kleene_context(full)
+    anchors = anchor_vars(full)
+    kls = _kleene_contexts(full, anchors)
     body = positive(full)
-    var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}
-    kv = kl[0].body.name if kl is not None else None
+    var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}  # anchors included
+    kvs = tuple(k.body.name for k, *_ in kls)
 
     key: list[str] = []
-    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *((kv,) if kv else ()))}
+    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs) if v not in anchors.values()}
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
+    list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
     constants: list[E.Expr] = []
-    kleene: dict[str, list[E.Expr]] = {"member": [], "list": [], "prev": []}
+    kleene = {kv: {"member": [], "list": [], "prev": [], "cross": []} for kv in kvs}
     for c in E.conjuncts(pattern.where):
         if isinstance(c, E.Equiv):
             if c.attr not in key:
@@ -288,14 +399,39 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                 for v in filters:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
-        if kv is not None and kv in E.variables(c):
-            cls = _kleene_class(c, kv, contexts.keys())
-            if cls == "prev":
-                kleene["prev"].append(_prev_ref(c, kv))
-            elif cls == "list":
-                kleene["list"].append(c)
+        mentioned = [kv for kv in kvs if kv in E.variables(c)]
+        if len(mentioned) > 1:
+            # tested once every list it reads is made: by the last closure's collection, on whole lists or
+            # on every pair of members of two closures
+            kinds = {kleene_ref_kind(c, kv) for kv in mentioned}
+            if E.variables(c) & contexts.keys() or not (kinds == {"list"} or kinds == {"member"}
+                                                        and len(mentioned) == 2):
+                raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables "
+                                              f"only on their whole lists or member-wise over two "
+                                              f"({expr_to_text(c)}) yet")
+            _check_list_refs(c, set(mentioned))
+            if kinds == {"list"}:
+                kleene[mentioned[-1]]["list"].append(c)
             else:
-                (filters[kv] if cls == "filter" else kleene["member"]).append(_member_ref(c, kv))
+                kleene[mentioned[-1]]["cross"].append(_member_ref(_member_ref(c, mentioned[0]), mentioned[1]))
+            continue
+        if mentioned and E.variables(c) & contexts.keys():
+            (kv,) = mentioned
+            n, cls = _negation_kleene_class(c, kv, contexts.keys(), full)
+            if cls == "list":
+                list_conds[n].append(c)
+            else:
+                conds[n].append(_member_ref(c, kv))
+            continue
+        if mentioned:
+            (kv,) = mentioned
+            cls = _kleene_class(c, kv)
+            if cls == "prev":
+                kleene[kv]["prev"].append(_prev_ref(c, kv))
+            elif cls == "list":
+                kleene[kv]["list"].append(c)
+            else:
+                (filters[kv] if cls == "filter" else kleene[kv]["member"]).append(_member_ref(c, kv))
             continue
         _check_expr_supported(c)
         vs = E.variables(c)
@@ -318,6 +454,11 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             if isinstance(lca(body, frozenset(vs)), Disj):
                 raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
             joins.append(c)
+    for kv, anchor in anchors.items():
+        # the anchor is the first member: it passes what every member passes, as a filter or a join predicate
+        filters[anchor] = list(filters[kv])
+        joins += [map_expr(c, lambda x: E.Attr(anchor, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
+                  for c in kleene[kv]["member"]]
     if joins and isinstance(body, EventVar):
         raise UnsupportedPatternError("multi-variable predicate on a one-variable pattern")
 
@@ -325,15 +466,17 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     for n, nc in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if kl is None and nc.top and nc.near_before and nc.near_after:
+        if not kls and nc.top and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
         negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
-                                 anchor))
-    closure = None
-    if kl is not None:
-        knode, before, after = kl
-        closure = Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene["member"]),
-                          tuple(kleene["list"]), tuple(kleene["prev"]), before, after, knode.min, knode.max)
+                                 anchor, tuple(list_conds[n])))
+    # a closure ordered before an anchored one ends before its first member, the anchor, until its list
+    # is made (its collection drops the anchor)
+    closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
+                             tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before,
+                             after + tuple(anchors[v] for v in after if v in anchors), knode.min, knode.max,
+                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv))
+                     for kv, (knode, before, after, scope) in zip(kvs, kls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
-                       tuple(constants), tuple(negations), closure)
+                       tuple(constants), tuple(negations), closures)

@@ -193,6 +193,11 @@ class KleeneCollect(_Unary):
     mode: KleeneMode = "all"
     span_check: bool = False
 
+    @property
+    def vars(self) -> tuple[str, ...]:
+        # an anchor (the closure's first member, bound by the joins) is a member of the list from here on
+        return tuple(v for v in self.input.vars if v != self.closure.anchor)
+
 
 @dataclass(frozen=True, slots=True)
 class Contiguity(_Unary):
@@ -333,7 +338,8 @@ class PhysicalPlan:
             elif isinstance(n, NegationFilter):
                 out += ([n.neg.filter] if n.neg.filter is not None else []) + list(n.neg.conds)
             elif isinstance(n, KleeneCollect):
-                out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev) if p is not None]
+                out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev, *n.closure.cross)
+                        if p is not None]
             elif isinstance(n, NfaRuns):
                 out += [p for edge in n.edges for p in edge]
         return out

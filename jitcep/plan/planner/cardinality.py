@@ -269,7 +269,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
     T = float(stats.extent) if stats.extent is not None else W
     P = float(max(stats.partitions, 1))
     scale = P * T / W
-    kv = next((n.closure.var for n in plan.nodes() if isinstance(n, KleeneCollect)), None)
+    kv = plan.list_vars
 
     def sel(e: E.Expr) -> float:
         return stats.selectivities.get(expr_to_text(display_expr(e, kv)), DEFAULT_SELECTIVITY)

@@ -319,8 +319,7 @@ class _Order:
         self.logical = logical
         self.known: dict[tuple[str, str], bool] = {}
         ranged = [(n.var, n.before, n.after) for n in logical.negations]
-        c = logical.closure
-        if c is not None:
+        for c in logical.closures:
             self.known[(prev_var(c.var), c.var)] = True
             ranged.append((c.var, c.before, c.after))
         for v, before, after in ranged:

@@ -98,17 +98,17 @@ def leaves(logical: LogicalPlan) -> dict[str, Leaf]:
     out = {v: Leaf(v, t, logical.filters.get(v), "positive") for v, t in logical.variables.items()}
     for n in logical.negations:
         out[n.var] = Leaf(n.var, n.types, n.filter, "negated")
-    c = logical.closure
-    if c is not None:
+    for c in logical.closures:
         out[c.var] = Leaf(c.var, c.types, c.filter, "closure")
     return out
 
 
-def _canonical(e: E.Expr, kv: str | None) -> E.Expr:
-    """A user's conjunct in the logical plan's form: ``kv[i].x`` is ``kv.x`` (a member-wise reference)."""
-    if kv is None:
+def _canonical(e: E.Expr, kvs: tuple[str, ...]) -> E.Expr:
+    """A user's conjunct in the logical plan's form: ``kv[i].x`` is ``kv.x`` (a member-wise reference) for
+    each closure variable ``kv`` of ``kvs``."""
+    if not kvs:
         return e
-    return map_expr(e, lambda x: E.Attr(kv, x.attr) if isinstance(x, E.Attr) and x.var == kv and x.index == "i"
+    return map_expr(e, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var in kvs and x.index == "i"
                     else None)
 
 
@@ -116,12 +116,12 @@ def conjunct_texts(logical: LogicalPlan) -> dict[str, Conjunct]:
     """Every conjunct with a selectivity, by its key: the pattern text (:func:`expr_to_text`) of the
     conjunct as the logical plan holds it (what explain prints), an iterative one written with
     ``v[i-1]``; a member-wise reference ``v[i].x`` reads ``v.x``."""
-    c = logical.closure
-    kv = c.var if c is not None else None
+    kv = logical.closure_vars
     found: list[tuple[E.Expr, str]] = [(j, "join") for j in logical.joins]
     found += [(cond, "negation") for n in logical.negations for cond in n.conds]
-    if c is not None:
-        found += [(m, "member") for m in c.member] + [(p, "prev") for p in c.prev] + [(li, "list") for li in c.lists]
+    for c in logical.closures:
+        found += [(m, "member") for m in c.member + c.cross] + [(p, "prev") for p in c.prev]
+        found += [(li, "list") for li in c.lists]
     out: dict[str, Conjunct] = {}
     for e, kind in found:
         out.setdefault(expr_to_text(display_expr(e, kv)), Conjunct(e, kind, tuple(sorted(E.variables(e)))))
@@ -190,7 +190,7 @@ def from_user(mapping: Mapping, logical: LogicalPlan, base: Statistics | None = 
         if not math.isfinite(r) or r < 0:
             raise StatisticsError(f"statistics rates[{v!r}] = {r!r}: a rate is a finite number >= 0")
         rates[v], sources[v] = r, "user"
-    kv = logical.closure.var if logical.closure is not None else None
+    kv = logical.closure_vars
     for text, s in _section(mapping, "selectivities").items():
         key = _conjunct_key(text, known_conj, kv)
         s = _number(s, f"selectivities[{text!r}]")
@@ -224,7 +224,7 @@ def _number(x, where: str) -> float:
     return float(x)
 
 
-def _conjunct_key(text, known: dict[str, Conjunct], kv: str | None) -> str:
+def _conjunct_key(text, known: dict[str, Conjunct], kv: tuple[str, ...]) -> str:
     if not isinstance(text, str):
         raise StatisticsError(f"statistics selectivities: a key is a conjunct's text, got {text!r}")
     if text in known:

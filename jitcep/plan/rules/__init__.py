@@ -10,7 +10,7 @@ writing its decision into a node field, so the executor decides nothing:
 2. :mod:`.predicate_placement`: each join predicate on the lowest join
    covering its variables (ZStream 4.1).
 3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
-4. :mod:`.kleene_collection`: the closure's KSEQ operator over the join tree.
+4. :mod:`.kleene_collection`: one KSEQ operator per closure over the join tree.
 5. :mod:`.nfa_runs`: under a selection strategy other than skip-till-any-match,
    the NFA^b runs of the linear pattern in place of the join tree (SASE+ 3.1).
 6. :mod:`.negation_placement`: each negation pushed down to the lowest join

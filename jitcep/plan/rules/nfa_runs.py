@@ -29,10 +29,10 @@ def build(plan, planning):
     if strategy == "skip_till_any_match":
         return plan
     logical = planning.logical
-    if logical.closure is not None:
+    if logical.closures:
         raise UnsupportedPatternError(
             f"the compiled engine runs strategy={strategy!r} over singleton states only; the Kleene state "
-            f"{logical.closure.var}[] (take / proceed edges, semantics section 8) is not compiled yet")
+            f"{logical.closures[0].var}[] (take / proceed edges, semantics section 8) is not compiled yet")
     names = list(logical.variables)  # pattern order: the SEQ's
     state_of = {v: s for s, v in enumerate(names)}
     edges: list[list[E.Expr]] = [[] for _ in names]
