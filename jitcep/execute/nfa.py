@@ -31,10 +31,13 @@ import numpy as np
 from .. import config
 from ..kernels.selection import contiguous_next, next_ranges, successors
 from ..pattern import expr as E
+from . import nfa_kleene
 from .buffer import Buffer, empty_buffer, offsets
 
 
 def run(node, state, execute) -> Buffer:
+    if node.closure is not None:  # a Kleene state: runs fork (the rule compiles it under contiguity only)
+        return nfa_kleene.run(node, state, execute, _successors(node, state, execute))
     table, options = state.table, state.options
     strict_ts = options.order == "strict_ts"  # the other orders consume events in position order
     first_leaf = execute(node.states[0])

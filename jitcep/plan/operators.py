@@ -38,7 +38,7 @@ from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
-from .logical import Closure, Negated
+from .logical import Closure, Negated, prev_var
 
 Driver = Literal["right", "left", "smaller"]
 KleeneMode = Literal["all", "maximal"]
@@ -226,26 +226,35 @@ class NfaRuns:
     window from its first event, and (``strict_ts``) later than its last
     event.  ``stream``: under partition contiguity, every event of the key
     partition, whose next event a run must take (the ignore edge skips only
-    other partitions); None otherwise.
+    other partitions); None otherwise.  ``closure``: the Kleene state's array
+    variable (its leaf is the state of ``closure.var``, its edge the take
+    edge: member-wise and iterative conjuncts; ``closure.lists`` its proceed
+    edge), None without one.
     """
 
     states: tuple[Scan, ...]
     edges: tuple[tuple[E.Expr, ...], ...]
     strategy: SelectionStrategy
     stream: Scan | None = None
+    closure: Closure | None = None
 
     def __post_init__(self):
         if len(self.edges) != len(self.states):
             raise UnsupportedPatternError(f"{len(self.edges)} edges for {len(self.states)} NFA^b states")
+        names = [s.var for s in self.states]
+        if self.closure is not None:
+            names.append(prev_var(self.closure.var))  # the take edge's v[i-1]: a member already taken
         for s, preds in enumerate(self.edges):
-            later = set().union(*(E.variables(p) for p in preds)) - set(self.vars[:s + 1])
+            later = set().union(*(E.variables(p) for p in preds)) - set(names[:s + 1]) - set(names[len(self.states):])
             if later:
                 raise UnsupportedPatternError(f"predicate on {sorted(later)} placed on the begin edge of "
                                               f"{self.vars[s]!r}, before them")
 
     @property
     def vars(self) -> tuple[str, ...]:
-        return tuple(s.var for s in self.states)
+        """The singleton states' variables (the Kleene state's members are a list, not a column)."""
+        kv = self.closure.var if self.closure is not None else None
+        return tuple(s.var for s in self.states if s.var != kv)
 
     @property
     def children(self) -> tuple:
@@ -304,7 +313,8 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        return tuple(n.closure.var for n in self.nodes() if isinstance(n, KleeneCollect))
+        return tuple(n.closure.var for n in self.nodes()
+                     if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None)
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""

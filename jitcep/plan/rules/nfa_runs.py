@@ -11,8 +11,12 @@ state's leaf filter; negations filter the accepted matches (the next rule,
 contiguity a run must take the next event of its key partition whatever its
 type, so the operator also reads every event (its ``stream`` leaf).
 
-Kleene states (take / proceed edges) are not compiled yet: a pattern with a
-closure is refused here, before any work, and runs on the reference evaluator.
+A Kleene state ``T+ b[]`` (take / proceed edges) is compiled under strict
+and partition contiguity: its leaf holds the member-wise filter, its take
+edge the member-wise and iterative (``b[i-1]``) conjuncts, its proceed edge
+the list conjuncts (aggregates, ``b[k]``, ``b[b.LEN]``); a conjunct reading
+``b`` together with a variable after it is refused, and so is a Kleene state
+under skip-till-next-match, before any work.
 """
 
 from __future__ import annotations
@@ -29,15 +33,28 @@ def build(plan, planning):
     if strategy == "skip_till_any_match":
         return plan
     logical = planning.logical
-    if logical.closure is not None:
-        raise UnsupportedPatternError(
-            f"the compiled engine runs strategy={strategy!r} over singleton states only; the Kleene state "
-            f"{logical.closure.var}[] (take / proceed edges, semantics section 8) is not compiled yet")
+    K = logical.closure
     names = list(logical.variables)  # pattern order: the SEQ's
+    leaves = {v: Scan(v, logical.variables[v], logical.filters[v]) for v in names}
+    if K is not None:
+        if strategy == "skip_till_next_match":
+            raise UnsupportedPatternError(
+                f"the compiled engine runs strategy={strategy!r} over singleton states only; the Kleene state "
+                f"{K.var}[] (take / proceed edges, semantics section 8) is not compiled yet")
+        names.insert(sum(v in K.before for v in names), K.var)
+        leaves[K.var] = Scan(K.var, K.types, K.filter)
     state_of = {v: s for s, v in enumerate(names)}
     edges: list[list[E.Expr]] = [[] for _ in names]
     for p in logical.joins:
         edges[max(state_of[v] for v in E.variables(p))].append(p)
-    states = tuple(Scan(v, logical.variables[v], logical.filters[v]) for v in names)
+    if K is not None:
+        for p in (*K.member, *K.prev, *K.lists):
+            later = [v for v in E.variables(p) if v in state_of and state_of[v] > state_of[K.var]]
+            if later:
+                raise UnsupportedPatternError(
+                    f"the compiled engine does not evaluate a conjunct on the Kleene state {K.var}[] and the "
+                    f"later variable {later[0]!r} under strategy={strategy!r} yet")
+        edges[state_of[K.var]] += [*K.member, *K.prev]
+    states = tuple(leaves[v] for v in names)
     stream = Scan("*", None) if strategy == "partition_contiguity" else None
-    return dataclasses.replace(plan, root=NfaRuns(states, tuple(map(tuple, edges)), strategy, stream))
+    return dataclasses.replace(plan, root=NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K))
