@@ -39,14 +39,27 @@ class _Members:
     ``parent[j]`` (-1: the first), so a take appends one node and forks share their prefix."""
 
     def __init__(self):
-        self.pos = np.empty(0, np.int64)
-        self.parent = np.empty(0, np.int64)
+        self.n = 0
+        self._pos = np.empty(1024, np.int64)
+        self._parent = np.empty(1024, np.int64)
+
+    @property
+    def pos(self) -> np.ndarray:
+        return self._pos[:self.n]
+
+    @property
+    def parent(self) -> np.ndarray:
+        return self._parent[:self.n]
 
     def append(self, pos: np.ndarray, parent: np.ndarray) -> np.ndarray:
-        base = len(self.pos)
-        self.pos = np.concatenate([self.pos, pos])
-        self.parent = np.concatenate([self.parent, parent])
-        return np.arange(base, base + len(pos), dtype=np.int64)
+        base, self.n = self.n, self.n + len(pos)
+        if self.n > len(self._pos):  # capacity doubles: a round's takes cost their own size, amortised
+            cap = max(self.n, 2 * len(self._pos))
+            self._pos = np.concatenate([self._pos[:base], np.empty(cap - base, np.int64)])
+            self._parent = np.concatenate([self._parent[:base], np.empty(cap - base, np.int64)])
+        self._pos[base:self.n] = pos
+        self._parent[base:self.n] = parent
+        return np.arange(base, self.n, dtype=np.int64)
 
     def lists(self, tail: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """CSR lists (offsets, positions in order) of the runs whose last member is ``tail`` (-1: none)."""
