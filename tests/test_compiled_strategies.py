@@ -238,6 +238,22 @@ def test_explain_prints_the_runs_operator():
     assert "strategy=partition_contiguity  within 10  where b.x > a.x" in text
 
 
+def test_explain_prints_the_kleene_state():
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND b[i].x > b[i-1].x AND sum(b.x) > a.x WITHIN 10",
+                       strategy="strict_contiguity")
+    text = q.explain(_stream(), type="type", analyze=True)
+    # the Kleene state reads its own leaf; its take edge holds b[i-1] as written, its proceed edge the aggregate
+    assert [line.strip().split("  ")[0] for line in text.splitlines()[1:]] == [
+        "NFA^b runs (a, c)", "scan (a)", "scan (b)", "scan (c)"]
+    assert "where b.x > b[i-1].x AND sum(b.x) > a.x" in text
+
+
+def test_kleene_state_and_a_later_variable_in_one_conjunct_is_refused():
+    pattern = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE c.x > avg(b.x) WITHIN 10").patterns[0]
+    with pytest.raises(jitcep.errors.UnsupportedPatternError, match="later variable 'c'"):
+        runtime.check_supported(pattern, Options(strategy="strict_contiguity"))
+
+
 def _stream():
     return pl.DataFrame({"type": list("ABCABBCAC"), "ts": list(range(9)), "k": [1, 1, 1, 2, 2, 2, 2, 1, 2],
                          "x": [0, 1, 2, 0, 1, 2, 3, 4, 5]})
