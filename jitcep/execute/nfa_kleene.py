@@ -129,7 +129,8 @@ def run(node, state, execute, succ: np.ndarray) -> Buffer:
         return live
 
     # every event may start a run at the first state, or past an empty Kleene state whose proceed edge holds
-    starts = [0, 1] if k == 0 and S > 1 and ctx.proceeds(ctx.empty(1))[0] else [0]
+    # (the proceed edge is read only with a candidate at state 1: list conjuncts gather from a non-empty table)
+    starts = [0, 1] if k == 0 and S > 1 and len(leaves[1].start) and ctx.proceeds(ctx.empty(1))[0] else [0]
     runs = _Runs.concat([_start(ctx, leaves[s], s, advance) for s in starts])
     while len(runs):
         state.memory.check(runs.pos.nbytes * 2, "the NFA^b runs", members.pos, members.parent)
