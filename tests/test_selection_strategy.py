@@ -280,3 +280,12 @@ def test_kleene_first_member_is_not_tested_on_an_empty_list():
     # semantics §8: b[1] is on the take edge, so the empty list proceeds (A0, C1); B3 fails it (A2 dies)
     assert _compiled(q, "strict_contiguity")
     assert matches(q, df, strategy="strict_contiguity") == M((0, (), 1))
+
+
+def test_kleene_state_first_with_min_zero_may_begin_at_the_next_state():
+    df = events("type ts", ("C", 1), ("B", 2), ("C", 3))
+    q = "PATTERN SEQ(B* b[], C c) WITHIN 10"
+    # every event starts a run: C0 past the empty list, B1 taken then C2 (B1 also proceeds, C2 past B1)
+    # and C2 past the empty list
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M(((), 0), ((1,), 2), ((), 2))
