@@ -14,8 +14,7 @@ predicate kind the pattern is
 - ``last``: ``c.volume < 150 AND c.price > a.price`` (a selective last edge,
   SASE+'s ``b.volume < 150``).
 
-and with a Kleene state (SASE+ Figure 8's ``b[]``; compiled under the
-contiguity strategies, skip-till-next-match still falls back)
+and with a Kleene state (SASE+ Figure 8's ``b[]``)
 
     PATTERN SEQ(T0 a, T1+ b[], T2 c) WHERE [symbol] AND a.price > 50 AND <kind> WITHIN W
 
@@ -67,10 +66,6 @@ def pattern_text(kind: str, window: int) -> str:
     return f"PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [symbol] AND a.price > 50{KINDS[kind]} WITHIN {window}"
 
 
-def strategies(kind: str) -> tuple[str, ...]:
-    """The strategies that run ``kind`` compiled (a Kleene state: not skip_till_next_match yet)."""
-    return tuple(s for s in STRATEGIES if kind not in KLEENE_KINDS or s != "skip_till_next_match")
-
 
 def timed(q, df, repeat: int) -> tuple[float, int]:
     """Median seconds of ``repeat`` runs (after one warm-up run) and the matches."""
@@ -99,7 +94,7 @@ def main(argv=None) -> None:
         df = make_events(n, args.types, args.keys)
         for kind in args.kinds:
             base = None
-            for strategy in strategies(kind):
+            for strategy in STRATEGIES:
                 q = jitcep.compile(pattern_text(kind, args.window), strategy=strategy)
                 sec, m = timed(q, df, args.repeat)
                 base = sec if base is None else base

@@ -93,7 +93,7 @@ def linear_streams(draw, pattern):
     return df.with_columns(pl.Series("type", types, dtype=pl.String), pl.Series("k", keys, dtype=pl.Int64))
 
 
-KLEENE_STRATEGIES = ("partition_contiguity", "strict_contiguity")  # skip_till_next_match: refused yet
+KLEENE_STRATEGIES = STRATEGIES
 
 
 def gen_kleene_pattern(seed: int, strategy: str) -> tuple[Pattern, str]:
@@ -257,12 +257,6 @@ def test_kleene_state_and_a_later_variable_in_one_conjunct_is_refused():
 def _stream():
     return pl.DataFrame({"type": list("ABCABBCAC"), "ts": list(range(9)), "k": [1, 1, 1, 2, 2, 2, 2, 1, 2],
                          "x": [0, 1, 2, 0, 1, 2, 3, 4, 5]})
-
-
-def test_kleene_states_are_refused_with_a_clear_error():
-    pattern = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10").patterns[0]
-    with pytest.raises(jitcep.errors.UnsupportedPatternError, match="Kleene state b"):
-        runtime.check_supported(pattern, Options(strategy="skip_till_next_match"))
 
 
 # last in the module: runs after every parametrised case above (pytest keeps definition order)

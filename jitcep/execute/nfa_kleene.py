@@ -1,15 +1,25 @@
-"""NfaRuns with a Kleene state under strict / partition contiguity (SASE+ 3.1-3.2; docs/semantics.md section 8).
+"""NfaRuns with a Kleene state (SASE+ 3.1-3.2; docs/semantics.md section 8).
 
 A Kleene state k (``T+ b[]``, ``{n,m}``, min 0) has a take edge (allowed
 while the run holds fewer than max members) and a proceed edge to k + 1
-(allowed with at least min members and the list conjuncts true).  Under
-contiguity a run ignores nothing of its stream (of its key partition), so at
-its next event e it must select e at some state it can reach by proceed
-edges: it *forks*, taking e at k and beginning e at k + 1 (the peek rule of
-section 8 never drops a state that selects e, and a proceed that selects
-nothing leaves a run that can neither select nor ignore e: it dies).  So
-every run is created by a selection, and no two runs share (state, members):
-there is nothing to merge.
+(allowed with at least min members and the list conjuncts true).  A run at k
+forks: it may take an event at k or, through the proceed edge, begin one at
+k + 1.  With one Kleene state, followed by a singleton state or F, every run
+the automaton makes is created by a selection:
+
+- strict / partition contiguity ignore nothing of the stream (of the key
+  partition), so at its next event e the run takes e at k and begins e at
+  k + 1, where each edge allows (the peek never drops a state that selects
+  e; a proceed that selects nothing leaves a run that can neither select nor
+  ignore e: it dies);
+- skip-till-next-match: the run ignores every event it cannot take, up to its
+  first take t; meanwhile, at each event that k + 1 can begin, the peek
+  holds and the run begins it there (a run of its own), t included.  So a
+  run at k selects its first passing candidate of k and every passing
+  candidate of k + 1 up to it; at a singleton state only the first passing
+  candidate, as without a Kleene state.
+
+So no two runs share (state, members): there is nothing to merge.
 
 The runs advance one event per round, all at once, as records: the singleton
 states' events (``pos``), the state, first / last event, partition, and the
@@ -27,7 +37,8 @@ import dataclasses
 import numpy as np
 
 from ..errors import ExplosionError
-from ..kernels.selection import contiguous_next
+from .. import config
+from ..kernels.selection import contiguous_next, next_ranges
 from ..pattern import expr as E
 from ..plan.logical import prev_var
 from .buffer import Buffer, empty_buffer, offsets
@@ -136,17 +147,80 @@ def run(node, state, execute, succ: np.ndarray) -> Buffer:
         state.memory.check(runs.pos.nbytes * 2, "the NFA^b runs", members.pos, members.parent)
         nxt = []
         for s, at in ((s, np.flatnonzero(runs.st == s)) for s in range(S)):
-            # at state s a run selects at s, and at k: also at k + 1 once its proceed edge holds
-            for target, idx in ((s, at), (s + 1, at[runs.pok[at]] if s == k and s + 1 < S else at[:0])):
-                if not len(idx):
-                    continue
-                sub = runs.take(idx)
-                e = contiguous_next(sub.last, sub.first, sub.g, succ, slots[target], table.ts, state.wt,
-                                    state.W, strict_ts)
-                ok = np.flatnonzero(e >= 0)
-                nxt.append(advance(sub.take(ok), target, e[ok]))
+            if not len(at):
+                continue
+            sub = runs.take(at)
+            proceeding = np.flatnonzero(sub.pok) if s == k and s + 1 < S else at[:0]
+            if node.strategy == "skip_till_next_match":
+                # the run takes / begins its first candidate passing the edge at s and ignores what
+                # comes before; at k it also begins k + 1 with every candidate up to that take (peek)
+                e = _first_passing(ctx, sub, s, leaves[s], strict_ts)
+                if len(proceeding):
+                    nxt.append(_begin_each(ctx, sub.take(proceeding), e[proceeding], leaves[s + 1], strict_ts,
+                                           advance))
+            else:
+                # the run selects its next event at s, and at k also at k + 1 once its proceed edge holds
+                e = contiguous_next(sub.last, sub.first, sub.g, succ, slots[s], table.ts, state.wt, state.W,
+                                    strict_ts)
+                if len(proceeding):
+                    p = sub.take(proceeding)
+                    f = contiguous_next(p.last, p.first, p.g, succ, slots[s + 1], table.ts, state.wt, state.W,
+                                        strict_ts)
+                    ok = np.flatnonzero(f >= 0)
+                    nxt.append(advance(p.take(ok), s + 1, f[ok]))
+            ok = np.flatnonzero(e >= 0)
+            nxt.append(advance(sub.take(ok), s, e[ok]))
         runs = _Runs.concat(nxt) if nxt else ctx.empty(0)
     return _matches(node, state, ctx, matches)
+
+
+def _first_passing(ctx, runs: _Runs, s: int, leaf: Buffer, strict_ts: bool) -> np.ndarray:
+    """Each run's first candidate of state s passing its begin / take edge (-1: none), skip-till-next-match.
+
+    :func:`jitcep.kernels.selection.next_ranges` gives each run its candidates (partition, window, after
+    its last event); the edge is tested on chunks of (run, candidate) pairs doubling per round, as for
+    singleton states (:func:`jitcep.execute.nfa._next_match`)."""
+    state, cand = ctx.state, leaf.start
+    lo, hi = next_ranges(runs.last, runs.first, runs.g, (cand, leaf.goff), state.table.ts, state.wt, state.W,
+                         strict_ts)
+    nxt = np.full(len(runs), -1, dtype=np.int64)
+    active = np.flatnonzero(lo < hi)
+    if s == ctx.k and ctx.K.max is not None:
+        active = active[runs.count[active] < ctx.K.max]  # a full list cannot take: the run only proceeds
+    width = 1
+    while len(active):
+        take = np.minimum(hi[active] - lo[active], width)
+        rr = np.repeat(active, take)
+        idx = lo[rr] + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
+        ok = np.flatnonzero(ctx.edge(runs.take(rr), s, cand[idx]))
+        found, at = np.unique(rr[ok], return_index=True)  # each run's first passing candidate
+        nxt[found] = cand[idx[ok[at]]]
+        lo[active] += take
+        active = active[(nxt[active] < 0) & (lo[active] < hi[active])]
+        width = max(1, min(2 * width, config.NEG_PAIR_BUDGET // max(len(active), 1)))
+    return nxt
+
+
+def _begin_each(ctx, runs: _Runs, until: np.ndarray, leaf: Buffer, strict_ts: bool, advance) -> _Runs:
+    """Runs at the Kleene state k with their proceed edge enabled begin state k + 1 with each of its
+    candidates up to ``until`` (the run's next take; -1: none, up to the window's end).
+
+    Until it takes, the run ignores every other event, so at each event that k + 1 can select the
+    proceed edge's peek holds (section 8): every such candidate begins its own run."""
+    state, cand = ctx.state, leaf.start
+    n = state.table.n
+    lo, hi = next_ranges(runs.last, runs.first, runs.g, (cand, leaf.goff), state.table.ts, state.wt, state.W,
+                         strict_ts)
+    # a candidate's key (partition, position) is ascending over the leaf: a binary search per run
+    key = np.repeat(np.arange(len(leaf.goff) - 1), np.diff(leaf.goff)) * n + cand
+    cut = np.searchsorted(key, runs.g * n + until, side="right")
+    hi = np.where(until >= 0, np.minimum(hi, cut), hi)
+    take = np.maximum(hi - lo, 0)
+    state.memory.check(24 * int(take.sum()), "the NFA^b runs' proceed candidates", runs.pos)
+    rr = np.repeat(np.arange(len(runs)), take)
+    idx = np.repeat(lo, take) + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
+    ok = np.flatnonzero(ctx.edge(runs.take(rr), ctx.k + 1, cand[idx]))
+    return advance(runs.take(rr[ok]), ctx.k + 1, cand[idx[ok]])
 
 
 def _start(ctx, leaf: Buffer, s: int, advance) -> "_Runs":
@@ -164,8 +238,6 @@ class _Context:
         self.K = node.closure
         self.S = len(node.states)
         self.names = [s.var for s in node.states]
-        # semantics section 8: b[1] belongs to the take edge, so an empty list does not test it
-        self.K_empty = dataclasses.replace(self.K, lists=tuple(c for c in self.K.lists if _whole(c, self.K.var)))
 
     def empty(self, m: int) -> _Runs:
         neg = np.full(m, -1, np.int64)
@@ -179,7 +251,7 @@ class _Context:
         ok = np.ones(len(e), np.bool_)
         if s == k and K.max is not None:
             ok &= runs.count < K.max
-        ok[ok] = self._edge(runs.take(np.flatnonzero(ok)), s, e[ok])
+        ok[ok] = self.edge(runs.take(np.flatnonzero(ok)), s, e[ok])
         idx = np.flatnonzero(ok)
         runs, e = runs.take(idx), e[idx]
         runs.pos = runs.pos.copy()
@@ -198,14 +270,17 @@ class _Context:
         accepted = (runs.st == self.S) | (runs.pok & (k == self.S - 1))
         return runs.take(np.flatnonzero(runs.st < self.S)), runs.take(np.flatnonzero(accepted))
 
-    def _edge(self, runs: _Runs, s: int, e: np.ndarray) -> np.ndarray:
+    def edge(self, runs: _Runs, s: int, e: np.ndarray) -> np.ndarray:
         """Whether each run with event ``e[i]`` at state s passes every conjunct of its begin / take edge
         (``b[i-1]``: the run's last member; at the first member such a conjunct holds, section 4)."""
         ok = np.ones(len(e), np.bool_)
         kv, prev = self.K.var, prev_var(self.K.var)
-        for pred in self.node.edges[s]:
+        first = self.node.first if s == self.k else ()
+        for pred, on_first in [(p, False) for p in self.node.edges[s]] + [(p, True) for p in first]:
             vs = sorted(E.variables(pred))
-            idx = np.flatnonzero(ok & (runs.count > 0)) if prev in vs else np.flatnonzero(ok)
+            # b[i-1] holds at the first member (section 4); b[1] is fixed by the first take
+            idx = np.flatnonzero(ok & (runs.count > 0) if prev in vs else ok & (runs.count == 0) if on_first
+                                 else ok)
             if not len(idx):
                 continue
             P = np.empty((len(vs), len(idx)), dtype=np.int64)
@@ -222,22 +297,10 @@ class _Context:
             return ok
         idx = np.flatnonzero(ok)
         sub = runs.take(idx)
+        off, lpos = self.members.lists(sub.tail, sub.count)
         single = {v: sub.pos[:, s] for s, v in enumerate(self.names) if s != self.k}
-        full = sub.count > 0
-        res = np.ones(len(idx), np.bool_)
-        for K, rows in ((self.K, np.flatnonzero(full)), (self.K_empty, np.flatnonzero(~full))):
-            if len(rows) and K.lists:
-                # the empty rows add no member: the full rows' lists are every member, in row order
-                off, lpos = self.members.lists(sub.tail[rows], sub.count[rows])
-                res[rows] = list_mask(self.state, K, {v: c[rows] for v, c in single.items()}, off, lpos)
-        ok[idx] = res
+        ok[idx] = list_mask(self.state, self.K, single, off, lpos)
         return ok
-
-
-def _whole(c: E.Expr, kv: str) -> bool:
-    """Does conjunct c read the whole list (an aggregate, ``v[k]`` k >= 2, ``v[v.LEN]``): the proceed edge?"""
-    return any(isinstance(n, E.Agg) and n.var == kv or isinstance(n, E.Attr) and n.var == kv
-               and n.index not in (None, "i", "i-1", 1, "1") for n in E.walk(c))
 
 
 def _matches(node, state, ctx: _Context, matches: list) -> Buffer:

@@ -228,8 +228,10 @@ class NfaRuns:
     partition, whose next event a run must take (the ignore edge skips only
     other partitions); None otherwise.  ``closure``: the Kleene state's array
     variable (its leaf is the state of ``closure.var``, its edge the take
-    edge: member-wise and iterative conjuncts; ``closure.lists`` its proceed
-    edge), None without one.
+    edge: member-wise and iterative conjuncts; the list conjuncts reading the
+    whole list its proceed edge), None without one.  ``first``: the list
+    conjuncts reading only ``b[1]``, written over the new member: the take
+    edge tests them on a run's first take (section 8).
     """
 
     states: tuple[Scan, ...]
@@ -237,6 +239,7 @@ class NfaRuns:
     strategy: SelectionStrategy
     stream: Scan | None = None
     closure: Closure | None = None
+    first: tuple[E.Expr, ...] = ()
 
     def __post_init__(self):
         if len(self.edges) != len(self.states):
@@ -345,5 +348,5 @@ class PhysicalPlan:
             elif isinstance(n, KleeneCollect):
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev) if p is not None]
             elif isinstance(n, NfaRuns):
-                out += [p for edge in n.edges for p in edge]
+                out += [p for edge in n.edges for p in edge] + list(n.first)
         return out

@@ -11,12 +11,11 @@ state's leaf filter; negations filter the accepted matches (the next rule,
 contiguity a run must take the next event of its key partition whatever its
 type, so the operator also reads every event (its ``stream`` leaf).
 
-A Kleene state ``T+ b[]`` (take / proceed edges) is compiled under strict
-and partition contiguity: its leaf holds the member-wise filter, its take
-edge the member-wise and iterative (``b[i-1]``) conjuncts, its proceed edge
-the list conjuncts (aggregates, ``b[k]``, ``b[b.LEN]``); a conjunct reading
-``b`` together with a variable after it is refused, and so is a Kleene state
-under skip-till-next-match, before any work.
+A Kleene state ``T+ b[]`` (take / proceed edges): its leaf holds the
+member-wise filter, its take edge the member-wise and iterative (``b[i-1]``)
+conjuncts and, on the first take, those reading ``b[1]``; its proceed edge
+the other list conjuncts (aggregates, ``b[k]``, ``b[b.LEN]``).  A conjunct
+reading ``b`` together with a variable after it is refused before any work.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import dataclasses
 
 from ...errors import UnsupportedPatternError
 from ...pattern import expr as E
+from ..logical import map_expr
 from ..operators import NfaRuns, Scan
 
 
@@ -37,10 +37,6 @@ def build(plan, planning):
     names = list(logical.variables)  # pattern order: the SEQ's
     leaves = {v: Scan(v, logical.variables[v], logical.filters[v]) for v in names}
     if K is not None:
-        if strategy == "skip_till_next_match":
-            raise UnsupportedPatternError(
-                f"the compiled engine runs strategy={strategy!r} over singleton states only; the Kleene state "
-                f"{K.var}[] (take / proceed edges, semantics section 8) is not compiled yet")
         names.insert(sum(v in K.before for v in names), K.var)
         leaves[K.var] = Scan(K.var, K.types, K.filter)
     state_of = {v: s for s, v in enumerate(names)}
@@ -55,6 +51,19 @@ def build(plan, planning):
                     f"the compiled engine does not evaluate a conjunct on the Kleene state {K.var}[] and the "
                     f"later variable {later[0]!r} under strategy={strategy!r} yet")
         edges[state_of[K.var]] += [*K.member, *K.prev]
+        # SASE+ step 2 as section 8 attaches it: b[1] is on the take edge (fixed by the first take), the
+        # rest of the list conjuncts on the proceed edge
+        first = tuple(map_expr(c, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == K.var
+                               else None) for c in K.lists if not reads_whole_list(c, K.var))
+        K = dataclasses.replace(K, lists=tuple(c for c in K.lists if reads_whole_list(c, K.var)))
     states = tuple(leaves[v] for v in names)
     stream = Scan("*", None) if strategy == "partition_contiguity" else None
-    return dataclasses.replace(plan, root=NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K))
+    return dataclasses.replace(plan, root=NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K,
+                                                  first if K is not None else ()))
+
+
+def reads_whole_list(c: E.Expr, kv: str) -> bool:
+    """Does conjunct c read more of ``kv``'s list than its first member (an aggregate, ``kv[k]`` k >= 2,
+    ``kv[kv.LEN]``): a proceed-edge conjunct (section 8)?"""
+    return any(isinstance(n, E.Agg) and n.var == kv or isinstance(n, E.Attr) and n.var == kv
+               and n.index not in (None, "i", "i-1", 1) for n in E.walk(c))
