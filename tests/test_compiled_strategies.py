@@ -254,6 +254,16 @@ def test_kleene_state_and_a_later_variable_in_one_conjunct_is_refused():
         runtime.check_supported(pattern, Options(strategy="strict_contiguity"))
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_kleene_state_runs_stop_at_max_matches(strategy):
+    # A then ten Bs: the Kleene state last yields a match at each of the ten proceed points (section 8)
+    df = pl.DataFrame({"type": ["A"] + ["B"] * 10, "ts": list(range(11)), "k": [1] * 11})
+    text = "PATTERN SEQ(A a, B+ b[]) WHERE [k] WITHIN 100"
+    with pytest.raises(jitcep.errors.ExplosionError, match="max_matches=9"):
+        jitcep.compile(text, strategy=strategy, max_matches=9).run(df, type="type", engine="compiled")
+    assert jitcep.compile(text, strategy=strategy, max_matches=10).run(df, type="type", engine="compiled").height == 10
+
+
 def _stream():
     return pl.DataFrame({"type": list("ABCABBCAC"), "ts": list(range(9)), "k": [1, 1, 1, 2, 2, 2, 2, 1, 2],
                          "x": [0, 1, 2, 0, 1, 2, 3, 4, 5]})

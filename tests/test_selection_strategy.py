@@ -289,3 +289,20 @@ def test_kleene_state_first_with_min_zero_may_begin_at_the_next_state():
     # and C2 past the empty list
     assert _compiled(q, "strict_contiguity")
     assert matches(q, df, strategy="strict_contiguity") == M(((), 0), ((1,), 2), ((), 2))
+
+
+def test_kleene_skip_till_next_match_begins_the_next_state_at_each_peek():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3), ("C", 4), ("B", 5), ("C", 6))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    # the run at b = (B1) cannot take C2 or C3, so it ignores them and stays; at each the proceed
+    # edge's peek holds and c begins: (B1; C2), (B1; C3); then B4 is taken and C5 begins c
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1,), 2), (0, (1,), 3), (0, (1, 4), 5))
+
+
+def test_kleene_skip_till_next_match_first_member_test_is_on_the_take_edge():
+    df = events("type ts x", ("A", 1, 0), ("B", 2, 0), ("B", 3, 1), ("C", 4, 0))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[1].x > 0 WITHIN 10"
+    # semantics §8: b[1] on the take edge, so B1 (x = 0) cannot be taken and is ignored; B2 is taken
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (2,), 3))
