@@ -36,8 +36,9 @@ from .buffer import Buffer, empty_buffer, offsets
 
 
 def run(node, state, execute) -> Buffer:
-    if node.closure is not None:  # a Kleene state: runs fork (the rule compiles it under contiguity only)
-        return nfa_kleene.run(node, state, execute, _successors(node, state, execute))
+    if node.closure is not None:  # a Kleene state: runs fork
+        contiguous = node.strategy != "skip_till_next_match"
+        return nfa_kleene.run(node, state, execute, _successors(node, state, execute) if contiguous else None)
     table, options = state.table, state.options
     strict_ts = options.order == "strict_ts"  # the other orders consume events in position order
     first_leaf = execute(node.states[0])

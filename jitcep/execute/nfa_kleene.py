@@ -109,9 +109,10 @@ class _Runs:
         return _Runs(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(_Runs)))
 
 
-def run(node, state, execute, succ: np.ndarray) -> Buffer:
-    """The accepted runs of ``node`` (a Kleene state, contiguity) as match records sorted by (partition, end);
-    ``succ``: the event each position must be followed by (:func:`jitcep.execute.nfa._successors`)."""
+def run(node, state, execute, succ: np.ndarray | None) -> Buffer:
+    """The accepted runs of ``node`` (with a Kleene state) as match records sorted by (partition, end);
+    ``succ``: under contiguity, the event each position must be followed by
+    (:func:`jitcep.execute.nfa._successors`), None under skip-till-next-match."""
     table, options = state.table, state.options
     strict_ts = options.order == "strict_ts"
     S = len(node.states)
@@ -119,7 +120,7 @@ def run(node, state, execute, succ: np.ndarray) -> Buffer:
     k = [s.var for s in node.states].index(K.var)
     leaves = [execute(s) for s in node.states]
     slots = []
-    for leaf in leaves:
+    for leaf in leaves if succ is not None else ():
         slot = np.full(table.n, -1, dtype=np.int64)  # each candidate's partition, -1: not a candidate
         slot[leaf.start] = leaf.partitions()
         slots.append(slot)
