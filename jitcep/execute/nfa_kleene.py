@@ -188,12 +188,15 @@ def _first_passing(ctx, runs: _Runs, s: int, leaf: Buffer, strict_ts: bool) -> n
     active = np.flatnonzero(lo < hi)
     if s == ctx.k and ctx.K.max is not None:
         active = active[runs.count[active] < ctx.K.max]  # a full list cannot take: the run only proceeds
+    if not ctx.tests(s):
+        nxt[active] = cand[lo[active]]
+        return nxt
     width = 1
     while len(active):
         take = np.minimum(hi[active] - lo[active], width)
         rr = np.repeat(active, take)
         idx = lo[rr] + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
-        ok = np.flatnonzero(ctx.edge(runs.take(rr), s, cand[idx]))
+        ok = np.flatnonzero(ctx.edge(runs, rr, s, cand[idx]))
         found, at = np.unique(rr[ok], return_index=True)  # each run's first passing candidate
         nxt[found] = cand[idx[ok[at]]]
         lo[active] += take
@@ -220,7 +223,7 @@ def _begin_each(ctx, runs: _Runs, until: np.ndarray, leaf: Buffer, strict_ts: bo
     state.memory.check(24 * int(take.sum()), "the NFA^b runs' proceed candidates", runs.pos)
     rr = np.repeat(np.arange(len(runs)), take)
     idx = np.repeat(lo, take) + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
-    ok = np.flatnonzero(ctx.edge(runs.take(rr), ctx.k + 1, cand[idx]))
+    ok = np.flatnonzero(ctx.edge(runs, rr, ctx.k + 1, cand[idx]))
     return advance(runs.take(rr[ok]), ctx.k + 1, cand[idx[ok]])
 
 
@@ -252,7 +255,7 @@ class _Context:
         ok = np.ones(len(e), np.bool_)
         if s == k and K.max is not None:
             ok &= runs.count < K.max
-        ok[ok] = self.edge(runs.take(np.flatnonzero(ok)), s, e[ok])
+        ok[ok] = self.edge(runs, np.flatnonzero(ok), s, e[ok])
         idx = np.flatnonzero(ok)
         runs, e = runs.take(idx), e[idx]
         runs.pos = runs.pos.copy()
@@ -271,25 +274,30 @@ class _Context:
         accepted = (runs.st == self.S) | (runs.pok & (k == self.S - 1))
         return runs.take(np.flatnonzero(runs.st < self.S)), runs.take(np.flatnonzero(accepted))
 
-    def edge(self, runs: _Runs, s: int, e: np.ndarray) -> np.ndarray:
-        """Whether each run with event ``e[i]`` at state s passes every conjunct of its begin / take edge
-        (``b[i-1]``: the run's last member; at the first member such a conjunct holds, section 4)."""
+    def edge(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> np.ndarray:
+        """Whether run ``rows[i]`` with event ``e[i]`` at state s passes every conjunct of its begin / take
+        edge (``b[i-1]``: the run's last member; at the first member such a conjunct holds, section 4)."""
         ok = np.ones(len(e), np.bool_)
         kv, prev = self.K.var, prev_var(self.K.var)
         first = self.node.first if s == self.k else ()
         for pred, on_first in [(p, False) for p in self.node.edges[s]] + [(p, True) for p in first]:
             vs = sorted(E.variables(pred))
             # b[i-1] holds at the first member (section 4); b[1] is fixed by the first take
-            idx = np.flatnonzero(ok & (runs.count > 0) if prev in vs else ok & (runs.count == 0) if on_first
-                                 else ok)
+            count = runs.count[rows]
+            idx = np.flatnonzero(ok & (count > 0) if prev in vs else ok & (count == 0) if on_first else ok)
             if not len(idx):
                 continue
+            r = rows[idx]
             P = np.empty((len(vs), len(idx)), dtype=np.int64)
             for j, v in enumerate(vs):
                 P[j] = e[idx] if v == kv or v == self.names[s] else (
-                    self.members.pos[runs.tail[idx]] if v == prev else runs.pos[idx, self.names.index(v)])
+                    self.members.pos[runs.tail[r]] if v == prev else runs.pos[r, self.names.index(v)])
             ok[idx] = self.state.mask(pred, P)
         return ok
+
+    def tests(self, s: int) -> bool:
+        """Does the begin / take edge at state s test any conjunct?"""
+        return bool(self.node.edges[s]) or (s == self.k and bool(self.node.first))
 
     def proceeds(self, runs: _Runs) -> np.ndarray:
         """The proceed edge of the Kleene state: at least min members and the list conjuncts TRUE."""
