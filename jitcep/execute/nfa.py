@@ -21,7 +21,8 @@ event or dies:
   (:func:`jitcep.kernels.selection.contiguous_next`, then the conjuncts once).
 
 The accepted runs are match records sorted by (partition, end); negations
-filter them afterwards (semantics section 8).
+filter them afterwards (semantics section 8).  With a Kleene state runs fork:
+:mod:`jitcep.execute.nfa_kleene`.
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import ExplosionError
 from .. import config
+from ..errors import ExplosionError
 from ..kernels.selection import contiguous_next, next_ranges
 from ..pattern import expr as E
 from ..plan.logical import prev_var
@@ -89,6 +89,8 @@ class _Members:
 
 @dataclasses.dataclass
 class _Runs:
+    """Live runs as records, one array per field (see the module docstring)."""
+
     pos: np.ndarray    # (m, S) the singleton states' events, -1 unset (the Kleene column too)
     st: np.ndarray     # the state the run is at
     first: np.ndarray
@@ -249,8 +251,8 @@ class _Context:
                      np.zeros(m, np.int64), np.zeros(m, np.int64), neg.copy(), np.zeros(m, np.bool_))
 
     def consume(self, runs: _Runs, s: int, e: np.ndarray) -> tuple[_Runs, _Runs]:
-        """The begin / take edge at state s for events ``e`` (already the runs' contiguous candidates):
-        the runs that continue and the accepted ones."""
+        """The begin / take edge at state s for events ``e`` (candidates each run may select there: its
+        partition, window and order checked): the runs that continue and the accepted ones."""
         k, K = self.k, self.K
         ok = np.ones(len(e), np.bool_)
         if s == k and K.max is not None:

@@ -245,13 +245,13 @@ class NfaRuns:
         if len(self.edges) != len(self.states):
             raise UnsupportedPatternError(f"{len(self.edges)} edges for {len(self.states)} NFA^b states")
         names = [s.var for s in self.states]
-        if self.closure is not None:
-            names.append(prev_var(self.closure.var))  # the take edge's v[i-1]: a member already taken
+        # the take edge's v[i-1]: a member already taken
+        taken = {prev_var(self.closure.var)} if self.closure is not None else set()
         for s, preds in enumerate(self.edges):
-            later = set().union(*(E.variables(p) for p in preds)) - set(names[:s + 1]) - set(names[len(self.states):])
+            later = set().union(*(E.variables(p) for p in preds)) - set(names[:s + 1]) - taken
             if later:
                 raise UnsupportedPatternError(f"predicate on {sorted(later)} placed on the begin edge of "
-                                              f"{self.vars[s]!r}, before them")
+                                              f"{names[s]!r}, before them")
 
     @property
     def vars(self) -> tuple[str, ...]:
