@@ -7,8 +7,10 @@ time / count / unbounded windows, the three orders) x generated streams
 (several keys, ties, nulls, shuffled input, the key column as Int64, String
 or Categorical, sometimes split by ``partition_by``) x skip_till_next_match,
 partition_contiguity and strict_contiguity: the compiled engine (which must
-not refuse them) against ``jitcep.reference.evaluate``.  The share of cases
-where the reference finds a match is checked per strategy by the last test.
+not refuse them) against ``jitcep.reference.evaluate``.  The same with a
+Kleene state (:func:`gen_kleene_pattern`: every bound form, min 0, iterative
+and list conjuncts, a negation beside).  The share of cases where the
+reference finds a match is checked per strategy and generator by the last test.
 """
 
 from __future__ import annotations
