@@ -3,8 +3,7 @@
     PYTHONPATH=. python perf/bench_strategies.py --n 100000 1000000 --repeat 5
 
 The workload family of SASE+ Figure 8 (predicate kinds x event selection
-strategies over stock events partitioned by symbol), with the singleton
-states the compiled engine runs (Kleene states still fall back): for each
+strategies over stock events partitioned by symbol): for each singleton
 predicate kind the pattern is
 
     PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [symbol] AND a.price > 50 AND <kind> WITHIN W
@@ -14,6 +13,14 @@ predicate kind the pattern is
   predicates on every edge, SASE+'s ``a[i].price > a[i-1].price`` for singletons);
 - ``last``: ``c.volume < 150 AND c.price > a.price`` (a selective last edge,
   SASE+'s ``b.volume < 150``).
+
+and with a Kleene state (SASE+ Figure 8's ``b[]``)
+
+    PATTERN SEQ(T0 a, T1+ b[], T2 c) WHERE [symbol] AND a.price > 50 AND <kind> WITHIN W
+
+- ``kleene``: nothing more (take edges test types and the key);
+- ``kleene_inc``: ``b[i].price > b[i-1].price`` (SASE+'s iterative predicate on the take edge);
+- ``kleene_avg``: ``avg(b.price) > a.price`` (an aggregate on the proceed edge);
 
 over bench_seq.py's synthetic events (``--types`` types, ``--keys`` symbols,
 ts steps 0..2).  Printed per (n, kind, strategy): the median seconds of
@@ -46,8 +53,18 @@ KINDS = {
 }
 
 
+KLEENE_KINDS = {
+    "kleene": "",
+    "kleene_inc": " AND b[i].price > b[i-1].price",
+    "kleene_avg": " AND avg(b.price) > a.price",
+}
+
+
 def pattern_text(kind: str, window: int) -> str:
+    if kind in KLEENE_KINDS:
+        return f"PATTERN SEQ(T0 a, T1+ b[], T2 c) WHERE [symbol] AND a.price > 50{KLEENE_KINDS[kind]} WITHIN {window}"
     return f"PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [symbol] AND a.price > 50{KINDS[kind]} WITHIN {window}"
+
 
 
 def timed(q, df, repeat: int) -> tuple[float, int]:
@@ -70,7 +87,7 @@ def main(argv=None) -> None:
     ap.add_argument("--keys", type=int, default=10)
     ap.add_argument("--window", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--kinds", nargs="+", default=list(KINDS))
+    ap.add_argument("--kinds", nargs="+", default=[*KINDS, *KLEENE_KINDS])
     args = ap.parse_args(argv)
     print(f"{'n':>9} {'kind':>9} {'strategy':>22} {'seconds':>9} {'matches':>9} {'x any':>6}")
     for n in args.n:

@@ -7,8 +7,10 @@ time / count / unbounded windows, the three orders) x generated streams
 (several keys, ties, nulls, shuffled input, the key column as Int64, String
 or Categorical, sometimes split by ``partition_by``) x skip_till_next_match,
 partition_contiguity and strict_contiguity: the compiled engine (which must
-not refuse them) against ``jitcep.reference.evaluate``.  The share of cases
-where the reference finds a match is checked per strategy by the last test.
+not refuse them) against ``jitcep.reference.evaluate``.  The same with a
+Kleene state (:func:`gen_kleene_pattern`: every bound form, min 0, iterative
+and list conjuncts, a negation beside).  The share of cases where the
+reference finds a match is checked per strategy and generator by the last test.
 """
 
 from __future__ import annotations
@@ -26,16 +28,17 @@ from jitcep import config, runtime
 from jitcep.errors import FallbackWarning
 from jitcep.events import build_event_table
 from jitcep.options import Options
-from jitcep.pattern.ast import Conj, CountWindow, EventVar, Neg, Pattern, Seq, TimeWindow, Unbounded, event_vars
+from jitcep.pattern.ast import (Conj, CountWindow, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow, Unbounded,
+                                event_vars)
 from jitcep.plan.operators import NfaRuns
 from jitcep.reference import evaluate as reference_evaluate
-from test_compiled_differential import (E, FALSE_CONSTANTS, KEY_DTYPES, MIN_OVERALL_MATCH_RATE, L, _as_tuples,
+from test_compiled_differential import (E, FALSE_CONSTANTS, A, KEY_DTYPES, MIN_OVERALL_MATCH_RATE, L, _as_tuples,
                                         _key_as, _multi, _positive_names, _single, streams)
 
 STRATEGIES = ("skip_till_next_match", "partition_contiguity", "strict_contiguity")
 N_PATTERNS = 10  # per strategy
 N_STREAMS = 50
-HITS = {s: [0, 0] for s in STRATEGIES}
+HITS: dict = {}  # (strategy, generator) -> [cases the reference matched, cases]
 
 
 def gen_linear_pattern(seed: int, strategy: str) -> tuple[Pattern, str]:
@@ -77,7 +80,7 @@ def linear_streams(draw, pattern):
     """:func:`streams`, and in half of them the positive variables' types on consecutive events (by time)
     of one key: contiguity rarely holds by chance."""
     df = draw(streams(pattern))
-    motif = [v.types for v in event_vars(pattern.body) if v.name in set(_positive_names(pattern.body))]
+    motif = [v.types for v in event_vars(pattern.body) if v.name in set(_state_names(pattern.body))]
     n = df.height
     if n < len(motif) or not draw(st.booleans()):
         return df
@@ -92,12 +95,73 @@ def linear_streams(draw, pattern):
     return df.with_columns(pl.Series("type", types, dtype=pl.String), pl.Series("k", keys, dtype=pl.Int64))
 
 
-def _case(strategy: str, seed: int, n_streams: int) -> None:
-    pattern, order = gen_linear_pattern(seed, strategy)
+KLEENE_STRATEGIES = STRATEGIES
+
+
+def gen_kleene_pattern(seed: int, strategy: str) -> tuple[Pattern, str]:
+    """A linear pattern with a Kleene state ``b`` (semantics §8): every bound form, min 0, member-wise,
+    iterative (``b[i-1]``) and list conjuncts (aggregates, ``b[1]``, ``b[k]``, ``b[b.LEN]``) with the
+    variables before it, a negation beside; partition_contiguity always gets ``[k]``."""
+    rng = random.Random(70_000 + seed)
+    names = [f"v{i}" for i in range(rng.choice([1, 1, 2, 2, 3]))]  # the compiled engine needs one singleton
+
+    def types():
+        return rng.choice([("A",), ("B",), ("A", "B"), ("B",), None])
+    items: list = [EventVar(v, types()) for v in names]
+    lo, hi = rng.choice([(1, None), (0, None), (2, None), (2, 2), (1, 3), (0, 2), (1, 1), (0, 1)])
+    at = rng.randint(0, len(items))
+    items.insert(at, Kleene(EventVar("b", types()), lo, hi))
+    before = names[:at]  # a conjunct on b and a later variable is refused yet
+    conj = [E.Equiv("k")] if strategy == "partition_contiguity" or rng.random() < 0.4 else []
+    if rng.random() < 0.4:
+        conj.append(_single(rng, "b"))
+    for v in names:
+        if rng.random() < 0.3:
+            conj.append(_single(rng, v))
+    if before and rng.random() < 0.4:
+        conj.append(_multi(rng, *rng.sample(["b", rng.choice(before)], 2)))
+    a = rng.choice(before) if before else None
+    lists = [
+        lambda: E.Cmp(">=", E.Agg("count", "b"), L(rng.randint(1, 3))),
+        lambda: E.Cmp("<", E.Agg("avg", "b", "y"), L(0.5)),
+        lambda: E.Cmp(rng.choice(E.CMP_OPS), E.Agg(rng.choice(["min", "max"]), "b", "x"), L(rng.randint(-1, 1))),
+        lambda: E.Cmp(">=", E.Attr("b", "x", "len"), L(0)),
+        lambda: E.IsNull(E.Attr("b", "s", 2), negated=rng.random() < 0.5),
+        lambda: E.Cmp("<=", E.Arith("-", E.Attr("b", "ts", "len"), E.Attr("b", "ts", 1)), L(3)),
+        lambda: E.Cmp(">", E.Attr("b", "x", 1), L(rng.randint(-2, 1))),
+    ] + ([lambda: E.Cmp(">", E.Agg("sum", "b", "x"), A(a, "x")), lambda: E.Cmp("<", E.Attr("b", "x", 1), A(a, "x"))]
+         if a else [])
+    for _ in range(rng.choice([0, 1, 1, 2])):
+        conj.append(rng.choice(lists)())
+    cur, prev = (lambda x: E.Attr("b", x, "i")), (lambda x: E.Attr("b", x, "i-1"))
+    iterative = [
+        lambda: E.Cmp(rng.choice(E.CMP_OPS), cur("x"), prev("x")),
+        lambda: E.Cmp("<=", E.Arith("-", cur("ts"), prev("ts")), L(1)),
+        lambda: E.Cmp("!=", cur("s"), prev("s")),
+    ] + ([lambda: E.Cmp(">", E.Arith("+", cur("x"), prev("x")), A(a, "x"))] if a else [])
+    if rng.random() < 0.5:
+        conj.append(rng.choice(iterative)())
+    if len(names) > 1 and rng.random() < 0.4:
+        conj.append(_multi(rng, *rng.sample(names, 2)))
+    order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
+    if rng.random() < 0.3 and order != "nondecreasing_ts":  # that pairing is refused with a closure yet
+        items.insert(rng.randint(0, len(items)), Neg(EventVar("n", types())))
+        if rng.random() < 0.5:
+            conj.append(_single(rng, "n"))
+    npos = len(names) + 2
+    window = rng.choices([TimeWindow(rng.randint(2, npos + 4)), CountWindow(rng.randint(3, npos + 5)), Unbounded()],
+                         weights=[6, 3, 1])[0]
+    body = Seq(tuple(items)) if len(items) > 1 else items[0]
+    return Pattern(body, E.conjoin(conj), window), order
+
+
+def _case(strategy: str, seed: int, n_streams: int, gen=None) -> None:
+    pattern, order = (gen or gen_linear_pattern)(seed, strategy)
     opts = Options(order=order, strategy=strategy)
     plan = runtime.check_supported(pattern, opts)  # compiled, not a fallback
     assert any(isinstance(n, NfaRuns) for n in plan.nodes())
-    names = _positive_names(pattern.body)
+    names = _state_names(pattern.body)
+    singles = [v for v in names if v in plan.variables]
 
     @hypothesis_seed(seed)
     @settings(max_examples=n_streams, deadline=None, database=None,
@@ -113,9 +177,10 @@ def _case(strategy: str, seed: int, n_streams: int) -> None:
         expected = _as_tuples(ref, names)
         assert _as_tuples(got, names) == expected
         canon = got.canonical()
-        assert all((canon.single[v] == got.single[v]).all() for v in names), "result not in canonical order"
-        HITS[strategy][0] += bool(expected)
-        HITS[strategy][1] += 1
+        assert all((canon.single[v] == got.single[v]).all() for v in singles), "result not in canonical order"
+        hits = HITS.setdefault((strategy, "kleene" if gen else "singleton"), [0, 0])
+        hits[0] += bool(expected)
+        hits[1] += 1
 
     run()
 
@@ -124,6 +189,28 @@ def _case(strategy: str, seed: int, n_streams: int) -> None:
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_compiled_strategy_equals_reference(strategy, seed):
     _case(strategy, seed, N_STREAMS)
+
+
+@pytest.mark.parametrize("seed", range(N_PATTERNS))
+@pytest.mark.parametrize("strategy", KLEENE_STRATEGIES)
+def test_compiled_kleene_state_equals_reference(strategy, seed):
+    _case(strategy, seed, N_STREAMS, gen_kleene_pattern)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(N_PATTERNS, N_PATTERNS + 150))
+@pytest.mark.parametrize("strategy", KLEENE_STRATEGIES)
+def test_compiled_kleene_state_equals_reference_slow(strategy, seed):
+    _case(strategy, seed, 300, gen_kleene_pattern)
+
+
+def _state_names(node) -> list[str]:
+    """The NFA^b states' variables in pattern order (a Kleene state's array variable too)."""
+    if isinstance(node, Kleene):
+        return [node.body.name]
+    if isinstance(node, (EventVar, Neg)):
+        return _positive_names(node)
+    return [v for c in node.items for v in _state_names(c)]
 
 
 @pytest.mark.slow
@@ -153,21 +240,43 @@ def test_explain_prints_the_runs_operator():
     assert "strategy=partition_contiguity  within 10  where b.x > a.x" in text
 
 
+def test_explain_prints_the_kleene_state():
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND b[i].x > b[i-1].x AND sum(b.x) > a.x WITHIN 10",
+                       strategy="strict_contiguity")
+    text = q.explain(_stream(), type="type", analyze=True)
+    # the Kleene state reads its own leaf; its take edge holds b[i-1] as written, its proceed edge the aggregate
+    assert [line.strip().split("  ")[0] for line in text.splitlines()[1:]] == [
+        "NFA^b runs (a, c)", "scan (a)", "scan (b)", "scan (c)"]
+    assert "where b.x > b[i-1].x AND sum(b.x) > a.x" in text
+
+
+def test_kleene_state_and_a_later_variable_in_one_conjunct_is_refused():
+    pattern = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE c.x > avg(b.x) WITHIN 10").patterns[0]
+    with pytest.raises(jitcep.errors.UnsupportedPatternError, match="later variable 'c'"):
+        runtime.check_supported(pattern, Options(strategy="strict_contiguity"))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_kleene_state_runs_stop_at_max_matches(strategy):
+    # A then ten Bs: the Kleene state last yields a match at each of the ten proceed points (section 8)
+    df = pl.DataFrame({"type": ["A"] + ["B"] * 10, "ts": list(range(11)), "k": [1] * 11})
+    text = "PATTERN SEQ(A a, B+ b[]) WHERE [k] WITHIN 100"
+    with pytest.raises(jitcep.errors.ExplosionError, match="max_matches=9"):
+        jitcep.compile(text, strategy=strategy, max_matches=9).run(df, type="type", engine="compiled")
+    assert jitcep.compile(text, strategy=strategy, max_matches=10).run(df, type="type", engine="compiled").height == 10
+
+
 def _stream():
     return pl.DataFrame({"type": list("ABCABBCAC"), "ts": list(range(9)), "k": [1, 1, 1, 2, 2, 2, 2, 1, 2],
                          "x": [0, 1, 2, 0, 1, 2, 3, 4, 5]})
 
 
-def test_kleene_states_are_refused_with_a_clear_error():
-    pattern = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10").patterns[0]
-    with pytest.raises(jitcep.errors.UnsupportedPatternError, match="Kleene state b"):
-        runtime.check_supported(pattern, Options(strategy="skip_till_next_match"))
-
-
 # last in the module: runs after every parametrised case above (pytest keeps definition order)
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_generated_cases_still_produce_matches(strategy):
-    hits, cases = HITS[strategy]
+@pytest.mark.parametrize("strategy, gen", [(s, "singleton") for s in STRATEGIES]
+                         + [(s, "kleene") for s in KLEENE_STRATEGIES])
+def test_generated_cases_still_produce_matches(strategy, gen):
+    hits, cases = HITS.get((strategy, gen), (0, 0))
     if cases == 0:
-        pytest.skip(f"no {strategy} case ran in this session (test selected alone)")
-    assert hits / cases >= MIN_OVERALL_MATCH_RATE, f"the reference matched on only {hits}/{cases} {strategy} cases"
+        pytest.skip(f"no {strategy} {gen} case ran in this session (test selected alone)")
+    assert hits / cases >= MIN_OVERALL_MATCH_RATE, \
+        f"the reference matched on only {hits}/{cases} {strategy} {gen} cases"

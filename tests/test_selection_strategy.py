@@ -228,3 +228,81 @@ def test_maximal_kleene_only_under_skip_till_any_match():
     df = events("type ts", ("A", 1), ("B", 2), ("C", 3))
     with pytest.raises(UnsupportedPatternError):
         run("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", df, strategy="skip_till_next_match", kleene="maximal")
+
+
+def _compiled(q: str, strategy: str) -> bool:
+    """The compiled engine covers ``q`` under ``strategy`` (no fallback: semantics §8's Kleene states)."""
+    return not semantic_helpers.refusals(jitcep.compile(q, strategy=strategy))
+
+
+def test_kleene_strict_contiguity_forks_at_each_event():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("B", 4))
+    q = "PATTERN SEQ(A a, B* b[], B c) WITHIN 10"
+    # at each B the run at b both takes it and proceeds (count >= 0) to begin c with it:
+    # c=B1 after the empty list, c=B2 after (B1), c=B3 after (B1, B2)
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M((0, (), 1), (0, (1,), 2), (0, (1, 2), 3))
+
+
+def test_kleene_last_bounded_yields_at_each_proceed_point():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("B", 4), ("B", 5))
+    q = "PATTERN SEQ(A a, B{2,3} b[]) WITHIN 10"
+    # proceed needs 2 members, take stops at 3: (B1, B2), (B1, B2, B3); B4 cannot be taken, the run dies
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M((0, (1, 2)), (0, (1, 2, 3)))
+
+
+def test_kleene_partition_contiguity_with_an_aggregate_on_the_proceed_edge():
+    # k=1: A0 B2(1) B4(1) C6; k=2: A1 B3(5) C5
+    df = events("type ts k x", ("A", 1, 1, 0), ("A", 2, 2, 0), ("B", 3, 1, 1), ("B", 4, 2, 5), ("B", 5, 1, 1),
+                ("C", 6, 2, 0), ("C", 7, 1, 0))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND sum(b.x) >= 3 WITHIN 10"
+    assert _compiled(q, "partition_contiguity")
+    # k=1: the list (B2, B4) sums to 2, so the proceed edge to c is never enabled; k=2: (B3) sums to 5
+    assert matches(q, df, strategy="partition_contiguity") == M((1, (3,), 5))
+    # in the whole stream A0 is followed by A1: no run reaches b
+    assert matches(q, df, strategy="strict_contiguity") == M()
+
+
+def test_kleene_iterative_predicate_strict_contiguity():
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10"
+    up = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 2), ("C", 3, 0))
+    down = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 0), ("C", 3, 0))
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, up, strategy="strict_contiguity") == M((0, (1, 2), 3))
+    # B2 fails the take edge and is no C: the run can neither select nor ignore it
+    assert matches(q, down, strategy="strict_contiguity") == M()
+
+
+def test_kleene_first_member_is_not_tested_on_an_empty_list():
+    df = events("type ts x", ("A", 1, 0), ("C", 2, 0), ("A", 3, 0), ("B", 4, -1), ("C", 5, 0))
+    q = "PATTERN SEQ(A a, B* b[], C c) WHERE b[1].x > 0 WITHIN 10"
+    # semantics §8: b[1] is on the take edge, so the empty list proceeds (A0, C1); B3 fails it (A2 dies)
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M((0, (), 1))
+
+
+def test_kleene_state_first_with_min_zero_may_begin_at_the_next_state():
+    df = events("type ts", ("C", 1), ("B", 2), ("C", 3))
+    q = "PATTERN SEQ(B* b[], C c) WITHIN 10"
+    # every event starts a run: C0 past the empty list, B1 taken then C2 (B1 also proceeds, C2 past B1)
+    # and C2 past the empty list
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M(((), 0), ((1,), 2), ((), 2))
+
+
+def test_kleene_skip_till_next_match_begins_the_next_state_at_each_peek():
+    df = events("type ts", ("A", 1), ("B", 2), ("C", 3), ("C", 4), ("B", 5), ("C", 6))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
+    # the run at b = (B1) cannot take C2 or C3, so it ignores them and stays; at each the proceed
+    # edge's peek holds and c begins: (B1; C2), (B1; C3); then B4 is taken and C5 begins c
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1,), 2), (0, (1,), 3), (0, (1, 4), 5))
+
+
+def test_kleene_skip_till_next_match_first_member_test_is_on_the_take_edge():
+    df = events("type ts x", ("A", 1, 0), ("B", 2, 0), ("B", 3, 1), ("C", 4, 0))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[1].x > 0 WITHIN 10"
+    # semantics §8: b[1] on the take edge, so B1 (x = 0) cannot be taken and is ignored; B2 is taken
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (2,), 3))

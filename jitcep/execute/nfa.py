@@ -21,7 +21,8 @@ event or dies:
   (:func:`jitcep.kernels.selection.contiguous_next`, then the conjuncts once).
 
 The accepted runs are match records sorted by (partition, end); negations
-filter them afterwards (semantics section 8).
+filter them afterwards (semantics section 8).  With a Kleene state runs fork:
+:mod:`jitcep.execute.nfa_kleene`.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ import numpy as np
 from .. import config
 from ..kernels.selection import contiguous_next, next_ranges, successors
 from ..pattern import expr as E
+from . import nfa_kleene
 from .buffer import Buffer, empty_buffer, offsets
 
 
 def run(node, state, execute) -> Buffer:
+    if node.closure is not None:  # a Kleene state: runs fork
+        contiguous = node.strategy != "skip_till_next_match"
+        return nfa_kleene.run(node, state, execute, _successors(node, state, execute) if contiguous else None)
     table, options = state.table, state.options
     strict_ts = options.order == "strict_ts"  # the other orders consume events in position order
     first_leaf = execute(node.states[0])

@@ -85,8 +85,11 @@ def _operator(node, window: str) -> dict:
                 "policy": node.policy,
                 "consume_types": None if node.consume_types is None else list(node.consume_types)}
     if isinstance(node, NfaRuns):
-        return {"op": "NFA^b runs", "vars": list(node.vars), "strategy": node.strategy,
-                "predicates": [_text(p) for edge in node.edges for p in edge], "window": window}
+        K = node.closure  # a Kleene state: its take edge's b[i-1] as written, its proceed edge's list conjuncts
+        preds = [_text(p, K and K.var) for edge in node.edges for p in edge]
+        preds += [_text(c) for c in (K.lists if K else ())]
+        return {"op": "NFA^b runs", "vars": list(node.vars), "strategy": node.strategy, "predicates": preds,
+                "window": window}
     raise TypeError(f"unknown operator {type(node).__name__}")
 
 

@@ -38,7 +38,7 @@ from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
-from .logical import Closure, Negated
+from .logical import Closure, Negated, prev_var
 
 Driver = Literal["right", "left", "smaller"]
 KleeneMode = Literal["all", "maximal"]
@@ -231,26 +231,38 @@ class NfaRuns:
     window from its first event, and (``strict_ts``) later than its last
     event.  ``stream``: under partition contiguity, every event of the key
     partition, whose next event a run must take (the ignore edge skips only
-    other partitions); None otherwise.
+    other partitions); None otherwise.  ``closure``: the Kleene state's array
+    variable (its leaf is the state of ``closure.var``, its edge the take
+    edge: member-wise and iterative conjuncts; the list conjuncts reading the
+    whole list its proceed edge), None without one.  ``first``: the list
+    conjuncts reading only ``b[1]``, written over the new member: the take
+    edge tests them on a run's first take (section 8).
     """
 
     states: tuple[Scan, ...]
     edges: tuple[tuple[E.Expr, ...], ...]
     strategy: SelectionStrategy
     stream: Scan | None = None
+    closure: Closure | None = None
+    first: tuple[E.Expr, ...] = ()
 
     def __post_init__(self):
         if len(self.edges) != len(self.states):
             raise UnsupportedPatternError(f"{len(self.edges)} edges for {len(self.states)} NFA^b states")
+        names = [s.var for s in self.states]
+        # the take edge's v[i-1]: a member already taken
+        taken = {prev_var(self.closure.var)} if self.closure is not None else set()
         for s, preds in enumerate(self.edges):
-            later = set().union(*(E.variables(p) for p in preds)) - set(self.vars[:s + 1])
+            later = set().union(*(E.variables(p) for p in preds)) - set(names[:s + 1]) - taken
             if later:
                 raise UnsupportedPatternError(f"predicate on {sorted(later)} placed on the begin edge of "
-                                              f"{self.vars[s]!r}, before them")
+                                              f"{names[s]!r}, before them")
 
     @property
     def vars(self) -> tuple[str, ...]:
-        return tuple(s.var for s in self.states)
+        """The singleton states' variables (the Kleene state's members are a list, not a column)."""
+        kv = self.closure.var if self.closure is not None else None
+        return tuple(s.var for s in self.states if s.var != kv)
 
     @property
     def children(self) -> tuple:
@@ -309,7 +321,8 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        return tuple(n.closure.var for n in self.nodes() if isinstance(n, KleeneCollect))
+        return tuple(n.closure.var for n in self.nodes()
+                     if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None)
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""
@@ -341,5 +354,5 @@ class PhysicalPlan:
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev, *n.closure.cross)
                         if p is not None]
             elif isinstance(n, NfaRuns):
-                out += [p for edge in n.edges for p in edge]
+                out += [p for edge in n.edges for p in edge] + list(n.first)
         return out
