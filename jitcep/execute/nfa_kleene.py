@@ -310,7 +310,7 @@ class _Context:
         sub = runs.take(idx)
         off, lpos = self.members.lists(sub.tail, sub.count)
         single = {v: sub.pos[:, s] for s, v in enumerate(self.names) if s != self.k}
-        ok[idx] = list_mask(self.state, self.K, single, off, lpos)
+        ok[idx] = list_mask(self.state, self.K.lists, single, {self.K.var: (off, lpos)})
         return ok
 
 
