@@ -3,8 +3,9 @@
 docs/semantics.md section 8.  Over singleton states every run is
 deterministic: at each event a run either begins the next state or ignores
 the event, never both (skip-till-next-match ignores exactly what the begin
-edge refuses; contiguity ignores only other partitions' events, which the
-begin edge, keeping the run's ``[attr]`` key, refuses too), and a run dies
+edge refuses; partition contiguity ignores only other partitions' events,
+which the begin edge, keeping the run's ``[attr]`` key, refuses too; strict
+contiguity ignores nothing), and a run dies
 where it can do neither.  So a run is fixed by the event that started it,
 yields at most one match, and no two runs are ever merged.  The runs
 therefore advance state by state, all at once: every candidate of the first
