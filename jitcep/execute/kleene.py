@@ -100,7 +100,7 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray,
         for off, lpos in buf.lists.values():
             keep = outside_lists(rec, ev, off, lpos)
             rec, ev = rec[keep], ev[keep]
-        ok = state.pairs_pass(buf, K.member, rec, {K.var: ev})
+        ok = state.pairs_pass(buf.pos, buf.vars, K.member, rec, {K.var: ev})
         recs.append(rec[ok])
         evs.append(ev[ok])
         kept += len(recs[-1])
@@ -170,7 +170,7 @@ def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np
     table = np.zeros(size, dtype=np.bool_)
     for lo in range(0, len(rec), config.NEG_PAIR_BUDGET):
         part = slice(lo, lo + config.NEG_PAIR_BUDGET)
-        table[slot[part]] = state.pairs_pass(buf, K.prev, rec[part],
+        table[slot[part]] = state.pairs_pass(buf.pos, buf.vars, K.prev, rec[part],
                                              {prev_var(K.var): first[part], K.var: second[part]})
     return table
 
@@ -210,7 +210,7 @@ def _every_pair(state, K, c, buf: Buffer, src, off, lpos) -> np.ndarray:
     mine = lpos[off[:-1][lst] + t // np.maximum(oc, 1)]
     theirs = olpos[ooff[:-1][src[lst]] + t % np.maximum(oc, 1)]
     ok = np.ones(len(src), dtype=np.bool_)
-    fails = ~state.pairs_pass(buf, (c,), src[lst], {K.var: mine, other: theirs})
+    fails = ~state.pairs_pass(buf.pos, buf.vars, (c,), src[lst], {K.var: mine, other: theirs})
     ok[lst[fails]] = False
     return ok
 

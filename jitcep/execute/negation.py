@@ -66,7 +66,7 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
         for off, lpos in lists.values():
             keep = outside_lists(rec, ev, off, lpos)
             rec, ev = rec[keep], ev[keep]
-        ok = state.pairs_pass(buf, plain, rec, {neg.var: ev})
+        ok = state.pairs_pass(buf.pos, buf.vars, plain, rec, {neg.var: ev})
         for v, conds in per_member.items():
             if conds:
                 ok &= _every_member(state, buf, conds, v, neg.var, rec, ev, ok)
@@ -90,7 +90,7 @@ def _every_member(state, buf: Buffer, conds, kv: str, nv: str, rec, ev, ok) -> n
     _, members = gather_lists(lpos, off[:-1][rec[idx]], counts)
     pair = np.repeat(idx, counts)
     state.memory.check(24 * len(pair), f"the (match, negated event, member) triples of {kv!r}", buf)
-    fails = ~state.pairs_pass(buf, conds, rec[pair], {nv: ev[pair], kv: members})
+    fails = ~state.pairs_pass(buf.pos, buf.vars, conds, rec[pair], {nv: ev[pair], kv: members})
     out = np.ones(len(rec), dtype=np.bool_)
     out[pair[fails]] = False
     return out

@@ -32,7 +32,6 @@ import numpy as np
 
 from .. import config
 from ..kernels.selection import contiguous_next, next_ranges, successors
-from ..pattern import expr as E
 from . import nfa_kleene
 from .buffer import Buffer, empty_buffer, offsets
 
@@ -109,19 +108,8 @@ def _next_match(state, node, s: int, leaf: Buffer, pos: np.ndarray, g: np.ndarra
 
 def _edge_passes(state, node, s: int, pos: np.ndarray, runs: np.ndarray, events: np.ndarray) -> np.ndarray:
     """Whether run ``runs[i]`` (its events ``pos``) with ``events[i]`` at state ``s`` passes every conjunct
-    of that state's begin edge (each tested only on the pairs still passing)."""
-    ok = np.ones(len(runs), dtype=np.bool_)
-    names = node.vars
-    for pred in node.edges[s]:
-        idx = np.flatnonzero(ok)
-        if not len(idx):
-            break
-        vs = sorted(E.variables(pred))
-        P = np.empty((len(vs), len(idx)), dtype=np.int64)
-        for k, v in enumerate(vs):
-            P[k] = events[idx] if v == names[s] else pos[runs[idx], names.index(v)]
-        ok[idx] = state.mask(pred, P)
-    return ok
+    of that state's begin edge."""
+    return state.pairs_pass(pos, node.vars, node.edges[s], runs, {node.vars[s]: events})
 
 
 def _matches(node, state, pos: np.ndarray, g: np.ndarray) -> Buffer:

@@ -82,9 +82,9 @@ class RunState:
             keep[bound] = self.mask(pred, P[:, bound])
         return keep
 
-    def pairs_pass(self, buf, conds, rec: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
-        """Which records ``rec[i]`` of ``buf``, each with the events ``extra[v][i]`` bound to the
-        variables ``v`` of ``extra``, pass every conjunct.
+    def pairs_pass(self, pos: np.ndarray, names, conds, rec: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
+        """Which records ``rec[i]`` (rows of ``pos``, whose columns bind the variables ``names``), each
+        with the events ``extra[v][i]`` bound to the variables ``v`` of ``extra``, pass every conjunct.
 
         Each conjunct is tested only on the candidates still passing.
         """
@@ -96,7 +96,7 @@ class RunState:
             vs = sorted(E.variables(c))
             P = np.empty((len(vs), len(idx)), dtype=np.int64)
             for k, v in enumerate(vs):
-                P[k] = extra[v][idx] if v in extra else buf.pos[rec[idx], buf.vars.index(v)]
+                P[k] = extra[v][idx] if v in extra else pos[rec[idx], names.index(v)]
             ok[idx] = self.mask_where_bound(c, P)
         return ok
 
