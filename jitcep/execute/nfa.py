@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
 from ..kernels.selection import contiguous_next, next_ranges, successors
 from . import nfa_kleene
+from .next_match import first_passing
 from .buffer import Buffer, empty_buffer, offsets
 
 
@@ -86,24 +86,10 @@ def _next_match(state, node, s: int, leaf: Buffer, pos: np.ndarray, g: np.ndarra
     """Each run's next event under skip-till-next-match at state ``s`` (-1: none), see the module docstring."""
     cand = leaf.start
     lo, hi = next_ranges(pos[:, -1], pos[:, 0], g, (cand, leaf.goff), state.table.ts, state.wt, state.W, strict_ts)
-    nxt = np.full(len(pos), -1, dtype=np.int64)
     active = np.flatnonzero(lo < hi)
     if not node.edges[s]:
-        nxt[active] = cand[lo[active]]
-        return nxt
-    width = 1
-    while len(active):
-        take = np.minimum(hi[active] - lo[active], width)
-        runs = np.repeat(active, take)
-        # candidate i of a run's chunk: lo + i; pairs are grouped by run, candidates ascending
-        idx = lo[runs] + np.arange(len(runs)) - np.repeat(np.cumsum(take) - take, take)
-        ok = np.flatnonzero(_edge_passes(state, node, s, pos, runs, cand[idx]))
-        found, at = np.unique(runs[ok], return_index=True)  # each run's first passing candidate
-        nxt[found] = cand[idx[ok[at]]]
-        lo[active] += take
-        active = active[(nxt[active] < 0) & (lo[active] < hi[active])]
-        width = max(1, min(2 * width, config.NEG_PAIR_BUDGET // max(len(active), 1)))
-    return nxt
+        return first_passing(cand, lo, hi, active, None)
+    return first_passing(cand, lo, hi, active, lambda runs, ev: _edge_passes(state, node, s, pos, runs, ev))
 
 
 def _edge_passes(state, node, s: int, pos: np.ndarray, runs: np.ndarray, events: np.ndarray) -> np.ndarray:

@@ -36,13 +36,13 @@ import dataclasses
 
 import numpy as np
 
-from .. import config
 from ..errors import ExplosionError
 from ..kernels.selection import contiguous_next, next_ranges
 from ..pattern import expr as E
 from ..plan.logical import prev_var
 from .buffer import Buffer, empty_buffer, offsets
 from .lists import list_mask
+from .next_match import first_passing
 
 
 class _Members:
@@ -182,29 +182,16 @@ def _first_passing(ctx, runs: _Runs, s: int, leaf: Buffer, strict_ts: bool) -> n
 
     :func:`jitcep.kernels.selection.next_ranges` gives each run its candidates (partition, window, after
     its last event); the edge is tested on chunks of (run, candidate) pairs doubling per round, as for
-    singleton states (:func:`jitcep.execute.nfa._next_match`)."""
+    singleton states (:func:`jitcep.execute.next_match.first_passing`)."""
     state, cand = ctx.state, leaf.start
     lo, hi = next_ranges(runs.last, runs.first, runs.g, (cand, leaf.goff), state.table.ts, state.wt, state.W,
                          strict_ts)
-    nxt = np.full(len(runs), -1, dtype=np.int64)
     active = np.flatnonzero(lo < hi)
     if s == ctx.k and ctx.K.max is not None:
         active = active[runs.count[active] < ctx.K.max]  # a full list cannot take: the run only proceeds
     if not ctx.tests(s):
-        nxt[active] = cand[lo[active]]
-        return nxt
-    width = 1
-    while len(active):
-        take = np.minimum(hi[active] - lo[active], width)
-        rr = np.repeat(active, take)
-        idx = lo[rr] + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
-        ok = np.flatnonzero(ctx.edge(runs, rr, s, cand[idx]))
-        found, at = np.unique(rr[ok], return_index=True)  # each run's first passing candidate
-        nxt[found] = cand[idx[ok[at]]]
-        lo[active] += take
-        active = active[(nxt[active] < 0) & (lo[active] < hi[active])]
-        width = max(1, min(2 * width, config.NEG_PAIR_BUDGET // max(len(active), 1)))
-    return nxt
+        return first_passing(cand, lo, hi, active, None)
+    return first_passing(cand, lo, hi, active, lambda rr, ev: ctx.edge(runs, rr, s, ev))
 
 
 def _begin_each(ctx, runs: _Runs, until: np.ndarray, leaf: Buffer, strict_ts: bool, advance) -> _Runs:
