@@ -60,9 +60,12 @@ def _grow(li, ri, gg, n):
     li2 = np.empty(cap, np.int64)
     ri2 = np.empty(cap, np.int64)
     g2 = np.empty(cap, np.int64)
-    li2[:n] = li[:n]
-    ri2[:n] = ri[:n]
-    g2[:n] = gg[:n]
+    # element loops, not slice assignment: an array-to-array setitem makes Numba compile its
+    # shape-mismatch error message (string formatting), ~3 s of a cold first run
+    for i in range(n):
+        li2[i] = li[i]
+        ri2[i] = ri[i]
+        g2[i] = gg[i]
     return li2, ri2, g2
 
 
