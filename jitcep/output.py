@@ -245,13 +245,15 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
             # A list variable of an OR branch not taken is null, not [] (which means
             # "bound, no member", e.g. T* v[] matched zero events).
             unbound = mt.list_unbound.get(v.name)
-            mask = pa.array(np.asarray(unbound, dtype=bool)) if unbound is not None and unbound.any() else None
+            # through Polars, not pa.array: pyarrow's array() imports pandas (1.2 s) to test for its types
+            mask = (pl.Series(np.asarray(unbound, dtype=bool)).to_arrow()
+                    if unbound is not None and unbound.any() else None)
             # Arrow's C schema holds names as C strings, so Polars panics exporting a name with a NUL:
             # the list is built unnamed, with stand-in field names if a column's name has one
             names = [name for name, _ in fields]
             nul = any("\0" in name for name in names)
             inner = s.struct.rename_fields([f"f{i}" for i in range(len(names))]) if nul else s
-            arr = pa.LargeListArray.from_arrays(pa.array(np.asarray(off, dtype=np.int64)),
+            arr = pa.LargeListArray.from_arrays(pl.Series(np.asarray(off, dtype=np.int64)).to_arrow(),
                                                 inner.rename("").to_arrow(), mask=mask)
             s = pl.Series(v.name, arr)
             if nul:

@@ -118,3 +118,19 @@ def test_cli_warmup_subcommand(monkeypatch, capsys):
     monkeypatch.setattr(warmup, "warmup", lambda: seen.append(True))
     assert cli.main(["warmup"]) == 0
     assert seen == [True]
+
+
+def test_a_run_with_list_output_does_not_import_pandas():
+    # pandas is not needed to build the output, and importing it cost a run 1.2 s: pyarrow's array()
+    # imports it to test whether its argument is a pandas object
+    code = ("import sys, polars as pl, jitcep\n"
+            "df = pl.DataFrame({'type': ['A', 'B', 'B', 'C'], 'ts': [1, 2, 3, 4], 'x': [1, 2, 3, 4]})\n"
+            "out = jitcep.compile('PATTERN SEQ(A a, B+ b[], C c) WITHIN 5').run(df, time='ts', type='type',\n"
+            "                                                                   engine='compiled')\n"
+            "ts = out['b'].list.eval(pl.element().struct.field('ts')).to_list()\n"
+            "assert sorted(ts) == [[2], [2, 3], [3]], ts  # every nonempty subsequence of the two B events\n"
+            "print('pandas' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
