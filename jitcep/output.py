@@ -42,6 +42,7 @@ import pyarrow as pa
 from ._memo import PerObject
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable
+from .events.types import attribute_kind
 from .matches import MatchTable
 from .pattern import ast
 from .pattern import expr as ex
@@ -274,7 +275,7 @@ def _int64_or_null(r: pl.Expr) -> pl.Expr:
     return pl.when(r.is_between(*_INT64)).then(r).otherwise(None).cast(pl.Int64)
 
 
-def _return_expr(e: ex.Expr, lists: set[str], frame: pl.DataFrame) -> pl.Expr:
+def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.DataFrame) -> pl.Expr:
     """A RETURN expression as a Polars expression over the wide frame's struct columns.
 
     Numbers follow semantics section 4 as predicates do: integer results exact and
@@ -283,7 +284,7 @@ def _return_expr(e: ex.Expr, lists: set[str], frame: pl.DataFrame) -> pl.Expr:
     possibly empty) gives the operands' dtypes.
     """
     def rec(x):
-        return _return_expr(x, lists, frame)
+        return _return_expr(x, lists, kindless, frame)
 
     def is_int(x: pl.Expr) -> bool:
         return frame.head(0).select(x).dtypes[0].is_integer()
@@ -296,13 +297,13 @@ def _return_expr(e: ex.Expr, lists: set[str], frame: pl.DataFrame) -> pl.Expr:
         if e.var not in lists:
             if e.index not in (None,):
                 raise UnsupportedPatternError(f"RETURN: {e.var} is not a Kleene variable and cannot be indexed")
-            return col.struct.field(field)
+            return _no_kind(col.struct.field(field), field in kindless, frame)
         if e.index in (None, "i"):
-            return col.list.eval(pl.element().struct.field(field))
+            return col.list.eval(pl.element().struct.field(field))  # a list: only ever a bare item
         if e.index == "i-1":
             raise UnsupportedPatternError("RETURN cannot use the iterative index [i-1]")
         at = -1 if e.index == "len" else int(e.index) - 1
-        return col.list.get(at, null_on_oob=True).struct.field(field)
+        return _no_kind(col.list.get(at, null_on_oob=True).struct.field(field), field in kindless, frame)
     if isinstance(e, ex.Agg):
         if e.var not in lists:
             raise UnsupportedPatternError(f"RETURN {e.func}({e.var}): {e.var} is not a Kleene variable")
@@ -329,10 +330,14 @@ def _return_expr(e: ex.Expr, lists: set[str], frame: pl.DataFrame) -> pl.Expr:
         return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ex.Unary):
         x = rec(e.operand)
+        if frame.head(0).select(x).dtypes[0] == pl.Null:
+            return x  # no kind: NULL stays NULL (Polars has no neg / abs of its Null dtype)
         if is_int(x):
             x = x.cast(pl.Int128)  # Polars has no Int128 negate: 0 - x
             return _int64_or_null(pl.lit(0, dtype=pl.Int128) - x if e.op == "neg" else x.abs())
         return -x if e.op == "neg" else x.abs()
+    if isinstance(e, (ex.Cmp, ex.In)) and any(isinstance(a, ex.Attr) and a.attr in kindless for a in ex.walk(e)):
+        return pl.lit(None, dtype=pl.Boolean)  # NULL (section 4); a number column of nulls may meet a string
     if isinstance(e, ex.Cmp):
         a, b = rec(e.left), rec(e.right)
         return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
@@ -348,6 +353,16 @@ def _return_expr(e: ex.Expr, lists: set[str], frame: pl.DataFrame) -> pl.Expr:
         x = rec(e.operand)
         return x.is_not_null() if e.negated else x.is_null()
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
+
+
+def _no_kind(x: pl.Expr, kindless: bool, frame: pl.DataFrame) -> pl.Expr:
+    """An operand read from an attribute with no value in the table: it has no kind, so every operation on
+    it is NULL (semantics section 4).  A column of nulls other than a number becomes Polars' Null dtype,
+    which every operation takes, so ``0 + a.s`` does not meet Polars' String + Int check (nor ``a.t + 1``
+    its Datetime one); numbers keep their dtype, so arithmetic over them keeps one schema."""
+    if kindless and not frame.head(0).select(x).dtypes[0].is_numeric():
+        return x.cast(pl.Null)
+    return x
 
 
 def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, tuple]]:
@@ -387,7 +402,13 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
             df = df.hstack([pattern]) if cols else pl.DataFrame([pattern])
         if spec.returns:
             lists = {v.name for v in spec.vars if v.is_list}
-            df = df.with_columns([_return_expr(e, lists, df).alias(name) for name, e in spec.returns])
+            # attributes with a column but no value in it (output_schema's table has no columns: its
+            # schema is the one of a table with values)
+            kindless = {a.attr for _, e in spec.returns for a in ex.walk(e) if isinstance(a, ex.Attr)
+                        and a.attr in values.table.columns and attribute_kind(a.attr, values.table) is None}
+            # a bare attribute item keeps its column's dtype (the output schema does not depend on the data)
+            df = df.with_columns([_return_expr(e, lists, set() if isinstance(e, ex.Attr) else kindless, df)
+                                  .alias(name) for name, e in spec.returns])
         frames.append(df)
     # Every frame carries full dtypes even when empty, so the relaxed diagonal
     # concat (missing columns -> typed nulls) gives a schema independent of n.

@@ -238,3 +238,31 @@ def test_many_matches_are_gathered_without_per_match_python():
     assert out.height == n
     assert out["c"].list.len().to_list()[:4] == [1, 2, 3, 1]
     assert out["c"].list.eval(pl.element().struct.field("row")).to_list()[1] == [1, 2]
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_return_arithmetic_on_an_attribute_with_no_value_is_null(engine):
+    # s holds no value at all, so it has no kind and every operation on it is NULL (semantics §4); its
+    # String dtype must not reach Polars' String + Int check (found by the generated corpus)
+    import jitcep
+
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [1, 2], "x": [3, 4], "s": pl.Series([None, None], dtype=pl.String)})
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN 0 + a.s AS plus, -b.s AS minus, abs(a.s) AS size, "
+                       "b.x - a.x AS dx")
+    out = q.run(df, time="ts", type="type", engine=engine)
+    assert out.select("plus", "minus", "size", "dx").rows() == [(None, None, None, 1)]
+    # a number column with no value compared with a string: NULL too (with values it is an AttributeTypeError)
+    df = df.with_columns(pl.Series("n", [None, None], dtype=pl.Int64))
+    out = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.n = 'p' AS eq, b.n IN ('p', 1) AS isin, "
+                         "a.n IS NULL AS none").run(df, time="ts", type="type", engine=engine)
+    assert out.select("eq", "isin", "none").rows() == [(None, None, True)]
+
+
+def test_return_expression_over_a_kleene_variables_members_is_refused_at_compile():
+    import jitcep
+
+    for text in ("-b.x", "b.x + 1", "b.x IS NULL"):
+        with pytest.raises(PatternValidationError, match="list of its members' values"):
+            jitcep.compile(f"PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN {text} AS v")
+    # the list itself, aggregates and fixed members stay allowed
+    jitcep.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN b.x, avg(b.x) AS m, -b[1].x AS f")

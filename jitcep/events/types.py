@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: the table module imports this one
     from .table import EventTable
 
 
-def _attr_kind(attr: str, table: "EventTable") -> str | None:
+def attribute_kind(attr: str, table: "EventTable") -> str | None:
     """The kind (:mod:`jitcep.pattern.kinds`) of attribute ``attr`` in ``table``; None: none (§4).
 
     ``ts`` is a number in time-column units; a missing column has no kind
@@ -42,4 +42,4 @@ def check_types(patterns, table: "EventTable") -> None:
     predicate (a top-level conjunct of WHERE, or the RETURN item).
     """
     for pattern in _as_patterns(patterns):
-        kinds.check_pattern(pattern, lambda var, attr: _attr_kind(attr, table))
+        kinds.check_pattern(pattern, lambda var, attr: attribute_kind(attr, table))

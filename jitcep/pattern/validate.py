@@ -348,6 +348,13 @@ class _Exprs:
         if clause == "RETURN" and e.var in self.negated:
             raise InvalidNegationError(
                 f"RETURN names {_show_expr(e)!r}, but {e.var!r} is negated and binds no event")
+        if clause == "RETURN" and e.index is None and e.var in self.kleene and not whole_item:
+            # b.x as a RETURN item is the list of its members' values; an operation on that list
+            # (-b.x, b.x + 1, b.x IS NULL) has no defined meaning
+            raise PatternValidationError(
+                f"RETURN {_show_expr(e)!r} inside an expression: {e.var} is a Kleene variable, so "
+                f"{e.var}.{e.attr} is the list of its members' values; use it as a RETURN item of its own, "
+                f"an aggregate (avg({e.var}.{e.attr})) or a fixed member ({e.var}[1].{e.attr})")
         if e.index is None:
             return
         if not (e.index in ("i", "i-1", "len") or (_is_int(e.index) and e.index >= 1)):
