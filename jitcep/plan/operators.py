@@ -254,7 +254,8 @@ class NfaRuns:
         if len(self.edges) != len(self.states):
             raise UnsupportedPatternError(f"{len(self.edges)} edges for {len(self.states)} NFA^b states")
         if self.lists and (self.closure is None or len(self.lists) != len(self.states)):
-            raise UnsupportedPatternError(f"{len(self.lists)} list edges for {len(self.states)} NFA^b states")
+            raise UnsupportedPatternError(f"{len(self.lists)} list edges for {len(self.states)} NFA^b states "
+                                          f"{'without' if self.closure is None else 'with'} a Kleene state")
         names = [s.var for s in self.states]
         # the take edge's v[i-1]: a member already taken
         taken = {prev_var(self.closure.var)} if self.closure is not None else set()

@@ -42,7 +42,7 @@ def build(plan, planning):
         # a run at a Kleene state followed by another may also stay at the later one (an ignore after the
         # peek, SASE+ step 6): runs then meet in equal (state, buffer) pairs the reference merges
         raise UnsupportedPatternError(
-            f"the compiled engine runs strategy={strategy!r} over one Kleene state; "
+            f"the compiled engine runs strategy={strategy!r} over at most one Kleene state; "
             f"{', '.join(c.var + '[]' for c in logical.closures)} (semantics section 8) not yet")
     K = logical.closures[0] if logical.closures else None
     anchor = K.anchor if K is not None else None  # the runs bind the closure's first member as a member
@@ -75,7 +75,8 @@ def build(plan, planning):
         K = dataclasses.replace(K, lists=tuple(c for c in own if reads_whole_list(c, K.var)))
     states = tuple(leaves[v] for v in names)
     stream = Scan("*", None) if strategy == "partition_contiguity" else None
-    runs = NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K, first, tuple(map(tuple, lists)))
+    runs = NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K, first,
+                   tuple(map(tuple, lists)) if K is not None else ())
     return dataclasses.replace(plan, root=runs, variables=runs.vars)
 
 
