@@ -39,8 +39,13 @@ def build(plan, planning):
         return plan
     logical = planning.logical
     if len(logical.closures) > 1:
-        # a run at a Kleene state followed by another may also stay at the later one (an ignore after the
-        # peek, SASE+ step 6): runs then meet in equal (state, buffer) pairs the reference merges
+        # Not yet, for two reasons.  Every strategy: a run would carry a member count and chain per closure,
+        # and the take edge of a later closure test member-wise conjuncts over every pair of two closures'
+        # members.  Skip-till-next-match also: a run at Kleene state j whose proceed chain reaches a later
+        # state t selecting e (the peek, SASE+ step 6) ignores e at every state strictly between that cannot
+        # select it (step 3), so one buffer lives at several states; the reference merges such runs by
+        # (state, buffer), and a run left at a later state outlives the one at j once j takes.  A compiled
+        # run would then be a buffer with the set of states it is alive at, not one state.
         raise UnsupportedPatternError(
             f"the compiled engine runs strategy={strategy!r} over at most one Kleene state; "
             f"{', '.join(c.var + '[]' for c in logical.closures)} (semantics section 8) not yet")
