@@ -252,6 +252,15 @@ def test_explain_prints_the_kleene_state():
     assert "where b.x > b[i-1].x AND sum(b.x) > a.x" in text
 
 
+def test_explain_prints_list_conjuncts_on_a_later_begin_edge():
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND b[i].x < c.x AND sum(b.x) < c.x + a.x "
+                       "WITHIN 10", strategy="skip_till_next_match")
+    text = q.explain(_stream(), type="type")
+    # both sit on c's begin edge (their last identifier), read over the run's list of b
+    assert "NFA^b runs (a, c)  strategy=skip_till_next_match  within 10  where b.x < c.x AND sum(b.x) < c.x + a.x" \
+        in text
+
+
 def test_several_kleene_states_are_refused():
     pattern = jitcep.compile("PATTERN SEQ(A a, B+ b[], C+ c[]) WITHIN 10").patterns[0]
     with pytest.raises(jitcep.errors.UnsupportedPatternError, match=r"at most one Kleene state; b\[\], c\[\]"):
