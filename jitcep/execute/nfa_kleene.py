@@ -27,7 +27,9 @@ Kleene members as a parent-pointer chain (:class:`_Members`: a take appends
 one node, shared by every run forked after it), made a CSR list only for the
 runs whose proceed edge is tested and for the accepted runs.  A run that
 reaches F is a match; with the Kleene state last, every run at it whose
-proceed edge holds is one too (section 8).
+proceed edge holds is one too (section 8).  A conjunct on the list and a
+later state's variable is tested on that state's begin edge, over the list
+made for each (run, candidate) pair tested there.
 """
 
 from __future__ import annotations
@@ -283,7 +285,7 @@ class _Context:
                 P[j] = e[idx] if v == kv or v == self.names[s] else (
                     self.members.pos[runs.tail[r]] if v == prev else runs.pos[r, self.names.index(v)])
             ok[idx] = self.state.mask(pred, P)
-        if self.node.lists and self.node.lists[s] and ok.any():
+        if self.node.list_edges and self.node.list_edges[s] and ok.any():
             idx = np.flatnonzero(ok)
             ok[idx] = self._list_edge(runs, rows[idx], s, e[idx])
         return ok
@@ -295,7 +297,7 @@ class _Context:
         kv, prev = self.K.var, prev_var(self.K.var)
         off, lpos = self.members.lists(runs.tail[rows], runs.count[rows])
         single = {v: e if j == s else runs.pos[rows, j] for j, v in enumerate(self.names) if j != self.k}
-        by_kind = {kind: [p for p in self.node.lists[s] if list_edge_kind(p, kv) == kind]
+        by_kind = {kind: [p for p in self.node.list_edges[s] if list_edge_kind(p, kv) == kind]
                    for kind in ("member", "prev", "list")}
         ok = np.ones(len(e), np.bool_)
         if by_kind["list"]:
@@ -314,7 +316,7 @@ class _Context:
     def tests(self, s: int) -> bool:
         """Does the begin / take edge at state s test any conjunct?"""
         return bool(self.node.edges[s]) or (s == self.k and bool(self.node.first)) \
-            or bool(self.node.lists and self.node.lists[s])
+            or bool(self.node.list_edges and self.node.list_edges[s])
 
     def proceeds(self, runs: _Runs) -> np.ndarray:
         """The proceed edge of the Kleene state: at least min members and the list conjuncts TRUE."""

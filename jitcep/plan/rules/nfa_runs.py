@@ -40,7 +40,7 @@ def build(plan, planning):
     logical = planning.logical
     if len(logical.closures) > 1:
         # Not yet, for two reasons.  Every strategy: a run would carry a member count and chain per closure,
-        # and the take edge of a later closure test member-wise conjuncts over every pair of two closures'
+        # and the take edge of a later closure would test member-wise conjuncts over every pair of two closures'
         # members.  Skip-till-next-match also: a run at Kleene state j whose proceed chain reaches a later
         # state t selecting e (the peek, SASE+ step 6) ignores e at every state strictly between that cannot
         # select it (step 3), so one buffer lives at several states; the reference merges such runs by
@@ -58,20 +58,21 @@ def build(plan, planning):
         leaves[K.var] = Scan(K.var, K.types, K.filter)
     state_of = {v: s for s, v in enumerate(names)}
     edges: list[list[E.Expr]] = [[] for _ in names]
-    lists: list[list[E.Expr]] = [[] for _ in names]
+    list_edges: list[list[E.Expr]] = [[] for _ in names]
     for p in logical.joins:
         if anchor not in E.variables(p):  # those over the anchor are the closure's member-wise conjuncts
             edges[max(state_of[v] for v in E.variables(p))].append(p)
     first = ()
     if K is not None:
         k = state_of[K.var]
+
+        def last(p):  # the state of p's last identifier (b[i-1]'s variable is no state)
+            return max(state_of[v] for v in E.variables(p) if v in state_of)
         # SASE+ step 2: a conjunct on the list and a later variable is on that variable's begin edge, read
         # over the run's whole list (semantics section 8)
-        def last(p):
-            return max(state_of[v] for v in E.variables(p) if v in state_of)  # b[i-1]'s variable is no state
         for p in (*K.member, *K.prev, *K.lists):
             if last(p) > k:
-                lists[last(p)].append(p)
+                list_edges[last(p)].append(p)
         edges[k] += [p for p in (*K.member, *K.prev) if last(p) == k]
         own = [c for c in K.lists if last(c) == k]
         # b[1] is on the take edge (fixed by the first take), the rest of the list conjuncts on the proceed edge
@@ -81,7 +82,7 @@ def build(plan, planning):
     states = tuple(leaves[v] for v in names)
     stream = Scan("*", None) if strategy == "partition_contiguity" else None
     runs = NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K, first,
-                   tuple(map(tuple, lists)) if K is not None else ())
+                   tuple(map(tuple, list_edges)) if K is not None else ())
     return dataclasses.replace(plan, root=runs, variables=runs.vars)
 
 
