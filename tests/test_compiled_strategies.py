@@ -113,7 +113,6 @@ def gen_kleene_pattern(seed: int, strategy: str) -> tuple[Pattern, str]:
     lo, hi = rng.choice([(1, None), (2, None), (2, 2), (1, 3), (1, 1)] + [(0, None), (0, 2), (0, 1)] * bool(names))
     at = rng.randint(0, len(items))
     items.insert(at, Kleene(EventVar("b", types()), lo, hi))
-    before, after = names[:at], names[at:]
     conj = [E.Equiv("k")] if strategy == "partition_contiguity" or rng.random() < 0.4 else []
     if rng.random() < 0.4:
         conj.append(_single(rng, "b"))
