@@ -21,6 +21,13 @@ and with a Kleene state (SASE+ Figure 8's ``b[]``)
 - ``kleene``: nothing more (take edges test types and the key);
 - ``kleene_inc``: ``b[i].price > b[i-1].price`` (SASE+'s iterative predicate on the take edge);
 - ``kleene_avg``: ``avg(b.price) > a.price`` (an aggregate on the proceed edge);
+- ``kleene_later``: ``b[i].price < c.price`` (member-wise with a later variable: on c's begin
+  edge, read over every member of the run's list);
+- ``kleene_later_avg``: ``avg(b.price) < c.price`` (an aggregate on c's begin edge);
+
+and a closure alone (its runs take the first member: no singleton state),
+
+    PATTERN T1+ b[] WHERE [symbol] AND b.price > 50 WITHIN W   (kind ``alone``)
 
 over bench_seq.py's synthetic events (``--types`` types, ``--keys`` symbols,
 ts steps 0..2).  Printed per (n, kind, strategy): the median seconds of
@@ -57,10 +64,15 @@ KLEENE_KINDS = {
     "kleene": "",
     "kleene_inc": " AND b[i].price > b[i-1].price",
     "kleene_avg": " AND avg(b.price) > a.price",
+    "kleene_later": " AND b[i].price < c.price",
+    "kleene_later_avg": " AND avg(b.price) < c.price",
 }
+ALONE = "alone"
 
 
 def pattern_text(kind: str, window: int) -> str:
+    if kind == ALONE:
+        return f"PATTERN T1+ b[] WHERE [symbol] AND b.price > 50 WITHIN {window}"
     if kind in KLEENE_KINDS:
         return f"PATTERN SEQ(T0 a, T1+ b[], T2 c) WHERE [symbol] AND a.price > 50{KLEENE_KINDS[kind]} WITHIN {window}"
     return f"PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [symbol] AND a.price > 50{KINDS[kind]} WITHIN {window}"
@@ -87,9 +99,9 @@ def main(argv=None) -> None:
     ap.add_argument("--keys", type=int, default=10)
     ap.add_argument("--window", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--kinds", nargs="+", default=[*KINDS, *KLEENE_KINDS])
+    ap.add_argument("--kinds", nargs="+", default=[*KINDS, *KLEENE_KINDS, ALONE])
     args = ap.parse_args(argv)
-    print(f"{'n':>9} {'kind':>9} {'strategy':>22} {'seconds':>9} {'matches':>9} {'x any':>6}")
+    print(f"{'n':>9} {'kind':>16} {'strategy':>22} {'seconds':>9} {'matches':>9} {'x any':>6}")
     for n in args.n:
         df = make_events(n, args.types, args.keys)
         for kind in args.kinds:
@@ -98,7 +110,7 @@ def main(argv=None) -> None:
                 q = jitcep.compile(pattern_text(kind, args.window), strategy=strategy)
                 sec, m = timed(q, df, args.repeat)
                 base = sec if base is None else base
-                print(f"{n:>9} {kind:>9} {strategy:>22} {sec:>9.4f} {m:>9} {sec / base:>6.2f}", flush=True)
+                print(f"{n:>9} {kind:>16} {strategy:>22} {sec:>9.4f} {m:>9} {sec / base:>6.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -99,28 +99,29 @@ KLEENE_STRATEGIES = STRATEGIES
 
 
 def gen_kleene_pattern(seed: int, strategy: str) -> tuple[Pattern, str]:
-    """A linear pattern with a Kleene state ``b`` (semantics §8): every bound form, min 0, member-wise,
-    iterative (``b[i-1]``) and list conjuncts (aggregates, ``b[1]``, ``b[k]``, ``b[b.LEN]``) with the
-    variables before it, a negation beside; partition_contiguity always gets ``[k]``."""
+    """A linear pattern with a Kleene state ``b`` (semantics §8), alone or beside singleton states: every
+    bound form, min 0, member-wise, iterative (``b[i-1]``) and list conjuncts (aggregates, ``b[1]``, ``b[k]``,
+    ``b[b.LEN]``) with variables before or after it, a negation beside; partition_contiguity always gets
+    ``[k]``."""
     rng = random.Random(70_000 + seed)
-    names = [f"v{i}" for i in range(rng.choice([1, 1, 2, 2, 3]))]  # the compiled engine needs one singleton
+    names = [f"v{i}" for i in range(rng.choice([0, 1, 1, 2, 2, 3]))]
 
     def types():
         return rng.choice([("A",), ("B",), ("A", "B"), ("B",), None])
     items: list = [EventVar(v, types()) for v in names]
-    lo, hi = rng.choice([(1, None), (0, None), (2, None), (2, 2), (1, 3), (0, 2), (1, 1), (0, 1)])
+    # a closure alone binds at least one event (semantics section 3)
+    lo, hi = rng.choice([(1, None), (2, None), (2, 2), (1, 3), (1, 1)] + [(0, None), (0, 2), (0, 1)] * bool(names))
     at = rng.randint(0, len(items))
     items.insert(at, Kleene(EventVar("b", types()), lo, hi))
-    before = names[:at]  # a conjunct on b and a later variable is refused yet
     conj = [E.Equiv("k")] if strategy == "partition_contiguity" or rng.random() < 0.4 else []
     if rng.random() < 0.4:
         conj.append(_single(rng, "b"))
     for v in names:
         if rng.random() < 0.3:
             conj.append(_single(rng, v))
-    if before and rng.random() < 0.4:
-        conj.append(_multi(rng, *rng.sample(["b", rng.choice(before)], 2)))
-    a = rng.choice(before) if before else None
+    if names and rng.random() < 0.5:  # member-wise: on b's take edge, or on a later variable's over every member
+        conj.append(_multi(rng, *rng.sample(["b", rng.choice(names)], 2)))
+    a = rng.choice(names) if names else None
     lists = [
         lambda: E.Cmp(">=", E.Agg("count", "b"), L(rng.randint(1, 3))),
         lambda: E.Cmp("<", E.Agg("avg", "b", "y"), L(0.5)),
@@ -250,9 +251,18 @@ def test_explain_prints_the_kleene_state():
     assert "where b.x > b[i-1].x AND sum(b.x) > a.x" in text
 
 
-def test_kleene_state_and_a_later_variable_in_one_conjunct_is_refused():
-    pattern = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE c.x > avg(b.x) WITHIN 10").patterns[0]
-    with pytest.raises(jitcep.errors.UnsupportedPatternError, match="later variable 'c'"):
+def test_explain_prints_list_conjuncts_on_a_later_begin_edge():
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND b[i].x < c.x AND sum(b.x) < c.x + a.x "
+                       "WITHIN 10", strategy="skip_till_next_match")
+    text = q.explain(_stream(), type="type")
+    # both sit on c's begin edge (their last identifier), read over the run's list of b
+    assert "NFA^b runs (a, c)  strategy=skip_till_next_match  within 10  where b.x < c.x AND sum(b.x) < c.x + a.x" \
+        in text
+
+
+def test_several_kleene_states_are_refused():
+    pattern = jitcep.compile("PATTERN SEQ(A a, B+ b[], C+ c[]) WITHIN 10").patterns[0]
+    with pytest.raises(jitcep.errors.UnsupportedPatternError, match=r"at most one Kleene state; b\[\], c\[\]"):
         runtime.check_supported(pattern, Options(strategy="strict_contiguity"))
 
 

@@ -306,3 +306,84 @@ def test_kleene_skip_till_next_match_first_member_test_is_on_the_take_edge():
     # semantics §8: b[1] on the take edge, so B1 (x = 0) cannot be taken and is ignored; B2 is taken
     assert _compiled(q, "skip_till_next_match")
     assert matches(q, df, strategy="skip_till_next_match") == M((0, (2,), 3))
+
+
+def test_closure_alone_strict_contiguity_yields_at_each_proceed_point():
+    df = events("type ts", ("B", 1), ("B", 2), ("C", 3), ("B", 4))
+    q = "PATTERN B+ b[] WITHIN 10"
+    # every B starts a run; the Kleene state is last, so each take is a match; C2 can be neither taken nor
+    # ignored, so the runs of B0 and B1 die there
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M(((0,),), ((0, 1),), ((1,),), ((3,),))
+
+
+def test_closure_alone_skip_till_next_match_skips_what_it_cannot_take():
+    df = events("type ts", ("B", 1), ("B", 2), ("C", 3), ("B", 4))
+    q = "PATTERN B+ b[] WITHIN 10"
+    # C2 is ignored: the run of B0 goes on to B3
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M(
+        ((0,),), ((0, 1),), ((0, 1, 3),), ((1,),), ((1, 3),), ((3,),))
+
+
+def test_bounded_closure_alone_partition_contiguity():
+    # k=1: B0 B2 B3 B5 (C4 is k=2); k=2: B1 C4
+    df = events("type ts k", ("B", 1, 1), ("B", 2, 2), ("B", 3, 1), ("B", 4, 1), ("C", 5, 2), ("B", 6, 1))
+    q = "PATTERN B{2,3} b[] WHERE [k] WITHIN 10"
+    # proceed needs two members, take stops at three (the run of B0 cannot take B5); in k=2, C4 kills B1's run
+    assert _compiled(q, "partition_contiguity")
+    assert matches(q, df, strategy="partition_contiguity") == M(
+        ((0, 2),), ((0, 2, 3),), ((2, 3),), ((2, 3, 5),), ((3, 5),))
+
+
+def test_member_wise_conjunct_with_a_later_variable_is_on_its_begin_edge():
+    df = events("type ts x", ("A", 1, 0), ("B", 2, 1), ("B", 3, 5), ("C", 4, 3), ("C", 5, 9))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x < c.x WITHIN 10"
+    # SASE+ 3.2 step 2: the conjunct's last identifier is c, so c's begin edge reads every member of the
+    # run's list: (B1, B2) has x 1, 5; C3 (x 3) fails it and is ignored, C4 (x 9) begins c
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1, 2), 4))
+    # strict contiguity cannot ignore C3: the run dies
+    assert matches(q, df, strategy="strict_contiguity") == M()
+    assert matches(q, df, strategy="skip_till_any_match") == M(
+        (0, (1,), 3), (0, (1,), 4), (0, (2,), 4), (0, (1, 2), 4))
+
+
+def test_aggregate_with_a_later_variable_partition_contiguity():
+    # k=1: A0 B1(1) B3(2) C4(4); k=2: B2 A5 B6(5) C7(5)
+    df = events("type ts k x", ("A", 1, 1, 0), ("B", 2, 1, 1), ("B", 3, 2, 7), ("B", 4, 1, 2), ("C", 5, 1, 4),
+                ("A", 6, 2, 0), ("B", 7, 2, 5), ("C", 8, 2, 5))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND sum(b.x) < c.x WITHIN 10"
+    # k=1: 1 + 2 < 4 begins c; k=2: 5 < 5 fails and C7 cannot be taken at b either, so A5's run dies
+    assert _compiled(q, "partition_contiguity")
+    assert matches(q, df, strategy="partition_contiguity") == M((0, (1, 3), 4))
+
+
+def test_iterative_conjunct_with_a_later_variable_reads_consecutive_members():
+    df = events("type ts x", ("A", 1, 0), ("B", 2, 0), ("B", 3, 3), ("B", 4, 4), ("C", 5, 2), ("C", 6, 4))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x - b[i-1].x < c.x WITHIN 10"
+    # the steps of (B1, B2, B3) are 3 and 1: C4 (x 2) fails c's begin edge, C5 (x 4) passes it
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1, 2, 3), 5))
+
+
+def test_conjunct_with_a_later_variable_holds_on_an_empty_list():
+    df = events("type ts x", ("A", 1, 0), ("C", 2, 0), ("D", 3, 0), ("A", 4, 0), ("B", 5, 5), ("C", 6, 0),
+                ("D", 7, 9))
+    q = "PATTERN SEQ(A a, B* b[], C c, D d) WHERE b[i].x < d.x WITHIN 10"
+    # A0's run proceeds past the empty list (the conjunct holds for no member, section 4); A3's takes B4,
+    # whose x 5 < 9
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M((0, (), 1, 2), (3, (4,), 5, 6))
+
+
+def test_several_kleene_states_one_buffer_at_several_states():
+    df = events("type ts", ("A", 1), ("B", 2), ("D", 3), ("B", 4), ("C", 5), ("D", 6))
+    q = "PATTERN SEQ(A a, B+ b[], C* c[], D d) WITHIN 10"
+    # at D2 the run (a; B1) at b peeks through the empty c to d: it begins d (a match), ignores D2 at b and
+    # also at c, so the buffer (a; B1) lives at b and at c.  At b it takes B3; at c it takes C4.  The run
+    # (a; B1, B3) at b peeks at C4: c takes it, and b ignores it (it stays); at D5 both reach d.
+    # This is why the compiled engine does not run several Kleene states yet (it falls back).
+    assert not _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M(
+        (0, (1,), (), 2), (0, (1,), (4,), 5), (0, (1, 3), (), 5), (0, (1, 3), (4,), 5))

@@ -27,7 +27,9 @@ Kleene members as a parent-pointer chain (:class:`_Members`: a take appends
 one node, shared by every run forked after it), made a CSR list only for the
 runs whose proceed edge is tested and for the accepted runs.  A run that
 reaches F is a match; with the Kleene state last, every run at it whose
-proceed edge holds is one too (section 8).
+proceed edge holds is one too (section 8).  A conjunct on the list and a
+later state's variable is tested on that state's begin edge, over the list
+made for each (run, candidate) pair tested there.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..errors import ExplosionError
 from ..kernels.selection import contiguous_next, next_ranges
 from ..pattern import expr as E
 from ..plan.logical import prev_var
+from ..plan.operators import list_edge_kind
 from .buffer import Buffer, empty_buffer, offsets
 from .lists import list_mask
 from .next_match import first_passing
@@ -282,11 +285,38 @@ class _Context:
                 P[j] = e[idx] if v == kv or v == self.names[s] else (
                     self.members.pos[runs.tail[r]] if v == prev else runs.pos[r, self.names.index(v)])
             ok[idx] = self.state.mask(pred, P)
+        if self.node.list_edges and self.node.list_edges[s] and ok.any():
+            idx = np.flatnonzero(ok)
+            ok[idx] = self._list_edge(runs, rows[idx], s, e[idx])
+        return ok
+
+    def _list_edge(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> np.ndarray:
+        """Whether run ``rows[i]`` with event ``e[i]`` at state s (after the Kleene state) passes the
+        conjuncts of its begin edge that read the run's list (:func:`list_edge_kind`: every member, every two
+        consecutive members, or the whole list once; an empty list passes the first two, section 4)."""
+        kv, prev = self.K.var, prev_var(self.K.var)
+        off, lpos = self.members.lists(runs.tail[rows], runs.count[rows])
+        single = {v: e if j == s else runs.pos[rows, j] for j, v in enumerate(self.names) if j != self.k}
+        by_kind = {kind: [p for p in self.node.list_edges[s] if list_edge_kind(p, kv) == kind]
+                   for kind in ("member", "prev", "list")}
+        ok = np.ones(len(e), np.bool_)
+        if by_kind["list"]:
+            ok &= list_mask(self.state, by_kind["list"], single, {kv: (off, lpos)})
+        # one item per (run, member): the member and, for "prev", the one before it (none at the first)
+        item = np.repeat(np.arange(len(e)), np.diff(off))
+        at = np.arange(len(lpos))
+        for kind in ("member", "prev"):
+            sel = at if kind == "member" else at[at > off[item]]
+            for pred in by_kind[kind] if len(sel) else ():
+                P = np.stack([lpos[sel] if v == kv else lpos[sel - 1] if v == prev else single[v][item[sel]]
+                              for v in sorted(E.variables(pred))])
+                ok[item[sel][~self.state.mask(pred, P)]] = False
         return ok
 
     def tests(self, s: int) -> bool:
         """Does the begin / take edge at state s test any conjunct?"""
-        return bool(self.node.edges[s]) or (s == self.k and bool(self.node.first))
+        return bool(self.node.edges[s]) or (s == self.k and bool(self.node.first)) \
+            or bool(self.node.list_edges and self.node.list_edges[s])
 
     def proceeds(self, runs: _Runs) -> np.ndarray:
         """The proceed edge of the Kleene state: at least min members and the list conjuncts TRUE."""

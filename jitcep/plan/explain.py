@@ -88,6 +88,7 @@ def _operator(node, window: str) -> dict:
         K = node.closure  # a Kleene state: its take edge's b[i-1] as written, its proceed edge's list conjuncts
         preds = [_text(p, K and K.var) for edge in node.edges for p in edge]
         preds += [_text(c) for c in (K.lists if K else ())]
+        preds += [_text(p, K.var) for edge in node.list_edges for p in edge]
         return {"op": "NFA^b runs", "vars": list(node.vars), "strategy": node.strategy, "predicates": preds,
                 "window": window}
     raise TypeError(f"unknown operator {type(node).__name__}")

@@ -236,7 +236,10 @@ class NfaRuns:
     edge: member-wise and iterative conjuncts; the list conjuncts reading the
     whole list its proceed edge), None without one.  ``first``: the list
     conjuncts reading only ``b[1]``, written over the new member: the take
-    edge tests them on a run's first take (section 8).
+    edge tests them on a run's first take (section 8).  ``list_edges``: per state
+    after the Kleene state, the conjuncts of its begin edge that read the
+    Kleene list too (SASE+ 3.2 step 2: their last identifier is the state's),
+    each of the kind :func:`list_edge_kind` names; empty without a closure.
     """
 
     states: tuple[Scan, ...]
@@ -245,18 +248,26 @@ class NfaRuns:
     stream: Scan | None = None
     closure: Closure | None = None
     first: tuple[E.Expr, ...] = ()
+    list_edges: tuple[tuple[E.Expr, ...], ...] = ()
 
     def __post_init__(self):
         if len(self.edges) != len(self.states):
             raise UnsupportedPatternError(f"{len(self.edges)} edges for {len(self.states)} NFA^b states")
+        if self.list_edges and (self.closure is None or len(self.list_edges) != len(self.states)):
+            raise UnsupportedPatternError(f"{len(self.list_edges)} list edges for {len(self.states)} NFA^b states "
+                                          f"{'without' if self.closure is None else 'with'} a Kleene state")
         names = [s.var for s in self.states]
         # the take edge's v[i-1]: a member already taken
         taken = {prev_var(self.closure.var)} if self.closure is not None else set()
         for s, preds in enumerate(self.edges):
+            preds = preds + (self.list_edges[s] if self.list_edges else ())
             later = set().union(*(E.variables(p) for p in preds)) - set(names[:s + 1]) - taken
             if later:
                 raise UnsupportedPatternError(f"predicate on {sorted(later)} placed on the begin edge of "
                                               f"{names[s]!r}, before them")
+            if self.list_edges and self.list_edges[s] and s <= names.index(self.closure.var):
+                raise UnsupportedPatternError(f"a conjunct on the list {self.closure.var}[] placed on the begin "
+                                              f"edge of {names[s]!r}, not after the Kleene state")
 
     @property
     def vars(self) -> tuple[str, ...]:
@@ -267,6 +278,17 @@ class NfaRuns:
     @property
     def children(self) -> tuple:
         return self.states + ((self.stream,) if self.stream is not None else ())
+
+
+def list_edge_kind(p: E.Expr, kv: str) -> Literal["member", "prev", "list"]:
+    """How a conjunct of :attr:`NfaRuns.list_edges` reads the Kleene list ``kv``: "member" (``kv.x`` for every
+    member), "prev" (``kv.x`` and ``prev_var(kv).x`` for every two consecutive members; none at the first,
+    semantics section 4) or "list" (aggregates, ``kv[k]``, ``kv[kv.LEN]``: once on the whole list)."""
+    if prev_var(kv) in E.variables(p):
+        return "prev"
+    whole = any(isinstance(n, E.Agg) and n.var == kv or isinstance(n, E.Attr) and n.var == kv
+                and n.index is not None for n in E.walk(p))
+    return "list" if whole else "member"
 
 
 def rebuild_joins(node, fn):
@@ -355,4 +377,5 @@ class PhysicalPlan:
                         if p is not None]
             elif isinstance(n, NfaRuns):
                 out += [p for edge in n.edges for p in edge] + list(n.first)
+                out += [p for edge in n.list_edges for p in edge if list_edge_kind(p, n.closure.var) != "list"]
         return out

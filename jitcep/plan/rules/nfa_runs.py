@@ -15,7 +15,12 @@ A Kleene state ``T+ b[]`` (take / proceed edges): its leaf holds the
 member-wise filter, its take edge the member-wise and iterative (``b[i-1]``)
 conjuncts and, on the first take, those reading ``b[1]``; its proceed edge
 the other list conjuncts (aggregates, ``b[k]``, ``b[b.LEN]``).  A conjunct
-reading ``b`` together with a variable after it is refused before any work.
+reading ``b`` together with a variable after it goes on that variable's
+begin edge, read over the run's list: member-wise for every member,
+iterative for every two consecutive ones, or on the whole list.  A closure
+with no single variable beside it (its anchor, which the joins would bind)
+is a Kleene state like any other: the runs take its first member.  Several
+closures are refused before any work.
 """
 
 from __future__ import annotations
@@ -33,39 +38,52 @@ def build(plan, planning):
     if strategy == "skip_till_any_match":
         return plan
     logical = planning.logical
-    if len(logical.closures) > 1 or any(c.anchor is not None for c in logical.closures):
-        # the runs hold one Kleene state beside singleton states; a closure lending its first member to
-        # the joins (no single variable binds an event) has no singleton state to start a run
+    if len(logical.closures) > 1:
+        # Not yet, for two reasons.  Every strategy: a run would carry a member count and chain per closure,
+        # and the take edge of a later closure would test member-wise conjuncts over every pair of two closures'
+        # members.  Skip-till-next-match also: a run at Kleene state j whose proceed chain reaches a later
+        # state t selecting e (the peek, SASE+ step 6) ignores e at every state strictly between that cannot
+        # select it (step 3), so one buffer lives at several states; the reference merges such runs by
+        # (state, buffer), and a run left at a later state outlives the one at j once j takes.  A compiled
+        # run would then be a buffer with the set of states it is alive at, not one state.
         raise UnsupportedPatternError(
-            f"the compiled engine runs strategy={strategy!r} over one Kleene state beside singleton states; "
+            f"the compiled engine runs strategy={strategy!r} over at most one Kleene state; "
             f"{', '.join(c.var + '[]' for c in logical.closures)} (semantics section 8) not yet")
     K = logical.closures[0] if logical.closures else None
-    names = list(logical.variables)  # pattern order: the SEQ's
+    anchor = K.anchor if K is not None else None  # the runs bind the closure's first member as a member
+    names = [v for v in logical.variables if v != anchor]  # pattern order: the SEQ's
     leaves = {v: Scan(v, logical.variables[v], logical.filters[v]) for v in names}
     if K is not None:
         names.insert(sum(v in K.before for v in names), K.var)
         leaves[K.var] = Scan(K.var, K.types, K.filter)
     state_of = {v: s for s, v in enumerate(names)}
     edges: list[list[E.Expr]] = [[] for _ in names]
+    list_edges: list[list[E.Expr]] = [[] for _ in names]
     for p in logical.joins:
-        edges[max(state_of[v] for v in E.variables(p))].append(p)
+        if anchor not in E.variables(p):  # those over the anchor are the closure's member-wise conjuncts
+            edges[max(state_of[v] for v in E.variables(p))].append(p)
+    first = ()
     if K is not None:
+        k = state_of[K.var]
+
+        def last(p):  # the state of p's last identifier (b[i-1]'s variable is no state)
+            return max(state_of[v] for v in E.variables(p) if v in state_of)
+        # SASE+ step 2: a conjunct on the list and a later variable is on that variable's begin edge, read
+        # over the run's whole list (semantics section 8)
         for p in (*K.member, *K.prev, *K.lists):
-            later = [v for v in E.variables(p) if v in state_of and state_of[v] > state_of[K.var]]
-            if later:
-                raise UnsupportedPatternError(
-                    f"the compiled engine does not evaluate a conjunct on the Kleene state {K.var}[] and the "
-                    f"later variable {later[0]!r} under strategy={strategy!r} yet")
-        edges[state_of[K.var]] += [*K.member, *K.prev]
-        # SASE+ step 2 as section 8 attaches it: b[1] is on the take edge (fixed by the first take), the
-        # rest of the list conjuncts on the proceed edge
+            if last(p) > k:
+                list_edges[last(p)].append(p)
+        edges[k] += [p for p in (*K.member, *K.prev) if last(p) == k]
+        own = [c for c in K.lists if last(c) == k]
+        # b[1] is on the take edge (fixed by the first take), the rest of the list conjuncts on the proceed edge
         first = tuple(map_expr(c, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == K.var
-                               else None) for c in K.lists if not reads_whole_list(c, K.var))
-        K = dataclasses.replace(K, lists=tuple(c for c in K.lists if reads_whole_list(c, K.var)))
+                               else None) for c in own if not reads_whole_list(c, K.var))
+        K = dataclasses.replace(K, lists=tuple(c for c in own if reads_whole_list(c, K.var)))
     states = tuple(leaves[v] for v in names)
     stream = Scan("*", None) if strategy == "partition_contiguity" else None
-    return dataclasses.replace(plan, root=NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K,
-                                                  first if K is not None else ()))
+    runs = NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K, first,
+                   tuple(map(tuple, list_edges)) if K is not None else ())
+    return dataclasses.replace(plan, root=runs, variables=runs.vars)
 
 
 def reads_whole_list(c: E.Expr, kv: str) -> bool:
