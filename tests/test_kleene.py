@@ -554,6 +554,16 @@ def test_a_closure_alone_in_an_or_branch():
         ((0,), None), ((1,), None), ((3,), None), ((0, 1), None), ((1, 3), None), (None, 4))
 
 
+def test_a_seq_of_closures_in_an_or_branch():
+    # the branch's later closure applies to the records that took the branch, though by then the first
+    # closure's anchor is its list (the compiled engine raised ValueError; found by the generated corpus)
+    # rows: B0 B1 C2 B3 D4, within 2: b a subsequence of B's ending before C2 within 2 of it, c = [] or [C2]
+    got = matches("PATTERN OR(D d, SEQ(B+ b[], C* c[])) WITHIN 2", ANCHOR_EVENTS, variables=("d", "b", "c"))
+    assert got == M((4, None, None),
+                    (None, (0,), ()), (None, (1,), ()), (None, (3,), ()), (None, (0, 1), ()), (None, (1, 3), ()),
+                    (None, (0,), (2,)), (None, (1,), (2,)), (None, (0, 1), (2,)))
+
+
 def test_a_seq_of_closures():
     # c = [C2]; b any subsequence of {B0, B1} before it, empty allowed
     assert matches(ANCHORED["seq"], ANCHOR_EVENTS) == M(((), (2,)), ((0,), (2,)), ((1,), (2,)), ((0, 1), (2,)))

@@ -29,7 +29,7 @@ from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_l
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..pattern import expr as E
-from ..plan.logical import prev_var
+from ..plan.logical import anchor_var, prev_var
 from .buffer import Buffer, list_ends, offsets
 from .lists import list_mask
 from .scan import leaf
@@ -38,8 +38,7 @@ from .scan import leaf
 def run(node, state, execute) -> Buffer:
     K = node.closure
     buf = execute(node.input)
-    # a closure in an OR branch applies to the records that took it (semantics section 5)
-    app = (buf.pos[:, [buf.vars.index(v) for v in K.scope]] >= 0).any(axis=1) if K.scope else None
+    app = _took_branch(buf, K.scope) if K.scope else None
     offs, members = _members(state, K, buf, app)
     src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
     if app is not None:
@@ -70,6 +69,21 @@ def run(node, state, execute) -> Buffer:
     cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
     return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
                   offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start], wt[end], lists, unbound)
+
+
+def _took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:
+    """The records that took the OR branch of a closure's ``scope`` (its single variables): a closure
+    there applies to those only (semantics section 5).  A scope variable that anchored a closure
+    collected before this one is that closure's list by now: bound where the list is."""
+    took = np.zeros(len(buf.pos), dtype=bool)
+    for v in scope:
+        if v in buf.vars:
+            took |= buf.pos[:, buf.vars.index(v)] >= 0
+        else:
+            kv = next(k for k in buf.lists if anchor_var(k) == v)
+            u = buf.unbound.get(kv)
+            took |= True if u is None else ~u
+    return took
 
 
 def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
