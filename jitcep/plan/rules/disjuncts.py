@@ -55,8 +55,7 @@ def choose(plan, planning, build, form=None):
     it costs (the DNF form of a pattern it does not apply to raises UnsupportedPatternError), priced
     when there are statistics."""
     logical, options = planning.logical, planning.options
-    if form == "unit" or form is None and (planning.shape is not None or planning.statistics is None
-                                           or options.planner == "trivial"):
+    if form is None and (planning.shape is not None or planning.statistics is None or options.planner == "trivial"):
         return plan
     body = logical.pattern.body
     k = count(body)
@@ -71,9 +70,9 @@ def choose(plan, planning, build, form=None):
         return plan if dnf == "no OR" else dataclasses.replace(
             plan, notes=plan.notes + (f"OR planned as one unit, not in DNF: {dnf}",))
     if planning.statistics is None:
-        return dataclasses.replace(dnf, form="dnf")
+        return dataclasses.replace(dnf if form == "dnf" else plan, form=form)
     costs = (("unit", form_cost(plan, planning)), ("dnf", form_cost(dnf, planning)))
-    chosen = dnf if form == "dnf" or costs[1][1] < costs[0][1] else plan  # ties: the unit plan
+    chosen = dnf if form == "dnf" or form is None and costs[1][1] < costs[0][1] else plan  # ties: the unit plan
     return dataclasses.replace(chosen, form="dnf" if chosen is dnf else "unit", form_costs=costs)
 
 
