@@ -606,3 +606,19 @@ def draw_sample(type_code, n_types, n_blocks, k, m, seed):
         c = int(type_code[d])
         hits[c if 0 <= c < n_types else n_types] += 1
     return sorted(chosen), draws, hits
+
+
+def extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
+    """Twin of kernels.sampling.extend_tuples: lists of columns (each a tuple of sample indices), lo, hi."""
+    out, olo, ohi = [], [], []
+    for t, cols in enumerate(T):
+        for col in w[s[t]:s[t] + cnt[t]]:
+            a, b = min(lo[t], wt[col]), max(hi[t], wt[col])
+            if b - a > limit or col in cols:
+                continue
+            if any(r > 0 and not pos[p] < pos[col] or r < 0 and not pos[col] < pos[p] for p, r in zip(cols, rel)):
+                continue
+            out.append(tuple(cols) + (col,))
+            olo.append(a)
+            ohi.append(b)
+    return out, olo, ohi

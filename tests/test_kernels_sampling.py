@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import SEED_MAX, draw_sample
+from jitcep.kernels.sampling import SEED_MAX, draw_sample, extend_tuples
 
 
 @settings(max_examples=200, deadline=None)
@@ -39,3 +39,40 @@ def test_bad_arguments_are_refused():
                  (np.zeros(0, np.int8), 1, 0, 0, 1, 0), (codes, 1, 2, 1, 1, -1), (codes, 1, 2, 1, 1, SEED_MAX + 1)]:
         with pytest.raises(KernelInputError):
             draw_sample(*args)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 20), min_size=n, max_size=n),      # wt (sorted below)
+    st.permutations(range(n)),                                  # pos: any order of the sample's events
+    st.integers(1, 3).flatmap(lambda k: st.tuples(
+        st.lists(st.lists(st.integers(0, n - 1), min_size=k, max_size=k), max_size=5),  # partial tuples
+        st.lists(st.sampled_from([-1, 0, 1]), min_size=k, max_size=k))),
+    st.lists(st.integers(0, n - 1), max_size=10),               # candidates w
+    st.data())),
+    st.sampled_from([0.0, 2.0, 5.5, 30.0]))
+def test_extend_tuples_matches_naive(case, limit):
+    wt, pos, (tuples, rel), w, data = case
+    wt = sorted(wt)
+    ranges = [data.draw(st.tuples(st.integers(0, len(w)), st.integers(0, len(w)))) for _ in tuples]
+    s = [min(a, b) for a, b in ranges]
+    cnt = [abs(a - b) for a, b in ranges]
+    lo = [min(wt[c] for c in cols) for cols in tuples]
+    hi = [max(wt[c] for c in cols) for cols in tuples]
+    k = len(rel)
+    T = np.array(tuples, dtype=np.int64).reshape(-1, k).T.copy()
+    got = extend_tuples(T, np.array(lo, np.int64), np.array(hi, np.int64), np.array(s, np.int64),
+                        np.array(cnt, np.int64), np.array(w, np.int64), np.array(wt, np.int64),
+                        np.array(pos, np.int64), limit, np.array(rel, np.int64))
+    want = naive.extend_tuples(tuples, lo, hi, s, cnt, w, wt, pos, limit, rel)
+    assert ([tuple(c) for c in got[0].T.tolist()], got[1].tolist(), got[2].tolist()) == want
+
+
+def test_extend_tuples_refuses_ranges_and_indexes_past_their_arrays():
+    T, one = np.zeros((1, 1), np.int64), np.zeros(1, np.int64)
+    wt = np.arange(3, dtype=np.int64)
+    for s, cnt, w in [(1, 3, [0, 1]), (-1, 1, [0]), (0, 1, [7])]:
+        with pytest.raises(KernelInputError):
+            extend_tuples(T, one, one, np.array([s]), np.array([cnt]), np.array(w, np.int64), wt, wt, 5.0, one)
+    with pytest.raises(KernelInputError):
+        extend_tuples(np.full((1, 1), 9, np.int64), one, one, one, one, one, wt, wt, 5.0, one)

@@ -83,3 +83,60 @@ def draw_sample(type_code: np.ndarray, n_types: int, n_blocks: int, k: int, m: i
     if not 0 <= seed <= SEED_MAX:
         raise fail("draw_sample", f"seed {seed} outside [0, 2^63 - 1]")
     return _draw_sample(np.ascontiguousarray(type_code), int(n_types), int(n_blocks), int(k), int(m), int(seed))
+
+
+@njit(**NUMBA_FLAGS)
+def _extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
+    k, m = T.shape
+    n_w, n = len(w), len(wt)
+    total = 0
+    for t in range(m):
+        if s[t] < 0 or cnt[t] < 0 or s[t] + cnt[t] > n_w:
+            return T[:, :0], lo[:0], hi[:0], False
+        total += cnt[t]
+    out = np.empty((k + 1, total), np.int64)
+    olo = np.empty(total, np.int64)
+    ohi = np.empty(total, np.int64)
+    kept = 0
+    for t in range(m):
+        for j in range(k):
+            if not 0 <= T[j, t] < n:
+                return T[:, :0], lo[:0], hi[:0], False
+        for i in range(s[t], s[t] + cnt[t]):
+            col = w[i]
+            if not 0 <= col < n:
+                return T[:, :0], lo[:0], hi[:0], False
+            c = wt[col]
+            a, b = min(lo[t], c), max(hi[t], c)
+            if b - a > limit:
+                continue
+            ok = True
+            for j in range(k):
+                prev = T[j, t]
+                if prev == col or rel[j] > 0 and pos[prev] >= pos[col] or rel[j] < 0 and pos[col] >= pos[prev]:
+                    ok = False
+                    break
+            if ok:
+                for j in range(k):
+                    out[j, kept] = T[j, t]
+                out[k, kept] = col
+                olo[kept], ohi[kept] = a, b
+                kept += 1
+    return out[:, :kept], olo[:kept], ohi[:kept], True
+
+
+def extend_tuples(T: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray, cnt: np.ndarray, w: np.ndarray,
+                  wt: np.ndarray, pos: np.ndarray, limit: float, rel: np.ndarray):
+    """(T', lo', hi'): each partial tuple ``T[:, t]`` (sample indices, one row per variable so far, window
+    measures spanning ``lo[t]..hi[t]``) extended by each candidate ``w[s[t] : s[t] + cnt[t]]`` whose span
+    stays within ``limit``, that is none of its events, and that lies after (``rel[j]`` > 0) or before
+    (< 0) the event of row j in position order (``pos``); in the order tuple by tuple, candidate by candidate
+    (:func:`jitcep.plan.planner.sampling._tuples`, one variable's step)."""
+    k = T.shape[0]
+    if len(lo) != T.shape[1] or len(hi) != T.shape[1] or len(s) != T.shape[1] or len(cnt) != T.shape[1] \
+            or len(rel) != k or len(pos) != len(wt):
+        raise fail("extend_tuples", "arrays of different lengths")
+    out = _extend_tuples(T, lo, hi, s, cnt, w, wt, pos, float(limit), rel)
+    if not out[3]:
+        raise fail("extend_tuples", "a candidate range or index past its array")
+    return out[:3]

@@ -59,7 +59,7 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import draw_sample
+from ...kernels.sampling import draw_sample, extend_tuples
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -406,22 +406,11 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples
             pick = rng.random(T.shape[1]) < _INTERMEDIATE / total
             T, lo, hi, s, cnt = T[:, pick], lo[pick], hi[pick], s[pick], cnt[pick]
-            total = int(cnt.sum())
-        rows = np.repeat(np.arange(T.shape[1]), cnt)
-        start = np.repeat(np.cumsum(cnt) - cnt, cnt)
-        col = w[s[rows] + (np.arange(total) - start)]
-        wc = wt[col]
-        nlo, nhi = np.minimum(lo[rows], wc), np.maximum(hi[rows], wc)
-        ok = (nhi - nlo) <= limit
-        for j in range(k):
-            prev = T[j, rows]
-            ok &= prev != col
-            if (c.vars[j], c.vars[k]) in order:
-                ok &= pos[prev] < pos[col]
-            elif (c.vars[k], c.vars[j]) in order:
-                ok &= pos[col] < pos[prev]
-        T = np.vstack([T[:, rows[ok]], col[ok][None, :]])
-        lo, hi = nlo[ok], nhi[ok]
+        # each partial tuple with each candidate in its range, kept within the window, distinct and in the
+        # structure's order, in one compiled pass (its fifteen NumPy steps were a third of the estimate)
+        rel = np.array([1 if (c.vars[j], c.vars[k]) in order else -1 if (c.vars[k], c.vars[j]) in order else 0
+                        for j in range(k)], dtype=np.int64)
+        T, lo, hi = extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel)
         if not T.shape[1]:
             break
     if T.shape[1] > TUPLES:
