@@ -407,7 +407,7 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
             pick = rng.random(T.shape[1]) < _INTERMEDIATE / total
             T, lo, hi, s, cnt = T[:, pick], lo[pick], hi[pick], s[pick], cnt[pick]
         # each partial tuple with each candidate in its range, kept within the window, distinct and in the
-        # structure's order, in one compiled pass (its fifteen NumPy steps were a third of the estimate)
+        # structure's order, in one compiled pass (jitcep.kernels.sampling.extend_tuples)
         rel = np.array([1 if (c.vars[j], c.vars[k]) in order else -1 if (c.vars[k], c.vars[j]) in order else 0
                         for j in range(k)], dtype=np.int64)
         T, lo, hi = extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel)
