@@ -247,3 +247,8 @@ def test_the_corpus_has_nested_ors_of_every_kind():
     kinds = {type(b).__name__ for b in bodies}
     assert {"Seq", "Conj", "Disj"} <= kinds
     assert any("!" in node_to_text(b) for b in bodies)
+
+
+def test_an_or_of_one_item_is_that_item():
+    plan = _plan("PATTERN SEQ(A a, OR(B b), C c) WITHIN 10", {"a": 0.1, "b": 0.1, "c": 0.1})
+    assert plan.form is None and not plan.notes

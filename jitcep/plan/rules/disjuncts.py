@@ -31,6 +31,7 @@ import dataclasses
 from ... import config
 from ...errors import UnsupportedPatternError
 from ...pattern.dnf import alternatives, count, has_or
+from ...pattern.normalize import normalize
 from ..logical import logical_plan
 from ..operators import DisjunctUnion
 from ..planner.cardinality import estimate_work
@@ -57,7 +58,7 @@ def choose(plan, planning, build, form=None):
     logical, options = planning.logical, planning.options
     if form is None and (planning.shape is not None or planning.statistics is None or options.planner == "trivial"):
         return plan
-    body = logical.pattern.body
+    body = normalize(logical.pattern.body)  # OR(P) is P (semantics 5): no OR to split
     k = count(body)
     why = ("no OR" if not has_or(body)
            else f"{k} alternatives, over DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES}"
