@@ -622,3 +622,10 @@ def extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
             olo.append(a)
             ohi.append(b)
     return out, olo, ohi
+
+
+def of_types(tc, allowed, key_ok):
+    """Twin of kernels.sampling.of_types: indices of allowed types with a key, and the allowed count."""
+    T = len(allowed) - 1
+    ok = [allowed[c if 0 <= c < T else T] for c in tc]
+    return [i for i, a in enumerate(ok) if a and (key_ok is None or key_ok[i])], sum(ok)

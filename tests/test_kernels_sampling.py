@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import SEED_MAX, draw_sample, extend_tuples
+from jitcep.kernels.sampling import SEED_MAX, draw_sample, extend_tuples, of_types
 
 
 @settings(max_examples=200, deadline=None)
@@ -76,3 +76,23 @@ def test_extend_tuples_refuses_ranges_and_indexes_past_their_arrays():
             extend_tuples(T, one, one, np.array([s]), np.array([cnt]), np.array(w, np.int64), wt, wt, 5.0, one)
     with pytest.raises(KernelInputError):
         extend_tuples(np.full((1, 1), 9, np.int64), one, one, one, one, one, wt, wt, 5.0, one)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 4).flatmap(lambda T: st.tuples(
+    st.lists(st.booleans(), min_size=T + 1, max_size=T + 1),
+    st.lists(st.tuples(st.integers(-2, T + 1), st.booleans()), max_size=30))), st.booleans())
+def test_of_types_matches_naive(case, keyed):
+    allowed, events = case  # codes past either end too: read as the null slot, never outside
+    tc = [c for c, _ in events]
+    key_ok = [k for _, k in events] if keyed else None
+    idx, in_type = of_types(np.array(tc, dtype=np.int16), np.array(allowed),
+                            None if key_ok is None else np.array(key_ok, dtype=np.bool_))
+    assert (idx.tolist(), in_type) == naive.of_types(tc, allowed, key_ok)
+
+
+def test_of_types_refuses_mismatched_inputs():
+    with pytest.raises(KernelInputError):
+        of_types(np.zeros(3, np.int8), np.zeros(0, np.bool_), None)
+    with pytest.raises(KernelInputError):
+        of_types(np.zeros(3, np.int8), np.zeros(2, np.bool_), np.zeros(2, np.bool_))

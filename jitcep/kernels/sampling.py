@@ -146,3 +146,30 @@ def extend_tuples(T: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray, 
     if not out[3]:
         raise fail("extend_tuples", "a candidate range or index past its array")
     return out[:3]
+
+
+@njit(**NUMBA_FLAGS)
+def _of_types(tc, allowed, key_ok):
+    T = len(allowed) - 1
+    idx = np.empty(len(tc), np.int64)
+    kept = in_type = 0
+    for i in range(len(tc)):
+        c = np.int64(tc[i])
+        if allowed[c if 0 <= c < T else T]:
+            in_type += 1
+            if key_ok is None or key_ok[i]:
+                idx[kept] = i
+                kept += 1
+    return idx[:kept], in_type
+
+
+def of_types(tc: np.ndarray, allowed: np.ndarray, key_ok: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """(idx, in_type): of the sampled events whose type codes are ``tc``, the indices of those whose type
+    is allowed (``allowed[code]``; its last slot: the null type and any other code) and whose key is not
+    null (``key_ok``; None: every key), ascending, and how many have an allowed type (key or not)."""
+    if not len(allowed):
+        raise fail("of_types", "no slot for the null type")
+    if key_ok is not None and len(key_ok) != len(tc):
+        raise fail("of_types", f"{len(key_ok)} key flags for {len(tc)} events")
+    idx, in_type = _of_types(tc, allowed, key_ok)
+    return idx, int(in_type)

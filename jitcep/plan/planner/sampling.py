@@ -60,7 +60,7 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import draw_sample, extend_tuples
+from ...kernels.sampling import draw_sample, extend_tuples, of_types
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -168,9 +168,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
     tc = table.type_code[pos]
+    key_ok = has_key if keyed else None
     for v, lf in lv.items():
+        allowed = np.zeros(n_types + 1, np.bool_)
         if lf.types is None:
-            count, in_type = float(n), np.ones(len(pos), np.bool_)
+            count = float(n)
+            allowed[:] = True
         else:
             cs = [code_of[t] for t in lf.types if t in code_of]
             drawn = int(hits[cs].sum())
@@ -180,13 +183,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
                 count = float(exact[cs].sum())
-            in_type = tc == cs[0] if len(cs) == 1 else np.isin(tc, np.asarray(cs, dtype=tc.dtype))
-        idx = np.flatnonzero(in_type & has_key if keyed else in_type)
+            allowed[cs] = True
+        idx, n_cand = of_types(tc, allowed, key_ok)  # one compiled pass (jitcep.kernels.sampling)
         keep = np.ones(len(idx), np.bool_)
         if lf.filter is not None and pset is not None and len(idx):
             keep = passes(lf.filter, pos[idx][None, :])
         cands[v] = idx[keep]
-        n_cand = int(np.count_nonzero(in_type))
         if count == 0:
             kept = 0.0
         elif lf.filter is None and not keyed:
