@@ -8,6 +8,8 @@ reference evaluator's matches on generated nested-OR patterns and streams.
 
 from __future__ import annotations
 
+import numpy as np
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -39,7 +41,7 @@ DNF_FIXTURES = [
     ("SEQ(A a, OR(SEQ(B b, C c), D d))", ["SEQ(A a, B b, C c)", "SEQ(A a, D d)"]),
     ("OR(SEQ(A a, OR(B b, C c)), D d)", ["SEQ(A a, B b)", "SEQ(A a, C c)", "D d"]),
     ("SEQ(A a, !N n, OR(B b, AND(C c, D d)))", ["SEQ(A a, !N n, B b)", "SEQ(A a, !N n, AND(C c, D d))"]),
-    ("OR(SEQ(A a, !N n, B b), C c)", ["SEQ(A a, !N n, B b)", "C c"]),
+    ("AND(!N n, OR(A a, SEQ(B b, C c)))", ["AND(!N n, A a)", "AND(!N n, SEQ(B b, C c))"]),
 ]
 
 
@@ -51,11 +53,11 @@ def test_dnf_alternatives(body, expected):
 
 
 def test_each_alternative_keeps_the_conjuncts_over_its_variables():
-    pattern = parse("PATTERN SEQ(A a, OR(SEQ(B b, !N n), C c), D d) WHERE [k] AND a.x < b.x AND c.y = 1 "
-                    "AND n.z > a.z AND a.x < d.x AND 1 < 2 WITHIN 5")
+    pattern = parse("PATTERN SEQ(A a, OR(SEQ(B b, E e), C c), !N n, D d) WHERE [k] AND a.x < b.x AND c.y = 1 "
+                    "AND n.z > c.z AND a.x < d.x AND e.x = 2 AND 1 < 2 WITHIN 5")
     got = [[expr_to_text(c) for c in E.conjuncts(p.where)] for p in alternatives(pattern)]
-    assert got == [["[k]", "a.x < b.x", "n.z > a.z", "a.x < d.x", "1 < 2"],
-                   ["[k]", "c.y = 1", "a.x < d.x", "1 < 2"]]
+    assert got == [["[k]", "a.x < b.x", "a.x < d.x", "e.x = 2", "1 < 2"],
+                   ["[k]", "c.y = 1", "n.z > c.z", "a.x < d.x", "1 < 2"]]
 
 
 def test_or_only_inside_a_kleene_body_is_not_split():
@@ -252,3 +254,20 @@ def test_the_corpus_has_nested_ors_of_every_kind():
 def test_an_or_of_one_item_is_that_item():
     plan = _plan("PATTERN SEQ(A a, OR(B b), C c) WITHIN 10", {"a": 0.1, "b": 0.1, "c": 0.1})
     assert plan.form is None and not plan.notes
+
+
+@pytest.mark.parametrize("kw", [{}, {"partition_by": "s"}, {"threads": 2}, {"partition_by": "s", "threads": 2}])
+def test_the_dnf_form_through_the_api_equals_the_reference(kw):
+    rng = np.random.default_rng(3)
+    n = 3000
+    df = pl.DataFrame({"ts": np.sort(rng.integers(0, n, n)), "type": rng.choice(list("ABCD"), n),
+                       "x": rng.integers(0, 50, n), "s": rng.integers(0, 3, n)})
+    text = "PATTERN SEQ(A a, OR(B b, C c), D d) WHERE a.x = b.x AND c.x = d.x WITHIN 10"
+    stats = {"selectivities": {"a.x = b.x": 0.001, "c.x = d.x": 0.001}}
+    q = jitcep.compile(text, planner="greedy", cost_model="intermediate")
+    part = {k: v for k, v in kw.items() if k == "partition_by"}
+    assert q.explain(df, type="type", format="dict", statistics=stats, **part)["form"] == "dnf"
+    got = q.run(df, type="type", statistics=stats, **kw).drop("match_id")
+    ref = q.run(df, type="type", engine="reference", **part).drop("match_id")
+    assert len(got) > 10
+    assert got.sort(got.columns).equals(ref.sort(ref.columns))
