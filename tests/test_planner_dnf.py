@@ -30,7 +30,8 @@ from jitcep.plan.operators import DisjunctUnion, OutputPolicy, Union
 from jitcep.plan.planner.statistics import Statistics
 from jitcep.plan.rules import physical_plan
 from jitcep.reference import evaluate as reference_evaluate
-from test_compiled_differential import _as_tuples, _positive_names, gen_pattern, streams
+from test_compiled_differential import (_as_tuples, _kleene_tuples, _positive_names, gen_kleene_form, gen_pattern,
+                                       kleene_streams, streams)
 
 # --- the rewrite ------------------------------------------------------------------------------------------
 
@@ -142,11 +143,11 @@ def test_past_the_bound_the_or_stays_one_unit_with_a_note(monkeypatch):
     assert "planner: OR planned as one unit" in to_text(describe(plan))
 
 
-def test_a_closure_keeps_the_or_one_unit_with_a_note():
-    plan = _plan("PATTERN SEQ(A a, OR(B b, C c), D+ d[]) WITHIN 10", {"a": 0.001, "b": 0.5, "c": 0.5, "d": 0.1})
-    assert plan.notes == ("OR planned as one unit, not in DNF: a Kleene closure",)
-    with pytest.raises(UnsupportedPatternError, match="Kleene closure"):
-        _plan("PATTERN SEQ(A a, OR(B b, C c), D+ d[]) WITHIN 10", {}, form="dnf")
+def test_a_closure_is_collected_in_its_alternatives():
+    plan = _plan("PATTERN SEQ(A a, OR(B+ b[], C c), D d) WITHIN 10", {"a": 0.001, "b": 0.5, "c": 0.5, "d": 0.5},
+                 form="dnf")
+    assert not plan.notes and isinstance(plan.root, DisjunctUnion)
+    assert plan.list_vars == ("b",) and plan.root.vars == ("a", "c", "d")
     with pytest.raises(UnsupportedPatternError, match="no OR"):
         _plan("PATTERN SEQ(A a, B b) WITHIN 10", {}, form="dnf")
 
@@ -271,3 +272,27 @@ def test_the_dnf_form_through_the_api_equals_the_reference(kw):
     ref = q.run(df, type="type", engine="reference", **part).drop("match_id")
     assert len(got) > 10
     assert got.sort(got.columns).equals(ref.sort(ref.columns))
+
+
+# closures in an OR branch, alone in one, or with no single variable beside them (kleene="all"; "maximal"
+# takes only closures that are elements of a SEQ, semantics 6.2)
+KLEENE_SEEDS = [(form, s) for form in ("or", "anchored") for s in range(30)
+                if has_or(normalize(gen_kleene_form(s, form, "all")[0].body))]
+
+
+@pytest.mark.parametrize("form, seed", KLEENE_SEEDS[:4] + KLEENE_SEEDS[-2:])
+def test_closures_in_the_dnf_form_find_the_reference_matches(form, seed):
+    pattern, order = gen_kleene_form(seed, form, "all")
+    opts = Options(order=order, kleene="all")
+    runtime.check_supported(pattern, opts)
+    plan = physical_plan(runtime._logical(pattern), opts, form="dnf")
+
+    @settings(max_examples=10, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(kleene_streams(pattern))
+    def run(df):
+        table = build_event_table(df, [pattern], type="type")
+        [ref] = reference_evaluate([pattern], table, opts)
+        [mt] = runtime.evaluate([pattern], table, opts, plan=plan)
+        assert _kleene_tuples(mt) == _kleene_tuples(ref)
+    run()

@@ -355,8 +355,9 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        return tuple(n.closure.var for n in self.nodes()
-                     if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None)
+        # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure
+        return tuple(dict.fromkeys(n.closure.var for n in self.nodes()
+                                   if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None))
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""

@@ -16,8 +16,7 @@ the operators (the records every operator holds, Kolchinsky 3.2).
 
 The DNF form is not tried (the unit plan stays, with a ``planner:`` note in
 ``explain`` saying why) past :data:`jitcep.config.DNF_MAX_ALTERNATIVES`
-alternatives (their number grows as a product), with a Kleene closure (its
-lists would have to be united too), under a selection strategy other than
+alternatives (their number grows as a product), under a selection strategy other than
 skip-till-any-match (it selects among the whole pattern's matches, SASE+ 2,
 not each alternative's), or when an alternative would be partitioned by
 another key.  ``output=`` and ``contiguous=`` apply to the whole pattern's
@@ -62,7 +61,7 @@ def choose(plan, planning, build, form=None):
     k = count(body)
     why = ("no OR" if not has_or(body)
            else f"{k} alternatives, over DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES}"
-           if k > config.DNF_MAX_ALTERNATIVES else "a Kleene closure" if logical.closures
+           if k > config.DNF_MAX_ALTERNATIVES
            else f"strategy {options.strategy}" if options.strategy != "skip_till_any_match" else None)
     dnf = _dnf(plan, planning, build, k) if why is None else why
     if isinstance(dnf, str):
@@ -92,7 +91,7 @@ def _dnf(plan, planning, build, k: int):
         if sub.key != logical.key:
             return "an alternative has another [attr] key"
         subplans.append(build(dataclasses.replace(planning, logical=sub, options=inner, shape=None, budget=budget)))
-    root = DisjunctUnion(tuple(p.root for p in subplans), tuple(logical.variables))
+    root = DisjunctUnion(tuple(p.root for p in subplans), plan.variables)
     dnf = dataclasses.replace(plan, root=root, notes=tuple(f"alternative {i}: {n}" for i, p in enumerate(subplans)
                                                             for n in p.notes))
     return output_policy.add(match_constraints.add(dnf, planning), planning)
