@@ -75,3 +75,7 @@ TYPE_BATCH = 8  # types grouped per pass over the events (execute/tables.py): a 
 # read end to end 83 -> 71 / 86-89 -> 80 ms, 24 of 32: 82-93 -> 107-117 ms had it applied.
 KEY_AT_RECORDS_SHARE = 0.5
 KEY_SAMPLE_STEP = 64
+# A pattern with an OR is also planned in DNF, one subplan per alternative (plan/rules/disjuncts.py), when it
+# has at most this many: their number is a product over the ORs a SEQ / AND holds, each is planned and run
+# on its own, and each shares the items outside the ORs, so past a few the unit plan wins anyway.
+DNF_MAX_ALTERNATIVES = 16

@@ -1,6 +1,7 @@
 """Standalone benchmark: the planner's statistics estimate against a run on the same events.
 
     python perf/bench_statistics.py [--n 1000000] [--repeat 7] [--flavours int str] [--baseline FILE]
+                                    [--estimate-only]
 
 Issue 14 asks the estimate (:func:`jitcep.plan.planner.sampling.estimate`) to cost under ~5% of
 a run at 10^6 events.  Per workload and input flavour (perf/bench_seq.py's events: 24 types, 1000
@@ -16,7 +17,10 @@ keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
 and the estimate's share of ``run``.  ``--baseline FILE`` (an older ``sampling.py``, e.g. from
 ``git show main:jitcep/plan/planner/sampling.py > /tmp/old_sampling.py``) times that module's
 estimate too, interleaved with this one's call by call (``base ms``), so a before / after comparison
-shares the machine's load.  The first estimate in a process also compiles (or loads from the disk cache) the
+shares the machine's load.  ``--estimate-only`` skips the runs (``run`` and ``auto`` print as 0) and
+adds each estimate's fastest call (``min``, ``base min``): on a loaded machine the medians of a few
+calls swing by milliseconds, so a before / after of the estimate alone takes many calls
+(``--repeat 60``), which the runs would make slow.  The first estimate in a process also compiles (or loads from the disk cache) the
 generated predicate function, as the run's first call does: printed as ``first``.
 """
 
@@ -61,6 +65,7 @@ def main(argv=None) -> None:
     ap.add_argument("--flavours", nargs="+", default=["int", "str"])
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
     ap.add_argument("--baseline", help="an older sampling.py whose estimate is timed beside this one's")
+    ap.add_argument("--estimate-only", action="store_true", help="time the estimates alone, with their minimum")
     args = ap.parse_args(argv)
 
     import jitcep
@@ -72,17 +77,20 @@ def main(argv=None) -> None:
 
     base = _baseline(args.baseline).estimate if args.baseline else None
     print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7} "
-          f"{'auto ms':>8}" + (f" {'base ms':>8}" if base else ""))
+          f"{'auto ms':>8}" + (f" {'base ms':>8}" if base else "")
+          + (f" {'min':>6}" + (f" {'base min':>8}" if base else "") if args.estimate_only else ""))
     for flavour in args.flavours:
         df = make_events(args.n, 24, 1000, flavour=flavour)
         for name in args.workloads:
             text = WORKLOADS[name]
-            query = jitcep.compile(text, planner="trivial")
-            query.run(df.head(2000), type="type")  # compile the run's kernels and predicates
-            run = _median(lambda: query.run(df, type="type"), args.repeat)
-            auto = jitcep.compile(text, planner="auto")
-            auto.run(df, type="type")  # the chosen plan's kernels
-            auto_run = _median(lambda: auto.run(df, type="type"), args.repeat)
+            run = auto_run = 0.0
+            if not args.estimate_only:
+                query = jitcep.compile(text, planner="trivial")
+                query.run(df.head(2000), type="type")  # compile the run's kernels and predicates
+                run = _median(lambda: query.run(df, type="type"), args.repeat)
+                auto = jitcep.compile(text, planner="auto")
+                auto.run(df, type="type")  # the chosen plan's kernels
+                auto_run = _median(lambda: auto.run(df, type="type"), args.repeat)
             pattern = parse(text)
             table = build_event_table(df, pattern, type="type")
             logical = logical_plan(pattern)
@@ -101,8 +109,11 @@ def main(argv=None) -> None:
                     times[fn].append(time.perf_counter() - t)
             est = st.median(times[estimate])
             tail = f" {st.median(times[base]) * 1e3:8.2f}" if base else ""
+            if args.estimate_only:
+                tail += f" {min(times[estimate]) * 1e3:6.2f}" + (f" {min(times[base]) * 1e3:8.2f}" if base else "")
+            share = est / run if run else 0.0
             print(f"{name:<12} {flavour:<7} {run * 1e3:8.1f} {est * 1e3:12.2f} {first * 1e3:9.1f} "
-                  f"{est / run:7.1%} {auto_run * 1e3:8.1f}" + tail)
+                  f"{share:7.1%} {auto_run * 1e3:8.1f}" + tail)
 
 
 def _baseline(path: str):

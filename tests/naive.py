@@ -577,3 +577,55 @@ def successors(order, offsets, n):
         for a, b in zip(group, group[1:]):
             succ[a] = b
     return succ
+
+
+# --- the planner's sample: twin of jitcep.kernels.sampling ----------------------------------------------
+
+
+def draw_sample(type_code, n_types, n_blocks, k, m, seed):
+    """Twin of kernels.sampling.draw_sample, with Python ints: splitmix64, Floyd's k distinct blocks of
+    n_blocks (sorted), m uniform positions as (top 53 bits) / 2^53 * n, and the type codes drawn per code."""
+    mask = (1 << 64) - 1
+    state = seed
+
+    def below(bound):
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        return min(int(float(z >> 11) / float(1 << 53) * bound), bound - 1)
+
+    chosen = []
+    for j in range(n_blocks - k, n_blocks):
+        t = below(j + 1)
+        chosen.append(j if t in chosen else t)
+    draws = [below(len(type_code)) for _ in range(m)]
+    hits = [0] * (n_types + 1)
+    for d in draws:
+        c = int(type_code[d])
+        hits[c if 0 <= c < n_types else n_types] += 1
+    return sorted(chosen), draws, hits
+
+
+def extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
+    """Twin of kernels.sampling.extend_tuples: lists of columns (each a tuple of sample indices), lo, hi."""
+    out, olo, ohi = [], [], []
+    for t, cols in enumerate(T):
+        for col in w[s[t]:s[t] + cnt[t]]:
+            a, b = min(lo[t], wt[col]), max(hi[t], wt[col])
+            if b - a > limit or col in cols:
+                continue
+            if any(r > 0 and not pos[p] < pos[col] or r < 0 and not pos[col] < pos[p] for p, r in zip(cols, rel)):
+                continue
+            out.append(tuple(cols) + (col,))
+            olo.append(a)
+            ohi.append(b)
+    return out, olo, ohi
+
+
+def of_types(tc, allowed, key_ok):
+    """Twin of kernels.sampling.of_types: indices of allowed types with a key, and the allowed count."""
+    T = len(allowed) - 1
+    ok = [allowed[c if 0 <= c < T else T] for c in tc]
+    return [i for i, a in enumerate(ok) if a and (key_ok is None or key_ok[i])], sum(ok)

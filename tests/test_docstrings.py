@@ -13,7 +13,7 @@ import jitcep
 # modules whose docstrings hold examples; each must try at least one
 _WITH_EXAMPLES = ["jitcep", "jitcep.query", "jitcep.output", "jitcep.pattern.parser", "jitcep.pattern.printer",
                   "jitcep.pattern.validate", "jitcep.pattern.kinds", "jitcep.pattern.builder",
-                  "jitcep.testing.patterns"]
+                  "jitcep.testing.patterns", "jitcep.pattern.dnf"]
 
 
 @pytest.mark.parametrize("module", _WITH_EXAMPLES)

@@ -109,7 +109,7 @@ _BAD_INPUTS = r'''
 import json
 import numpy as np
 from jitcep.errors import KernelInputError
-from jitcep.kernels import encode, grouping, join, kleene, negation, selection
+from jitcep.kernels import encode, grouping, join, kleene, negation, sampling, selection
 from jitcep.codegen import PredicateSet
 from jitcep.codegen.predicates import ColumnSpec
 from jitcep.pattern import expr as E
@@ -151,6 +151,14 @@ CASES = {
     "leaf_by_key: position past wt": lambda: grouping.leaf_by_key(recs((0, 0), (0, 100)), 1, None, ts),
     "stream_positions: position past n": lambda: grouping.stream_positions(i64(0, 99), i64(0, 2), 3),
     "stream_positions: offsets past order": lambda: grouping.stream_positions(i64(0, 1), i64(0, 5), 3),
+    "draw_sample: more blocks than there are": lambda: sampling.draw_sample(i64(0, 1), 2, 3, 4, 0, 0),
+    "draw_sample: draws from no events": lambda: sampling.draw_sample(i64(), 2, 0, 0, 5, 0),
+    "of_types: key flags shorter than the events": lambda: sampling.of_types(
+        i64(0, 1, 2), np.ones(3, np.bool_), np.ones(1, np.bool_)),
+    "extend_tuples: candidate range past the candidates": lambda: sampling.extend_tuples(
+        i64(0).reshape(1, 1), i64(0), i64(0), i64(1), i64(5), i64(0, 1), ts, ts, 5.0, i64(0)),
+    "extend_tuples: candidate past the sample": lambda: sampling.extend_tuples(
+        i64(0).reshape(1, 1), i64(0), i64(0), i64(0), i64(1), i64(70), ts, ts, 5.0, i64(0)),
     "seq_join: offsets past the records": lambda: join.seq_join(
         (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 100)), leaf(1), ts, ts, 10, "position", False, 10**6),
     "seq_join: partitions differ": lambda: join.seq_join(
@@ -257,6 +265,7 @@ BOUNDSCHECKED = [
     "tests/test_kernels_negation.py",
     "tests/test_kernels_kleene.py",
     "tests/test_kernels_grouping.py",
+    "tests/test_kernels_sampling.py",
     "tests/test_kernels_window.py",
     "tests/test_kernels_policies.py",
     "tests/test_kernels_selection.py",

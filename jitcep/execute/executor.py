@@ -13,9 +13,9 @@ import numpy as np
 
 from ..matches import MatchTable
 from ..options import Options
-from ..plan.operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan,
-                              Scan, SeqJoin, Union)
-from . import contiguity, join, kleene, negation, nfa, output_policy, scan, union
+from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy,
+                              PhysicalPlan, Scan, SeqJoin, Union)
+from . import contiguity, disjuncts, join, kleene, negation, nfa, output_policy, scan, union
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -24,6 +24,7 @@ EXECUTORS = {
     SeqJoin: join.run,
     AndJoin: join.run,
     Union: union.run,
+    DisjunctUnion: disjuncts.run,
     NegationFilter: negation.run,
     KleeneCollect: kleene.run,
     Contiguity: contiguity.run,

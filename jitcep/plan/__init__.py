@@ -6,7 +6,7 @@ Data flows one way: pattern AST -> :func:`~.logical.logical_plan` ->
 """
 
 from .logical import LogicalPlan, flatten, logical_plan, positive
-from .operators import AndJoin, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from .operators import AndJoin, DisjunctUnion, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
 from .rules import physical_plan
 from .shapes import all_shapes, all_trees, default_shape
 
@@ -18,6 +18,6 @@ def build_plan(pattern, shape=None, options=None) -> PhysicalPlan:
     return physical_plan(logical_plan(pattern), options or Options(), shape)
 
 
-__all__ = ["AndJoin", "KleeneCollect", "LogicalPlan", "NegationFilter", "PhysicalPlan", "Scan", "SeqJoin",
+__all__ = ["AndJoin", "DisjunctUnion", "KleeneCollect", "LogicalPlan", "NegationFilter", "PhysicalPlan", "Scan", "SeqJoin",
            "Union", "all_shapes", "all_trees", "build_plan", "default_shape", "flatten", "logical_plan", "physical_plan",
            "positive"]

@@ -8,9 +8,12 @@ keys ``op``, ``vars`` (the variables its records bind), ``children``,
 (Kolchinsky & Schuster's Cost_tree of its subtree: the partial matches its
 operators hold), ``choice_costs`` where a rule priced its alternatives (a SEQ
 join's drivers, a negation's placements: ZStream's Formula 1), and the
-pattern node the statistics with their sources and ``planner_notes`` when the
+pattern node the statistics with their sources, ``form`` and ``form_costs``
+for a pattern with an OR (planned as one unit or in DNF, one subplan per
+alternative under a ``DNF union``, and each form's cost,
+:mod:`jitcep.plan.rules.disjuncts`), and ``planner_notes`` when the
 search did not finish (an exact algorithm that fell back to greedy past its
-budget); with
+budget) or the DNF form was not tried; with
 a run's measurements each node also has ``rows`` (records it produced) and
 ``time_s`` (seconds in the operator itself, its inputs excluded).  :func:`to_text` indents that tree
 like Polars' ``LazyFrame.explain``.
@@ -22,8 +25,8 @@ from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
-from .operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan, Scan,
-                        SeqJoin, Union)
+from .operators import (AndJoin, Contiguity, DisjunctUnion, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy,
+                        PhysicalPlan, Scan, SeqJoin, Union)
 
 
 def window_text(window) -> str | None:
@@ -64,6 +67,8 @@ def _operator(node, window: str) -> dict:
                 "window": window, "overlap": node.overlap}
     if isinstance(node, Union):
         return {"op": "OR union", "vars": list(node.vars), "predicates": [], "window": None}
+    if isinstance(node, DisjunctUnion):
+        return {"op": "DNF union", "vars": list(node.vars), "predicates": [], "window": None}
     if isinstance(node, NegationFilter):
         neg = node.neg
         preds = ([] if neg.filter is None else [_text(neg.filter)]) + [_text(c) for c in neg.conds + neg.list_conds]
@@ -122,6 +127,8 @@ def describe(plan: PhysicalPlan, stats: dict | None = None, index: int = 0) -> d
         st = plan.statistics
         out["statistics"] = {"rates": dict(st.rates), "selectivities": dict(st.selectivities),
                              "partitions": st.partitions, "skew": st.skew, "sources": dict(st.sources)}
+    if plan.form is not None:
+        out["form"], out["form_costs"] = plan.form, dict(plan.form_costs)
     if plan.notes:
         out["planner_notes"] = list(plan.notes)
     if stats is not None:
@@ -156,6 +163,9 @@ def _fields(d: dict) -> str:
     if d["op"] == "pattern":
         if d["key"]:
             parts.append(f"key [{', '.join(d['key'])}]" + (f" coded by {d['key_coding']}" if d["key_coding"] else ""))
+        if d.get("form") is not None:
+            parts.append(f"form={d['form']} (cost " + ", ".join(f"{k} {v:.3g}" for k, v in d["form_costs"].items())
+                         + ")")
         if d["engine"] != "compiled":
             parts.append(f"engine={d['engine']} ({d['reason']})")
     if d.get("window") is not None and d["op"] in ("SEQ join", "AND join", "NFA^b runs"):

@@ -16,6 +16,8 @@ none.
   placed on the lowest join that fixes the negation's range or on whole matches.
 - :class:`KleeneCollect`: ZStream's KSEQ (4.4.5), the lists of the closure's
   members for each record of its input (semantics section 6).
+- :class:`DisjunctUnion`: a pattern with an OR planned in DNF (Kolchinsky &
+  Schuster 4, nested patterns), one subplan per alternative, their records united.
 - :class:`Contiguity`: OpenCEP's ``contiguous`` constraint, whole matches
   whose listed variables occupy consecutive positions (semantics section 9);
   ``freeze`` is a field of the frozen variable's :class:`Scan`.
@@ -142,6 +144,33 @@ class Union(_Binary):
         _Binary.__post_init__(self)
         if self.predicates:
             raise UnsupportedPatternError("an OR union tests no predicate: it would span two branches")
+
+
+@dataclass(frozen=True, slots=True)
+class DisjunctUnion:
+    """The matches of a pattern in DNF: the union of one subplan per alternative (Kolchinsky & Schuster 4).
+
+    ``inputs``: each alternative's plan (:func:`jitcep.pattern.dnf.alternatives`: an OR-free pattern,
+    planned on its own); ``vars``: the pattern's variables in pattern order, each record binding those
+    of its alternative and leaving the others unbound (semantics section 5).  ``inputs`` may share
+    variables (every alternative binds the variables outside the ORs), unlike a :class:`Union`'s sides;
+    it tests no predicate (each alternative tests its own).
+    """
+
+    inputs: tuple["Operator", ...]
+    vars: tuple[str, ...]
+
+    def __post_init__(self):
+        if len(self.inputs) < 2:
+            raise UnsupportedPatternError("a DNF union needs two alternatives or more")
+        for alt in self.inputs:
+            missing = set(alt.vars) - set(self.vars)
+            if missing:
+                raise UnsupportedPatternError(f"DNF alternative binds {sorted(missing)}, not the pattern's")
+
+    @property
+    def children(self) -> tuple:
+        return self.inputs
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,10 +328,13 @@ def rebuild_joins(node, fn):
         return node
     if isinstance(node, _Unary):
         return dataclasses.replace(node, input=rebuild_joins(node.input, fn))
+    if isinstance(node, DisjunctUnion):
+        return dataclasses.replace(node, inputs=tuple(rebuild_joins(i, fn) for i in node.inputs))
     return fn(dataclasses.replace(node, left=rebuild_joins(node.left, fn), right=rebuild_joins(node.right, fn)))
 
 
-Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, NegationFilter, KleeneCollect, Contiguity, OutputPolicy, NfaRuns]
+Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, NegationFilter, KleeneCollect, Contiguity,
+                       OutputPolicy, NfaRuns]
 Join = (SeqJoin, AndJoin)
 KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]
 
@@ -331,6 +363,8 @@ class PhysicalPlan:
     statistics: object = None  # what the planner chose the join order on (None: "trivial", no statistics)
     span: float | None = None  # the window's extent in its measure, as the planner counted it
     notes: tuple[str, ...] = ()  # what the planner's search says of its plan (an exact search past its budget)
+    form: Literal["unit", "dnf"] | None = None  # an OR planned as one unit or in DNF (None: not priced)
+    form_costs: tuple[tuple[str, float], ...] = ()  # (form, cost) of each form priced (rules/disjuncts.py)
 
     def __post_init__(self):
         if self.root is None:  # being built by the rules
@@ -343,8 +377,9 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        return tuple(n.closure.var for n in self.nodes()
-                     if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None)
+        # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure
+        return tuple(dict.fromkeys(n.closure.var for n in self.nodes()
+                                   if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None))
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""

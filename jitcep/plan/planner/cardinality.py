@@ -33,7 +33,8 @@ window in a stream of length T is ``T * k * W^(k-1) * prod(r)``, and
 predicates' selectivities and 1/2 per pair it orders (SeqJoin: every pair
 across; AndJoin: its ``sequence`` pairs): ZStream's Table 2 output
 cardinality ``CARD_A * CARD_B * Pt * P_AB`` scaled from one window to the
-table.  A Union's records are the sum of its inputs' (Table 2, Disjunction).
+table.  A Union's records are the sum of its inputs' (Table 2, Disjunction), and so are a
+DisjunctUnion's (the alternatives of a pattern in DNF, Kolchinsky section 4).
 
 A NegationFilter keeps a record when no negated event falls in its range:
 with the negated events a Poisson process of rate ``r_n * sel(conds)``, the
@@ -68,8 +69,8 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
-from ..operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan,
-                         Scan, SeqJoin, Union)
+from ..operators import (AndJoin, Contiguity, DisjunctUnion, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy,
+                         PhysicalPlan, Scan, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import JoinProblem
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
@@ -283,8 +284,8 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
         if isinstance(node, Scan):
             alts = [(frozenset((node.var,)), rate(node.var) * T * P)]
             inputs = alts[0][1]
-        elif isinstance(node, Union):
-            alts = rec(node.left) + rec(node.right)
+        elif isinstance(node, (Union, DisjunctUnion)):
+            alts = [a for c in node.children for a in rec(c)]
             inputs = sum(r for _, r in alts)
         elif isinstance(node, (SeqJoin, AndJoin)):
             alts, inputs = [], 0.0

@@ -47,7 +47,8 @@ Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores
 of perf/bench_seq.py's data: 0.7-0.8 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
 predicates, a negation and a closure (1.6-2.1 ms before the type counts were sampled, tuples bounded
 by the window and the sample halved).  That is 5-7% of the cheapest selective runs (12-13 ms), under
-5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.
+5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.  The draws and each step of a
+conjunct's tuples are compiled (:mod:`jitcep.kernels.sampling`): 10-25% less, ~0.55-0.7 ms.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
+from ...kernels.sampling import draw_sample, extend_tuples, of_types
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -104,7 +106,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         return Statistics({v: 0.0 for v in lv}, {t: DEFAULT_SELECTIVITY for t in conj}, 1, 1.0,
                           {**{v: "sampled" for v in lv}, **{t: "default" for t in conj},
                            PARTITIONS: "default", SKEW: "default"}, 1.0)
-    rng = np.random.default_rng(seed)
+    rng = _Rng(seed)
     part = table.partition
     streams = part.independent if part is not None else False
     n_streams = len(part.offsets) - 1 if streams else 1
@@ -113,7 +115,14 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     L = min(BLOCK, n)
     n_blocks = n // L
     k_blocks = min(max(1, int(sample) // L), n_blocks)
-    starts = np.sort(rng.choice(n_blocks, size=k_blocks, replace=False)) * L
+    # the blocks, the uniform draws and the type of each draw in one compiled call (jitcep.kernels.sampling)
+    n_types = len(table.type_names)
+    whole = n <= TYPE_SAMPLE
+    starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks, 0 if whole else TYPE_SAMPLE,
+                                      seed)
+    if whole:
+        draws, hits = np.arange(n), count_codes(table.type_code, n_types)
+    starts *= L
     if k_blocks == n_blocks:  # the whole table (its tail included)
         pos = np.arange(n, dtype=np.int64)
         blk = pos // L
@@ -121,7 +130,6 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         pos = (starts[:, None] + np.arange(L)[None, :]).reshape(-1)
         blk = np.repeat(np.arange(k_blocks), L)
     keyed = bool(logical.key) or streams
-    draws = np.arange(n) if n <= TYPE_SAMPLE else rng.integers(0, n, size=TYPE_SAMPLE)
     upos = draws[:KEY_SAMPLE]
     if keyed:
         codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
@@ -143,11 +151,9 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         extent = max(n / n_streams, span)
 
     # predicates: every leaf filter, every sampled conjunct, in one generated function
-    filters = {v: lf.filter for v, lf in lv.items() if lf.filter is not None}
-    sampled = {t: c for t, c in conj.items() if c.kind != "list"}
-    preds = list(filters.values()) + [c.expr for c in sampled.values()]
+    preds = _predicates(logical)
     try:
-        pset = _predicate_set(preds, table)
+        pset = _predicate_set(logical, preds, table)
         bound = pset.bind(table) if preds else ()
     except JitcepError:  # a predicate the table cannot evaluate: the run will say why; no sampled numbers
         pset, bound = None, ()
@@ -157,17 +163,17 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         return pset.mask(pid[id(pred)], P, bound)
 
     # rates, and each variable's sampled candidates
-    n_types = len(table.type_names)
-    tu = table.type_code[draws]
-    hits = np.bincount(tu[tu >= 0], minlength=n_types)  # the uniform draws per type
     exact = None  # every type's count, taken when one of the pattern's is rare
     code_of = {t: i for i, t in enumerate(table.type_names)}
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
     tc = table.type_code[pos]
+    key_ok = has_key if keyed else None
     for v, lf in lv.items():
+        allowed = np.zeros(n_types + 1, np.bool_)
         if lf.types is None:
-            count, in_type = float(n), np.ones(len(pos), np.bool_)
+            count = float(n)
+            allowed[:] = True
         else:
             cs = [code_of[t] for t in lf.types if t in code_of]
             drawn = int(hits[cs].sum())
@@ -177,13 +183,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
                 count = float(exact[cs].sum())
-            in_type = tc == cs[0] if len(cs) == 1 else np.isin(tc, np.asarray(cs, dtype=tc.dtype))
-        idx = np.flatnonzero(in_type & has_key if keyed else in_type)
+            allowed[cs] = True
+        idx, n_cand = of_types(tc, allowed, key_ok)  # one compiled pass (jitcep.kernels.sampling)
         keep = np.ones(len(idx), np.bool_)
         if lf.filter is not None and pset is not None and len(idx):
             keep = passes(lf.filter, pos[idx][None, :])
         cands[v] = idx[keep]
-        n_cand = int(np.count_nonzero(in_type))
         if count == 0:
             kept = 0.0
         elif lf.filter is None and not keyed:
@@ -216,6 +221,26 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     return Statistics(rates, sels, partitions, skew, sources, extent)
 
 
+class _Rng:
+    """``np.random.default_rng(seed)``'s ``choice`` and ``random``, the generator made on first use: making
+    it costs ~40 us, and an estimate whose blocks hold few candidates draws nothing more than
+    :func:`~jitcep.kernels.sampling.draw_sample` did."""
+
+    def __init__(self, seed: int):
+        self.seed, self.made = seed, None
+
+    def _rng(self):
+        if self.made is None:
+            self.made = np.random.default_rng(self.seed)
+        return self.made
+
+    def choice(self, *args, **kwargs):
+        return self._rng().choice(*args, **kwargs)
+
+    def random(self, *args, **kwargs):
+        return self._rng().random(*args, **kwargs)
+
+
 def _shape_of(logical: LogicalPlan) -> tuple[dict[str, Leaf], dict[str, Conjunct], "_Order"]:
     return leaves(logical), conjunct_texts(logical), _Order(logical)
 
@@ -224,24 +249,33 @@ _shape = PerObject(_shape_of)  # a rerun query estimates on the same logical pla
 # and asking the structure for the order of its variables took a fifth of the estimate
 
 
-_PREDICATE_SETS: dict[tuple, object] = {}  # generating the source costs ~0.5 ms: one set per predicates and columns
+# generating the source costs ~0.5 ms: one set per logical plan (whose leaves and conjuncts give the same
+# predicate objects every call, _shape) and columns; keyed by the plan, not by the predicates' values, as
+# hashing the expression trees on every call cost ~7% of the estimate (cProfile)
+_PREDICATE_SETS = PerObject(lambda logical: ({}, sorted({n.attr for p in _predicates(logical) for n in E.walk(p)
+                                                          if isinstance(n, E.Attr)} - {"ts"})))
 
 
-def _predicate_set(preds, table):
+def _predicates(logical: LogicalPlan) -> list:
+    """The leaf filters, then the sampled conjuncts, of ``logical`` (the order ``estimate`` numbers them in)."""
+    lv, conj, _ = _shape(logical)
+    return [lf.filter for lf in lv.values() if lf.filter is not None] + \
+        [c.expr for c in conj.values() if c.kind != "list"]
+
+
+def _predicate_set(logical, preds, table):
     from ...codegen import PredicateSet
     from ...codegen.predicates import ColumnSpec
 
-    used = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)} - {"ts"}
+    kept, used = _PREDICATE_SETS(logical)
     specs = {}
-    for name in sorted(used):
+    for name in used:
         col = table.column(name)
         specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
-    key = (tuple(preds), tuple(specs.values()))
-    got = _PREDICATE_SETS.get(key)
+    key = tuple(specs.values())
+    got = kept.get(key)
     if got is None:
-        if len(_PREDICATE_SETS) >= 256:
-            _PREDICATE_SETS.clear()
-        got = _PREDICATE_SETS[key] = PredicateSet(preds, specs)
+        got = kept[key] = PredicateSet(preds, specs)
     return got
 
 
@@ -375,22 +409,11 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples
             pick = rng.random(T.shape[1]) < _INTERMEDIATE / total
             T, lo, hi, s, cnt = T[:, pick], lo[pick], hi[pick], s[pick], cnt[pick]
-            total = int(cnt.sum())
-        rows = np.repeat(np.arange(T.shape[1]), cnt)
-        start = np.repeat(np.cumsum(cnt) - cnt, cnt)
-        col = w[s[rows] + (np.arange(total) - start)]
-        wc = wt[col]
-        nlo, nhi = np.minimum(lo[rows], wc), np.maximum(hi[rows], wc)
-        ok = (nhi - nlo) <= limit
-        for j in range(k):
-            prev = T[j, rows]
-            ok &= prev != col
-            if (c.vars[j], c.vars[k]) in order:
-                ok &= pos[prev] < pos[col]
-            elif (c.vars[k], c.vars[j]) in order:
-                ok &= pos[col] < pos[prev]
-        T = np.vstack([T[:, rows[ok]], col[ok][None, :]])
-        lo, hi = nlo[ok], nhi[ok]
+        # each partial tuple with each candidate in its range, kept within the window, distinct and in the
+        # structure's order, in one compiled pass (jitcep.kernels.sampling.extend_tuples)
+        rel = np.array([1 if (c.vars[j], c.vars[k]) in order else -1 if (c.vars[k], c.vars[j]) in order else 0
+                        for j in range(k)], dtype=np.int64)
+        T, lo, hi = extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel)
         if not T.shape[1]:
             break
     if T.shape[1] > TUPLES:

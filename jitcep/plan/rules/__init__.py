@@ -23,6 +23,10 @@ writing its decision into a node field, so the executor decides nothing:
    statistics when a planner chose the plan; last, since a pushed negation
    thins the records a join reads).
 
+Then :mod:`.disjuncts` prices that plan against the pattern in DNF (each
+alternative's plan made by the same rules, Kolchinsky & Schuster 4) when a
+planner chose it on statistics, and keeps the cheaper.
+
 :mod:`.key_coding` runs later, once the event table is known
 (:func:`jitcep.plan.rules.key_coding.choose`).
 """
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 from ...options import Options
 from ..logical import LogicalPlan
 from ..operators import PhysicalPlan
-from . import (join_driver, join_tree, kleene_collection, match_constraints, negation_placement, nfa_runs,
+from . import (disjuncts, join_driver, join_tree, kleene_collection, match_constraints, negation_placement, nfa_runs,
                output_policy, predicate_placement, type_overlap)
 
 
@@ -66,13 +70,19 @@ RULES = (
 
 
 def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics=None,
-                  span: float | None = None, budget: float | None = None) -> PhysicalPlan:
+                  span: float | None = None, budget: float | None = None, form=None) -> PhysicalPlan:
     """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see
     :mod:`jitcep.plan.shapes`; ``statistics``, ``span`` and ``budget``: what a planner other than
-    "trivial" reads)."""
+    "trivial" reads; ``form``: "unit" or "dnf" to plan a pattern with an OR in that form whatever it
+    costs, None to let :mod:`.disjuncts` choose)."""
     planning = Planning(logical, options, shape, statistics, span, budget)
+    return disjuncts.choose(_apply_rules(planning), planning, _apply_rules, form)
+
+
+def _apply_rules(planning: Planning) -> PhysicalPlan:
+    logical = planning.logical
     plan = PhysicalPlan(logical.pattern, None, tuple(logical.variables), logical.key, logical.constants,
-                        logical.window, statistics=statistics, span=span)
+                        logical.window, statistics=planning.statistics, span=planning.span)
     for rule in RULES:
         plan = rule(plan, planning)
     return plan

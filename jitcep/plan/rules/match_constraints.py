@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import Contiguity, NegationFilter, NfaRuns, Scan, _Unary
+from ..operators import Contiguity, DisjunctUnion, NegationFilter, NfaRuns, Scan, _Unary
 
 
 def add(plan, planning):
@@ -37,6 +37,8 @@ def _freeze(node, frozen: set[str]):
         return dataclasses.replace(node, input=_freeze(node.input, frozen))
     if isinstance(node, NfaRuns):  # a run's states read the leaves of their variables
         return dataclasses.replace(node, states=tuple(_freeze(s, frozen) for s in node.states))
+    if isinstance(node, DisjunctUnion):
+        return dataclasses.replace(node, inputs=tuple(_freeze(i, frozen) for i in node.inputs))
     return dataclasses.replace(node, left=_freeze(node.left, frozen), right=_freeze(node.right, frozen))
 
 

@@ -1,0 +1,97 @@
+"""Rule: an OR planned as one unit or the pattern in DNF, one plan per alternative (Kolchinsky & Schuster 4).
+
+Kolchinsky & Schuster, section 4 "nested patterns": a pattern whose OR sits
+under a SEQ / AND is converted to DNF and each conjunctive alternative
+planned separately (:mod:`jitcep.pattern.dnf`), the matches being the union
+of theirs (:class:`~jitcep.plan.operators.DisjunctUnion`).  Each alternative
+is a flat pattern its algorithm orders freely, while the unit plan
+(:mod:`.join_tree`) unites an OR's branches before anything outside joins them
+and joins the OR's inside in pattern order; but the alternatives each
+scan and join the items outside the ORs again.  So when a planner chose the
+plan on statistics, both forms are priced on the same statistics and the
+cheaper kept (ties: the unit plan): under ``cost_model="zstream"`` with
+ZStream's Formula 1 summed over the operators (:func:`~jitcep.plan.planner.cost.plan_cost`, as
+:mod:`.negation_placement` prices), under the other models with Cost_tree over
+the operators (the records every operator holds, Kolchinsky 3.2).
+
+The DNF form is not tried (the unit plan stays, with a ``planner:`` note in
+``explain`` saying why) past :data:`jitcep.config.DNF_MAX_ALTERNATIVES`
+alternatives (their number grows as a product), under a selection strategy other than
+skip-till-any-match (it selects among the whole pattern's matches, SASE+ 2,
+not each alternative's), or when an alternative would be partitioned by
+another key.  ``output=`` and ``contiguous=`` apply to the whole pattern's
+matches: over the union, not in each alternative.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ... import config
+from ...errors import UnsupportedPatternError
+from ...pattern.dnf import alternatives, count, has_or
+from ...pattern.normalize import normalize
+from ..logical import logical_plan
+from ..operators import DisjunctUnion
+from ..planner.cardinality import estimate_work
+from ..planner.cost import plan_cost
+from . import match_constraints, output_policy
+
+
+def form_cost(plan, planning) -> float:
+    """``plan``'s cost on the planning's statistics (module docstring: Formula 1 under "zstream",
+    Cost_tree over the operators otherwise)."""
+    work = estimate_work(plan, planning.statistics, planning.span)
+    if planning.options.cost_model == "zstream":
+        return plan_cost(plan, work)
+    return sum(rows for _, rows in work.values())
+
+
+def choose(plan, planning, build, form=None):
+    """``plan`` (the unit plan, every rule applied) or the pattern's DNF plan, whichever costs less;
+    ``build(planning)``: the plan of an OR-free alternative, every rule applied.
+
+    ``form``: None to choose as the module docstring says; "unit" or "dnf" to take that form whatever
+    it costs (the DNF form of a pattern it does not apply to raises UnsupportedPatternError), priced
+    when there are statistics."""
+    logical, options = planning.logical, planning.options
+    if form is None and (planning.shape is not None or planning.statistics is None or options.planner == "trivial"):
+        return plan
+    body = normalize(logical.pattern.body)  # OR(P) is P (semantics 5): no OR to split
+    k = count(body)
+    why = ("no OR" if not has_or(body)
+           else f"{k} alternatives, over DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES}"
+           if k > config.DNF_MAX_ALTERNATIVES
+           else f"strategy {options.strategy}" if options.strategy != "skip_till_any_match" else None)
+    dnf = _dnf(plan, planning, build, k) if why is None else why
+    if isinstance(dnf, str):
+        if form == "dnf":
+            raise UnsupportedPatternError(f"the pattern cannot be planned in DNF: {dnf}")
+        return plan if dnf == "no OR" else dataclasses.replace(
+            plan, notes=plan.notes + (f"OR planned as one unit, not in DNF: {dnf}",))
+    if planning.statistics is None:
+        return dataclasses.replace(dnf if form == "dnf" else plan, form=form)
+    costs = (("unit", form_cost(plan, planning)), ("dnf", form_cost(dnf, planning)))
+    chosen = dnf if form == "dnf" or form is None and costs[1][1] < costs[0][1] else plan  # ties: the unit plan
+    return dataclasses.replace(chosen, form="dnf" if chosen is dnf else "unit", form_costs=costs)
+
+
+def _dnf(plan, planning, build, k: int):
+    """The pattern's DNF plan, or why there is none (module docstring)."""
+    logical = planning.logical
+    # output= and contiguous= apply to the union (module docstring); the alternatives share the search budget
+    inner = dataclasses.replace(planning.options, output="all", contiguous=())
+    budget = None if planning.budget is None else planning.budget / k
+    subplans = []
+    for alt in alternatives(logical.pattern):
+        try:
+            sub = logical_plan(alt)
+        except UnsupportedPatternError as e:  # what the alternative alone would be refused for
+            return f"an alternative is not supported ({e})"
+        if sub.key != logical.key:
+            return "an alternative has another [attr] key"
+        subplans.append(build(dataclasses.replace(planning, logical=sub, options=inner, shape=None, budget=budget)))
+    root = DisjunctUnion(tuple(p.root for p in subplans), plan.variables)
+    dnf = dataclasses.replace(plan, root=root, notes=tuple(f"alternative {i}: {n}" for i, p in enumerate(subplans)
+                                                            for n in p.notes))
+    return output_policy.add(match_constraints.add(dnf, planning), planning)

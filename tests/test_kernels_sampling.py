@@ -1,0 +1,98 @@
+"""The planner's sample kernel (jitcep.kernels.sampling) against its naive twin (tests/naive.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import naive
+from jitcep.errors import KernelInputError
+from jitcep.kernels.sampling import SEED_MAX, draw_sample, extend_tuples, of_types
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 5).flatmap(lambda T: st.tuples(
+    st.just(T), st.lists(st.integers(-2, T + 1), min_size=1, max_size=40))),
+    st.integers(0, 12).flatmap(lambda nb: st.tuples(st.just(nb), st.integers(0, nb))),
+    st.integers(0, 30), st.sampled_from([0, 1, 7, 2**40 + 3, SEED_MAX]), st.sampled_from([np.int8, np.int32]))
+def test_draw_sample_matches_naive(case, blocks, m, seed, dtype):
+    T, codes = case  # codes past either end too: counted in the null slot, never outside
+    n_blocks, k = blocks
+    starts, draws, hits = draw_sample(np.array(codes, dtype=dtype), T, n_blocks, k, m, seed)
+    want = naive.draw_sample(codes, T, n_blocks, k, m, seed)
+    assert (starts.tolist(), draws.tolist(), hits.tolist()) == want
+    assert len(set(starts.tolist())) == k and all(0 <= s < n_blocks for s in starts)
+
+
+def test_draws_are_uniform_and_blocks_cover_every_choice():
+    codes = np.arange(10, dtype=np.int8)
+    _, draws, hits = draw_sample(codes, 10, 0, 0, 100_000, 5)
+    assert hits[:10].min() > 9_500 and hits[:10].max() < 10_500 and hits[10] == 0
+    seen = {tuple(draw_sample(codes, 10, 5, 2, 0, s)[0].tolist()) for s in range(200)}
+    assert len(seen) == 10  # every pair of 5 blocks
+
+
+def test_bad_arguments_are_refused():
+    codes = np.zeros(3, np.int8)
+    for args in [(codes, 1, 2, 3, 0, 0), (codes, 1, 2, -1, 0, 0), (codes, 1, 2, 1, -1, 0),
+                 (np.zeros(0, np.int8), 1, 0, 0, 1, 0), (codes, 1, 2, 1, 1, -1), (codes, 1, 2, 1, 1, SEED_MAX + 1)]:
+        with pytest.raises(KernelInputError):
+            draw_sample(*args)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 20), min_size=n, max_size=n),      # wt (sorted below)
+    st.permutations(range(n)),                                  # pos: any order of the sample's events
+    st.integers(1, 3).flatmap(lambda k: st.tuples(
+        st.lists(st.lists(st.integers(0, n - 1), min_size=k, max_size=k), max_size=5),  # partial tuples
+        st.lists(st.sampled_from([-1, 0, 1]), min_size=k, max_size=k))),
+    st.lists(st.integers(0, n - 1), max_size=10),               # candidates w
+    st.data())),
+    st.sampled_from([0.0, 2.0, 5.5, 30.0]))
+def test_extend_tuples_matches_naive(case, limit):
+    wt, pos, (tuples, rel), w, data = case
+    wt = sorted(wt)
+    ranges = [data.draw(st.tuples(st.integers(0, len(w)), st.integers(0, len(w)))) for _ in tuples]
+    s = [min(a, b) for a, b in ranges]
+    cnt = [abs(a - b) for a, b in ranges]
+    lo = [min(wt[c] for c in cols) for cols in tuples]
+    hi = [max(wt[c] for c in cols) for cols in tuples]
+    k = len(rel)
+    T = np.array(tuples, dtype=np.int64).reshape(-1, k).T.copy()
+    got = extend_tuples(T, np.array(lo, np.int64), np.array(hi, np.int64), np.array(s, np.int64),
+                        np.array(cnt, np.int64), np.array(w, np.int64), np.array(wt, np.int64),
+                        np.array(pos, np.int64), limit, np.array(rel, np.int64))
+    want = naive.extend_tuples(tuples, lo, hi, s, cnt, w, wt, pos, limit, rel)
+    assert ([tuple(c) for c in got[0].T.tolist()], got[1].tolist(), got[2].tolist()) == want
+
+
+def test_extend_tuples_refuses_ranges_and_indexes_past_their_arrays():
+    T, one = np.zeros((1, 1), np.int64), np.zeros(1, np.int64)
+    wt = np.arange(3, dtype=np.int64)
+    for s, cnt, w in [(1, 3, [0, 1]), (-1, 1, [0]), (0, 1, [7])]:
+        with pytest.raises(KernelInputError):
+            extend_tuples(T, one, one, np.array([s]), np.array([cnt]), np.array(w, np.int64), wt, wt, 5.0, one)
+    with pytest.raises(KernelInputError):
+        extend_tuples(np.full((1, 1), 9, np.int64), one, one, one, one, one, wt, wt, 5.0, one)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 4).flatmap(lambda T: st.tuples(
+    st.lists(st.booleans(), min_size=T + 1, max_size=T + 1),
+    st.lists(st.tuples(st.integers(-2, T + 1), st.booleans()), max_size=30))), st.booleans())
+def test_of_types_matches_naive(case, keyed):
+    allowed, events = case  # codes past either end too: read as the null slot, never outside
+    tc = [c for c, _ in events]
+    key_ok = [k for _, k in events] if keyed else None
+    idx, in_type = of_types(np.array(tc, dtype=np.int16), np.array(allowed),
+                            None if key_ok is None else np.array(key_ok, dtype=np.bool_))
+    assert (idx.tolist(), in_type) == naive.of_types(tc, allowed, key_ok)
+
+
+def test_of_types_refuses_mismatched_inputs():
+    with pytest.raises(KernelInputError):
+        of_types(np.zeros(3, np.int8), np.zeros(0, np.bool_), None)
+    with pytest.raises(KernelInputError):
+        of_types(np.zeros(3, np.int8), np.zeros(2, np.bool_), np.zeros(2, np.bool_))
