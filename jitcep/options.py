@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -48,6 +48,13 @@ def _seed(name: str, value) -> int:
     if not isinstance(value, Integral) or isinstance(value, (bool, np.bool_)) or value < 0:
         raise OptionError(f"{name} must be a non-negative integer, got {value!r}")
     return int(value)
+
+
+def _unit_interval(name: str, value) -> float:
+    """A real number in [0, 1] (a bool, NaN or a string is not one)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real) or not 0.0 <= value <= 1.0:
+        raise OptionError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
 
 
 def _names(name: str, value, what: str, *, ordered: bool = False) -> tuple[str, ...]:
@@ -119,6 +126,7 @@ _CHECKS = {
     "max_memory": _cap,
     "planner": _choice(Planner),
     "cost_model": _choice(CostModel),
+    "latency_alpha": _unit_interval,
     "planner_seed": _seed,
 }
 
@@ -158,6 +166,10 @@ class Options:
         operator costs, SEQ and AND joins priced apart; the model whose plans ran
         fastest in perf/bench_plans.py), "intermediate" (partial matches held,
         Kolchinsky & Schuster section 3), "latency" (Kolchinsky & Schuster 5.1).
+    latency_alpha: the weight of the latency term under cost_model="latency",
+        a number in [0, 1]: the model is (1 - alpha) * intermediate + alpha *
+        latency (0: partial matches alone, 1: the latency of the last event's
+        matches alone); default 0.5.
     planner_seed: the seed of the randomised planners (``ii_random``), a
         non-negative integer: a plan is deterministic for a seed.
 
@@ -183,6 +195,7 @@ class Options:
     max_memory: int = config.DEFAULT_MAX_MEMORY
     planner: Planner = "auto"
     cost_model: CostModel = "zstream"
+    latency_alpha: float = 0.5
     planner_seed: int = 0
 
     def __post_init__(self):

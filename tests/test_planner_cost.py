@@ -219,3 +219,14 @@ def test_estimate_rows_union_and_partitions():
     # SEQ(a, b) 4 * 1000 * 2 * 10 = 80000, SEQ(a, c) 120000 -> root 200000
     assert rows[id(plan.root)] == pytest.approx(200000.0)
     assert sorted(_by_type(plan, rows, Scan)) == pytest.approx([4000.0, 8000.0, 12000.0])
+
+
+def test_latency_alpha_option_weighs_the_latency_model():
+    # Cost_tree alone at 0, latency alone at 1 (the values of test_latency_model), 0.5 by default
+    assert cost.cost_model(Options(cost_model="latency", latency_alpha=0))(PLAIN, LEFT) == pytest.approx(145.0)
+    assert cost.cost_model(Options(cost_model="latency", latency_alpha=1))(PLAIN, LEFT) == pytest.approx(100.0)
+    assert cost.cost_model(Options(cost_model="latency"))(PLAIN, LEFT) == pytest.approx(122.5)
+    assert cost.cost_model(Options(cost_model="zstream", latency_alpha=1)) is cost.COST_MODELS["zstream"]
+    for bad in (-0.1, 1.5, float("nan"), True, "0.5", None):
+        with pytest.raises(OptionError, match="latency_alpha"):
+            Options(latency_alpha=bad)

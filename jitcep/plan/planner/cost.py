@@ -341,6 +341,13 @@ def strategy_cost(strategy: str, *, window_events: float | None = None, base: Co
     return cost
 
 
+def cost_model(options) -> CostModel:
+    """The model ``options`` select: ``options.cost_model``, with ``options.latency_alpha`` for "latency"."""
+    if options.cost_model == "latency":
+        return latency(options.latency_alpha)
+    return COST_MODELS[options.cost_model]
+
+
 COST_MODELS: dict[str, CostModel] = {
     "intermediate": intermediate,
     "zstream": zstream,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..planner.algorithms import ALGORITHMS
 from ..planner.algorithms._common import noting
 from ..planner.cardinality import join_problem
-from ..planner.cost import COST_MODELS
+from ..planner.cost import cost_model
 from ..shapes import default_shape
 
 
@@ -32,6 +32,6 @@ def shape(planning) -> tuple[object, tuple[str, ...]]:
         return default_shape(planning.logical.positive), ()
     budget = {} if planning.budget is None else {"budget": planning.budget}
     with noting() as notes:
-        tree = ALGORITHMS[options.planner](problem, COST_MODELS[options.cost_model], seed=options.planner_seed,
+        tree = ALGORITHMS[options.planner](problem, cost_model(options), seed=options.planner_seed,
                                            **budget)
     return problem.shape(tree), tuple(notes)
