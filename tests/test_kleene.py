@@ -516,7 +516,8 @@ def test_maximal_forms_the_semantics_leaves_undefined_are_refused_at_compile(tex
 def test_closures_that_may_all_be_empty_without_a_single_variable_are_refused_by_name():
     from jitcep import compile as compile_, runtime
 
-    for text in ("PATTERN AND(B* b[], C* c[]) WITHIN 5", "PATTERN OR(B* b[], C c) WITHIN 5"):
+    # several closures that may all be empty; a nested OR branch that may match with nothing
+    for text in ("PATTERN AND(B* b[], C* c[]) WITHIN 5", "PATTERN SEQ(A a, OR(B* b[], C c)) WITHIN 5"):
         q = compile_(text)
         with pytest.raises(UnsupportedPatternError, match="closure of at least one member in '(AND|B)"):
             runtime.check_supported(q.patterns[0], q.options)
@@ -570,3 +571,54 @@ def test_kleene_window_iteration_leaves_array_variables_in_the_match_window():
     df = events("type ts", ("B", 0), ("A", 1), ("B", 2), ("B", 3), ("B", 4))
     assert matches(FORMS["and"], df, kleene_window="iteration") == M(
         (1, (0,)), (1, (2,)), (1, (3,)), (1, (0, 2)), (1, (2, 3)))
+
+
+# closures that may be empty where nothing else binds an event (semantics §3: a match binds at least one
+# positive event, so such a closure alone there has a first member: T* there is T+); SEQ / AND items made
+# only of closures and negations beside a single variable elsewhere
+
+MAY_BE_EMPTY = {
+    "alone": "PATTERN B* b[] WITHIN 2",
+    "or": "PATTERN OR(B* b[], D d) WITHIN 2",
+    "and negation": "PATTERN AND(B* b[], !C c) WITHIN 2",
+    "closure and negation item": "PATTERN SEQ(B b, AND(C* c[], !D n)) WITHIN 4",
+    "closures item": "PATTERN SEQ(AND(B* b[], C* c[]), D d) WITHIN 4",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAY_BE_EMPTY))
+def test_closures_that_may_be_empty_are_compiled(name):
+    from jitcep import compile as compile_, runtime
+
+    q = compile_(MAY_BE_EMPTY[name])
+    runtime.check_supported(q.patterns[0], q.options)
+
+
+def test_a_star_closure_alone_is_its_plus_closure():
+    # the empty list would bind nothing: the same five lists as the B+ closure alone
+    assert matches(MAY_BE_EMPTY["alone"], ANCHOR_EVENTS) == M(((0,),), ((1,),), ((3,),), ((0, 1),), ((1, 3),))
+
+
+def test_a_star_closure_alone_in_a_top_level_or_branch():
+    assert matches(MAY_BE_EMPTY["or"], ANCHOR_EVENTS) == M(
+        ((0,), None), ((1,), None), ((3,), None), ((0, 1), None), ((1, 3), None), (None, 4))
+
+
+def test_a_star_closure_beside_a_negation_in_and():
+    # the negation's range is the match's span (§7, AND): C2 lies inside (1, 3) only
+    assert matches(MAY_BE_EMPTY["and negation"], ANCHOR_EVENTS) == M(((0,),), ((1,),), ((3,),), ((0, 1),))
+
+
+def test_an_and_of_a_closure_and_a_negation_after_a_single_variable():
+    # c: C's after b (C2, C5); the negation kills a match with D4 between b and its last event;
+    # (0, (5,)) spans 5 > 4
+    df = events("type ts", ("B", 0), ("B", 1), ("C", 2), ("B", 3), ("D", 4), ("C", 5))
+    assert matches(MAY_BE_EMPTY["closure and negation item"], df) == M(
+        (0, ()), (0, (2,)), (1, ()), (1, (2,)), (3, ()))
+
+
+def test_an_and_of_closures_before_a_single_variable():
+    # d = D4; b any subsequence of B0, B1, B3 (all within 4 of D4), c of C2, both may be empty
+    bs = [(), (0,), (1,), (3,), (0, 1), (0, 3), (1, 3), (0, 1, 3)]
+    assert matches(MAY_BE_EMPTY["closures item"], ANCHOR_EVENTS) == M(
+        *((b, c, 4) for b in bs for c in ((), (2,))))

@@ -202,6 +202,10 @@ def positive(body: Node) -> Node:
     Dropping an item of a SEQ / AND never changes the relation of the other
     items (SEQ orders every pair of items, AND none), so the positive matches
     are those of this structure; the negations then filter them (section 7).
+    A SEQ / AND item made only of negations and closures that lend no
+    anchor binds no single variable and is dropped too: its closures and
+    negations keep their ranges from the full structure (:func:`_kleene_contexts`,
+    section 7), and something outside it binds an event (:func:`anchor_vars`).
     """
     body = flatten(body)
     anchors = anchor_vars(body)
@@ -211,11 +215,14 @@ def positive(body: Node) -> Node:
             return EventVar(anchors[n.body.name], n.body.types)
         if isinstance(n, (EventVar, Neg, Kleene)):
             return n
-        items = tuple(rec(c) for c in n.items if not isinstance(c, Neg)
-                      and not (isinstance(c, Kleene) and c.body.name not in anchors))
+        items = tuple(r for r in (rec(c) for c in n.items if not isinstance(c, Neg)
+                                  and not (isinstance(c, Kleene) and c.body.name not in anchors)) if r is not None)
         if not items:
-            raise UnsupportedPatternError(f"the compiled engine needs a single variable in {node_to_text(n)!r}: "
-                                          f"it joins single variables and collects closures around them")
+            if isinstance(n, Disj):
+                raise UnsupportedPatternError(f"the compiled engine needs a single variable in "
+                                              f"{node_to_text(n)!r}: it joins single variables and collects "
+                                              f"closures around them")
+            return None
         return flatten(type(n)(items))
     if isinstance(body, Neg) or isinstance(body, Kleene) and body.body.name not in anchors:
         raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
@@ -236,16 +243,24 @@ def anchor_vars(body: Node) -> dict[str, str]:
     branch) still has one list with a first member: the first closure with
     ``min >= 1`` there lends it as a single variable (its anchor) that the
     joins bind and its collection extends (:class:`Closure`).  Innermost OR
-    branches first; none eligible (every closure there may be empty): refused.
+    branches first.  Where nothing outside the part can bind an event (the
+    whole pattern, a branch of a top-level OR), a part whose only closure may
+    be empty lends it too: a match binding nothing is none, so its list holds
+    at least its anchor (``T* v[]`` there means ``T+ v[]``).  Otherwise
+    (several closures that may all be empty, a branch of a nested OR that
+    may match with nothing): refused.
     """
     anchors: dict[str, str] = {}
+    must_bind = (body, *(body.items if isinstance(body, Disj) else ()))
 
     def covered(n) -> bool:
         return bool(single_vars(n)) or any(isinstance(k, Kleene) and k.body.name in anchors for k in walk_nodes(n))
 
     def lend(n) -> None:
-        k = next((k for k in walk_nodes(n) if isinstance(k, Kleene) and isinstance(k.body, EventVar)
-                  and k.min >= 1), None)
+        ks = [k for k in walk_nodes(n) if isinstance(k, Kleene) and isinstance(k.body, EventVar)]
+        k = next((k for k in ks if k.min >= 1), None)
+        if k is None and len(ks) == 1 and any(n is m for m in must_bind):
+            k = ks[0]
         if k is None:
             raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
                                           f"one member in {node_to_text(n)!r}")
@@ -474,7 +489,8 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     # is made (its collection drops the anchor)
     closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
                              tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before,
-                             after + tuple(anchors[v] for v in after if v in anchors), knode.min, knode.max,
+                             after + tuple(anchors[v] for v in after if v in anchors),
+                             max(knode.min, 1) if kv in anchors else knode.min, knode.max,  # an anchor is a member
                              scope, tuple(kleene[kv]["cross"]), anchors.get(kv))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
