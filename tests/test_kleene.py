@@ -622,3 +622,45 @@ def test_an_and_of_closures_before_a_single_variable():
     bs = [(), (0,), (1,), (3,), (0, 1), (0, 3), (1, 3), (0, 1, 3)]
     assert matches(MAY_BE_EMPTY["closures item"], ANCHOR_EVENTS) == M(
         *((b, c, 4) for b in bs for c in ((), (2,))))
+
+
+# conjuncts reading a member and the whole list (semantics §4: TRUE for every member i; with b[i-1], for
+# every i >= 2), compiled once per member of each list
+
+EACH = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 5), ("B", 3, 2), ("B", 4, 4), ("C", 5, 7))
+
+
+def test_every_member_against_the_first():
+    # x = 1, 5, 2, 4: a list passes when its first member has the least x
+    lists = [(1,), (1, 2), (1, 3), (1, 4), (1, 2, 3), (1, 2, 4), (1, 3, 4), (1, 2, 3, 4), (2,), (3,), (3, 4), (4,)]
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x >= b[1].x WITHIN 10", EACH) == M(
+        *((0, b, 5) for b in lists))
+
+
+def test_plain_member_reference_against_the_count_and_a_single_variable():
+    # every member x < c.x - count(b) = 7 - L: L = 1 any one (x < 6); L = 2 two of B1, B3, B4 (x < 5);
+    # L = 3 would need three with x < 4; the empty list holds vacuously
+    lists = [(), (1,), (2,), (3,), (4,), (1, 3), (1, 4), (3, 4)]
+    assert matches("PATTERN SEQ(A a, B* b[], C c) WHERE b.x < c.x - count(b) WITHIN 10", EACH) == M(
+        *((0, b, 5) for b in lists))
+
+
+def test_iterative_conjunct_with_a_list_reference():
+    # x_i > x_{i-1} + b[1].x - 1: from B1 increasing, from B2 (5) nothing more, from B3 (2) up by 2 or more
+    lists = [(1,), (1, 2), (1, 3), (1, 4), (1, 3, 4), (2,), (3,), (3, 4), (4,)]
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x + b[1].x - 1 WITHIN 10", EACH) == M(
+        *((0, b, 5) for b in lists))
+
+
+def test_every_member_on_the_maximal_list():
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x >= b[1].x WITHIN 10", EACH,
+                   kleene="maximal") == M((0, (1, 2, 3, 4), 5))
+    # B2 (5) is above the last member (4): the one list fails, no smaller list is tried (§6.2)
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x <= b[b.LEN].x WITHIN 10", EACH,
+                   kleene="maximal") == M()
+
+
+def test_every_member_of_an_anchored_closure():
+    # a list of two or more has a member at its minimum
+    assert matches("PATTERN B+ b[] WHERE b[i].x > min(b.x) OR count(b) = 1 WITHIN 10", EACH) == M(
+        ((1,),), ((2,),), ((3,),), ((4,),))

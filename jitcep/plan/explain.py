@@ -73,7 +73,7 @@ def _operator(node, window: str) -> dict:
     if isinstance(node, KleeneCollect):
         K = node.closure
         preds = ([] if K.filter is None else [_text(K.filter)]) + [_text(c) for c in K.member + K.cross] \
-            + [_text(c, K.var) for c in K.prev] + [_text(c) for c in K.lists]
+            + [_text(c, K.var) for c in K.prev + K.each] + [_text(c) for c in K.lists]
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check}

@@ -81,7 +81,11 @@ class Closure:
     pattern order (``b.x < v.x``), holding for every pair of members (section 4).
     ``anchor``: the single variable binding its first member, where no
     single variable would bind an event (:func:`anchor_vars`); the other
-    members then lie after it.
+    members then lie after it.  ``each``: conjuncts reading a member (and
+    maybe its predecessor) together with the whole list (``v[i].x >
+    avg(v.x)``, ``v[i].x > v[i-1].x + v[1].x``), held by a list when they
+    hold for every member i (section 4), with ``v[i]`` read as
+    :func:`member_var` ``(v)`` and ``v[i-1]`` as :func:`prev_var` ``(v)``.
     """
 
     var: str
@@ -97,6 +101,7 @@ class Closure:
     scope: tuple[str, ...] = ()
     cross: tuple[E.Expr, ...] = ()
     anchor: str | None = None
+    each: tuple[E.Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,11 @@ def prev_var(kv: str) -> str:
     return f"{kv}[i-1]"
 
 
+def member_var(kv: str) -> str:
+    """The name a conjunct of :attr:`Closure.each` reads member ``kv[i]`` as (not a pattern identifier)."""
+    return f"{kv}[i]"
+
+
 def display_expr(e: E.Expr, kvs) -> E.Expr:
     """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` for
     each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
@@ -139,9 +149,9 @@ def display_expr(e: E.Expr, kvs) -> E.Expr:
     kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
     if not kvs:
         return e
-    prevs = {prev_var(kv): kv for kv in kvs}
-    return map_expr(e, lambda x: E.Attr(prevs[x.var], x.attr, "i-1")
-                    if isinstance(x, E.Attr) and x.var in prevs else None)
+    refs = {**{prev_var(kv): (kv, "i-1") for kv in kvs}, **{member_var(kv): (kv, "i") for kv in kvs}}
+    return map_expr(e, lambda x: E.Attr(refs[x.var][0], x.attr, refs[x.var][1])
+                    if isinstance(x, E.Attr) and x.var in refs else None)
 
 
 def map_expr(e: E.Expr, fn) -> E.Expr:
@@ -324,6 +334,14 @@ def _prev_ref(e: E.Expr, kv: str) -> E.Expr:
                     if isinstance(x, E.Attr) and x.var == kv else None)
 
 
+def _each_ref(e: E.Expr, kv: str) -> E.Expr:
+    """``e`` with ``kv[i].x`` / plain ``kv.x`` as ``member_var(kv).x`` and ``kv[i-1].x`` as ``prev_var(kv).x``
+    (the list references unchanged)."""
+    names = {None: member_var(kv), "i": member_var(kv), "i-1": prev_var(kv)}
+    return map_expr(e, lambda x: E.Attr(names[x.index], x.attr)
+                    if isinstance(x, E.Attr) and x.var == kv and x.index in names else None)
+
+
 def _member_ref(e: E.Expr, kv: str) -> E.Expr:
     """``e`` with ``kv[i].x`` / plain ``kv.x`` as a single-event reference ``kv.x``."""
     return map_expr(e, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
@@ -346,8 +364,8 @@ def _check_list_refs(c: E.Expr, kvs: set[str]) -> None:
 
 
 def _kleene_class(c: E.Expr, kv: str) -> str:
-    """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "filter" or
-    "member" (or raise)."""
+    """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "each" (a member
+    and the whole list), "filter" or "member" (or raise)."""
     for n in E.walk(c):
         if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
             raise UnsupportedPatternError(f"unsupported conjunct {c}")
@@ -355,11 +373,10 @@ def _kleene_class(c: E.Expr, kv: str) -> str:
     if kind == "prev":
         if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var == kv
                and n.index not in (None, "i", "i-1") for n in E.walk(c)):
-            raise UnsupportedPatternError(
-                f"the compiled engine does not evaluate v[i-1] with list references ({expr_to_text(c)}) yet")
+            return "each"
         return "prev"
     if kind == "mixed":
-        raise UnsupportedPatternError(f"the compiled engine does not evaluate mixed Kleene references ({c}) yet")
+        return "each"
     if kind == "list":
         return "list"
     return "filter" if E.variables(c) == {kv} else "member"
@@ -405,7 +422,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
     constants: list[E.Expr] = []
-    kleene = {kv: {"member": [], "list": [], "prev": [], "cross": []} for kv in kvs}
+    kleene = {kv: {"member": [], "list": [], "prev": [], "cross": [], "each": []} for kv in kvs}
     for c in E.conjuncts(pattern.where):
         if isinstance(c, E.Equiv):
             if c.attr not in key:
@@ -445,6 +462,8 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                 kleene[kv]["prev"].append(_prev_ref(c, kv))
             elif cls == "list":
                 kleene[kv]["list"].append(c)
+            elif cls == "each":
+                kleene[kv]["each"].append(_each_ref(c, kv))
             else:
                 (filters[kv] if cls == "filter" else kleene[kv]["member"]).append(_member_ref(c, kv))
             continue
@@ -491,7 +510,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                              tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before,
                              after + tuple(anchors[v] for v in after if v in anchors),
                              max(knode.min, 1) if kv in anchors else knode.min, knode.max,  # an anchor is a member
-                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv))
+                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),

@@ -40,6 +40,10 @@ def build(plan, planning):
             f"the compiled engine runs strategy={strategy!r} over one Kleene state beside singleton states; "
             f"{', '.join(c.var + '[]' for c in logical.closures)} (semantics section 8) not yet")
     K = logical.closures[0] if logical.closures else None
+    if K is not None and K.each:
+        raise UnsupportedPatternError(
+            f"the compiled engine does not evaluate a conjunct reading a member of {K.var}[] and its whole list "
+            f"under strategy={strategy!r} yet")
     names = list(logical.variables)  # pattern order: the SEQ's
     leaves = {v: Scan(v, logical.variables[v], logical.filters[v]) for v in names}
     if K is not None:
