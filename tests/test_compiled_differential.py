@@ -444,8 +444,10 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     item of a SEQ / AND of single variables.  Conjuncts: filters, member-wise
     ones with a single variable of its OR branch, list conjuncts (with two
     closures, also one reading both lists, or both member-wise) and (under
-    "all") iterative ones; with a negation, also a condition on ``n`` reading
-    ``b`` member-wise or its whole list (section 7).
+    "all") iterative ones, and one reading a member with the whole list
+    (``b[i].x >= b[1].x``, with ``b[i-1]`` under "all"); with a negation,
+    also a condition on ``n`` reading ``b`` member-wise or its whole list
+    (section 7).
     """
     rng = random.Random(60_000 + seed + 1000 * len(form))
 
@@ -532,6 +534,16 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             ])())
         if kleene == "all" and rng.random() < 0.3:
             conj.append(E.Cmp(rng.choice(E.CMP_OPS), E.Attr(k, "x", "i"), E.Attr(k, "x", "i-1")))
+    each = random.Random(90_000 + seed + 1000 * len(form))  # a member with the whole list, every member i
+    if each.random() < 0.35:
+        k = each.choice(kv)
+        conj.append(each.choice([
+            lambda: E.Cmp(">=", E.Attr(k, "x", "i"), E.Attr(k, "x", 1)),
+            lambda: E.Cmp("<", A(k, "x"), E.Arith("+", E.Agg("avg", k, "x"), L(1))),
+            lambda: E.Cmp("<=", E.Arith("-", A(k, "x"), E.Agg("count", k)), E.Attr(k, "x", "len")),
+            *([lambda: E.Cmp(">", E.Attr(k, "x", "i"), E.Arith("-", E.Attr(k, "x", "i-1"), E.Agg("count", k)))]
+              if kleene == "all" else []),
+        ])())
     if form == "multi" and random.Random(80_000 + seed).random() < 0.5:  # read on both whole lists
         conj.append(rng.choice([E.Cmp("<=", E.Agg("count", "b"), E.Agg("count", "d")),
                                 E.Cmp(">", E.Agg("sum", "b", "x"), E.Attr("d", "x", 1)),
