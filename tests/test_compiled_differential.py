@@ -446,8 +446,8 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     closures, also one reading both lists, or both member-wise) and (under
     "all") iterative ones, and one reading a member with the whole list
     (``b[i].x >= b[1].x``, with ``b[i-1]`` under "all"); with a negation,
-    also a condition on ``n`` reading ``b`` member-wise or its whole list
-    (section 7).
+    also a condition on ``n`` reading ``b`` member-wise, its whole list, or
+    both, or ``b[i-1]`` (section 7).
     """
     rng = random.Random(60_000 + seed + 1000 * len(form))
 
@@ -560,6 +560,14 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             lambda: E.Cmp("!=", A("n", "s"), E.Attr("b", "s", ng.choice([1, "len"]))),
             lambda: _multi(ng, "n", ng.choice(scope)),
         ])())
+        ne = random.Random(95_000 + seed)  # a condition on every member with the whole list or b[i-1]
+        if ne.random() < 0.35:
+            conj.append(ne.choice([
+                lambda: E.Cmp(">", A("n", "x"), E.Arith("-", E.Attr("b", "x", "i"), E.Agg("avg", "b", "x"))),
+                lambda: E.Cmp("<=", A("n", "x"), E.Arith("+", A("b", "x"), E.Attr("b", "x", 1))),
+                *([lambda: E.Cmp(ne.choice(E.CMP_OPS), A("n", "x"), E.Attr("b", "x", "i-1"))]
+                  if kleene == "all" else []),
+            ])())
     window = rng.choices([TimeWindow(rng.randint(2, 8)), CountWindow(rng.randint(3, 8)), Unbounded()],
                          weights=[6, 3, 1])[0]
     order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])

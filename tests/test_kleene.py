@@ -664,3 +664,16 @@ def test_every_member_of_an_anchored_closure():
     # a list of two or more has a member at its minimum
     assert matches("PATTERN B+ b[] WHERE b[i].x > min(b.x) OR count(b) = 1 WITHIN 10", EACH) == M(
         ((1,),), ((2,),), ((3,),), ((4,),))
+
+
+def test_negation_condition_on_every_member_and_its_predecessor():
+    # NEG_B: D3 (x=3) lies between every list and C4; n.x > b[i-1].x for every i >= 2 holds vacuously on a
+    # one-member list (killed), and fails at i = 2 on [B1, B2] (3 > 5 is false)
+    assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i-1].x WITHIN 10", NEG_B) == M(
+        (0, (1, 2), 4))
+
+
+def test_negation_condition_on_every_member_and_the_whole_list():
+    # n.x > b[i].x - avg(b.x) + 1: [B1] 3 > 1, [B2] 3 > 1 (killed); [B1, B2] (avg 3) at B1: 3 > 3 is false
+    assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i].x - avg(b.x) + 1 WITHIN 10",
+                   NEG_B) == M((0, (1, 2), 4))

@@ -45,7 +45,11 @@ class Negated:
     ``anchor``: the variables of its nearest positive SEQ neighbours and of
     ``conds`` when those alone decide its range (every ancestor a SEQ, a
     neighbour on both sides, no closure): any join covering ``anchor`` may
-    then apply it; None: it applies to whole matches only.
+    then apply it; None: it applies to whole matches only.  ``list_conds``:
+    conditions reading a closure's whole list; ``each``: those reading a
+    member of it (``b[i]``, maybe ``b[i-1]``) with the whole list or its
+    predecessor, as :attr:`Closure.each` writes them, holding for a candidate
+    when they hold for every member i (section 4).
     """
 
     var: str
@@ -57,6 +61,7 @@ class Negated:
     in_conj: bool
     anchor: frozenset[str] | None = None
     list_conds: tuple[E.Expr, ...] = ()
+    each: tuple[E.Expr, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +388,8 @@ def _kleene_class(c: E.Expr, kv: str) -> str:
 
 
 def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str, str]:
-    """(negated variable, "member" or "list") of a negation condition reading closure ``kv`` (or raise)."""
+    """(negated variable, "member", "list" or "each") of a negation condition reading closure ``kv`` (or
+    raise)."""
     negs = E.variables(c) & negated
     if len(negs) > 1:
         raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
@@ -392,11 +398,7 @@ def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str
                                       f"{sorted(E.variables(c))}")
     _check_list_refs(c, {kv})
     kind = kleene_ref_kind(c, kv)
-    if kind in ("prev", "mixed"):
-        raise UnsupportedPatternError(f"the compiled engine does not evaluate a negation condition reading "
-                                      f"{kv}[i-1] or both members and the whole list of {kv} "
-                                      f"({expr_to_text(c)}) yet")
-    return next(iter(negs)), kind
+    return next(iter(negs)), "each" if kind in ("prev", "mixed") else kind
 
 
 def logical_plan(pattern: Pattern) -> LogicalPlan:
@@ -420,6 +422,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs) if v not in anchors.values()}
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
+    each_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
     constants: list[E.Expr] = []
     kleene = {kv: {"member": [], "list": [], "prev": [], "cross": [], "each": []} for kv in kvs}
@@ -452,6 +455,8 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             n, cls = _negation_kleene_class(c, kv, contexts.keys(), full)
             if cls == "list":
                 list_conds[n].append(c)
+            elif cls == "each":
+                each_conds[n].append(_each_ref(c, kv))
             else:
                 conds[n].append(_member_ref(c, kv))
             continue
@@ -503,7 +508,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
         if not kls and nc.top and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
         negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
-                                 anchor, tuple(list_conds[n])))
+                                 anchor, tuple(list_conds[n]), tuple(each_conds[n])))
     # a closure ordered before an anchored one ends before its first member, the anchor, until its list
     # is made (its collection drops the anchor)
     closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
