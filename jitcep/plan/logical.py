@@ -12,9 +12,9 @@ read the whole list; conjuncts on a negated variable are its filter or its
 conditions.  The physical plan (:mod:`jitcep.plan.rules`) is built from this
 by rules; nothing here depends on options or data.
 
-What the compiled engine does not evaluate (Kleene groups, closures that
-may all be empty where no single variable binds an event, mixed Kleene
-references ...) raises
+What the compiled engine does not evaluate (Kleene groups, several closures
+that may all be empty where no single variable binds an event, a closure that
+may be empty alone in a nested OR branch ...) raises
 :class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
 """
 
