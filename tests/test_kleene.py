@@ -677,3 +677,9 @@ def test_negation_condition_on_every_member_and_the_whole_list():
     # n.x > b[i].x - avg(b.x) + 1: [B1] 3 > 1, [B2] 3 > 1 (killed); [B1, B2] (avg 3) at B1: 3 > 3 is false
     assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i].x - avg(b.x) + 1 WITHIN 10",
                    NEG_B) == M((0, (1, 2), 4))
+
+
+def test_negation_condition_on_every_member_and_its_predecessor_under_skip_till_next_match():
+    # the run takes B1 then B2 (each next B); D3 is no kill for [B1, B2] (3 > 5 is false at i = 2)
+    assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i-1].x WITHIN 10", NEG_B,
+                   strategy="skip_till_next_match") == M((0, (1, 2), 4))
