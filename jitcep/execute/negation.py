@@ -7,7 +7,10 @@ negation and the first bound one after it (two binary searches per record,
 passes every condition that mentions the negated variable.  Over records
 with Kleene lists, a closure next to the negation bounds its range by its
 last member (closure before it) or its first (after it); an empty list
-bounds nothing, so the next variable does.
+bounds nothing, so the next variable does.  A condition reading a closure
+member-wise holds when it holds for every member, one also reading the whole
+list or ``b[i-1]`` likewise, tested per (record, candidate, member) triple
+(section 4).
 """
 
 from __future__ import annotations

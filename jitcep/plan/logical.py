@@ -148,8 +148,8 @@ def member_var(kv: str) -> str:
 
 
 def display_expr(e: E.Expr, kvs) -> E.Expr:
-    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` for
-    each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
+    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (and
+    ``member_var(kv).x`` as ``kv[i].x``) for each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
     conjunct's selectivity)."""
     kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
     if not kvs:
