@@ -12,11 +12,13 @@ key coding once the table is known) -> the executor
 What it covers (:func:`check_supported`): SEQ / AND / OR of positive
 variables, nested; negations (docs/semantics.md section 7) as elements of
 SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR (where no single
-variable binds an event, one closure of at least one member there), under
+variable binds an event, one closure of at least one member there, or the
+only closure of the whole pattern or of a top-level OR branch), under
 ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
 iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
 ``v[k]``, ``v[v.LEN]``; over two closures, whole lists or every pair of
-members), also next to negations whose conditions may read them; every
+members; a member with its whole list), also next to negations whose
+conditions may read them; every
 other predicate kind of section 4; ``[attr]`` keys; time, count and
 unbounded windows; the three orders; every selection strategy (those other
 than ``"skip_till_any_match"`` as NFA^b runs over singleton states, section 8:

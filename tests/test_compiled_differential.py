@@ -438,12 +438,16 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     "and+negation", the "and" form with a negated variable in the closure's
     AND or beside it; "seq+negation", ``b`` and a negated variable ``n`` at
     any index of a SEQ (under every order); "anchored", closures where no
-    single variable binds an event (alone, alone in an OR branch, a SEQ / AND
-    of two).  Conjuncts: filters, member-wise
+    single variable binds an event (alone, alone in a top-level OR branch,
+    where it may also be a ``*`` closure; a SEQ / AND of two); "item", a SEQ /
+    AND of closures (one or two, maybe empty) and maybe a negation, as an
+    item of a SEQ / AND of single variables.  Conjuncts: filters, member-wise
     ones with a single variable of its OR branch, list conjuncts (with two
     closures, also one reading both lists, or both member-wise) and (under
-    "all") iterative ones; with a negation, also a condition on ``n`` reading
-    ``b`` member-wise or its whole list (section 7).
+    "all") iterative ones, and one reading a member with the whole list
+    (``b[i].x >= b[1].x``, with ``b[i-1]`` under "all"); with a negation,
+    also a condition on ``n`` reading ``b`` member-wise, its whole list, or
+    both, or ``b[i-1]`` (section 7).
     """
     rng = random.Random(60_000 + seed + 1000 * len(form))
 
@@ -488,7 +492,8 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
         body = Seq(tuple(items))
     elif form == "anchored":
         shape = rng.randrange(4)
-        b = Kleene(closure("b").body, *rng.choice([(1, None), (1, 2), (2, None)]))
+        # alone, or alone in a top-level OR branch, a closure that may be empty lends its first member too
+        b = Kleene(closure("b").body, *rng.choice([(1, None), (1, 2), (2, None)] + [(0, None), (0, 2)] * (shape < 2)))
         if shape == 0:
             body = b
         elif shape == 1:
@@ -497,6 +502,17 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             kv.append("d")
             body = (Seq if shape == 2 else Conj)((closure("d"), b) if rng.random() < 0.5 else (b, closure("d")))
         scope = []  # no single variable the closures' conjuncts may read
+    elif form == "item":
+        inner = [closure("b")]
+        if rng.random() < 0.5:
+            kv.append("d")
+            inner.append(closure("d"))
+        if rng.random() < 0.5:
+            inner.insert(rng.randint(0, len(inner)), Neg(EventVar("n", rng.choice([("A",), ("B",), None]))))
+        item = (Seq if len(inner) > 1 and rng.random() < 0.5 else Conj)(tuple(inner))
+        items = list(singles)
+        items.insert(rng.randint(0, len(items)), item)
+        body = rng.choice([Seq, Conj])(tuple(items))
     else:  # "or": b beside the branch's single variables, the other branch a single variable
         branch = rng.choice([Seq, Conj])((singles[0], closure("b"))) if len(singles) < 3 else \
             Seq((singles[0], closure("b"), singles[1]))
@@ -518,6 +534,16 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             ])())
         if kleene == "all" and rng.random() < 0.3:
             conj.append(E.Cmp(rng.choice(E.CMP_OPS), E.Attr(k, "x", "i"), E.Attr(k, "x", "i-1")))
+    each = random.Random(90_000 + seed + 1000 * len(form))  # a member with the whole list, every member i
+    if each.random() < 0.35:
+        k = each.choice(kv)
+        conj.append(each.choice([
+            lambda: E.Cmp(">=", E.Attr(k, "x", "i"), E.Attr(k, "x", 1)),
+            lambda: E.Cmp("<", A(k, "x"), E.Arith("+", E.Agg("avg", k, "x"), L(1))),
+            lambda: E.Cmp("<=", E.Arith("-", A(k, "x"), E.Agg("count", k)), E.Attr(k, "x", "len")),
+            *([lambda: E.Cmp(">", E.Attr(k, "x", "i"), E.Arith("-", E.Attr(k, "x", "i-1"), E.Agg("count", k)))]
+              if kleene == "all" else []),
+        ])())
     if form == "multi" and random.Random(80_000 + seed).random() < 0.5:  # read on both whole lists
         conj.append(rng.choice([E.Cmp("<=", E.Agg("count", "b"), E.Agg("count", "d")),
                                 E.Cmp(">", E.Agg("sum", "b", "x"), E.Attr("d", "x", 1)),
@@ -534,6 +560,14 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             lambda: E.Cmp("!=", A("n", "s"), E.Attr("b", "s", ng.choice([1, "len"]))),
             lambda: _multi(ng, "n", ng.choice(scope)),
         ])())
+        ne = random.Random(95_000 + seed)  # a condition on every member with the whole list or b[i-1]
+        if ne.random() < 0.35:
+            conj.append(ne.choice([
+                lambda: E.Cmp(">", A("n", "x"), E.Arith("-", E.Attr("b", "x", "i"), E.Agg("avg", "b", "x"))),
+                lambda: E.Cmp("<=", A("n", "x"), E.Arith("+", A("b", "x"), E.Attr("b", "x", 1))),
+                *([lambda: E.Cmp(ne.choice(E.CMP_OPS), A("n", "x"), E.Attr("b", "x", "i-1"))]
+                  if kleene == "all" else []),
+            ])())
     window = rng.choices([TimeWindow(rng.randint(2, 8)), CountWindow(rng.randint(3, 8)), Unbounded()],
                          weights=[6, 3, 1])[0]
     order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
@@ -568,7 +602,7 @@ def _kleene_tuples(mt):
 KLEENE_MODES = ["maximal", "all", "maximal+negation", "all+negation"]
 # closures where gen_kleene_pattern puts none (gen_kleene_form): fewer patterns and streams each
 KLEENE_FORMS = ["all+multi", "maximal+multi", "all+and", "all+and+negation", "all+or", "all+seq+negation",
-                "maximal+seq+negation", "all+anchored"]
+                "maximal+seq+negation", "all+anchored", "all+item"]
 N_KLEENE_FORM_PATTERNS = 6
 N_KLEENE_FORM_STREAMS = 60
 

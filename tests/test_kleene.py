@@ -516,7 +516,8 @@ def test_maximal_forms_the_semantics_leaves_undefined_are_refused_at_compile(tex
 def test_closures_that_may_all_be_empty_without_a_single_variable_are_refused_by_name():
     from jitcep import compile as compile_, runtime
 
-    for text in ("PATTERN AND(B* b[], C* c[]) WITHIN 5", "PATTERN OR(B* b[], C c) WITHIN 5"):
+    # several closures that may all be empty; a nested OR branch that may match with nothing
+    for text in ("PATTERN AND(B* b[], C* c[]) WITHIN 5", "PATTERN SEQ(A a, OR(B* b[], C c)) WITHIN 5"):
         q = compile_(text)
         with pytest.raises(UnsupportedPatternError, match="closure of at least one member in '(AND|B)"):
             runtime.check_supported(q.patterns[0], q.options)
@@ -580,3 +581,115 @@ def test_kleene_window_iteration_leaves_array_variables_in_the_match_window():
     df = events("type ts", ("B", 0), ("A", 1), ("B", 2), ("B", 3), ("B", 4))
     assert matches(FORMS["and"], df, kleene_window="iteration") == M(
         (1, (0,)), (1, (2,)), (1, (3,)), (1, (0, 2)), (1, (2, 3)))
+
+
+# closures that may be empty where nothing else binds an event (semantics §3: a match binds at least one
+# positive event, so such a closure alone there has a first member: T* there is T+); SEQ / AND items made
+# only of closures and negations beside a single variable elsewhere
+
+MAY_BE_EMPTY = {
+    "alone": "PATTERN B* b[] WITHIN 2",
+    "or": "PATTERN OR(B* b[], D d) WITHIN 2",
+    "and negation": "PATTERN AND(B* b[], !C c) WITHIN 2",
+    "closure and negation item": "PATTERN SEQ(B b, AND(C* c[], !D n)) WITHIN 4",
+    "closures item": "PATTERN SEQ(AND(B* b[], C* c[]), D d) WITHIN 4",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAY_BE_EMPTY))
+def test_closures_that_may_be_empty_are_compiled(name):
+    from jitcep import compile as compile_, runtime
+
+    q = compile_(MAY_BE_EMPTY[name])
+    runtime.check_supported(q.patterns[0], q.options)
+
+
+def test_a_star_closure_alone_is_its_plus_closure():
+    # the empty list would bind nothing: the same five lists as the B+ closure alone
+    assert matches(MAY_BE_EMPTY["alone"], ANCHOR_EVENTS) == M(((0,),), ((1,),), ((3,),), ((0, 1),), ((1, 3),))
+
+
+def test_a_star_closure_alone_in_a_top_level_or_branch():
+    assert matches(MAY_BE_EMPTY["or"], ANCHOR_EVENTS) == M(
+        ((0,), None), ((1,), None), ((3,), None), ((0, 1), None), ((1, 3), None), (None, 4))
+
+
+def test_a_star_closure_beside_a_negation_in_and():
+    # the negation's range is the match's span (§7, AND): C2 lies inside (1, 3) only
+    assert matches(MAY_BE_EMPTY["and negation"], ANCHOR_EVENTS) == M(((0,),), ((1,),), ((3,),), ((0, 1),))
+
+
+def test_an_and_of_a_closure_and_a_negation_after_a_single_variable():
+    # c: C's after b (C2, C5); the negation kills a match with D4 between b and its last event;
+    # (0, (5,)) spans 5 > 4
+    df = events("type ts", ("B", 0), ("B", 1), ("C", 2), ("B", 3), ("D", 4), ("C", 5))
+    assert matches(MAY_BE_EMPTY["closure and negation item"], df) == M(
+        (0, ()), (0, (2,)), (1, ()), (1, (2,)), (3, ()))
+
+
+def test_an_and_of_closures_before_a_single_variable():
+    # d = D4; b any subsequence of B0, B1, B3 (all within 4 of D4), c of C2, both may be empty
+    bs = [(), (0,), (1,), (3,), (0, 1), (0, 3), (1, 3), (0, 1, 3)]
+    assert matches(MAY_BE_EMPTY["closures item"], ANCHOR_EVENTS) == M(
+        *((b, c, 4) for b in bs for c in ((), (2,))))
+
+
+# conjuncts reading a member and the whole list (semantics §4: TRUE for every member i; with b[i-1], for
+# every i >= 2), compiled once per member of each list
+
+EACH = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 5), ("B", 3, 2), ("B", 4, 4), ("C", 5, 7))
+
+
+def test_every_member_against_the_first():
+    # x = 1, 5, 2, 4: a list passes when its first member has the least x
+    lists = [(1,), (1, 2), (1, 3), (1, 4), (1, 2, 3), (1, 2, 4), (1, 3, 4), (1, 2, 3, 4), (2,), (3,), (3, 4), (4,)]
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x >= b[1].x WITHIN 10", EACH) == M(
+        *((0, b, 5) for b in lists))
+
+
+def test_plain_member_reference_against_the_count_and_a_single_variable():
+    # every member x < c.x - count(b) = 7 - L: L = 1 any one (x < 6); L = 2 two of B1, B3, B4 (x < 5);
+    # L = 3 would need three with x < 4; the empty list holds vacuously
+    lists = [(), (1,), (2,), (3,), (4,), (1, 3), (1, 4), (3, 4)]
+    assert matches("PATTERN SEQ(A a, B* b[], C c) WHERE b.x < c.x - count(b) WITHIN 10", EACH) == M(
+        *((0, b, 5) for b in lists))
+
+
+def test_iterative_conjunct_with_a_list_reference():
+    # x_i > x_{i-1} + b[1].x - 1: from B1 increasing, from B2 (5) nothing more, from B3 (2) up by 2 or more
+    lists = [(1,), (1, 2), (1, 3), (1, 4), (1, 3, 4), (2,), (3,), (3, 4), (4,)]
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x + b[1].x - 1 WITHIN 10", EACH) == M(
+        *((0, b, 5) for b in lists))
+
+
+def test_every_member_on_the_maximal_list():
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x >= b[1].x WITHIN 10", EACH,
+                   kleene="maximal") == M((0, (1, 2, 3, 4), 5))
+    # B2 (5) is above the last member (4): the one list fails, no smaller list is tried (§6.2)
+    assert matches("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x <= b[b.LEN].x WITHIN 10", EACH,
+                   kleene="maximal") == M()
+
+
+def test_every_member_of_an_anchored_closure():
+    # a list of two or more has a member at its minimum
+    assert matches("PATTERN B+ b[] WHERE b[i].x > min(b.x) OR count(b) = 1 WITHIN 10", EACH) == M(
+        ((1,),), ((2,),), ((3,),), ((4,),))
+
+
+def test_negation_condition_on_every_member_and_its_predecessor():
+    # NEG_B: D3 (x=3) lies between every list and C4; n.x > b[i-1].x for every i >= 2 holds vacuously on a
+    # one-member list (killed), and fails at i = 2 on [B1, B2] (3 > 5 is false)
+    assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i-1].x WITHIN 10", NEG_B) == M(
+        (0, (1, 2), 4))
+
+
+def test_negation_condition_on_every_member_and_the_whole_list():
+    # n.x > b[i].x - avg(b.x) + 1: [B1] 3 > 1, [B2] 3 > 1 (killed); [B1, B2] (avg 3) at B1: 3 > 3 is false
+    assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i].x - avg(b.x) + 1 WITHIN 10",
+                   NEG_B) == M((0, (1, 2), 4))
+
+
+def test_negation_condition_on_every_member_and_its_predecessor_under_skip_till_next_match():
+    # the run takes B1 then B2 (each next B); D3 is no kill for [B1, B2] (3 > 5 is false at i = 2)
+    assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i-1].x WITHIN 10", NEG_B,
+                   strategy="skip_till_next_match") == M((0, (1, 2), 4))

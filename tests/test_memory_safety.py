@@ -283,7 +283,7 @@ BOUNDSCHECKED = [
     "tests/test_compiled_strategies.py::test_compiled_kleene_state_equals_reference[skip_till_next_match-3]",
     "tests/test_compiled_strategies.py::test_compiled_kleene_state_equals_reference[strict_contiguity-8]",
     *(f"tests/test_compiled_differential.py::test_compiled_kleene_forms_equal_reference[0-all+{form}]"
-      for form in ("and+negation", "anchored")),
+      for form in ("and+negation", "anchored", "item")),
 ]
 
 _PROBE = """

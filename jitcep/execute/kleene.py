@@ -14,7 +14,9 @@ iterative conjuncts (SASE+ section 2), at most ``max_kleene`` per record.  A
 closure in an OR branch makes lists for the records that took its branch;
 the others keep one empty list, marked unbound.
 List conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``) are evaluated once per
-list (:mod:`jitcep.execute.lists`).  Each (record, list) is one output
+list (:mod:`jitcep.execute.lists`), those also reading a member (``v[i]``,
+maybe ``v[i-1]``) once per member of each list, a list keeping only if every
+member passes (section 4).  Each (record, list) is one output
 record, spanning the record and its members.
 """
 
@@ -29,7 +31,7 @@ from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_l
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..pattern import expr as E
-from ..plan.logical import anchor_var, prev_var
+from ..plan.logical import anchor_var, member_var, prev_var
 from .buffer import Buffer, list_ends, offsets
 from .lists import list_mask
 from .scan import leaf
@@ -57,6 +59,8 @@ def run(node, state, execute) -> Buffer:
         keep = np.flatnonzero(list_mask(state, K.lists, single, {**lists, K.var: (off, lpos)},
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
+    if K.each and len(src):
+        src, off, lpos = _keep_lists(np.flatnonzero(_every_member(state, K, buf, src, off, lpos)), src, off, lpos)
     for c in K.cross:
         src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
     unbound = {}
@@ -205,6 +209,28 @@ def _with_other_branches(other: np.ndarray, src, off, lpos):
                              np.concatenate([np.diff(off), none])[order])
     unbound = np.concatenate([np.zeros(len(src), np.bool_), np.ones(len(rest), np.bool_)])[order]
     return np.concatenate([src, rest])[order], off, lpos, unbound
+
+
+def _every_member(state, K, buf: Buffer, src, off, lpos) -> np.ndarray:
+    """Which lists (list j of record ``src[j]``) pass each conjunct of ``K.each`` for every member i (semantics
+    section 4: an empty list passes vacuously; with ``v[i-1]``, every i >= 2): each (list, member) pair is an
+    item of :func:`~jitcep.execute.lists.list_mask`, reading the member and its predecessor as single events."""
+    lens = np.diff(off)
+    ok = np.ones(len(src), dtype=np.bool_)
+    for c in K.each:
+        first = int(prev_var(K.var) in E.variables(c))  # b[i-1] at i = 1 holds vacuously
+        count = np.maximum(lens - first, 0)
+        rows = np.repeat(np.arange(len(src)), count)
+        state.memory.check(8 * (len(buf.vars) + 3) * len(rows), f"the members of Kleene variable {K.var!r}",
+                           buf, lpos)
+        at = off[:-1][rows] + first + np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
+        single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
+        single[member_var(K.var)] = lpos[at]
+        if first:
+            single[prev_var(K.var)] = lpos[at - 1]
+        passed = list_mask(state, (c,), single, {K.var: (off, lpos)}, rows=rows)
+        ok[rows[~passed]] = False
+    return ok
 
 
 def _every_pair(state, K, c, buf: Buffer, src, off, lpos) -> np.ndarray:

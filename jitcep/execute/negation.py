@@ -7,7 +7,10 @@ negation and the first bound one after it (two binary searches per record,
 passes every condition that mentions the negated variable.  Over records
 with Kleene lists, a closure next to the negation bounds its range by its
 last member (closure before it) or its first (after it); an empty list
-bounds nothing, so the next variable does.
+bounds nothing, so the next variable does.  A condition reading a closure
+member-wise holds when it holds for every member, one also reading the whole
+list or ``b[i-1]`` likewise, tested per (record, candidate, member) triple
+(section 4).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from .. import config
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from ..kernels.kleene import gather_lists, outside_lists
 from ..pattern import expr as E
+from ..plan.logical import member_var, prev_var
 from .buffer import Buffer
 from .lists import list_mask
 from .scan import leaf
@@ -54,7 +58,7 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     lo, hi = negation_ranges(buf.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
                              state.options.order, bcols, acols, neg.in_conj)
     lists = buf.lists
-    if not neg.conds and not neg.list_conds and not lists:
+    if not neg.conds and not neg.list_conds and not neg.each and not lists:
         return killed_unconditionally(buf.pos, lo, hi, cand)
     # conditions reading a closure member-wise hold for every member (section 4): tested per member
     per_member = {v: [c for c in neg.conds if v in E.variables(c)] for v in lists}
@@ -77,8 +81,34 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
             single = {u: buf.pos[rec[idx], i] for i, u in enumerate(buf.vars) if u not in lists}
             single[neg.var] = ev[idx]
             ok[idx] = list_mask(state, (c,), single, {v: lists[v]}, rows=rec[idx])
+        for c in neg.each:
+            ok &= _every_member_with_list(state, buf, c, neg.var, rec, ev, ok)
         killed[rec[ok]] = True
     return killed
+
+
+def _every_member_with_list(state, buf: Buffer, c, nv: str, rec, ev, ok) -> np.ndarray:
+    """Which pairs (record ``rec[i]``, candidate ``ev[i]``) not already failed (``ok``) pass condition ``c`` of
+    ``neg.each`` for every member i of the record's list (with ``b[i-1]``, every i >= 2; an empty list, or a
+    closure of an OR branch not taken, passes): each (pair, member) triple is an item of
+    :func:`~jitcep.execute.lists.list_mask`."""
+    kv = next(v for v in buf.lists if {v, member_var(v), prev_var(v)} & E.variables(c))
+    off, lpos = buf.lists[kv]
+    idx = np.flatnonzero(ok & ~buf.unbound[kv][rec]) if kv in buf.unbound else np.flatnonzero(ok)
+    first = int(prev_var(kv) in E.variables(c))  # b[i-1] at i = 1 holds vacuously
+    count = np.maximum(np.diff(off)[rec[idx]] - first, 0)
+    pair = np.repeat(idx, count)
+    state.memory.check(8 * (len(buf.vars) + 4) * len(pair), f"the (match, negated event, member) triples of {kv!r}",
+                       buf)
+    at = off[:-1][rec[pair]] + first + np.arange(len(pair)) - np.repeat(np.cumsum(count) - count, count)
+    single = {u: buf.pos[rec[pair], i] for i, u in enumerate(buf.vars)}
+    single[nv] = ev[pair]
+    single[member_var(kv)] = lpos[at]
+    if first:
+        single[prev_var(kv)] = lpos[at - 1]
+    out = np.ones(len(rec), dtype=np.bool_)
+    out[pair[~list_mask(state, (c,), single, {kv: (off, lpos)}, rows=rec[pair])]] = False
+    return out
 
 
 def _every_member(state, buf: Buffer, conds, kv: str, nv: str, rec, ev, ok) -> np.ndarray:

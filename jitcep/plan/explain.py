@@ -71,14 +71,16 @@ def _operator(node, window: str) -> dict:
         return {"op": "DNF union", "vars": list(node.vars), "predicates": [], "window": None}
     if isinstance(node, NegationFilter):
         neg = node.neg
-        preds = ([] if neg.filter is None else [_text(neg.filter)]) + [_text(c) for c in neg.conds + neg.list_conds]
+        preds = ([] if neg.filter is None else [_text(neg.filter)]) + [_text(c) for c in neg.conds + neg.list_conds] \
+            + [_text(c, {u.rsplit("[", 1)[0] for u in E.variables(c) if u.endswith(("[i]", "[i-1]"))})
+               for c in neg.each]  # b[i], b[i-1] as written
         return {"op": "negation", "vars": list(node.vars), "negated": neg.var, "types": _types(neg.types),
                 "predicates": preds, "window": window, "placement": node.placement,
                 "after": list(neg.before), "before": list(neg.after), "in_and": neg.in_conj, **_priced(node)}
     if isinstance(node, KleeneCollect):
         K = node.closure
         preds = ([] if K.filter is None else [_text(K.filter)]) + [_text(c) for c in K.member + K.cross] \
-            + [_text(c, K.var) for c in K.prev] + [_text(c) for c in K.lists]
+            + [_text(c, K.var) for c in K.prev + K.each] + [_text(c) for c in K.lists]
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check}

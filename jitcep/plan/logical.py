@@ -12,9 +12,9 @@ read the whole list; conjuncts on a negated variable are its filter or its
 conditions.  The physical plan (:mod:`jitcep.plan.rules`) is built from this
 by rules; nothing here depends on options or data.
 
-What the compiled engine does not evaluate (Kleene groups, closures that
-may all be empty where no single variable binds an event, mixed Kleene
-references ...) raises
+What the compiled engine does not evaluate (Kleene groups, several closures
+that may all be empty where no single variable binds an event, a closure that
+may be empty alone in a nested OR branch ...) raises
 :class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
 """
 
@@ -45,7 +45,11 @@ class Negated:
     ``anchor``: the variables of its nearest positive SEQ neighbours and of
     ``conds`` when those alone decide its range (every ancestor a SEQ, a
     neighbour on both sides, no closure): any join covering ``anchor`` may
-    then apply it; None: it applies to whole matches only.
+    then apply it; None: it applies to whole matches only.  ``list_conds``:
+    conditions reading a closure's whole list; ``each``: those reading a
+    member of it (``b[i]``, maybe ``b[i-1]``) with the whole list or its
+    predecessor, as :attr:`Closure.each` writes them, holding for a candidate
+    when they hold for every member i (section 4).
     """
 
     var: str
@@ -57,6 +61,7 @@ class Negated:
     in_conj: bool
     anchor: frozenset[str] | None = None
     list_conds: tuple[E.Expr, ...] = ()
+    each: tuple[E.Expr, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +86,11 @@ class Closure:
     pattern order (``b.x < v.x``), holding for every pair of members (section 4).
     ``anchor``: the single variable binding its first member, where no
     single variable would bind an event (:func:`anchor_vars`); the other
-    members then lie after it.
+    members then lie after it.  ``each``: conjuncts reading a member (and
+    maybe its predecessor) together with the whole list (``v[i].x >
+    avg(v.x)``, ``v[i].x > v[i-1].x + v[1].x``), held by a list when they
+    hold for every member i (section 4), with ``v[i]`` read as
+    :func:`member_var` ``(v)`` and ``v[i-1]`` as :func:`prev_var` ``(v)``.
     """
 
     var: str
@@ -97,6 +106,7 @@ class Closure:
     scope: tuple[str, ...] = ()
     cross: tuple[E.Expr, ...] = ()
     anchor: str | None = None
+    each: tuple[E.Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,16 +142,21 @@ def prev_var(kv: str) -> str:
     return f"{kv}[i-1]"
 
 
+def member_var(kv: str) -> str:
+    """The name a conjunct of :attr:`Closure.each` reads member ``kv[i]`` as (not a pattern identifier)."""
+    return f"{kv}[i]"
+
+
 def display_expr(e: E.Expr, kvs) -> E.Expr:
-    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` for
-    each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
+    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (and
+    ``member_var(kv).x`` as ``kv[i].x``) for each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
     conjunct's selectivity)."""
     kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
     if not kvs:
         return e
-    prevs = {prev_var(kv): kv for kv in kvs}
-    return map_expr(e, lambda x: E.Attr(prevs[x.var], x.attr, "i-1")
-                    if isinstance(x, E.Attr) and x.var in prevs else None)
+    refs = {**{prev_var(kv): (kv, "i-1") for kv in kvs}, **{member_var(kv): (kv, "i") for kv in kvs}}
+    return map_expr(e, lambda x: E.Attr(refs[x.var][0], x.attr, refs[x.var][1])
+                    if isinstance(x, E.Attr) and x.var in refs else None)
 
 
 def map_expr(e: E.Expr, fn) -> E.Expr:
@@ -202,6 +217,10 @@ def positive(body: Node) -> Node:
     Dropping an item of a SEQ / AND never changes the relation of the other
     items (SEQ orders every pair of items, AND none), so the positive matches
     are those of this structure; the negations then filter them (section 7).
+    A SEQ / AND item made only of negations and closures that lend no
+    anchor binds no single variable and is dropped too: its closures and
+    negations keep their ranges from the full structure (:func:`_kleene_contexts`,
+    section 7), and something outside it binds an event (:func:`anchor_vars`).
     """
     body = flatten(body)
     anchors = anchor_vars(body)
@@ -211,11 +230,14 @@ def positive(body: Node) -> Node:
             return EventVar(anchors[n.body.name], n.body.types)
         if isinstance(n, (EventVar, Neg, Kleene)):
             return n
-        items = tuple(rec(c) for c in n.items if not isinstance(c, Neg)
-                      and not (isinstance(c, Kleene) and c.body.name not in anchors))
+        items = tuple(r for r in (rec(c) for c in n.items if not isinstance(c, Neg)
+                                  and not (isinstance(c, Kleene) and c.body.name not in anchors)) if r is not None)
         if not items:
-            raise UnsupportedPatternError(f"the compiled engine needs a single variable in {node_to_text(n)!r}: "
-                                          f"it joins single variables and collects closures around them")
+            if isinstance(n, Disj):
+                raise UnsupportedPatternError(f"the compiled engine needs a single variable in "
+                                              f"{node_to_text(n)!r}: it joins single variables and collects "
+                                              f"closures around them")
+            return None
         return flatten(type(n)(items))
     if isinstance(body, Neg) or isinstance(body, Kleene) and body.body.name not in anchors:
         raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
@@ -236,16 +258,24 @@ def anchor_vars(body: Node) -> dict[str, str]:
     branch) still has one list with a first member: the first closure with
     ``min >= 1`` there lends it as a single variable (its anchor) that the
     joins bind and its collection extends (:class:`Closure`).  Innermost OR
-    branches first; none eligible (every closure there may be empty): refused.
+    branches first.  Where nothing outside the part can bind an event (the
+    whole pattern, a branch of a top-level OR), a part whose only closure may
+    be empty lends it too: a match binding nothing is none, so its list holds
+    at least its anchor (``T* v[]`` there means ``T+ v[]``).  Otherwise
+    (several closures that may all be empty, a branch of a nested OR that
+    may match with nothing): refused.
     """
     anchors: dict[str, str] = {}
+    must_bind = (body, *(body.items if isinstance(body, Disj) else ()))
 
     def covered(n) -> bool:
         return bool(single_vars(n)) or any(isinstance(k, Kleene) and k.body.name in anchors for k in walk_nodes(n))
 
     def lend(n) -> None:
-        k = next((k for k in walk_nodes(n) if isinstance(k, Kleene) and isinstance(k.body, EventVar)
-                  and k.min >= 1), None)
+        ks = [k for k in walk_nodes(n) if isinstance(k, Kleene) and isinstance(k.body, EventVar)]
+        k = next((k for k in ks if k.min >= 1), None)
+        if k is None and len(ks) == 1 and any(n is m for m in must_bind):
+            k = ks[0]
         if k is None:
             raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
                                           f"one member in {node_to_text(n)!r}")
@@ -309,6 +339,14 @@ def _prev_ref(e: E.Expr, kv: str) -> E.Expr:
                     if isinstance(x, E.Attr) and x.var == kv else None)
 
 
+def _each_ref(e: E.Expr, kv: str) -> E.Expr:
+    """``e`` with ``kv[i].x`` / plain ``kv.x`` as ``member_var(kv).x`` and ``kv[i-1].x`` as ``prev_var(kv).x``
+    (the list references unchanged)."""
+    names = {None: member_var(kv), "i": member_var(kv), "i-1": prev_var(kv)}
+    return map_expr(e, lambda x: E.Attr(names[x.index], x.attr)
+                    if isinstance(x, E.Attr) and x.var == kv and x.index in names else None)
+
+
 def _member_ref(e: E.Expr, kv: str) -> E.Expr:
     """``e`` with ``kv[i].x`` / plain ``kv.x`` as a single-event reference ``kv.x``."""
     return map_expr(e, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
@@ -331,8 +369,8 @@ def _check_list_refs(c: E.Expr, kvs: set[str]) -> None:
 
 
 def _kleene_class(c: E.Expr, kv: str) -> str:
-    """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "filter" or
-    "member" (or raise)."""
+    """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "each" (a member
+    and the whole list), "filter" or "member" (or raise)."""
     for n in E.walk(c):
         if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
             raise UnsupportedPatternError(f"unsupported conjunct {c}")
@@ -340,18 +378,18 @@ def _kleene_class(c: E.Expr, kv: str) -> str:
     if kind == "prev":
         if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var == kv
                and n.index not in (None, "i", "i-1") for n in E.walk(c)):
-            raise UnsupportedPatternError(
-                f"the compiled engine does not evaluate v[i-1] with list references ({expr_to_text(c)}) yet")
+            return "each"
         return "prev"
     if kind == "mixed":
-        raise UnsupportedPatternError(f"the compiled engine does not evaluate mixed Kleene references ({c}) yet")
+        return "each"
     if kind == "list":
         return "list"
     return "filter" if E.variables(c) == {kv} else "member"
 
 
 def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str, str]:
-    """(negated variable, "member" or "list") of a negation condition reading closure ``kv`` (or raise)."""
+    """(negated variable, "member", "list" or "each") of a negation condition reading closure ``kv`` (or
+    raise)."""
     negs = E.variables(c) & negated
     if len(negs) > 1:
         raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
@@ -360,11 +398,7 @@ def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str
                                       f"{sorted(E.variables(c))}")
     _check_list_refs(c, {kv})
     kind = kleene_ref_kind(c, kv)
-    if kind in ("prev", "mixed"):
-        raise UnsupportedPatternError(f"the compiled engine does not evaluate a negation condition reading "
-                                      f"{kv}[i-1] or both members and the whole list of {kv} "
-                                      f"({expr_to_text(c)}) yet")
-    return next(iter(negs)), kind
+    return next(iter(negs)), "each" if kind in ("prev", "mixed") else kind
 
 
 def logical_plan(pattern: Pattern) -> LogicalPlan:
@@ -388,9 +422,10 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs) if v not in anchors.values()}
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
+    each_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     joins: list[E.Expr] = []
     constants: list[E.Expr] = []
-    kleene = {kv: {"member": [], "list": [], "prev": [], "cross": []} for kv in kvs}
+    kleene = {kv: {"member": [], "list": [], "prev": [], "cross": [], "each": []} for kv in kvs}
     for c in E.conjuncts(pattern.where):
         if isinstance(c, E.Equiv):
             if c.attr not in key:
@@ -420,6 +455,8 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             n, cls = _negation_kleene_class(c, kv, contexts.keys(), full)
             if cls == "list":
                 list_conds[n].append(c)
+            elif cls == "each":
+                each_conds[n].append(_each_ref(c, kv))
             else:
                 conds[n].append(_member_ref(c, kv))
             continue
@@ -430,6 +467,8 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                 kleene[kv]["prev"].append(_prev_ref(c, kv))
             elif cls == "list":
                 kleene[kv]["list"].append(c)
+            elif cls == "each":
+                kleene[kv]["each"].append(_each_ref(c, kv))
             else:
                 (filters[kv] if cls == "filter" else kleene[kv]["member"]).append(_member_ref(c, kv))
             continue
@@ -469,13 +508,14 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
         if not kls and nc.top and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
         negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
-                                 anchor, tuple(list_conds[n])))
+                                 anchor, tuple(list_conds[n]), tuple(each_conds[n])))
     # a closure ordered before an anchored one ends before its first member, the anchor, until its list
     # is made (its collection drops the anchor)
     closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
                              tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before,
-                             after + tuple(anchors[v] for v in after if v in anchors), knode.min, knode.max,
-                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv))
+                             after + tuple(anchors[v] for v in after if v in anchors),
+                             max(knode.min, 1) if kv in anchors else knode.min, knode.max,  # an anchor is a member
+                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),

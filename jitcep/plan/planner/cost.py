@@ -202,7 +202,7 @@ def _own_predicates(node) -> int:
         return len(node.neg.conds)
     if isinstance(node, KleeneCollect):
         c = node.closure
-        return len(c.member) + len(c.prev) + len(c.lists)
+        return len(c.member) + len(c.prev) + len(c.lists) + len(c.each)
     return 0
 
 

@@ -50,6 +50,10 @@ def build(plan, planning):
             f"the compiled engine runs strategy={strategy!r} over at most one Kleene state; "
             f"{', '.join(c.var + '[]' for c in logical.closures)} (semantics section 8) not yet")
     K = logical.closures[0] if logical.closures else None
+    if K is not None and K.each:
+        raise UnsupportedPatternError(
+            f"the compiled engine does not evaluate a conjunct reading a member of {K.var}[] and its whole list "
+            f"under strategy={strategy!r} yet")
     anchor = K.anchor if K is not None else None  # the runs bind the closure's first member as a member
     names = [v for v in logical.variables if v != anchor]  # pattern order: the SEQ's
     leaves = {v: Scan(v, logical.variables[v], logical.filters[v]) for v in names}
