@@ -18,6 +18,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
 - :func:`canonical_order`, :func:`gather_columns` twins of :mod:`jitcep.kernels.order` (a sort by
   the whole key tuple; a row-by-row copy)
+- :func:`input_rows`, :func:`take` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
   order, window, ``[attr]`` and every WHERE conjunct with three-valued logic
@@ -599,3 +600,12 @@ def gather_columns(P, cols, perm):
     """Row c: column cols[c] of P's rows perm (all rows when perm is None)."""
     rows = range(len(P)) if perm is None else perm
     return [[int(P[r][c]) for r in rows] for c in cols]
+
+
+def input_rows(parts, row):
+    """Every position of ``parts`` end to end as its input row (``row[p]``, p itself without ``row``), 0 for -1."""
+    return [0 if p < 0 else (int(p) if row is None else int(row[p])) for part in parts for p in part]
+
+
+def take(values, idx):
+    return [values[i] for i in idx]
