@@ -27,10 +27,11 @@ def _input_rows(pos, row, n, identity, out, at):
     for i in range(len(pos)):
         p = pos[i]
         if p < 0:
-            p = 0  # unbound: any valid row, masked to null by the caller
+            out[at + i] = 0  # unbound: a valid row all the same, masked to null by the caller
         elif p >= n:
             return False
-        out[at + i] = p if identity else row[p]
+        else:
+            out[at + i] = p if identity else row[p]
     return True
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from .alloc import empty, scratch
 from .checks import check_lengths, fail
 
 _NO_LOW = np.iinfo(np.int64).max
@@ -113,17 +114,19 @@ def _sort_run(perm, s, e, lo, P, cols, K, tmp):
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_order(P, cols, K, llo, lhi, lists):
+def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
     n = P.shape[0]
-    lo = np.empty(n, np.int64)
-    hi = np.empty(n, np.int64)
     _bounds(P, cols, llo, lhi, lists, lo, hi)
     moved = False
     for i in range(1, n):
         if hi[i] < hi[i - 1]:
             moved = True
             break
-    perm = np.argsort(hi, kind="mergesort") if moved else np.arange(n)
+    if moved:
+        perm[:] = np.argsort(hi, kind="mergesort")
+    else:
+        for i in range(n):
+            perm[i] = i
     tmp = np.empty(0, np.int64)
     i = 0
     while i < n:
@@ -136,7 +139,7 @@ def _canonical_order(P, cols, K, llo, lhi, lists):
         if j - i > 1 and _sort_run(perm, i, j, lo, P, cols, K, tmp):
             moved = True
         i = j
-    return perm, moved
+    return moved
 
 
 def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None, llo: np.ndarray | None = None,
@@ -166,21 +169,22 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None
     if not lists:
         llo = lhi = np.zeros(0, np.int64)
     check_lengths("canonical_order", n, keys=K, first=llo if lists else None, last=lhi if lists else None)
-    perm, moved = _canonical_order(P, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
-                                   np.ascontiguousarray(lhi, dtype=np.int64), lists)
+    # the O(n) arrays come from NumPy (huge pages, jitcep.kernels.alloc); the first and last positions
+    # are scratch, reused from run to run
+    lo, hi, perm = scratch("canonical_lo", n, np.int64), scratch("canonical_hi", n, np.int64), empty(n, np.int64)
+    moved = _canonical_order(P, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
+                             np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm)
     return perm if moved else None
 
 
 @njit(**NUMBA_FLAGS)
 def _gather_columns(P, cols, perm, ordered, out):
-    for c in range(len(cols)):
-        col = cols[c]
-        if ordered:
-            for i in range(P.shape[0]):
-                out[c, i] = P[i, col]
-        else:
-            for i in range(len(perm)):
-                out[c, i] = P[perm[i], col]
+    # one pass over the records (each row of P read once), not one per column
+    k = len(cols)
+    for i in range(out.shape[1]):
+        r = i if ordered else perm[i]
+        for c in range(k):
+            out[c, i] = P[r, cols[c]]
 
 
 def gather_columns(P: np.ndarray, cols: np.ndarray, perm: np.ndarray | None) -> np.ndarray:
@@ -195,6 +199,7 @@ def gather_columns(P: np.ndarray, cols: np.ndarray, perm: np.ndarray | None) -> 
     perm = np.zeros(0, np.int64) if ordered else np.ascontiguousarray(perm, dtype=np.int64)
     if not ordered and len(perm) and (perm.min() < 0 or perm.max() >= P.shape[0]):
         raise fail("gather_columns", f"a row number is outside 0..{P.shape[0] - 1}")
-    out = np.empty((len(cols), P.shape[0] if ordered else len(perm)), np.int64)
+    m = P.shape[0] if ordered else len(perm)
+    out = empty(len(cols) * m, np.int64).reshape(len(cols), m)
     _gather_columns(P, cols, perm, ordered, out)
     return out
