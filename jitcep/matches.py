@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .kernels.order import canonical_order, gather_columns
+
 
 @dataclass(eq=False)
 class MatchTable:
@@ -84,23 +86,11 @@ class MatchTable:
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """First and last position of each match (over all bound events)."""
-        lo = np.full(self.n, np.iinfo(np.int64).max, dtype=np.int64)
-        hi = np.full(self.n, -1, dtype=np.int64)
+        lo, hi = _list_bounds(self.n, self.lists)
         for col in self.single.values():
             bound = col >= 0
             lo = np.where(bound, np.minimum(lo, col), lo)
             hi = np.where(bound, np.maximum(hi, col), hi)
-        for off, pos in self.lists.values():
-            nonempty = off[1:] > off[:-1]
-            if not nonempty.any():
-                continue
-            # reduceat over the starts of the non-empty lists only: each slice then ends where the next
-            # non-empty list begins (empty lists in between have no elements); cut pos at off[-1] so
-            # the last slice stops there too
-            starts = off[:-1][nonempty]
-            seg = pos[:off[-1]]
-            lo[nonempty] = np.minimum(lo[nonempty], np.minimum.reduceat(seg, starts))
-            hi[nonempty] = np.maximum(hi[nonempty], np.maximum.reduceat(seg, starts))
         return lo, hi
 
     def canonical(self) -> "MatchTable":
@@ -111,50 +101,80 @@ class MatchTable:
         """
         if self.n <= 1:
             return self
-        return self.take(self.canonical_order())
+        return canonical_table(self._matrix(), {v: j for j, v in enumerate(sorted(self.single))}, self.lists,
+                               self.list_unbound)
 
     def canonical_order(self) -> np.ndarray:
         """The permutation :meth:`canonical` applies (the output policies scan matches in it, semantics 9)."""
-        if self.n <= 1:
-            return np.arange(self.n, dtype=np.int64)
-        lo, hi = self.bounds()
-        keys: list[np.ndarray] = []
-        for v in sorted(self.lists, reverse=True):
-            off, pos = self.lists[v]
-            # lists compare by length then by a hash of their content (equal lists, equal keys)
-            keys += [_list_hashes(off, pos), off[1:] - off[:-1]]
-            if v in self.list_unbound:
-                keys.append(self.list_unbound[v].astype(np.int64))
-        for v in sorted(self.single, reverse=True):
-            keys.append(self.single[v])
-        keys += [lo, hi]
-        return np.lexsort(_paired(keys))
+        perm = None
+        if self.n > 1:
+            perm = canonical_order(self._matrix(), np.arange(len(self.single)),
+                                   *_list_keys(self.n, self.lists, self.list_unbound))
+        return np.arange(self.n, dtype=np.int64) if perm is None else perm
+
+    def _matrix(self) -> np.ndarray:
+        """The single variables' columns side by side, in name order."""
+        names = sorted(self.single)
+        if not names:
+            return np.zeros((self.n, 0), np.int64)
+        return np.stack([self.single[v] for v in names], axis=1).astype(np.int64, copy=False)
 
 
-_PAIRABLE = (-1, 2**31 - 2)  # positions and -1 (unbound): two of them fit one int64, order kept
+def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbound=None) -> MatchTable:
+    """The match table of records ``P`` ((n, k) positions, -1 unbound; single variable v in column
+    ``where[v]``, other columns ignored) and their ``lists`` / ``list_unbound`` (as
+    :class:`MatchTable`'s), in canonical order.
 
-
-def _paired(keys: list[np.ndarray]) -> list[np.ndarray]:
-    """``np.lexsort`` keys (last most significant) with neighbours merged into one int64 where both fit.
-
-    Key (a, b), a more significant: ``(a + 1) << 32 | (b + 1)`` orders as the
-    pair does when both lie in [-1, 2**31 - 2]; lexsort's cost grows with the
-    number of keys (3.1 M matches of three variables: five keys -> three).
+    The order is :func:`jitcep.kernels.order.canonical_order`'s (no sort when the
+    records come in end order already, as one partition's join output does),
+    and each single column is gathered once, in that order, from ``P``.
     """
-    def fits(k):
-        return len(k) == 0 or (int(k.min()) >= _PAIRABLE[0] and int(k.max()) <= _PAIRABLE[1])
+    lists, list_unbound = lists or {}, list_unbound or {}
+    n = P.shape[0]
+    names = sorted(where)
+    cols = np.array([where[v] for v in names], dtype=np.int64)
+    perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound)) if n > 1 else None
+    columns = gather_columns(P, cols, perm)
+    single = dict(zip(names, columns))
+    table = MatchTable(n, {}, lists, list_unbound)
+    if perm is not None and (lists or list_unbound):
+        table = table.take(perm)
+    table.single = single
+    return table
 
-    out: list[np.ndarray] = []
-    i = len(keys) - 1
-    while i >= 0:  # from the most significant key down
-        a = keys[i]
-        if i > 0 and fits(a) and fits(keys[i - 1]):
-            out.append(((a + 1) << 32) | (keys[i - 1] + 1))
-            i -= 2
-        else:
-            out.append(a)
-            i -= 1
-    return out[::-1]
+
+def _list_keys(n: int, lists, list_unbound):
+    """(K, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: per list in
+    name order, whether it is unbound, its length and a hash of its members (equal lists, equal keys);
+    the first / last member over all the lists.  (None, None, None) without lists."""
+    if not lists:
+        return None, None, None
+    keys: list[np.ndarray] = []
+    for v in sorted(lists):
+        off, pos = lists[v]
+        if v in list_unbound:
+            keys.append(np.asarray(list_unbound[v]).astype(np.int64))
+        keys += [off[1:] - off[:-1], _list_hashes(off, pos)]
+    lo, hi = _list_bounds(n, lists)
+    return np.stack(keys, axis=1), lo, hi
+
+
+def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
+    """First and last member of each match over its lists (int64 max and -1 where they have none)."""
+    lo = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.full(n, -1, dtype=np.int64)
+    for off, pos in lists.values():
+        nonempty = off[1:] > off[:-1]
+        if not nonempty.any():
+            continue
+        # reduceat over the starts of the non-empty lists only: each slice then ends where the next
+        # non-empty list begins (empty lists in between have no elements); cut pos at off[-1] so
+        # the last slice stops there too
+        starts = off[:-1][nonempty]
+        seg = pos[:off[-1]]
+        lo[nonempty] = np.minimum(lo[nonempty], np.minimum.reduceat(seg, starts))
+        hi[nonempty] = np.maximum(hi[nonempty], np.maximum.reduceat(seg, starts))
+    return lo, hi
 
 
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))

@@ -43,6 +43,7 @@ from ._memo import PerObject
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable
 from .events.types import attribute_kind
+from .kernels.gather import input_rows, take
 from .matches import MatchTable
 from .pattern import ast
 from .pattern import expr as ex
@@ -170,17 +171,18 @@ class _Values:
             return tuple(c for c in self.source.columns if c not in (self.time, self.type, "row"))
         return tuple(c for c in self.table.columns if c not in ("ts", "row"))
 
-    def gather(self, attr: str, pos: np.ndarray) -> pl.Series:
-        """Values of ``attr`` ("ts", the type field or an attribute) at positions ``pos``."""
+    def gather(self, attr: str, pos: np.ndarray, rows: np.ndarray | None) -> pl.Series:
+        """Values of ``attr`` ("ts", the type field or an attribute) at positions ``pos`` (input rows
+        ``rows``, given when there is a source)."""
         if self.source is not None:
             if attr == "type" and "type" not in self.source.columns:
                 attr = TYPE  # the type pseudo-attribute: the event's type name
             if attr == TYPE and self.type is None:
-                return pl.repeat(None, len(pos), dtype=pl.String, eager=True)
+                return pl.repeat(None, len(rows), dtype=pl.String, eager=True)
             col = {TS: self.time, TYPE: self.type}.get(attr, attr)
             if col not in self.source.columns:
                 raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.source.columns}")
-            return self.source.get_column(col).gather(self.table.input_rows(pos))  # eager take: no query plan
+            return _take_series(self.source.get_column(col), rows)
         t = self.table
         if attr == TS:
             return pl.Series(t.ts[pos], dtype=pl.Int64).cast(t.time_dtype)
@@ -196,6 +198,17 @@ class _Values:
         if c.valid is not None:
             s = pl.select(pl.when(pl.lit(pl.Series(c.valid[pos]))).then(s)).to_series()
         return s
+
+
+def _take_series(s: pl.Series, rows: np.ndarray) -> pl.Series:
+    """``s`` at ``rows``: a numeric or temporal column without nulls by one compiled gather over its
+    physical values (zero-copy in and out), anything else by Polars' ``gather``."""
+    dtype = s.dtype
+    if s.null_count() == 0 and (dtype.is_integer() or dtype.is_float() or dtype.is_temporal()):
+        phys = s.to_physical()
+        out = pl.Series(s.name, take(phys.to_numpy(), rows), dtype=phys.dtype)
+        return out if out.dtype == dtype else out.cast(dtype)
+    return s.gather(rows)  # eager take: no query plan
 
 
 # --- wide ---------------------------------------------------------------------
@@ -219,15 +232,12 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     positions end to end) and sliced per variable: at small inputs a Polars
     call per field per variable was the fixed cost of a run.
     """
-    positions = []
-    for v in vars_:
-        if v.is_list:
-            positions.append(np.asarray(mt.lists[v.name][1], dtype=np.int64)[:mt.lists[v.name][0][-1]])
-        else:
-            pos = np.asarray(mt.single[v.name], dtype=np.int64)
-            positions.append(np.where(pos >= 0, pos, 0))
+    positions = [mt.lists[v.name][1][:mt.lists[v.name][0][-1]] if v.is_list else mt.single[v.name] for v in vars_]
     starts = np.cumsum([0] + [len(p) for p in positions])
-    every = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+    # every variable's positions end to end (unbound: 0, masked below) and their input rows, one pass each
+    table = values.table
+    rows = input_rows(positions, table.row_map(), table.n)
+    every = rows if values.source is not None or table.row_map() is None else input_rows(positions, None, table.n)
     gathered: dict[str, pl.Series] = {}
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
     out = []
@@ -236,8 +246,8 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
         if fields not in frames:
             for name, src in fields:
                 if src not in gathered:
-                    gathered[src] = (pl.Series(values.table.input_rows(every), dtype=ID_DTYPE) if src == ROW
-                                     else values.gather(src, every))
+                    gathered[src] = (pl.Series(rows, dtype=ID_DTYPE) if src == ROW
+                                     else values.gather(src, every, rows))
             frames[fields] = pl.DataFrame([gathered[src].alias(name) for name, src in fields])
         # a slice of a frame and one struct of it: a DataFrame per variable was the fixed cost at small inputs
         s = frames[fields].slice(int(lo), int(hi - lo)).to_struct(v.name)

@@ -22,8 +22,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="only these baselines (reference duckdb_join duckdb_asof polars_join_where "
                         "polars_asof numba_scan)")
     r.add_argument("--budget", type=float, default=None, help="seconds one baseline run may take")
-    r.add_argument("--threads", type=int, default=1,
-                   help="threads for jitcep, DuckDB and Polars alike (default 1)")
+    r.add_argument("--threads", nargs="+", default=["1"], metavar="N",
+                   help="threads for jitcep, DuckDB and Polars alike (default 1); 'all': every usable core; "
+                        "several counts (the thread axis, e.g. --threads 1 all): one run per count, each in "
+                        "its own process, writing OUT with the count before the suffix")
 
     c = sub.add_parser("compare", help="exit 1 when a ratio to the scan baseline worsened past the threshold")
     c.add_argument("base")
@@ -42,10 +44,17 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "run":
+        try:
+            counts = [_thread_count(t) for t in args.threads]
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if len(counts) > 1:
+            return _thread_axis(argv if argv is not None else sys.argv[1:], counts, args.out)
         # thread counts must be fixed before Polars is imported
         import perf
 
-        perf.THREADS = max(1, args.threads)
+        perf.THREADS = counts[0]
         os.environ.setdefault("POLARS_MAX_THREADS", str(perf.THREADS))
         os.environ.setdefault("NUMBA_NUM_THREADS", str(perf.THREADS))
         from . import runner, workloads
@@ -84,6 +93,37 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{w.name:28s} {w.family:12s} {flag:6s} {w.params}")
         return 0
     return 2
+
+
+def _thread_count(text: str) -> int:
+    """A ``--threads`` value: a positive integer, or ``all`` (the cores this process may run on)."""
+    if text == "all":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"--threads takes positive integers or 'all', got {text!r}")
+    return int(text)
+
+
+def _thread_axis(argv: list[str], counts: list[int], out: str | None) -> int:
+    """``run`` once per thread count, each in a fresh process (Polars fixes its threads at import); the
+    JSON of count n goes to OUT with ``.t<n>`` before its suffix."""
+    import subprocess
+    from pathlib import Path
+
+    i = argv.index("--threads")
+    j = i + 1
+    while j < len(argv) and not argv[j].startswith("--"):
+        j += 1
+    rest = argv[:i] + argv[j:]
+    status = 0
+    for n in dict.fromkeys(counts):
+        extra = ["--threads", str(n)]
+        if out:
+            o = Path(out)
+            extra += ["--out", str(o.with_name(f"{o.stem}.t{n}{o.suffix}"))]
+        print(f"== threads={n}", flush=True)
+        status = max(status, subprocess.run([sys.executable, "-m", "perf", *rest, *extra]).returncode)
+    return status
 
 
 if __name__ == "__main__":

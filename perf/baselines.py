@@ -156,9 +156,9 @@ def duckdb_join_sql(q: SeqQuery) -> str:
     joins = []
     for i in range(1, q.length):
         conds = ([f"v{i}.{_sql_ident(q.key)} = v0.{_sql_ident(q.key)}"] if q.key else []) + [
-            f"v{i}.pos > v{i - 1}.pos", f"v{i}.ts <= v0.ts + {int(q.window)}"]
+            f"v{i}.pos > v{i - 1}.pos", f"v{i}.ts <= v0.ts + {int(q.time_bound)}"]
         if i > 1:  # implied by the two above; bounds the v{i-1}-v{i} join if the optimizer starts there
-            conds.append(f"v{i}.ts <= v{i - 1}.ts + {int(q.window)}")
+            conds.append(f"v{i}.ts <= v{i - 1}.ts + {int(q.time_bound)}")
         conds += [_compare_sql(c) for c in q.compares if max(c.left, c.right) == i]
         joins.append(f"JOIN v{i} ON {' AND '.join(conds)}")
     first = [_compare_sql(c) for c in q.compares if max(c.left, c.right) == 0]
@@ -192,7 +192,7 @@ def duckdb_asof_sql(q: SeqQuery) -> str:
     ctes.append(f"s0 AS (SELECT {', '.join(carry)} FROM v0{' WHERE ' + ' AND '.join(first) if first else ''})")
     for i in range(1, q.length):
         eq = f"s.kk = x.{key} AND " if key else ""
-        ctes.append(f"lo{i} AS (SELECT s.*, x.rk AS lo_rk, s.t0 + {int(q.window)} AS bound "
+        ctes.append(f"lo{i} AS (SELECT s.*, x.rk AS lo_rk, s.t0 + {int(q.time_bound)} AS bound "
                     f"FROM s{i - 1} s ASOF JOIN x{i} x ON {eq}s.p < x.pos)")
         ctes.append(f"b{i} AS (SELECT s.*, x.last_rk AS hi_rk FROM lo{i} s "
                     f"ASOF JOIN x{i} x ON {eq}s.bound >= x.ts WHERE x.last_rk >= s.lo_rk)")
@@ -295,7 +295,7 @@ def polars_join_where_run(state) -> np.ndarray:
                **{a: f"n_a{j}" for j, a in enumerate(q.attrs)}}
         nxt = nxt.rename(ren)
         preds = ([pl.col("kk") == pl.col("n_kk")] if q.key else []) + [
-            pl.col("n_pos") > pl.col("p"), pl.col("n_ts") <= pl.col("t0") + int(q.window)]
+            pl.col("n_pos") > pl.col("p"), pl.col("n_ts") <= pl.col("t0") + int(q.time_bound)]
 
         def col(v, a, i=i):
             return pl.col(f"n_a{q.attrs.index(a)}") if v == i else pl.col(f"a{v}_{q.attrs.index(a)}")
@@ -335,7 +335,7 @@ def _polars_asof(df: pl.DataFrame, q: SeqQuery) -> np.ndarray:
                                      left_on="p", right_on="pos", strategy="forward",
                                      allow_exact_matches=False, **by)
         lo = lo.drop("pos").filter(pl.col("lo").is_not_null()).with_columns(
-            (pl.col("t0") + int(q.window)).alias("bound"))
+            (pl.col("t0") + int(q.time_bound)).alias("bound"))
         hi = lo.sort("bound").join_asof(
             by_pos.select([*([q.key] if q.key else []), "ts", pl.col("last").alias("hi")]),
             left_on="bound", right_on="ts", strategy="backward", **by)

@@ -185,8 +185,8 @@ def _with_budget(b: B.Baseline, state, budget_s: float):
 class EngineUnderTest:
     """jitcep with a chosen engine on one input, with its matches and median time (cached per input size)."""
 
-    def __init__(self, engine: str, q, repeats: int):
-        self.engine, self.q, self.repeats = engine, q, repeats
+    def __init__(self, engine: str, q, repeats: int, options: dict | None = None):
+        self.engine, self.q, self.repeats, self.options = engine, q, repeats, options or {}
         self._cache: dict[int, dict] = {}
 
     def measure(self, df: pl.DataFrame, *, memory: bool = False) -> dict:
@@ -194,7 +194,7 @@ class EngineUnderTest:
             return self._cache[df.height]
         import jitcep
 
-        dt_compile, query = _timed(lambda: jitcep.compile(self.q.text()))
+        dt_compile, query = _timed(lambda: jitcep.compile(self.q.text(), **self.options))
         src = df.drop("row")
 
         def once(frame=src):
@@ -247,7 +247,7 @@ def run_workload(w: Workload, cfg: RunConfig) -> dict:
         return entry
     df = B.with_rows(df)
     entry.update(status="ok", pattern=q.text(), events=df.height)
-    eut = EngineUnderTest(cfg.engine, q, cfg.repeats)
+    eut = EngineUnderTest(cfg.engine, q, cfg.repeats, w.options)
     full = eut.measure(df, memory=True)
     entry["engine"] = {k: v for k, v in full.items() if k != "rows"}
     entry["matches"] = full["matches"]

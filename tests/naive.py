@@ -16,6 +16,9 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   candidate positions of each run)
 - :func:`contiguous_next` twin of :func:`jitcep.kernels.selection.contiguous_next`
 - :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
+- :func:`canonical_order`, :func:`gather_columns` twins of :mod:`jitcep.kernels.order` (a sort by
+  the whole key tuple; a row-by-row copy)
+- :func:`input_rows`, :func:`take` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
   order, window, ``[attr]`` and every WHERE conjunct with three-valued logic
@@ -629,3 +632,32 @@ def of_types(tc, allowed, key_ok):
     T = len(allowed) - 1
     ok = [allowed[c if 0 <= c < T else T] for c in tc]
     return [i for i, a in enumerate(ok) if a and (key_ok is None or key_ok[i])], sum(ok)
+
+
+def canonical_order(P, cols, K=None, llo=None, lhi=None):
+    """Indices of the rows of P sorted stably by (last, first, P[:, cols]..., K...), first / last over the
+    entries of P[:, cols] that are >= 0 and llo / lhi."""
+    n = len(P)
+
+    def key(i):
+        bound = [int(P[i][c]) for c in cols if P[i][c] >= 0]
+        if llo is not None:
+            bound += [int(x) for x in (llo[i], lhi[i]) if 0 <= x < 2**63 - 1]
+        first, last = (min(bound), max(bound)) if bound else (2**63 - 1, -1)
+        return (last, first, *(int(P[i][c]) for c in cols), *(int(x) for x in (K[i] if K is not None else ())))
+    return sorted(range(n), key=key)
+
+
+def gather_columns(P, cols, perm):
+    """Row c: column cols[c] of P's rows perm (all rows when perm is None)."""
+    rows = range(len(P)) if perm is None else perm
+    return [[int(P[r][c]) for r in rows] for c in cols]
+
+
+def input_rows(parts, row):
+    """Every position of ``parts`` end to end as its input row (``row[p]``, p itself without ``row``), 0 for -1."""
+    return [0 if p < 0 else (int(p) if row is None else int(row[p])) for part in parts for p in part]
+
+
+def take(values, idx):
+    return [values[i] for i in idx]

@@ -126,15 +126,3 @@ def test_canonical_orders_lists_that_tie_on_every_other_key(members, rnd):
     shuffled = list(members)
     rnd.shuffle(shuffled)
     assert _rows(table(members).canonical()) == _rows(table(shuffled).canonical())
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 6).flatmap(lambda k: st.lists(
-    st.lists(st.one_of(st.integers(-1, 6), st.sampled_from([2**31 - 2, 2**31 - 1, 2**40, -2, I64_MAX])),
-             min_size=k, max_size=k), min_size=0, max_size=25)))
-def test_paired_lexsort_keys_order_as_the_keys_do(rows):
-    # neighbouring keys merged into one int64 only where both fit: the same lexsort order
-    from jitcep.matches import _paired
-
-    keys = [np.array(col, dtype=np.int64) for col in zip(*rows)] if rows else [np.zeros(0, np.int64)]
-    assert np.lexsort(_paired(keys)).tolist() == np.lexsort(keys).tolist()

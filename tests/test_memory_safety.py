@@ -268,6 +268,8 @@ BOUNDSCHECKED = [
     "tests/test_kernels_sampling.py",
     "tests/test_kernels_window.py",
     "tests/test_kernels_policies.py",
+    "tests/test_kernels_order.py",
+    "tests/test_kernels_gather.py",
     "tests/test_kernels_selection.py",
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),

@@ -159,3 +159,24 @@ def test_bench_policies_runs_every_option_set_compiled(capsys):
     bench_policies.main(["--n", "3000", "--repeat", "1"])
     rows = capsys.readouterr().out.splitlines()[2:]
     assert [r.split()[1] for r in rows] == [name.split()[0] for name in bench_policies.OPTION_SETS]
+
+
+def test_thread_axis_runs_each_count_and_core_baselines_agree(tmp_path):
+    # --threads 1 2: one run per count, each JSON beside OUT; CORE's count window (ts is the position)
+    # and the output-heavy case checked against the reference evaluator and DuckDB's join
+    out = tmp_path / "axis.json"
+    r = _perf("run", "--quick", "--repeats", "1", "--select", "core_seq3", "output_synthetic",
+              "--baselines", "reference", "duckdb_join", "--threads", "1", "2", "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for n in (1, 2):
+        doc = json.loads((tmp_path / f"axis.t{n}.json").read_text())
+        assert doc["threads"] == n
+        for w in doc["workloads"]:
+            assert w["status"] == "ok" and w["matches"] > 0
+            assert w["baselines"]["reference"]["status"] == "ok"
+            assert w["baselines"]["duckdb_join"]["status"] in ("ok", "unavailable", "timeout")
+
+
+def test_thread_counts_are_checked():
+    r = _perf("run", "--threads", "0")
+    assert r.returncode == 2 and "--threads" in r.stderr

@@ -76,6 +76,10 @@ class EventTable:
             return np.array(positions, dtype=np.int64)
         return self.row[positions]
 
+    def row_map(self) -> np.ndarray | None:
+        """``row`` (input row by position), or None while it is still the unread identity (sorted input)."""
+        return self.__dict__.get("row")
+
     def take(self, positions: np.ndarray) -> "EventTable":
         """The events at ``positions`` (ascending) as a table of their own, without a partition.
 

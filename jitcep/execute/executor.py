@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..matches import MatchTable
+from ..matches import MatchTable, canonical_table
 from ..options import Options
 from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy,
                               PhysicalPlan, Scan, SeqJoin, Union)
@@ -48,9 +48,8 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
         return MatchTable.from_bindings([], names, list_vars)
 
     buf = _run(plan.root, state, profile)
-    single = {v: np.ascontiguousarray(buf.column(v)) for v in names}
-    return MatchTable(len(buf), single, {v: buf.lists[v] for v in list_vars},
-                      {v: u for v, u in buf.unbound.items() if u.any()}).canonical()
+    return canonical_table(buf.pos, {v: buf.vars.index(v) for v in names}, {v: buf.lists[v] for v in list_vars},
+                           {v: u for v, u in buf.unbound.items() if u.any()})
 
 
 def _run(node, state: RunState, profile: Profile | None):

@@ -1,0 +1,205 @@
+"""Canonical order of a match table (docs/semantics.md section 11) without a global sort.
+
+Matches are ordered by last position, then first position, then each single
+variable's position (variables in name order), then the keys of each list
+variable (:meth:`jitcep.matches.MatchTable.canonical_order`).  The joins emit
+their records in end order within a key partition (ZStream section 4.2), so
+on one partition the last positions already ascend: the order needs no sort
+by end at all, only the matches that share an end sorted among themselves
+(each end's run is short: the matches completed by one event).  Several
+partitions (or a table of unknown order) are first sorted stably by end.
+
+A lexicographic sort over every key (``np.lexsort``) took 0.8 s of a 5 s run
+with 6.65M matches; this pass checks the end order, sorts only the runs of
+equal ends, and reports whether anything moved, so an already ordered table
+is not copied at all.
+
+The wrapper checks every index the kernels use (:mod:`jitcep.kernels.checks`):
+the column numbers against the matrix's width, the key arrays' lengths.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NUMBA_FLAGS
+from .alloc import empty, scratch
+from .checks import check_lengths, fail
+
+_NO_LOW = np.iinfo(np.int64).max
+
+_INSERTION = 24
+"""Runs up to this long are sorted by insertion (in place, no buffer); longer ones by merging."""
+
+
+@njit(**NUMBA_FLAGS)
+def _bounds(P, cols, llo, lhi, lists, lo, hi):
+    """First and last bound position of each match: its single columns ``cols`` of ``P`` (-1 unbound)
+    and, when ``lists``, the lists' own first / last members ``llo`` / ``lhi``."""
+    for i in range(P.shape[0]):
+        a = llo[i] if lists else _NO_LOW
+        b = lhi[i] if lists else -1
+        for c in cols:
+            x = P[i, c]
+            if x >= 0:
+                if x < a:
+                    a = x
+                if x > b:
+                    b = x
+        lo[i] = a
+        hi[i] = b
+
+
+@njit(**NUMBA_FLAGS)
+def _less(i, j, lo, P, cols, K):
+    """Does match i come before match j among matches of the same end? (first position, the single
+    columns in order, then the list keys ``K`` column by column)."""
+    if lo[i] != lo[j]:
+        return lo[i] < lo[j]
+    for c in cols:
+        a, b = P[i, c], P[j, c]
+        if a != b:
+            return a < b
+    for c in range(K.shape[1]):
+        a, b = K[i, c], K[j, c]
+        if a != b:
+            return a < b
+    return False
+
+
+@njit(**NUMBA_FLAGS)
+def _sort_run(perm, s, e, lo, P, cols, K, tmp):
+    """Stable sort of ``perm[s:e]`` by :func:`_less` (insertion for short runs, else top-down merging
+    through ``tmp``); True if anything moved."""
+    ordered = True
+    for k in range(s + 1, e):
+        if _less(perm[k], perm[k - 1], lo, P, cols, K):
+            ordered = False
+            break
+    if ordered:
+        return False
+    if e - s <= _INSERTION:
+        for k in range(s + 1, e):
+            x = perm[k]
+            m = k
+            while m > s and _less(x, perm[m - 1], lo, P, cols, K):
+                perm[m] = perm[m - 1]
+                m -= 1
+            perm[m] = x
+        return True
+    mid = (s + e) >> 1
+    _sort_run(perm, s, mid, lo, P, cols, K, tmp)
+    _sort_run(perm, mid, e, lo, P, cols, K, tmp)
+    a, b, o = s, mid, s
+    while a < mid and b < e:
+        if _less(perm[b], perm[a], lo, P, cols, K):  # strictly less: ties keep the left run first (stable)
+            tmp[o] = perm[b]
+            b += 1
+        else:
+            tmp[o] = perm[a]
+            a += 1
+        o += 1
+    while a < mid:
+        tmp[o] = perm[a]
+        a += 1
+        o += 1
+    while b < e:
+        tmp[o] = perm[b]
+        b += 1
+        o += 1
+    for k in range(s, e):
+        perm[k] = tmp[k]
+    return True
+
+
+@njit(**NUMBA_FLAGS)
+def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
+    n = P.shape[0]
+    _bounds(P, cols, llo, lhi, lists, lo, hi)
+    moved = False
+    for i in range(1, n):
+        if hi[i] < hi[i - 1]:
+            moved = True
+            break
+    if moved:
+        perm[:] = np.argsort(hi, kind="mergesort")
+    else:
+        for i in range(n):
+            perm[i] = i
+    tmp = np.empty(0, np.int64)
+    i = 0
+    while i < n:
+        h = hi[perm[i]]
+        j = i + 1
+        while j < n and hi[perm[j]] == h:
+            j += 1
+        if j - i > _INSERTION and len(tmp) < n:
+            tmp = np.empty(n, np.int64)
+        if j - i > 1 and _sort_run(perm, i, j, lo, P, cols, K, tmp):
+            moved = True
+        i = j
+    return moved
+
+
+def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None, llo: np.ndarray | None = None,
+                    lhi: np.ndarray | None = None) -> np.ndarray | None:
+    """The stable permutation sorting matches by (last position, first position, ``P[:, cols]`` column
+    by column, ``K`` column by column), or None when the matches are in that order already.
+
+    ``P``: (n, k) int64 positions, -1 unbound; ``cols``: the columns that are
+    single variables, most significant first; ``K``: (n, j) int64 further keys
+    (the list variables'), None for none; ``llo`` / ``lhi``: the first / last member of each
+    match's lists (int64 max / -1 where they have none), or None without
+    lists.  First and last positions are over the bound entries of
+    ``P[:, cols]`` and the lists.  KernelInputError if a column number is
+    outside ``P`` or a key array has not n rows.
+    """
+    P = np.ascontiguousarray(P, dtype=np.int64)
+    if P.ndim != 2:
+        raise fail("canonical_order", f"positions must be a matrix, got {P.ndim} dimensions")
+    n = P.shape[0]
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    if len(cols) and (cols.min() < 0 or cols.max() >= P.shape[1]):
+        raise fail("canonical_order", f"a column number is outside 0..{P.shape[1] - 1}")
+    K = np.zeros((n, 0), np.int64) if K is None else np.ascontiguousarray(K, dtype=np.int64)
+    if K.ndim != 2:
+        raise fail("canonical_order", f"list keys must be a matrix, got {K.ndim} dimensions")
+    lists = llo is not None
+    if not lists:
+        llo = lhi = np.zeros(0, np.int64)
+    check_lengths("canonical_order", n, keys=K, first=llo if lists else None, last=lhi if lists else None)
+    # the O(n) arrays come from NumPy (huge pages, jitcep.kernels.alloc); the first and last positions
+    # are scratch, reused from run to run
+    lo, hi, perm = scratch("canonical_lo", n, np.int64), scratch("canonical_hi", n, np.int64), empty(n, np.int64)
+    moved = _canonical_order(P, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
+                             np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm)
+    return perm if moved else None
+
+
+@njit(**NUMBA_FLAGS)
+def _gather_columns(P, cols, perm, ordered, out):
+    # one pass over the records (each row of P read once), not one per column
+    k = len(cols)
+    for i in range(out.shape[1]):
+        r = i if ordered else perm[i]
+        for c in range(k):
+            out[c, i] = P[r, cols[c]]
+
+
+def gather_columns(P: np.ndarray, cols: np.ndarray, perm: np.ndarray | None) -> np.ndarray:
+    """``P[perm][:, cols].T`` in one pass, as a C-ordered (len(cols), n) matrix: each output row is one
+    variable's contiguous column of the match table (``perm`` None: the rows as they are).
+    KernelInputError if a column number or a row of ``perm`` is outside ``P``."""
+    P = np.ascontiguousarray(P, dtype=np.int64)
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    if P.ndim != 2 or (len(cols) and (cols.min() < 0 or cols.max() >= P.shape[1])):
+        raise fail("gather_columns", f"a column number is outside the {P.shape} matrix")
+    ordered = perm is None
+    perm = np.zeros(0, np.int64) if ordered else np.ascontiguousarray(perm, dtype=np.int64)
+    if not ordered and len(perm) and (perm.min() < 0 or perm.max() >= P.shape[0]):
+        raise fail("gather_columns", f"a row number is outside 0..{P.shape[0] - 1}")
+    m = P.shape[0] if ordered else len(perm)
+    out = empty(len(cols) * m, np.int64).reshape(len(cols), m)
+    _gather_columns(P, cols, perm, ordered, out)
+    return out
