@@ -10,6 +10,7 @@ input rows.
 from __future__ import annotations
 
 import pytest
+import polars as pl
 
 from jitcep.errors import ExplosionError, UnsupportedPatternError
 from semantic_helpers import M, column_values, events, matches, run
@@ -693,3 +694,11 @@ def test_negation_condition_on_every_member_and_its_predecessor_under_skip_till_
     # the run takes B1 then B2 (each next B); D3 is no kill for [B1, B2] (3 > 5 is false at i = 2)
     assert matches("PATTERN SEQ(A a, B+ b[], !D n, C c) WHERE n.x > b[i-1].x WITHIN 10", NEG_B,
                    strategy="skip_till_next_match") == M((0, (1, 2), 4))
+
+
+def test_an_aggregate_of_an_attribute_with_no_value_is_null():
+    # s holds no value, so it has no kind and sum(a.s) is NULL though its column is a String one (semantics
+    # §4); the compiled engine raised AttributeTypeError (found by the generated corpus)
+    df = pl.DataFrame({"type": ["A", "A"], "ts": [0, 1], "s": pl.Series([None, None], dtype=pl.String)})
+    assert matches("PATTERN SEQ(A b, A+ a[]) WHERE sum(a.s) IS NULL WITHIN 3", df) == M((0, (1,)))
+    assert matches("PATTERN SEQ(A b, A+ a[]) WHERE count(a) = sum(a.s) WITHIN 3", df) == M()

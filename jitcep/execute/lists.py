@@ -14,6 +14,7 @@ from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
 from ..errors import UnsupportedPatternError
 from ..events import Column
+from ..events.types import attribute_kind
 from ..kernels.kleene import segment_aggregate
 from ..pattern import expr as E, kinds
 from ..plan.logical import map_expr
@@ -57,6 +58,10 @@ def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None =
         lens = np.diff(off)
         if x.func == "count":
             return per_item(Column("int", lens.astype(np.int64), None))
+        if attribute_kind(x.attr, table) is None:
+            # no value in the table: the attribute has no kind and its aggregate is NULL (semantics section 4),
+            # whatever its column's dtype (the run's type check passed it as such)
+            return per_item(Column("float", np.zeros(len(lens)), np.zeros(len(lens), np.bool_)))
         c = gather(x.attr, lpos)
         kinds.result_kind(x.func, c.temporal or c.kind, shown=(f"{x.var}.{x.attr}", ""))  # semantics section 4
         if c.kind not in ("int", "float"):  # min / max of strings: the kernel aggregates numbers only
