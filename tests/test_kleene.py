@@ -9,8 +9,8 @@ input rows.
 
 from __future__ import annotations
 
-import pytest
 import polars as pl
+import pytest
 
 from jitcep.errors import ExplosionError, UnsupportedPatternError
 from semantic_helpers import M, column_values, events, matches, run
