@@ -13,9 +13,9 @@ import numpy as np
 
 from ..matches import MatchTable
 from ..options import Options
-from ..plan.operators import (AndJoin, Contiguity, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan,
-                              Scan, SeqJoin, Union)
-from . import contiguity, join, kleene, negation, nfa, output_policy, scan, union
+from ..plan.operators import (AndJoin, Contiguity, GroupCollect, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy,
+                              PhysicalPlan, Scan, SeqJoin, Union)
+from . import contiguity, group, join, kleene, negation, nfa, output_policy, scan, union
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -26,6 +26,7 @@ EXECUTORS = {
     Union: union.run,
     NegationFilter: negation.run,
     KleeneCollect: kleene.run,
+    GroupCollect: group.run,
     Contiguity: contiguity.run,
     OutputPolicy: output_policy.run,
     NfaRuns: nfa.run,
