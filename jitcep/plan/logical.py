@@ -295,8 +295,11 @@ def anchor_vars(body: Node) -> dict[str, str]:
     part of the pattern made only of closures (the whole pattern, an OR
     branch) still has one list with a first member: the first closure with
     ``min >= 1`` there lends it as a single variable (its anchor) that the
-    joins bind and its collection extends (:class:`Closure`).  Innermost OR
-    branches first; none eligible (every closure there may be empty): refused.
+    joins bind and its collection extends (:class:`Closure`); a Kleene group
+    lends its first iteration, one anchor per variable (:class:`Group`), also
+    when it is the whole part with ``min = 0`` (its empty list binds nothing).
+    Innermost OR branches first; none eligible (every closure there may be
+    empty): refused.
     """
     anchors: dict[str, str] = {}
 
