@@ -78,6 +78,15 @@ class Buffer:
         return Buffer(names, np.concatenate(cols, axis=1), self.start, self.end, self.goff, self.tstart, self.tend,
                       self.wstart, self.wend, self.lists, self.unbound)
 
+    def ascending_lists(self):
+        """Each list's (offsets, members in position order): what ``outside_lists`` searches (an AND
+        group lists its iterations in canonical order, not its variables' members in position order)."""
+        out = []
+        for off, lpos in self.lists.values():
+            owner = np.repeat(np.arange(len(off) - 1), np.diff(off))
+            out.append((off, lpos[np.lexsort((lpos, owner))]))
+        return out
+
     def keep(self, idx: np.ndarray) -> "Buffer":
         """Records ``idx`` (ascending: the partition order stays)."""
         return self.take(idx, offsets(self.partitions()[idx], len(self.goff) - 1))

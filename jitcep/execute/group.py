@@ -112,13 +112,14 @@ def _candidates(node, state, buf: Buffer, it: Buffer, app) -> tuple[np.ndarray, 
     index = np.arange(len(it), dtype=np.int64)
     recs, cands = [], []
     r, kept = 0, 0
+    taken = buf.ascending_lists()
     while r < m:
         rec, cand, r = candidate_pairs(none, lo, hi, index, skip, r, config.NEG_PAIR_BUDGET)
         keep = _exact(node, state, buf, it, bounded, bcols, acols, anchor, rec, cand, rstart, rend, alone)
         rec, cand = rec[keep], cand[keep]
         for v in Gr.vars:  # distinct events: none of the record's lists (section 3)
             ev = it.pos[cand, it.vars.index(v)]
-            for off, lpos in buf.lists.values():
+            for off, lpos in taken:
                 keep = outside_lists(rec, ev, off, lpos)
                 rec, cand, ev = rec[keep], cand[keep], ev[keep]
         if Gr.member and len(rec):
