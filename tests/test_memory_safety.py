@@ -279,6 +279,8 @@ BOUNDSCHECKED = [
       for strategy in ("skip_till_next_match", "partition_contiguity", "strict_contiguity")),
     *(f"tests/test_compiled_differential.py::test_compiled_kleene_forms_equal_reference[0-all+{form}]"
       for form in ("and+negation", "anchored")),
+    *(f"tests/test_compiled_groups.py::test_compiled_groups_equal_reference[0-{form}]"
+      for form in ("between", "anchored")),
 ]
 
 _PROBE = """
