@@ -1,6 +1,6 @@
 """Standalone benchmark: each Kleene form the compiled engine covers beside a comparable default pattern.
 
-    python perf/bench_kleene.py --n 100000 --repeat 5
+    python perf/bench_kleene.py --n 100000 --repeat 5 [--only group]
 
 Every form is the same pattern twice: with closures (``B+ b[]``) and with a
 single variable in their place (``B b``), over one synthetic table (types A..E,
@@ -46,6 +46,12 @@ FORMS = {
                                              "SEQ(A a, B b, C c, D d, E e)", {}),
     "seq of closures only (anchored)": ("SEQ(B+ b[], C+ c[])", "SEQ(B b, C c)", {}),
     "closure alone in an OR branch (anchored)": ("OR(B+ b[], D d)", "OR(B b, D d)", {}),
+    # a Kleene group beside its closest single closure (the group's lists are of iterations, each a SEQ
+    # / AND join of its body): the second column is that closure, not single variables
+    "seq group between neighbours vs A+ a[]": ("SEQ(C c, KL(SEQ(A a, B b)), D d)", "SEQ(C c, A+ a[], D d)", {}),
+    "and group between neighbours vs A+ a[]": ("SEQ(C c, KL(AND(A a, B b)){1,2}, D d)",
+                                               "SEQ(C c, A{1,2} a[], D d)", {}),
+    "seq group alone (anchored) vs A{1,3} a[]": ("KL(SEQ(A a, B b)){1,3}", "A{1,3} a[]", {}),
 }
 
 # forms compiled since the closures that may be empty and the conjuncts reading a member with the whole
@@ -93,11 +99,14 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--since", action="store_true", help="only the forms of SINCE, each beside its closest "
                     "form compiled before")
+    ap.add_argument("--only", default="", help="run the forms whose name holds this text")
     args = ap.parse_args(argv)
     df = make_events(args.n, args.keys)
     print(f"{args.n} events, {args.keys} keys, WITHIN {args.window}, median of {args.repeat}")
     print(f"{'form':44} {'closure s':>10} {'matches':>9} {'twin s':>10} {'matches':>9} {'ratio':>6}")
     for name, (kl, single, opts) in (SINCE if args.since else FORMS).items():
+        if args.only not in name:
+            continue
         row = []
         for body in (kl, single):
             body, _, where = body.partition(" WHERE ")

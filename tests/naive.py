@@ -500,6 +500,34 @@ def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None
     return out
 
 
+def iteration_lists(offsets, istart, iend, itstart, itend, iwst, iwen, rwst, rwen, seq, strict, W, nmin, nmax,
+                    follows=None, first_ok=None):
+    """Twin of kernels.kleene.iteration_lists (a Kleene group's lists, section 6.1): every (record, list of
+    candidate indexes) with nmin <= len <= nmax, indexes ascending; under ``seq`` each candidate starts
+    after the previous one ends (strict: ts too); consecutive pairs (r, i, j) in ``follows`` when given
+    (a set); the first in ``first_ok`` when given; ``W`` not None: the record and every candidate of the
+    list within W of each other."""
+    out = []
+    for r in range(len(offsets) - 1):
+        o, q = int(offsets[r]), int(offsets[r + 1] - offsets[r])
+        top = q if nmax is None else min(nmax, q)
+        for k in range(nmin, top + 1):
+            for combo in itertools.combinations(range(q), k):
+                c = [o + j for j in combo]
+                if seq and any(istart[b] <= iend[a] or (strict and itstart[b] <= itend[a])
+                               for a, b in zip(c, c[1:])):
+                    continue
+                if follows is not None and any((r, a, b) not in follows for a, b in zip(combo, combo[1:])):
+                    continue
+                if first_ok is not None and c and not first_ok[c[0]]:
+                    continue
+                if W is not None and c and max([int(rwen[r])] + [int(iwen[j]) for j in c]) - \
+                        min([int(rwst[r])] + [int(iwst[j]) for j in c]) > W:
+                    continue
+                out.append((r, tuple(c)))
+    return out
+
+
 def outside_lists(rec, ev, off, lpos):
     """Twin of kernels.kleene.outside_lists: event ev[i] is not in record rec[i]'s list."""
     return [int(e) not in set(lpos[off[r]:off[r + 1]].tolist()) for r, e in zip(rec, ev)]

@@ -217,8 +217,9 @@ def test_bad_run_arguments(kwargs, error):
 
 
 NEG_AB = "PATTERN SEQ(A a, !C c, B b) WITHIN 10"  # (0,1), (0,3), (2,3): the only C comes after every B
-# not compiled yet (a Kleene group): the same pairs, with zero iterations (the only C comes after every B)
-UNCOVERED_AB = "PATTERN SEQ(A a, KL(SEQ(C c, D d)){0,}, B b) WITHIN 10"
+# not compiled yet (a conjunct reading a Kleene group member-wise and whole): the same pairs, with zero
+# iterations (the only C comes after every B), where the conjunct holds
+UNCOVERED_AB = "PATTERN SEQ(A a, KL(SEQ(C c, D d)){0,}, B b) WHERE c.ts >= count(c) WITHIN 10"
 # not compiled yet: a conjunct reading d both member-wise and whole (d always empty: it always holds)
 KLEENE_AK = "PATTERN SEQ(A a, B+ k[], D* d[]) WHERE k.ts >= d.ts - count(d) WITHIN 10"
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.kleene import (closure_runs, gather_lists, member_pairs, outside_lists, segment_aggregate,
-                                  subsequences)
+from jitcep.kernels.kleene import (closure_runs, gather_lists, iteration_lists, member_pairs, outside_lists,
+                                  segment_aggregate, subsequences)
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])
@@ -140,3 +140,60 @@ def test_subsequences_with_iterative_pairs_equals_twin(lens, b, strict, steps, r
                                          follows=follows)
     got = [(int(src[j]), tuple(lpos[loff[j]:loff[j + 1]].tolist())) for j in range(len(src))]
     assert sorted(got) == sorted(naive.subsequences(off, members, ts, strict, *b, follows=allowed))
+
+
+@st.composite
+def _iterations(draw):
+    """Records with candidate iterations: per candidate a (start, end) span of positions (times and window
+    measures read at them, ties included), a record span per record, iterative verdicts per pair."""
+    lens = draw(st.lists(st.integers(0, 5), min_size=0, max_size=6))
+    off = _offsets(lens)
+    n = int(off[-1])
+    ts = np.cumsum(draw(st.lists(st.integers(0, 2), min_size=40, max_size=40))).astype(np.int64)
+    spans = [sorted(draw(st.lists(st.integers(0, 39), min_size=2, max_size=2))) for _ in range(n)]
+    # each record's candidates in canonical order (by end, then start), as the executor sorts them
+    for r in range(len(lens)):
+        spans[off[r]:off[r + 1]] = sorted(spans[off[r]:off[r + 1]], key=lambda s: (s[1], s[0]))
+    istart = np.array([s[0] for s in spans], np.int64)
+    iend = np.array([s[1] for s in spans], np.int64)
+    rspan = [sorted(draw(st.lists(st.integers(0, 39), min_size=2, max_size=2))) for _ in lens]
+    rst = np.array([s[0] for s in rspan], np.int64)
+    ren = np.array([s[1] for s in rspan], np.int64)
+    return off, ts, istart, iend, rst, ren
+
+
+@settings(max_examples=300, deadline=None)
+@given(_iterations(), bounds, st.booleans(), st.booleans(), st.one_of(st.none(), st.integers(0, 8)),
+       st.booleans(), st.randoms())
+def test_iteration_lists_equal_twin(its, b, seq, strict, W, iterative, rnd):
+    # a Kleene group's lists: SEQ chains or AND sets of candidate iterations, with the window over the
+    # record and the list, iterative verdicts between consecutive iterations and a first-iteration test
+    off, ts, istart, iend, rst, ren = its
+    n = len(istart)
+    follows = first_ok = allowed = None
+    if iterative:
+        rec, first, second, slot, size = member_pairs(off, np.arange(n, dtype=np.int64))
+        verdict = np.array([rnd.random() < 0.7 for _ in range(len(rec))], dtype=np.bool_)
+        follows = np.zeros(size, np.bool_)
+        follows[slot] = verdict
+        allowed = {(int(r), int(f - off[r]), int(s - off[r])) for r, f, s, v in zip(rec, first, second, verdict) if v}
+        first_ok = np.array([rnd.random() < 0.7 for _ in range(n)], dtype=np.bool_)
+    args = (off, istart, iend, ts[istart], ts[iend], ts[istart], ts[iend], ts[rst], ts[ren], seq, strict, W)
+    src, loff, lidx, over = iteration_lists(*args, *b, cap=10**6, total_cap=10**6, step_cap=10**7,
+                                           follows=follows, first_ok=first_ok)
+    assert over == -1
+    got = [(int(src[j]), tuple(lidx[loff[j]:loff[j + 1]].tolist())) for j in range(len(src))]
+    assert got == sorted(got)  # records in order, each record's lists lexicographic
+    assert got == sorted(naive.iteration_lists(*args, *b, follows=allowed, first_ok=first_ok))
+
+
+def test_iteration_lists_caps():
+    # one record, three candidates that may all follow each other: 7 non-empty lists
+    off = np.array([0, 3], np.int64)
+    z = np.array([0, 1, 2], np.int64)
+    r = np.zeros(1, np.int64)
+    args = (off, z, z, z, z, z, z, r, r, False, False, None, 1, None)
+    assert iteration_lists(*args, cap=6, total_cap=100, step_cap=100)[-1] == 0  # record 0 past max_kleene
+    assert iteration_lists(*args, cap=100, total_cap=6, step_cap=100)[-1] == -2  # past max_matches
+    assert iteration_lists(*args, cap=100, total_cap=100, step_cap=5)[-1] == -4  # past max_partials
+    assert iteration_lists(*args, cap=7, total_cap=7, step_cap=100)[-1] == -1

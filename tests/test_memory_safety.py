@@ -202,6 +202,13 @@ CASES = {
         i64(0, 2), i64(0, 1), ts, False, 1, None, 100, 100, np.ones(1, np.bool_)),
     "subsequences: window measure shorter than the events": lambda: kleene.subsequences(
         i64(0, 2), i64(0, 1), ts, False, 1, None, 100, 100, wt=i64(0, 1), W=3),
+    "iteration_lists: offsets past the candidates": lambda: kleene.iteration_lists(
+        i64(0, 9), *(i64(0, 1),) * 6, i64(0), i64(0), True, False, 3, 1, None, 100, 100, 100),
+    "iteration_lists: record measures shorter than the records": lambda: kleene.iteration_lists(
+        i64(0, 2, 2), *(i64(0, 1),) * 6, i64(0), i64(0), True, False, 3, 1, None, 100, 100, 100),
+    "iteration_lists: follows table too small": lambda: kleene.iteration_lists(
+        i64(0, 2), *(i64(0, 1),) * 6, i64(0), i64(0), True, False, 3, 1, None, 100, 100, 100,
+        np.ones(1, np.bool_)),
     "outside_lists: record past the lists": lambda: kleene.outside_lists(i64(0, 5), i64(1, 2), i64(0, 1), i64(3)),
     "outside_lists: offsets past the members": lambda: kleene.outside_lists(i64(0), i64(1), i64(0, 4), i64(3)),
     "member_pairs: offsets past the members": lambda: kleene.member_pairs(i64(0, 9), i64(0, 1)),
@@ -286,6 +293,8 @@ BOUNDSCHECKED = [
     "tests/test_compiled_strategies.py::test_compiled_kleene_state_equals_reference[strict_contiguity-8]",
     *(f"tests/test_compiled_differential.py::test_compiled_kleene_forms_equal_reference[0-all+{form}]"
       for form in ("and+negation", "anchored", "item")),
+    *(f"tests/test_compiled_groups.py::test_compiled_groups_equal_reference[0-{form}]"
+      for form in ("between", "anchored")),
 ]
 
 _PROBE = """

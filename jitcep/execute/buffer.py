@@ -67,15 +67,25 @@ class Buffer:
         """This buffer with a column per array variable holding the member that bounds a range lying
         after ``before`` and before ``after`` (the variables a SEQ orders so): its last member if it is
         in ``before``, its first if in ``after``, else -1 (none; an empty list bounds nothing either); the
-        lists themselves stay."""
+        lists themselves stay.  (Last and first by position: a Kleene group over AND lists its
+        iterations in canonical order, not each variable's members in position order.)"""
         cols, names = [self.pos], self.vars
         for v, (off, lpos) in self.lists.items():
-            first, last = list_ends(off, lpos)
+            first, last = list_extent(off, lpos)
             bound = last if v in before else first if v in after else np.full(len(self), -1, np.int64)
             cols.append(bound[:, None])
             names = names + (v,)
         return Buffer(names, np.concatenate(cols, axis=1), self.start, self.end, self.goff, self.tstart, self.tend,
                       self.wstart, self.wend, self.lists, self.unbound)
+
+    def ascending_lists(self):
+        """Each list's (offsets, members in position order): what ``outside_lists`` searches (an AND
+        group lists its iterations in canonical order, not its variables' members in position order)."""
+        out = []
+        for off, lpos in self.lists.values():
+            owner = np.repeat(np.arange(len(off) - 1), np.diff(off))
+            out.append((off, lpos[np.lexsort((lpos, owner))]))
+        return out
 
     def keep(self, idx: np.ndarray) -> "Buffer":
         """Records ``idx`` (ascending: the partition order stays)."""
@@ -91,6 +101,19 @@ def list_ends(off: np.ndarray, lpos: np.ndarray) -> tuple[np.ndarray, np.ndarray
     first = np.where(nonempty, lpos[np.minimum(off[:-1], len(lpos) - 1)], -1)
     last = np.where(nonempty, lpos[np.maximum(off[1:] - 1, 0)], -1)
     return first, last
+
+
+def list_extent(off: np.ndarray, lpos: np.ndarray, last_of: np.ndarray | None = None):
+    """(smallest of ``lpos``, largest of ``last_of``, default ``lpos``) over each CSR list ``off``; -1 for
+    an empty list."""
+    last_of = lpos if last_of is None else last_of
+    n = len(off) - 1
+    lo, hi = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    nonempty = np.flatnonzero(off[1:] > off[:-1])
+    if len(nonempty):  # the empty lists between two starts hold nothing, so each segment is one list
+        lo[nonempty] = np.minimum.reduceat(lpos, off[:-1][nonempty])
+        hi[nonempty] = np.maximum.reduceat(last_of, off[:-1][nonempty])
+    return lo, hi
 
 
 def offsets(g: np.ndarray, G: int) -> np.ndarray:

@@ -13,9 +13,9 @@ import numpy as np
 
 from ..matches import MatchTable, canonical_table
 from ..options import Options
-from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy,
-                              PhysicalPlan, Scan, SeqJoin, Union)
-from . import contiguity, disjuncts, join, kleene, negation, nfa, output_policy, scan, union
+from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
+                              OutputPolicy, PhysicalPlan, Scan, SeqJoin, Union)
+from . import contiguity, disjuncts, group, join, kleene, negation, nfa, output_policy, scan, union
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -27,6 +27,7 @@ EXECUTORS = {
     DisjunctUnion: disjuncts.run,
     NegationFilter: negation.run,
     KleeneCollect: kleene.run,
+    GroupCollect: group.run,
     Contiguity: contiguity.run,
     OutputPolicy: output_policy.run,
     NfaRuns: nfa.run,

@@ -113,9 +113,10 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray,
     recs, evs = [], []
     kept = 0
     r = 0
+    taken = buf.ascending_lists()
     while r < m:  # pairs in (record, position) order: each record's members come out in position order
         rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, skip, r, config.NEG_PAIR_BUDGET)
-        for off, lpos in buf.lists.values():
+        for off, lpos in taken:
             keep = outside_lists(rec, ev, off, lpos)
             rec, ev = rec[keep], ev[keep]
         ok = state.pairs_pass(buf.pos, buf.vars, K.member, rec, {K.var: ev})

@@ -65,9 +65,10 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     plain = [c for c in neg.conds if not E.variables(c) & lists.keys()]
     killed = np.zeros(m, dtype=np.bool_)
     r = 0
+    taken = buf.ascending_lists()
     while r < m:
         rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, config.NEG_PAIR_BUDGET)
-        for off, lpos in lists.values():
+        for off, lpos in taken:
             keep = outside_lists(rec, ev, off, lpos)
             rec, ev = rec[keep], ev[keep]
         ok = state.pairs_pass(buf.pos, buf.vars, plain, rec, {neg.var: ev})

@@ -407,3 +407,157 @@ def segment_aggregate(off: np.ndarray, vals: np.ndarray, valid: np.ndarray, func
         cnt = cs[off[1:]] - cs[off[:-1]]
         out = np.where(ok, out / np.maximum(cnt, 1), 0.0)
     return out, ok
+
+
+@njit(**NUMBA_FLAGS)
+def _iteration_lists(offsets, istart, iend, itstart, itend, iwst, iwen, rwst, rwen, seq, strict, windowed, W,
+                     follows, foff, first_ok, nmin, nmax, cap, total_cap, step_cap, src, off, lidx, fill):
+    """Enumerate each record's lists of candidate iterations, depth first (lexicographic in their indexes).
+
+    Candidate ``j`` of record r (index ``offsets[r] + j``) is an iteration
+    spanning positions ``istart[j]..iend[j]`` (times ``itstart`` / ``itend``,
+    window measures ``iwst`` / ``iwen``).  A candidate may follow the one
+    before it in a list when it has a larger index and: ``seq``, it starts
+    after that one ends (strict_ts: also later in time); ``follows`` not
+    empty, ``follows[foff[r] + prev * q + j]``; a list's first candidate,
+    when ``first_ok`` is not empty, ``first_ok[j]``; ``windowed``, the record
+    (``rwst[r]``, ``rwen[r]``) with every iteration of the list so far and
+    this one fits ``W``.  Returns (lists, elements, over): ``over`` is the
+    first record with more than ``cap`` lists, -2 past ``total_cap`` lists in
+    all, -4 past ``step_cap`` candidates tried, else -1.
+    """
+    t = 0
+    e = 0
+    steps = 0
+    width = 1
+    for r in range(len(offsets) - 1):
+        width = max(width, offsets[r + 1] - offsets[r])
+    stack = np.empty(width, np.int64)
+    lo = np.empty(width, np.int64)  # the list's window extent so far, record included
+    hi = np.empty(width, np.int64)
+    for r in range(len(offsets) - 1):
+        o = offsets[r]
+        q = offsets[r + 1] - o
+        kmax = q if nmax < 0 else min(nmax, q)
+        n_r = 0
+        if nmin == 0:  # the empty list ({0,m})
+            if fill:
+                src[t] = r
+                off[t + 1] = e
+            t += 1
+            n_r += 1
+        po = foff[r] if len(follows) else 0
+        d = -1
+        j = 0
+        while True:
+            found = -1
+            if d + 1 < kmax:
+                while j < q:
+                    steps += 1
+                    if steps > step_cap:
+                        return t, e, -4
+                    ok = True
+                    c = o + j
+                    if d >= 0:
+                        p = o + stack[d]
+                        if seq and (istart[c] <= iend[p] or (strict and itstart[c] <= itend[p])):
+                            ok = False
+                        elif len(follows) and not follows[po + stack[d] * q + j]:
+                            ok = False
+                    elif len(first_ok) and not first_ok[c]:
+                        ok = False
+                    if ok and windowed:
+                        a = rwst[r] if d < 0 else lo[d]
+                        b = rwen[r] if d < 0 else hi[d]
+                        if exceeds(min(a, iwst[c]), max(b, iwen[c]), W):
+                            ok = False
+                    if ok:
+                        found = j
+                        break
+                    j += 1
+            if found < 0:
+                if d < 0:
+                    break
+                j = stack[d] + 1
+                d -= 1
+                continue
+            d += 1
+            stack[d] = found
+            c = o + found
+            lo[d] = min(rwst[r] if d == 0 else lo[d - 1], iwst[c])
+            hi[d] = max(rwen[r] if d == 0 else hi[d - 1], iwen[c])
+            j = found + 1
+            if d + 1 >= nmin:
+                if fill:
+                    src[t] = r
+                    for x in range(d + 1):
+                        lidx[e + x] = o + stack[x]
+                    off[t + 1] = e + d + 1
+                t += 1
+                e += d + 1
+                n_r += 1
+                if n_r > cap:
+                    return t, e, r
+                if t > total_cap:
+                    return t, e, -2
+    return t, e, -1
+
+
+def iteration_lists(offsets: np.ndarray, istart: np.ndarray, iend: np.ndarray, itstart: np.ndarray,
+                    itend: np.ndarray, iwst: np.ndarray, iwen: np.ndarray, rwst: np.ndarray, rwen: np.ndarray,
+                    seq: bool, strict: bool, W, nmin: int, nmax: int | None, cap: int, total_cap: int,
+                    step_cap: int, follows: np.ndarray | None = None, first_ok: np.ndarray | None = None,
+                    room: int | None = None):
+    """The lists of a Kleene group (semantics section 6.1): per record, every choice of ``nmin..nmax``
+    of its candidate iterations (CSR ``offsets`` over per-candidate arrays, each record's candidates in
+    canonical order) that may follow each other (see :func:`_iteration_lists`).
+
+    ``seq``: a SEQ group (each iteration after the one before); an AND group
+    lists any set.  ``W`` None: the iterations need not fit the window
+    together (``kleene_window="iteration"``: each fits with the record's
+    other events already); else the record's window measures ``rwst`` /
+    ``rwen`` and every iteration of a list fit ``W``.  ``follows``: as
+    :func:`subsequences`' (the iterative conjuncts), over candidates;
+    ``first_ok`` (bool per candidate): which may start a list (those that
+    follow a record's anchored first iteration, which the caller prepends).
+    Returns ``(src, off, lidx, over)``: the record of each list, the lists
+    as CSR offsets over candidate indexes, and -1; or ``over`` as
+    :func:`subsequences`' (-4: more than ``step_cap`` candidates tried,
+    ``max_partials``) and nothing else.
+
+    Invariants, checked here: ``offsets`` ascend inside the candidates, which
+    every per-candidate array matches (``first_ok`` too); one window measure per record;
+    ``follows`` holds one q x q block per record; 0 <= nmin <= nmax.
+    """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    n = len(istart)
+    check_offsets("iteration_lists", "offsets", offsets, n)
+    check_lengths("iteration_lists", n, iend=iend, itstart=itstart, itend=itend, iwst=iwst, iwen=iwen)
+    check_lengths("iteration_lists", len(offsets) - 1, rwst=rwst, rwen=rwen)
+    nmin, hi = _bounds("iteration_lists", nmin, nmax)
+    if follows is None:
+        follows, foff = np.zeros(0, np.bool_), np.zeros(0, np.int64)
+    else:
+        foff = _square_offsets(offsets)
+        check_lengths("iteration_lists", int(foff[-1]), follows=follows)
+    if first_ok is None:
+        first_ok = np.zeros(0, np.bool_)
+    else:
+        check_lengths("iteration_lists", n, first_ok=first_ok)
+    arrays = tuple(np.ascontiguousarray(a, dtype=np.int64) for a in (istart, iend, itstart, itend, iwst, iwen,
+                                                                    rwst, rwen))
+    args = (offsets, *arrays, bool(seq), bool(strict), W is not None, window_bound(0 if W is None else W),
+            follows, foff, np.ascontiguousarray(first_ok, dtype=np.bool_), nmin, hi, int(cap), int(total_cap),
+            int(step_cap))
+    none = np.zeros(0, np.int64)
+    t, n_elems, over = _iteration_lists(*args, none, np.zeros(1, np.int64), none, False)
+    if over != -1:
+        return None, None, None, int(over)
+    if room is not None and 8 * (2 * t + 1 + n_elems) > room:
+        return None, None, None, -3
+    src = empty(t, np.int64)
+    off = empty(t + 1, np.int64)
+    off[0] = 0
+    lidx = empty(n_elems, np.int64)
+    _iteration_lists(*args, src, off, lidx, True)
+    return src, off, lidx, -1

@@ -25,8 +25,8 @@ from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
-from .operators import (AndJoin, Contiguity, DisjunctUnion, KleeneCollect, NegationFilter, NfaRuns, OutputPolicy,
-                        PhysicalPlan, Scan, SeqJoin, Union)
+from .operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
+                        OutputPolicy, PhysicalPlan, Scan, SeqJoin, Union)
 
 
 def window_text(window) -> str | None:
@@ -84,6 +84,13 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check}
+    if isinstance(node, GroupCollect):
+        g = node.group
+        preds = [_text(c) for c in g.member] + [_text(c, g.vars) for c in g.prev] + [_text(c) for c in g.lists]
+        return {"op": "kleene group", "vars": list(node.vars), "group": list(g.vars),
+                "body": "SEQ" if g.seq else "AND", "predicates": preds, "window": window, "min": g.min,
+                "max": g.max, "after": list(g.before), "before": list(g.after),
+                "per_iteration": node.per_iteration}
     if isinstance(node, Contiguity):
         return {"op": "contiguous", "vars": list(node.vars), "predicates": [], "window": None,
                 "groups": [list(g) for g in node.groups]}

@@ -12,9 +12,13 @@ read the whole list; conjuncts on a negated variable are its filter or its
 conditions.  The physical plan (:mod:`jitcep.plan.rules`) is built from this
 by rules; nothing here depends on options or data.
 
-What the compiled engine does not evaluate (Kleene groups, several closures
-that may all be empty where no single variable binds an event, a closure that
-may be empty alone in a nested OR branch ...) raises
+A Kleene group ``KL(SEQ(..))`` / ``KL(AND(..))`` is a :class:`Group`: its
+body's conjuncts make the iterations (one match of the body each), the rest
+relate iterations to the match and to each other (section 6).
+
+What the compiled engine does not evaluate (several closures that may all be
+empty where no single variable binds an event, a closure that may be empty
+alone in a nested OR branch ...) raises
 :class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
 """
 
@@ -109,6 +113,46 @@ class Closure:
     each: tuple[E.Expr, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A Kleene group ``KL(SEQ(..)){n,m}`` / ``KL(AND(..)){n,m}`` (semantics section 6; ZStream 4.4.5).
+
+    An iteration is one match of ``body`` (the SEQ / AND of the group's
+    ``vars`` as written, each of ``types[i]`` passing ``filters[i]``, the
+    iteration-local conjuncts ``joins`` over several of them).  A list is
+    ``min``..``max`` iterations: for a SEQ body each after the previous one
+    (every event before, at a larger position), for an AND body a set of
+    distinct body matches in canonical order, which may share events.  Like a
+    :class:`Closure`'s: ``before`` / ``after`` / ``scope``; ``member``:
+    conjuncts over group variables member-wise and single variables outside
+    (each iteration with the match); ``prev``: iterative conjuncts between
+    consecutive iterations (:func:`prev_var` of a group variable reads the
+    previous iteration's); ``lists``: conjuncts on the whole lists.
+    ``anchor``: where no single variable would bind an event, the single
+    variables (one per group variable) binding its first iteration, which
+    the joins bind (as a :class:`Closure`'s anchor); empty otherwise.
+    """
+
+    body: Node
+    vars: tuple[str, ...]
+    types: tuple[tuple[str, ...] | None, ...]
+    filters: tuple[E.Expr | None, ...]
+    joins: tuple[E.Expr, ...]
+    member: tuple[E.Expr, ...]
+    prev: tuple[E.Expr, ...]
+    lists: tuple[E.Expr, ...]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    min: int
+    max: int | None
+    scope: tuple[str, ...] = ()
+    anchor: tuple[str, ...] = ()
+
+    @property
+    def seq(self) -> bool:
+        return isinstance(self.body, Seq)
+
+
 @dataclass(frozen=True)
 class LogicalPlan:
     """One pattern analysed (see the module docstring).
@@ -118,7 +162,9 @@ class LogicalPlan:
     its types; ``filters``: the single-variable filter of each; ``joins``:
     conjuncts over several positive variables; ``key``: the ``[attr]``
     attributes; ``constants``: conjuncts over no variable; ``closures``:
-    the array variables in pattern order.
+    the array variables in pattern order; ``groups``: the Kleene groups;
+    ``kleene_order``: every closure's variable and group's first variable,
+    in pattern order (the order their lists are collected in).
     """
 
     pattern: Pattern
@@ -131,6 +177,8 @@ class LogicalPlan:
     constants: tuple[E.Expr, ...]
     negations: tuple[Negated, ...]
     closures: tuple[Closure, ...] = ()
+    groups: tuple[Group, ...] = ()
+    kleene_order: tuple[str, ...] = ()
 
     @property
     def closure_vars(self) -> tuple[str, ...]:
@@ -203,12 +251,23 @@ def flatten(node: Node) -> Node:
     for n in walk_nodes(node):
         if isinstance(n, Neg) and not isinstance(n.var, EventVar):
             raise UnsupportedPatternError("a negation must be of a single variable")
-        if isinstance(n, Kleene) and not isinstance(n.body, EventVar):
-            raise UnsupportedPatternError(f"the compiled engine does not evaluate Kleene groups KL(SEQ/AND ..) "
-                                          f"yet: {node_to_text(n)!r}")
+        if isinstance(n, Kleene) and not isinstance(n.body, EventVar) and not (
+                isinstance(n.body, (Seq, Conj)) and all(isinstance(i, EventVar) for i in n.body.items)):
+            raise UnsupportedPatternError(f"a Kleene group is a SEQ or AND of plain variables: {node_to_text(n)!r}")
         if not isinstance(n, (Seq, Conj, Disj, Neg, Kleene, EventVar)):
             raise UnsupportedPatternError(f"unknown structure node {type(n).__name__}")
     return node
+
+
+def _array(k: Kleene) -> str | None:
+    """The array variable of closure ``k``; None for a group."""
+    return k.body.name if isinstance(k.body, EventVar) else None
+
+
+def _lead(k: Kleene) -> str:
+    """The variable naming closure ``k`` (in :func:`anchor_vars`, ``kleene_order``): its array variable or
+    its group's first variable."""
+    return _array(k) or k.body.items[0].name
 
 
 def positive(body: Node) -> Node:
@@ -226,12 +285,14 @@ def positive(body: Node) -> Node:
     anchors = anchor_vars(body)
 
     def rec(n):
-        if isinstance(n, Kleene) and n.body.name in anchors:
+        if isinstance(n, Kleene) and _lead(n) in anchors:
+            if _array(n) is None:  # a group's first iteration
+                return flatten(type(n.body)(tuple(EventVar(anchors[v.name], v.types) for v in n.body.items)))
             return EventVar(anchors[n.body.name], n.body.types)
         if isinstance(n, (EventVar, Neg, Kleene)):
             return n
         items = tuple(r for r in (rec(c) for c in n.items if not isinstance(c, Neg)
-                                  and not (isinstance(c, Kleene) and c.body.name not in anchors)) if r is not None)
+                                  and not (isinstance(c, Kleene) and _lead(c) not in anchors)) if r is not None)
         if not items:
             if isinstance(n, Disj):
                 raise UnsupportedPatternError(f"the compiled engine needs a single variable in "
@@ -239,7 +300,7 @@ def positive(body: Node) -> Node:
                                               f"closures around them")
             return None
         return flatten(type(n)(items))
-    if isinstance(body, Neg) or isinstance(body, Kleene) and body.body.name not in anchors:
+    if isinstance(body, Neg) or isinstance(body, Kleene) and _lead(body) not in anchors:
         raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
                                       "Kleene closures")
     return rec(body)
@@ -257,29 +318,35 @@ def anchor_vars(body: Node) -> dict[str, str]:
     part of the pattern made only of closures (the whole pattern, an OR
     branch) still has one list with a first member: the first closure with
     ``min >= 1`` there lends it as a single variable (its anchor) that the
-    joins bind and its collection extends (:class:`Closure`).  Innermost OR
-    branches first.  Where nothing outside the part can bind an event (the
-    whole pattern, a branch of a top-level OR), a part whose only closure may
-    be empty lends it too: a match binding nothing is none, so its list holds
-    at least its anchor (``T* v[]`` there means ``T+ v[]``).  Otherwise
-    (several closures that may all be empty, a branch of a nested OR that
-    may match with nothing): refused.
+    joins bind and its collection extends (:class:`Closure`); a Kleene group
+    lends its first iteration, one anchor per variable (:class:`Group`), also
+    when it is the whole part with ``min = 0`` (its empty list binds nothing).
+    Innermost OR branches first.  Where nothing outside the part can bind an
+    event (the whole pattern, a branch of a top-level OR), a part whose only
+    closure may be empty lends it too: a match binding nothing is none, so its
+    list holds at least its anchor (``T* v[]`` there means ``T+ v[]``).
+    Otherwise (several closures that may all be empty, a branch of a nested OR
+    that may match with nothing): refused.
     """
     anchors: dict[str, str] = {}
     must_bind = (body, *(body.items if isinstance(body, Disj) else ()))
 
     def covered(n) -> bool:
-        return bool(single_vars(n)) or any(isinstance(k, Kleene) and k.body.name in anchors for k in walk_nodes(n))
+        return bool(single_vars(n)) or any(isinstance(k, Kleene) and _lead(k) in anchors for k in walk_nodes(n))
 
     def lend(n) -> None:
-        ks = [k for k in walk_nodes(n) if isinstance(k, Kleene) and isinstance(k.body, EventVar)]
+        ks = [k for k in walk_nodes(n) if isinstance(k, Kleene)]
         k = next((k for k in ks if k.min >= 1), None)
-        if k is None and len(ks) == 1 and any(n is m for m in must_bind):
+        if k is None and isinstance(n, Kleene) and _array(n) is None:
+            k = n  # a group alone: its empty list binds nothing, never a match, so it has a first iteration
+        if k is None and len(ks) == 1 and _array(ks[0]) is not None and any(n is m for m in must_bind):
             k = ks[0]
         if k is None:
             raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
                                           f"one member in {node_to_text(n)!r}")
-        anchors[k.body.name] = anchor_var(k.body.name)
+        # a group lends its first iteration, one anchor per variable
+        for v in ((k.body,) if _array(k) else k.body.items):
+            anchors[v.name] = anchor_var(v.name)
 
     def rec(n) -> None:
         for c in n.children():
@@ -319,8 +386,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
                 rec(item, before + node.items[:i], node.items[i + 1:] + after, scope)
         elif isinstance(node, Disj):
             for item in node.items:
-                lent = tuple(anchors[k.body.name] for k in walk_nodes(item)
-                             if isinstance(k, Kleene) and k.body.name in anchors)
+                lent = tuple(anchors[v.name] for k in walk_nodes(item) if isinstance(k, Kleene)
+                             and _lead(k) in anchors for v in walk_nodes(k.body) if isinstance(v, EventVar))
                 rec(item, before, after, single_vars(item) + lent)
         else:
             for c in node.children():
@@ -401,6 +468,41 @@ def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str
     return next(iter(negs)), "each" if kind in ("prev", "mixed") else kind
 
 
+def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], kvs: set[str], negated, full: Node):
+    """(group index, class, conjunct as the group reads it) of a conjunct on a Kleene group's variables
+    (section 4: plain / ``[i]`` references to one group share the iteration): "filter" (one variable,
+    member-wise), "joins" (member-wise over group variables only: iteration-local), "member" (also
+    single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists"; or raise."""
+    vs = E.variables(c)
+    if len(gs) > 1 or vs & kvs or vs & negated:
+        raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct on a Kleene group's variables "
+                                      f"only with single variables outside closures and negations "
+                                      f"({expr_to_text(c)}) yet")
+    (gi,) = gs
+    gvars = sorted(v for v in vs if v in group_of)
+    _check_list_refs(c, set(gvars))
+    if isinstance(lca(full, frozenset(vs)), Disj):
+        raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
+    kinds = {kleene_ref_kind(c, v) for v in gvars}
+    if "prev" in kinds:
+        if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var in group_of and
+               n.index not in (None, "i", "i-1") for n in E.walk(c)):
+            raise UnsupportedPatternError(f"the compiled engine does not evaluate v[i-1] with list references "
+                                          f"({expr_to_text(c)}) yet")
+        for v in gvars:
+            c = _prev_ref(c, v)
+        return gi, "prev", c
+    if kinds == {"list"}:
+        return gi, "lists", c
+    if kinds != {"member"}:
+        raise UnsupportedPatternError(f"the compiled engine does not evaluate mixed Kleene references ({c}) yet")
+    for v in gvars:
+        c = _member_ref(c, v)
+    if vs - set(gvars):
+        return gi, "member", c
+    return gi, "filter" if len(vs) == 1 else "joins", c
+
+
 def logical_plan(pattern: Pattern) -> LogicalPlan:
     """Analyse ``pattern`` (see the module docstring); raises UnsupportedPatternError for what the
     compiled engine does not evaluate.
@@ -416,10 +518,15 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     kls = _kleene_contexts(full, anchors)
     body = positive(full)
     var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}  # anchors included
+    gls = [g for g in kls if _array(g[0]) is None]  # Kleene groups
+    kls = [k for k in kls if _array(k[0]) is not None]
     kvs = tuple(k.body.name for k, *_ in kls)
+    group_of = {v.name: i for i, (g, *_) in enumerate(gls) for v in g.body.items}
+    grouped = [{"joins": [], "member": [], "prev": [], "lists": []} for _ in gls]
 
     key: list[str] = []
-    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs) if v not in anchors.values()}
+    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs, *group_of)
+                                        if v not in anchors.values()}
     conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
     each_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
@@ -433,6 +540,11 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             if c.value is not None:
                 for v in filters:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
+            continue
+        gs = {group_of[v] for v in E.variables(c) if v in group_of}
+        if gs:
+            gi, cls, e = _group_class(c, gs, group_of, set(kvs), contexts.keys(), full)
+            (filters[next(iter(E.variables(e)))] if cls == "filter" else grouped[gi][cls]).append(e)
             continue
         mentioned = [kv for kv in kvs if kv in E.variables(c)]
         if len(mentioned) > 1:
@@ -496,6 +608,12 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     for kv, anchor in anchors.items():
         # the anchor is the first member: it passes what every member passes, as a filter or a join predicate
         filters[anchor] = list(filters[kv])
+        if kv in group_of:  # a group's first iteration: its iteration-local and member-wise conjuncts
+            if kv == gls[group_of[kv]][0].body.items[0].name:
+                g = grouped[group_of[kv]]
+                joins += [map_expr(c, lambda x: E.Attr(anchors[x.var], x.attr) if isinstance(x, E.Attr)
+                                   and x.var in group_of else None) for c in g["joins"] + g["member"]]
+            continue
         joins += [map_expr(c, lambda x: E.Attr(anchor, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
                   for c in kleene[kv]["member"]]
     if joins and isinstance(body, EventVar):
@@ -505,7 +623,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     for n, nc in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if not kls and nc.top and nc.near_before and nc.near_after:
+        if not kls and not gls and nc.top and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
         negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
                                  anchor, tuple(list_conds[n]), tuple(each_conds[n])))
@@ -517,6 +635,12 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                              max(knode.min, 1) if kv in anchors else knode.min, knode.max,  # an anchor is a member
                              scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
+    groups = tuple(Group(g.body, tuple(v.name for v in g.body.items), tuple(v.types for v in g.body.items),
+                         tuple(E.conjoin(filters[v.name]) for v in g.body.items), *map(tuple, grouped[i].values()),
+                         before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
+                         tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else ())
+                   for i, (g, before, after, scope) in enumerate(gls))
+    order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
-                       tuple(constants), tuple(negations), closures)
+                       tuple(constants), tuple(negations), closures, groups, order)

@@ -18,6 +18,8 @@ none.
   members for each record of its input (semantics section 6).
 - :class:`DisjunctUnion`: a pattern with an OR planned in DNF (Kolchinsky &
   Schuster 4, nested patterns), one subplan per alternative, their records united.
+- :class:`GroupCollect`: the same for a Kleene group, whose iterations are
+  the records of the group body's own join tree.
 - :class:`Contiguity`: OpenCEP's ``contiguous`` constraint, whole matches
   whose listed variables occupy consecutive positions (semantics section 9);
   ``freeze`` is a field of the frozen variable's :class:`Scan`.
@@ -40,7 +42,7 @@ from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
-from .logical import Closure, Negated, prev_var
+from .logical import Closure, Group, Negated, prev_var
 
 Driver = Literal["right", "left", "smaller"]
 KleeneMode = Literal["all", "maximal"]
@@ -229,6 +231,37 @@ class KleeneCollect(_Unary):
 
 
 @dataclass(frozen=True, slots=True)
+class GroupCollect(_Unary):
+    """The lists of a Kleene group for each record of ``input`` (KSEQ over a group, ZStream 4.4.5;
+    semantics section 6.1).
+
+    ``body``: the join tree of the group's body (scans of its variables,
+    joins carrying its iteration-local conjuncts): its records are the
+    iterations.  ``group`` (:class:`jitcep.plan.logical.Group`): an
+    iteration joins a record when it lies in the record's range (between its
+    neighbours), shares none of its events and passes the member-wise
+    conjuncts with it; a list chains iterations as the group's kind says,
+    consecutive ones passing the iterative conjuncts, the whole list its
+    list conjuncts.  ``per_iteration`` (``kleene_window="iteration"``,
+    section 2): each iteration fits the window with the record's events
+    outside every group, iterations need not fit it together.
+    """
+
+    body: "Operator" = None
+    group: Group = None
+    per_iteration: bool = False
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        # an anchor (the first iteration, bound by the joins) is an iteration of the lists from here on
+        return tuple(v for v in self.input.vars if v not in self.group.anchor)
+
+    @property
+    def children(self) -> tuple:
+        return (self.input, self.body)
+
+
+@dataclass(frozen=True, slots=True)
 class Contiguity(_Unary):
     """Records of ``input`` whose variables of each group of ``groups`` that are all bound occupy
     consecutive positions of their stream, in the listed order (``contiguous=``, semantics section 9).
@@ -333,8 +366,8 @@ def rebuild_joins(node, fn):
     return fn(dataclasses.replace(node, left=rebuild_joins(node.left, fn), right=rebuild_joins(node.right, fn)))
 
 
-Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, NegationFilter, KleeneCollect, Contiguity,
-                       OutputPolicy, NfaRuns]
+Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, NegationFilter, KleeneCollect, GroupCollect,
+                       Contiguity, OutputPolicy, NfaRuns]
 Join = (SeqJoin, AndJoin)
 KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]
 
@@ -350,7 +383,7 @@ class PhysicalPlan:
     ``constants``: conjuncts without variables, evaluated once.
     ``variables``: the single-event variables in pattern order (the match
     table's, whatever order the join tree binds them in); ``list_vars``:
-    the array variables.
+    the array variables and the Kleene groups' variables.
     """
 
     pattern: Pattern
@@ -377,9 +410,10 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure
-        return tuple(dict.fromkeys(n.closure.var for n in self.nodes()
-                                   if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None))
+        # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure or group
+        return tuple(dict.fromkeys(v for n in self.nodes() for v in (
+            n.group.vars if isinstance(n, GroupCollect) else (n.closure.var,)
+            if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None else ())))
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""
@@ -410,6 +444,8 @@ class PhysicalPlan:
             elif isinstance(n, KleeneCollect):
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev, *n.closure.cross)
                         if p is not None]
+            elif isinstance(n, GroupCollect):  # its body's scans and joins are nodes of their own
+                out += [*n.group.member, *n.group.prev]
             elif isinstance(n, NfaRuns):
                 out += [p for edge in n.edges for p in edge] + list(n.first)
                 out += [p for edge in n.list_edges for p in edge if list_edge_kind(p, n.closure.var) != "list"]

@@ -332,10 +332,12 @@ class AnyMatchSearch(Matcher):
         ibox, self.ibox = self.ibox, None  # each body match is one iteration (§2, kleene_window)
         self.bind(node.body, bounds, collect)
         self.ibox = ibox
-        # iteration-local conjuncts are checked per body match, before subsets are formed
+        # iteration-local conjuncts are checked per body match, before subsets are formed; an iterative
+        # one (v[i-1]) relates consecutive iterations of the chosen set, in its canonical order (§4, §6),
+        # so it waits for the whole set
         touching = {id(c): c for v in vars_ for c in self.by_var[v]}
         incr = [c for c in touching.values()
-                if c.member_wise(K.kid) and not any(k != K.kid for k in c.quant)
+                if c.member_wise(K.kid) and not any(k != K.kid for k in c.quant) and K.kid not in c.prev
                 and all(u in vars_ or (u in self.complete and self.b[u] is not None) for u in c.vars)]
         skip = frozenset(id(c) for c in incr)
         good = []

@@ -12,18 +12,52 @@ is the ``kleene=`` option (sections 6.1, 6.2); under
 ``order="nondecreasing_ts"`` a list's members tied with a neighbour may lie on
 its other side by position, so a list can stretch the match past the window
 although each member fits alone (section 2): the lists' spans are checked.
+
+A Kleene group gets a :class:`GroupCollect` at its place in pattern order,
+whose body is the group's own join tree: scans of its variables joined left
+deep in body order, each iteration-local conjunct on the lowest join
+covering it (as :mod:`.join_tree` and :mod:`.predicate_placement` do for the
+pattern).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from ..operators import KleeneCollect
+from ...pattern import expr as E
+from ..logical import Closure
+from ..operators import GroupCollect, KleeneCollect, Scan, SeqJoin
+from .join_tree import join
+from .type_overlap import _overlap
 
 
 def add(plan, planning):
     root = plan.root
-    for K in planning.logical.closures:
-        root = KleeneCollect(root, K, planning.options.kleene, planning.options.order == "nondecreasing_ts")
-    anchors = {K.anchor for K in planning.logical.closures}
+    logical, options = planning.logical, planning.options
+    collect = {**{K.var: K for K in logical.closures}, **{g.vars[0]: g for g in logical.groups}}
+    for K in (collect[v] for v in logical.kleene_order):
+        if isinstance(K, Closure):
+            root = KleeneCollect(root, K, options.kleene, options.order == "nondecreasing_ts")
+        else:
+            root = GroupCollect(root, group_body(K), K, options.kleene_window == "iteration")
+    anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
     return dataclasses.replace(plan, root=root, variables=tuple(v for v in plan.variables if v not in anchors))
+
+
+def group_body(group):
+    """The join tree whose records are ``group``'s iterations (module docstring)."""
+    types = dict(zip(group.vars, group.types))
+    node = None
+    for v, t, f in zip(group.vars, group.types, group.filters):
+        scan = Scan(v, t, f)
+        if node is None:
+            node = scan
+            continue
+        node = join(group.body, node, scan)
+        covered = set(node.vars)
+        here = tuple(p for p in group.joins if E.variables(p) <= covered and not E.variables(p) <= set(node.left.vars))
+        overlap = any(_overlap(types[a], types[b]) for a in node.left.vars for b in node.right.vars)
+        node = dataclasses.replace(node, predicates=here, overlap=overlap)
+        if isinstance(node, SeqJoin):
+            node = dataclasses.replace(node, driver="smaller" if isinstance(node.right, Scan) else "right")
+    return node

@@ -1,0 +1,136 @@
+"""Kleene groups KL(SEQ(..)) / KL(AND(..)) with {n,m}, compiled (semantics §6, §2 ``kleene_window``).
+
+Hand-enumerated cases run on both engines (tests/conftest.py); each first
+checks that the compiled engine covers the pattern (no fallback).  Expected
+matches come from docs/semantics.md: an iteration is one match of the group
+body; a SEQ group's iteration k+1 lies after iteration k; an AND group binds
+a set of distinct body matches in canonical order, which may share events;
+``v[i-1]`` reads the previous iteration.  A group variable's value is the
+tuple of its members' input rows, one per iteration.
+
+The differential test on generated group forms is tests/test_compiled_groups.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import jitcep
+from jitcep import runtime
+from semantic_helpers import M, events, matches
+
+
+def compiled(text: str, **options) -> str:
+    """``text``, after checking the compiled engine covers it under ``options``."""
+    q = jitcep.compile(text, **options)
+    for p in q.patterns:
+        runtime.check_supported(p, q.options)
+    return text
+
+
+# X0 A1 B2 A3 B4 Y5: body matches (a, b) = (1,2), (1,4), (3,4)
+XABABY = events("type ts v", ("X", 1, 0), ("A", 2, 1), ("B", 3, 5), ("A", 4, 6), ("B", 5, 0), ("Y", 6, 0))
+
+
+def test_seq_group_between_neighbours():
+    # one iteration: each body match; two: (1,2) then (3,4), the only pair with the second after the first
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, Y y) WITHIN 10")
+    assert matches(q, XABABY) == M((0, (1,), (2,), 5), (0, (1,), (4,), 5), (0, (3,), (4,), 5),
+                                   (0, (1, 3), (2, 4), 5))
+
+
+def test_and_group_between_neighbours_shares_events():
+    # AND bodies (a, b): (1,2), (3,2), (1,4), (3,4); sets of two in canonical order (last, first position)
+    q = compiled("PATTERN SEQ(X x, KL(AND(A a, B b)){2}, Y y) WITHIN 10")
+    assert matches(q, XABABY) == M(
+        (0, (1, 3), (2, 2), 5), (0, (1, 1), (2, 4), 5), (0, (1, 3), (2, 4), 5),
+        (0, (3, 1), (2, 4), 5), (0, (3, 3), (2, 4), 5), (0, (1, 3), (4, 4), 5))
+
+
+def test_iterative_predicate_reads_the_previous_iteration():
+    df = events("type ts v", ("X", 1, 0), ("A", 2, 1), ("B", 3, 5), ("A", 4, 6), ("B", 5, 0), ("A", 6, 2),
+                ("B", 7, 0))
+    # bodies (1,2) (1,4) (1,6) (3,4) (3,6) (5,6); a[i].v > b[i-1].v: (1,2)->(3,4) 6 > 5, (1,2)->(3,6),
+    # (1,4)->(5,6) 2 > 0, (3,4)->(5,6), (1,2)->(3,4)->(5,6); (1,2)->(5,6) fails (2 > 5)
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,3}) WHERE a[i].v > b[i-1].v WITHIN 20")
+    singles = [((a,), (b,)) for a, b in ((1, 2), (1, 4), (1, 6), (3, 4), (3, 6), (5, 6))]
+    chains = [((1, 3), (2, 4)), ((1, 3), (2, 6)), ((1, 5), (4, 6)), ((3, 5), (4, 6)), ((1, 3, 5), (2, 4, 6))]
+    assert matches(q, df) == M(*[(0, *lst) for lst in singles + chains])
+
+
+def test_member_and_list_conjuncts():
+    # b.v > x.v keeps bodies with b = B2 (v 5); count(a) = 1 and sum over one iteration
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, Y y) WHERE b.v > x.v AND sum(a.v) < 5 WITHIN 10")
+    assert matches(q, XABABY) == M((0, (1,), (2,), 5))
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, Y y) WHERE count(a) = 2 AND a[1].v < a[a.LEN].v "
+                 "WITHIN 10")
+    assert matches(q, XABABY) == M((0, (1, 3), (2, 4), 5))
+
+
+def test_iteration_local_conjunct_and_filter():
+    # a.v < b.v inside one iteration: (1,2) only (1 < 5); (1,4), (3,4) fail
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)), Y y) WHERE a.v < b.v AND a.v >= 0 WITHIN 10")
+    assert matches(q, XABABY) == M((0, (1,), (2,), 5))
+
+
+def test_zero_iterations_is_an_empty_list():
+    df = events("type ts", ("X", 1), ("A", 2), ("Y", 3), ("B", 4), ("Y", 5))
+    # (x0, y2): no body before Y2; (x0, y4): none, or the body (1,3)
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){0,1}, Y y) WITHIN 10")
+    assert matches(q, df) == M((0, (), (), 2), (0, (), (), 4), (0, (1,), (3,), 4))
+
+
+def test_group_alone_never_matches_nothing():
+    df = events("type ts", ("A", 1), ("B", 2), ("A", 3), ("B", 4))
+    # semantics §3: a match binds a positive event, so KL(..)* alone lists at least one iteration
+    q = compiled("PATTERN KL(SEQ(A a, B b))* WITHIN 10")
+    assert matches(q, df) == M(((0,), (1,)), ((0,), (3,)), ((2,), (3,)), ((0, 2), (1, 3)))
+
+
+def test_group_in_an_or_branch():
+    df = events("type ts", ("X", 1), ("A", 2), ("B", 3), ("Y", 4))
+    # the Y branch leaves x and the group unbound (None)
+    q = compiled("PATTERN OR(SEQ(X x, KL(SEQ(A a, B b)){1}), Y y) WITHIN 10")
+    assert matches(q, df) == M((0, (1,), (2,), None), (None, None, None, 3))
+
+
+def test_negation_after_the_group():
+    df = events("type ts", ("X", 1), ("A", 2), ("B", 3), ("C", 4), ("A", 5), ("B", 6), ("Y", 7))
+    # C3 lies between the group and Y6 unless the list ends after it: its last body is (1,5) or (4,5)
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, !C c, Y y) WITHIN 10")
+    assert matches(q, df) == M((0, (1,), (5,), 6), (0, (4,), (5,), 6), (0, (1, 4), (2, 5), 6))
+
+
+@pytest.mark.parametrize("body", ["SEQ", "AND"])
+def test_kleene_window_per_iteration(body):
+    df = events("type ts", ("A", 0), ("B", 1), ("A", 10), ("B", 11))
+    # bodies within 3: (0,1), (2,3) (a SEQ body; the AND body (2,1) spans 9).  "match": the two together
+    # span 11 > 3, no list of two; "iteration": each fits alone (there is no event outside the group)
+    text = compiled(f"PATTERN KL({body}(A a, B b)){{2}} WITHIN 3", kleene_window="iteration")
+    assert matches(text, df) == M()
+    assert matches(text, df, kleene_window="iteration") == M(((0, 2), (1, 3)))
+
+
+def test_kleene_window_per_iteration_beside_a_single_variable():
+    df = events("type ts", ("A", 0), ("B", 1), ("X", 2), ("A", 4), ("B", 5))
+    # AND(X x, KL(..)): x sits between the bodies (0,1) and (3,4); each fits with x within 3, together 5
+    text = compiled("PATTERN AND(X x, KL(SEQ(A a, B b)){2}) WITHIN 3", kleene_window="iteration")
+    assert matches(text, df) == M()
+    assert matches(text, df, kleene_window="iteration") == M((2, (0, 3), (1, 4)))
+
+
+@pytest.mark.parametrize("order, expected", [("position", M(((0, 2), (1, 3)))), ("strict_ts", M())])
+def test_iterations_follow_in_time_under_strict_ts(order, expected):
+    df = events("type ts", ("A", 1), ("B", 2), ("A", 2), ("B", 3))
+    # (0,1) then (2,3): B1 and A2 are simultaneous, ordered by position only (semantics §1, §6)
+    assert matches(compiled("PATTERN KL(SEQ(A a, B b)){2} WITHIN 10"), df, order=order) == expected
+
+
+def test_and_group_iterative_predicate_reads_canonical_order():
+    df = events("type ts x", ("X", 1, 0), ("A", 1, 1), ("A", 1, 0))
+    # an AND group's set lists its iterations in canonical order (A1 then A2, by position), and g[i-1]
+    # is the one before in that order: x 1 then 0 is decreasing
+    up = compiled("PATTERN SEQ(X v, KL(AND(A g)){2}) WHERE g[i].x >= g[i-1].x WITHIN 10")
+    down = compiled("PATTERN SEQ(X v, KL(AND(A g)){2}) WHERE g[i].x <= g[i-1].x WITHIN 10")
+    assert matches(up, df) == M()
+    assert matches(down, df) == M((0, (1, 2)))
