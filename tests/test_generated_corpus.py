@@ -32,7 +32,6 @@ from polars.testing import assert_frame_equal
 ATTRS = ("x", "y", "s", "k", "ts")
 #: fallback reasons still expected (regular expressions over the FallbackWarning's text)
 KNOWN_GAPS = (
-    r"does not evaluate Kleene groups",
     r"needs a single variable or a closure of at least one member",
     r"needs a single variable in .*: it joins single variables and collects closures",
     r"does not evaluate mixed Kleene references",
@@ -40,6 +39,7 @@ KNOWN_GAPS = (
     r"does not evaluate a negation condition reading",
     r"evaluates a conjunct over two Kleene variables",
     r"does not evaluate (min|max) over a (str|bool) attribute",
+    r"evaluates a conjunct on a Kleene group's variables only with single variables",
 )
 
 
