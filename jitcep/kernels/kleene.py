@@ -259,18 +259,26 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
         wt, Wb = np.ascontiguousarray(wt, dtype=np.int64), window_bound(W)
     args = (offsets, members, ts, bool(strict), follows, foff, nmin, hi, int(cap), int(total_cap), wt, Wb,
             bool(anchored))
-    n, n_elems, over = _subsequences(*args, none, np.zeros(1, np.int64), none, False)
+    return _count_then_fill(_subsequences, args, room)
+
+
+def _count_then_fill(kernel, args: tuple, room: int | None):
+    """Run a list kernel twice: a counting pass that sizes the outputs (allocated by NumPy,
+    :mod:`jitcep.kernels.alloc`), then the pass that fills them.  Returns ``(src, off, elems, -1)``,
+    or ``(None, None, None, status)``: the kernel's cap status, or -3 when the lists would not fit ``room``
+    bytes."""
+    none = np.zeros(0, np.int64)
+    n, n_elems, over = kernel(*args, none, np.zeros(1, np.int64), none, False)
     if over != -1:
         return None, None, None, int(over)
     if room is not None and 8 * (2 * n + 1 + n_elems) > room:
         return None, None, None, -3
-    # NumPy-allocated outputs (jitcep.kernels.alloc): sizes known from the counting pass
     src = empty(n, np.int64)
     off = empty(n + 1, np.int64)
     off[0] = 0
-    lpos = empty(n_elems, np.int64)
-    _subsequences(*args, src, off, lpos, True)
-    return src, off, lpos, -1
+    elems = empty(n_elems, np.int64)
+    kernel(*args, src, off, elems, True)
+    return src, off, elems, -1
 
 
 def _square_offsets(offsets: np.ndarray) -> np.ndarray:
@@ -549,15 +557,4 @@ def iteration_lists(offsets: np.ndarray, istart: np.ndarray, iend: np.ndarray, i
     args = (offsets, *arrays, bool(seq), bool(strict), W is not None, window_bound(0 if W is None else W),
             follows, foff, np.ascontiguousarray(first_ok, dtype=np.bool_), nmin, hi, int(cap), int(total_cap),
             int(step_cap))
-    none = np.zeros(0, np.int64)
-    t, n_elems, over = _iteration_lists(*args, none, np.zeros(1, np.int64), none, False)
-    if over != -1:
-        return None, None, None, int(over)
-    if room is not None and 8 * (2 * t + 1 + n_elems) > room:
-        return None, None, None, -3
-    src = empty(t, np.int64)
-    off = empty(t + 1, np.int64)
-    off[0] = 0
-    lidx = empty(n_elems, np.int64)
-    _iteration_lists(*args, src, off, lidx, True)
-    return src, off, lidx, -1
+    return _count_then_fill(_iteration_lists, args, room)
