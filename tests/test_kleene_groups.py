@@ -134,3 +134,12 @@ def test_and_group_iterative_predicate_reads_canonical_order():
     down = compiled("PATTERN SEQ(X v, KL(AND(A g)){2}) WHERE g[i].x <= g[i-1].x WITHIN 10")
     assert matches(up, df) == M()
     assert matches(down, df) == M((0, (1, 2)))
+
+
+def test_a_group_after_a_closure_in_an_or_branch():
+    # the group applies to the records that took its branch, though by then the closure's anchor is its list
+    # (the compiled engine raised ValueError; found by the generated corpus).  B0 C1 C2 A3 B4 within 4: the
+    # branch needs B's before one iteration (C1, C2): b = [B0]; D never occurs
+    df = events("type ts", ("B", 0), ("C", 1), ("C", 2), ("A", 3), ("B", 4))
+    got = matches("PATTERN OR(D d, SEQ(B+ b[], KL(SEQ(C c1, C c2)))) WITHIN 4", df, variables=("d", "b", "c1", "c2"))
+    assert got == M((None, (0,), (1,), (2,)))

@@ -33,7 +33,7 @@ from ..kernels.window import MAX_SPAN, spans_within
 from ..plan.logical import prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_extent, offsets
-from .kleene import _keep_lists, _per_list, _with_other_branches
+from .kleene import _keep_lists, _per_list, _with_other_branches, took_branch
 from .lists import list_mask
 
 
@@ -42,7 +42,7 @@ def run(node, state, execute) -> Buffer:
     buf = execute(node.input)
     it = execute(node.body)
     # a group in an OR branch applies to the records that took it (semantics section 5)
-    app = (buf.pos[:, [buf.vars.index(v) for v in Gr.scope]] >= 0).any(axis=1) if Gr.scope else None
+    app = took_branch(buf, Gr.scope) if Gr.scope else None
     rec, cand = _candidates(node, state, buf, it, app)
     first_ok = _after_anchor(state, Gr, buf, it, rec, cand) if Gr.anchor and Gr.prev else None
     src, off, lidx = _lists(node, state, buf, it, rec, cand, first_ok)

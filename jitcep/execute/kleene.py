@@ -40,7 +40,7 @@ from .scan import leaf
 def run(node, state, execute) -> Buffer:
     K = node.closure
     buf = execute(node.input)
-    app = _took_branch(buf, K.scope) if K.scope else None
+    app = took_branch(buf, K.scope) if K.scope else None
     offs, members = _members(state, K, buf, app)
     src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
     if app is not None:
@@ -75,7 +75,7 @@ def run(node, state, execute) -> Buffer:
                   offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start], wt[end], lists, unbound)
 
 
-def _took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:
+def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:
     """The records that took the OR branch of a closure's ``scope`` (its single variables): a closure
     there applies to those only (semantics section 5).  A scope variable that anchored a closure
     collected before this one is that closure's list by now: bound where the list is."""
