@@ -321,7 +321,7 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
             return pl.col(e.var).list.len().cast(pl.Int64)
         vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
         if e.func in ("min", "max"):
-            return vals.list.min() if e.func == "min" else vals.list.max()
+            return _no_kind(vals.list.min() if e.func == "min" else vals.list.max(), e.attr in kindless, frame)
         present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
         if e.func == "sum" and frame.head(0).select(vals.list.first()).dtypes[0].is_integer():
             total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
@@ -414,10 +414,11 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
             lists = {v.name for v in spec.vars if v.is_list}
             # attributes with a column but no value in it (output_schema's table has no columns: its
             # schema is the one of a table with values)
-            kindless = {a.attr for _, e in spec.returns for a in ex.walk(e) if isinstance(a, ex.Attr)
+            kindless = {a.attr for _, e in spec.returns for a in ex.walk(e) if isinstance(a, (ex.Attr, ex.Agg))
                         and a.attr in values.table.columns and attribute_kind(a.attr, values.table) is None}
-            # a bare attribute item keeps its column's dtype (the output schema does not depend on the data)
-            df = df.with_columns([_return_expr(e, lists, set() if isinstance(e, ex.Attr) else kindless, df)
+            # a bare attribute or aggregate item keeps its column's dtype (the output schema does not depend
+            # on the data)
+            df = df.with_columns([_return_expr(e, lists, set() if isinstance(e, (ex.Attr, ex.Agg)) else kindless, df)
                                   .alias(name) for name, e in spec.returns])
         frames.append(df)
     # Every frame carries full dtypes even when empty, so the relaxed diagonal

@@ -256,6 +256,11 @@ def test_return_arithmetic_on_an_attribute_with_no_value_is_null(engine):
     out = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.n = 'p' AS eq, b.n IN ('p', 1) AS isin, "
                          "a.n IS NULL AS none").run(df, time="ts", type="type", engine=engine)
     assert out.select("eq", "isin", "none").rows() == [(None, None, True)]
+    # and over a Kleene variable's aggregate of it
+    out = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN -max(b.s) AS m, max(b.s) AS bare").run(
+        df, time="ts", type="type", engine=engine)
+    assert out.select("m", "bare").rows() == [(None, None)]
+    assert out.schema["bare"] == pl.String
 
 
 def test_return_expression_over_a_kleene_variables_members_is_refused_at_compile():
