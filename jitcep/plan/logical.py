@@ -337,10 +337,11 @@ def anchor_vars(body: Node) -> dict[str, str]:
     def lend(n) -> None:
         ks = [k for k in walk_nodes(n) if isinstance(k, Kleene)]
         k = next((k for k in ks if k.min >= 1), None)
-        if k is None and isinstance(n, Kleene) and _array(n) is None:
-            k = n  # a group alone: its empty list binds nothing, never a match, so it has a first iteration
-        if k is None and len(ks) == 1 and _array(ks[0]) is not None and any(n is m for m in must_bind):
-            k = ks[0]
+        if any(n is m for m in must_bind):  # nothing outside n binds an event: n binds at least one
+            if k is None and isinstance(n, Kleene) and _array(n) is None:
+                k = n  # a group alone: its empty list would bind nothing, so it has a first iteration
+            if k is None and len(ks) == 1 and _array(ks[0]) is not None:
+                k = ks[0]
         if k is None:
             raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
                                           f"one member in {node_to_text(n)!r}")
