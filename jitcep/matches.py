@@ -101,7 +101,8 @@ class MatchTable:
         """
         if self.n <= 1:
             return self
-        return canonical_table(self._matrix(), {v: j for j, v in enumerate(sorted(self.single))}, self.lists,
+        column = {v: j for j, v in enumerate(sorted(self.single))}  # _matrix's columns are in name order
+        return canonical_table(self._matrix(), {v: column[v] for v in self.single}, self.lists,
                                self.list_unbound)
 
     def canonical_order(self) -> np.ndarray:
@@ -135,7 +136,8 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     cols = np.array([where[v] for v in names], dtype=np.int64)
     perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound)) if n > 1 else None
     columns = gather_columns(P, cols, perm)
-    single = dict(zip(names, columns))
+    gathered = dict(zip(names, columns))
+    single = {v: gathered[v] for v in where}  # the caller's variable order (the order key is by name)
     table = MatchTable(n, {}, lists, list_unbound)
     if perm is not None and (lists or list_unbound):
         table = table.take(perm)

@@ -52,14 +52,15 @@ def _numbers() -> st.SearchStrategy[Lit]:
 def values(variables=("a", "b"), kleene=("c",), *, attrs=ATTR_NAMES, indexed=True) -> st.SearchStrategy[Expr]:
     """Numeric-valued expressions over ``variables`` (single events) and ``kleene`` (array variables).
 
-    ``indexed=False`` leaves out ``c[i-1]``-style member indexes (RETURN only allows fixed ones).
+    ``indexed=False`` leaves out ``c[i-1]``-style member indexes and a whole list ``c.x`` (RETURN allows
+    fixed members in expressions, and a list only as an item of its own).
     """
     attr = st.sampled_from(attrs)
     leaves = [_numbers()]
     if variables:
         leaves.append(st.builds(Attr, st.sampled_from(variables), attr))
     if kleene:
-        kinds = [None, 1, 2, "len"] + (["i", "i-1"] if indexed else [])
+        kinds = [None, 1, 2, "len", "i", "i-1"] if indexed else [1, 2, "len"]
         leaves.append(st.builds(Attr, st.sampled_from(kleene), attr, st.sampled_from(kinds)))
         leaves.append(st.builds(Agg, st.just("count"), st.sampled_from(kleene)))
         leaves.append(st.builds(Agg, st.sampled_from([f for f in AGG_FUNCS if f != "count"]),
@@ -257,5 +258,7 @@ def patterns(draw, *, max_depth: int = 3, attrs=ATTR_NAMES, where: bool = True,
                 if alias is not None:
                     alias = f"{alias}{k}" if alias in used else alias
                     used.add(alias)
-                items_out.append(ReturnItem(draw(values(singles, arrays, attrs=attrs, indexed=False)), alias))
+                whole_list = st.builds(Attr, st.sampled_from(arrays), st.sampled_from(attrs)) if arrays else None
+                item = values(singles, arrays, attrs=attrs, indexed=False)
+                items_out.append(ReturnItem(draw(st.one_of(item, whole_list) if whole_list else item), alias))
     return Pattern(body, condition, draw(windows()), tuple(items_out))
