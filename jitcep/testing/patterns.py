@@ -260,5 +260,7 @@ def patterns(draw, *, max_depth: int = 3, attrs=ATTR_NAMES, where: bool = True,
                     used.add(alias)
                 whole_list = st.builds(Attr, st.sampled_from(arrays), st.sampled_from(attrs)) if arrays else None
                 item = values(singles, arrays, attrs=attrs, indexed=False)
-                items_out.append(ReturnItem(draw(st.one_of(item, whole_list) if whole_list else item), alias))
+                if whole_list is not None:
+                    item = st.one_of(item, whole_list)
+                items_out.append(ReturnItem(draw(item), alias))
     return Pattern(body, condition, draw(windows()), tuple(items_out))
