@@ -52,6 +52,9 @@ def input_rows(parts: list[np.ndarray], row: np.ndarray | None, n: int) -> np.nd
     return out
 
 
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 @njit(**NUMBA_FLAGS)
 def _take(values, idx, out):
     n = len(values)
@@ -68,6 +71,10 @@ def take(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     an index outside ``values`` is a KernelInputError."""
     values = np.ascontiguousarray(values)
     out = empty(len(idx), values.dtype)
-    if not _take(values, np.ascontiguousarray(idx, dtype=np.int64), out):
+    # a copy moves bits: every dtype of one width is taken as the unsigned integer of that width, so
+    # one compiled kernel serves int64, float64 and datetime64 alike
+    bits = _BITS.get(values.dtype.itemsize) if values.dtype.kind in "biufmM" else None
+    src, dst = (values, out) if bits is None else (values.view(bits), out.view(bits))
+    if not _take(src, np.ascontiguousarray(idx, dtype=np.int64), dst):
         raise fail("take", f"an index is outside the {len(values)} values")
     return out

@@ -102,7 +102,7 @@ def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
-    n = 0
+    n = np.int64(0)  # not a literal 0: _grow would be compiled once more for Literal[int](0)
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
@@ -152,7 +152,7 @@ def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
-    n = 0
+    n = np.int64(0)
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
@@ -184,7 +184,7 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
-    n = 0
+    n = np.int64(0)
     for g in range(G):
         i, i1 = Lg[g], Lg[g + 1]
         j, j1 = Rg[g], Rg[g + 1]

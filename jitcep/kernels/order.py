@@ -52,9 +52,11 @@ def _bounds(P, cols, llo, lhi, lists, lo, hi):
 
 
 @njit(**NUMBA_FLAGS)
-def _less(i, j, lo, P, cols, K):
-    """Does match i come before match j among matches of the same end? (first position, the single
-    columns in order, then the list keys ``K`` column by column)."""
+def _less(i, j, hi, lo, P, cols, K):
+    """Does match i come before match j? (last position, first position, the single columns in order,
+    then the list keys ``K`` column by column)."""
+    if hi[i] != hi[j]:
+        return hi[i] < hi[j]
     if lo[i] != lo[j]:
         return lo[i] < lo[j]
     for c in cols:
@@ -69,47 +71,51 @@ def _less(i, j, lo, P, cols, K):
 
 
 @njit(**NUMBA_FLAGS)
-def _sort_run(perm, s, e, lo, P, cols, K, tmp):
-    """Stable sort of ``perm[s:e]`` by :func:`_less` (insertion for short runs, else top-down merging
-    through ``tmp``); True if anything moved."""
+def _sort_range(perm, s, e, hi, lo, P, cols, K, tmp):
+    """Stable sort of ``perm[s:e]`` by :func:`_less`; True if anything moved.
+
+    Bottom-up: insertion sort of blocks of :data:`_INSERTION`, then merges of
+    doubling width through ``tmp`` (no recursion: a recursive kernel costs Numba
+    several compilations of itself and its callees on first use)."""
     ordered = True
     for k in range(s + 1, e):
-        if _less(perm[k], perm[k - 1], lo, P, cols, K):
+        if _less(perm[k], perm[k - 1], hi, lo, P, cols, K):
             ordered = False
             break
     if ordered:
         return False
-    if e - s <= _INSERTION:
-        for k in range(s + 1, e):
+    for b in range(s, e, _INSERTION):
+        for k in range(b + 1, min(b + _INSERTION, e)):
             x = perm[k]
             m = k
-            while m > s and _less(x, perm[m - 1], lo, P, cols, K):
+            while m > b and _less(x, perm[m - 1], hi, lo, P, cols, K):
                 perm[m] = perm[m - 1]
                 m -= 1
             perm[m] = x
-        return True
-    mid = (s + e) >> 1
-    _sort_run(perm, s, mid, lo, P, cols, K, tmp)
-    _sort_run(perm, mid, e, lo, P, cols, K, tmp)
-    a, b, o = s, mid, s
-    while a < mid and b < e:
-        if _less(perm[b], perm[a], lo, P, cols, K):  # strictly less: ties keep the left run first (stable)
-            tmp[o] = perm[b]
-            b += 1
-        else:
-            tmp[o] = perm[a]
-            a += 1
-        o += 1
-    while a < mid:
-        tmp[o] = perm[a]
-        a += 1
-        o += 1
-    while b < e:
-        tmp[o] = perm[b]
-        b += 1
-        o += 1
-    for k in range(s, e):
-        perm[k] = tmp[k]
+    width = _INSERTION
+    while width < e - s:
+        for left in range(s, e - width, 2 * width):
+            mid, stop = left + width, min(left + 2 * width, e)
+            a, b, o = left, mid, left
+            while a < mid and b < stop:
+                if _less(perm[b], perm[a], hi, lo, P, cols, K):  # strictly: ties keep the left first
+                    tmp[o] = perm[b]
+                    b += 1
+                else:
+                    tmp[o] = perm[a]
+                    a += 1
+                o += 1
+            while a < mid:
+                tmp[o] = perm[a]
+                a += 1
+                o += 1
+            while b < stop:
+                tmp[o] = perm[b]
+                b += 1
+                o += 1
+            for k in range(left, stop):
+                perm[k] = tmp[k]
+        width *= 2
     return True
 
 
@@ -117,18 +123,20 @@ def _sort_run(perm, s, e, lo, P, cols, K, tmp):
 def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
     n = P.shape[0]
     _bounds(P, cols, llo, lhi, lists, lo, hi)
+    for i in range(n):
+        perm[i] = i
+    tmp = np.empty(0, np.int64)
     moved = False
     for i in range(1, n):
         if hi[i] < hi[i - 1]:
-            moved = True
+            # by last position only: no first positions (``hi`` again), no columns, no keys.  The
+            # arguments keep the types of the call below and no argument is a constant, so Numba
+            # compiles _sort_range once (a literal argument is a specialisation of its own)
+            tmp = np.empty(n, np.int64)
+            moved = _sort_range(perm, np.int64(0), n, hi, hi, P, np.empty(0, np.int64),
+                                np.empty((n, 0), np.int64), tmp)
             break
-    if moved:
-        perm[:] = np.argsort(hi, kind="mergesort")
-    else:
-        for i in range(n):
-            perm[i] = i
-    tmp = np.empty(0, np.int64)
-    i = 0
+    i = np.int64(0)  # as above: not a literal
     while i < n:
         h = hi[perm[i]]
         j = i + 1
@@ -136,7 +144,7 @@ def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
             j += 1
         if j - i > _INSERTION and len(tmp) < n:
             tmp = np.empty(n, np.int64)
-        if j - i > 1 and _sort_run(perm, i, j, lo, P, cols, K, tmp):
+        if j - i > 1 and _sort_range(perm, i, j, hi, lo, P, cols, K, tmp):
             moved = True
         i = j
     return moved
