@@ -1,0 +1,71 @@
+"""SemiJoinReduce: a SEQ's leaves reduced to the events on a chain, then its joins over the survivors.
+
+The reduction reads the leaves of its chain (their scans, through the
+executor, so ``freeze`` and the filters apply first), runs the two passes of
+:func:`jitcep.kernels.reduction.chain_reach` and hands each scan its survivors
+(:attr:`RunState.reduced <jitcep.execute.state.RunState>`), so the joins below
+read only those.  Each survivor's chain bounds (the latest start and the
+earliest end of a chain through it) stay in a :class:`Reach` for the joins
+marked ``extends`` (:func:`extendable`).  In ``explain(analyze=True)`` the
+scans show their survivors, and the reduction's own time includes reading them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.join import ORDER_CODE
+from ..kernels.reduction import chain_fits, chain_reach
+from ..plan.operators import Scan
+from .buffer import Buffer, empty_buffer
+
+
+class Reach:
+    """Per variable of ``chain``, its survivors' positions (ascending) with the latest start and the
+    earliest end of a chain through each, in the window measure."""
+
+    def __init__(self, chain: tuple[str, ...]):
+        self.chain = chain
+        self._bounds: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def add(self, var: str, pos: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+        if len(pos) > 1 and not bool(np.all(pos[1:] > pos[:-1])):  # several key partitions
+            order = np.argsort(pos, kind="stable")
+            pos, start, end = pos[order], start[order], end[order]
+        self._bounds[var] = (pos, start, end)
+
+    def extendable(self, vars_: tuple[str, ...], column, W) -> np.ndarray:
+        """Which records binding the run ``vars_`` of the chain (``column(v)``: their events of ``v``, all
+        survivors) extend to a chain: the latest start through the run's first event and the earliest
+        end through its last fit the window (:mod:`jitcep.kernels.reduction`)."""
+        first, last = min(vars_, key=self.chain.index), max(vars_, key=self.chain.index)
+        p, start, _ = self._bounds[first]
+        start = start[np.searchsorted(p, column(first))]
+        p, _, end = self._bounds[last]
+        end = end[np.searchsorted(p, column(last))]
+        ok = np.ones(len(start), np.bool_)
+        return chain_fits(start, ok, end, ok, W)
+
+
+def run(node, state, execute) -> Buffer:
+    scans = {n.var: n for n in _scans(node.input)}
+    leaves = [execute(scans[v]) for v in node.chain]
+    if not all(len(b) for b in leaves):
+        return empty_buffer(node.vars, state.G)
+    reach = chain_reach([(b.start, b.tstart, b.goff) for b in leaves], [b.wstart for b in leaves],
+                        ORDER_CODE[state.options.order], state.W)
+    state.reach = Reach(node.chain)
+    for v, buf, (keep, start, end) in zip(node.chain, leaves, reach):
+        idx = np.flatnonzero(keep)
+        if not len(idx):
+            return empty_buffer(node.vars, state.G)
+        state.reduced[id(scans[v])] = buf if len(idx) == len(buf) else buf.keep(idx)
+        state.reach.add(v, buf.start[idx], start[idx], end[idx])
+    return execute(node.input)
+
+
+def _scans(node):
+    if isinstance(node, Scan):
+        yield node
+    for c in node.children:
+        yield from _scans(c)
