@@ -49,7 +49,7 @@ def run(node, state, execute) -> Buffer:
         return L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
 
     if node.extends and len(li):  # a partial record that extends to no chain of the reduction above
-        keep = state.reach.extendable(node.vars, column, state.W)
+        keep = state.reach.extendable(L, R, li, ri, column, state.W)
         li, ri, g = li[keep], ri[keep], g[keep]
     for x, y in () if seq else node.sequence:
         if not len(li):

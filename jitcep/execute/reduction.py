@@ -21,28 +21,39 @@ from .buffer import Buffer, empty_buffer
 
 
 class Reach:
-    """Per variable of ``chain``, its survivors' positions (ascending) with the latest start and the
-    earliest end of a chain through each, in the window measure."""
+    """Per variable of ``chain``: the latest start and the earliest end of a chain through each survivor,
+    in the window measure, aligned with its reduced leaf, and found by position for other records."""
 
     def __init__(self, chain: tuple[str, ...]):
         self.chain = chain
-        self._bounds: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._leaf: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # (leaf positions, start, end)
+        self._sorted: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # the same by position
 
     def add(self, var: str, pos: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
-        if len(pos) > 1 and not bool(np.all(pos[1:] > pos[:-1])):  # several key partitions
-            order = np.argsort(pos, kind="stable")
-            pos, start, end = pos[order], start[order], end[order]
-        self._bounds[var] = (pos, start, end)
+        self._leaf[var] = (pos, start, end)
 
-    def extendable(self, vars_: tuple[str, ...], column, W) -> np.ndarray:
-        """Which records binding the run ``vars_`` of the chain (``column(v)``: their events of ``v``, all
-        survivors) extend to a chain: the latest start through the run's first event and the earliest
-        end through its last fit the window (:mod:`jitcep.kernels.reduction`)."""
+    def _bound(self, var: str, which: int, buf, rows: np.ndarray, column) -> np.ndarray:
+        """Bound ``which`` (1 start, 2 end) of ``var``'s events in records ``rows`` of ``buf``."""
+        leaf = self._leaf[var]
+        if buf.start is leaf[0]:  # the reduced leaf itself: its records are its events
+            return leaf[which][rows]
+        if var not in self._sorted:
+            pos, start, end = leaf
+            if len(pos) > 1 and not bool(np.all(pos[1:] > pos[:-1])):  # several key partitions
+                order = np.argsort(pos, kind="stable")
+                pos, start, end = pos[order], start[order], end[order]
+            self._sorted[var] = (pos, start, end)
+        found = self._sorted[var]
+        return found[which][np.searchsorted(found[0], column(var))]
+
+    def extendable(self, L, R, li: np.ndarray, ri: np.ndarray, column, W) -> np.ndarray:
+        """Which pairs (``li`` of ``L``, ``ri`` of ``R``: records binding a run of the chain between them;
+        ``column(v)``: their events of ``v``) extend to a chain: the latest start through the run's first
+        event and the earliest end through its last fit the window (:mod:`jitcep.kernels.reduction`)."""
+        vars_ = L.vars + R.vars
         first, last = min(vars_, key=self.chain.index), max(vars_, key=self.chain.index)
-        p, start, _ = self._bounds[first]
-        start = start[np.searchsorted(p, column(first))]
-        p, _, end = self._bounds[last]
-        end = end[np.searchsorted(p, column(last))]
+        start = self._bound(first, 1, *((L, li) if first in L.vars else (R, ri)), column)
+        end = self._bound(last, 2, *((L, li) if last in L.vars else (R, ri)), column)
         ok = np.ones(len(start), np.bool_)
         return chain_fits(start, ok, end, ok, W)
 
@@ -60,7 +71,7 @@ def run(node, state, execute) -> Buffer:
         if not len(idx):
             return empty_buffer(node.vars, state.G)
         state.reduced[id(scans[v])] = buf if len(idx) == len(buf) else buf.keep(idx)
-        state.reach.add(v, buf.start[idx], start[idx], end[idx])
+        state.reach.add(v, state.reduced[id(scans[v])].start, start[idx], end[idx])
     return execute(node.input)
 
 
