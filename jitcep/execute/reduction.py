@@ -60,9 +60,11 @@ class Reach:
 
 def run(node, state, execute) -> Buffer:
     scans = {n.var: n for n in _scans(node.input)}
-    leaves = [execute(scans[v]) for v in node.chain]
-    if not all(len(b) for b in leaves):
-        return empty_buffer(node.vars, state.G)
+    leaves = []
+    for v in node.chain:  # in chain order, none after an empty one (no match; as a join skips its right input)
+        leaves.append(execute(scans[v]))
+        if not len(leaves[-1]):
+            return empty_buffer(node.vars, state.G)
     reach = chain_reach([(b.start, b.tstart, b.goff) for b in leaves], [b.wstart for b in leaves],
                         ORDER_CODE[state.options.order], state.W)
     state.reach = Reach(node.chain)
