@@ -144,7 +144,8 @@ def latest_start(prev, prev_start, prev_ok, leaf, order):
     out = []
     earlier = _leaf_events(prev)
     for _, q, qt, g in _leaf_events(leaf):
-        vals = [int(prev_start[i]) for i, p, t, h in earlier if h == g and prev_ok[i] and _before_code(p, t, q, qt, order)]
+        vals = [int(prev_start[i]) for i, p, t, h in earlier
+                if h == g and prev_ok[i] and _before_code(p, t, q, qt, order)]
         out.append((max(vals), True) if vals else (None, False))
     return out
 

@@ -6,7 +6,7 @@ executor, so ``freeze`` and the filters apply first), runs the two passes of
 (:attr:`RunState.reduced <jitcep.execute.state.RunState>`), so the joins below
 read only those.  Each survivor's chain bounds (the latest start and the
 earliest end of a chain through it) stay in a :class:`Reach` for the joins
-marked ``extends`` (:func:`extendable`).  In ``explain(analyze=True)`` the
+marked ``extends`` (:meth:`Reach.extendable`).  In ``explain(analyze=True)`` the
 scans show their survivors, and the reduction's own time includes reading them.
 """
 

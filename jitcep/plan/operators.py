@@ -210,9 +210,10 @@ class SemiJoinReduce(_Unary):
     Sound, so planned (:mod:`jitcep.plan.rules.semijoin_reduction`), only where a chain is what every
     match contains: a SEQ of single variables (negations anywhere: they only remove matches; no
     closure, Kleene group, OR or AND; a DNF alternative that is such a SEQ), under skip-till-any-match
-    (the other strategies run NFA^b runs instead of joins), with a window whose measure ascends along before() (not a count window under
-    ``nondecreasing_ts``).  Output policies, ``contiguous`` and negations over whole matches lie above
-    it and see the same matches; ``freeze`` acts in the scans, before it.
+    (the other strategies run NFA^b runs instead of joins), with a window whose measure ascends along
+    before() (not a count window under ``nondecreasing_ts``).  Output policies, ``contiguous`` and
+    negations over whole matches lie above it and see the same matches; ``freeze`` acts in the scans,
+    before it.
     """
 
     chain: tuple[str, ...] = ()
