@@ -60,6 +60,8 @@ class Reach:
 
 def run(node, state, execute) -> Buffer:
     scans = {n.var: n for n in _scans(node.input)}
+    for s in scans.values():  # read afresh: another reduction of the plan (a DNF alternative) may share a scan
+        state.reduced.pop(id(s), None)
     leaves = []
     for v in node.chain:  # in chain order, none after an empty one (no match; as a join skips its right input)
         leaves.append(execute(scans[v]))
