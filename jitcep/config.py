@@ -79,3 +79,7 @@ KEY_SAMPLE_STEP = 64
 # has at most this many: their number is a product over the ORs a SEQ / AND holds, each is planned and run
 # on its own, and each shares the items outside the ORs, so past a few the unit plan wins anyway.
 DNF_MAX_ALTERNATIVES = 16
+# A SEQ of this many single variables or more gets the semi-join reduction (plan/rules/semijoin_reduction.py):
+# two linear passes over its leaves, cheaper than the first join over the same leaves.  Below it, the one
+# join of a SEQ of two is itself the pass.  perf/README.md "Semi-join reduction" has the numbers.
+REDUCE_MIN_VARS = 3

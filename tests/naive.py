@@ -8,6 +8,8 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
+- :func:`earliest_end`, :func:`latest_start`, :func:`chain_reach` twins of :mod:`jitcep.kernels.reduction`
+  (every later / earlier event scanned; every chain of the leaves enumerated)
 - :func:`negation_candidates` twin of :mod:`jitcep.kernels.negation` (ranges, own-event
   exclusion, kills and candidate pairs)
 - :func:`non_overlapping`, :func:`consume_once`, :func:`freeze_active`  twins of
@@ -114,6 +116,58 @@ def and_join(L, R, ts, wt, W, distinct):
                 continue
             out.add((l, r, gl))
     return out
+
+
+def _leaf_events(leaf):
+    """(index, position, ts, partition) of each event of a leaf (positions, ts, partition offsets)."""
+    P, T, goff = leaf
+    return [(i, int(P[i]), int(T[i]), g) for g in range(len(goff) - 1) for i in range(goff[g], goff[g + 1])]
+
+
+def _before_code(p, pt, q, qt, order):
+    """before() by order code (0 position, 1 strict_ts, 2 nondecreasing_ts), on positions and times."""
+    return p < q if order == 0 else pt < qt if order == 1 else pt <= qt
+
+
+def earliest_end(leaf, nxt, nxt_end, nxt_ok, order):
+    """Per event of ``leaf``: min of ``nxt_end`` over ``nxt``'s events after it in its partition (ok: any)."""
+    out = []
+    later = _leaf_events(nxt)
+    for _, p, t, g in _leaf_events(leaf):
+        vals = [int(nxt_end[j]) for j, q, qt, h in later if h == g and nxt_ok[j] and _before_code(p, t, q, qt, order)]
+        out.append((min(vals), True) if vals else (None, False))
+    return out
+
+
+def latest_start(prev, prev_start, prev_ok, leaf, order):
+    """Per event of ``leaf``: max of ``prev_start`` over ``prev``'s events before it in its partition."""
+    out = []
+    earlier = _leaf_events(prev)
+    for _, q, qt, g in _leaf_events(leaf):
+        vals = [int(prev_start[i]) for i, p, t, h in earlier
+                if h == g and prev_ok[i] and _before_code(p, t, q, qt, order)]
+        out.append((max(vals), True) if vals else (None, False))
+    return out
+
+
+def chain_reach(leaves, measures, order, W):
+    """Per leaf, {event index: (latest start, earliest end)} over the chains through it, for the events on
+    a chain: one event per leaf, one partition, each before the next, ``wt[last] - wt[first] <= W`` (every
+    combination of the leaves' events tried)."""
+    events = [_leaf_events(leaf) for leaf in leaves]
+    on = [{} for _ in leaves]
+    for combo in itertools.product(*events):
+        if len({g for *_, g in combo}) != 1:
+            continue
+        if not all(_before_code(a[1], a[2], b[1], b[2], order) for a, b in zip(combo, combo[1:])):
+            continue
+        start, end = int(measures[0][combo[0][0]]), int(measures[-1][combo[-1][0]])
+        if end - start > int(W):
+            continue
+        for k, (i, *_) in enumerate(combo):
+            s, e = on[k].get(i, (start, end))
+            on[k][i] = (max(s, start), min(e, end))
+    return on
 
 
 def negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj):

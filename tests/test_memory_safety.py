@@ -109,7 +109,7 @@ _BAD_INPUTS = r'''
 import json
 import numpy as np
 from jitcep.errors import KernelInputError
-from jitcep.kernels import encode, grouping, join, kleene, negation, sampling, selection
+from jitcep.kernels import encode, grouping, join, kleene, negation, reduction, sampling, selection
 from jitcep.codegen import PredicateSet
 from jitcep.codegen.predicates import ColumnSpec
 from jitcep.pattern import expr as E
@@ -168,6 +168,18 @@ CASES = {
     "and_join: descending offsets": lambda: join.and_join(
         (i64(0, 1).reshape(2, 1), i64(0, 1), i64(0, 1), i64(2, 0)), leaf(2), ts, ts, 10, False, 10**6),
     "seq_join: negative window": lambda: join.seq_join(leaf(0), leaf(1), ts, ts, -1, "position", False, 10**6),
+    "earliest_end: offsets past the leaf": lambda: reduction.earliest_end(
+        (i64(0), i64(0), i64(0, 9)), (i64(1), i64(1), i64(0, 1)), i64(1), np.ones(1, np.bool_), 0),
+    "earliest_end: partitions differ": lambda: reduction.earliest_end(
+        (i64(0), i64(0), i64(0, 1)), (i64(1), i64(1), i64(0, 1, 1)), i64(1), np.ones(1, np.bool_), 0),
+    "earliest_end: ends shorter than the leaf": lambda: reduction.earliest_end(
+        (i64(0), i64(0), i64(0, 1)), (i64(1, 2), i64(1, 2), i64(0, 2)), i64(1), np.ones(2, np.bool_), 0),
+    "latest_start: descending offsets": lambda: reduction.latest_start(
+        (i64(0, 1), i64(0, 1), i64(2, 0)), i64(0, 1), np.ones(2, np.bool_), (i64(2), i64(2), i64(0, 1)), 0),
+    "latest_start: times shorter than the positions": lambda: reduction.latest_start(
+        (i64(0, 1), i64(0), i64(0, 2)), i64(0, 1), np.ones(2, np.bool_), (i64(2), i64(2), i64(0, 1)), 0),
+    "chain_reach: measures shorter than the leaf": lambda: reduction.chain_reach(
+        [(i64(0), i64(0), i64(0, 1)), (i64(1, 2), i64(1, 2), i64(0, 2))], [i64(0), i64(1)], 0, 10),
     "negation_ranges: candidate past the events": lambda: negation.negation_ranges(
         buf2, (i64(0, 50), i64(0, 2)), ts, ts, 10, "position", [1], [], False),
     "negation_ranges: column past the record": lambda: negation.negation_ranges(
@@ -278,6 +290,7 @@ BOUNDSCHECKED = [
     "tests/test_kernels_order.py",
     "tests/test_kernels_gather.py",
     "tests/test_kernels_selection.py",
+    "tests/test_kernels_reduction.py",
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
     "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",
@@ -286,6 +299,7 @@ BOUNDSCHECKED = [
     *(f"tests/test_compiled_differential.py::test_compiled_kleene_equals_reference[0-{mode}]"
       for mode in ("maximal", "all", "maximal+negation", "all+negation")),
     "tests/test_compiled_policies.py::test_policies_compiled_equal_reference[0]",
+    "tests/test_compiled_reduction.py::test_reduced_compiled_equals_reference[0]",
     *(f"tests/test_compiled_strategies.py::test_compiled_strategy_equals_reference[{strategy}-0]"
       for strategy in ("skip_till_next_match", "partition_contiguity", "strict_contiguity")),
     # a Kleene state alone (seed 3) and read with a later variable (seed 8): the runs' list edges

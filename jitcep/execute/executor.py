@@ -14,8 +14,8 @@ import numpy as np
 from ..matches import MatchTable, canonical_table
 from ..options import Options
 from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
-                              OutputPolicy, PhysicalPlan, Scan, SeqJoin, Union)
-from . import contiguity, disjuncts, group, join, kleene, negation, nfa, output_policy, scan, union
+                              OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
+from . import contiguity, disjuncts, group, join, kleene, negation, nfa, output_policy, reduction, scan, union
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -25,6 +25,7 @@ EXECUTORS = {
     AndJoin: join.run,
     Union: union.run,
     DisjunctUnion: disjuncts.run,
+    SemiJoinReduce: reduction.run,
     NegationFilter: negation.run,
     KleeneCollect: kleene.run,
     GroupCollect: group.run,

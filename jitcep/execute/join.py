@@ -48,6 +48,9 @@ def run(node, state, execute) -> Buffer:
     def column(v):
         return L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
 
+    if node.extends and len(li):  # a partial record that extends to no chain of the reduction above
+        keep = state.reach.extendable(L, R, li, ri, column, state.W)
+        li, ri, g = li[keep], ri[keep], g[keep]
     for x, y in () if seq else node.sequence:
         if not len(li):
             break

@@ -20,6 +20,9 @@ from .buffer import Buffer
 
 
 def run(node, state, execute) -> Buffer:
+    reduced = state.reduced.get(id(node))  # the survivors of a semi-join reduction over this scan
+    if reduced is not None:
+        return reduced
     buf = leaf(state, node.var, node.types, node.filter)
     return _active(state, buf) if node.frozen and len(buf) else buf
 

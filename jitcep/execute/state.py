@@ -62,6 +62,9 @@ class RunState:
             self.wt, self.W = table.ts, window_span(window, table)
         self.G = ctx.key_codes(plan.key)[1]
         self.unfiltered: dict[tuple[str, ...] | None, tuple] = {}  # leaf arrays by types (no filter)
+        # a SemiJoinReduce's survivors by id(Scan), and their chain bounds (jitcep/execute/reduction.py)
+        self.reduced: dict[int, object] = {}
+        self.reach = None
         self.memory = MemoryBudget(options.max_memory)
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_t
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
 from .operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
-                        OutputPolicy, PhysicalPlan, Scan, SeqJoin, Union)
+                        OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 
 
 def window_text(window) -> str | None:
@@ -53,6 +53,11 @@ def _priced(node) -> dict:
     return {"choice_costs": dict(node.costs)} if node.costs else {}
 
 
+def _extends(node) -> dict:
+    """``extends``: a join under a semi-join reduction keeping only the partial records that extend to a chain."""
+    return {"extends": True} if node.extends else {}
+
+
 def _operator(node, window: str) -> dict:
     """The dict of one operator, without its children and statistics."""
     if isinstance(node, Scan):
@@ -61,14 +66,17 @@ def _operator(node, window: str) -> dict:
                 "frozen": node.frozen}
     if isinstance(node, SeqJoin):
         return {"op": "SEQ join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
-                "window": window, "driver": node.driver, "overlap": node.overlap, **_priced(node)}
+                "window": window, "driver": node.driver, "overlap": node.overlap, **_priced(node), **_extends(node)}
     if isinstance(node, AndJoin):
         return {"op": "AND join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
-                "window": window, "overlap": node.overlap}
+                "window": window, "overlap": node.overlap, **_extends(node)}
     if isinstance(node, Union):
         return {"op": "OR union", "vars": list(node.vars), "predicates": [], "window": None}
     if isinstance(node, DisjunctUnion):
         return {"op": "DNF union", "vars": list(node.vars), "predicates": [], "window": None}
+    if isinstance(node, SemiJoinReduce):
+        return {"op": "semi-join reduction", "vars": list(node.vars), "chain": list(node.chain), "predicates": [],
+                "window": window}
     if isinstance(node, NegationFilter):
         neg = node.neg
         preds = ([] if neg.filter is None else [_text(neg.filter)]) + [_text(c) for c in neg.conds + neg.list_conds] \
@@ -165,6 +173,10 @@ def _fields(d: dict) -> str:
     if d["op"] == "output policy":
         parts.append(d["policy"] + ("" if d["consume_types"] is None
                                     else " consuming types " + ", ".join(d["consume_types"])))
+    if d["op"] == "semi-join reduction":
+        parts.append("chain " + _names(d["chain"]) + f" within {d['window']}")
+    if d.get("extends"):
+        parts.append("extending records only")
     if d.get("driver") is not None:
         parts.append(f"driver={d['driver']}" + _alternatives(d))
     if d.get("strategy") is not None:

@@ -11,6 +11,8 @@ none.
 - :class:`SeqJoin` (ZStream Algorithm 1), :class:`AndJoin` (Algorithm 3),
   :class:`Union` (OR, section 4.4.4): binary operators over runs of
   the pattern's items, carrying the predicates they are the lowest to cover.
+- :class:`SemiJoinReduce`: over the joins of a SEQ, the leaves reduced first to
+  the events that can belong to a match (Yannakakis' semi-join full reducer).
 - :class:`NegationFilter`: ZStream's NSEQ (4.4.2), the records of its input
   that no event of the negated variable kills (docs/semantics.md section 7),
   placed on the lowest join that fixes the negation's range or on whole matches.
@@ -109,12 +111,15 @@ class SeqJoin(_Binary):
     tie lets one event stand on both sides.  "left": the left records drive
     whatever the sizes (a plan chosen on statistics, right input a leaf).
     ``costs``: each driver priced on the statistics, (driver, cost) pairs
-    (empty: chosen by rule).
+    (empty: chosen by rule).  ``extends``: the join lies under a
+    :class:`SemiJoinReduce` and binds a run of its chain short of the whole,
+    so its candidate pairs are kept only where they extend to a chain.
     """
 
     driver: Driver = "right"
     overlap: bool = True
     costs: tuple[tuple[str, float], ...] = dataclasses.field(default=(), compare=False)
+    extends: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +138,7 @@ class AndJoin(_Binary):
 
     overlap: bool = True
     sequence: tuple[tuple[str, str], ...] = ()
+    extends: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +192,31 @@ class _Unary:
     @property
     def children(self) -> tuple:
         return (self.input,)
+
+
+@dataclass(frozen=True, slots=True)
+class SemiJoinReduce(_Unary):
+    """The joins of ``input`` over only the leaf events that lie on a chain of the SEQ ``chain``
+    (Yannakakis' full reducer, the window as a band; :mod:`jitcep.kernels.reduction`).
+
+    ``chain``: the pattern's variables in SEQ order, each read by one :class:`Scan` of ``input``.  An
+    event of v_i lies on a chain when events of v_1 .. v_k of the leaves (type test, filter, ``freeze``),
+    in one key partition, are each before the next with ``e_i`` among them and the whole within the
+    window.  Every event of a match lies on a chain, so the scans give the joins only those; the joins
+    marked ``extends`` keep only the partial records that extend to a chain.  Multi-variable
+    predicates are not used: the pass is exact for "extends to a match of the types, key and window",
+    a superset of the matches' events, so no match is lost.
+
+    Sound, so planned (:mod:`jitcep.plan.rules.semijoin_reduction`), only where a chain is what every
+    match contains: a SEQ of single variables (negations anywhere: they only remove matches; no
+    closure, Kleene group, OR or AND; a DNF alternative that is such a SEQ), under skip-till-any-match
+    (the other strategies run NFA^b runs instead of joins), with a window whose measure ascends along
+    before() (not a count window under ``nondecreasing_ts``).  Output policies, ``contiguous`` and
+    negations over whole matches lie above it and see the same matches; ``freeze`` acts in the scans,
+    before it.
+    """
+
+    chain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,8 +397,8 @@ def rebuild_joins(node, fn):
     return fn(dataclasses.replace(node, left=rebuild_joins(node.left, fn), right=rebuild_joins(node.right, fn)))
 
 
-Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, NegationFilter, KleeneCollect, GroupCollect,
-                       Contiguity, OutputPolicy, NfaRuns]
+Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, SemiJoinReduce, NegationFilter, KleeneCollect,
+                       GroupCollect, Contiguity, OutputPolicy, NfaRuns]
 Join = (SeqJoin, AndJoin)
 KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]
 

@@ -70,7 +70,7 @@ from ...pattern.printer import expr_to_text
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
-                         OutputPolicy, PhysicalPlan, Scan, SeqJoin, Union)
+                         OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import JoinProblem
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
@@ -316,6 +316,10 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
         elif isinstance(node, GroupCollect):
             # no estimate of a group's lists yet: its input's rows (its body's iterations priced as joins)
             rec(node.body)
+            alts = rec(node.input)
+            inputs = sum(r for _, r in alts)
+        elif isinstance(node, SemiJoinReduce):
+            # no estimate of what it removes yet: the matches are its input's, an upper bound
             alts = rec(node.input)
             inputs = sum(r for _, r in alts)
         elif isinstance(node, (Contiguity, OutputPolicy)):

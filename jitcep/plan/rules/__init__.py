@@ -20,8 +20,11 @@ writing its decision into a node field, so the executor decides nothing:
    ``contiguous`` over whole matches, under their negations (semantics 9).
 8. :mod:`.output_policy`: the ``output=`` policy over everything (semantics 9).
 9. :mod:`.join_driver`: which side drives each SEQ join (priced on the
-   statistics when a planner chose the plan; last, since a pushed negation
-   thins the records a join reads).
+   statistics when a planner chose the plan; after the negations, since a
+   pushed negation thins the records a join reads).
+10. :mod:`.semijoin_reduction`: a SEQ's leaves reduced to the events that can
+    belong to a match before the joins run (Yannakakis' full reducer), where
+    that is sound; over the finished join tree, under what filters whole matches.
 
 Then :mod:`.disjuncts` prices that plan against the pattern in DNF (each
 alternative's plan made by the same rules, Kolchinsky & Schuster 4) when a
@@ -39,7 +42,7 @@ from ...options import Options
 from ..logical import LogicalPlan
 from ..operators import PhysicalPlan
 from . import (disjuncts, join_driver, join_tree, kleene_collection, match_constraints, negation_placement, nfa_runs,
-               output_policy, predicate_placement, type_overlap)
+               output_policy, predicate_placement, semijoin_reduction, type_overlap)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ RULES = (
     match_constraints.add,
     output_policy.add,
     join_driver.choose,
+    semijoin_reduction.add,
 )
 
 

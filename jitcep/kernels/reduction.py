@@ -1,0 +1,188 @@
+"""The semi-join reduction of a SEQ over its leaves (Yannakakis' full reducer, the window as a band).
+
+For a SEQ of single variables v_1 .. v_k, an event e of v_i lies on a *chain*
+when some events e_1 .. e_k of the leaves, one per variable and in the same
+key partition, satisfy before(e_1, e_2), .., before(e_{k-1}, e_k) with e_i = e
+and the window ``wt[e_k] - wt[e_1] <= W``.  Every event of a match lies on a
+chain (the joins test these conditions and more: predicates, negations), so
+dropping the events on no chain changes no match.
+
+Two linear passes decide it exactly (Yannakakis 1981, semi-joins along a
+path; Bucchi et al., CORE, VLDB 2022, evaluate the same reachability with
+their automaton's runs):
+
+- backward (:func:`earliest_end`): for each event of v_i, the smallest
+  ``wt[e_k]`` over the suffixes e, e_{i+1} .. e_k (a suffix minimum over
+  v_{i+1}'s events after it, which is where the chain can end soonest);
+- forward (:func:`latest_start`): for each event of v_i, the largest
+  ``wt[e_1]`` over the prefixes e_1 .. e (a prefix maximum over v_{i-1}'s
+  events before it).
+
+A prefix and a suffix through e combine freely, so e lies on a chain iff
+both exist and ``end - start <= W`` (:func:`chain_fits`): one pass each way,
+no fixpoint.  The same two bounds decide whether a partial record binding
+the run v_a .. v_b extends to a chain: ``end[e_b] - start[e_a] <= W``.
+
+The window measure ``wt`` must ascend along a chain: ts under a time window
+(before() never goes back in time), positions under a count window when
+before() is position or strict_ts order (under nondecreasing_ts two tied
+events are ordered both ways, and the span is no longer first-to-last; the
+plan rule does not reduce there).  Inside a key partition each leaf lists
+its events in position order, so ts and wt ascend too.
+
+Orders (``order``): 0 position, 1 strict_ts, 2 nondecreasing_ts, as in
+:mod:`jitcep.kernels.join`.  The kernels index only with loop counters bounded
+by the partition offsets, checked as the loops read them (status -2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NUMBA_FLAGS
+from .checks import check_lengths, fail
+from .window import exceeds, window_bound
+
+
+@njit(**NUMBA_FLAGS)
+def _before(p, pt, q, qt, order):
+    """before(p, q) of semantics section 1 for positions p, q with times pt, qt (a tie under
+    nondecreasing_ts counts, even for one event on both sides: a superset of the pairs, still sound)."""
+    if order == 0:
+        return p < q
+    if order == 1:
+        return pt < qt
+    return pt <= qt
+
+
+@njit(**NUMBA_FLAGS)
+def _earliest_end(P, PT, Pg, Q, QT, Qg, qend, qok, order, end, ok):
+    G = len(Pg) - 1
+    for g in range(G):
+        p0, p1 = Pg[g], Pg[g + 1]
+        q0, q1 = Qg[g], Qg[g + 1]
+        if not (0 <= p0 <= p1 <= len(P) and 0 <= q0 <= q1 <= len(Q)):
+            return -2
+        # P from its last event down: the events of Q after P[p] only grow, so a running minimum
+        # over them is the suffix minimum
+        j = q1
+        have = False
+        best = np.int64(0)
+        for p in range(p1 - 1, p0 - 1, -1):
+            while j > q0 and _before(P[p], PT[p], Q[j - 1], QT[j - 1], order):
+                j -= 1
+                if qok[j] and (not have or qend[j] < best):
+                    best = qend[j]
+                    have = True
+            end[p] = best
+            ok[p] = have
+    return 0
+
+
+@njit(**NUMBA_FLAGS)
+def _latest_start(P, PT, Pg, pstart, pok, Q, QT, Qg, order, start, ok):
+    G = len(Qg) - 1
+    for g in range(G):
+        p0, p1 = Pg[g], Pg[g + 1]
+        q0, q1 = Qg[g], Qg[g + 1]
+        if not (0 <= p0 <= p1 <= len(P) and 0 <= q0 <= q1 <= len(Q)):
+            return -2
+        # Q in position order: the events of P before Q[q] only grow (the mirror of _earliest_end)
+        i = p0
+        have = False
+        best = np.int64(0)
+        for q in range(q0, q1):
+            while i < p1 and _before(P[i], PT[i], Q[q], QT[q], order):
+                if pok[i] and (not have or pstart[i] > best):
+                    best = pstart[i]
+                    have = True
+                i += 1
+            start[q] = best
+            ok[q] = have
+    return 0
+
+
+@njit(**NUMBA_FLAGS)
+def _chain_fits(start, sok, end, eok, W, out):
+    for i in range(len(out)):
+        out[i] = sok[i] and eok[i] and not exceeds(start[i], end[i], W)
+
+
+def _leaf(kernel: str, leaf):
+    """A leaf (positions, times, partition offsets) as contiguous int64 arrays, its lengths checked."""
+    P, T, g = (np.ascontiguousarray(a, dtype=np.int64) for a in leaf)
+    check_lengths(kernel, len(P), times=T)
+    if g.ndim != 1 or not len(g):
+        raise fail(kernel, "partition offsets must be a non-empty 1-d array")
+    return P, T, g
+
+
+def earliest_end(leaf, nxt, nxt_end: np.ndarray, nxt_ok: np.ndarray, order: int):
+    """For each event of ``leaf`` (v_i), the smallest ``nxt_end`` (with ``nxt_ok``) over the events of
+    ``nxt`` (v_{i+1}) after it in its partition: (end, ok), ok False where there is none.
+
+    ``leaf`` / ``nxt``: (positions, ts, partition offsets), each partition in position order, both
+    with the same number of partitions.  Lengths checked here, offsets as the kernel reads them.
+    """
+    P, PT, Pg = _leaf("earliest_end", leaf)
+    Q, QT, Qg = _leaf("earliest_end", nxt)
+    if len(Pg) != len(Qg):
+        raise fail("earliest_end", f"{len(Pg) - 1} and {len(Qg) - 1} partitions")
+    check_lengths("earliest_end", len(Q), nxt_end=nxt_end, nxt_ok=nxt_ok)
+    end, ok = np.empty(len(P), np.int64), np.empty(len(P), np.bool_)
+    if _earliest_end(P, PT, Pg, Q, QT, Qg, np.ascontiguousarray(nxt_end, dtype=np.int64),
+                     np.ascontiguousarray(nxt_ok, dtype=np.bool_), order, end, ok) != 0:
+        raise fail("earliest_end", "partition offsets outside the leaves")
+    return end, ok
+
+
+def latest_start(prev, prev_start: np.ndarray, prev_ok: np.ndarray, leaf, order: int):
+    """For each event of ``leaf`` (v_i), the largest ``prev_start`` (with ``prev_ok``) over the events of
+    ``prev`` (v_{i-1}) before it in its partition: (start, ok), ok False where there is none.
+    Arrays as for :func:`earliest_end`."""
+    P, PT, Pg = _leaf("latest_start", prev)
+    Q, QT, Qg = _leaf("latest_start", leaf)
+    if len(Pg) != len(Qg):
+        raise fail("latest_start", f"{len(Pg) - 1} and {len(Qg) - 1} partitions")
+    check_lengths("latest_start", len(P), prev_start=prev_start, prev_ok=prev_ok)
+    start, ok = np.empty(len(Q), np.int64), np.empty(len(Q), np.bool_)
+    if _latest_start(P, PT, Pg, np.ascontiguousarray(prev_start, dtype=np.int64),
+                     np.ascontiguousarray(prev_ok, dtype=np.bool_), Q, QT, Qg, order, start, ok) != 0:
+        raise fail("latest_start", "partition offsets outside the leaves")
+    return start, ok
+
+
+def chain_fits(start, start_ok, end, end_ok, W) -> np.ndarray:
+    """``start_ok & end_ok & (end - start <= W)`` element-wise, the difference exact
+    (:func:`jitcep.kernels.window.exceeds`)."""
+    start = np.ascontiguousarray(start, dtype=np.int64)
+    check_lengths("chain_fits", len(start), start_ok=start_ok, end=end, end_ok=end_ok)
+    out = np.empty(len(start), np.bool_)
+    _chain_fits(start, np.ascontiguousarray(start_ok, dtype=np.bool_), np.ascontiguousarray(end, dtype=np.int64),
+                np.ascontiguousarray(end_ok, dtype=np.bool_), window_bound(W), out)
+    return out
+
+
+def chain_reach(leaves, measures, order: int, W):
+    """The reduction of a SEQ over its ``leaves`` (in SEQ order; each (positions, ts, partition offsets))
+    with window measures ``measures`` (wt of each leaf's events) and inclusive bound ``W``.
+
+    Returns, per leaf, (on_chain, start, end): whether each event lies on a chain (module docstring),
+    the latest chain start and the earliest chain end through it (meaningful where on_chain).
+    """
+    k = len(leaves)
+    if k != len(measures) or k == 0:
+        raise fail("chain_reach", f"{k} leaves and {len(measures)} measures")
+    ends, starts = [None] * k, [None] * k
+    last = np.ascontiguousarray(measures[-1], dtype=np.int64)
+    check_lengths("chain_reach", len(leaves[-1][0]), measure=last)
+    ends[-1] = (last, np.ones(len(last), np.bool_))
+    for i in range(k - 2, -1, -1):
+        ends[i] = earliest_end(leaves[i], leaves[i + 1], *ends[i + 1], order)
+    first = np.ascontiguousarray(measures[0], dtype=np.int64)
+    check_lengths("chain_reach", len(leaves[0][0]), measure=first)
+    starts[0] = (first, np.ones(len(first), np.bool_))
+    for i in range(1, k):
+        starts[i] = latest_start(leaves[i - 1], *starts[i - 1], leaves[i], order)
+    return [(chain_fits(*starts[i], *ends[i], W), starts[i][0], ends[i][0]) for i in range(k)]

@@ -1,0 +1,77 @@
+"""Rule: a semi-join reduction (:class:`~jitcep.plan.operators.SemiJoinReduce`) over the joins of a SEQ.
+
+Yannakakis' full reducer for the path query a SEQ is, with the window as a
+band condition (:mod:`jitcep.kernels.reduction`): the scans keep only events
+on a chain, and each join binding a run of the chain short of the whole keeps
+only the partial records that extend to one.  With it, every partial record a
+join holds extends to a chain of the types, key and window, so without
+multi-variable predicates the joins hold at most as many records per level as
+the output has matches: time grows with input plus output, not with the
+partial matches of every prefix (CORE's workload, perf/README.md).
+
+Planned wherever it is sound (the operator's docstring says where): a
+SEQ of :data:`jitcep.config.REDUCE_MIN_VARS` single variables or more, under
+skip-till-any-match, without closures or groups, any negations, with a
+window whose measure ascends along the order.  It is not priced: its two
+passes read each leaf once, which the first join does anyway, and it only
+ever removes records (perf/README.md has its cost where it removes none).
+Runs last, so the negations and constraints over whole matches stay above it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ... import config
+from ...pattern.ast import CountWindow, EventVar, Seq
+from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, rebuild_joins
+
+
+def add(plan, planning):
+    chain = _chain(planning)
+    if chain is None:
+        return plan
+    return dataclasses.replace(plan, root=_over_joins(plan.root, chain))
+
+
+def _chain(planning) -> tuple[str, ...] | None:
+    """The SEQ's variables in order when the reduction is sound for the pattern (module docstring)."""
+    logical, options = planning.logical, planning.options
+    body = logical.positive
+    if not isinstance(body, Seq) or not all(isinstance(i, EventVar) for i in body.items):
+        return None
+    if len(body.items) < config.REDUCE_MIN_VARS or logical.closures or logical.groups:
+        return None
+    if options.strategy != "skip_till_any_match" or logical.window is None:
+        return None
+    if isinstance(logical.window, CountWindow) and options.order == "nondecreasing_ts":
+        return None  # tied events ordered both ways: positions need not ascend along a chain
+    return tuple(i.name for i in body.items)
+
+
+def _over_joins(node, chain):
+    """``node`` with the reduction put over its topmost join (below whatever filters whole matches)."""
+    if isinstance(node, Join):
+        if not _joins_only(node, set(chain)):
+            return node
+        run = {v: i for i, v in enumerate(chain)}
+
+        def mark(n):
+            idx = sorted(run[v] for v in n.vars)
+            contiguous = idx[-1] - idx[0] + 1 == len(idx) < len(chain)
+            return dataclasses.replace(n, extends=contiguous) if isinstance(n, Join) else n
+        return SemiJoinReduce(rebuild_joins(node, mark), chain)
+    if isinstance(node, _Unary):
+        return dataclasses.replace(node, input=_over_joins(node.input, chain))
+    return node
+
+
+def _joins_only(node, chain: set) -> bool:
+    """Is ``node`` a tree of SEQ / AND joins and pushed negations over one scan per chain variable?"""
+    if isinstance(node, Scan):
+        return node.var in chain
+    if isinstance(node, NegationFilter):
+        return _joins_only(node.input, chain)
+    if isinstance(node, (SeqJoin, AndJoin)):
+        return _joins_only(node.left, chain) and _joins_only(node.right, chain)
+    return False

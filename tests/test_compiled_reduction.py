@@ -1,0 +1,189 @@
+"""The semi-join reduction (SemiJoinReduce, jitcep/plan/rules/semijoin_reduction.py) compiled == the reference.
+
+Generated SEQs of 3 to 6 single variables (typed, ANY, untyped; shared types, so one event may suit
+several variables), with or without ``[k]``, filters, predicates between adjacent and non-adjacent
+variables, negations at the start, middle and end, time / count / unbounded windows, the three
+orders, ``output=`` policies, ``partition_by`` streams, and several join trees (left-deep in order,
+bushy, out of order): each plan must hold the reduction where the rule says it is sound (and not
+where it is not: a count window under ``nondecreasing_ts``), and the compiled engine's matches must
+equal the reference evaluator's row for row.  Streams plant the pattern's types in order now and
+then, so matches are common.  Plus hand-written plans: where the rule applies and where it does not.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
+
+import jitcep
+from jitcep import runtime
+from jitcep.errors import UnsupportedPatternError
+from jitcep.events import build_event_table
+from jitcep.options import Options
+from jitcep.pattern.parser import parse
+from jitcep.plan import all_shapes, all_trees, build_plan, default_shape
+from jitcep.plan.operators import SemiJoinReduce
+from jitcep.reference import evaluate as reference_evaluate
+from test_compiled_differential import streams
+
+N_PATTERNS = 6
+N_STREAMS = 15
+HITS = [0, 0]
+MIN_MATCH_RATE = 0.05
+
+
+def gen_reducible(seed: int) -> tuple[str, str]:
+    """(pattern text, order): a SEQ of single variables with negations, predicates and a window."""
+    rng = random.Random(seed)
+    k = rng.choice([3, 3, 4, 4, 5, 6])
+    types = [rng.choice(["A", "B", "C", "A", "ANY(A, B)", "*"]) for _ in range(k)]
+    items = [f"{t} v{i}" for i, t in enumerate(types)]
+    for j in range(rng.choice([0, 0, 0, 1, 2])):
+        items.insert(rng.randint(0, len(items)), f"!{rng.choice(['A', 'B', 'C'])} n{j}")
+    conds = []
+    if rng.random() < 0.5:
+        conds.append("[k]")
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        i = rng.randrange(k - 1)
+        j = i + 1 if rng.random() < 0.6 else rng.randrange(i + 1, k)
+        conds.append(f"v{i}.x {rng.choice(['<', '<=', '>', '!='])} v{j}.x")
+    if rng.random() < 0.3:
+        conds.append(f"v{rng.randrange(k)}.y <= 0.5")
+    if rng.random() < 0.3 and "!" in " ".join(items):
+        conds.append("n0.x > v0.x")
+    window = rng.choice(["WITHIN 3", "WITHIN 8", "WITHIN 5 EVENTS", "WITHIN 10 EVENTS", "WITHIN UNBOUNDED"])
+    where = f" WHERE {' AND '.join(conds)}" if conds else ""
+    order = rng.choice(["position", "strict_ts", "nondecreasing_ts"])
+    return f"PATTERN SEQ({', '.join(items)}){where} {window}", order
+
+
+def _shapes(pattern, seed):
+    rng = random.Random(seed)
+    out = [default_shape(pattern.body)]
+    for space in (all_shapes, all_trees):
+        try:
+            shapes = space(pattern.body, limit=2000)
+        except UnsupportedPatternError:  # a wide pattern: too many to list
+            continue
+        out += rng.sample(shapes, min(2, len(shapes)))
+    return out
+
+
+def _rows(mt) -> list:
+    return [tuple(sorted(b.items())) for b in mt.to_bindings()]
+
+
+def _reduced(plan) -> bool:
+    return any(isinstance(n, SemiJoinReduce) for n in plan.nodes())
+
+
+def _check(text, pattern, opts, shape, df, by) -> bool:
+    plan = build_plan(pattern, shape, opts)
+    sound = not (" EVENTS" in text and opts.order == "nondecreasing_ts")
+    assert _reduced(plan) == sound, plan
+    table = build_event_table(df, [pattern], type="type", partition_by=by)
+    [ref] = reference_evaluate([pattern], table, opts)
+    [got] = runtime.evaluate([pattern], table, opts, plan=shape)
+    assert _rows(got) == _rows(ref), (shape, opts, by)
+    return ref.n > 0
+
+
+def _run(seed, n_streams):
+    text, order = gen_reducible(9000 + seed)
+    pattern = parse(text)
+    shapes = _shapes(pattern, seed)
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=n_streams, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(streams(pattern, extra=3), st.integers(0, len(shapes) - 1),
+           st.sampled_from(["all", "all", "non_overlapping", "match_single"]), st.sampled_from([None, None, "s"]))
+    def run(df, which, output, by):
+        opts = Options(order=order, output=output)
+        HITS[0] += _check(text, pattern, opts, shapes[which], df, by)
+        HITS[1] += 1
+
+    run()
+
+
+@pytest.mark.parametrize("seed", range(N_PATTERNS))
+def test_reduced_compiled_equals_reference(seed):
+    _run(seed, N_STREAMS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(N_PATTERNS, N_PATTERNS + 150))
+def test_reduced_compiled_equals_reference_slow(seed):
+    _run(seed, 150)
+
+
+def test_generated_cases_still_produce_matches():
+    if HITS[1]:
+        assert HITS[0] / HITS[1] >= MIN_MATCH_RATE, HITS
+
+
+def _plan(text, **kw):
+    return build_plan(parse(text), None, Options(**kw))
+
+
+def test_the_reduction_sits_over_the_joins_under_whole_match_operators():
+    plan = _plan("PATTERN SEQ(A a, B b, !C n, D d) WITHIN 5", output="non_overlapping", contiguous=[("a", "b")])
+    # output policy > contiguity > the negation (pushed onto the top join) > the reduction > the joins
+    root = plan.root
+    chain = [type(n).__name__ for n in (root, root.input, root.input.input, root.input.input.input)]
+    assert chain == ["OutputPolicy", "Contiguity", "NegationFilter", "SemiJoinReduce"]
+    red = root.input.input.input
+    assert red.chain == ("a", "b", "d")
+    top = red.input
+    # the partial (a, b) extends; the whole chain needs no test
+    assert (top.vars, top.extends, top.left.vars, top.left.extends) == (("a", "b", "d"), False, ("a", "b"), True)
+
+
+@pytest.mark.parametrize("text, kw", [
+    ("PATTERN SEQ(A a, B b) WITHIN 5", {}),  # two variables: the one join is the pass
+    ("PATTERN SEQ(A a, B+ b[], C c, D d) WITHIN 5", {}),  # a closure
+    ("PATTERN SEQ(A a, OR(B b, C c), D d) WITHIN 5", {}),  # an OR
+    ("PATTERN SEQ(A a, AND(B b, C c), D d) WITHIN 5", {}),  # an AND
+    ("PATTERN SEQ(A a, B b, C c) WITHIN 5", {"strategy": "skip_till_next_match"}),  # NFA^b runs
+    ("PATTERN SEQ(A a, B b, C c) WITHIN 5 EVENTS", {"order": "nondecreasing_ts"}),  # positions need not ascend
+])
+def test_no_reduction_where_it_is_not_sound_or_not_worth_it(text, kw):
+    assert not _reduced(_plan(text, **kw))
+
+
+@pytest.mark.parametrize("text, kw", [
+    ("PATTERN SEQ(A a, B b, C c) WITHIN 5 EVENTS", {"order": "strict_ts"}),
+    ("PATTERN SEQ(A a, B b, C c) WITHIN 5", {"order": "nondecreasing_ts"}),
+    ("PATTERN SEQ(!X n, A a, B b, C c, !X m) WHERE [k] AND a.x < c.x WITHIN UNBOUNDED", {}),
+    ("PATTERN SEQ(A a, B b, C c) WITHIN 5", {"freeze": ("b",), "output": "match_next"}),
+])
+def test_reduction_where_it_is_sound(text, kw):
+    assert _reduced(_plan(text, **kw))
+
+
+def test_explain_shows_the_reduction_and_the_extending_joins():
+    text = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5").explain()
+    assert "semi-join reduction (a, b, c)  chain (a, b, c) within 5" in text
+    assert "SEQ join (a, b)  extending records only" in text
+
+
+def test_by_hand_only_events_on_a_chain_reach_the_joins():
+    import polars as pl
+    # A at 0 and 20, B at 1 and 30, C at 2: only (0, 1, 2) fits WITHIN 5; the rest reaches no join
+    df = pl.DataFrame({"type": ["A", "B", "C", "A", "B"], "ts": [0, 1, 2, 20, 30]})
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5")
+    out = q.run(df, type="type")
+    assert [(r["a"]["row"], r["b"]["row"], r["c"]["row"]) for r in out.iter_rows(named=True)] == [(0, 1, 2)]
+    tree = q.explain(df, type="type", analyze=True, format="dict")
+    red = tree["children"][0]
+    assert red["op"] == "semi-join reduction" and red["rows"] == 1
+    scans = [n for n in _walk(red) if n["op"] == "scan"]
+    assert sorted(n["rows"] for n in scans) == [1, 1, 1]
+
+
+def _walk(d):
+    yield d
+    for c in d["children"]:
+        yield from _walk(c)
