@@ -475,6 +475,26 @@ def segment_aggregate(off, vals, valid, func):
     return out
 
 
+def run_aggregates(start, length, vals, valid, func):
+    """Twin of kernels.kleene.run_aggregates: per run, the reference's aggregate of its valid values (exact
+    Python int sums, NULL outside int64; floats added in list order from 0.0) or None."""
+    out = []
+    for a, k in zip(start, length):
+        xs = [vals[i].item() for i in range(a, a + k) if valid[i]]
+        if not xs:
+            out.append(None)
+        elif func in ("min", "max"):
+            out.append(min(xs) if func == "min" else max(xs))
+        elif func == "sum" and isinstance(xs[0], int):
+            out.append(sum(xs) if -(1 << 63) <= sum(xs) < (1 << 63) else None)
+        else:
+            t = 0.0
+            for x in xs:
+                t += float(x)
+            out.append(t / len(xs) if func == "avg" else t)
+    return out
+
+
 def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None, W=None, anchored=False):
     """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with
     nmin <= len <= nmax, members in order, strictly later ts under strict, every two consecutive
