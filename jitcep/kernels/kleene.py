@@ -15,7 +15,10 @@ every subsequence of the qualifying events whose length the bounds allow
 (:func:`subsequences`).
 
 and computes SASE+ aggregates (count, sum, avg, min, max over non-null
-values) per list.  Everything here is generic: no per-pattern code.
+values) per list, or per run of members (``kleene="maximal"``'s lists are
+runs, so their list conjuncts are tested before any list is gathered, int
+sums from prefix sums: :func:`run_aggregates`).  Everything here is generic:
+no per-pattern code.
 
 Every CSR ``offsets`` a kernel reads members through is checked by its wrapper
 (ascending, inside the members), and so are member positions used to read
@@ -29,7 +32,6 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty
-from .arith import checked_add
 from .checks import check_index, check_lengths, check_offsets, fail
 from .window import exceeds, window_bound
 
@@ -362,59 +364,13 @@ def gather_lists(members: np.ndarray, start: np.ndarray, length: np.ndarray):
     return off, np.ascontiguousarray(members[idx], dtype=np.int64)
 
 
-@njit(**NUMBA_FLAGS)
-def _segment_agg(off, vals, valid, code, out, ok):
-    for j in range(len(off) - 1):
-        first = True
-        acc = vals[0] if len(vals) else out[0]
-        cnt = 0
-        fits = True
-        for i in range(off[j], off[j + 1]):
-            if not valid[i]:
-                continue
-            v = vals[i]
-            if first:
-                acc = v
-                first = False
-            elif code == 0 or code == 3:
-                acc, f = checked_add(acc, v)
-                fits = fits and f
-            elif code == 1:
-                if v < acc:
-                    acc = v
-            elif v > acc:
-                acc = v
-            cnt += 1
-        out[j] = acc
-        ok[j] = cnt > 0 and fits  # an int sum outside int64 is NULL (semantics section 4)
-
-
 def segment_aggregate(off: np.ndarray, vals: np.ndarray, valid: np.ndarray, func: str):
-    """Per list (CSR ``off`` over ``vals``): sum / min / max / avg of the valid values and whether any exists.
-
-    Sum of an int64 column stays int64 (exact, NULL when it leaves int64); avg adds
-    the members as float64 in list order (SASE+ aggregates, SQL null handling: no
-    non-null member gives NULL; docs/semantics.md section 4).  Invariant: ``off``
-    ascends inside ``vals``, which ``valid`` matches (checked here).
-    """
+    """Per list (CSR ``off`` over ``vals``): sum / min / max / avg of the valid values and whether any exists,
+    as :func:`run_aggregates` (each list is the run ``off[j]..off[j + 1]``).  Invariant: ``off`` ascends
+    inside ``vals``, which ``valid`` matches (checked here)."""
     off = np.ascontiguousarray(off, dtype=np.int64)
     check_offsets("segment_aggregate", "off", off, len(vals))
-    check_lengths("segment_aggregate", len(vals), valid=valid)
-    if func not in AGG_CODE:
-        raise fail("segment_aggregate", f"unknown aggregate {func!r}")
-    n = len(off) - 1
-    if func == "avg":
-        vals = vals.astype(np.float64)
-    out = np.zeros(n, dtype=vals.dtype)
-    ok = np.zeros(n, dtype=np.bool_)
-    if n:
-        _segment_agg(off, vals, valid, AGG_CODE[func], out, ok)
-    if func == "avg":
-        cs = np.zeros(len(valid) + 1, dtype=np.int64)
-        np.cumsum(valid, out=cs[1:])
-        cnt = cs[off[1:]] - cs[off[:-1]]
-        out = np.where(ok, out / np.maximum(cnt, 1), 0.0)
-    return out, ok
+    return run_aggregates(off[:-1], np.diff(off), vals, valid, func)
 
 
 _HALF = np.int64(1 << 32)
