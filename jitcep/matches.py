@@ -161,6 +161,25 @@ def _list_keys(n: int, lists, list_unbound):
     return np.stack(keys, axis=1), lo, hi
 
 
+def lists_ascend(off: np.ndarray, pos: np.ndarray) -> bool:
+    """Whether each CSR list (``off`` into ``pos``) holds its members in ascending position order.
+
+    A closure's lists do (members in position order, semantics section 6); a
+    Kleene group over AND lists its iterations in canonical order, which may
+    not.  Where they do, a list's first and last members are its smallest
+    and largest and it needs no sort: one vectorised pass instead of a
+    ``reduceat`` or a ``lexsort`` over every member (the lexsort took 1.8 s of
+    a 5.4 s run with 2.2 million lists, perf/README.md).
+    """
+    a, b = int(off[0]), int(off[-1])
+    seg = pos[a:b]
+    down = seg[1:] < seg[:-1]
+    starts = off[1:-1]
+    starts = starts[(starts > a) & (starts < b)] - a - 1  # the pair (last of a list, first of the next)
+    down[starts] = False
+    return not down.any()
+
+
 def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
     """First and last member of each match over its lists (int64 max and -1 where they have none)."""
     lo = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
@@ -168,6 +187,10 @@ def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
     for off, pos in lists.values():
         nonempty = off[1:] > off[:-1]
         if not nonempty.any():
+            continue
+        if lists_ascend(off, pos):
+            lo[nonempty] = np.minimum(lo[nonempty], pos[off[:-1][nonempty]])
+            hi[nonempty] = np.maximum(hi[nonempty], pos[off[1:][nonempty] - 1])
             continue
         # reduceat over the starts of the non-empty lists only: each slice then ends where the next
         # non-empty list begins (empty lists in between have no elements); cut pos at off[-1] so
