@@ -696,6 +696,21 @@ def canonical_order(P, cols, K=None, llo=None, lhi=None):
     return sorted(range(n), key=key)
 
 
+def list_hashes(off, pos):
+    """Twin of kernels.order.list_hashes: per list, the wrapping sum of splitmix64(member * golden + index)."""
+    mask = (1 << 64) - 1
+    out = []
+    for j in range(len(off) - 1):
+        h = 0
+        for i in range(int(off[j]), int(off[j + 1])):
+            x = (int(pos[i]) * 0x9E3779B97F4A7C15 + (i - int(off[j]))) & mask
+            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+            h = (h + (x ^ (x >> 31))) & mask
+        out.append(h - (1 << 64) if h >= 1 << 63 else h)
+    return out
+
+
 def gather_columns(P, cols, perm):
     """Row c: column cols[c] of P's rows perm (all rows when perm is None)."""
     rows = range(len(P)) if perm is None else perm

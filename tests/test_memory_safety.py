@@ -109,7 +109,7 @@ _BAD_INPUTS = r'''
 import json
 import numpy as np
 from jitcep.errors import KernelInputError
-from jitcep.kernels import encode, grouping, join, kleene, negation, sampling, selection
+from jitcep.kernels import encode, grouping, join, kleene, negation, order, sampling, selection
 from jitcep.codegen import PredicateSet
 from jitcep.codegen.predicates import ColumnSpec
 from jitcep.pattern import expr as E
@@ -215,6 +215,7 @@ CASES = {
     "segment_aggregate: offsets past the values": lambda: kleene.segment_aggregate(
         i64(0, 9), i64(1, 2), np.ones(2, np.bool_), "sum"),
     "closure_runs: descending offsets": lambda: kleene.closure_runs(i64(0, 5, 2), 1, 3),
+    "list_hashes: offsets past the members": lambda: order.list_hashes(i64(0, 9), i64(1, 2)),
     "run_aggregates: run past the values": lambda: kleene.run_aggregates(
         i64(0, 1), i64(2, 5), i64(1, 2, 3), np.ones(3, np.bool_), "sum"),
     "run_aggregates: valid shorter than the values": lambda: kleene.run_aggregates(
