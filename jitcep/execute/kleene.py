@@ -43,16 +43,8 @@ def run(node, state, execute) -> Buffer:
     buf = execute(node.input)
     app = took_branch(buf, K.scope) if K.scope else None
     offs, members = _members(state, K, buf, app)
-    if node.runs:  # the list conjuncts on runs of the members: only the lists that pass are gathered
-        src, start, length = closure_runs(offs, K.min, K.max)
-        state.memory.check(24 * len(src), f"the lists of Kleene variable {K.var!r}", buf, members)
-        single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
-        keep = np.flatnonzero(list_mask(state, K.lists, single, {K.var: Runs(members, start, length)},
-                                        unbound={v: u[src] for v, u in buf.unbound.items()}))
-        src, start, length = src[keep], start[keep], length[keep]
-        state.memory.check(8 * (int(length.sum()) + len(src)), f"the lists of Kleene variable {K.var!r}",
-                           buf, members, src, start, length)
-        src, off, lpos = (src, *gather_lists(members, start, length))
+    if node.runs:
+        src, off, lpos = _passing_runs(state, K, buf, offs, members)
     else:
         src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
     if app is not None:
@@ -179,6 +171,21 @@ def _lists(state, K, mode: str, buf: Buffer, offs: np.ndarray, members: np.ndarr
             f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
             f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
     return src, off, lpos
+
+
+def _passing_runs(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray):
+    """(src, offsets, positions): the maximal lists (runs of each record's members, section 6.2) that pass
+    the list conjuncts, which read the closure only through aggregates: tested on the runs, so only the
+    lists that pass are gathered."""
+    src, start, length = closure_runs(offs, K.min, K.max)
+    what = f"the lists of Kleene variable {K.var!r}"
+    state.memory.check(24 * len(src), what, buf, members)
+    single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
+    keep = np.flatnonzero(list_mask(state, K.lists, single, {K.var: Runs(members, start, length)},
+                                    unbound={v: u[src] for v, u in buf.unbound.items()}))
+    src, start, length = src[keep], start[keep], length[keep]
+    state.memory.check(8 * (int(length.sum()) + len(src)), what, buf, members, src, start, length)
+    return (src, *gather_lists(members, start, length))
 
 
 def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty, scratch
-from .checks import check_lengths, fail
+from .checks import check_lengths, check_offsets, fail
 
 _NO_LOW = np.iinfo(np.int64).max
 
@@ -209,8 +209,7 @@ def list_hashes(off: np.ndarray, pos: np.ndarray) -> np.ndarray:
     KernelInputError unless ``off`` ascends inside ``pos``.
     """
     off = np.ascontiguousarray(off, dtype=np.int64)
-    if off.ndim != 1 or not len(off) or off[0] < 0 or off[-1] > len(pos) or bool((off[1:] < off[:-1]).any()):
-        raise fail("list_hashes", f"offsets are not ascending inside the {len(pos)} members")
+    check_offsets("list_hashes", "off", off, len(pos))
     out = empty(len(off) - 1, np.uint64)
     _list_hashes(off, np.ascontiguousarray(pos, dtype=np.int64), out)
     return out.view(np.int64)
