@@ -47,7 +47,7 @@ def test_segment_aggregate_equals_twin(lens, func, ints, data):
 _int64 = st.one_of(st.integers(-5, 5), st.integers(-(1 << 63), (1 << 63) - 1), st.sampled_from([-(1 << 63), (1 << 63) - 1]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(lengths, bounds, st.sampled_from(["sum", "min", "max", "avg"]), st.booleans(), st.data())
 def test_run_aggregates_equals_twin(lens, b, func, ints, data):
     # the runs of closure_runs (sliding, overlapping), values near the int64 edges included: the int sums

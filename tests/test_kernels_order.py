@@ -76,7 +76,7 @@ def test_refuses_columns_and_rows_outside_the_matrix():
         gather_columns(P, np.array([-1]), None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 2**40), max_size=6), max_size=10), st.integers(0, 3))
 def test_list_hashes_equal_twin(lists, pad):
     off = np.zeros(len(lists) + 1, np.int64)
