@@ -31,6 +31,8 @@ FORMS = {
     "seq, two closures": ("SEQ(A a, B+ b[], C c, D+ d[], E e)", "SEQ(A a, B b, C c, D d, E e)", {}),
     "seq, two closures, maximal": ("SEQ(A a, B+ b[], C c, D+ d[], E e)", "SEQ(A a, B b, C c, D d, E e)",
                                    {"kleene": "maximal"}),
+    "seq, {1,8} maximal, sum over the runs": ("SEQ(A a, B{1,8} b[], C c) WHERE sum(b.x) > 300",
+                                             "SEQ(A a, B b, C c)", {"kleene": "maximal"}),
     "seq, adjacent closures": ("SEQ(A a, B+ b[], D+ d[], E e)", "SEQ(A a, B b, D d, E e)", {}),
     "and, closure": ("AND(A a, B+ b[], C c)", "AND(A a, B b, C c)", {}),
     "or, closure in a branch": ("OR(SEQ(A a, B+ b[], C c), D d)", "OR(SEQ(A a, B b, C c), D d)", {}),

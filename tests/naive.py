@@ -529,6 +529,26 @@ def segment_aggregate(off, vals, valid, func):
     return out
 
 
+def run_aggregates(start, length, vals, valid, func):
+    """Twin of kernels.kleene.run_aggregates: per run, the reference's aggregate of its valid values (exact
+    Python int sums, NULL outside int64; floats added in list order from 0.0) or None."""
+    out = []
+    for a, k in zip(start, length):
+        xs = [vals[i].item() for i in range(a, a + k) if valid[i]]
+        if not xs:
+            out.append(None)
+        elif func in ("min", "max"):
+            out.append(min(xs) if func == "min" else max(xs))
+        elif func == "sum" and isinstance(xs[0], int):
+            out.append(sum(xs) if -(1 << 63) <= sum(xs) < (1 << 63) else None)
+        else:
+            t = 0.0
+            for x in xs:
+                t += float(x)
+            out.append(t / len(xs) if func == "avg" else t)
+    return out
+
+
 def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None, W=None, anchored=False):
     """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with
     nmin <= len <= nmax, members in order, strictly later ts under strict, every two consecutive
@@ -728,6 +748,21 @@ def canonical_order(P, cols, K=None, llo=None, lhi=None):
         first, last = (min(bound), max(bound)) if bound else (2**63 - 1, -1)
         return (last, first, *(int(P[i][c]) for c in cols), *(int(x) for x in (K[i] if K is not None else ())))
     return sorted(range(n), key=key)
+
+
+def list_hashes(off, pos):
+    """Twin of kernels.order.list_hashes: per list, the wrapping sum of splitmix64(member * golden + index)."""
+    mask = (1 << 64) - 1
+    out = []
+    for j in range(len(off) - 1):
+        h = 0
+        for i in range(int(off[j]), int(off[j + 1])):
+            x = (int(pos[i]) * 0x9E3779B97F4A7C15 + (i - int(off[j]))) & mask
+            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+            h = (h + (x ^ (x >> 31))) & mask
+        out.append(h - (1 << 64) if h >= 1 << 63 else h)
+    return out
 
 
 def gather_columns(P, cols, perm):

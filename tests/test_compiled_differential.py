@@ -428,6 +428,35 @@ def gen_kleene_pattern(seed: int, iterative: bool = False, negation: bool = Fals
     return Pattern(Conj((body,)) if nf.random() < 0.15 else body, E.conjoin(conj), window), order
 
 
+def gen_aggregate_pattern(seed: int) -> tuple[Pattern, str]:
+    """A SEQ with a closure ``b`` among 1-3 single variables whose list conjuncts read it only through
+    aggregates (1-3 of count, sum, avg, min, max over the int ``x`` and the float ``y``, beside
+    single variables): under ``kleene="maximal"`` they are tested on runs of the members, int sums from
+    prefix sums (semantics section 6.2); bounds ``{n,m}`` make the runs slide."""
+    rng = random.Random(60_000 + seed)
+    names = [f"v{i}" for i in range(rng.randint(1, 3))]
+    items = [EventVar(v, rng.choice([("A",), ("B",), None])) for v in names]
+    lo, hi = rng.choice([(1, None), (0, None), (2, None), (1, 3), (2, 4), (0, 2), (3, 3)])
+    items.insert(rng.randint(0, len(items)), Kleene(EventVar("b", rng.choice([("A",), ("B",), None])), lo, hi))
+    a = rng.choice(names)
+    aggs = [
+        lambda: E.Cmp(rng.choice([">=", "<=", "="]), E.Agg("count", "b"), L(rng.randint(1, 3))),
+        lambda: E.Cmp(rng.choice(E.CMP_OPS), E.Agg("sum", "b", "x"), A(a, "x")),
+        lambda: E.Cmp(rng.choice(E.CMP_OPS), E.Agg("sum", "b", "y"), L(rng.choice([0, 1.5]))),
+        lambda: E.Cmp(rng.choice(E.CMP_OPS), E.Agg("avg", "b", rng.choice("xy")), A(a, "y")),
+        lambda: E.Cmp(rng.choice(E.CMP_OPS), E.Agg(rng.choice(["min", "max"]), "b", rng.choice("xy")),
+                      L(rng.randint(-1, 1))),
+        lambda: E.Cmp("<", E.Arith("-", E.Agg("max", "b", "x"), E.Agg("min", "b", "x")), E.Agg("count", "b")),
+    ]
+    conj = [E.Equiv("k")] if rng.random() < 0.3 else []
+    if rng.random() < 0.3:
+        conj.append(_single(rng, "b"))
+    conj += [rng.choice(aggs)() for _ in range(rng.randint(1, 3))]
+    window = rng.choices([TimeWindow(rng.randint(3, 8)), CountWindow(rng.randint(4, 8)), Unbounded()],
+                         weights=[6, 3, 1])[0]
+    return Pattern(Seq(tuple(items)), E.conjoin(conj), window), rng.choice(["position", "strict_ts", "nondecreasing_ts"])
+
+
 def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     """A pattern with closures where :func:`gen_kleene_pattern` puts none (semantics section 6).
 
@@ -602,7 +631,7 @@ def _kleene_tuples(mt):
 KLEENE_MODES = ["maximal", "all", "maximal+negation", "all+negation"]
 # closures where gen_kleene_pattern puts none (gen_kleene_form): fewer patterns and streams each
 KLEENE_FORMS = ["all+multi", "maximal+multi", "all+and", "all+and+negation", "all+or", "all+seq+negation",
-                "maximal+seq+negation", "all+anchored", "all+item"]
+                "maximal+seq+negation", "all+anchored", "all+item", "maximal+aggregates"]
 N_KLEENE_FORM_PATTERNS = 6
 N_KLEENE_FORM_STREAMS = 60
 
@@ -613,6 +642,8 @@ def _kleene_case(seed, mode, n_streams):
     kleene, _, form = mode.partition("+")
     if form in ("", "negation"):
         pattern, order = gen_kleene_pattern(seed, iterative=kleene == "all", negation=form == "negation")
+    elif form == "aggregates":
+        pattern, order = gen_aggregate_pattern(seed)
     else:
         pattern, order = gen_kleene_form(seed, form, kleene)
     opts = Options(order=order, kleene=kleene)
@@ -680,6 +711,10 @@ def test_default_patterns_cover_the_normal_form_and_constants():
             seen.add("one_item_and_around_a_start_negation")
         elif one_item(pattern.body):
             seen.add("one_item_operator")
+    for seed in range(N_KLEENE_FORM_PATTERNS):
+        pattern, order = gen_aggregate_pattern(seed)
+        if _runs(build_plan(pattern, options=Options(order=order, kleene="maximal")).root):
+            seen.add("maximal_aggregates_over_runs")
     for seed in range(N_KLEENE_PATTERNS):
         pattern, order = gen_kleene_pattern(seed)
         if any(isinstance(n, Seq) and n is not pattern.body and any(isinstance(i, Kleene) for i in n.items)
@@ -690,7 +725,14 @@ def test_default_patterns_cover_the_normal_form_and_constants():
         if one_item(pattern.body):
             seen.add("maximal_one_item_and")
     assert seen >= {"false_constant", "one_item_and_around_a_start_negation", "one_item_operator",
-                    "maximal_closure_in_nested_seq", "maximal_count_window_with_ties", "maximal_one_item_and"}, seen
+                    "maximal_closure_in_nested_seq", "maximal_count_window_with_ties", "maximal_one_item_and",
+                    "maximal_aggregates_over_runs"}, seen
+
+
+def _runs(node) -> bool:
+    """Whether a KleeneCollect of the plan below ``node`` tests its list conjuncts on runs."""
+    return getattr(node, "runs", False) or any(_runs(getattr(node, f)) for f in ("input", "left", "right")
+                                               if getattr(node, f, None) is not None)
 
 
 def _walk(node):

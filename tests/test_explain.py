@@ -93,6 +93,19 @@ def test_iterative_predicate_is_printed_with_its_indexes():
     assert by_op(tree, "kleene")[0]["predicates"] == ["b.x > b[i-1].x"]
 
 
+def test_maximal_list_conjuncts_over_aggregates_only_run_on_runs():
+    def runs(where, **opts):
+        q = jitcep.compile(f"PATTERN SEQ(A a, B{{1,3}} b[], C c) WHERE {where} WITHIN 10", **opts)
+        [k] = by_op(q.explain(format="dict"), "kleene")
+        return k["runs"], "aggregates over runs" in q.explain()
+
+    # semantics section 6.2: a maximal closure's lists are runs of its members; aggregates read only those
+    assert runs("sum(b.x) > a.x AND count(b) >= 2", kleene="maximal") == (True, True)
+    assert runs("sum(b.x) > a.x", kleene="all") == (False, False)  # every subsequence: no runs
+    assert runs("b[1].x > a.x", kleene="maximal") == (False, False)  # a member, not an aggregate
+    assert runs("b.x > a.x", kleene="maximal") == (False, False)  # no list conjunct at all
+
+
 def test_a_join_whose_left_input_is_empty_does_not_run_its_right_input():
     df = frame("BBC")  # no A: the left scan is empty, the (b, c) side never runs
     tree = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 10").explain(df, type="type", analyze=True,

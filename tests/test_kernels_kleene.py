@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.kernels.kleene import (closure_runs, gather_lists, iteration_lists, member_pairs, outside_lists,
-                                  segment_aggregate, subsequences)
+                                  run_aggregates, segment_aggregate, subsequences)
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])
@@ -42,6 +42,42 @@ def test_segment_aggregate_equals_twin(lens, func, ints, data):
     assert got == pytest.approx(want) if any(w is not None for w in want) else got == want
     if ints and func != "avg":
         assert out.dtype == np.int64  # exact integer sums
+
+
+_int64 = st.one_of(st.integers(-5, 5), st.integers(-(1 << 63), (1 << 63) - 1), st.sampled_from([-(1 << 63), (1 << 63) - 1]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(lengths, bounds, st.sampled_from(["sum", "min", "max", "avg"]), st.booleans(), st.data())
+def test_run_aggregates_equals_twin(lens, b, func, ints, data):
+    # the runs of closure_runs (sliding, overlapping), values near the int64 edges included: the int sums
+    # come from prefix sums and must still equal Python's exact ones, NULL only when the total leaves int64
+    off = _offsets(lens)
+    n = int(off[-1])
+    start, length = closure_runs(off, *b)[1:]
+    elems = _int64 if ints else st.floats(allow_nan=True, allow_infinity=True)
+    vals = np.array(data.draw(st.lists(elems, min_size=n, max_size=n)), dtype=np.int64 if ints else np.float64)
+    valid = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
+    out, ok = run_aggregates(start, length, vals, valid, func)
+    got = [out[j].item() if ok[j] else None for j in range(len(start))]
+    want = naive.run_aggregates(start, length, vals, valid, func)
+    assert [repr(g) for g in got] == [repr(w) for w in want]  # exact, NaN and -0.0 included
+    assert out.dtype == (np.float64 if func == "avg" or not ints else np.int64)
+
+
+def test_run_aggregates_hand_enumerated():
+    big = (1 << 63) - 1
+    vals = np.array([big, 1, -2, 5, 7], np.int64)
+    valid = np.array([True, True, True, False, True])
+    start, length = np.array([0, 0, 1, 3, 2]), np.array([2, 3, 2, 1, 3])
+    out, ok = run_aggregates(start, length, vals, valid, "sum")
+    # big + 1 leaves int64 (NULL); big + 1 - 2 returns into it (the final sum decides); 5 is null
+    assert ok.tolist() == [False, True, True, False, True]
+    assert out[ok].tolist() == [big - 1, -1, 5]
+    out, ok = run_aggregates(start[2:], length[2:], vals, valid, "avg")
+    assert ok.tolist() == [True, False, True] and out[ok].tolist() == [-0.5, 2.5]
+    out, ok = run_aggregates(np.array([0]), np.array([3]), np.array([2.0, np.nan, 1.0]), np.ones(3, bool), "min")
+    assert out.tolist() == [1.0]  # NaN compares false: the first value stays until a smaller one, as min()
 
 
 def test_gather_lists():

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.order import canonical_order, gather_columns
+from jitcep.kernels.order import canonical_order, gather_columns, list_hashes
 
 
 @st.composite
@@ -74,3 +74,25 @@ def test_refuses_columns_and_rows_outside_the_matrix():
         gather_columns(P, np.array([0]), np.array([3]))
     with pytest.raises(KernelInputError):
         gather_columns(P, np.array([-1]), None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**40), max_size=6), max_size=10), st.integers(0, 3))
+def test_list_hashes_equal_twin(lists, pad):
+    off = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=off[1:])
+    pos = np.array([p for x in lists for p in x] + [7] * pad, dtype=np.int64)  # members past the last list
+    got = list_hashes(off, pos)
+    assert got.dtype == np.int64 and got.tolist() == naive.list_hashes(off, pos)
+    # equal lists hash equal, wherever they lie
+    for i, a in enumerate(lists):
+        for j, b in enumerate(lists):
+            if a == b:
+                assert got[i] == got[j]
+
+
+def test_list_hashes_depend_on_order_and_refuse_bad_offsets():
+    h = list_hashes(np.array([0, 2, 4, 4]), np.array([3, 5, 5, 3]))
+    assert h[0] != h[1] and h[2] == 0
+    with pytest.raises(KernelInputError):
+        list_hashes(np.array([0, 5]), np.array([1, 2]))

@@ -261,6 +261,30 @@ def test_maximal_aggregate_checked_on_the_whole_list():
     assert matches(q, df, kleene="maximal") == M((0, (1, 3), 4))
 
 
+def test_maximal_closure_count_with_aggregates_over_the_runs():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 4), ("B", 2, -1), ("B", 3, 3), ("B", 4, 2), ("C", 5, 0))
+    # the runs of 2..3 consecutive Bs, by hand with their sums: B1 B2 (3), B2 B3 (2), B3 B4 (5),
+    # B1 B2 B3 (6), B2 B3 B4 (4); sum > 3 and min > -1 keep B3 B4 only, sum > 3 alone also the two
+    # runs of three (the lists are tested as runs of the members, section 6.2, never gathered first)
+    q = "PATTERN SEQ(A a, B{2,3} b[], C c) WHERE sum(b.x) > 3 AND min(b.x) > -1 WITHIN 10"
+    assert matches(q, df, kleene="maximal") == M((0, (3, 4), 5))
+    q = "PATTERN SEQ(A a, B{2,3} b[], C c) WHERE sum(b.x) > 3 WITHIN 10"
+    assert matches(q, df, kleene="maximal") == M((0, (3, 4), 5), (0, (1, 2, 3), 5), (0, (2, 3, 4), 5))
+    q = "PATTERN SEQ(A a, B{2,3} b[], C c) WHERE avg(b.x) = 2 AND count(b) = 3 WITHIN 10"
+    assert matches(q, df, kleene="maximal") == M((0, (1, 2, 3), 5))
+
+
+@pytest.mark.parametrize("kleene", ["maximal", "all"])
+def test_int_sum_is_null_only_when_the_total_leaves_int64(kleene):
+    big = 2**63 - 1
+    df = events("type ts x", ("A", 0, 0), ("B", 1, big), ("B", 2, 1), ("B", 3, -1), ("C", 4, 0))
+    # section 4: exact sums, NULL outside int64; big + 1 passes it on the way, big + 1 - 1 is back inside
+    q = f"PATTERN SEQ(A a, B{{3}} b[], C c) WHERE sum(b.x) = {big} WITHIN 10"
+    assert matches(q, df, kleene=kleene) == M((0, (1, 2, 3), 4))
+    q = "PATTERN SEQ(A a, B{2} b[], C c) WHERE sum(b.x) IS NULL WITHIN 10"
+    assert matches(q, df, kleene=kleene) == M((0, (1, 2), 4))  # of the pairs, {B1, B2} alone leaves int64
+
+
 def test_maximal_rejects_iterative_predicate():
     df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("C", 2, 0))
     with pytest.raises(UnsupportedPatternError):

@@ -109,7 +109,7 @@ _BAD_INPUTS = r'''
 import json
 import numpy as np
 from jitcep.errors import KernelInputError
-from jitcep.kernels import encode, grouping, join, kleene, negation, reduction, sampling, selection
+from jitcep.kernels import encode, grouping, join, kleene, negation, order, reduction, sampling, selection
 from jitcep.codegen import PredicateSet
 from jitcep.codegen.predicates import ColumnSpec
 from jitcep.pattern import expr as E
@@ -227,6 +227,11 @@ CASES = {
     "segment_aggregate: offsets past the values": lambda: kleene.segment_aggregate(
         i64(0, 9), i64(1, 2), np.ones(2, np.bool_), "sum"),
     "closure_runs: descending offsets": lambda: kleene.closure_runs(i64(0, 5, 2), 1, 3),
+    "list_hashes: offsets past the members": lambda: order.list_hashes(i64(0, 9), i64(1, 2)),
+    "run_aggregates: run past the values": lambda: kleene.run_aggregates(
+        i64(0, 1), i64(2, 5), i64(1, 2, 3), np.ones(3, np.bool_), "sum"),
+    "run_aggregates: valid shorter than the values": lambda: kleene.run_aggregates(
+        i64(0), i64(3), i64(1, 2, 3), np.ones(2, np.bool_), "min"),
     "range_group: value outside the given bounds": lambda: encode.range_group(i64(0, 1, 9), bounds=(0, 2)),
     "present_codes: value past size": lambda: encode.present_codes(i64(0, 9), None, 3),
     "apply_table: value past the table": lambda: encode.apply_table(i64(0, 9), None, np.zeros(3, np.int32)),

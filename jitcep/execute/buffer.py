@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.kleene import gather_lists
+from ..matches import lists_ascend
 
 
 @dataclass
@@ -83,6 +84,9 @@ class Buffer:
         group lists its iterations in canonical order, not its variables' members in position order)."""
         out = []
         for off, lpos in self.lists.values():
+            if lists_ascend(off, lpos):  # a closure's lists: in position order already
+                out.append((off, lpos))
+                continue
             owner = np.repeat(np.arange(len(off) - 1), np.diff(off))
             out.append((off, lpos[np.lexsort((lpos, owner))]))
         return out
@@ -106,6 +110,8 @@ def list_ends(off: np.ndarray, lpos: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def list_extent(off: np.ndarray, lpos: np.ndarray, last_of: np.ndarray | None = None):
     """(smallest of ``lpos``, largest of ``last_of``, default ``lpos``) over each CSR list ``off``; -1 for
     an empty list."""
+    if last_of is None and len(off) > 1 and lists_ascend(off, lpos):  # a closure's lists: first and last
+        return list_ends(off, lpos)
     last_of = lpos if last_of is None else last_of
     n = len(off) - 1
     lo, hi = np.full(n, -1, np.int64), np.full(n, -1, np.int64)

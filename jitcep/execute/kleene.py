@@ -14,7 +14,8 @@ iterative conjuncts (SASE+ section 2), at most ``max_kleene`` per record.  A
 closure in an OR branch makes lists for the records that took its branch;
 the others keep one empty list, marked unbound.
 List conjuncts (aggregates, ``v[k]``, ``v[v.LEN]``) are evaluated once per
-list (:mod:`jitcep.execute.lists`), those also reading a member (``v[i]``,
+list (:mod:`jitcep.execute.lists`; under ``runs``, on the maximal lists as
+runs of the members, before they are gathered), those also reading a member (``v[i]``,
 maybe ``v[i-1]``) once per member of each list, a list keeping only if every
 member passes (section 4).  Each (record, list) is one output
 record, spanning the record and its members.
@@ -33,7 +34,7 @@ from ..kernels.window import spans_within
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
 from .buffer import Buffer, list_ends, offsets
-from .lists import list_mask
+from .lists import Runs, list_mask
 from .scan import leaf
 
 
@@ -42,7 +43,10 @@ def run(node, state, execute) -> Buffer:
     buf = execute(node.input)
     app = took_branch(buf, K.scope) if K.scope else None
     offs, members = _members(state, K, buf, app)
-    src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
+    if node.runs:
+        src, off, lpos = _passing_runs(state, K, buf, offs, members)
+    else:
+        src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
     if app is not None:
         src, off, lpos = _keep_lists(np.flatnonzero(app[src]), src, off, lpos)
     if node.span_check and len(src):
@@ -52,7 +56,7 @@ def run(node, state, execute) -> Buffer:
         _, _, start, end = _list_span(buf, src, off, lpos)
         keep = np.flatnonzero(spans_within(state.wt[start], state.wt[end], state.W))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
-    if K.lists and len(src):
+    if K.lists and not node.runs and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
         # a list conjunct may read closures collected before this one too (their lists per record)
         lists = _per_list(buf, src, {v for c in K.lists for v in E.variables(c)})
@@ -167,6 +171,21 @@ def _lists(state, K, mode: str, buf: Buffer, offs: np.ndarray, members: np.ndarr
             f"binding of the other variables; raise the cap with jitcep.compile(..., max_kleene=N), "
             f"bound the closure ({{n,m}}), or use kleene=\"maximal\"")
     return src, off, lpos
+
+
+def _passing_runs(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray):
+    """(src, offsets, positions): the maximal lists (runs of each record's members, section 6.2) that pass
+    the list conjuncts, which read the closure only through aggregates: tested on the runs, so only the
+    lists that pass are gathered."""
+    src, start, length = closure_runs(offs, K.min, K.max)
+    what = f"the lists of Kleene variable {K.var!r}"
+    state.memory.check(24 * len(src), what, buf, members)
+    single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
+    keep = np.flatnonzero(list_mask(state, K.lists, single, {K.var: Runs(members, start, length)},
+                                    unbound={v: u[src] for v, u in buf.unbound.items()}))
+    src, start, length = src[keep], start[keep], length[keep]
+    state.memory.check(8 * (int(length.sum()) + len(src)), what, buf, members, src, start, length)
+    return (src, *gather_lists(members, start, length))
 
 
 def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np.ndarray:

@@ -8,6 +8,8 @@ attributes, then compiled like any predicate.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..codegen import PredicateSet
@@ -15,10 +17,19 @@ from ..codegen.predicates import ColumnSpec
 from ..errors import UnsupportedPatternError
 from ..events import Column
 from ..events.types import attribute_kind
-from ..kernels.kleene import segment_aggregate
+from ..kernels.kleene import run_aggregates, segment_aggregate
 from ..pattern import expr as E, kinds
 from ..plan.logical import map_expr
 from .buffer import list_ends
+
+
+class Runs(NamedTuple):
+    """A closure's lists as runs of its members: list j is ``members[start[j] : start[j] + length[j]]``
+    (``kleene="maximal"``, :func:`~jitcep.kernels.kleene.closure_runs`), read by aggregates only."""
+
+    members: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
 
 
 class _VirtualTable:
@@ -31,12 +42,17 @@ class _VirtualTable:
 def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None = None,
               unbound: dict | None = None) -> np.ndarray:
     """Which items satisfy every conjunct of ``conds`` reading closures' lists (``lists[kv]``: CSR
-    offsets and positions, aligned list by list): item j reads list ``rows[j]`` of each (None: list j)
+    offsets and positions, aligned list by list, or :class:`Runs` where only aggregates read it): item j
+    reads list ``rows[j]`` of each (None: list j)
     and the events ``single[v][j]`` of the single variables.  ``unbound[kv]`` (per list): the closure is
     unbound there (an OR branch not taken), and a conjunct reading it does not apply (section 4)."""
     table = state.table
     unbound = unbound or {}
-    n = len(next(iter(lists.values()))[0]) - 1 if rows is None else len(rows)
+    if rows is not None:
+        n = len(rows)
+    else:
+        held = next(iter(lists.values()))
+        n = len(held.start) if isinstance(held, Runs) else len(held[0]) - 1
     cols: dict = {}
 
     def per_item(c: Column) -> Column:
@@ -54,8 +70,9 @@ def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None =
         return Column(col.kind, col.values[q], None if valid.all() else valid, col.dictionary, col.temporal)
 
     def aggregate(x: E.Agg) -> Column:
-        off, lpos = lists[x.var]
-        lens = np.diff(off)
+        held = lists[x.var]
+        runs = isinstance(held, Runs)
+        lpos, lens = (held.members, held.length) if runs else (held[1], np.diff(held[0]))
         if x.func == "count":
             return per_item(Column("int", lens.astype(np.int64), None))
         if attribute_kind(x.attr, table) is None:
@@ -68,7 +85,8 @@ def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None =
             raise UnsupportedPatternError(f"the compiled engine does not evaluate {x.func} over a {c.kind} "
                                           f"attribute ({x.var}.{x.attr}) yet")
         valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
-        vals, ok = segment_aggregate(off, c.values, valid, x.func)
+        vals, ok = (run_aggregates(held.start, held.length, c.values, valid, x.func) if runs
+                    else segment_aggregate(held[0], c.values, valid, x.func))
         return per_item(Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (),
                                c.temporal))
 

@@ -15,7 +15,10 @@ every subsequence of the qualifying events whose length the bounds allow
 (:func:`subsequences`).
 
 and computes SASE+ aggregates (count, sum, avg, min, max over non-null
-values) per list.  Everything here is generic: no per-pattern code.
+values) per list, or per run of members (``kleene="maximal"``'s lists are
+runs, so their list conjuncts are tested before any list is gathered, int
+sums from prefix sums: :func:`run_aggregates`).  Everything here is generic:
+no per-pattern code.
 
 Every CSR ``offsets`` a kernel reads members through is checked by its wrapper
 (ascending, inside the members), and so are member positions used to read
@@ -29,7 +32,6 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty
-from .arith import checked_add
 from .checks import check_index, check_lengths, check_offsets, fail
 from .window import exceeds, window_bound
 
@@ -364,58 +366,120 @@ def gather_lists(members: np.ndarray, start: np.ndarray, length: np.ndarray):
     return off, np.ascontiguousarray(members[idx], dtype=np.int64)
 
 
+def segment_aggregate(off: np.ndarray, vals: np.ndarray, valid: np.ndarray, func: str):
+    """Per list (CSR ``off`` over ``vals``): sum / min / max / avg of the valid values and whether any exists,
+    as :func:`run_aggregates` (each list is the run ``off[j]..off[j + 1]``).  Invariant: ``off`` ascends
+    inside ``vals``, which ``valid`` matches (checked here)."""
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    check_offsets("segment_aggregate", "off", off, len(vals))
+    return run_aggregates(off[:-1], np.diff(off), vals, valid, func)
+
+
+_HALF = np.int64(1 << 32)
+_HALF_MASK = np.int64((1 << 32) - 1)
+_AVG_EXACT = 1 << 53
+"""Integers up to this magnitude are exact float64s, and so is every float64 sum of them that stays there."""
+
+
 @njit(**NUMBA_FLAGS)
-def _segment_agg(off, vals, valid, code, out, ok):
-    for j in range(len(off) - 1):
-        first = True
-        acc = vals[0] if len(vals) else out[0]
-        cnt = 0
-        fits = True
-        for i in range(off[j], off[j + 1]):
+def _run_sums(start, length, vals, valid, avg, out, ok):
+    """Sum (``avg``: over the count) of the valid int64 ``vals[start[j] : start[j] + length[j]]`` into
+    ``out[j]``; ``ok[j]`` False without a valid value or for a sum outside int64.
+
+    From prefix sums of each value's high and low 32 bits (``v = hi * 2**32
+    + lo``, 0 <= lo < 2**32), which do not overflow below 2**31 values, so a
+    run's sum is exact in O(1) however its partial sums wander: the final
+    sum decides NULL, as the reference's Python integers do (semantics
+    section 4).
+    """
+    n = len(vals)
+    hi = np.zeros(n + 1, np.int64)
+    lo = np.zeros(n + 1, np.int64)
+    cnt = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        v = vals[i] if valid[i] else 0
+        hi[i + 1] = hi[i] + (v >> 32)
+        lo[i + 1] = lo[i] + (v & _HALF_MASK)
+        cnt[i + 1] = cnt[i] + (1 if valid[i] else 0)
+    for j in range(len(start)):
+        a = start[j]
+        b = a + length[j]
+        k = cnt[b] - cnt[a]
+        h = hi[b] - hi[a]
+        low = lo[b] - lo[a]
+        h += low >> 32
+        low &= _HALF_MASK
+        fits = -_HALF // 2 <= h < _HALF // 2  # h * 2**32 + low inside int64
+        ok[j] = k > 0 and fits
+        total = h * _HALF + low if fits else 0
+        if avg:  # two statements, not one expression: an int sum never passes through a float
+            out[j] = total / max(k, 1)
+        else:
+            out[j] = total
+
+
+@njit(**NUMBA_FLAGS)
+def _run_aggregates(start, length, vals, valid, code, out, ok):
+    """Aggregate ``code`` of each run read in list order, as the reference does: floats added one by one
+    from 0.0 (``float_sum``), the first of equal extremes kept (a NaN first stays, as with ``min()``).
+    ``out`` has ``vals``' dtype (avg: float64, and so are ``vals``) and holds zeros."""
+    for j in range(len(start)):
+        acc = out[j]
+        k = 0
+        for i in range(start[j], start[j] + length[j]):
             if not valid[i]:
                 continue
             v = vals[i]
-            if first:
+            if code == 0 or code == 3:
+                acc += v
+            elif k == 0 or (v < acc if code == 1 else v > acc):
                 acc = v
-                first = False
-            elif code == 0 or code == 3:
-                acc, f = checked_add(acc, v)
-                fits = fits and f
-            elif code == 1:
-                if v < acc:
-                    acc = v
-            elif v > acc:
-                acc = v
-            cnt += 1
-        out[j] = acc
-        ok[j] = cnt > 0 and fits  # an int sum outside int64 is NULL (semantics section 4)
+            k += 1
+        ok[j] = k > 0
+        if code == 3:
+            out[j] = acc / max(k, 1)
+        else:
+            out[j] = acc
 
 
-def segment_aggregate(off: np.ndarray, vals: np.ndarray, valid: np.ndarray, func: str):
-    """Per list (CSR ``off`` over ``vals``): sum / min / max / avg of the valid values and whether any exists.
+def run_aggregates(start: np.ndarray, length: np.ndarray, vals: np.ndarray, valid: np.ndarray, func: str):
+    """Per run (the values ``vals[start[j] : start[j] + length[j]]``, a closure's list under
+    ``kleene="maximal"``, semantics section 6.2): sum / min / max / avg of its valid values, and whether
+    it has a value, without gathering the lists (:func:`closure_runs` gives the runs).
 
-    Sum of an int64 column stays int64 (exact, NULL when it leaves int64); avg adds
-    the members as float64 in list order (SASE+ aggregates, SQL null handling: no
-    non-null member gives NULL; docs/semantics.md section 4).  Invariant: ``off``
-    ascends inside ``vals``, which ``valid`` matches (checked here).
+    The results equal the reference evaluator's (semantics section 4): an
+    int sum is exact and NULL only when the final sum leaves int64 (from
+    prefix sums, :func:`_run_sums`); an int avg is that sum over the
+    count when no run can pass 2**53 in magnitude (then every float64
+    partial sum of the reference is exact; otherwise, and for floats, each
+    run is added in list order); min / max keep the first extreme.
+    Invariants, checked here: every run lies inside ``vals``, which
+    ``valid`` matches, and there are fewer than 2**31 values.
     """
-    off = np.ascontiguousarray(off, dtype=np.int64)
-    check_offsets("segment_aggregate", "off", off, len(vals))
-    check_lengths("segment_aggregate", len(vals), valid=valid)
+    start = np.ascontiguousarray(start, dtype=np.int64)
+    length = np.ascontiguousarray(length, dtype=np.int64)
+    check_lengths("run_aggregates", len(start), length=length)
+    check_lengths("run_aggregates", len(vals), valid=valid)
     if func not in AGG_CODE:
-        raise fail("segment_aggregate", f"unknown aggregate {func!r}")
-    n = len(off) - 1
-    if func == "avg":
-        vals = vals.astype(np.float64)
-    out = np.zeros(n, dtype=vals.dtype)
-    ok = np.zeros(n, dtype=np.bool_)
-    if n:
-        _segment_agg(off, vals, valid, AGG_CODE[func], out, ok)
-    if func == "avg":
-        cs = np.zeros(len(valid) + 1, dtype=np.int64)
-        np.cumsum(valid, out=cs[1:])
-        cnt = cs[off[1:]] - cs[off[:-1]]
-        out = np.where(ok, out / np.maximum(cnt, 1), 0.0)
+        raise fail("run_aggregates", f"unknown aggregate {func!r}")
+    if len(vals) >= 1 << 31:
+        raise fail("run_aggregates", f"{len(vals)} values: the prefix sums hold fewer than 2**31")
+    if len(start) and (start.min() < 0 or length.min() < 0 or int((start + length).max()) > len(vals)):
+        raise fail("run_aggregates", f"a run lies outside the {len(vals)} values")
+    ints = np.issubdtype(vals.dtype, np.integer)
+    prefix = ints and func == "sum"
+    if ints and func == "avg" and len(vals) and len(start):
+        prefix = max(-int(vals.min()), int(vals.max())) * int(length.max()) <= _AVG_EXACT
+    # out has the dtype the loop adds in: an avg read in list order adds float64s, as float_sum
+    dtype = np.int64 if ints and (prefix or func in ("min", "max")) else np.float64
+    vals = np.ascontiguousarray(vals, dtype=dtype)
+    valid = np.ascontiguousarray(valid, dtype=np.bool_)
+    out = np.zeros(len(start), dtype=np.float64 if func == "avg" else dtype)
+    ok = np.zeros(len(start), dtype=np.bool_)
+    if len(start) and prefix:
+        _run_sums(start, length, vals, valid, func == "avg", out, ok)
+    elif len(start):
+        _run_aggregates(start, length, vals, valid, AGG_CODE[func], out, ok)
     return out, ok
 
 

@@ -25,7 +25,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty, scratch
-from .checks import check_lengths, fail
+from .checks import check_lengths, check_offsets, fail
 
 _NO_LOW = np.iinfo(np.int64).max
 
@@ -183,6 +183,44 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None
     moved = _canonical_order(P, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
                              np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm)
     return perm if moved else None
+
+
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+@njit(**NUMBA_FLAGS)
+def _list_hashes(off, pos, out):
+    m0, m1, m2 = _MIX
+    for j in range(len(off) - 1):
+        h = np.uint64(0)
+        for i in range(off[j], off[j + 1]):
+            x = np.uint64(pos[i]) * m0 + np.uint64(i - off[j])
+            x ^= x >> np.uint64(30)
+            x *= m1
+            x ^= x >> np.uint64(27)
+            x *= m2
+            x ^= x >> np.uint64(31)
+            h += x
+        out[j] = h
+
+
+def list_hashes(off: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each CSR list's content (int64; 0 for an empty list): a list key of
+    :func:`canonical_order`.
+
+    Each member is mixed with its index in the list (splitmix64 finaliser) and
+    the mixes of a list are summed (wrapping), so the hash depends on order;
+    canonical order only needs equal lists to hash equal and different ones
+    to differ almost always, not any particular order between them.  One
+    pass: the same sum written with NumPy (one temporary per step over every
+    member) took 0.34 s of a 1.2 s run with 541,338 lists (perf/README.md).
+    KernelInputError unless ``off`` ascends inside ``pos``.
+    """
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    check_offsets("list_hashes", "off", off, len(pos))
+    out = empty(len(off) - 1, np.uint64)
+    _list_hashes(off, np.ascontiguousarray(pos, dtype=np.int64), out)
+    return out.view(np.int64)
 
 
 @njit(**NUMBA_FLAGS)

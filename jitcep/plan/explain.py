@@ -91,7 +91,8 @@ def _operator(node, window: str) -> dict:
             + [_text(c, K.var) for c in K.prev + K.each] + [_text(c) for c in K.lists]
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
-                "after": list(K.before), "before": list(K.after), "span_check": node.span_check}
+                "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
+                "runs": node.runs}
     if isinstance(node, GroupCollect):
         g = node.group
         preds = [_text(c) for c in g.member] + [_text(c, g.vars) for c in g.prev] + [_text(c) for c in g.lists]
@@ -166,6 +167,8 @@ def _fields(d: dict) -> str:
         hi = "" if d["max"] is None else d["max"]
         parts.append(f"mode={d['mode']} {{{d['min']},{hi}}} range after {_names(d['after'])} "
                      f"before {_names(d['before'])}")
+        if d["runs"]:
+            parts.append("aggregates over runs (prefix sums)")
     if d.get("frozen"):
         parts.append("frozen (active candidates only)")
     if d["op"] == "contiguous":

@@ -248,12 +248,16 @@ class KleeneCollect(_Unary):
     whose consecutive members pass the iterative conjuncts (6.1); list
     conjuncts are then tested once per list.  ``span_check``: ties may
     stretch a list past the window (under ``nondecreasing_ts``), so each
-    list's span is checked.
+    list's span is checked.  ``runs``: every list conjunct reads the closure
+    only through aggregates and its lists are runs of the members
+    (``mode`` "maximal"), so the conjuncts are tested on the runs, int sums
+    from prefix sums, and only the lists that pass are gathered.
     """
 
     closure: Closure = None
     mode: KleeneMode = "all"
     span_check: bool = False
+    runs: bool = False
 
     @property
     def vars(self) -> tuple[str, ...]:

@@ -12,6 +12,9 @@ is the ``kleene=`` option (sections 6.1, 6.2); under
 ``order="nondecreasing_ts"`` a list's members tied with a neighbour may lie on
 its other side by position, so a list can stretch the match past the window
 although each member fits alone (section 2): the lists' spans are checked.
+Under ``kleene="maximal"`` a closure's lists are runs of its members, so list
+conjuncts reading it only through aggregates are tested on the runs
+(``runs``), without gathering the lists that fail.
 
 A Kleene group gets a :class:`GroupCollect` at its place in pattern order,
 whose body is the group's own join tree: scans of its variables joined left
@@ -35,13 +38,26 @@ def add(plan, planning):
     root = plan.root
     logical, options = planning.logical, planning.options
     collect = {**{K.var: K for K in logical.closures}, **{g.vars[0]: g for g in logical.groups}}
+    listed = {K.var for K in logical.closures} | {v for g in logical.groups for v in g.vars}
     for K in (collect[v] for v in logical.kleene_order):
         if isinstance(K, Closure):
-            root = KleeneCollect(root, K, options.kleene, options.order == "nondecreasing_ts")
+            root = KleeneCollect(root, K, options.kleene, options.order == "nondecreasing_ts",
+                                 options.kleene == "maximal" and aggregates_only(K, listed))
         else:
             root = GroupCollect(root, group_body(K), K, options.kleene_window == "iteration")
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
     return dataclasses.replace(plan, root=root, variables=tuple(v for v in plan.variables if v not in anchors))
+
+
+def aggregates_only(K: Closure, lists) -> bool:
+    """Whether ``K`` has list conjuncts and each reads ``K`` only through aggregates (``count(b)``,
+    ``sum(b.x)`` ..., never ``b[k]`` / ``b[b.LEN]``) and no other list (names of ``lists``): then
+    under ``kleene="maximal"`` they are tested on runs of members (ZStream's closure count, Figure 6),
+    before the lists are gathered."""
+    return bool(K.lists) and all(
+        not any(isinstance(x, E.Attr) and x.var == K.var for x in E.walk(c))
+        and not (E.variables(c) - {K.var}) & set(lists)
+        for c in K.lists)
 
 
 def group_body(group):
