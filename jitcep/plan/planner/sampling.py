@@ -131,20 +131,9 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         blk = np.repeat(np.arange(k_blocks), L)
     keyed = bool(logical.key) or streams
     upos = draws[:KEY_SAMPLE]
-    code_of = {t: i for i, t in enumerate(table.type_names)}
-    tc = table.type_code[pos]
     if keyed:
-        # the blocks' keys are read only where a leaf may bind the event (its candidates): coding the key
-        # (a String's bytes hashed) at every block position was a sixth of the estimate, mostly for events
-        # of other types
-        mine = _of_pattern_types(lv, code_of, n_types, tc)
-        codes = _key_codes(table, logical.key, np.concatenate([pos if mine is None else pos[mine], upos]), streams)
-        if mine is None:
-            key_pos = codes[:len(pos)]
-        else:
-            key_pos = np.full(len(pos), -1, np.int64)
-            key_pos[mine] = codes[:len(mine)]
-        key_u = codes[len(pos) if mine is None else len(mine):]
+        codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
+        key_pos, key_u = codes[:len(pos)], codes[len(pos):]
     else:
         key_pos = np.zeros(len(pos), np.int64)
     has_key = key_pos >= 0
@@ -175,8 +164,10 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
 
     # rates, and each variable's sampled candidates
     exact = None  # every type's count, taken when one of the pattern's is rare
+    code_of = {t: i for i, t in enumerate(table.type_names)}
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
+    tc = table.type_code[pos]
     key_ok = has_key if keyed else None
     for v, lf in lv.items():
         allowed = np.zeros(n_types + 1, np.bool_)
@@ -315,17 +306,6 @@ def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool
     else:
         out = np.unique(np.stack(parts, axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
     return np.where(null, -1, out)
-
-
-def _of_pattern_types(lv: dict[str, Leaf], code_of: dict[str, int], n_types: int, tc: np.ndarray):
-    """The indices of the sampled events (type codes ``tc``) some leaf of ``lv`` may bind by type; None
-    when a leaf reads every type."""
-    allowed = np.zeros(n_types + 1, np.bool_)  # by type code; the last slot: the null type
-    for lf in lv.values():
-        if lf.types is None:
-            return None
-        allowed[[code_of[t] for t in lf.types if t in code_of]] = True
-    return of_types(tc, allowed, None)[0]
 
 
 def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
