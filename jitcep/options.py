@@ -165,7 +165,11 @@ class Options:
     cost_model: what the planner minimises: "zstream" (default: ZStream's
         operator costs, SEQ and AND joins priced apart; the model whose plans ran
         fastest in perf/bench_plans.py), "intermediate" (partial matches held,
-        Kolchinsky & Schuster section 3), "latency" (Kolchinsky & Schuster 5.1).
+        Kolchinsky & Schuster section 3), "latency" (Kolchinsky & Schuster 5.1),
+        "skip_till_next_match", "strict_contiguity", "partition_contiguity"
+        (the partial matches under those selection strategies, section 5.2;
+        under the strategies themselves the engine runs NFA^b runs in pattern
+        order and searches no join order, docs/planning.md).
     latency_alpha: the weight of the latency term under cost_model="latency",
         a number in [0, 1]: the model is (1 - alpha) * intermediate + alpha *
         latency (0: partial matches alone, 1: the latency of the last event's

@@ -18,7 +18,8 @@ a shared machine: compare the ratios within one run.
   rate drawn from 1..45, a SEQ of ``L`` types with about L/2 pairwise predicates of selectivity
   drawn from 0.002..0.88; the mean over ``--patterns`` random patterns per length.
 - ``zstream``: ZStream's Query 4 grid (6.1.1: ``IBM; Sun; Oracle``, IBM.price > Sun.price at
-  selectivity 1/16..1, equal rates) and Query 6 grid (6.2: ``IBM; Sun; Oracle; Google``, rates
+  selectivity 1/16..1, equal rates), Query 5 grid (6.2: ``IBM; Sun; Oracle`` without predicates,
+  IBM's rate 1/100..100 of the others') and Query 6 grid (6.2: ``IBM; Sun; Oracle; Google``, rates
   1:1:1:1, 1:100:100:100, 100:100:100:1, 100:1:100:100), the plan times per algorithm.
 """
 
@@ -35,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import polars as pl  # noqa: E402
 
-from workloads import compare_offset, synthetic_events, zstream_q4, zstream_q6  # noqa: E402
+from workloads import compare_offset, synthetic_events, zstream_q4, zstream_q5, zstream_q6  # noqa: E402
 
 from jitcep import runtime  # noqa: E402
 from jitcep.errors import ExplosionError  # noqa: E402
@@ -160,7 +161,7 @@ def fig5(args) -> None:
         print(f"{length:<26}" + " ".join(f"{st.mean(v):>9.0f}" for v in per.values()))
 
 
-# --- ZStream Queries 4 and 6 ------------------------------------------------------------------
+# --- ZStream Queries 4 to 6 ------------------------------------------------------------------
 
 
 def zstream(args) -> None:
@@ -170,6 +171,12 @@ def zstream(args) -> None:
         df, q = zstream_q4(sel, window=200)(args.n)
         times = time_plans(q.text(), df, args.repeat, cost_model=args.cost_model)
         print(_row(f"{sel:.4g}", times, ratio=False))
+    print(f"\nQuery 5 (IBM; Sun; Oracle, key k, window 200), plan time ms (n={args.n})")
+    print(_header("rates I:S:O"))
+    for rates in ((1, 100, 100), (1, 10, 10), (1, 1, 1), (10, 1, 1), (100, 1, 1)):
+        df, q = zstream_q5(rates, window=200)(args.n)
+        times = time_plans(q.text(), df, args.repeat, cost_model=args.cost_model)
+        print(_row(":".join(map(str, rates)), times, ratio=False))
     print(f"\nQuery 6 (IBM; Sun; Oracle; Google, key k, selectivities 1/2, window 2000), plan time ms (n={args.n})")
     print(_header("rates I:S:O:G"))
     for rates in ((1, 1, 1, 1), (1, 100, 100, 100), (100, 100, 100, 1), (100, 1, 100, 100)):

@@ -281,6 +281,22 @@ def zstream_q4(selectivity: float, window: int = 20) -> Callable[[int], tuple[pl
     return make
 
 
+def zstream_q5(rates: tuple[float, float, float], window: int = 200) -> Callable[[int], tuple[pl.DataFrame, SeqQuery]]:
+    """ZStream Query 5: IBM; Sun; Oracle, no predicates, the relative rates varied (6.2, Figures 10-11).
+
+    ``rates`` are IBM's, Sun's and Oracle's relative arrival rates; filler
+    symbols arrive at the highest of them.  A key (``k``, 100 values) keeps
+    the output small at a million events, as for Query 6.
+    """
+    def make(n: int):
+        r = dict(zip(("IBM", "Sun", "Oracle"), rates))
+        r.update({f"S{i}": 1.0 * max(rates) for i in range(4)})
+        df = synthetic_events(n, types=r, keys=100, attrs={"price": "uniform"}, seed=5)
+        return df, SeqQuery(("IBM", "Sun", "Oracle"), window, key="k")
+
+    return make
+
+
 def zstream_q6(rates: tuple[float, float, float, float], sel1: float = 1.0, sel2: float = 1.0,
                window: int = 10) -> Callable[[int], tuple[pl.DataFrame, SeqQuery]]:
     """ZStream Query 6: IBM; Sun; Oracle; Google WHERE Oracle.price > Sun.price AND Oracle.price > Google.price.

@@ -14,12 +14,14 @@ from jitcep.errors import OptionError
 from jitcep.options import Options
 from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
-from jitcep.plan.operators import KleeneCollect, NegationFilter, Scan, SeqJoin
+from jitcep.plan.operators import KleeneCollect, NegationFilter, NfaRuns, Scan, SeqJoin
 from jitcep.plan.planner import cost
-from jitcep.plan.planner.cardinality import EstimatedProblem, estimate_rows, join_problem
+from jitcep.plan.planner.cardinality import (EstimatedProblem, estimate_rows, estimate_work, join_problem,
+                                             next_match_partials)
 from jitcep.plan.planner.problem import JoinProblem
 from jitcep.plan.planner.statistics import Statistics
-from jitcep.plan.rules import physical_plan
+from jitcep.plan.rules import Planning, join_order, physical_plan
+from jitcep.plan.shapes import default_shape
 
 # Three units a, b, c with card 10, 20, 5 and sel_ab = 0.5, sel_ac = 0.1, sel_bc = 0.2.
 CARD = (10.0, 20.0, 5.0)
@@ -100,14 +102,14 @@ def test_selection_strategy_models():
     # (a, b): min(10, 20) * 0.5 = 5, root: min 5 * 0.01 = 0.05 -> 40.05
     assert cost.strategy_cost("skip_till_next_match")(PLAIN, LEFT) == pytest.approx(40.05)
     assert cost.COST_MODELS["skip_till_next_match"](PLAIN, LEFT) == pytest.approx(40.05)
-    # contiguity with 100 events per window: 0.01 per pair adjacent in the pattern (a-b, b-c):
-    # ((a, b), c): 35 + 5 * 0.01 + 0.05 * 0.01 ** 2 = 35 + 0.05 + 0.000005
+    # contiguity with 100 events per window: PM times 0.01 per pair adjacent in the pattern (a-b, b-c).
+    # ((a, b), c): leaves 35, PM(ab) = 100 -> 1, PM(abc) = 10 -> 10 * 0.01 ** 2 = 0.001: 36.001
     strict = cost.strategy_cost("strict_contiguity", window_events=100)
-    assert strict(PLAIN, LEFT) == pytest.approx(35.050005, rel=1e-9)
-    # ((a, c), b): (a, c) not adjacent: min(10, 5) * 0.1 = 0.5 -> 35 + 0.5 + 0.000005
-    assert strict(PLAIN, AC_FIRST) == pytest.approx(35.500005, rel=1e-9)
-    # default events per window: sum(card) = 35 -> 1/35 per adjacent pair: 35 + 5/35 + 0.05/35**2
-    assert cost.COST_MODELS["partition_contiguity"](PLAIN, LEFT) == pytest.approx(35 + 5 / 35 + 0.05 / 35 ** 2)
+    assert strict(PLAIN, LEFT) == pytest.approx(36.001, rel=1e-9)
+    # ((a, c), b): (a, c) not adjacent: PM(ac) = 10 * 5 * 0.1 = 5 -> 35 + 5 + 0.001
+    assert strict(PLAIN, AC_FIRST) == pytest.approx(40.001, rel=1e-9)
+    # default events per window: sum(card) = 35 -> 1/35 per adjacent pair: 35 + 100/35 + 10/35**2
+    assert cost.COST_MODELS["partition_contiguity"](PLAIN, LEFT) == pytest.approx(35 + 100 / 35 + 10 / 35 ** 2)
     assert cost.strategy_cost("skip_till_any_match") is cost.intermediate
     with pytest.raises(OptionError, match="strategy"):
         cost.strategy_cost("greedy")
@@ -219,6 +221,52 @@ def test_estimate_rows_union_and_partitions():
     # SEQ(a, b) 4 * 1000 * 2 * 10 = 80000, SEQ(a, c) 120000 -> root 200000
     assert rows[id(plan.root)] == pytest.approx(200000.0)
     assert sorted(_by_type(plan, rows, Scan)) == pytest.approx([4000.0, 8000.0, 12000.0])
+
+
+def test_next_match_partials():
+    # Kolchinsky 5.2, states with card 10, 20, 5 per window and edge selectivities 1, 0.5, 0.2.
+    # skip-till-next-match: m[k] = min(card_1..k) * prod(sel_1..k): 10, min(10, 20) * 0.5 = 5,
+    # min(10, 20, 5) * 0.5 * 0.2 = 0.5
+    assert next_match_partials([10, 20, 5], [1, 0.5, 0.2]) == pytest.approx([10, 5, 0.5])
+    # contiguity 1/35: m[k] = m[k-1] * card_k / 35 * sel_k: 10, 10 * 20 / 35 * 0.5 = 100/35,
+    # 100/35 * 5 / 35 * 0.2 = 100/1225
+    assert next_match_partials([10, 20, 5], [1, 0.5, 0.2], 1 / 35) == pytest.approx([10, 100 / 35, 100 / 1225])
+
+
+def test_estimate_rows_nfa_runs():
+    # SEQ(a, b, c) under skip-till-next-match, rates 1, 2, 0.5 per ts, W 10, extent 1000: cards 10, 20, 5;
+    # the edge of c tests a.x < c.x (0.4).  m = 10, 10, 5 * 0.4 = 2 per window; 1000 / 10 windows:
+    # rows 200, work (C_i) (10 + 10 + 2) * 100 = 2200
+    text = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 10"
+    rates, sels = {"a": 1, "b": 2, "c": 0.5}, {"a.x < c.x": 0.4}
+    plan, rows = _rows(text, rates, sels, Options(strategy="skip_till_next_match"))
+    assert isinstance(plan.root, NfaRuns)
+    assert rows[id(plan.root)] == pytest.approx(200.0)
+    work = estimate_work(plan, Statistics(rates, sels, extent=1000.0), 10)
+    assert work[id(plan.root)][0] == pytest.approx(2200.0)
+    # strict contiguity: 1 / 35 per step (the states' own events per window, 10 + 20 + 5):
+    # m = 10, 10 * 20 / 35 = 200/35, 200/35 * 5 / 35 * 0.4 = 400/1225 per window -> rows 4000/122.5
+    plan, rows = _rows(text, rates, sels, Options(strategy="strict_contiguity"))
+    assert rows[id(plan.root)] == pytest.approx(400 / 1225 * 100)
+
+
+def test_cost_model_names_the_strategy_models():
+    for name in ("skip_till_next_match", "strict_contiguity", "partition_contiguity"):
+        assert cost.cost_model(Options(cost_model=name)) is cost.COST_MODELS[name]
+    with pytest.raises(OptionError, match="cost_model"):
+        Options(cost_model="next")
+
+
+def test_no_join_order_search_under_other_strategies():
+    # the NFA^b runs take the states in pattern order: a planner's order would be dropped, so none is
+    # searched (its statistics would put the rare c first under skip-till-any-match)
+    lp = logical_plan(parse("PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 10"))
+    stats = Statistics({"a": 5, "b": 5, "c": 0.01}, {"a.x < c.x": 0.5}, extent=1000.0)
+    assert join_order.shape(Planning(lp, Options(planner="dp_bushy"), statistics=stats, span=10))[0] \
+        != default_shape(lp.positive)
+    for strategy in ("skip_till_next_match", "strict_contiguity"):
+        planning = Planning(lp, Options(planner="dp_bushy", strategy=strategy), statistics=stats, span=10)
+        assert join_order.shape(planning) == (default_shape(lp.positive), ())
 
 
 def test_latency_alpha_option_weighs_the_latency_model():

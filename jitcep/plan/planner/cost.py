@@ -14,7 +14,11 @@ A cost model is a function ``(problem, tree) -> float`` (lower is better);
 - ``"skip_till_next_match"``, ``"strict_contiguity"``,
   ``"partition_contiguity"``: Cost_tree adjusted for those selection
   strategies (Kolchinsky 5.2): :func:`strategy_cost` makes them (with the
-  events per window a contiguity model needs).
+  events per window a contiguity model needs).  Under those strategies the
+  engine runs NFA^b runs in pattern order (no join order to choose); these
+  models price join trees for ``cost_model=`` under skip-till-any-match, and
+  :func:`jitcep.plan.planner.cardinality.next_match_partials` prices the
+  runs themselves (``explain``'s ``est_rows``).
 
 The Table 2 formulas of the operators the join trees do not hold (AND, the
 KSEQ and the NSEQ placements) are here beside SEQ's; the physical rules price
@@ -284,15 +288,18 @@ def latency(alpha: float = DEFAULT_ALPHA, base: CostModel = intermediate) -> Cos
 
 
 def _pm_next(problem: JoinProblem, members, contiguity: float | None) -> float:
-    """m[k] of section 5.2 for a set of units: ``min(card) * prod(sel)`` (each partial match extended by at
-    most one event), times ``contiguity`` per pair of units adjacent in pattern order."""
+    """The partial matches of a set of units under the strategies of section 5.2 (as
+    :func:`jitcep.plan.planner.cardinality.next_match_partials` over an order): skip-till-next-match,
+    the paper's ``min(card) * prod(sel)`` (each partial match extended by at most one event); contiguity,
+    ``PM(S)`` times ``contiguity`` per pair of units adjacent in pattern order (each unit's event the
+    next one after its neighbour's, or no match)."""
+    if contiguity is not None:
+        return problem.pm(members) * contiguity ** sum(1 for i in members if i + 1 in members)
     ms = sorted(members)
     out = min(problem.card[i] for i in ms)
     for a, i in enumerate(ms):
         for j in ms[a + 1:]:
             out *= problem.sel[i][j]
-    if contiguity is not None:
-        out *= contiguity ** sum(1 for i in ms if i + 1 in members)
     return out
 
 
@@ -314,10 +321,11 @@ def strategy_cost(strategy: str, *, window_events: float | None = None, base: Co
 
     ``"skip_till_any_match"``: ``base`` (every combination is a partial
     match).  ``"skip_till_next_match"``: :func:`skip_till_next_match`.
-    ``"strict_contiguity"`` / ``"partition_contiguity"``: the next-match
-    model with the contiguity condition on every two units adjacent in the
-    pattern, of selectivity ``1 / window_events`` (one of the events of a
-    window immediately follows a given one): pass the events of any type in
+    ``"strict_contiguity"`` / ``"partition_contiguity"``: the paper's
+    contiguity condition on every two units adjacent in the pattern, of
+    selectivity ``1 / window_events`` (one of the events of a window
+    immediately follows a given one), on the partial matches (:func:`_pm_next`:
+    a run extended by the next event or not at all, so no ``min``): pass the events of any type in
     one window, in the whole stream for strict contiguity, in one partition
     for partition contiguity; by default the pattern's own events per window
     (``sum(card)``, a lower bound: a weaker condition).

@@ -8,6 +8,13 @@ other planner sees the pattern as a join-order problem
 of its events in one window, each pair the selectivity of the predicates
 between them, Kolchinsky & Schuster 2018 section 3) and returns the tree its
 algorithm finds under the chosen cost model (:mod:`jitcep.plan.planner`).
+
+Under a selection strategy other than skip-till-any-match there is no order
+to choose: :mod:`.nfa_runs` replaces the join tree by the NFA^b runs, which
+take the states in pattern order (SASE+ 3.1; Kolchinsky & Schuster 6.3
+found the order written best under contiguity).  The statistics then only
+price the runs (:func:`jitcep.plan.planner.cardinality.next_match_partials`,
+section 5.2) for ``explain``.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ def shape(planning) -> tuple[object, tuple[str, ...]]:
     if planning.shape is not None:
         return planning.shape, ()
     options = planning.options
-    if options.planner == "trivial" or planning.statistics is None:
+    if options.planner == "trivial" or planning.statistics is None or options.strategy != "skip_till_any_match":
         return default_shape(planning.logical.positive), ()
     problem = join_problem(planning.logical, planning.statistics, planning.span)
     if problem.n < 3:  # one or two units: one tree up to orientation, and the join rule orients it
