@@ -319,8 +319,8 @@ def test_explain_prints_list_conjuncts_on_a_later_begin_edge():
     q = jitcep.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE [k] AND b[i].x < c.x AND sum(b.x) < c.x + a.x "
                        "WITHIN 10", strategy="skip_till_next_match")
     text = q.explain(_stream(), type="type")
-    # both sit on c's begin edge (their last identifier), read over the run's list of b
-    assert "NFA^b runs (a, c)  strategy=skip_till_next_match  within 10  where b.x < c.x AND sum(b.x) < c.x + a.x" \
+    # both sit on c's begin edge (their last identifier), read over the run's list of b (every member i)
+    assert "NFA^b runs (a, c)  strategy=skip_till_next_match  within 10  where b[i].x < c.x AND sum(b.x) < c.x + a.x" \
         in text
 
 
