@@ -52,6 +52,7 @@ from .lists import list_mask
 from .next_match import first_passing
 
 UNKNOWN = -2  # nxt: the state's next passing candidate is not searched yet (-1: none)
+_NONE = np.iinfo(np.int64).max  # no relevant event
 
 
 class _Members:
@@ -241,23 +242,21 @@ class _Context:
                     nxt[rows[ok], s] = e[ok]
             sel = nxt >= 0
             return runs.take(np.zeros(0, np.int64)), self._forks(runs, sel, nxt)
-        nxt = runs.nxt.copy()
+        nxt = runs.nxt  # replaced below: the round's runs are not read again
         for s in range(S):
             rows = np.flatnonzero(rng[:, s] & (nxt[:, s] == UNKNOWN))
             if len(rows):
                 nxt[rows, s] = self._first_passing(runs, rows, s)
-        big = np.iinfo(np.int64).max
-        p = np.where(rng & (nxt >= 0), nxt, big).min(axis=1)  # the next relevant event
-        live = np.flatnonzero(p < big)
-        runs, nxt, rng, low, p = runs.take(live), nxt[live], rng[live], low[live], p[live]
-        sel = rng & (nxt == p[:, None])
+        p = np.where(rng & (nxt >= 0), nxt, _NONE).min(axis=1)  # the next relevant event
+        sel = rng & (nxt == p[:, None]) & (p < _NONE)[:, None]
         T = S - 1 - np.argmax(sel[:, ::-1], axis=1)
-        # A' = ([min A, T] minus the selecting states) plus the states of A after T
-        runs.alive = (runs.alive & (col > T[:, None])) | ((col >= low[:, None]) & (col <= T[:, None]) & ~sel)
-        runs.cursor = p
-        runs.nxt = np.where(nxt <= p[:, None], UNKNOWN, nxt)  # the cursor passed them
+        # A' = ([min A, T] minus the selecting states) plus the states of A after T; none without an event
+        alive = (runs.alive & (col > T[:, None])) | ((col >= low[:, None]) & (col <= T[:, None]) & ~sel)
+        alive &= (p < _NONE)[:, None]
         forks = self._forks(runs, sel, nxt)
-        return runs.take(np.flatnonzero(runs.alive.any(axis=1))), forks
+        runs.alive, runs.cursor = alive, p
+        runs.nxt = np.where(nxt <= p[:, None], UNKNOWN, nxt)  # the cursor passed them
+        return runs.take(np.flatnonzero(alive.any(axis=1))), forks
 
     def _forks(self, runs: _Runs, sel: np.ndarray, nxt: np.ndarray) -> _Runs:
         parts = [self.select(runs, rows, s, nxt[rows, s])
