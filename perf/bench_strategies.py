@@ -25,6 +25,17 @@ and with a Kleene state (SASE+ Figure 8's ``b[]``)
   edge, read over every member of the run's list);
 - ``kleene_later_avg``: ``avg(b.price) < c.price`` (an aggregate on c's begin edge);
 
+with several Kleene states (each run keeps a list per Kleene state and the set of states it is alive at),
+
+    PATTERN SEQ(T0 a, T1+ b[], T2+ c[], T3 d) WHERE [symbol] AND a.price > 50 AND <kind> WITHIN W
+
+- ``kleene2``: nothing more;
+- ``kleene2_inc``: ``b[i].price > b[i-1].price AND c[i].price < c[i-1].price`` (iterative, on both take
+  edges);
+- ``kleene2_agg``: ``avg(b.price) > avg(c.price)`` (two lists in one conjunct, on c's proceed edge);
+- ``kleene2_adjacent``: ``SEQ(T0 a, T1+ b[], T2* c[])`` with nothing more (adjacent closures, the second
+  last and possibly empty: every proceed point a match);
+
 and a closure alone (its runs take the first member: no singleton state),
 
     PATTERN T1+ b[] WHERE [symbol] AND b.price > 50 WITHIN W   (kind ``alone``)
@@ -67,12 +78,23 @@ KLEENE_KINDS = {
     "kleene_later": " AND b[i].price < c.price",
     "kleene_later_avg": " AND avg(b.price) < c.price",
 }
+KLEENE_STATES_KINDS = {
+    "kleene2": "",
+    "kleene2_inc": " AND b[i].price > b[i-1].price AND c[i].price < c[i-1].price",
+    "kleene2_agg": " AND avg(b.price) > avg(c.price)",
+}
+ADJACENT = "kleene2_adjacent"
 ALONE = "alone"
 
 
 def pattern_text(kind: str, window: int) -> str:
     if kind == ALONE:
         return f"PATTERN T1+ b[] WHERE [symbol] AND b.price > 50 WITHIN {window}"
+    if kind == ADJACENT:
+        return f"PATTERN SEQ(T0 a, T1+ b[], T2* c[]) WHERE [symbol] AND a.price > 50 WITHIN {window}"
+    if kind in KLEENE_STATES_KINDS:
+        return (f"PATTERN SEQ(T0 a, T1+ b[], T2+ c[], T3 d) WHERE [symbol] AND a.price > 50"
+                f"{KLEENE_STATES_KINDS[kind]} WITHIN {window}")
     if kind in KLEENE_KINDS:
         return f"PATTERN SEQ(T0 a, T1+ b[], T2 c) WHERE [symbol] AND a.price > 50{KLEENE_KINDS[kind]} WITHIN {window}"
     return f"PATTERN SEQ(T0 a, T1 b, T2 c) WHERE [symbol] AND a.price > 50{KINDS[kind]} WITHIN {window}"
@@ -99,7 +121,7 @@ def main(argv=None) -> None:
     ap.add_argument("--keys", type=int, default=10)
     ap.add_argument("--window", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--kinds", nargs="+", default=[*KINDS, *KLEENE_KINDS, ALONE])
+    ap.add_argument("--kinds", nargs="+", default=[*KINDS, *KLEENE_KINDS, ALONE, *KLEENE_STATES_KINDS, ADJACENT])
     args = ap.parse_args(argv)
     print(f"{'n':>9} {'kind':>16} {'strategy':>22} {'seconds':>9} {'matches':>9} {'x any':>6}")
     for n in args.n:

@@ -383,7 +383,55 @@ def test_several_kleene_states_one_buffer_at_several_states():
     # at D2 the run (a; B1) at b peeks through the empty c to d: it begins d (a match), ignores D2 at b and
     # also at c, so the buffer (a; B1) lives at b and at c.  At b it takes B3; at c it takes C4.  The run
     # (a; B1, B3) at b peeks at C4: c takes it, and b ignores it (it stays); at D5 both reach d.
-    # This is why the compiled engine does not run several Kleene states yet (it falls back).
-    assert not _compiled(q, "skip_till_next_match")
+    # The compiled runs keep that set of states per buffer (jitcep/execute/nfa_kleene.py).
+    assert _compiled(q, "skip_till_next_match")
     assert matches(q, df, strategy="skip_till_next_match") == M(
         (0, (1,), (), 2), (0, (1,), (4,), 5), (0, (1, 3), (), 5), (0, (1, 3), (4,), 5))
+
+
+def test_adjacent_kleene_states_strict_contiguity_and_skip_till_next_match():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("C", 4), ("C", 5))
+    q = "PATTERN SEQ(A a, B+ b[], C+ c[]) WITHIN 10"
+    # strict: b takes B1, B2; C3 cannot be taken at b, so the run proceeds and c takes it (a match, c last),
+    # then C4 too.  Next match also: the run (a; B1, B2) at b ignores C3 (its peek begins c there) and begins
+    # c again at C4
+    assert _compiled(q, "strict_contiguity")
+    assert matches(q, df, strategy="strict_contiguity") == M((0, (1, 2), (3,)), (0, (1, 2), (3, 4)))
+    assert matches(q, df, strategy="skip_till_next_match") == M(
+        (0, (1, 2), (3,)), (0, (1, 2), (3, 4)), (0, (1, 2), (4,)))
+
+
+def test_adjacent_kleene_states_skip_what_neither_takes():
+    df = events("type ts", ("A", 1), ("B", 2), ("D", 3), ("B", 4), ("C", 5), ("D", 6), ("C", 7))
+    q = "PATTERN SEQ(A a, B+ b[], C+ c[]) WITHIN 10"
+    # strict: D2 is neither B nor C and kills the run; next match skips D2 and D5: (B1, B3) then c begins at
+    # C4 and at C6 (the run at b ignores both), and (C4) takes C6
+    assert matches(q, df, strategy="strict_contiguity") == M()
+    assert matches(q, df, strategy="skip_till_next_match") == M(
+        (0, (1, 3), (4,)), (0, (1, 3), (4, 6)), (0, (1, 3), (6,)))
+
+
+def test_bounded_kleene_states_with_iterative_and_aggregate_conjuncts():
+    df = events("type ts x", ("A", 1, 0), ("B", 2, 0), ("B", 3, 0), ("C", 4, 5), ("C", 5, 3), ("C", 6, 7),
+                ("D", 7, 0))
+    q = ("PATTERN SEQ(A a, B{1,2} b[], C+ c[], D d) WHERE c[i].x > c[i-1].x AND count(b) = count(c) "
+         "WITHIN 10")
+    # next match: (B1, B2) is full, so b ignores every C and begins c at each: (C3) cannot take C4 (3 < 5)
+    # and takes C5; (C4) takes C5; (C5) alone has one member, not two; count(b) = count(c) is on c's
+    # proceed edge.  Strict: (C3) must take C4, which fails the iterative conjunct: no match
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1, 2), (3, 5), 6), (0, (1, 2), (4, 5), 6))
+    assert matches(q, df, strategy="strict_contiguity") == M()
+
+
+def test_kleene_states_beside_a_negation_and_a_key():
+    # k=1: A0 B1(x 1) C3(2) C7(0); k=2: A2 B4(5) N5 C6(6)
+    df = events("type ts k x", ("A", 1, 1, 0), ("B", 2, 1, 1), ("A", 3, 2, 0), ("C", 4, 1, 2), ("B", 5, 2, 5),
+                ("N", 6, 2, 0), ("C", 7, 2, 6), ("C", 8, 1, 0))
+    q = "PATTERN SEQ(A a, B+ b[], !N n, C+ c[]) WHERE [k] AND b[i].x < c[i].x WITHIN 10"
+    # b[i].x < c[i].x holds for every pair of members (c's take edge): C7 (x 0) fails it.  In k=2 the run
+    # must take N5 under partition contiguity (it dies); under next match it skips N5 and takes C6, but
+    # the negation then kills (A2; B4; C6)
+    assert _compiled(q, "partition_contiguity")
+    assert matches(q, df, strategy="partition_contiguity") == M((0, (1,), (3,)))
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1,), (3,)))

@@ -37,7 +37,7 @@ from .buffer import Buffer, empty_buffer, offsets
 
 
 def run(node, state, execute) -> Buffer:
-    if node.closure is not None:  # a Kleene state: runs fork
+    if node.closures:  # Kleene states: runs fork
         contiguous = node.strategy != "skip_till_next_match"
         return nfa_kleene.run(node, state, execute, _successors(node, state, execute) if contiguous else None)
     table, options = state.table, state.options

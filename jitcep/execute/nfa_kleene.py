@@ -1,35 +1,40 @@
-"""NfaRuns with a Kleene state (SASE+ 3.1-3.2; docs/semantics.md section 8).
+"""NfaRuns with Kleene states (SASE+ 3.1-3.2; docs/semantics.md section 8).
 
 A Kleene state k (``T+ b[]``, ``{n,m}``, min 0) has a take edge (allowed
 while the run holds fewer than max members) and a proceed edge to k + 1
-(allowed with at least min members and the list conjuncts true).  A run at k
-forks: it may take an event at k or, through the proceed edge, begin one at
-k + 1.  With one Kleene state, followed by a singleton state or F, every run
-the automaton makes is created by a selection:
+(allowed with at least min members and the proceed-edge conjuncts true).
+After a selection at state s a run is at s (a Kleene state) or s + 1; from
+its state c it reaches through proceed edges every state up to ``reach``,
+the first whose proceed edge fails (the run's *range*: later Kleene states
+are still empty, so their proceed edges are read on empty lists); ``reach``
+past the last state is F, and the run is then a match.
 
+The reference evaluator (:mod:`jitcep.reference.nfa`) keeps runs as (state,
+buffer) pairs and merges equal ones.  At an event e a run at state a follows
+the proceed edges up to the last state T of its range that can select e (the
+peek), selects e at every state of [a, T] that can, and ignores e at the
+others (skip-till-next-match ignores exactly what a state cannot select), so
+one buffer may live at several states: the set A of its range.  Here a run is
+a buffer with that set (``alive``):
+
+- a selection makes a new buffer (one per state selecting e), alive at one
+  state; no two runs share a buffer, so nothing is merged;
+- skip-till-next-match: a run is unaffected by an event no state of its range
+  from min A on can select; at the first one that some can (its *next
+  relevant event* e), every such state selects e, and A becomes ([min A, T]
+  minus the selecting states) plus the states of A after T.  Each state's
+  first passing candidate after the run's ``cursor`` is kept (``nxt``) until
+  the cursor passes it, so a state's candidates are tested once per buffer;
 - strict / partition contiguity ignore nothing of the stream (of the key
-  partition), so at its next event e the run takes e at k and begins e at
-  k + 1, where each edge allows (the peek never drops a state that selects
-  e; a proceed that selects nothing leaves a run that can neither select nor
-  ignore e: it dies);
-- skip-till-next-match: the run ignores every event it cannot take, up to its
-  first take t; meanwhile, at each event that k + 1 can begin, the peek
-  holds and the run begins it there (a run of its own), t included.  So a
-  run at k selects its first passing candidate of k and every passing
-  candidate of k + 1 up to it; at a singleton state only the first passing
-  candidate, as without a Kleene state.
+  partition): at its next event every state of the range that can select it
+  does, and the run ends (A stays one state).
 
-So no two runs share (state, members): there is nothing to merge.
-
-The runs advance one event per round, all at once, as records: the singleton
-states' events (``pos``), the state, first / last event, partition, and the
-Kleene members as a parent-pointer chain (:class:`_Members`: a take appends
-one node, shared by every run forked after it), made a CSR list only for the
-runs whose proceed edge is tested and for the accepted runs.  A run that
-reaches F is a match; with the Kleene state last, every run at it whose
-proceed edge holds is one too (section 8).  A conjunct on the list and a
-later state's variable is tested on that state's begin edge, over the list
-made for each (run, candidate) pair tested there.
+Runs advance one relevant event per round, all at once, as records: the
+singleton states' events (``pos``), per Kleene state its member count and
+last member in a parent-pointer forest (:class:`_Members`: a take appends one
+node, shared by every run forked after it), ``alive``, ``reach``, first /
+last event, cursor and partition.  The lists are made (CSR) only for the
+(run, event) pairs a conjunct reading them is tested on and for the matches.
 """
 
 from __future__ import annotations
@@ -41,11 +46,13 @@ import numpy as np
 from ..errors import ExplosionError
 from ..kernels.selection import contiguous_next, next_ranges
 from ..pattern import expr as E
-from ..plan.logical import prev_var
-from ..plan.operators import list_edge_kind
+from ..plan.logical import member_var, prev_var
 from .buffer import Buffer, empty_buffer, offsets
 from .lists import list_mask
 from .next_match import first_passing
+
+UNKNOWN = -2  # nxt: the state's next passing candidate is not searched yet (-1: none)
+_NONE = np.iinfo(np.int64).max  # no relevant event
 
 
 class _Members:
@@ -94,17 +101,19 @@ class _Members:
 class _Runs:
     """Live runs as records, one array per field (see the module docstring)."""
 
-    pos: np.ndarray    # (m, S) the singleton states' events, -1 unset (the Kleene column too)
-    st: np.ndarray     # the state the run is at
+    pos: np.ndarray     # (m, S) the singleton states' events, -1 unset (and at Kleene states)
+    count: np.ndarray   # (m, K) members per Kleene state
+    tail: np.ndarray    # (m, K) last member's node (-1: none)
+    alive: np.ndarray   # (m, S) bool: the states the buffer is at
+    reach: np.ndarray   # the last state of its range (S: F, a match)
+    nxt: np.ndarray     # (m, S) each state's first passing candidate after the cursor (UNKNOWN, -1: none)
     first: np.ndarray
     last: np.ndarray
+    cursor: np.ndarray  # the last event the run has seen (selected or ignored)
     g: np.ndarray
-    count: np.ndarray  # Kleene members
-    tail: np.ndarray   # last Kleene member's node (-1: none)
-    pok: np.ndarray    # bool: at the Kleene state with its proceed edge enabled
 
     def __len__(self) -> int:
-        return len(self.st)
+        return len(self.g)
 
     def take(self, idx: np.ndarray) -> "_Runs":
         return _Runs(*(getattr(self, f.name)[idx] for f in dataclasses.fields(self)))
@@ -115,219 +124,257 @@ class _Runs:
 
 
 def run(node, state, execute, succ: np.ndarray | None) -> Buffer:
-    """The accepted runs of ``node`` (with a Kleene state) as match records sorted by (partition, end);
+    """The accepted runs of ``node`` (with Kleene states) as match records sorted by (partition, end);
     ``succ``: under contiguity, the event each position must be followed by
     (:func:`jitcep.execute.nfa._successors`), None under skip-till-next-match."""
     table, options = state.table, state.options
-    strict_ts = options.order == "strict_ts"
-    S = len(node.states)
-    K = node.closure
-    k = [s.var for s in node.states].index(K.var)
     leaves = [execute(s) for s in node.states]
-    slots = []
-    for leaf in leaves if succ is not None else ():
-        slot = np.full(table.n, -1, dtype=np.int64)  # each candidate's partition, -1: not a candidate
-        slot[leaf.start] = leaf.partitions()
-        slots.append(slot)
-    members = _Members()
-    ctx = _Context(node, state, k, members)
+    ctx = _Context(node, state, leaves, succ)
     matches: list[_Runs] = []
     n_matches = 0
 
-    def advance(runs: _Runs, s: int, e: np.ndarray):
+    def keep(new: _Runs) -> _Runs:
         nonlocal n_matches
-        live, done = ctx.consume(runs, s, e)
+        done = new.take(np.flatnonzero(new.reach == ctx.S))
         if len(done):
             matches.append(done)
             n_matches += len(done)
             if n_matches > options.max_matches:
                 raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "
                                      f"or narrow the pattern")
-        return live
+        return new.take(np.flatnonzero(new.alive.any(axis=1)))
 
-    # every event may start a run at the first state, or past an empty Kleene state whose proceed edge holds
-    # (the proceed edge is read only with a candidate at state 1: list conjuncts gather from a non-empty table)
-    starts = [0, 1] if k == 0 and S > 1 and len(leaves[1].start) and ctx.proceeds(ctx.empty(1))[0] else [0]
-    runs = _Runs.concat([_start(ctx, leaves[s], s, advance) for s in starts])
+    runs = keep(ctx.starts()) if table.n else ctx.empty(0)
     while len(runs):
-        state.memory.check(runs.pos.nbytes * 2, "the NFA^b runs", members.pos, members.parent)
-        nxt = []
-        for s, at in ((s, np.flatnonzero(runs.st == s)) for s in range(S)):
-            if not len(at):
-                continue
-            sub = runs.take(at)
-            proceeding = np.flatnonzero(sub.pok) if s == k and s + 1 < S else at[:0]
-            if node.strategy == "skip_till_next_match":
-                # the run takes / begins its first candidate passing the edge at s and ignores what
-                # comes before; at k it also begins k + 1 with every candidate up to that take (peek)
-                e = _first_passing(ctx, sub, s, leaves[s], strict_ts)
-                if len(proceeding):
-                    nxt.append(_begin_each(ctx, sub.take(proceeding), e[proceeding], leaves[s + 1], strict_ts,
-                                           advance))
-            else:
-                # the run selects its next event at s, and at k also at k + 1 once its proceed edge holds
-                e = contiguous_next(sub.last, sub.first, sub.g, succ, slots[s], table.ts, state.wt, state.W,
-                                    strict_ts)
-                if len(proceeding):
-                    p = sub.take(proceeding)
-                    f = contiguous_next(p.last, p.first, p.g, succ, slots[s + 1], table.ts, state.wt, state.W,
-                                        strict_ts)
-                    ok = np.flatnonzero(f >= 0)
-                    nxt.append(advance(p.take(ok), s + 1, f[ok]))
-            ok = np.flatnonzero(e >= 0)
-            nxt.append(advance(sub.take(ok), s, e[ok]))
-        runs = _Runs.concat(nxt) if nxt else ctx.empty(0)
+        state.memory.check(runs.pos.nbytes * 4, "the NFA^b runs", ctx.members.pos, ctx.members.parent)
+        runs, forks = ctx.step(runs)
+        runs = _Runs.concat([runs, keep(forks)])
     return _matches(node, state, ctx, matches)
-
-
-def _first_passing(ctx, runs: _Runs, s: int, leaf: Buffer, strict_ts: bool) -> np.ndarray:
-    """Each run's first candidate of state s passing its begin / take edge (-1: none), skip-till-next-match.
-
-    :func:`jitcep.kernels.selection.next_ranges` gives each run its candidates (partition, window, after
-    its last event); the edge is tested on chunks of (run, candidate) pairs doubling per round, as for
-    singleton states (:func:`jitcep.execute.next_match.first_passing`)."""
-    state, cand = ctx.state, leaf.start
-    lo, hi = next_ranges(runs.last, runs.first, runs.g, (cand, leaf.goff), state.table.ts, state.wt, state.W,
-                         strict_ts)
-    active = np.flatnonzero(lo < hi)
-    if s == ctx.k and ctx.K.max is not None:
-        active = active[runs.count[active] < ctx.K.max]  # a full list cannot take: the run only proceeds
-    if not ctx.tests(s):
-        return first_passing(cand, lo, hi, active, None)
-    return first_passing(cand, lo, hi, active, lambda rr, ev: ctx.edge(runs, rr, s, ev))
-
-
-def _begin_each(ctx, runs: _Runs, until: np.ndarray, leaf: Buffer, strict_ts: bool, advance) -> _Runs:
-    """Runs at the Kleene state k with their proceed edge enabled begin state k + 1 with each of its
-    candidates up to ``until`` (the run's next take; -1: none, up to the window's end).
-
-    Until it takes, the run ignores every other event, so at each event that k + 1 can select the
-    proceed edge's peek holds (section 8): every such candidate begins its own run."""
-    state, cand = ctx.state, leaf.start
-    n = state.table.n
-    lo, hi = next_ranges(runs.last, runs.first, runs.g, (cand, leaf.goff), state.table.ts, state.wt, state.W,
-                         strict_ts)
-    # a candidate's key (partition, position) is ascending over the leaf: a binary search per run
-    key = np.repeat(np.arange(len(leaf.goff) - 1), np.diff(leaf.goff)) * n + cand
-    cut = np.searchsorted(key, runs.g * n + until, side="right")
-    hi = np.where(until >= 0, np.minimum(hi, cut), hi)
-    take = np.maximum(hi - lo, 0)
-    state.memory.check(24 * int(take.sum()), "the NFA^b runs' proceed candidates", runs.pos)
-    rr = np.repeat(np.arange(len(runs)), take)
-    idx = np.repeat(lo, take) + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
-    ok = np.flatnonzero(ctx.edge(runs, rr, ctx.k + 1, cand[idx]))
-    return advance(runs.take(rr[ok]), ctx.k + 1, cand[idx[ok]])
-
-
-def _start(ctx, leaf: Buffer, s: int, advance) -> "_Runs":
-    """Runs begun at state s by every candidate of its leaf (an empty run selects it)."""
-    runs = ctx.empty(len(leaf.start))
-    runs.g = leaf.partitions()
-    return advance(runs, s, leaf.start)
 
 
 class _Context:
     """The edges of one NfaRuns node over the shared members (see the module docstring)."""
 
-    def __init__(self, node, state, k: int, members: _Members):
-        self.node, self.state, self.k, self.members = node, state, k, members
-        self.K = node.closure
-        self.S = len(node.states)
+    def __init__(self, node, state, leaves, succ):
+        self.node, self.state, self.leaves, self.succ = node, state, leaves, succ
         self.names = [s.var for s in node.states]
+        self.S = len(self.names)
+        self.closures = {K.var: K for K in node.closures}
+        self.kv = list(self.closures)                                            # Kleene index -> variable
+        self.k = [self.kv.index(v) if v in self.closures else -1 for v in self.names]  # state -> Kleene index
+        self.members = _Members()
+        self.strict_ts = state.options.order == "strict_ts"  # the other orders consume in position order
+        self.slots = []
+        for leaf in leaves if succ is not None else ():
+            slot = np.full(state.table.n, -1, dtype=np.int64)  # each candidate's partition, -1: not one
+            slot[leaf.start] = leaf.partitions()
+            self.slots.append(slot)
 
     def empty(self, m: int) -> _Runs:
+        S, K = self.S, len(self.kv)
         neg = np.full(m, -1, np.int64)
-        return _Runs(np.full((m, self.S), -1, np.int64), np.zeros(m, np.int64), neg, neg.copy(),
-                     np.zeros(m, np.int64), np.zeros(m, np.int64), neg.copy(), np.zeros(m, np.bool_))
+        return _Runs(np.full((m, S), -1, np.int64), np.zeros((m, K), np.int64), np.full((m, K), -1, np.int64),
+                     np.zeros((m, S), np.bool_), np.zeros(m, np.int64), np.full((m, S), UNKNOWN, np.int64),
+                     neg, neg.copy(), neg.copy(), np.zeros(m, np.int64))
 
-    def consume(self, runs: _Runs, s: int, e: np.ndarray) -> tuple[_Runs, _Runs]:
-        """The begin / take edge at state s for events ``e`` (candidates each run may select there: its
-        partition, window and order checked): the runs that continue and the accepted ones."""
-        k, K = self.k, self.K
-        ok = np.ones(len(e), np.bool_)
-        if s == k and K.max is not None:
-            ok &= runs.count < K.max
-        ok[ok] = self.edge(runs, np.flatnonzero(ok), s, e[ok])
-        idx = np.flatnonzero(ok)
-        runs, e = runs.take(idx), e[idx]
-        runs.pos = runs.pos.copy()
-        if s == k:
-            runs.tail = self.members.append(e, runs.tail)
-            runs.count = runs.count + 1
-            runs.st = np.full(len(e), k, np.int64)
+    # --- selection -------------------------------------------------------------
+
+    def starts(self) -> _Runs:
+        """Runs begun by every candidate of each state an empty run reaches (the first, and past empty
+        Kleene states whose proceed edge holds): every event may start a run, which must select it."""
+        out = []
+        probe = self.empty(1)
+        for s in range(self.S):
+            leaf = self.leaves[s]
+            runs = self.empty(len(leaf.start))
+            runs.g = leaf.partitions()
+            e = leaf.start
+            ok = self.edge(runs, np.arange(len(e)), s, e)
+            out.append(self.select(runs, np.flatnonzero(ok), s, e[ok]))
+            if not self.proceeds(probe, np.zeros(1, np.int64), s)[0]:
+                break
+        return _Runs.concat(out)
+
+    def select(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> _Runs:
+        """New buffers: run ``rows[i]``'s with event ``e[i]`` selected at state s (its edge already
+        passed), each alive at its one state with its range."""
+        new = runs.take(rows)
+        new.pos = new.pos.copy()
+        k = self.k[s]
+        if k >= 0:
+            new.tail, new.count = new.tail.copy(), new.count.copy()
+            new.tail[:, k] = self.members.append(e, new.tail[:, k])
+            new.count[:, k] += 1
+            at = s
         else:
-            runs.pos[:, s] = e
-            runs.st = np.full(len(e), s + 1, np.int64)
-        runs.first = np.where(runs.first < 0, e, runs.first)
-        runs.last = e
-        at_k = np.flatnonzero(runs.st == k)
-        runs.pok = np.zeros(len(e), np.bool_)
-        runs.pok[at_k] = self.proceeds(runs.take(at_k))
-        accepted = (runs.st == self.S) | (runs.pok & (k == self.S - 1))
-        return runs.take(np.flatnonzero(runs.st < self.S)), runs.take(np.flatnonzero(accepted))
+            new.pos[:, s] = e
+            at = s + 1
+        new.first = np.where(new.first < 0, e, new.first)
+        new.last, new.cursor = e, e.copy()
+        new.alive = np.zeros((len(e), self.S), np.bool_)
+        new.nxt = np.full((len(e), self.S), UNKNOWN, np.int64)
+        new.reach = np.full(len(e), at, np.int64)
+        if at < self.S:
+            new.alive[:, at] = True
+        for r in range(at, self.S):  # the range: proceed edges from `at` on, the later lists empty
+            idx = np.flatnonzero(new.reach == r)
+            if not len(idx):
+                break
+            new.reach[idx[self.proceeds(new, idx, r)]] = r + 1
+        return new
+
+    def step(self, runs: _Runs) -> tuple[_Runs, _Runs]:
+        """One round: every run meets its next relevant event; (the runs still alive, the new buffers)."""
+        S = self.S
+        col = np.arange(S)
+        low = np.argmax(runs.alive, axis=1)  # min A
+        rng = (col >= low[:, None]) & (col <= np.minimum(runs.reach, S - 1)[:, None])
+        if self.succ is not None:
+            # contiguity: the next event of the stream / partition, selected wherever the range can
+            nxt = np.full((len(runs), S), -1, np.int64)
+            for s in range(S):
+                rows = np.flatnonzero(rng[:, s])
+                if len(rows):
+                    e = contiguous_next(runs.last[rows], runs.first[rows], runs.g[rows], self.succ, self.slots[s],
+                                        self.state.table.ts, self.state.wt, self.state.W, self.strict_ts)
+                    ok = np.flatnonzero(e >= 0)
+                    ok = ok[self.edge(runs, rows[ok], s, e[ok])]
+                    nxt[rows[ok], s] = e[ok]
+            sel = nxt >= 0
+            return runs.take(np.zeros(0, np.int64)), self._forks(runs, sel, nxt)
+        nxt = runs.nxt  # replaced below: the round's runs are not read again
+        for s in range(S):
+            rows = np.flatnonzero(rng[:, s] & (nxt[:, s] == UNKNOWN))
+            if len(rows):
+                nxt[rows, s] = self._first_passing(runs, rows, s)
+        p = np.where(rng & (nxt >= 0), nxt, _NONE).min(axis=1)  # the next relevant event
+        sel = rng & (nxt == p[:, None]) & (p < _NONE)[:, None]
+        T = S - 1 - np.argmax(sel[:, ::-1], axis=1)
+        # A' = ([min A, T] minus the selecting states) plus the states of A after T; none without an event
+        alive = (runs.alive & (col > T[:, None])) | ((col >= low[:, None]) & (col <= T[:, None]) & ~sel)
+        alive &= (p < _NONE)[:, None]
+        forks = self._forks(runs, sel, nxt)
+        runs.alive, runs.cursor = alive, p
+        runs.nxt = np.where(nxt <= p[:, None], UNKNOWN, nxt)  # the cursor passed them
+        return runs.take(np.flatnonzero(alive.any(axis=1))), forks
+
+    def _forks(self, runs: _Runs, sel: np.ndarray, nxt: np.ndarray) -> _Runs:
+        parts = [self.select(runs, rows, s, nxt[rows, s])
+                 for s in range(self.S) for rows in (np.flatnonzero(sel[:, s]),) if len(rows)]
+        return _Runs.concat(parts) if parts else self.empty(0)
+
+    def _first_passing(self, runs: _Runs, rows: np.ndarray, s: int) -> np.ndarray:
+        """Each run ``rows[i]``'s first candidate of state s after its cursor passing the begin / take edge
+        (-1: none), skip-till-next-match: :func:`jitcep.kernels.selection.next_ranges` gives its candidates
+        (partition, window, after the cursor; under strict_ts also later than its last event), tested on
+        chunks of (run, candidate) pairs as for singleton states
+        (:func:`jitcep.execute.next_match.first_passing`)."""
+        state, leaf = self.state, self.leaves[s]
+        ts, wt, W = state.table.ts, state.wt, state.W
+        cand = leaf.start
+        lo, hi = next_ranges(runs.cursor[rows], runs.first[rows], runs.g[rows], (cand, leaf.goff), ts, wt, W, False)
+        if self.strict_ts:
+            lo = np.maximum(lo, next_ranges(runs.last[rows], runs.first[rows], runs.g[rows], (cand, leaf.goff), ts,
+                                            wt, W, True)[0])
+        active = np.flatnonzero(lo < hi)
+        k = self.k[s]
+        if k >= 0 and self.closures[self.kv[k]].max is not None:
+            active = active[runs.count[rows[active], k] < self.closures[self.kv[k]].max]  # full: only proceeds
+        if not (self.node.edges[s] or self.node.list_edges[s]):
+            return first_passing(cand, lo, hi, active, None)
+        return first_passing(cand, lo, hi, active, lambda rr, ev: self.edge(runs, rows[rr], s, ev))
+
+    # --- edges -----------------------------------------------------------------
 
     def edge(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> np.ndarray:
-        """Whether run ``rows[i]`` with event ``e[i]`` at state s passes every conjunct of its begin / take
-        edge (``b[i-1]``: the run's last member; at the first member such a conjunct holds, section 4)."""
+        """Whether run ``rows[i]`` with event ``e[i]`` at state s passes its begin / take edge (``b[i-1]``:
+        the run's last member; at the first member such a conjunct holds, section 4)."""
         ok = np.ones(len(e), np.bool_)
-        kv, prev = self.K.var, prev_var(self.K.var)
-        first = self.node.first if s == self.k else ()
-        for pred, on_first in [(p, False) for p in self.node.edges[s]] + [(p, True) for p in first]:
+        k = self.k[s]
+        if k >= 0 and self.closures[self.kv[k]].max is not None:
+            ok &= runs.count[rows, k] < self.closures[self.kv[k]].max
+        prev = prev_var(self.names[s])
+        for pred in self.node.edges[s]:
             vs = sorted(E.variables(pred))
-            # b[i-1] holds at the first member (section 4); b[1] is fixed by the first take
-            count = runs.count[rows]
-            idx = np.flatnonzero(ok & (count > 0) if prev in vs else ok & (count == 0) if on_first else ok)
+            idx = np.flatnonzero(ok & (runs.count[rows, k] > 0) if prev in vs else ok)
             if not len(idx):
                 continue
             r = rows[idx]
             P = np.empty((len(vs), len(idx)), dtype=np.int64)
             for j, v in enumerate(vs):
-                P[j] = e[idx] if v == kv or v == self.names[s] else (
-                    self.members.pos[runs.tail[r]] if v == prev else runs.pos[r, self.names.index(v)])
+                P[j] = e[idx] if v == self.names[s] else (
+                    self.members.pos[runs.tail[r, k]] if v == prev else runs.pos[r, self.names.index(v)])
             ok[idx] = self.state.mask(pred, P)
         if self.node.list_edges and self.node.list_edges[s] and ok.any():
             idx = np.flatnonzero(ok)
-            ok[idx] = self._list_edge(runs, rows[idx], s, e[idx])
+            ok[idx] = self._holds(runs, rows[idx], s, e[idx], self.node.list_edges[s])
         return ok
 
-    def _list_edge(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> np.ndarray:
-        """Whether run ``rows[i]`` with event ``e[i]`` at state s (after the Kleene state) passes the
-        conjuncts of its begin edge that read the run's list (:func:`list_edge_kind`: every member, every two
-        consecutive members, or the whole list once; an empty list passes the first two, section 4)."""
-        kv, prev = self.K.var, prev_var(self.K.var)
-        off, lpos = self.members.lists(runs.tail[rows], runs.count[rows])
-        single = {v: e if j == s else runs.pos[rows, j] for j, v in enumerate(self.names) if j != self.k}
-        by_kind = {kind: [p for p in self.node.list_edges[s] if list_edge_kind(p, kv) == kind]
-                   for kind in ("member", "prev", "list")}
-        ok = np.ones(len(e), np.bool_)
-        if by_kind["list"]:
-            ok &= list_mask(self.state, by_kind["list"], single, {kv: (off, lpos)})
-        # one item per (run, member): the member and, for "prev", the one before it (none at the first)
-        item = np.repeat(np.arange(len(e)), np.diff(off))
-        at = np.arange(len(lpos))
-        for kind in ("member", "prev"):
-            sel = at if kind == "member" else at[at > off[item]]
-            for pred in by_kind[kind] if len(sel) else ():
-                P = np.stack([lpos[sel] if v == kv else lpos[sel - 1] if v == prev else single[v][item[sel]]
-                              for v in sorted(E.variables(pred))])
-                ok[item[sel][~self.state.mask(pred, P)]] = False
+    def last_member(self, tail: np.ndarray) -> np.ndarray:
+        """The event of member node ``tail`` (-1: none, the list is empty)."""
+        out = np.full(len(tail), -1, np.int64)
+        has = np.flatnonzero(tail >= 0)
+        out[has] = self.members.pos[tail[has]]
+        return out
+
+    def proceeds(self, runs: _Runs, rows: np.ndarray, s: int) -> np.ndarray:
+        """The proceed edge of state s for runs ``rows``: a Kleene state with at least min members and its
+        proceed-edge conjuncts TRUE on the lists (a singleton state has none)."""
+        k = self.k[s]
+        if k < 0:
+            return np.zeros(len(rows), np.bool_)
+        ok = runs.count[rows, k] >= self.closures[self.kv[k]].min
+        if self.node.proceeds[s] and ok.any():
+            idx = np.flatnonzero(ok)
+            ok[idx] = self._holds(runs, rows[idx], s, None, self.node.proceeds[s])
         return ok
 
-    def tests(self, s: int) -> bool:
-        """Does the begin / take edge at state s test any conjunct?"""
-        return bool(self.node.edges[s]) or (s == self.k and bool(self.node.first)) \
-            or bool(self.node.list_edges and self.node.list_edges[s])
-
-    def proceeds(self, runs: _Runs) -> np.ndarray:
-        """The proceed edge of the Kleene state: at least min members and the list conjuncts TRUE."""
-        ok = runs.count >= self.K.min
-        if not self.K.lists or not ok.any():
-            return ok
-        idx = np.flatnonzero(ok)
-        sub = runs.take(idx)
-        off, lpos = self.members.lists(sub.tail, sub.count)
-        single = {v: sub.pos[:, s] for s, v in enumerate(self.names) if s != self.k}
-        ok[idx] = list_mask(self.state, self.K.lists, single, {self.K.var: (off, lpos)})
+    def _holds(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray | None, conds) -> np.ndarray:
+        """Whether run ``rows[j]`` (with event ``e[j]`` at state s; None: its proceed edge) satisfies every
+        conjunct of ``conds`` (:func:`~jitcep.plan.operators.nfa_form`), quantified as section 4 reads it:
+        for every member (every two consecutive ones with ``kv[i-1]``) of each closure it reads member-wise,
+        independently per closure; at a take edge, its own closure only on the new member (the others
+        passed at their own takes); lists whole (at a take edge the own list with the new member)."""
+        own = self.names[s] if e is not None and self.k[s] >= 0 else None
+        read = set().union(*map(E.variables, conds))
+        lists = {}
+        for k, kv in enumerate(self.kv):
+            if not {kv, member_var(kv), prev_var(kv)} & read:
+                continue
+            lists[kv] = self.members.lists(runs.tail[rows, k], runs.count[rows, k])
+            if kv == own:
+                off, lpos = lists[kv]
+                lists[kv] = (off + np.arange(len(off)), np.insert(lpos, off[1:], e))
+        ok = np.ones(len(rows), np.bool_)
+        for c in conds:
+            vs = E.variables(c)
+            item = np.arange(len(rows))  # one item per (pair, member of each quantified closure)
+            single: dict[str, np.ndarray] = {}
+            for kv in self.kv:
+                if kv == own or not {member_var(kv), prev_var(kv)} & vs:  # own: the new member
+                    continue
+                first = int(prev_var(kv) in vs)  # kv[i-1] at i = 1 holds vacuously
+                off, lpos = lists[kv]
+                count = np.maximum(np.diff(off)[item] - first, 0)
+                self.state.memory.check(8 * (len(single) + 3) * int(count.sum()), f"the members of {kv!r}",
+                                        runs.pos)
+                rep = np.repeat(np.arange(len(item)), count)
+                at = off[item[rep]] + first + np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
+                single = {v: x[rep] for v, x in single.items()}
+                item = item[rep]
+                single[member_var(kv)] = lpos[at]
+                if first:
+                    single[prev_var(kv)] = lpos[at - 1]
+            for j, v in enumerate(self.names):
+                if v in vs and v not in self.closures:
+                    single[v] = e[item] if j == s else runs.pos[rows[item], j]
+            if own is not None:
+                k = self.k[s]
+                single[member_var(own)] = e[item]
+                single[prev_var(own)] = self.last_member(runs.tail[rows[item], k])
+            if len(item):
+                # a prev_var of -1 (the first member) leaves the conjunct unapplied: it holds (section 4)
+                ok[item[~list_mask(self.state, (c,), single, lists, rows=item)]] = False
         return ok
 
 
@@ -335,16 +382,16 @@ def _matches(node, state, ctx: _Context, matches: list) -> Buffer:
     """The accepted runs as match records sorted by (partition, end), the Kleene members as lists."""
     if not matches:
         buf = empty_buffer(node.vars, state.G)
-        buf.lists = {node.closure.var: (np.zeros(1, np.int64), np.empty(0, np.int64))}
+        buf.lists = {kv: (np.zeros(1, np.int64), np.empty(0, np.int64)) for kv in ctx.kv}
         return buf
     runs = _Runs.concat(matches)
     order = np.lexsort((runs.last, runs.g))
     runs = runs.take(order)
-    off, lpos = ctx.members.lists(runs.tail, runs.count)
-    cols = [s for s, v in enumerate(ctx.names) if s != ctx.k]
+    lists = {kv: ctx.members.lists(runs.tail[:, k], runs.count[:, k]) for k, kv in enumerate(ctx.kv)}
+    cols = [s for s, v in enumerate(ctx.names) if v not in ctx.closures]
     start, end = runs.first, runs.last
     ts, wt = state.table.ts, state.wt
     tstart, tend = ts[start], ts[end]
     wstart, wend = (tstart, tend) if wt is ts else (wt[start], wt[end])
     return Buffer(node.vars, np.ascontiguousarray(runs.pos[:, cols]), start, end, offsets(runs.g, state.G),
-                  tstart, tend, wstart, wend, {node.closure.var: (off, lpos)})
+                  tstart, tend, wstart, wend, lists)

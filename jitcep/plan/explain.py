@@ -108,10 +108,9 @@ def _operator(node, window: str) -> dict:
                 "policy": node.policy,
                 "consume_types": None if node.consume_types is None else list(node.consume_types)}
     if isinstance(node, NfaRuns):
-        K = node.closure  # a Kleene state: its take edge's b[i-1] as written, its proceed edge's list conjuncts
-        preds = [_text(p, K and K.var) for edge in node.edges for p in edge]
-        preds += [_text(c) for c in (K.lists if K else ())]
-        preds += [_text(p, K.var) for edge in node.list_edges for p in edge]
+        kvs = [K.var for K in node.closures]  # the edges' kv[i-1] and kv[i] as written
+        preds = [_text(p, kvs) for edges in (node.edges, node.list_edges, node.proceeds) for edge in edges
+                 for p in edge]
         return {"op": "NFA^b runs", "vars": list(node.vars), "strategy": node.strategy, "predicates": preds,
                 "window": window}
     raise TypeError(f"unknown operator {type(node).__name__}")

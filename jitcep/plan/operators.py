@@ -44,7 +44,7 @@ from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
-from .logical import Closure, Group, Negated, prev_var
+from .logical import Closure, Group, Negated, map_expr, member_var, prev_var
 
 Driver = Literal["right", "left", "smaller"]
 KleeneMode = Literal["all", "maximal"]
@@ -320,72 +320,70 @@ class OutputPolicy(_Unary):
 class NfaRuns:
     """The accepted runs of a linear pattern's NFA^b automaton under ``strategy`` (SASE+ 3.1-3.2; section 8).
 
-    ``states``: one leaf per singleton state, in SEQ order (type test and
-    single-variable filters: the begin edge's one-event part); ``edges``:
-    per state, the conjuncts whose last identifier is that state's variable
-    (SASE+ 3.2 step 2), tested on the run's events and the new one.  Every
+    ``states``: one leaf per state, in SEQ order (type test and the
+    one-event filters: the begin / take edge's one-event part); a state whose
+    variable is one of ``closures`` (the array variables, in state order) is
+    a Kleene state, the others singleton states.  Per state (SASE+ 3.2 step
+    2: each conjunct on the edge of its last identifier): ``edges``, the
+    conjuncts of its begin / take edge over single events (earlier states'
+    variables, the new event as the state's variable and, at a Kleene state,
+    :func:`~jitcep.plan.logical.prev_var` as the run's last member);
+    ``list_edges``, those of the begin / take edge that read a list (written
+    in :func:`nfa_form`: tested on the run's lists with the new event, a
+    take edge's own closure only on its new member); ``proceeds``, a Kleene
+    state's proceed-edge conjuncts (aggregates, ``b[k]``, ``b[b.LEN]`` of its
+    own list, in :func:`nfa_form`), tested on the completed lists.  Every
     begin edge also keeps the run in its ``[attr]`` partition, within the
     window from its first event, and (``strict_ts``) later than its last
     event.  ``stream``: under partition contiguity, every event of the key
     partition, whose next event a run must take (the ignore edge skips only
-    other partitions); None otherwise.  ``closure``: the Kleene state's array
-    variable (its leaf is the state of ``closure.var``, its edge the take
-    edge: member-wise and iterative conjuncts; the list conjuncts reading the
-    whole list its proceed edge), None without one.  ``first``: the list
-    conjuncts reading only ``b[1]``, written over the new member: the take
-    edge tests them on a run's first take (section 8).  ``list_edges``: per state
-    after the Kleene state, the conjuncts of its begin edge that read the
-    Kleene list too (SASE+ 3.2 step 2: their last identifier is the state's),
-    each of the kind :func:`list_edge_kind` names; empty without a closure.
+    other partitions); None otherwise.
     """
 
     states: tuple[Scan, ...]
     edges: tuple[tuple[E.Expr, ...], ...]
     strategy: SelectionStrategy
     stream: Scan | None = None
-    closure: Closure | None = None
-    first: tuple[E.Expr, ...] = ()
+    closures: tuple[Closure, ...] = ()
     list_edges: tuple[tuple[E.Expr, ...], ...] = ()
+    proceeds: tuple[tuple[E.Expr, ...], ...] = ()
 
     def __post_init__(self):
-        if len(self.edges) != len(self.states):
-            raise UnsupportedPatternError(f"{len(self.edges)} edges for {len(self.states)} NFA^b states")
-        if self.list_edges and (self.closure is None or len(self.list_edges) != len(self.states)):
-            raise UnsupportedPatternError(f"{len(self.list_edges)} list edges for {len(self.states)} NFA^b states "
-                                          f"{'without' if self.closure is None else 'with'} a Kleene state")
+        S = len(self.states)
+        if len(self.edges) != S or len(self.list_edges) not in (0, S) or len(self.proceeds) not in (0, S):
+            raise UnsupportedPatternError(f"edges {len(self.edges)}, {len(self.list_edges)}, {len(self.proceeds)} "
+                                          f"for {S} NFA^b states")
         names = [s.var for s in self.states]
-        # the take edge's v[i-1]: a member already taken
-        taken = {prev_var(self.closure.var)} if self.closure is not None else set()
+        kvs = {K.var for K in self.closures}
+        if not kvs <= set(names):
+            raise UnsupportedPatternError(f"Kleene states {sorted(kvs - set(names))} are no NFA^b states")
         for s, preds in enumerate(self.edges):
-            preds = preds + (self.list_edges[s] if self.list_edges else ())
-            later = set().union(*(E.variables(p) for p in preds)) - set(names[:s + 1]) - taken
+            # the take edge's v[i-1]: a member already taken
+            known = set(names[:s + 1]) | ({prev_var(names[s])} if names[s] in kvs else set())
+            later = set().union(*(E.variables(p) for p in preds)) - known
             if later:
                 raise UnsupportedPatternError(f"predicate on {sorted(later)} placed on the begin edge of "
                                               f"{names[s]!r}, before them")
-            if self.list_edges and self.list_edges[s] and s <= names.index(self.closure.var):
-                raise UnsupportedPatternError(f"a conjunct on the list {self.closure.var}[] placed on the begin "
-                                              f"edge of {names[s]!r}, not after the Kleene state")
 
     @property
     def vars(self) -> tuple[str, ...]:
-        """The singleton states' variables (the Kleene state's members are a list, not a column)."""
-        kv = self.closure.var if self.closure is not None else None
-        return tuple(s.var for s in self.states if s.var != kv)
+        """The singleton states' variables (a Kleene state's members are a list, not a column)."""
+        kvs = {K.var for K in self.closures}
+        return tuple(s.var for s in self.states if s.var not in kvs)
 
     @property
     def children(self) -> tuple:
         return self.states + ((self.stream,) if self.stream is not None else ())
 
 
-def list_edge_kind(p: E.Expr, kv: str) -> Literal["member", "prev", "list"]:
-    """How a conjunct of :attr:`NfaRuns.list_edges` reads the Kleene list ``kv``: "member" (``kv.x`` for every
-    member), "prev" (``kv.x`` and ``prev_var(kv).x`` for every two consecutive members; none at the first,
-    semantics section 4) or "list" (aggregates, ``kv[k]``, ``kv[kv.LEN]``: once on the whole list)."""
-    if prev_var(kv) in E.variables(p):
-        return "prev"
-    whole = any(isinstance(n, E.Agg) and n.var == kv or isinstance(n, E.Attr) and n.var == kv
-                and n.index is not None for n in E.walk(p))
-    return "list" if whole else "member"
+def nfa_form(e: E.Expr, kvs) -> E.Expr:
+    """Conjunct ``e`` as :class:`NfaRuns` tests it on lists: a member-wise reference to closure ``kv`` of
+    ``kvs`` (``kv[i].x``, plain ``kv.x``) as :func:`~jitcep.plan.logical.member_var` ``(kv).x``, ``kv[i-1].x``
+    as :func:`~jitcep.plan.logical.prev_var` ``(kv).x`` (quantified over every member, semantics section 4);
+    aggregates, ``kv[k]`` and ``kv[kv.LEN]`` as written (read on the list)."""
+    names = {None: member_var, "i": member_var, "i-1": prev_var}
+    return map_expr(e, lambda x: E.Attr(names[x.index](x.var), x.attr)
+                    if isinstance(x, E.Attr) and x.var in kvs and x.index in names else None)
 
 
 def rebuild_joins(node, fn):
@@ -448,7 +446,8 @@ class PhysicalPlan:
         # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure or group
         return tuple(dict.fromkeys(v for n in self.nodes() for v in (
             n.group.vars if isinstance(n, GroupCollect) else (n.closure.var,)
-            if isinstance(n, (KleeneCollect, NfaRuns)) and n.closure is not None else ())))
+            if isinstance(n, KleeneCollect) else tuple(K.var for K in n.closures) if isinstance(n, NfaRuns)
+            else ())))
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""
@@ -482,6 +481,5 @@ class PhysicalPlan:
             elif isinstance(n, GroupCollect):  # its body's scans and joins are nodes of their own
                 out += [*n.group.member, *n.group.prev]
             elif isinstance(n, NfaRuns):
-                out += [p for edge in n.edges for p in edge] + list(n.first)
-                out += [p for edge in n.list_edges for p in edge if list_edge_kind(p, n.closure.var) != "list"]
+                out += [p for edge in n.edges for p in edge]  # the list edges are compiled where they are tested
         return out

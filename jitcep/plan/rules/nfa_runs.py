@@ -11,26 +11,28 @@ state's leaf filter; negations filter the accepted matches (the next rule,
 contiguity a run must take the next event of its key partition whatever its
 type, so the operator also reads every event (its ``stream`` leaf).
 
-A Kleene state ``T+ b[]`` (take / proceed edges): its leaf holds the
-member-wise filter, its take edge the member-wise and iterative (``b[i-1]``)
-conjuncts and, on the first take, those reading ``b[1]``; its proceed edge
-the other list conjuncts (aggregates, ``b[k]``, ``b[b.LEN]``).  A conjunct
-reading ``b`` together with a variable after it goes on that variable's
-begin edge, read over the run's list: member-wise for every member,
-iterative for every two consecutive ones, or on the whole list.  A closure
-with no single variable beside it (its anchor, which the joins would bind)
-is a Kleene state like any other: the runs take its first member.  Several
-closures are refused before any work.
+A Kleene state ``T+ b[]`` (take / proceed edges), any number of them: its
+leaf holds the member-wise filter.  Every conjunct is placed as the
+reference evaluator places it (:mod:`jitcep.reference.nfa`): on the edge of
+its last identifier, where ``b[i]``, ``b[i-1]``, plain ``b`` and ``b[1]``
+belong to b's take edge and aggregates, ``b[k]`` (k >= 2) and ``b[b.LEN]`` to
+its proceed edge.  One over single events only (the new event, earlier
+singleton states, and at a take edge its own ``b[i-1]``: the run's last
+member) is tested by the generated predicate function; the others read the
+run's lists (:func:`~jitcep.plan.operators.nfa_form`).  A closure with no
+single variable beside it (its anchor, which the joins would bind) is a
+Kleene state like any other: the runs take its first member.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from ...errors import UnsupportedPatternError
 from ...pattern import expr as E
-from ..logical import map_expr
-from ..operators import NfaRuns, Scan
+from ...pattern.ast import EventVar, Neg, Seq
+from ...pattern.normalize import normalize
+from ..logical import map_expr, member_var, prev_var
+from ..operators import NfaRuns, Scan, nfa_form
 
 
 def build(plan, planning):
@@ -38,60 +40,62 @@ def build(plan, planning):
     if strategy == "skip_till_any_match":
         return plan
     logical = planning.logical
-    if len(logical.closures) > 1:
-        # Not yet, for two reasons.  Every strategy: a run would carry a member count and chain per closure,
-        # and the take edge of a later closure would test member-wise conjuncts over every pair of two closures'
-        # members.  Skip-till-next-match also: a run at Kleene state j whose proceed chain reaches a later
-        # state t selecting e (the peek, SASE+ step 6) ignores e at every state strictly between that cannot
-        # select it (step 3), so one buffer lives at several states; the reference merges such runs by
-        # (state, buffer), and a run left at a later state outlives the one at j once j takes.  A compiled
-        # run would then be a buffer with the set of states it is alive at, not one state.
-        raise UnsupportedPatternError(
-            f"the compiled engine runs strategy={strategy!r} over at most one Kleene state; "
-            f"{', '.join(c.var + '[]' for c in logical.closures)} (semantics section 8) not yet")
-    K = logical.closures[0] if logical.closures else None
-    if K is not None and K.each:
-        raise UnsupportedPatternError(
-            f"the compiled engine does not evaluate a conjunct reading a member of {K.var}[] and its whole list "
-            f"under strategy={strategy!r} yet")
-    anchor = K.anchor if K is not None else None  # the runs bind the closure's first member as a member
-    names = [v for v in logical.variables if v != anchor]  # pattern order: the SEQ's
-    leaves = {v: Scan(v, logical.variables[v], logical.filters[v]) for v in names}
-    if K is not None:
-        names.insert(sum(v in K.before for v in names), K.var)
-        leaves[K.var] = Scan(K.var, K.types, K.filter)
+    closures = logical.closures
+    kvs = {K.var for K in closures}
+    anchors = {K.anchor for K in closures if K.anchor is not None}  # the runs bind it as a member
+    names = _state_order(logical.pattern)
+    leaves = {v: Scan(v, logical.variables[v], logical.filters[v]) for v in names if v not in kvs}
+    leaves.update({K.var: Scan(K.var, K.types, K.filter) for K in closures})
     state_of = {v: s for s, v in enumerate(names)}
     edges: list[list[E.Expr]] = [[] for _ in names]
     list_edges: list[list[E.Expr]] = [[] for _ in names]
-    for p in logical.joins:
-        if anchor not in E.variables(p):  # those over the anchor are the closure's member-wise conjuncts
-            edges[max(state_of[v] for v in E.variables(p))].append(p)
-    first = ()
-    if K is not None:
-        k = state_of[K.var]
-
-        def last(p):  # the state of p's last identifier (b[i-1]'s variable is no state)
-            return max(state_of[v] for v in E.variables(p) if v in state_of)
-        # SASE+ step 2: a conjunct on the list and a later variable is on that variable's begin edge, read
-        # over the run's whole list (semantics section 8)
-        for p in (*K.member, *K.prev, *K.lists):
-            if last(p) > k:
-                list_edges[last(p)].append(p)
-        edges[k] += [p for p in (*K.member, *K.prev) if last(p) == k]
-        own = [c for c in K.lists if last(c) == k]
-        # b[1] is on the take edge (fixed by the first take), the rest of the list conjuncts on the proceed edge
-        first = tuple(map_expr(c, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == K.var
-                               else None) for c in own if not reads_whole_list(c, K.var))
-        K = dataclasses.replace(K, lists=tuple(c for c in own if reads_whole_list(c, K.var)))
+    proceeds: list[list[E.Expr]] = [[] for _ in names]
+    conjuncts = [p for p in logical.joins if not E.variables(p) & anchors]  # over the anchor: K.member's
+    for K in closures:  # plain kv.x: member i, prev_var(kv).x: member i - 1, kv[k].x and aggregates: the list
+        conjuncts += [nfa_form(c, kvs) for c in (*K.member, *K.prev, *K.cross, *K.lists, *K.each)]
+    for c in conjuncts:
+        s, proceed = _slot(c, state_of, kvs)
+        if proceed:
+            proceeds[s].append(c)
+        elif _single_events(c, names[s], kvs):
+            edges[s].append(map_expr(c, lambda x: E.Attr(names[s], x.attr) if isinstance(x, E.Attr)
+                                     and x.var == member_var(names[s]) else None))
+        else:
+            list_edges[s].append(c)
     states = tuple(leaves[v] for v in names)
     stream = Scan("*", None) if strategy == "partition_contiguity" else None
-    runs = NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, K, first,
-                   tuple(map(tuple, list_edges)) if K is not None else ())
+    runs = NfaRuns(states, tuple(map(tuple, edges)), strategy, stream, closures,
+                   tuple(map(tuple, list_edges)) if closures else (), tuple(map(tuple, proceeds)) if closures else ())
     return dataclasses.replace(plan, root=runs, variables=runs.vars)
 
 
-def reads_whole_list(c: E.Expr, kv: str) -> bool:
-    """Does conjunct c read more of ``kv``'s list than its first member (an aggregate, ``kv[k]`` k >= 2,
-    ``kv[kv.LEN]``): a proceed-edge conjunct (section 8)?"""
-    return any(isinstance(n, E.Agg) and n.var == kv or isinstance(n, E.Attr) and n.var == kv
-               and n.index not in (None, "i", "i-1", 1) for n in E.walk(c))
+def _state_order(pattern) -> list[str]:
+    """The positive items of the linear pattern in SEQ order: one state each (semantics section 8)."""
+    body = normalize(pattern.body)
+    items = body.items if isinstance(body, Seq) else (body,)
+    return [it.name if isinstance(it, EventVar) else it.body.name for it in items if not isinstance(it, Neg)]
+
+
+def _slot(c: E.Expr, state_of: dict, kvs) -> tuple[int, bool]:
+    """(state, on its proceed edge?) of conjunct ``c`` in :func:`nfa_form`: its last identifier's (SASE+
+    3.2 step 2; a list read past ``b[1]`` is on b's proceed edge, semantics section 8)."""
+    own = {member_var(kv): kv for kv in kvs} | {prev_var(kv): kv for kv in kvs}
+    slot = (-1, False)
+    for n in E.walk(c):
+        if isinstance(n, E.Agg):
+            slot = max(slot, (state_of[n.var], True))
+        elif isinstance(n, E.Attr):
+            v = own.get(n.var, n.var)
+            slot = max(slot, (state_of[v], n.var in kvs and n.index != 1))
+    return slot
+
+
+def _single_events(c: E.Expr, var: str, kvs) -> bool:
+    """Does ``c``, on the begin / take edge of ``var``'s state, read single events only: no list, and of a
+    closure only ``var``'s own new member and previous member?"""
+    for n in E.walk(c):
+        if isinstance(n, E.Agg) or isinstance(n, E.Attr) and (
+                n.var in kvs or n.var in {member_var(kv) for kv in kvs} - {member_var(var)}
+                or n.var in {prev_var(kv) for kv in kvs} - {prev_var(var)}):
+            return False
+    return True
