@@ -47,8 +47,9 @@ Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores
 of perf/bench_seq.py's data: 0.7-0.8 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
 predicates, a negation and a closure (1.6-2.1 ms before the type counts were sampled, tuples bounded
 by the window and the sample halved).  That is 5-7% of the cheapest selective runs (12-13 ms), under
-5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.  The draws and each step of a
-conjunct's tuples are compiled (:mod:`jitcep.kernels.sampling`): 10-25% less, ~0.55-0.7 ms.
+5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.  The draws, every variable's
+candidates (one call) and each step of a conjunct's tuples (its window ranges and its extension, two
+calls) are compiled (:mod:`jitcep.kernels.sampling`): ~0.55-0.65 ms.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ Budgets.  Planning is bounded by counted work, never by the clock, so the
 plan never depends on how busy the machine is.  A budget is a number of
 *steps* (``steps=``; :data:`jitcep.config.PLAN_STEP_NS` nanoseconds each, a
 virtual clock calibrated once on the development machine).  A search charges
-its :class:`Clock` for every join it prices, :meth:`Costing.join_steps` steps
+its :class:`Clock` for every join it prices, ``Costing.steps_per_join`` steps
 each: 1 under Cost_tree's node term, more under a slower node term
 (:data:`STEP_FACTORS`), and, for a model priced on whole trees, a number that
 grows with the tree (:func:`black_box_steps`).  The exact algorithms know
@@ -80,7 +80,7 @@ def black_box_steps(k: int) -> int:
     """Steps a model without a node term is charged for pricing a tree of ``k`` units: the named ones
     (Cost_tree, latency, the strategies' models, ZStream's called whole) walk the tree and price every
     node's set, about ``(2/3) k^2`` node-term joins' time (measured per call at 4, 8, 12 and 16 units
-    against DP-B's time per join; perf/README.md, "Planning time")."""
+    against DP-B's time per join; perf/README.md, "Budgets in counted steps")."""
     return max(1, 2 * k * k // 3)
 
 
