@@ -10,9 +10,11 @@ Moves are tried in a fixed order — every swap (i, j), i < j, then every cycle
 (i, j, k), i < j < k, in both directions — and the first improving one is taken
 (first improvement, as Swami's II); the search stops at an order no move
 improves, or when the next move's joins do not fit in its budget of steps (it
-then returns the best order so far, never worse than its start; a move from
-position p prices the n - p joins after it, ``_common.Clock``).  Fixed move order keeps it deterministic:
-only II-RANDOM's start depends on the seed.
+then returns the best order so far, never worse than its start).  A move from
+position p is charged the joins it prices, those of the prefixes p + 1 .. n
+(``_common.Clock``); re-pricing the prefixes after an improving move is not
+charged, as it follows at most one move of each pass.  Fixed move order keeps
+it deterministic: only II-RANDOM's start depends on the seed.
 """
 
 from __future__ import annotations
