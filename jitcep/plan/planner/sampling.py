@@ -169,15 +169,15 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
     allowed = np.zeros((len(lv), n_types + 1), np.bool_)
-    codes = []
+    type_codes = []  # per variable, its types' codes (None: any type)
     for row, lf in zip(allowed, lv.values()):
         cs = None if lf.types is None else [code_of[t] for t in lf.types if t in code_of]
-        codes.append(cs)
+        type_codes.append(cs)
         row[slice(None) if cs is None else cs] = True
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
     idx_all, offsets, in_type = candidates(table.type_code[pos], allowed, has_key if keyed else None)
     for i, (v, lf) in enumerate(lv.items()):
-        cs = codes[i]
+        cs = type_codes[i]
         if cs is None:
             count = float(n)
         else:
