@@ -83,3 +83,22 @@ DNF_MAX_ALTERNATIVES = 16
 # two linear passes over its leaves, cheaper than the first join over the same leaves.  Below it, the one
 # join of a SEQ of two is itself the pass.  perf/README.md "Semi-join reduction" has the numbers.
 REDUCE_MIN_VARS = 3
+
+# Planning budgets (jitcep/plan/planner/algorithms/_common.py).  The searches are bounded by counted work,
+# never by the clock, so a plan never depends on the machine's load: a *step* is one join priced under
+# Cost_tree's node term (a slower model's join is charged more steps, _common.STEP_FACTORS and
+# black_box_steps), and a budget is a number of steps.  PLAN_STEP_NS converts them to a virtual clock:
+# measured with `PYTHONPATH=. python perf/bench_planning.py --problems 10` (its last table: median time over
+# steps charged, where the exact searches ran), 0.55-0.6 µs per step for DP-B and 1.0-1.3 µs for DP-LD and
+# ZStream's program (their per-set bookkeeping) on a quiet machine, ~1.8 µs at a load average of 19;
+# rounded to 1 µs, so a budget's steps take about as long in real time on a quiet machine.
+PLAN_STEP_NS = 1000
+PLAN_DEFAULT_STEPS = 2_000_000  # an exact algorithm or iterative improvement called without a budget (~2 s):
+#                                 asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot
+#                                 stall compile for hours (Kolchinsky 6.3: DP-B took over 50 hours at 22 units)
+# planner="auto": AUTO_STEPS (~50 ms) called without a budget; in a run, AUTO_STEPS_PER_EVENT per event of the
+# table (10 ns: the cheapest runs cost ~12 ns per event, perf/README.md "Planner statistics", so from 10^6
+# events the search stays within about the run's own time), from AUTO_MIN_STEPS (~10 ms) up to AUTO_STEPS.
+AUTO_STEPS = 50_000
+AUTO_MIN_STEPS = 10_000
+AUTO_STEPS_PER_EVENT = 0.01

@@ -154,9 +154,9 @@ class Options:
         Kleene members and lists) the compiled engine may hold at once, a positive
         integer; passing it raises ExplosionError (docs/semantics.md section 12).
     planner: how the compiled engine orders its joins (never the matches):
-        "auto" (default: the exact bushy search while it fits its budget, 10 ns
-        per event from 10 ms to 50 ms, ZStream's search over the best order
-        beyond), "trivial" (left-deep in pattern
+        "auto" (default: the exact bushy search while its priced joins fit its
+        budget, counted steps, never time: 0.01 per event from 10,000 to 50,000,
+        about 10 to 50 ms; ZStream's search over the best order beyond), "trivial" (left-deep in pattern
         order) or another of Kolchinsky & Schuster's algorithms and ZStream's
         DP, chosen on statistics estimated from the events
         (jitcep/plan/planner/, docs/planning.md).  "auto" keeps the pattern

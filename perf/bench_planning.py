@@ -1,6 +1,6 @@
 """Standalone benchmark: plan quality and planning time of each plan-generation algorithm against the number of units.
 
-    PYTHONPATH=. python perf/bench_planning.py [--sizes 2 3 ... 22] [--problems 10] [--budget S] [--seed 0]
+    PYTHONPATH=. python perf/bench_planning.py [--sizes 2 3 ... 22] [--problems 10] [--steps N] [--seed 0]
                                                [--black-box]
 
 The shape of Kolchinsky & Schuster's Figure 7 (VLDB 2018, 6.3): for each size n, ``--problems`` random
@@ -16,10 +16,12 @@ algorithm of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` under the interme
 
 ``--black-box`` hides the intermediate model's node term, so the searches call the model on every
 candidate tree, as they do for a model that declares none (``algorithms/_common.py``).
-``--budget`` is passed to every algorithm (default: each algorithm's own, ``auto``'s 50 ms, 2 s for the
-exact ones); an exact algorithm past it returns GREEDY's plan, which shows as its cost leaving 1.00.
-A last table gives the measured microseconds per priced join of the exact DPs (the constants behind
-their ``estimate``).  Results on the reference machine are in perf/README.md.
+``--steps`` is the planning budget passed to every algorithm, in counted steps (one join priced under
+Cost_tree; default: each algorithm's own, ``config.AUTO_STEPS`` for ``auto``, ``config.PLAN_DEFAULT_STEPS``
+for the others); an exact algorithm whose joins do not fit returns GREEDY's plan, which shows as its cost
+leaving 1.00.  A last table gives the measured nanoseconds per step of the exact searches where they ran
+(median time over the joins they price): the calibration behind ``config.PLAN_STEP_NS``.  Results on the
+reference machine are in perf/README.md.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ import statistics
 import time
 from itertools import combinations
 
-from jitcep.plan.planner.algorithms import ALGORITHMS, dp_bushy, dp_left_deep
-from jitcep.plan.planner.algorithms._common import DEFAULT_BUDGET, affordable
+from jitcep import config
+from jitcep.plan.planner.algorithms import ALGORITHMS, dp_bushy, dp_left_deep, zstream
 from jitcep.plan.planner.cost import intermediate
 from jitcep.plan.planner.problem import JoinProblem
 
@@ -53,7 +55,7 @@ def black_box(p: JoinProblem, tree) -> float:
     return intermediate(p, tree)
 
 
-def measure(n: int, problems: int, budget: float | None, seed: int, model=intermediate) -> dict:
+def measure(n: int, problems: int, steps: int | None, seed: int, model=intermediate) -> dict:
     """Per algorithm: normalised costs and planning times over ``problems`` random problems of ``n`` units."""
     rng = random.Random(seed * 1000 + n)
     out = {name: {"cost": [], "s": []} for name in ALGORITHMS}
@@ -62,7 +64,7 @@ def measure(n: int, problems: int, budget: float | None, seed: int, model=interm
         costs = {}
         for name, plan in ALGORITHMS.items():
             started = time.perf_counter()
-            tree = plan(p, model, seed=seed, budget=budget)
+            tree = plan(p, model, seed=seed, steps=steps)
             out[name]["s"].append(time.perf_counter() - started)
             costs[name] = intermediate(p, tree)
         best = min(costs.values())
@@ -84,18 +86,20 @@ def print_table(rows: dict, key: str, fmt: str, title: str) -> None:
         print(f"{n:>4} " + " ".join(cells))
 
 
-def print_step_times(rows: dict, budget: float | None) -> None:
-    """Microseconds per priced join of DP-LD and DP-B where they ran exactly (not past their budget)."""
-    print("\nexact DPs: microseconds per priced join (median time / joins; '-' = fell back to greedy)")
-    print("   n  dp_left_deep      dp_bushy")
+def print_step_times(rows: dict, steps: int | None) -> None:
+    """Nanoseconds per step (one join priced under Cost_tree) of DP-LD, DP-B and ZStream's program where
+    they ran exactly (their joins fit the budget)."""
+    print(f"\nexact searches: ns per step (median time / joins priced; '-' = fell back to greedy); "
+          f"config.PLAN_STEP_NS = {config.PLAN_STEP_NS}")
+    print("   n  dp_left_deep      dp_bushy       zstream")
+    budget = config.PLAN_DEFAULT_STEPS if steps is None else steps
     for n, per in rows.items():
         cells = []
-        for name, module in (("dp_left_deep", dp_left_deep), ("dp_bushy", dp_bushy)):
-            estimate = module.estimate(n)
-            ran = affordable(estimate, DEFAULT_BUDGET if budget is None else budget)
-            joins = estimate / module.STEP_SECONDS
+        for name, module in (("dp_left_deep", dp_left_deep), ("dp_bushy", dp_bushy), ("zstream", zstream)):
+            joins = sum(module.joins(n).values())
+            ran = name == "zstream" or joins <= budget
             seconds = statistics.median(per[name]["s"])
-            cells.append(f"{seconds / joins * 1e6:>13.2f}" if ran and joins >= 1 else f"{'-':>13}")
+            cells.append(f"{seconds / joins * 1e9:>13.0f}" if ran and joins >= 1 else f"{'-':>13}")
         print(f"{n:>4} " + " ".join(cells))
 
 
@@ -103,18 +107,18 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=list(range(2, 23)))
     ap.add_argument("--problems", type=int, default=10, help="random problems per size")
-    ap.add_argument("--budget", type=float, default=None, help="seconds of planning per algorithm call")
+    ap.add_argument("--steps", type=int, default=None, help="planning budget per algorithm call, in steps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--black-box", action="store_true", help="price whole trees (a model without a node term)")
     args = ap.parse_args(argv)
     model = black_box if args.black_box else intermediate
     rows = {}
     for n in args.sizes:
-        rows[n] = measure(n, args.problems, args.budget, args.seed, model)
+        rows[n] = measure(n, args.problems, args.steps, args.seed, model)
     print_table(rows, "cost", ".2f", "plan cost / best plan's cost (mean; 1.00 = best found)")
     print_table(rows, "s", ".3f", "planning time, ms (median)")
     if not args.black_box:  # the per-join constants are the node-term ones
-        print_step_times(rows, args.budget)
+        print_step_times(rows, args.steps)
 
 
 if __name__ == "__main__":

@@ -729,11 +729,27 @@ def extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
     return out, olo, ohi
 
 
-def of_types(tc, allowed, key_ok):
-    """Twin of kernels.sampling.of_types: indices of allowed types with a key, and the allowed count."""
-    T = len(allowed) - 1
-    ok = [allowed[c if 0 <= c < T else T] for c in tc]
-    return [i for i, a in enumerate(ok) if a and (key_ok is None or key_ok[i])], sum(ok)
+def candidates(tc, allowed, key_ok):
+    """Twin of kernels.sampling.candidates: per variable (row of allowed), the indices of allowed types with
+    a key, and the allowed count; as (list of index lists, list of counts)."""
+    idx, in_type = [], []
+    for row in allowed:
+        T = len(row) - 1
+        ok = [row[c if 0 <= c < T else T] for c in tc]
+        idx.append([i for i, a in enumerate(ok) if a and (key_ok is None or key_ok[i])])
+        in_type.append(sum(ok))
+    return idx, in_type
+
+
+def window_ranges(first, lo, hi, w, group, wt, reach, by_group):
+    """Twin of kernels.sampling.window_ranges: the candidates sorted by (group, index) when by_group, and
+    per partial tuple the (start, count) of those in its first event's group with hi - reach <= wt <= lo + reach."""
+    order = sorted(w, key=lambda i: (group[i], i)) if by_group else list(w)
+    s, cnt = [], []
+    for t, f in enumerate(first):
+        s.append(sum(1 for i in order if (group[i], wt[i]) < (group[f], hi[t] - reach)))
+        cnt.append(sum(1 for i in order if group[i] == group[f] and hi[t] - reach <= wt[i] <= lo[t] + reach))
+    return order, s, cnt
 
 
 def canonical_order(P, cols, K=None, llo=None, lhi=None):

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import SEED_MAX, draw_sample, extend_tuples, of_types
+from jitcep.kernels.sampling import SEED_MAX, candidates, draw_sample, extend_tuples, window_ranges
 
 
 @settings(max_examples=200, deadline=None)
@@ -78,21 +78,53 @@ def test_extend_tuples_refuses_ranges_and_indexes_past_their_arrays():
         extend_tuples(np.full((1, 1), 9, np.int64), one, one, one, one, one, wt, wt, 5.0, one)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 4).flatmap(lambda T: st.tuples(
-    st.lists(st.booleans(), min_size=T + 1, max_size=T + 1),
+    st.lists(st.lists(st.booleans(), min_size=T + 1, max_size=T + 1), min_size=1, max_size=4),
     st.lists(st.tuples(st.integers(-2, T + 1), st.booleans()), max_size=30))), st.booleans())
-def test_of_types_matches_naive(case, keyed):
+def test_candidates_match_naive(case, keyed):
     allowed, events = case  # codes past either end too: read as the null slot, never outside
     tc = [c for c, _ in events]
     key_ok = [k for _, k in events] if keyed else None
-    idx, in_type = of_types(np.array(tc, dtype=np.int16), np.array(allowed),
-                            None if key_ok is None else np.array(key_ok, dtype=np.bool_))
-    assert (idx.tolist(), in_type) == naive.of_types(tc, allowed, key_ok)
+    idx, offsets, in_type = candidates(np.array(tc, dtype=np.int16), np.array(allowed),
+                                       None if key_ok is None else np.array(key_ok, dtype=np.bool_))
+    got = [idx[offsets[v]:offsets[v + 1]].tolist() for v in range(len(allowed))]
+    assert (got, in_type.tolist()) == naive.candidates(tc, allowed, key_ok)
 
 
-def test_of_types_refuses_mismatched_inputs():
+def test_candidates_refuse_mismatched_inputs():
     with pytest.raises(KernelInputError):
-        of_types(np.zeros(3, np.int8), np.zeros(0, np.bool_), None)
+        candidates(np.zeros(3, np.int8), np.zeros((1, 0), np.bool_), None)
     with pytest.raises(KernelInputError):
-        of_types(np.zeros(3, np.int8), np.zeros(2, np.bool_), np.zeros(2, np.bool_))
+        candidates(np.zeros(3, np.int8), np.zeros((1, 2), np.bool_), np.zeros(2, np.bool_))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 15).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 30), min_size=n, max_size=n),        # wt (sorted below)
+    st.lists(st.integers(0, 3), min_size=n, max_size=n),         # group codes
+    st.sets(st.integers(0, n - 1), max_size=n),                  # candidates w (distinct, ascending)
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 30), st.integers(0, 10)), max_size=6))),
+    st.integers(0, 12), st.booleans())
+def test_window_ranges_match_naive(case, reach, by_group):
+    wt, group, w, tuples = case
+    wt = sorted(wt)
+    if not by_group:  # without groups the caller's groups ascend with the index (blocks)
+        group = sorted(group)
+    first = [f for f, _, _ in tuples]
+    lo = [a for _, a, _ in tuples]
+    hi = [a + min(d, reach) for _, a, d in tuples]  # a partial tuple spans at most the window (reach)
+    w = sorted(w)
+    got = window_ranges(np.array(first, np.int64), np.array(lo, np.int64), np.array(hi, np.int64),
+                        np.array(w, np.int64), np.array(group, np.int64), np.array(wt, np.int64), reach, by_group)
+    assert tuple(a.tolist() for a in got) == naive.window_ranges(first, lo, hi, w, group, wt, reach, by_group)
+
+
+def test_window_ranges_refuse_indexes_past_the_sample():
+    one, wt = np.zeros(1, np.int64), np.arange(3, dtype=np.int64)
+    with pytest.raises(KernelInputError):
+        window_ranges(one, one, one, np.array([5]), wt, wt, 1, True)
+    with pytest.raises(KernelInputError):
+        window_ranges(np.array([3]), one, one, one, wt, wt, 1, False)
+    with pytest.raises(KernelInputError):
+        window_ranges(one, one, np.zeros(2, np.int64), one, wt, wt, 1, False)

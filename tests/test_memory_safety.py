@@ -153,8 +153,12 @@ CASES = {
     "stream_positions: offsets past order": lambda: grouping.stream_positions(i64(0, 1), i64(0, 5), 3),
     "draw_sample: more blocks than there are": lambda: sampling.draw_sample(i64(0, 1), 2, 3, 4, 0, 0),
     "draw_sample: draws from no events": lambda: sampling.draw_sample(i64(), 2, 0, 0, 5, 0),
-    "of_types: key flags shorter than the events": lambda: sampling.of_types(
-        i64(0, 1, 2), np.ones(3, np.bool_), np.ones(1, np.bool_)),
+    "candidates: key flags shorter than the events": lambda: sampling.candidates(
+        i64(0, 1, 2), np.ones((2, 3), np.bool_), np.ones(1, np.bool_)),
+    "window_ranges: candidate past the sample": lambda: sampling.window_ranges(
+        i64(0), i64(0), i64(0), i64(0, 70), i64(0, 0, 1, 1), ts, 5, True),
+    "window_ranges: first event past the sample": lambda: sampling.window_ranges(
+        i64(70), i64(0), i64(0), i64(0), i64(0, 0, 1, 1), ts, 5, False),
     "extend_tuples: candidate range past the candidates": lambda: sampling.extend_tuples(
         i64(0).reshape(1, 1), i64(0), i64(0), i64(1), i64(5), i64(0, 1), ts, ts, 5.0, i64(0)),
     "extend_tuples: candidate past the sample": lambda: sampling.extend_tuples(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import time
+from math import comb
 from itertools import combinations, permutations
 
 import pytest
@@ -16,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jitcep.plan.planner.algorithms import ALGORITHMS, LEFT_DEEP
-from jitcep.plan.planner.algorithms._common import Costing
+from jitcep import config
+from jitcep.plan.planner.algorithms import auto, dp_bushy, dp_left_deep, zstream, zstream_ord
+from jitcep.plan.planner.algorithms._common import Clock, Costing, OverBudget, black_box_steps, noting
 from jitcep.plan.planner.cost import intermediate
 from jitcep.plan.planner.problem import JoinProblem, leaves, left_deep
 
@@ -285,7 +288,7 @@ def test_the_informed_algorithms_are_no_worse_than_their_starts(p):
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 @pytest.mark.parametrize("n", [1, 2, 9, 14])
 def test_every_unit_exactly_once(name, n):
-    tree = ALGORITHMS[name](random_problem(n, n), intermediate, budget=0.05)
+    tree = ALGORITHMS[name](random_problem(n, n), intermediate, steps=50_000)
     assert sorted(leaves(tree)) == list(range(n))
 
 
@@ -311,37 +314,147 @@ def test_ii_random_depends_on_its_seed():
     assert any(len(plans) > 1 for plans in per_problem)
 
 
-# ---- budgets ----
+# ---- budgets: counted steps, never the clock ----
 
-def test_dp_bushy_past_a_tiny_budget_is_greedy():
-    # 3^20 joins cannot be priced in a millisecond: DP-B does not start and returns GREEDY's plan
-    p = random_problem(20, 1)
-    started = time.perf_counter()
-    tree = ALGORITHMS["dp_bushy"](p, intermediate, budget=0.001)
-    assert time.perf_counter() - started < 5  # a hang guard, not a timing test
-    assert tree == ALGORITHMS["greedy"](p, intermediate)
+def counting(calls):
+    """Cost_tree with its node term counting the joins it prices in ``calls[0]`` (one step each)."""
+    def node(problem, pm, left, right):
+        calls[0] += 1
+        return pm(left | right)
+
+    def model(problem, tree):
+        return intermediate(problem, tree)
+    model.node_cost = node
+    return model
 
 
-def test_dp_overrunning_its_deadline_falls_back_to_greedy():
-    # the estimate (by n, for the intermediate model) lets DP-B start on 7 units, but this model takes
-    # 1 ms per call, so 2,000 priced joins overrun 20 ms: the plan is GREEDY's
-    def slow(p, tree):
-        time.sleep(0.001)
-        return intermediate(p, tree)
+# the joins each exact search prices, counted by hand: DP-B every ordered split of every set of 2+
+# units (3^n - 2^(n+1) + 1), DP-LD every member of every such set last (n * 2^(n-1) - n), ZStream's
+# program every root of every run of 2+ units ((n^3 - n) / 6)
+EXACT_JOINS = {"dp_bushy": lambda n: 3 ** n - 2 ** (n + 1) + 1, "dp_left_deep": lambda n: n * 2 ** (n - 1) - n}
 
-    p = random_problem(7, 2)
-    greedy = ALGORITHMS["greedy"](p, intermediate)
-    assert ALGORITHMS["dp_bushy"](p, slow, budget=0.02) == greedy
-    assert ALGORITHMS["dp_left_deep"](p, slow, budget=0.005) == greedy
-    # ZSTREAM-ORD: DP-LD overruns, so the order is greedy's, and no time is left for ZStream's program
-    assert ALGORITHMS["zstream_ord"](p, slow, budget=0.005) == greedy
+
+@pytest.mark.parametrize("name", sorted(EXACT_JOINS))
+def test_exact_searches_run_exactly_when_their_joins_fit_the_steps(name):
+    n = 7
+    p = random_problem(n, 11)
+    need = EXACT_JOINS[name](n)
+    calls = [0]
+    exact = ALGORITHMS[name](p, counting(calls), steps=need)
+    assert calls[0] == need  # every step charged is one join priced
+    assert exact == ALGORITHMS[name](p, intermediate)
+    calls[0] = 0
+    with noting() as notes:
+        fallback = ALGORITHMS[name](p, counting(calls), steps=need - 1)
+    assert fallback == ALGORITHMS["greedy"](p, intermediate)
+    assert calls[0] == n * (n - 1) // 2  # greedy's joins alone: the search never started
+    assert len(notes) == 1 and notes[0].startswith(f"{name} fell back to greedy's plan: {need:,} steps")
+
+
+def test_a_search_never_prices_past_its_clock():
+    n = 6
+    p = random_problem(n, 12)
+    for search, need in ((lambda c, clock: dp_bushy.search(c, clock), 3 ** n - 2 ** (n + 1) + 1),
+                         (lambda c, clock: dp_left_deep.search(c, clock), n * 2 ** (n - 1) - n),
+                         (lambda c, clock: zstream.search(c, range(n), clock), (n ** 3 - n) // 6)):
+        calls = [0]
+        clock = Clock(need)
+        search(Costing(p, counting(calls)), clock)
+        assert calls[0] == clock.spent == need
+        calls[0] = 0
+        clock = Clock(need - 1)
+        with pytest.raises(OverBudget):
+            search(Costing(p, counting(calls)), clock)
+        assert calls[0] == clock.spent <= need - 1
+
+
+def test_zstream_order_charges_both_stages():
+    n = 6
+    p = random_problem(n, 13)
+    dp_ld, program = n * 2 ** (n - 1) - n, (n ** 3 - n) // 6
+    calls = [0]
+    best = zstream_ord.plan(p, counting(calls), steps=dp_ld + program)
+    assert calls[0] == dp_ld + program and best == zstream_ord.plan(p, intermediate)
+    with noting() as notes:  # one step short: greedy's order, then the program over it still fits
+        zstream_ord.plan(p, intermediate, steps=dp_ld + program - 1)
+    assert len(notes) == 1 and notes[0].startswith("zstream_ord took greedy's order")
+    with noting() as notes:  # not even the program fits: the left-deep tree over greedy's order
+        tree = zstream_ord.plan(p, intermediate, steps=program - 1)
+    assert tree == ALGORITHMS["greedy"](p, intermediate) and len(notes) == 2
+
+
+def test_auto_runs_dp_bushy_exactly_when_its_steps_fit():
+    n = 7
+    p = random_problem(n, 14)
+    need = 3 ** n - 2 ** (n + 1) + 1
+    with noting() as notes:
+        assert ALGORITHMS["auto"](p, intermediate, steps=need) == ALGORITHMS["dp_bushy"](p, intermediate)
+    assert notes == []
+    with noting() as notes:
+        assert ALGORITHMS["auto"](p, intermediate, steps=need - 1) == ALGORITHMS["zstream_ord"](p, intermediate)
+    assert notes == [f"auto ran zstream_ord: dp_bushy needs {need:,} steps at 7 units, over the {need - 1:,} of its "
+                     f"planning budget"]
+    # ZStream's node term is charged 4 steps a join: the same budget no longer fits DP-B
+    from jitcep.plan.planner.cost import zstream as zstream_model
+    with noting() as notes:
+        ALGORITHMS["auto"](p, zstream_model, steps=4 * need - 1)
+    assert notes[0].startswith(f"auto ran zstream_ord: dp_bushy needs {4 * need:,} steps")
+
+
+def test_a_model_without_a_node_term_is_charged_by_tree_size():
+    n = 5
+    p = random_problem(n, 15)
+
+    def black_box(problem, tree):  # Cost_tree without its node term: priced whole
+        return intermediate(problem, tree)
+
+    need = sum(comb(n, k) * (2 ** k - 2) * black_box_steps(k) for k in range(2, n + 1))
+    assert black_box_steps(2) == 2 and black_box_steps(5) == 16  # 2 k^2 / 3, rounded down
+    assert ALGORITHMS["dp_bushy"](p, black_box, steps=need) == ALGORITHMS["dp_bushy"](p, intermediate)
+    assert ALGORITHMS["dp_bushy"](p, black_box, steps=need - 1) == ALGORITHMS["greedy"](p, intermediate)
+
+
+def test_iterative_improvement_stops_at_its_step_budget():
+    p = random_problem(9, 3)
+    free = ALGORITHMS["ii_random"](p, intermediate, seed=4)
+    for steps in (0, 10, 100, 1000):
+        calls = [0]
+        with noting() as notes:
+            tree = ALGORITHMS["ii_random"](p, counting(calls), seed=4, steps=steps)
+        assert sorted(leaves(tree)) == list(range(9))
+        if notes:  # stopped early: the moves priced fit in the steps (the re-pricing after a move aside)
+            assert notes[0].startswith("iterative improvement stopped at its planning budget")
+        else:
+            assert tree == free
+    with noting() as notes:
+        ALGORITHMS["ii_random"](p, intermediate, seed=4, steps=0)
+    assert len(notes) == 1
+
+
+def test_the_clock_decides_no_plan(monkeypatch):
+    # the wall clock jumps an hour at every reading (a machine under any load): every plan is the same
+    problems_ = [random_problem(n, n) for n in (4, 8, 11, 14)]
+    before = {(name, i): ALGORITHMS[name](p, intermediate, seed=3, steps=20_000)
+              for name in ALGORITHMS for i, p in enumerate(problems_)}
+    now = [0.0]
+
+    def slow_clock():
+        now[0] += 3600.0
+        return now[0]
+    for fn in ("perf_counter", "monotonic", "time", "process_time", "thread_time"):
+        monkeypatch.setattr(time, fn, slow_clock)
+    for fn in ("perf_counter_ns", "monotonic_ns", "time_ns"):
+        monkeypatch.setattr(time, fn, lambda: int(slow_clock() * 1e9))
+    after = {(name, i): ALGORITHMS[name](p, intermediate, seed=3, steps=20_000)
+             for name in ALGORITHMS for i, p in enumerate(problems_)}
+    assert after == before
 
 
 def test_large_problems_plan_within_their_budgets():
     p = random_problem(20, 4)
     greedy = intermediate(p, ALGORITHMS["greedy"](p, intermediate))
     for name in ("auto", "zstream_ord", "dp_left_deep"):
-        tree = ALGORITHMS[name](p, intermediate, budget=0.01)
+        tree = ALGORITHMS[name](p, intermediate, steps=10_000)
         assert sorted(leaves(tree)) == list(range(20))
         assert intermediate(p, tree) <= greedy * (1 + 1e-9), name
 
@@ -374,8 +487,7 @@ def test_zstream_node_term_adds_up_to_the_model(text):
 
 
 def test_auto_budget_scales_with_the_events():
-    from jitcep.plan.planner.algorithms import auto
-
-    assert auto.budget_for(10) == auto.MIN_BUDGET == 0.01  # hand-set: 10 ms at least
-    assert auto.budget_for(2_000_000) == pytest.approx(0.02)  # 10 ns per event
-    assert auto.budget_for(10**9) == auto.BUDGET == 0.05
+    assert config.AUTO_MIN_STEPS == 10_000 and config.AUTO_STEPS == 50_000  # ~10 and ~50 ms at 1 us a step
+    assert auto.budget_for(10) == 10_000  # at least the minimum
+    assert auto.budget_for(2_000_000) == 20_000  # 10 ns per event: 0.01 steps
+    assert auto.budget_for(10**9) == 50_000

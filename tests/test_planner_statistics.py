@@ -252,3 +252,63 @@ def test_tuples_follow_the_structure_order():
     # in an AND the pairs come in either order: half agree
     st, _ = _estimate(df, "PATTERN AND(A a, B b) WHERE a.x < b.x WITHIN 100")
     assert st.selectivities["a.x < b.x"] == pytest.approx(0.5, abs=0.06)
+
+
+# ---- the compiled steps give the statistics the NumPy steps gave ----
+
+def _old_candidates(tc, allowed, key_ok):
+    """The NumPy steps ``estimate`` ran per variable before kernels.sampling.candidates (one row each)."""
+    T = allowed.shape[1] - 1
+    slot = np.where((tc >= 0) & (tc < T), tc, T)
+    idx, in_type = [], []
+    for row in allowed:
+        ok = row[slot]
+        in_type.append(int(ok.sum()))
+        idx.append(np.flatnonzero(ok if key_ok is None else ok & key_ok))
+    return (np.concatenate(idx).astype(np.int64), np.concatenate([[0], np.cumsum([len(i) for i in idx])]),
+            np.array(in_type))
+
+
+def _old_window_ranges(first, lo, hi, w, group, wt, reach, by_group):
+    """The NumPy steps ``sampling._tuples`` ran per variable before kernels.sampling.window_ranges."""
+    M = len(wt) + 1
+    if by_group:
+        w = w[np.argsort(group[w], kind="stable")]
+    gw = group[w] * M + w
+    g = group[first] * M
+    s = np.searchsorted(gw, g + np.searchsorted(wt, hi - reach, side="left"), side="left")
+    e = np.searchsorted(gw, g + np.searchsorted(wt, lo + reach, side="right"), side="left")
+    return w, s, e - s
+
+
+BENCH_PATTERNS = [  # perf/bench_statistics.py's workloads, on its data
+    "PATTERN SEQ(T0 e0, T1 e1, T2 e2) WHERE [symbol] AND e0.price > 20 AND e2.price > e0.price WITHIN 2000",
+    "PATTERN SEQ(T0 e0, T1 e1, T2 e2, T3 e3, T4 e4, T5 e5) WHERE [symbol] AND e0.price > 20 "
+    "AND e5.price > e0.price WITHIN 2000",
+    "PATTERN SEQ(T0 a, T1 b, T2 c) WHERE a.price > b.price + 40 AND b.volume < c.volume WITHIN 20",
+    "PATTERN SEQ(T0 a, T1 b, T2 c) WHERE a.price < c.price WITHIN 300",
+    "PATTERN SEQ(T0 a, !T3 n, T1+ b[], T2 c) WHERE [symbol] AND b[i].price > a.price AND n.volume > 900 "
+    "WITHIN 400",
+    "PATTERN SEQ(T0 a, T1 b) WHERE a.price < b.price WITHIN 100 EVENTS",
+]
+
+
+@pytest.mark.parametrize("flavour", ["int", "str"])
+def test_compiled_steps_give_the_numpy_steps_statistics(monkeypatch, flavour):
+    import os
+    import sys
+
+    from jitcep.plan.planner import sampling
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "perf"))
+    from bench_seq import make_events
+
+    df = make_events(120_000, 24, 100, seed=3, flavour=flavour)
+    for text in BENCH_PATTERNS:
+        for seed in (0, 1, 7):
+            got, _ = _estimate(df, text, seed=seed)
+            with monkeypatch.context() as m:
+                m.setattr(sampling, "candidates", _old_candidates)
+                m.setattr(sampling, "window_ranges", _old_window_ranges)
+                want, _ = _estimate(df, text, seed=seed)
+            assert got == want, (text, seed)
+            assert got.sources == want.sources and any(s == "sampled" for s in got.sources.values())

@@ -13,7 +13,13 @@ reads at random positions are most (perf/README.md "Planner statistics").
 (:func:`jitcep.plan.planner.sampling._tuples`): each partial tuple joined
 with the candidates of the next variable in its range, kept when the span
 fits the window, the events are distinct and in the structure's order.  In
-NumPy that step was fifteen calls over the candidate pairs.
+NumPy that step was fifteen calls over the candidate pairs.  Before it,
+:func:`window_ranges` orders the next variable's candidates by (group,
+index) and finds each partial tuple's range among them by four binary
+searches (six NumPy calls and their temporaries before).
+
+:func:`candidates` is every variable's sampled candidates in one pass over
+the sample (a call per variable before).
 """
 
 from __future__ import annotations
@@ -149,27 +155,89 @@ def extend_tuples(T: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray, 
 
 
 @njit(**NUMBA_FLAGS)
-def _of_types(tc, allowed, key_ok):
-    T = len(allowed) - 1
-    idx = np.empty(len(tc), np.int64)
-    kept = in_type = 0
-    for i in range(len(tc)):
+def _candidates(tc, allowed, key_ok):
+    V, T = allowed.shape[0], allowed.shape[1] - 1
+    n = len(tc)
+    slot = np.empty(n, np.int64)
+    count = np.zeros(V, np.int64)
+    in_type = np.zeros(V, np.int64)
+    for i in range(n):
         c = np.int64(tc[i])
-        if allowed[c if 0 <= c < T else T]:
-            in_type += 1
-            if key_ok is None or key_ok[i]:
-                idx[kept] = i
-                kept += 1
-    return idx[:kept], in_type
+        slot[i] = c if 0 <= c < T else T
+        ok = key_ok is None or key_ok[i]
+        for v in range(V):
+            if allowed[v, slot[i]]:
+                in_type[v] += 1
+                if ok:
+                    count[v] += 1
+    offsets = np.zeros(V + 1, np.int64)
+    for v in range(V):
+        offsets[v + 1] = offsets[v] + count[v]
+    idx = np.empty(offsets[V], np.int64)
+    fill = offsets[:V].copy()
+    for i in range(n):
+        if key_ok is None or key_ok[i]:
+            for v in range(V):
+                if allowed[v, slot[i]]:
+                    idx[fill[v]] = i
+                    fill[v] += 1
+    return idx, offsets, in_type
 
 
-def of_types(tc: np.ndarray, allowed: np.ndarray, key_ok: np.ndarray | None) -> tuple[np.ndarray, int]:
-    """(idx, in_type): of the sampled events whose type codes are ``tc``, the indices of those whose type
-    is allowed (``allowed[code]``; its last slot: the null type and any other code) and whose key is not
-    null (``key_ok``; None: every key), ascending, and how many have an allowed type (key or not)."""
-    if not len(allowed):
-        raise fail("of_types", "no slot for the null type")
+def candidates(tc: np.ndarray, allowed: np.ndarray, key_ok: np.ndarray | None):
+    """(idx, offsets, in_type): for each variable v, the indices ``idx[offsets[v]:offsets[v + 1]]`` of the
+    sampled events (type codes ``tc``) whose type it allows (``allowed[v, code]``; the last slot: the null
+    type and any other code) and whose key is not null (``key_ok``; None: every key), ascending, and
+    ``in_type[v]`` how many have an allowed type, key or not."""
+    if allowed.ndim != 2 or not allowed.shape[1]:
+        raise fail("candidates", "no slot for the null type")
     if key_ok is not None and len(key_ok) != len(tc):
-        raise fail("of_types", f"{len(key_ok)} key flags for {len(tc)} events")
-    idx, in_type = _of_types(tc, allowed, key_ok)
-    return idx, int(in_type)
+        raise fail("candidates", f"{len(key_ok)} key flags for {len(tc)} events")
+    return _candidates(tc, np.ascontiguousarray(allowed, dtype=np.bool_), key_ok)
+
+
+@njit(**NUMBA_FLAGS)
+def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
+    n = len(wt)
+    M = n + 1
+    none = np.empty(0, np.int64)
+    for i in range(len(w)):
+        if not 0 <= w[i] < n:
+            return none, none, none, False
+    for i in range(len(first)):
+        if not 0 <= first[i] < n:
+            return none, none, none, False
+    # (group, index): unique, as the candidates are distinct; without groups w ascends already
+    gw = np.empty(len(w), np.int64)
+    for i in range(len(w)):
+        gw[i] = group[w[i]] * M + w[i]
+    if by_group:
+        gw.sort()
+    order = np.empty(len(w), np.int64)
+    for i in range(len(w)):
+        order[i] = gw[i] % M
+    m = len(first)
+    s = np.empty(m, np.int64)
+    cnt = np.empty(m, np.int64)
+    for t in range(m):
+        g = group[first[t]] * M
+        a = np.searchsorted(gw, g + np.searchsorted(wt, hi[t] - reach, side="left"), side="left")
+        b = np.searchsorted(gw, g + np.searchsorted(wt, lo[t] + reach, side="right"), side="left")
+        s[t], cnt[t] = a, b - a
+    return order, s, cnt, True
+
+
+def window_ranges(first: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: np.ndarray, group: np.ndarray,
+                  wt: np.ndarray, reach: int, by_group: bool):
+    """(w', s, cnt): the candidates ``w`` (sample indices, ascending) ordered by (``group``, index) when
+    ``by_group`` (else as given), and for each partial tuple t (its first event ``first[t]``, window
+    measures ``lo[t]..hi[t]``, ``hi[t] - lo[t] <= reach``) the range ``w'[s[t] : s[t] + cnt[t]]`` of candidates
+    in its group whose measure lies within ``hi[t] - reach .. lo[t] + reach`` (``wt``: the sample's measures,
+    ascending; without ``by_group`` the groups ascend with the index too; group
+    codes at most (2^63 - 1) / (len(wt) + 1)); the input of :func:`extend_tuples`."""
+    if len(lo) != len(first) or len(hi) != len(first) or len(group) != len(wt):
+        raise fail("window_ranges", "arrays of different lengths")
+    out = _window_ranges(first, lo, hi, w, group, wt, int(reach), bool(by_group))
+    if not out[3]:
+        raise fail("window_ranges", "an index past the sample")
+    return out[:3]

@@ -47,8 +47,9 @@ Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores
 of perf/bench_seq.py's data: 0.7-0.8 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
 predicates, a negation and a closure (1.6-2.1 ms before the type counts were sampled, tuples bounded
 by the window and the sample halved).  That is 5-7% of the cheapest selective runs (12-13 ms), under
-5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.  The draws and each step of a
-conjunct's tuples are compiled (:mod:`jitcep.kernels.sampling`): 10-25% less, ~0.55-0.7 ms.
+5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.  The draws, every variable's
+candidates (one call) and each step of a conjunct's tuples (its window ranges and its extension, two
+calls) are compiled (:mod:`jitcep.kernels.sampling`): ~0.55-0.65 ms.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import draw_sample, extend_tuples, of_types
+from ...kernels.sampling import candidates, draw_sample, extend_tuples, window_ranges
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -167,15 +168,19 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     code_of = {t: i for i, t in enumerate(table.type_names)}
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
-    tc = table.type_code[pos]
-    key_ok = has_key if keyed else None
-    for v, lf in lv.items():
-        allowed = np.zeros(n_types + 1, np.bool_)
-        if lf.types is None:
+    allowed = np.zeros((len(lv), n_types + 1), np.bool_)
+    type_codes = []  # per variable, its types' codes (None: any type)
+    for row, lf in zip(allowed, lv.values()):
+        cs = None if lf.types is None else [code_of[t] for t in lf.types if t in code_of]
+        type_codes.append(cs)
+        row[slice(None) if cs is None else cs] = True
+    # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
+    idx_all, offsets, in_type = candidates(table.type_code[pos], allowed, has_key if keyed else None)
+    for i, (v, lf) in enumerate(lv.items()):
+        cs = type_codes[i]
+        if cs is None:
             count = float(n)
-            allowed[:] = True
         else:
-            cs = [code_of[t] for t in lf.types if t in code_of]
             drawn = int(hits[cs].sum())
             if drawn >= MIN_CANDIDATES or len(draws) == n:
                 count = drawn * n / len(draws)
@@ -183,8 +188,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
                 count = float(exact[cs].sum())
-            allowed[cs] = True
-        idx, n_cand = of_types(tc, allowed, key_ok)  # one compiled pass (jitcep.kernels.sampling)
+        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], int(in_type[i])
         keep = np.ones(len(idx), np.bool_)
         if lf.filter is not None and pset is not None and len(idx):
             keep = passes(lf.filter, pos[idx][None, :])
@@ -397,14 +401,10 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
     T = first[None, :]
     lo = hi = wt[first]
     for k in range(1, len(idx)):
-        w = idx[k]
-        if G > 2:  # one key (code 0, as without a key): the group is the block, ascending with the index
-            w = w[np.argsort(group[w], kind="stable")]
-        gw = group[w] * M + w
-        g = group[T[0]] * M
-        s = np.searchsorted(gw, g + np.searchsorted(wt, hi - reach, side="left"), side="left")
-        e = np.searchsorted(gw, g + np.searchsorted(wt, lo + reach, side="right"), side="left")
-        cnt = e - s
+        # the candidates in (group, index) order and each partial tuple's range among them, in one
+        # compiled call (jitcep.kernels.sampling.window_ranges); one key (code 0, as without a key): the
+        # group is the block, ascending with the index already
+        w, s, cnt = window_ranges(T[0], lo, hi, idx[k], group, wt, reach, G > 2)
         total = int(cnt.sum())
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples
             pick = rng.random(T.shape[1]) < _INTERMEDIATE / total

@@ -56,7 +56,7 @@ class Planning:
     shape: object = None
     statistics: object = None
     span: float | None = None
-    budget: float | None = None
+    budget: int | None = None  # the planner's search budget in steps (planner/algorithms/_common.py)
 
 
 RULES = (
@@ -74,7 +74,7 @@ RULES = (
 
 
 def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics=None,
-                  span: float | None = None, budget: float | None = None, form=None) -> PhysicalPlan:
+                  span: float | None = None, budget: int | None = None, form=None) -> PhysicalPlan:
     """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see
     :mod:`jitcep.plan.shapes`; ``statistics``, ``span`` and ``budget``: what a planner other than
     "trivial" reads; ``form``: "unit" or "dnf" to plan a pattern with an OR in that form whatever it

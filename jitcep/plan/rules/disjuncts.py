@@ -81,7 +81,7 @@ def _dnf(plan, planning, build, k: int):
     logical = planning.logical
     # output= and contiguous= apply to the union (module docstring); the alternatives share the search budget
     inner = dataclasses.replace(planning.options, output="all", contiguous=())
-    budget = None if planning.budget is None else planning.budget / k
+    budget = None if planning.budget is None else planning.budget // k
     subplans = []
     for alt in alternatives(logical.pattern):
         try:

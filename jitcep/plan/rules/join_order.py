@@ -37,8 +37,7 @@ def shape(planning) -> tuple[object, tuple[str, ...]]:
     problem = join_problem(planning.logical, planning.statistics, planning.span)
     if problem.n < 3:  # one or two units: one tree up to orientation, and the join rule orients it
         return default_shape(planning.logical.positive), ()
-    budget = {} if planning.budget is None else {"budget": planning.budget}
     with noting() as notes:
         tree = ALGORITHMS[options.planner](problem, cost_model(options), seed=options.planner_seed,
-                                           **budget)
+                                           steps=planning.budget)
     return problem.shape(tree), tuple(notes)

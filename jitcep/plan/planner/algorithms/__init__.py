@@ -3,12 +3,13 @@
 One module per algorithm, named as in Kolchinsky & Schuster (VLDB 2018,
 section 6.1) and ZStream (Mei & Madden 2009, 5.2.3); each is a function
 
-    plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree
+    plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree
 
 where ``cost(problem, tree) -> float`` is any cost model (:mod:`..cost`), ``seed``
-fixes the random choices (only II-RANDOM has any) and ``budget`` is seconds of
-planning (None: the algorithm's default).  Exact algorithms past their budget
-return GREEDY's plan; every plan contains every unit exactly once and is the
+fixes the random choices (only II-RANDOM has any) and ``steps`` is the planning
+budget in counted steps, one per join priced under Cost_tree (None: the
+algorithm's default; :mod:`._common`, ``config.PLAN_STEP_NS``).  Exact
+algorithms whose work does not fit return GREEDY's plan; every plan contains every unit exactly once and is the
 same for the same problem, model and seed (ties go to the lower index).
 
 The searches price a join in O(1) when the model declares its per-node term

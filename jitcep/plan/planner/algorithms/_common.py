@@ -26,34 +26,34 @@ finds the optimum when the model has optimal substructure (ZStream Theorem
 units and not their shapes; for other models they are heuristics that still
 return a valid tree.
 
-Budgets.  ``budget`` is seconds of planning.  An exact algorithm first
-estimates its time from the number of units (its ``estimate(n)``: priced joins
-times the seconds per join measured with the intermediate model, rounded up;
-perf/README.md) and does not start unless twice that fits (:data:`HEADROOM`);
-once started
-it checks a :class:`Deadline` (a slower model, a busy machine) and past it
-returns GREEDY's plan (Kolchinsky 6.1) instead — so running out of time never
-yields a plan worse than greedy's.  DuckDB's join-order optimizer bounds its
-DP the same way.  Each such fallback is noted (:func:`noting` collects the
-notes of the searches it surrounds; ``explain`` shows them), so a plan that is
-not the optimum its algorithm promises says so.
+Budgets.  Planning is bounded by counted work, never by the clock, so the
+plan never depends on how busy the machine is.  A budget is a number of
+*steps* (``steps=``; :data:`jitcep.config.PLAN_STEP_NS` nanoseconds each, a
+virtual clock calibrated once on the development machine).  A search charges
+its :class:`Clock` for every join it prices, ``Costing.steps_per_join`` steps
+each: 1 under Cost_tree's node term, more under a slower node term
+(:data:`STEP_FACTORS`), and, for a model priced on whole trees, a number that
+grows with the tree (:func:`black_box_steps`).  The exact algorithms know
+their count in advance (their ``joins(n)``: priced joins by the size of the
+joined set) and do not start unless it fits in the steps left; iterative
+improvement charges move by move and stops when the next move would not fit.
+Past its budget an exact algorithm returns GREEDY's plan (Kolchinsky 6.1)
+instead, so running out of budget never yields a plan worse than greedy's;
+DuckDB's join-order optimizer bounds its DP the same way.  Each such fallback
+is noted (:func:`noting` collects the notes of the searches it surrounds;
+``explain`` shows them), so a plan that is not the optimum its algorithm
+promises says so.
 """
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
 
+from .... import config
 from ..cost import CostModel, intermediate, zstream, zstream_node
 from ..problem import JoinProblem, Tree, left_deep
-
-
-# Seconds an exact algorithm (or iterative improvement) may take when called without a budget: it was
-# asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot stall compile for hours
-# (Kolchinsky 6.3: DP-B took over 50 hours at 22 units).
-DEFAULT_BUDGET = 2.0
 
 
 def _cost_tree_node(problem: JoinProblem, pm, left: int, right: int) -> float:
@@ -66,14 +66,22 @@ def _cost_tree_node(problem: JoinProblem, pm, left: int, right: int) -> float:
 NODE_COSTS = ((intermediate, _cost_tree_node), (zstream, zstream_node))
 
 
-# How many times slower than Cost_tree's a registered node term prices a join (perf/README.md, "Plan
-# quality": ZStream's, 2.6-3.8x at 8-10 units, rounded up); the searches' time estimates scale by it.
-STEP_FACTORS = ((zstream, 4.0),)
+# Steps a join priced by a registered node term is charged, when slower than Cost_tree's (one step):
+# ZStream's, 2.6-3.8x Cost_tree's time per join at 8-10 units (perf/README.md, "Plan quality"), rounded up.
+STEP_FACTORS = ((zstream, 4),)
 
 
-def step_factor(cost: CostModel) -> float:
-    """The factor by which a search's time estimate (measured with Cost_tree) grows under ``cost``."""
-    return next((f for model, f in STEP_FACTORS if model is cost), 1.0)
+def step_factor(cost: CostModel) -> int:
+    """Steps one join priced by ``cost``'s node term is charged (1: Cost_tree's)."""
+    return next((f for model, f in STEP_FACTORS if model is cost), 1)
+
+
+def black_box_steps(k: int) -> int:
+    """Steps a model without a node term is charged for pricing a tree of ``k`` units: the named ones
+    (Cost_tree, latency, the strategies' models, ZStream's called whole) walk the tree and price every
+    node's set, about ``(2/3) k^2`` node-term joins' time (measured per call at 4, 8, 12 and 16 units
+    against DP-B's time per join; perf/README.md, "Budgets in counted steps")."""
+    return max(1, 2 * k * k // 3)
 
 
 def node_cost_of(cost: CostModel):
@@ -102,6 +110,10 @@ class Costing:
         self.problem = problem
         self.cost = cost
         self._node_cost = node_cost_of(cost)
+        factor = step_factor(cost)
+        # steps charged per priced join by the size of the joined set (index k: k units)
+        self.steps_per_join = tuple(factor if self._node_cost is not None else black_box_steps(k)
+                                    for k in range(problem.n + 1))
         # PM by bitmask; built one unit at a time, PM(S | {i}) = PM(S) * card[i] * prod sel[i][j], j in S
         self._pm = {0: 1.0}
         self.leaves = tuple(Plan(i, 1 << i, cost(problem, i)) for i in range(problem.n))
@@ -118,6 +130,10 @@ class Costing:
                 out *= row[j]
             self._pm[mask] = out
         return out
+
+    def steps(self, joins: dict[int, int]) -> int:
+        """Steps charged for pricing ``joins`` (joined set's size -> number of joins priced)."""
+        return sum(count * self.steps_per_join[k] for k, count in joins.items())
 
     def join_cost(self, left: Plan, right: Plan) -> float:
         """The cost of the tree ``(left.tree, right.tree)``."""
@@ -141,36 +157,26 @@ def members(mask: int):
 
 
 class OverBudget(Exception):
-    """Raised inside an exact search when its deadline has passed."""
+    """Raised by :meth:`Clock.charge` when a search's next work does not fit in its budget."""
 
 
-class Deadline:
-    """A planning deadline ``budget`` seconds from now; :meth:`check` raises :class:`OverBudget` past it."""
+class Clock:
+    """A planning budget of ``steps`` (see the module docstring): the work charged so far and what is
+    left.  Counted, not timed: the same search on the same problem stops at the same point on any
+    machine under any load."""
 
-    def __init__(self, budget: float):
-        self.at = time.perf_counter() + budget
+    def __init__(self, steps: int | None = None):
+        self.budget = config.PLAN_DEFAULT_STEPS if steps is None else int(steps)
+        self.spent = 0
 
-    def left(self) -> float:
-        """Seconds until the deadline (negative past it)."""
-        return self.at - time.perf_counter()
+    def left(self) -> int:
+        return self.budget - self.spent
 
-    def passed(self) -> bool:
-        return self.left() < 0
-
-    def check(self) -> None:
-        if self.passed():
+    def charge(self, steps: int) -> None:
+        """Spend ``steps``, or raise :class:`OverBudget` (spending nothing) when they do not fit."""
+        if steps > self.budget - self.spent:
             raise OverBudget
-
-
-# A search starts only when twice its estimate fits in the time left: the estimates are medians on a
-# shared machine, and a search abandoned at its deadline makes the plan depend on the machine's load
-# (measured: with no headroom, DP-LD at 12 units under a 50 ms budget was cut on a third of the problems).
-HEADROOM = 2.0
-
-
-def affordable(seconds: float, left: float) -> bool:
-    """Whether a search estimated at ``seconds`` should start with ``left`` seconds to go."""
-    return seconds * HEADROOM <= left
+        self.spent += steps
 
 
 _NOTES: ContextVar[list | None] = ContextVar("planning_notes", default=None)
@@ -195,18 +201,18 @@ def note(text: str) -> None:
         notes.append(text)
 
 
-def within_budget(search, seconds: float, deadline: Deadline, fallback, fell_back: str = "a search fell back"):
-    """``search(deadline)`` if its estimated ``seconds`` are :func:`affordable` before ``deadline`` and it
-    finishes by then, else ``fallback()``, noting ``fell_back`` with the reason (:func:`note`)."""
-    left = deadline.left()
-    if affordable(seconds, left):
+def within_budget(search, steps: int, clock: Clock, fallback, fell_back: str = "a search fell back"):
+    """``search(clock)`` if its ``steps`` fit in what is left of ``clock``, else ``fallback()``, noting
+    ``fell_back`` with the reason (:func:`note`).  ``steps`` is the search's exact count, so a search that
+    starts finishes; should it not (a caller's count too low), it still stops at the budget and falls back."""
+    left = clock.left()
+    if steps <= left:
         try:
-            return search(deadline)
+            return search(clock)
         except OverBudget:
-            note(f"{fell_back}: past its planning deadline (estimated {seconds * 1e3:.3g} ms)")
+            note(f"{fell_back}: stopped at its planning budget of {clock.budget:,} steps")
             return fallback()
-    note(f"{fell_back}: estimated {seconds * 1e3:.3g} ms, twice that over the {max(left, 0) * 1e3:.3g} ms "
-         f"of budget left")
+    note(f"{fell_back}: {steps:,} steps, over the {left:,} left of its planning budget")
     return fallback()
 
 
@@ -225,13 +231,11 @@ def greedy_order(costing: Costing) -> list[int]:
     return out
 
 
-def exact_or_greedy(search, seconds: float, problem: JoinProblem, cost: CostModel, budget: float | None,
+def exact_or_greedy(search, joins: dict[int, int], problem: JoinProblem, cost: CostModel, steps: int | None,
                     name: str) -> Tree:
-    """``search(costing, deadline) -> Tree`` if it can finish within ``budget`` seconds (default
-    :data:`DEFAULT_BUDGET`), else GREEDY's plan (see :func:`within_budget`); ``name``: the algorithm's,
-    for the note."""
-
-    deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
+    """``search(costing, clock) -> Tree`` if the ``joins`` it prices fit in ``steps`` (default
+    :data:`jitcep.config.PLAN_DEFAULT_STEPS`), else GREEDY's plan (see :func:`within_budget`); ``name``:
+    the algorithm's, for the note."""
     costing = Costing(problem, cost)
-    return within_budget(lambda d: search(costing, d), seconds * step_factor(cost), deadline,
+    return within_budget(lambda c: search(costing, c), costing.steps(joins), Clock(steps),
                          lambda: left_deep(greedy_order(costing)), f"{name} fell back to greedy's plan")

@@ -5,49 +5,43 @@ best and its planning time the only obstacle (exponential: 3^n joins priced),
 and DuckDB's join-order optimizer settles the same trade-off with exact DP under
 a budget and a greedy fallback.  The rule:
 
-- DP-B when its estimated time (:func:`.dp_bushy.estimate`: 3^n priced
-  joins at about 1 us, times ``_common.step_factor`` for a slower model's
-  node term: 4 for ZStream's) is affordable in ``budget`` (twice it fits,
-  ``_common.HEADROOM``; default :data:`BUDGET`, 50 ms, and per run of the engine
-  :func:`budget_for` the table, 10 ns per event from 10 ms up to 50 ms: n <= 9 units under
-  Cost_tree, n <= 7 under ZStream's model; measured in perf/README.md), which
-  returns GREEDY's plan if it overruns anyway (a model without a node term is
-  priced far slower);
-- else ZSTREAM-ORD within the same budget: DP-LD's order while that is
-  affordable (n * 2^(n-1) joins at about 2 us: n <= 11 at 50 ms under
-  Cost_tree, n <= 9 under ZStream's), GREEDY's beyond, then ZStream's O(n^3)
-  program over it (about 4 ms at 22 units under Cost_tree) — never worse
-  than GREEDY, since the left-deep tree over the order is among the trees
-  ZStream considers.
+- DP-B when its joins (:func:`.dp_bushy.joins`: 3^n - 2^(n+1) + 1, charged
+  ``_common.step_factor`` steps each: 4 under ZStream's node term) fit in the
+  budget of steps (default ``config.AUTO_STEPS``, 50,000; per run of the
+  engine :func:`budget_for` the table, ``config.AUTO_STEPS_PER_EVENT`` per event
+  from ``config.AUTO_MIN_STEPS`` up: n <= 9 units under Cost_tree and n <= 8
+  under ZStream's model at 50,000 steps, n <= 8 and n <= 7 at 10,000);
+- else ZSTREAM-ORD within the same budget: DP-LD's order while DP-LD and the
+  program after it fit (n * 2^(n-1) - n + (n^3 - n) / 6 joins: n <= 12 under
+  Cost_tree and n <= 11 under ZStream's at 50,000 steps, n <= 10 and n <= 9
+  at 10,000), GREEDY's beyond, then ZStream's O(n^3) program over it (about
+  4 ms at 22 units under Cost_tree) — never worse than GREEDY, since the
+  left-deep tree over the order is among the trees ZStream considers.
+
+The steps are counted, not timed (``_common.Clock``): the choice depends on the
+problem, the model and the budget alone, never on the machine's load.
 """
 
 from __future__ import annotations
 
+from .... import config
 from ..problem import JoinProblem, Tree
 from . import dp_bushy, zstream_ord
-from ._common import affordable, note, step_factor
-
-# Seconds of planning AUTO allows by default: compile-time planning should stay out of sight.
-BUDGET = 0.05
-# Per run, AUTO's budget scales with the events (:func:`budget_for`): 10 ns each, at least 10 ms.  The
-# cheapest runs cost ~12 ns per event (perf/README.md "Planner statistics"), so from 10^6 events the
-# search stays within about the run's own time, and 5 * 10^6 events or more get the whole BUDGET.  Not
-# less than 10 ms: a search that overruns its deadline falls back to another plan, so a budget near the
-# searches' own times would let the machine's load choose the plan.
-PER_EVENT, MIN_BUDGET = 1e-8, 0.01
+from ._common import Costing, note
 
 
-def budget_for(events: int) -> float:
-    """AUTO's planning budget in seconds for a run over ``events`` events (see :data:`PER_EVENT`)."""
-    return min(BUDGET, max(MIN_BUDGET, events * PER_EVENT))
+def budget_for(events: int) -> int:
+    """AUTO's planning budget in steps for a run over ``events`` events (``config.AUTO_STEPS_PER_EVENT``
+    each, from ``config.AUTO_MIN_STEPS`` up to ``config.AUTO_STEPS``)."""
+    return min(config.AUTO_STEPS, max(config.AUTO_MIN_STEPS, int(events * config.AUTO_STEPS_PER_EVENT)))
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
-    """DP-B's tree if it is affordable in ``budget`` seconds (default :data:`BUDGET`), else ZSTREAM-ORD's."""
-    budget = BUDGET if budget is None else budget
-    seconds = dp_bushy.estimate(problem.n) * step_factor(cost)
-    if affordable(seconds, budget):
-        return dp_bushy.plan(problem, cost, budget=budget)
-    note(f"auto ran zstream_ord: dp_bushy estimated {seconds * 1e3:.3g} ms at {problem.n} units, twice that "
-         f"over the {budget * 1e3:.3g} ms budget")
-    return zstream_ord.plan(problem, cost, budget=budget)
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
+    """DP-B's tree if its joins fit in ``steps`` (default ``config.AUTO_STEPS``), else ZSTREAM-ORD's."""
+    steps = config.AUTO_STEPS if steps is None else steps
+    needed = Costing(problem, cost).steps(dp_bushy.joins(problem.n))
+    if needed <= steps:
+        return dp_bushy.plan(problem, cost, steps=steps)
+    note(f"auto ran zstream_ord: dp_bushy needs {needed:,} steps at {problem.n} units, over the {steps:,} of "
+         f"its planning budget")
+    return zstream_ord.plan(problem, cost, steps=steps)

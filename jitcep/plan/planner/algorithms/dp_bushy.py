@@ -12,35 +12,31 @@ allowed, as in every CEP planner (section 3.3), so every split is a candidate
 and there is no connected-subgraph pruning (DPccp) to do.  Both (L, R) and
 (R, L) are priced, since a model may cost the two sides of a join differently.
 3^n priced joins; exact for every model with optimal substructure (see
-``_common``).  Past its budget it falls back to GREEDY
-(``_common.exact_or_greedy``): Kolchinsky's Figure 7 reports 50 hours at 22 units.
+``_common``).  When its joins do not fit in its budget of steps it returns
+GREEDY's plan (``_common.exact_or_greedy``): Kolchinsky's Figure 7 reports 50
+hours at 22 units.
 """
 
 from __future__ import annotations
 
+from math import comb
+
 from ..problem import JoinProblem, Tree
-from ._common import Costing, Deadline, exact_or_greedy
+from ._common import Clock, Costing, exact_or_greedy
 
 
-# Seconds per priced join, measured with the intermediate model (perf/README.md: 0.55-0.6 us from 7
-# units up, up to 1.1 us on a busy machine), rounded up.
-STEP_SECONDS = 1.0e-6
-
-# Splits priced between two looks at the deadline: a large set has 2^(n-1) splits, seconds' worth under a
-# model without a node term.
-CHUNK = 1024
+def joins(n: int) -> dict[int, int]:
+    """Priced joins by the size k of the joined set: each of the C(n, k) sets tries its 2^k - 2 ordered
+    splits (3^n - 2^(n+1) + 1 in all)."""
+    return {k: comb(n, k) * (2 ** k - 2) for k in range(2, n + 1)}
 
 
-def estimate(n: int) -> float:
-    """Seconds the search is expected to take: ordered splits of every set, 3^n - 2^(n+1) + 1."""
-    return (3.0 ** n - 2.0 ** (n + 1) + 1) * STEP_SECONDS
-
-
-def search(costing: Costing, deadline: Deadline) -> Tree:
-    """The best bushy tree (ties: the split with the lowest left bitmask)."""
+def search(costing: Costing, clock: Clock) -> Tree:
+    """The best bushy tree (ties: the split with the lowest left bitmask); each set's splits are charged to
+    ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = costing.problem.n
     best = {plan.mask: plan for plan in costing.leaves}
-    join_cost = costing.join_cost
+    join_cost, per_join = costing.join_cost, costing.steps_per_join
     # sets in increasing numeric order: both parts of a split are smaller than the set, so already solved
     for s in range(1, 1 << n):
         if s in best:
@@ -52,16 +48,16 @@ def search(costing: Costing, deadline: Deadline) -> Tree:
             splits.append(left)
             left = (left - 1) & s
         splits.reverse()  # ascending: ties go to the lowest left bitmask
-        for first in range(0, len(splits), CHUNK):
-            deadline.check()
-            for left in splits[first:first + CHUNK]:
-                c = join_cost(best[left], best[s ^ left])
-                if found_cost is None or c < found_cost:
-                    found, found_cost = left, c
+        clock.charge(len(splits) * per_join[s.bit_count()])
+        for left in splits:
+            c = join_cost(best[left], best[s ^ left])
+            if found_cost is None or c < found_cost:
+                found, found_cost = left, c
         best[s] = costing.join(best[found], best[s ^ found], found_cost)
     return best[(1 << n) - 1].tree
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
-    """The best bushy tree, or GREEDY's past ``budget`` seconds (default ``_common.DEFAULT_BUDGET``)."""
-    return exact_or_greedy(search, estimate(problem.n), problem, cost, budget, "dp_bushy")
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
+    """The best bushy tree, or GREEDY's when its joins do not fit in ``steps`` (default
+    ``config.PLAN_DEFAULT_STEPS``)."""
+    return exact_or_greedy(search, joins(problem.n), problem, cost, steps, "dp_bushy")

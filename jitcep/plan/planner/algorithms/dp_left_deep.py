@@ -9,37 +9,37 @@ is the best order of S - {i} followed by i, over i in S:
     best[S]   = min over i in S of  join(best[S - {i}], i)
 
 exact for every model with optimal substructure (see ``_common``), in
-n * 2^(n-1) priced joins and 2^n plans of memory.  Past its budget it falls
-back to GREEDY (``_common.exact_or_greedy``).
+n * 2^(n-1) - n priced joins and 2^n plans of memory.  When its joins do not
+fit in its budget of steps it returns GREEDY's plan (``_common.exact_or_greedy``).
 """
 
 from __future__ import annotations
 
+from math import comb
+
 from ..problem import JoinProblem, Tree, leaves
-from ._common import Costing, Deadline, exact_or_greedy
+from ._common import Clock, Costing, exact_or_greedy
 
 
-# Seconds per priced join, measured with the intermediate model (perf/README.md: 1.0-1.3 us from 7 units
-# up, the set's own bookkeeping included; more below, where it does not matter), rounded up.
-STEP_SECONDS = 2.0e-6
+def joins(n: int) -> dict[int, int]:
+    """Priced joins by the size k of the joined set: each of the C(n, k) sets tries each of its k members
+    last (n * 2^(n-1) - n in all)."""
+    return {k: comb(n, k) * k for k in range(2, n + 1)}
 
 
-def estimate(n: int) -> float:
-    """Seconds the search is expected to take: each of the 2^n sets tries each of its members last."""
-    return n * 2.0 ** (n - 1) * STEP_SECONDS
-
-
-def search(costing: Costing, deadline: Deadline) -> Tree:
-    """The best left-deep tree (ties: the higher index joins last)."""
+def search(costing: Costing, clock: Clock) -> Tree:
+    """The best left-deep tree (ties: the higher index joins last); each set's joins are charged to
+    ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = costing.problem.n
     unit = costing.leaves
-    join_cost = costing.join_cost
+    join_cost, per_join = costing.join_cost, costing.steps_per_join
     best = {plan.mask: plan for plan in unit}
     # sets in increasing numeric order: every S - {i} is smaller than S, so already solved
     for s in range(1, 1 << n):
         if s in best:
             continue
-        deadline.check()
+        k = s.bit_count()
+        clock.charge(k * per_join[k])
         found, found_cost = None, None
         rest = s
         while rest:  # the members i of s, ascending (bit tricks: this loop is the algorithm's hot path)
@@ -53,11 +53,12 @@ def search(costing: Costing, deadline: Deadline) -> Tree:
     return best[(1 << n) - 1].tree
 
 
-def order(costing: Costing, deadline: Deadline) -> list[int]:
+def order(costing: Costing, clock: Clock) -> list[int]:
     """The units in the order of the best left-deep tree."""
-    return list(leaves(search(costing, deadline)))
+    return list(leaves(search(costing, clock)))
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
-    """The best left-deep tree, or GREEDY's past ``budget`` seconds (default ``_common.DEFAULT_BUDGET``)."""
-    return exact_or_greedy(search, estimate(problem.n), problem, cost, budget, "dp_left_deep")
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
+    """The best left-deep tree, or GREEDY's when its joins do not fit in ``steps`` (default
+    ``config.PLAN_DEFAULT_STEPS``)."""
+    return exact_or_greedy(search, joins(problem.n), problem, cost, steps, "dp_left_deep")

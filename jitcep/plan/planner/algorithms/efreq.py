@@ -12,6 +12,6 @@ from __future__ import annotations
 from ..problem import JoinProblem, Tree, left_deep
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """The left-deep tree over units by ascending ``card``, ties by index."""
     return left_deep(sorted(range(problem.n), key=lambda i: (problem.card[i], i)))

@@ -14,6 +14,6 @@ from ..problem import JoinProblem, Tree, left_deep
 from ._common import Costing, greedy_order
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
-    """The left-deep tree over the greedy order (``seed`` and ``budget`` unused: it is O(n^2))."""
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
+    """The left-deep tree over the greedy order (``seed`` and ``steps`` unused: it is O(n^2))."""
     return left_deep(greedy_order(Costing(problem, cost)))

@@ -13,7 +13,7 @@ from ._common import Costing, greedy_order
 from .iterative_improvement import improve
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """The left-deep tree over the local minimum reached from the greedy order (``seed`` unused)."""
     costing = Costing(problem, cost)
-    return left_deep(improve(costing, greedy_order(costing), budget))
+    return left_deep(improve(costing, greedy_order(costing), steps))

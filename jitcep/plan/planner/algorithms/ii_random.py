@@ -14,8 +14,8 @@ from ._common import Costing
 from .iterative_improvement import improve
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """The left-deep tree over the local minimum reached from a seeded random order."""
     start = list(range(problem.n))
     random.Random(seed).shuffle(start)
-    return left_deep(improve(Costing(problem, cost), start, budget))
+    return left_deep(improve(Costing(problem, cost), start, steps))

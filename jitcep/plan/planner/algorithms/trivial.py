@@ -10,6 +10,6 @@ from __future__ import annotations
 from ..problem import JoinProblem, Tree, left_deep
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """The left-deep tree over units 0, 1, ..., n-1."""
     return left_deep(range(problem.n))

@@ -13,28 +13,25 @@ i..j-1 joins the best trees over i..r-1 and r..j-1 for the best root position r,
 O(n^3) priced joins (ZStream: "less than 10 ms ... with pattern length 20").
 It misses every tree that reorders the leaves (Kolchinsky & Schuster 2.3,
 Figure 2); ZSTREAM-ORD (:mod:`.zstream_ord`) runs the same program over a
-better order.  Polynomial, so :func:`plan` does not read ``budget``; ZSTREAM-ORD
-bounds the program by its deadline.
+better order.  Polynomial, so :func:`plan` does not read ``steps``; ZSTREAM-ORD
+charges the program to its budget.
 """
 
 from __future__ import annotations
 
 from ..problem import JoinProblem, Tree
-from ._common import Costing, Deadline, Plan
-
-# Seconds per priced join with the intermediate model (perf/README.md: about 1 us at 20 units, the
-# run's own bookkeeping included), rounded up.
-STEP_SECONDS = 2.0e-6
+from ._common import Clock, Costing, Plan
 
 
-def estimate(n: int) -> float:
-    """Seconds Algorithm 5 is expected to take: (n^3 - n) / 6 priced joins."""
-    return (n ** 3 - n) / 6.0 * STEP_SECONDS
+def joins(n: int) -> dict[int, int]:
+    """Priced joins by the size s of the joined run: n - s + 1 runs of s units, s - 1 roots each
+    ((n^3 - n) / 6 in all)."""
+    return {s: (n - s + 1) * (s - 1) for s in range(2, n + 1)}
 
 
-def search(costing: Costing, order, deadline: Deadline | None = None) -> Plan:
+def search(costing: Costing, order, clock: Clock | None = None) -> Plan:
     """The best tree whose every node covers a run of consecutive units of ``order`` (ties: the leftmost root);
-    raises ``OverBudget`` past ``deadline``."""
+    each run's joins are charged to ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = len(order)
     # best[i][j]: the best plan over order[i:j] (Min and Root of Algorithm 5 in one priced plan)
     best = [[None] * (n + 1) for _ in range(n + 1)]
@@ -43,8 +40,8 @@ def search(costing: Costing, order, deadline: Deadline | None = None) -> Plan:
     join_cost = costing.join_cost
     for s in range(2, n + 1):
         for i in range(n - s + 1):
-            if deadline is not None:
-                deadline.check()
+            if clock is not None:
+                clock.charge((s - 1) * costing.steps_per_join[s])
             j = i + s
             row = best[i]
             found, found_cost = None, None
@@ -56,6 +53,6 @@ def search(costing: Costing, order, deadline: Deadline | None = None) -> Plan:
     return best[0][n]
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """The best tree over the units in pattern (index) order."""
     return search(Costing(problem, cost), range(problem.n)).tree

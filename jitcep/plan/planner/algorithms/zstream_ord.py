@@ -7,34 +7,34 @@ leaves of the tree to produce a 'good' ordering, then applying ZSTREAM on the
 resulting list."
 
 Here the order is DP-LD's (the best left-deep order) when DP-LD and the
-program after it fit in ``budget``, and GREEDY's, as in the paper, beyond it.
+program after it fit in its budget of steps, and GREEDY's, as in the paper, beyond it.
 The left-deep tree over the order is one of the trees ZStream's program
 considers, so (for models with optimal substructure) ZSTREAM-ORD is never worse
 than DP-LD, or than GREEDY past the budget; its time is one DP-LD plus O(n^3).
-Both stages share one deadline: should the program itself overrun it (a slow
-model without a node term), the plan is the left-deep tree over the order.
+Both stages share one budget: should the program not fit in what DP-LD left
+(after GREEDY's order), the plan is the left-deep tree over the order.
 """
 
 from __future__ import annotations
 
 from ..problem import JoinProblem, Tree, left_deep
 from . import dp_left_deep, zstream
-from ._common import DEFAULT_BUDGET, Costing, Deadline, greedy_order, step_factor, within_budget
+from ._common import Clock, Costing, greedy_order, within_budget
 
 
-def order(costing: Costing, deadline: Deadline) -> list[int]:
-    """DP-LD's order if DP-LD and ZStream's program after it fit before ``deadline``, else GREEDY's."""
+def order(costing: Costing, clock: Clock) -> list[int]:
+    """DP-LD's order if DP-LD and ZStream's program after it fit in ``clock``, else GREEDY's."""
     n = costing.problem.n
-    seconds = (dp_left_deep.estimate(n) + zstream.estimate(n)) * step_factor(costing.cost)
-    return within_budget(lambda d: dp_left_deep.order(costing, d), seconds, deadline, lambda: greedy_order(costing),
+    steps = costing.steps(dp_left_deep.joins(n)) + costing.steps(zstream.joins(n))
+    return within_budget(lambda c: dp_left_deep.order(costing, c), steps, clock, lambda: greedy_order(costing),
                          "zstream_ord took greedy's order, not dp_left_deep's")
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, budget: float | None = None) -> Tree:
-    """ZStream's best tree over DP-LD's order (GREEDY's past ``budget``, default ``_common.DEFAULT_BUDGET``)."""
-    deadline = Deadline(DEFAULT_BUDGET if budget is None else budget)
+def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
+    """ZStream's best tree over DP-LD's order (GREEDY's when DP-LD does not fit in ``steps``, default
+    ``config.PLAN_DEFAULT_STEPS``)."""
+    clock = Clock(steps)
     costing = Costing(problem, cost)
-    units = order(costing, deadline)
-    seconds = zstream.estimate(problem.n) * step_factor(cost)
-    return within_budget(lambda d: zstream.search(costing, units, d).tree, seconds, deadline,
-                         lambda: left_deep(units), "zstream_ord kept the left-deep tree over its order")
+    units = order(costing, clock)
+    return within_budget(lambda c: zstream.search(costing, units, c).tree, costing.steps(zstream.joins(problem.n)),
+                         clock, lambda: left_deep(units), "zstream_ord kept the left-deep tree over its order")
