@@ -24,11 +24,11 @@ alone in a nested OR branch ...) raises
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
+from ..pattern.expr import map_expr
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
 from ..pattern.normalize import normalize
 from ..pattern.printer import expr_to_text, node_to_text
@@ -207,23 +207,6 @@ def display_expr(e: E.Expr, kvs) -> E.Expr:
                     if isinstance(x, E.Attr) and x.var in refs else None)
 
 
-def map_expr(e: E.Expr, fn) -> E.Expr:
-    """``e`` with every node ``x`` for which ``fn(x)`` is not None replaced by that (bottom-up rebuild)."""
-    r = fn(e)
-    if r is not None:
-        return r
-    if not e.children():
-        return e
-    changes = {}
-    for f in dataclasses.fields(e):
-        v = getattr(e, f.name)
-        if isinstance(v, E.Expr):
-            changes[f.name] = map_expr(v, fn)
-        elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
-            changes[f.name] = tuple(map_expr(x, fn) for x in v)
-    return dataclasses.replace(e, **changes)
-
-
 def kleene_ref_kind(e: E.Expr, kv: str) -> str:
     """How conjunct ``e`` reads Kleene variable ``kv``: "member", "list", "prev" or "mixed"."""
     kinds = set()
@@ -360,6 +343,21 @@ def anchor_vars(body: Node) -> dict[str, str]:
     if not covered(body) and not isinstance(body, Neg):
         lend(body)
     return anchors
+
+
+def needs_alternatives(pattern: Pattern) -> bool:
+    """Whether :func:`logical_plan` refuses ``pattern`` for a part that may bind nothing (:func:`anchor_vars`)
+    and nothing else structural: such a pattern is planned as alternatives that each bind an event
+    (:func:`jitcep.plan.rules.disjuncts.alternatives_plan`)."""
+    try:
+        full = flatten(pattern.body)
+    except UnsupportedPatternError:
+        return False
+    try:
+        anchor_vars(full)
+    except UnsupportedPatternError:
+        return True
+    return False
 
 
 def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...],
