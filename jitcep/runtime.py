@@ -11,9 +11,9 @@ key coding once the table is known) -> the executor
 
 What it covers (:func:`check_supported`): SEQ / AND / OR of positive
 variables, nested; negations (docs/semantics.md section 7) as elements of
-SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR (where no single
-variable binds an event, one closure of at least one member there, or the
-only closure of the whole pattern or of a top-level OR branch), under
+SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR (where nothing
+but closures that may all be empty can bind an event, as the union of
+alternatives that each bind one, :mod:`jitcep.pattern.nonempty`), under
 ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
 iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
 ``v[k]``, ``v[v.LEN]``; over two closures, whole lists or every pair of

@@ -16,10 +16,12 @@ A Kleene group ``KL(SEQ(..))`` / ``KL(AND(..))`` is a :class:`Group`: its
 body's conjuncts make the iterations (one match of the body each), the rest
 relate iterations to the match and to each other (section 6).
 
-What the compiled engine does not evaluate (several closures that may all be
-empty where no single variable binds an event, a closure that may be empty
-alone in a nested OR branch ...) raises
-:class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
+What the compiled engine does not evaluate raises
+:class:`~jitcep.errors.UnsupportedPatternError` here, before any work; so does
+a part of the pattern that may bind nothing but closures that may all be
+empty (several such closures where no single variable binds an event, one
+alone in a nested OR branch): the runtime plans those as alternatives that
+each bind an event (:func:`needs_alternatives`).
 """
 
 from __future__ import annotations
@@ -309,7 +311,7 @@ def anchor_vars(body: Node) -> dict[str, str]:
     closure may be empty lends it too: a match binding nothing is none, so its
     list holds at least its anchor (``T* v[]`` there means ``T+ v[]``).
     Otherwise (several closures that may all be empty, a branch of a nested OR
-    that may match with nothing): refused.
+    that may match with nothing): refused (:func:`needs_alternatives`).
     """
     anchors: dict[str, str] = {}
     must_bind = (body, *(body.items if isinstance(body, Disj) else ()))

@@ -122,14 +122,17 @@ def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError)
            else f"strategy {options.strategy}" if options.strategy != "skip_till_any_match" else None)
     alts = [] if why else nonempty_alternatives(pattern)
     if len(alts) > config.DNF_MAX_ALTERNATIVES:
-        why = f"{len(alts)} alternatives, over DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES}"
+        why = f"{len(alts)} alternatives (DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES})"
     if why:
-        raise UnsupportedPatternError(f"{refusal}; nor as alternatives that each bind an event: {why}")
+        raise UnsupportedPatternError(f"{refusal}; it runs a pattern whose closures may all be empty where "
+                                      f"nothing else binds as alternatives that each bind an event, but not "
+                                      f"under {why}")
     inner = dataclasses.replace(options, output="all", contiguous=())
     plans = [build(a.pattern, inner) for a in alts]
     if len({p.key for p in plans}) > 1:
-        raise UnsupportedPatternError(f"{refusal}; nor as alternatives that each bind an event: they have "
-                                      f"different [attr] keys")
+        raise UnsupportedPatternError(f"{refusal}; it runs a pattern whose closures may all be empty where "
+                                      f"nothing else binds as alternatives that each bind an event, but not "
+                                      f"alternatives with different [attr] keys")
     base = plans[0]
     variables = single_vars(normalize(pattern.body))
     if len(plans) == 1:
