@@ -6,19 +6,23 @@ empty list.  A match binds at least one positive event (section 3), so where
 nothing but such closures can bind an event, one of them is not empty.  This
 module writes a pattern as the union of alternatives that say which:
 
-1. its DNF alternatives (:func:`jitcep.pattern.dnf.alternatives`: one branch
-   of every OR; a closure alone in a branch is then an item beside what the
-   other items bind, or the whole alternative);
-2. an alternative with no single variable and no closure of at least one
-   member splits by its *first non-empty closure* k in pattern order: the
-   closures before k are bound to the empty list, k takes at least one
-   member, the ones after k are as written.  The case "all empty" binds
-   nothing and is no match.
+1. an OR with a branch that may bind nothing (:func:`may_bind_nothing`: only
+   negations and closures that may be empty), or with a branch split below,
+   becomes one alternative per branch (Kolchinsky & Schuster's DNF, section 4,
+   for that OR alone; SEQ and AND distribute over it, :mod:`jitcep.pattern.dnf`):
+   a branch that may bind nothing is then an item beside what the other items
+   bind, or the whole alternative.  The other ORs stay as written;
+2. an alternative that may bind nothing splits by its *first non-empty
+   closure* k in pattern order: the closures before k are bound to the empty
+   list, k takes at least one member, the ones after k are as written.  The
+   case "all empty" binds nothing and is no match.
 
-The alternatives are disjoint: two DNF alternatives leave different branches
-unbound (a list variable unbound is ``None``, bound empty ``()``, section 3),
-and two splits of one differ in which closure is the first non-empty.  So
-their union holds each match of the pattern exactly once.
+The alternatives are disjoint: two from different branches of one OR leave
+different branches unbound (a list variable unbound is ``None``, bound empty
+``()``, section 3), and two splits of one differ in which closure is the
+first non-empty.  So their union holds each match of the pattern exactly once.
+Each alternative keeps the WHERE conjuncts whose variables it binds (section
+4: a conjunct on a branch not taken does not apply), and those over none.
 
 A closure bound to the empty list is removed from the alternative's
 structure (removing an item of a SEQ / AND changes no relation between the
@@ -44,14 +48,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from itertools import product
 
 from ..errors import UnsupportedPatternError
 from . import expr as E
 from .ast import Conj, Disj, Kleene, Neg, Node, Pattern, Seq
-from .dnf import alternatives
 from .normalize import normalize
 from .printer import node_to_text
-from .structure import disjunction_branches, negation_contexts, single_vars, variables, walk_nodes
+from .structure import disjunction_branches, negation_contexts, variables, walk_nodes
 
 
 @dataclass(frozen=True)
@@ -79,25 +83,51 @@ def on_empty(c: E.Expr, empty: frozenset[str]) -> E.Expr | None:
     return E.map_expr(c, value)
 
 
+def may_bind_nothing(node: Node) -> bool:
+    """Whether some match of ``node`` alone binds no event: it is a negation or a closure that may be
+    empty, a SEQ / AND of such, or an OR with such a branch."""
+    if isinstance(node, Kleene):
+        return node.min == 0
+    if isinstance(node, (Seq, Conj)):
+        return all(may_bind_nothing(i) for i in node.items)
+    if isinstance(node, Disj):
+        return any(may_bind_nothing(i) for i in node.items)
+    return isinstance(node, Neg)
+
+
+def _split(node: Node) -> list[Node]:
+    """``node``'s alternatives by step 1 of the module docstring (``[node]`` when no OR of it splits)."""
+    if isinstance(node, Disj):
+        branches = [_split(b) for b in node.items]
+        if not any(may_bind_nothing(b) for b in node.items) and all(len(b) == 1 for b in branches):
+            return [type(node)(tuple(b for (b,) in branches))]
+        return [a for b in branches for a in b]
+    if isinstance(node, (Seq, Conj)):
+        return [type(node)(items) for items in product(*(_split(c) for c in node.items))]
+    return [node]
+
+
 def nonempty_alternatives(pattern: Pattern) -> list[Alternative]:
     """``pattern``'s alternatives (module docstring), in pattern order; raises UnsupportedPatternError
     for a conjunct over two branches of one OR (section 4) or a closure whose removal would move a
     negation out of an AND."""
     body = normalize(pattern.body)
-    for c in E.conjuncts(pattern.where):
+    where = E.conjuncts(pattern.where)
+    for c in where:
         vs = E.variables(c)
         for branches in disjunction_branches(body):
             if sum(1 for b in branches if vs & b) > 1:
                 raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
     in_and = {v: n.in_conj for v, n in negation_contexts(body).items()}
     out = []
-    for alt in alternatives(pattern):
-        ks = [k for k in walk_nodes(alt.body) if isinstance(k, Kleene)]
-        if single_vars(alt.body) or any(k.min >= 1 for k in ks):
+    for alt_body in map(normalize, _split(body)):
+        mine = set(variables(alt_body))
+        alt = dataclasses.replace(pattern, body=alt_body, where=E.conjoin(c for c in where if E.variables(c) <= mine))
+        if not may_bind_nothing(alt_body):
             out.append(Alternative(alt))
             continue
-        for i, k in enumerate(ks):
-            out.append(_first_nonempty(alt, ks[:i], k, in_and))
+        ks = [k for k in walk_nodes(alt_body) if isinstance(k, Kleene)]
+        out += [_first_nonempty(alt, ks[:i], k, in_and) for i, k in enumerate(ks)]
     return out
 
 
