@@ -60,8 +60,8 @@ from .structure import disjunction_branches, negation_contexts, variables, walk_
 
 @dataclass(frozen=True)
 class Alternative:
-    """An OR-free ``pattern`` that binds an event in every match, with the list variables it binds to
-    the empty list (``empty``: their closures are not in its structure)."""
+    """A ``pattern`` that binds an event in every match, with the list variables it binds to the empty
+    list (``empty``: their closures are not in its structure)."""
 
     pattern: Pattern
     empty: tuple[str, ...] = ()
@@ -140,7 +140,7 @@ def _first_nonempty(alt: Pattern, empties: list[Kleene], first: Kleene, in_and: 
             return None
         if n is first:
             return Kleene(n.body, 1, n.max)
-        if not isinstance(n, (Seq, Conj, Disj)):
+        if not isinstance(n, (Seq, Conj)):  # the ORs that may bind nothing were split (step 1)
             return n
         items = tuple(r for r in map(rec, n.items) if r is not None)
         if all(isinstance(i, Neg) for i in items):
@@ -154,4 +154,3 @@ def _first_nonempty(alt: Pattern, empties: list[Kleene], first: Kleene, in_and: 
     where = [c for c in (on_empty(c, gone) for c in E.conjuncts(alt.where)) if c is not None]
     return Alternative(dataclasses.replace(alt, body=body, where=E.conjoin(where)),
                        tuple(v for v in variables(alt.body) if v in gone))
-

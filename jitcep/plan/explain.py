@@ -68,7 +68,11 @@ def _operator(node, window: str) -> dict:
     if isinstance(node, Union):
         return {"op": "OR union", "vars": list(node.vars), "predicates": [], "window": None}
     if isinstance(node, DisjunctUnion):
-        return {"op": "DNF union", "vars": list(node.vars), "predicates": [], "window": None}
+        # an alternative's lists bound empty and its own constants (pattern/nonempty.py), where any
+        extra = {"empty": [list(e) for e in node.empty]} if any(node.empty) else {}
+        if any(node.constants):
+            extra["constants"] = [[_text(c) for c in cs] for cs in node.constants]
+        return {"op": "DNF union", "vars": list(node.vars), "predicates": [], "window": None, **extra}
     if isinstance(node, NegationFilter):
         neg = node.neg
         preds = ([] if neg.filter is None else [_text(neg.filter)]) + [_text(c) for c in neg.conds + neg.list_conds] \
@@ -165,6 +169,9 @@ def _fields(d: dict) -> str:
     if d["op"] == "output policy":
         parts.append(d["policy"] + ("" if d["consume_types"] is None
                                     else " consuming types " + ", ".join(d["consume_types"])))
+    for field, shown in (("empty", _names), ("constants", " AND ".join)):
+        if d.get(field):
+            parts.append(f"{field}: " + "; ".join(f"alternative {i} {shown(x)}" for i, x in enumerate(d[field]) if x))
     if d.get("driver") is not None:
         parts.append(f"driver={d['driver']}" + _alternatives(d))
     if d.get("strategy") is not None:
