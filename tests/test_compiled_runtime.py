@@ -16,7 +16,7 @@ from jitcep.errors import ExplosionError, MissingWindowError, UnsupportedPattern
 from jitcep.events import Column, EventTable
 from jitcep.execute import negation, scan, tables
 from jitcep.options import Options
-from jitcep.pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow
+from jitcep.pattern.ast import Conj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow
 from jitcep.plan import AndJoin, Scan, SeqJoin, Union, all_shapes, all_trees, build_plan
 
 E = import_module("jitcep.pattern.expr")
