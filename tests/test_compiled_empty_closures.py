@@ -33,8 +33,8 @@ from jitcep.reference import evaluate as reference_evaluate
 from jitcep.testing.streams import event_frames
 
 FORMS = ["or_branch", "closures"]
-N_PATTERNS = 5
-N_STREAMS = 25
+N_PATTERNS = 3
+N_STREAMS = 12
 #: small caps: two unbounded closures over a stream of 9 events may have thousands of lists
 CAPS = dict(max_matches=20_000, max_kleene=2_000, max_partials=200_000)
 
@@ -145,7 +145,7 @@ def test_compiled_empty_closures_equal_reference(seed, form):
 
 def test_generated_cases_match_something():
     # the generator plants A / B motifs: a change that stops producing matches fails here, not silently
-    assert sum(_case(seed, form, 10) for seed in range(2) for form in FORMS) > 0
+    assert sum(_case(seed, form, 8) for seed in range(1) for form in FORMS) > 0
 
 
 @pytest.mark.slow

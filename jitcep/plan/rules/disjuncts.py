@@ -114,7 +114,7 @@ def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError)
     Raises ``refusal`` (with why) where the union would not mean the pattern: under ``kleene="maximal"``
     a closure takes every qualifying event, never "empty or at least one" by choice (section 6.2); a
     selection strategy other than skip-till-any-match selects among the whole pattern's matches; past
-    :data:`jitcep.config.DNF_MAX_ALTERNATIVES` alternatives; alternatives partitioned by different keys.
+    :data:`jitcep.config.DNF_MAX_ALTERNATIVES` alternatives.
     """
     from . import Planning  # the rules' package imports this module
 
@@ -129,11 +129,7 @@ def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError)
                                       f"under {why}")
     inner = dataclasses.replace(options, output="all", contiguous=())
     plans = [build(a.pattern, inner) for a in alts]
-    if len({p.key for p in plans}) > 1:
-        raise UnsupportedPatternError(f"{refusal}; it runs a pattern whose closures may all be empty where "
-                                      f"nothing else binds as alternatives that each bind an event, but not "
-                                      f"alternatives with different [attr] keys")
-    base = plans[0]
+    base = plans[0]  # every alternative keeps the [attr] tests (they name no variable): one key
     variables = single_vars(normalize(pattern.body))
     if len(plans) == 1:
         root = base.root
