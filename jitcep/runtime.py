@@ -11,9 +11,9 @@ key coding once the table is known) -> the executor
 
 What it covers (:func:`check_supported`): SEQ / AND / OR of positive
 variables, nested; negations (docs/semantics.md section 7) as elements of
-SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR (where no single
-variable binds an event, one closure of at least one member there, or the
-only closure of the whole pattern or of a top-level OR branch), under
+SEQ / AND; Kleene array variables anywhere in SEQ / AND / OR (where nothing
+but closures that may all be empty can bind an event, as the union of
+alternatives that each bind one, :mod:`jitcep.pattern.nonempty`), under
 ``kleene="all"`` or ``"maximal"`` (sections 6.1, 6.2), with member-wise,
 iterative (``v[i-1]``, under ``"all"``) and list conjuncts (aggregates,
 ``v[k]``, ``v[v.LEN]``; over two closures, whole lists or every pair of
@@ -52,12 +52,28 @@ from .pattern.combinations import check_combination
 from .plan.planner.algorithms import auto
 from .plan.planner.sampling import estimate
 from .plan.planner.statistics import from_user, window_extent
-from .plan.logical import logical_plan
+from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
+from .plan.rules.disjuncts import alternatives_plan
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _default = PerObject(lambda pattern: {})  # options -> the default physical plan
+
+
+def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None) -> PhysicalPlan:
+    """``plan_one(logical, options)`` of the pattern's logical plan; where that refuses a part of the
+    pattern that may bind nothing (closures that may all be empty), the union of its alternatives' plans,
+    each made by ``plan_alternative`` (default ``plan_one``)
+    (:func:`~jitcep.plan.rules.disjuncts.alternatives_plan`)."""
+    try:
+        logical = _logical(pattern)
+    except UnsupportedPatternError as refusal:
+        if not needs_alternatives(pattern):
+            raise
+        plan_alternative = plan_alternative or plan_one
+        return alternatives_plan(pattern, options, lambda alt, o: plan_alternative(logical_plan(alt), o), refusal)
+    return plan_one(logical, options)
 
 
 def default_plan(pattern: Pattern, options: Options) -> PhysicalPlan:
@@ -65,7 +81,7 @@ def default_plan(pattern: Pattern, options: Options) -> PhysicalPlan:
     plans = _default(pattern)
     plan = plans.get(options)
     if plan is None:
-        plan = plans[options] = physical_plan(_logical(pattern), options)
+        plan = plans[options] = _planned(pattern, options, physical_plan)
     return plan
 
 
@@ -77,9 +93,10 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
     check_combination(pattern, options)  # what the semantics leaves undefined, as the reference refuses it
-    # raises for Kleene groups, Kleene references it cannot place, cross-branch predicates
-    logical = _logical(pattern)
-    if any(c.prev for c in logical.closures) and options.kleene == "maximal":
+    # default_plan raises for what the logical plan refuses (Kleene references it cannot place,
+    # cross-branch predicates ...), unless the pattern is planned as alternatives
+    logical = None if needs_alternatives(pattern) else _logical(pattern)
+    if logical is not None and any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
     return default_plan(pattern, options)
@@ -123,15 +140,19 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
     and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`)."""
     if options.planner == "auto" and statistics is None and (table is None or table.n < SMALL_TABLE):
         return default_plan(pattern, options)
-    logical = _logical(pattern)
-    if table is None:
-        return physical_plan(logical, options, None, from_user(statistics or {}, logical), 1.0)
-    measure, span = window_extent(logical.window, table)
-    stats = estimate(logical, table, window_measure=measure, span=span)
-    if statistics is not None:
-        stats = from_user(statistics, logical, base=stats)
-    budget = auto.budget_for(table.n) if options.planner == "auto" else None
-    return physical_plan(logical, options, None, stats, span, budget)
+
+    def plan_one(logical, options, given=statistics):
+        if table is None:
+            return physical_plan(logical, options, None, from_user(given or {}, logical), 1.0)
+        measure, span = window_extent(logical.window, table)
+        stats = estimate(logical, table, window_measure=measure, span=span)
+        if given is not None:
+            stats = from_user(given, logical, base=stats)
+        budget = auto.budget_for(table.n) if options.planner == "auto" else None
+        return physical_plan(logical, options, None, stats, span, budget)
+    # the user's statistics name the pattern's variables and conjuncts, not an alternative's: each
+    # alternative is planned on its own sampled numbers
+    return _planned(pattern, options, plan_one, lambda logical, options: plan_one(logical, options, None))
 
 
 def prepare(patterns, table: EventTable, options: Options, plan=None,

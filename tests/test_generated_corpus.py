@@ -38,8 +38,6 @@ ATTRS = ("x", "y", "s", "k", "ts")
 CAPS = dict(max_matches=20_000, max_kleene=2_000, max_partials=50_000, max_memory=256 << 20)
 #: fallback reasons still expected (regular expressions over the FallbackWarning's text)
 KNOWN_GAPS = (
-    r"needs a single variable or a closure of at least one member",
-    r"needs a single variable in .*: it joins single variables and collects closures",
     r"does not evaluate mixed Kleene references",
     r"does not evaluate .* with list references",
     r"does not evaluate a negation condition reading",

@@ -3,7 +3,9 @@ columns, merged by (partition, end); a variable of a branch not taken unbound (-
 
 Alternatives bind different variables, so they find different matches even over the same events (section
 5): nothing is deduplicated.  An array variable an alternative does not bind gets an empty list marked
-unbound (``Buffer.unbound``), as a branch not taken leaves it (semantics section 3).
+unbound (``Buffer.unbound``), as a branch not taken leaves it (semantics section 3), unless the alternative
+binds it to the empty list (``DisjunctUnion.empty``).  An alternative whose own constants are not all TRUE
+does not run: it has no match (section 4).
 """
 
 from __future__ import annotations
@@ -11,11 +13,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.kleene import gather_lists
+from ..plan.operators import list_vars
 from .buffer import Buffer
 
 
+def _none(alt, state) -> Buffer:
+    """No records of ``alt``: its variables and lists, in ``state``'s partitions."""
+    z = np.zeros(0, np.int64)
+    return Buffer(alt.vars, np.zeros((0, len(alt.vars)), np.int64), z, z, np.zeros(state.G + 1, np.int64),
+                  z, z, z, z, {v: (np.zeros(1, np.int64), z) for v in list_vars(alt)})
+
+
 def run(node, state, execute) -> Buffer:
-    bufs = [execute(alt) for alt in node.inputs]
+    consts = node.constants or ((),) * len(node.inputs)
+    bufs = [execute(alt) if all(state.mask(c, np.zeros((0, 1), np.int64))[0] for c in cs) else _none(alt, state)
+            for alt, cs in zip(node.inputs, consts)]
+    empty = node.empty or ((),) * len(node.inputs)
     m, k = sum(len(b) for b in bufs), len(node.vars)
     pos = np.full((m, k), -1, dtype=np.int64)
     at = 0
@@ -42,7 +55,7 @@ def run(node, state, execute) -> Buffer:
         start[have] = first + np.repeat(base, [len(b) for b in bufs if v in b.lists])
         lists[v] = gather_lists(np.concatenate(members), start[o], length[o])
         unbound[v] = np.concatenate([b.unbound.get(v, np.zeros(len(b), np.bool_)) if v in b.lists
-                                     else np.ones(len(b), np.bool_) for b in bufs])[o]
+                                     else np.full(len(b), v not in e) for b, e in zip(bufs, empty)])[o]
     return Buffer(node.vars, pos[o], cat("start")[o], end[o], sum(b.goff for b in bufs), tstart, tend,
                   tstart if same else cat("wstart")[o], tend if same else cat("wend")[o], lists,
                   {v: u for v, u in unbound.items() if u.any()})

@@ -20,6 +20,7 @@ References to events (SASE section 2, SASE+ section 2):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Iterator, Literal, Union
 
@@ -193,6 +194,23 @@ def walk(expr: Expr) -> Iterator[Expr]:
     yield expr
     for c in expr.children():
         yield from walk(c)
+
+
+def map_expr(e: Expr, fn) -> Expr:
+    """``e`` with every node ``x`` for which ``fn(x)`` is not None replaced by that (bottom-up rebuild)."""
+    r = fn(e)
+    if r is not None:
+        return r
+    if not e.children():
+        return e
+    changes = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, Expr):
+            changes[f.name] = map_expr(v, fn)
+        elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
+            changes[f.name] = tuple(map_expr(x, fn) for x in v)
+    return dataclasses.replace(e, **changes)
 
 
 def variables(expr: Expr) -> frozenset[str]:

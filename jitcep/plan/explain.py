@@ -73,7 +73,11 @@ def _operator(node, window: str) -> dict:
     if isinstance(node, Union):
         return {"op": "OR union", "vars": list(node.vars), "predicates": [], "window": None}
     if isinstance(node, DisjunctUnion):
-        return {"op": "DNF union", "vars": list(node.vars), "predicates": [], "window": None}
+        # an alternative's lists bound empty and its own constants (pattern/nonempty.py), where any
+        extra = {"empty": [list(e) for e in node.empty]} if any(node.empty) else {}
+        if any(node.constants):
+            extra["constants"] = [[_text(c) for c in cs] for cs in node.constants]
+        return {"op": "DNF union", "vars": list(node.vars), "predicates": [], "window": None, **extra}
     if isinstance(node, SemiJoinReduce):
         return {"op": "semi-join reduction", "vars": list(node.vars), "chain": list(node.chain), "predicates": [],
                 "window": window}
@@ -179,6 +183,9 @@ def _fields(d: dict) -> str:
         parts.append("chain " + _names(d["chain"]) + f" within {d['window']}")
     if d.get("extends"):
         parts.append("extending records only")
+    for field, shown in (("empty", _names), ("constants", " AND ".join)):
+        if d.get(field):
+            parts.append(f"{field}: " + "; ".join(f"alternative {i} {shown(x)}" for i, x in enumerate(d[field]) if x))
     if d.get("driver") is not None:
         parts.append(f"driver={d['driver']}" + _alternatives(d))
     if d.get("strategy") is not None:

@@ -16,19 +16,21 @@ A Kleene group ``KL(SEQ(..))`` / ``KL(AND(..))`` is a :class:`Group`: its
 body's conjuncts make the iterations (one match of the body each), the rest
 relate iterations to the match and to each other (section 6).
 
-What the compiled engine does not evaluate (several closures that may all be
-empty where no single variable binds an event, a closure that may be empty
-alone in a nested OR branch ...) raises
-:class:`~jitcep.errors.UnsupportedPatternError` here, before any work.
+What the compiled engine does not evaluate raises
+:class:`~jitcep.errors.UnsupportedPatternError` here, before any work; so does
+a part of the pattern that may bind nothing but closures that may all be
+empty (several such closures where no single variable binds an event, one
+alone in a nested OR branch): the runtime plans those as alternatives that
+each bind an event (:func:`needs_alternatives`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
+from ..pattern.expr import map_expr
 from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
 from ..pattern.normalize import normalize
 from ..pattern.printer import expr_to_text, node_to_text
@@ -207,23 +209,6 @@ def display_expr(e: E.Expr, kvs) -> E.Expr:
                     if isinstance(x, E.Attr) and x.var in refs else None)
 
 
-def map_expr(e: E.Expr, fn) -> E.Expr:
-    """``e`` with every node ``x`` for which ``fn(x)`` is not None replaced by that (bottom-up rebuild)."""
-    r = fn(e)
-    if r is not None:
-        return r
-    if not e.children():
-        return e
-    changes = {}
-    for f in dataclasses.fields(e):
-        v = getattr(e, f.name)
-        if isinstance(v, E.Expr):
-            changes[f.name] = map_expr(v, fn)
-        elif isinstance(v, tuple) and v and all(isinstance(x, E.Expr) for x in v):
-            changes[f.name] = tuple(map_expr(x, fn) for x in v)
-    return dataclasses.replace(e, **changes)
-
-
 def kleene_ref_kind(e: E.Expr, kv: str) -> str:
     """How conjunct ``e`` reads Kleene variable ``kv``: "member", "list", "prev" or "mixed"."""
     kinds = set()
@@ -326,7 +311,7 @@ def anchor_vars(body: Node) -> dict[str, str]:
     closure may be empty lends it too: a match binding nothing is none, so its
     list holds at least its anchor (``T* v[]`` there means ``T+ v[]``).
     Otherwise (several closures that may all be empty, a branch of a nested OR
-    that may match with nothing): refused.
+    that may match with nothing): refused (:func:`needs_alternatives`).
     """
     anchors: dict[str, str] = {}
     must_bind = (body, *(body.items if isinstance(body, Disj) else ()))
@@ -360,6 +345,21 @@ def anchor_vars(body: Node) -> dict[str, str]:
     if not covered(body) and not isinstance(body, Neg):
         lend(body)
     return anchors
+
+
+def needs_alternatives(pattern: Pattern) -> bool:
+    """Whether :func:`logical_plan` refuses ``pattern`` for a part that may bind nothing (:func:`anchor_vars`)
+    and nothing else structural: such a pattern is planned as alternatives that each bind an event
+    (:func:`jitcep.plan.rules.disjuncts.alternatives_plan`)."""
+    try:
+        full = flatten(pattern.body)
+    except UnsupportedPatternError:
+        return False
+    try:
+        anchor_vars(full)
+    except UnsupportedPatternError:
+        return True
+    return False
 
 
 def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...],

@@ -162,15 +162,23 @@ class DisjunctUnion:
     planned on its own); ``vars``: the pattern's variables in pattern order, each record binding those
     of its alternative and leaving the others unbound (semantics section 5).  ``inputs`` may share
     variables (every alternative binds the variables outside the ORs), unlike a :class:`Union`'s sides;
-    it tests no predicate (each alternative tests its own).
+    it tests no predicate (each alternative tests its own).  ``empty`` (one entry per input, or none):
+    the list variables that alternative binds to the empty list (:mod:`jitcep.pattern.nonempty`: a
+    closure it takes with no member), rather than leaving them unbound; ``constants`` (likewise): the
+    conjuncts over no variable that hold only for that alternative's matches (a closure's conjunct read
+    on its empty list), each evaluated once: unless all are TRUE the input does not run.
     """
 
     inputs: tuple["Operator", ...]
     vars: tuple[str, ...]
+    empty: tuple[tuple[str, ...], ...] = ()
+    constants: tuple[tuple[E.Expr, ...], ...] = ()
 
     def __post_init__(self):
         if len(self.inputs) < 2:
             raise UnsupportedPatternError("a DNF union needs two alternatives or more")
+        if len(self.empty) not in (0, len(self.inputs)) or len(self.constants) not in (0, len(self.inputs)):
+            raise UnsupportedPatternError("a DNF union's empty lists and constants are one entry per alternative")
         for alt in self.inputs:
             missing = set(alt.vars) - set(self.vars)
             if missing:
@@ -443,22 +451,11 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure or group
-        return tuple(dict.fromkeys(v for n in self.nodes() for v in (
-            n.group.vars if isinstance(n, GroupCollect) else (n.closure.var,)
-            if isinstance(n, KleeneCollect) else tuple(K.var for K in n.closures) if isinstance(n, NfaRuns)
-            else ())))
+        return list_vars(self.root)
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""
-        out = []
-
-        def rec(n):
-            for c in n.children:
-                rec(c)
-            out.append(n)
-        rec(self.root)
-        return out
+        return nodes(self.root)
 
     def leaves(self) -> list:
         """What reads events of a type (:class:`Scan`, :class:`Negated`, :class:`Closure`), in build order."""
@@ -478,8 +475,31 @@ class PhysicalPlan:
             elif isinstance(n, KleeneCollect):
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev, *n.closure.cross)
                         if p is not None]
+            elif isinstance(n, DisjunctUnion):
+                out += [c for cs in n.constants for c in cs]
             elif isinstance(n, GroupCollect):  # its body's scans and joins are nodes of their own
                 out += [*n.group.member, *n.group.prev]
             elif isinstance(n, NfaRuns):
                 out += [p for edge in n.edges for p in edge]  # the list edges are compiled where they are tested
         return out
+
+
+def nodes(root) -> list:
+    """Every operator under ``root`` (itself included), post-order (children before parents)."""
+    out = []
+
+    def rec(n):
+        for c in n.children:
+            rec(c)
+        out.append(n)
+    rec(root)
+    return out
+
+
+def list_vars(root) -> tuple[str, ...]:
+    """The array variables and Kleene groups' variables whose lists the operators under ``root`` make."""
+    # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure or group
+    return tuple(dict.fromkeys(v for n in nodes(root) for v in (
+        n.group.vars if isinstance(n, GroupCollect) else (n.closure.var,)
+        if isinstance(n, KleeneCollect) else tuple(K.var for K in n.closures) if isinstance(n, NfaRuns)
+        else ())))

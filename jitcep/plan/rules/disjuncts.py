@@ -21,6 +21,13 @@ skip-till-any-match (it selects among the whole pattern's matches, SASE+ 2,
 not each alternative's), or when an alternative would be partitioned by
 another key.  ``output=`` and ``contiguous=`` apply to the whole pattern's
 matches: over the union, not in each alternative.
+
+A pattern the unit plan cannot join at all, because some part of it may
+bind nothing but closures that may all be empty (a ``T* v[]`` alone in a
+nested OR branch, ``SEQ(B* b[], C* c[])``), is planned only in that way
+(:func:`alternatives_plan`): its alternatives each bind an event
+(:mod:`jitcep.pattern.nonempty`), and the union binds a closure an
+alternative takes empty to the empty list.
 """
 
 from __future__ import annotations
@@ -30,9 +37,11 @@ import dataclasses
 from ... import config
 from ...errors import UnsupportedPatternError
 from ...pattern.dnf import alternatives, count, has_or
+from ...pattern.nonempty import nonempty_alternatives
 from ...pattern.normalize import normalize
+from ...pattern.structure import single_vars
 from ..logical import logical_plan
-from ..operators import DisjunctUnion
+from ..operators import DisjunctUnion, PhysicalPlan
 from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
 from . import match_constraints, output_policy
@@ -95,3 +104,41 @@ def _dnf(plan, planning, build, k: int):
     dnf = dataclasses.replace(plan, root=root, notes=tuple(f"alternative {i}: {n}" for i, p in enumerate(subplans)
                                                             for n in p.notes))
     return output_policy.add(match_constraints.add(dnf, planning), planning)
+
+
+def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError) -> PhysicalPlan:
+    """The plan of ``pattern`` under ``options``, which the unit plan refuses (``refusal``) for a part that
+    may bind nothing (module docstring): the union of its alternatives' plans, ``build(alternative,
+    options)`` making each (every rule applied).
+
+    Raises ``refusal`` (with why) where the union would not mean the pattern: under ``kleene="maximal"``
+    a closure takes every qualifying event, never "empty or at least one" by choice (section 6.2); a
+    selection strategy other than skip-till-any-match selects among the whole pattern's matches; past
+    :data:`jitcep.config.DNF_MAX_ALTERNATIVES` alternatives.
+    """
+    from . import Planning  # the rules' package imports this module
+
+    why = ("kleene=\"maximal\"" if options.kleene == "maximal"
+           else f"strategy {options.strategy}" if options.strategy != "skip_till_any_match" else None)
+    alts = [] if why else nonempty_alternatives(pattern)
+    if len(alts) > config.DNF_MAX_ALTERNATIVES:
+        why = f"{len(alts)} alternatives (DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES})"
+    if why:
+        raise UnsupportedPatternError(f"{refusal}; it runs a pattern whose closures may all be empty where "
+                                      f"nothing else binds as alternatives that each bind an event, but not "
+                                      f"under {why}")
+    inner = dataclasses.replace(options, output="all", contiguous=())
+    plans = [build(a.pattern, inner) for a in alts]
+    base = plans[0]  # every alternative keeps the [attr] tests (they name no variable): one key
+    variables = single_vars(normalize(pattern.body))
+    if len(plans) == 1:
+        root = base.root
+    else:
+        root = DisjunctUnion(tuple(p.root for p in plans), variables, tuple(a.empty for a in alts),
+                             tuple(p.constants for p in plans))
+    notes = (f"planned as {len(plans)} alternatives that each bind an event (closures that may be empty)",
+             *(f"alternative {i}: {n}" for i, p in enumerate(plans) for n in p.notes))
+    plan = PhysicalPlan(pattern, root, variables, base.key, base.constants if len(plans) == 1 else (),
+                        pattern.window, notes=notes)
+    planning = Planning(None, options)
+    return output_policy.add(match_constraints.add(plan, planning), planning)
