@@ -60,7 +60,8 @@ def run(node, state, execute) -> Buffer:
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     if K.each and len(src):
-        src, off, lpos = _keep_lists(np.flatnonzero(_every_member(state, K, buf, src, off, lpos)), src, off, lpos)
+        src, off, lpos = _keep_lists(np.flatnonzero(every_member(state, K.each, buf, src, off, {K.var: lpos})),
+                                     src, off, lpos)
     for c in K.cross:
         src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
     unbound = {}
@@ -212,24 +213,29 @@ def _with_other_branches(other: np.ndarray, src, off, lpos):
     return np.concatenate([src, rest])[order], off, lpos, unbound
 
 
-def _every_member(state, K, buf: Buffer, src, off, lpos) -> np.ndarray:
-    """Which lists (list j of record ``src[j]``) pass each conjunct of ``K.each`` for every member i (semantics
-    section 4: an empty list passes vacuously; with ``v[i-1]``, every i >= 2): each (list, member) pair is an
-    item of :func:`~jitcep.execute.lists.list_mask`, reading the member and its predecessor as single events."""
+def every_member(state, each, buf: Buffer, src, off, members: dict) -> np.ndarray:
+    """Which lists (list j of record ``src[j]``) pass each conjunct of ``each`` (:attr:`Closure.each` /
+    :attr:`Group.each`) for every member (a group's: iteration) i (semantics section 4: an empty list passes
+    vacuously; with ``v[i-1]``, every i >= 2): each (list, member) pair is an item of
+    :func:`~jitcep.execute.lists.list_mask`, reading member i and its predecessor of each Kleene variable
+    ``v`` of ``members`` (its positions, aligned with the CSR offsets ``off``, one list per Kleene variable
+    of a group, aligned by iteration) as single events."""
     lens = np.diff(off)
     ok = np.ones(len(src), dtype=np.bool_)
-    for c in K.each:
-        first = int(prev_var(K.var) in E.variables(c))  # b[i-1] at i = 1 holds vacuously
+    lists = {v: (off, p) for v, p in members.items()}
+    for c in each:
+        first = int(any(prev_var(v) in E.variables(c) for v in members))  # v[i-1] at i = 1 holds vacuously
         count = np.maximum(lens - first, 0)
         rows = np.repeat(np.arange(len(src)), count)
-        state.memory.check(8 * (len(buf.vars) + 3) * len(rows), f"the members of Kleene variable {K.var!r}",
-                           buf, lpos)
+        state.memory.check(8 * (len(buf.vars) + 2 + len(members)) * len(rows),
+                           f"the members of Kleene variable {', '.join(members)}", buf, *members.values())
         at = off[:-1][rows] + first + np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
         single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
-        single[member_var(K.var)] = lpos[at]
-        if first:
-            single[prev_var(K.var)] = lpos[at - 1]
-        passed = list_mask(state, (c,), single, {K.var: (off, lpos)}, rows=rows)
+        for v, p in members.items():
+            single[member_var(v)] = p[at]
+            if first:
+                single[prev_var(v)] = p[at - 1]
+        passed = list_mask(state, (c,), single, lists, rows=rows)
         ok[rows[~passed]] = False
     return ok
 

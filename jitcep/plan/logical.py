@@ -131,6 +131,11 @@ class Group:
     ``anchor``: where no single variable would bind an event, the single
     variables (one per group variable) binding its first iteration, which
     the joins bind (as a :class:`Closure`'s anchor); empty otherwise.
+    ``each``: conjuncts reading an iteration (and maybe the previous one)
+    together with whole lists (``a[i].x > avg(b.x)``, ``a[i].x > a[i-1].x
+    OR count(a) > 3``), held by a list when they hold for every iteration i,
+    as :attr:`Closure.each` writes them (``member_var`` / ``prev_var`` of
+    each group variable, one i for the group: section 4).
     """
 
     body: Node
@@ -147,6 +152,7 @@ class Group:
     max: int | None
     scope: tuple[str, ...] = ()
     anchor: tuple[str, ...] = ()
+    each: tuple[E.Expr, ...] = ()
 
     @property
     def seq(self) -> bool:
@@ -455,25 +461,29 @@ def _kleene_class(c: E.Expr, kv: str) -> str:
     return "filter" if E.variables(c) == {kv} else "member"
 
 
-def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str, str]:
-    """(negated variable, "member", "list" or "each") of a negation condition reading closure ``kv`` (or
-    raise)."""
+def _negation_kleene_class(c: E.Expr, kvs: list[str], negated, full: Node, group: bool) -> tuple[str, str]:
+    """(negated variable, "member", "list" or "each") of a negation condition reading the Kleene variables
+    ``kvs`` of one closure or one group (or raise).  A group's member-wise condition is "each": its
+    variables share the iteration (section 4), which a member per list variable would not."""
     negs = E.variables(c) & negated
     if len(negs) > 1:
         raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
     if isinstance(lca(full, frozenset(E.variables(c))), Disj):
         raise UnsupportedPatternError(f"predicate over variables of different OR branches: "
                                       f"{sorted(E.variables(c))}")
-    _check_list_refs(c, {kv})
-    kind = kleene_ref_kind(c, kv)
-    return next(iter(negs)), "each" if kind in ("prev", "mixed") else kind
+    _check_list_refs(c, set(kvs))
+    kinds = {kleene_ref_kind(c, kv) for kv in kvs}
+    if kinds == {"list"}:
+        return next(iter(negs)), "list"
+    return next(iter(negs)), "member" if kinds == {"member"} and not group else "each"
 
 
 def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], kvs: set[str], negated, full: Node):
     """(group index, class, conjunct as the group reads it) of a conjunct on a Kleene group's variables
     (section 4: plain / ``[i]`` references to one group share the iteration): "filter" (one variable,
     member-wise), "joins" (member-wise over group variables only: iteration-local), "member" (also
-    single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists"; or raise."""
+    single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists", "each" (an
+    iteration, maybe the one before, with whole lists: :attr:`Group.each`); or raise."""
     vs = E.variables(c)
     if len(gs) > 1 or vs & kvs or vs & negated:
         raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct on a Kleene group's variables "
@@ -485,18 +495,17 @@ def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], kvs: set[str
     if isinstance(lca(full, frozenset(vs)), Disj):
         raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
     kinds = {kleene_ref_kind(c, v) for v in gvars}
+    if kinds == {"list"}:
+        return gi, "lists", c
+    if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var in group_of and n.index not in (None, "i", "i-1")
+           for n in E.walk(c)):  # an iteration (maybe the one before) with whole lists
+        for v in gvars:
+            c = _each_ref(c, v)
+        return gi, "each", c
     if "prev" in kinds:
-        if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var in group_of and
-               n.index not in (None, "i", "i-1") for n in E.walk(c)):
-            raise UnsupportedPatternError(f"the compiled engine does not evaluate v[i-1] with list references "
-                                          f"({expr_to_text(c)}) yet")
         for v in gvars:
             c = _prev_ref(c, v)
         return gi, "prev", c
-    if kinds == {"list"}:
-        return gi, "lists", c
-    if kinds != {"member"}:
-        raise UnsupportedPatternError(f"the compiled engine does not evaluate mixed Kleene references ({c}) yet")
     for v in gvars:
         c = _member_ref(c, v)
     if vs - set(gvars):
@@ -523,7 +532,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     kls = [k for k in kls if _array(k[0]) is not None]
     kvs = tuple(k.body.name for k, *_ in kls)
     group_of = {v.name: i for i, (g, *_) in enumerate(gls) for v in g.body.items}
-    grouped = [{"joins": [], "member": [], "prev": [], "lists": []} for _ in gls]
+    grouped = [{"joins": [], "member": [], "prev": [], "lists": [], "each": []} for _ in gls]
 
     key: list[str] = []
     filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs, *group_of)
@@ -543,6 +552,16 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
         gs = {group_of[v] for v in E.variables(c) if v in group_of}
+        if len(gs) == 1 and E.variables(c) & contexts.keys() and not E.variables(c) & set(kvs):
+            gvars = sorted(v for v in E.variables(c) if v in group_of)
+            n, cls = _negation_kleene_class(c, gvars, contexts.keys(), full, group=True)
+            if cls == "list":
+                list_conds[n].append(c)
+            else:
+                for v in gvars:
+                    c = _each_ref(c, v)
+                each_conds[n].append(c)
+            continue
         if gs:
             gi, cls, e = _group_class(c, gs, group_of, set(kvs), contexts.keys(), full)
             (filters[next(iter(E.variables(e)))] if cls == "filter" else grouped[gi][cls]).append(e)
@@ -565,7 +584,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
             continue
         if mentioned and E.variables(c) & contexts.keys():
             (kv,) = mentioned
-            n, cls = _negation_kleene_class(c, kv, contexts.keys(), full)
+            n, cls = _negation_kleene_class(c, [kv], contexts.keys(), full, group=False)
             if cls == "list":
                 list_conds[n].append(c)
             elif cls == "each":
@@ -637,9 +656,11 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                              scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
     groups = tuple(Group(g.body, tuple(v.name for v in g.body.items), tuple(v.types for v in g.body.items),
-                         tuple(E.conjoin(filters[v.name]) for v in g.body.items), *map(tuple, grouped[i].values()),
+                         tuple(E.conjoin(filters[v.name]) for v in g.body.items),
+                         *(tuple(grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
                          before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
-                         tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else ())
+                         tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
+                         tuple(grouped[i]["each"]))
                    for i, (g, before, after, scope) in enumerate(gls))
     order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
