@@ -64,7 +64,7 @@ def run(node, state, execute) -> Buffer:
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lidx = _keep_lists(keep, src, off, lidx)
     if Gr.each and len(src):
-        keep = np.flatnonzero(every_member(state, Gr.each, buf, src, off, {v: p[lidx] for v, p in itpos.items()}))
+        keep = np.flatnonzero(every_member(state, Gr.each, buf, src, {v: (off, p[lidx]) for v, p in itpos.items()}))
         src, off, lidx = _keep_lists(keep, src, off, lidx)
     unbound = {}
     if app is not None:

@@ -60,8 +60,8 @@ def run(node, state, execute) -> Buffer:
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     if K.each and len(src):
-        src, off, lpos = _keep_lists(np.flatnonzero(every_member(state, K.each, buf, src, off, {K.var: lpos})),
-                                     src, off, lpos)
+        keep = np.flatnonzero(every_member(state, K.each, buf, src, {K.var: (off, lpos)}))
+        src, off, lpos = _keep_lists(keep, src, off, lpos)
     for c in K.cross:
         src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
     unbound = {}
@@ -213,29 +213,35 @@ def _with_other_branches(other: np.ndarray, src, off, lpos):
     return np.concatenate([src, rest])[order], off, lpos, unbound
 
 
-def every_member(state, each, buf: Buffer, src, off, members: dict) -> np.ndarray:
+def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
     """Which lists (list j of record ``src[j]``) pass each conjunct of ``each`` (:attr:`Closure.each` /
     :attr:`Group.each`) for every member (a group's: iteration) i (semantics section 4: an empty list passes
-    vacuously; with ``v[i-1]``, every i >= 2): each (list, member) pair is an item of
-    :func:`~jitcep.execute.lists.list_mask`, reading member i and its predecessor of each Kleene variable
-    ``v`` of ``members`` (its positions, aligned with the CSR offsets ``off``, one list per Kleene variable
-    of a group, aligned by iteration) as single events."""
-    lens = np.diff(off)
+    vacuously; with ``v[i-1]``, every i >= 2).  ``own``: the lists just made (Kleene variable -> CSR
+    offsets and positions, a group's aligned by iteration); the conjunct reads members of those or of
+    one construct collected before (the record's lists), and maybe the whole lists of both.  Each (list,
+    member) pair is an item of :func:`~jitcep.execute.lists.list_mask`, reading member i and its
+    predecessor of each Kleene variable as single events."""
     ok = np.ones(len(src), dtype=np.bool_)
-    lists = {v: (off, p) for v, p in members.items()}
+    read = {v for c in each for v in E.variables(c)}
+    read = {v for v in buf.lists if {v, member_var(v), prev_var(v)} & read}
+    lists = {**_per_list(buf, src, read), **own}
+    unbound = {v: u[src] for v, u in buf.unbound.items() if v in read}
     for c in each:
+        members = [v for v in lists if {member_var(v), prev_var(v)} & E.variables(c)]
+        off = lists[members[0]][0]  # a group's lists are aligned by iteration
         first = int(any(prev_var(v) in E.variables(c) for v in members))  # v[i-1] at i = 1 holds vacuously
-        count = np.maximum(lens - first, 0)
+        count = np.maximum(np.diff(off) - first, 0)
         rows = np.repeat(np.arange(len(src)), count)
-        state.memory.check(8 * (len(buf.vars) + 2 + len(members)) * len(rows),
-                           f"the members of Kleene variable {', '.join(members)}", buf, *members.values())
+        state.memory.check(8 * (len(buf.vars) + 2 + 2 * len(members)) * len(rows),
+                           f"the members of Kleene variable {', '.join(members)}", buf, *lists.values())
         at = off[:-1][rows] + first + np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
         single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
-        for v, p in members.items():
-            single[member_var(v)] = p[at]
+        for v in members:
+            lpos = lists[v][1]
+            single[member_var(v)] = lpos[at]
             if first:
-                single[prev_var(v)] = p[at - 1]
-        passed = list_mask(state, (c,), single, lists, rows=rows)
+                single[prev_var(v)] = lpos[at - 1]
+        passed = list_mask(state, (c,), single, lists, rows=rows, unbound=unbound)
         ok[rows[~passed]] = False
     return ok
 

@@ -478,17 +478,38 @@ def _negation_kleene_class(c: E.Expr, kvs: list[str], negated, full: Node, group
     return next(iter(negs)), "member" if kinds == {"member"} and not group else "each"
 
 
-def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], kvs: set[str], negated, full: Node):
-    """(group index, class, conjunct as the group reads it) of a conjunct on a Kleene group's variables
-    (section 4: plain / ``[i]`` references to one group share the iteration): "filter" (one variable,
+def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -> tuple[str, str, E.Expr]:
+    """(the construct that tests it, class, conjunct as it reads it) of a conjunct over several Kleene
+    constructs (closures, groups; ``leads`` in collection order, ``construct[lead]``: its Kleene
+    variables), tested by the last one collected, when every other list is made: "list" on whole lists;
+    "each" with one construct read member-wise (maybe ``v[i-1]``, maybe its list too) and the others as
+    whole lists, for every member i of the one (:attr:`Closure.each`); "cross" member-wise over two
+    closures, for every pair of members (section 4); or raise."""
+    vs = E.variables(c)
+    _check_list_refs(c, {v for lead in leads for v in construct[lead]})
+    kinds = {lead: {kleene_ref_kind(c, v) for v in construct[lead] if v in vs} for lead in leads}
+    read = [lead for lead in leads if kinds[lead] != {"list"}]
+    if not vs & negated:
+        if not read:
+            return leads[-1], "list", c
+        if len(read) == 1:
+            for v in construct[read[0]]:
+                c = _each_ref(c, v)
+            return leads[-1], "each", c
+        if len(leads) == 2 and all(kinds[lead] == {"member"} and construct[lead] == (lead,) for lead in leads):
+            return leads[-1], "cross", _member_ref(_member_ref(c, leads[0]), leads[1])
+    raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables only on "
+                                  f"their whole lists, member-wise over one of them, or member-wise over two "
+                                  f"closures ({expr_to_text(c)}) yet")
+
+
+def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
+    """(group index, class, conjunct as the group reads it) of a conjunct on one Kleene group's variables
+    and single variables (section 4: plain / ``[i]`` references to one group share the iteration): "filter" (one variable,
     member-wise), "joins" (member-wise over group variables only: iteration-local), "member" (also
     single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists", "each" (an
     iteration, maybe the one before, with whole lists: :attr:`Group.each`); or raise."""
     vs = E.variables(c)
-    if len(gs) > 1 or vs & kvs or vs & negated:
-        raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct on a Kleene group's variables "
-                                      f"only with single variables outside closures and negations "
-                                      f"({expr_to_text(c)}) yet")
     (gi,) = gs
     gvars = sorted(v for v in vs if v in group_of)
     _check_list_refs(c, set(gvars))
@@ -534,6 +555,10 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     group_of = {v.name: i for i, (g, *_) in enumerate(gls) for v in g.body.items}
     grouped = [{"joins": [], "member": [], "prev": [], "lists": [], "each": []} for _ in gls]
 
+    order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))  # the order lists are collected in
+    construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
+                                                 for g, *_ in gls}}  # lead -> its Kleene variables
+    lead_of = {v: lead for lead, vs in construct.items() for v in vs}
     key: list[str] = []
     filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs, *group_of)
                                         if v not in anchors.values()}
@@ -551,8 +576,17 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                 for v in filters:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
+        leads = sorted({lead_of[v] for v in E.variables(c) if v in lead_of}, key=order.index)
+        if len(leads) > 1:
+            # tested once every list it reads is made: by the last one's collection
+            last, cls, e = _kleene_multi_class(c, leads, construct, contexts.keys())
+            if last in kleene:
+                kleene[last][cls].append(e)
+            else:
+                grouped[group_of[last]]["lists" if cls == "list" else cls].append(e)
+            continue
         gs = {group_of[v] for v in E.variables(c) if v in group_of}
-        if len(gs) == 1 and E.variables(c) & contexts.keys() and not E.variables(c) & set(kvs):
+        if gs and E.variables(c) & contexts.keys():
             gvars = sorted(v for v in E.variables(c) if v in group_of)
             n, cls = _negation_kleene_class(c, gvars, contexts.keys(), full, group=True)
             if cls == "list":
@@ -563,25 +597,10 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                 each_conds[n].append(c)
             continue
         if gs:
-            gi, cls, e = _group_class(c, gs, group_of, set(kvs), contexts.keys(), full)
+            gi, cls, e = _group_class(c, gs, group_of, full)
             (filters[next(iter(E.variables(e)))] if cls == "filter" else grouped[gi][cls]).append(e)
             continue
         mentioned = [kv for kv in kvs if kv in E.variables(c)]
-        if len(mentioned) > 1:
-            # tested once every list it reads is made: by the last closure's collection, on whole lists or
-            # on every pair of members of two closures
-            kinds = {kleene_ref_kind(c, kv) for kv in mentioned}
-            if E.variables(c) & contexts.keys() or not (kinds == {"list"} or kinds == {"member"}
-                                                        and len(mentioned) == 2):
-                raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables "
-                                              f"only on their whole lists or member-wise over two "
-                                              f"({expr_to_text(c)}) yet")
-            _check_list_refs(c, set(mentioned))
-            if kinds == {"list"}:
-                kleene[mentioned[-1]]["list"].append(c)
-            else:
-                kleene[mentioned[-1]]["cross"].append(_member_ref(_member_ref(c, mentioned[0]), mentioned[1]))
-            continue
         if mentioned and E.variables(c) & contexts.keys():
             (kv,) = mentioned
             n, cls = _negation_kleene_class(c, [kv], contexts.keys(), full, group=False)
@@ -662,7 +681,6 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                          tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
                          tuple(grouped[i]["each"]))
                    for i, (g, before, after, scope) in enumerate(gls))
-    order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
                        tuple(constants), tuple(negations), closures, groups, order)
