@@ -40,12 +40,7 @@ CAPS = dict(max_matches=20_000, max_kleene=2_000, max_partials=50_000, max_memor
 KNOWN_GAPS = (
     r"needs a single variable or a closure of at least one member",
     r"needs a single variable in .*: it joins single variables and collects closures",
-    r"does not evaluate mixed Kleene references",
-    r"does not evaluate .* with list references",
-    r"does not evaluate a negation condition reading",
     r"evaluates a conjunct over two Kleene variables",
-    r"does not evaluate (min|max) over a (str|bool) attribute",
-    r"evaluates a conjunct on a Kleene group's variables only with single variables",
 )
 
 

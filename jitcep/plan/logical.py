@@ -95,6 +95,9 @@ class Closure:
     avg(v.x)``, ``v[i].x > v[i-1].x + v[1].x``), held by a list when they
     hold for every member i (section 4), with ``v[i]`` read as
     :func:`member_var` ``(v)`` and ``v[i-1]`` as :func:`prev_var` ``(v)``.
+    ``lists`` and ``each`` also hold the conjuncts reading other Kleene
+    constructs collected before this one: their whole lists, or (``each``)
+    every member of one of them with this list (:func:`_kleene_multi_class`).
     """
 
     var: str
@@ -135,7 +138,9 @@ class Group:
     together with whole lists (``a[i].x > avg(b.x)``, ``a[i].x > a[i-1].x
     OR count(a) > 3``), held by a list when they hold for every iteration i,
     as :attr:`Closure.each` writes them (``member_var`` / ``prev_var`` of
-    each group variable, one i for the group: section 4).
+    each group variable, one i for the group: section 4).  Like a closure's,
+    ``lists`` and ``each`` also hold conjuncts reading constructs collected
+    before.
     """
 
     body: Node
@@ -505,8 +510,9 @@ def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -
 
 def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
     """(group index, class, conjunct as the group reads it) of a conjunct on one Kleene group's variables
-    and single variables (section 4: plain / ``[i]`` references to one group share the iteration): "filter" (one variable,
-    member-wise), "joins" (member-wise over group variables only: iteration-local), "member" (also
+    and single variables (section 4: plain / ``[i]`` references to one group share the iteration):
+    "filter" (one variable, member-wise), "joins" (member-wise over group variables only:
+    iteration-local), "member" (also
     single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists", "each" (an
     iteration, maybe the one before, with whole lists: :attr:`Group.each`); or raise."""
     vs = E.variables(c)
