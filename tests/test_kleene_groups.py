@@ -220,3 +220,12 @@ def test_lists_of_a_group_and_a_closure():
     q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, C+ c[], Y y) WHERE count(a) = count(c) WITHIN 10")
     expected = [(0, a, b, c, 7) for a, b in GROUP_LISTS[:3] for c in [(5,), (6,)]]
     assert matches(q, XABABCCY) == M(*expected, (0, (1, 3), (2, 4), (5, 6), 7))
+
+
+def test_member_wise_over_a_group_and_a_closure_holds_for_every_pair():
+    # c.v > a.v + b.v for every (iteration, C member), a and b of one iteration: sums 6 (1,2), 1 (1,4),
+    # 6 (3,4), and 6, 6 for (1,2)(3,4); C5 is 3, C6 is 7
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, C+ c[], Y y) WHERE c.v > a.v + b.v WITHIN 10")
+    expected = [(0, a, b, (6,), 7) for a, b in GROUP_LISTS]
+    expected += [(0, (1,), (4,), c, 7) for c in [(5,), (5, 6)]]
+    assert matches(q, XABABCCY) == M(*expected)

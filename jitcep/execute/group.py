@@ -34,7 +34,7 @@ from ..kernels.window import MAX_SPAN, spans_within
 from ..plan.logical import prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_extent, offsets
-from .kleene import _keep_lists, _per_list, _with_other_branches, every_member, took_branch
+from .kleene import _keep_lists, _per_list, _with_other_branches, every_member, every_pair, took_branch
 from .lists import list_mask
 
 
@@ -65,6 +65,9 @@ def run(node, state, execute) -> Buffer:
         src, off, lidx = _keep_lists(keep, src, off, lidx)
     if Gr.each and len(src):
         keep = np.flatnonzero(every_member(state, Gr.each, buf, src, {v: (off, p[lidx]) for v, p in itpos.items()}))
+        src, off, lidx = _keep_lists(keep, src, off, lidx)
+    for c in Gr.cross:
+        keep = np.flatnonzero(every_pair(state, c, buf, src, {v: (off, p[lidx]) for v, p in itpos.items()}))
         src, off, lidx = _keep_lists(keep, src, off, lidx)
     unbound = {}
     if app is not None:

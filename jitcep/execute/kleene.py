@@ -63,7 +63,8 @@ def run(node, state, execute) -> Buffer:
         keep = np.flatnonzero(every_member(state, K.each, buf, src, {K.var: (off, lpos)}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     for c in K.cross:
-        src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
+        src, off, lpos = _keep_lists(np.flatnonzero(every_pair(state, c, buf, src, {K.var: (off, lpos)})),
+                                     src, off, lpos)
     unbound = {}
     if app is not None:
         src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
@@ -246,24 +247,29 @@ def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
     return ok
 
 
-def _every_pair(state, K, c, buf: Buffer, src, off, lpos) -> np.ndarray:
-    """Which lists (list j of record ``src[j]``) pass member-wise conjunct ``c`` with every pair of a
-    member and a member of the other closure's list in the record (semantics section 4: every i, every
-    j; an empty list passes vacuously)."""
-    (other,) = E.variables(c) & (buf.lists.keys() - {K.var})
-    ooff, olpos = buf.lists[other]
+def every_pair(state, c, buf: Buffer, src, own: dict) -> np.ndarray:
+    """Which lists (list j of record ``src[j]``) pass member-wise conjunct ``c`` with every pair of a member
+    of ``own`` (the lists just made, Kleene variable -> CSR offsets and positions; a group's aligned by
+    iteration) and a member of the other construct's list in the record (semantics section 4: every i,
+    every j; an empty list passes vacuously)."""
+    others = [v for v in E.variables(c) & buf.lists.keys() if v not in own]
+    off = next(iter(own.values()))[0]
+    ooff = buf.lists[others[0]][0]
     ocount = np.diff(ooff)[src]
     count = np.diff(off)
     n_pairs = count * ocount
-    state.memory.check(40 * int(n_pairs.sum()), f"the member pairs of {other!r} and {K.var!r}", buf, lpos)
+    state.memory.check(8 * (3 + len(own) + len(others)) * int(n_pairs.sum()),
+                       f"the member pairs of {', '.join(others)} and {', '.join(own)}", buf, *own.values())
     lst = np.repeat(np.arange(len(src)), n_pairs)
     # within list j, pair t (0 <= t < count * ocount) is member t // ocount with other member t % ocount
     t = np.arange(len(lst)) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
-    oc = ocount[lst]
-    mine = lpos[off[:-1][lst] + t // np.maximum(oc, 1)]
-    theirs = olpos[ooff[:-1][src[lst]] + t % np.maximum(oc, 1)]
+    oc = np.maximum(ocount[lst], 1)
+    mine = off[:-1][lst] + t // oc
+    theirs = ooff[:-1][src[lst]] + t % oc
+    extra = {**{v: lpos[mine] for v, (_, lpos) in own.items()},
+             **{v: buf.lists[v][1][theirs] for v in others}}
     ok = np.ones(len(src), dtype=np.bool_)
-    fails = ~state.pairs_pass(buf.pos, buf.vars, (c,), src[lst], {K.var: mine, other: theirs})
+    fails = ~state.pairs_pass(buf.pos, buf.vars, (c,), src[lst], extra)
     ok[lst[fails]] = False
     return ok
 

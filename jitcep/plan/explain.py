@@ -86,7 +86,7 @@ def _operator(node, window: str) -> dict:
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check}
     if isinstance(node, GroupCollect):
         g = node.group
-        preds = [_text(c) for c in g.member] + [_text(c, g.vars) for c in g.prev + g.each] \
+        preds = [_text(c) for c in g.member + g.cross] + [_text(c, g.vars) for c in g.prev + g.each] \
             + [_text(c) for c in g.lists]
         return {"op": "kleene group", "vars": list(node.vars), "group": list(g.vars),
                 "body": "SEQ" if g.seq else "AND", "predicates": preds, "window": window, "min": g.min,

@@ -86,8 +86,8 @@ class Closure:
     conjuncts read on the whole list (aggregates, ``v[k]``, ``v[v.LEN]``);
     ``prev``: iterative conjuncts (``v[i].x > v[i-1].x``, SASE+ section 2)
     over ``v`` (member i) and :func:`prev_var` ``(v)`` (member i - 1).
-    ``cross``: member-wise conjuncts over ``v`` and closures before it in
-    pattern order (``b.x < v.x``), holding for every pair of members (section 4).
+    ``cross``: member-wise conjuncts over ``v`` and a closure or group
+    collected before it (``b.x < v.x``), holding for every pair of members (section 4).
     ``anchor``: the single variable binding its first member, where no
     single variable would bind an event (:func:`anchor_vars`); the other
     members then lie after it.  ``each``: conjuncts reading a member (and
@@ -140,7 +140,9 @@ class Group:
     as :attr:`Closure.each` writes them (``member_var`` / ``prev_var`` of
     each group variable, one i for the group: section 4).  Like a closure's,
     ``lists`` and ``each`` also hold conjuncts reading constructs collected
-    before.
+    before; ``cross``: member-wise conjuncts over its iterations and the
+    members of one construct collected before, for every pair (as
+    :attr:`Closure.cross`).
     """
 
     body: Node
@@ -158,6 +160,7 @@ class Group:
     scope: tuple[str, ...] = ()
     anchor: tuple[str, ...] = ()
     each: tuple[E.Expr, ...] = ()
+    cross: tuple[E.Expr, ...] = ()
 
     @property
     def seq(self) -> bool:
@@ -488,8 +491,8 @@ def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -
     constructs (closures, groups; ``leads`` in collection order, ``construct[lead]``: its Kleene
     variables), tested by the last one collected, when every other list is made: "list" on whole lists;
     "each" with one construct read member-wise (maybe ``v[i-1]``, maybe its list too) and the others as
-    whole lists, for every member i of the one (:attr:`Closure.each`); "cross" member-wise over two
-    closures, for every pair of members (section 4); or raise."""
+    whole lists, for every member i of the one (:attr:`Closure.each`); "cross" member-wise over two, for
+    every pair of members (a group's: iterations; section 4); or raise."""
     vs = E.variables(c)
     _check_list_refs(c, {v for lead in leads for v in construct[lead]})
     kinds = {lead: {kleene_ref_kind(c, v) for v in construct[lead] if v in vs} for lead in leads}
@@ -501,11 +504,13 @@ def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -
             for v in construct[read[0]]:
                 c = _each_ref(c, v)
             return leads[-1], "each", c
-        if len(leads) == 2 and all(kinds[lead] == {"member"} and construct[lead] == (lead,) for lead in leads):
-            return leads[-1], "cross", _member_ref(_member_ref(c, leads[0]), leads[1])
+        if len(leads) == 2 and all(kinds[lead] == {"member"} for lead in leads):
+            for v in (*construct[leads[0]], *construct[leads[1]]):
+                c = _member_ref(c, v)
+            return leads[-1], "cross", c
     raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables only on "
                                   f"their whole lists, member-wise over one of them, or member-wise over two "
-                                  f"closures ({expr_to_text(c)}) yet")
+                                  f"without lists ({expr_to_text(c)}) yet")
 
 
 def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
@@ -559,7 +564,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     kls = [k for k in kls if _array(k[0]) is not None]
     kvs = tuple(k.body.name for k, *_ in kls)
     group_of = {v.name: i for i, (g, *_) in enumerate(gls) for v in g.body.items}
-    grouped = [{"joins": [], "member": [], "prev": [], "lists": [], "each": []} for _ in gls]
+    grouped = [{"joins": [], "member": [], "prev": [], "lists": [], "each": [], "cross": []} for _ in gls]
 
     order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))  # the order lists are collected in
     construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
@@ -685,7 +690,7 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                          *(tuple(grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
                          before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
                          tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
-                         tuple(grouped[i]["each"]))
+                         tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]))
                    for i, (g, before, after, scope) in enumerate(gls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),

@@ -445,7 +445,7 @@ class PhysicalPlan:
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev, *n.closure.cross)
                         if p is not None]
             elif isinstance(n, GroupCollect):  # its body's scans and joins are nodes of their own
-                out += [*n.group.member, *n.group.prev]
+                out += [*n.group.member, *n.group.prev, *n.group.cross]
             elif isinstance(n, NfaRuns):
                 out += [p for edge in n.edges for p in edge] + list(n.first)
                 out += [p for edge in n.list_edges for p in edge if list_edge_kind(p, n.closure.var) != "list"]
