@@ -38,12 +38,7 @@ ATTRS = ("x", "y", "s", "k", "ts")
 CAPS = dict(max_matches=20_000, max_kleene=2_000, max_partials=50_000, max_memory=256 << 20)
 #: fallback reasons still expected (regular expressions over the FallbackWarning's text)
 KNOWN_GAPS = (
-    r"does not evaluate mixed Kleene references",
-    r"does not evaluate .* with list references",
-    r"does not evaluate a negation condition reading",
     r"evaluates a conjunct over two Kleene variables",
-    r"does not evaluate (min|max) over a (str|bool) attribute",
-    r"evaluates a conjunct on a Kleene group's variables only with single variables",
 )
 
 

@@ -481,6 +481,46 @@ def test_member_wise_conjunct_over_two_closures_holds_for_every_pair():
     assert matches(q, df.head(4)) == M((0, (1,), 3, ()), (0, (2,), 3, ()), (0, (1, 2), 3, ()))
 
 
+def test_member_of_one_closure_with_the_list_of_another():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("C", 3, 0), ("D", 4, 2), ("D", 5, 3))
+    # every b member above max(d.x) (b collected first, its members read when d's lists are made):
+    # b = [B1] (5) with every d list; [B2] (1) and [B1, B2] with none
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x > max(d.x) WITHIN 10"
+    assert matches(q, df) == M(*[(0, (1,), 3, d) for d in [(4,), (5,), (4, 5)]])
+    # every d member below min(b.x) + 2: [B1] (7) with every d list, [B2] and [B1, B2] (3) with [D4] (2) only
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE d[i].x < min(b.x) + 2 WITHIN 10"
+    assert matches(q, df) == M(*[(0, (1,), 3, d) for d in [(4,), (5,), (4, 5)]],
+                               (0, (2,), 3, (4,)), (0, (1, 2), 3, (4,)))
+
+
+def test_previous_member_or_another_closures_count():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("C", 3, 0), ("D", 4, 3), ("D", 5, 2))
+    # d[i].x > d[i-1].x fails for [D4, D5] (2 after 3), which passes only where b has two members
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE d[i].x > d[i-1].x OR count(b) > 1 WITHIN 10"
+    assert matches(q, df) == M(*[(0, b, 3, d) for b in [(1,), (2,), (1, 2)] for d in [(4,), (5,)]],
+                               (0, (1, 2), 3, (4, 5)))
+
+
+def test_previous_member_or_an_aggregate_of_the_same_closure():
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 5), ("B", 2, 1), ("B", 3, 4), ("C", 4, 0))
+    # b[i].x > b[i-1].x OR sum(b.x) > 8 for every i >= 2: [5, 1] fails (1 < 5, sum 6); [5, 4] (sum 9),
+    # [1, 4] (4 > 1) and [5, 1, 4] (sum 10) pass; one member: vacuous
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x OR sum(b.x) > 8 WITHIN 10"
+    assert matches(q, df) == M(*[(0, b, 4) for b in [(1,), (2,), (3,), (2, 3), (1, 3), (1, 2, 3)]])
+
+
+def test_min_and_max_of_string_and_boolean_members():
+    df = events("type ts s f", ("A", 0, "m", True), ("B", 1, "q", False), ("B", 2, None, True),
+                ("B", 3, "c", None), ("C", 4, "", False))
+    # strings compare lexicographically, a null member is skipped (section 4); FALSE < TRUE
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE max(b.s) > a.s WITHIN 10"
+    assert matches(q, df) == M(*[(0, b, 4) for b in [(1,), (1, 2), (1, 3), (1, 2, 3)]])
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE min(b.s) IS NULL WITHIN 10"
+    assert matches(q, df) == M((0, (2,), 4))
+    q = "PATTERN SEQ(A a, B+ b[], C c) WHERE min(b.f) = c.f AND max(b.f) = a.f WITHIN 10"
+    assert matches(q, df) == M((0, (1, 2), 4), (0, (1, 2, 3), 4))
+
+
 def test_conjunct_reading_a_closure_both_ways_still_falls_back():
     from jitcep import compile as compile_, runtime
 

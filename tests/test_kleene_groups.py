@@ -157,3 +157,77 @@ def test_a_group_that_may_be_empty_in_a_nested_or_branch():
     for text in ("PATTERN KL(SEQ(A a, B b)){0,2} WITHIN 5", "PATTERN OR(KL(SEQ(A a, B b)){0,2}, D d) WITHIN 5"):
         q = jitcep.compile(text)
         runtime.check_supported(q.patterns[0], q.options)
+
+
+# --- conjuncts reading an iteration with whole lists (semantics §4: for every iteration i) ---------------
+
+
+def test_iteration_with_an_aggregate_holds_for_every_iteration():
+    # a.v <= max(b.v) + 1 for every iteration: (1,2) 1 <= 6; (1,4) 1 <= 1; (3,4) 6 <= 1 fails;
+    # (1,2)(3,4): max 5, 1 <= 6 and 6 <= 6
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, Y y) WHERE a.v <= max(b.v) + 1 WITHIN 10")
+    assert matches(q, XABABY) == M((0, (1,), (2,), 5), (0, (1,), (4,), 5), (0, (1, 3), (2, 4), 5))
+
+
+@pytest.mark.parametrize("bound, pair", [(10, False), (5, True)])
+def test_previous_iteration_or_an_aggregate(bound, pair):
+    # one iteration: b[i-1] is vacuous at i = 1; (1,2)(3,4): b 0 > 5 fails, so sum(a.v) = 7 > bound decides
+    q = compiled(f"PATTERN SEQ(X x, KL(SEQ(A a, B b)){{1,2}}, Y y) WHERE b[i].v > b[i-1].v OR sum(a.v) > {bound} "
+                 f"WITHIN 10")
+    singles = [(0, (1,), (2,), 5), (0, (1,), (4,), 5), (0, (3,), (4,), 5)]
+    assert matches(q, XABABY) == M(*singles, *([(0, (1, 3), (2, 4), 5)] if pair else []))
+
+
+# X0 A1 B2 A3 B4 C5 Y6: C5 (v=3) lies after every list, before Y6
+XABABCY = events("type ts v", ("X", 1, 0), ("A", 2, 1), ("B", 3, 5), ("A", 4, 6), ("B", 5, 0), ("C", 6, 3),
+                 ("Y", 7, 0))
+
+
+def test_negation_condition_on_a_groups_list():
+    # C5 kills the lists whose a maximum is below 3: (1,2) and (1,4)
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, !C n, Y y) WHERE n.v > max(a.v) WITHIN 10")
+    assert matches(q, XABABCY) == M((0, (3,), (4,), 6), (0, (1, 3), (2, 4), 6))
+
+
+def test_negation_condition_on_every_iteration_of_a_group():
+    # C5 kills a list if 3 > a.v + b.v of every iteration (the a and b of one iteration): only (1,4), 1 + 0
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, !C n, Y y) WHERE n.v > a.v + b.v WITHIN 10")
+    assert matches(q, XABABCY) == M((0, (1,), (2,), 6), (0, (3,), (4,), 6), (0, (1, 3), (2, 4), 6))
+
+
+# X0 A1 B2 A3 B4 C5 C6 Y7: the C lists [5] (v 3), [6] (v 7), [5, 6]
+XABABCCY = events("type ts v", ("X", 1, 0), ("A", 2, 1), ("B", 3, 5), ("A", 4, 6), ("B", 5, 0), ("C", 6, 3),
+                  ("C", 7, 7), ("Y", 8, 0))
+GROUP_LISTS = [((1,), (2,)), ((1,), (4,)), ((3,), (4,)), ((1, 3), (2, 4))]
+
+
+def test_group_iteration_with_a_later_closures_list():
+    # every a below max(c.v): c = [5] (max 3) keeps the lists with a = 1 only; [6] and [5, 6] (max 7) all
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, C+ c[], Y y) WHERE a.v < max(c.v) WITHIN 10")
+    expected = [(0, a, b, (5,), 7) for a, b in GROUP_LISTS[:2]]
+    expected += [(0, a, b, c, 7) for a, b in GROUP_LISTS for c in [(6,), (5, 6)]]
+    assert matches(q, XABABCCY) == M(*expected)
+
+
+def test_closure_member_with_an_earlier_groups_list():
+    # every c above max(b.v): b maximum 5 for (1,2) and (1,2)(3,4) (only c = [6] passes), 0 otherwise (all)
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, C+ c[], Y y) WHERE c.v > max(b.v) WITHIN 10")
+    expected = [(0, a, b, (6,), 7) for a, b in (GROUP_LISTS[0], GROUP_LISTS[3])]
+    expected += [(0, a, b, c, 7) for a, b in GROUP_LISTS[1:3] for c in [(5,), (6,), (5, 6)]]
+    assert matches(q, XABABCCY) == M(*expected)
+
+
+def test_lists_of_a_group_and_a_closure():
+    # count(a) = count(c): one iteration with one C, two with [5, 6]
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, C+ c[], Y y) WHERE count(a) = count(c) WITHIN 10")
+    expected = [(0, a, b, c, 7) for a, b in GROUP_LISTS[:3] for c in [(5,), (6,)]]
+    assert matches(q, XABABCCY) == M(*expected, (0, (1, 3), (2, 4), (5, 6), 7))
+
+
+def test_member_wise_over_a_group_and_a_closure_holds_for_every_pair():
+    # c.v > a.v + b.v for every (iteration, C member), a and b of one iteration: sums 6 (1,2), 1 (1,4),
+    # 6 (3,4), and 6, 6 for (1,2)(3,4); C5 is 3, C6 is 7
+    q = compiled("PATTERN SEQ(X x, KL(SEQ(A a, B b)){1,2}, C+ c[], Y y) WHERE c.v > a.v + b.v WITHIN 10")
+    expected = [(0, a, b, (6,), 7) for a, b in GROUP_LISTS]
+    expected += [(0, (1,), (4,), c, 7) for c in [(5,), (5, 6)]]
+    assert matches(q, XABABCCY) == M(*expected)

@@ -16,8 +16,9 @@ after the previous one's end, an AND group's any set of distinct body
 matches; consecutive iterations pass the iterative conjuncts (tested once per
 pair of a record's candidates, as for an array variable), and under
 ``kleene_window="match"`` a list fits the window with its record.  List
-conjuncts are then tested once per list; each group variable gets its own
-list, aligned by iteration.
+conjuncts are then tested once per list, those reading an iteration with the
+lists (:attr:`~jitcep.plan.logical.Group.each`) once per iteration of each
+list; each group variable gets its own list, aligned by iteration.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ..kernels.window import MAX_SPAN, spans_within
 from ..plan.logical import prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_extent, offsets
-from .kleene import _keep_lists, _per_list, _with_other_branches, took_branch
+from .kleene import _keep_lists, _per_list, _with_other_branches, every_member, every_pair, took_branch
 from .lists import list_mask
 
 
@@ -61,6 +62,12 @@ def run(node, state, execute) -> Buffer:
         mine = {v: (off, p[lidx]) for v, p in itpos.items()}
         keep = np.flatnonzero(list_mask(state, Gr.lists, single, {**_per_list(buf, src), **mine},
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
+        src, off, lidx = _keep_lists(keep, src, off, lidx)
+    if Gr.each and len(src):
+        keep = np.flatnonzero(every_member(state, Gr.each, buf, src, {v: (off, p[lidx]) for v, p in itpos.items()}))
+        src, off, lidx = _keep_lists(keep, src, off, lidx)
+    for c in Gr.cross:
+        keep = np.flatnonzero(every_pair(state, c, buf, src, {v: (off, p[lidx]) for v, p in itpos.items()}))
         src, off, lidx = _keep_lists(keep, src, off, lidx)
     unbound = {}
     if app is not None:

@@ -64,9 +64,11 @@ def run(node, state, execute) -> Buffer:
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     if K.each and len(src):
-        src, off, lpos = _keep_lists(np.flatnonzero(_every_member(state, K, buf, src, off, lpos)), src, off, lpos)
+        keep = np.flatnonzero(every_member(state, K.each, buf, src, {K.var: (off, lpos)}))
+        src, off, lpos = _keep_lists(keep, src, off, lpos)
     for c in K.cross:
-        src, off, lpos = _keep_lists(np.flatnonzero(_every_pair(state, K, c, buf, src, off, lpos)), src, off, lpos)
+        src, off, lpos = _keep_lists(np.flatnonzero(every_pair(state, c, buf, src, {K.var: (off, lpos)})),
+                                     src, off, lpos)
     unbound = {}
     if app is not None:
         src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
@@ -231,46 +233,62 @@ def _with_other_branches(other: np.ndarray, src, off, lpos):
     return np.concatenate([src, rest])[order], off, lpos, unbound
 
 
-def _every_member(state, K, buf: Buffer, src, off, lpos) -> np.ndarray:
-    """Which lists (list j of record ``src[j]``) pass each conjunct of ``K.each`` for every member i (semantics
-    section 4: an empty list passes vacuously; with ``v[i-1]``, every i >= 2): each (list, member) pair is an
-    item of :func:`~jitcep.execute.lists.list_mask`, reading the member and its predecessor as single events."""
-    lens = np.diff(off)
+def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
+    """Which lists (list j of record ``src[j]``) pass each conjunct of ``each`` (:attr:`Closure.each` /
+    :attr:`Group.each`) for every member (a group's: iteration) i (semantics section 4: an empty list passes
+    vacuously; with ``v[i-1]``, every i >= 2).  ``own``: the lists just made (Kleene variable -> CSR
+    offsets and positions, a group's aligned by iteration); the conjunct reads members of those or of
+    one construct collected before (the record's lists), and maybe the whole lists of both.  Each (list,
+    member) pair is an item of :func:`~jitcep.execute.lists.list_mask`, reading member i and its
+    predecessor of each Kleene variable as single events."""
     ok = np.ones(len(src), dtype=np.bool_)
-    for c in K.each:
-        first = int(prev_var(K.var) in E.variables(c))  # b[i-1] at i = 1 holds vacuously
-        count = np.maximum(lens - first, 0)
+    read = {v for c in each for v in E.variables(c)}
+    read = {v for v in buf.lists if {v, member_var(v), prev_var(v)} & read}
+    lists = {**_per_list(buf, src, read), **own}
+    unbound = {v: u[src] for v, u in buf.unbound.items() if v in read}
+    for c in each:
+        members = [v for v in lists if {member_var(v), prev_var(v)} & E.variables(c)]
+        off = lists[members[0]][0]  # a group's lists are aligned by iteration
+        first = int(any(prev_var(v) in E.variables(c) for v in members))  # v[i-1] at i = 1 holds vacuously
+        count = np.maximum(np.diff(off) - first, 0)
         rows = np.repeat(np.arange(len(src)), count)
-        state.memory.check(8 * (len(buf.vars) + 3) * len(rows), f"the members of Kleene variable {K.var!r}",
-                           buf, lpos)
+        state.memory.check(8 * (len(buf.vars) + 2 + 2 * len(members)) * len(rows),
+                           f"the members of Kleene variable {', '.join(members)}", buf, *lists.values())
         at = off[:-1][rows] + first + np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
         single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
-        single[member_var(K.var)] = lpos[at]
-        if first:
-            single[prev_var(K.var)] = lpos[at - 1]
-        passed = list_mask(state, (c,), single, {K.var: (off, lpos)}, rows=rows)
+        for v in members:
+            lpos = lists[v][1]
+            single[member_var(v)] = lpos[at]
+            if first:
+                single[prev_var(v)] = lpos[at - 1]
+        passed = list_mask(state, (c,), single, lists, rows=rows, unbound=unbound)
         ok[rows[~passed]] = False
     return ok
 
 
-def _every_pair(state, K, c, buf: Buffer, src, off, lpos) -> np.ndarray:
-    """Which lists (list j of record ``src[j]``) pass member-wise conjunct ``c`` with every pair of a
-    member and a member of the other closure's list in the record (semantics section 4: every i, every
-    j; an empty list passes vacuously)."""
-    (other,) = E.variables(c) & (buf.lists.keys() - {K.var})
-    ooff, olpos = buf.lists[other]
+def every_pair(state, c, buf: Buffer, src, own: dict) -> np.ndarray:
+    """Which lists (list j of record ``src[j]``) pass member-wise conjunct ``c`` with every pair of a member
+    of ``own`` (the lists just made, Kleene variable -> CSR offsets and positions; a group's aligned by
+    iteration) and a member of the other construct's list in the record (semantics section 4: every i,
+    every j; an empty list passes vacuously)."""
+    others = [v for v in E.variables(c) & buf.lists.keys() if v not in own]
+    off = next(iter(own.values()))[0]
+    ooff = buf.lists[others[0]][0]
     ocount = np.diff(ooff)[src]
     count = np.diff(off)
     n_pairs = count * ocount
-    state.memory.check(40 * int(n_pairs.sum()), f"the member pairs of {other!r} and {K.var!r}", buf, lpos)
+    state.memory.check(8 * (3 + len(own) + len(others)) * int(n_pairs.sum()),
+                       f"the member pairs of {', '.join(others)} and {', '.join(own)}", buf, *own.values())
     lst = np.repeat(np.arange(len(src)), n_pairs)
     # within list j, pair t (0 <= t < count * ocount) is member t // ocount with other member t % ocount
     t = np.arange(len(lst)) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
-    oc = ocount[lst]
-    mine = lpos[off[:-1][lst] + t // np.maximum(oc, 1)]
-    theirs = olpos[ooff[:-1][src[lst]] + t % np.maximum(oc, 1)]
+    oc = np.maximum(ocount[lst], 1)
+    mine = off[:-1][lst] + t // oc
+    theirs = ooff[:-1][src[lst]] + t % oc
+    extra = {**{v: lpos[mine] for v, (_, lpos) in own.items()},
+             **{v: buf.lists[v][1][theirs] for v in others}}
     ok = np.ones(len(src), dtype=np.bool_)
-    fails = ~state.pairs_pass(buf.pos, buf.vars, (c,), src[lst], {K.var: mine, other: theirs})
+    fails = ~state.pairs_pass(buf.pos, buf.vars, (c,), src[lst], extra)
     ok[lst[fails]] = False
     return ok
 

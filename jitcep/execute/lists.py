@@ -14,7 +14,6 @@ import numpy as np
 
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
-from ..errors import UnsupportedPatternError
 from ..events import Column
 from ..events.types import attribute_kind
 from ..kernels.kleene import run_aggregates, segment_aggregate
@@ -81,12 +80,14 @@ def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None =
             return per_item(Column("float", np.zeros(len(lens)), np.zeros(len(lens), np.bool_)))
         c = gather(x.attr, lpos)
         kinds.result_kind(x.func, c.temporal or c.kind, shown=(f"{x.var}.{x.attr}", ""))  # semantics section 4
-        if c.kind not in ("int", "float"):  # min / max of strings: the kernel aggregates numbers only
-            raise UnsupportedPatternError(f"the compiled engine does not evaluate {x.func} over a {c.kind} "
-                                          f"attribute ({x.var}.{x.attr}) yet")
         valid = np.ones(len(lpos), np.bool_) if c.valid is None else c.valid
-        vals, ok = (run_aggregates(held.start, held.length, c.values, valid, x.func) if runs
-                    else segment_aggregate(held[0], c.values, valid, x.func))
+        numeric = c.values.astype(np.int64) if c.kind in ("str", "bool") else c.values
+        vals, ok = (run_aggregates(held.start, held.length, numeric, valid, x.func) if runs
+                    else segment_aggregate(held[0], numeric, valid, x.func))
+        if c.kind in ("str", "bool"):
+            # min / max (the only aggregates of these kinds): of the codes into the sorted dictionary, which
+            # order as the strings do, and of the booleans as FALSE < TRUE; the result is the member's value
+            return per_item(Column(c.kind, vals.astype(c.values.dtype), None if ok.all() else ok, c.dictionary))
         return per_item(Column("float" if x.func == "avg" else c.kind, vals, None if ok.all() else ok, (),
                                c.temporal))
 

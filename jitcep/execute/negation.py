@@ -76,39 +76,52 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
             if conds:
                 ok &= _every_member(state, buf, conds, v, neg.var, rec, ev, ok)
         for c in neg.list_conds:
-            (v,) = E.variables(c) & lists.keys()
-            # a closure of an OR branch not taken is unbound: a condition on it does not apply (section 4)
-            idx = np.flatnonzero(ok & ~buf.unbound[v][rec]) if v in buf.unbound else np.flatnonzero(ok)
+            # one closure's list, or a group's lists; an OR branch not taken leaves them unbound, and a
+            # condition on them does not apply (section 4)
+            kvs = E.variables(c) & lists.keys()
+            idx = np.flatnonzero(ok & _bound(buf, kvs, rec))
             single = {u: buf.pos[rec[idx], i] for i, u in enumerate(buf.vars) if u not in lists}
             single[neg.var] = ev[idx]
-            ok[idx] = list_mask(state, (c,), single, {v: lists[v]}, rows=rec[idx])
+            ok[idx] = list_mask(state, (c,), single, {v: lists[v] for v in kvs}, rows=rec[idx])
         for c in neg.each:
             ok &= _every_member_with_list(state, buf, c, neg.var, rec, ev, ok)
         killed[rec[ok]] = True
     return killed
 
 
+def _bound(buf: Buffer, kvs, rec) -> np.ndarray:
+    """Whether the lists of Kleene variables ``kvs`` are bound in records ``rec`` (not of an OR branch not
+    taken)."""
+    out = np.ones(len(rec), dtype=np.bool_)
+    for v in kvs:
+        if v in buf.unbound:
+            out &= ~buf.unbound[v][rec]
+    return out
+
+
 def _every_member_with_list(state, buf: Buffer, c, nv: str, rec, ev, ok) -> np.ndarray:
     """Which pairs (record ``rec[i]``, candidate ``ev[i]``) not already failed (``ok``) pass condition ``c`` of
-    ``neg.each`` for every member i of the record's list (with ``b[i-1]``, every i >= 2; an empty list, or a
-    closure of an OR branch not taken, passes): each (pair, member) triple is an item of
-    :func:`~jitcep.execute.lists.list_mask`."""
-    kv = next(v for v in buf.lists if {v, member_var(v), prev_var(v)} & E.variables(c))
-    off, lpos = buf.lists[kv]
-    idx = np.flatnonzero(ok & ~buf.unbound[kv][rec]) if kv in buf.unbound else np.flatnonzero(ok)
-    first = int(prev_var(kv) in E.variables(c))  # b[i-1] at i = 1 holds vacuously
+    ``neg.each`` for every member i of the record's list (a group's: every iteration i, its variables' lists
+    aligned; with ``b[i-1]``, every i >= 2; an empty list, or a closure of an OR branch not taken, passes):
+    each (pair, member) triple is an item of :func:`~jitcep.execute.lists.list_mask`."""
+    kvs = [v for v in buf.lists if {v, member_var(v), prev_var(v)} & E.variables(c)]
+    off = buf.lists[kvs[0]][0]  # a group's lists share their offsets
+    idx = np.flatnonzero(ok & _bound(buf, kvs, rec))
+    first = int(any(prev_var(kv) in E.variables(c) for kv in kvs))  # b[i-1] at i = 1 holds vacuously
     count = np.maximum(np.diff(off)[rec[idx]] - first, 0)
     pair = np.repeat(idx, count)
-    state.memory.check(8 * (len(buf.vars) + 4) * len(pair), f"the (match, negated event, member) triples of {kv!r}",
-                       buf)
+    state.memory.check(8 * (len(buf.vars) + 3 + len(kvs)) * len(pair),
+                       f"the (match, negated event, member) triples of {', '.join(kvs)}", buf)
     at = off[:-1][rec[pair]] + first + np.arange(len(pair)) - np.repeat(np.cumsum(count) - count, count)
     single = {u: buf.pos[rec[pair], i] for i, u in enumerate(buf.vars)}
     single[nv] = ev[pair]
-    single[member_var(kv)] = lpos[at]
-    if first:
-        single[prev_var(kv)] = lpos[at - 1]
+    for kv in kvs:
+        lpos = buf.lists[kv][1]
+        single[member_var(kv)] = lpos[at]
+        if first:
+            single[prev_var(kv)] = lpos[at - 1]
     out = np.ones(len(rec), dtype=np.bool_)
-    out[pair[~list_mask(state, (c,), single, {kv: (off, lpos)}, rows=rec[pair])]] = False
+    out[pair[~list_mask(state, (c,), single, {kv: buf.lists[kv] for kv in kvs}, rows=rec[pair])]] = False
     return out
 
 

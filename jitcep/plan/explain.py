@@ -99,7 +99,8 @@ def _operator(node, window: str) -> dict:
                 "runs": node.runs}
     if isinstance(node, GroupCollect):
         g = node.group
-        preds = [_text(c) for c in g.member] + [_text(c, g.vars) for c in g.prev] + [_text(c) for c in g.lists]
+        preds = [_text(c) for c in g.member + g.cross] + [_text(c, g.vars) for c in g.prev + g.each] \
+            + [_text(c) for c in g.lists]
         return {"op": "kleene group", "vars": list(node.vars), "group": list(g.vars),
                 "body": "SEQ" if g.seq else "AND", "predicates": preds, "window": window, "min": g.min,
                 "max": g.max, "after": list(g.before), "before": list(g.after),

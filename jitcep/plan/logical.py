@@ -88,8 +88,8 @@ class Closure:
     conjuncts read on the whole list (aggregates, ``v[k]``, ``v[v.LEN]``);
     ``prev``: iterative conjuncts (``v[i].x > v[i-1].x``, SASE+ section 2)
     over ``v`` (member i) and :func:`prev_var` ``(v)`` (member i - 1).
-    ``cross``: member-wise conjuncts over ``v`` and closures before it in
-    pattern order (``b.x < v.x``), holding for every pair of members (section 4).
+    ``cross``: member-wise conjuncts over ``v`` and a closure or group
+    collected before it (``b.x < v.x``), holding for every pair of members (section 4).
     ``anchor``: the single variable binding its first member, where no
     single variable would bind an event (:func:`anchor_vars`); the other
     members then lie after it.  ``each``: conjuncts reading a member (and
@@ -97,6 +97,9 @@ class Closure:
     avg(v.x)``, ``v[i].x > v[i-1].x + v[1].x``), held by a list when they
     hold for every member i (section 4), with ``v[i]`` read as
     :func:`member_var` ``(v)`` and ``v[i-1]`` as :func:`prev_var` ``(v)``.
+    ``lists`` and ``each`` also hold the conjuncts reading other Kleene
+    constructs collected before this one: their whole lists, or (``each``)
+    every member of one of them with this list (:func:`_kleene_multi_class`).
     """
 
     var: str
@@ -133,6 +136,15 @@ class Group:
     ``anchor``: where no single variable would bind an event, the single
     variables (one per group variable) binding its first iteration, which
     the joins bind (as a :class:`Closure`'s anchor); empty otherwise.
+    ``each``: conjuncts reading an iteration (and maybe the previous one)
+    together with whole lists (``a[i].x > avg(b.x)``, ``a[i].x > a[i-1].x
+    OR count(a) > 3``), held by a list when they hold for every iteration i,
+    as :attr:`Closure.each` writes them (``member_var`` / ``prev_var`` of
+    each group variable, one i for the group: section 4).  Like a closure's,
+    ``lists`` and ``each`` also hold conjuncts reading constructs collected
+    before; ``cross``: member-wise conjuncts over its iterations and the
+    members of one construct collected before, for every pair (as
+    :attr:`Closure.cross`).
     """
 
     body: Node
@@ -149,6 +161,8 @@ class Group:
     max: int | None
     scope: tuple[str, ...] = ()
     anchor: tuple[str, ...] = ()
+    each: tuple[E.Expr, ...] = ()
+    cross: tuple[E.Expr, ...] = ()
 
     @property
     def seq(self) -> bool:
@@ -455,48 +469,75 @@ def _kleene_class(c: E.Expr, kv: str) -> str:
     return "filter" if E.variables(c) == {kv} else "member"
 
 
-def _negation_kleene_class(c: E.Expr, kv: str, negated, full: Node) -> tuple[str, str]:
-    """(negated variable, "member", "list" or "each") of a negation condition reading closure ``kv`` (or
-    raise)."""
+def _negation_kleene_class(c: E.Expr, kvs: list[str], negated, full: Node, group: bool) -> tuple[str, str]:
+    """(negated variable, "member", "list" or "each") of a negation condition reading the Kleene variables
+    ``kvs`` of one closure or one group (or raise).  A group's member-wise condition is "each": its
+    variables share the iteration (section 4), which a member per list variable would not."""
     negs = E.variables(c) & negated
     if len(negs) > 1:
         raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
     if isinstance(lca(full, frozenset(E.variables(c))), Disj):
         raise UnsupportedPatternError(f"predicate over variables of different OR branches: "
                                       f"{sorted(E.variables(c))}")
-    _check_list_refs(c, {kv})
-    kind = kleene_ref_kind(c, kv)
-    return next(iter(negs)), "each" if kind in ("prev", "mixed") else kind
+    _check_list_refs(c, set(kvs))
+    kinds = {kleene_ref_kind(c, kv) for kv in kvs}
+    if kinds == {"list"}:
+        return next(iter(negs)), "list"
+    return next(iter(negs)), "member" if kinds == {"member"} and not group else "each"
 
 
-def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], kvs: set[str], negated, full: Node):
-    """(group index, class, conjunct as the group reads it) of a conjunct on a Kleene group's variables
-    (section 4: plain / ``[i]`` references to one group share the iteration): "filter" (one variable,
-    member-wise), "joins" (member-wise over group variables only: iteration-local), "member" (also
-    single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists"; or raise."""
+def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -> tuple[str, str, E.Expr]:
+    """(the construct that tests it, class, conjunct as it reads it) of a conjunct over several Kleene
+    constructs (closures, groups; ``leads`` in collection order, ``construct[lead]``: its Kleene
+    variables), tested by the last one collected, when every other list is made: "list" on whole lists;
+    "each" with one construct read member-wise (maybe ``v[i-1]``, maybe its list too) and the others as
+    whole lists, for every member i of the one (:attr:`Closure.each`); "cross" member-wise over two, for
+    every pair of members (a group's: iterations; section 4); or raise."""
     vs = E.variables(c)
-    if len(gs) > 1 or vs & kvs or vs & negated:
-        raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct on a Kleene group's variables "
-                                      f"only with single variables outside closures and negations "
-                                      f"({expr_to_text(c)}) yet")
+    _check_list_refs(c, {v for lead in leads for v in construct[lead]})
+    kinds = {lead: {kleene_ref_kind(c, v) for v in construct[lead] if v in vs} for lead in leads}
+    read = [lead for lead in leads if kinds[lead] != {"list"}]
+    if not vs & negated:
+        if not read:
+            return leads[-1], "list", c
+        if len(read) == 1:
+            for v in construct[read[0]]:
+                c = _each_ref(c, v)
+            return leads[-1], "each", c
+        if len(leads) == 2 and all(kinds[lead] == {"member"} for lead in leads):
+            for v in (*construct[leads[0]], *construct[leads[1]]):
+                c = _member_ref(c, v)
+            return leads[-1], "cross", c
+    raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables only on "
+                                  f"their whole lists, member-wise over one of them, or member-wise over two "
+                                  f"without lists ({expr_to_text(c)}) yet")
+
+
+def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
+    """(group index, class, conjunct as the group reads it) of a conjunct on one Kleene group's variables
+    and single variables (section 4: plain / ``[i]`` references to one group share the iteration):
+    "filter" (one variable, member-wise), "joins" (member-wise over group variables only:
+    iteration-local), "member" (also
+    single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists", "each" (an
+    iteration, maybe the one before, with whole lists: :attr:`Group.each`); or raise."""
+    vs = E.variables(c)
     (gi,) = gs
     gvars = sorted(v for v in vs if v in group_of)
     _check_list_refs(c, set(gvars))
     if isinstance(lca(full, frozenset(vs)), Disj):
         raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
     kinds = {kleene_ref_kind(c, v) for v in gvars}
+    if kinds == {"list"}:
+        return gi, "lists", c
+    if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var in group_of and n.index not in (None, "i", "i-1")
+           for n in E.walk(c)):  # an iteration (maybe the one before) with whole lists
+        for v in gvars:
+            c = _each_ref(c, v)
+        return gi, "each", c
     if "prev" in kinds:
-        if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var in group_of and
-               n.index not in (None, "i", "i-1") for n in E.walk(c)):
-            raise UnsupportedPatternError(f"the compiled engine does not evaluate v[i-1] with list references "
-                                          f"({expr_to_text(c)}) yet")
         for v in gvars:
             c = _prev_ref(c, v)
         return gi, "prev", c
-    if kinds == {"list"}:
-        return gi, "lists", c
-    if kinds != {"member"}:
-        raise UnsupportedPatternError(f"the compiled engine does not evaluate mixed Kleene references ({c}) yet")
     for v in gvars:
         c = _member_ref(c, v)
     if vs - set(gvars):
@@ -523,8 +564,12 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     kls = [k for k in kls if _array(k[0]) is not None]
     kvs = tuple(k.body.name for k, *_ in kls)
     group_of = {v.name: i for i, (g, *_) in enumerate(gls) for v in g.body.items}
-    grouped = [{"joins": [], "member": [], "prev": [], "lists": []} for _ in gls]
+    grouped = [{"joins": [], "member": [], "prev": [], "lists": [], "each": [], "cross": []} for _ in gls]
 
+    order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))  # the order lists are collected in
+    construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
+                                                 for g, *_ in gls}}  # lead -> its Kleene variables
+    lead_of = {v: lead for lead, vs in construct.items() for v in vs}
     key: list[str] = []
     filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs, *group_of)
                                         if v not in anchors.values()}
@@ -542,30 +587,34 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                 for v in filters:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
+        leads = sorted({lead_of[v] for v in E.variables(c) if v in lead_of}, key=order.index)
+        if len(leads) > 1:
+            # tested once every list it reads is made: by the last one's collection
+            last, cls, e = _kleene_multi_class(c, leads, construct, contexts.keys())
+            if last in kleene:
+                kleene[last][cls].append(e)
+            else:
+                grouped[group_of[last]]["lists" if cls == "list" else cls].append(e)
+            continue
         gs = {group_of[v] for v in E.variables(c) if v in group_of}
+        if gs and E.variables(c) & contexts.keys():
+            gvars = sorted(v for v in E.variables(c) if v in group_of)
+            n, cls = _negation_kleene_class(c, gvars, contexts.keys(), full, group=True)
+            if cls == "list":
+                list_conds[n].append(c)
+            else:
+                for v in gvars:
+                    c = _each_ref(c, v)
+                each_conds[n].append(c)
+            continue
         if gs:
-            gi, cls, e = _group_class(c, gs, group_of, set(kvs), contexts.keys(), full)
+            gi, cls, e = _group_class(c, gs, group_of, full)
             (filters[next(iter(E.variables(e)))] if cls == "filter" else grouped[gi][cls]).append(e)
             continue
         mentioned = [kv for kv in kvs if kv in E.variables(c)]
-        if len(mentioned) > 1:
-            # tested once every list it reads is made: by the last closure's collection, on whole lists or
-            # on every pair of members of two closures
-            kinds = {kleene_ref_kind(c, kv) for kv in mentioned}
-            if E.variables(c) & contexts.keys() or not (kinds == {"list"} or kinds == {"member"}
-                                                        and len(mentioned) == 2):
-                raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables "
-                                              f"only on their whole lists or member-wise over two "
-                                              f"({expr_to_text(c)}) yet")
-            _check_list_refs(c, set(mentioned))
-            if kinds == {"list"}:
-                kleene[mentioned[-1]]["list"].append(c)
-            else:
-                kleene[mentioned[-1]]["cross"].append(_member_ref(_member_ref(c, mentioned[0]), mentioned[1]))
-            continue
         if mentioned and E.variables(c) & contexts.keys():
             (kv,) = mentioned
-            n, cls = _negation_kleene_class(c, kv, contexts.keys(), full)
+            n, cls = _negation_kleene_class(c, [kv], contexts.keys(), full, group=False)
             if cls == "list":
                 list_conds[n].append(c)
             elif cls == "each":
@@ -637,11 +686,12 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                              scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]))
                      for kv, (knode, before, after, scope) in zip(kvs, kls))
     groups = tuple(Group(g.body, tuple(v.name for v in g.body.items), tuple(v.types for v in g.body.items),
-                         tuple(E.conjoin(filters[v.name]) for v in g.body.items), *map(tuple, grouped[i].values()),
+                         tuple(E.conjoin(filters[v.name]) for v in g.body.items),
+                         *(tuple(grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
                          before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
-                         tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else ())
+                         tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
+                         tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]))
                    for i, (g, before, after, scope) in enumerate(gls))
-    order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
                        tuple(constants), tuple(negations), closures, groups, order)

@@ -478,7 +478,7 @@ class PhysicalPlan:
             elif isinstance(n, DisjunctUnion):
                 out += [c for cs in n.constants for c in cs]
             elif isinstance(n, GroupCollect):  # its body's scans and joins are nodes of their own
-                out += [*n.group.member, *n.group.prev]
+                out += [*n.group.member, *n.group.prev, *n.group.cross]
             elif isinstance(n, NfaRuns):
                 out += [p for edge in n.edges for p in edge]  # the list edges are compiled where they are tested
         return out
