@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import KernelInputError
 from ..kernels.join import ORDER_CODE
 from ..kernels.reduction import chain_fits, chain_reach
 from ..plan.operators import Scan
@@ -44,7 +45,13 @@ class Reach:
                 pos, start, end = pos[order], start[order], end[order]
             self._sorted[var] = (pos, start, end)
         found = self._sorted[var]
-        return found[which][np.searchsorted(found[0], column(var))]
+        pos = column(var)
+        at = np.minimum(np.searchsorted(found[0], pos), max(len(found[0]) - 1, 0))
+        if len(pos) and (not len(found[0]) or not np.array_equal(found[0][at], pos)):
+            # a record's event that is not a survivor of its reduced leaf: the plan joined something the
+            # reduction did not read, and a neighbour's bound would be wrong (never silently)
+            raise KernelInputError(f"semi-join reduction: an event of {var} in a join is not in its reduced leaf")
+        return found[which][at]
 
     def extendable(self, L, R, li: np.ndarray, ri: np.ndarray, column, W) -> np.ndarray:
         """Which pairs (``li`` of ``L``, ``ri`` of ``R``: records binding a run of the chain between them;

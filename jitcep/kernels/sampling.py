@@ -12,14 +12,15 @@ reads at random positions are most (perf/README.md "Planner statistics").
 :func:`extend_tuples` is one step of the sampled tuples of a conjunct
 (:func:`jitcep.plan.planner.sampling._tuples`): each partial tuple joined
 with the candidates of the next variable in its range, kept when the span
-fits the window, the events are distinct and in the structure's order.  In
-NumPy that step was fifteen calls over the candidate pairs.  Before it,
+fits the window, the events are distinct and in the structure's order; a
+compiled pass because the estimate must cost a few percent of a run, and in
+NumPy the step is fifteen calls over the candidate pairs.  Before it,
 :func:`window_ranges` orders the next variable's candidates by (group,
 index) and finds each partial tuple's range among them by four binary
-searches (six NumPy calls and their temporaries before).
+searches, one call where NumPy needs six and their temporaries.
 
 :func:`candidates` is every variable's sampled candidates in one pass over
-the sample (a call per variable before).
+the sample, not one pass per variable.
 """
 
 from __future__ import annotations
