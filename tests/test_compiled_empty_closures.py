@@ -21,16 +21,12 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
 
-from jitcep import runtime
-from jitcep.errors import ExplosionError
-from jitcep.events import build_event_table
 from jitcep.options import Options
 from jitcep.pattern import expr as E
 from jitcep.pattern.ast import Conj, CountWindow, Disj, EventVar, Kleene, Neg, Pattern, Seq, TimeWindow, Unbounded
-from jitcep.reference import evaluate as reference_evaluate
-from jitcep.testing.streams import event_frames
+
+from differential_helpers import agree_on_streams
 
 FORMS = ["or_branch", "closures"]
 N_PATTERNS = 3
@@ -108,33 +104,11 @@ def gen_pattern(seed: int, form: str):
     return Pattern(body, E.conjoin(conj), window), options
 
 
-def _tuples(mt):
-    return sorted((tuple(sorted((v, tuple(x) if isinstance(x, (list, tuple)) else x) for v, x in b.items()))
-                   for b in mt.to_bindings()), key=repr)
-
-
 def _case(seed: int, form: str, n_streams: int) -> int:
     """Compiled == reference for the generated pattern of (seed, form); returns the streams with a match."""
     pattern, options = gen_pattern(seed, form)
-    runtime.check_supported(pattern, options)  # compiled, not a fallback
-    hits = [0]
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=n_streams, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(event_frames(max_size=8, motif=(("A",), ("B",)) * 2))
-    def run(df):
-        table = build_event_table(df, [pattern], type="type")
-        try:
-            [ref] = reference_evaluate([pattern], table, options)
-        except ExplosionError:  # the engines count partial work differently (semantics §12)
-            return
-        [mt] = runtime.evaluate([pattern], table, options)
-        assert _tuples(mt) == _tuples(ref)
-        hits[0] += ref.n > 0
-
-    run()
-    return hits[0]
+    return agree_on_streams(pattern, options, seed, n_streams, max_size=8, motif=(("A",), ("B",)) * 2,
+                            skip_explosions=True)
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -19,13 +19,10 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
 
 import jitcep
-from jitcep import runtime
-from jitcep.events import build_event_table
-from jitcep.reference import evaluate as reference_evaluate
-from jitcep.testing.streams import event_frames
+
+from differential_helpers import agree_on_streams
 
 N_PATTERNS = 4
 N_STREAMS = 15
@@ -85,32 +82,13 @@ def gen_pattern(seed: int) -> tuple[str, dict]:
     return text, dict(order=rng.choice(["position", "strict_ts", "nondecreasing_ts"]), max_kleene=5_000)
 
 
-def _tuples(mt):
-    return sorted((tuple(sorted((v, tuple(x) if isinstance(x, (list, tuple)) else x) for v, x in b.items()))
-                   for b in mt.to_bindings()), key=repr)
-
-
 def _case(seed: int, n_streams: int) -> int:
     """Compiled == reference for the generated pattern of ``seed``; returns the streams with a match."""
     text, options = gen_pattern(seed)
     q = jitcep.compile(text, **options)
     [pattern] = q.patterns
-    runtime.check_supported(pattern, q.options)  # compiled, not a fallback
-    hits = [0]
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=n_streams, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(event_frames(max_size=9, motif=(("A",), ("B", "C"), ("A", "C"), ("B", "C"), ("B",))))
-    def run(df):
-        table = build_event_table(df, [pattern], type="type")
-        [ref] = reference_evaluate([pattern], table, q.options)
-        [mt] = runtime.evaluate([pattern], table, q.options)
-        assert _tuples(mt) == _tuples(ref), text
-        hits[0] += ref.n > 0
-
-    run()
-    return hits[0]
+    return agree_on_streams(pattern, q.options, seed, n_streams, max_size=9,
+                            motif=(("A",), ("B", "C"), ("A", "C"), ("B", "C"), ("B",)), label=text)
 
 
 @pytest.mark.parametrize("seed", range(N_PATTERNS))
