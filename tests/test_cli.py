@@ -319,16 +319,17 @@ def test_terminal_bar_redraws_in_place_and_hides_quick_runs():
 def test_fallback_is_one_warning_line_and_the_same_result(files):
     tmp, _, data = files
     pat = tmp / "stnm.cep"
-    pat.write_text("PATTERN SEQ(A a, B+ b[], C+ c[]) WHERE avg(c.x) < avg(b.x) WITHIN 10")
-    # several Kleene states under skip-till-next-match are not compiled: the pattern falls back
+    pat.write_text("PATTERN SEQ(B* b[], C* c[]) WHERE avg(c.x) < avg(b.x) WITHIN 10")
+    # closures that may all be empty under skip-till-next-match are not compiled: the pattern falls back
     opt = ["--option", "strategy=skip_till_next_match"]
     out_c, out_r = tmp / "c.parquet", tmp / "r.parquet"
     r = run_cli("run", pat, data, "--time", "t", "--type", "kind", "-o", out_c, *opt)
     assert r.returncode == 0
     assert r.stderr.splitlines() == [
-        "jitcep: warning: FallbackWarning: the compiled engine runs strategy='skip_till_next_match' over at "
-        "most one Kleene state; b[], c[] (semantics section 8) not yet; it runs on the reference evaluator "
-        "(same result, slower)"]
+        "jitcep: warning: FallbackWarning: the compiled engine needs a single variable or a closure of at "
+        "least one member in 'SEQ(B* b[], C* c[])'; it runs a pattern whose closures may all be empty where "
+        "nothing else binds as alternatives that each bind an event, but not under strategy "
+        "skip_till_next_match; it runs on the reference evaluator (same result, slower)"]
     for engine in ("reference", "auto"):
         args = ["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out_r), "--engine", engine,
                 *opt]

@@ -443,8 +443,8 @@ def test_task_count_follows_rows_and_parallelism(spark):
     assert_same(out, unkeyed, df)
 
 
-# two Kleene states under skip-till-next-match: the reference evaluator
-NOT_COMPILED = "PATTERN SEQ(A a, B+ b[], A+ c[]) WHERE [sym] AND avg(c.price) < avg(b.price) WITHIN 4"
+# closures that may all be empty where nothing else binds, under skip-till-next-match: the reference evaluator
+NOT_COMPILED = "PATTERN SEQ(B* b[], A* c[]) WHERE [sym] AND avg(c.price) < avg(b.price) WITHIN 4"
 
 
 def test_fallback_warns_once_on_the_driver_like_query_run(spark):
