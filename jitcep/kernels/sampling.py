@@ -159,29 +159,46 @@ def extend_tuples(T: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray, 
 def _candidates(tc, allowed, key_ok):
     V, T = allowed.shape[0], allowed.shape[1] - 1
     n = len(tc)
+    # per type slot the variables allowing it, in CSR form: most sampled events have a type the pattern
+    # does not read and are passed over at once (testing every variable's row per event took 2.5x the time)
+    first = np.zeros(T + 2, np.int64)
+    for t in range(T + 1):
+        first[t + 1] = first[t]
+        for v in range(V):
+            if allowed[v, t]:
+                first[t + 1] += 1
+    vars_of = np.empty(first[T + 1], np.int64)
+    for t in range(T + 1):
+        j = first[t]
+        for v in range(V):
+            if allowed[v, t]:
+                vars_of[j] = v
+                j += 1
     slot = np.empty(n, np.int64)
     count = np.zeros(V, np.int64)
     in_type = np.zeros(V, np.int64)
     for i in range(n):
         c = np.int64(tc[i])
-        slot[i] = c if 0 <= c < T else T
+        s = c if 0 <= c < T else T
+        slot[i] = s
         ok = key_ok is None or key_ok[i]
-        for v in range(V):
-            if allowed[v, slot[i]]:
-                in_type[v] += 1
-                if ok:
-                    count[v] += 1
+        for j in range(first[s], first[s + 1]):
+            v = vars_of[j]
+            in_type[v] += 1
+            if ok:
+                count[v] += 1
     offsets = np.zeros(V + 1, np.int64)
     for v in range(V):
         offsets[v + 1] = offsets[v] + count[v]
     idx = np.empty(offsets[V], np.int64)
     fill = offsets[:V].copy()
     for i in range(n):
-        if key_ok is None or key_ok[i]:
-            for v in range(V):
-                if allowed[v, slot[i]]:
-                    idx[fill[v]] = i
-                    fill[v] += 1
+        s = slot[i]
+        if first[s] < first[s + 1] and (key_ok is None or key_ok[i]):
+            for j in range(first[s], first[s + 1]):
+                v = vars_of[j]
+                idx[fill[v]] = i
+                fill[v] += 1
     return idx, offsets, in_type
 
 
