@@ -112,8 +112,9 @@ def test_window_ranges_match_naive(case, reach, by_group):
     if not by_group:  # without groups the caller's groups ascend with the index (blocks)
         group = sorted(group)
     first = [f for f, _, _ in tuples]
-    lo = [a for _, a, _ in tuples]
-    hi = [a + min(d, reach) for _, a, d in tuples]  # a partial tuple spans at most the window (reach)
+    # a partial tuple spans at most the window (reach), its first event's measure among its members'
+    lo = [wt[f] - min(a, reach) for f, a, _ in tuples]
+    hi = [max(wt[f], a + min(d, reach)) for (f, _, d), a in zip(tuples, lo)]
     w = sorted(w)
     got = window_ranges(np.array(first, np.int64), np.array(lo, np.int64), np.array(hi, np.int64),
                         np.array(w, np.int64), np.array(group, np.int64), np.array(wt, np.int64), reach, by_group)
@@ -128,3 +129,5 @@ def test_window_ranges_refuse_indexes_past_the_sample():
         window_ranges(np.array([3]), one, one, one, wt, wt, 1, False)
     with pytest.raises(KernelInputError):
         window_ranges(one, one, np.zeros(2, np.int64), one, wt, wt, 1, False)
+    with pytest.raises(KernelInputError):  # the first event's measure (0) outside its span 1..1
+        window_ranges(one, one + 1, one + 1, one, wt, wt, 1, False)

@@ -61,7 +61,7 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import candidates, draw_sample, extend_tuples, window_ranges
+from ...kernels.sampling import candidates, draw_sample, extend_tuples, key_codes, pair_counts, window_ranges
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -285,6 +285,15 @@ def _predicate_set(logical, preds, table):
 
 def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool) -> np.ndarray:
     """A code per position, equal for equal keys (and streams), -1 for a null key (no partition)."""
+    if not streams and len(key) == 1 and table.column(key[0]).kind != "float":
+        # one integer (or coded) attribute, the usual key: gathered and shifted in one compiled pass
+        col = table.column(key[0])
+        if col.kind == "str":
+            got = key_codes(col.codes_at(positions)[0], None if col.valid is None else col.valid[positions], None)
+        else:
+            got = key_codes(col.values, col.valid, positions)
+        if got[1] < 1 << 31:
+            return got[0]
     parts = []
     null = np.zeros(len(positions), np.bool_)
     if streams:
@@ -315,16 +324,17 @@ def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool
 def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
     """(effective partitions, skew) from key codes of uniformly drawn events (module docstring)."""
     drawn = len(codes)
-    codes = codes[codes >= 0]
-    m = len(codes)
+    got = pair_counts(codes)  # counted in an array of the codes' range, in one compiled pass
+    if got is None:  # codes spread wide: counted by sorting
+        codes = codes[codes >= 0]
+        counts = np.unique(codes, return_counts=True)[1].astype(np.float64)
+        got = len(codes), float(counts @ counts), counts.max()
+    m, squares, top = got
     if m < 2:
         return 1, 1.0
-    small = int(codes.max()) < 16 * m  # bincount is ~15x faster than unique; empty codes count 0 pairs
-    counts = (np.bincount(codes) if small else np.unique(codes, return_counts=True)[1]).astype(np.float64)
-    pairs = float(counts @ counts) - m  # sum of c * (c - 1)
+    pairs = float(squares) - m  # sum of c * (c - 1)
     eff = m * (m - 1) / pairs if pairs else float(m) * (m - 1)
     partitions = int(max(1, min(round(eff), round(n * m / drawn))))
-    top = counts.max()
     share = max(top - 2 * math.sqrt(top), 1.0) / m
     return partitions, float(max(1.0, share * partitions))
 
