@@ -752,6 +752,31 @@ def window_ranges(first, lo, hi, w, group, wt, reach, by_group):
     return order, s, cnt
 
 
+def key_codes(values, valid, positions):
+    """Twin of kernels.sampling.key_codes: the values at positions (all when None) less their least, -1 where
+    not valid; and their greatest less their least."""
+    at = range(len(values)) if positions is None else positions
+    got = [int(values[p]) for p in at]
+    lo = min(got, default=0)
+    return ([-1 if valid is not None and not valid[p] else x - lo for p, x in zip(at, got)],
+            max(got, default=0) - lo)
+
+
+def pair_counts(codes):
+    """Twin of kernels.sampling.pair_counts: (m, sum of squared counts, largest count) of the codes >= 0,
+    None when the largest code is 16 m or more (and m >= 2)."""
+    kept = [c for c in codes if c >= 0]
+    m = len(kept)
+    if m < 2:
+        return m, 0, 0
+    if max(kept) >= 16 * m:
+        return None
+    counts = {}
+    for c in kept:
+        counts[c] = counts.get(c, 0) + 1
+    return m, sum(c * c for c in counts.values()), max(counts.values())
+
+
 def canonical_order(P, cols, K=None, llo=None, lhi=None):
     """Indices of the rows of P sorted stably by (last, first, P[:, cols]..., K...), first / last over the
     entries of P[:, cols] that are >= 0 and llo / lhi."""

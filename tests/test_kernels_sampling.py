@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import SEED_MAX, candidates, draw_sample, extend_tuples, window_ranges
+from jitcep.kernels.sampling import (SEED_MAX, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
+                                     window_ranges)
 
 
 @settings(max_examples=200, deadline=None)
@@ -131,3 +132,32 @@ def test_window_ranges_refuse_indexes_past_the_sample():
         window_ranges(one, one, np.zeros(2, np.int64), one, wt, wt, 1, False)
     with pytest.raises(KernelInputError):  # the first event's measure (0) outside its span 1..1
         window_ranges(one, one + 1, one + 1, one, wt, wt, 1, False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**40, 2**40), st.booleans()), max_size=20),
+       st.one_of(st.none(), st.lists(st.integers(0, 19), max_size=25)), st.booleans(),
+       st.sampled_from([np.int64, np.int32, np.bool_]))
+def test_key_codes_match_naive(column, positions, nullable, dtype):
+    values = [v if dtype is not np.bool_ else v % 2 for v, _ in column]
+    valid = [ok for _, ok in column] if nullable else None
+    if dtype is np.int32:
+        values = [v % 2**31 for v in values]
+    if positions is not None:
+        positions = [p for p in positions if p < len(values)]
+    codes, span = key_codes(np.array(values, dtype=dtype), None if valid is None else np.array(valid, np.bool_),
+                            None if positions is None else np.array(positions, np.int64))
+    assert (codes.tolist(), span) == naive.key_codes(values, valid, positions)
+
+
+def test_key_codes_refuse_positions_past_the_column():
+    with pytest.raises(KernelInputError):
+        key_codes(np.arange(3), None, np.array([3]))
+    with pytest.raises(KernelInputError):
+        key_codes(np.arange(3), np.ones(2, np.bool_), None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-1, 60), max_size=30))
+def test_pair_counts_match_naive(codes):
+    assert pair_counts(np.array(codes, np.int64)) == naive.pair_counts(codes)
