@@ -176,23 +176,26 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         row[slice(None) if cs is None else cs] = True
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
     idx_all, offsets, in_type = candidates(table.type_code[pos], allowed, has_key if keyed else None)
+    hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
         if cs is None:
             count = float(n)
         else:
-            drawn = int(hits[cs].sum())
+            drawn = sum(hits[c] for c in cs)
             if drawn >= MIN_CANDIDATES or len(draws) == n:
                 count = drawn * n / len(draws)
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
                 count = float(exact[cs].sum())
-        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], int(in_type[i])
-        keep = np.ones(len(idx), np.bool_)
+        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], in_type[i]
+        passed = len(idx)
         if lf.filter is not None and pset is not None and len(idx):
             keep = passes(lf.filter, pos[idx][None, :])
-        cands[v] = idx[keep]
+            idx = idx[keep]
+            passed = len(idx)
+        cands[v] = idx
         if count == 0:
             kept = 0.0
         elif lf.filter is None and not keyed:
@@ -200,7 +203,6 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         elif lf.filter is not None and pset is None:
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
-            passed = int(keep.sum())
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
                 passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
                                              pset, rng)
@@ -212,10 +214,13 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     wt = table.ts[pos] if window_measure == "time" else pos
     limit = span if window_measure == "time" else span - 1
     sels: dict[str, float] = {}
+    group = None  # (block, key) codes of the sample, made for the first sampled conjunct
     for text, c in conj.items():
         tuples = None
         if c.kind != "list" and pset is not None:
-            tuples = _tuples(c, cands, lv, blk, key_pos, wt, pos, limit, order, rng)
+            if group is None:
+                group = _groups(blk, key_pos if keyed else None, len(wt))
+            tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng)
         if tuples is None or not tuples.shape[1]:
             sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
             continue
@@ -384,9 +389,24 @@ class _Order:
         return got
 
 
-def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.ndarray | None:
+def _groups(blk: np.ndarray, key: np.ndarray | None, m: int) -> tuple[np.ndarray, bool]:
+    """(group, by_group): a code per sampled event equal for the same block and key (candidates have key
+    >= 0; ``key`` None: no key, the block alone), small enough that ``group * (m + 1) + index`` stays
+    within int64; ``by_group`` whether the codes need sorting (with a key), or ascend with the index
+    already (the block alone)."""
+    if key is None:
+        return blk, False
+    G = int(key.max()) + 2 if len(key) else 1
+    group = blk * G + key
+    if (int(blk[-1]) + 1) * G * (m + 1) >= 1 << 62:  # dense group codes
+        group = np.unique(group, return_inverse=True)[1].reshape(-1)
+    return group, G > 2
+
+
+def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.ndarray | None:
     """Up to TUPLES candidate tuples for conjunct ``c`` (rows: its sorted variables; values: indices into
-    the sample), formed inside the sampled blocks (module docstring); None if a variable has no leaf."""
+    the sample), formed inside the sampled blocks (module docstring), ``groups`` :func:`_groups`'; None if
+    a variable has no leaf."""
     idx = []
     for v in c.vars:
         base = v
@@ -395,11 +415,7 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
             if base is None:
                 return None
         idx.append(cands[base])
-    G = int(key.max()) + 2 if len(key) else 1
-    group = blk * G + key  # same block and same key; candidates have key >= 0
-    M = len(wt) + 1
-    if (int(blk[-1]) + 1) * G * M >= 1 << 62:  # dense group codes keep group * M + index within int64
-        group = np.unique(group, return_inverse=True)[1].reshape(-1)
+    group, by_group = groups
     # A member must lie within the window of the partial tuple's span: wt ascends with the index into
     # the sample, so ordering members by (group, index) bounds each tuple's members by two searches.
     # (Bounding by the group alone paired every event of a block: the window's few were a tiny share, and
@@ -414,7 +430,7 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
         # the candidates in (group, index) order and each partial tuple's range among them, in one
         # compiled call (jitcep.kernels.sampling.window_ranges); one key (code 0, as without a key): the
         # group is the block, ascending with the index already
-        w, s, cnt = window_ranges(T[0], lo, hi, idx[k], group, wt, reach, G > 2)
+        w, s, cnt = window_ranges(T[0], lo, hi, idx[k], group, wt, reach, by_group)
         total = int(cnt.sum())
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples
             pick = rng.random(T.shape[1]) < _INTERMEDIATE / total
