@@ -713,6 +713,14 @@ def draw_sample(type_code, n_types, n_blocks, k, m, seed):
     return sorted(chosen), draws, hits
 
 
+def block_sample(type_code, ts, starts, L):
+    """Twin of kernels.sampling.block_sample: per position of the blocks (every position when starts is None),
+    as lists: the position, its block's index, its type code and ts."""
+    at = [(p // L, p) for p in range(len(type_code))] if starts is None else \
+        [(b, s * L + j) for b, s in enumerate(starts) for j in range(L)]
+    return [p for _, p in at], [b for b, _ in at], [int(type_code[p]) for _, p in at], [int(ts[p]) for _, p in at]
+
+
 def extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
     """Twin of kernels.sampling.extend_tuples: lists of columns (each a tuple of sample indices), lo, hi."""
     out, olo, ohi = [], [], []

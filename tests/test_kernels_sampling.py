@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import (SEED_MAX, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
+from jitcep.kernels.sampling import (SEED_MAX, block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
                                      window_ranges)
 
 
@@ -161,3 +161,24 @@ def test_key_codes_refuse_positions_past_the_column():
 @given(st.lists(st.integers(-1, 60), max_size=30))
 def test_pair_counts_match_naive(codes):
     assert pair_counts(np.array(codes, np.int64)) == naive.pair_counts(codes)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda L: st.tuples(
+    st.just(L), st.lists(st.tuples(st.integers(-1, 30), st.integers(-2**40, 2**40)), max_size=20))),
+    st.booleans(), st.data())
+def test_block_sample_matches_naive(case, whole, data):
+    L, events = case
+    tc, ts = [c for c, _ in events], [t for _, t in events]
+    starts = None if whole else data.draw(st.lists(st.integers(0, max(len(events) // L - 1, 0)),
+                                                   max_size=len(events) // L, unique=True).map(sorted))
+    got = block_sample(np.array(tc, np.int32), np.array(ts, np.int64),
+                       None if starts is None else np.array(starts, np.int64), L)
+    assert tuple(a.tolist() for a in got) == naive.block_sample(tc, ts, starts, L)
+
+
+def test_block_sample_refuses_blocks_past_the_table():
+    with pytest.raises(KernelInputError):
+        block_sample(np.zeros(4, np.int32), np.zeros(4, np.int64), np.array([2]), 2)
+    with pytest.raises(KernelInputError):
+        block_sample(np.zeros(4, np.int32), np.zeros(3, np.int64), None, 2)

@@ -61,7 +61,8 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import candidates, draw_sample, extend_tuples, key_codes, pair_counts, window_ranges
+from ...kernels.sampling import (block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
+                                window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -123,21 +124,15 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                                       seed)
     if whole:
         draws, hits = np.arange(n), count_codes(table.type_code, n_types)
-    starts *= L
-    if k_blocks == n_blocks:  # the whole table (its tail included)
-        pos = np.arange(n, dtype=np.int64)
-        blk = pos // L
-    else:
-        pos = (starts[:, None] + np.arange(L)[None, :]).reshape(-1)
-        blk = np.repeat(np.arange(k_blocks), L)
+    # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
+    # tail included, when every block is drawn)
+    pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts, L)
     keyed = bool(logical.key) or streams
     upos = draws[:KEY_SAMPLE]
+    key_pos = None  # without a key or streams: one partition
     if keyed:
         codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
         key_pos, key_u = codes[:len(pos)], codes[len(pos):]
-    else:
-        key_pos = np.zeros(len(pos), np.int64)
-    has_key = key_pos >= 0
 
     # partitions and skew
     if keyed:
@@ -175,7 +170,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         type_codes.append(cs)
         row[slice(None) if cs is None else cs] = True
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
-    idx_all, offsets, in_type = candidates(table.type_code[pos], allowed, has_key if keyed else None)
+    idx_all, offsets, in_type = candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
     hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
@@ -211,7 +206,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         sources.setdefault(v, "sampled")
 
     # selectivities
-    wt = table.ts[pos] if window_measure == "time" else pos
+    wt = ts_pos if window_measure == "time" else pos
     limit = span if window_measure == "time" else span - 1
     sels: dict[str, float] = {}
     group = None  # (block, key) codes of the sample, made for the first sampled conjunct
@@ -219,7 +214,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         tuples = None
         if c.kind != "list" and pset is not None:
             if group is None:
-                group = _groups(blk, key_pos if keyed else None, len(wt))
+                group = _groups(blk, key_pos, len(wt))
             tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng)
         if tuples is None or not tuples.shape[1]:
             sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
