@@ -14,13 +14,17 @@ keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
 - ``auto``: the same run under ``planner="auto"`` (the default): estimate, plan search, and the
   run of the plan it chose;
 
-and the estimate's share of ``run``.  ``--baseline FILE`` (an older ``sampling.py``, e.g. from
+and the estimate's share of ``run`` (medians), and ``min ratio``: the fastest estimate over the fastest
+run, which a loaded machine's medians hide.  ``--baseline FILE`` (an older ``sampling.py``, e.g. from
 ``git show main:jitcep/plan/planner/sampling.py > /tmp/old_sampling.py``) times that module's
 estimate too, interleaved with this one's call by call (``base ms``), so a before / after comparison
 shares the machine's load.  ``--estimate-only`` skips the runs (``run`` and ``auto`` print as 0) and
 adds each estimate's fastest call (``min``, ``base min``): on a loaded machine the medians of a few
 calls swing by milliseconds, so a before / after of the estimate alone takes many calls
-(``--repeat 60``), which the runs would make slow.  The first estimate in a process also compiles (or loads from the disk cache) the
+(``--repeat 60``), which the runs would make slow.  ``--cpu`` times the estimates in thread CPU time
+and the runs in process CPU time (every thread of the run), so a share measured on a loaded machine
+is CPU against CPU; a run's threads working side by side make its CPU time exceed its wall time on
+a quiet machine, so that share reads lower than the wall-time one there.  The first estimate in a process also compiles (or loads from the disk cache) the
 generated predicate function, as the run's first call does: printed as ``first``.
 """
 
@@ -49,13 +53,13 @@ WORKLOADS = {
 }
 
 
-def _median(fn, repeat: int) -> float:
+def _times(fn, repeat: int, clock=time.perf_counter) -> list[float]:
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        times.append(time.perf_counter() - t)
-    return st.median(times)
+        times.append(clock() - t)
+    return times
 
 
 def main(argv=None) -> None:
@@ -66,9 +70,11 @@ def main(argv=None) -> None:
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
     ap.add_argument("--baseline", help="an older sampling.py whose estimate is timed beside this one's")
     ap.add_argument("--estimate-only", action="store_true", help="time the estimates alone, with their minimum")
-    ap.add_argument("--cpu", action="store_true", help="time the estimates in thread CPU time, not wall time")
+    ap.add_argument("--cpu", action="store_true", help="time the estimates in thread CPU time and the runs in "
+                    "process CPU time (all their threads), not wall time")
     args = ap.parse_args(argv)
     clock = time.thread_time if args.cpu else time.perf_counter
+    run_clock = time.process_time if args.cpu else time.perf_counter  # a run's threads count too
 
     import jitcep
     from jitcep.events import build_event_table
@@ -80,7 +86,7 @@ def main(argv=None) -> None:
     base = _baseline(args.baseline).estimate if args.baseline else None
     print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7} "
           f"{'auto ms':>8}" + (f" {'base ms':>8}" if base else "")
-          + (f" {'min':>6}" + (f" {'base min':>8}" if base else "") if args.estimate_only else ""))
+          + (f" {'min':>6}" + (f" {'base min':>8}" if base else "") if args.estimate_only else f" {'min ratio':>9}"))
     for flavour in args.flavours:
         df = make_events(args.n, 24, 1000, flavour=flavour)
         for name in args.workloads:
@@ -89,10 +95,11 @@ def main(argv=None) -> None:
             if not args.estimate_only:
                 query = jitcep.compile(text, planner="trivial")
                 query.run(df.head(2000), type="type")  # compile the run's kernels and predicates
-                run = _median(lambda: query.run(df, type="type"), args.repeat)
+                run_times = _times(lambda: query.run(df, type="type"), args.repeat, run_clock)
+                run = st.median(run_times)
                 auto = jitcep.compile(text, planner="auto")
                 auto.run(df, type="type")  # the chosen plan's kernels
-                auto_run = _median(lambda: auto.run(df, type="type"), args.repeat)
+                auto_run = st.median(_times(lambda: auto.run(df, type="type"), args.repeat, run_clock))
             pattern = parse(text)
             table = build_event_table(df, pattern, type="type")
             logical = logical_plan(pattern)
@@ -113,6 +120,8 @@ def main(argv=None) -> None:
             tail = f" {st.median(times[base]) * 1e3:8.2f}" if base else ""
             if args.estimate_only:
                 tail += f" {min(times[estimate]) * 1e3:6.2f}" + (f" {min(times[base]) * 1e3:8.2f}" if base else "")
+            else:  # the fastest run against the fastest estimate: what a quiet machine approaches
+                tail += f" {min(times[estimate]) / min(run_times):9.1%}"
             share = est / run if run else 0.0
             print(f"{name:<12} {flavour:<7} {run * 1e3:8.1f} {est * 1e3:12.2f} {first * 1e3:9.1f} "
                   f"{share:7.1%} {auto_run * 1e3:8.1f}" + tail)
