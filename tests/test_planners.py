@@ -114,6 +114,19 @@ def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():
     assert ops and all("est_rows=" in line and " cost=" in line for line in ops)
 
 
+def test_analyze_shows_estimated_beside_measured_rows_and_time():
+    df = _frame()  # above runtime.SMALL_TABLE: "auto" estimates and plans
+    q = jitcep.compile(TEXT)
+    tree = q.explain(df, type="type", analyze=True, format="dict")
+    assert tree["statistics"]["sources"]["a"] == "sampled"
+    nodes = _nodes(tree["children"][0])
+    assert all({"est_rows", "cost", "rows", "time_s"} <= set(n) for n in nodes)
+    assert tree["rows"] == len(q.run(df, type="type"))  # the measured rows are the run's
+    text = q.explain(df, type="type", analyze=True)
+    ops = [line for line in text.splitlines()[2:] if line.strip()]
+    assert ops and all("est_rows=" in line and " rows=" in line and " time=" in line for line in ops)
+
+
 def _nodes(tree):
     out = [tree]
     for c in tree["children"]:
