@@ -281,6 +281,17 @@ def _old_window_ranges(first, lo, hi, w, group, wt, reach, by_group):
     return w, s, e - s
 
 
+def _old_block_sample(type_code, ts, starts, L):
+    """The NumPy steps ``estimate`` ran for the blocks before kernels.sampling.block_sample."""
+    if starts is None:
+        pos = np.arange(len(type_code), dtype=np.int64)
+        blk = pos // L
+    else:
+        pos = (starts[:, None] * L + np.arange(L)[None, :]).reshape(-1)
+        blk = np.repeat(np.arange(len(starts)), L)
+    return pos, blk, type_code[pos], ts[pos]
+
+
 def _old_key_codes(values, valid, positions):
     """The NumPy steps ``sampling._key_codes`` ran for one attribute before kernels.sampling.key_codes."""
     out = (values if positions is None else values[positions]).astype(np.int64)
@@ -328,6 +339,7 @@ def test_compiled_steps_give_the_numpy_steps_statistics(monkeypatch, flavour):
                 m.setattr(sampling, "candidates", _old_candidates)
                 m.setattr(sampling, "window_ranges", _old_window_ranges)
                 m.setattr(sampling, "key_codes", _old_key_codes)
+                m.setattr(sampling, "block_sample", _old_block_sample)
                 m.setattr(sampling, "pair_counts", _old_pair_counts)
                 want, _ = _estimate(df, text, seed=seed)
             assert got == want, (text, seed)
