@@ -14,18 +14,20 @@ keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
 - ``auto``: the same run under ``planner="auto"`` (the default): estimate, plan search, and the
   run of the plan it chose;
 
-and the estimate's share of ``run`` (medians), and ``min ratio``: the fastest estimate over the fastest
-run, which a loaded machine's medians hide.  ``--baseline FILE`` (an older ``sampling.py``, e.g. from
-``git show main:jitcep/plan/planner/sampling.py > /tmp/old_sampling.py``) times that module's
-estimate too, interleaved with this one's call by call (``base ms``), so a before / after comparison
-shares the machine's load.  ``--estimate-only`` skips the runs (``run`` and ``auto`` print as 0) and
-adds each estimate's fastest call (``min``, ``base min``): on a loaded machine the medians of a few
-calls swing by milliseconds, so a before / after of the estimate alone takes many calls
-(``--repeat 60``), which the runs would make slow.  ``--cpu`` times the estimates in thread CPU time
-and the runs in process CPU time (every thread of the run), so a share measured on a loaded machine
-is CPU against CPU; a run's threads working side by side make its CPU time exceed its wall time on
-a quiet machine, so that share reads lower than the wall-time one there.  The first estimate in a process also compiles (or loads from the disk cache) the
-generated predicate function, as the run's first call does: printed as ``first``.
+and the estimate's share of ``run``: each estimate timed right after a run (they share the machine's
+load), the median of their ratios; ``min ratio``: the fastest estimate over the fastest run.
+``--baseline FILE`` (an older ``sampling.py``, e.g. from ``git show
+main:jitcep/plan/planner/sampling.py > /tmp/old_sampling.py``) times that module's estimate too,
+interleaved with this one's call by call (``base ms``), so a before / after comparison shares the
+machine's load. ``--estimate-only`` skips the runs (``run`` and ``auto`` print as 0) and adds each
+estimate's fastest call (``min``, ``base min``): on a loaded machine the medians of a few calls
+swing by milliseconds, so a before / after of the estimate alone takes many calls (``--repeat 60``),
+which the runs would make slow. ``--cpu`` times the estimates in thread CPU time and the runs in
+process CPU time (every thread of the run), so a share measured on a loaded machine is CPU against
+CPU; a run's threads working side by side make its CPU time exceed its wall time on a quiet machine,
+so that share reads lower than the wall-time one there. The first estimate in a process also
+compiles (or loads from the disk cache) the generated predicate function, as the run's first call
+does: printed as ``first``.
 """
 
 from __future__ import annotations
@@ -95,8 +97,7 @@ def main(argv=None) -> None:
             if not args.estimate_only:
                 query = jitcep.compile(text, planner="trivial")
                 query.run(df.head(2000), type="type")  # compile the run's kernels and predicates
-                run_times = _times(lambda: query.run(df, type="type"), args.repeat, run_clock)
-                run = st.median(run_times)
+                query.run(df, type="type")
                 auto = jitcep.compile(text, planner="auto")
                 auto.run(df, type="type")  # the chosen plan's kernels
                 auto_run = st.median(_times(lambda: auto.run(df, type="type"), args.repeat, run_clock))
@@ -111,18 +112,25 @@ def main(argv=None) -> None:
             for fn in calls[1:]:
                 fn(logical, table, window_measure=measure, span=span)
             times = {fn: [] for fn in calls}
-            for _ in range(args.repeat):
+            run_times = []
+            for _ in range(args.repeat):  # a run, then each estimate: they share the machine's load
+                if not args.estimate_only:
+                    t = run_clock()
+                    query.run(df, type="type")
+                    run_times.append(run_clock() - t)
                 for fn in calls:
                     t = clock()
                     fn(logical, table, window_measure=measure, span=span)
                     times[fn].append(clock() - t)
             est = st.median(times[estimate])
+            run = st.median(run_times) if run_times else 0.0
             tail = f" {st.median(times[base]) * 1e3:8.2f}" if base else ""
             if args.estimate_only:
                 tail += f" {min(times[estimate]) * 1e3:6.2f}" + (f" {min(times[base]) * 1e3:8.2f}" if base else "")
             else:  # the fastest run against the fastest estimate: what a quiet machine approaches
                 tail += f" {min(times[estimate]) / min(run_times):9.1%}"
-            share = est / run if run else 0.0
+            # the share: the median over the repeats of each estimate against the run timed just before it
+            share = st.median(e / r for e, r in zip(times[estimate], run_times)) if run_times else 0.0
             print(f"{name:<12} {flavour:<7} {run * 1e3:8.1f} {est * 1e3:12.2f} {first * 1e3:9.1f} "
                   f"{share:7.1%} {auto_run * 1e3:8.1f}" + tail)
 
