@@ -1,7 +1,7 @@
 """Standalone benchmark: the planner's statistics estimate against a run on the same events.
 
     python perf/bench_statistics.py [--n 1000000] [--repeat 7] [--flavours int str] [--baseline FILE]
-                                    [--estimate-only] [--cpu]
+                                    [--baseline-kernels FILE] [--estimate-only] [--cpu]
 
 Issue 14 asks the estimate (:func:`jitcep.plan.planner.sampling.estimate`) to cost under ~5% of
 a run at 10^6 events.  Per workload and input flavour (perf/bench_seq.py's events: 24 types, 1000
@@ -17,7 +17,8 @@ keys, ts steps 0..2) this prints the median of ``--repeat`` warm runs of
 and the estimate's share of ``run``: each estimate timed right after a run (they share the machine's
 load), the median of their ratios; ``min ratio``: the fastest estimate over the fastest run.
 ``--baseline FILE`` (an older ``sampling.py``, e.g. from ``git show
-main:jitcep/plan/planner/sampling.py > /tmp/old_sampling.py``) times that module's estimate too,
+main:jitcep/plan/planner/sampling.py > /tmp/old_sampling.py``; ``--baseline-kernels FILE``: the
+kernels it imports from an older ``jitcep/kernels/sampling.py`` too) times that module's estimate too,
 interleaved with this one's call by call (``base ms``), so a before / after comparison shares the
 machine's load. ``--estimate-only`` skips the runs (``run`` and ``auto`` print as 0) and adds each
 estimate's fastest call (``min``, ``base min``): on a loaded machine the medians of a few calls
@@ -71,6 +72,7 @@ def main(argv=None) -> None:
     ap.add_argument("--flavours", nargs="+", default=["int", "str"])
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
     ap.add_argument("--baseline", help="an older sampling.py whose estimate is timed beside this one's")
+    ap.add_argument("--baseline-kernels", help="an older jitcep/kernels/sampling.py the baseline's kernels come from")
     ap.add_argument("--estimate-only", action="store_true", help="time the estimates alone, with their minimum")
     ap.add_argument("--cpu", action="store_true", help="time the estimates in thread CPU time and the runs in "
                     "process CPU time (all their threads), not wall time")
@@ -85,7 +87,7 @@ def main(argv=None) -> None:
     from jitcep.plan.planner.sampling import estimate
     from jitcep.plan.planner.statistics import window_extent
 
-    base = _baseline(args.baseline).estimate if args.baseline else None
+    base = _baseline(args.baseline, args.baseline_kernels).estimate if args.baseline else None
     print(f"{'workload':<12} {'flavour':<7} {'run ms':>8} {'estimate ms':>12} {'first ms':>9} {'ratio':>7} "
           f"{'auto ms':>8}" + (f" {'base ms':>8}" if base else "")
           + (f" {'min':>6}" + (f" {'base min':>8}" if base else "") if args.estimate_only else f" {'min ratio':>9}"))
@@ -135,15 +137,27 @@ def main(argv=None) -> None:
                   f"{share:7.1%} {auto_run * 1e3:8.1f}" + tail)
 
 
-def _baseline(path: str):
-    """``path`` loaded as a sibling of :mod:`jitcep.plan.planner.sampling` (its relative imports work)."""
+def _baseline(path: str, kernels: str | None = None):
+    """``path`` loaded as a sibling of :mod:`jitcep.plan.planner.sampling` (its relative imports work);
+    with ``kernels`` (an older ``jitcep/kernels/sampling.py``) its kernel imports read that file's."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("jitcep.plan.planner._baseline_sampling", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    def load(name, file):
+        spec = importlib.util.spec_from_file_location(name, file)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    if kernels is None:
+        return load("jitcep.plan.planner._baseline_sampling", path)
+    import jitcep.kernels.sampling as current
+    old = load("jitcep.kernels._baseline_sampling", kernels)
+    sys.modules["jitcep.kernels.sampling"] = old  # what ``from ...kernels.sampling import`` reads
+    try:
+        return load("jitcep.plan.planner._baseline_sampling", path)
+    finally:
+        sys.modules["jitcep.kernels.sampling"] = current
 
 
 if __name__ == "__main__":
