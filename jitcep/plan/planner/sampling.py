@@ -44,12 +44,12 @@ over positions of the whole table: one set per pattern, compiled once and
 kept in memory and on disk like the run's own.
 
 Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores, warm), 10^6 events
-of perf/bench_seq.py's data: 0.7-0.8 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
-predicates, a negation and a closure (1.6-2.1 ms before the type counts were sampled, tuples bounded
-by the window and the sample halved).  That is 5-7% of the cheapest selective runs (12-13 ms), under
-5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.  The draws, every variable's
-candidates (one call) and each step of a conjunct's tuples (its window ranges and its extension, two
-calls) are compiled (:mod:`jitcep.kernels.sampling`): ~0.55-0.65 ms.
+of perf/bench_seq.py's data, SEQ of 3 or 6 with a key, a filter and join predicates, a negation and a
+closure: 0.7-0.8 ms per estimate once the type counts were sampled, tuples bounded by the window and
+the sample halved (1.6-2.1 ms before); 0.55-0.65 ms with the draws, the candidates and each step of a
+conjunct's tuples compiled; about 20% less again with the blocks, a one-attribute key and its pair
+counts compiled (:mod:`jitcep.kernels.sampling`; fastest calls 0.46-0.49 ms of CPU time under load):
+~3.5% of the cheapest selective runs (12-13 ms), 0.1% of a run producing 1.6 * 10^6 matches.
 """
 
 from __future__ import annotations
