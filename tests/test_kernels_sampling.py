@@ -150,6 +150,12 @@ def test_key_codes_match_naive(column, positions, nullable, dtype):
     assert (codes.tolist(), span) == naive.key_codes(values, valid, positions)
 
 
+def test_key_codes_span_does_not_wrap():
+    # the codes of values 2^63 apart wrap in int64; the span, a Python int, says they are not small
+    _, span = key_codes(np.array([-2**62, 0, 2**62], np.int64), None, np.array([0, 2]))
+    assert span == 2**63
+
+
 def test_key_codes_refuse_positions_past_the_column():
     with pytest.raises(KernelInputError):
         key_codes(np.arange(3), None, np.array([3]))

@@ -352,13 +352,13 @@ def window_ranges(first: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: np.ndarr
 def _key_codes(values, valid, positions):
     n = len(values) if positions is None else len(positions)
     out = np.empty(n, np.int64)
-    if n == 0:
-        return out, 0, True
     lo = hi = 0
+    if n == 0:
+        return out, lo, hi, True
     for i in range(n):
         p = i if positions is None else positions[i]
         if not 0 <= p < len(values):
-            return out, 0, False
+            return out, lo, hi, False
         x = np.int64(values[p])
         out[i] = x
         if i == 0 or x < lo:
@@ -367,21 +367,22 @@ def _key_codes(values, valid, positions):
             hi = x
     for i in range(n):
         p = i if positions is None else positions[i]
-        out[i] = -1 if valid is not None and not valid[p] else out[i] - lo
-    return out, hi - lo, True
+        out[i] = -1 if valid is not None and not valid[p] else out[i] - lo  # wraps past 2^63: see the span
+    return out, lo, hi, True
 
 
 def key_codes(values: np.ndarray, valid: np.ndarray | None, positions: np.ndarray | None):
     """(codes, span): the integer ``values`` at ``positions`` (None: every one, in order) less their least
     (nulls' values included), -1 where ``valid`` (aligned with ``values``) is False; ``span`` their greatest
-    less their least.  One pass for the estimate's key codes (:func:`jitcep.plan.planner.sampling._key_codes`),
-    where NumPy took six calls and their copies; the caller checks ``span`` (small codes) before using them."""
+    less their least, a Python int (the codes wrap when it reaches 2^63).  One pass for the estimate's key
+    codes (:func:`jitcep.plan.planner.sampling._key_codes`), where NumPy took six calls and their copies;
+    the caller checks ``span`` (small codes) before using them."""
     if valid is not None and len(valid) != len(values):
         raise fail("key_codes", f"{len(valid)} validity flags for {len(values)} values")
-    out = _key_codes(values, valid, positions)
-    if not out[2]:
+    out, lo, hi, ok = _key_codes(values, valid, positions)
+    if not ok:
         raise fail("key_codes", "a position past the column")
-    return out[0], int(out[1])
+    return out, int(hi) - int(lo)
 
 
 @njit(**NUMBA_FLAGS)
