@@ -713,6 +713,14 @@ def draw_sample(type_code, n_types, n_blocks, k, m, seed):
     return sorted(chosen), draws, hits
 
 
+def block_sample(type_code, ts, starts, L):
+    """Twin of kernels.sampling.block_sample: per position of the blocks (every position when starts is None),
+    as lists: the position, its block's index, its type code and ts."""
+    at = [(p // L, p) for p in range(len(type_code))] if starts is None else \
+        [(b, s * L + j) for b, s in enumerate(starts) for j in range(L)]
+    return [p for _, p in at], [b for b, _ in at], [int(type_code[p]) for _, p in at], [int(ts[p]) for _, p in at]
+
+
 def extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
     """Twin of kernels.sampling.extend_tuples: lists of columns (each a tuple of sample indices), lo, hi."""
     out, olo, ohi = [], [], []
@@ -750,6 +758,31 @@ def window_ranges(first, lo, hi, w, group, wt, reach, by_group):
         s.append(sum(1 for i in order if (group[i], wt[i]) < (group[f], hi[t] - reach)))
         cnt.append(sum(1 for i in order if group[i] == group[f] and hi[t] - reach <= wt[i] <= lo[t] + reach))
     return order, s, cnt
+
+
+def key_codes(values, valid, positions):
+    """Twin of kernels.sampling.key_codes: the values at positions (all when None) less their least, -1 where
+    not valid; and their greatest less their least."""
+    at = range(len(values)) if positions is None else positions
+    got = [int(values[p]) for p in at]
+    lo = min(got, default=0)
+    return ([-1 if valid is not None and not valid[p] else x - lo for p, x in zip(at, got)],
+            max(got, default=0) - lo)
+
+
+def pair_counts(codes):
+    """Twin of kernels.sampling.pair_counts: (m, sum of squared counts, largest count) of the codes >= 0,
+    None when the largest code is 16 m or more (and m >= 2)."""
+    kept = [c for c in codes if c >= 0]
+    m = len(kept)
+    if m < 2:
+        return m, 0, 0
+    if max(kept) >= 16 * m:
+        return None
+    counts = {}
+    for c in kept:
+        counts[c] = counts.get(c, 0) + 1
+    return m, sum(c * c for c in counts.values()), max(counts.values())
 
 
 def canonical_order(P, cols, K=None, llo=None, lhi=None):

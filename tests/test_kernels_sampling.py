@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import SEED_MAX, candidates, draw_sample, extend_tuples, window_ranges
+from jitcep.kernels.sampling import (SEED_MAX, block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
+                                     window_ranges)
 
 
 @settings(max_examples=200, deadline=None)
@@ -112,8 +113,9 @@ def test_window_ranges_match_naive(case, reach, by_group):
     if not by_group:  # without groups the caller's groups ascend with the index (blocks)
         group = sorted(group)
     first = [f for f, _, _ in tuples]
-    lo = [a for _, a, _ in tuples]
-    hi = [a + min(d, reach) for _, a, d in tuples]  # a partial tuple spans at most the window (reach)
+    # a partial tuple spans at most the window (reach), its first event's measure among its members'
+    lo = [wt[f] - min(a, reach) for f, a, _ in tuples]
+    hi = [max(wt[f], a + min(d, reach)) for (f, _, d), a in zip(tuples, lo)]
     w = sorted(w)
     got = window_ranges(np.array(first, np.int64), np.array(lo, np.int64), np.array(hi, np.int64),
                         np.array(w, np.int64), np.array(group, np.int64), np.array(wt, np.int64), reach, by_group)
@@ -128,3 +130,61 @@ def test_window_ranges_refuse_indexes_past_the_sample():
         window_ranges(np.array([3]), one, one, one, wt, wt, 1, False)
     with pytest.raises(KernelInputError):
         window_ranges(one, one, np.zeros(2, np.int64), one, wt, wt, 1, False)
+    with pytest.raises(KernelInputError):  # the first event's measure (0) outside its span 1..1
+        window_ranges(one, one + 1, one + 1, one, wt, wt, 1, False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**40, 2**40), st.booleans()), max_size=20),
+       st.one_of(st.none(), st.lists(st.integers(0, 19), max_size=25)), st.booleans(),
+       st.sampled_from([np.int64, np.int32, np.bool_]))
+def test_key_codes_match_naive(column, positions, nullable, dtype):
+    values = [v if dtype is not np.bool_ else v % 2 for v, _ in column]
+    valid = [ok for _, ok in column] if nullable else None
+    if dtype is np.int32:
+        values = [v % 2**31 for v in values]
+    if positions is not None:
+        positions = [p for p in positions if p < len(values)]
+    codes, span = key_codes(np.array(values, dtype=dtype), None if valid is None else np.array(valid, np.bool_),
+                            None if positions is None else np.array(positions, np.int64))
+    assert (codes.tolist(), span) == naive.key_codes(values, valid, positions)
+
+
+def test_key_codes_span_does_not_wrap():
+    # the codes of values 2^63 apart wrap in int64; the span, a Python int, says they are not small
+    _, span = key_codes(np.array([-2**62, 0, 2**62], np.int64), None, np.array([0, 2]))
+    assert span == 2**63
+
+
+def test_key_codes_refuse_positions_past_the_column():
+    with pytest.raises(KernelInputError):
+        key_codes(np.arange(3), None, np.array([3]))
+    with pytest.raises(KernelInputError):
+        key_codes(np.arange(3), np.ones(2, np.bool_), None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-1, 60), max_size=30))
+def test_pair_counts_match_naive(codes):
+    assert pair_counts(np.array(codes, np.int64)) == naive.pair_counts(codes)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda L: st.tuples(
+    st.just(L), st.lists(st.tuples(st.integers(-1, 30), st.integers(-2**40, 2**40)), max_size=20))),
+    st.booleans(), st.data())
+def test_block_sample_matches_naive(case, whole, data):
+    L, events = case
+    tc, ts = [c for c, _ in events], [t for _, t in events]
+    starts = None if whole else data.draw(st.lists(st.integers(0, max(len(events) // L - 1, 0)),
+                                                   max_size=len(events) // L, unique=True).map(sorted))
+    got = block_sample(np.array(tc, np.int32), np.array(ts, np.int64),
+                       None if starts is None else np.array(starts, np.int64), L)
+    assert tuple(a.tolist() for a in got) == naive.block_sample(tc, ts, starts, L)
+
+
+def test_block_sample_refuses_blocks_past_the_table():
+    with pytest.raises(KernelInputError):
+        block_sample(np.zeros(4, np.int32), np.zeros(4, np.int64), np.array([2]), 2)
+    with pytest.raises(KernelInputError):
+        block_sample(np.zeros(4, np.int32), np.zeros(3, np.int64), None, 2)

@@ -159,6 +159,10 @@ CASES = {
         i64(0), i64(0), i64(0), i64(0, 70), i64(0, 0, 1, 1), ts, 5, True),
     "window_ranges: first event past the sample": lambda: sampling.window_ranges(
         i64(70), i64(0), i64(0), i64(0), i64(0, 0, 1, 1), ts, 5, False),
+    "block_sample: block past the table": lambda: sampling.block_sample(i64(0, 1, 2, 3), ts[:4], i64(2), 2),
+    "key_codes: position past the column": lambda: sampling.key_codes(i64(0, 1), None, i64(0, 2)),
+    "key_codes: validity shorter than the values": lambda: sampling.key_codes(
+        i64(0, 1), np.ones(1, np.bool_), None),
     "extend_tuples: candidate range past the candidates": lambda: sampling.extend_tuples(
         i64(0).reshape(1, 1), i64(0), i64(0), i64(1), i64(5), i64(0, 1), ts, ts, 5.0, i64(0)),
     "extend_tuples: candidate past the sample": lambda: sampling.extend_tuples(

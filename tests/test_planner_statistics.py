@@ -281,6 +281,35 @@ def _old_window_ranges(first, lo, hi, w, group, wt, reach, by_group):
     return w, s, e - s
 
 
+def _old_block_sample(type_code, ts, starts, L):
+    """The NumPy steps ``estimate`` ran for the blocks before kernels.sampling.block_sample."""
+    if starts is None:
+        pos = np.arange(len(type_code), dtype=np.int64)
+        blk = pos // L
+    else:
+        pos = (starts[:, None] * L + np.arange(L)[None, :]).reshape(-1)
+        blk = np.repeat(np.arange(len(starts)), L)
+    return pos, blk, type_code[pos], ts[pos]
+
+
+def _old_key_codes(values, valid, positions):
+    """The NumPy steps ``sampling._key_codes`` ran for one attribute before kernels.sampling.key_codes."""
+    out = (values if positions is None else values[positions]).astype(np.int64)
+    lo, hi = (int(out.min()), int(out.max())) if len(out) else (0, 0)
+    null = np.zeros(len(out), np.bool_) if valid is None else ~(valid if positions is None else valid[positions])
+    return np.where(null, -1, out - lo), hi - lo
+
+
+def _old_pair_counts(codes):
+    """The NumPy steps ``sampling._partitions`` ran before kernels.sampling.pair_counts (bincount or unique)."""
+    codes = codes[codes >= 0]
+    if len(codes) < 2:
+        return len(codes), 0, 0
+    small = int(codes.max()) < 16 * len(codes)
+    counts = (np.bincount(codes) if small else np.unique(codes, return_counts=True)[1]).astype(np.float64)
+    return len(codes), float(counts @ counts), counts.max()
+
+
 BENCH_PATTERNS = [  # perf/bench_statistics.py's workloads, on its data
     "PATTERN SEQ(T0 e0, T1 e1, T2 e2) WHERE [symbol] AND e0.price > 20 AND e2.price > e0.price WITHIN 2000",
     "PATTERN SEQ(T0 e0, T1 e1, T2 e2, T3 e3, T4 e4, T5 e5) WHERE [symbol] AND e0.price > 20 "
@@ -309,6 +338,9 @@ def test_compiled_steps_give_the_numpy_steps_statistics(monkeypatch, flavour):
             with monkeypatch.context() as m:
                 m.setattr(sampling, "candidates", _old_candidates)
                 m.setattr(sampling, "window_ranges", _old_window_ranges)
+                m.setattr(sampling, "key_codes", _old_key_codes)
+                m.setattr(sampling, "block_sample", _old_block_sample)
+                m.setattr(sampling, "pair_counts", _old_pair_counts)
                 want, _ = _estimate(df, text, seed=seed)
             assert got == want, (text, seed)
             assert got.sources == want.sources and any(s == "sampled" for s in got.sources.values())

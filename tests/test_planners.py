@@ -105,8 +105,26 @@ def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():
     st_ = tree["statistics"]
     assert st_["sources"]["a"] == "user" and st_["sources"]["c"] == "sampled"
     assert all("est_rows" in n and "cost" in n for n in _nodes(tree["children"][0]))
-    text = q.explain(df, type="type", statistics={"rates": {"a": 1e-6}})
-    assert "statistics: rates" in text and "(user)" in text and "est_rows=" in text
+    text = q.explain(df, type="type", statistics={"rates": {"a": 1e-6}, "partitions": 3})
+    assert "statistics: rates" in text and "a=1e-06 (user)" in text
+    # no key: one partition by default, overridden here; the skew is the default's
+    assert "partitions 3 (user), skew 1 (default)" in text
+    # every operator's line shows its estimated rows and cost, as the dict form's keys
+    ops = [line for line in text.splitlines()[2:] if line.strip()]
+    assert ops and all("est_rows=" in line and " cost=" in line for line in ops)
+
+
+def test_analyze_shows_estimated_beside_measured_rows_and_time():
+    df = _frame()  # above runtime.SMALL_TABLE: "auto" estimates and plans
+    q = jitcep.compile(TEXT)
+    tree = q.explain(df, type="type", analyze=True, format="dict")
+    assert tree["statistics"]["sources"]["a"] == "sampled"
+    nodes = _nodes(tree["children"][0])
+    assert all({"est_rows", "cost", "rows", "time_s"} <= set(n) for n in nodes)
+    assert tree["rows"] == len(q.run(df, type="type"))  # the measured rows are the run's
+    text = q.explain(df, type="type", analyze=True)
+    ops = [line for line in text.splitlines()[2:] if line.strip()]
+    assert ops and all("est_rows=" in line and " rows=" in line and " time=" in line for line in ops)
 
 
 def _nodes(tree):

@@ -20,7 +20,11 @@ index) and finds each partial tuple's range among them by four binary
 searches, one call where NumPy needs six and their temporaries.
 
 :func:`candidates` is every variable's sampled candidates in one pass over
-the sample, not one pass per variable.
+the sample, not one pass per variable.  :func:`block_sample` reads the
+blocks' positions, type codes and ts in one pass, :func:`key_codes` gathers
+and shifts a one-attribute key, :func:`pair_counts` counts its equal pairs:
+each replaces four to six NumPy calls and their copies on arrays of 4,096 to
+12,288 (perf/README.md "Planner statistics").
 """
 
 from __future__ import annotations
@@ -99,6 +103,38 @@ def draw_sample(type_code: np.ndarray, n_types: int, n_blocks: int, k: int, m: i
 
 
 @njit(**NUMBA_FLAGS)
+def _block_sample(type_code, ts, starts, L):
+    n = len(type_code)
+    m = n if starts is None else len(starts) * L
+    pos = np.empty(m, np.int64)
+    blk = np.empty(m, np.int64)
+    tc = np.empty(m, np.int64)
+    wt = np.empty(m, np.int64)
+    for i in range(m):
+        b = i // L
+        p = i if starts is None else starts[b] * L + i - b * L
+        if not 0 <= p < n:
+            return pos, blk, tc, wt, False
+        pos[i], blk[i], tc[i], wt[i] = p, b, type_code[p], ts[p]
+    return pos, blk, tc, wt, True
+
+
+def block_sample(type_code: np.ndarray, ts: np.ndarray, starts: np.ndarray | None, L: int):
+    """(pos, blk, tc, wt): the positions of the blocks ``starts`` (block numbers, each ``L`` positions from
+    ``starts[b] * L``; None: every position of the table, block ``p // L``), each one's block index, type code
+    and ``ts``: what :func:`jitcep.plan.planner.sampling.estimate` reads at its sample, in one pass where
+    NumPy took five calls and their temporaries."""
+    if len(ts) != len(type_code):
+        raise fail("block_sample", f"{len(ts)} timestamps for {len(type_code)} events")
+    if L < 1:
+        raise fail("block_sample", f"blocks of {L} positions")
+    out = _block_sample(type_code, ts, starts, int(L))
+    if not out[4]:
+        raise fail("block_sample", "a block past the table")
+    return out[:4]
+
+
+@njit(**NUMBA_FLAGS)
 def _extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
     k, m = T.shape
     n_w, n = len(w), len(wt)
@@ -159,29 +195,46 @@ def extend_tuples(T: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray, 
 def _candidates(tc, allowed, key_ok):
     V, T = allowed.shape[0], allowed.shape[1] - 1
     n = len(tc)
+    # per type slot the variables allowing it, in CSR form: most sampled events have a type the pattern
+    # does not read and are passed over at once (testing every variable's row per event took 2.5x the time)
+    first = np.zeros(T + 2, np.int64)
+    for t in range(T + 1):
+        first[t + 1] = first[t]
+        for v in range(V):
+            if allowed[v, t]:
+                first[t + 1] += 1
+    vars_of = np.empty(first[T + 1], np.int64)
+    for t in range(T + 1):
+        j = first[t]
+        for v in range(V):
+            if allowed[v, t]:
+                vars_of[j] = v
+                j += 1
     slot = np.empty(n, np.int64)
     count = np.zeros(V, np.int64)
     in_type = np.zeros(V, np.int64)
     for i in range(n):
         c = np.int64(tc[i])
-        slot[i] = c if 0 <= c < T else T
+        s = c if 0 <= c < T else T
+        slot[i] = s
         ok = key_ok is None or key_ok[i]
-        for v in range(V):
-            if allowed[v, slot[i]]:
-                in_type[v] += 1
-                if ok:
-                    count[v] += 1
+        for j in range(first[s], first[s + 1]):
+            v = vars_of[j]
+            in_type[v] += 1
+            if ok:
+                count[v] += 1
     offsets = np.zeros(V + 1, np.int64)
     for v in range(V):
         offsets[v + 1] = offsets[v] + count[v]
     idx = np.empty(offsets[V], np.int64)
     fill = offsets[:V].copy()
     for i in range(n):
-        if key_ok is None or key_ok[i]:
-            for v in range(V):
-                if allowed[v, slot[i]]:
-                    idx[fill[v]] = i
-                    fill[v] += 1
+        s = slot[i]
+        if first[s] < first[s + 1] and (key_ok is None or key_ok[i]):
+            for j in range(first[s], first[s + 1]):
+                v = vars_of[j]
+                idx[fill[v]] = i
+                fill[v] += 1
     return idx, offsets, in_type
 
 
@@ -206,7 +259,7 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
         if not 0 <= w[i] < n:
             return none, none, none, False
     for i in range(len(first)):
-        if not 0 <= first[i] < n:
+        if not 0 <= first[i] < n or not lo[i] <= wt[first[i]] <= hi[i]:  # the gallops start there
             return none, none, none, False
     # (group, index): unique, as the candidates are distinct; without groups w ascends already
     gw = np.empty(len(w), np.int64)
@@ -222,17 +275,68 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
     cnt = np.empty(m, np.int64)
     for t in range(m):
         g = group[first[t]] * M
-        a = np.searchsorted(gw, g + np.searchsorted(wt, hi[t] - reach, side="left"), side="left")
-        b = np.searchsorted(gw, g + np.searchsorted(wt, lo[t] + reach, side="right"), side="left")
+        # the window's bounds in the sample lie either side of the first event (hi - reach <= wt[first]
+        # <= lo + reach): found by galloping from it, a few steps for a window of a few events
+        a = _lower(gw, g + _gallop_down(wt, hi[t] - reach, first[t]))
+        b = _lower(gw, g + _gallop_up(wt, lo[t] + reach, first[t]))
         s[t], cnt[t] = a, b - a
     return order, s, cnt, True
+
+
+@njit(**NUMBA_FLAGS)
+def _gallop_down(a, x, i):
+    """``_lower(a, x)`` when ``a[i] >= x``: the bracket found by doubling steps down from i."""
+    step, hi = 1, i
+    while hi - step >= 0 and a[hi - step] >= x:
+        hi -= step
+        step *= 2
+    lo = max(hi - step, 0)
+    return lo + _lower(a[lo:hi], x)
+
+
+@njit(**NUMBA_FLAGS)
+def _gallop_up(a, x, i):
+    """``_upper(a, x)`` when ``a[i] <= x``: the bracket found by doubling steps up from i."""
+    step, lo = 1, i + 1
+    while lo + step - 1 < len(a) and a[lo + step - 1] <= x:
+        lo += step
+        step *= 2
+    hi = min(lo + step - 1, len(a))
+    return lo + _upper(a[lo:hi], x)
+
+
+@njit(**NUMBA_FLAGS)
+def _lower(a, x):
+    """The first index i with a[i] >= x (``a`` ascending): ``np.searchsorted(a, x)``, which, called with a
+    scalar in a compiled loop, made an array per call: 2/3 of :func:`window_ranges`' time."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**NUMBA_FLAGS)
+def _upper(a, x):
+    """The first index i with a[i] > x (``a`` ascending): ``np.searchsorted(a, x, side="right")``."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def window_ranges(first: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: np.ndarray, group: np.ndarray,
                   wt: np.ndarray, reach: int, by_group: bool):
     """(w', s, cnt): the candidates ``w`` (sample indices, ascending) ordered by (``group``, index) when
     ``by_group`` (else as given), and for each partial tuple t (its first event ``first[t]``, window
-    measures ``lo[t]..hi[t]``, ``hi[t] - lo[t] <= reach``) the range ``w'[s[t] : s[t] + cnt[t]]`` of candidates
+    measures ``lo[t]..hi[t]``, ``hi[t] - lo[t] <= reach``, its first event's among them) the range ``w'[s[t] : s[t] + cnt[t]]`` of candidates
     in its group whose measure lies within ``hi[t] - reach .. lo[t] + reach`` (``wt``: the sample's measures,
     ascending; without ``by_group`` the groups ascend with the index too; group
     codes at most (2^63 - 1) / (len(wt) + 1)); the input of :func:`extend_tuples`."""
@@ -240,5 +344,72 @@ def window_ranges(first: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: np.ndarr
         raise fail("window_ranges", "arrays of different lengths")
     out = _window_ranges(first, lo, hi, w, group, wt, int(reach), bool(by_group))
     if not out[3]:
-        raise fail("window_ranges", "an index past the sample")
+        raise fail("window_ranges", "an index past the sample, or a first event outside its tuple's span")
     return out[:3]
+
+
+@njit(**NUMBA_FLAGS)
+def _key_codes(values, valid, positions):
+    n = len(values) if positions is None else len(positions)
+    out = np.empty(n, np.int64)
+    lo = hi = 0
+    if n == 0:
+        return out, lo, hi, True
+    for i in range(n):
+        p = i if positions is None else positions[i]
+        if not 0 <= p < len(values):
+            return out, lo, hi, False
+        x = np.int64(values[p])
+        out[i] = x
+        if i == 0 or x < lo:
+            lo = x
+        if i == 0 or x > hi:
+            hi = x
+    for i in range(n):
+        p = i if positions is None else positions[i]
+        out[i] = -1 if valid is not None and not valid[p] else out[i] - lo  # wraps past 2^63: see the span
+    return out, lo, hi, True
+
+
+def key_codes(values: np.ndarray, valid: np.ndarray | None, positions: np.ndarray | None):
+    """(codes, span): the integer ``values`` at ``positions`` (None: every one, in order) less their least
+    (nulls' values included), -1 where ``valid`` (aligned with ``values``) is False; ``span`` their greatest
+    less their least, a Python int (the codes wrap when it reaches 2^63).  One pass for the estimate's key
+    codes (:func:`jitcep.plan.planner.sampling._key_codes`), where NumPy took six calls and their copies;
+    the caller checks ``span`` (small codes) before using them."""
+    if valid is not None and len(valid) != len(values):
+        raise fail("key_codes", f"{len(valid)} validity flags for {len(values)} values")
+    out, lo, hi, ok = _key_codes(values, valid, positions)
+    if not ok:
+        raise fail("key_codes", "a position past the column")
+    return out, int(hi) - int(lo)
+
+
+@njit(**NUMBA_FLAGS)
+def _pair_counts(codes):
+    m = 0
+    top_code = -1
+    for c in codes:
+        if c >= 0:
+            m += 1
+            top_code = max(top_code, c)
+    if m < 2 or top_code >= 16 * m:
+        return m, 0, 0, m < 2
+    counts = np.zeros(top_code + 1, np.int64)
+    for c in codes:
+        if c >= 0:
+            counts[c] += 1
+    squares = 0
+    top = 0
+    for c in counts:
+        squares += c * c
+        top = max(top, c)
+    return m, squares, top, True
+
+
+def pair_counts(codes: np.ndarray) -> tuple[int, int, int] | None:
+    """(m, sum of squared counts, largest count) of the codes >= 0 (-1: no key), counted in an array of
+    the codes' range; None when that range is 16 times the codes or more (the caller counts by sorting).
+    With fewer than two codes: (m, 0, 0)."""
+    m, squares, top, ok = _pair_counts(np.asarray(codes, dtype=np.int64))
+    return (int(m), int(squares), int(top)) if ok else None

@@ -25,6 +25,7 @@ from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
+from .planner.statistics import PARTITIONS, SKEW
 from .operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
                         OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 
@@ -204,7 +205,7 @@ def _fields(d: dict) -> str:
     if d["predicates"]:
         parts.append("where " + " AND ".join(d["predicates"]))
     if d.get("est_rows") is not None:
-        parts.append(f"est_rows={d['est_rows']:.3g}")
+        parts.append(f"est_rows={d['est_rows']:.3g} cost={d['cost']:.3g}")
     if "rows" in d:
         parts.append(f"rows={d['rows']}" + (f" time={d['time_s'] * 1e3:.3f} ms" if d["op"] != "pattern" else ""))
     if "threads" in d:
@@ -241,7 +242,7 @@ def _statistics(st: dict) -> str:
     rates = ", ".join(f"{v}={r:.3g} ({src.get(v, '?')})" for v, r in st["rates"].items())
     sels = ", ".join(f"{t}: {x:.3g} ({src.get(t, '?')})" for t, x in st["selectivities"].items())
     return f"statistics: rates {rates}" + (f"; selectivities {sels}" if sels else "") + \
-        f"; partitions {st['partitions']}"
+        f"; partitions {st['partitions']} ({src.get(PARTITIONS, '?')}), skew {st['skew']:.3g} ({src.get(SKEW, '?')})"
 
 
 def to_text(tree: dict) -> str:

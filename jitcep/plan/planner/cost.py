@@ -4,8 +4,14 @@ A cost model is a function ``(problem, tree) -> float`` (lower is better);
 :data:`COST_MODELS` names them for ``jitcep.compile(..., cost_model=NAME)``:
 
 - ``"intermediate"``: Kolchinsky & Schuster's Cost_tree (section 3.2), the
-  partial matches held in every node, ``sum(PM(node) for node in tree)``;
-  for a left-deep tree it is their Cost_ord (section 3.1).
+  partial matches held in every node, ``sum(PM(node) for node in tree)``.
+  On a left-deep tree of order p_1..p_n it is their Cost_ord (section 3.1,
+  ``sum over k of PM(p_1..p_k)``) plus the cards of p_2..p_n: Cost_ord
+  counts a single event as a partial match only for the first unit (an
+  NFA's first state), a tree holds every leaf.  The two rank left-deep
+  plans alike but for which of the first two units comes first, which a
+  join of two leaves does not distinguish; jitcep's left-deep plans are
+  join trees (every leaf's events held), so Cost_tree is the one priced.
 - ``"zstream"``: ZStream's operator costs (section 5.1, Formula 1 and
   Table 2), summed over the tree's operators: :func:`zstream`.
 - ``"latency"``: the throughput-latency trade-off of Kolchinsky 5.1,

@@ -44,12 +44,12 @@ over positions of the whole table: one set per pattern, compiled once and
 kept in memory and on disk like the run's own.
 
 Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores, warm), 10^6 events
-of perf/bench_seq.py's data: 0.7-0.8 ms per estimate for SEQ of 3 or 6 with a key, a filter and join
-predicates, a negation and a closure (1.6-2.1 ms before the type counts were sampled, tuples bounded
-by the window and the sample halved).  That is 5-7% of the cheapest selective runs (12-13 ms), under
-5% of runs from ~16 ms up, 0.1% of a run producing 1.6 * 10^6 matches.  The draws, every variable's
-candidates (one call) and each step of a conjunct's tuples (its window ranges and its extension, two
-calls) are compiled (:mod:`jitcep.kernels.sampling`): ~0.55-0.65 ms.
+of perf/bench_seq.py's data, SEQ of 3 or 6 with a key, a filter and join predicates, a negation and a
+closure: 0.7-0.8 ms per estimate once the type counts were sampled, tuples bounded by the window and
+the sample halved (1.6-2.1 ms before); 0.55-0.65 ms with the draws, the candidates and each step of a
+conjunct's tuples compiled; about 20% less again with the blocks, a one-attribute key and its pair
+counts compiled (:mod:`jitcep.kernels.sampling`; fastest calls 0.46-0.49 ms of CPU time under load):
+~3.5% of the cheapest selective runs (12-13 ms), 0.1% of a run producing 1.6 * 10^6 matches.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import candidates, draw_sample, extend_tuples, window_ranges
+from ...kernels.sampling import (block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
+                                window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -123,21 +124,15 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                                       seed)
     if whole:
         draws, hits = np.arange(n), count_codes(table.type_code, n_types)
-    starts *= L
-    if k_blocks == n_blocks:  # the whole table (its tail included)
-        pos = np.arange(n, dtype=np.int64)
-        blk = pos // L
-    else:
-        pos = (starts[:, None] + np.arange(L)[None, :]).reshape(-1)
-        blk = np.repeat(np.arange(k_blocks), L)
+    # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
+    # tail included, when every block is drawn)
+    pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts, L)
     keyed = bool(logical.key) or streams
     upos = draws[:KEY_SAMPLE]
+    key_pos = None  # without a key or streams: one partition
     if keyed:
         codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
         key_pos, key_u = codes[:len(pos)], codes[len(pos):]
-    else:
-        key_pos = np.zeros(len(pos), np.int64)
-    has_key = key_pos >= 0
 
     # partitions and skew
     if keyed:
@@ -175,24 +170,27 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         type_codes.append(cs)
         row[slice(None) if cs is None else cs] = True
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
-    idx_all, offsets, in_type = candidates(table.type_code[pos], allowed, has_key if keyed else None)
+    idx_all, offsets, in_type = candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
+    hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
         if cs is None:
             count = float(n)
         else:
-            drawn = int(hits[cs].sum())
+            drawn = sum(hits[c] for c in cs)
             if drawn >= MIN_CANDIDATES or len(draws) == n:
                 count = drawn * n / len(draws)
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
                 count = float(exact[cs].sum())
-        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], int(in_type[i])
-        keep = np.ones(len(idx), np.bool_)
+        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], in_type[i]
+        passed = len(idx)
         if lf.filter is not None and pset is not None and len(idx):
             keep = passes(lf.filter, pos[idx][None, :])
-        cands[v] = idx[keep]
+            idx = idx[keep]
+            passed = len(idx)
+        cands[v] = idx
         if count == 0:
             kept = 0.0
         elif lf.filter is None and not keyed:
@@ -200,7 +198,6 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         elif lf.filter is not None and pset is None:
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
-            passed = int(keep.sum())
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
                 passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
                                              pset, rng)
@@ -209,13 +206,16 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         sources.setdefault(v, "sampled")
 
     # selectivities
-    wt = table.ts[pos] if window_measure == "time" else pos
+    wt = ts_pos if window_measure == "time" else pos
     limit = span if window_measure == "time" else span - 1
     sels: dict[str, float] = {}
+    group = None  # (block, key) codes of the sample, made for the first sampled conjunct
     for text, c in conj.items():
         tuples = None
         if c.kind != "list" and pset is not None:
-            tuples = _tuples(c, cands, lv, blk, key_pos, wt, pos, limit, order, rng)
+            if group is None:
+                group = _groups(blk, key_pos, len(wt))
+            tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng)
         if tuples is None or not tuples.shape[1]:
             sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
             continue
@@ -285,6 +285,15 @@ def _predicate_set(logical, preds, table):
 
 def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool) -> np.ndarray:
     """A code per position, equal for equal keys (and streams), -1 for a null key (no partition)."""
+    if not streams and len(key) == 1 and table.column(key[0]).kind != "float":
+        # one integer (or coded) attribute, the usual key: gathered and shifted in one compiled pass
+        col = table.column(key[0])
+        if col.kind == "str":
+            got = key_codes(col.codes_at(positions)[0], None if col.valid is None else col.valid[positions], None)
+        else:
+            got = key_codes(col.values, col.valid, positions)
+        if got[1] < 1 << 31:
+            return got[0]
     parts = []
     null = np.zeros(len(positions), np.bool_)
     if streams:
@@ -315,16 +324,17 @@ def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool
 def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
     """(effective partitions, skew) from key codes of uniformly drawn events (module docstring)."""
     drawn = len(codes)
-    codes = codes[codes >= 0]
-    m = len(codes)
+    got = pair_counts(codes)  # counted in an array of the codes' range, in one compiled pass
+    if got is None:  # codes spread wide: counted by sorting
+        codes = codes[codes >= 0]
+        counts = np.unique(codes, return_counts=True)[1].astype(np.float64)
+        got = len(codes), float(counts @ counts), counts.max()
+    m, squares, top = got
     if m < 2:
         return 1, 1.0
-    small = int(codes.max()) < 16 * m  # bincount is ~15x faster than unique; empty codes count 0 pairs
-    counts = (np.bincount(codes) if small else np.unique(codes, return_counts=True)[1]).astype(np.float64)
-    pairs = float(counts @ counts) - m  # sum of c * (c - 1)
+    pairs = float(squares) - m  # sum of c * (c - 1)
     eff = m * (m - 1) / pairs if pairs else float(m) * (m - 1)
     partitions = int(max(1, min(round(eff), round(n * m / drawn))))
-    top = counts.max()
     share = max(top - 2 * math.sqrt(top), 1.0) / m
     return partitions, float(max(1.0, share * partitions))
 
@@ -374,9 +384,24 @@ class _Order:
         return got
 
 
-def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.ndarray | None:
+def _groups(blk: np.ndarray, key: np.ndarray | None, m: int) -> tuple[np.ndarray, bool]:
+    """(group, by_group): a code per sampled event equal for the same block and key (candidates have key
+    >= 0; ``key`` None: no key, the block alone), small enough that ``group * (m + 1) + index`` stays
+    within int64; ``by_group`` whether the codes need sorting (with a key), or ascend with the index
+    already (the block alone)."""
+    if key is None:
+        return blk, False
+    G = int(key.max()) + 2 if len(key) else 1
+    group = blk * G + key
+    if (int(blk[-1]) + 1) * G * (m + 1) >= 1 << 62:  # dense group codes
+        group = np.unique(group, return_inverse=True)[1].reshape(-1)
+    return group, G > 2
+
+
+def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.ndarray | None:
     """Up to TUPLES candidate tuples for conjunct ``c`` (rows: its sorted variables; values: indices into
-    the sample), formed inside the sampled blocks (module docstring); None if a variable has no leaf."""
+    the sample), formed inside the sampled blocks (module docstring), ``groups`` :func:`_groups`'; None if
+    a variable has no leaf."""
     idx = []
     for v in c.vars:
         base = v
@@ -385,11 +410,7 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
             if base is None:
                 return None
         idx.append(cands[base])
-    G = int(key.max()) + 2 if len(key) else 1
-    group = blk * G + key  # same block and same key; candidates have key >= 0
-    M = len(wt) + 1
-    if (int(blk[-1]) + 1) * G * M >= 1 << 62:  # dense group codes keep group * M + index within int64
-        group = np.unique(group, return_inverse=True)[1].reshape(-1)
+    group, by_group = groups
     # A member must lie within the window of the partial tuple's span: wt ascends with the index into
     # the sample, so ordering members by (group, index) bounds each tuple's members by two searches.
     # (Bounding by the group alone paired every event of a block: the window's few were a tiny share, and
@@ -404,7 +425,7 @@ def _tuples(c: Conjunct, cands, lv, blk, key, wt, pos, limit, order, rng) -> np.
         # the candidates in (group, index) order and each partial tuple's range among them, in one
         # compiled call (jitcep.kernels.sampling.window_ranges); one key (code 0, as without a key): the
         # group is the block, ascending with the index already
-        w, s, cnt = window_ranges(T[0], lo, hi, idx[k], group, wt, reach, G > 2)
+        w, s, cnt = window_ranges(T[0], lo, hi, idx[k], group, wt, reach, by_group)
         total = int(cnt.sum())
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples
             pick = rng.random(T.shape[1]) < _INTERMEDIATE / total

@@ -22,6 +22,9 @@ pattern, named as the pattern names them:
   count for uniform partitions; what the join estimates need, since records
   only join within a partition).  1 without a key.
 - ``skew``: the largest partition's share over the mean share (1 = uniform).
+  No cost reads it: ``partitions``, counted from the share of equal pairs,
+  already carries the skew a join of two sides sees; it is shown in
+  ``explain`` so an uneven key is visible.
 - ``extent``: the table's length in the window measure (ts units, or
   positions per stream), so estimates scale from one window to the table;
   None when not known (user statistics alone).
