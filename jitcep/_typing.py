@@ -18,7 +18,7 @@ TimeUnit = Literal["ns", "us", "ms", "s", "min", "h", "d"]
 # plan generation (Kolchinsky & Schuster 2018; ZStream section 5): jitcep/plan/planner/
 Planner = Literal["trivial", "efreq", "greedy", "ii_random", "ii_greedy", "dp_left_deep", "zstream", "zstream_ord",
                   "dp_bushy", "auto"]
-CostModel = Literal["intermediate", "zstream", "latency", "skip_till_next_match", "strict_contiguity",
+CostModel = Literal["intermediate", "order", "zstream", "latency", "skip_till_next_match", "strict_contiguity",
                     "partition_contiguity"]
 
 

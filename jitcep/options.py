@@ -164,8 +164,12 @@ class Options:
         statistics are given.
     cost_model: what the planner minimises: "zstream" (default: ZStream's
         operator costs, SEQ and AND joins priced apart; the model whose plans ran
-        fastest in perf/bench_plans.py), "intermediate" (partial matches held,
-        Kolchinsky & Schuster section 3), "latency" (Kolchinsky & Schuster 5.1),
+        fastest in perf/bench_plans.py), "intermediate" (partial matches held
+        in every node of a tree, Kolchinsky & Schuster's Cost_tree, section 3.2),
+        "order" (their Cost_ord, section 3.1: the partial matches of an
+        order-based plan; only with the order-based planners and "auto",
+        which then runs dp_left_deep within its budget and greedy beyond),
+        "latency" (Kolchinsky & Schuster 5.1),
         "skip_till_next_match", "strict_contiguity", "partition_contiguity"
         (the partial matches under those selection strategies, section 5.2;
         under the strategies themselves the engine runs NFA^b runs in pattern
@@ -205,6 +209,13 @@ class Options:
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, _CHECKS[f.name](f.name, getattr(self, f.name)))
+        from .plan.planner.algorithms import LEFT_DEEP  # the planner package imports this module's users
+        from .plan.planner.cost import ORDER_ONLY
+        if self.cost_model in ORDER_ONLY and self.planner not in (*LEFT_DEEP, "auto"):
+            raise OptionError(
+                f'cost_model="{self.cost_model}" prices order-based plans (Kolchinsky & Schuster 3.1, left-deep '
+                f'trees) and planner="{self.planner}" builds trees: use one of {", ".join(LEFT_DEEP)} or "auto", '
+                f'or cost_model="intermediate" (Cost_tree, 3.2)')
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> "Options":

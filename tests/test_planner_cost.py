@@ -16,6 +16,7 @@ from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import KleeneCollect, NegationFilter, NfaRuns, Scan, SeqJoin
 from jitcep.plan.planner import cost
+from jitcep.plan.planner.algorithms import ALGORITHMS
 from jitcep.plan.planner.cardinality import (EstimatedProblem, estimate_rows, estimate_work, join_problem,
                                              next_match_partials)
 from jitcep.plan.planner.problem import JoinProblem
@@ -42,6 +43,33 @@ def test_intermediate_cost_tree():
     assert cost.intermediate(PLAIN, RIGHT) == pytest.approx(65.0)
     # ((a, c), b): PM(ac) = 10 * 5 * 0.1 = 5 -> 35 + 5 + 10 = 50
     assert cost.intermediate(PLAIN, AC_FIRST) == pytest.approx(50.0)
+
+
+def test_cost_ord():
+    # Cost_ord (section 3.1): PM of every prefix of the order.  PM(a) = 10, PM(ab) = 100, PM(ac) = 5,
+    # PM(abc) = 10.  (a, b, c): 10 + 100 + 10 = 120 = Cost_tree's 145 less the cards of b and c (20 + 5).
+    assert cost.order(PLAIN, LEFT) == pytest.approx(120.0)
+    # (a, c, b): 10 + 5 + 10 = 25; (c, a, b): PM(c) = 5, PM(ca) = 5 -> 5 + 5 + 10 = 20, where Cost_tree
+    # prices both at 50: Cost_ord tells which of the first two units comes first
+    assert cost.order(PLAIN, AC_FIRST) == pytest.approx(25.0)
+    assert cost.order(PLAIN, ((2, 0), 1)) == pytest.approx(20.0)
+    assert cost.intermediate(PLAIN, ((2, 0), 1)) == pytest.approx(cost.intermediate(PLAIN, AC_FIRST))
+    assert cost.order(PLAIN, 1) == pytest.approx(20.0)
+    with pytest.raises(ValueError, match="order-based"):
+        cost.order(PLAIN, RIGHT)
+
+
+def test_cost_ord_plans():
+    # The six orders under Cost_ord (PM(bc) = 20): abc 120, acb 25, bac 130, bca 50, cab 20, cba 35:
+    # (c, a, b) is the optimum; greedy starts from the cheapest unit alone (c: 5), appends a (PM(ca) = 5
+    # against PM(cb) = 20), then b: the same order.
+    for planner in ("greedy", "ii_greedy", "ii_random", "dp_left_deep", "auto"):
+        assert ALGORITHMS[planner](PLAIN, cost.order) == ((2, 0), 1), planner
+    # the order-based model with a tree-based planner is refused before any planning, naming both
+    for planner in ("zstream", "zstream_ord", "dp_bushy"):
+        with pytest.raises(OptionError, match=f'cost_model="order".*planner="{planner}"'):
+            Options(cost_model="order", planner=planner)
+    assert Options(cost_model="order").planner == "auto"
 
 
 def test_zstream_operator_costs():
@@ -116,7 +144,7 @@ def test_selection_strategy_models():
 
 
 def test_registry_shape():
-    assert set(cost.COST_MODELS) == {"intermediate", "zstream", "latency", "skip_till_next_match",
+    assert set(cost.COST_MODELS) == {"intermediate", "order", "zstream", "latency", "skip_till_next_match",
                                      "strict_contiguity", "partition_contiguity"}
     for model in cost.COST_MODELS.values():
         assert isinstance(model(PLAIN, LEFT), float)

@@ -15,7 +15,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jitcep
 from jitcep import config, runtime
-from jitcep._typing import CostModel, Planner, allowed
 from jitcep.errors import UnsupportedPatternError
 from jitcep.events import build_event_table
 from jitcep.options import Options
@@ -30,6 +29,7 @@ from jitcep.plan.operators import DisjunctUnion, OutputPolicy, SemiJoinReduce, U
 from jitcep.plan.planner.statistics import Statistics
 from jitcep.plan.rules import physical_plan
 from jitcep.reference import evaluate as reference_evaluate
+from test_planners import PLANNER_MODELS
 from test_compiled_differential import (_as_tuples, _kleene_tuples, _positive_names, gen_kleene_form, gen_pattern,
                                        kleene_streams, streams)
 
@@ -189,8 +189,6 @@ def test_explain_through_the_api_with_user_statistics():
 
 # --- every planner, both forms, against the reference --------------------------------------------------------
 
-PLANNERS = allowed(Planner)
-
 
 def _nested_or_seeds(limit: int) -> list[int]:
     """Corpus patterns of 3 to 6 positive variables with an OR, that the compiled engine runs."""
@@ -218,9 +216,10 @@ def _check(seed: int, examples: int):
 
     @settings(max_examples=examples, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern), st.sampled_from(PLANNERS), st.sampled_from(allowed(CostModel)),
+    @given(streams(pattern), st.sampled_from(PLANNER_MODELS),
            st.sampled_from(["dnf", None]), st.sampled_from(["all", "non_overlapping", "match_single"]))
-    def run(df, planner, cost_model, form, output):
+    def run(df, planner_model, form, output):
+        planner, cost_model = planner_model
         table = build_event_table(df, [pattern], type="type")
         opts = Options(order=order, planner=planner, cost_model=cost_model, planner_seed=seed, output=output)
         [ref] = reference_evaluate([pattern], table, Options(order=order, output=output))

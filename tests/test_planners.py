@@ -31,6 +31,11 @@ def test_every_planner_and_cost_model_is_selectable():
     assert set(allowed(CostModel)) <= set(COST_MODELS)
 
 
+# every planner with every cost model it accepts (Cost_ord prices order-based plans only)
+PLANNER_MODELS = [(p, m) for p in PLANNERS for m in allowed(CostModel)
+                  if not (m == "order" and p in ("zstream", "zstream_ord", "dp_bushy"))]
+
+
 # patterns of 3 to 6 variables from the differential corpus (the planner has a choice to make)
 SEEDS = [s for s in range(400) if 3 <= len(_positive_names(gen_pattern(s)[0].body)) <= 6][:24]
 
@@ -41,8 +46,9 @@ def test_every_planner_finds_the_reference_matches(seed):
 
     @settings(max_examples=4, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern), st.sampled_from(PLANNERS), st.sampled_from(allowed(CostModel)))
-    def run(df, planner, cost_model):
+    @given(streams(pattern), st.sampled_from(PLANNER_MODELS))
+    def run(df, planner_model):
+        planner, cost_model = planner_model
         table = build_event_table(df, [pattern], type="type")
         names = _positive_names(pattern.body)
         [ref] = reference_evaluate([pattern], table, Options(order=order))

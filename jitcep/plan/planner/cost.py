@@ -5,13 +5,13 @@ A cost model is a function ``(problem, tree) -> float`` (lower is better);
 
 - ``"intermediate"``: Kolchinsky & Schuster's Cost_tree (section 3.2), the
   partial matches held in every node, ``sum(PM(node) for node in tree)``.
-  On a left-deep tree of order p_1..p_n it is their Cost_ord (section 3.1,
-  ``sum over k of PM(p_1..p_k)``) plus the cards of p_2..p_n: Cost_ord
-  counts a single event as a partial match only for the first unit (an
-  NFA's first state), a tree holds every leaf.  The two rank left-deep
-  plans alike but for which of the first two units comes first, which a
-  join of two leaves does not distinguish; jitcep's left-deep plans are
-  join trees (every leaf's events held), so Cost_tree is the one priced.
+- ``"order"``: their Cost_ord (section 3.1) of an order-based plan p_1..p_n,
+  ``sum over k of PM(p_1..p_k)``: :func:`order`.  It prices left-deep trees
+  only (the plans of the order-based algorithms and of ``auto`` under it);
+  on such a tree it is Cost_tree less the cards of p_2..p_n, since an NFA
+  holds a single event as a partial match only at its first state, where a
+  join tree holds every leaf's events.  The two rank orders alike but for
+  which of the first two units comes first.
 - ``"zstream"``: ZStream's operator costs (section 5.1, Formula 1 and
   Table 2), summed over the tree's operators: :func:`zstream`.
 - ``"latency"``: the throughput-latency trade-off of Kolchinsky 5.1,
@@ -47,7 +47,7 @@ from typing import Callable
 from ...errors import OptionError
 from ..operators import Join, KleeneCollect, NegationFilter
 from .cardinality import ORDER_FACTOR
-from .problem import JoinProblem, Tree, leaves
+from .problem import JoinProblem, Tree, leaves, left_deep
 
 CostModel = Callable[[JoinProblem, Tree], float]
 
@@ -67,6 +67,22 @@ def intermediate(problem: JoinProblem, tree: Tree) -> float:
 
 
 # --- ZStream (section 5.1, Table 2) -------------------------------------------------------
+
+
+def order(problem: JoinProblem, tree: Tree) -> float:
+    """Cost_ord (section 3.1) of the order-based plan ``tree`` (a left-deep tree over p_1..p_n):
+    ``sum over k of PM(p_1..p_k)``, the partial matches of every length an NFA in that order holds.
+
+    A tree that is not left-deep is no order: a ``ValueError`` (the options refuse a tree-based
+    planner under this model before any planning, :data:`ORDER_ONLY`)."""
+    units = leaves(tree)
+    if tree != left_deep(units):
+        raise ValueError(f"Cost_ord prices order-based (left-deep) plans, not the tree {tree!r}")
+    return sum(problem.pm(units[:k]) for k in range(1, len(units) + 1))
+
+
+ORDER_ONLY = ("order",)
+"""The cost models defined on order-based plans only (left-deep trees)."""
 
 
 def operator_cost(inputs: float, output: float, predicates: int = 0) -> float:
@@ -364,6 +380,7 @@ def cost_model(options) -> CostModel:
 
 COST_MODELS: dict[str, CostModel] = {
     "intermediate": intermediate,
+    "order": order,
     "zstream": zstream,
     "latency": latency(DEFAULT_ALPHA),
     "skip_till_next_match": skip_till_next_match,

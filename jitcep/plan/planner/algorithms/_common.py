@@ -52,7 +52,7 @@ from contextvars import ContextVar
 from typing import NamedTuple
 
 from .... import config
-from ..cost import CostModel, intermediate, zstream, zstream_node
+from ..cost import CostModel, intermediate, order, zstream, zstream_node
 from ..problem import JoinProblem, Tree, left_deep
 
 
@@ -61,9 +61,18 @@ def _cost_tree_node(problem: JoinProblem, pm, left: int, right: int) -> float:
     return pm(left | right)
 
 
+def _cost_ord_node(problem: JoinProblem, pm, left: int, right: int) -> float:
+    """Cost_ord's term for appending the unit ``right`` to the order ``left`` (section 3.1): the new
+    prefix's partial matches, less the unit's own, which its leaf was priced at (an NFA holds single events
+    as partial matches only at its first state).  Only order-based (left-deep) plans have one."""
+    if right & (right - 1):
+        raise ValueError("Cost_ord prices order-based (left-deep) plans: a join's right input is one unit")
+    return pm(left | right) - pm(right)
+
+
 # Node terms of the models in ``..cost``, which carry none themselves (the cost module owns the models,
 # this package owns how they are searched); a model's own ``node_cost`` attribute takes precedence.
-NODE_COSTS = ((intermediate, _cost_tree_node), (zstream, zstream_node))
+NODE_COSTS = ((intermediate, _cost_tree_node), (order, _cost_ord_node), (zstream, zstream_node))
 
 
 # Steps a join priced by a registered node term is charged, when slower than Cost_tree's (one step):

@@ -1,4 +1,4 @@
-"""AUTO: the exact bushy optimum when it is affordable, ZSTREAM-ORD beyond.
+"""AUTO: the exact bushy optimum when it is affordable, ZSTREAM-ORD beyond (DP-LD, then GREEDY, under Cost_ord).
 
 Kolchinsky & Schuster's experiments (6.3, Figures 3-7) find DP-B's plans the
 best and its planning time the only obstacle (exponential: 3^n joins priced),
@@ -18,6 +18,9 @@ a budget and a greedy fallback.  The rule:
   4 ms at 22 units under Cost_tree) — never worse than GREEDY, since the
   left-deep tree over the order is among the trees ZStream considers.
 
+Under Cost_ord (``cost_model="order"``), which prices order-based plans only
+(section 3.1), AUTO is DP-LD within the budget and GREEDY beyond it.
+
 The steps are counted, not timed (``_common.Clock``): the choice depends on the
 problem, the model and the budget alone, never on the machine's load.
 """
@@ -25,8 +28,9 @@ problem, the model and the budget alone, never on the machine's load.
 from __future__ import annotations
 
 from .... import config
+from ..cost import order
 from ..problem import JoinProblem, Tree
-from . import dp_bushy, zstream_ord
+from . import dp_bushy, dp_left_deep, zstream_ord
 from ._common import Costing, note
 
 
@@ -39,6 +43,8 @@ def budget_for(events: int) -> int:
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """DP-B's tree if its joins fit in ``steps`` (default ``config.AUTO_STEPS``), else ZSTREAM-ORD's."""
     steps = config.AUTO_STEPS if steps is None else steps
+    if cost is order:
+        return dp_left_deep.plan(problem, cost, steps=steps)
     needed = Costing(problem, cost).steps(dp_bushy.joins(problem.n))
     if needed <= steps:
         return dp_bushy.plan(problem, cost, steps=steps)
