@@ -161,8 +161,8 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None,
     if cap is not None:  # an event after every member, like a bound variable after the closure
         pos = np.column_stack([pos, cap])
         acols.append(pos.shape[1] - 1)
-    lo, hi = negation_ranges((pos, bounded.start, bounded.end, bounded.goff), (cand, cgoff), state.table.ts, state.wt, state.W,
-                             state.options.order, bcols, acols, False)
+    lo, hi = negation_ranges((pos, bounded.start, bounded.end, bounded.goff), (cand, cgoff), state.table.ts,
+                             state.wt, state.W, state.options.order, bcols, acols, False)
     skip = np.zeros(m, dtype=np.bool_) if app is None else ~app
     recs, evs = [], []
     kept = 0
