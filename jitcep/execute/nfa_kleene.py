@@ -29,7 +29,10 @@ a buffer with that set (``alive``):
   partition): at its next event every state of the range that can select it
   does, and the run ends (A stays one state).
 
-Runs advance one relevant event per round, all at once, as records: the
+Runs advance one relevant event per round, all at once, as records (a run
+alive at a Kleene state but not at the next one, which its proceed edge
+reaches, begins that next state with every candidate before its next other
+selection in one round: those rounds leave the run as it was): the
 singleton states' events (``pos``), per Kleene state its member count and
 last member in a parent-pointer forest (:class:`_Members`: a take appends one
 node, shared by every run forked after it), ``alive``, ``reach``, first /
