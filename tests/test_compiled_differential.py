@@ -468,7 +468,9 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
     AND or beside it; "seq+negation", ``b`` and a negated variable ``n`` at
     any index of a SEQ (under every order); "anchored", closures where no
     single variable binds an event (alone, alone in a top-level OR branch,
-    where it may also be a ``*`` closure; a SEQ / AND of two); "item", a SEQ /
+    where it may also be a ``*`` closure; a SEQ / AND of two); "bounded", a
+    closure a later one of at least one member follows in a SEQ (alone, in
+    an OR branch, or among single variables); "item", a SEQ /
     AND of closures (one or two, maybe empty) and maybe a negation, as an
     item of a SEQ / AND of single variables.  Conjuncts: filters, member-wise
     ones with a single variable of its OR branch, list conjuncts (with two
@@ -531,6 +533,22 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
             kv.append("d")
             body = (Seq if shape == 2 else Conj)((closure("d"), b) if rng.random() < 0.5 else (b, closure("d")))
         scope = []  # no single variable the closures' conjuncts may read
+    elif form == "bounded":
+        # a closure that a later closure of at least one member must follow: bounded by the later one's
+        # candidates before its lists are made (a SEQ of the two, maybe beside single variables or in
+        # an OR branch; the later one maybe filtered or tested with the first's members below)
+        kv.append("d")
+        pair = [closure("b"), Kleene(closure("d").body, *rng.choice([(1, None), (2, None), (1, 2)]))]
+        shape = rng.randrange(4)
+        if shape == 0:
+            body, scope = Seq(tuple(pair)), []
+        elif shape == 1:
+            body, scope = Disj((Seq(tuple(pair)), singles[0])), []
+        else:
+            items = list(singles[:2])
+            items.insert(rng.randint(0, len(items)), pair[0])
+            items.insert(rng.randint(items.index(pair[0]) + 1, len(items)), pair[1])
+            body = Seq(tuple(items))
     elif form == "item":
         inner = [closure("b")]
         if rng.random() < 0.5:
@@ -681,9 +699,20 @@ def test_compiled_kleene_forms_equal_reference(seed, mode):
     hits_guard(*_kleene_case(seed, mode, N_KLEENE_FORM_STREAMS), f"kleene form {seed}", "kleene", seed)
 
 
+# the newest form, a closure bounded by a later one (gen_kleene_form "bounded"): a small default slice
+N_BOUNDED_PATTERNS = 2
+N_BOUNDED_STREAMS = 30
+
+
+@pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
+@pytest.mark.parametrize("seed", range(N_BOUNDED_PATTERNS))
+def test_compiled_bounded_closures_equal_reference(seed):
+    hits_guard(*_kleene_case(seed, "all+bounded", N_BOUNDED_STREAMS), f"kleene form {seed}", "kleene", seed)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(reference_evaluate is None, reason="needs the reference evaluator")
-@pytest.mark.parametrize("mode", KLEENE_MODES + KLEENE_FORMS)
+@pytest.mark.parametrize("mode", KLEENE_MODES + KLEENE_FORMS + ["all+bounded"])
 @pytest.mark.parametrize("seed", range(N_KLEENE_PATTERNS, N_KLEENE_PATTERNS + 150))
 def test_compiled_kleene_equals_reference_slow(seed, mode):
     _kleene_case(seed, mode, int(os.environ.get("JITCEP_SLOW_STREAMS", "300")))

@@ -772,3 +772,57 @@ def test_an_aggregate_of_an_attribute_with_no_value_is_null():
     df = pl.DataFrame({"type": ["A", "A"], "ts": [0, 1], "s": pl.Series([None, None], dtype=pl.String)})
     assert matches("PATTERN SEQ(A b, A+ a[]) WHERE sum(a.s) IS NULL WITHIN 3", df) == M((0, (1,)))
     assert matches("PATTERN SEQ(A b, A+ a[]) WHERE count(a) = sum(a.s) WITHIN 3", df) == M()
+
+
+# a closure that a later closure of at least one member must follow is bounded by that one's candidates
+# before its lists are made (jitcep/plan/rules/kleene_collection.py): records with no candidate in range
+# are dropped and the members end before the last candidate; the matches are those of semantics §6.1
+
+def test_a_closure_a_later_closure_must_follow_ends_before_its_last_candidate():
+    # key 1: B0 B2 C3 B5 B7; key 2: B1 B4 C6.  Within 3: key 1's c = [C3] with b any subsequence of
+    # {B0, B2} (B5, B7 have no C after them); key 2's C6 is 4 after B1, so b = [B4] only
+    df = events("type ts k", ("B", 0, 1), ("B", 0, 2), ("B", 1, 1), ("C", 2, 1), ("B", 2, 2), ("B", 3, 1),
+                ("C", 4, 2), ("B", 4, 1))
+    assert matches("PATTERN SEQ(B+ b[], C+ c[]) WHERE [k] WITHIN 3", df) == M(
+        ((0,), (3,)), ((2,), (3,)), ((0, 2), (3,)), ((4,), (6,)))
+    # two C's in B0's window: b's members lie before the last one (B2 between them), not the first
+    df = events("type ts", ("B", 0), ("C", 1), ("B", 2), ("C", 3))
+    assert matches("PATTERN SEQ(B+ b[], C+ c[]) WITHIN 5", df) == M(
+        ((0,), (1,)), ((0,), (3,)), ((0,), (1, 3)), ((2,), (3,)), ((0, 2), (3,)))
+
+
+def test_a_closure_a_later_closure_must_follow_keeps_members_tied_with_its_last_candidate():
+    # nondecreasing_ts: B2@1 is before C1@1 (a tie), B3@2 is not
+    df = events("type ts", ("B", 0), ("C", 1), ("B", 1), ("B", 2))
+    assert matches("PATTERN SEQ(B+ b[], C+ c[]) WITHIN 5", df, order="nondecreasing_ts") == M(
+        ((0,), (1,)), ((2,), (1,)), ((0, 2), (1,)))
+    # position order: B2 lies after C1
+    assert matches("PATTERN SEQ(B+ b[], C+ c[]) WITHIN 5", df) == M(((0,), (1,)))
+
+
+def test_a_closure_bounded_by_a_later_one_after_a_single_variable():
+    # a = A0; C's after b: C3 (within 4 of A0), C6 is 6 after it; b before C3: B1, B2 (B4 has no C after
+    # it in the window); c = [C3]
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 2), ("C", 3), ("B", 4), ("B", 5), ("C", 6))
+    assert matches("PATTERN SEQ(A a, B+ b[], C+ c[]) WITHIN 4", df) == M(
+        (0, (1,), (3,)), (0, (2,), (3,)), (0, (1, 2), (3,)))
+    # a later closure that may be empty bounds nothing: B4 alone and with B1, B2 make matches too
+    assert matches("PATTERN SEQ(A a, B+ b[], C* c[]) WITHIN 4", df) == M(
+        *((0, b, c) for b in [(1,), (2,), (1, 2)] for c in [(), (3,)]),
+        *((0, b, ()) for b in [(4,), (1, 4), (2, 4), (1, 2, 4)]))
+
+
+@pytest.mark.parametrize("text, bounded", [
+    ("SEQ(B+ b[], C+ c[])", True),
+    ("SEQ(A a, B+ b[], X x, C{2,3} c[])", True),
+    ("OR(SEQ(B+ b[], C+ c[]), D d)", True),
+    ("SEQ(A a, B+ b[], C* c[])", False),  # c may be empty
+    ("SEQ(B+ b[], OR(C+ c[], D d))", False),  # c binds its first member (an anchor), in another OR branch
+    ("SEQ(A a, OR(SEQ(B+ b[], E e), D d), C+ c[])", False),  # b is in an OR branch, c is not
+    ("AND(B+ b[], C+ c[])", False),  # AND orders neither first
+])
+def test_which_closures_a_later_one_bounds(text, bounded):
+    import jitcep
+
+    plan = jitcep.compile(f"PATTERN {text} WITHIN 5").explain()
+    assert ("members before the last candidate of" in plan) == bounded

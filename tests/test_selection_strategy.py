@@ -300,6 +300,16 @@ def test_kleene_skip_till_next_match_begins_the_next_state_at_each_peek():
     assert matches(q, df, strategy="skip_till_next_match") == M((0, (1,), 2), (0, (1,), 3), (0, (1, 4), 5))
 
 
+def test_kleene_skip_till_next_match_an_event_both_taken_and_begun_ends_the_run():
+    df = events("type ts", ("A", 1), ("B", 2), ("B", 3), ("B", 4))
+    q = "PATTERN SEQ(A a, B+ b[], B c) WITHIN 10"
+    # the run (a; B1) at b meets B2, which b can take and c can begin: both select it (a match (B1; B2) and
+    # the run (a; B1, B2) at b), and the buffer (a; B1) ignores it nowhere, so it ends; the same at B3.
+    # The compiled runs begin c with every candidate before the next take at once, not this one
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match") == M((0, (1,), 2), (0, (1, 2), 3))
+
+
 def test_kleene_skip_till_next_match_first_member_test_is_on_the_take_edge():
     df = events("type ts x", ("A", 1, 0), ("B", 2, 0), ("B", 3, 1), ("C", 4, 0))
     q = "PATTERN SEQ(A a, B+ b[], C c) WHERE b[1].x > 0 WITHIN 10"

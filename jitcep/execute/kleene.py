@@ -33,7 +33,7 @@ from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
-from .buffer import Buffer, list_ends, offsets
+from .buffer import Buffer, list_ends
 from .lists import Runs, list_mask
 from .scan import leaf
 
@@ -42,7 +42,10 @@ def run(node, state, execute) -> Buffer:
     K = node.closure
     buf = execute(node.input)
     app = took_branch(buf, K.scope) if K.scope else None
-    offs, members = _members(state, K, buf, app)
+    cap = None
+    if node.bound and len(buf):
+        buf, app, cap = _bounded(state, node, buf, app)
+    offs, members = _members(state, K, buf, app, cap)
     if node.runs:
         src, off, lpos = _passing_runs(state, K, buf, offs, members)
     else:
@@ -77,8 +80,9 @@ def run(node, state, execute) -> Buffer:
     lists = {**_per_list(buf, src), K.var: (off, lpos)}
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
+    # src ascends (each record's lists in record order), so the partition offsets are where each starts
     return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
-                  offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start], wt[end], lists, unbound)
+                  np.searchsorted(src, buf.goff), ts[start], ts[end], wt[start], wt[end], lists, unbound)
 
 
 def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:
@@ -96,9 +100,49 @@ def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:
     return took
 
 
-def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _bounded(state, node, buf: Buffer, app: np.ndarray | None):
+    """(records, branch mask, cap): ``buf`` without the records that some closure of ``node.bound`` has
+    no candidate for in range, and per record the last candidate of each in range (the earliest of
+    them; -1: none applies), which the closure's members must lie before.
+
+    Every match of a record holds a member of each ``node.bound`` closure
+    in its range, after this closure's last member (a SEQ orders them so):
+    that range, computed now with this closure's anchor (its first member)
+    in place of its last member, holds the real one, so an empty range
+    means no match, and every member of a list some match extends is
+    before its last candidate (semantics section 6: the lists of the other
+    records, and those ending after it, are made and dropped otherwise).
+    """
+    K = node.closure
+    m = len(buf)
+    applies = np.ones(m, np.bool_) if app is None else app
+    dead = np.zeros(m, np.bool_)
+    cap = np.full(m, -1, np.int64)
+    for L in node.bound:
+        lleaf = leaf(state, L.var, L.types, L.filter)
+        cand = lleaf.start
+        bounded = buf.list_bounds(L.before, L.after) if buf.lists else buf
+        bcols = [bounded.vars.index(v) for v in L.before if v in bounded.vars]
+        if K.anchor is not None:
+            bcols.append(bounded.vars.index(K.anchor))
+        acols = [bounded.vars.index(v) for v in L.after if v in bounded.vars]
+        lo, hi = negation_ranges(bounded.as_tuple(), (cand, lleaf.goff), state.table.ts, state.wt, state.W,
+                                 state.options.order, bcols, acols, False)
+        none = hi == lo
+        dead |= none & applies
+        last = cand[np.maximum(hi - 1, 0)] if len(cand) else np.zeros(m, np.int64)
+        cap = np.where(none | ~applies, cap, np.where(cap < 0, last, np.minimum(cap, last)))
+    if dead.any():
+        keep = np.flatnonzero(~dead)
+        buf, cap = buf.take(keep, np.searchsorted(keep, buf.goff)), cap[keep]
+        app = None if app is None else app[keep]
+    return buf, app, cap
+
+
+def _members(state, K, buf: Buffer, app: np.ndarray | None,
+             cap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(offsets (m + 1), positions): each record's qualifying members, in position order (none for a
-    record ``app`` leaves out).
+    record ``app`` leaves out), before ``cap`` (an event per record, -1: none; :func:`_bounded`).
 
     The range lies after the last bound variable the SEQ structure orders
     before the closure and before the first bound one after it, a closure
@@ -113,8 +157,12 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None) -> tuple[np.ndarray,
     acols = [bounded.vars.index(v) for v in K.after if v in bounded.vars]
     if K.anchor is not None:  # the other members lie after the first
         bcols.append(bounded.vars.index(K.anchor))
-    lo, hi = negation_ranges(bounded.as_tuple(), (cand, cgoff), state.table.ts, state.wt, state.W,
-                             state.options.order, bcols, acols, False)
+    pos = bounded.pos
+    if cap is not None:  # an event after every member, like a bound variable after the closure
+        pos = np.column_stack([pos, cap])
+        acols.append(pos.shape[1] - 1)
+    lo, hi = negation_ranges((pos, bounded.start, bounded.end, bounded.goff), (cand, cgoff), state.table.ts,
+                             state.wt, state.W, state.options.order, bcols, acols, False)
     skip = np.zeros(m, dtype=np.bool_) if app is None else ~app
     recs, evs = [], []
     kept = 0

@@ -29,7 +29,10 @@ a buffer with that set (``alive``):
   partition): at its next event every state of the range that can select it
   does, and the run ends (A stays one state).
 
-Runs advance one relevant event per round, all at once, as records: the
+Runs advance one relevant event per round, all at once, as records (a run
+alive at a Kleene state but not at the next one, which its proceed edge
+reaches, begins that next state with every candidate before its next other
+selection in one round: those rounds leave the run as it was): the
 singleton states' events (``pos``), per Kleene state its member count and
 last member in a parent-pointer forest (:class:`_Members`: a take appends one
 node, shared by every run forked after it), ``alive``, ``reach``, first /
@@ -162,6 +165,8 @@ class _Context:
         self.closures = {K.var: K for K in node.closures}
         self.kv = list(self.closures)                                            # Kleene index -> variable
         self.k = [self.kv.index(v) if v in self.closures else -1 for v in self.names]  # state -> Kleene index
+        self.kleene = np.array(self.k) >= 0                                      # state -> is a Kleene state
+        self.keys = [None] * self.S  # per state, its candidates' partition * n + position (:meth:`_begin_each`)
         self.members = _Members()
         self.strict_ts = state.options.order == "strict_ts"  # the other orders consume in position order
         self.slots = []
@@ -243,17 +248,23 @@ class _Context:
             sel = nxt >= 0
             return runs.take(np.zeros(0, np.int64)), self._forks(runs, sel, nxt)
         nxt = runs.nxt  # replaced below: the round's runs are not read again
+        # a run alive at a Kleene state a = min A, not at j = a + 1 but reaching it: its selections at j alone
+        # are made at once (:meth:`_begin_each`), once the other states' next candidates are known
+        j = low + 1
+        batch = self.kleene[low] & (j < S)
+        batch[batch] = rng[batch, j[batch]] & ~runs.alive[batch, j[batch]]
         for s in range(S):
-            rows = np.flatnonzero(rng[:, s] & (nxt[:, s] == UNKNOWN))
+            rows = np.flatnonzero(rng[:, s] & (nxt[:, s] == UNKNOWN) & ~(batch & (j == s)))
             if len(rows):
                 nxt[rows, s] = self._first_passing(runs, rows, s)
+        begun = self._begin_each(runs, np.flatnonzero(batch), j, rng, nxt)
         p = np.where(rng & (nxt >= 0), nxt, _NONE).min(axis=1)  # the next relevant event
         sel = rng & (nxt == p[:, None]) & (p < _NONE)[:, None]
         T = S - 1 - np.argmax(sel[:, ::-1], axis=1)
         # A' = ([min A, T] minus the selecting states) plus the states of A after T; none without an event
         alive = (runs.alive & (col > T[:, None])) | ((col >= low[:, None]) & (col <= T[:, None]) & ~sel)
         alive &= (p < _NONE)[:, None]
-        forks = self._forks(runs, sel, nxt)
+        forks = _Runs.concat([begun, self._forks(runs, sel, nxt)])
         runs.alive, runs.cursor = alive, p
         runs.nxt = np.where(nxt <= p[:, None], UNKNOWN, nxt)  # the cursor passed them
         return runs.take(np.flatnonzero(alive.any(axis=1))), forks
@@ -263,12 +274,43 @@ class _Context:
                  for s in range(self.S) for rows in (np.flatnonzero(sel[:, s]),) if len(rows)]
         return _Runs.concat(parts) if parts else self.empty(0)
 
-    def _first_passing(self, runs: _Runs, rows: np.ndarray, s: int) -> np.ndarray:
-        """Each run ``rows[i]``'s first candidate of state s after its cursor passing the begin / take edge
-        (-1: none), skip-till-next-match: :func:`jitcep.kernels.selection.next_ranges` gives its candidates
-        (partition, window, after the cursor; under strict_ts also later than its last event), tested on
-        chunks of (run, candidate) pairs as for singleton states
-        (:func:`jitcep.execute.next_match.first_passing`)."""
+    def _begin_each(self, runs: _Runs, rows: np.ndarray, j: np.ndarray, rng: np.ndarray, nxt: np.ndarray) -> _Runs:
+        """Skip-till-next-match: the new buffers of the rounds in which run ``rows[i]`` would select only at
+        its state ``j[rows[i]]`` = min A + 1 (min A a Kleene state whose proceed edge holds, j not in A),
+        begun at once, as before several Kleene states were compiled (one round per take, not per event);
+        sets ``nxt`` at j (the first passing candidate at or after ``stop``).
+
+        Up to ``stop``, the first passing candidate of another state of the
+        run's range, each passing candidate of j is a round whose selecting
+        states are {j}: A' = ([min A, j] minus {j}) plus the states of A after
+        j = A, so the run stays as it was and makes a new buffer per
+        candidate.  A candidate of j at ``stop`` itself is left to the round
+        (a tie: several states select it)."""
+        out = []
+        n = self.state.table.n
+        for s in np.unique(j[rows]):
+            r = rows[j[rows] == s]
+            others = rng[r] & (nxt[r] >= 0)
+            others[:, s] = False
+            stop = np.where(others, nxt[r], _NONE).min(axis=1)
+            cand, lo, hi = self._candidates(runs, r, s)
+            if self.keys[s] is None:  # (partition, position) ascends over the leaf: one binary search per run
+                self.keys[s] = self.leaves[s].partitions() * n + cand
+            cut = np.clip(np.searchsorted(self.keys[s], runs.g[r] * n + np.minimum(stop, n)), lo, hi)
+            take = cut - lo
+            self.state.memory.check(24 * int(take.sum()), "the NFA^b runs' candidates before their next take",
+                                    runs.pos)
+            rr = np.repeat(r, take)
+            idx = np.repeat(lo, take) + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
+            ok = np.flatnonzero(self.edge(runs, rr, s, cand[idx]))
+            out.append(self.select(runs, rr[ok], s, cand[idx[ok]]))
+            nxt[r, s] = self._first_passing(runs, r, s, (cand, cut, hi))
+        return _Runs.concat(out) if out else self.empty(0)
+
+    def _candidates(self, runs: _Runs, rows: np.ndarray, s: int):
+        """(candidates of state s, lo, hi): run ``rows[i]``'s are ``cand[lo[i]:hi[i]]``
+        (:func:`jitcep.kernels.selection.next_ranges`: partition, window, after the cursor; under
+        strict_ts also later than its last event)."""
         state, leaf = self.state, self.leaves[s]
         ts, wt, W = state.table.ts, state.wt, state.W
         cand = leaf.start
@@ -276,6 +318,14 @@ class _Context:
         if self.strict_ts:
             lo = np.maximum(lo, next_ranges(runs.last[rows], runs.first[rows], runs.g[rows], (cand, leaf.goff), ts,
                                             wt, W, True)[0])
+        return cand, lo, hi
+
+    def _first_passing(self, runs: _Runs, rows: np.ndarray, s: int, ranges=None) -> np.ndarray:
+        """Each run ``rows[i]``'s first candidate of state s after its cursor passing the begin / take edge
+        (-1: none), skip-till-next-match: among :meth:`_candidates` (or ``ranges``, the same triple), tested
+        on chunks of (run, candidate) pairs as for singleton states
+        (:func:`jitcep.execute.next_match.first_passing`)."""
+        cand, lo, hi = self._candidates(runs, rows, s) if ranges is None else ranges
         active = np.flatnonzero(lo < hi)
         k = self.k[s]
         if k >= 0 and self.closures[self.kv[k]].max is not None:

@@ -97,7 +97,7 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
-                "runs": node.runs}
+                "runs": node.runs, "bound": [L.var for L in node.bound]}
     if isinstance(node, GroupCollect):
         g = node.group
         preds = [_text(c) for c in g.member + g.cross] + [_text(c, g.vars) for c in g.prev + g.each] \
@@ -174,6 +174,8 @@ def _fields(d: dict) -> str:
                      f"before {_names(d['before'])}")
         if d["runs"]:
             parts.append("aggregates over runs (prefix sums)")
+        if d["bound"]:
+            parts.append(f"members before the last candidate of {_names(d['bound'])}")
     if d.get("frozen"):
         parts.append("frozen (active candidates only)")
     if d["op"] == "contiguous":

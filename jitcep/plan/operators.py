@@ -260,12 +260,17 @@ class KleeneCollect(_Unary):
     only through aggregates and its lists are runs of the members
     (``mode`` "maximal"), so the conjuncts are tested on the runs, int sums
     from prefix sums, and only the lists that pass are gathered.
+    ``bound``: the closures the SEQ orders after this one that every match
+    of a record holds a member of (``min`` >= 1, the same OR branch) and
+    that are collected later: a record with no candidate of one in range
+    has no match, and this closure's members lie before the last one.
     """
 
     closure: Closure = None
     mode: KleeneMode = "all"
     span_check: bool = False
     runs: bool = False
+    bound: tuple[Closure, ...] = ()
 
     @property
     def vars(self) -> tuple[str, ...]:

@@ -14,7 +14,11 @@ its other side by position, so a list can stretch the match past the window
 although each member fits alone (section 2): the lists' spans are checked.
 Under ``kleene="maximal"`` a closure's lists are runs of its members, so list
 conjuncts reading it only through aggregates are tested on the runs
-(``runs``), without gathering the lists that fail.
+(``runs``), without gathering the lists that fail.  A closure that a later
+one must follow in every match (``SEQ(B+ b[], C+ c[])``) is bounded by that
+one's candidates before its lists are made (``bound``): records with no
+candidate in range are dropped, and the members end before the last
+candidate, so no list is made that no C can follow.
 
 A Kleene group gets a :class:`GroupCollect` at its place in pattern order,
 whose body is the group's own join tree: scans of its variables joined left
@@ -39,14 +43,24 @@ def add(plan, planning):
     logical, options = planning.logical, planning.options
     collect = {**{K.var: K for K in logical.closures}, **{g.vars[0]: g for g in logical.groups}}
     listed = {K.var for K in logical.closures} | {v for g in logical.groups for v in g.vars}
-    for K in (collect[v] for v in logical.kleene_order):
+    for i, K in enumerate(collect[v] for v in logical.kleene_order):
         if isinstance(K, Closure):
             root = KleeneCollect(root, K, options.kleene, options.order == "nondecreasing_ts",
-                                 options.kleene == "maximal" and aggregates_only(K, listed))
+                                 options.kleene == "maximal" and aggregates_only(K, listed),
+                                 bounding(K, logical.kleene_order[i + 1:], logical.closures))
         else:
             root = GroupCollect(root, group_body(K), K, options.kleene_window == "iteration")
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
     return dataclasses.replace(plan, root=root, variables=tuple(v for v in plan.variables if v not in anchors))
+
+
+def bounding(K: Closure, later, closures) -> tuple[Closure, ...]:
+    """The closures collected after ``K`` (variables ``later``) that bound its range from above before
+    their lists are made (:attr:`KleeneCollect.bound`): ordered after it by a SEQ, never empty
+    (``min`` >= 1; an anchored one binds its first member already), in the same OR branch, so that every
+    match of a record that takes ``K``'s branch holds a member of each, and ``K``'s members lie before it."""
+    return tuple(L for L in closures if L.var in later and L.var in K.after and L.min >= 1
+                 and L.anchor is None and L.scope == K.scope)
 
 
 def aggregates_only(K: Closure, lists) -> bool:
