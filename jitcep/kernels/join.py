@@ -295,9 +295,13 @@ def pair_records(L, R, li, ri, threads: int = 1):
     return pos, start, end, tstart, tend, (wstart if window_too else tstart), (wend if window_too else tend)
 
 
+_MIN_PAIRS = 16
+"""The first pair arrays hold at least this many pairs (tests set 0, so that most joins outgrow them)."""
+
+
 def _pair_arrays(n: int):
     """(li, ri, g) output arrays for ``n`` pairs, NumPy-allocated (:mod:`jitcep.kernels.alloc`)."""
-    n = max(16, n)
+    n = max(_MIN_PAIRS, n)
     return empty(n, np.int64), empty(n, np.int64), empty(n, np.int64)
 
 
