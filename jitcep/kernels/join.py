@@ -59,7 +59,9 @@ def _done(li, ri, gg, n):
 
     Past the arrays a kernel only counts (up to the cap), and the wrapper runs it again into arrays
     of exactly that size: growing them by doubling copied each pair up to twice into fresh small
-    pages, and left the last arrays up to half unused (6.65M pairs: 0.1-0.3 s, perf/README.md)."""
+    pages, and left the last arrays up to half unused (6.65M pairs: 0.1-0.3 s, perf/README.md).
+    ``gg`` is written only with several partitions: with one, every pair's is 0, and the wrapper
+    returns zeros that are never written (a third of the pairs' fresh memory)."""
     if n > len(li):
         return li[:0], ri[:0], gg[:0], n
     return li[:n], ri[:n], gg[:n], 0
@@ -123,7 +125,8 @@ def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
                 if n < len(li):
                     li[n] = l
                     ri[n] = r
-                    gg[n] = g
+                    if G > 1:
+                        gg[n] = g
                 elif n >= cap_max:
                     return li[:0], ri[:0], gg[:0], -1
                 n += 1
@@ -166,7 +169,8 @@ def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
                 if n < len(li):
                     li[n] = l
                     ri[n] = r
-                    gg[n] = g
+                    if G > 1:
+                        gg[n] = g
                 elif n >= cap_max:
                     return li[:0], ri[:0], gg[:0], -1
                 n += 1
@@ -205,7 +209,8 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
                     if n < len(li):
                         li[n] = i
                         ri[n] = r
-                        gg[n] = g
+                        if G > 1:
+                            gg[n] = g
                     elif n >= cap_max:
                         return li[:0], ri[:0], gg[:0], -1
                     n += 1
@@ -224,7 +229,8 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
                     if n < len(li):
                         li[n] = l
                         ri[n] = j
-                        gg[n] = g
+                        if G > 1:
+                            gg[n] = g
                     elif n >= cap_max:
                         return li[:0], ri[:0], gg[:0], -1
                     n += 1
@@ -410,6 +416,8 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         if status > 0:  # more pairs than the first arrays held: again, into arrays of that many (_done)
             li, ri, g, status = kernel(Lr, Rr, *args[:-1], range_cap, *_pair_arrays(status))
         _check(status, what, range_cap)
+        if g1 - g0 == 1:  # one partition: the kernel wrote no partitions (_done); calloc's pages, untouched
+            return li, ri, np.full(len(li), g0, np.int64) if g0 else np.zeros(len(li), np.int64)
         return li, ri, g + g0 if g0 else g
 
     ranges = partition_ranges((Lg, Rg), threads)
