@@ -788,13 +788,13 @@ def gather_columns(P, cols, perm):
     return [[int(P[r][c]) for r in rows] for c in cols]
 
 
-def canonical_pairs(Lpos, Rpos, li, ri, src):
+def canonical_pairs(Lpos, Rpos, li, ri, src, key=None):
     """Row c: column src[c] of each pair's row (the left record's columns, then the right one's), the
-    rows sorted as :func:`canonical_order` sorts them over all their columns."""
+    rows sorted as :func:`canonical_order` sorts them over those columns taken in the order ``key``."""
     rows = [[int(x) for x in (*Lpos[l], *Rpos[r])] for l, r in zip(li, ri)]
     rows = [[row[s] for s in src] for row in rows]
-    cols = list(range(len(src)))
-    return gather_columns(rows, cols, canonical_order(rows, cols))
+    key = list(range(len(src))) if key is None else [int(c) for c in key]
+    return gather_columns(rows, range(len(src)), canonical_order(rows, key))
 
 
 def input_rows(parts, row):

@@ -80,16 +80,17 @@ def pairs(draw):
     li = np.array(draw(st.lists(st.integers(0, ml - 1), min_size=m, max_size=m)), dtype=np.int64)
     ri = np.array(draw(st.lists(st.integers(0, mr - 1), min_size=m, max_size=m)), dtype=np.int64)
     src = np.array(draw(st.permutations(range(kl + kr))), dtype=np.int64)[:draw(st.integers(1, kl + kr))]
-    return Lpos, Rpos, li, ri, src, 7
+    key = np.array(draw(st.permutations(range(len(src)))), dtype=np.int64)
+    return Lpos, Rpos, li, ri, src, key, 7
 
 
 @settings(max_examples=150, deadline=None)
 @given(pairs())
 def test_canonical_pairs_matches_naive(case):
-    Lpos, Rpos, li, ri, src, n_events = case
-    got = canonical_pairs(Lpos, Rpos, li, ri, src, n_events)
+    Lpos, Rpos, li, ri, src, key, n_events = case
+    got = canonical_pairs(Lpos, Rpos, li, ri, src, n_events, key)
     assert got.shape == (len(src), len(li))
-    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src)
+    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
 
 
 def test_canonical_pairs_sorts_long_runs_of_one_end_by_merging():
@@ -98,9 +99,9 @@ def test_canonical_pairs_sorts_long_runs_of_one_end_by_merging():
     Lpos = rng.integers(0, 9, (40, 2)).astype(np.int64)
     Rpos = np.full((1, 1), 9, np.int64)
     li, ri = rng.integers(0, 40, 300).astype(np.int64), np.zeros(300, np.int64)
-    src = np.array([2, 0, 1])
-    got = canonical_pairs(Lpos, Rpos, li, ri, src, 10)
-    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src)
+    src, key = np.array([2, 0, 1]), np.array([1, 2, 0])
+    got = canonical_pairs(Lpos, Rpos, li, ri, src, 10, key)
+    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
 
 
 def test_canonical_pairs_refuses_pairs_columns_and_positions_outside():
@@ -109,7 +110,8 @@ def test_canonical_pairs_refuses_pairs_columns_and_positions_outside():
                  (Lpos, Rpos, one, np.array([1]), np.array([0]), 5),      # a right record past the input
                  (Lpos, Rpos, one, one, np.array([3]), 5),                # a column past the rows
                  (Lpos, Rpos, one, one, np.array([1]), 1),                # position 1, one event
-                 (Lpos, Rpos, one, np.zeros(2, np.int64), np.array([0]), 5)):  # li and ri differ in length
+                 (Lpos, Rpos, one, np.zeros(2, np.int64), np.array([0]), 5),  # li and ri differ in length
+                 (Lpos, Rpos, one, one, np.array([0, 1]), 5, np.array([1, 1]))):  # a key order of no permutation
         with pytest.raises(KernelInputError):
             canonical_pairs(*args)
 

@@ -79,12 +79,13 @@ def _match_table(L: Buffer, R: Buffer, li: np.ndarray, ri: np.ndarray, state) ->
     """The matches that are the pairs ``(li, ri)``: each variable's column written once, in canonical order,
     from the two inputs' records (:func:`jitcep.kernels.order.canonical_pairs`), with no output records
     between: nobody reads a final record's span, times or partition."""
-    names = sorted(state.plan.variables)
-    vars_ = L.vars + R.vars
+    names, vars_ = state.plan.variables, L.vars + R.vars
+    # rows in the variables' order, so that the output finds them end to end (MatchTable.block); the
+    # order compares them by name
+    key = sorted(range(len(names)), key=names.__getitem__)
     cols = canonical_pairs(L.pos, R.pos, li, ri, np.array([vars_.index(v) for v in names], np.int64),
-                           state.table.n)
-    order = {v: j for j, v in enumerate(names)}
-    return MatchTable(len(li), {v: cols[order[v]] for v in state.plan.variables})
+                           state.table.n, np.array(key, np.int64))
+    return MatchTable(len(li), dict(zip(names, cols)), block=cols)
 
 
 def _in_order(px: np.ndarray, py: np.ndarray, ts: np.ndarray, order: str) -> np.ndarray:

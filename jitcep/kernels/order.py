@@ -186,7 +186,7 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_pairs(Lpos, Rpos, li, ri, src, count, out):
+def _canonical_pairs(Lpos, Rpos, li, ri, src, key, count, out):
     # a pair's row: column s of the left record's columns then the right one's, written out in each
     # loop (a helper called per pair, taking the arrays, made the passes 10x slower)
     k, m, slots, kl = len(src), len(li), len(count) - 1, Lpos.shape[1]
@@ -241,7 +241,7 @@ def _canonical_pairs(Lpos, Rpos, li, ri, src, count, out):
             for j in range(n):
                 low = _NO_LOW
                 for c in range(k):
-                    x = out[c, a + j]
+                    x = out[key[c], a + j]
                     T[j, c + 1] = x
                     if 0 <= x < low:
                         low = x
@@ -269,16 +269,17 @@ def _canonical_pairs(Lpos, Rpos, li, ri, src, count, out):
             if moved:
                 for j in range(n):
                     for c in range(k):
-                        out[c, a + j] = T[perm[j], c + 1]
+                        out[key[c], a + j] = T[perm[j], c + 1]
         a = e
     return True
 
 
 def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndarray, src: np.ndarray,
-                    n_events: int) -> np.ndarray:
+                    n_events: int, key: np.ndarray | None = None) -> np.ndarray:
     """The single columns of the matches that are the pairs ``(li[i], ri[i])`` of a join's two inputs, in
     canonical order, as a C-ordered (len(src), m) matrix: row c is column ``src[c]`` of the pairs' rows
-    (``Lpos``'s columns then ``Rpos``'s; -1 unbound), ``src`` the single variables in name order.
+    (``Lpos``'s columns then ``Rpos``'s; -1 unbound).  ``key``: the rows in the order the sort compares
+    them (the variables' name order), a permutation of ``range(len(src))``; None: row order.
 
     The rows go to their place in one pass, bucketed by last position (positions are below
     ``n_events``): with several key partitions, or a left record that ends after the right one (ties
@@ -288,8 +289,8 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     records, :func:`canonical_order`'s permutation and :func:`gather_columns`' copy through it: on
     6.65M matches those wrote 12 arrays of the matches' length, this writes ``len(src)``.
 
-    KernelInputError if a column number of ``src`` is outside the rows, a pair outside its input or a
-    position not below ``n_events``.
+    KernelInputError if a column number of ``src`` is outside the rows, ``key`` no permutation, a pair
+    outside its input or a position not below ``n_events``.
     """
     Lpos = np.ascontiguousarray(Lpos, dtype=np.int64)
     Rpos = np.ascontiguousarray(Rpos, dtype=np.int64)
@@ -299,11 +300,14 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     if width < 0 or (len(src) and (src.min() < 0 or src.max() >= width)):
         raise fail("canonical_pairs", f"a column number is outside the pairs' {width} columns")
     check_lengths("canonical_pairs", len(li), right=ri)
+    key = np.arange(len(src)) if key is None else np.ascontiguousarray(key, dtype=np.int64)
+    if sorted(key.tolist()) != list(range(len(src))):
+        raise fail("canonical_pairs", f"the key order {key.tolist()} is no permutation of the {len(src)} rows")
     m = len(li)
     out = empty(len(src) * m, np.int64).reshape(len(src), m)
     # the per-end counts are scratch, reused from run to run (jitcep.kernels.alloc)
     count = scratch("canonical_ends", int(n_events) + 2, np.int64)
-    if not _canonical_pairs(Lpos, Rpos, li, ri, src, count, out):
+    if not _canonical_pairs(Lpos, Rpos, li, ri, src, key, count, out):
         raise fail("canonical_pairs", f"a pair is outside its input or a position is not below {n_events}")
     return out
 
