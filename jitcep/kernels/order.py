@@ -297,8 +297,8 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     li, ri = np.ascontiguousarray(li, dtype=np.int64), np.ascontiguousarray(ri, dtype=np.int64)
     src = np.ascontiguousarray(src, dtype=np.int64)
     width = Lpos.shape[1] + Rpos.shape[1] if Lpos.ndim == Rpos.ndim == 2 else -1
-    if width < 0 or (len(src) and (src.min() < 0 or src.max() >= width)):
-        raise fail("canonical_pairs", f"a column number is outside the pairs' {width} columns")
+    if width < 0 or not len(src) or src.min() < 0 or src.max() >= width:
+        raise fail("canonical_pairs", f"no column, or a column number outside the pairs' {width} columns")
     check_lengths("canonical_pairs", len(li), right=ri)
     key = np.arange(len(src)) if key is None else np.ascontiguousarray(key, dtype=np.int64)
     if sorted(key.tolist()) != list(range(len(src))):
