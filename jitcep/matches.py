@@ -34,6 +34,9 @@ class MatchTable:
     single: dict[str, np.ndarray] = field(default_factory=dict)
     lists: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     list_unbound: dict[str, np.ndarray] = field(default_factory=dict)
+    # the single columns as the rows of one C-ordered matrix, in ``single``'s order, when they are (a
+    # final join's, jitcep.kernels.order.canonical_pairs): the output reads them end to end, uncopied
+    block: np.ndarray | None = None
 
     @staticmethod
     def from_bindings(bindings: list[dict], single_vars, list_vars) -> "MatchTable":

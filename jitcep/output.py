@@ -236,7 +236,9 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     starts = np.cumsum([0] + [len(p) for p in positions])
     # every variable's positions end to end (unbound: 0, masked below) and their input rows, one pass each
     table = values.table
-    rows = input_rows(positions, table.row_map(), table.n)
+    rows = _rows_in_place(vars_, mt) if table.row_map() is None else None
+    if rows is None:
+        rows = input_rows(positions, table.row_map(), table.n)
     every = rows if values.source is not None or table.row_map() is None else input_rows(positions, None, table.n)
     gathered: dict[str, pl.Series] = {}
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
@@ -275,6 +277,21 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
                 s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()
         out.append(s)
     return out
+
+
+def _rows_in_place(vars_, mt: MatchTable) -> np.ndarray | None:
+    """The input rows of every variable's positions end to end, uncopied, or None.
+
+    With sorted input a position is its input row; a final join's match table holds its columns as the
+    rows of one matrix (``MatchTable.block``), so when the variables are those rows in that order and
+    none is unbound, the matrix read end to end is the rows: 8 bytes a match and variable that are not
+    written again (6.65M matches of 3 variables: 160 MB of fresh pages, perf/README.md).
+    """
+    block = mt.block
+    if block is None or any(v.is_list for v in vars_) or [v.name for v in vars_] != list(mt.single):
+        return None
+    flat = block.reshape(-1)  # C-ordered: a view
+    return flat if not len(flat) or flat.min() >= 0 else None
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)

@@ -18,8 +18,9 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   candidate positions of each run)
 - :func:`contiguous_next` twin of :func:`jitcep.kernels.selection.contiguous_next`
 - :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
-- :func:`canonical_order`, :func:`gather_columns` twins of :mod:`jitcep.kernels.order` (a sort by
-  the whole key tuple; a row-by-row copy)
+- :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs` twins of
+  :mod:`jitcep.kernels.order` (a sort by the whole key tuple; a row-by-row copy; the pairs' rows
+  built one by one, then sorted so)
 - :func:`input_rows`, :func:`take` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
@@ -818,6 +819,15 @@ def gather_columns(P, cols, perm):
     """Row c: column cols[c] of P's rows perm (all rows when perm is None)."""
     rows = range(len(P)) if perm is None else perm
     return [[int(P[r][c]) for r in rows] for c in cols]
+
+
+def canonical_pairs(Lpos, Rpos, li, ri, src, key=None):
+    """Row c: column src[c] of each pair's row (the left record's columns, then the right one's), the
+    rows sorted as :func:`canonical_order` sorts them over those columns taken in the order ``key``."""
+    rows = [[int(x) for x in (*Lpos[l], *Rpos[r])] for l, r in zip(li, ri)]
+    rows = [[row[s] for s in src] for row in rows]
+    key = list(range(len(src))) if key is None else [int(c) for c in key]
+    return gather_columns(rows, range(len(src)), canonical_order(rows, key))
 
 
 def input_rows(parts, row):

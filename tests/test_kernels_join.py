@@ -108,6 +108,36 @@ def test_and_join_matches_naive(case, distinct):
     assert [(t[2], e) for t, e in zip(got, ends)] == sorted((t[2], e) for t, e in zip(got, ends))
 
 
+@settings(max_examples=200, deadline=None)
+@given(tables_and_buffers(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
+       st.sampled_from(["right", "left", "and"]), st.sampled_from([1, 2]))
+def test_joins_that_outgrow_their_first_arrays_count_and_run_again(case, order, driver, threads):
+    # first arrays as large as the records only: every join with more pairs than records counts past
+    # them and runs again into arrays of exactly that many (kernels.join._done)
+    ts, wt, W, L, R = case
+    with mock.patch.object(join, "_MIN_PAIRS", 0):
+        if driver == "and":
+            li, ri, g = and_join(L, R, ts, wt, W, True, 10**6, threads)
+            want = naive.and_join(L, R, ts, wt, W, True)
+        else:
+            li, ri, g = seq_join(L, R, ts, wt, W, order, True, 10**6, driver, threads)
+            want = naive.seq_join(L, R, ts, wt, W, order, True)
+    got = list(zip(li.tolist(), ri.tolist(), g.tolist()))
+    assert len(got) == len(set(got)) and set(got) == want
+    if driver != "and":
+        assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
+
+
+def test_a_join_past_its_cap_while_counting_is_an_explosion():
+    ts = np.arange(6, dtype=np.int64)
+    leaf = (np.arange(6, dtype=np.int64).reshape(6, 1), np.arange(6, dtype=np.int64),
+            np.arange(6, dtype=np.int64), np.array([0, 6]))
+    with mock.patch.object(join, "_MIN_PAIRS", 0):
+        assert len(seq_join(leaf, leaf, ts, ts, 10, "position", True, 15)[0]) == 15  # 6 * 5 / 2 pairs
+        with pytest.raises(ExplosionError):
+            seq_join(leaf, leaf, ts, ts, 10, "position", True, 14)
+
+
 @settings(max_examples=300, deadline=None)
 @given(tables_and_buffers(), st.data(), st.sampled_from([1, 2, 3]))
 def test_pair_records_match_naive(case, data, threads):

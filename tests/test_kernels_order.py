@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.order import canonical_order, gather_columns, list_hashes
+from jitcep.kernels.order import canonical_order, canonical_pairs, gather_columns, list_hashes
 
 
 @st.composite
@@ -62,6 +62,58 @@ def test_long_runs_of_one_end_merge_stably():
     P = np.column_stack([rng.integers(0, 4, 200), np.full(200, 9)]).astype(np.int64)
     perm = canonical_order(P, np.array([0, 1]))
     assert perm.tolist() == naive.canonical_order(P, [0, 1])
+
+
+@st.composite
+def pairs(draw):
+    """(Lpos, Rpos, li, ri, src, n_events): two inputs' records (-1 unbound), pairs of them in any order
+    (several partitions, or ties, leave a join's pairs out of end order) and the columns taken, in any
+    order; small positions so that runs of one end are long and ties on every column common."""
+    kl, kr = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    ml, mr = draw(st.integers(1, 8)), draw(st.integers(1, 8))
+    cell = st.integers(-1, 6)
+    Lpos = np.array(draw(st.lists(st.lists(cell, min_size=kl, max_size=kl), min_size=ml, max_size=ml)),
+                    dtype=np.int64).reshape(ml, kl)
+    Rpos = np.array(draw(st.lists(st.lists(cell, min_size=kr, max_size=kr), min_size=mr, max_size=mr)),
+                    dtype=np.int64).reshape(mr, kr)
+    m = draw(st.integers(0, 60))
+    li = np.array(draw(st.lists(st.integers(0, ml - 1), min_size=m, max_size=m)), dtype=np.int64)
+    ri = np.array(draw(st.lists(st.integers(0, mr - 1), min_size=m, max_size=m)), dtype=np.int64)
+    src = np.array(draw(st.permutations(range(kl + kr))), dtype=np.int64)[:draw(st.integers(1, kl + kr))]
+    key = np.array(draw(st.permutations(range(len(src)))), dtype=np.int64)
+    return Lpos, Rpos, li, ri, src, key, 7
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs())
+def test_canonical_pairs_matches_naive(case):
+    Lpos, Rpos, li, ri, src, key, n_events = case
+    got = canonical_pairs(Lpos, Rpos, li, ri, src, n_events, key)
+    assert got.shape == (len(src), len(li))
+    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
+
+
+def test_canonical_pairs_sorts_long_runs_of_one_end_by_merging():
+    # 300 pairs ending at position 9: past the insertion sort's runs, so _sort_range's merge
+    rng = np.random.default_rng(5)
+    Lpos = rng.integers(0, 9, (40, 2)).astype(np.int64)
+    Rpos = np.full((1, 1), 9, np.int64)
+    li, ri = rng.integers(0, 40, 300).astype(np.int64), np.zeros(300, np.int64)
+    src, key = np.array([2, 0, 1]), np.array([1, 2, 0])
+    got = canonical_pairs(Lpos, Rpos, li, ri, src, 10, key)
+    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
+
+
+def test_canonical_pairs_refuses_pairs_columns_and_positions_outside():
+    Lpos, Rpos, one = np.zeros((2, 1), np.int64), np.ones((1, 2), np.int64), np.zeros(1, np.int64)
+    for args in ((Lpos, Rpos, np.array([2]), one, np.array([0]), 5),      # a left record past the input
+                 (Lpos, Rpos, one, np.array([1]), np.array([0]), 5),      # a right record past the input
+                 (Lpos, Rpos, one, one, np.array([3]), 5),                # a column past the rows
+                 (Lpos, Rpos, one, one, np.array([1]), 1),                # position 1, one event
+                 (Lpos, Rpos, one, np.zeros(2, np.int64), np.array([0]), 5),  # li and ri differ in length
+                 (Lpos, Rpos, one, one, np.array([0, 1]), 5, np.array([1, 1]))):  # a key order of no permutation
+        with pytest.raises(KernelInputError):
+            canonical_pairs(*args)
 
 
 def test_refuses_columns_and_rows_outside_the_matrix():

@@ -236,6 +236,10 @@ CASES = {
         i64(0, 9), i64(1, 2), np.ones(2, np.bool_), "sum"),
     "closure_runs: descending offsets": lambda: kleene.closure_runs(i64(0, 5, 2), 1, 3),
     "list_hashes: offsets past the members": lambda: order.list_hashes(i64(0, 9), i64(1, 2)),
+    "canonical_pairs: pair past the left records": lambda: order.canonical_pairs(
+        i64(0, 1).reshape(2, 1), i64(2).reshape(1, 1), i64(2), i64(0), i64(0), 5),
+    "canonical_pairs: position past the events": lambda: order.canonical_pairs(
+        i64(0, 1).reshape(2, 1), i64(9).reshape(1, 1), i64(1), i64(0), i64(1), 5),
     "run_aggregates: run past the values": lambda: kleene.run_aggregates(
         i64(0, 1), i64(2, 5), i64(1, 2, 3), np.ones(3, np.bool_), "sum"),
     "run_aggregates: valid shorter than the values": lambda: kleene.run_aggregates(

@@ -124,6 +124,8 @@ def list_extent(off: np.ndarray, lpos: np.ndarray, last_of: np.ndarray | None = 
 
 def offsets(g: np.ndarray, G: int) -> np.ndarray:
     """Partition offsets (G + 1) of records whose partitions ``g`` are ascending."""
+    if G == 1:  # every record's is 0: not read (a join's are zeros never written, jitcep.kernels.join)
+        return np.array([0, len(g)], dtype=np.int64)
     goff = np.zeros(G + 1, dtype=np.int64)
     np.cumsum(np.bincount(g, minlength=G), out=goff[1:])
     return goff

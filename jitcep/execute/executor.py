@@ -49,9 +49,19 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
     if state.W < 0:
         return MatchTable.from_bindings([], names, list_vars)
 
+    state.final = _final_join(plan.root)
     buf = _run(plan.root, state, profile)
+    if isinstance(buf, MatchTable):  # the final join's own (jitcep.execute.join)
+        return buf
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in names}, {v: buf.lists[v] for v in list_vars},
                            {v: u for v, u in buf.unbound.items() if u.any()})
+
+
+def _final_join(root):
+    """The join whose pairs are the matches themselves (the plan's root, or the input of a reduction at
+    the root, which passes its input's records through), else None."""
+    node = root.input if isinstance(root, SemiJoinReduce) else root
+    return node if isinstance(node, (SeqJoin, AndJoin)) else None
 
 
 def _run(node, state: RunState, profile: Profile | None):

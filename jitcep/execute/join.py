@@ -15,6 +15,8 @@ import numpy as np
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
 from ..kernels.join import pair_records
+from ..kernels.order import canonical_pairs
+from ..matches import MatchTable
 from ..pattern import expr as E
 from ..plan.operators import SeqJoin
 from .buffer import Buffer, empty_buffer, offsets
@@ -61,6 +63,8 @@ def run(node, state, execute) -> Buffer:
             break
         keep = state.mask_where_bound(pred, np.stack([column(v) for v in sorted(E.variables(pred))]))
         li, ri, g = li[keep], ri[keep], g[keep]
+    if node is state.final and not (L.lists or R.lists or state.plan.list_vars):
+        return _match_table(L, R, li, ri, state)
     # one pass over the pairs (jitcep.kernels.join.pair_records), not a NumPy gather per field
     pos, start, end, tstart, tend, wstart, wend = pair_records(L.timed(), R.timed(), li, ri, state.threads)
     buf = Buffer(L.vars + R.vars, pos, start, end, offsets(g, state.G), tstart, tend, wstart, wend)
@@ -69,6 +73,19 @@ def run(node, state, execute) -> Buffer:
         if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
             buf = buf.take(np.lexsort((end, g)), buf.goff)
     return buf
+
+
+def _match_table(L: Buffer, R: Buffer, li: np.ndarray, ri: np.ndarray, state) -> MatchTable:
+    """The matches that are the pairs ``(li, ri)``: each variable's column written once, in canonical order,
+    from the two inputs' records (:func:`jitcep.kernels.order.canonical_pairs`), with no output records
+    between: nobody reads a final record's span, times or partition."""
+    names, vars_ = state.plan.variables, L.vars + R.vars
+    # rows in the variables' order, so that the output finds them end to end (MatchTable.block); the
+    # order compares them by name
+    key = sorted(range(len(names)), key=names.__getitem__)
+    cols = canonical_pairs(L.pos, R.pos, li, ri, np.array([vars_.index(v) for v in names], np.int64),
+                           state.table.n, np.array(key, np.int64))
+    return MatchTable(len(li), dict(zip(names, cols)), block=cols)
 
 
 def _in_order(px: np.ndarray, py: np.ndarray, ts: np.ndarray, order: str) -> np.ndarray:

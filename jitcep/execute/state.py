@@ -19,6 +19,7 @@ from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
 from ..events import EventTable, window_span
 from ..kernels.window import MAX_SPAN
+from ..matches import MatchTable
 from ..options import Options
 from ..pattern import expr as E
 from ..pattern.ast import CountWindow, Unbounded
@@ -36,7 +37,8 @@ class Profile:
     def timed(self, node, run):
         t0 = time.perf_counter()
         buf = run()
-        self.stats[id(node)] = (len(buf), time.perf_counter() - t0)
+        # the final join returns the match table itself (jitcep.execute.join)
+        self.stats[id(node)] = (buf.n if isinstance(buf, MatchTable) else len(buf), time.perf_counter() - t0)
         return buf
 
 
@@ -65,6 +67,9 @@ class RunState:
         # a SemiJoinReduce's survivors by id(Scan), and their chain bounds (jitcep/execute/reduction.py)
         self.reduced: dict[int, object] = {}
         self.reach = None
+        # the join whose pairs are the matches themselves: it writes the match table in canonical order
+        # (jitcep.execute.executor sets it)
+        self.final = None
         self.memory = MemoryBudget(options.max_memory)
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:

@@ -230,7 +230,7 @@ def _rehash(cap, uniq, k):
     slots = np.full(cap, -1, np.int64)
     keys = np.empty(cap, np.int64)
     u2 = np.empty(cap // 2, np.int64)
-    for q in range(k):  # not u2[:k] = uniq[:k]: see join._grow
+    for q in range(k):  # not u2[:k] = uniq[:k]: Numba compiles a slice's shape-mismatch message
         u2[q] = uniq[q]
     mask = np.uint64(cap - 1)
     for q in range(k):
@@ -395,7 +395,7 @@ def _string_codes(offsets, data, valid, out):
         slots = np.full(cap, -1, np.int64)
         hashes = np.empty(cap, np.uint64)
         f2 = np.empty(cap // 2, np.int64)
-        for q in range(k):  # not f2[:k] = first[:k]: see join._grow
+        for q in range(k):  # not f2[:k] = first[:k]: Numba compiles a slice's shape-mismatch message
             f2[q] = first[q]
         first = f2
         mask = np.uint64(cap - 1)
@@ -759,7 +759,7 @@ def _view_rehash(tab, shift):
             j = _view_slot(tab[q0], tab[q0 + 1], shift)
             while new[_VIEW_ROW * j] != 0:
                 j = (j + np.uint64(1)) & mask
-            for c in range(3):  # not a slice assignment: see join._grow
+            for c in range(3):  # not a slice assignment: Numba compiles its shape-mismatch message
                 new[_VIEW_ROW * j + c] = tab[q0 + c]
     return new, shift
 
