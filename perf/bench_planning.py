@@ -12,7 +12,7 @@ algorithm of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` under the interme
 
 - Figure 7(a)'s normalised cost: the mean over problems of EFREQ's plan cost divided by the plan's cost
   (higher is better; EFREQ itself is 1 by definition, as in the paper, which leaves it out);
-- the plan's cost divided by the cheapest plan any algorithm found for that problem (mean; 1.00 = the
+- the plan's cost divided by the cheapest plan any algorithm found for that problem (mean; 1 = the
   best; where DP-B ran exactly, the optimum), which shows how far each is from the best directly;
 - Figure 7(b): the median planning time in milliseconds.
 
