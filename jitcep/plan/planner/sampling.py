@@ -26,7 +26,8 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
   :data:`DEFAULT_SELECTIVITY` (source "default") when no tuple could be
   formed, e.g. when a variable's events are too rare to meet in a block.
   A list conjunct (aggregates, ``v[k]``) is not sampled: its selectivity is
-  the default unless given.
+  the default unless given (docs/planning.md, "List conjuncts are not
+  sampled", says where it is used and why).
 - A rate is ``count * kept / (extent * partitions)``: ``count`` the events of
   its types (above), ``kept`` the share of its sampled candidates passing the
   filter with a non-null key (at least 64 candidates: a type too rare for the
