@@ -83,3 +83,23 @@ def test_closures_in_a_top_level_or_branch():
     # branch 1: b = (0,) with c = () (no C); branch 2: d
     assert matches("PATTERN OR(SEQ(B* b[], C* c[]), D d) WITHIN 10", df) == M(
         ((0,), (), None), (None, None, 1))
+
+
+# --- under the NFA^b strategies (semantics §8): a run takes its first event at one of the closures ----------
+
+BCC = events("type ts", ("B", 1), ("C", 2), ("C", 3))
+
+
+def test_closures_that_may_all_be_empty_under_strict_contiguity():
+    # a run starting at B0 takes it at b, then C1 (peeking through b to c), then C2, and every proceed
+    # point is a match: (0;), (0; 1), (0; 1, 2); runs starting at C1 / C2 pass b empty; b = c = () none
+    assert matches("PATTERN SEQ(B* b[], C* c[]) WITHIN 10", BCC, strategy="strict_contiguity") == M(
+        ((0,), ()), ((0,), (1,)), ((0,), (1, 2)), ((), (1,)), ((), (1, 2)), ((), (2,)))
+
+
+def test_closures_that_may_all_be_empty_under_skip_till_next_match():
+    # B0 B1 C2: a run starting at B0 takes B1 too (the next relevant event for b); runs at b proceed to
+    # c at C2.  The run starting at B1 is its own: (1;) and (1; 2)
+    df = events("type ts", ("B", 1), ("B", 2), ("C", 3))
+    assert matches("PATTERN SEQ(B* b[], C* c[]) WITHIN 10", df, strategy="skip_till_next_match") == M(
+        ((0,), ()), ((0, 1), ()), ((0, 1), (2,)), ((1,), ()), ((1,), (2,)), ((), (2,)))
