@@ -545,9 +545,11 @@ def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
     return gi, "filter" if len(vs) == 1 else "joins", c
 
 
-def logical_plan(pattern: Pattern) -> LogicalPlan:
+def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan:
     """Analyse ``pattern`` (see the module docstring); raises UnsupportedPatternError for what the
-    compiled engine does not evaluate.
+    compiled engine does not evaluate.  ``in_conj``: negated variables ranged as with an AND ancestor
+    although ``pattern`` has none, as an alternative of a larger pattern records them
+    (:attr:`jitcep.pattern.nonempty.Alternative.in_conj`).
 
     A conjunct spanning two branches of an OR is refused rather than given a
     meaning here; ``[attr]`` keys the negated events and the closure's members
@@ -673,9 +675,10 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     for n, nc in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if not kls and not gls and nc.top and nc.near_before and nc.near_after:
+        if not kls and not gls and nc.top and n not in in_conj and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
-        negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
+        negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after,
+                                 nc.in_conj or n in in_conj,
                                  anchor, tuple(list_conds[n]), tuple(each_conds[n])))
     # a closure ordered before an anchored one ends before its first member, the anchor, until its list
     # is made (its collection drops the anchor)

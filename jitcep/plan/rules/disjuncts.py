@@ -109,7 +109,7 @@ def _dnf(plan, planning, build, k: int):
 def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError) -> PhysicalPlan:
     """The plan of ``pattern`` under ``options``, which the unit plan refuses (``refusal``) for a part that
     may bind nothing (module docstring): the union of its alternatives' plans, ``build(alternative,
-    options)`` making each (every rule applied).
+    options)`` making each (every rule applied) from a :class:`~jitcep.pattern.nonempty.Alternative`.
 
     Under a selection strategy other than skip-till-any-match the union means the pattern too (section
     8): the pattern is linear, so its closures that may all be empty are Kleene states in one SEQ, and
@@ -134,7 +134,7 @@ def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError)
                                       f"nothing else binds as alternatives that each bind an event, but not "
                                       f"under {why}")
     inner = dataclasses.replace(options, output="all", contiguous=())
-    plans = [build(a.pattern, inner) for a in alts]
+    plans = [build(a, inner) for a in alts]
     base = plans[0]  # every alternative keeps the [attr] tests (they name no variable): one key
     variables = single_vars(normalize(pattern.body))
     if len(plans) == 1:
