@@ -490,9 +490,10 @@ def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -
     """(the construct that tests it, class, conjunct as it reads it) of a conjunct over several Kleene
     constructs (closures, groups; ``leads`` in collection order, ``construct[lead]``: its Kleene
     variables), tested by the last one collected, when every other list is made: "list" on whole lists;
-    "each" with one construct read member-wise (maybe ``v[i-1]``, maybe its list too) and the others as
-    whole lists, for every member i of the one (:attr:`Closure.each`); "cross" member-wise over two, for
-    every pair of members (a group's: iterations; section 4); or raise."""
+    "cross" member-wise over two and nothing else, for every pair of members (a group's: iterations;
+    section 4); else "each", with the constructs it reads member-wise (maybe ``v[i-1]``) read for every
+    combination of their members, the others (and maybe those too) as whole lists
+    (:attr:`Closure.each`); or raise (a negated variable beside two constructs)."""
     vs = E.variables(c)
     _check_list_refs(c, {v for lead in leads for v in construct[lead]})
     kinds = {lead: {kleene_ref_kind(c, v) for v in construct[lead] if v in vs} for lead in leads}
@@ -500,14 +501,13 @@ def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -
     if not vs & negated:
         if not read:
             return leads[-1], "list", c
-        if len(read) == 1:
-            for v in construct[read[0]]:
-                c = _each_ref(c, v)
-            return leads[-1], "each", c
         if len(leads) == 2 and all(kinds[lead] == {"member"} for lead in leads):
             for v in (*construct[leads[0]], *construct[leads[1]]):
                 c = _member_ref(c, v)
             return leads[-1], "cross", c
+        for v in (v for lead in read for v in construct[lead]):
+            c = _each_ref(c, v)
+        return leads[-1], "each", c
     raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables only on "
                                   f"their whole lists, member-wise over one of them, or member-wise over two "
                                   f"without lists ({expr_to_text(c)}) yet")
