@@ -33,9 +33,8 @@ from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
-from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_ends, offsets
-from .lists import Runs, list_mask
+from .lists import Runs, iteration_constructs, list_mask, member_combinations
 from .scan import leaf
 
 
@@ -248,33 +247,14 @@ def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
     read = {v for v in buf.lists if {v, member_var(v), prev_var(v)} & read}
     lists = {**_per_list(buf, src, read), **own}
     unbound = {v: u[src] for v, u in buf.unbound.items() if v in read}
-    mates = {v: tuple(n.group.vars) for n in state.plan.nodes() if isinstance(n, GroupCollect) for v in n.group.vars}
     for c in each:
-        vs = E.variables(c)
-        members = [v for v in lists if {member_var(v), prev_var(v)} & vs]
-        constructs = []  # (its variables read member-wise, 1 if it reads v[i-1]): a group's share i
-        for v in members:
-            if not any(v in ks for ks, _ in constructs):
-                ks = tuple(u for u in members if u in mates.get(v, (v,)))
-                constructs.append((ks, int(any(prev_var(u) in vs for u in ks))))
-        # members per construct (v[i-1] at i = 1 holds vacuously), and combinations per list
-        counts = [np.maximum(np.diff(lists[ks[0]][0]) - first, 0) for ks, first in constructs]
-        n = np.prod(counts, axis=0)
-        rows = np.repeat(np.arange(len(src)), n)
-        state.memory.check(8 * (len(buf.vars) + 2 + 2 * len(members)) * len(rows),
-                           f"the members of Kleene variable {', '.join(members)}", buf, *lists.values())
-        t = np.arange(len(rows)) - np.repeat(np.cumsum(n) - n, n)  # the combination within its list
+        constructs = iteration_constructs(state, c, lists)
+        rows, members = member_combinations(constructs, lists, np.arange(len(src)))
+        state.memory.check(8 * (len(buf.vars) + 2 + len(members)) * len(rows),
+                           f"the members of Kleene variable {', '.join(v for ks, _ in constructs for v in ks)}",
+                           buf, *lists.values())
         single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
-        for (ks, first), count in reversed(list(zip(constructs, counts))):  # the last varies fastest
-            k = count[rows]
-            at = lists[ks[0]][0][:-1][rows] + first + t % np.maximum(k, 1)
-            t = t // np.maximum(k, 1)
-            for v in ks:
-                lpos = lists[v][1]
-                single[member_var(v)] = lpos[at]
-                if first:
-                    single[prev_var(v)] = lpos[at - 1]
-        passed = list_mask(state, (c,), single, lists, rows=rows, unbound=unbound)
+        passed = list_mask(state, (c,), {**single, **members}, lists, rows=rows, unbound=unbound)
         ok[rows[~passed]] = False
     return ok
 
