@@ -8,9 +8,8 @@ engine with ``FallbackWarning`` raised as an error.  Per pair:
 
 - both return a frame: the frames are equal, row order and dtypes included;
 - one raises a jitcep error: the other raises the same class (bad input is refused alike);
-- the compiled engine falls back: its reason is one of :data:`KNOWN_GAPS`, the forms issue 15 has
-  not compiled yet.  A new reason fails the test; a gap that is closed is deleted from the list (the
-  bar of issue 15 is an empty list).
+- the compiled engine falls back: its reason must be one of :data:`KNOWN_GAPS`, the forms not
+  compiled yet.  The list is empty (issue 15's bar): any fallback fails the test.
 
 Runs take small caps (:data:`CAPS`): a drawn pattern can be exponential (an AND group without an
 upper bound has 2^n lists of n iterations), and the engines count partial work differently, so a pair
