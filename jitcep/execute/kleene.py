@@ -249,10 +249,10 @@ def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
     unbound = {v: u[src] for v, u in buf.unbound.items() if v in read}
     for c in each:
         constructs = iteration_constructs(state, c, lists)
-        rows, members = member_combinations(constructs, lists, np.arange(len(src)))
-        state.memory.check(8 * (len(buf.vars) + 2 + len(members)) * len(rows),
-                           f"the members of Kleene variable {', '.join(v for ks, _ in constructs for v in ks)}",
-                           buf, *lists.values())
+        kvs = [v for ks, _ in constructs for v in ks]
+        rows, members = member_combinations(constructs, lists, np.arange(len(src)), lambda k: state.memory.check(
+            8 * (len(buf.vars) + 2 + 2 * len(kvs)) * k, f"the members of Kleene variable {', '.join(kvs)}",
+            buf, *lists.values()))
         single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
         passed = list_mask(state, (c,), {**single, **members}, lists, rows=rows, unbound=unbound)
         ok[rows[~passed]] = False

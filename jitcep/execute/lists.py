@@ -152,15 +152,18 @@ def iteration_constructs(state, c: E.Expr, kvs) -> list[tuple[tuple[str, ...], i
     return out
 
 
-def member_combinations(constructs, lists: dict, which: np.ndarray) -> tuple[np.ndarray, dict]:
+def member_combinations(constructs, lists: dict, which: np.ndarray, check) -> tuple[np.ndarray, dict]:
     """Every combination of one member (a group's: iteration) per construct of ``constructs`` (from
     :func:`iteration_constructs`; a construct reading ``v[i-1]`` from its second member on, section 4)
     for each item j, which reads list ``which[j]`` of each Kleene variable of ``lists`` (variable -> CSR
     offsets and positions): (the item of each combination, {``member_var(v)`` / ``prev_var(v)``: the
     positions}), items in order, the last construct's member varying fastest.  An item with an empty
-    list (or one member and ``v[i-1]``) has none: a quantified conjunct holds vacuously there."""
+    list (or one member and ``v[i-1]``) has none: a quantified conjunct holds vacuously there.
+    ``check(k)`` is called with their number k before anything that large is made (a product of list
+    lengths can be far larger than the lists: the memory budget decides, semantics section 12)."""
     counts = [np.maximum(np.diff(lists[ks[0]][0])[which] - first, 0) for ks, first in constructs]
     n = np.prod(counts, axis=0)
+    check(int(n.sum()))
     item = np.repeat(np.arange(len(which)), n)
     t = np.arange(len(item)) - np.repeat(np.cumsum(n) - n, n)  # the combination's number within its item
     members = {}
