@@ -72,7 +72,8 @@ def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None
         if not needs_alternatives(pattern):
             raise
         plan_alternative = plan_alternative or plan_one
-        return alternatives_plan(pattern, options, lambda alt, o: plan_alternative(logical_plan(alt), o), refusal)
+        return alternatives_plan(pattern, options, lambda alt, o: plan_alternative(
+            logical_plan(alt.pattern, alt.in_conj), o), refusal)
     return plan_one(logical, options)
 
 

@@ -8,6 +8,11 @@ alternative takes empty bound to the empty list.  Generated forms:
   in a SEQ or an AND beside single variables (the branch taken with an empty list binds nothing);
 - ``closures``: a SEQ or an AND of two or three closures that may all be empty (one of them maybe a
   group), maybe with a negation, maybe as one branch of a top-level OR;
+- ``nested_negation``: a SEQ / AND of closures that may all be empty with an AND / SEQ inside holding a
+  negation beside closures, so that taking them empty leaves the negation alone there (§7: it keeps the
+  range its AND gives it);
+- ``runs``: a SEQ of two or three array variables that may all be empty, maybe with a negation, under
+  an NFA^b strategy (semantics §8: a run takes its first event at one of them);
 
 with filters, member-wise conjuncts (also over two closures or a closure and a single variable),
 iterative ones and list ones (``count``, ``sum``, ``v[1]``, ``v[v.LEN]``, which an empty list makes 0 or
@@ -30,7 +35,7 @@ from jitcep.pattern.validate import check_structure
 
 from differential_helpers import agree_on_streams
 
-FORMS = ["or_branch", "closures"]
+FORMS = ["or_branch", "closures", "nested_negation", "runs"]
 N_PATTERNS = 3
 N_STREAMS = 12
 #: small caps: two unbounded closures over a stream of 9 events may have thousands of lists
@@ -69,6 +74,22 @@ def gen_pattern(seed: int, form: str):
         items = list(outside)
         items.insert(rng.randint(0, len(items)), disj)
         body = rng.choice([Seq, Conj])(tuple(items))
+    elif form == "nested_negation":
+        ks = [_closure(rng, name, False) for name in "bce"[:rng.randint(2, 3)]]
+        outer, inner = rng.choice([(Seq, Conj), (Conj, Seq), (Seq, Conj)])
+        inside = [*ks[1:], Neg(EventVar("n", _types(rng)))]
+        rng.shuffle(inside)
+        items = [ks[0], inner(tuple(inside))]
+        rng.shuffle(items)
+        body = outer(tuple(items))
+        negated = True
+    elif form == "runs":  # linear (semantics §8): array variables and a negation in a SEQ
+        ks = [_closure(rng, name, False) for name in "bce"[:rng.randint(2, 3)]]
+        items = list(ks)
+        negated = rng.random() < 0.3
+        if negated:
+            items.insert(rng.randint(0, len(items)), Neg(EventVar("n", _types(rng))))
+        body = Seq(tuple(items))
     else:
         ks = [_closure(rng, name, i == 1 and rng.random() < 0.3) for i, name in enumerate("bce"[:rng.randint(2, 3)])]
         kind = rng.choice([Seq, Seq, Conj])
@@ -100,9 +121,17 @@ def gen_pattern(seed: int, form: str):
         ])())
     if negated and rng.random() < 0.5:
         conj.append(E.Cmp("<", E.Attr("n", "x"), E.Lit(1)))
+    if form == "nested_negation" and rng.random() < 0.4:  # a negation condition reading a closure
+        conj.append(E.Cmp(rng.choice(E.CMP_OPS), E.Attr("n", "x"), rng.choice(
+            [E.Attr(first[0], "x"), E.Agg("count", last[0])])))
     window = rng.choices([TimeWindow(rng.randint(2, 6)), CountWindow(rng.randint(2, 5)), Unbounded()],
                          weights=[6, 3, 1])[0]
-    options = Options(order=rng.choice(["position", "strict_ts", "nondecreasing_ts"]), **CAPS)
+    strategy = "skip_till_any_match"
+    if form == "runs":
+        strategy = rng.choice(["skip_till_next_match", "partition_contiguity", "strict_contiguity"])
+        if strategy == "partition_contiguity" and E.Equiv("k") not in conj:  # its partitions (§8)
+            conj.insert(0, E.Equiv("k"))
+    options = Options(order=rng.choice(["position", "strict_ts", "nondecreasing_ts"]), strategy=strategy, **CAPS)
     return Pattern(body, E.conjoin(conj), window), options
 
 

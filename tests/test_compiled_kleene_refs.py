@@ -4,8 +4,8 @@ The conjunct forms of semantics §4 that read a Kleene construct (an array
 variable or a group) in more than one way: a member (``v[i]``, maybe
 ``v[i-1]``) with a whole list (an aggregate, ``v[1]``, ``v[v.LEN]``) of the same
 construct or of another, inside OR / NOT; members of two constructs (every
-pair); whole lists of a closure and a group;
-negation conditions reading a group's lists or every iteration; ``min`` /
+pair), also with a list or ``v[i-1]``; whole lists of a closure and a group;
+negation conditions reading a group's lists or every iteration, or two constructs; ``min`` /
 ``max`` of string members.  Patterns have one or two constructs (array
 variables, SEQ / AND groups) between single variables, maybe a negation;
 time / count windows and the three orders.  The default run is a small
@@ -68,12 +68,19 @@ def gen_pattern(seed: int) -> tuple[str, dict]:
             lambda c: f"{member(c[1])} {cmp()} {whole(c[0])} + a.x",
             lambda c: f"{whole(c[0])} {cmp()} {whole(c[1])}",
             lambda c: f"({member(c[0])} {cmp()} {member(c[1])} OR {member(c[1])} {cmp()} a.x)",
+            lambda c: f"{member(c[0])} {cmp()} {member(c[1])} - {whole(c[1])}",
+            lambda c: f"{c[0][0]}[i-1].x {cmp()} {member(c[1])}",
         ]
     if negated:
         forms += [
             lambda c: f"n.x {cmp()} {whole(c[0])}",
             lambda c: f"n.x {cmp()} {member(c[0])} + {member(c[0])}",
             lambda c: f"(n.y {cmp()} {c[0][0]}[i-1].y OR {whole(c[0])} > 1)",
+        ]
+    if negated and len(constructs) == 2:
+        forms += [
+            lambda c: f"n.x {cmp()} {member(c[0])} + {member(c[1])}",
+            lambda c: f"n.x {cmp()} {whole(c[0])} - {whole(c[1])}",
         ]
     order = [vs for vs, _ in constructs]
     conj = [rng.choice(forms)(rng.sample(order, len(order))) for _ in range(rng.randint(1, 2))]

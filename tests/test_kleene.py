@@ -525,12 +525,27 @@ def test_min_and_max_of_string_and_boolean_members():
     assert matches(q, df) == M((0, (1, 2), 4), (0, (1, 2, 3), 4))
 
 
-def test_conjunct_reading_a_closure_both_ways_still_falls_back():
-    from jitcep import compile as compile_, runtime
+def test_conjunct_reading_two_closures_member_wise_with_a_list():
+    # every member of b against every member of d (section 4), d's count read on its whole list
+    df = events("type ts x", ("A", 0, 0), ("B", 1, 1), ("B", 2, 5), ("C", 3, 0), ("D", 4, 4), ("D", 5, 9))
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x - count(d) WITHIN 10"
+    # d = (4): b.x < 3, so b = (1); d = (5): b.x < 8, every b; d = (4, 5): b.x < min(4, 9) - 2 = 2
+    assert matches(q, df) == M((0, (1,), 3, (4,)), (0, (1,), 3, (5,)), (0, (2,), 3, (5,)), (0, (1, 2), 3, (5,)),
+                               (0, (1,), 3, (4, 5)))
+    # b[i-1] over b with every member of d: b = (1, 2) needs 1 < d.x - 3 for each d member (i = 2 only)
+    q = "PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b[i-1].x < d.x - 3 WITHIN 10"
+    assert matches(q, df) == M(*[(0, b, 3, d) for b in [(1,), (2,)] for d in [(4,), (5,), (4, 5)]],
+                               (0, (1, 2), 3, (5,)))
 
-    q = compile_("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WHERE b.x < d.x - count(d) WITHIN 10")
-    with pytest.raises(UnsupportedPatternError, match="two Kleene variables"):
-        runtime.check_supported(q.patterns[0], q.options)
+
+def test_negation_condition_reading_two_closures():
+    # N1 lies between b and d in every match; it kills iff n.x > b.x + d.x for every pair of members
+    df = events("type ts x", ("B", 0, 1), ("N", 1, 5), ("D", 2, 3), ("D", 3, 4))
+    q = "PATTERN SEQ(B+ b[], !N n, D+ d[]) WHERE n.x > b.x + d.x WITHIN 10"
+    # d = (2,): 5 > 1 + 3 kills; d = (3,): 5 > 1 + 4 fails; d = (2, 3): the pair with D3 fails
+    assert matches(q, df) == M(((0,), (3,)), ((0,), (2, 3)))
+    q = "PATTERN SEQ(B+ b[], !N n, D+ d[]) WHERE n.x > count(b) + count(d) + 2 WITHIN 10"
+    assert matches(q, df) == M(((0,), (2, 3)))  # 5 > 1 + 1 + 2 kills the one-member d lists
 
 
 # --- negation conditions that read a closure (semantics §7 with §4's quantification) ---------------------
@@ -591,10 +606,9 @@ def test_closures_that_may_all_be_empty_without_a_single_variable_run_as_alterna
     for text in ("PATTERN AND(B* b[], C* c[]) WITHIN 5", "PATTERN SEQ(A a, OR(B* b[], C c)) WITHIN 5"):
         q = compile_(text)
         assert isinstance(runtime.check_supported(q.patterns[0], q.options).root, DisjunctUnion)
-    # another selection strategy selects among the whole pattern's matches, not each alternative's
+    # under the NFA^b strategies too: a run takes its first event at one of the closures (docs/planning.md)
     q = compile_("PATTERN SEQ(B* b[], C* c[]) WITHIN 5", strategy="skip_till_next_match")
-    with pytest.raises(UnsupportedPatternError, match="alternatives that each bind an event, but not under strategy"):
-        runtime.check_supported(q.patterns[0], q.options)
+    assert isinstance(runtime.check_supported(q.patterns[0], q.options).root, DisjunctUnion)
 
 
 # closures where no single variable binds an event: the first closure of at least one member there lends

@@ -83,3 +83,36 @@ def test_closures_in_a_top_level_or_branch():
     # branch 1: b = (0,) with c = () (no C); branch 2: d
     assert matches("PATTERN OR(SEQ(B* b[], C* c[]), D d) WITHIN 10", df) == M(
         ((0,), (), None), (None, None, 1))
+
+
+def test_negation_keeps_its_and_when_the_closures_beside_it_are_empty():
+    # A0 C1 B2: n's range lies after a's events and (its AND ancestor, §7) before the match's last event.
+    # (a0; b2): C1 between them kills it; (a0; ()): the range ends at a0, empty (a SEQ end would have
+    # bounded it by the window instead, and C1 would kill it); ((); b2): starts and ends at b2, empty
+    df = events("type ts", ("A", 1), ("C", 2), ("B", 3))
+    q = "PATTERN SEQ(A* a[], AND(B* b[], !C n)) WITHIN 10"
+    assert matches(q, df) == M(((0,), ()), ((), (2,)))
+    # under nondecreasing_ts a C tied with a0 is both after and before it: in the range of (a0; ())
+    tied = events("type ts", ("A", 1), ("C", 1))
+    assert matches(q, tied) == M(((0,), ()))
+    assert matches(q, tied, order="nondecreasing_ts") == M()
+
+
+# --- under the NFA^b strategies (semantics §8): a run takes its first event at one of the closures ----------
+
+BCC = events("type ts", ("B", 1), ("C", 2), ("C", 3))
+
+
+def test_closures_that_may_all_be_empty_under_strict_contiguity():
+    # a run starting at B0 takes it at b, then C1 (peeking through b to c), then C2, and every proceed
+    # point is a match: (0;), (0; 1), (0; 1, 2); runs starting at C1 / C2 pass b empty; b = c = () none
+    assert matches("PATTERN SEQ(B* b[], C* c[]) WITHIN 10", BCC, strategy="strict_contiguity") == M(
+        ((0,), ()), ((0,), (1,)), ((0,), (1, 2)), ((), (1,)), ((), (1, 2)), ((), (2,)))
+
+
+def test_closures_that_may_all_be_empty_under_skip_till_next_match():
+    # B0 B1 C2: a run starting at B0 takes B1 too (the next relevant event for b); runs at b proceed to
+    # c at C2.  The run starting at B1 is its own: (1;) and (1; 2)
+    df = events("type ts", ("B", 1), ("B", 2), ("C", 3))
+    assert matches("PATTERN SEQ(B* b[], C* c[]) WITHIN 10", df, strategy="skip_till_next_match") == M(
+        ((0,), ()), ((0, 1), ()), ((0, 1), (2,)), ((1,), ()), ((1,), (2,)), ((), (2,)))

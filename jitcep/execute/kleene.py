@@ -34,7 +34,7 @@ from ..kernels.window import spans_within
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
 from .buffer import Buffer, list_ends
-from .lists import Runs, list_mask
+from .lists import Runs, iteration_constructs, list_mask, member_combinations
 from .scan import leaf
 
 
@@ -283,33 +283,26 @@ def _with_other_branches(other: np.ndarray, src, off, lpos):
 
 def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
     """Which lists (list j of record ``src[j]``) pass each conjunct of ``each`` (:attr:`Closure.each` /
-    :attr:`Group.each`) for every member (a group's: iteration) i (semantics section 4: an empty list passes
+    :attr:`Group.each`) for every member (a group's: iteration) i of each construct it reads member-wise,
+    independently per construct (semantics section 4: every combination; an empty list passes
     vacuously; with ``v[i-1]``, every i >= 2).  ``own``: the lists just made (Kleene variable -> CSR
     offsets and positions, a group's aligned by iteration); the conjunct reads members of those or of
-    one construct collected before (the record's lists), and maybe the whole lists of both.  Each (list,
-    member) pair is an item of :func:`~jitcep.execute.lists.list_mask`, reading member i and its
-    predecessor of each Kleene variable as single events."""
+    constructs collected before (the record's lists), and maybe the whole lists.  Each (list, one member
+    per construct) combination is an item of :func:`~jitcep.execute.lists.list_mask`, reading member i
+    and its predecessor of each Kleene variable as single events."""
     ok = np.ones(len(src), dtype=np.bool_)
     read = {v for c in each for v in E.variables(c)}
     read = {v for v in buf.lists if {v, member_var(v), prev_var(v)} & read}
     lists = {**_per_list(buf, src, read), **own}
     unbound = {v: u[src] for v, u in buf.unbound.items() if v in read}
     for c in each:
-        members = [v for v in lists if {member_var(v), prev_var(v)} & E.variables(c)]
-        off = lists[members[0]][0]  # a group's lists are aligned by iteration
-        first = int(any(prev_var(v) in E.variables(c) for v in members))  # v[i-1] at i = 1 holds vacuously
-        count = np.maximum(np.diff(off) - first, 0)
-        rows = np.repeat(np.arange(len(src)), count)
-        state.memory.check(8 * (len(buf.vars) + 2 + 2 * len(members)) * len(rows),
-                           f"the members of Kleene variable {', '.join(members)}", buf, *lists.values())
-        at = off[:-1][rows] + first + np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
+        constructs = iteration_constructs(state, c, lists)
+        kvs = [v for ks, _ in constructs for v in ks]
+        rows, members = member_combinations(constructs, lists, np.arange(len(src)), lambda k: state.memory.check(
+            8 * (len(buf.vars) + 2 + 2 * len(kvs)) * k, f"the members of Kleene variable {', '.join(kvs)}",
+            buf, *lists.values()))
         single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
-        for v in members:
-            lpos = lists[v][1]
-            single[member_var(v)] = lpos[at]
-            if first:
-                single[prev_var(v)] = lpos[at - 1]
-        passed = list_mask(state, (c,), single, lists, rows=rows, unbound=unbound)
+        passed = list_mask(state, (c,), {**single, **members}, lists, rows=rows, unbound=unbound)
         ok[rows[~passed]] = False
     return ok
 

@@ -18,7 +18,8 @@ from ..events import Column
 from ..events.types import attribute_kind
 from ..kernels.kleene import run_aggregates, segment_aggregate
 from ..pattern import expr as E, kinds
-from ..plan.logical import map_expr
+from ..plan.logical import map_expr, member_var, prev_var
+from ..plan.operators import GroupCollect
 from .buffer import list_ends
 
 
@@ -133,3 +134,46 @@ def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None =
         if app.any():
             keep[app] &= ps.mask(i, P[:, app], bound)
     return keep
+
+
+def iteration_constructs(state, c: E.Expr, kvs) -> list[tuple[tuple[str, ...], int]]:
+    """The Kleene constructs that conjunct ``c`` (in :attr:`~jitcep.plan.logical.Closure.each` form) reads
+    member-wise among the Kleene variables ``kvs``: (their variables it reads, 1 if it reads
+    ``v[i-1]``), a group's variables together (they share the iteration, semantics section 4), in the
+    order of ``kvs``."""
+    vs = E.variables(c)
+    read = [v for v in kvs if {member_var(v), prev_var(v)} & vs]
+    mates = {v: n.group.vars for n in state.plan.nodes() if isinstance(n, GroupCollect) for v in n.group.vars}
+    out: list[tuple[tuple[str, ...], int]] = []
+    for v in read:
+        if not any(v in ks for ks, _ in out):
+            ks = tuple(u for u in read if u in mates.get(v, (v,)))
+            out.append((ks, int(any(prev_var(u) in vs for u in ks))))
+    return out
+
+
+def member_combinations(constructs, lists: dict, which: np.ndarray, check) -> tuple[np.ndarray, dict]:
+    """Every combination of one member (a group's: iteration) per construct of ``constructs`` (from
+    :func:`iteration_constructs`; a construct reading ``v[i-1]`` from its second member on, section 4)
+    for each item j, which reads list ``which[j]`` of each Kleene variable of ``lists`` (variable -> CSR
+    offsets and positions): (the item of each combination, {``member_var(v)`` / ``prev_var(v)``: the
+    positions}), items in order, the last construct's member varying fastest.  An item with an empty
+    list (or one member and ``v[i-1]``) has none: a quantified conjunct holds vacuously there.
+    ``check(k)`` is called with their number k before anything that large is made (a product of list
+    lengths can be far larger than the lists: the memory budget decides, semantics section 12)."""
+    counts = [np.maximum(np.diff(lists[ks[0]][0])[which] - first, 0) for ks, first in constructs]
+    n = np.prod(counts, axis=0)
+    check(int(n.sum()))
+    item = np.repeat(np.arange(len(which)), n)
+    t = np.arange(len(item)) - np.repeat(np.cumsum(n) - n, n)  # the combination's number within its item
+    members = {}
+    for (ks, first), count in reversed(list(zip(constructs, counts))):
+        k = np.maximum(count[item], 1)
+        at = lists[ks[0]][0][:-1][which[item]] + first + t % k
+        t = t // k
+        for v in ks:
+            lpos = lists[v][1]
+            members[member_var(v)] = lpos[at]
+            if first:
+                members[prev_var(v)] = lpos[at - 1]
+    return item, members

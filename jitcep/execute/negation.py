@@ -23,7 +23,7 @@ from ..kernels.kleene import gather_lists, outside_lists
 from ..pattern import expr as E
 from ..plan.logical import member_var, prev_var
 from .buffer import Buffer
-from .lists import list_mask
+from .lists import iteration_constructs, list_mask, member_combinations
 from .scan import leaf
 
 
@@ -102,26 +102,21 @@ def _bound(buf: Buffer, kvs, rec) -> np.ndarray:
 def _every_member_with_list(state, buf: Buffer, c, nv: str, rec, ev, ok) -> np.ndarray:
     """Which pairs (record ``rec[i]``, candidate ``ev[i]``) not already failed (``ok``) pass condition ``c`` of
     ``neg.each`` for every member i of the record's list (a group's: every iteration i, its variables' lists
-    aligned; with ``b[i-1]``, every i >= 2; an empty list, or a closure of an OR branch not taken, passes):
-    each (pair, member) triple is an item of :func:`~jitcep.execute.lists.list_mask`."""
-    kvs = [v for v in buf.lists if {v, member_var(v), prev_var(v)} & E.variables(c)]
-    off = buf.lists[kvs[0]][0]  # a group's lists share their offsets
-    idx = np.flatnonzero(ok & _bound(buf, kvs, rec))
-    first = int(any(prev_var(kv) in E.variables(c) for kv in kvs))  # b[i-1] at i = 1 holds vacuously
-    count = np.maximum(np.diff(off)[rec[idx]] - first, 0)
-    pair = np.repeat(idx, count)
-    state.memory.check(8 * (len(buf.vars) + 3 + len(kvs)) * len(pair),
-                       f"the (match, negated event, member) triples of {', '.join(kvs)}", buf)
-    at = off[:-1][rec[pair]] + first + np.arange(len(pair)) - np.repeat(np.cumsum(count) - count, count)
+    aligned; with ``b[i-1]``, every i >= 2; of several constructs, every combination of one member each; an
+    empty list, or a closure of an OR branch not taken, passes): each (pair, combination) is an item of
+    :func:`~jitcep.execute.lists.list_mask`."""
+    constructs = iteration_constructs(state, c, buf.lists)
+    kvs = [v for ks, _ in constructs for v in ks]
+    idx = np.flatnonzero(ok & _bound(buf, [v for v in buf.lists if v in E.variables(c)] + kvs, rec))
+    item, members = member_combinations(constructs, buf.lists, rec[idx], lambda k: state.memory.check(
+        8 * (len(buf.vars) + 3 + 2 * len(kvs)) * k, f"the (match, negated event, member) triples of {', '.join(kvs)}",
+        buf))
+    pair = idx[item]
     single = {u: buf.pos[rec[pair], i] for i, u in enumerate(buf.vars)}
     single[nv] = ev[pair]
-    for kv in kvs:
-        lpos = buf.lists[kv][1]
-        single[member_var(kv)] = lpos[at]
-        if first:
-            single[prev_var(kv)] = lpos[at - 1]
+    read = {v: buf.lists[v] for v in buf.lists if {v, member_var(v), prev_var(v)} & E.variables(c)}
     out = np.ones(len(rec), dtype=np.bool_)
-    out[pair[~list_mask(state, (c,), single, {kv: buf.lists[kv] for kv in kvs}, rows=rec[pair])]] = False
+    out[pair[~list_mask(state, (c,), {**single, **members}, read, rows=rec[pair])]] = False
     return out
 
 

@@ -31,9 +31,17 @@ one that quantifies over its members (``v[i].x``, ``v[i-1].x``, a plain
 ``v.x``) holds vacuously and is dropped; in the others ``count(v)`` and
 ``v.LEN`` are 0, ``sum / avg / min / max(v.x)``, ``v[k].x`` and
 ``v[v.LEN].x`` NULL (:func:`on_empty`).  A conjunct that then mentions no
-variable is a constant of that alternative alone.  Removing a closure must
-not move a negation out of an AND (section 7 bounds an AND's negation by the
-match's span, a SEQ's end negation by the window): such a pattern is refused.
+variable is a constant of that alternative alone.
+
+A negation keeps its range (section 7): its Before / After sets lose only
+the events of the empty lists, which bind none, but removing them may leave
+its AND with nothing positive, and the normal form then drops the AND
+(``SEQ(A* a[], AND(B* b[], !C n))`` with b empty is ``SEQ(A+ a[], !C n)``).
+Section 7 bounds an empty side of a negation with an AND ancestor by the
+match's span, of one without by the window, so the alternative records the
+negations that keep their AND ancestor (:attr:`Alternative.in_conj`); a
+SEQ / AND left with negations alone gives them to its parent (they bind
+nothing, so no order among them or with the parent's items changes).
 
 >>> from jitcep.pattern.parser import parse
 >>> from jitcep.pattern.printer import expr_to_text, node_to_text
@@ -54,17 +62,18 @@ from ..errors import UnsupportedPatternError
 from . import expr as E
 from .ast import Conj, Disj, Kleene, Neg, Node, Pattern, Seq
 from .normalize import normalize
-from .printer import node_to_text
 from .structure import disjunction_branches, negation_contexts, variables, walk_nodes
 
 
 @dataclass(frozen=True)
 class Alternative:
     """A ``pattern`` that binds an event in every match, with the list variables it binds to the empty
-    list (``empty``: their closures are not in its structure)."""
+    list (``empty``: their closures are not in its structure) and the negated variables that have an
+    AND ancestor in the whole pattern but not in ``pattern`` (``in_conj``, module docstring)."""
 
     pattern: Pattern
     empty: tuple[str, ...] = ()
+    in_conj: tuple[str, ...] = ()
 
 
 def on_empty(c: E.Expr, empty: frozenset[str]) -> E.Expr | None:
@@ -109,8 +118,7 @@ def _split(node: Node) -> list[Node]:
 
 def nonempty_alternatives(pattern: Pattern) -> list[Alternative]:
     """``pattern``'s alternatives (module docstring), in pattern order; raises UnsupportedPatternError
-    for a conjunct over two branches of one OR (section 4) or a closure whose removal would move a
-    negation out of an AND."""
+    for a conjunct over two branches of one OR (section 4)."""
     body = normalize(pattern.body)
     where = E.conjuncts(pattern.where)
     for c in where:
@@ -118,7 +126,7 @@ def nonempty_alternatives(pattern: Pattern) -> list[Alternative]:
         for branches in disjunction_branches(body):
             if sum(1 for b in branches if vs & b) > 1:
                 raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
-    in_and = {v: n.in_conj for v, n in negation_contexts(body).items()}
+    in_and = {v for v, n in negation_contexts(body).items() if n.in_conj}
     out = []
     for alt_body in map(normalize, _split(body)):
         mine = set(variables(alt_body))
@@ -131,26 +139,25 @@ def nonempty_alternatives(pattern: Pattern) -> list[Alternative]:
     return out
 
 
-def _first_nonempty(alt: Pattern, empties: list[Kleene], first: Kleene, in_and: dict[str, bool]) -> Alternative:
-    """``alt`` with the closures ``empties`` bound to the empty list and ``first`` taking a member."""
+def _first_nonempty(alt: Pattern, empties: list[Kleene], first: Kleene, in_and: set[str]) -> Alternative:
+    """``alt`` with the closures ``empties`` bound to the empty list and ``first`` taking a member;
+    ``in_and``: the negated variables with an AND ancestor in the whole pattern."""
     gone = frozenset(v for k in empties for v in variables(k.body))
 
-    def rec(n: Node) -> Node | None:
+    def rec(n: Node) -> tuple[Node, ...]:
         if any(n is k for k in empties):
-            return None
+            return ()
         if n is first:
-            return Kleene(n.body, 1, n.max)
+            return (Kleene(n.body, 1, n.max),)
         if not isinstance(n, (Seq, Conj)):  # the ORs that may bind nothing were split (step 1)
-            return n
-        items = tuple(r for r in map(rec, n.items) if r is not None)
-        if all(isinstance(i, Neg) for i in items):
-            raise UnsupportedPatternError(f"the compiled engine cannot bind {node_to_text(n)!r} with its closures "
-                                          f"empty: a negation there would have nothing beside it")
-        return type(n)(items)
-    body = normalize(rec(alt.body))
-    if any(in_and[v] != n.in_conj for v, n in negation_contexts(body).items()):
-        raise UnsupportedPatternError(f"the compiled engine cannot bind {node_to_text(alt.body)!r} with "
-                                      f"{sorted(gone)} empty: a negation would leave its AND")
+            return (n,)
+        items = tuple(r for i in n.items for r in rec(i))
+        if all(isinstance(i, Neg) for i in items):  # negations alone: the parent's items (module docstring)
+            return items
+        return (type(n)(items),)
+    (body,) = rec(alt.body)  # ``first`` binds: the root keeps a positive item
+    body = normalize(body)
+    lost = tuple(v for v, n in negation_contexts(body).items() if v in in_and and not n.in_conj)
     where = [c for c in (on_empty(c, gone) for c in E.conjuncts(alt.where)) if c is not None]
     return Alternative(dataclasses.replace(alt, body=body, where=E.conjoin(where)),
-                       tuple(v for v in variables(alt.body) if v in gone))
+                       tuple(v for v in variables(alt.body) if v in gone), lost)

@@ -471,8 +471,9 @@ def _kleene_class(c: E.Expr, kv: str) -> str:
 
 def _negation_kleene_class(c: E.Expr, kvs: list[str], negated, full: Node, group: bool) -> tuple[str, str]:
     """(negated variable, "member", "list" or "each") of a negation condition reading the Kleene variables
-    ``kvs`` of one closure or one group (or raise).  A group's member-wise condition is "each": its
-    variables share the iteration (section 4), which a member per list variable would not."""
+    ``kvs`` of one closure, or of a group or several constructs (``group``) (or raise).  A group's
+    member-wise condition is "each": its variables share the iteration (section 4), which a member per
+    list variable would not; so is one over several constructs (every combination of their members)."""
     negs = E.variables(c) & negated
     if len(negs) > 1:
         raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
@@ -486,31 +487,27 @@ def _negation_kleene_class(c: E.Expr, kvs: list[str], negated, full: Node, group
     return next(iter(negs)), "member" if kinds == {"member"} and not group else "each"
 
 
-def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict, negated) -> tuple[str, str, E.Expr]:
+def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict) -> tuple[str, str, E.Expr]:
     """(the construct that tests it, class, conjunct as it reads it) of a conjunct over several Kleene
     constructs (closures, groups; ``leads`` in collection order, ``construct[lead]``: its Kleene
     variables), tested by the last one collected, when every other list is made: "list" on whole lists;
-    "each" with one construct read member-wise (maybe ``v[i-1]``, maybe its list too) and the others as
-    whole lists, for every member i of the one (:attr:`Closure.each`); "cross" member-wise over two, for
-    every pair of members (a group's: iterations; section 4); or raise."""
+    "cross" member-wise over two and nothing else, for every pair of members (a group's: iterations;
+    section 4); else "each", with the constructs it reads member-wise (maybe ``v[i-1]``) read for every
+    combination of their members, the others (and maybe those too) as whole lists
+    (:attr:`Closure.each`).  (A negation condition reading several is :attr:`Negated.each`.)"""
     vs = E.variables(c)
     _check_list_refs(c, {v for lead in leads for v in construct[lead]})
     kinds = {lead: {kleene_ref_kind(c, v) for v in construct[lead] if v in vs} for lead in leads}
     read = [lead for lead in leads if kinds[lead] != {"list"}]
-    if not vs & negated:
-        if not read:
-            return leads[-1], "list", c
-        if len(read) == 1:
-            for v in construct[read[0]]:
-                c = _each_ref(c, v)
-            return leads[-1], "each", c
-        if len(leads) == 2 and all(kinds[lead] == {"member"} for lead in leads):
-            for v in (*construct[leads[0]], *construct[leads[1]]):
-                c = _member_ref(c, v)
-            return leads[-1], "cross", c
-    raise UnsupportedPatternError(f"the compiled engine evaluates a conjunct over two Kleene variables only on "
-                                  f"their whole lists, member-wise over one of them, or member-wise over two "
-                                  f"without lists ({expr_to_text(c)}) yet")
+    if not read:
+        return leads[-1], "list", c
+    if len(leads) == 2 and all(kinds[lead] == {"member"} for lead in leads):
+        for v in (*construct[leads[0]], *construct[leads[1]]):
+            c = _member_ref(c, v)
+        return leads[-1], "cross", c
+    for v in (v for lead in read for v in construct[lead]):
+        c = _each_ref(c, v)
+    return leads[-1], "each", c
 
 
 def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
@@ -545,9 +542,11 @@ def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
     return gi, "filter" if len(vs) == 1 else "joins", c
 
 
-def logical_plan(pattern: Pattern) -> LogicalPlan:
+def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan:
     """Analyse ``pattern`` (see the module docstring); raises UnsupportedPatternError for what the
-    compiled engine does not evaluate.
+    compiled engine does not evaluate.  ``in_conj``: negated variables ranged as with an AND ancestor
+    although ``pattern`` has none, as an alternative of a larger pattern records them
+    (:attr:`jitcep.pattern.nonempty.Alternative.in_conj`).
 
     A conjunct spanning two branches of an OR is refused rather than given a
     meaning here; ``[attr]`` keys the negated events and the closure's members
@@ -588,24 +587,26 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
                     filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
             continue
         leads = sorted({lead_of[v] for v in E.variables(c) if v in lead_of}, key=order.index)
+        gs = {group_of[v] for v in E.variables(c) if v in group_of}
+        if (gs or len(leads) > 1) and E.variables(c) & contexts.keys():
+            # a negation condition reading a group or several constructs: on whole lists, or for every
+            # iteration (of each construct it reads member-wise, every combination: section 4)
+            lvars = sorted(v for v in E.variables(c) if v in lead_of)
+            n, cls = _negation_kleene_class(c, lvars, contexts.keys(), full, group=True)
+            if cls == "list":
+                list_conds[n].append(c)
+            else:
+                for v in lvars:
+                    c = _each_ref(c, v)
+                each_conds[n].append(c)
+            continue
         if len(leads) > 1:
             # tested once every list it reads is made: by the last one's collection
-            last, cls, e = _kleene_multi_class(c, leads, construct, contexts.keys())
+            last, cls, e = _kleene_multi_class(c, leads, construct)
             if last in kleene:
                 kleene[last][cls].append(e)
             else:
                 grouped[group_of[last]]["lists" if cls == "list" else cls].append(e)
-            continue
-        gs = {group_of[v] for v in E.variables(c) if v in group_of}
-        if gs and E.variables(c) & contexts.keys():
-            gvars = sorted(v for v in E.variables(c) if v in group_of)
-            n, cls = _negation_kleene_class(c, gvars, contexts.keys(), full, group=True)
-            if cls == "list":
-                list_conds[n].append(c)
-            else:
-                for v in gvars:
-                    c = _each_ref(c, v)
-                each_conds[n].append(c)
             continue
         if gs:
             gi, cls, e = _group_class(c, gs, group_of, full)
@@ -673,9 +674,10 @@ def logical_plan(pattern: Pattern) -> LogicalPlan:
     for n, nc in contexts.items():
         cs = tuple(conds[n])
         anchor = None
-        if not kls and not gls and nc.top and nc.near_before and nc.near_after:
+        if not kls and not gls and nc.top and n not in in_conj and nc.near_before and nc.near_after:
             anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
-        negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after, nc.in_conj,
+        negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after,
+                                 nc.in_conj or n in in_conj,
                                  anchor, tuple(list_conds[n]), tuple(each_conds[n])))
     # a closure ordered before an anchored one ends before its first member, the anchor, until its list
     # is made (its collection drops the anchor)

@@ -109,17 +109,23 @@ def _dnf(plan, planning, build, k: int):
 def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError) -> PhysicalPlan:
     """The plan of ``pattern`` under ``options``, which the unit plan refuses (``refusal``) for a part that
     may bind nothing (module docstring): the union of its alternatives' plans, ``build(alternative,
-    options)`` making each (every rule applied).
+    options)`` making each (every rule applied) from a :class:`~jitcep.pattern.nonempty.Alternative`.
+
+    Under a selection strategy other than skip-till-any-match the union means the pattern too (section
+    8): the pattern is linear, so its closures that may all be empty are Kleene states in one SEQ, and
+    a run of its automaton takes its first event at one of them, having proceeded through the ones
+    before it empty: from there on it is a run of the alternative where that closure is the first
+    non-empty one (whose states before it are gone, and whose proceed conjuncts read their empty lists,
+    as :func:`~jitcep.pattern.nonempty.on_empty` does).
 
     Raises ``refusal`` (with why) where the union would not mean the pattern: under ``kleene="maximal"``
-    a closure takes every qualifying event, never "empty or at least one" by choice (section 6.2); a
-    selection strategy other than skip-till-any-match selects among the whole pattern's matches; past
+    a closure takes every qualifying event, never "empty or at least one" by choice (section 6.2; no
+    pattern reaches it: "maximal" needs a single variable in the top SEQ, which binds an event); past
     :data:`jitcep.config.DNF_MAX_ALTERNATIVES` alternatives.
     """
     from . import Planning  # the rules' package imports this module
 
-    why = ("kleene=\"maximal\"" if options.kleene == "maximal"
-           else f"strategy {options.strategy}" if options.strategy != "skip_till_any_match" else None)
+    why = "kleene=\"maximal\"" if options.kleene == "maximal" else None
     alts = [] if why else nonempty_alternatives(pattern)
     if len(alts) > config.DNF_MAX_ALTERNATIVES:
         why = f"{len(alts)} alternatives (DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES})"
@@ -128,7 +134,7 @@ def alternatives_plan(pattern, options, build, refusal: UnsupportedPatternError)
                                       f"nothing else binds as alternatives that each bind an event, but not "
                                       f"under {why}")
     inner = dataclasses.replace(options, output="all", contiguous=())
-    plans = [build(a.pattern, inner) for a in alts]
+    plans = [build(a, inner) for a in alts]
     base = plans[0]  # every alternative keeps the [attr] tests (they name no variable): one key
     variables = single_vars(normalize(pattern.body))
     if len(plans) == 1:
