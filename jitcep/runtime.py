@@ -156,7 +156,7 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
 
 
 def prepare(patterns, table: EventTable, options: Options, plan=None,
-            statistics=None) -> tuple[TableContext, list[PhysicalPlan]]:
+            statistics=None, threads: int = 1) -> tuple[TableContext, list[PhysicalPlan]]:
     """The run's table context and each pattern's plan with its key coding (the rule that needs the table),
     after every check that comes before any work.
 
@@ -164,6 +164,7 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     planned on statistics estimated from ``table``, overridden by
     ``statistics`` (a mapping, :func:`jitcep.plan.planner.statistics.from_user`;
     several patterns: a list with one mapping or None per pattern).
+    ``threads``: the table context's passes over the events split over that many (:mod:`jitcep.threads`).
     """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     plans = plans_for(patterns, options, plan)
@@ -173,7 +174,7 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
         plans = [costed(pat, options, table, u) if g is None else p
                  for pat, p, g, u in zip(patterns, plans, given, user)]
-    ctx = TableContext(table, plans)
+    ctx = TableContext(table, plans, threads)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
 
 
@@ -212,14 +213,14 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None,
     ``plan``: as :func:`plans_for` takes it.  ``profile``: collects each
     operator's records and time (``explain(analyze=True)``).  ``statistics``:
     the user's numbers for the planner, as :func:`prepare` takes them.
-    ``threads``: how many threads the joins may use (:mod:`jitcep.threads`;
+    ``threads``: how many threads the passes and joins may use (:mod:`jitcep.threads`;
     the matches do not depend on it).
 
     Raises UnsupportedPatternError (before any work) for what the engine does
     not cover, ExplosionError past ``options.max_partials`` candidate pairs in
     one join or ``options.max_matches`` matches in total.
     """
-    ctx, plans = prepare(patterns, table, options, plan, statistics)
+    ctx, plans = prepare(patterns, table, options, plan, statistics, threads)
     warmup.notice()  # the kernels' first compilation takes seconds: say so on a terminal
     out, total = [], 0
     for pl_ in plans:

@@ -33,8 +33,9 @@ class TableContext:
     copies it into each plan for explain).
     """
 
-    def __init__(self, table: EventTable, plans: list[PhysicalPlan]):
+    def __init__(self, table: EventTable, plans: list[PhysicalPlan], threads: int = 1):
         self.table = table
+        self.threads = threads  # the passes over the events split over this many (jitcep/threads.py)
         part = table.partition
         self.streams = part if part is not None and part.independent else None
         self._types: dict[tuple[str, ...], list[tuple[frozenset[int], np.ndarray, np.ndarray]]] = {}
@@ -53,7 +54,7 @@ class TableContext:
         for plan in plans:
             if plan.key not in self.coding:
                 self.coding[plan.key] = key_coding.choose(table, plan.key, self.leaf_types.get(plan.key),
-                                                          plan.key in untyped, self.streams is not None)
+                                                          plan.key in untyped, self.streams is not None, threads)
 
     def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
         """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.
@@ -93,14 +94,16 @@ class TableContext:
         keep = np.zeros(len(names), dtype=np.bool_)
         keep[sorted(batch)] = True
         kc, _, valid, base = self.key_codes(key)
-        recs, off = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid, base)
+        recs, off = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid, base,
+                                    threads=self.threads)
         batches.append((frozenset(batch), recs, off))
         return recs, off
 
     def all_events(self, key: tuple[str, ...]) -> np.ndarray:
         """Records (as :meth:`type_groups`) of every event with a non-null key, in position order."""
         kc, _, valid, base = self.key_codes(key)
-        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid, base)[0]
+        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid, base,
+                               threads=self.threads)[0]
 
     def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None, int]:
         """(codes, G, valid, base): partition codes of a plan with equivalence key ``key``, made as its
@@ -161,7 +164,7 @@ class TableContext:
             return kc
 
         recs, off = group_with_keys(table.type_code, len(table.type_names), None, table.ts, keep, col.valid,
-                                    key_of=key_of)
+                                    key_of=key_of, threads=self.threads)
         self._types[key] = [(codes, recs, off)]
         return None, G, col.valid, 0
 
