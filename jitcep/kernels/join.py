@@ -303,6 +303,47 @@ def pair_records(L, R, li, ri, threads: int = 1):
     return pos, start, end, tstart, tend, (wstart if window_too else tstart), (wend if window_too else tend)
 
 
+@njit(**NUMBA_FLAGS)
+def _pair_columns(Lpos, Rpos, li, ri, side, col, out, a, b):
+    # Columns [a, b) of ``out``: row k is the event of column col[k] of the pair's left record
+    # (side 0) or right record (side 1), one pass over the pairs instead of a NumPy gather per
+    # variable and a stack.  False: a pair indexes past its buffer.
+    for i in range(a, b):
+        l, r = li[i], ri[i]
+        if not (0 <= l < Lpos.shape[0] and 0 <= r < Rpos.shape[0]):
+            return False
+        for k in range(len(col)):
+            out[k, i] = Lpos[l, col[k]] if side[k] == 0 else Rpos[r, col[k]]
+    return True
+
+
+def pair_columns(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndarray, where, threads: int = 1):
+    """The events the pairs ``(li[i], ri[i])`` bind to some variables, as the predicates take them
+    (k x m int64): row k holds column ``c`` of the left records' positions ``Lpos`` where ``where[k]`` is
+    ``(0, c)``, of the right ones' ``Rpos`` where it is ``(1, c)``.  ``threads``: the pairs are split
+    into up to that many ranges filled side by side.  A pair past its buffer, or a column past its
+    records' width, is a KernelInputError."""
+    li, ri = np.ascontiguousarray(li, dtype=np.int64), np.ascontiguousarray(ri, dtype=np.int64)
+    if len(li) != len(ri) or Lpos.ndim != 2 or Rpos.ndim != 2:
+        raise fail("pair_columns", f"{len(li)} left and {len(ri)} right records of {Lpos.ndim}-d and "
+                                   f"{Rpos.ndim}-d positions")
+    side = np.array([s for s, _ in where], dtype=np.int64)
+    col = np.array([c for _, c in where], dtype=np.int64)
+    width = np.where(side == 0, Lpos.shape[1], Rpos.shape[1])
+    if np.any((side != 0) & (side != 1)) or np.any((col < 0) | (col >= width)):
+        raise fail("pair_columns", f"columns {list(where)} of records {Lpos.shape[1]} and {Rpos.shape[1]} wide")
+    m = len(li)
+    out = empty(len(col) * m, np.int64).reshape(len(col), m)
+    Lpos, Rpos = np.ascontiguousarray(Lpos, dtype=np.int64), np.ascontiguousarray(Rpos, dtype=np.int64)
+
+    def fill(a: int, b: int) -> bool:
+        return _pair_columns(Lpos, Rpos, li, ri, side, col, out, a, b)
+
+    if not all(run_ranges(fill, even_ranges(m, threads))):
+        raise fail("pair_columns", "a pair indexes past its buffer's records")
+    return out
+
+
 def _pair_arrays(n: int):
     """The first (li, ri, g) output arrays, NumPy-allocated (:mod:`jitcep.kernels.alloc`); the kernel
     grows them only past ``n`` pairs."""
