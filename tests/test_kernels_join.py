@@ -149,6 +149,16 @@ def test_pair_columns_match_naive(case, data, threads):
     assert got.shape == (len(where), m) and got.tolist() == naive.pair_columns(L[0], R[0], li, ri, where)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 3), st.booleans()), max_size=30),
+       st.sampled_from([1, 2, 3]))
+def test_keep_pairs_match_naive(rows, threads):
+    li, ri, g, keep = (np.array([r[i] for r in rows], dtype=np.bool_ if i == 3 else np.int64) for i in range(4))
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        got = join.keep_pairs(li, ri, g, keep, threads)
+    assert tuple(a.tolist() for a in got) == naive.keep_pairs(li, ri, g, keep)
+
+
 def test_pair_columns_refuse_a_pair_or_column_past_the_buffer():
     pos = np.arange(4, dtype=np.int64).reshape(-1, 1)
     for li, ri, where in (([4], [0], [(0, 0)]), ([0], [-1], [(0, 0)]), ([0], [0], [(1, 1)]), ([0], [0], [(2, 0)])):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
-from ..kernels.join import pair_columns, pair_records
+from ..kernels.join import keep_pairs, pair_columns, pair_records
 from ..pattern import expr as E
 from ..plan.operators import SeqJoin
 from .buffer import Buffer, empty_buffer, offsets
@@ -54,17 +54,17 @@ def run(node, state, execute) -> Buffer:
 
     if node.extends and len(li):  # a partial record that extends to no chain of the reduction above
         keep = state.reach.extendable(L, R, li, ri, column, state.W)
-        li, ri, g = li[keep], ri[keep], g[keep]
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
     for x, y in () if seq else node.sequence:
         if not len(li):
             break
         keep = _in_order(column(x), column(y), state.table.ts, options.order)
-        li, ri, g = li[keep], ri[keep], g[keep]
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
     for pred in node.predicates:
         if not len(li):
             break
         keep = state.mask_where_bound(pred, columns(sorted(E.variables(pred))))
-        li, ri, g = li[keep], ri[keep], g[keep]
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
     # one pass over the pairs (jitcep.kernels.join.pair_records), not a NumPy gather per field
     pos, start, end, tstart, tend, wstart, wend = pair_records(L.timed(), R.timed(), li, ri, state.threads)
     buf = Buffer(L.vars + R.vars, pos, start, end, offsets(g, state.G), tstart, tend, wstart, wend)

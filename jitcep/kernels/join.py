@@ -35,7 +35,7 @@ from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
 from ..threads import even_ranges, partition_ranges, run_ranges
 from .alloc import empty
-from .checks import fail
+from .checks import check_lengths, fail
 from .window import exceeds, window_bound
 
 ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
@@ -344,6 +344,40 @@ def pair_columns(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndar
     return out
 
 
+@njit(**NUMBA_FLAGS)
+def _count_kept(keep, a, b):
+    n = 0
+    for i in range(a, b):
+        n += keep[i]
+    return n
+
+
+@njit(**NUMBA_FLAGS)
+def _keep_pairs(li, ri, g, keep, a, b, at, oli, ori, og):
+    # the kept pairs of [a, b) written from ``at`` on (a branch: a branch-free write past the last
+    # kept pair would land in the next range's first slot while that range writes it)
+    j = at
+    for i in range(a, b):
+        if keep[i]:
+            oli[j], ori[j], og[j] = li[i], ri[i], g[i]
+            j += 1
+
+
+def keep_pairs(li: np.ndarray, ri: np.ndarray, g: np.ndarray, keep: np.ndarray, threads: int = 1):
+    """``(li[keep], ri[keep], g[keep])`` in one pass over the pairs instead of three: a join's pairs
+    that pass a test.  ``threads``: the pairs are split into up to that many ranges, each counted and
+    then copied to its place side by side (a parallel compaction: the same arrays on any count)."""
+    li, ri, g = (np.ascontiguousarray(a, dtype=np.int64) for a in (li, ri, g))
+    keep = np.ascontiguousarray(keep, dtype=np.bool_)
+    check_lengths("keep_pairs", len(li), ri=ri, g=g, keep=keep)
+    ranges = even_ranges(len(li), threads)
+    at = np.cumsum([0, *run_ranges(lambda a, b: _count_kept(keep, a, b), ranges)])  # where each range writes
+    out = [empty(int(at[-1]), np.int64) for _ in range(3)]
+    each = [(r, r + 1) for r in range(len(ranges))]  # run_ranges over the ranges by number
+    run_ranges(lambda r, _: _keep_pairs(li, ri, g, keep, *ranges[r], at[r], *out), each)
+    return tuple(out)
+
+
 def _pair_arrays(n: int):
     """The first (li, ri, g) output arrays, NumPy-allocated (:mod:`jitcep.kernels.alloc`); the kernel
     grows them only past ``n`` pairs."""
@@ -464,7 +498,21 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         if len(ranges) == 1:
             raise
         parts = [join(0, len(Lg) - 1, cap)]
-    li, ri, g = parts[0] if len(parts) == 1 else (np.concatenate(a) for a in zip(*parts))
+    li, ri, g = parts[0] if len(parts) == 1 else _concatenated(parts)
     if len(li) > cap:  # the kernels stop a little past the cap (at a full output array), or per range
         _check(-1, what, cap)
     return li, ri, g
+
+
+def _concatenated(parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranges' ``(li, ri, g)`` one after another, each range's copied by the thread of its range
+    (NumPy's copy releases the GIL), not one after another on one thread."""
+    at = np.cumsum([0, *(len(p[0]) for p in parts)])
+    out = tuple(empty(int(at[-1]), np.int64) for _ in range(3))
+
+    def copy(r: int, _) -> None:
+        for o, a in zip(out, parts[r]):
+            o[at[r]:at[r + 1]] = a
+
+    run_ranges(copy, [(r, r + 1) for r in range(len(parts))])
+    return out
