@@ -57,29 +57,32 @@ def medians(fs: list, repeat: int) -> list[float]:
     return [statistics.median(ts) for ts in times]
 
 
-def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, float]:
+def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, float, float]:
     """(median matching time at one thread, the median share of the matching time at ``threads`` spent
-    in work that split, and the speed-up that split allows at most).
+    in work that split, Amdahl's bound from that share, and the bound with the ranges' real balance).
 
     The run at ``threads`` goes through every call of ``jitcep.threads.run_ranges`` (wherever a module
     imported it: the joins, predicates and output records, the type grouping, the leaves, the key's
     range, the semi-join reduction, ...), which here runs the ranges one after another on this thread
     and times each: a call given several ranges is work that split; on ``threads`` free cores it would
-    take as long as its longest range.  So the bound is the one-thread time over the run's time with
-    each split call's ranges replaced by the longest (Amdahl's law with the ranges' real balance; the
-    threads' start and the cores' shared memory bandwidth are not in it).
+    take as long as its longest range.  The balanced bound is the one-thread time over the run's time
+    with each split call's ranges replaced by the longest; Amdahl's is ``1 / (1 - share + share /
+    threads)``.  Everything runs on this one thread, so all of it is timed in this thread's CPU time:
+    other processes on the cores do not change the ratios (the threads' start and the cores' shared
+    memory bandwidth are not in them: the wall-clock table is the measurement).
     """
     from jitcep import runtime, threads as thr
 
+    clock = time.thread_time
     real = thr.run_ranges
     split = [0.0, 0.0]  # time in calls given several ranges; their longest ranges
 
     def one_by_one(fn, ranges):
         out, took = [], []
         for r in ranges:
-            t = time.perf_counter()
+            t = clock()
             out.append(fn(*r))
-            took.append(time.perf_counter() - t)
+            took.append(clock() - t)
         if len(ranges) > 1:
             split[0] += sum(took)
             split[1] += max(took)
@@ -92,22 +95,22 @@ def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, 
         for _ in range(repeat):
             for m in users:
                 m.run_ranges = real
-            t = time.perf_counter()
+            t = clock()
             runtime.evaluate(q.patterns, table, q.options, threads=1)
-            ones.append(time.perf_counter() - t)
+            ones.append(clock() - t)
             for m in users:
                 m.run_ranges = one_by_one
             split[:] = [0.0, 0.0]
-            t = time.perf_counter()
+            t = clock()
             runtime.evaluate(q.patterns, table, q.options, threads=threads)
-            total = time.perf_counter() - t
+            total = clock() - t
             shares.append(split[0] / total)
             ideal.append(total - split[0] + split[1])
     finally:
         for m in users:
             m.run_ranges = real
-    one = statistics.median(ones)
-    return one, statistics.median(shares), one / statistics.median(ideal)
+    one, share = statistics.median(ones), statistics.median(shares)
+    return one, share, 1 / (1 - share + share / threads), one / statistics.median(ideal)
 
 
 def main(argv=None) -> int:
@@ -127,14 +130,15 @@ def main(argv=None) -> int:
     print(f"cores available: {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.2f}")
     if args.share:
         at = max(args.threads)
-        print(f"{'workload':<22}{'match s':>9}{'split share':>13}  bound at {at} threads")
+        print(f"{'workload':<22}{'match cpu s':>12}{'split share':>13}{'Amdahl at ' + str(at):>14}"
+              f"{'balanced':>10}")
         for name in args.select:
             df, text = case(name, args.n)
             q = jitcep.compile(text)
             table = build_event_table(df, q.patterns, time="ts", type="type")
             runtime.evaluate(q.patterns, table, q.options)  # warm
-            one, share, bound = split_share(q, table, args.repeat, at)
-            print(f"{name:<22}{one:>9.4f}{share:>13.2f}  {bound:.2f}x")
+            one, share, amdahl, balanced = split_share(q, table, args.repeat, at)
+            print(f"{name:<22}{one:>12.4f}{share:>13.2f}{amdahl:>13.2f}x{balanced:>9.2f}x")
         print(f"load average at the end {os.getloadavg()[0]:.2f}")
         return 0
     print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")
