@@ -6,9 +6,13 @@ by key partition (:mod:`jitcep.execute.buffer`): records of different
 partitions never meet in a join.  So a join splits into calls of the same
 kernel over disjoint ranges of partitions, run side by side from a small
 thread pool, whose outputs concatenated in partition order are exactly the
-one call's output (:func:`jitcep.kernels.join.seq_join`).  Work whose items
-are independent (a predicate per candidate pair, an output record per pair)
-splits into equal ranges of items.  A pattern without an ``[attr]`` key (and
+one call's output (:func:`jitcep.kernels.join.seq_join`); the semi-join
+reduction's passes split the same way.  Work whose items are independent (a
+predicate per candidate pair, an output record per pair) splits into equal
+ranges of items, and so do the counting sorts and compactions (the events
+grouped by type, a leaf's candidates by key, the pairs that pass): each range
+counts first, then writes from the offset the counts before it give, so the
+output is one pass's.  A pattern without an ``[attr]`` key (and
 without ``partition_by=``) has one partition: its joins search for pairs on
 one thread (docs/semantics.md section 14).
 """
