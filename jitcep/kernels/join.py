@@ -321,18 +321,27 @@ def pair_columns(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndar
     """The events the pairs ``(li[i], ri[i])`` bind to some variables, as the predicates take them
     (k x m int64): row k holds column ``c`` of the left records' positions ``Lpos`` where ``where[k]`` is
     ``(0, c)``, of the right ones' ``Rpos`` where it is ``(1, c)``.  ``threads``: the pairs are split
-    into up to that many ranges filled side by side.  A pair past its buffer, or a column past its
-    records' width, is a KernelInputError."""
+    into up to that many ranges filled side by side.  Below :data:`jitcep.config.THREAD_MIN_RECORDS`
+    pairs NumPy gathers them (a kernel call's dispatch costs more than such a gather).  A pair past
+    its buffer, or a column past its records' width, is a KernelInputError."""
+    if len(li) != len(ri) or Lpos.ndim != 2 or Rpos.ndim != 2 or any(
+            s not in (0, 1) or not 0 <= c < (Rpos if s else Lpos).shape[1] for s, c in where):
+        raise fail("pair_columns", f"columns {list(where)} of {len(li)} and {len(ri)} pairs of records "
+                                   f"{Lpos.shape[1:]} and {Rpos.shape[1:]} wide")
+    m = len(li)
+    if m < config.THREAD_MIN_RECORDS:
+        out = np.empty((len(where), m), np.int64)
+        try:  # NumPy refuses an index past the end; one below 0 would count from the end
+            if m and (li.min() < 0 or ri.min() < 0):
+                raise IndexError
+            for k, (s, c) in enumerate(where):
+                out[k] = Rpos[ri, c] if s else Lpos[li, c]
+        except IndexError:
+            raise fail("pair_columns", "a pair indexes past its buffer's records") from None
+        return out
     li, ri = np.ascontiguousarray(li, dtype=np.int64), np.ascontiguousarray(ri, dtype=np.int64)
-    if len(li) != len(ri) or Lpos.ndim != 2 or Rpos.ndim != 2:
-        raise fail("pair_columns", f"{len(li)} left and {len(ri)} right records of {Lpos.ndim}-d and "
-                                   f"{Rpos.ndim}-d positions")
     side = np.array([s for s, _ in where], dtype=np.int64)
     col = np.array([c for _, c in where], dtype=np.int64)
-    width = np.where(side == 0, Lpos.shape[1], Rpos.shape[1])
-    if np.any((side != 0) & (side != 1)) or np.any((col < 0) | (col >= width)):
-        raise fail("pair_columns", f"columns {list(where)} of records {Lpos.shape[1]} and {Rpos.shape[1]} wide")
-    m = len(li)
     out = empty(len(col) * m, np.int64).reshape(len(col), m)
     Lpos, Rpos = np.ascontiguousarray(Lpos, dtype=np.int64), np.ascontiguousarray(Rpos, dtype=np.int64)
 
@@ -366,10 +375,14 @@ def _keep_pairs(li, ri, g, keep, a, b, at, oli, ori, og):
 def keep_pairs(li: np.ndarray, ri: np.ndarray, g: np.ndarray, keep: np.ndarray, threads: int = 1):
     """``(li[keep], ri[keep], g[keep])`` in one pass over the pairs instead of three: a join's pairs
     that pass a test.  ``threads``: the pairs are split into up to that many ranges, each counted and
-    then copied to its place side by side (a parallel compaction: the same arrays on any count)."""
-    li, ri, g = (np.ascontiguousarray(a, dtype=np.int64) for a in (li, ri, g))
-    keep = np.ascontiguousarray(keep, dtype=np.bool_)
+    then copied to its place side by side (a parallel compaction: the same arrays on any count).
+    Below :data:`jitcep.config.THREAD_MIN_RECORDS` pairs NumPy takes them (a kernel call's dispatch
+    costs more than such a pass)."""
+    keep = np.asarray(keep, dtype=np.bool_)
     check_lengths("keep_pairs", len(li), ri=ri, g=g, keep=keep)
+    if len(li) < config.THREAD_MIN_RECORDS:
+        return li[keep], ri[keep], g[keep]
+    li, ri, g, keep = (np.ascontiguousarray(a) for a in (li, ri, g, keep))
     ranges = even_ranges(len(li), threads)
     at = np.cumsum([0, *run_ranges(lambda a, b: _count_kept(keep, a, b), ranges)])  # where each range writes
     out = [empty(int(at[-1]), np.int64) for _ in range(3)]

@@ -125,7 +125,8 @@ def _by_partitions(kernel: str, fn, Pg, Qg, threads: int) -> None:
     if len(Pg) != len(Qg):
         raise fail(kernel, f"{len(Pg) - 1} and {len(Qg) - 1} partitions")
     # the ranges are cut by record counts, so the offsets must ascend before they are read
-    ranges = partition_ranges((Pg, Qg), threads) if _ascending(Pg) and _ascending(Qg) else [(0, len(Pg) - 1)]
+    split = threads > 1 and _ascending(Pg) and _ascending(Qg)
+    ranges = partition_ranges((Pg, Qg), threads) if split else [(0, len(Pg) - 1)]
     if any(run_ranges(fn, ranges)):
         raise fail(kernel, "partition offsets outside the leaves")
 
