@@ -362,14 +362,16 @@ def _count_kept(keep, a, b):
 
 
 @njit(**NUMBA_FLAGS)
-def _keep_pairs(li, ri, g, keep, a, b, at, oli, ori, og):
-    # the kept pairs of [a, b) written from ``at`` on (a branch: a branch-free write past the last
-    # kept pair would land in the next range's first slot while that range writes it)
+def _keep_pairs(li, ri, g, keep, a, b, at, stop, oli, ori, og):
+    # The kept pairs of [a, b) written to [at, stop): branch-free (every pair is written, the slot
+    # advances by its keep flag; a branch on the flag mispredicts on every mixed mask), but never at
+    # ``stop``, the next range's first slot, which that range writes at the same time: the test on
+    # j < stop is true until the range's last kept pair, so it predicts well.
     j = at
     for i in range(a, b):
-        if keep[i]:
+        if j < stop:
             oli[j], ori[j], og[j] = li[i], ri[i], g[i]
-            j += 1
+        j += keep[i]
 
 
 def keep_pairs(li: np.ndarray, ri: np.ndarray, g: np.ndarray, keep: np.ndarray, threads: int = 1):
@@ -387,7 +389,7 @@ def keep_pairs(li: np.ndarray, ri: np.ndarray, g: np.ndarray, keep: np.ndarray, 
     at = np.cumsum([0, *run_ranges(lambda a, b: _count_kept(keep, a, b), ranges)])  # where each range writes
     out = [empty(int(at[-1]), np.int64) for _ in range(3)]
     each = [(r, r + 1) for r in range(len(ranges))]  # run_ranges over the ranges by number
-    run_ranges(lambda r, _: _keep_pairs(li, ri, g, keep, *ranges[r], at[r], *out), each)
+    run_ranges(lambda r, _: _keep_pairs(li, ri, g, keep, *ranges[r], at[r], at[r + 1], *out), each)
     return tuple(out)
 
 
