@@ -57,19 +57,23 @@ def medians(fs: list, repeat: int) -> list[float]:
     return [statistics.median(ts) for ts in times]
 
 
-def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, float, float]:
+def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, float, float, float]:
     """(median matching time at one thread, the median share of the matching time at ``threads`` spent
-    in work that split, Amdahl's bound from that share, and the bound with the ranges' real balance).
+    in work that split, Amdahl's bound from that share, the bound with the ranges' real balance, and
+    the run's time at ``threads`` run on one thread over the one-thread time).
 
     The run at ``threads`` goes through every call of ``jitcep.threads.run_ranges`` (wherever a module
     imported it: the joins, predicates and output records, the type grouping, the leaves, the key's
     range, the semi-join reduction, ...), which here runs the ranges one after another on this thread
     and times each: a call given several ranges is work that split; on ``threads`` free cores it would
-    take as long as its longest range.  The balanced bound is the one-thread time over the run's time
-    with each split call's ranges replaced by the longest; Amdahl's is ``1 / (1 - share + share /
-    threads)``.  Everything runs on this one thread, so all of it is timed in this thread's CPU time:
-    other processes on the cores do not change the ratios (the threads' start and the cores' shared
-    memory bandwidth are not in them: the wall-clock table is the measurement).
+    take as long as its longest range.  Amdahl's bound is ``1 / (1 - share + share / threads)``; the
+    balanced one is the run's time over its time with each split call's ranges replaced by the
+    longest (both from the same run: two runs differ by more than the ranges' imbalance on a loaded
+    machine).  The last figure is that run's time over the one-thread run's: the cost of splitting
+    (more passes, more kernel calls).  Everything runs on this one thread, so all of it is timed in
+    this thread's CPU time: other processes on the cores change the ratios little (the threads'
+    start and the cores' shared memory bandwidth are not in them: the wall-clock table is the
+    measurement).
     """
     from jitcep import runtime, threads as thr
 
@@ -90,7 +94,7 @@ def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, 
 
     users = [m for m in list(sys.modules.values())
              if getattr(m, "__name__", "").startswith("jitcep") and getattr(m, "run_ranges", None) is real]
-    ones, shares, ideal = [], [], []
+    ones, shares, balanced, cost = [], [], [], []
     try:
         for _ in range(repeat):
             for m in users:
@@ -105,12 +109,14 @@ def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, 
             runtime.evaluate(q.patterns, table, q.options, threads=threads)
             total = clock() - t
             shares.append(split[0] / total)
-            ideal.append(total - split[0] + split[1])
+            balanced.append(total / (total - split[0] + split[1]))
+            cost.append(total / ones[-1])
     finally:
         for m in users:
             m.run_ranges = real
-    one, share = statistics.median(ones), statistics.median(shares)
-    return one, share, 1 / (1 - share + share / threads), one / statistics.median(ideal)
+    share = statistics.median(shares)
+    return (statistics.median(ones), share, 1 / (1 - share + share / threads), statistics.median(balanced),
+            statistics.median(cost))
 
 
 def main(argv=None) -> int:
@@ -131,14 +137,14 @@ def main(argv=None) -> int:
     if args.share:
         at = max(args.threads)
         print(f"{'workload':<22}{'match cpu s':>12}{'split share':>13}{'Amdahl at ' + str(at):>14}"
-              f"{'balanced':>10}")
+              f"{'balanced':>10}{'split cost':>12}")
         for name in args.select:
             df, text = case(name, args.n)
             q = jitcep.compile(text)
             table = build_event_table(df, q.patterns, time="ts", type="type")
             runtime.evaluate(q.patterns, table, q.options)  # warm
-            one, share, amdahl, balanced = split_share(q, table, args.repeat, at)
-            print(f"{name:<22}{one:>12.4f}{share:>13.2f}{amdahl:>13.2f}x{balanced:>9.2f}x")
+            one, share, amdahl, balanced, cost = split_share(q, table, args.repeat, at)
+            print(f"{name:<22}{one:>12.4f}{share:>13.2f}{amdahl:>13.2f}x{balanced:>9.2f}x{cost:>11.2f}x")
         print(f"load average at the end {os.getloadavg()[0]:.2f}")
         return 0
     print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")

@@ -577,9 +577,9 @@ def value_range(values: np.ndarray, valid: np.ndarray | None = None, threads: in
         return None
     values, v = np.ascontiguousarray(values), _alloc.optional_mask(valid)
     check_lengths("value_range", len(values), valid=v)
-    got = [(int(lo), int(hi)) for lo, hi, found in run_ranges(
-        lambda i0, i1: _min_max(values[i0:i1], None if v is None else v[i0:i1]),
-        [r for r in even_ranges(len(values), threads) if r[1] > r[0]]) if found]
+    got = [(int(lo), int(hi)) for lo, hi, found in run_ranges(  # ranges of at least one row each
+        lambda i0, i1: _min_max(values[i0:i1], None if v is None else v[i0:i1]), even_ranges(len(values), threads))
+           if found]
     return (min(lo for lo, _ in got), max(hi for _, hi in got)) if got else None
 
 

@@ -28,8 +28,8 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
-from .alloc import empty, optional_mask, scratch
 from ..threads import even_ranges, run_ranges
+from .alloc import empty, optional_mask, scratch
 from .checks import check_lengths, check_offsets, fail
 
 
