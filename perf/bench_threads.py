@@ -1,13 +1,16 @@
 """Standalone benchmark: the thread-count axis of ``Query.run(threads=)`` (issue 16, all cores).
 
-    python perf/bench_threads.py [--select seq_len3 zstream_q6 ...] [--threads 1 2] [--n 1000000] [--repeat 5]
+    python perf/bench_threads.py [--select seq_len3 zstream_q6 ...] [--threads 1 2] [--n 1000000] [--repeat 9]
+    python perf/bench_threads.py --share [--select ...] [--repeat 7]
 
-For each workload of perf/workloads.py (default: the keyed ones and two join-heavy cases below) and
-each thread count: the median time of ``Query.run`` end to end and of the matching stage alone
-(``runtime.evaluate`` on a built event table), and the speed-up over the first count, all in one
-process so the ratios share the machine's state.  Every count's matches are checked equal to the
-first count's.  Only the joins and their predicates split over threads (docs/semantics.md §14): a
-workload without a key stays at 1x, and the share of a run spent outside joins bounds the rest.
+For each workload of perf/workloads.py (default: the seven of perf/README.md's threads section, two
+of them the join-heavy cases below) and each thread count: the median time of ``Query.run`` end to
+end and of the matching stage alone (``runtime.evaluate`` on a built event table), and the speed-up
+over the first count, all in one process, runs interleaved, so the ratios share the machine's state;
+the load average before and after says whether the cores were free (the figures mean little when it
+is above the core count).  Every count's matches are checked equal to the first count's.  ``--markdown``
+prints the rows as perf/README.md's table.  What splits over threads is in docs/semantics.md §14;
+``--share`` measures how much of a run that is, in thread CPU time, so it holds on a busy machine too.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import polars as pl  # noqa: E402
 
 from perf.workloads import WORKLOADS  # noqa: E402
 
-DEFAULT = ("seq_len3", "seq_win8000", "sase_equiv_v1000", "join_heavy_seq", "join_heavy_and")
+DEFAULT = ("seq_len3", "seq_len12", "seq_win8000", "zstream_q6_rate1-100", "sase_equiv_v1000", "join_heavy_seq",
+           "join_heavy_and")
 
 
 def join_heavy(n: int, kind: str) -> tuple[pl.DataFrame, str]:
@@ -128,7 +132,8 @@ def main(argv=None) -> int:
     p.add_argument("--select", nargs="+", default=list(DEFAULT))
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     p.add_argument("--n", type=int, default=1_000_000)
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--markdown", action="store_true", help="the rows as perf/README.md's table (two thread counts)")
     p.add_argument("--share", action="store_true",
                    help="instead: the share of the matching time that splits at the largest --threads count, "
                         "and the speed-up it allows (Amdahl, with the ranges' balance); not a wall-clock timing")
@@ -147,7 +152,12 @@ def main(argv=None) -> int:
             print(f"{name:<22}{one:>12.4f}{share:>13.2f}{amdahl:>13.2f}x{balanced:>9.2f}x{cost:>11.2f}x")
         print(f"load average at the end {os.getloadavg()[0]:.2f}")
         return 0
-    print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")
+    if args.markdown:
+        t0, t1 = args.threads[0], args.threads[-1]
+        print(f"| workload | matches | run {t0} thr | run {t1} thr | x | match {t0} thr | match {t1} thr | x |\n"
+              f"|---|---|---|---|---|---|---|---|")
+    else:
+        print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")
     for name in args.select:
         df, text = case(name, args.n)
         q = jitcep.compile(text)
@@ -161,9 +171,14 @@ def main(argv=None) -> int:
                         args.repeat)
         match_s = medians([lambda t=t: runtime.evaluate(q.patterns, table, q.options, threads=t)
                            for t in args.threads], args.repeat)
+        if args.markdown:
+            print(f"| {name} | {outs[0].height} | {run_s[0]:.4f} | {run_s[-1]:.4f} | {run_s[0] / run_s[-1]:.2f} | "
+                  f"{match_s[0]:.4f} | {match_s[-1]:.4f} | {match_s[0] / match_s[-1]:.2f} |")
+            continue
         for t, r, m in zip(args.threads, run_s, match_s):
             print(f"{name:<22}{t:>8}{r:>10.4f}{run_s[0] / r:>7.2f}{m:>10.4f}{match_s[0] / m:>7.2f}"
                   f"{outs[0].height:>10}")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return 0
 
 
