@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from . import warmup
+from . import config, warmup
 from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
 from .events import EventTable, check_types
@@ -56,6 +56,7 @@ from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
 from .plan.rules.disjuncts import alternatives_plan
+from .threads import background
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _default = PerObject(lambda pattern: {})  # options -> the default physical plan
@@ -170,12 +171,45 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     plans = plans_for(patterns, options, plan)
     check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
     user = check_statistics(statistics, patterns)
+    ctx = None
     if options.planner != "trivial":
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
-        plans = [costed(pat, options, table, u) if g is None else p
-                 for pat, p, g, u in zip(patterns, plans, given, user)]
-    ctx = TableContext(table, plans, threads)
+        early = _prefetched(table, plans, threads)
+        try:
+            plans = [costed(pat, options, table, u) if g is None else p
+                     for pat, p, g, u in zip(patterns, plans, given, user)]
+        finally:
+            ctx = _joined(early)
+    if ctx is None or not ctx.serves(plans):
+        ctx = TableContext(table, plans, threads)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
+
+
+def _prefetched(table: EventTable, plans: list[PhysicalPlan], threads: int):
+    """With more than one thread and a table worth it, the table context of ``plans`` (the default
+    joins: the planner changes which joins, not which leaves) made and prefetched
+    (:meth:`~jitcep.execute.tables.TableContext.prefetch`) on a pool thread while this one plans: the
+    key codes and the grouping by type need only the leaves' types and keys, and the planner's
+    search is Python that holds the GIL while the grouping's kernels do not.  None otherwise."""
+    if threads <= 1 or table.n < config.THREAD_MIN_RECORDS:
+        return None
+
+    def made():
+        ctx = TableContext(table, plans, threads)
+        ctx.prefetch()
+        return ctx
+    return background(made)
+
+
+def _joined(early) -> TableContext | None:
+    """The prefetched context once its thread has finished; None without one, or when it raised: the
+    context is then made again in the order of a one-thread run, which raises the same error there."""
+    if early is None:
+        return None
+    try:
+        return early.result()
+    except Exception:  # noqa: BLE001 - re-raised where a one-thread run raises it (docstring)
+        return None
 
 
 def check_statistics(statistics, patterns) -> list:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -101,3 +101,9 @@ def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
     finally:
         wait(rest)
     return [first, *(f.result() for f in rest)]
+
+
+def background(fn) -> Future:
+    """``fn()`` started on a pool thread: work that overlaps this thread's (the caller waits on the
+    future before reading what ``fn`` writes)."""
+    return _workers().submit(fn)

@@ -252,6 +252,47 @@ def test_the_generated_streams_split_every_pass():
     assert SPLIT_PASSES <= SPLIT_SEEN, SPLIT_PASSES - SPLIT_SEEN
 
 
+# --- the table context made beside the planner -------------------------------------------------
+
+
+def test_the_table_context_is_made_beside_the_planner_and_reused():
+    from jitcep.execute.tables import TableContext
+
+    df = _ticks(3000, keys=8)
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 40")
+    table = build_event_table(df, q.patterns, type="type")
+    opts = replace(q.options, planner="greedy")  # planned on the table's statistics whatever its size
+    [one] = runtime.evaluate(q.patterns, table, opts, threads=1)
+    started, made = [], []
+    real_bg, real_init = threads.background, TableContext.__init__
+
+    def spy_bg(fn):
+        started.append(fn)
+        return real_bg(fn)
+
+    def spy_init(self, *a, **kw):
+        made.append(self)
+        real_init(self, *a, **kw)
+    with mock.patch.object(runtime, "background", spy_bg), mock.patch.object(TableContext, "__init__", spy_init):
+        [two] = runtime.evaluate(q.patterns, table, opts, threads=2)
+    assert len(started) == 1 and len(made) == 1  # made on the pool thread, then served the planned plans
+    assert two.n == one.n > 0 and all(np.array_equal(two.single[v], one.single[v]) for v in one.single)
+    other = runtime.prepare(jitcep.compile("PATTERN SEQ(A a, D d) WHERE [k] WITHIN 40").patterns, table, opts)[1]
+    assert made[0].serves(runtime.prepare(q.patterns, table, opts)[1]) and not made[0].serves(other)
+
+
+def test_a_context_prefetch_that_fails_is_made_again_on_the_run_thread():
+    from jitcep.execute.tables import TableContext
+
+    df = _ticks(3000, keys=8)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10")
+    table = build_event_table(df, q.patterns, type="type")
+    [one] = runtime.evaluate(q.patterns, table, q.options, threads=1)
+    with mock.patch.object(TableContext, "prefetch", side_effect=RuntimeError("prefetch")) as prefetch:
+        [two] = runtime.evaluate(q.patterns, table, q.options, threads=2)
+    assert prefetch.called and two.n == one.n > 0
+
+
 # --- hand cases through Query.run ---------------------------------------------------------
 
 

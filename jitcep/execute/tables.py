@@ -42,19 +42,30 @@ class TableContext:
         self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int, np.ndarray | None, int]] = {}
         self._stream_pos = None
         self._code = {t: i for i, t in enumerate(table.type_names)}
-        self.leaf_types: dict[tuple[str, ...], dict[str, None]] = {}  # per key: the types leaves ask for, in order
-        untyped: set[tuple[str, ...]] = set()  # keys of plans with an untyped leaf (it reads every event)
-        for plan in plans:  # in the order the plans build their leaves (type_groups batches them)
-            for n in plan.leaves():
-                if n.types is None:
-                    untyped.add(plan.key)
-                else:
-                    self.leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(n.types))
+        # per key: the types leaves ask for, in order; the keys of plans with an untyped leaf (it reads every event)
+        self.leaf_types, untyped = _leaves_read(plans)
+        self._read = _reads(plans)
         self.coding: dict[tuple[str, ...], tuple] = {}
         for plan in plans:
             if plan.key not in self.coding:
                 self.coding[plan.key] = key_coding.choose(table, plan.key, self.leaf_types.get(plan.key),
                                                           plan.key in untyped, self.streams is not None, threads)
+
+    def serves(self, plans: list[PhysicalPlan]) -> bool:
+        """Whether ``plans`` read the same types under the same keys as the plans this context was made
+        for: then it codes their keys and groups their types alike (:func:`jitcep.runtime.prepare` makes
+        one from the plans before the planner chose their joins, and reuses it)."""
+        return _reads(plans) == self._read
+
+    def prefetch(self) -> None:
+        """Code each key and group the first batch of its leaves' types, as the first scans would:
+        :func:`jitcep.runtime.prepare` runs this beside the planner (on another thread; nothing reads
+        this context until it has finished)."""
+        for key in self.coding:
+            self.key_codes(key)
+            first = next((self._code[t] for t in self.leaf_types.get(key, ()) if t in self._code), None)
+            if first is not None:
+                self.type_groups(key, frozenset([first]))
 
     def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
         """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.
@@ -173,3 +184,24 @@ class TableContext:
         if self._stream_pos is None:
             self._stream_pos = stream_positions(self.streams.order, self.streams.offsets, self.table.n)
         return self._stream_pos
+
+
+def _leaves_read(plans: list[PhysicalPlan]) -> tuple[dict[tuple[str, ...], dict[str, None]], set[tuple[str, ...]]]:
+    """(per key: the types the plans' leaves ask for, in the order the plans build them (type_groups
+    batches them so), the keys of plans with an untyped leaf)."""
+    leaf_types: dict[tuple[str, ...], dict[str, None]] = {}
+    untyped: set[tuple[str, ...]] = set()
+    for plan in plans:
+        for n in plan.leaves():
+            if n.types is None:
+                untyped.add(plan.key)
+            else:
+                leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(n.types))
+    return leaf_types, untyped
+
+
+def _reads(plans: list[PhysicalPlan]) -> tuple:
+    """What a context's key codings and type groups depend on in ``plans``: their keys, the types each
+    key's leaves read (as a set: the order only batches them) and the keys with an untyped leaf."""
+    leaf_types, untyped = _leaves_read(plans)
+    return {p.key for p in plans}, {k: set(v) for k, v in leaf_types.items()}, untyped
