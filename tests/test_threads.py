@@ -7,8 +7,11 @@ would all run on one thread and the tests could not fail).  Compared: the
 join kernels' pairs against one thread's (hypothesis, the kernel tests'
 buffers), the engine's match tables over the differential corpus (generated
 patterns with and without ``[k]`` x generated streams) against one thread's
-and against the oracles, hand cases through ``Query.run``, bad values, the
-CLI and the Spark worker (one thread per task).
+and against the oracles, generated keyed streams through every pass that
+splits (the type grouping, the leaves, the key's range, the semi-join
+reduction, the joins' columns and kept pairs; a spy checks each got several
+ranges), the table context made beside the planner, hand cases through
+``Query.run``, bad values, the CLI and the Spark worker (one thread per task).
 """
 
 from __future__ import annotations
