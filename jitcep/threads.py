@@ -90,17 +90,23 @@ def _workers() -> ThreadPoolExecutor:
 
 def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
     """``[fn(g0, g1) for (g0, g1) in ranges]``: the first range on this thread, the others on pool
-    threads.  Every range has finished when this returns or raises (they write into arrays the caller
-    drops on an error); the first error, in range order, is raised."""
+    threads; a range no pool thread has started by the time the first is done runs on this thread
+    (on a busy machine a pool thread may wait for a core for a whole time slice, and this thread
+    would wait on it).  Every range that started has finished when this returns or raises (they
+    write into arrays the caller drops on an error); the first error, in range order, is raised."""
     if len(ranges) == 1:
         return [fn(*ranges[0])]
     pool = _workers()
     rest = [pool.submit(fn, *r) for r in ranges[1:]]
     try:
-        first = fn(*ranges[0])
+        out = [fn(*ranges[0])]
+        here = [f.cancel() for f in rest]  # True: not started, and now never will on the pool
+        out += [fn(*r) if h else f.result() for r, f, h in zip(ranges[1:], rest, here)]
     finally:
-        wait(rest)
-    return [first, *(f.result() for f in rest)]
+        for f in rest:  # after an error, a range not started never starts
+            f.cancel()
+        wait([f for f in rest if not f.cancelled()])  # (a cancelled one is done only once a thread dequeues it)
+    return out
 
 
 def background(fn) -> Future:

@@ -83,6 +83,33 @@ def test_partition_ranges_share_the_records():
         assert threads.partition_ranges([goff], 4) == [(0, 100)]  # too few records to be worth a thread
 
 
+def test_run_ranges_runs_a_range_no_pool_thread_started_on_the_caller():
+    # a pool whose one thread is busy: the ranges after the first wait in its queue, so the caller
+    # runs them itself once its own is done, in order, instead of waiting on a thread without a core
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    busy, release = ThreadPoolExecutor(1), threading.Event()
+    blocker = busy.submit(release.wait)
+    ran = []
+
+    def fn(a, b):
+        ran.append((a, threading.get_ident()))
+        if a == 2:
+            raise ValueError("range 2")
+        return a * 10
+    try:
+        with mock.patch.object(threads, "_workers", lambda: busy):
+            assert threads.run_ranges(fn, [(0, 1), (1, 2), (3, 4)]) == [0, 10, 30]
+            assert ran == [(a, threading.get_ident()) for a in (0, 1, 3)]
+            with pytest.raises(ValueError, match="range 2"):  # the first error in range order
+                threads.run_ranges(fn, [(0, 1), (2, 3), (3, 4)])
+    finally:
+        release.set()
+        blocker.result()
+        busy.shutdown()
+
+
 # --- the join kernels ----------------------------------------------------------------
 
 
