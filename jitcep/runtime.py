@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from . import warmup
+from . import config, warmup
 from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
 from .events import EventTable, check_types
@@ -56,6 +56,7 @@ from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
 from .plan.rules.disjuncts import alternatives_plan
+from .threads import background
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _default = PerObject(lambda pattern: {})  # options -> the default physical plan
@@ -157,7 +158,7 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
 
 
 def prepare(patterns, table: EventTable, options: Options, plan=None,
-            statistics=None) -> tuple[TableContext, list[PhysicalPlan]]:
+            statistics=None, threads: int = 1) -> tuple[TableContext, list[PhysicalPlan]]:
     """The run's table context and each pattern's plan with its key coding (the rule that needs the table),
     after every check that comes before any work.
 
@@ -165,17 +166,51 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     planned on statistics estimated from ``table``, overridden by
     ``statistics`` (a mapping, :func:`jitcep.plan.planner.statistics.from_user`;
     several patterns: a list with one mapping or None per pattern).
+    ``threads``: the table context's passes over the events split over that many (:mod:`jitcep.threads`).
     """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     plans = plans_for(patterns, options, plan)
     check_types(patterns, table)  # every pattern's kinds (semantics section 4), before any work
     user = check_statistics(statistics, patterns)
+    ctx = None
     if options.planner != "trivial":
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
-        plans = [costed(pat, options, table, u) if g is None else p
-                 for pat, p, g, u in zip(patterns, plans, given, user)]
-    ctx = TableContext(table, plans)
+        early = _prefetched(table, plans, threads)
+        try:
+            plans = [costed(pat, options, table, u) if g is None else p
+                     for pat, p, g, u in zip(patterns, plans, given, user)]
+        finally:
+            ctx = _joined(early)
+    if ctx is None or not ctx.serves(plans):
+        ctx = TableContext(table, plans, threads)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
+
+
+def _prefetched(table: EventTable, plans: list[PhysicalPlan], threads: int):
+    """With more than one thread and a table worth it, the table context of ``plans`` (the default
+    joins: the planner changes which joins, not which leaves) made and prefetched
+    (:meth:`~jitcep.execute.tables.TableContext.prefetch`) on a pool thread while this one plans: the
+    key codes and the grouping by type need only the leaves' types and keys, and the planner's
+    search is Python that holds the GIL while the grouping's kernels do not.  None otherwise."""
+    if threads <= 1 or table.n < config.THREAD_MIN_RECORDS:
+        return None
+
+    def made():
+        ctx = TableContext(table, plans, threads)
+        ctx.prefetch()
+        return ctx
+    return background(made)
+
+
+def _joined(early) -> TableContext | None:
+    """The prefetched context once its thread has finished; None without one, or when it raised: the
+    context is then made again in the order of a one-thread run, which raises the same error there."""
+    if early is None:
+        return None
+    try:
+        return early.result()
+    except Exception:  # noqa: BLE001 - re-raised where a one-thread run raises it (docstring)
+        return None
 
 
 def check_statistics(statistics, patterns) -> list:
@@ -213,14 +248,14 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None,
     ``plan``: as :func:`plans_for` takes it.  ``profile``: collects each
     operator's records and time (``explain(analyze=True)``).  ``statistics``:
     the user's numbers for the planner, as :func:`prepare` takes them.
-    ``threads``: how many threads the joins may use (:mod:`jitcep.threads`;
+    ``threads``: how many threads the passes and joins may use (:mod:`jitcep.threads`;
     the matches do not depend on it).
 
     Raises UnsupportedPatternError (before any work) for what the engine does
     not cover, ExplosionError past ``options.max_partials`` candidate pairs in
     one join or ``options.max_matches`` matches in total.
     """
-    ctx, plans = prepare(patterns, table, options, plan, statistics)
+    ctx, plans = prepare(patterns, table, options, plan, statistics, threads)
     warmup.notice()  # the kernels' first compilation takes seconds: say so on a terminal
     out, total = [], 0
     for pl_ in plans:

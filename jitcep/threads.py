@@ -6,9 +6,13 @@ by key partition (:mod:`jitcep.execute.buffer`): records of different
 partitions never meet in a join.  So a join splits into calls of the same
 kernel over disjoint ranges of partitions, run side by side from a small
 thread pool, whose outputs concatenated in partition order are exactly the
-one call's output (:func:`jitcep.kernels.join.seq_join`).  Work whose items
-are independent (a predicate per candidate pair, an output record per pair)
-splits into equal ranges of items.  A pattern without an ``[attr]`` key (and
+one call's output (:func:`jitcep.kernels.join.seq_join`); the semi-join
+reduction's passes split the same way.  Work whose items are independent (a
+predicate per candidate pair, an output record per pair) splits into equal
+ranges of items, and so do the counting sorts and compactions (the events
+grouped by type, a leaf's candidates by key, the pairs that pass): each range
+counts first, then writes from the offset the counts before it give, so the
+output is one pass's.  A pattern without an ``[attr]`` key (and
 without ``partition_by=``) has one partition: its joins search for pairs on
 one thread (docs/semantics.md section 14).
 """
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -86,14 +90,26 @@ def _workers() -> ThreadPoolExecutor:
 
 def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
     """``[fn(g0, g1) for (g0, g1) in ranges]``: the first range on this thread, the others on pool
-    threads.  Every range has finished when this returns or raises (they write into arrays the caller
-    drops on an error); the first error, in range order, is raised."""
+    threads; a range no pool thread has started by the time the first is done runs on this thread
+    (on a busy machine a pool thread may wait for a core for a whole time slice, and this thread
+    would wait on it).  Every range that started has finished when this returns or raises (they
+    write into arrays the caller drops on an error); the first error, in range order, is raised."""
     if len(ranges) == 1:
         return [fn(*ranges[0])]
     pool = _workers()
     rest = [pool.submit(fn, *r) for r in ranges[1:]]
     try:
-        first = fn(*ranges[0])
+        out = [fn(*ranges[0])]
+        here = [f.cancel() for f in rest]  # True: not started, and now never will on the pool
+        out += [fn(*r) if h else f.result() for r, f, h in zip(ranges[1:], rest, here)]
     finally:
-        wait(rest)
-    return [first, *(f.result() for f in rest)]
+        for f in rest:  # after an error, a range not started never starts
+            f.cancel()
+        wait([f for f in rest if not f.cancelled()])  # (a cancelled one is done only once a thread dequeues it)
+    return out
+
+
+def background(fn) -> Future:
+    """``fn()`` started on a pool thread: work that overlaps this thread's (the caller waits on the
+    future before reading what ``fn`` writes)."""
+    return _workers().submit(fn)

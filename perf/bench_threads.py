@@ -1,13 +1,16 @@
 """Standalone benchmark: the thread-count axis of ``Query.run(threads=)`` (issue 16, all cores).
 
-    python perf/bench_threads.py [--select seq_len3 zstream_q6 ...] [--threads 1 2] [--n 1000000] [--repeat 5]
+    python perf/bench_threads.py [--select seq_len3 zstream_q6 ...] [--threads 1 2] [--n 1000000] [--repeat 9]
+    python perf/bench_threads.py --share [--select ...] [--repeat 7]
 
-For each workload of perf/workloads.py (default: the keyed ones and two join-heavy cases below) and
-each thread count: the median time of ``Query.run`` end to end and of the matching stage alone
-(``runtime.evaluate`` on a built event table), and the speed-up over the first count, all in one
-process so the ratios share the machine's state.  Every count's matches are checked equal to the
-first count's.  Only the joins and their predicates split over threads (docs/semantics.md §14): a
-workload without a key stays at 1x, and the share of a run spent outside joins bounds the rest.
+For each workload of perf/workloads.py (default: the seven of perf/README.md's threads section, two
+of them the join-heavy cases below) and each thread count: the median time of ``Query.run`` end to
+end and of the matching stage alone (``runtime.evaluate`` on a built event table), and the speed-up
+over the first count, all in one process, runs interleaved, so the ratios share the machine's state;
+the load average before and after says whether the cores were free (the figures mean little when it
+is above the core count).  Every count's matches are checked equal to the first count's.  ``--markdown``
+prints the rows as perf/README.md's table.  What splits over threads is in docs/semantics.md §14;
+``--share`` measures how much of a run that is, in thread CPU time, so it holds on a busy machine too.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 import statistics
 import sys
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -26,7 +30,8 @@ import polars as pl  # noqa: E402
 
 from perf.workloads import WORKLOADS  # noqa: E402
 
-DEFAULT = ("seq_len3", "seq_win8000", "sase_equiv_v1000", "join_heavy_seq", "join_heavy_and")
+DEFAULT = ("seq_len3", "seq_len12", "seq_win8000", "zstream_q6_rate1-100", "sase_equiv_v1000", "join_heavy_seq",
+           "join_heavy_and")
 
 
 def join_heavy(n: int, kind: str) -> tuple[pl.DataFrame, str]:
@@ -57,34 +62,79 @@ def medians(fs: list, repeat: int) -> list[float]:
     return [statistics.median(ts) for ts in times]
 
 
-def split_share(q, table, repeat: int) -> tuple[float, float]:
-    """(median matching time at one thread, the median share of it inside the work that splits over
-    threads): the join kernels, predicates and output records, timed around ``run_ranges``."""
-    import jitcep.codegen.predicates as predicates
-    import jitcep.kernels.join as join
-    from jitcep import runtime, threads
+def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, float, float, float]:
+    """(median matching time at one thread, the median share of the matching time at ``threads`` spent
+    in work that split, Amdahl's bound from that share, the bound with the ranges' real balance, and
+    the run's time at ``threads`` run on one thread over the one-thread time).
 
-    inside = [0.0]
+    The run at ``threads`` goes through every call of ``jitcep.threads.run_ranges`` (wherever a module
+    imported it: the joins, predicates and output records, the type grouping, the leaves, the key's
+    range, the semi-join reduction, ...), which here runs the ranges one after another on this thread
+    and times each: a call given several ranges is work that split; on ``threads`` free cores it would
+    take as long as its longest range.  Amdahl's bound is ``1 / (1 - share + share / threads)``; the
+    balanced one is the run's time over its time with each split call's ranges replaced by the
+    longest (both from the same run: two runs differ by more than the ranges' imbalance on a loaded
+    machine).  The last figure is that run's time over the one-thread run's: the cost of splitting
+    (more passes, more kernel calls).  The table context that ``runtime.prepare`` makes beside the
+    planner (``jitcep.threads.background``) is made on this thread instead, before planning: the
+    bounds leave that overlap out.  Everything runs on this one thread, so all of it is timed in
+    this thread's CPU time: other processes on the cores change the ratios little (the threads'
+    start and the cores' shared memory bandwidth are not in them: the wall-clock table is the
+    measurement).
+    """
+    from jitcep import runtime, threads as thr
 
-    def timed(fn, ranges):
-        t = time.perf_counter()
-        try:
-            return threads.run_ranges(fn, ranges)
-        finally:
-            inside[0] += time.perf_counter() - t
+    clock = time.thread_time
+    real = thr.run_ranges
+    split = [0.0, 0.0]  # time in calls given several ranges; their longest ranges
 
-    totals, shares = [], []
-    join.run_ranges = predicates.run_ranges = timed
+    def one_by_one(fn, ranges):
+        out, took = [], []
+        for r in ranges:
+            t = clock()
+            out.append(fn(*r))
+            took.append(clock() - t)
+        if len(ranges) > 1:
+            split[0] += sum(took)
+            split[1] += max(took)
+        return out
+
+    def at_once(fn):  # the planner's overlap (runtime._prefetched) counted as this thread's serial work
+        done = Future()
+        done.set_result(fn())
+        return done
+
+    def patch(name, to):
+        for m in list(sys.modules.values()):
+            if getattr(m, "__name__", "").startswith("jitcep") and getattr(m, name, None) is was[name]:
+                setattr(m, name, to)
+        was[name] = to
+
+    real_bg = thr.background
+    was = {"run_ranges": real, "background": real_bg}
+    ones, shares, balanced, cost = [], [], [], []
     try:
         for _ in range(repeat):
-            inside[0] = 0.0
-            t = time.perf_counter()
+            patch("run_ranges", real)
+            patch("background", real_bg)
+            t = clock()
             runtime.evaluate(q.patterns, table, q.options, threads=1)
-            totals.append(time.perf_counter() - t)
-            shares.append(inside[0] / totals[-1])
+            ones.append(clock() - t)
+            patch("run_ranges", one_by_one)
+            patch("background", at_once)
+            split[:] = [0.0, 0.0]
+            t = clock()
+            runtime.evaluate(q.patterns, table, q.options, threads=threads)
+            total = clock() - t
+            shares.append(split[0] / total)
+            balanced.append(total / (total - split[0] + split[1]))
+            cost.append(total / ones[-1])
     finally:
-        join.run_ranges = predicates.run_ranges = threads.run_ranges
-    return statistics.median(totals), statistics.median(shares)
+        patch("run_ranges", real)
+        patch("background", real_bg)
+    share = statistics.median(shares)
+    return (statistics.median(ones), share, 1 / (1 - share + share / threads), statistics.median(balanced),
+            statistics.median(cost))
 
 
 def main(argv=None) -> int:
@@ -96,22 +146,32 @@ def main(argv=None) -> int:
     p.add_argument("--select", nargs="+", default=list(DEFAULT))
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     p.add_argument("--n", type=int, default=1_000_000)
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--markdown", action="store_true", help="the rows as perf/README.md's table (two thread counts)")
     p.add_argument("--share", action="store_true",
-                   help="instead: the share of one thread's matching time that splits, and Amdahl's bound at 2")
+                   help="instead: the share of the matching time that splits at the largest --threads count, "
+                        "and the speed-up it allows (Amdahl, with the ranges' balance); not a wall-clock timing")
     args = p.parse_args(argv)
     print(f"cores available: {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.2f}")
     if args.share:
+        at = max(args.threads)
+        print(f"{'workload':<22}{'match cpu s':>12}{'split share':>13}{'Amdahl at ' + str(at):>14}"
+              f"{'balanced':>10}{'split cost':>12}")
         for name in args.select:
             df, text = case(name, args.n)
             q = jitcep.compile(text)
             table = build_event_table(df, q.patterns, time="ts", type="type")
             runtime.evaluate(q.patterns, table, q.options)  # warm
-            total, share = split_share(q, table, args.repeat)
-            print(f"{name:<22} match {total:.4f} s  split share {share:.2f}  bound at 2 threads "
-                  f"{1 / (1 - share / 2):.2f}x")
+            one, share, amdahl, balanced, cost = split_share(q, table, args.repeat, at)
+            print(f"{name:<22}{one:>12.4f}{share:>13.2f}{amdahl:>13.2f}x{balanced:>9.2f}x{cost:>11.2f}x")
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
         return 0
-    print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")
+    if args.markdown:
+        t0, t1 = args.threads[0], args.threads[-1]
+        print(f"| workload | matches | run {t0} thr | run {t1} thr | x | match {t0} thr | match {t1} thr | x |\n"
+              f"|---|---|---|---|---|---|---|---|")
+    else:
+        print(f"{'workload':<22}{'threads':>8}{'run s':>10}{'x':>7}{'match s':>10}{'x':>7}{'matches':>10}")
     for name in args.select:
         df, text = case(name, args.n)
         q = jitcep.compile(text)
@@ -125,9 +185,14 @@ def main(argv=None) -> int:
                         args.repeat)
         match_s = medians([lambda t=t: runtime.evaluate(q.patterns, table, q.options, threads=t)
                            for t in args.threads], args.repeat)
+        if args.markdown:
+            print(f"| {name} | {outs[0].height} | {run_s[0]:.4f} | {run_s[-1]:.4f} | {run_s[0] / run_s[-1]:.2f} | "
+                  f"{match_s[0]:.4f} | {match_s[-1]:.4f} | {match_s[0] / match_s[-1]:.2f} |")
+            continue
         for t, r, m in zip(args.threads, run_s, match_s):
             print(f"{name:<22}{t:>8}{r:>10.4f}{run_s[0] / r:>7.2f}{m:>10.4f}{match_s[0] / m:>7.2f}"
                   f"{outs[0].height:>10}")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return 0
 
 

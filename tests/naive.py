@@ -8,6 +8,8 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
+- :func:`pair_columns`   twin of :func:`jitcep.kernels.join.pair_columns` (the events a join's predicates read)
+- :func:`keep_pairs`     twin of :func:`jitcep.kernels.join.keep_pairs` (the pairs passing a test)
 - :func:`earliest_end`, :func:`latest_start`, :func:`chain_reach` twins of :mod:`jitcep.kernels.reduction`
   (every later / earlier event scanned; every chain of the leaves enumerated)
 - :func:`negation_candidates` twin of :mod:`jitcep.kernels.negation` (ranges, own-event
@@ -102,6 +104,16 @@ def pair_records(L, R, li, ri, ts, wt):
         out.append(([int(x) for x in L[0][l]] + [int(x) for x in R[0][r]], start, end,
                     int(ts[start]), int(ts[end]), int(wt[start]), int(wt[end])))
     return out
+
+
+def pair_columns(Lpos, Rpos, li, ri, where):
+    """Per (side, column) of ``where``: that column of each pair's left (side 0) or right record."""
+    return [[int(Lpos[l][c]) if side == 0 else int(Rpos[r][c]) for l, r in zip(li, ri)] for side, c in where]
+
+
+def keep_pairs(li, ri, g, keep):
+    """The entries of ``li``, ``ri`` and ``g`` where ``keep`` is True."""
+    return tuple([int(x) for x, k in zip(a, keep) if k] for a in (li, ri, g))
 
 
 def and_join(L, R, ts, wt, W, distinct):

@@ -371,10 +371,13 @@ def test_category_codes_zero_copy_when_physical_codes_are_the_ranks():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(-2**40, 2**40), st.booleans()), max_size=40))
-def test_value_range_equals_min_max_of_the_valid_values(rows):
+@given(st.lists(st.tuples(st.integers(-2**40, 2**40), st.booleans()), max_size=40), st.integers(1, 3))
+def test_value_range_equals_min_max_of_the_valid_values(rows, threads):
+    # split into up to ``threads`` ranges even for these few rows (jitcep/threads.py)
     values = np.array([v for v, _ in rows], dtype=np.int64)
     valid = np.array([ok for _, ok in rows], dtype=np.bool_)
     picked = [v for v, ok in rows if ok]
-    assert enc.value_range(values, valid) == ((min(picked), max(picked)) if picked else None)
-    assert enc.value_range(values) == ((min(values.tolist()), max(values.tolist())) if rows else None)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        assert enc.value_range(values, valid, threads) == ((min(picked), max(picked)) if picked else None)
+        assert enc.value_range(values, None, threads) == ((min(values.tolist()), max(values.tolist()))
+                                                          if rows else None)

@@ -1,11 +1,19 @@
-"""Grouping kernels (jitcep.kernels.grouping) against their naive twins (tests/naive.py)."""
+"""Grouping kernels (jitcep.kernels.grouping) against their naive twins (tests/naive.py).
+
+``group_with_keys`` and ``leaf_by_key`` split their input into ranges over ``threads``
+(jitcep/threads.py): the tests draw 1-3 threads with :data:`jitcep.config.THREAD_MIN_RECORDS` at 0, so
+the tiny drawn inputs are split too (at its default they would all run as one range).
+"""
 
 from __future__ import annotations
+
+from unittest import mock
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import naive
+from jitcep import config
 from jitcep.kernels import counting_sort, group_with_keys, leaf_by_key
 from jitcep.kernels.grouping import count_codes, record_fields
 
@@ -13,8 +21,13 @@ from jitcep.kernels.grouping import count_codes, record_fields
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 5).flatmap(lambda T: st.tuples(
     st.just(T), st.lists(st.integers(-1, T - 1), max_size=30), st.lists(st.booleans(), min_size=T, max_size=T))),
-    st.booleans(), st.booleans(), st.booleans(), st.integers(-3, 3))
-def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, base):
+    st.booleans(), st.booleans(), st.booleans(), st.integers(-3, 3), st.integers(1, 3))
+def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, base, threads):
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        _group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, base, threads)
+
+
+def _group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, base, threads):
     T, codes, keep = case
     keys = [(7 * i) % 4 for i in range(len(codes))] if with_keys else None
     valid = [i % 5 != 3 for i in range(len(codes))] if null_keys else None
@@ -23,7 +36,7 @@ def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, bas
     recs, offsets = group_with_keys(
         np.array(codes, dtype=np.int32), T, None if keys is None else np.array(keys, dtype=np.int64) + base,
         values, np.array(keep) if use_keep else None, None if valid is None else np.array(valid),
-        key_base=base if with_keys else 0)
+        key_base=base if with_keys else 0, threads=threads)
     # a null key (valid False) drops the index like a dropped code
     kept = [c if c >= 0 and (not use_keep or keep[c]) and (valid is None or valid[i]) else -1
             for i, c in enumerate(codes)]
@@ -41,7 +54,8 @@ def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, bas
 
         recs2, off2 = group_with_keys(np.array(codes, dtype=np.int32), T, None, values,
                                       np.array(keep) if use_keep else None,
-                                      None if valid is None else np.array(valid), key_of=key_of)
+                                      None if valid is None else np.array(valid), key_of=key_of,
+                                      threads=threads)
         assert len(asked) == 1 and asked[0].tolist() == sorted(exp_order)  # the kept indices, ascending
         assert off2.tolist() == exp_off and recs2.tolist() == recs.tolist()
     o2, off2 = counting_sort(np.array(codes, dtype=np.int32), T)
@@ -51,8 +65,8 @@ def test_group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, bas
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 4).flatmap(lambda G: st.tuples(
     st.just(G), st.lists(st.tuples(st.integers(-1, G - 1), st.booleans()), max_size=30))), st.booleans(),
-    st.none() | st.integers(0, 5))
-def test_leaf_by_key_matches_naive(case, use_keep, count_window):
+    st.none() | st.integers(0, 5), st.integers(1, 3))
+def test_leaf_by_key_matches_naive(case, use_keep, count_window, threads):
     G, rows = case
     cand = sorted(set(range(0, 3 * len(rows), 3)))[:len(rows)]
     ckeys = [k for k, _ in rows]
@@ -62,7 +76,8 @@ def test_leaf_by_key_matches_naive(case, use_keep, count_window):
     recs = np.empty((len(cand), 2), dtype=np.int64)  # group_with_keys records: key << 32 | position, ts
     recs[:, 0] = (np.array(ckeys, dtype=np.int64) << 32) | np.array(cand, dtype=np.int64)
     recs[:, 1] = ts[cand]
-    out, goff, t, w = leaf_by_key(recs, G, np.array(keep, dtype=np.bool_) if use_keep else None, wt)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        out, goff, t, w = leaf_by_key(recs, G, np.array(keep, dtype=np.bool_) if use_keep else None, wt, threads)
     assert out.dtype == np.int64
     assert (out.tolist(), goff.tolist()) == naive.leaf_by_key(cand, ckeys, G, keep)
     # the records' times move along in the same pass; one array when the window measure is ts

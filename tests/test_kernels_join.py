@@ -164,6 +164,43 @@ def test_pair_records_refuse_a_pair_past_the_buffer():
             join.pair_records(buf, buf, np.array(li, np.int64), np.array(ri, np.int64))
 
 
+@settings(max_examples=150, deadline=None)
+@given(tables_and_buffers(), st.data(), st.sampled_from([1, 2, 3]))
+def test_pair_columns_match_naive(case, data, threads):
+    _, _, _, L, R = case
+    assume(len(L[2]) and len(R[2]))
+    m = data.draw(st.integers(0, 12))
+    li = np.array(data.draw(st.lists(st.integers(0, len(L[2]) - 1), min_size=m, max_size=m)), np.int64)
+    ri = np.array(data.draw(st.lists(st.integers(0, len(R[2]) - 1), min_size=m, max_size=m)), np.int64)
+    where = data.draw(st.lists(st.sampled_from([(0, c) for c in range(L[0].shape[1])]
+                                                + [(1, c) for c in range(R[0].shape[1])]), max_size=4))
+    want = naive.pair_columns(L[0], R[0], li, ri, where)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):  # the kernel, split, even for these few pairs
+        got = join.pair_columns(L[0], R[0], li, ri, where, threads)
+    assert got.shape == (len(where), m) and got.tolist() == want
+    assert join.pair_columns(L[0], R[0], li, ri, where, threads).tolist() == want  # NumPy's gather below the minimum
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 3), st.booleans()), max_size=30),
+       st.sampled_from([1, 2, 3]))
+def test_keep_pairs_match_naive(rows, threads):
+    li, ri, g, keep = (np.array([r[i] for r in rows], dtype=np.bool_ if i == 3 else np.int64) for i in range(4))
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):  # the kernel, split, even for these few pairs
+        got = join.keep_pairs(li, ri, g, keep, threads)
+    assert tuple(a.tolist() for a in got) == naive.keep_pairs(li, ri, g, keep)
+    assert tuple(a.tolist() for a in join.keep_pairs(li, ri, g, keep, threads)) == naive.keep_pairs(li, ri, g, keep)
+
+
+def test_pair_columns_refuse_a_pair_or_column_past_the_buffer():
+    pos = np.arange(4, dtype=np.int64).reshape(-1, 1)
+    for least in (0, config.THREAD_MIN_RECORDS):  # the kernel's checks and NumPy's
+        for li, ri, where in (([4], [0], [(0, 0)]), ([0], [-1], [(0, 0)]), ([0], [0], [(1, 1)]), ([0], [0], [(2, 0)])):
+            with mock.patch.object(config, "THREAD_MIN_RECORDS", least), \
+                    pytest.raises(KernelInputError, match="past|columns"):
+                join.pair_columns(pos, pos, np.array(li, np.int64), np.array(ri, np.int64), where)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-1, 5), max_size=40))
 def test_counting_sort_matches_naive(codes):

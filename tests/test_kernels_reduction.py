@@ -9,11 +9,14 @@ chain kept) and that the bounds are the latest start and earliest end over the c
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
+from jitcep import config
 from jitcep.errors import KernelInputError
 from jitcep.kernels.reduction import chain_fits, chain_reach, earliest_end, latest_start
 
@@ -56,12 +59,15 @@ def chains(draw, max_leaves=4):
 
 
 def _check_reach(leaves, measures, order, W):
-    got = chain_reach(leaves, measures, order, W)
     want = naive.chain_reach(leaves, measures, order, W)
-    for (on, start, end), expected in zip(got, want):
-        assert set(np.flatnonzero(on).tolist()) == set(expected)
-        for i, (s, e) in expected.items():
-            assert (int(start[i]), int(end[i])) == (s, e)
+    # the passes split the partitions over 1-3 threads, even for these few events
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        for threads in (1, 2, 3):
+            got = chain_reach(leaves, measures, order, W, threads)
+            for (on, start, end), expected in zip(got, want):
+                assert set(np.flatnonzero(on).tolist()) == set(expected)
+                for i, (s, e) in expected.items():
+                    assert (int(start[i]), int(end[i])) == (s, e)
 
 
 @settings(max_examples=60, deadline=None)
@@ -91,17 +97,21 @@ def _pairs(end, ok):
 
 
 @settings(max_examples=80, deadline=None)
-@given(steps())
-def test_earliest_end_equals_naive(case):
+@given(steps(), st.integers(1, 3))
+def test_earliest_end_equals_naive(case, threads):
     leaf, nxt, vals, ok, order = case
-    assert _pairs(*earliest_end(leaf, nxt, vals, ok, order)) == naive.earliest_end(leaf, nxt, vals, ok, order)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        got = earliest_end(leaf, nxt, vals, ok, order, threads)
+    assert _pairs(*got) == naive.earliest_end(leaf, nxt, vals, ok, order)
 
 
 @settings(max_examples=80, deadline=None)
-@given(steps())
-def test_latest_start_equals_naive(case):
+@given(steps(), st.integers(1, 3))
+def test_latest_start_equals_naive(case, threads):
     leaf, prev, vals, ok, order = case  # the drawn values belong to the second leaf: it is the earlier one here
-    assert _pairs(*latest_start(prev, vals, ok, leaf, order)) == naive.latest_start(prev, vals, ok, leaf, order)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        got = latest_start(prev, vals, ok, leaf, order, threads)
+    assert _pairs(*got) == naive.latest_start(prev, vals, ok, leaf, order)
 
 
 def test_chain_by_hand():

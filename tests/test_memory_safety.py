@@ -175,6 +175,12 @@ CASES = {
         (i64(0, 1).reshape(2, 1), i64(0), i64(0, 1), i64(0, 2)), leaf(2), ts, ts, 10, "position", False, 10**6),
     "and_join: descending offsets": lambda: join.and_join(
         (i64(0, 1).reshape(2, 1), i64(0, 1), i64(0, 1), i64(2, 0)), leaf(2), ts, ts, 10, False, 10**6),
+    "pair_columns: a pair past the records": lambda: join.pair_columns(
+        i64(0, 1).reshape(2, 1), i64(0).reshape(1, 1), i64(0, 2), i64(0, 0), [(0, 0)]),
+    "pair_columns: a column past the records": lambda: join.pair_columns(
+        i64(0, 1).reshape(2, 1), i64(0).reshape(1, 1), i64(0), i64(0), [(1, 1)]),
+    "keep_pairs: keep shorter than the pairs": lambda: join.keep_pairs(i64(0, 1), i64(0, 1), i64(0, 0),
+                                                                       np.ones(1, np.bool_)),
     "seq_join: negative window": lambda: join.seq_join(leaf(0), leaf(1), ts, ts, -1, "position", False, 10**6),
     "earliest_end: offsets past the leaf": lambda: reduction.earliest_end(
         (i64(0), i64(0), i64(0, 9)), (i64(1), i64(1), i64(0, 1)), i64(1), np.ones(1, np.bool_), 0),

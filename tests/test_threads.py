@@ -7,12 +7,16 @@ would all run on one thread and the tests could not fail).  Compared: the
 join kernels' pairs against one thread's (hypothesis, the kernel tests'
 buffers), the engine's match tables over the differential corpus (generated
 patterns with and without ``[k]`` x generated streams) against one thread's
-and against the oracles, hand cases through ``Query.run``, bad values, the
-CLI and the Spark worker (one thread per task).
+and against the oracles, generated keyed streams through every pass that
+splits (the type grouping, the leaves, the key's range, the semi-join
+reduction, the joins' columns and kept pairs; a spy checks each got several
+ranges), the table context made beside the planner, hand cases through
+``Query.run``, bad values, the CLI and the Spark worker (one thread per task).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from unittest import mock
 
@@ -29,6 +33,7 @@ from jitcep.errors import ExplosionError, OptionError
 from jitcep.events import build_event_table
 from jitcep.kernels import and_join, join, seq_join
 from jitcep.options import Options, check_run_arguments
+from jitcep.pattern.parser import parse
 from jitcep.reference import evaluate as reference_evaluate
 from test_compiled_differential import _as_tuples, _positive_names, _shapes, gen_pattern, streams
 from test_kernels_join import tables_and_buffers
@@ -76,6 +81,33 @@ def test_partition_ranges_share_the_records():
     assert threads.partition_ranges([np.array([0, 1000], np.int64)], 4) == [(0, 1)]  # one partition
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 1001):
         assert threads.partition_ranges([goff], 4) == [(0, 100)]  # too few records to be worth a thread
+
+
+def test_run_ranges_runs_a_range_no_pool_thread_started_on_the_caller():
+    # a pool whose one thread is busy: the ranges after the first wait in its queue, so the caller
+    # runs them itself once its own is done, in order, instead of waiting on a thread without a core
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    busy, release = ThreadPoolExecutor(1), threading.Event()
+    blocker = busy.submit(release.wait)
+    ran = []
+
+    def fn(a, b):
+        ran.append((a, threading.get_ident()))
+        if a == 2:
+            raise ValueError("range 2")
+        return a * 10
+    try:
+        with mock.patch.object(threads, "_workers", lambda: busy):
+            assert threads.run_ranges(fn, [(0, 1), (1, 2), (3, 4)]) == [0, 10, 30]
+            assert ran == [(a, threading.get_ident()) for a in (0, 1, 3)]
+            with pytest.raises(ValueError, match="range 2"):  # the first error in range order
+                threads.run_ranges(fn, [(0, 1), (2, 3), (3, 4)])
+    finally:
+        release.set()
+        blocker.result()
+        busy.shutdown()
 
 
 # --- the join kernels ----------------------------------------------------------------
@@ -164,6 +196,131 @@ def test_the_corpus_splits_joins():
     if not SPLITS[0]:
         pytest.skip("the corpus test did not run in this session")
     assert SPLITS[1] / SPLITS[0] >= 0.1, SPLITS  # measured: 0.16 (patterns without [k] never split)
+
+
+# --- every pass that splits: generated keyed streams ------------------------------------------
+
+# the type grouping, the leaves, an integer key's range, the semi-join reduction, the join and its
+# predicates' columns, kept pairs and records: each splits its work into ranges (jitcep/threads.py)
+SPLIT_PASSES = {"group_with_keys", "leaf_by_key", "value_range", "earliest_end", "latest_start", "_split_join",
+                "pair_columns", "keep_pairs", "PredicateSet.mask", "pair_records"}
+SPLIT_SEEN: set[str] = set()
+KEYED = [
+    "PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 6",  # reduced, a predicate across the join
+    "PATTERN SEQ(A a, ANY(B, C) b, A c) WHERE [k] AND b.x > 2 AND a.x != c.x WITHIN 5 EVENTS",
+    "PATTERN AND(A a, B b) WHERE [k] AND a.x != b.x WITHIN 4",
+    "PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.x <= b.x WITHIN 5",  # a String key
+]
+
+
+@st.composite
+def keyed_streams(draw):
+    n = draw(st.integers(0, 90))
+    ints = lambda lo, hi: st.lists(st.integers(lo, hi), min_size=n, max_size=n)  # noqa: E731
+    k = [None if v < 0 else v for v in draw(ints(-1, 4))]
+    return pl.DataFrame({"ts": np.cumsum(draw(ints(0, 2))).astype(np.int64),
+                         "type": [("A", "B", "C", "D")[t] for t in draw(ints(0, 3))],
+                         "k": pl.Series(k, dtype=pl.Int64), "s": [None if v is None else f"s{v}" for v in k],
+                         "x": draw(ints(0, 5))})
+
+
+def _spy_every_split():
+    """Patch ``run_ranges`` wherever a jitcep module imported it, recording the passes given several
+    ranges (the name of the function whose work they split) into SPLIT_SEEN."""
+    real = threads.run_ranges
+
+    def spy(fn, ranges):
+        if len(ranges) > 1:
+            SPLIT_SEEN.add(fn.__qualname__.split(".<locals>")[0])
+        return real(fn, ranges)
+    users = [m for m in list(sys.modules.values())
+             if getattr(m, "__name__", "").startswith("jitcep") and getattr(m, "run_ranges", None) is real]
+    return [mock.patch.object(m, "run_ranges", spy) for m in users]
+
+
+def _same_on_every_count(text, examples):
+    pattern = parse(text)
+    names = _positive_names(pattern.body)
+    patches = _spy_every_split()
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(keyed_streams(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]))
+    def run(df, order):
+        opts = Options(order=order)
+        table = build_event_table(df, [pattern], type="type")
+        [ref] = reference_evaluate([pattern], table, opts)
+        [one] = runtime.evaluate([pattern], table, opts, threads=1)
+        assert _as_tuples(one, names) == _as_tuples(ref, names)
+        for n in THREADS[1:]:
+            for p in patches:
+                p.start()
+            try:
+                [got] = runtime.evaluate([pattern], table, opts, threads=n)
+            finally:
+                for p in patches:
+                    p.stop()
+            assert got.n == one.n and all(np.array_equal(got.single[v], one.single[v]) for v in one.single)
+
+    run()
+
+
+@pytest.mark.parametrize("text", KEYED)
+def test_every_split_pass_gives_the_same_matches_on_generated_streams(text):
+    _same_on_every_count(text, 8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", KEYED)
+def test_every_split_pass_gives_the_same_matches_on_generated_streams_slow(text):
+    _same_on_every_count(text, 300)
+
+
+def test_the_generated_streams_split_every_pass():
+    # the test above would pass vacuously if a pass never got several ranges
+    if len(SPLIT_SEEN) < 3:
+        pytest.skip("the generated-stream test did not run in this session")
+    assert SPLIT_PASSES <= SPLIT_SEEN, SPLIT_PASSES - SPLIT_SEEN
+
+
+# --- the table context made beside the planner -------------------------------------------------
+
+
+def test_the_table_context_is_made_beside_the_planner_and_reused():
+    from jitcep.execute.tables import TableContext
+
+    df = _ticks(3000, keys=8)
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 40")
+    table = build_event_table(df, q.patterns, type="type")
+    opts = replace(q.options, planner="greedy")  # planned on the table's statistics whatever its size
+    [one] = runtime.evaluate(q.patterns, table, opts, threads=1)
+    started, made = [], []
+    real_bg, real_init = threads.background, TableContext.__init__
+
+    def spy_bg(fn):
+        started.append(fn)
+        return real_bg(fn)
+
+    def spy_init(self, *a, **kw):
+        made.append(self)
+        real_init(self, *a, **kw)
+    with mock.patch.object(runtime, "background", spy_bg), mock.patch.object(TableContext, "__init__", spy_init):
+        [two] = runtime.evaluate(q.patterns, table, opts, threads=2)
+    assert len(started) == 1 and len(made) == 1  # made on the pool thread, then served the planned plans
+    assert two.n == one.n > 0 and all(np.array_equal(two.single[v], one.single[v]) for v in one.single)
+    other = runtime.prepare(jitcep.compile("PATTERN SEQ(A a, D d) WHERE [k] WITHIN 40").patterns, table, opts)[1]
+    assert made[0].serves(runtime.prepare(q.patterns, table, opts)[1]) and not made[0].serves(other)
+
+
+def test_a_context_prefetch_that_fails_is_made_again_on_the_run_thread():
+    from jitcep.execute.tables import TableContext
+
+    df = _ticks(3000, keys=8)
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10")
+    table = build_event_table(df, q.patterns, type="type")
+    [one] = runtime.evaluate(q.patterns, table, q.options, threads=1)
+    with mock.patch.object(TableContext, "prefetch", side_effect=RuntimeError("prefetch")) as prefetch:
+        [two] = runtime.evaluate(q.patterns, table, q.options, threads=2)
+    assert prefetch.called and two.n == one.n > 0
 
 
 # --- hand cases through Query.run ---------------------------------------------------------

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
-from ..kernels.join import pair_records
+from ..kernels.join import keep_pairs, pair_columns, pair_records
 from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
 from ..pattern import expr as E
@@ -47,22 +47,26 @@ def run(node, state, execute) -> Buffer:
                                      f"with {', '.join(R.vars)}")
         raise
 
+    def columns(vs):  # the surviving pairs' events of variables ``vs``, a row each (one pass over the pairs)
+        return pair_columns(L.pos, R.pos, li, ri, [(0, L.vars.index(v)) if v in L.vars else (1, R.vars.index(v))
+                                                   for v in vs], state.threads)
+
     def column(v):
-        return L.pos[li, L.vars.index(v)] if v in L.vars else R.pos[ri, R.vars.index(v)]
+        return columns([v])[0]
 
     if node.extends and len(li):  # a partial record that extends to no chain of the reduction above
         keep = state.reach.extendable(L, R, li, ri, column, state.W)
-        li, ri, g = li[keep], ri[keep], g[keep]
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
     for x, y in () if seq else node.sequence:
         if not len(li):
             break
         keep = _in_order(column(x), column(y), state.table.ts, options.order)
-        li, ri, g = li[keep], ri[keep], g[keep]
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
     for pred in node.predicates:
         if not len(li):
             break
-        keep = state.mask_where_bound(pred, np.stack([column(v) for v in sorted(E.variables(pred))]))
-        li, ri, g = li[keep], ri[keep], g[keep]
+        keep = state.mask_where_bound(pred, columns(sorted(E.variables(pred))))
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
     if node is state.final and not (L.lists or R.lists or state.plan.list_vars):
         return _match_table(L, R, li, ri, state)
     # one pass over the pairs (jitcep.kernels.join.pair_records), not a NumPy gather per field

@@ -75,7 +75,7 @@ def run(node, state, execute) -> Buffer:
         if not len(leaves[-1]):
             return empty_buffer(node.vars, state.G)
     reach = chain_reach([(b.start, b.tstart, b.goff) for b in leaves], [b.wstart for b in leaves],
-                        ORDER_CODE[state.options.order], state.W)
+                        ORDER_CODE[state.options.order], state.W, state.threads)
     state.reach = Reach(node.chain)
     for v, buf, (keep, start, end) in zip(node.chain, leaves, reach):
         idx = np.flatnonzero(keep)

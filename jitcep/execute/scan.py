@@ -73,4 +73,4 @@ def _leaf_arrays(state, types, filter_) -> tuple[np.ndarray, np.ndarray, np.ndar
     keep = None
     if filter_ is not None and len(recs):
         keep = state.mask(filter_, record_fields(recs)[0][None, :])
-    return leaf_by_key(recs, state.G, keep, None if state.wt is table.ts else state.wt)
+    return leaf_by_key(recs, state.G, keep, None if state.wt is table.ts else state.wt, state.threads)

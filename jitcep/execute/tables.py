@@ -33,27 +33,39 @@ class TableContext:
     copies it into each plan for explain).
     """
 
-    def __init__(self, table: EventTable, plans: list[PhysicalPlan]):
+    def __init__(self, table: EventTable, plans: list[PhysicalPlan], threads: int = 1):
         self.table = table
+        self.threads = threads  # the passes over the events split over this many (jitcep/threads.py)
         part = table.partition
         self.streams = part if part is not None and part.independent else None
         self._types: dict[tuple[str, ...], list[tuple[frozenset[int], np.ndarray, np.ndarray]]] = {}
         self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int, np.ndarray | None, int]] = {}
         self._stream_pos = None
         self._code = {t: i for i, t in enumerate(table.type_names)}
-        self.leaf_types: dict[tuple[str, ...], dict[str, None]] = {}  # per key: the types leaves ask for, in order
-        untyped: set[tuple[str, ...]] = set()  # keys of plans with an untyped leaf (it reads every event)
-        for plan in plans:  # in the order the plans build their leaves (type_groups batches them)
-            for n in plan.leaves():
-                if n.types is None:
-                    untyped.add(plan.key)
-                else:
-                    self.leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(n.types))
+        # per key: the types leaves ask for, in order; the keys of plans with an untyped leaf (it reads every event)
+        self.leaf_types, untyped = _leaves_read(plans)
+        self._read = _reads(plans)
         self.coding: dict[tuple[str, ...], tuple] = {}
         for plan in plans:
             if plan.key not in self.coding:
                 self.coding[plan.key] = key_coding.choose(table, plan.key, self.leaf_types.get(plan.key),
-                                                          plan.key in untyped, self.streams is not None)
+                                                          plan.key in untyped, self.streams is not None, threads)
+
+    def serves(self, plans: list[PhysicalPlan]) -> bool:
+        """Whether ``plans`` read the same types under the same keys as the plans this context was made
+        for: then it codes their keys and groups their types alike (:func:`jitcep.runtime.prepare` makes
+        one from the plans before the planner chose their joins, and reuses it)."""
+        return _reads(plans) == self._read
+
+    def prefetch(self) -> None:
+        """Code each key and group the first batch of its leaves' types, as the first scans would:
+        :func:`jitcep.runtime.prepare` runs this beside the planner (on another thread; nothing reads
+        this context until it has finished)."""
+        for key in self.coding:
+            self.key_codes(key)
+            first = next((self._code[t] for t in self.leaf_types.get(key, ()) if t in self._code), None)
+            if first is not None:
+                self.type_groups(key, frozenset([first]))
 
     def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
         """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.
@@ -93,14 +105,16 @@ class TableContext:
         keep = np.zeros(len(names), dtype=np.bool_)
         keep[sorted(batch)] = True
         kc, _, valid, base = self.key_codes(key)
-        recs, off = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid, base)
+        recs, off = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid, base,
+                                    threads=self.threads)
         batches.append((frozenset(batch), recs, off))
         return recs, off
 
     def all_events(self, key: tuple[str, ...]) -> np.ndarray:
         """Records (as :meth:`type_groups`) of every event with a non-null key, in position order."""
         kc, _, valid, base = self.key_codes(key)
-        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid, base)[0]
+        return group_with_keys(np.zeros(self.table.n, np.int8), 1, kc, self.table.ts, None, valid, base,
+                               threads=self.threads)[0]
 
     def key_codes(self, key: tuple[str, ...]) -> tuple[np.ndarray | None, int, np.ndarray | None, int]:
         """(codes, G, valid, base): partition codes of a plan with equivalence key ``key``, made as its
@@ -161,7 +175,7 @@ class TableContext:
             return kc
 
         recs, off = group_with_keys(table.type_code, len(table.type_names), None, table.ts, keep, col.valid,
-                                    key_of=key_of)
+                                    key_of=key_of, threads=self.threads)
         self._types[key] = [(codes, recs, off)]
         return None, G, col.valid, 0
 
@@ -170,3 +184,24 @@ class TableContext:
         if self._stream_pos is None:
             self._stream_pos = stream_positions(self.streams.order, self.streams.offsets, self.table.n)
         return self._stream_pos
+
+
+def _leaves_read(plans: list[PhysicalPlan]) -> tuple[dict[tuple[str, ...], dict[str, None]], set[tuple[str, ...]]]:
+    """(per key: the types the plans' leaves ask for, in the order the plans build them (type_groups
+    batches them so), the keys of plans with an untyped leaf)."""
+    leaf_types: dict[tuple[str, ...], dict[str, None]] = {}
+    untyped: set[tuple[str, ...]] = set()
+    for plan in plans:
+        for n in plan.leaves():
+            if n.types is None:
+                untyped.add(plan.key)
+            else:
+                leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(n.types))
+    return leaf_types, untyped
+
+
+def _reads(plans: list[PhysicalPlan]) -> tuple:
+    """What a context's key codings and type groups depend on in ``plans``: their keys, the types each
+    key's leaves read (as a set: the order only batches them) and the keys with an untyped leaf."""
+    leaf_types, untyped = _leaves_read(plans)
+    return {p.key for p in plans}, {k: set(v) for k, v in leaf_types.items()}, untyped

@@ -51,6 +51,7 @@ from numba import njit
 
 from .. import config
 from ..config import NUMBA_FLAGS
+from ..threads import even_ranges, run_ranges
 from . import alloc as _alloc
 from .checks import check_lengths, check_offsets, fail
 
@@ -568,13 +569,18 @@ def _min_max(values, valid):
     return lo, hi, found
 
 
-def value_range(values: np.ndarray, valid: np.ndarray | None = None) -> tuple[int, int] | None:
-    """(min, max) of integer ``values`` over the valid rows, in one pass; None when no row is valid."""
+def value_range(values: np.ndarray, valid: np.ndarray | None = None, threads: int = 1) -> tuple[int, int] | None:
+    """(min, max) of integer ``values`` over the valid rows, in one pass; None when no row is valid.
+    ``threads``: the rows are cut into up to that many equal ranges scanned side by side
+    (:func:`jitcep.threads.even_ranges`), their bounds combined."""
     if not len(values):
         return None
-    v = _alloc.optional_mask(valid)
-    lo, hi, found = _min_max(np.ascontiguousarray(values), v)
-    return (int(lo), int(hi)) if found else None
+    values, v = np.ascontiguousarray(values), _alloc.optional_mask(valid)
+    check_lengths("value_range", len(values), valid=v)
+    got = [(int(lo), int(hi)) for lo, hi, found in run_ranges(  # ranges of at least one row each
+        lambda i0, i1: _min_max(values[i0:i1], None if v is None else v[i0:i1]), even_ranges(len(values), threads))
+           if found]
+    return (min(lo for lo, _ in got), max(hi for _, hi in got)) if got else None
 
 
 def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_group: bool = False,

@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from ..threads import even_ranges, run_ranges
 from .alloc import empty, optional_mask, scratch
 from .checks import check_lengths, check_offsets, fail
 
@@ -95,18 +96,19 @@ _LOW = np.int64(0xFFFFFFFF)
 
 
 @njit(**NUMBA_FLAGS)
-def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank):
-    # Pass 1 reads every event once, sequentially, and writes the record of each kept code
-    # to ``tmp`` (a branch-free compaction: every record is written, the count advances by the
-    # keep flag; reading keys and values here streams them instead of gathering them at the kept
-    # indices later).  ``keys`` / ``valid`` None compile specialisations without the read (a
-    # strided read costs a third more).  A code is clamped into ``tab`` (its last slot, past the
-    # codes, is 0: dropped) and the largest code returned, so the wrapper refuses a code past the
-    # table without a branch here.  Returns (kept records, largest code).
-    m = 0
+def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank, i0, i1):
+    # Pass 1 reads the events [i0, i1) once, sequentially, and writes the record of each kept code
+    # to ``tmp`` from slot i0 on (the range's own slice: it keeps at most i1 - i0 records, so ranges
+    # compact side by side without meeting).  A branch-free compaction: every record is written, the
+    # count advances by the keep flag; reading keys and values here streams them instead of
+    # gathering them at the kept indices later.  ``keys`` / ``valid`` None compile specialisations
+    # without the read (a strided read costs a third more).  A code is clamped into ``tab`` (its
+    # last slot, past the codes, is 0: dropped) and the largest code returned, so the wrapper
+    # refuses a code past the table without a branch here.  Returns (kept records, largest code).
+    m = i0
     past = len(tab) - 2  # codes from here on index the last slot
     hi = -1
-    for i in range(len(codes)):
+    for i in range(i0, i1):
         c = codes[i]
         hi = max(hi, c)
         r = tab[min(max(c, -1), past) + 1]  # 1 + rank of a kept code, 0 for the others
@@ -115,33 +117,43 @@ def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank):
         tmp[m, 1] = vals[i]
         rank[m] = r
         m += (r != 0) if valid is None else (r != 0) & valid[i]
-    return m, hi
+    return m - i0, hi
 
 
 @njit(**NUMBA_FLAGS)
-def _split(tmp, rank, tab, recs):
-    # Passes 2 and 3: count the kept records per code, then split them into code runs (a few
-    # write streams, in index order)
-    m = len(recs)
-    cnt = np.zeros(len(tab), dtype=np.int64)
-    for j in range(m):
+def _count_ranks(rank, j0, j1, cnt):
+    # pass 2, per slice of kept records: how many of each rank
+    for j in range(j0, j1):
         cnt[rank[j]] += 1
+
+
+@njit(**NUMBA_FLAGS)
+def _rank_fill(cnt, tab):
+    # The code offsets and each slice's fill pointer per rank: code c's records are those of slice 0,
+    # then slice 1, ... (index order, as the slices are consecutive ranges of indices)
+    S = cnt.shape[0]
     offsets = np.zeros(len(tab), dtype=np.int64)
-    fill = np.zeros(len(tab), dtype=np.int64)
+    fill = np.zeros(cnt.shape, dtype=np.int64)
     pos = 0
     for c in range(len(tab) - 1):  # kept codes in code order: their ranks ascend
         r = tab[c + 1]
         if r:
-            fill[r] = pos
-            pos += cnt[r]
+            for s in range(S):
+                fill[s, r] = pos
+                pos += cnt[s, r]
         offsets[c + 1] = pos
-    for j in range(m):
+    return offsets, fill
+
+
+@njit(**NUMBA_FLAGS)
+def _scatter_ranks(tmp, rank, j0, j1, fill, recs):
+    # pass 3, per slice: split its records into code runs (a few write streams, in index order)
+    for j in range(j0, j1):
         r = rank[j]
         f = fill[r]
         recs[f, 0] = tmp[j, 0]
         recs[f, 1] = tmp[j, 1]
         fill[r] = f + 1
-    return offsets
 
 
 @njit(**NUMBA_FLAGS)
@@ -152,7 +164,7 @@ def _set_record_keys(recs, keys):
 
 def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, values: np.ndarray,
                     keep: np.ndarray | None = None, valid: np.ndarray | None = None, key_base: int = 0,
-                    key_of=None):
+                    key_of=None, threads: int = 1):
     """:func:`counting_sort` that carries each index's key and a value: ``(recs, offsets)``.
 
     ``recs`` (m x 2 int64) holds one record per kept index, grouped by code,
@@ -172,6 +184,12 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     kept indices (int64, ascending), called once between the passes, for
     keys that exist only for the kept indices (a String key coded on the
     leaves' types alone): it reads them in index order, not grouped.
+
+    ``threads``: the indices are cut into up to that many equal ranges
+    (:func:`jitcep.threads.even_ranges`), each compacted into its own slice,
+    counted and split side by side; each slice's records of a code follow
+    the previous slice's, so the records are the same on any count (a
+    parallel counting sort).
 
     Invariants: ``codes < n_codes`` (negative codes are dropped), checked in
     the first pass (KernelInputError); ``keys``, ``values`` and ``valid`` hold
@@ -197,17 +215,29 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     tmp = scratch("group_with_keys.records", 2 * (n + 1), np.int64).reshape(n + 1, 2)
     rank = scratch("group_with_keys.rank", n + 1, tab.dtype)
     keys = None if keys is None else np.ascontiguousarray(keys)
-    valid = optional_mask(valid)
-    m, hi = _compact(np.ascontiguousarray(codes), tab, keys, np.int64(key_base), valid,
-                     np.ascontiguousarray(values, dtype=np.int64), tmp, rank)
+    args = (np.ascontiguousarray(codes), tab, keys, np.int64(key_base), optional_mask(valid),
+            np.ascontiguousarray(values, dtype=np.int64), tmp, rank)
+    ranges = even_ranges(n, threads)
+    got = run_ranges(lambda i0, i1: _compact(*args, i0, i1), ranges)
+    hi = max(hi for _, hi in got)
     if hi >= n_codes:
         raise fail("group_with_keys", f"code {hi} is not below n_codes = {n_codes}")
-    if key_of is not None:
-        kc = np.ascontiguousarray(key_of(tmp[:m, 0]))  # keys None: column 0 is the index
+    slices = [(i0, i0 + int(k)) for (i0, _), (k, _) in zip(ranges, got)]  # each range's kept records
+    m = sum(j1 - j0 for j0, j1 in slices)
+    if key_of is not None:  # keys None: column 0 is the index
+        kc = np.ascontiguousarray(key_of(np.concatenate([tmp[j0:j1, 0] for j0, j1 in slices])))
         check_lengths("group_with_keys", m, **{"key_of(kept indices)": kc})
-        _set_record_keys(tmp[:m], kc)
+        at = 0
+        for j0, j1 in slices:
+            _set_record_keys(tmp[j0:j1], kc[at:at + j1 - j0])
+            at += j1 - j0
+    each = [(s, s + 1) for s in range(len(slices))]  # run_ranges over the slices by number
+    cnt = np.zeros((len(slices), n_kept + 1), dtype=np.int64)
+    run_ranges(lambda s, _: _count_ranks(rank, *slices[s], cnt[s]), each)
+    offsets, fill = _rank_fill(cnt, tab[:n_codes + 1])
     recs = empty(2 * m, np.int64, mapped=True).reshape(m, 2)
-    return recs, _split(tmp, rank, tab[:n_codes + 1], recs)
+    run_ranges(lambda s, _: _scatter_ranks(tmp, rank, *slices[s], fill[s], recs), each)
+    return recs, offsets
 
 
 def record_fields(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,36 +246,48 @@ def record_fields(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @njit(**NUMBA_FLAGS)
-def _leaf_by_key(recs, G, keep, wt, tmp, out, tout, wout):
-    # slot g + 1 per key, slot 0 (never advanced: a scratch record past the others) for a null key
-    # or a candidate the filter dropped; ``keep`` / ``wout`` None compile specialisations without
-    # the read (a strided mask read made this loop 3x slower).  The records are scattered whole into
-    # ``tmp`` (one 16-byte write stream per key: two 8-byte streams per key took twice as long with
-    # 1000 keys), then split into positions and times in one sequential pass.  The counting pass
-    # clamps a key into ``cnt`` (slot G + 1, past the keys) and keeps the largest key and position:
-    # one out of range returns empty offsets before anything is scattered.
-    n = len(recs)
-    cnt = np.zeros(G + 2, dtype=np.int64)
+def _leaf_counts(recs, i0, i1, G, keep, cnt):
+    # The counting pass over records [i0, i1): slot g + 1 per key, slot 0 for a null key or a
+    # candidate the filter dropped; ``keep`` None compiles a specialisation without the read (a
+    # strided mask read made this loop 3x slower).  A key is clamped into ``cnt`` (slot G + 1, past
+    # the keys); the largest key and position are returned for the wrapper to check before anything
+    # is scattered.
     kmax = -1
     pmax = -1
-    for i in range(n):
+    for i in range(i0, i1):
         k = recs[i, 0] >> 32
         kmax = max(kmax, k)
         pmax = max(pmax, recs[i, 0] & 0xFFFFFFFF)
         s = min(max(k, -1), G) + 1
         cnt[s if keep is None else s * keep[i]] += 1
-    if kmax >= G or (wout is not None and pmax >= len(wt)):
-        return np.empty(0, dtype=np.int64)
-    fill = np.empty(G + 1, dtype=np.int64)
+    return kmax, pmax
+
+
+@njit(**NUMBA_FLAGS)
+def _leaf_fill(cnt):
+    # The key offsets and each range's fill pointers: key g's records are those of range 0, then
+    # range 1, ... (position order, as the ranges are consecutive); a range's slot 0 (a dropped
+    # record) is its own scratch record past the kept ones, never advanced
+    R, G = cnt.shape[0], cnt.shape[1] - 2
     offsets = np.empty(G + 1, dtype=np.int64)
+    fill = np.empty((R, G + 1), dtype=np.int64)
     pos = 0
     for g in range(G):
         offsets[g] = pos
-        fill[g + 1] = pos
-        pos += cnt[g + 1]
+        for r in range(R):
+            fill[r, g + 1] = pos
+            pos += cnt[r, g + 1]
     offsets[G] = pos
-    fill[0] = pos
-    for i in range(n):
+    for r in range(R):
+        fill[r, 0] = pos + r
+    return offsets, fill
+
+
+@njit(**NUMBA_FLAGS)
+def _leaf_scatter(recs, i0, i1, keep, fill, tmp):
+    # The records are scattered whole into ``tmp`` (one 16-byte write stream per key: two 8-byte
+    # streams per key took twice as long with 1000 keys); keys are checked below G by the wrapper
+    for i in range(i0, i1):
         s = max(recs[i, 0] >> 32, -1) + 1
         if keep is not None:
             s *= keep[i]
@@ -253,16 +295,22 @@ def _leaf_by_key(recs, G, keep, wt, tmp, out, tout, wout):
         tmp[f, 0] = recs[i, 0]
         tmp[f, 1] = recs[i, 1]
         fill[s] = f + (s != 0)
-    for f in range(pos):
+
+
+@njit(**NUMBA_FLAGS)
+def _leaf_split(tmp, f0, f1, wt, out, tout, wout):
+    # the grouped records [f0, f1) split into positions and times in one sequential pass;
+    # ``wout`` None compiles a specialisation without the window measure's read
+    for f in range(f0, f1):
         p = tmp[f, 0] & 0xFFFFFFFF
         out[f] = p
         tout[f] = tmp[f, 1]
         if wout is not None:
             wout[f] = wt[p]
-    return offsets
 
 
-def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarray | None = None):
+def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarray | None = None,
+                threads: int = 1):
     """Candidates ``recs`` (:func:`group_with_keys` records, ascending index) kept by ``keep`` and
     grouped by key (stable): a leaf buffer (ZStream 4.2).
 
@@ -271,31 +319,41 @@ def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarra
     (:mod:`jitcep.kernels.join` reads them): the carried values (the
     candidates' timestamps) and the window measure ``wt[position]`` (None:
     the window measure is ``ts``, the times array is returned twice).  Keys
-    < 0 (null key) are dropped.
+    < 0 (null key) are dropped.  ``threads``: the records are cut into up to
+    that many equal ranges counted and scattered side by side (each range's
+    records of a key after the previous range's: the same leaf on any count),
+    and the grouped records split into equal ranges.
 
     Invariants: a record's key is below ``G`` and, with ``wt``, its position
     below ``len(wt)``, both checked by the counting pass (KernelInputError);
     ``keep`` has one entry per record, checked here.
     """
     # NumPy-allocated upper bounds (jitcep.kernels.alloc); the grouped records in reused work space,
-    # + the scratch record
+    # + a scratch record per range
     n = len(recs)
     G = int(G)
     if recs.ndim != 2 or recs.shape[1] != 2 or G < 0:
         raise fail("leaf_by_key", f"records of shape {recs.shape} for {G} keys")
     check_lengths("leaf_by_key", n, keep=keep)
-    out = empty(n, np.int64)
-    tout = empty(n, np.int64)
-    wout = None if wt is None else empty(n, wt.dtype)
-    tmp = scratch("leaf_by_key.records", 2 * (n + 1), np.int64).reshape(n + 1, 2)
-    goff = _leaf_by_key(np.ascontiguousarray(recs), G, optional_mask(keep),
-                        np.zeros(1, np.int64) if wt is None else wt, tmp, out, tout, wout)
-    if not len(goff):
+    recs, keep = np.ascontiguousarray(recs), optional_mask(keep)
+    ranges = even_ranges(n, threads)
+    cnt = np.zeros((len(ranges), G + 2), dtype=np.int64)
+    each = [(r, r + 1) for r in range(len(ranges))]  # run_ranges over the ranges by number
+    got = run_ranges(lambda r, _: _leaf_counts(recs, *ranges[r], G, keep, cnt[r]), each)
+    if max((k for k, _ in got), default=-1) >= G or (
+            wt is not None and max((p for _, p in got), default=-1) >= len(wt)):
         raise fail("leaf_by_key", f"a record's key is not below G = {G}, or its position not below "
                                   f"len(wt) = {0 if wt is None else len(wt)}")
-    m = goff[-1]
-    tout = tout[:m]
-    return out[:m], goff, tout, tout if wout is None else wout[:m]
+    goff, fill = _leaf_fill(cnt)
+    m = int(goff[-1])
+    tmp = scratch("leaf_by_key.records", 2 * (m + len(ranges)), np.int64).reshape(-1, 2)
+    run_ranges(lambda r, _: _leaf_scatter(recs, *ranges[r], keep, fill[r], tmp), each)
+    out = empty(m, np.int64)
+    tout = empty(m, np.int64)
+    wout = None if wt is None else empty(m, wt.dtype)
+    run_ranges(lambda f0, f1: _leaf_split(tmp, f0, f1, np.zeros(1, np.int64) if wt is None else wt,
+                                          out, tout, wout), even_ranges(m, threads))
+    return out, goff, tout, tout if wout is None else wout
 
 
 @njit(**NUMBA_FLAGS)

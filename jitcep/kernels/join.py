@@ -35,7 +35,7 @@ from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
 from ..threads import even_ranges, partition_ranges, run_ranges
 from .alloc import empty
-from .checks import fail
+from .checks import check_lengths, fail
 from .window import exceeds, window_bound
 
 ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
@@ -301,6 +301,96 @@ def pair_records(L, R, li, ri, threads: int = 1):
     return pos, start, end, tstart, tend, (wstart if window_too else tstart), (wend if window_too else tend)
 
 
+@njit(**NUMBA_FLAGS)
+def _pair_columns(Lpos, Rpos, li, ri, side, col, out, a, b):
+    # Columns [a, b) of ``out``: row k is the event of column col[k] of the pair's left record
+    # (side 0) or right record (side 1), one pass over the pairs instead of a NumPy gather per
+    # variable and a stack.  False: a pair indexes past its buffer.
+    for i in range(a, b):
+        l, r = li[i], ri[i]
+        if not (0 <= l < Lpos.shape[0] and 0 <= r < Rpos.shape[0]):
+            return False
+        for k in range(len(col)):
+            out[k, i] = Lpos[l, col[k]] if side[k] == 0 else Rpos[r, col[k]]
+    return True
+
+
+def pair_columns(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndarray, where, threads: int = 1):
+    """The events the pairs ``(li[i], ri[i])`` bind to some variables, as the predicates take them
+    (k x m int64): row k holds column ``c`` of the left records' positions ``Lpos`` where ``where[k]`` is
+    ``(0, c)``, of the right ones' ``Rpos`` where it is ``(1, c)``.  ``threads``: the pairs are split
+    into up to that many ranges filled side by side.  Below :data:`jitcep.config.THREAD_MIN_RECORDS`
+    pairs NumPy gathers them (a kernel call's dispatch costs more than such a gather).  A pair past
+    its buffer, or a column past its records' width, is a KernelInputError."""
+    if len(li) != len(ri) or Lpos.ndim != 2 or Rpos.ndim != 2 or any(
+            s not in (0, 1) or not 0 <= c < (Rpos if s else Lpos).shape[1] for s, c in where):
+        raise fail("pair_columns", f"columns {list(where)} of {len(li)} and {len(ri)} pairs of records "
+                                   f"{Lpos.shape[1:]} and {Rpos.shape[1:]} wide")
+    m = len(li)
+    if m < config.THREAD_MIN_RECORDS:
+        out = np.empty((len(where), m), np.int64)
+        try:  # NumPy refuses an index past the end; one below 0 would count from the end
+            if m and (li.min() < 0 or ri.min() < 0):
+                raise IndexError
+            for k, (s, c) in enumerate(where):
+                out[k] = Rpos[ri, c] if s else Lpos[li, c]
+        except IndexError:
+            raise fail("pair_columns", "a pair indexes past its buffer's records") from None
+        return out
+    li, ri = np.ascontiguousarray(li, dtype=np.int64), np.ascontiguousarray(ri, dtype=np.int64)
+    side = np.array([s for s, _ in where], dtype=np.int64)
+    col = np.array([c for _, c in where], dtype=np.int64)
+    out = empty(len(col) * m, np.int64).reshape(len(col), m)
+    Lpos, Rpos = np.ascontiguousarray(Lpos, dtype=np.int64), np.ascontiguousarray(Rpos, dtype=np.int64)
+
+    def fill(a: int, b: int) -> bool:
+        return _pair_columns(Lpos, Rpos, li, ri, side, col, out, a, b)
+
+    if not all(run_ranges(fill, even_ranges(m, threads))):
+        raise fail("pair_columns", "a pair indexes past its buffer's records")
+    return out
+
+
+@njit(**NUMBA_FLAGS)
+def _count_kept(keep, a, b):
+    n = 0
+    for i in range(a, b):
+        n += keep[i]
+    return n
+
+
+@njit(**NUMBA_FLAGS)
+def _keep_pairs(li, ri, g, keep, a, b, at, stop, oli, ori, og):
+    # The kept pairs of [a, b) written to [at, stop): branch-free (every pair is written, the slot
+    # advances by its keep flag; a branch on the flag mispredicts on every mixed mask), but never at
+    # ``stop``, the next range's first slot, which that range writes at the same time: the test on
+    # j < stop is true until the range's last kept pair, so it predicts well.
+    j = at
+    for i in range(a, b):
+        if j < stop:
+            oli[j], ori[j], og[j] = li[i], ri[i], g[i]
+        j += keep[i]
+
+
+def keep_pairs(li: np.ndarray, ri: np.ndarray, g: np.ndarray, keep: np.ndarray, threads: int = 1):
+    """``(li[keep], ri[keep], g[keep])`` in one pass over the pairs instead of three: a join's pairs
+    that pass a test.  ``threads``: the pairs are split into up to that many ranges, each counted and
+    then copied to its place side by side (a parallel compaction: the same arrays on any count).
+    Below :data:`jitcep.config.THREAD_MIN_RECORDS` pairs NumPy takes them (a kernel call's dispatch
+    costs more than such a pass)."""
+    keep = np.asarray(keep, dtype=np.bool_)
+    check_lengths("keep_pairs", len(li), ri=ri, g=g, keep=keep)
+    if len(li) < config.THREAD_MIN_RECORDS:
+        return li[keep], ri[keep], g[keep]
+    li, ri, g, keep = (np.ascontiguousarray(a) for a in (li, ri, g, keep))
+    ranges = even_ranges(len(li), threads)
+    at = np.cumsum([0, *run_ranges(lambda a, b: _count_kept(keep, a, b), ranges)])  # where each range writes
+    out = [empty(int(at[-1]), np.int64) for _ in range(3)]
+    each = [(r, r + 1) for r in range(len(ranges))]  # run_ranges over the ranges by number
+    run_ranges(lambda r, _: _keep_pairs(li, ri, g, keep, *ranges[r], at[r], at[r + 1], *out), each)
+    return tuple(out)
+
+
 _MIN_PAIRS = 16
 """The first pair arrays hold at least this many pairs (tests set 0, so that most joins outgrow them)."""
 
@@ -428,7 +518,21 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         if len(ranges) == 1:
             raise
         parts = [join(0, len(Lg) - 1, cap)]
-    li, ri, g = parts[0] if len(parts) == 1 else (np.concatenate(a) for a in zip(*parts))
+    li, ri, g = parts[0] if len(parts) == 1 else _concatenated(parts)
     if len(li) > cap:  # the kernels stop a little past the cap (at a full output array), or per range
         _check(-1, what, cap)
     return li, ri, g
+
+
+def _concatenated(parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranges' ``(li, ri, g)`` one after another, each range's copied by the thread of its range
+    (NumPy's copy releases the GIL), not one after another on one thread."""
+    at = np.cumsum([0, *(len(p[0]) for p in parts)])
+    out = tuple(empty(int(at[-1]), np.int64) for _ in range(3))
+
+    def copy(r: int, _) -> None:
+        for o, a in zip(out, parts[r]):
+            o[at[r]:at[r + 1]] = a
+
+    run_ranges(copy, [(r, r + 1) for r in range(len(parts))])
+    return out

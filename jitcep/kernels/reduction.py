@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NUMBA_FLAGS
+from ..threads import partition_ranges, run_ranges
 from .checks import check_lengths, fail
 from .window import exceeds, window_bound
 
@@ -57,9 +58,9 @@ def _before(p, pt, q, qt, order):
 
 
 @njit(**NUMBA_FLAGS)
-def _earliest_end(P, PT, Pg, Q, QT, Qg, qend, qok, order, end, ok):
-    G = len(Pg) - 1
-    for g in range(G):
+def _earliest_end(P, PT, Pg, Q, QT, Qg, qend, qok, order, end, ok, g0, g1):
+    # the partitions [g0, g1): a range writes only its partitions' events, so ranges run side by side
+    for g in range(g0, g1):
         p0, p1 = Pg[g], Pg[g + 1]
         q0, q1 = Qg[g], Qg[g + 1]
         if not (0 <= p0 <= p1 <= len(P) and 0 <= q0 <= q1 <= len(Q)):
@@ -81,9 +82,8 @@ def _earliest_end(P, PT, Pg, Q, QT, Qg, qend, qok, order, end, ok):
 
 
 @njit(**NUMBA_FLAGS)
-def _latest_start(P, PT, Pg, pstart, pok, Q, QT, Qg, order, start, ok):
-    G = len(Qg) - 1
-    for g in range(G):
+def _latest_start(P, PT, Pg, pstart, pok, Q, QT, Qg, order, start, ok, g0, g1):
+    for g in range(g0, g1):
         p0, p1 = Pg[g], Pg[g + 1]
         q0, q1 = Qg[g], Qg[g + 1]
         if not (0 <= p0 <= p1 <= len(P) and 0 <= q0 <= q1 <= len(Q)):
@@ -118,38 +118,53 @@ def _leaf(kernel: str, leaf):
     return P, T, g
 
 
-def earliest_end(leaf, nxt, nxt_end: np.ndarray, nxt_ok: np.ndarray, order: int):
+def _by_partitions(kernel: str, fn, Pg, Qg, threads: int) -> None:
+    """``fn(g0, g1)`` (a kernel's status) over ranges of the partitions of two leaves with offsets
+    ``Pg`` / ``Qg``, side by side (:func:`jitcep.threads.partition_ranges`: each range writes only its
+    partitions' events); KernelInputError when a range reads offsets outside the leaves."""
+    if len(Pg) != len(Qg):
+        raise fail(kernel, f"{len(Pg) - 1} and {len(Qg) - 1} partitions")
+    # the ranges are cut by record counts, so the offsets must ascend before they are read
+    split = threads > 1 and _ascending(Pg) and _ascending(Qg)
+    ranges = partition_ranges((Pg, Qg), threads) if split else [(0, len(Pg) - 1)]
+    if any(run_ranges(fn, ranges)):
+        raise fail(kernel, "partition offsets outside the leaves")
+
+
+def _ascending(g: np.ndarray) -> bool:
+    return bool(np.all(g[1:] >= g[:-1]))
+
+
+def earliest_end(leaf, nxt, nxt_end: np.ndarray, nxt_ok: np.ndarray, order: int, threads: int = 1):
     """For each event of ``leaf`` (v_i), the smallest ``nxt_end`` (with ``nxt_ok``) over the events of
     ``nxt`` (v_{i+1}) after it in its partition: (end, ok), ok False where there is none.
 
     ``leaf`` / ``nxt``: (positions, ts, partition offsets), each partition in position order, both
     with the same number of partitions.  Lengths checked here, offsets as the kernel reads them.
+    ``threads``: the partitions are split into up to that many ranges run side by side (each
+    partition is its own: the same answer on any count).
     """
     P, PT, Pg = _leaf("earliest_end", leaf)
     Q, QT, Qg = _leaf("earliest_end", nxt)
-    if len(Pg) != len(Qg):
-        raise fail("earliest_end", f"{len(Pg) - 1} and {len(Qg) - 1} partitions")
     check_lengths("earliest_end", len(Q), nxt_end=nxt_end, nxt_ok=nxt_ok)
     end, ok = np.empty(len(P), np.int64), np.empty(len(P), np.bool_)
-    if _earliest_end(P, PT, Pg, Q, QT, Qg, np.ascontiguousarray(nxt_end, dtype=np.int64),
-                     np.ascontiguousarray(nxt_ok, dtype=np.bool_), order, end, ok) != 0:
-        raise fail("earliest_end", "partition offsets outside the leaves")
+    qend, qok = np.ascontiguousarray(nxt_end, dtype=np.int64), np.ascontiguousarray(nxt_ok, dtype=np.bool_)
+    _by_partitions("earliest_end", lambda g0, g1: _earliest_end(P, PT, Pg, Q, QT, Qg, qend, qok, order, end, ok,
+                                                                g0, g1), Pg, Qg, threads)
     return end, ok
 
 
-def latest_start(prev, prev_start: np.ndarray, prev_ok: np.ndarray, leaf, order: int):
+def latest_start(prev, prev_start: np.ndarray, prev_ok: np.ndarray, leaf, order: int, threads: int = 1):
     """For each event of ``leaf`` (v_i), the largest ``prev_start`` (with ``prev_ok``) over the events of
     ``prev`` (v_{i-1}) before it in its partition: (start, ok), ok False where there is none.
-    Arrays as for :func:`earliest_end`."""
+    Arrays and ``threads`` as for :func:`earliest_end`."""
     P, PT, Pg = _leaf("latest_start", prev)
     Q, QT, Qg = _leaf("latest_start", leaf)
-    if len(Pg) != len(Qg):
-        raise fail("latest_start", f"{len(Pg) - 1} and {len(Qg) - 1} partitions")
     check_lengths("latest_start", len(P), prev_start=prev_start, prev_ok=prev_ok)
     start, ok = np.empty(len(Q), np.int64), np.empty(len(Q), np.bool_)
-    if _latest_start(P, PT, Pg, np.ascontiguousarray(prev_start, dtype=np.int64),
-                     np.ascontiguousarray(prev_ok, dtype=np.bool_), Q, QT, Qg, order, start, ok) != 0:
-        raise fail("latest_start", "partition offsets outside the leaves")
+    pstart, pok = np.ascontiguousarray(prev_start, dtype=np.int64), np.ascontiguousarray(prev_ok, dtype=np.bool_)
+    _by_partitions("latest_start", lambda g0, g1: _latest_start(P, PT, Pg, pstart, pok, Q, QT, Qg, order, start,
+                                                                ok, g0, g1), Pg, Qg, threads)
     return start, ok
 
 
@@ -164,9 +179,10 @@ def chain_fits(start, start_ok, end, end_ok, W) -> np.ndarray:
     return out
 
 
-def chain_reach(leaves, measures, order: int, W):
+def chain_reach(leaves, measures, order: int, W, threads: int = 1):
     """The reduction of a SEQ over its ``leaves`` (in SEQ order; each (positions, ts, partition offsets))
-    with window measures ``measures`` (wt of each leaf's events) and inclusive bound ``W``.
+    with window measures ``measures`` (wt of each leaf's events) and inclusive bound ``W``; each pass
+    splits its partitions over ``threads`` (:func:`earliest_end`).
 
     Returns, per leaf, (on_chain, start, end): whether each event lies on a chain (module docstring),
     the latest chain start and the earliest chain end through it (meaningful where on_chain).
@@ -179,10 +195,10 @@ def chain_reach(leaves, measures, order: int, W):
     check_lengths("chain_reach", len(leaves[-1][0]), measure=last)
     ends[-1] = (last, np.ones(len(last), np.bool_))
     for i in range(k - 2, -1, -1):
-        ends[i] = earliest_end(leaves[i], leaves[i + 1], *ends[i + 1], order)
+        ends[i] = earliest_end(leaves[i], leaves[i + 1], *ends[i + 1], order, threads)
     first = np.ascontiguousarray(measures[0], dtype=np.int64)
     check_lengths("chain_reach", len(leaves[0][0]), measure=first)
     starts[0] = (first, np.ones(len(first), np.bool_))
     for i in range(1, k):
-        starts[i] = latest_start(leaves[i - 1], *starts[i - 1], leaves[i], order)
+        starts[i] = latest_start(leaves[i - 1], *starts[i - 1], leaves[i], order, threads)
     return [(chain_fits(*starts[i], *ends[i], W), starts[i][0], ends[i][0]) for i in range(k)]

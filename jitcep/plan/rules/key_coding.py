@@ -27,13 +27,14 @@ from ... import config
 from ...kernels.encode import value_range
 
 
-def choose(table, key: tuple[str, ...], leaf_types, untyped: bool, streams: bool):
+def choose(table, key: tuple[str, ...], leaf_types, untyped: bool, streams: bool, threads: int = 1):
     """(coding, value range): the coding of ``key`` over ``table``; the range (lo, hi) for "values", a
     column whose keys are all null ("values", None), else None.
 
     ``leaf_types``: the types the leaves of every plan with this key read
     (None: not known); ``untyped``: some leaf reads every event;
-    ``streams``: the table holds ``partition_by`` streams (their codes are combined with the key's).
+    ``streams``: the table holds ``partition_by`` streams (their codes are combined with the key's);
+    ``threads``: the pass finding an integer key's range splits over that many (:mod:`jitcep.threads`).
     """
     if not key:
         return "none", None
@@ -49,7 +50,7 @@ def choose(table, key: tuple[str, ...], leaf_types, untyped: bool, streams: bool
             return "records", None
         return "labels", None
     if col.kind == "int":
-        bounds = value_range(col.values, col.valid)
+        bounds = value_range(col.values, col.valid, threads)
         if bounds is None:  # every key is null: nothing joins
             return "values", None
         lo, hi = bounds
