@@ -66,9 +66,6 @@ def intermediate(problem: JoinProblem, tree: Tree) -> float:
     return intermediate(problem, tree[0]) + intermediate(problem, tree[1]) + problem.pm(leaves(tree))
 
 
-# --- ZStream (section 5.1, Table 2) -------------------------------------------------------
-
-
 def order(problem: JoinProblem, tree: Tree) -> float:
     """Cost_ord (section 3.1) of the order-based plan ``tree`` (a left-deep tree over p_1..p_n):
     ``sum over k of PM(p_1..p_k)``, the partial matches of every length an NFA in that order holds.
@@ -83,6 +80,9 @@ def order(problem: JoinProblem, tree: Tree) -> float:
 
 ORDER_ONLY = ("order",)
 """The cost models defined on order-based plans only (left-deep trees)."""
+
+
+# --- ZStream (section 5.1, Table 2) -------------------------------------------------------
 
 
 def operator_cost(inputs: float, output: float, predicates: int = 0) -> float:
