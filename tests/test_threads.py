@@ -210,6 +210,9 @@ KEYED = [
     "PATTERN SEQ(A a, ANY(B, C) b, A c) WHERE [k] AND b.x > 2 AND a.x != c.x WITHIN 5 EVENTS",
     "PATTERN AND(A a, B b) WHERE [k] AND a.x != b.x WITHIN 4",
     "PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.x <= b.x WITHIN 5",  # a String key
+    # the final join writes the match table itself (jitcep.kernels.order.canonical_pairs): records of
+    # pairs (pair_records) come from a join below it, here one with many pairs
+    "PATTERN AND(A a, B b, C c) WHERE [k] AND a.x != c.x WITHIN 4",
 ]
 
 
