@@ -294,6 +294,7 @@ class _Context:
             others[:, s] = False
             stop = np.where(others, nxt[r], _NONE).min(axis=1)
             cand, lo, hi = self._candidates(runs, r, s)
+            hi = np.maximum(hi, lo)  # under strict_ts lo may pass hi: an empty range, not a negative count
             if self.keys[s] is None:  # (partition, position) ascends over the leaf: one binary search per run
                 self.keys[s] = self.leaves[s].partitions() * n + cand
             cut = np.clip(np.searchsorted(self.keys[s], runs.g[r] * n + np.minimum(stop, n)), lo, hi)
