@@ -298,12 +298,12 @@ def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
     for c in each:
         constructs = iteration_constructs(state, c, lists)
         kvs = [v for ks, _ in constructs for v in ks]
-        rows, members = member_combinations(constructs, lists, np.arange(len(src)), lambda k: state.memory.check(
-            8 * (len(buf.vars) + 2 + 2 * len(kvs)) * k, f"the members of Kleene variable {', '.join(kvs)}",
-            buf, *lists.values()))
-        single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
-        passed = list_mask(state, (c,), {**single, **members}, lists, rows=rows, unbound=unbound)
-        ok[rows[~passed]] = False
+        for rows, members in member_combinations(constructs, lists, np.arange(len(src)), lambda k: state.memory.check(
+                8 * (len(buf.vars) + 2 + 2 * len(kvs)) * k, f"the members of Kleene variable {', '.join(kvs)}",
+                buf, *lists.values())):
+            single = {v: buf.pos[src[rows], i] for i, v in enumerate(buf.vars)}
+            passed = list_mask(state, (c,), {**single, **members}, lists, rows=rows, unbound=unbound)
+            ok[rows[~passed]] = False
     return ok
 
 

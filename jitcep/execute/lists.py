@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import config
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
 from ..events import Column
@@ -152,20 +153,44 @@ def iteration_constructs(state, c: E.Expr, kvs) -> list[tuple[tuple[str, ...], i
     return out
 
 
-def member_combinations(constructs, lists: dict, which: np.ndarray, check) -> tuple[np.ndarray, dict]:
+def member_combinations(constructs, lists: dict, which: np.ndarray, check, chunk: int | None = None):
     """Every combination of one member (a group's: iteration) per construct of ``constructs`` (from
     :func:`iteration_constructs`; a construct reading ``v[i-1]`` from its second member on, section 4)
     for each item j, which reads list ``which[j]`` of each Kleene variable of ``lists`` (variable -> CSR
-    offsets and positions): (the item of each combination, {``member_var(v)`` / ``prev_var(v)``: the
-    positions}), items in order, the last construct's member varying fastest.  An item with an empty
-    list (or one member and ``v[i-1]``) has none: a quantified conjunct holds vacuously there.
-    ``check(k)`` is called with their number k before anything that large is made (a product of list
-    lengths can be far larger than the lists: the memory budget decides, semantics section 12)."""
+    offsets and positions), yielded in chunks: (the item of each combination, {``member_var(v)`` /
+    ``prev_var(v)``: the positions}), items in order, the last construct's member varying fastest.  An
+    item with an empty list (or one member and ``v[i-1]``) has none: a quantified conjunct holds
+    vacuously there.  No construct: one combination per item.
+
+    A chunk is a run of consecutive items holding at most ``chunk`` (default
+    ``config.NEG_PAIR_BUDGET``) combinations (or one item holding more), so that what the caller
+    builds to test them stays bounded, however far the product of list lengths exceeds the lists.
+    ``check(k)`` is called with a chunk's k combinations before they are made: a single item can hold
+    more than the memory budget allows (semantics section 12)."""
+    chunk = chunk or config.NEG_PAIR_BUDGET
     counts = [np.maximum(np.diff(lists[ks[0]][0])[which] - first, 0) for ks, first in constructs]
-    n = np.prod(counts, axis=0)
-    check(int(n.sum()))
-    item = np.repeat(np.arange(len(which)), n)
-    t = np.arange(len(item)) - np.repeat(np.cumsum(n) - n, n)  # the combination's number within its item
+    n, wide = np.ones(len(which), np.int64), np.ones(len(which))
+    for count in counts:
+        n *= count
+        wide *= count
+    if wide.sum() >= 2.0 ** 62:
+        check(1 << 62)  # the int64 products and their sum would wrap: no budget holds that many
+    ends = np.cumsum(n)
+    lo = 0
+    while lo < len(which):
+        before = int(ends[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(ends, before + chunk, side="right")), lo + 1)
+        k = int(ends[hi - 1]) - before
+        if k:
+            check(k)
+            yield _combinations(constructs, lists, which, counts, n, lo, hi)
+        lo = hi
+
+
+def _combinations(constructs, lists: dict, which: np.ndarray, counts, n: np.ndarray, lo: int, hi: int):
+    """:func:`member_combinations`' chunk of items ``lo:hi``."""
+    item = np.repeat(np.arange(lo, hi), n[lo:hi])
+    t = np.arange(len(item)) - np.repeat(np.cumsum(n[lo:hi]) - n[lo:hi], n[lo:hi])  # the number within its item
     members = {}
     for (ks, first), count in reversed(list(zip(constructs, counts))):
         k = np.maximum(count[item], 1)

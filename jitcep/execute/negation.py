@@ -108,15 +108,15 @@ def _every_member_with_list(state, buf: Buffer, c, nv: str, rec, ev, ok) -> np.n
     constructs = iteration_constructs(state, c, buf.lists)
     kvs = [v for ks, _ in constructs for v in ks]
     idx = np.flatnonzero(ok & _bound(buf, [v for v in buf.lists if v in E.variables(c)] + kvs, rec))
-    item, members = member_combinations(constructs, buf.lists, rec[idx], lambda k: state.memory.check(
-        8 * (len(buf.vars) + 3 + 2 * len(kvs)) * k, f"the (match, negated event, member) triples of {', '.join(kvs)}",
-        buf))
-    pair = idx[item]
-    single = {u: buf.pos[rec[pair], i] for i, u in enumerate(buf.vars)}
-    single[nv] = ev[pair]
     read = {v: buf.lists[v] for v in buf.lists if {v, member_var(v), prev_var(v)} & E.variables(c)}
     out = np.ones(len(rec), dtype=np.bool_)
-    out[pair[~list_mask(state, (c,), {**single, **members}, read, rows=rec[pair])]] = False
+    for item, members in member_combinations(constructs, buf.lists, rec[idx], lambda k: state.memory.check(
+            8 * (len(buf.vars) + 3 + 2 * len(kvs)) * k,
+            f"the (match, negated event, member) triples of {', '.join(kvs)}", buf)):
+        pair = idx[item]
+        single = {u: buf.pos[rec[pair], i] for i, u in enumerate(buf.vars)}
+        single[nv] = ev[pair]
+        out[pair[~list_mask(state, (c,), {**single, **members}, read, rows=rec[pair])]] = False
     return out
 
 

@@ -51,7 +51,7 @@ from ..kernels.selection import contiguous_next, next_ranges
 from ..pattern import expr as E
 from ..plan.logical import member_var, prev_var
 from .buffer import Buffer, empty_buffer, offsets
-from .lists import list_mask
+from .lists import list_mask, member_combinations
 from .next_match import first_passing
 
 UNKNOWN = -2  # nxt: the state's next passing candidate is not searched yet (-1: none)
@@ -392,38 +392,31 @@ class _Context:
         for k, kv in enumerate(self.kv):
             if not {kv, member_var(kv), prev_var(kv)} & read:
                 continue
-            lists[kv] = self.members.lists(runs.tail[rows, k], runs.count[rows, k])
+            count = runs.count[rows, k]
+            self.state.memory.check(8 * (int(count.sum()) + 2 * len(rows) + 1), f"the lists of {kv!r}", runs.pos,
+                                    self.members.pos, self.members.parent, *lists.values())
+            lists[kv] = self.members.lists(runs.tail[rows, k], count)
             if kv == own:
                 off, lpos = lists[kv]
                 lists[kv] = (off + np.arange(len(off)), np.insert(lpos, off[1:], e))
         ok = np.ones(len(rows), np.bool_)
         for c in conds:
             vs = E.variables(c)
-            item = np.arange(len(rows))  # one item per (pair, member of each quantified closure)
-            single: dict[str, np.ndarray] = {}
-            for kv in self.kv:
-                if kv == own or not {member_var(kv), prev_var(kv)} & vs:  # own: the new member
-                    continue
-                first = int(prev_var(kv) in vs)  # kv[i-1] at i = 1 holds vacuously
-                off, lpos = lists[kv]
-                count = np.maximum(np.diff(off)[item] - first, 0)
-                self.state.memory.check(8 * (len(single) + 3) * int(count.sum()), f"the members of {kv!r}",
-                                        runs.pos)
-                rep = np.repeat(np.arange(len(item)), count)
-                at = off[item[rep]] + first + np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
-                single = {v: x[rep] for v, x in single.items()}
-                item = item[rep]
-                single[member_var(kv)] = lpos[at]
-                if first:
-                    single[prev_var(kv)] = lpos[at - 1]
-            for j, v in enumerate(self.names):
-                if v in vs and v not in self.closures:
-                    single[v] = e[item] if j == s else runs.pos[rows[item], j]
-            if own is not None:
-                k = self.k[s]
-                single[member_var(own)] = e[item]
-                single[prev_var(own)] = self.last_member(runs.tail[rows[item], k])
-            if len(item):
+            # every member (two consecutive ones with kv[i-1]) of each other closure read member-wise; at
+            # i = 1, kv[i-1] holds vacuously; own: the new member
+            constructs = [((kv,), int(prev_var(kv) in vs)) for kv in self.kv
+                          if kv != own and {member_var(kv), prev_var(kv)} & vs]
+            kvs = ", ".join(repr(ks[0]) for ks, _ in constructs)
+            for item, single in member_combinations(constructs, lists, np.arange(len(rows)), lambda k: (
+                    self.state.memory.check(8 * (2 * len(constructs) + 3) * k, f"the members of {kvs}", runs.pos,
+                                            *lists.values()))):
+                for j, v in enumerate(self.names):
+                    if v in vs and v not in self.closures:
+                        single[v] = e[item] if j == s else runs.pos[rows[item], j]
+                if own is not None:
+                    k = self.k[s]
+                    single[member_var(own)] = e[item]
+                    single[prev_var(own)] = self.last_member(runs.tail[rows[item], k])
                 # a prev_var of -1 (the first member) leaves the conjunct unapplied: it holds (section 4)
                 ok[item[~list_mask(self.state, (c,), single, lists, rows=item)]] = False
         return ok
