@@ -312,25 +312,17 @@ def every_pair(state, c, buf: Buffer, src, own: dict) -> np.ndarray:
     of ``own`` (the lists just made, Kleene variable -> CSR offsets and positions; a group's aligned by
     iteration) and a member of the other construct's list in the record (semantics section 4: every i,
     every j; an empty list passes vacuously)."""
-    others = [v for v in E.variables(c) & buf.lists.keys() if v not in own]
-    off = next(iter(own.values()))[0]
-    ooff = buf.lists[others[0]][0]
-    ocount = np.diff(ooff)[src]
-    count = np.diff(off)
-    n_pairs = count * ocount
-    state.memory.check(8 * (3 + len(own) + len(others)) * int(n_pairs.sum()),
-                       f"the member pairs of {', '.join(others)} and {', '.join(own)}", buf, *own.values())
-    lst = np.repeat(np.arange(len(src)), n_pairs)
-    # within list j, pair t (0 <= t < count * ocount) is member t // ocount with other member t % ocount
-    t = np.arange(len(lst)) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
-    oc = np.maximum(ocount[lst], 1)
-    mine = off[:-1][lst] + t // oc
-    theirs = ooff[:-1][src[lst]] + t % oc
-    extra = {**{v: lpos[mine] for v, (_, lpos) in own.items()},
-             **{v: buf.lists[v][1][theirs] for v in others}}
+    others = tuple(v for v in E.variables(c) & buf.lists.keys() if v not in own)
+    lists = {**_per_list(buf, src, others), **own}
     ok = np.ones(len(src), dtype=np.bool_)
-    fails = ~state.pairs_pass(buf.pos, buf.vars, (c,), src[lst], extra)
-    ok[lst[fails]] = False
+
+    def check(k):
+        state.memory.check(8 * (3 + len(own) + len(others)) * k,
+                           f"the member pairs of {', '.join(others)} and {', '.join(own)}", buf, *lists.values())
+
+    for lst, members in member_combinations(((others, 0), (tuple(own), 0)), lists, np.arange(len(src)), check):
+        extra = {v: members[member_var(v)] for v in (*others, *own)}
+        ok[lst[~state.pairs_pass(buf.pos, buf.vars, (c,), src[lst], extra)]] = False
     return ok
 
 
