@@ -166,8 +166,8 @@ def gen_pattern(seed: int) -> tuple[str, dict]:
              lambda: f"{rng.choice(single)}.x {cmp()} {rng.choice(single)}.y"]
     if not maximal:
         forms.append(lambda: f"b[i].x {cmp()} b[i-1].x")
-    if "!D n" in items:
-        forms.append(lambda: f"n.x {cmp()} a.x")
+    if "!D n" in items:  # over whole matches, reading the lists the joins carried up
+        forms += [lambda: f"n.x {cmp()} a.x", lambda: f"n.x {cmp()} sum(b.x)", lambda: f"n.y {cmp()} b[i].y"]
     conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
     if rng.random() < 0.2:
         conj.append("[k]")
