@@ -13,7 +13,6 @@ and streams (a few by default, many under ``-m slow``).
 
 from __future__ import annotations
 
-import math
 import random
 
 import polars as pl

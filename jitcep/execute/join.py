@@ -4,9 +4,10 @@ The kernels (:mod:`jitcep.kernels.join`) pair the two input buffers' records
 of each key partition within the window; the join's predicates are then
 tested on the candidate pairs by the generated predicate function, and the
 surviving pairs become records sorted by (partition, end), each carrying
-its input records' lists (a closure collected below the join) unread.  A join with an
-empty left input is empty: its right subtree is never run (a long SEQ whose
-partial matches die out early costs what its live prefix costs).
+its input records' lists (a closure collected below the join) unread.  A
+join with an empty left input is empty: its right subtree is never run (a
+long SEQ whose partial matches die out early costs what its live prefix
+costs).
 """
 
 from __future__ import annotations

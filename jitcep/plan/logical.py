@@ -389,7 +389,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
     ``before`` / ``after`` are what every enclosing SEQ orders before / after
     it (as for a negation, section 7); ``scope`` the single variables of the
     innermost OR branch holding it; ``near`` those of its nearest SEQ
-    neighbours binding one, when there is one on each side (:attr:`Closure.near`).  A closure whose OR branch binds no single
+    neighbours binding one, when there is one on each side
+    (:attr:`Closure.near`).  A closure whose OR branch binds no single
     variable is refused: the positive plan would have no record for it.
     """
     out = []

@@ -107,32 +107,26 @@ def _place(top, tree, target, planning):
     """``top`` (the closure's KleeneCollect over ``tree``) or the plan collecting it on ``target``
     instead: the placement asked for (``planning.kleene``), else the rule's (top) without statistics,
     else the cheaper of the two on them (ties: top)."""
-    kc = top.root
+    def placed(placement, costs=()):
+        kc = dataclasses.replace(top.root, placement=placement, costs=costs)
+        return dataclasses.replace(top, root=_over(tree, target if placement == "lower" else tree, kc))
 
-    def lowered(n):
-        if n is target:
-            return dataclasses.replace(kc, input=n, placement="lower")
-        if isinstance(n, Scan):
-            return n
-        return dataclasses.replace(n, left=lowered(n.left), right=lowered(n.right))
-
-    plans = {"top": top, "lower": dataclasses.replace(top, root=lowered(tree))}
     if planning.kleene is not None:
-        return plans[planning.kleene]
+        return placed(planning.kleene)
     if planning.statistics is None:
         return top
-    costs = tuple((k, plan_cost(p, estimate_work(p, planning.statistics, planning.span))) for k, p in plans.items())
-    chosen = "lower" if costs[1][1] < costs[0][1] else "top"
-    return dataclasses.replace(plans[chosen], root=_with_costs(plans[chosen].root, costs))
+    costs = tuple((k, plan_cost(p, estimate_work(p, planning.statistics, planning.span)))
+                  for k, p in ((k, placed(k)) for k in ("top", "lower")))
+    return placed("lower" if costs[1][1] < costs[0][1] else "top", costs)
 
 
-def _with_costs(node, costs):
-    """``node`` with its KleeneCollect's ``costs`` set."""
-    if isinstance(node, KleeneCollect):
-        return dataclasses.replace(node, costs=costs)
+def _over(node, target, kc):
+    """The join tree ``node`` with ``kc`` collecting over its subtree ``target``."""
+    if node is target:
+        return dataclasses.replace(kc, input=node)
     if isinstance(node, Scan):
         return node
-    return dataclasses.replace(node, left=_with_costs(node.left, costs), right=_with_costs(node.right, costs))
+    return dataclasses.replace(node, left=_over(node.left, target, kc), right=_over(node.right, target, kc))
 
 
 def bounding(K: Closure, later, closures) -> tuple[Closure, ...]:
