@@ -146,7 +146,7 @@ def gen_pattern(seed: int) -> tuple[str, dict]:
     maximal = rng.random() < 0.3
     kt = rng.choice(["B", "D"])
     closure = f"{kt}{rng.choice(['+', '*', '{1,2}', '{2,}'])} b[]"
-    before = rng.choice([["A a"], ["A a", "C e"], ["D e", "A a"]])
+    before = rng.choice([["A a"], ["A a", "C e"], ["D e", "A a"], ["OR(C e, D g)", "A a"]])
     # kleene="maximal" takes closures that are items of a SEQ outside any AND (semantics 6.2)
     after = rng.choice([["C c"], ["C c", "D d"], ["C c", "B d"]] + ([] if maximal else [["AND(C c, D d)"]]))
     items = before + [closure] + after
