@@ -3,6 +3,7 @@
     PYTHONPATH=. python perf/bench_plans.py quality [--n 200000] [--repeat 3]
     PYTHONPATH=. python perf/bench_plans.py fig5    [--n 100000] [--lengths 3 4 5 6 7] [--patterns 3]
     PYTHONPATH=. python perf/bench_plans.py zstream [--n 200000]
+    PYTHONPATH=. python perf/bench_plans.py kleene  [--n 200000] [--repeat 5]
 
 Every planner of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` plans the pattern on statistics
 estimated from the events (``trivial``: the rule plan it runs, no statistics); each distinct plan is
@@ -21,6 +22,11 @@ a shared machine: compare the ratios within one run.
   selectivity 1/16..1, equal rates), Query 5 grid (6.2: ``IBM; Sun; Oracle`` without predicates,
   IBM's rate 1/100..100 of the others') and Query 6 grid (6.2: ``IBM; Sun; Oracle; Google``, rates
   1:1:1:1, 1:100:100:100, 100:100:100:1, 100:1:100:100), the plan times per algorithm.
+- ``kleene``: a closure's placement (Kolchinsky & Schuster 4, "Kleene closure patterns"): one pattern
+  whose closure lies between the first two variables joined, on events where the closure's type is
+  rare and where it is frequent; the join tree ``((a, c), d)`` on the estimated statistics with the
+  closure forced ``top`` and ``lower`` (same table, taking turns), each one's time and ZStream
+  Formula 1 cost, and which the rule chose on those costs.
 """
 
 from __future__ import annotations
@@ -185,9 +191,59 @@ def zstream(args) -> None:
         print(_row(":".join(map(str, rates)), times, ratio=False))
 
 
+# --- Kleene placement -------------------------------------------------------------------------
+
+
+def kleene_workloads(n: int) -> dict:
+    """name -> (pattern text, options, events): one closure between a and c, d joined after them.  Rare:
+    few (a, c) records have a list, and d is frequent (the join with d reads fewer records when they
+    are dropped first).  Frequent: every (a, c) record has many lists, and the join with d is selective
+    (lists made for records that then die)."""
+    def ev(rb, rd):
+        return synthetic_events(n, types={"A": 1, "B": rb, "C": 1, "D": rd}, keys=10, attrs={"x": "uniform"})
+    return {"b_rare": ("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE [k] AND a.x < d.x WITHIN 200", ev(0.02, 20)),
+            "b_frequent": ("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE [k] AND a.x + 0.9 < d.x WITHIN 60",
+                           ev(1.0, 1))}
+
+
+def kleene(args) -> None:
+    from jitcep.plan.planner.statistics import window_extent
+    from jitcep.plan.logical import logical_plan
+    from jitcep.plan.operators import KleeneCollect
+    from jitcep.plan.planner.sampling import estimate
+    from jitcep.plan.rules import physical_plan
+
+    print(f"a closure's placement: median ms of {args.repeat} runs, each placement's Formula 1 cost (n={args.n})")
+    print(f"{'workload':<12} {'chosen':>7} {'top ms':>9} {'lower ms':>9} {'top/lower':>9} {'cost top':>10} "
+          f"{'cost lower':>10} {'matches':>9}")
+    for name, (text, df) in kleene_workloads(args.n).items():
+        pattern = parse(text)
+        opts = Options(planner="auto")
+        table = build_event_table(df, [pattern], type="type")
+        logical = logical_plan(pattern)
+        measure, span = window_extent(logical.window, table)
+        stats = estimate(logical, table, window_measure=measure, span=span)
+        plans = {k: physical_plan(logical, opts, (("a", "c"), "d"), stats, span, kleene=k)
+                 for k in (None, "top", "lower")}
+        [kc] = [x for x in plans[None].nodes() if isinstance(x, KleeneCollect)]
+        times: dict = {"top": [], "lower": []}
+        matches = {k: runtime.evaluate([pattern], table, opts, plan=plans[k])[0].n for k in times}
+        assert matches["top"] == matches["lower"], matches
+        for _ in range(args.repeat):
+            for k in times:
+                t = time.perf_counter()
+                runtime.evaluate([pattern], table, opts, plan=plans[k])
+                times[k].append(time.perf_counter() - t)
+        top, low = st.median(times["top"]), st.median(times["lower"])
+        costs = dict(kc.costs)
+        print(f"{name:<12} {kc.placement:>7} {top * 1e3:>9.1f} {low * 1e3:>9.1f} {top / low:>9.2f} "
+              f"{costs.get('top', float('nan')):>10.4g} {costs.get('lower', float('nan')):>10.4g} "
+              f"{matches['top']:>9}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("which", choices=["quality", "fig5", "zstream"])
+    ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -198,7 +254,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.n is None:
         args.n = 100_000 if args.which == "fig5" else 200_000
-    {"quality": quality, "fig5": fig5, "zstream": zstream}[args.which](args)
+    {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": kleene}[args.which](args)
 
 
 if __name__ == "__main__":

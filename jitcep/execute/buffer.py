@@ -131,7 +131,8 @@ def offsets(g: np.ndarray, G: int) -> np.ndarray:
     return goff
 
 
-def empty_buffer(vars_: tuple[str, ...], G: int) -> Buffer:
+def empty_buffer(vars_: tuple[str, ...], G: int, list_vars: tuple[str, ...] = ()) -> Buffer:
+    """No records of ``vars_``, with an (empty) list of each of ``list_vars`` (those collected below)."""
     none = np.zeros(0, dtype=np.int64)
     return Buffer(vars_, np.zeros((0, len(vars_)), dtype=np.int64), none, none, np.zeros(G + 1, dtype=np.int64),
-                  none, none, none, none)
+                  none, none, none, none, {v: (np.zeros(1, np.int64), none) for v in list_vars})

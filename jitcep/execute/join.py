@@ -3,9 +3,11 @@
 The kernels (:mod:`jitcep.kernels.join`) pair the two input buffers' records
 of each key partition within the window; the join's predicates are then
 tested on the candidate pairs by the generated predicate function, and the
-surviving pairs become records sorted by (partition, end).  A join with an
-empty left input is empty: its right subtree is never run (a long SEQ whose
-partial matches die out early costs what its live prefix costs).
+surviving pairs become records sorted by (partition, end), each carrying
+its input records' lists (a closure collected below the join) unread.  A
+join with an empty left input is empty: its right subtree is never run (a
+long SEQ whose partial matches die out early costs what its live prefix
+costs).
 """
 
 from __future__ import annotations
@@ -15,17 +17,18 @@ import numpy as np
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
 from ..kernels.join import keep_pairs, pair_columns, pair_records
+from ..kernels.kleene import gather_lists
 from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
 from ..pattern import expr as E
-from ..plan.operators import SeqJoin
+from ..plan.operators import SeqJoin, list_vars
 from .buffer import Buffer, empty_buffer, offsets
 
 
 def run(node, state, execute) -> Buffer:
     L = execute(node.left)
     if not len(L):
-        return empty_buffer(node.vars, state.G)
+        return empty_buffer(node.vars, state.G, list_vars(node))
     R = execute(node.right)
     # a pair costs its three indexes (in arrays grown by doubling) and then its output record, built
     # with about as many temporaries: the join stops at the pairs that fit beside its inputs
@@ -71,12 +74,28 @@ def run(node, state, execute) -> Buffer:
         return _match_table(L, R, li, ri, state)
     # one pass over the pairs (jitcep.kernels.join.pair_records), not a NumPy gather per field
     pos, start, end, tstart, tend, wstart, wend = pair_records(L.timed(), R.timed(), li, ri, state.threads)
-    buf = Buffer(L.vars + R.vars, pos, start, end, offsets(g, state.G), tstart, tend, wstart, wend)
+    buf = Buffer(L.vars + R.vars, pos, start, end, offsets(g, state.G), tstart, tend, wstart, wend,
+                 *_carried(state, L, R, li, ri))
     if len(end) > 1 and seq and options.order == "nondecreasing_ts":
         # with ties the left record may end after the right one: restore (partition, end) order
         if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
             buf = buf.take(np.lexsort((end, g)), buf.goff)
     return buf
+
+
+def _carried(state, L: Buffer, R: Buffer, li: np.ndarray, ri: np.ndarray) -> tuple[dict, dict]:
+    """(lists, unbound) of the pairs' records: each input record's lists (a closure collected below
+    this join, :mod:`jitcep.plan.rules.kleene_collection`) copied to every pair holding it, like its
+    position columns; the join reads none of them."""
+    lists, unbound = {}, {}
+    for side, idx in ((L, li), (R, ri)):
+        for v, (off, lpos) in side.lists.items():
+            length = np.diff(off)[idx]
+            state.memory.check(8 * (int(length.sum()) + len(idx)), f"the lists of Kleene variable {v!r}",
+                               L, R, li, ri)
+            lists[v] = gather_lists(lpos, off[:-1][idx], length)
+        unbound.update({v: u[idx] for v, u in side.unbound.items()})
+    return lists, unbound
 
 
 def _match_table(L: Buffer, R: Buffer, li: np.ndarray, ri: np.ndarray, state) -> MatchTable:

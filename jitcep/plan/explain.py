@@ -7,7 +7,7 @@ keys ``op``, ``vars`` (the variables its records bind), ``children``,
 ``est_rows`` (the records the operator is expected to produce) and ``cost``
 (Kolchinsky & Schuster's Cost_tree of its subtree: the partial matches its
 operators hold), ``choice_costs`` where a rule priced its alternatives (a SEQ
-join's drivers, a negation's placements: ZStream's Formula 1), and the
+join's drivers, a negation's or a closure's placements: ZStream's Formula 1), and the
 pattern node the statistics with their sources, ``form`` and ``form_costs``
 for a pattern with an OR (planned as one unit or in DNF, one subplan per
 alternative under a ``DNF union``, and each form's cost,
@@ -97,7 +97,8 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
-                "runs": node.runs, "bound": [L.var for L in node.bound]}
+                "runs": node.runs, "bound": [L.var for L in node.bound], "placement": node.placement,
+                **_priced(node)}
     if isinstance(node, GroupCollect):
         g = node.group
         preds = [_text(c) for c in g.member + g.cross] + [_text(c, g.vars) for c in g.prev + g.each] \
@@ -176,6 +177,8 @@ def _fields(d: dict) -> str:
             parts.append("aggregates over runs (prefix sums)")
         if d["bound"]:
             parts.append(f"members before the last candidate of {_names(d['bound'])}")
+        if d["placement"] == "lower" or "choice_costs" in d:  # the rule's default, "top", goes unsaid
+            parts.append(f"placement={d['placement']}" + _alternatives(d))
     if d.get("frozen"):
         parts.append("frozen (active candidates only)")
     if d["op"] == "contiguous":

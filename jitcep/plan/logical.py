@@ -100,6 +100,11 @@ class Closure:
     ``lists`` and ``each`` also hold the conjuncts reading other Kleene
     constructs collected before this one: their whole lists, or (``each``)
     every member of one of them with this list (:func:`_kleene_multi_class`).
+    ``near``: the single variables of its nearest SEQ neighbours that bind
+    one, when it has one on both sides (empty otherwise): every other
+    variable of ``before`` / ``after`` lies beyond them, so a record binding
+    these fixes its range (as a negation's ``anchor``;
+    :mod:`jitcep.plan.rules.kleene_collection` may collect it there).
     """
 
     var: str
@@ -116,6 +121,7 @@ class Closure:
     cross: tuple[E.Expr, ...] = ()
     anchor: str | None = None
     each: tuple[E.Expr, ...] = ()
+    near: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,13 +382,15 @@ def needs_alternatives(pattern: Pattern) -> bool:
     return False
 
 
-def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...],
+def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...], tuple[str, ...],
                                                                          tuple[str, ...], tuple[str, ...]]]:
-    """(Kleene node, bound variables before, after, scope) of every array variable, in pattern order.
+    """(Kleene node, bound variables before, after, scope, near) of every array variable, in pattern order.
 
     ``before`` / ``after`` are what every enclosing SEQ orders before / after
     it (as for a negation, section 7); ``scope`` the single variables of the
-    innermost OR branch holding it.  A closure whose OR branch binds no single
+    innermost OR branch holding it; ``near`` those of its nearest SEQ
+    neighbours binding one, when there is one on each side
+    (:attr:`Closure.near`).  A closure whose OR branch binds no single
     variable is refused: the positive plan would have no record for it.
     """
     out = []
@@ -395,7 +403,9 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
                 raise UnsupportedPatternError(
                     f"the compiled engine needs a single variable beside the Kleene closure "
                     f"{node_to_text(node)!r} in its OR branch")
-            out.append((node, b, a, scope or ()))
+            near_b = next((single_vars(n) for n in reversed(before) if single_vars(n)), ())
+            near_a = next((single_vars(n) for n in after if single_vars(n)), ())
+            out.append((node, b, a, scope or (), near_b + near_a if near_b and near_a else ()))
         elif isinstance(node, Seq):
             for i, item in enumerate(node.items):
                 rec(item, before + node.items[:i], node.items[i + 1:] + after, scope)
@@ -685,15 +695,15 @@ def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan
                              tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before,
                              after + tuple(anchors[v] for v in after if v in anchors),
                              max(knode.min, 1) if kv in anchors else knode.min, knode.max,  # an anchor is a member
-                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]))
-                     for kv, (knode, before, after, scope) in zip(kvs, kls))
+                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]), near)
+                     for kv, (knode, before, after, scope, near) in zip(kvs, kls))
     groups = tuple(Group(g.body, tuple(v.name for v in g.body.items), tuple(v.types for v in g.body.items),
                          tuple(E.conjoin(filters[v.name]) for v in g.body.items),
                          *(tuple(grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
                          before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
                          tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
                          tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]))
-                   for i, (g, before, after, scope) in enumerate(gls))
+                   for i, (g, before, after, scope, _) in enumerate(gls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
                        tuple(constants), tuple(negations), closures, groups, order)

@@ -264,6 +264,11 @@ class KleeneCollect(_Unary):
     of a record holds a member of (``min`` >= 1, the same OR branch) and
     that are collected later: a record with no candidate of one in range
     has no match, and this closure's members lie before the last one.
+    ``placement``: "top" over the whole join tree, "lower" on the lowest
+    join fixing its range (Kolchinsky & Schuster 4: ``T'`` placed early),
+    the joins above carrying each record's lists
+    (:mod:`jitcep.plan.rules.kleene_collection`); ``costs``: the whole plan
+    priced under each placement, (placement, cost) pairs (empty: placed by rule).
     """
 
     closure: Closure = None
@@ -271,6 +276,8 @@ class KleeneCollect(_Unary):
     span_check: bool = False
     runs: bool = False
     bound: tuple[Closure, ...] = ()
+    placement: Literal["top", "lower"] = "top"
+    costs: tuple[tuple[str, float], ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def vars(self) -> tuple[str, ...]:

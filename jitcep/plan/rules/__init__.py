@@ -10,7 +10,9 @@ writing its decision into a node field, so the executor decides nothing:
 2. :mod:`.predicate_placement`: each join predicate on the lowest join
    covering its variables (ZStream 4.1).
 3. :mod:`.type_overlap`: whether a join's sides may bind events of one type.
-4. :mod:`.kleene_collection`: one KSEQ operator per closure over the join tree.
+4. :mod:`.kleene_collection`: one KSEQ operator per closure, over the join tree
+   or on the lowest join fixing its range (priced on the statistics when a
+   planner chose the plan).
 5. :mod:`.nfa_runs`: under a selection strategy other than skip-till-any-match,
    the NFA^b runs of the linear pattern in place of the join tree (SASE+ 3.1).
 6. :mod:`.negation_placement`: each negation pushed down to the lowest join
@@ -57,6 +59,7 @@ class Planning:
     statistics: object = None
     span: float | None = None
     budget: int | None = None  # the planner's search budget in steps (planner/algorithms/_common.py)
+    kleene: str | None = None  # a closure's placement, "top" or "lower", whatever it costs (None: the rule's)
 
 
 RULES = (
@@ -74,12 +77,13 @@ RULES = (
 
 
 def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics=None,
-                  span: float | None = None, budget: int | None = None, form=None) -> PhysicalPlan:
+                  span: float | None = None, budget: int | None = None, form=None, kleene=None) -> PhysicalPlan:
     """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see
     :mod:`jitcep.plan.shapes`; ``statistics``, ``span`` and ``budget``: what a planner other than
     "trivial" reads; ``form``: "unit" or "dnf" to plan a pattern with an OR in that form whatever it
-    costs, None to let :mod:`.disjuncts` choose)."""
-    planning = Planning(logical, options, shape, statistics, span, budget)
+    costs, None to let :mod:`.disjuncts` choose; ``kleene``: "top" or "lower" to collect a closure
+    there where it may be (:mod:`.kleene_collection`) whatever it costs, None to let the rule choose)."""
+    planning = Planning(logical, options, shape, statistics, span, budget, kleene)
     return disjuncts.choose(_apply_rules(planning), planning, _apply_rules, form)
 
 

@@ -1,6 +1,6 @@
 """Rule: one KSEQ operator (ZStream 4.4.5) per closure, over the matches of the single variables.
 
-The operators are stacked in pattern order over the join tree's root: there
+By default the operators are stacked in pattern order over the join tree's root: there
 every single variable is bound, so each closure's range is fixed (between
 the last bound variable before it and the first bound one after it, an
 array variable counting by its last / first member once its list is made,
@@ -25,6 +25,26 @@ whose body is the group's own join tree: scans of its variables joined left
 deep in body order, each iteration-local conjunct on the lowest join
 covering it (as :mod:`.join_tree` and :mod:`.predicate_placement` do for the
 pattern).
+
+Placement (Kolchinsky & Schuster section 4, "Kleene closure patterns": the
+closure is an event type ``T'`` the plan places like any other, its operator
+where ``T'`` went).  A lone closure (no other closure or group, outside any
+OR branch, not anchored) with a SEQ neighbour on both sides may instead be
+collected on the lowest join binding those neighbours' single variables
+(:attr:`~jitcep.plan.logical.Closure.near`) and every single variable its
+conjuncts read: its range is fixed there as at the top (the members lie
+strictly between the neighbours, inside the record's span, so the window
+cuts no list differently, under ``kleene="maximal"`` too), and the joins
+above carry each record's lists.  That holds under skip-till-any-match with
+``order`` "position" or "strict_ts" and when no variable joined above may
+bind a member (each is ordered before / after the closure, or reads other
+types: section 3).  Without statistics the closure stays on top; a plan
+chosen on statistics prices both (:func:`jitcep.plan.planner.cost.plan_cost`
+over :func:`~jitcep.plan.planner.cardinality.estimate_work`, ZStream's
+Formula 1, as a negation's placement) and keeps the cheaper, ties on top:
+lower drops the records without a list before the joins above (a rare
+closure), on top the joins above do not multiply each record into its lists
+(a frequent one).
 """
 
 from __future__ import annotations
@@ -33,7 +53,9 @@ import dataclasses
 
 from ...pattern import expr as E
 from ..logical import Closure
-from ..operators import GroupCollect, KleeneCollect, Scan, SeqJoin
+from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin
+from ..planner.cardinality import estimate_work
+from ..planner.cost import plan_cost
 from .join_tree import join
 from .type_overlap import _overlap
 
@@ -51,7 +73,60 @@ def add(plan, planning):
         else:
             root = GroupCollect(root, group_body(K), K, options.kleene_window == "iteration")
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
-    return dataclasses.replace(plan, root=root, variables=tuple(v for v in plan.variables if v not in anchors))
+    top = dataclasses.replace(plan, root=root, variables=tuple(v for v in plan.variables if v not in anchors))
+    target = lower_join(plan.root, planning)
+    return top if target is None else _place(top, plan.root, target, planning)
+
+
+def lower_join(tree, planning):
+    """The lowest join of the join tree ``tree`` where the pattern's closure may be collected instead of
+    over ``tree`` (module docstring), or None where it may not or that join is ``tree`` itself."""
+    logical, options = planning.logical, planning.options
+    if (len(logical.closures) != 1 or logical.groups or options.strategy != "skip_till_any_match"
+            or options.order == "nondecreasing_ts"):
+        return None
+    [K] = logical.closures
+    if K.anchor is not None or K.scope or not K.near:
+        return None
+    read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
+    need = set(K.near) | (read & logical.variables.keys())
+    node = tree
+    while (inner := next((c for c in node.children if need <= set(c.vars)), None)) is not None:
+        node = inner
+    if node is tree or not isinstance(node, (SeqJoin, AndJoin)):
+        return None
+    types = logical.variables
+    # a variable joined above that may bind one of the members would make them differ (section 3)
+    if any(v not in K.before and v not in K.after and _overlap(types[v], K.types)
+           for v in set(tree.vars) - set(node.vars)):
+        return None
+    return node
+
+
+def _place(top, tree, target, planning):
+    """``top`` (the closure's KleeneCollect over ``tree``) or the plan collecting it on ``target``
+    instead: the placement asked for (``planning.kleene``), else the rule's (top) without statistics,
+    else the cheaper of the two on them (ties: top)."""
+    def placed(placement, costs=()):
+        kc = dataclasses.replace(top.root, placement=placement, costs=costs)
+        return dataclasses.replace(top, root=_over(tree, target if placement == "lower" else tree, kc))
+
+    if planning.kleene is not None:
+        return placed(planning.kleene)
+    if planning.statistics is None:
+        return top
+    costs = tuple((k, plan_cost(p, estimate_work(p, planning.statistics, planning.span)))
+                  for k, p in ((k, placed(k)) for k in ("top", "lower")))
+    return placed("lower" if costs[1][1] < costs[0][1] else "top", costs)
+
+
+def _over(node, target, kc):
+    """The join tree ``node`` with ``kc`` collecting over its subtree ``target``."""
+    if node is target:
+        return dataclasses.replace(kc, input=node)
+    if isinstance(node, Scan):
+        return node
+    return dataclasses.replace(node, left=_over(node.left, target, kc), right=_over(node.right, target, kc))
 
 
 def bounding(K: Closure, later, closures) -> tuple[Closure, ...]:
