@@ -120,7 +120,7 @@ def test_canonical_pairs_refuses_pairs_columns_and_positions_outside():
 @given(records(), st.data())
 def test_canonical_rows_matches_naive(case, data):
     # the matches in end order (as the final join writes them), their rows compared in any key order;
-    # wide spans and narrow ones, so that both of the run sort's key forms are taken
+    # positions far apart too (as under a time window over many events)
     P, *_ = case
     P = P[np.argsort(P.max(axis=1), kind="stable")]
     P = np.where(P >= 0, P * data.draw(st.sampled_from([1, 1 << 20])), -1)
