@@ -3,7 +3,9 @@
 The kernels (:mod:`jitcep.kernels.join`) pair the two input buffers' records
 of each key partition within the window; the join's predicates are then
 tested on the candidate pairs by the generated predicate function, and the
-surviving pairs become records sorted by (partition, end).  A join with an
+surviving pairs become records sorted by (partition, end); at the root they
+become the match table, and where nothing is left to test on them the join
+writes the matches' rows itself, with no pairs between.  A join with an
 empty left input is empty: its right subtree is never run (a long SEQ whose
 partial matches die out early costs what its live prefix costs).
 """
@@ -35,7 +37,8 @@ def run(node, state, execute) -> Buffer:
     seq = isinstance(node, SeqJoin)
     try:
         if _writes_rows(node, L, R, state):
-            # the final join with nothing left to test on its pairs: the matches' rows straight away
+            # the final join with nothing left to test on its pairs: the matches' rows straight away (no
+            # distinctness test: outside nondecreasing_ts a left record ends before its right one starts)
             names = state.plan.variables
             rows = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order, False,
                                  cap, np.array([(L.vars + R.vars).index(v) for v in names], np.int64))

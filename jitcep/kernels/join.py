@@ -5,7 +5,8 @@ buffer and ``ri`` of the right buffer, in partition ``g``, that satisfy the
 structural constraints (order, window, distinct events).  The value predicates
 of the join are then applied to the candidates by the pattern's generated
 predicate function; keeping predicates out of the kernels is what lets these
-kernels be compiled once for every pattern.
+kernels be compiled once for every pattern.  At the root, where no predicate
+is left, :func:`seq_join_rows` writes the pairs as the matches' rows instead.
 
 Time arguments: ``ts`` (event timestamps by position) decides order for
 ``strict_ts`` / ``nondecreasing_ts``; ``wt`` is the window measure (``ts`` for a
