@@ -96,7 +96,7 @@ def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct, 
     assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tables_and_buffers(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.data())
 def test_seq_join_rows_are_the_rows_of_the_pairs(case, order, distinct, data):
     # the final join's matches written straight from the join: each pair's row, columns in any order,

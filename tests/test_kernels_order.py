@@ -116,7 +116,7 @@ def test_canonical_pairs_refuses_pairs_columns_and_positions_outside():
             canonical_pairs(*args)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(records(), st.data())
 def test_canonical_rows_matches_naive(case, data):
     # the matches in end order (as the final join writes them), their rows compared in any key order;
