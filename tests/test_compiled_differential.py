@@ -326,6 +326,55 @@ def test_compiled_equals_oracle_slow(seed):
     run()
 
 
+# patterns whose final SEQ join has nothing left to test on its pairs and no key: under "position" and
+# "strict_ts" that join writes the matches' rows itself (jitcep.kernels.join.seq_join_rows, the rows of
+# each end then sorted by canonical_rows); filters stay at the leaves, ANY and OR bind variables or not
+ROWS_PATTERNS = ["PATTERN SEQ(A a, B b, C c) WITHIN 6", "PATTERN SEQ(A a, B b, A c) WHERE b.x > 1 WITHIN 5 EVENTS",
+                 "PATTERN SEQ(A a, ANY(B, C) b, A c, B d) WITHIN 5", "PATTERN SEQ(A a, OR(B b, C c), A d) WITHIN 6"]
+ROWS_WRITTEN = [0]
+
+
+@pytest.mark.parametrize("order", ["position", "strict_ts"])
+@pytest.mark.parametrize("text", ROWS_PATTERNS)
+def test_a_final_join_writing_the_rows_equals_the_oracle(text, order):
+    _rows_case(text, order, 12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("order", ["position", "strict_ts"])
+@pytest.mark.parametrize("text", ROWS_PATTERNS)
+def test_a_final_join_writing_the_rows_equals_the_oracle_slow(text, order):
+    _rows_case(text, order, 400)
+
+
+def _rows_case(text, order, examples):
+    from jitcep.execute import join as execute_join
+    from jitcep.pattern.parser import parse
+
+    pattern = parse(text)
+    shapes = _shapes(pattern, 0)
+    real = execute_join.seq_join_rows
+
+    def counted(*a, **k):
+        ROWS_WRITTEN[0] += 1
+        return real(*a, **k)
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(streams(pattern, extra=6), st.integers(0, len(shapes) - 1))
+    def run(df, which):
+        with mock.patch.object(execute_join, "seq_join_rows", counted):
+            _check(pattern, order, shapes, df, which)
+
+    run()
+
+
+def test_the_final_joins_wrote_rows():
+    # the test above would pass vacuously if no final join took the rows path
+    if not ROWS_WRITTEN[0]:
+        pytest.skip("the rows test did not run in this session")
+    assert ROWS_WRITTEN[0] >= 10, ROWS_WRITTEN
+
+
 def test_default_patterns_cover_every_negation_position():
     """The default run's patterns put negations everywhere section 7 distinguishes."""
     seen = set()

@@ -96,6 +96,34 @@ def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct, 
     assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
 
 
+@settings(max_examples=100, deadline=None)
+@given(tables_and_buffers(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.data())
+def test_seq_join_rows_are_the_rows_of_the_pairs(case, order, distinct, data):
+    # the final join's matches written straight from the join: each pair's row, columns in any order,
+    # in the right-driven kernel's pair order; counted first, so no pair arrays and no second guess
+    ts, wt, W, L, R = case
+    if order == "nondecreasing_ts":
+        distinct = True
+    width = L[0].shape[1] + R[0].shape[1]
+    src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)[:data.draw(st.integers(1, width))]
+    rows = join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src)
+    assert rows.shape[0] == len(src) and rows.flags.c_contiguous
+    assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src)
+
+
+def test_seq_join_rows_refuses_columns_outside_and_stops_past_the_cap():
+    ts = np.arange(6, dtype=np.int64)
+    leaf = (np.arange(6, dtype=np.int64).reshape(6, 1), np.arange(6, dtype=np.int64),
+            np.arange(6, dtype=np.int64), np.array([0, 6]))
+    one = np.array([0])
+    assert join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0])).shape == (2, 15)
+    with pytest.raises(ExplosionError):
+        join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 14, one)
+    for src in (np.array([2]), np.array([-1]), np.zeros(0, np.int64)):
+        with pytest.raises(KernelInputError):
+            join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, src)
+
+
 @settings(max_examples=400, deadline=None)
 @given(tables_and_buffers(), st.booleans())
 def test_and_join_matches_naive(case, distinct):

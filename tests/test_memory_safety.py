@@ -246,6 +246,11 @@ CASES = {
         i64(0, 1).reshape(2, 1), i64(2).reshape(1, 1), i64(2), i64(0), i64(0), 5),
     "canonical_pairs: position past the events": lambda: order.canonical_pairs(
         i64(0, 1).reshape(2, 1), i64(9).reshape(1, 1), i64(1), i64(0), i64(1), 5),
+    "seq_join_rows: offsets past the records": lambda: join.seq_join_rows(
+        (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 100)), leaf(1), ts, ts, 10, "position", False, 10**6, i64(0)),
+    "seq_join_rows: a column past the records": lambda: join.seq_join_rows(leaf(0), leaf(1), ts, ts, 10, "position",
+                                                                           False, 10**6, i64(2)),
+    "canonical_rows: matches out of end order": lambda: order.canonical_rows(i64(5, 2, 7).reshape(1, 3)),
     "run_aggregates: run past the values": lambda: kleene.run_aggregates(
         i64(0, 1), i64(2, 5), i64(1, 2, 3), np.ones(3, np.bool_), "sum"),
     "run_aggregates: valid shorter than the values": lambda: kleene.run_aggregates(

@@ -4,7 +4,9 @@ The kernels (:mod:`jitcep.kernels.join`) pair the two input buffers' records
 of each key partition within the window; the join's predicates are then
 tested on the candidate pairs by the generated predicate function, and the
 surviving pairs become records sorted by (partition, end), each carrying
-its input records' lists (a closure collected below the join) unread.  A
+its input records' lists (a closure collected below the join) unread; at
+the root they become the match table, and where nothing is left to test on
+them the join writes the matches' rows itself, with no pairs between.  A
 join with an empty left input is empty: its right subtree is never run (a
 long SEQ whose partial matches die out early costs what its live prefix
 costs).
@@ -16,9 +18,9 @@ import numpy as np
 
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
-from ..kernels.join import keep_pairs, pair_columns, pair_records
+from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, seq_join_rows
 from ..kernels.kleene import gather_lists
-from ..kernels.order import canonical_pairs
+from ..kernels.order import canonical_pairs, canonical_rows
 from ..matches import MatchTable
 from ..pattern import expr as E
 from ..plan.operators import SeqJoin, list_vars
@@ -37,6 +39,14 @@ def run(node, state, execute) -> Buffer:
     cap = min(options.max_partials, fit)
     seq = isinstance(node, SeqJoin)
     try:
+        if _writes_rows(node, L, R, state):
+            # the final join with nothing left to test on its pairs: the matches' rows straight away (no
+            # distinctness test: outside nondecreasing_ts a left record ends before its right one starts)
+            names = state.plan.variables
+            rows = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order, False,
+                                 cap, np.array([(L.vars + R.vars).index(v) for v in names], np.int64))
+            return MatchTable(rows.shape[1], dict(zip(names, rows)),
+                              block=canonical_rows(rows, np.array(_name_order(names), np.int64)))
         if seq:
             li, ri, g = seq_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
                                  node.overlap and options.order == "nondecreasing_ts", cap, node.driver,
@@ -103,12 +113,26 @@ def _match_table(L: Buffer, R: Buffer, li: np.ndarray, ri: np.ndarray, state) ->
     from the two inputs' records (:func:`jitcep.kernels.order.canonical_pairs`), with no output records
     between: nobody reads a final record's span, times or partition."""
     names, vars_ = state.plan.variables, L.vars + R.vars
-    # rows in the variables' order, so that the output finds them end to end (MatchTable.block); the
-    # order compares them by name
-    key = sorted(range(len(names)), key=names.__getitem__)
     cols = canonical_pairs(L.pos, R.pos, li, ri, np.array([vars_.index(v) for v in names], np.int64),
-                           state.table.n, np.array(key, np.int64))
+                           state.table.n, np.array(_name_order(names), np.int64))
     return MatchTable(len(li), dict(zip(names, cols)), block=cols)
+
+
+def _name_order(names) -> list[int]:
+    """The match table's rows are in the variables' order, so that the output finds them end to end
+    (MatchTable.block); the canonical order compares them by name (docs/semantics.md section 11)."""
+    return sorted(range(len(names)), key=names.__getitem__)
+
+
+def _writes_rows(node, L: Buffer, R: Buffer, state) -> bool:
+    """Does this join write the match table's rows itself (:func:`jitcep.kernels.join.seq_join_rows`)?
+    When it is the final SEQ join, with no predicate, ordering or reduction test left for its pairs and
+    no list variable, and its pairs come in end order: one key partition (and so one thread), right
+    records driving, and an order in which a left record ends before its right one (not
+    ``nondecreasing_ts``: with ties it may end after)."""
+    return (node is state.final and isinstance(node, SeqJoin) and not (node.predicates or node.extends)
+            and not (L.lists or R.lists or state.plan.list_vars) and state.G == 1
+            and state.options.order != "nondecreasing_ts" and not driven_by_left(L.timed(), R.timed(), node.driver))
 
 
 def _in_order(px: np.ndarray, py: np.ndarray, ts: np.ndarray, order: str) -> np.ndarray:

@@ -5,7 +5,8 @@ buffer and ``ri`` of the right buffer, in partition ``g``, that satisfy the
 structural constraints (order, window, distinct events).  The value predicates
 of the join are then applied to the candidates by the pattern's generated
 predicate function; keeping predicates out of the kernels is what lets these
-kernels be compiled once for every pattern.
+kernels be compiled once for every pattern.  At the root, where no predicate
+is left, :func:`seq_join_rows` writes the pairs as the matches' rows instead.
 
 Time arguments: ``ts`` (event timestamps by position) decides order for
 ``strict_ts`` / ``nondecreasing_ts``; ``wt`` is the window measure (``ts`` for a
@@ -88,6 +89,17 @@ def _search(P, T, lo, hi, x, tx, order, strict):
     return lo
 
 
+@njit(**NUMBA_FLAGS, inline="always")
+def _room(n, size, cap_max):
+    """Where pair ``n`` of a join kernel goes: 1 into the pair arrays (``size`` long), 0 nowhere (past
+    them the kernel only counts, :func:`_done`), -1 past ``cap_max`` (the kernel stops).  Scalars only:
+    a helper taking the arrays, inlined or called, made the joins 1.4x slower (it counts references
+    to each array per pair)."""
+    if n < size:
+        return 1
+    return -1 if n >= cap_max else 0
+
+
 @njit(**NUMBA_FLAGS)
 def _first_after(Len, Lten, lo, hi, x, tx, order):
     """First left record in [lo, hi) whose end is not before position x (time tx) in the order:
@@ -96,10 +108,15 @@ def _first_after(Len, Lten, lo, hi, x, tx, order):
 
 
 @njit(**NUMBA_FLAGS)
-def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
+def _seq_join(L, R, W, order, distinct, src, rows, cap_max, li, ri, gg):
+    # ``rows`` with a row or more: the pairs written as the matches' rows instead (seq_join_rows), row
+    # c column src[c] of the left record's columns then the right one's; the pair arrays stay empty,
+    # so the status is the number of pairs (_done)
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
+    as_rows, kl = rows.shape[0] > 0, Lpos.shape[1]
+    size = rows.shape[1] if as_rows else len(li)
     n = np.int64(0)  # not a literal 0: _done would be compiled once more for Literal[int](0)
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
@@ -122,13 +139,17 @@ def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
-                if n < len(li):
-                    li[n] = l
-                    ri[n] = r
+                room = _room(n, size, cap_max)
+                if room < 0:
+                    return li[:0], ri[:0], gg[:0], -1
+                if room and as_rows:
+                    for c in range(len(src)):
+                        s = src[c]
+                        rows[c, n] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
+                elif room:
+                    li[n], ri[n] = l, r
                     if G > 1:
                         gg[n] = g
-                elif n >= cap_max:
-                    return li[:0], ri[:0], gg[:0], -1
                 n += 1
     return _done(li, ri, gg, n)
 
@@ -166,13 +187,13 @@ def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
-                if n < len(li):
-                    li[n] = l
-                    ri[n] = r
+                room = _room(n, len(li), cap_max)
+                if room < 0:
+                    return li[:0], ri[:0], gg[:0], -1
+                if room:
+                    li[n], ri[n] = l, r
                     if G > 1:
                         gg[n] = g
-                elif n >= cap_max:
-                    return li[:0], ri[:0], gg[:0], -1
                 n += 1
     return _done(li, ri, gg, n)
 
@@ -206,13 +227,13 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
                         continue
                     if distinct and _overlap(Lpos[i], Rpos[r]):
                         continue
-                    if n < len(li):
-                        li[n] = i
-                        ri[n] = r
+                    room = _room(n, len(li), cap_max)
+                    if room < 0:
+                        return li[:0], ri[:0], gg[:0], -1
+                    if room:
+                        li[n], ri[n] = i, r
                         if G > 1:
                             gg[n] = g
-                    elif n >= cap_max:
-                        return li[:0], ri[:0], gg[:0], -1
                     n += 1
                 i += 1
             else:
@@ -226,13 +247,13 @@ def _and_join(L, R, W, distinct, cap_max, li, ri, gg):
                         continue
                     if distinct and _overlap(Lpos[l], Rpos[j]):
                         continue
-                    if n < len(li):
-                        li[n] = l
-                        ri[n] = j
+                    room = _room(n, len(li), cap_max)
+                    if room < 0:
+                        return li[:0], ri[:0], gg[:0], -1
+                    if room:
+                        li[n], ri[n] = l, j
                         if G > 1:
                             gg[n] = g
-                    elif n >= cap_max:
-                        return li[:0], ri[:0], gg[:0], -1
                     n += 1
                 j += 1
     return _done(li, ri, gg, n)
@@ -432,6 +453,17 @@ def _check(status: int, what: str, cap: int) -> None:
                              f"(raise max_partials, narrow the window or add predicates)")
 
 
+def driven_by_left(L, R, driver: str) -> bool:
+    """Do :func:`seq_join`'s left records drive (``driver``: its argument)?"""
+    if driver not in ("right", "left", "smaller"):
+        raise ValueError(f"unknown SEQ join driver {driver!r}")
+    # left-driven search needs one-event right records (a leaf: its start array is its end array)
+    leaf = R[1] is R[2]
+    if driver == "left" and not leaf:
+        raise ValueError("a SEQ join driven by its left input needs a leaf on the right")
+    return driver == "left" or driver == "smaller" and leaf and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
+
+
 def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver: str = "right", threads: int = 1):
     """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
 
@@ -454,21 +486,44 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     the kernel per partition); W >= 0.  More than ``cap`` pairs is an
     ExplosionError.
     """
-    if driver not in ("right", "left", "smaller"):
-        raise ValueError(f"unknown SEQ join driver {driver!r}")
-    # left-driven search needs one-event right records (a leaf: its start array is its end array)
-    leaf = R[1] is R[2]
-    if driver == "left" and not leaf:
-        raise ValueError("a SEQ join driven by its left input needs a leaf on the right")
-    by_left = driver == "left" or driver == "smaller" and leaf and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
+    by_left = driven_by_left(L, R, driver)
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
-    args = (window_bound(W), ORDER_CODE[order], bool(distinct), int(cap))
+    args = (window_bound(W), ORDER_CODE[order], bool(distinct), *(() if by_left else _PAIRS), int(cap))
     li, ri, g = _split_join(kernel, Lt, Rt, args, 0 if by_left else 2, "a SEQ join", cap, threads)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
         o = np.lexsort((li, ri, g))
         li, ri, g = li[o], ri[o], g[o]
     return li, ri, g
+
+
+_PAIRS = (np.zeros(0, np.int64), np.zeros((0, 0), np.int64))
+"""``_seq_join``'s ``src`` and ``rows`` when it writes pairs."""
+_NO_PAIRS = (np.zeros(0, np.int64),) * 3
+"""``_seq_join``'s pair arrays when it writes rows (never written: no room)."""
+
+
+def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src) -> np.ndarray:
+    """The pairs of :func:`seq_join` (right records driving, all partitions on one thread) written as
+    the matches they are: a C-ordered (len(src), pairs) matrix, row c column ``src[c]`` of each pair's
+    left record's positions then its right one's, the pairs in the kernel's order.  For a join at the
+    root with no predicate left to test: no pair arrays are written and read back (6.65M matches:
+    107 MB, perf/README.md).  The join runs twice: counting, then into a matrix of exactly that many
+    pairs.  Invariants and ``cap`` as :func:`seq_join`'s; a column of ``src`` outside the records is a
+    KernelInputError."""
+    Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    width = Lt[0].shape[1] + Rt[0].shape[1]
+    if not len(src) or src.min() < 0 or src.max() >= width:
+        raise fail("seq_join_rows", f"no column, or a column number outside the pairs' {width} columns")
+    args = (window_bound(W), ORDER_CODE[order], bool(distinct), src)
+    *_, m = _seq_join(Lt, Rt, *args, np.zeros((len(src), 0), np.int64), int(cap), *_NO_PAIRS)
+    _check(m, "a SEQ join", cap)
+    rows = empty(len(src) * m, np.int64).reshape(len(src), m)
+    if m:
+        *_, status = _seq_join(Lt, Rt, *args, rows, int(cap), *_NO_PAIRS)
+        _check(status, "a SEQ join", cap)
+    return rows
 
 
 def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int, threads: int = 1):

@@ -206,9 +206,7 @@ def _canonical_pairs(Lpos, Rpos, li, ri, src, key, count, out):
         if not 0 <= b < slots:
             return False
         count[b + 1] += 1
-    longest = 0
     for b in range(slots):
-        longest = max(longest, count[b + 1])
         count[b + 1] += count[b]
     # pass 2: each row to its end's next slot, so the rows of one end keep the pairs' order
     row = np.empty(k, np.int64)
@@ -224,19 +222,45 @@ def _canonical_pairs(Lpos, Rpos, li, ri, src, key, count, out):
         count[h + 1] = d + 1
         for c in range(k):
             out[c, d] = row[c]
-    # pass 3: the rows of each end sorted by the rest of the key, as _canonical_order sorts them, on a
-    # copy of the run's rows with its first position in front: short runs by an insertion sort
-    # written out here (_less called per comparison, with its arrays, took most of the pass), long
-    # ones by _sort_range itself
-    T = np.empty((longest, k + 1), np.int64)
+    return _sort_runs(out, key)
+
+
+@njit(**NUMBA_FLAGS)
+def _sort_runs(out, key):
+    # The rows (columns of ``out``) in end order; the rows of each end sorted by the rest of the key, as
+    # _canonical_order sorts them, on a copy of the run's rows with its first position in front: short
+    # runs by an insertion sort written out here (_less called per comparison, with its arrays, took
+    # most of the pass), long ones by _sort_range itself.  False: an end below the previous row's.
+    k, m = out.shape
+    longest = _INSERTION
+    T, K = np.empty((longest, k + 1), np.int64), np.empty((longest, 0), np.int64)
     lo, same = np.empty(longest, np.int64), np.zeros(longest, np.int64)
     perm, tmp = np.empty(longest, np.int64), np.empty(longest, np.int64)
     cols = np.arange(1, k + 1)
-    K = np.empty((longest, 0), np.int64)
     a = np.int64(0)  # not a literal: _sort_range is compiled once, for int64 bounds
-    for b in range(slots):
-        e = count[b]  # after pass 2, each end's last slot + 1
+    before = np.int64(-1)
+    while a < m:
+        # the run [a, e) of the rows ending where row a ends (the last bound position, -1: none bound)
+        end = np.int64(-1)
+        for c in range(k):
+            end = max(end, out[c, a])
+        if end < before:
+            return False
+        before = end
+        e = a + 1
+        while e < m:
+            h = np.int64(-1)
+            for c in range(k):
+                h = max(h, out[c, e])
+            if h != end:
+                break
+            e += 1
         n = e - a
+        if n > longest:  # room for the run (a run is the matches one event completes: short)
+            longest = max(n, 2 * longest)
+            T, K = np.empty((longest, k + 1), np.int64), np.empty((longest, 0), np.int64)
+            lo, same = np.empty(longest, np.int64), np.zeros(longest, np.int64)
+            perm, tmp = np.empty(longest, np.int64), np.empty(longest, np.int64)
         if n > 1:
             for j in range(n):
                 low = _NO_LOW
@@ -274,6 +298,29 @@ def _canonical_pairs(Lpos, Rpos, li, ri, src, key, count, out):
     return True
 
 
+def _key_order(where: str, key, k: int) -> np.ndarray:
+    """The rows in the order the sort compares them (``key``; None: row order), checked to be a
+    permutation of ``range(k)``."""
+    key = np.arange(k) if key is None else np.ascontiguousarray(key, dtype=np.int64)
+    if sorted(key.tolist()) != list(range(k)):
+        raise fail(where, f"the key order {key.tolist()} is no permutation of the {k} rows")
+    return key
+
+
+def canonical_rows(out: np.ndarray, key: np.ndarray | None = None) -> np.ndarray:
+    """The matches ``out`` — a C-ordered (k, m) matrix, row c one variable's positions (-1 unbound) —
+    put in canonical order in place and returned: they must be in end order already (the last bound
+    position of each column ascends: the pairs of a join at the root of one key partition, right
+    records driving, :func:`jitcep.kernels.join.seq_join_rows`); the rows of each end are then sorted
+    by first position and the rows in the order ``key`` (as :func:`canonical_pairs`).
+    KernelInputError if a match ends before the one before it, or ``key`` is no permutation."""
+    if out.ndim != 2 or out.dtype != np.int64 or not out.flags.c_contiguous or not out.shape[0]:
+        raise fail("canonical_rows", "the matches must be a C-ordered int64 matrix of at least one row")
+    if not _sort_runs(out, _key_order("canonical_rows", key, out.shape[0])):
+        raise fail("canonical_rows", "a match ends before the one before it (not in end order)")
+    return out
+
+
 def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndarray, src: np.ndarray,
                     n_events: int, key: np.ndarray | None = None) -> np.ndarray:
     """The single columns of the matches that are the pairs ``(li[i], ri[i])`` of a join's two inputs, in
@@ -300,9 +347,7 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     if width < 0 or not len(src) or src.min() < 0 or src.max() >= width:
         raise fail("canonical_pairs", f"no column, or a column number outside the pairs' {width} columns")
     check_lengths("canonical_pairs", len(li), right=ri)
-    key = np.arange(len(src)) if key is None else np.ascontiguousarray(key, dtype=np.int64)
-    if sorted(key.tolist()) != list(range(len(src))):
-        raise fail("canonical_pairs", f"the key order {key.tolist()} is no permutation of the {len(src)} rows")
+    key = _key_order("canonical_pairs", key, len(src))
     m = len(li)
     out = empty(len(src) * m, np.int64).reshape(len(src), m)
     # the per-end counts are scratch, reused from run to run (jitcep.kernels.alloc)
