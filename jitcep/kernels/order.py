@@ -6,8 +6,11 @@ variable (:meth:`jitcep.matches.MatchTable.canonical_order`).  The joins emit
 their records in end order within a key partition (ZStream section 4.2), so
 on one partition the last positions already ascend: the order needs no sort
 by end at all, only the matches that share an end sorted among themselves
-(each end's run is short: the matches completed by one event).  Several
-partitions (or a table of unknown order) are first sorted stably by end.
+(the matches completed by one event).  Several partitions (or a table of
+unknown order, such as a closure's lists, which may end after their records)
+are first bucketed stably by end, one bucket per position: a counting sort,
+where a merge sort by end took 0.14 s of 0.33 s over 2.2 million Kleene
+matches (perf/README.md).
 
 A lexicographic sort over every key (``np.lexsort``) took 0.8 s of a 5 s run
 with 6.65M matches; this pass checks the end order, sorts only the runs of
