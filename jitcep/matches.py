@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kernels.order import canonical_order, gather_columns, list_hashes
+from .kernels.order import canonical_order, gather_columns, list_bounds, list_hashes, take_lists
 
 
 @dataclass(eq=False)
@@ -76,15 +76,7 @@ class MatchTable:
         """The matches at ``idx``, in that order."""
         idx = np.asarray(idx, dtype=np.int64)
         single = {v: c[idx] for v, c in self.single.items()}
-        lists = {}
-        for v, (off, pos) in self.lists.items():
-            starts = off[idx]
-            lens = off[idx + 1] - starts
-            new_off = np.zeros(len(idx) + 1, dtype=np.int64)
-            np.cumsum(lens, out=new_off[1:])
-            # element j of output list k is pos[starts[k] + (j - new_off[k])]: one gather, no Python loop
-            gather = np.arange(new_off[-1], dtype=np.int64) - np.repeat(new_off[:-1] - starts, lens)
-            lists[v] = (new_off, pos[gather] if len(idx) else np.zeros(0, np.int64))
+        lists = {v: take_lists(off, pos, idx) for v, (off, pos) in self.lists.items()}
         unbound = {v: m[idx] for v, m in self.list_unbound.items()}
         return MatchTable(len(idx), single, lists, unbound)
 
@@ -189,18 +181,5 @@ def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
     lo = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     hi = np.full(n, -1, dtype=np.int64)
     for off, pos in lists.values():
-        nonempty = off[1:] > off[:-1]
-        if not nonempty.any():
-            continue
-        if lists_ascend(off, pos):
-            lo[nonempty] = np.minimum(lo[nonempty], pos[off[:-1][nonempty]])
-            hi[nonempty] = np.maximum(hi[nonempty], pos[off[1:][nonempty] - 1])
-            continue
-        # reduceat over the starts of the non-empty lists only: each slice then ends where the next
-        # non-empty list begins (empty lists in between have no elements); cut pos at off[-1] so
-        # the last slice stops there too
-        starts = off[:-1][nonempty]
-        seg = pos[:off[-1]]
-        lo[nonempty] = np.minimum(lo[nonempty], np.minimum.reduceat(seg, starts))
-        hi[nonempty] = np.maximum(hi[nonempty], np.maximum.reduceat(seg, starts))
+        list_bounds(off, pos, lo, hi)
     return lo, hi

@@ -21,9 +21,10 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   candidate positions of each run)
 - :func:`contiguous_next` twin of :func:`jitcep.kernels.selection.contiguous_next`
 - :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
-- :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`, :func:`canonical_rows` twins of
-  :mod:`jitcep.kernels.order` (a sort by the whole key tuple; a row-by-row copy; the pairs' rows
-  built one by one, then sorted so)
+- :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`, :func:`canonical_rows`,
+  :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
+  key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per
+  list; the lists sliced one by one)
 - :func:`input_rows`, :func:`take` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
@@ -857,6 +858,18 @@ def canonical_rows(out, key=None):
     P = [[int(x) for x in match] for match in zip(*out)]
     key = list(range(len(out))) if key is None else [int(c) for c in key]
     return gather_columns(P, range(len(out)), canonical_order(P, key))
+
+
+def list_bounds(off, pos, lo, hi):
+    """Twin of kernels.order.list_bounds: (lo, hi) as lists, each lowered / raised to its list's min / max."""
+    lists = [[int(p) for p in pos[off[j]:off[j + 1]]] for j in range(len(off) - 1)]
+    return ([min([int(a), *x]) for a, x in zip(lo, lists)], [max([int(b), *x]) for b, x in zip(hi, lists)])
+
+
+def take_lists(off, pos, idx):
+    """Twin of kernels.order.take_lists: the lists idx, as (offsets, members) lists."""
+    lists = [[int(p) for p in pos[off[k]:off[k + 1]]] for k in idx]
+    return [0, *itertools.accumulate(len(x) for x in lists)], [p for x in lists for p in x]
 
 
 def input_rows(parts, row):

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.order import canonical_order, canonical_pairs, canonical_rows, gather_columns, list_hashes
+from jitcep.kernels.order import (canonical_order, canonical_pairs, canonical_rows, gather_columns, list_bounds,
+                                  list_hashes, take_lists)
 
 
 @st.composite
@@ -54,6 +55,22 @@ def test_gather_columns_matches_naive(case, permuted):
     P, cols, *_ = case
     perm = np.random.default_rng(len(P)).permutation(len(P)) if permuted else None
     assert gather_columns(P, cols, perm).tolist() == naive.gather_columns(P, cols, perm)
+
+
+@settings(max_examples=60, deadline=None)
+@given(records())
+def test_canonical_order_of_ends_far_past_the_matches_count_matches_naive(case):
+    # positions above _BUCKETS * n + _BUCKETS_MIN: the ends merge sorted instead of bucketed (the order
+    # of every key is kept: each bound position scaled alike)
+    P, cols, K, llo, lhi = case
+    far = 1 << 20
+    P = np.where(P >= 0, P * far, P)
+    if llo is not None:
+        llo = np.where(lhi >= 0, llo * far, llo)
+        lhi = np.where(lhi >= 0, lhi * far, lhi)
+    perm = canonical_order(P, cols, K, llo, lhi)
+    got = list(range(len(P))) if perm is None else perm.tolist()
+    assert got == naive.canonical_order(P, cols, K, llo, lhi)
 
 
 def test_long_runs_of_one_end_merge_stably():
@@ -175,3 +192,49 @@ def test_list_hashes_depend_on_order_and_refuse_bad_offsets():
     assert h[0] != h[1] and h[2] == 0
     with pytest.raises(KernelInputError):
         list_hashes(np.array([0, 5]), np.array([1, 2]))
+
+
+@st.composite
+def csr_lists(draw):
+    """(off, pos): up to 12 lists of up to 5 members in any order (a group's iterations need not ascend),
+    then members past the last list."""
+    lists = draw(st.lists(st.lists(st.integers(0, 50), max_size=5), max_size=12))
+    off = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=off[1:])
+    pad = draw(st.lists(st.integers(0, 50), max_size=3))
+    return off, np.array([p for x in lists for p in x] + pad, dtype=np.int64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(csr_lists(), st.data())
+def test_list_bounds_matches_naive(lists, data):
+    off, pos = lists
+    n = len(off) - 1
+    lo = np.array(data.draw(st.lists(st.sampled_from([2**63 - 1, 10, 30]), min_size=n, max_size=n)), np.int64)
+    hi = np.array(data.draw(st.lists(st.sampled_from([-1, 10, 30]), min_size=n, max_size=n)), np.int64)
+    want = naive.list_bounds(off, pos, lo, hi)
+    list_bounds(off, pos, lo, hi)
+    assert (lo.tolist(), hi.tolist()) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(csr_lists(), st.data())
+def test_take_lists_matches_naive(lists, data):
+    off, pos = lists
+    idx = np.array(data.draw(st.lists(st.integers(0, max(len(off) - 2, 0)), max_size=15 if len(off) > 1 else 0)),
+                   np.int64)
+    new_off, got = take_lists(off, pos, idx)
+    assert (new_off.tolist(), got.tolist()) == naive.take_lists(off, pos, idx)
+
+
+def test_list_bounds_and_take_lists_refuse_bad_offsets_indexes_and_bounds():
+    off, pos = np.array([0, 2, 3]), np.array([4, 1, 7])
+    lo, hi = np.zeros(2, np.int64), np.zeros(2, np.int64)
+    for call in (lambda: list_bounds(np.array([0, 4]), pos, lo[:1], hi[:1]),   # offsets past the members
+                 lambda: list_bounds(off, pos, lo[:1], hi),                    # a bound per list missing
+                 lambda: list_bounds(off, pos, lo.astype(np.int32), hi),       # not updated in place as int64
+                 lambda: take_lists(off, pos, np.array([2])),                  # no list 2
+                 lambda: take_lists(off, pos, np.array([-1])),
+                 lambda: take_lists(np.array([0, 3, 2]), pos, np.array([0]))):  # descending offsets
+        with pytest.raises(KernelInputError):
+            call()

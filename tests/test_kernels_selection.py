@@ -26,6 +26,9 @@ def runs_and_leaf(draw, extreme=None):
     first = np.array([p[0] for p in pairs], dtype=np.int64)
     last = np.array([p[1] for p in pairs], dtype=np.int64)
     g = np.array(draw(st.lists(st.integers(0, G - 1), min_size=m, max_size=m)), dtype=np.int64)
+    if draw(st.booleans()):  # sorted by (partition, last), as the executor's runs nearly are
+        o = np.lexsort((last, g))
+        first, last, g = first[o], last[o], g[o]
     return ts, wt, W, (last, first, g), (cand, goff)
 
 

@@ -242,6 +242,8 @@ CASES = {
         i64(0, 9), i64(1, 2), np.ones(2, np.bool_), "sum"),
     "closure_runs: descending offsets": lambda: kleene.closure_runs(i64(0, 5, 2), 1, 3),
     "list_hashes: offsets past the members": lambda: order.list_hashes(i64(0, 9), i64(1, 2)),
+    "list_bounds: offsets past the members": lambda: order.list_bounds(i64(0, 9), i64(1, 2), i64(0), i64(0)),
+    "take_lists: list past the offsets": lambda: order.take_lists(i64(0, 2), i64(1, 2), i64(1)),
     "canonical_pairs: pair past the left records": lambda: order.canonical_pairs(
         i64(0, 1).reshape(2, 1), i64(2).reshape(1, 1), i64(2), i64(0), i64(0), 5),
     "canonical_pairs: position past the events": lambda: order.canonical_pairs(

@@ -123,6 +123,12 @@ class _Runs:
 
     @staticmethod
     def concat(parts: list) -> "_Runs":
+        """The runs of ``parts`` in order; the one part with runs itself when the others have none (every
+        part is a fresh buffer, read no more: a round often adds no forks, and the runs' copies, here and
+        in :meth:`take`, were a fifth of skip-till-next-match's time at 10^6 events, perf/README.md)."""
+        full = [p for p in parts if len(p)]
+        if len(full) == 1:
+            return full[0]
         return _Runs(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(_Runs)))
 
 
@@ -145,7 +151,8 @@ def run(node, state, execute, succ: np.ndarray | None) -> Buffer:
             if n_matches > options.max_matches:
                 raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "
                                      f"or narrow the pattern")
-        return new.take(np.flatnonzero(new.alive.any(axis=1)))
+        alive = np.flatnonzero(new.alive.any(axis=1))
+        return new if len(alive) == len(new) else new.take(alive)  # (new is a fresh buffer)
 
     runs = keep(ctx.starts()) if table.n else ctx.empty(0)
     while len(runs):
@@ -203,22 +210,19 @@ class _Context:
     def select(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> _Runs:
         """New buffers: run ``rows[i]``'s with event ``e[i]`` selected at state s (its edge already
         passed), each alive at its one state with its range."""
-        new = runs.take(rows)
-        new.pos = new.pos.copy()
+        # the fields the new buffers keep, taken (copies); the others are new (taking them too copied
+        # the (m, S) state arrays once more per selection)
         k = self.k[s]
+        at = s if k >= 0 else s + 1
+        first = runs.first[rows]
+        new = _Runs(runs.pos[rows], runs.count[rows], runs.tail[rows], np.zeros((len(e), self.S), np.bool_),
+                    np.full(len(e), at, np.int64), np.full((len(e), self.S), UNKNOWN, np.int64),
+                    np.where(first < 0, e, first), e, e.copy(), runs.g[rows])
         if k >= 0:
-            new.tail, new.count = new.tail.copy(), new.count.copy()
             new.tail[:, k] = self.members.append(e, new.tail[:, k])
             new.count[:, k] += 1
-            at = s
         else:
             new.pos[:, s] = e
-            at = s + 1
-        new.first = np.where(new.first < 0, e, new.first)
-        new.last, new.cursor = e, e.copy()
-        new.alive = np.zeros((len(e), self.S), np.bool_)
-        new.nxt = np.full((len(e), self.S), UNKNOWN, np.int64)
-        new.reach = np.full(len(e), at, np.int64)
         if at < self.S:
             new.alive[:, at] = True
         for r in range(at, self.S):  # the range: proceed edges from `at` on, the later lists empty
