@@ -421,6 +421,23 @@ def test_adjacent_kleene_states_skip_what_neither_takes():
         (0, (1, 3), (4,)), (0, (1, 3), (4, 6)), (0, (1, 3), (6,)))
 
 
+def test_adjacent_kleene_states_strict_ts_count_window_past_the_later_timestamp():
+    # A0 A1 A2 at ts 0, A3 at ts 1; WITHIN 2 EVENTS.  Under strict_ts a take needs a later timestamp, so the
+    # runs at A0 and A1 can take nothing (their window ends at A1 / A2, before the first later event, A3):
+    # they give (c=(0,)) and (c=(1,)).  The run at A2 takes A3 at c or begins e with it.  The run at A0 once
+    # asked for e's candidates from A3 (the first later timestamp) to A1 (its window's last event), a range
+    # whose low end passes its high end: under a count window only (a time window reaches the last event's
+    # timestamp, so its first later event never lies past the window's end).  A crash found by the runs form of
+    # tests/test_compiled_empty_closures.py (seed 4)
+    df = events("type ts", ("A", 0), ("A", 0), ("A", 0), ("A", 1))
+    q = "PATTERN SEQ(A+ c[], A* e[]) WITHIN 2 EVENTS"
+    assert _compiled(q, "skip_till_next_match")
+    assert matches(q, df, strategy="skip_till_next_match", order="strict_ts") == M(
+        ((0,), ()), ((1,), ()), ((2,), ()), ((2, 3), ()), ((2,), (3,)), ((3,), ()))
+    assert matches("PATTERN SEQ(A+ c[], A+ e[]) WITHIN 2 EVENTS", df, strategy="skip_till_next_match",
+                   order="strict_ts") == M(((2,), (3,)))
+
+
 def test_bounded_kleene_states_with_iterative_and_aggregate_conjuncts():
     df = events("type ts x", ("A", 1, 0), ("B", 2, 0), ("B", 3, 0), ("C", 4, 5), ("C", 5, 3), ("C", 6, 7),
                 ("D", 7, 0))
