@@ -298,7 +298,6 @@ class _Context:
             others[:, s] = False
             stop = np.where(others, nxt[r], _NONE).min(axis=1)
             cand, lo, hi = self._candidates(runs, r, s)
-            hi = np.maximum(hi, lo)  # under strict_ts lo may pass hi: an empty range, not a negative count
             if self.keys[s] is None:  # (partition, position) ascends over the leaf: one binary search per run
                 self.keys[s] = self.leaves[s].partitions() * n + cand
             cut = np.clip(np.searchsorted(self.keys[s], runs.g[r] * n + np.minimum(stop, n)), lo, hi)
@@ -315,7 +314,8 @@ class _Context:
     def _candidates(self, runs: _Runs, rows: np.ndarray, s: int):
         """(candidates of state s, lo, hi): run ``rows[i]``'s are ``cand[lo[i]:hi[i]]``
         (:func:`jitcep.kernels.selection.next_ranges`: partition, window, after the cursor; under
-        strict_ts also later than its last event)."""
+        strict_ts also later than its last event; that low end may pass the window's end under a count
+        window, and the range is then empty, never inverted)."""
         state, leaf = self.state, self.leaves[s]
         ts, wt, W = state.table.ts, state.wt, state.W
         cand = leaf.start
@@ -323,6 +323,7 @@ class _Context:
         if self.strict_ts:
             lo = np.maximum(lo, next_ranges(runs.last[rows], runs.first[rows], runs.g[rows], (cand, leaf.goff), ts,
                                             wt, W, True)[0])
+            hi = np.maximum(hi, lo)
         return cand, lo, hi
 
     def _first_passing(self, runs: _Runs, rows: np.ndarray, s: int, ranges=None) -> np.ndarray:
