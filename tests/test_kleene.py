@@ -788,6 +788,16 @@ def test_an_aggregate_of_an_attribute_with_no_value_is_null():
     assert matches("PATTERN SEQ(A b, A+ a[]) WHERE count(a) = sum(a.s) WITHIN 3", df) == M()
 
 
+def test_a_negation_condition_on_a_member_with_no_value_and_no_candidate_is_no_type_error():
+    # s and x hold no value, so they have no kind (semantics §4): a[2].s + 0 is NULL, not arithmetic on a
+    # string.  The one event is c's, so the negation has no (match, candidate) pair to test; the compiled
+    # engine then checked the kinds of an empty virtual column as non-null and raised AttributeTypeError
+    # (found by the generated corpus)
+    df = pl.DataFrame({"type": ["A"], "ts": [0], "x": pl.Series([None], dtype=pl.Int64),
+                       "s": pl.Series([None], dtype=pl.String)})
+    assert matches("PATTERN SEQ(!* n, A* a[], * c) WHERE a[2].s + 0 = n.x WITHIN 1", df) == M(((), 0))
+
+
 # a closure that a later closure of at least one member must follow is bounded by that one's candidates
 # before its lists are made (jitcep/plan/rules/kleene_collection.py): records with no candidate in range
 # are dropped and the members end before the last candidate; the matches are those of semantics §6.1

@@ -54,6 +54,10 @@ def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None =
     else:
         held = next(iter(lists.values()))
         n = len(held.start) if isinstance(held, Runs) else len(held[0]) - 1
+    if not n:
+        # nothing to test; and with no item a column gathered from an attribute that has no value in the
+        # table would look non-null, so its kind would be checked where semantics section 4 gives it none
+        return np.ones(0, dtype=np.bool_)
     cols: dict = {}
 
     def per_item(c: Column) -> Column:
