@@ -313,12 +313,15 @@ def every_pair(state, c, buf: Buffer, src, own: dict) -> np.ndarray:
     iteration) and a member of the other construct's list in the record (semantics section 4: every i,
     every j; an empty list passes vacuously)."""
     others = tuple(v for v in E.variables(c) & buf.lists.keys() if v not in own)
+    what = f"the member pairs of {', '.join(others)} and {', '.join(own)}"
+    # the other construct's list copied once per list of ``own``: at most one per pair, but not chunked
+    state.memory.check(8 * len(others) * int(np.diff(buf.lists[others[0]][0])[src].sum()), what, buf,
+                       *own.values())
     lists = {**_per_list(buf, src, others), **own}
     ok = np.ones(len(src), dtype=np.bool_)
 
     def check(k):
-        state.memory.check(8 * (3 + len(own) + len(others)) * k,
-                           f"the member pairs of {', '.join(others)} and {', '.join(own)}", buf, *lists.values())
+        state.memory.check(8 * (3 + len(own) + len(others)) * k, what, buf, *lists.values())
 
     for lst, members in member_combinations(((others, 0), (tuple(own), 0)), lists, np.arange(len(src)), check):
         extra = {v: members[member_var(v)] for v in (*others, *own)}
