@@ -53,9 +53,13 @@ VIEW_GATHER_CHUNK = 1 << 15  # views gathered per step of view_codes_at (512 KB:
 
 # Joins (jitcep/kernels/join.py).
 JOIN_BY_LEFT = 8  # drive a SEQ join by its left input when that is this many times smaller than the right
-THREAD_MIN_RECORDS = 1 << 14  # a join's input records, or candidate pairs, below which the work runs on one
-#                               thread whatever ``threads=`` says (jitcep/threads.py): handing a range to another
-#                               thread costs tens of microseconds, more than such work
+THREAD_MIN_RECORDS = 1 << 18  # a join's input records, or candidate pairs, below which the work runs on one
+#                               thread whatever ``threads=`` says (jitcep/threads.py).  At 2^14 a second thread
+#                               made 10-80 ms runs up to 1.6x slower on an idle 2-core machine (seq_len12: 0.63x;
+#                               perf/README.md, "Threads"): the split calls' hand-offs and fresh pages cost more
+#                               than the halved work; at 2^18 no workload measured lost
+KERNEL_MIN_PAIRS = 1 << 14  # candidate pairs below which NumPy gathers a join's columns and keeps its pairs
+#                             (pair_columns, keep_pairs): a kernel call's dispatch costs more than such a pass
 
 # Allocation (jitcep/kernels/alloc.py; measured at 10^7 events).
 ALLOC_ROUND_UP = 1 << 19  # bytes: from here on, a bigger array that gets huge pages faults in faster, so

@@ -203,7 +203,8 @@ def test_pair_columns_match_naive(case, data, threads):
     where = data.draw(st.lists(st.sampled_from([(0, c) for c in range(L[0].shape[1])]
                                                 + [(1, c) for c in range(R[0].shape[1])]), max_size=4))
     want = naive.pair_columns(L[0], R[0], li, ri, where)
-    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):  # the kernel, split, even for these few pairs
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0), \
+            mock.patch.object(config, "KERNEL_MIN_PAIRS", 0):  # the kernel, split, even for these few pairs
         got = join.pair_columns(L[0], R[0], li, ri, where, threads)
     assert got.shape == (len(where), m) and got.tolist() == want
     assert join.pair_columns(L[0], R[0], li, ri, where, threads).tolist() == want  # NumPy's gather below the minimum
@@ -214,7 +215,8 @@ def test_pair_columns_match_naive(case, data, threads):
        st.sampled_from([1, 2, 3]))
 def test_keep_pairs_match_naive(rows, threads):
     li, ri, g, keep = (np.array([r[i] for r in rows], dtype=np.bool_ if i == 3 else np.int64) for i in range(4))
-    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):  # the kernel, split, even for these few pairs
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0), \
+            mock.patch.object(config, "KERNEL_MIN_PAIRS", 0):  # the kernel, split, even for these few pairs
         got = join.keep_pairs(li, ri, g, keep, threads)
     assert tuple(a.tolist() for a in got) == naive.keep_pairs(li, ri, g, keep)
     assert tuple(a.tolist() for a in join.keep_pairs(li, ri, g, keep, threads)) == naive.keep_pairs(li, ri, g, keep)
@@ -222,9 +224,9 @@ def test_keep_pairs_match_naive(rows, threads):
 
 def test_pair_columns_refuse_a_pair_or_column_past_the_buffer():
     pos = np.arange(4, dtype=np.int64).reshape(-1, 1)
-    for least in (0, config.THREAD_MIN_RECORDS):  # the kernel's checks and NumPy's
+    for least in (0, config.KERNEL_MIN_PAIRS):  # the kernel's checks and NumPy's
         for li, ri, where in (([4], [0], [(0, 0)]), ([0], [-1], [(0, 0)]), ([0], [0], [(1, 1)]), ([0], [0], [(2, 0)])):
-            with mock.patch.object(config, "THREAD_MIN_RECORDS", least), \
+            with mock.patch.object(config, "KERNEL_MIN_PAIRS", least), \
                     pytest.raises(KernelInputError, match="past|columns"):
                 join.pair_columns(pos, pos, np.array(li, np.int64), np.array(ri, np.int64), where)
 

@@ -1,7 +1,8 @@
 """``threads=``: the same matches, in the same order, for every thread count (jitcep/threads.py).
 
 The joins split their key partitions into ranges joined side by side, the
-predicates their candidates and the output records their pairs; :data:`jitcep.config.THREAD_MIN_RECORDS` is set
+predicates their candidates and the output records their pairs; :data:`jitcep.config.THREAD_MIN_RECORDS` (and
+:data:`jitcep.config.KERNEL_MIN_PAIRS`, below which NumPy takes pairs) is set
 to 0 here so the tiny generated inputs are split too (at its default they
 would all run on one thread and the tests could not fail).  Compared: the
 join kernels' pairs against one thread's (hypothesis, the kernel tests'
@@ -43,7 +44,7 @@ THREADS = (1, 2, 3)
 
 @pytest.fixture(autouse=True)
 def split_everything():
-    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0), mock.patch.object(config, "KERNEL_MIN_PAIRS", 0):
         yield
 
 

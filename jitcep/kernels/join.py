@@ -340,7 +340,7 @@ def pair_columns(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndar
     """The events the pairs ``(li[i], ri[i])`` bind to some variables, as the predicates take them
     (k x m int64): row k holds column ``c`` of the left records' positions ``Lpos`` where ``where[k]`` is
     ``(0, c)``, of the right ones' ``Rpos`` where it is ``(1, c)``.  ``threads``: the pairs are split
-    into up to that many ranges filled side by side.  Below :data:`jitcep.config.THREAD_MIN_RECORDS`
+    into up to that many ranges filled side by side.  Below :data:`jitcep.config.KERNEL_MIN_PAIRS`
     pairs NumPy gathers them (a kernel call's dispatch costs more than such a gather).  A pair past
     its buffer, or a column past its records' width, is a KernelInputError."""
     if len(li) != len(ri) or Lpos.ndim != 2 or Rpos.ndim != 2 or any(
@@ -348,7 +348,7 @@ def pair_columns(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndar
         raise fail("pair_columns", f"columns {list(where)} of {len(li)} and {len(ri)} pairs of records "
                                    f"{Lpos.shape[1:]} and {Rpos.shape[1:]} wide")
     m = len(li)
-    if m < config.THREAD_MIN_RECORDS:
+    if m < config.KERNEL_MIN_PAIRS:
         out = np.empty((len(where), m), np.int64)
         try:  # NumPy refuses an index past the end; one below 0 would count from the end
             if m and (li.min() < 0 or ri.min() < 0):
@@ -397,11 +397,11 @@ def keep_pairs(li: np.ndarray, ri: np.ndarray, g: np.ndarray, keep: np.ndarray, 
     """``(li[keep], ri[keep], g[keep])`` in one pass over the pairs instead of three: a join's pairs
     that pass a test.  ``threads``: the pairs are split into up to that many ranges, each counted and
     then copied to its place side by side (a parallel compaction: the same arrays on any count).
-    Below :data:`jitcep.config.THREAD_MIN_RECORDS` pairs NumPy takes them (a kernel call's dispatch
+    Below :data:`jitcep.config.KERNEL_MIN_PAIRS` pairs NumPy takes them (a kernel call's dispatch
     costs more than such a pass)."""
     keep = np.asarray(keep, dtype=np.bool_)
     check_lengths("keep_pairs", len(li), ri=ri, g=g, keep=keep)
-    if len(li) < config.THREAD_MIN_RECORDS:
+    if len(li) < config.KERNEL_MIN_PAIRS:
         return li[keep], ri[keep], g[keep]
     li, ri, g, keep = (np.ascontiguousarray(a) for a in (li, ri, g, keep))
     ranges = even_ranges(len(li), threads)
