@@ -99,3 +99,25 @@ def test_max_memory_must_be_a_positive_integer():
     for bad in (0, -1, 1.5, True, "1GB"):
         with pytest.raises(jitcep.OptionError):
             jitcep.compile("PATTERN A a WITHIN 5", max_memory=bad)
+
+
+def test_earlier_lists_copied_for_each_new_list_are_charged_before_they_are_made():
+    # one record whose closure b holds 1000 members, and 1000 new lists of the next closure for it: the
+    # copies of b's list (one per new list, 8 MB) must be refused by a 4 MB budget before any is made
+    from types import SimpleNamespace
+    from unittest import mock
+
+    from jitcep.budget import MemoryBudget
+    from jitcep.execute import kleene
+    from jitcep.execute.buffer import Buffer
+
+    one = np.zeros(1, np.int64)
+    buf = Buffer(("a",), one.reshape(1, 1), one, one, np.array([0, 1], np.int64), one, one, one, one,
+                 {"b": (np.array([0, 1000], np.int64), np.arange(1000, dtype=np.int64))})
+    src = np.zeros(1000, np.int64)
+    with mock.patch.object(kleene, "gather_lists", side_effect=AssertionError("copied before the check")), \
+            pytest.raises(ExplosionError, match="max_memory"):
+        kleene._per_list(SimpleNamespace(memory=MemoryBudget(4 << 20)), buf, src)
+    off, lists = kleene._per_list(SimpleNamespace(memory=MemoryBudget(64 << 20)), buf, src)["b"]
+    assert off.tolist() == list(range(0, 1000 * 1000 + 1, 1000))
+    assert lists.tolist() == list(range(1000)) * 1000

@@ -60,7 +60,7 @@ def run(node, state, execute) -> Buffer:
     if Gr.lists and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
         mine = {v: (off, p[lidx]) for v, p in itpos.items()}
-        keep = np.flatnonzero(list_mask(state, Gr.lists, single, {**_per_list(buf, src), **mine},
+        keep = np.flatnonzero(list_mask(state, Gr.lists, single, {**_per_list(state, buf, src, None, off, lidx), **mine},
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lidx = _keep_lists(keep, src, off, lidx)
     if Gr.each and len(src):
@@ -82,7 +82,7 @@ def run(node, state, execute) -> Buffer:
     cols = [i for i, v in enumerate(buf.vars) if v not in Gr.anchor]  # an anchor is an iteration from here on
     return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
                   offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start], wt[end],
-                  {**_per_list(buf, src), **lists}, unbound)
+                  {**_per_list(state, buf, src, None, off, lidx), **lists}, unbound)
 
 
 def _candidates(node, state, buf: Buffer, it: Buffer, app) -> tuple[np.ndarray, np.ndarray]:

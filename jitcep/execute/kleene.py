@@ -62,7 +62,7 @@ def run(node, state, execute) -> Buffer:
     if K.lists and not node.runs and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
         # a list conjunct may read closures collected before this one too (their lists per record)
-        lists = _per_list(buf, src, {v for c in K.lists for v in E.variables(c)})
+        lists = _per_list(state, buf, src, {v for c in K.lists for v in E.variables(c)}, off, lpos)
         keep = np.flatnonzero(list_mask(state, K.lists, single, {**lists, K.var: (off, lpos)},
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
@@ -77,7 +77,7 @@ def run(node, state, execute) -> Buffer:
         src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
-    lists = {**_per_list(buf, src), K.var: (off, lpos)}
+    lists = {**_per_list(state, buf, src, None, off, lpos), K.var: (off, lpos)}
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
     # src ascends (each record's lists in record order), so the partition offsets are where each starts
@@ -263,10 +263,18 @@ def _follows(state, K, buf: Buffer, offs: np.ndarray, members: np.ndarray) -> np
     return table
 
 
-def _per_list(buf: Buffer, src: np.ndarray, only=None) -> dict:
-    """The lists ``buf`` already holds (those of ``only``, None: all), one per list of record ``src[j]``."""
-    return {v: gather_lists(l, o[:-1][src], np.diff(o)[src]) for v, (o, l) in buf.lists.items()
-            if only is None or v in only}
+def _per_list(state, buf: Buffer, src: np.ndarray, only=None, *live) -> dict:
+    """The lists ``buf`` already holds (those of ``only``, None: all), one per list of record ``src[j]``.
+
+    A record with many new lists repeats its earlier lists as often, so the
+    copies are charged to ``max_memory`` (beside ``buf`` and ``live``) before
+    they are made."""
+    held = {v: ol for v, ol in buf.lists.items() if only is None or v in only}
+    lengths = {v: np.diff(o)[src] for v, (o, _) in held.items()}
+    need = sum(8 * (int(n.sum()) + len(n) + 1) for n in lengths.values())
+    if need:
+        state.memory.check(need, f"the lists of {', '.join(held)} copied for each new list", buf, *live)
+    return {v: gather_lists(l, o[:-1][src], lengths[v]) for v, (o, l) in held.items()}
 
 
 def _with_other_branches(other: np.ndarray, src, off, lpos):
@@ -293,7 +301,7 @@ def every_member(state, each, buf: Buffer, src, own: dict) -> np.ndarray:
     ok = np.ones(len(src), dtype=np.bool_)
     read = {v for c in each for v in E.variables(c)}
     read = {v for v in buf.lists if {v, member_var(v), prev_var(v)} & read}
-    lists = {**_per_list(buf, src, read), **own}
+    lists = {**_per_list(state, buf, src, read, *own.values()), **own}
     unbound = {v: u[src] for v, u in buf.unbound.items() if v in read}
     for c in each:
         constructs = iteration_constructs(state, c, lists)
@@ -314,10 +322,7 @@ def every_pair(state, c, buf: Buffer, src, own: dict) -> np.ndarray:
     every j; an empty list passes vacuously)."""
     others = tuple(v for v in E.variables(c) & buf.lists.keys() if v not in own)
     what = f"the member pairs of {', '.join(others)} and {', '.join(own)}"
-    # the other construct's list copied once per list of ``own``: at most one per pair, but not chunked
-    state.memory.check(8 * len(others) * int(np.diff(buf.lists[others[0]][0])[src].sum()), what, buf,
-                       *own.values())
-    lists = {**_per_list(buf, src, others), **own}
+    lists = {**_per_list(state, buf, src, others, *own.values()), **own}
     ok = np.ones(len(src), dtype=np.bool_)
 
     def check(k):
