@@ -56,7 +56,7 @@ from ..logical import Closure
 from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin
 from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
-from .join_tree import join
+from . import join_tree  # not its names: join_tree -> join_order -> this module is a cycle
 from .type_overlap import _overlap
 
 
@@ -75,12 +75,34 @@ def add(plan, planning):
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
     top = dataclasses.replace(plan, root=root, variables=tuple(v for v in plan.variables if v not in anchors))
     target = lower_join(plan.root, planning)
-    return top if target is None else _place(top, plan.root, target, planning)
+    if target is None:
+        return top
+    if plan.kleene_places and planning.kleene is None:  # the join-order search placed the closure's T'
+        [(_, sibling)] = plan.kleene_places
+        node = _binding(plan.root, frozenset(sibling))
+        return _placed(top, plan.root, node, "top" if node is plan.root else "lower", searched=True)
+    return _place(top, plan.root, target, planning)
 
 
-def lower_join(tree, planning):
-    """The lowest join of the join tree ``tree`` where the pattern's closure may be collected instead of
-    over ``tree`` (module docstring), or None where it may not or that join is ``tree`` itself."""
+def _binding(node, vars_: frozenset):
+    """The node of the join tree ``node`` whose records bind exactly ``vars_``."""
+    if frozenset(node.vars) == vars_:
+        return node
+    return next(found for c in node.children if vars_ <= set(c.vars) and (found := _binding(c, vars_)) is not None)
+
+
+def _placed(top, tree, target, placement: str, costs=(), searched=False):
+    """``top`` with its KleeneCollect (over ``tree``) collecting over ``target`` instead, as ``placement``."""
+    kc = dataclasses.replace(top.root, placement=placement, costs=costs, searched=searched)
+    return dataclasses.replace(top, root=_over(tree, target, kc))
+
+
+def lowerable(planning):
+    """``(closure, need)`` when the pattern's closure may be collected below the root of a join tree
+    (module docstring): on any join binding the single variables ``need`` -- its nearest SEQ neighbours',
+    those its conjuncts read, and those that may bind one of its members (neither ordered before nor
+    after it, sharing a type: joined above the collection they would not be told apart from its
+    members, section 3) -- else None."""
     logical, options = planning.logical, planning.options
     if (len(logical.closures) != 1 or logical.groups or options.strategy != "skip_till_any_match"
             or options.order == "nondecreasing_ts"):
@@ -88,17 +110,34 @@ def lower_join(tree, planning):
     [K] = logical.closures
     if K.anchor is not None or K.scope or not K.near:
         return None
+    types = logical.variables
     read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
-    need = set(K.near) | (read & logical.variables.keys())
+    binds = {v for v in types if v not in K.before and v not in K.after and _overlap(types[v], K.types)}
+    return K, frozenset(K.near) | (read & types.keys()) | binds
+
+
+def closure_units(planning) -> tuple:
+    """The closures the join-order search places as units of its problem (Kolchinsky & Schuster 4's
+    ``T'``; :func:`jitcep.plan.planner.cardinality.join_problem`): ``(closure, need, mode)`` for the
+    closure :func:`lowerable` allows below the root, unless ``need`` is every variable (the root is then
+    its only place)."""
+    found = lowerable(planning)
+    if found is None or found[1] >= planning.logical.variables.keys():
+        return ()
+    return ((*found, planning.options.kleene),)
+
+
+def lower_join(tree, planning):
+    """The lowest join of the join tree ``tree`` where the pattern's closure may be collected instead of
+    over ``tree`` (module docstring), or None where it may not or that join is ``tree`` itself."""
+    found = lowerable(planning)
+    if found is None:
+        return None
+    need = found[1]
     node = tree
     while (inner := next((c for c in node.children if need <= set(c.vars)), None)) is not None:
         node = inner
     if node is tree or not isinstance(node, (SeqJoin, AndJoin)):
-        return None
-    types = logical.variables
-    # a variable joined above that may bind one of the members would make them differ (section 3)
-    if any(v not in K.before and v not in K.after and _overlap(types[v], K.types)
-           for v in set(tree.vars) - set(node.vars)):
         return None
     return node
 
@@ -108,8 +147,7 @@ def _place(top, tree, target, planning):
     instead: the placement asked for (``planning.kleene``), else the rule's (top) without statistics,
     else the cheaper of the two on them (ties: top)."""
     def placed(placement, costs=()):
-        kc = dataclasses.replace(top.root, placement=placement, costs=costs)
-        return dataclasses.replace(top, root=_over(tree, target if placement == "lower" else tree, kc))
+        return _placed(top, tree, target if placement == "lower" else tree, placement, costs)
 
     if planning.kleene is not None:
         return placed(planning.kleene)
@@ -158,7 +196,7 @@ def group_body(group):
         if node is None:
             node = scan
             continue
-        node = join(group.body, node, scan)
+        node = join_tree.join(group.body, node, scan)
         covered = set(node.vars)
         here = tuple(p for p in group.joins if E.variables(p) <= covered and not E.variables(p) <= set(node.left.vars))
         overlap = any(_overlap(types[a], types[b]) for a in node.left.vars for b in node.right.vars)
