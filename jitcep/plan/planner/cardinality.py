@@ -280,7 +280,10 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     sel = [row + [1.0] * (m - n) for row in sel] + [[1.0] * m for _ in range(m - n)]
     order = [row + [1.0] * (m - n) for row in order] + [[1.0] * m for _ in range(m - n)]
     count = [row + [0] * (m - n) for row in count] + [[0] * m for _ in range(m - n)]
-    before = tuple(row + (False,) * (m - n) for row in before) + ((False,) * m,) * (m - n)
+    # a closure unit is neutral to whether a join is a SEQ join (its lists lie between its neighbours):
+    # "before" and "after" every other unit, so ((a, c) + T', d) is priced as the SEQ join ((a, c), d)
+    before = (tuple(row + (True,) * (m - n) for row in before)
+              + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
     return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency, tuple(found),
                             order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
 

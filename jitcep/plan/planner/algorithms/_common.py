@@ -127,7 +127,7 @@ class Costing:
         # PM by bitmask; built one unit at a time, PM(S | {i}) = PM(S) * card[i] * prod sel[i][j], j in S
         self._pm = {0: 1.0}
         self.leaves = tuple(Plan(i, 1 << i, cost(problem, i)) for i in range(problem.n))
-        self._admits = problem.admits if problem.closures else lambda mask: True
+        self._closures = bool(problem.closures)
 
     def pm(self, mask: int) -> float:
         """PM of the units in ``mask`` (section 3), memoised."""
@@ -149,8 +149,10 @@ class Costing:
     def join_cost(self, left: Plan, right: Plan) -> float:
         """The cost of the tree ``(left.tree, right.tree)``; infinite when the problem does not admit the
         join (a closure unit joined before its ``need``, :meth:`JoinProblem.admits`), so that no search
-        keeps it while an admitted plan exists (one always does: ``need`` joined, then the closure)."""
-        if not self._admits(left.mask | right.mask):
+        keeps it while an admitted plan exists (one always does: ``need`` joined, then the closure).  A
+        join over an inadmissible subplan is infinite too (a model priced on whole trees would not know)."""
+        if self._closures and (not self.problem.admits(left.mask | right.mask)
+                               or left.cost == math.inf or right.cost == math.inf):
             return math.inf
         if self._node_cost is None:
             return self.cost(self.problem, (left.tree, right.tree))
