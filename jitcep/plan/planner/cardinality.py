@@ -11,6 +11,13 @@ card is the sum of its items' records, in the DNF sense of section 4
 ("nested patterns"): every choice of one branch per OR inside it is an
 *alternative*, whose records are the PM of its variables.
 
+A closure that may be collected below the root (the Kleene rule says which)
+is one more unit, section 4's ``T'`` ("Kleene closure patterns"): its card
+the lists per record of the join fixing its range (below, ``KleeneCollect``),
+its selectivity 1 with every unit (its order against its neighbours and its
+conjuncts are in that card), admitted only beside a plan covering what fixes
+its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).
+
 A conjunct over k > 2 variables is split evenly in log space over its
 C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
 holding all k variables has exactly ``sel``, and one holding some of them

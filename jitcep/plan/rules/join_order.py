@@ -6,8 +6,11 @@ statistics: the join tree is that shape, or left-deep in pattern order.  Any
 other planner sees the pattern as a join-order problem
 (:func:`jitcep.plan.planner.cardinality.join_problem`: each unit a relation
 of its events in one window, each pair the selectivity of the predicates
-between them, Kolchinsky & Schuster 2018 section 3) and returns the tree its
-algorithm finds under the chosen cost model (:mod:`jitcep.plan.planner`).
+between them, Kolchinsky & Schuster 2018 section 3; a closure that may be
+collected below the root one more unit, their ``T'`` of section 4) and returns
+the tree its algorithm finds under the chosen cost model
+(:mod:`jitcep.plan.planner`), without the closure units, and where each of
+them went (the variables of its sibling) for :mod:`.kleene_collection`.
 
 Under a selection strategy other than skip-till-any-match there is no order
 to choose: :mod:`.nfa_runs` replaces the join tree by the NFA^b runs, which

@@ -38,8 +38,14 @@ cuts no list differently, under ``kleene="maximal"`` too), and the joins
 above carry each record's lists.  That holds under skip-till-any-match with
 ``order`` "position" or "strict_ts" and when no variable joined above may
 bind a member (each is ordered before / after the closure, or reads other
-types: section 3).  Without statistics the closure stays on top; a plan
-chosen on statistics prices both (:func:`jitcep.plan.planner.cost.plan_cost`
+types: section 3; a variable that may bind one joins below the collection).
+Where a planner searched the join order on statistics, the closure was a
+unit ``T'`` of its problem (:func:`closure_units`,
+:func:`jitcep.plan.planner.cardinality.join_problem`) and the searched tree
+placed it: its KleeneCollect goes over the join binding its sibling's
+variables (``kleene_places``, from :mod:`.join_order`), lower or at the top,
+``searched``.  Without statistics the closure stays on top; on a shape given
+with statistics the rule prices both (:func:`jitcep.plan.planner.cost.plan_cost`
 over :func:`~jitcep.plan.planner.cardinality.estimate_work`, ZStream's
 Formula 1, as a negation's placement) and keeps the cheaper, ties on top:
 lower drops the records without a list before the joins above (a rare
