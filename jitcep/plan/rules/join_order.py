@@ -73,7 +73,8 @@ def places(problem, tree) -> tuple[tuple[str, tuple[str, ...]], ...]:
             return
         for one, other in (node, node[::-1]):
             if isinstance(one, int) and problem.closure_unit(one) is not None:
-                out.append((problem.units[one], tuple(sorted(shape_vars(problem.shape(other))))))
+                vars_ = shape_vars(problem.shape(without_closures(problem, other)))
+                out.append((problem.units[one], tuple(sorted(vars_))))
         rec(node[0])
         rec(node[1])
     rec(tree)
