@@ -26,7 +26,9 @@ a shared machine: compare the ratios within one run.
   whose closure lies between the first two variables joined, on events where the closure's type is
   rare and where it is frequent; the join tree ``((a, c), d)`` on the estimated statistics with the
   closure forced ``top`` and ``lower`` (same table, taking turns), each one's time and ZStream
-  Formula 1 cost, and which the rule chose on those costs.
+  Formula 1 cost, and which the rule chose on those costs.  Then a workload where the closure's ``T'`` in
+  the join problem changes the join order: per planner, the plan searched without the closure (its place
+  then priced on that tree, as before) against the plan searched with it, same table, taking turns.
 """
 
 from __future__ import annotations
