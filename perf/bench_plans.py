@@ -26,7 +26,9 @@ a shared machine: compare the ratios within one run.
   whose closure lies between the first two variables joined, on events where the closure's type is
   rare and where it is frequent; the join tree ``((a, c), d)`` on the estimated statistics with the
   closure forced ``top`` and ``lower`` (same table, taking turns), each one's time and ZStream
-  Formula 1 cost, and which the rule chose on those costs.
+  Formula 1 cost, and which the rule chose on those costs.  Then a workload where the closure's ``T'`` in
+  the join problem changes the join order: per planner, the plan searched without the closure (its place
+  then priced on that tree, as before) against the plan searched with it, same table, taking turns.
 """
 
 from __future__ import annotations
@@ -241,6 +243,81 @@ def kleene(args) -> None:
               f"{matches['top']:>9}")
 
 
+def kleene_search_workloads(n: int) -> dict:
+    """name -> (pattern text, events) where the closure's ``T'`` in the join problem changes the join order:
+    D frequent with a selective ``c``-``d`` conjunct, so a search without the closure joins (c, d) first and
+    a last, while a rare B between a and c drops most (a, c) records before d when collected on them."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "C": 1, "D": 20}, keys=10, attrs={"x": "uniform"})
+    return {"b_thins_cd": ("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000",
+                           ev(0.005))}
+
+
+def kleene_search(args) -> None:
+    """Old (the join order searched without the closure, then its place priced on that tree) against new
+    (the closure a unit of the search), per planner, on the same table, taking turns."""
+    from jitcep.errors import ExplosionError
+    from jitcep.plan.planner.statistics import window_extent
+    from jitcep.plan.logical import logical_plan
+    from jitcep.plan.planner.algorithms import ALGORITHMS
+    from jitcep.plan.planner.cardinality import join_problem
+    from jitcep.plan.planner.cost import cost_model
+    from jitcep.plan.planner.sampling import estimate
+    from jitcep.plan.rules import physical_plan
+
+    print(f"the closure as a unit of the join-order search: median ms of {args.repeat} runs (n={args.n})")
+    print(f"{'workload':<12} {'planner':<12} {'old ms':>9} {'new ms':>9} {'old/new':>8} {'matches':>9}  old plan | new plan")
+    for name, (text, df) in kleene_search_workloads(args.n).items():
+        pattern = parse(text)
+        table = build_event_table(df, [pattern], type="type")
+        logical = logical_plan(pattern)
+        measure, span = window_extent(logical.window, table)
+        stats = estimate(logical, table, window_measure=measure, span=span)
+        for planner in ("auto", "greedy"):
+            opts = Options(planner=planner)
+            problem = join_problem(logical, stats, span)  # without the closure: the search before T'
+            old_shape = problem.shape(ALGORITHMS[planner](problem, cost_model(opts)))
+            plans = {"old": physical_plan(logical, opts, old_shape, stats, span),
+                     "new": physical_plan(logical, opts, None, stats, span)}
+            lines = {k: _tree(p.root) for k, p in plans.items()}
+            matches = {}
+            for k, p in plans.items():
+                try:
+                    matches[k] = runtime.evaluate([pattern], table, opts, plan=p)[0].n
+                except ExplosionError:  # the plan's intermediate results pass max_memory: not timed
+                    matches[k] = None
+            assert matches["old"] in (None, matches["new"]), matches
+            times: dict = {k: [] for k in plans if matches[k] is not None}
+            for _ in range(args.repeat):
+                for k in times:
+                    t = time.perf_counter()
+                    runtime.evaluate([pattern], table, opts, plan=plans[k])
+                    times[k].append(time.perf_counter() - t)
+            new = st.median(times["new"])
+            old = st.median(times["old"]) if "old" in times else None
+            shown = f"{old * 1e3:>9.1f}" if old is not None else f"{'> memory':>9}"
+            ratio = f"{old / new:>8.2f}" if old is not None else f"{'-':>8}"
+            print(f"{name:<12} {planner:<12} {shown} {new * 1e3:>9.1f} {ratio} "
+                  f"{matches['new']:>9}  {lines['old']} | {lines['new']}")
+
+
+def _tree(node) -> str:
+    """A join tree with its closure, as ``((a c)+b d)``: ``+b`` where b's lists are collected."""
+    from jitcep.plan.operators import KleeneCollect, Scan
+    if isinstance(node, Scan):
+        return node.var
+    if isinstance(node, KleeneCollect):
+        return _tree(node.input) + "+" + node.closure.var
+    if not node.children:
+        return type(node).__name__
+    return "(" + " ".join(_tree(c) for c in node.children) + ")"
+
+
+def _kleene_both(args) -> None:
+    kleene(args)
+    kleene_search(args)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene"])
@@ -254,7 +331,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.n is None:
         args.n = 100_000 if args.which == "fig5" else 200_000
-    {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": kleene}[args.which](args)
+    {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -294,7 +294,7 @@ def test_no_join_order_search_under_other_strategies():
         != default_shape(lp.positive)
     for strategy in ("skip_till_next_match", "strict_contiguity"):
         planning = Planning(lp, Options(planner="dp_bushy", strategy=strategy), statistics=stats, span=10)
-        assert join_order.shape(planning) == (default_shape(lp.positive), ())
+        assert join_order.shape(planning) == (default_shape(lp.positive), (), ())
 
 
 def test_latency_alpha_option_weighs_the_latency_model():

@@ -98,7 +98,7 @@ def _operator(node, window: str) -> dict:
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
                 "runs": node.runs, "bound": [L.var for L in node.bound], "placement": node.placement,
-                **_priced(node)}
+                **_priced(node), **({"searched": True} if node.searched else {})}
     if isinstance(node, GroupCollect):
         g = node.group
         preds = [_text(c) for c in g.member + g.cross] + [_text(c, g.vars) for c in g.prev + g.each] \
@@ -177,8 +177,9 @@ def _fields(d: dict) -> str:
             parts.append("aggregates over runs (prefix sums)")
         if d["bound"]:
             parts.append(f"members before the last candidate of {_names(d['bound'])}")
-        if d["placement"] == "lower" or "choice_costs" in d:  # the rule's default, "top", goes unsaid
-            parts.append(f"placement={d['placement']}" + _alternatives(d))
+        if d["placement"] == "lower" or "choice_costs" in d or d.get("searched"):  # the rule's default goes unsaid
+            parts.append(f"placement={d['placement']}" + _alternatives(d)
+                         + (" (the join-order search's)" if d.get("searched") else ""))
     if d.get("frozen"):
         parts.append("frozen (active candidates only)")
     if d["op"] == "contiguous":

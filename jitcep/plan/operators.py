@@ -264,11 +264,13 @@ class KleeneCollect(_Unary):
     of a record holds a member of (``min`` >= 1, the same OR branch) and
     that are collected later: a record with no candidate of one in range
     has no match, and this closure's members lie before the last one.
-    ``placement``: "top" over the whole join tree, "lower" on the lowest
-    join fixing its range (Kolchinsky & Schuster 4: ``T'`` placed early),
-    the joins above carrying each record's lists
+    ``placement``: "top" over the whole join tree, "lower" on a join fixing
+    its range (Kolchinsky & Schuster 4: ``T'`` placed early), the joins
+    above carrying each record's lists
     (:mod:`jitcep.plan.rules.kleene_collection`); ``costs``: the whole plan
-    priced under each placement, (placement, cost) pairs (empty: placed by rule).
+    priced under each placement, (placement, cost) pairs (empty: placed by
+    rule, or by the join-order search: ``searched``, the closure having been
+    a unit of its problem).
     """
 
     closure: Closure = None
@@ -278,6 +280,7 @@ class KleeneCollect(_Unary):
     bound: tuple[Closure, ...] = ()
     placement: Literal["top", "lower"] = "top"
     costs: tuple[tuple[str, float], ...] = dataclasses.field(default=(), compare=False)
+    searched: bool = dataclasses.field(default=False, compare=False)
 
     @property
     def vars(self) -> tuple[str, ...]:
@@ -451,6 +454,9 @@ class PhysicalPlan:
     notes: tuple[str, ...] = ()  # what the planner's search says of its plan (an exact search past its budget)
     form: Literal["unit", "dnf"] | None = None  # an OR planned as one unit or in DNF (None: not priced)
     form_costs: tuple[tuple[str, float], ...] = ()  # (form, cost) of each form priced (rules/disjuncts.py)
+    # where the join-order search put each closure it planned as a unit (rules/join_order.py): (closure
+    # variable, the variables of its sibling in the searched tree); rules/kleene_collection.py collects it there
+    kleene_places: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self):
         if self.root is None:  # being built by the rules

@@ -11,6 +11,13 @@ card is the sum of its items' records, in the DNF sense of section 4
 ("nested patterns"): every choice of one branch per OR inside it is an
 *alternative*, whose records are the PM of its variables.
 
+A closure that may be collected below the root (the Kleene rule says which)
+is one more unit, section 4's ``T'`` ("Kleene closure patterns"): its card
+the lists per record of the join fixing its range (below, ``KleeneCollect``),
+its selectivity 1 with every unit (its order against its neighbours and its
+conjuncts are in that card), admitted only beside a plan covering what fixes
+its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).
+
 A conjunct over k > 2 variables is split evenly in log space over its
 C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
 holding all k variables has exactly ``sel``, and one holding some of them
@@ -81,7 +88,7 @@ from ..logical import LogicalPlan, display_expr
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
                          OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
-from .problem import JoinProblem
+from .problem import ClosureUnit, JoinProblem
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
@@ -200,12 +207,19 @@ class _Pairs:
         return self.pred.get(frozenset((x, y)), 1.0) * self.order(x, y)
 
 
-def join_problem(logical: LogicalPlan, stats: Statistics, span: float) -> EstimatedProblem:
+def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=()) -> EstimatedProblem:
     """The join-order problem of ``logical`` under ``stats`` (module docstring): units in pattern order,
     an OR as one unit (its :func:`~jitcep.plan.shapes.default_shape`), ``card = span * rate`` (the sum
     over an OR's alternatives of their PM), ``sel`` the pairwise predicate selectivities times 1/2 per
     SEQ-ordered pair (averaged over an OR's alternatives, weighted by their records), ``latency`` the
-    unit of the top-level SEQ's last item (None for AND / OR at the top, or when that item is an AND)."""
+    unit of the top-level SEQ's last item (None for AND / OR at the top, or when that item is an AND).
+
+    ``closures``: ``(closure, need, mode)`` for each closure to plan as a unit (Kolchinsky & Schuster 4's
+    ``T'``; which ones, and ``need``, the variables its sibling must bind, are the Kleene rule's:
+    :func:`jitcep.plan.rules.kleene_collection.closure_units`), after the others: its card the lists
+    per record of the join binding ``need`` (:func:`_lists` under ``kleene=mode``), its selectivity 1
+    with every unit, so ``PM(S + T') = PM(S) * lists`` for S covering ``need`` (docs/planning.md
+    "Kleene placement")."""
     span = float(span)
     pairs = _Pairs(logical, stats, span)
     rate = stats.rates
@@ -253,8 +267,36 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float) -> Estima
     body = logical.positive
     if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
         latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
-    return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency,
-                            tuple(map(tuple, order)), tuple(map(tuple, count)), before)
+    units_of = [frozenset().union(*a) for a in alts]
+    kv = logical.closure_vars
+    W = max(span, 1.0)
+
+    def conjunct(e: E.Expr) -> float:
+        return stats.selectivities.get(expr_to_text(display_expr(e, kv)), DEFAULT_SELECTIVITY)
+
+    found = []
+    for K, need, mode in closures:
+        lists = lists_per_record(K, mode, frozenset(need), W, lambda v: rate.get(v, DEFAULT_RATE), conjunct)
+        # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
+        # refused join); a closure with that many lists per record is priced out of every place anyway
+        card.append(min(lists, CLOSURE_CARD_CAP))
+        units += (K.var,)
+        found.append(ClosureUnit(n + len(found), sum(1 << i for i, vs in enumerate(units_of) if vs & set(need)),
+                                 len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
+    m = len(card)
+    sel = [row + [1.0] * (m - n) for row in sel] + [[1.0] * m for _ in range(m - n)]
+    order = [row + [1.0] * (m - n) for row in order] + [[1.0] * m for _ in range(m - n)]
+    count = [row + [0] * (m - n) for row in count] + [[0] * m for _ in range(m - n)]
+    # a closure unit is neutral to whether a join is a SEQ join (its lists lie between its neighbours):
+    # "before" and "after" every other unit, so ((a, c) + T', d) is priced as the SEQ join ((a, c), d)
+    before = (tuple(row + (True,) * (m - n) for row in before)
+              + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
+    return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency, tuple(found),
+                            order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+
+
+CLOSURE_CARD_CAP = 1e30
+"""The largest card a closure unit gets (:func:`join_problem`)."""
 
 
 # --- rows per physical operator -------------------------------------------------------
@@ -397,12 +439,17 @@ def _range_length(before, after, in_conj: bool, s: frozenset, W: float) -> float
 
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
     """Expected lists per input record of a KleeneCollect (module docstring)."""
-    c = node.closure
+    return lists_per_record(node.closure, node.mode, s, W, rate, sel)
+
+
+def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel) -> float:
+    """Expected lists of closure ``c`` under ``kleene=mode`` per record of the variables ``s`` (module
+    docstring; ``rate(var)``, ``sel(conjunct)``)."""
     member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
     m = rate(c.var) * member * _range_length(c.before, c.after, False, s, W)
     m = min(m, 1000.0)  # 2^1000 is still a float; any plan with that many lists is priced out anyway
     lo, hi = c.min, c.max
-    if node.mode == "maximal":
+    if mode == "maximal":
         if hi is None:
             lists = 1.0 - math.exp(-m) if lo >= 1 else 1.0
         else:

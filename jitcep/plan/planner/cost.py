@@ -163,17 +163,38 @@ def zstream(problem: JoinProblem, tree: Tree) -> float:
     its order pays for it).  A leaf costs
     nothing, except an OR unit: its Disjunction reads and writes its
     records (``or_cost`` of its total, 2 x card; the joins inside its
-    branches are the same for every tree and left out).
+    branches are the same for every tree and left out).  The join of a
+    closure unit (``T'``) with a plan is the closure's operator over that
+    plan's records: :func:`closure_join_cost`.
     """
     if isinstance(tree, int):
         return or_cost(problem.card[tree], 0.0) if isinstance(problem.units[tree], tuple) else 0.0
     left, right = leaves(tree[0]), leaves(tree[1])
     pt, p, n = _across(problem, left, right)
-    if _in_order(problem, left, right):
+    closure = _closure_side(problem, left, right)
+    if closure is not None:
+        rest = right if closure.unit in left else left
+        here = closure_join_cost(problem.pm(rest), problem.pm(left + right), closure.tests)
+    elif _in_order(problem, left, right):
         here = seq_cost(problem.pm(left), problem.pm(right), pt, p, n)
     else:  # an AND join: it examines every pair and tests the order like a predicate
         here = and_cost(problem.pm(left), problem.pm(right), pt * p, n)
     return zstream(problem, tree[0]) + zstream(problem, tree[1]) + here
+
+
+def closure_join_cost(records: float, output: float, tests: int) -> float:
+    """ZStream's KSEQ (Table 2) as jitcep runs it, a closure's operator over a plan's ``records``: each
+    record looks its range up once (``C_i = records``) and becomes its lists (``C_o = output``, the
+    records times the lists per record), testing the closure's ``tests`` conjuncts (Formula 1's n)."""
+    return operator_cost(records, output, tests)
+
+
+def _closure_side(problem: JoinProblem, left, right):
+    """The :class:`~.problem.ClosureUnit` when one side of a join (unit indices) is a lone closure unit."""
+    for side in (left, right):
+        if len(side) == 1 and (c := problem.closure_unit(side[0])) is not None:
+            return c
+    return None
 
 
 def _bits(mask: int):
@@ -190,6 +211,10 @@ def zstream_node(problem: JoinProblem, pm, left: int, right: int) -> float:
     when it has them (:attr:`jitcep.plan.planner.cardinality.EstimatedProblem.masks`: O(1) per
     join), else from its units pair by pair; the predicates' selectivity is
     ``PM(L | R) / (PM(L) PM(R)) / Pt``."""
+    if problem.closures:
+        for one, other in ((left, right), (right, left)):
+            if not one & (one - 1) and (c := problem.closure_unit(one.bit_length() - 1)) is not None:
+                return closure_join_cost(pm(other), pm(left | right), c.tests)
     a, b = pm(left), pm(right)
     if a == 0.0 or b == 0.0:
         return 0.0

@@ -6,8 +6,11 @@ statistics: the join tree is that shape, or left-deep in pattern order.  Any
 other planner sees the pattern as a join-order problem
 (:func:`jitcep.plan.planner.cardinality.join_problem`: each unit a relation
 of its events in one window, each pair the selectivity of the predicates
-between them, Kolchinsky & Schuster 2018 section 3) and returns the tree its
-algorithm finds under the chosen cost model (:mod:`jitcep.plan.planner`).
+between them, Kolchinsky & Schuster 2018 section 3; a closure that may be
+collected below the root one more unit, their ``T'`` of section 4) and returns
+the tree its algorithm finds under the chosen cost model
+(:mod:`jitcep.plan.planner`), without the closure units, and where each of
+them went (the variables of its sibling) for :mod:`.kleene_collection`.
 
 Under a selection strategy other than skip-till-any-match there is no order
 to choose: :mod:`.nfa_runs` replaces the join tree by the NFA^b runs, which
@@ -23,21 +26,56 @@ from ..planner.algorithms import ALGORITHMS
 from ..planner.algorithms._common import noting
 from ..planner.cardinality import join_problem
 from ..planner.cost import cost_model
-from ..shapes import default_shape
+from ..shapes import default_shape, shape_vars
+from . import kleene_collection
 
 
-def shape(planning) -> tuple[object, tuple[str, ...]]:
-    """The join shape of the plan (given, left-deep in pattern order, or the planner's choice) and the
-    notes of the planner's search (an exact algorithm that fell back past its budget, ``_common.noting``)."""
+def shape(planning) -> tuple[object, tuple[str, ...], tuple]:
+    """The join shape of the plan (given, left-deep in pattern order, or the planner's choice), the
+    notes of the planner's search (an exact algorithm that fell back past its budget, ``_common.noting``)
+    and where the search put each closure it planned as a unit (:func:`places`)."""
     if planning.shape is not None:
-        return planning.shape, ()
+        return planning.shape, (), ()
     options = planning.options
     if options.planner == "trivial" or planning.statistics is None or options.strategy != "skip_till_any_match":
-        return default_shape(planning.logical.positive), ()
-    problem = join_problem(planning.logical, planning.statistics, planning.span)
-    if problem.n < 3:  # one or two units: one tree up to orientation, and the join rule orients it
-        return default_shape(planning.logical.positive), ()
+        return default_shape(planning.logical.positive), (), ()
+    problem = join_problem(planning.logical, planning.statistics, planning.span,
+                           kleene_collection.closure_units(planning))
+    if problem.n - len(problem.closures) < 3:  # one or two units: one tree up to orientation (join rule's)
+        return default_shape(planning.logical.positive), (), ()
     with noting() as notes:
         tree = ALGORITHMS[options.planner](problem, cost_model(options), seed=options.planner_seed,
                                            steps=planning.budget)
-    return problem.shape(tree), tuple(notes)
+    if not problem.admits_tree(tree):
+        raise AssertionError(f"planner {options.planner!r} returned a tree the engine cannot run: {tree!r}")
+    return problem.shape(without_closures(problem, tree)), tuple(notes), places(problem, tree)
+
+
+def without_closures(problem, tree):
+    """``tree`` with its closure units taken out (each one's parent replaced by its sibling)."""
+    if isinstance(tree, int):
+        return tree
+    left, right = tree
+    if isinstance(left, int) and problem.closure_unit(left) is not None:
+        return without_closures(problem, right)
+    if isinstance(right, int) and problem.closure_unit(right) is not None:
+        return without_closures(problem, left)
+    return (without_closures(problem, left), without_closures(problem, right))
+
+
+def places(problem, tree) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(closure variable, the variables of its sibling) for each closure unit of ``tree``: the join its
+    KleeneCollect goes over (:mod:`.kleene_collection`)."""
+    out = []
+
+    def rec(node):
+        if isinstance(node, int):
+            return
+        for one, other in (node, node[::-1]):
+            if isinstance(one, int) and problem.closure_unit(one) is not None:
+                vars_ = shape_vars(problem.shape(without_closures(problem, other)))
+                out.append((problem.units[one], tuple(sorted(vars_))))
+        rec(node[0])
+        rec(node[1])
+    rec(tree)
+    return tuple(out)

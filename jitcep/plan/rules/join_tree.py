@@ -54,7 +54,7 @@ def join(body, left, right):
 def build(plan, planning):
     logical = planning.logical
     body = logical.positive
-    shape, notes = join_order.shape(planning)
+    shape, notes, places = join_order.shape(planning)
     names = shape_vars(shape)
     if sorted(names) != sorted(logical.variables):
         raise UnsupportedPatternError(
@@ -64,4 +64,4 @@ def build(plan, planning):
         if isinstance(s, str):
             return Scan(s, logical.variables[s], logical.filters[s])
         return join(body, rec(s[0]), rec(s[1]))
-    return dataclasses.replace(plan, root=rec(shape), notes=notes)
+    return dataclasses.replace(plan, root=rec(shape), notes=notes, kleene_places=places)

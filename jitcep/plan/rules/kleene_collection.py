@@ -38,8 +38,14 @@ cuts no list differently, under ``kleene="maximal"`` too), and the joins
 above carry each record's lists.  That holds under skip-till-any-match with
 ``order`` "position" or "strict_ts" and when no variable joined above may
 bind a member (each is ordered before / after the closure, or reads other
-types: section 3).  Without statistics the closure stays on top; a plan
-chosen on statistics prices both (:func:`jitcep.plan.planner.cost.plan_cost`
+types: section 3; a variable that may bind one joins below the collection).
+Where a planner searched the join order on statistics, the closure was a
+unit ``T'`` of its problem (:func:`closure_units`,
+:func:`jitcep.plan.planner.cardinality.join_problem`) and the searched tree
+placed it: its KleeneCollect goes over the join binding its sibling's
+variables (``kleene_places``, from :mod:`.join_order`), lower or at the top,
+``searched``.  Without statistics the closure stays on top; on a shape given
+with statistics the rule prices both (:func:`jitcep.plan.planner.cost.plan_cost`
 over :func:`~jitcep.plan.planner.cardinality.estimate_work`, ZStream's
 Formula 1, as a negation's placement) and keeps the cheaper, ties on top:
 lower drops the records without a list before the joins above (a rare
@@ -56,49 +62,124 @@ from ..logical import Closure
 from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin
 from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
-from .join_tree import join
+from . import join_tree  # not its names: join_tree -> join_order -> this module is a cycle
 from .type_overlap import _overlap
 
 
 def add(plan, planning):
-    root = plan.root
     logical, options = planning.logical, planning.options
     collect = {**{K.var: K for K in logical.closures}, **{g.vars[0]: g for g in logical.groups}}
     listed = {K.var for K in logical.closures} | {v for g in logical.groups for v in g.vars}
-    for i, K in enumerate(collect[v] for v in logical.kleene_order):
+
+    def operator(i, K):
+        """The collection of closure / group ``K`` (``i``-th in pattern order) over its input."""
         if isinstance(K, Closure):
-            root = KleeneCollect(root, K, options.kleene, options.order == "nondecreasing_ts",
-                                 options.kleene == "maximal" and aggregates_only(K, listed),
-                                 bounding(K, logical.kleene_order[i + 1:], logical.closures))
-        else:
-            root = GroupCollect(root, group_body(K), K, options.kleene_window == "iteration")
+            return lambda node: KleeneCollect(node, K, options.kleene, options.order == "nondecreasing_ts",
+                                              options.kleene == "maximal" and aggregates_only(K, listed),
+                                              bounding(K, logical.kleene_order[i + 1:], logical.closures))
+        return lambda node: GroupCollect(node, group_body(K), K, options.kleene_window == "iteration")
+    made = [(v, operator(i, collect[v])) for i, v in enumerate(logical.kleene_order)]
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
-    top = dataclasses.replace(plan, root=root, variables=tuple(v for v in plan.variables if v not in anchors))
+    variables = tuple(v for v in plan.variables if v not in anchors)
+    if plan.kleene_places and planning.kleene is None:  # the join-order search placed the closures' T'
+        places = {v: _binding(plan.root, frozenset(s)) for v, s in plan.kleene_places}
+        at: dict = {}
+        for v, make in made:  # in pattern order at each join, as on top
+            node = places.get(v, plan.root)
+            placement = "top" if node is plan.root else "lower"
+            at.setdefault(id(node), []).append(
+                lambda x, make=make, p=placement, s=v in places: dataclasses.replace(make(x), placement=p,
+                                                                                     searched=s))
+        return dataclasses.replace(plan, root=_collected(plan.root, at), variables=variables)
+    root = plan.root
+    for _, make in made:
+        root = make(root)
+    top = dataclasses.replace(plan, root=root, variables=variables)
     target = lower_join(plan.root, planning)
     return top if target is None else _place(top, plan.root, target, planning)
 
 
-def lower_join(tree, planning):
-    """The lowest join of the join tree ``tree`` where the pattern's closure may be collected instead of
-    over ``tree`` (module docstring), or None where it may not or that join is ``tree`` itself."""
+def _collected(node, at):
+    """The join tree ``node`` with the collections ``at[id(join)]`` (functions of their input) over each join."""
+    out = node if isinstance(node, Scan) else dataclasses.replace(node, left=_collected(node.left, at),
+                                                                  right=_collected(node.right, at))
+    for make in at.get(id(node), ()):
+        out = make(out)
+    return out
+
+
+def _binding(node, vars_: frozenset):
+    """The node of the join tree ``node`` whose records bind exactly ``vars_``."""
+    if frozenset(node.vars) == vars_:
+        return node
+    return next(found for c in node.children if vars_ <= set(c.vars) and (found := _binding(c, vars_)) is not None)
+
+
+def _placed(top, tree, target, placement: str, costs=()):
+    """``top`` with its KleeneCollect (over ``tree``) collecting over ``target`` instead, as ``placement``."""
+    kc = dataclasses.replace(top.root, placement=placement, costs=costs)
+    return dataclasses.replace(top, root=_over(tree, target, kc))
+
+
+def lowerable(planning) -> dict:
+    """closure variable -> ``need`` for each closure that may be collected below the root of a join tree
+    (module docstring): on any join binding the single variables ``need`` -- its nearest SEQ neighbours',
+    those its conjuncts read, and those that may bind one of its members (neither ordered before nor
+    after it, sharing a type: joined above the collection they would not be told apart from its
+    members, section 3).
+
+    With several closures, each is one whose conjuncts read no other closure (it would be collected
+    before the list it reads), and only when every two closures are apart: a single variable lies
+    between them in their SEQ (so neither bounds the other's range: a closure next to another counts it
+    by its last / first member), or no SEQ orders them and they read no common type (so which one is
+    collected first never decides which binds an event)."""
     logical, options = planning.logical, planning.options
-    if (len(logical.closures) != 1 or logical.groups or options.strategy != "skip_till_any_match"
-            or options.order == "nondecreasing_ts"):
+    if logical.groups or options.strategy != "skip_till_any_match" or options.order == "nondecreasing_ts":
+        return {}
+    types = logical.variables
+
+    def apart(K, L) -> bool:
+        if L.var in K.after:
+            return any(v in types and v in L.before for v in K.after)
+        if L.var in K.before:
+            return any(v in types and v in L.after for v in K.before)
+        return not _overlap(K.types, L.types)
+    if not all(apart(K, L) for i, K in enumerate(logical.closures) for L in logical.closures[i + 1:]):
+        return {}
+    kvs = {K.var for K in logical.closures}
+    out = {}
+    for K in logical.closures:
+        read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
+        if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}):
+            continue
+        binds = {v for v in types if v not in K.before and v not in K.after and _overlap(types[v], K.types)}
+        out[K.var] = frozenset(K.near) | (read & types.keys()) | binds
+    return out
+
+
+def closure_units(planning) -> tuple:
+    """The closures the join-order search places as units of its problem (Kolchinsky & Schuster 4's
+    ``T'``; :func:`jitcep.plan.planner.cardinality.join_problem`): ``(closure, need, mode)`` for each
+    closure :func:`lowerable` allows below the root, unless ``need`` is every variable (the root is then
+    its only place), in pattern order."""
+    found = lowerable(planning)
+    every = planning.logical.variables.keys()
+    return tuple((K, found[K.var], planning.options.kleene) for K in planning.logical.closures
+                 if K.var in found and not found[K.var] >= every)
+
+
+def lower_join(tree, planning):
+    """The lowest join of the join tree ``tree`` where the pattern's closure (the only one) may be
+    collected instead of over ``tree`` (module docstring), or None where it may not or that join is
+    ``tree`` itself."""
+    found = lowerable(planning)
+    if len(planning.logical.closures) != 1 or not found:
         return None
-    [K] = logical.closures
-    if K.anchor is not None or K.scope or not K.near:
-        return None
-    read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
-    need = set(K.near) | (read & logical.variables.keys())
+    [need] = found.values()
     node = tree
     while (inner := next((c for c in node.children if need <= set(c.vars)), None)) is not None:
         node = inner
     if node is tree or not isinstance(node, (SeqJoin, AndJoin)):
-        return None
-    types = logical.variables
-    # a variable joined above that may bind one of the members would make them differ (section 3)
-    if any(v not in K.before and v not in K.after and _overlap(types[v], K.types)
-           for v in set(tree.vars) - set(node.vars)):
         return None
     return node
 
@@ -108,8 +189,7 @@ def _place(top, tree, target, planning):
     instead: the placement asked for (``planning.kleene``), else the rule's (top) without statistics,
     else the cheaper of the two on them (ties: top)."""
     def placed(placement, costs=()):
-        kc = dataclasses.replace(top.root, placement=placement, costs=costs)
-        return dataclasses.replace(top, root=_over(tree, target if placement == "lower" else tree, kc))
+        return _placed(top, tree, target if placement == "lower" else tree, placement, costs)
 
     if planning.kleene is not None:
         return placed(planning.kleene)
@@ -158,7 +238,7 @@ def group_body(group):
         if node is None:
             node = scan
             continue
-        node = join(group.body, node, scan)
+        node = join_tree.join(group.body, node, scan)
         covered = set(node.vars)
         here = tuple(p for p in group.joins if E.variables(p) <= covered and not E.variables(p) <= set(node.left.vars))
         overlap = any(_overlap(types[a], types[b]) for a in node.left.vars for b in node.right.vars)

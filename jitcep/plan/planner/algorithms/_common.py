@@ -47,6 +47,7 @@ promises says so.
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
@@ -126,6 +127,7 @@ class Costing:
         # PM by bitmask; built one unit at a time, PM(S | {i}) = PM(S) * card[i] * prod sel[i][j], j in S
         self._pm = {0: 1.0}
         self.leaves = tuple(Plan(i, 1 << i, cost(problem, i)) for i in range(problem.n))
+        self._closures = bool(problem.closures)
 
     def pm(self, mask: int) -> float:
         """PM of the units in ``mask`` (section 3), memoised."""
@@ -145,7 +147,13 @@ class Costing:
         return sum(count * self.steps_per_join[k] for k, count in joins.items())
 
     def join_cost(self, left: Plan, right: Plan) -> float:
-        """The cost of the tree ``(left.tree, right.tree)``."""
+        """The cost of the tree ``(left.tree, right.tree)``; infinite when the problem does not admit the
+        join (a closure unit joined before its ``need``, :meth:`JoinProblem.admits`), so that no search
+        keeps it while an admitted plan exists (one always does: ``need`` joined, then the closure).  A
+        join over an inadmissible subplan is infinite too (a model priced on whole trees would not know)."""
+        if self._closures and (not self.problem.admits(left.mask | right.mask)
+                               or left.cost == math.inf or right.cost == math.inf):
+            return math.inf
         if self._node_cost is None:
             return self.cost(self.problem, (left.tree, right.tree))
         return left.cost + right.cost + self._node_cost(self.problem, self.pm, left.mask, right.mask)
@@ -228,7 +236,9 @@ def within_budget(search, steps: int, clock: Clock, fallback, fell_back: str = "
 def greedy_order(costing: Costing) -> list[int]:
     """GREEDY's order (:mod:`.greedy`; the fallback of the exact searches); ties go to the lower index."""
     rest = list(range(costing.problem.n))
-    first = min(rest, key=lambda i: costing.leaves[i].cost)
+    # a closure unit first would make every next join inadmissible (infinite)
+    closures = {c.unit for c in costing.problem.closures}
+    first = min((i for i in rest if i not in closures), key=lambda i: costing.leaves[i].cost)
     rest.remove(first)
     plan, out = costing.leaves[first], [first]
     while rest:

@@ -13,5 +13,6 @@ from ..problem import JoinProblem, Tree, left_deep
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
-    """The left-deep tree over units by ascending ``card``, ties by index."""
-    return left_deep(sorted(range(problem.n), key=lambda i: (problem.card[i], i)))
+    """The left-deep tree over units by ascending ``card``, ties by index (a closure unit right after its
+    ``need`` when it comes before it: :meth:`JoinProblem.admissible_order`)."""
+    return left_deep(problem.admissible_order(sorted(range(problem.n), key=lambda i: (problem.card[i], i))))

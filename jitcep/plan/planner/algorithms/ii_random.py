@@ -18,4 +18,5 @@ def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None)
     """The left-deep tree over the local minimum reached from a seeded random order."""
     start = list(range(problem.n))
     random.Random(seed).shuffle(start)
-    return left_deep(improve(Costing(problem, cost), start, steps))
+    # an inadmissible start has an infinite cost no move improves strictly: start from an admissible one
+    return left_deep(improve(Costing(problem, cost), problem.admissible_order(start), steps))

@@ -11,5 +11,6 @@ from ..problem import JoinProblem, Tree, left_deep
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
-    """The left-deep tree over units 0, 1, ..., n-1."""
-    return left_deep(range(problem.n))
+    """The left-deep tree over units 0, 1, ..., n-1 (a closure unit right after its ``need``:
+    :meth:`JoinProblem.pattern_order`)."""
+    return left_deep(problem.pattern_order())

@@ -54,5 +54,7 @@ def search(costing: Costing, order, clock: Clock | None = None) -> Plan:
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
-    """The best tree over the units in pattern (index) order."""
-    return search(Costing(problem, cost), range(problem.n)).tree
+    """The best tree over the units in pattern (index) order, a closure unit right after its ``need``
+    (:meth:`JoinProblem.pattern_order`: after its later neighbour, ZStream's KSEQ over the run of its
+    neighbours)."""
+    return search(Costing(problem, cost), problem.pattern_order()).tree
