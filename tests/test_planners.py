@@ -102,6 +102,25 @@ def test_auto_keeps_the_pattern_order_on_a_small_table():
     assert auto.run(small, type="type").equals(jitcep.compile(TEXT, planner="trivial").run(small, type="type"))
 
 
+def test_auto_keeps_the_pattern_order_where_the_joins_are_bounded_small():
+    # the frame above with its events 100 units apart: 0.21 events per window of 20, so at most
+    # 6000 x 0.21^2 partial matches, under runtime.PLAN_MIN_WORK; over a window of 10^6 every event
+    # is in one window and it plans again
+    df = _frame().with_columns(pl.col("ts") * 100)
+    assert df.height >= runtime.SMALL_TABLE
+    auto = jitcep.compile(TEXT)
+    tree = auto.explain(df, type="type", format="dict")
+    assert _first_join(tree) == {"a", "b"} and "statistics" not in tree
+    [note] = tree["planner_notes"]
+    assert "6000 events, 0.21 per window (events x window / time range)" in note and "PLAN_MIN_WORK" in note
+    assert "planner: pattern order, no statistics" in auto.explain(df, type="type")
+    assert auto.run(df, type="type").equals(jitcep.compile(TEXT, planner="trivial").run(df, type="type"))
+    wide = jitcep.compile(TEXT.replace("WITHIN 20", "WITHIN 1000000"))
+    assert "c" in _first_join(wide.explain(df, type="type", format="dict"))
+    # given statistics, it plans on them whatever the bound
+    assert "c" in _first_join(auto.explain(df, type="type", format="dict", statistics={}))
+
+
 def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():
     df = _frame()
     q = jitcep.compile(TEXT, planner="efreq")
