@@ -100,7 +100,7 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
         sorted_at_prefix: list[tuple[str, ...]] = []
 
         def order(first: np.ndarray) -> np.ndarray:
-            names, rank = _sorted_names(s.gather(first))
+            names, rank = _sorted_names(s[first])  # indexing, not gather: no Polars query
             sorted_at_prefix.append(names)
             return rank
 
