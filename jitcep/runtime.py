@@ -40,14 +40,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+import numpy as np
+
 from . import config, warmup
 from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
-from .events import EventTable, check_types
+from .events import EventTable, check_types, window_span
 from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
-from .pattern.ast import Pattern
+from .pattern.ast import CountWindow, EventVar, Pattern, Seq, TimeWindow
 from .pattern.combinations import check_combination
 from .plan.planner.algorithms import auto
 from .plan.planner.sampling import estimate
@@ -136,33 +138,71 @@ left-deep in pattern order, unless the user gives statistics: estimating and sea
 
 
 PLAN_MIN_WORK = 1 << 18
-"""``planner="auto"`` plans by rule (left-deep in pattern order) a pattern of L positive variables and no
-closure whose table of n events holds w events per window on average (n * window / time range, at
-most n; a count window's n) when ``n * w ** (L - 1)``, a bound on the partial matches any join order
-builds, is under this: estimating and searching cost ~1.5-2 ms (3 units, more with more), more than
-such joins take.  OpenCEP's sensor file (10,000 events, 4 per window, bound 1.6e5): 4.0 ms by rule
-against 6.5 ms planned, CPU per run (perf/README.md "Small work is planned by rule")."""
+"""``planner="auto"`` plans by rule (left-deep in pattern order) a SEQ of event variables over a table
+whose default plan builds fewer partial matches than this, bounded by :func:`small_work`: estimating
+and searching cost ~1.5-2 ms (3 variables, more with more), more than such joins take (perf/README.md
+"Small work is planned by rule")."""
+
+
+def most_per_window(ts: np.ndarray, span: int) -> int:
+    """An upper bound on the events of sorted ``ts`` that one window of ``span`` (``max - min <= span``)
+    holds: the most in two adjacent bins of width span + 1 (a window meets at most two), in O(n)
+    vectorised steps over the bins the events occupy (the ts ascend, so each bin is one run)."""
+    n = len(ts)
+    if not n:
+        return 0
+    rel = ts.view(np.uint64) - np.uint64(ts[0])  # exact differences: the ts ascend
+    if span >= int(rel[-1]):
+        return n
+    ids = rel // np.uint64(span + 1)
+    starts = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
+    counts = np.diff(np.append(starts, n))
+    bins = ids[starts]
+    pairs = counts[:-1] + np.where(bins[1:] - bins[:-1] == 1, counts[1:], 0)
+    return int(max(counts.max(), pairs.max() if len(pairs) else 0))
 
 
 def small_work(logical, table: EventTable) -> str | None:
-    """Why ``auto`` plans ``logical`` on ``table`` by rule (:data:`PLAN_MIN_WORK`: the numbers and where
-    they come from, as ``explain`` shows them), or None when it estimates and searches."""
-    n = table.n
-    if logical.closures or not n:
+    """Why ``auto`` plans ``logical`` on ``table`` by rule (:data:`PLAN_MIN_WORK`), with the numbers and
+    where they come from as ``explain`` shows them; None when it estimates and searches.
+
+    For ``SEQ(v0, ..., vk)`` of event variables (nothing else), left-deep in pattern order: a partial
+    match of ``v0..vj`` is an event of v0's types and, for each later variable, one of its events in the
+    window after it, so there are at most ``n0 * w1 * ... * wj`` of them, ``n0`` the events of v0's
+    types and ``wi`` the most events of vi's types one window holds (:func:`most_per_window` on their
+    ts; a count window's length at most).  Their sum over the prefixes is the bound.  Types, not
+    predicates or keys: those only lower the real count.  Checked only on tables under
+    :data:`PLAN_MIN_WORK` events (larger ones reach it with v0 alone, or nearly)."""
+    body, n = logical.positive, table.n
+    if (logical.closures or not n or n >= PLAN_MIN_WORK or not isinstance(body, Seq)
+            or not all(isinstance(v, EventVar) for v in body.items)):
         return None
-    measure, span = window_extent(logical.window, table)
-    if measure == "count":
-        w = min(float(n), span)
-    else:
-        w = min(float(n), n * (span + 1.0) / (float(int(table.ts[-1]) - int(table.ts[0])) + 1.0))
-    L = len(logical.variables)
-    bound = n * w ** (L - 1)
-    if bound >= PLAN_MIN_WORK:
-        return None
-    return (f"pattern order, no statistics: {n} events, {w:.3g} per window ("
-            + ("the count window" if measure == "count" else "events x window / time range")
-            + f"), at most {n} x {w:.3g}^{L - 1} = {bound:.3g} partial matches, under {PLAN_MIN_WORK} "
-            "(runtime.PLAN_MIN_WORK): estimating and searching would cost more than any join order saves")
+    window = logical.window
+    span = window_span(window, table) if isinstance(window, TimeWindow) else None
+    code = {name: c for c, name in enumerate(table.type_names)}
+    counts: list[int] = []
+    prefix = bound = 0
+    for v in body.items:  # stops as soon as the bound reaches the limit: the check costs little then
+        if v.types is None:
+            ts = table.ts
+        else:
+            ts = table.ts[np.isin(table.type_code, [code[t] for t in v.types if t in code])]
+        if not counts:
+            counts.append(prefix := len(ts))
+            continue
+        if isinstance(window, CountWindow):
+            counts.append(min(len(ts), window.n))
+        else:
+            counts.append(len(ts) if span is None else most_per_window(ts, span))
+        prefix *= counts[-1]
+        bound += prefix
+        if bound >= PLAN_MIN_WORK:
+            return None
+    return (f"pattern order, no statistics: at most {bound} partial matches in pattern order "
+            f"(events of the first variable's types, then the most of each next variable's types in "
+            f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
+            f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
+            "any join order saves")
 
 
 def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
