@@ -202,7 +202,7 @@ class _Values:
 
 def _take_series(s: pl.Series, rows: np.ndarray) -> pl.Series:
     """``s`` at ``rows``: a numeric or temporal column without nulls by one compiled gather over its
-    physical values (zero-copy in and out), anything else by Polars' ``gather``."""
+    physical values (zero-copy in and out), anything else by indexing the series with ``rows``."""
     dtype = s.dtype
     if s.null_count() == 0 and (dtype.is_integer() or dtype.is_float() or dtype.is_temporal()):
         # a number is its own physical value: ``to_physical`` is a Polars query (its pool), a fixed cost
