@@ -144,6 +144,12 @@ and searching cost ~1.5-2 ms (3 variables, more with more), more than such joins
 "Small work is planned by rule")."""
 
 
+SMALL_WORK_TABLE = 1 << 15
+""":func:`small_work` is checked on tables under this many events: its passes over the type codes and
+the ts cost ~0.1-0.3 ms there, against ~2 ms at 200,000 events (under load), as much as the planning it
+would save, on tables whose runs take long enough that planning is a small share."""
+
+
 def most_per_window(ts: np.ndarray, span: int) -> int:
     """An upper bound on the events of sorted ``ts`` that one window of ``span`` (``max - min <= span``)
     holds: the most in two adjacent bins of width span + 1 (a window meets at most two), in O(n)
@@ -172,37 +178,43 @@ def small_work(logical, table: EventTable) -> str | None:
     types and ``wi`` the most events of vi's types one window holds (:func:`most_per_window` on their
     ts; a count window's length at most).  Their sum over the prefixes is the bound.  Types, not
     predicates or keys: those only lower the real count.  Checked only on tables under
-    :data:`PLAN_MIN_WORK` events (larger ones reach it with v0 alone, or nearly)."""
+    :data:`SMALL_WORK_TABLE` events."""
     body, n = logical.positive, table.n
-    if (logical.closures or not n or n >= PLAN_MIN_WORK or not isinstance(body, Seq)
+    if (logical.closures or not n or n >= SMALL_WORK_TABLE or not isinstance(body, Seq)
             or not all(isinstance(v, EventVar) for v in body.items)):
         return None
     window = logical.window
     span = window_span(window, table) if isinstance(window, TimeWindow) else None
     code = {name: c for c, name in enumerate(table.type_names)}
-    counts: list[int] = []
-    prefix = bound = 0
-    for v in body.items:  # stops as soon as the bound reaches the limit: the check costs little then
-        if v.types is None:
-            ts = table.ts
-        else:
-            ts = table.ts[np.isin(table.type_code, [code[t] for t in v.types if t in code])]
-        if not counts:
-            counts.append(prefix := len(ts))
-            continue
+    per_code = np.bincount(table.type_code.astype(np.int64) + 1, minlength=len(code) + 1)[1:]  # -1: null
+    codes = [None if v.types is None else [code[t] for t in v.types if t in code] for v in body.items]
+    sizes = [n if c is None else int(per_code[c].sum()) for c in codes]
+    counts = [sizes[0]]
+    for c, k in zip(codes[1:], sizes[1:]):
         if isinstance(window, CountWindow):
-            counts.append(min(len(ts), window.n))
+            counts.append(min(k, window.n))
+        elif span is None or not k:
+            counts.append(k)
         else:
-            counts.append(len(ts) if span is None else most_per_window(ts, span))
-        prefix *= counts[-1]
-        bound += prefix
-        if bound >= PLAN_MIN_WORK:
-            return None
+            mask = None if c is None else table.type_code == c[0] if len(c) == 1 else np.isin(table.type_code, c)
+            counts.append(most_per_window(table.ts if mask is None else table.ts[mask], span))
+    bound = _prefix_sum(counts[0], counts[1:])
+    if bound >= PLAN_MIN_WORK:
+        return None
     return (f"pattern order, no statistics: at most {bound} partial matches in pattern order "
             f"(events of the first variable's types, then the most of each next variable's types in "
             f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
             f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
             "any join order saves")
+
+
+def _prefix_sum(first: int, factors: list[int]) -> int:
+    """``first * f1 + first * f1 * f2 + ...``: the partial matches of every prefix past the first."""
+    total, prefix = 0, first
+    for f in factors:
+        prefix *= f
+        total += prefix
+    return total
 
 
 def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:

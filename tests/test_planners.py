@@ -62,8 +62,8 @@ def test_every_planner_finds_the_reference_matches(seed):
 
 def _frame():
     # C is rare (every 50th event), A and B common; c.x > a.x keeps half of the (a, c) pairs;
-    # above runtime.SMALL_TABLE, so "auto" plans it
-    n = 6000
+    # above runtime.SMALL_TABLE and runtime.SMALL_WORK_TABLE, so "auto" plans it
+    n = runtime.SMALL_WORK_TABLE + 1000
     types = ["C" if i % 50 == 0 else "AB"[i % 2] for i in range(n)]
     return pl.DataFrame({"type": types, "ts": list(range(n)), "x": [(i * 7919) % 100 for i in range(n)]})
 
@@ -99,7 +99,7 @@ def test_auto_keeps_the_pattern_order_on_a_small_table():
     assert _first_join(auto.explain(format="dict")) == {"a", "b"}  # no events, no statistics
     # given statistics, even none, it plans: on the sample of the small table, C is still the rare one
     assert "c" in _first_join(auto.explain(small, type="type", format="dict", statistics={}))
-    assert "c" in _first_join(auto.explain(df.head(runtime.SMALL_TABLE), type="type", format="dict"))
+    assert "c" in _first_join(auto.explain(df.head(runtime.SMALL_WORK_TABLE), type="type", format="dict"))
     assert auto.run(small, type="type").equals(jitcep.compile(TEXT, planner="trivial").run(small, type="type"))
 
 
@@ -107,8 +107,8 @@ def test_auto_keeps_the_pattern_order_where_the_joins_are_bounded_small():
     # the frame above with its events 100 units apart: a window of 20 holds one event, so pattern order
     # builds at most 2880 (a) + 2880 x 1 x 1 (a, b) partial matches, under runtime.PLAN_MIN_WORK; over a
     # window of 10^6 every event is in one window and it plans again
-    df = _frame().with_columns(pl.col("ts") * 100)
-    assert df.height >= runtime.SMALL_TABLE
+    df = _frame().head(6000).with_columns(pl.col("ts") * 100)
+    assert runtime.SMALL_TABLE <= df.height < runtime.SMALL_WORK_TABLE
     auto = jitcep.compile(TEXT)
     tree = auto.explain(df, type="type", format="dict")
     assert _first_join(tree) == {"a", "b"} and "statistics" not in tree
@@ -122,7 +122,7 @@ def test_auto_keeps_the_pattern_order_where_the_joins_are_bounded_small():
     assert "c" in _first_join(auto.explain(df, type="type", format="dict", statistics={}))
     # half the events in a burst of 30 units, the rest far apart: few per window on average, but the
     # bound counts the most one window holds, so it plans
-    burst = _frame().with_columns(pl.when(pl.col("ts") < 3000).then(pl.col("ts") // 100)
+    burst = _frame().head(6000).with_columns(pl.when(pl.col("ts") < 3000).then(pl.col("ts") // 100)
                                   .otherwise(pl.col("ts") * 1000).alias("ts"))
     assert "c" in _first_join(auto.explain(burst, type="type", format="dict"))
 
