@@ -141,7 +141,7 @@ PLAN_MIN_WORK = 1 << 18
 """``planner="auto"`` plans by rule (left-deep in pattern order) a SEQ of event variables over a table
 whose default plan builds fewer partial matches than this, bounded by :func:`small_work`: estimating
 and searching cost ~1.5-2 ms (3 variables, more with more), more than such joins take (perf/README.md
-"Small work is planned by rule")."""
+"Per-run fixed costs against DuckDB and Polars")."""
 
 
 SMALL_WORK_TABLE = 1 << 15
