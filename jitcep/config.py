@@ -37,6 +37,9 @@ MAX_VARIABLES = 50
 STRING_VERIFY_CHUNK = 1 << 20  # rows of a long-string column hashed and checked per step: bounds the hash and
 #                                comparison arrays to one chunk instead of a full-length copy
 PY_SORT_MAX = 4096  # up to this many distinct strings Python's sort beats a Polars query
+STRING_EXACT_MAX = 1 << 14  # a column with a string past 12 bytes and fewer rows is coded by the exact byte
+#                            kernel in one pass: Polars' hash and check queries cost ~0.5 ms more there (CPU,
+#                            more under load: each waits for Polars' pool), 2-3x the kernel (perf/README.md)
 
 # Sorting and coding kernels (jitcep/kernels/encode.py).
 ARGSORT_RADIX_BITS = 11  # digit width of the stable LSD radix argsort: wider digits mean fewer passes over

@@ -160,8 +160,9 @@ class Options:
         order) or another of Kolchinsky & Schuster's algorithms and ZStream's
         DP, chosen on statistics estimated from the events
         (jitcep/plan/planner/, docs/planning.md).  "auto" keeps the pattern
-        order on a table under 4,096 events (runtime.SMALL_TABLE) unless
-        statistics are given.
+        order on a table under 4,096 events (runtime.SMALL_TABLE), and on one
+        under 32,768 where a SEQ's pattern order builds under 2^18 partial
+        matches (runtime.small_work, shown by explain), unless statistics are given.
     cost_model: what the planner minimises: "zstream" (default: ZStream's
         operator costs, SEQ and AND joins priced apart; the model whose plans ran
         fastest in perf/bench_plans.py), "intermediate" (partial matches held

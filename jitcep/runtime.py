@@ -40,14 +40,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+import numpy as np
+
 from . import config, warmup
 from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
-from .events import EventTable, check_types
+from .events import EventTable, check_types, window_span
 from .execute import Profile, TableContext, execute
 from .matches import MatchTable
 from .options import Options
-from .pattern.ast import Pattern
+from .pattern.ast import CountWindow, EventVar, Pattern, Seq, TimeWindow
 from .pattern.combinations import check_combination
 from .plan.planner.algorithms import auto
 from .plan.planner.sampling import estimate
@@ -135,13 +137,98 @@ left-deep in pattern order, unless the user gives statistics: estimating and sea
 (3-8 units), as much as running a table that small (perf/README.md "Planner statistics")."""
 
 
+PLAN_MIN_WORK = 1 << 18
+"""``planner="auto"`` plans by rule (left-deep in pattern order) a SEQ of event variables over a table
+whose default plan builds fewer partial matches than this, bounded by :func:`small_work`: estimating
+and searching cost ~1.5-2 ms (3 variables, more with more), more than such joins take (perf/README.md
+"Per-run fixed costs against DuckDB and Polars")."""
+
+
+SMALL_WORK_TABLE = 1 << 15
+""":func:`small_work` is checked on tables under this many events: its passes over the type codes and
+the ts cost ~0.1-0.3 ms there, against ~2 ms at 200,000 events (under load), as much as the planning it
+would save, on tables whose runs take long enough that planning is a small share."""
+
+
+def most_per_window(ts: np.ndarray, span: int) -> int:
+    """An upper bound on the events of sorted ``ts`` that one window of ``span`` (``max - min <= span``)
+    holds: the most in two adjacent bins of width span + 1 (a window meets at most two), in O(n)
+    vectorised steps over the bins the events occupy (the ts ascend, so each bin is one run)."""
+    n = len(ts)
+    if not n:
+        return 0
+    rel = ts.view(np.uint64) - np.uint64(ts[0])  # exact differences: the ts ascend
+    if span >= int(rel[-1]):
+        return n
+    ids = rel // np.uint64(span + 1)
+    starts = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
+    counts = np.diff(np.append(starts, n))
+    bins = ids[starts]
+    pairs = counts[:-1] + np.where(bins[1:] - bins[:-1] == 1, counts[1:], 0)
+    return int(max(counts.max(), pairs.max() if len(pairs) else 0))
+
+
+def small_work(logical, table: EventTable) -> str | None:
+    """Why ``auto`` plans ``logical`` on ``table`` by rule (:data:`PLAN_MIN_WORK`), with the numbers and
+    where they come from as ``explain`` shows them; None when it estimates and searches.
+
+    For ``SEQ(v0, ..., vk)`` of event variables (nothing else), left-deep in pattern order: a partial
+    match of ``v0..vj`` is an event of v0's types and, for each later variable, one of its events in the
+    window after it, so there are at most ``n0 * w1 * ... * wj`` of them, ``n0`` the events of v0's
+    types and ``wi`` the most events of vi's types one window holds (:func:`most_per_window` on their
+    ts; a count window's length at most).  Their sum over the prefixes is the bound.  Types, not
+    predicates or keys: those only lower the real count.  Checked only on tables under
+    :data:`SMALL_WORK_TABLE` events."""
+    body, n = logical.positive, table.n
+    if (logical.closures or not n or n >= SMALL_WORK_TABLE or not isinstance(body, Seq)
+            or not all(isinstance(v, EventVar) for v in body.items)):
+        return None
+    window = logical.window
+    span = window_span(window, table) if isinstance(window, TimeWindow) else None
+    code = {name: c for c, name in enumerate(table.type_names)}
+    per_code = np.bincount(table.type_code.astype(np.int64) + 1, minlength=len(code) + 1)[1:]  # -1: null
+    codes = [None if v.types is None else [code[t] for t in v.types if t in code] for v in body.items]
+    sizes = [n if c is None else int(per_code[c].sum()) for c in codes]
+    counts = [sizes[0]]
+    for c, k in zip(codes[1:], sizes[1:]):
+        if isinstance(window, CountWindow):
+            counts.append(min(k, window.n))
+        elif span is None or not k:
+            counts.append(k)
+        else:
+            mask = None if c is None else table.type_code == c[0] if len(c) == 1 else np.isin(table.type_code, c)
+            counts.append(most_per_window(table.ts if mask is None else table.ts[mask], span))
+    bound = _prefix_sum(counts[0], counts[1:])
+    if bound >= PLAN_MIN_WORK:
+        return None
+    return (f"pattern order, no statistics: at most {bound} partial matches in pattern order "
+            f"(events of the first variable's types, then the most of each next variable's types in "
+            f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
+            f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
+            "any join order saves")
+
+
+def _prefix_sum(first: int, factors: list[int]) -> int:
+    """``first * f1 + first * f1 * f2 + ...``: the partial matches of every prefix past the first."""
+    total, prefix = 0, first
+    for f in factors:
+        prefix *= f
+        total += prefix
+    return total
+
+
 def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
     """The plan ``options.planner`` chooses for ``pattern`` on statistics of ``table`` overridden by the
     user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``).
     Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`),
+    as does a table whose joins are bounded small (:func:`small_work`, with its reason as the plan's note),
     and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`)."""
-    if options.planner == "auto" and statistics is None and (table is None or table.n < SMALL_TABLE):
-        return default_plan(pattern, options)
+    if options.planner == "auto" and statistics is None:
+        if table is None or table.n < SMALL_TABLE:
+            return default_plan(pattern, options)
+        note = None if needs_alternatives(pattern) else small_work(_logical(pattern), table)
+        if note is not None:
+            return dataclasses.replace(default_plan(pattern, options), notes=(note,))
 
     def plan_one(logical, options, given=statistics):
         if table is None:

@@ -153,6 +153,17 @@ def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
     assert [names[c] if c >= 0 else None for c in codes.tolist()] == xs
 
 
+@pytest.mark.parametrize("exact_max", [0, 1 << 14])
+def test_dict_encode_strings_past_12_bytes_by_hash_or_exact_pass(monkeypatch, exact_max):
+    # strings past 12 bytes leave the view path: under config.STRING_EXACT_MAX rows the exact kernel
+    # codes them, from it Polars' hashes with their check; both give the sorted dictionary's codes
+    monkeypatch.setattr(config, "STRING_EXACT_MAX", exact_max)
+    xs = [None if i % 13 == 0 else f"{'Accelerometer' if i % 3 else 'x'}_{(i * 7) % 40}" for i in range(500)]
+    codes, names, valid = coding._dict_encode(pl.Series(xs, dtype=pl.String))
+    assert names == tuple(sorted({x for x in xs if x is not None}))
+    assert [names[c] if valid is None or valid[i] else None for i, c in enumerate(codes.tolist())] == xs
+
+
 # --- fused build passes -----------------------------------------------------------------------
 
 

@@ -110,6 +110,18 @@ def test_canonical_pairs_matches_naive(case):
     assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
 
 
+@settings(max_examples=60, deadline=None)
+@given(pairs())
+def test_canonical_pairs_of_far_more_events_than_pairs_matches_naive(case):
+    # positions scaled past _BUCKETS * pairs + _BUCKETS_MIN: the ends merge sorted instead of bucketed
+    # (every key's order kept: each bound position scaled alike)
+    Lpos, Rpos, li, ri, src, key, n_events = case
+    far = 1 << 20
+    Lpos, Rpos = (np.where(P >= 0, P * far, P) for P in (Lpos, Rpos))
+    got = canonical_pairs(Lpos, Rpos, li, ri, src, n_events * far, key)
+    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
+
+
 def test_canonical_pairs_sorts_long_runs_of_one_end_by_merging():
     # 300 pairs ending at position 9: past the insertion sort's runs, so _sort_range's merge
     rng = np.random.default_rng(5)
@@ -127,6 +139,7 @@ def test_canonical_pairs_refuses_pairs_columns_and_positions_outside():
                  (Lpos, Rpos, one, np.array([1]), np.array([0]), 5),      # a right record past the input
                  (Lpos, Rpos, one, one, np.array([3]), 5),                # a column past the rows
                  (Lpos, Rpos, one, one, np.array([1]), 1),                # position 1, one event
+                 (Lpos * (1 << 20), Rpos * (1 << 20), one, one, np.array([1]), 1 << 20),  # the same, sorted
                  (Lpos, Rpos, one, np.zeros(2, np.int64), np.array([0]), 5),  # li and ri differ in length
                  (Lpos, Rpos, one, one, np.array([0, 1]), 5, np.array([1, 1]))):  # a key order of no permutation
         with pytest.raises(KernelInputError):

@@ -8,6 +8,7 @@ the oracles.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -61,8 +62,8 @@ def test_every_planner_finds_the_reference_matches(seed):
 
 def _frame():
     # C is rare (every 50th event), A and B common; c.x > a.x keeps half of the (a, c) pairs;
-    # above runtime.SMALL_TABLE, so "auto" plans it
-    n = 6000
+    # above runtime.SMALL_TABLE and runtime.SMALL_WORK_TABLE, so "auto" plans it
+    n = runtime.SMALL_WORK_TABLE + 1000
     types = ["C" if i % 50 == 0 else "AB"[i % 2] for i in range(n)]
     return pl.DataFrame({"type": types, "ts": list(range(n)), "x": [(i * 7919) % 100 for i in range(n)]})
 
@@ -98,8 +99,41 @@ def test_auto_keeps_the_pattern_order_on_a_small_table():
     assert _first_join(auto.explain(format="dict")) == {"a", "b"}  # no events, no statistics
     # given statistics, even none, it plans: on the sample of the small table, C is still the rare one
     assert "c" in _first_join(auto.explain(small, type="type", format="dict", statistics={}))
-    assert "c" in _first_join(auto.explain(df.head(runtime.SMALL_TABLE), type="type", format="dict"))
+    assert "c" in _first_join(auto.explain(df.head(runtime.SMALL_WORK_TABLE), type="type", format="dict"))
     assert auto.run(small, type="type").equals(jitcep.compile(TEXT, planner="trivial").run(small, type="type"))
+
+
+def test_auto_keeps_the_pattern_order_where_the_joins_are_bounded_small():
+    # the frame above with its events 100 units apart: a window of 20 holds one event, so pattern order
+    # builds at most 2880 (a) + 2880 x 1 x 1 (a, b) partial matches, under runtime.PLAN_MIN_WORK; over a
+    # window of 10^6 every event is in one window and it plans again
+    df = _frame().head(6000).with_columns(pl.col("ts") * 100)
+    assert runtime.SMALL_TABLE <= df.height < runtime.SMALL_WORK_TABLE
+    auto = jitcep.compile(TEXT)
+    tree = auto.explain(df, type="type", format="dict")
+    assert _first_join(tree) == {"a", "b"} and "statistics" not in tree
+    [note] = tree["planner_notes"]
+    assert "at most 5760 partial matches" in note and "2880 x 1 x 1" in note and "PLAN_MIN_WORK" in note
+    assert "planner: pattern order, no statistics" in auto.explain(df, type="type")
+    assert auto.run(df, type="type").equals(jitcep.compile(TEXT, planner="trivial").run(df, type="type"))
+    wide = jitcep.compile(TEXT.replace("WITHIN 20", "WITHIN 1000000"))
+    assert "c" in _first_join(wide.explain(df, type="type", format="dict"))
+    # given statistics, it plans on them whatever the bound
+    assert "c" in _first_join(auto.explain(df, type="type", format="dict", statistics={}))
+    # half the events in a burst of 30 units, the rest far apart: few per window on average, but the
+    # bound counts the most one window holds, so it plans
+    burst = _frame().head(6000).with_columns(pl.when(pl.col("ts") < 3000).then(pl.col("ts") // 100)
+                                  .otherwise(pl.col("ts") * 1000).alias("ts"))
+    assert "c" in _first_join(auto.explain(burst, type="type", format="dict"))
+
+
+@pytest.mark.parametrize("ts, span", [([5], 0), ([0, 1, 2, 3], 1), ([0, 1, 2, 3], 3), ([0, 10, 11, 30, 31, 32], 1),
+                                      ([0, 10, 11, 30, 31, 32], 9), ([-2**63, 2**63 - 1], 2**64 - 2)])
+def test_most_per_window_bounds_every_window(ts, span):
+    ts = np.array(ts, dtype=np.int64)
+    most = max(int(np.count_nonzero((ts >= t) & (ts - t <= span))) if t + span < 2**63 else
+               int(np.count_nonzero(ts >= t)) for t in ts.tolist())
+    assert most <= runtime.most_per_window(ts, span) <= 2 * most
 
 
 def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():

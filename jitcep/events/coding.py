@@ -92,14 +92,15 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
     them by the view itself (exact, no hashing of bytes, no check pass), the
     strings of the first rows recoded in sorted order on the way (when no
     other string comes later, the codes are final and the sort is not
-    repeated); a column with a longer string takes :func:`_hash_string_codes`.
+    repeated); a column with a longer string takes :func:`_hash_string_codes`, or under
+    :data:`~jitcep.config.STRING_EXACT_MAX` rows the exact byte-hashing kernel alone.
     """
     chunks = _view_chunks(s)
     if chunks is not None:
         sorted_at_prefix: list[tuple[str, ...]] = []
 
         def order(first: np.ndarray) -> np.ndarray:
-            names, rank = _sorted_names(s.gather(first))
+            names, rank = _sorted_names(s[first])  # indexing, not gather: no Polars query
             sorted_at_prefix.append(names)
             return rank
 
@@ -108,6 +109,8 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
             codes, first = got
             done = sorted_at_prefix and len(sorted_at_prefix[0]) == len(first)  # no string after the prefix
             return codes, first, sorted_at_prefix[0] if done else None
+    if len(s) < config.STRING_EXACT_MAX:  # small: one exact pass, no Polars query (config)
+        return (*_enc.string_codes(*_string_buffers(s), valid), None)
     return (*_hash_string_codes(s, valid), None)
 
 

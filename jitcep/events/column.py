@@ -142,7 +142,7 @@ class Column:
         deferred column gathers them from its input series without coding it."""
         if not self.coded:
             s, perm = self.__dict__["_strings"]
-            return s.gather(positions if perm is None else perm[positions]).cast(pl.String)
+            return s[positions if perm is None else perm[positions]].cast(pl.String)  # indexing: no Polars query
         codes = self.values[positions].astype(np.int64)
         if self.valid is not None:  # null: the None appended after the dictionary
             codes = np.where(self.valid[positions], codes, len(self.dictionary))
