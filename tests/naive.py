@@ -21,7 +21,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   candidate positions of each run)
 - :func:`contiguous_next` twin of :func:`jitcep.kernels.selection.contiguous_next`
 - :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
-- :func:`round_ranges`, :func:`next_relevant`, :func:`advance`, :func:`first_at_or_after` twins of the
+- :func:`round_ranges`, :func:`next_relevant`, :func:`advance`, :func:`first_at_or_after`, :func:`fork_runs` twins of the
   skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states as sets)
 - :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`, :func:`canonical_rows`,
   :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
@@ -761,6 +761,26 @@ def advance(alive, nxt, low, top, S):
 def first_at_or_after(cand, lo, hi, stop):
     return [next((i for i in range(int(a), int(b)) if cand[i] >= st), int(b))
             for a, b, st in zip(lo, hi, stop)]
+
+
+def fork_runs(pos, count, tail, first, g, rows, e, s, k, base):
+    """The new buffers as lists of rows, field by field (the order of
+    :func:`jitcep.kernels.selection.fork_runs`' result)."""
+    S = len(pos[0]) if len(pos) else 0
+    at = s if k >= 0 else s + 1
+    out = [[] for _ in range(10)]
+    for i, (r, ev) in enumerate(zip(_ints(rows), _ints(e))):
+        p, c, t = [int(x) for x in pos[r]], [int(x) for x in count[r]], [int(x) for x in tail[r]]
+        if k >= 0:
+            c[k] += 1
+            t[k] = base + i
+        else:
+            p[s] = ev
+        f = int(first[r])
+        for field, v in zip(out, (p, c, t, [x == at for x in range(S)], at, [UNKNOWN] * S, ev if f < 0 else f,
+                                  ev, ev, int(g[r]))):
+            field.append(v)
+    return out
 
 
 # --- the planner's sample: twin of jitcep.kernels.sampling ----------------------------------------------

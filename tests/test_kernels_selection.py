@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.selection import (NO_EVENT, UNKNOWN, advance, contiguous_next, first_at_or_after, next_ranges,
-                                     next_relevant, round_ranges, successors)
+from jitcep.kernels.selection import (NO_EVENT, UNKNOWN, advance, contiguous_next, first_at_or_after, fork_runs,
+                                     next_ranges, next_relevant, round_ranges, successors)
 from test_kernels_join import tables_and_buffers
 
 
@@ -131,3 +131,18 @@ def test_first_at_or_after_matches_naive(case, data):
         stop.append(data.draw(st.one_of(st.integers(-1, len(ts) + 1), st.just(NO_EVENT))))
     lo, hi, stop = (np.array(x, dtype=np.int64) for x in (lo, hi, stop))
     assert first_at_or_after(cand, lo, hi, stop).tolist() == naive.first_at_or_after(cand, lo, hi, stop)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 3), st.integers(0, 6), st.data())
+def test_fork_runs_match_naive(S, K, m, data):
+    ints = lambda lo, hi, *shape: np.array(data.draw(st.lists(st.integers(lo, hi), min_size=int(np.prod(shape)),
+                                                              max_size=int(np.prod(shape)))), np.int64).reshape(shape)
+    pos, count, tail = ints(-1, 30, m, S), ints(0, 5, m, K), ints(-1, 20, m, K)
+    first, g = ints(-1, 30, m), ints(0, 3, m)
+    rows = np.array(data.draw(st.lists(st.integers(0, m - 1), max_size=6)) if m else [], np.int64)
+    e = ints(0, 40, len(rows))
+    s = data.draw(st.integers(0, S - 1))
+    k = data.draw(st.integers(-1, K - 1))
+    got = fork_runs(pos, count, tail, first, g, rows, e, s, k, 100)
+    assert [f.tolist() for f in got] == naive.fork_runs(pos, count, tail, first, g, rows, e, s, k, 100)

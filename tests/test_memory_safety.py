@@ -228,6 +228,12 @@ CASES = {
         np.zeros((2, 3), np.int64), i64(0, 0), i64(2, 2), i64(0, 5), 1),
     "advance: nxt shorter than alive": lambda: selection.advance(
         np.ones((2, 3), np.bool_), np.zeros((1, 3), np.int64), i64(0, 0), i64(2, 2)),
+    "fork_runs: row past the runs": lambda: selection.fork_runs(
+        np.zeros((2, 3), np.int64), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), i64(0, 0), i64(0, 0),
+        i64(7), i64(4), 1, 0, 0),
+    "fork_runs: Kleene state past the lists": lambda: selection.fork_runs(
+        np.zeros((2, 3), np.int64), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), i64(0, 0), i64(0, 0),
+        i64(1), i64(4), 1, 3, 0),
     "first_at_or_after: range ends before it starts": lambda: selection.first_at_or_after(
         i64(1, 2, 3), i64(2), i64(0), i64(5)),
     "subsequences: offsets past the members": lambda: kleene.subsequences(

@@ -250,6 +250,62 @@ def advance(alive, nxt, low, top):
 
 
 @njit(**NUMBA_FLAGS)
+def _fork_runs(pos, count, tail, first, g, rows, e, s, k, base, at, npos, ncount, ntail, nalive, nreach, nnxt,
+               nfirst, nlast, ncursor, ng):
+    S, K = pos.shape[1], count.shape[1]
+    for i in range(len(rows)):
+        r = rows[i]
+        for c in range(S):
+            npos[i, c] = pos[r, c]
+            nalive[i, c] = False
+            nnxt[i, c] = UNKNOWN
+        for c in range(K):
+            ncount[i, c] = count[r, c]
+            ntail[i, c] = tail[r, c]
+        if k >= 0:  # a take: the member node appended for this buffer
+            ntail[i, k] = base + i
+            ncount[i, k] += 1
+        else:
+            npos[i, s] = e[i]
+        if at < S:
+            nalive[i, at] = True
+        nreach[i] = at
+        nfirst[i] = e[i] if first[r] < 0 else first[r]
+        nlast[i] = e[i]
+        ncursor[i] = e[i]
+        ng[i] = g[r]
+
+
+def fork_runs(pos, count, tail, first, g, rows, e, s: int, k: int, base: int):
+    """The new buffers of runs ``rows[i]`` selecting event ``e[i]`` at state s (docs/semantics.md section 8):
+    each copies its run's singleton events ``pos`` (m, S), member counts ``count`` and last member nodes
+    ``tail`` (m, K); at a Kleene state (its index ``k`` >= 0) the take's member is node ``base + i`` and
+    the count grows by one, at a singleton state (k = -1) ``pos[:, s]`` is e.  The buffer is alive at its
+    one state ``at`` (s, or s + 1 after a singleton state; S: none) with ``reach`` = at, every next
+    candidate UNKNOWN, first event its run's (e when none), last event and cursor e.  Returns (pos, count,
+    tail, alive, reach, nxt, first, last, cursor, g).
+
+    Invariants (KernelInputError otherwise), checked here: ``count`` and ``tail`` have the rows of
+    ``pos``, ``first`` and ``g`` one entry per run, ``e`` one per row of ``rows``, ``rows`` lie in the runs
+    (one pass), s in the states and k in the Kleene states.
+    """
+    m, S = pos.shape
+    K = count.shape[1]
+    check_lengths("fork_runs", m, count=count, tail=tail, first=first, g=g)
+    check_lengths("fork_runs", len(rows), e=e)
+    if tail.shape[1] != K or not 0 <= s < S or not -1 <= k < K:
+        raise fail("fork_runs", f"state {s} / Kleene state {k} outside {S} / {K}, or tail {tail.shape}")
+    check_index("fork_runs", "rows", rows, m)
+    at = s if k >= 0 else s + 1
+    n = len(rows)
+    out = (np.empty((n, S), np.int64), np.empty((n, K), np.int64), np.empty((n, K), np.int64),
+           np.empty((n, S), np.bool_), empty(n, np.int64), np.empty((n, S), np.int64), empty(n, np.int64),
+           empty(n, np.int64), empty(n, np.int64), empty(n, np.int64))
+    _fork_runs(pos, count, tail, first, g, rows, e, s, k, base, at, *out)
+    return out
+
+
+@njit(**NUMBA_FLAGS)
 def _first_at_or_after(cand, lo, hi, stop, out):
     n = len(cand)
     for r in range(len(lo)):
