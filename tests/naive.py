@@ -21,8 +21,9 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   candidate positions of each run)
 - :func:`contiguous_next` twin of :func:`jitcep.kernels.selection.contiguous_next`
 - :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
-- :func:`round_ranges`, :func:`next_relevant`, :func:`advance`, :func:`first_at_or_after`, :func:`fork_runs` twins of the
-  skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states as sets)
+- :func:`round_ranges`, :func:`next_relevant`, :func:`advance`, :func:`first_at_or_after`, :func:`fork_runs`
+  twins of the skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states
+  as sets; the new buffers field by field)
 - :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`, :func:`canonical_rows`,
   :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
   key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per

@@ -56,7 +56,6 @@ from .lists import list_mask, member_combinations
 from .next_match import first_passing
 
 
-
 class _Members:
     """Kleene members of every run as a forest: node j holds event ``pos[j]``, its previous member
     ``parent[j]`` (-1: the first), so a take appends one node and forks share their prefix."""
@@ -207,14 +206,15 @@ class _Context:
 
     def select(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> _Runs:
         """New buffers: run ``rows[i]``'s with event ``e[i]`` selected at state s (its edge already
-        passed), each alive at its one state with its range (:func:`~jitcep.kernels.selection.fork_runs`:
-        one pass, where NumPy's takes and fills of each field were a fifth of skip-till-next-match's rounds)."""
+        passed), each alive at its one state with its range (the fields in one pass,
+        :func:`~jitcep.kernels.selection.fork_runs`, instead of a NumPy take or fill per field)."""
         k = self.k[s]
+        at = s if k >= 0 else s + 1
         base = self.members.n
         if k >= 0:
             self.members.append(e, runs.tail[rows, k])
         new = _Runs(*fork_runs(runs.pos, runs.count, runs.tail, runs.first, runs.g, rows, e, s, k, base))
-        for r in range(s if k >= 0 else s + 1, self.S):  # the range: proceed edges from `at` on, the later lists empty
+        for r in range(at, self.S):  # the range: proceed edges from `at` on, the later lists empty
             idx = np.flatnonzero(new.reach == r)
             if not len(idx):
                 break

@@ -19,7 +19,16 @@ ignore edge (SASE+ 3.2 step 3):
   partition of each candidate position, -1 elsewhere), the window and the
   strict_ts order: one step per run, a scan's work.
 
-Both kernels read only positions their wrappers checked (jitcep/kernels/checks.py).
+The runs with Kleene states (:mod:`jitcep.execute.nfa_kleene`) are buffers alive
+at a set of states, kept as (runs, states) arrays; a skip-till-next-match round's
+per-run work over them is one pass per step: the states each run reads
+(:func:`round_ranges`), the next relevant event before a batched begin
+(:func:`next_relevant`) and the candidates before it (:func:`first_at_or_after`),
+the round's choice and the runs' new state sets (:func:`advance`), and the new
+buffers of a selection (:func:`fork_runs`).  As NumPy expressions over those
+arrays, a dozen temporaries per round, they took about a third of a round (perf/README.md).
+
+Every kernel reads only positions its wrapper checked or clamped (jitcep/kernels/checks.py).
 """
 
 from __future__ import annotations
