@@ -21,6 +21,9 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   candidate positions of each run)
 - :func:`contiguous_next` twin of :func:`jitcep.kernels.selection.contiguous_next`
 - :func:`successors`     twin of :func:`jitcep.kernels.selection.successors`
+- :func:`round_ranges`, :func:`next_relevant`, :func:`advance`, :func:`first_at_or_after`, :func:`fork_runs`
+  twins of the skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states
+  as sets; the new buffers field by field)
 - :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`, :func:`canonical_rows`,
   :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
   key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per
@@ -705,6 +708,80 @@ def successors(order, offsets, n):
         for a, b in zip(group, group[1:]):
             succ[a] = b
     return succ
+
+
+UNKNOWN, NO_EVENT = -2, 2**63 - 1
+
+
+def round_ranges(alive, reach, nxt, kleene):
+    """(low, top, j, want) per run: A = the states alive (low: min A, 0 if none), range [low, min(reach,
+    S - 1)], j = low + 1 when low is Kleene and j is in the range but not in A, want[s] the range's states
+    but j with nxt UNKNOWN."""
+    S = len(kleene)
+    low, top, j, want = [], [], [], [[] for _ in range(S)]
+    for r in range(len(reach)):
+        A = [s for s in range(S) if alive[r][s]]
+        lo = A[0] if A else 0
+        hi = min(int(reach[r]), S - 1)
+        b = lo + 1 if kleene[lo] and lo + 1 <= hi and lo + 1 not in A else -1
+        low.append(lo)
+        top.append(hi)
+        j.append(b)
+        for s in range(S):
+            want[s].append(lo <= s <= hi and s != b and int(nxt[r][s]) == UNKNOWN)
+    return low, top, j, want
+
+
+def next_relevant(nxt, low, top, rows, skip):
+    return [min([int(nxt[r][s]) for s in range(int(low[r]), int(top[r]) + 1) if s != skip and nxt[r][s] >= 0],
+                default=NO_EVENT) for r in _ints(rows)]
+
+
+def advance(alive, nxt, low, top, S):
+    """(cursor, sel, live, alive', nxt') of one round, from the sets: p the first next candidate of the
+    range, the selecting states those with p, T the last of them, A' = ([low, T] - selecting) | (A after T)."""
+    cursor, sel, live, alive2, nxt2 = [], [[] for _ in range(S)], [], [], []
+    for r in range(len(alive)):
+        rng = range(int(low[r]), int(top[r]) + 1)
+        p = min([int(nxt[r][s]) for s in rng if nxt[r][s] >= 0], default=NO_EVENT)
+        chosen = {s for s in rng if p < NO_EVENT and int(nxt[r][s]) == p}
+        A = {s for s in range(S) if alive[r][s]}
+        new = set()
+        if chosen:
+            T = max(chosen)
+            new = {s for s in A if s > T} | {s for s in range(int(low[r]), T + 1) if s not in chosen}
+        cursor.append(p)
+        for s in range(S):
+            sel[s].append(s in chosen)
+        live.append(bool(new))
+        alive2.append([s in new for s in range(S)])
+        nxt2.append([UNKNOWN if int(v) <= p else int(v) for v in nxt[r]])
+    return cursor, sel, live, alive2, nxt2
+
+
+def first_at_or_after(cand, lo, hi, stop):
+    return [next((i for i in range(int(a), int(b)) if cand[i] >= st), int(b))
+            for a, b, st in zip(lo, hi, stop)]
+
+
+def fork_runs(pos, count, tail, first, g, rows, e, s, k, base):
+    """The new buffers as lists of rows, field by field (the order of
+    :func:`jitcep.kernels.selection.fork_runs`' result)."""
+    S = len(pos[0]) if len(pos) else 0
+    at = s if k >= 0 else s + 1
+    out = [[] for _ in range(10)]
+    for i, (r, ev) in enumerate(zip(_ints(rows), _ints(e))):
+        p, c, t = [int(x) for x in pos[r]], [int(x) for x in count[r]], [int(x) for x in tail[r]]
+        if k >= 0:
+            c[k] += 1
+            t[k] = base + i
+        else:
+            p[s] = ev
+        f = int(first[r])
+        for field, v in zip(out, (p, c, t, [x == at for x in range(S)], at, [UNKNOWN] * S, ev if f < 0 else f,
+                                  ev, ev, int(g[r]))):
+            field.append(v)
+    return out
 
 
 # --- the planner's sample: twin of jitcep.kernels.sampling ----------------------------------------------

@@ -220,6 +220,22 @@ CASES = {
     "contiguous_next: slot shorter than the events": lambda: selection.contiguous_next(
         i64(0), i64(0), i64(0), i64(1, 2, 3, -1), i64(0), ts, ts, 10, False),
     "successors: position past n": lambda: selection.successors(i64(0, 9), i64(0, 2), 4),
+    "round_ranges: nxt narrower than alive": lambda: selection.round_ranges(
+        np.ones((2, 3), np.bool_), i64(0, 1), np.zeros((2, 2), np.int64), np.ones(3, np.bool_)),
+    "round_ranges: kleene shorter than the states": lambda: selection.round_ranges(
+        np.ones((2, 3), np.bool_), i64(0, 1), np.zeros((2, 3), np.int64), np.ones(1, np.bool_)),
+    "next_relevant: row past the runs": lambda: selection.next_relevant(
+        np.zeros((2, 3), np.int64), i64(0, 0), i64(2, 2), i64(0, 5), 1),
+    "advance: nxt shorter than alive": lambda: selection.advance(
+        np.ones((2, 3), np.bool_), np.zeros((1, 3), np.int64), i64(0, 0), i64(2, 2)),
+    "fork_runs: row past the runs": lambda: selection.fork_runs(
+        np.zeros((2, 3), np.int64), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), i64(0, 0), i64(0, 0),
+        i64(7), i64(4), 1, 0, 0),
+    "fork_runs: Kleene state past the lists": lambda: selection.fork_runs(
+        np.zeros((2, 3), np.int64), np.zeros((2, 1), np.int64), np.zeros((2, 1), np.int64), i64(0, 0), i64(0, 0),
+        i64(1), i64(4), 1, 3, 0),
+    "first_at_or_after: range ends before it starts": lambda: selection.first_at_or_after(
+        i64(1, 2, 3), i64(2), i64(0), i64(5)),
     "subsequences: offsets past the members": lambda: kleene.subsequences(
         i64(0, 9), i64(0, 1), ts, False, 1, None, 100, 100),
     "subsequences: member past the events": lambda: kleene.subsequences(

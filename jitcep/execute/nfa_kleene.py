@@ -47,15 +47,13 @@ import dataclasses
 import numpy as np
 
 from ..errors import ExplosionError
-from ..kernels.selection import contiguous_next, next_ranges
+from ..kernels.selection import (UNKNOWN, advance, contiguous_next, first_at_or_after, fork_runs, next_ranges,
+                                 next_relevant, round_ranges)
 from ..pattern import expr as E
 from ..plan.logical import member_var, prev_var
 from .buffer import Buffer, empty_buffer, offsets
 from .lists import list_mask, member_combinations
 from .next_match import first_passing
-
-UNKNOWN = -2  # nxt: the state's next passing candidate is not searched yet (-1: none)
-_NONE = np.iinfo(np.int64).max  # no relevant event
 
 
 class _Members:
@@ -173,7 +171,6 @@ class _Context:
         self.kv = list(self.closures)                                            # Kleene index -> variable
         self.k = [self.kv.index(v) if v in self.closures else -1 for v in self.names]  # state -> Kleene index
         self.kleene = np.array(self.k) >= 0                                      # state -> is a Kleene state
-        self.keys = [None] * self.S  # per state, its candidates' partition * n + position (:meth:`_begin_each`)
         self.members = _Members()
         self.strict_ts = state.options.order == "strict_ts"  # the other orders consume in position order
         self.slots = []
@@ -209,22 +206,14 @@ class _Context:
 
     def select(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> _Runs:
         """New buffers: run ``rows[i]``'s with event ``e[i]`` selected at state s (its edge already
-        passed), each alive at its one state with its range."""
-        # the fields the new buffers keep, taken (copies); the others are new (taking them too copied
-        # the (m, S) state arrays once more per selection)
+        passed), each alive at its one state with its range (the fields in one pass,
+        :func:`~jitcep.kernels.selection.fork_runs`, instead of a NumPy take or fill per field)."""
         k = self.k[s]
         at = s if k >= 0 else s + 1
-        first = runs.first[rows]
-        new = _Runs(runs.pos[rows], runs.count[rows], runs.tail[rows], np.zeros((len(e), self.S), np.bool_),
-                    np.full(len(e), at, np.int64), np.full((len(e), self.S), UNKNOWN, np.int64),
-                    np.where(first < 0, e, first), e, e.copy(), runs.g[rows])
+        base = self.members.n
         if k >= 0:
-            new.tail[:, k] = self.members.append(e, new.tail[:, k])
-            new.count[:, k] += 1
-        else:
-            new.pos[:, s] = e
-        if at < self.S:
-            new.alive[:, at] = True
+            self.members.append(e, runs.tail[rows, k])
+        new = _Runs(*fork_runs(runs.pos, runs.count, runs.tail, runs.first, runs.g, rows, e, s, k, base))
         for r in range(at, self.S):  # the range: proceed edges from `at` on, the later lists empty
             idx = np.flatnonzero(new.reach == r)
             if not len(idx):
@@ -234,73 +223,67 @@ class _Context:
 
     def step(self, runs: _Runs) -> tuple[_Runs, _Runs]:
         """One round: every run meets its next relevant event; (the runs still alive, the new buffers)."""
+        if self.succ is not None:
+            return self._contiguous_step(runs)
+        # per run its range [low, top] = [min A, reach], the states to search, and j: a run alive at a Kleene
+        # state low, not at j = low + 1 but reaching it, makes its selections at j alone at once
+        # (:meth:`_begin_each`), once the other states' next candidates are known
+        low, top, j, want = round_ranges(runs.alive, runs.reach, runs.nxt, self.kleene)
+        nxt = runs.nxt  # updated in place: the round's runs are not read again
+        for s in range(self.S):
+            rows = np.flatnonzero(want[s])
+            if len(rows):
+                nxt[rows, s] = self._first_passing(runs, rows, s)
+        begun = self._begin_each(runs, np.flatnonzero(j >= 0), j, low, top, nxt)
+        # the next relevant event p, the selecting states, and A' (in place, with nxt: the cursor passed p)
+        cursor, sel, live = advance(runs.alive, nxt, low, top)
+        forks = _Runs.concat([begun, self._forks(runs, sel, np.broadcast_to(cursor, sel.shape))])
+        runs.cursor = cursor
+        return runs.take(np.flatnonzero(live)), forks
+
+    def _contiguous_step(self, runs: _Runs) -> tuple[_Runs, _Runs]:
+        """Contiguity: the next event of the stream / partition, selected wherever the range can; every run
+        ends (its new buffers go on)."""
         S = self.S
         col = np.arange(S)
         low = np.argmax(runs.alive, axis=1)  # min A
         rng = (col >= low[:, None]) & (col <= np.minimum(runs.reach, S - 1)[:, None])
-        if self.succ is not None:
-            # contiguity: the next event of the stream / partition, selected wherever the range can
-            nxt = np.full((len(runs), S), -1, np.int64)
-            for s in range(S):
-                rows = np.flatnonzero(rng[:, s])
-                if len(rows):
-                    e = contiguous_next(runs.last[rows], runs.first[rows], runs.g[rows], self.succ, self.slots[s],
-                                        self.state.table.ts, self.state.wt, self.state.W, self.strict_ts)
-                    ok = np.flatnonzero(e >= 0)
-                    ok = ok[self.edge(runs, rows[ok], s, e[ok])]
-                    nxt[rows[ok], s] = e[ok]
-            sel = nxt >= 0
-            return runs.take(np.zeros(0, np.int64)), self._forks(runs, sel, nxt)
-        nxt = runs.nxt  # replaced below: the round's runs are not read again
-        # a run alive at a Kleene state a = min A, not at j = a + 1 but reaching it: its selections at j alone
-        # are made at once (:meth:`_begin_each`), once the other states' next candidates are known
-        j = low + 1
-        batch = self.kleene[low] & (j < S)
-        batch[batch] = rng[batch, j[batch]] & ~runs.alive[batch, j[batch]]
+        nxt = np.full((len(runs), S), -1, np.int64)
         for s in range(S):
-            rows = np.flatnonzero(rng[:, s] & (nxt[:, s] == UNKNOWN) & ~(batch & (j == s)))
+            rows = np.flatnonzero(rng[:, s])
             if len(rows):
-                nxt[rows, s] = self._first_passing(runs, rows, s)
-        begun = self._begin_each(runs, np.flatnonzero(batch), j, rng, nxt)
-        p = np.where(rng & (nxt >= 0), nxt, _NONE).min(axis=1)  # the next relevant event
-        sel = rng & (nxt == p[:, None]) & (p < _NONE)[:, None]
-        T = S - 1 - np.argmax(sel[:, ::-1], axis=1)
-        # A' = ([min A, T] minus the selecting states) plus the states of A after T; none without an event
-        alive = (runs.alive & (col > T[:, None])) | ((col >= low[:, None]) & (col <= T[:, None]) & ~sel)
-        alive &= (p < _NONE)[:, None]
-        forks = _Runs.concat([begun, self._forks(runs, sel, nxt)])
-        runs.alive, runs.cursor = alive, p
-        runs.nxt = np.where(nxt <= p[:, None], UNKNOWN, nxt)  # the cursor passed them
-        return runs.take(np.flatnonzero(alive.any(axis=1))), forks
+                e = contiguous_next(runs.last[rows], runs.first[rows], runs.g[rows], self.succ, self.slots[s],
+                                    self.state.table.ts, self.state.wt, self.state.W, self.strict_ts)
+                ok = np.flatnonzero(e >= 0)
+                ok = ok[self.edge(runs, rows[ok], s, e[ok])]
+                nxt[rows[ok], s] = e[ok]
+        return runs.take(np.zeros(0, np.int64)), self._forks(runs, (nxt >= 0).T, nxt.T)
 
-    def _forks(self, runs: _Runs, sel: np.ndarray, nxt: np.ndarray) -> _Runs:
-        parts = [self.select(runs, rows, s, nxt[rows, s])
-                 for s in range(self.S) for rows in (np.flatnonzero(sel[:, s]),) if len(rows)]
+    def _forks(self, runs: _Runs, sel: np.ndarray, event: np.ndarray) -> _Runs:
+        """The new buffers of the runs selecting at each state s (``sel[s]``, per run) the event ``event[s]``."""
+        parts = [self.select(runs, rows, s, event[s][rows])
+                 for s in range(self.S) for rows in (np.flatnonzero(sel[s]),) if len(rows)]
         return _Runs.concat(parts) if parts else self.empty(0)
 
-    def _begin_each(self, runs: _Runs, rows: np.ndarray, j: np.ndarray, rng: np.ndarray, nxt: np.ndarray) -> _Runs:
+    def _begin_each(self, runs: _Runs, rows: np.ndarray, j: np.ndarray, low: np.ndarray, top: np.ndarray,
+                    nxt: np.ndarray) -> _Runs:
         """Skip-till-next-match: the new buffers of the rounds in which run ``rows[i]`` would select only at
         its state ``j[rows[i]]`` = min A + 1 (min A a Kleene state whose proceed edge holds, j not in A),
         begun at once, as before several Kleene states were compiled (one round per take, not per event);
         sets ``nxt`` at j (the first passing candidate at or after ``stop``).
 
         Up to ``stop``, the first passing candidate of another state of the
-        run's range, each passing candidate of j is a round whose selecting
-        states are {j}: A' = ([min A, j] minus {j}) plus the states of A after
-        j = A, so the run stays as it was and makes a new buffer per
-        candidate.  A candidate of j at ``stop`` itself is left to the round
-        (a tie: several states select it)."""
+        run's range [``low``, ``top``], each passing candidate of j is a round
+        whose selecting states are {j}: A' = ([min A, j] minus {j}) plus the
+        states of A after j = A, so the run stays as it was and makes a new
+        buffer per candidate.  A candidate of j at ``stop`` itself is left to
+        the round (a tie: several states select it)."""
         out = []
-        n = self.state.table.n
         for s in np.unique(j[rows]):
             r = rows[j[rows] == s]
-            others = rng[r] & (nxt[r] >= 0)
-            others[:, s] = False
-            stop = np.where(others, nxt[r], _NONE).min(axis=1)
+            stop = next_relevant(nxt, low, top, r, s)
             cand, lo, hi = self._candidates(runs, r, s)
-            if self.keys[s] is None:  # (partition, position) ascends over the leaf: one binary search per run
-                self.keys[s] = self.leaves[s].partitions() * n + cand
-            cut = np.clip(np.searchsorted(self.keys[s], runs.g[r] * n + np.minimum(stop, n)), lo, hi)
+            cut = first_at_or_after(cand, lo, hi, stop)
             take = cut - lo
             self.state.memory.check(24 * int(take.sum()), "the NFA^b runs' candidates before their next take",
                                     runs.pos)

@@ -19,7 +19,16 @@ ignore edge (SASE+ 3.2 step 3):
   partition of each candidate position, -1 elsewhere), the window and the
   strict_ts order: one step per run, a scan's work.
 
-Both kernels read only positions their wrappers checked (jitcep/kernels/checks.py).
+The runs with Kleene states (:mod:`jitcep.execute.nfa_kleene`) are buffers alive
+at a set of states, kept as (runs, states) arrays; a skip-till-next-match round's
+per-run work over them is one pass per step: the states each run reads
+(:func:`round_ranges`), the next relevant event before a batched begin
+(:func:`next_relevant`) and the candidates before it (:func:`first_at_or_after`),
+the round's choice and the runs' new state sets (:func:`advance`), and the new
+buffers of a selection (:func:`fork_runs`).  As NumPy expressions over those
+arrays, a dozen temporaries per round, they took about a third of a round (perf/README.md).
+
+Every kernel reads only positions its wrapper checked or clamped (jitcep/kernels/checks.py).
 """
 
 from __future__ import annotations
@@ -123,6 +132,223 @@ def next_ranges(last, first, g, leaf, ts, wt, W: int, strict_ts: bool):
     lo, hi = empty(m, np.int64), empty(m, np.int64)  # NumPy-allocated (kernels.alloc)
     _next_ranges(last, first, g, cand, goff, ts, wt, window_bound(W), bool(strict_ts), lo, hi)
     return lo, hi
+
+
+# --- skip-till-next-match rounds of runs with Kleene states (jitcep.execute.nfa_kleene) ----------------
+
+UNKNOWN = -2                      # a state's next passing candidate not searched yet (-1: none)
+NO_EVENT = np.iinfo(np.int64).max  # a run with no relevant event left
+
+
+@njit(**NUMBA_FLAGS)
+def _round_ranges(alive, reach, nxt, kleene, low, top, j, want):
+    S = alive.shape[1]
+    for r in range(alive.shape[0]):
+        lo = 0  # the first state of A (0 when none: NumPy's argmax)
+        for s in range(S - 1, -1, -1):
+            if alive[r, s]:
+                lo = s
+        hi = min(max(reach[r], 0), S - 1)
+        low[r], top[r] = lo, hi
+        b = lo + 1 if kleene[lo] and lo + 1 <= hi and not alive[r, lo + 1] else -1
+        j[r] = b
+        for s in range(S):
+            want[s, r] = lo <= s <= hi and nxt[r, s] == UNKNOWN and s != b
+
+
+def round_ranges(alive, reach, nxt, kleene):
+    """Per run (rows of ``alive`` (m, S): the states its buffer is at), the states a round of
+    skip-till-next-match reads: (``low`` = min A, ``top`` = min(reach, S - 1): its range is [low, top];
+    ``j``: the state whose selections alone are begun at once (low a Kleene state, ``kleene[low]``, j =
+    low + 1 in the range and not in A; -1: none); ``want`` (S, m): the states of the range other than j
+    whose next candidate is ``UNKNOWN`` in ``nxt`` (m, S), to be searched).  A run alive nowhere reads as
+    alive at its first state.
+
+    Invariants (KernelInputError otherwise), checked here: ``alive`` and ``nxt`` are (m, S), ``reach`` has
+    m entries and ``kleene`` S; ``reach`` is clamped into the states, so no value of it is read unchecked.
+    """
+    m, S = alive.shape
+    if nxt.shape != (m, S) or len(kleene) != S or S == 0:
+        raise fail("round_ranges", f"nxt {nxt.shape} and kleene ({len(kleene)}) do not fit alive {alive.shape}")
+    check_lengths("round_ranges", m, reach=reach)
+    low, top, j = empty(m, np.int64), empty(m, np.int64), empty(m, np.int64)
+    want = np.empty((S, m), np.bool_)
+    _round_ranges(alive, reach, nxt, kleene, low, top, j, want)
+    return low, top, j, want
+
+
+@njit(**NUMBA_FLAGS)
+def _clamped(low, top, r, S):
+    return max(low[r], 0), min(top[r], S - 1)
+
+
+@njit(**NUMBA_FLAGS)
+def _next_relevant(nxt, low, top, rows, skip, out):
+    S = nxt.shape[1]
+    for i in range(len(rows)):
+        r = rows[i]
+        a, b = _clamped(low, top, r, S)
+        p = NO_EVENT
+        for s in range(a, b + 1):
+            if s != skip and 0 <= nxt[r, s] < p:
+                p = nxt[r, s]
+        out[i] = p
+
+
+def next_relevant(nxt, low, top, rows, skip: int):
+    """Per run ``rows[i]``, the first next candidate (``nxt`` (m, S), -1 / UNKNOWN: none) of the states of
+    its range [``low``, ``top``] but ``skip``; NO_EVENT: none.
+
+    Invariants (KernelInputError otherwise), checked here: ``low`` and ``top`` have m entries, ``rows``
+    lie in [0, m) (one pass); [low, top] is clamped into the states.
+    """
+    m = nxt.shape[0]
+    check_lengths("next_relevant", m, low=low, top=top)
+    check_index("next_relevant", "rows", rows, m)
+    out = empty(len(rows), np.int64)
+    _next_relevant(nxt, low, top, rows, int(skip), out)
+    return out
+
+
+@njit(**NUMBA_FLAGS)
+def _advance(alive, nxt, low, top, cursor, sel, live):
+    S = alive.shape[1]
+    for r in range(alive.shape[0]):
+        a, b = _clamped(low, top, r, S)
+        p = NO_EVENT
+        for s in range(a, b + 1):
+            if 0 <= nxt[r, s] < p:
+                p = nxt[r, s]
+        cursor[r] = p
+        T = -1
+        for s in range(S):
+            sel[s, r] = p < NO_EVENT and a <= s <= b and nxt[r, s] == p
+            if sel[s, r]:
+                T = s
+        any_alive = False
+        for s in range(S):
+            # A' = ([min A, T] minus the selecting states) plus the states of A after T; none without an event
+            x = p < NO_EVENT and ((s > T and alive[r, s]) or (a <= s <= T and not sel[s, r]))
+            alive[r, s] = x
+            any_alive |= x
+            if nxt[r, s] <= p:  # the cursor passed it
+                nxt[r, s] = UNKNOWN
+        live[r] = any_alive
+
+
+def advance(alive, nxt, low, top):
+    """One skip-till-next-match round's choice (SASE+ 3.2; docs/semantics.md section 8): each run meets
+    its next relevant event p, the first next candidate ``nxt`` (m, S) of the states of its range
+    [``low``, ``top``]; every state of the range whose candidate is p selects it.  In place: ``alive``
+    (m, S) becomes ([low, T] minus the selecting states) plus the states of A after T (T: the last
+    selecting state; no state without an event), and ``nxt`` entries at or before p become UNKNOWN.
+    Returns (``cursor`` = p, NO_EVENT: none; ``sel`` (S, m): the selecting states; ``live``: alive
+    anywhere).
+
+    Invariants (KernelInputError otherwise), checked here: ``nxt`` is (m, S) like ``alive``, ``low`` and
+    ``top`` have m entries; [low, top] is clamped into the states.
+    """
+    m, S = alive.shape
+    if nxt.shape != (m, S):
+        raise fail("advance", f"nxt {nxt.shape} does not fit alive {alive.shape}")
+    check_lengths("advance", m, low=low, top=top)
+    cursor, live = empty(m, np.int64), empty(m, np.bool_)
+    sel = np.empty((S, m), np.bool_)
+    _advance(alive, nxt, low, top, cursor, sel, live)
+    return cursor, sel, live
+
+
+@njit(**NUMBA_FLAGS)
+def _fork_runs(pos, count, tail, first, g, rows, e, s, k, base, at, npos, ncount, ntail, nalive, nreach, nnxt,
+               nfirst, nlast, ncursor, ng):
+    S, K = pos.shape[1], count.shape[1]
+    for i in range(len(rows)):
+        r = rows[i]
+        for c in range(S):
+            npos[i, c] = pos[r, c]
+            nalive[i, c] = False
+            nnxt[i, c] = UNKNOWN
+        for c in range(K):
+            ncount[i, c] = count[r, c]
+            ntail[i, c] = tail[r, c]
+        if k >= 0:  # a take: the member node appended for this buffer
+            ntail[i, k] = base + i
+            ncount[i, k] += 1
+        else:
+            npos[i, s] = e[i]
+        if at < S:
+            nalive[i, at] = True
+        nreach[i] = at
+        nfirst[i] = e[i] if first[r] < 0 else first[r]
+        nlast[i] = e[i]
+        ncursor[i] = e[i]
+        ng[i] = g[r]
+
+
+def fork_runs(pos, count, tail, first, g, rows, e, s: int, k: int, base: int):
+    """The new buffers of runs ``rows[i]`` selecting event ``e[i]`` at state s (docs/semantics.md section 8):
+    each copies its run's singleton events ``pos`` (m, S), member counts ``count`` and last member nodes
+    ``tail`` (m, K); at a Kleene state (its index ``k`` >= 0) the take's member is node ``base + i`` and
+    the count grows by one, at a singleton state (k = -1) ``pos[:, s]`` is e.  The buffer is alive at its
+    one state ``at`` (s, or s + 1 after a singleton state; S: none) with ``reach`` = at, every next
+    candidate UNKNOWN, first event its run's (e when none), last event and cursor e.  Returns (pos, count,
+    tail, alive, reach, nxt, first, last, cursor, g).
+
+    Invariants (KernelInputError otherwise), checked here: ``count`` and ``tail`` have the rows of
+    ``pos``, ``first`` and ``g`` one entry per run, ``e`` one per row of ``rows``, ``rows`` lie in the runs
+    (one pass), s in the states and k in the Kleene states.
+    """
+    m, S = pos.shape
+    K = count.shape[1]
+    check_lengths("fork_runs", m, count=count, tail=tail, first=first, g=g)
+    check_lengths("fork_runs", len(rows), e=e)
+    if tail.shape[1] != K or not 0 <= s < S or not -1 <= k < K:
+        raise fail("fork_runs", f"state {s} / Kleene state {k} outside {S} / {K}, or tail {tail.shape}")
+    check_index("fork_runs", "rows", rows, m)
+    at = s if k >= 0 else s + 1
+    n = len(rows)
+    out = (np.empty((n, S), np.int64), np.empty((n, K), np.int64), np.empty((n, K), np.int64),
+           np.empty((n, S), np.bool_), empty(n, np.int64), np.empty((n, S), np.int64), empty(n, np.int64),
+           empty(n, np.int64), empty(n, np.int64), empty(n, np.int64))
+    _fork_runs(pos, count, tail, first, g, rows, e, s, k, base, at, *out)
+    return out
+
+
+@njit(**NUMBA_FLAGS)
+def _first_at_or_after(cand, lo, hi, stop, out):
+    n = len(cand)
+    for r in range(len(lo)):
+        a, c1 = max(lo[r], 0), min(hi[r], n)
+        # gallop: the stop is a few candidates away (the next other selection of the run)
+        b, step = a, 1
+        while b < c1 and cand[b] < stop[r]:
+            a = b + 1
+            b = a + step
+            step *= 2
+        b = min(b, c1)
+        while a < b:  # the first index of [a, b) with cand >= stop (b if none)
+            mid = (a + b) // 2
+            if cand[mid] < stop[r]:
+                a = mid + 1
+            else:
+                b = mid
+        out[r] = max(a, lo[r])
+
+
+def first_at_or_after(cand, lo, hi, stop):
+    """Per run, the first index i of [``lo``, ``hi``) with ``cand[i] >= stop`` (``cand`` ascending there),
+    ``hi`` if none: the candidates of a range before a position.
+
+    Invariants (KernelInputError otherwise), checked here: ``lo``, ``hi``, ``stop`` have one length and
+    lo <= hi (one pass); the range is clamped into ``cand``.
+    """
+    m = len(lo)
+    check_lengths("first_at_or_after", m, hi=hi, stop=stop)
+    if m and bool((np.asarray(hi) < np.asarray(lo)).any()):
+        raise fail("first_at_or_after", "a range ends before it starts")
+    out = empty(m, np.int64)
+    _first_at_or_after(cand, lo, hi, stop, out)
+    return out
 
 
 @njit(**NUMBA_FLAGS)
