@@ -29,9 +29,12 @@ from jitcep.reference import evaluate as reference_evaluate
 from test_compiled_differential import streams
 
 N_PATTERNS = 6
-N_STREAMS = 15
+N_STREAMS = 25
 HITS = [0, 0]
-MIN_MATCH_RATE = 0.05
+# Hypothesis mixes constants from every loaded local module into its draws, even under @seed, so the
+# streams (and the share that match) change with which test files ran before: 2.7-8.7% of these
+# 150 cases measured across orders.  The floor catches a generator that stopped producing matches.
+MIN_MATCH_RATE = 0.02
 
 
 def gen_reducible(seed: int) -> tuple[str, str]:
@@ -98,7 +101,7 @@ def _run(seed, n_streams):
     @hypothesis_seed(seed)
     @settings(max_examples=n_streams, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern, extra=3), st.integers(0, len(shapes) - 1),
+    @given(streams(pattern, extra=3, max_step=1), st.integers(0, len(shapes) - 1),
            st.sampled_from(["all", "all", "non_overlapping", "match_single"]), st.sampled_from([None, None, "s"]))
     def run(df, which, output, by):
         opts = Options(order=order, output=output)
