@@ -30,7 +30,7 @@ from perf.workloads import WORKLOADS  # noqa: E402
 
 STAGES = ((EJ, "seq_join", "join"), (EJ, "seq_join_rows", "join"), (EJ, "pair_records", "records"),
           (EX, "canonical_table", "canonical"), (EJ, "canonical_pairs", "canonical"),
-          (EJ, "canonical_rows", "canonical"), (O, "to_frame", "output"))
+          (O, "to_frame", "output"))
 # (the final join writes the match table itself: jitcep.kernels.order.canonical_pairs, or the rows of
 # jitcep.kernels.join.seq_join_rows ordered by canonical_rows; "canonical" there)
 

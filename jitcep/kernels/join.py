@@ -35,8 +35,9 @@ from .. import config
 from ..config import NUMBA_FLAGS
 from ..errors import ExplosionError
 from ..threads import even_ranges, partition_ranges, run_ranges
-from .alloc import empty
+from .alloc import empty, scratch
 from .checks import check_lengths, fail
+from .order import _INSERTION, _NO_LOW, _key_order, _sort_range
 from .window import exceeds, window_bound
 
 ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
@@ -108,15 +109,10 @@ def _first_after(Len, Lten, lo, hi, x, tx, order):
 
 
 @njit(**NUMBA_FLAGS)
-def _seq_join(L, R, W, order, distinct, src, rows, cap_max, li, ri, gg):
-    # ``rows`` with a row or more: the pairs written as the matches' rows instead (seq_join_rows), row
-    # c column src[c] of the left record's columns then the right one's; the pair arrays stay empty,
-    # so the status is the number of pairs (_done)
+def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
-    as_rows, kl = rows.shape[0] > 0, Lpos.shape[1]
-    size = rows.shape[1] if as_rows else len(li)
     n = np.int64(0)  # not a literal 0: _done would be compiled once more for Literal[int](0)
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
@@ -139,14 +135,10 @@ def _seq_join(L, R, W, order, distinct, src, rows, cap_max, li, ri, gg):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
-                room = _room(n, size, cap_max)
+                room = _room(n, len(li), cap_max)
                 if room < 0:
                     return li[:0], ri[:0], gg[:0], -1
-                if room and as_rows:
-                    for c in range(len(src)):
-                        s = src[c]
-                        rows[c, n] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
-                elif room:
+                if room:
                     li[n], ri[n] = l, r
                     if G > 1:
                         gg[n] = g
@@ -489,7 +481,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     by_left = driven_by_left(L, R, driver)
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
-    args = (window_bound(W), ORDER_CODE[order], bool(distinct), *(() if by_left else _PAIRS), int(cap))
+    args = (window_bound(W), ORDER_CODE[order], bool(distinct), int(cap))
     li, ri, g = _split_join(kernel, Lt, Rt, args, 0 if by_left else 2, "a SEQ join", cap, threads)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
         o = np.lexsort((li, ri, g))
@@ -497,32 +489,274 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     return li, ri, g
 
 
-_PAIRS = (np.zeros(0, np.int64), np.zeros((0, 0), np.int64))
-"""``_seq_join``'s ``src`` and ``rows`` when it writes pairs."""
-_NO_PAIRS = (np.zeros(0, np.int64),) * 3
-"""``_seq_join``'s pair arrays when it writes rows (never written: no room)."""
+_SPAN = 4
+"""An end's left records (right leaf) are put in order through a bitmap of their ranks' span when it is
+at most this many times their number (the records starting within the window), else sorted."""
 
 
-def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src) -> np.ndarray:
-    """The pairs of :func:`seq_join` (right records driving, all partitions on one thread) written as
-    the matches they are: a C-ordered (len(src), pairs) matrix, row c column ``src[c]`` of each pair's
-    left record's positions then its right one's, the pairs in the kernel's order.  For a join at the
-    root with no predicate left to test: no pair arrays are written and read back (6.65M matches:
-    107 MB, perf/README.md).  The join runs twice: counting, then into a matrix of exactly that many
-    pairs.  Invariants and ``cap`` as :func:`seq_join`'s; a column of ``src`` outside the records is a
-    KernelInputError."""
+@njit(**NUMBA_FLAGS)
+def _within(lo, hi, W):
+    """``not exceeds(lo, hi, W)`` (:func:`jitcep.kernels.window.exceeds`) without a branch: the uint64
+    difference is formed either way and only read when ``hi > lo``."""
+    return (hi <= lo) | (np.uint64(hi) - np.uint64(lo) <= W)
+
+
+@njit(**NUMBA_FLAGS)
+def _sort_small(x, n):
+    """``x[:n]`` (distinct int64s) sorted in place: by insertion up to :data:`_INSERTION`, else NumPy's."""
+    if n > _INSERTION:
+        x[:n].sort()
+        return
+    for j in range(1, n):
+        v = x[j]
+        i = j
+        while i > 0 and x[i - 1] > v:
+            x[i] = x[i - 1]
+            i -= 1
+        x[i] = v
+
+
+@njit(**NUMBA_FLAGS)
+def _canonical_join(L, R, W, order, distinct, src, key, rank, by_rank, cap_max, at, rows):
+    # The final SEQ join's pairs as the matches' rows (seq_join_rows).  Counting pass (``rows`` has no
+    # column): at[e + 1] += the pairs ending at position e (the right record's end: outside
+    # nondecreasing_ts a left record ends before its right one starts).  Writing pass: ``at[e]`` is where
+    # end e's rows go (then advanced past them); each end's rows are written once, in canonical order:
+    # a left leaf's records (``rank`` empty) one by one, each with the end's right records in the order
+    # of their columns; with a right leaf, the end's one right record with its left records in the order
+    # ``by_rank`` (their ranks ``rank`` sorted).  Returns the number of pairs or a status: -1 past
+    # cap_max, -2 partition offsets outside the records, -3 an end outside ``at``, -4 two right records
+    # ending at one position of a right leaf, or a run past the matrix.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    G = len(Lg) - 1
+    k, kl = len(src), Lpos.shape[1]
+    writing, leaf_left = rows.shape[1] > 0, len(rank) == 0
+    n = np.int64(0)
+    # a run's work space, grown as needed: its right records in the order of their columns and their
+    # left bounds (left leaf); its left records' ranks (right leaf)
+    room = np.int64(_INSERTION)
+    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
+    marks = np.zeros(_SPAN * room, np.bool_)
+    for g in range(G):
+        l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
+            return np.int64(-2)
+        if l0 == l1:
+            continue
+        lo = l0
+        a = r0
+        while a < r1:
+            e = Ren[a]  # the run [a, b) of right records ending at e
+            b = a + 1
+            while b < r1 and Ren[b] == e:
+                b += 1
+            if not 0 <= e < len(at) - 1:
+                return np.int64(-3)
+            rend = Rwen[a]
+            # EAT (ZStream 4.3), as _seq_join: the run shares its end, so its lower bound
+            while lo < l1 and exceeds(Lwen[lo], rend, W):
+                lo += 1
+            d = at[e]
+            if not writing:
+                cnt = np.int64(0)
+                for r in range(a, b):
+                    for l in range(lo, _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)):
+                        # counted without a branch: whether a record in the range is past the window
+                        # is no pattern a branch predicts
+                        ok = _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
+                        if distinct and ok:
+                            ok = not _overlap(Lpos[l], Rpos[r])
+                        cnt += ok
+                if n + cnt > cap_max:
+                    return np.int64(-1)
+                at[e + 1] += cnt
+                n += cnt
+            elif leaf_left:
+                # left records are single events in position order, so left record by left record is
+                # first position by first position (semantics section 11); for one, the rows differ in
+                # the right record's columns alone: the run's right records sorted by them, in key order
+                m = b - a
+                if m > room:
+                    room = max(m, 2 * room)
+                    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
+                top = lo
+                for j in range(m):
+                    r = a + j
+                    i = j
+                    while i > 0:
+                        y = ordR[i - 1]
+                        c = 0
+                        while c < k and (src[key[c]] < kl or Rpos[r, src[key[c]] - kl] == Rpos[y, src[key[c]] - kl]):
+                            c += 1
+                        if c == k or Rpos[r, src[key[c]] - kl] >= Rpos[y, src[key[c]] - kl]:
+                            break
+                        ordR[i], hiR[i] = y, hiR[i - 1]
+                        i -= 1
+                    ordR[i] = r
+                    hiR[i] = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
+                    top = max(top, hiR[i])
+                for l in range(lo, top):
+                    for j in range(m):
+                        r = ordR[j]
+                        if l >= hiR[j] or exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W):
+                            continue
+                        if distinct and _overlap(Lpos[l], Rpos[r]):
+                            continue
+                        if d >= rows.shape[1]:
+                            return np.int64(-4)
+                        for c in range(k):
+                            s = src[c]
+                            rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
+                        d += 1
+            else:
+                # one right record (a leaf: one per position) and its left records, sorted by rank
+                if b - a > 1:
+                    return np.int64(-4)
+                r = a
+                hi = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
+                if hi - lo > room:
+                    room = max(hi - lo, 2 * room)
+                    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
+                cnt = np.int64(0)
+                for l in range(lo, hi):  # the ranks of the records in the window, without a branch
+                    ok = _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
+                    if distinct and ok:
+                        ok = not _overlap(Lpos[l], Rpos[r])
+                    ordR[cnt] = rank[l]
+                    cnt += ok
+                first, last = _NO_LOW, np.int64(-1)
+                for j in range(cnt):
+                    first, last = min(first, ordR[j]), max(last, ordR[j])
+                if d + cnt > rows.shape[1]:
+                    return np.int64(-4)
+                span = last - first + 1
+                if cnt > 1 and span <= _SPAN * cnt:
+                    # the ranks are few and close (the left records starting in the window): marked in
+                    # a bitmap of their span and read back in order, no comparisons
+                    if span > len(marks):
+                        marks = np.zeros(max(span, 2 * len(marks)), np.bool_)
+                    for j in range(cnt):
+                        marks[ordR[j] - first] = True
+                    j = 0
+                    for x in range(span):
+                        if marks[x]:
+                            marks[x] = False
+                            ordR[j] = first + x
+                            j += 1
+                else:
+                    _sort_small(ordR, cnt)
+                for j in range(cnt):
+                    l = by_rank[ordR[j]]
+                    for c in range(k):
+                        s = src[c]
+                        rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
+                    d += 1
+            if writing:
+                n += d - at[e]
+                at[e] = d
+            a = b
+    return n
+
+
+@njit(**NUMBA_FLAGS)
+def _start_order(Lpos, Lst, cols, count, by_rank, rank, tmp):
+    # The left records by (first position, columns ``cols`` in turn): counted out by first position
+    # (stable: O(records + positions)), then each first position's records sorted by the columns
+    # (_sort_range: nothing moves when they come in order).  False: a first position outside ``count``.
+    m = len(Lst)
+    count[:] = 0
+    for i in range(m):
+        if not 0 <= Lst[i] < len(count) - 1:
+            return False
+        count[Lst[i] + 1] += 1
+    for p in range(1, len(count)):
+        count[p] += count[p - 1]
+    for i in range(m):
+        by_rank[count[Lst[i]]] = i
+        count[Lst[i]] += 1
+    K0 = np.empty((m, 0), np.int64)
+    a = 0
+    while a < m:
+        b = a + 1
+        while b < m and Lst[by_rank[b]] == Lst[by_rank[a]]:
+            b += 1
+        if b - a > 1:
+            _sort_range(by_rank, np.int64(a), np.int64(b), Lst, Lst, Lpos, cols, K0, tmp)
+        a = b
+    for i in range(m):
+        rank[by_rank[i]] = i
+    return True
+
+
+def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src, n_events: int,
+                  key=None, threads: int = 1) -> np.ndarray:
+    """The matches that are the pairs of :func:`seq_join`, in canonical order (docs/semantics.md section
+    11), when one input is a leaf (one-event records): a C-ordered (len(src), pairs) matrix, row c
+    column ``src[c]`` of each pair's left record's positions then its right one's; ``src`` names every
+    column once (the match's first and last events are its rows').  ``key``: the rows in the order the
+    canonical order compares them (the variables' name order), a permutation of ``range(len(src))``;
+    None: row order.  For the join at the root with no predicate left to test: no pair arrays are
+    written and read back, and the rows are written once, in their place (6.65M matches: 107 MB of
+    pairs, then a pass re-reading and sorting 160 MB of rows, perf/README.md).
+
+    The join runs twice: counting the pairs ending at each position (below ``n_events``), then writing
+    each end's rows where the earlier ends' leave off, so key partitions come out merged by end with no
+    sort.  Each end's rows are written in order: with a left leaf (its records in position order), left
+    event by left event, each with the end's right records sorted by their columns; with a right leaf,
+    the end's one right record with its left records in their order by first position and columns,
+    ranked once for the whole join (:func:`_start_order`, a counting sort) and sorted per end as
+    integers.  ``threads``: the partitions are split into up to that many ranges joined side by side
+    (their ends, and so their rows, are disjoint).
+
+    Needs an ``order`` in which a left record ends before its right one starts (not
+    ``nondecreasing_ts``) and each end position in one partition (an event has one key), as the
+    engine's buffers have.  Invariants and ``cap`` as :func:`seq_join`'s; neither input a leaf, a column
+    of ``src`` outside the records or named twice, ``key`` no permutation, a position not below
+    ``n_events`` or two records of a leaf at one position is a KernelInputError.
+    """
+    if order == "nondecreasing_ts":
+        raise fail("seq_join_rows", "under nondecreasing_ts a left record may end after its right one")
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
     src = np.ascontiguousarray(src, dtype=np.int64)
-    width = Lt[0].shape[1] + Rt[0].shape[1]
-    if not len(src) or src.min() < 0 or src.max() >= width:
-        raise fail("seq_join_rows", f"no column, or a column number outside the pairs' {width} columns")
-    args = (window_bound(W), ORDER_CODE[order], bool(distinct), src)
-    *_, m = _seq_join(Lt, Rt, *args, np.zeros((len(src), 0), np.int64), int(cap), *_NO_PAIRS)
-    _check(m, "a SEQ join", cap)
+    kl, width = Lt[0].shape[1], Lt[0].shape[1] + Rt[0].shape[1]
+    if sorted(src.tolist()) != list(range(width)):
+        raise fail("seq_join_rows", f"the columns {src.tolist()} are not the pairs' {width} columns, once each")
+    key = _key_order("seq_join_rows", key, len(src))
+    rank = by_rank = np.zeros(0, np.int64)
+    if Lt[1] is not Lt[2]:
+        if Rt[1] is not Rt[2]:
+            raise fail("seq_join_rows", "neither input is a leaf")
+        # the left records' order within an end: first position, then their columns in key order
+        rank, by_rank = empty(len(Lt[2]), np.int64), empty(len(Lt[2]), np.int64)
+        cols = np.array([src[c] for c in key if src[c] < kl], np.int64)
+        if not _start_order(Lt[0], Lt[1], cols, scratch("seq_join_rows_starts", int(n_events) + 1, np.int64),
+                            by_rank, rank, scratch("seq_join_rows_tmp", len(rank), np.int64)):
+            raise fail("seq_join_rows", f"a position is not below {n_events}")
+    args = (window_bound(W), ORDER_CODE[order], bool(distinct), src, key, rank, by_rank, int(cap))
+    Lg, Rg = Lt[3], Rt[3]
+    ranges = partition_ranges((Lg, Rg), threads)
+    at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
+    at[:] = 0
+
+    def join(g0: int, g1: int, rows):
+        Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
+        status = _canonical_join(Lr, Rr, *args, at, rows)
+        if status == -3:
+            raise fail("seq_join_rows", f"a position is not below {n_events}")
+        if status == -4:
+            raise fail("seq_join_rows", "two records of a leaf at one position, or an end in two partitions")
+        _check(status, "a SEQ join", cap)
+        return status
+
+    m = sum(run_ranges(lambda g0, g1: join(g0, g1, np.zeros((len(src), 0), np.int64)), ranges))
+    if m > cap:
+        _check(-1, "a SEQ join", cap)
     rows = empty(len(src) * m, np.int64).reshape(len(src), m)
     if m:
-        *_, status = _seq_join(Lt, Rt, *args, rows, int(cap), *_NO_PAIRS)
-        _check(status, "a SEQ join", cap)
+        np.cumsum(at, out=at)  # at[e]: the rows ending before e
+        run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)
     return rows
 
 
