@@ -37,7 +37,7 @@ from ..errors import ExplosionError
 from ..threads import even_ranges, partition_ranges, run_ranges
 from .alloc import empty, scratch
 from .checks import check_lengths, fail
-from .order import _INSERTION, _NO_LOW, _key_order, _sort_range
+from .order import _INSERTION, _key_order, _sort_range
 from .window import exceeds, window_bound
 
 ORDER_CODE = {"position": 0, "strict_ts": 1, "nondecreasing_ts": 2}
@@ -489,11 +489,6 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     return li, ri, g
 
 
-_SPAN = 4
-"""An end's left records (right leaf) are put in order through a bitmap of their ranks' span when it is
-at most this many times their number (the records starting within the window), else sorted."""
-
-
 @njit(**NUMBA_FLAGS)
 def _within(lo, hi, W):
     """``not exceeds(lo, hi, W)`` (:func:`jitcep.kernels.window.exceeds`) without a branch: the uint64
@@ -502,42 +497,23 @@ def _within(lo, hi, W):
 
 
 @njit(**NUMBA_FLAGS)
-def _sort_small(x, n):
-    """``x[:n]`` (distinct int64s) sorted in place: by insertion up to :data:`_INSERTION`, else NumPy's."""
-    if n > _INSERTION:
-        x[:n].sort()
-        return
-    for j in range(1, n):
-        v = x[j]
-        i = j
-        while i > 0 and x[i - 1] > v:
-            x[i] = x[i - 1]
-            i -= 1
-        x[i] = v
-
-
-@njit(**NUMBA_FLAGS)
-def _canonical_join(L, R, W, order, distinct, src, key, rank, by_rank, cap_max, at, rows):
-    # The final SEQ join's pairs as the matches' rows (seq_join_rows).  Counting pass (``rows`` has no
-    # column): at[e + 1] += the pairs ending at position e (the right record's end: outside
-    # nondecreasing_ts a left record ends before its right one starts).  Writing pass: ``at[e]`` is where
-    # end e's rows go (then advanced past them); each end's rows are written once, in canonical order:
-    # a left leaf's records (``rank`` empty) one by one, each with the end's right records in the order
-    # of their columns; with a right leaf, the end's one right record with its left records in the order
-    # ``by_rank`` (their ranks ``rank`` sorted).  Returns the number of pairs or a status: -1 past
-    # cap_max, -2 partition offsets outside the records, -3 an end outside ``at``, -4 two right records
-    # ending at one position of a right leaf, or a run past the matrix.
+def _canonical_join(L, R, W, order, distinct, src, key, cap_max, at, rows):
+    # The final SEQ join's pairs as the matches' rows (seq_join_rows), a left leaf.  Counting pass
+    # (``rows`` has no column): at[e + 1] += the pairs ending at position e (the right record's end:
+    # outside nondecreasing_ts a left record ends before its right one starts).  Writing pass: ``at[e]``
+    # is where end e's rows go (then advanced past them); each end's rows are written once, in
+    # canonical order: the left records one by one, each with the end's right records in the order of
+    # their columns.  Returns the number of pairs or a status: -1 past cap_max, -2 partition offsets
+    # outside the records, -3 an end outside ``at``, -4 a run past the matrix.
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
     k, kl = len(src), Lpos.shape[1]
-    writing, leaf_left = rows.shape[1] > 0, len(rank) == 0
+    writing = rows.shape[1] > 0
     n = np.int64(0)
-    # a run's work space, grown as needed: its right records in the order of their columns and their
-    # left bounds (left leaf); its left records' ranks (right leaf)
+    # a run's right records in the order of their columns and their left bounds, grown as needed
     room = np.int64(_INSERTION)
     ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
-    marks = np.zeros(_SPAN * room, np.bool_)
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
@@ -564,7 +540,7 @@ def _canonical_join(L, R, W, order, distinct, src, key, rank, by_rank, cap_max, 
                 for r in range(a, b):
                     for l in range(lo, _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)):
                         # counted without a branch: whether a record in the range is past the window
-                        # is no pattern a branch predicts
+                        # follows no pattern a branch predicts
                         ok = _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
                         if distinct and ok:
                             ok = not _overlap(Lpos[l], Rpos[r])
@@ -573,7 +549,7 @@ def _canonical_join(L, R, W, order, distinct, src, key, rank, by_rank, cap_max, 
                     return np.int64(-1)
                 at[e + 1] += cnt
                 n += cnt
-            elif leaf_left:
+            else:
                 # left records are single events in position order, so left record by left record is
                 # first position by first position (semantics section 11); for one, the rows differ in
                 # the right record's columns alone: the run's right records sorted by them, in key order
@@ -610,49 +586,6 @@ def _canonical_join(L, R, W, order, distinct, src, key, rank, by_rank, cap_max, 
                             s = src[c]
                             rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
                         d += 1
-            else:
-                # one right record (a leaf: one per position) and its left records, sorted by rank
-                if b - a > 1:
-                    return np.int64(-4)
-                r = a
-                hi = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
-                if hi - lo > room:
-                    room = max(hi - lo, 2 * room)
-                    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
-                cnt = np.int64(0)
-                for l in range(lo, hi):  # the ranks of the records in the window, without a branch
-                    ok = _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
-                    if distinct and ok:
-                        ok = not _overlap(Lpos[l], Rpos[r])
-                    ordR[cnt] = rank[l]
-                    cnt += ok
-                first, last = _NO_LOW, np.int64(-1)
-                for j in range(cnt):
-                    first, last = min(first, ordR[j]), max(last, ordR[j])
-                if d + cnt > rows.shape[1]:
-                    return np.int64(-4)
-                span = last - first + 1
-                if cnt > 1 and span <= _SPAN * cnt:
-                    # the ranks are few and close (the left records starting in the window): marked in
-                    # a bitmap of their span and read back in order, no comparisons
-                    if span > len(marks):
-                        marks = np.zeros(max(span, 2 * len(marks)), np.bool_)
-                    for j in range(cnt):
-                        marks[ordR[j] - first] = True
-                    j = 0
-                    for x in range(span):
-                        if marks[x]:
-                            marks[x] = False
-                            ordR[j] = first + x
-                            j += 1
-                else:
-                    _sort_small(ordR, cnt)
-                for j in range(cnt):
-                    l = by_rank[ordR[j]]
-                    for c in range(k):
-                        s = src[c]
-                        rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
-                    d += 1
             if writing:
                 n += d - at[e]
                 at[e] = d
@@ -661,11 +594,76 @@ def _canonical_join(L, R, W, order, distinct, src, key, rank, by_rank, cap_max, 
 
 
 @njit(**NUMBA_FLAGS)
-def _start_order(Lpos, Lst, cols, count, by_rank, rank, tmp):
-    # The left records by (first position, columns ``cols`` in turn): counted out by first position
-    # (stable: O(records + positions)), then each first position's records sorted by the columns
-    # (_sort_range: nothing moves when they come in order).  False: a first position outside ``count``.
-    m = len(Lst)
+def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, cap_max, at, rows):
+    # _canonical_join with a right leaf: each right record (one per end) with the left records in the
+    # order ``by_start`` (partition, first position, then their columns: canonical order within an end),
+    # scanned from the first starting in the window to the last starting before the right event, both
+    # bounds moving forward only (starts and window times ascend in that order within a partition, as
+    # ends do in the record order); a record that does not end before the right event is skipped.  Both
+    # passes scan the same, so they find the same pairs.  Status as _canonical_join's; -4 also two right
+    # records ending at one position.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    G = len(Lg) - 1
+    k, kl = len(src), Lpos.shape[1]
+    writing = rows.shape[1] > 0
+    n = np.int64(0)
+    for g in range(G):
+        l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren) and l1 <= len(by_start)):
+            return np.int64(-2)
+        first = last = l0  # the scanned range of by_start
+        for r in range(r0, r1):
+            e = Ren[r]
+            if not 0 <= e < len(at) - 1:
+                return np.int64(-3)
+            if r > r0 and e == Ren[r - 1]:
+                return np.int64(-4)
+            rend = Rwen[r]
+            while first < l1 and exceeds(Lwst[by_start[first]], rend, W):
+                first += 1
+            last = max(last, first)
+            while last < l1 and (Lst[by_start[last]] < Rst[r] if order == 0 else Ltst[by_start[last]] < Rtst[r]):
+                last += 1
+            d = at[e]
+            cnt = np.int64(0)
+            for i in range(first, last):
+                l = by_start[i]
+                if not 0 <= l < len(Len):
+                    return np.int64(-2)
+                ok = (Len[l] < Rst[r]) if order == 0 else (Lten[l] < Rtst[r])
+                ok = ok and _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
+                if distinct and ok:
+                    ok = not _overlap(Lpos[l], Rpos[r])
+                if writing and ok:
+                    if d >= rows.shape[1]:
+                        return np.int64(-4)
+                    for c in range(k):
+                        s = src[c]
+                        rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
+                    d += 1
+                cnt += ok
+            if writing:
+                at[e] = d
+            elif n + cnt > cap_max:
+                return np.int64(-1)
+            else:
+                at[e + 1] += cnt
+            n += cnt
+    return n
+
+
+@njit(**NUMBA_FLAGS)
+def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
+    # The left records by (partition, first position, columns ``cols`` in turn) into ``by_start``:
+    # counted out by first position (stable: O(records + positions)), then by partition when there are
+    # several (stable again; each partition's records keep their place, Lg), then each first position's
+    # records sorted by the columns (_sort_range: nothing moves when they come in order).  False: a
+    # first position outside ``count`` or partition offsets outside the records.
+    m, G = len(Lst), len(Lg) - 1
+    if Lg[0] != 0 or Lg[G] != m:
+        return False
     count[:] = 0
     for i in range(m):
         if not 0 <= Lst[i] < len(count) - 1:
@@ -673,20 +671,29 @@ def _start_order(Lpos, Lst, cols, count, by_rank, rank, tmp):
         count[Lst[i] + 1] += 1
     for p in range(1, len(count)):
         count[p] += count[p - 1]
+    out = by_start if G == 1 else tmp
     for i in range(m):
-        by_rank[count[Lst[i]]] = i
+        out[count[Lst[i]]] = i
         count[Lst[i]] += 1
+    if G > 1:
+        for g in range(G):
+            if not 0 <= Lg[g] <= Lg[g + 1] <= m:
+                return False
+            part[Lg[g]:Lg[g + 1]] = g
+            count[g] = Lg[g]
+        for i in range(m):
+            g = part[tmp[i]]
+            by_start[count[g]] = tmp[i]
+            count[g] += 1
     K0 = np.empty((m, 0), np.int64)
     a = 0
     while a < m:
         b = a + 1
-        while b < m and Lst[by_rank[b]] == Lst[by_rank[a]]:
+        while b < m and Lst[by_start[b]] == Lst[by_start[a]]:
             b += 1
         if b - a > 1:
-            _sort_range(by_rank, np.int64(a), np.int64(b), Lst, Lst, Lpos, cols, K0, tmp)
+            _sort_range(by_start, np.int64(a), np.int64(b), Lst, Lst, Lpos, cols, K0, tmp)
         a = b
-    for i in range(m):
-        rank[by_rank[i]] = i
     return True
 
 
@@ -705,9 +712,10 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     each end's rows where the earlier ends' leave off, so key partitions come out merged by end with no
     sort.  Each end's rows are written in order: with a left leaf (its records in position order), left
     event by left event, each with the end's right records sorted by their columns; with a right leaf,
-    the end's one right record with its left records in their order by first position and columns,
-    ranked once for the whole join (:func:`_start_order`, a counting sort) and sorted per end as
-    integers.  ``threads``: the partitions are split into up to that many ranges joined side by side
+    the end's one right record with its left records scanned in their order by first position and
+    columns, put in that order once for the whole join (:func:`_start_order`, a counting sort), from
+    the first starting within the window to the last starting before the right event (the records in
+    between that do not end before it are skipped; no sort per end).  ``threads``: the partitions are split into up to that many ranges joined side by side
     (their ends, and so their rows, are disjoint).
 
     Needs an ``order`` in which a left record ends before its right one starts (not
@@ -724,17 +732,19 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     if sorted(src.tolist()) != list(range(width)):
         raise fail("seq_join_rows", f"the columns {src.tolist()} are not the pairs' {width} columns, once each")
     key = _key_order("seq_join_rows", key, len(src))
-    rank = by_rank = np.zeros(0, np.int64)
+    kernel, args = _canonical_join, (window_bound(W), ORDER_CODE[order], bool(distinct), src, key, int(cap))
     if Lt[1] is not Lt[2]:
         if Rt[1] is not Rt[2]:
             raise fail("seq_join_rows", "neither input is a leaf")
         # the left records' order within an end: first position, then their columns in key order
-        rank, by_rank = empty(len(Lt[2]), np.int64), empty(len(Lt[2]), np.int64)
+        m = len(Lt[2])
+        by_start, tmp = empty(m, np.int64), scratch("seq_join_rows_tmp", m, np.int64)
+        part = scratch("seq_join_rows_part", m if len(Lt[3]) > 2 else 0, np.int64)
         cols = np.array([src[c] for c in key if src[c] < kl], np.int64)
-        if not _start_order(Lt[0], Lt[1], cols, scratch("seq_join_rows_starts", int(n_events) + 1, np.int64),
-                            by_rank, rank, scratch("seq_join_rows_tmp", len(rank), np.int64)):
-            raise fail("seq_join_rows", f"a position is not below {n_events}")
-    args = (window_bound(W), ORDER_CODE[order], bool(distinct), src, key, rank, by_rank, int(cap))
+        count = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
+        if not _start_order(Lt[0], Lt[1], Lt[3], cols, count, part, tmp, by_start):
+            raise fail("seq_join_rows", f"a position is not below {n_events}, or partition offsets outside the records")
+        kernel, args = _canonical_join_by_start, (*args[:4], by_start, int(cap))
     Lg, Rg = Lt[3], Rt[3]
     ranges = partition_ranges((Lg, Rg), threads)
     at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
@@ -742,7 +752,7 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
 
     def join(g0: int, g1: int, rows):
         Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
-        status = _canonical_join(Lr, Rr, *args, at, rows)
+        status = kernel(Lr, Rr, *args, at, rows)
         if status == -3:
             raise fail("seq_join_rows", f"a position is not below {n_events}")
         if status == -4:
