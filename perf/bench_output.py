@@ -6,8 +6,9 @@
 Per workload of perf/workloads.py: warm ``Query.run(threads=1)`` runs with timers around the join
 kernels (``seq_join``, ``seq_join_rows``), the joins' output records (``pair_records``), the canonical
 order (``canonical_table``, or ``canonical_pairs`` where the final join writes the match table;
-``seq_join_rows`` writes it in that order, so "join" includes the order there) and the wide output (``to_frame``); the best run's wall / CPU seconds per stage and its matches/s, then the floor:
-the output's bytes written by NumPy into fresh pages in the same process.  CPU (process) time is
+``seq_join_rows`` writes it in that order, so "join" includes the order there) and the wide output
+(``to_frame``); the best run's wall / CPU seconds per stage and its matches/s, then the floor: the
+output's bytes written by NumPy into fresh pages in the same process.  CPU (process) time is
 printed beside wall time because on a shared machine a run's wall time mostly waits for a core.
 """
 

@@ -564,9 +564,10 @@ def _canonical_join(L, R, W, order, distinct, src, key, cap_max, at, rows):
                     while i > 0:
                         y = ordR[i - 1]
                         c = 0
+                        # the first right column in key order where r and y differ decides
                         while c < k and (src[key[c]] < kl or Rpos[r, src[key[c]] - kl] == Rpos[y, src[key[c]] - kl]):
                             c += 1
-                        if c == k or Rpos[r, src[key[c]] - kl] >= Rpos[y, src[key[c]] - kl]:
+                        if c == k or Rpos[r, src[key[c]] - kl] > Rpos[y, src[key[c]] - kl]:
                             break
                         ordR[i], hiR[i] = y, hiR[i - 1]
                         i -= 1
@@ -715,8 +716,9 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     the end's one right record with its left records scanned in their order by first position and
     columns, put in that order once for the whole join (:func:`_start_order`, a counting sort), from
     the first starting within the window to the last starting before the right event (the records in
-    between that do not end before it are skipped; no sort per end).  ``threads``: the partitions are split into up to that many ranges joined side by side
-    (their ends, and so their rows, are disjoint).
+    between that do not end before it are skipped; no sort per end).  ``threads``: the partitions are
+    split into up to that many ranges joined side by side (their ends, and so their rows, are
+    disjoint).
 
     Needs an ``order`` in which a left record ends before its right one starts (not
     ``nondecreasing_ts``) and each end position in one partition (an event has one key), as the
@@ -743,7 +745,7 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         cols = np.array([src[c] for c in key if src[c] < kl], np.int64)
         count = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
         if not _start_order(Lt[0], Lt[1], Lt[3], cols, count, part, tmp, by_start):
-            raise fail("seq_join_rows", f"a position is not below {n_events}, or partition offsets outside the records")
+            raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
         kernel, args = _canonical_join_by_start, (*args[:4], by_start, int(cap))
     Lg, Rg = Lt[3], Rt[3]
     ranges = partition_ranges((Lg, Rg), threads)
