@@ -1,12 +1,14 @@
 """Standalone benchmark: where an output-heavy run's time goes (issue 16, output at memory speed).
 
-    PYTHONPATH=. python perf/bench_output.py [--select output_nasdaq_1m output_synthetic] [--n 1000000] [--repeat 3]
+    PYTHONPATH=. python perf/bench_output.py [--select output_nasdaq_1m output_synthetic output_synthetic_keyed]
+        [--n 1000000] [--repeat 3]
 
 Per workload of perf/workloads.py: warm ``Query.run(threads=1)`` runs with timers around the join
 kernels (``seq_join``, ``seq_join_rows``), the joins' output records (``pair_records``), the canonical
-order (``canonical_table``, or ``canonical_pairs`` / ``canonical_rows`` where the final join writes the
-match table) and the wide output (``to_frame``); the best run's wall / CPU seconds per stage and its matches/s, then the floor:
-the output's bytes written by NumPy into fresh pages in the same process.  CPU (process) time is
+order (``canonical_table``, or ``canonical_pairs`` where the final join writes the match table;
+``seq_join_rows`` writes it in that order, so "join" includes the order there) and the wide output
+(``to_frame``); the best run's wall / CPU seconds per stage and its matches/s, then the floor: the
+output's bytes written by NumPy into fresh pages in the same process.  CPU (process) time is
 printed beside wall time because on a shared machine a run's wall time mostly waits for a core.
 """
 
@@ -30,9 +32,9 @@ from perf.workloads import WORKLOADS  # noqa: E402
 
 STAGES = ((EJ, "seq_join", "join"), (EJ, "seq_join_rows", "join"), (EJ, "pair_records", "records"),
           (EX, "canonical_table", "canonical"), (EJ, "canonical_pairs", "canonical"),
-          (EJ, "canonical_rows", "canonical"), (O, "to_frame", "output"))
-# (the final join writes the match table itself: jitcep.kernels.order.canonical_pairs, or the rows of
-# jitcep.kernels.join.seq_join_rows ordered by canonical_rows; "canonical" there)
+          (O, "to_frame", "output"))
+# (the final join writes the match table itself: jitcep.kernels.order.canonical_pairs, "canonical", or
+# jitcep.kernels.join.seq_join_rows, rows in canonical order, "join")
 
 
 def main(argv=None) -> int:

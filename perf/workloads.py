@@ -428,12 +428,13 @@ def core_sequence(length: int, window: int = 100, n_types: int = 20) -> Callable
     return make
 
 
-def output_synthetic(window: int = 20) -> Callable[[int], tuple[pl.DataFrame, SeqQuery]]:
-    """Output-heavy: SEQ of 3 uniform types, no key, no predicate, a window of ``window`` units (one event
-    per unit): about 7 matches per event at 20."""
+def output_synthetic(window: int = 20, keys: int | None = None) -> Callable[[int], tuple[pl.DataFrame, SeqQuery]]:
+    """Output-heavy: SEQ of 3 uniform types, no predicate, a window of ``window`` units (one event per
+    unit): about 7 matches per event at 20 with no key; with ``keys`` uniform keys, ``[k]`` (a window
+    ``keys`` times as wide gives the same matches)."""
     def make(n: int):
-        df = synthetic_events(n, types={"A": 1.0, "B": 1.0, "C": 1.0}, keys=None, attrs={"x": "uniform"})
-        return df, SeqQuery(("A", "B", "C"), window)
+        df = synthetic_events(n, types={"A": 1.0, "B": 1.0, "C": 1.0}, keys=keys, attrs={"x": "uniform"})
+        return df, SeqQuery(("A", "B", "C"), window, key=None if keys is None else "k")
 
     return make
 
@@ -509,6 +510,8 @@ def _registry() -> list[Workload]:
         quick=True, real=True, options=OUTPUT_CAPS))
     W.append(Workload("output_synthetic", "output", {"length": 3, "window": 20}, output_synthetic(20),
                       quick=True, options=OUTPUT_CAPS))
+    W.append(Workload("output_synthetic_keyed", "output", {"length": 3, "window": 200, "keys": 10},
+                      output_synthetic(200, keys=10), options=OUTPUT_CAPS))
     for k in (3, 6, 12, 24):
         W.append(Workload(f"core_seq{k}", "core", {"length": k, "window": 100, "count_window": True},
                           core_sequence(k), quick=k in (3, 24), options=OUTPUT_CAPS))

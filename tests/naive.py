@@ -6,7 +6,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 
 - :func:`counting_sort`  twin of :func:`jitcep.kernels.counting_sort`
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs);
-  :func:`seq_join_rows` of :func:`jitcep.kernels.join.seq_join_rows` (those pairs' rows)
+  :func:`seq_join_rows` of :func:`jitcep.kernels.join.seq_join_rows` (those pairs' rows, sorted)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
 - :func:`pair_columns`   twin of :func:`jitcep.kernels.join.pair_columns` (the events a join's predicates read)
@@ -24,7 +24,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`round_ranges`, :func:`next_relevant`, :func:`advance`, :func:`first_at_or_after`, :func:`fork_runs`
   twins of the skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states
   as sets; the new buffers field by field)
-- :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`, :func:`canonical_rows`,
+- :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`,
   :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
   key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per
   list; the lists sliced one by one)
@@ -101,12 +101,14 @@ def seq_join(L, R, ts, wt, W, order, distinct):
     return out
 
 
-def seq_join_rows(L, R, ts, wt, W, order, distinct, src):
-    """Twin of kernels.join.seq_join_rows: the pairs of :func:`seq_join` in the right-driven kernel's order
-    (partition, r, l), row c column ``src[c]`` of each pair's left record's events then its right one's."""
-    pairs = sorted(seq_join(L, R, ts, wt, W, order, distinct), key=lambda t: (t[2], t[1], t[0]))
-    rows = [[int(x) for x in (*L[0][l], *R[0][r])] for l, r, _ in pairs]
-    return [[row[s] for row in rows] for s in src]
+def seq_join_rows(L, R, ts, wt, W, order, distinct, src, key=None):
+    """Twin of kernels.join.seq_join_rows: the pairs of :func:`seq_join` as rows (row c column ``src[c]``
+    of each pair's left record's events then its right one's), sorted as :func:`canonical_order` sorts
+    them over those rows taken in the order ``key``."""
+    pairs = seq_join(L, R, ts, wt, W, order, distinct)
+    rows = [[[int(x) for x in (*L[0][l], *R[0][r])][s] for s in src] for l, r, _ in pairs]
+    key = list(range(len(src))) if key is None else [int(c) for c in key]
+    return gather_columns(rows, range(len(src)), canonical_order(rows, key))
 
 
 def pair_records(L, R, li, ri, ts, wt):
@@ -927,14 +929,6 @@ def canonical_pairs(Lpos, Rpos, li, ri, src, key=None):
     rows = [[row[s] for s in src] for row in rows]
     key = list(range(len(src))) if key is None else [int(c) for c in key]
     return gather_columns(rows, range(len(src)), canonical_order(rows, key))
-
-
-def canonical_rows(out, key=None):
-    """Twin of kernels.order.canonical_rows: the matches (out's columns, row c one variable) sorted as
-    :func:`canonical_order` sorts them over the rows taken in the order ``key``."""
-    P = [[int(x) for x in match] for match in zip(*out)]
-    key = list(range(len(out))) if key is None else [int(c) for c in key]
-    return gather_columns(P, range(len(out)), canonical_order(P, key))
 
 
 def list_bounds(off, pos, lo, hi):

@@ -326,11 +326,13 @@ def test_compiled_equals_oracle_slow(seed):
     run()
 
 
-# patterns whose final SEQ join has nothing left to test on its pairs and no key: under "position" and
-# "strict_ts" that join writes the matches' rows itself (jitcep.kernels.join.seq_join_rows, the rows of
-# each end then sorted by canonical_rows); filters stay at the leaves, ANY and OR bind variables or not
+# patterns whose final SEQ join has nothing left to test on its pairs: under "position" and "strict_ts"
+# that join writes the matches' rows itself, in canonical order (jitcep.kernels.join.seq_join_rows: each
+# end's rows in order through its leaf input, key partitions merged by end); filters stay at the leaves,
+# ANY and OR bind variables or not, names out of pattern order change the order's key
 ROWS_PATTERNS = ["PATTERN SEQ(A a, B b, C c) WITHIN 6", "PATTERN SEQ(A a, B b, A c) WHERE b.x > 1 WITHIN 5 EVENTS",
-                 "PATTERN SEQ(A a, ANY(B, C) b, A c, B d) WITHIN 5", "PATTERN SEQ(A a, OR(B b, C c), A d) WITHIN 6"]
+                 "PATTERN SEQ(A a, ANY(B, C) b, A c, B d) WITHIN 5", "PATTERN SEQ(A a, OR(B b, C c), A d) WITHIN 6",
+                 "PATTERN SEQ(A z, B y, C x, A w) WHERE [k] WITHIN 6", "PATTERN SEQ(A a, B b, C c) WHERE [k] WITHIN 8"]
 ROWS_WRITTEN = [0]
 
 

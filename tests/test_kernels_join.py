@@ -96,32 +96,112 @@ def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct, 
     assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
 
 
-@settings(max_examples=100, deadline=None)
-@given(tables_and_buffers(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.data())
-def test_seq_join_rows_are_the_rows_of_the_pairs(case, order, distinct, data):
-    # the final join's matches written straight from the join: each pair's row, columns in any order,
-    # in the right-driven kernel's pair order; counted first, so no pair arrays and no second guess
+@st.composite
+def owned_buffers(draw, max_records=8):
+    """Sorted timestamps and two buffers whose events each belong to one of G partitions (an event has
+    one key, as the engine's buffers), one of them a leaf (one-event records at distinct positions, its
+    start array its end array), the other either; records may leave a variable unbound (-1)."""
+    n = draw(st.integers(3, 16))
+    ts = np.cumsum(np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.int64))
+    G = draw(st.integers(1, 3))
+    owner = draw(st.lists(st.integers(0, G - 1), min_size=n, max_size=n))
+    mine = [[p for p in range(n) if owner[p] == g] for g in range(G)]
+
+    def buffer(k, leaf):
+        recs = []
+        for g in range(G):
+            if leaf:
+                recs += [(g, [p]) for p in draw(st.lists(st.sampled_from(mine[g]), unique=True, max_size=max_records))
+                         ] if mine[g] else []
+                continue
+            for _ in range(draw(st.integers(0, max_records)) if len(mine[g]) >= k else 0):
+                ev = draw(st.lists(st.sampled_from(mine[g]), min_size=k, max_size=k, unique=True))
+                if k > 1 and draw(st.booleans()):
+                    ev[draw(st.integers(0, k - 1))] = -1  # an unbound OR-branch variable
+                recs.append((g, ev))
+        recs.sort(key=lambda r: (r[0], max(r[1])))
+        m = len(recs)
+        pos = np.array([r[1] for r in recs], dtype=np.int64).reshape(m, k)
+        end = np.array([max(r[1]) for r in recs], dtype=np.int64)
+        start = end if leaf else np.array([min(p for p in r[1] if p >= 0) for r in recs], dtype=np.int64)
+        goff = np.zeros(G + 1, dtype=np.int64)
+        np.cumsum(np.bincount([r[0] for r in recs], minlength=G), out=goff[1:])
+        return pos, start, end, goff
+
+    leaf_left = draw(st.booleans())
+    L = buffer(1 if leaf_left else draw(st.integers(1, 3)), leaf_left)
+    R = buffer(draw(st.integers(1, 3)) if leaf_left else 1, not leaf_left)
+    wt = np.arange(n, dtype=np.int64) if draw(st.booleans()) else ts
+    return ts, wt, draw(st.integers(0, 8)), L, R
+
+
+@settings(max_examples=150, deadline=None)
+@given(owned_buffers(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.booleans(), st.data())
+def test_seq_join_rows_are_the_pairs_rows_in_canonical_order(case, order, distinct, threads, data):
+    # the final join's matches written straight from the join, through its leaf input: each pair's row,
+    # columns in any order, compared in any key order, in canonical order whatever the partitions
     ts, wt, W, L, R = case
-    if order == "nondecreasing_ts":
-        distinct = True
     width = L[0].shape[1] + R[0].shape[1]
-    src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)[:data.draw(st.integers(1, width))]
-    rows = join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src)
+    src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
+    key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        rows = join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key, 2 if threads else 1)
     assert rows.shape[0] == len(src) and rows.flags.c_contiguous
-    assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src)
+    assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
 
 
-def test_seq_join_rows_refuses_columns_outside_and_stops_past_the_cap():
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None)
+@given(owned_buffers(max_records=30), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
+def test_seq_join_rows_are_the_pairs_rows_in_canonical_order_slow(case, order, distinct, data):
+    ts, wt, W, L, R = case
+    width = L[0].shape[1] + R[0].shape[1]
+    src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
+    key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
+    rows = join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key)
+    assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
+
+
+def test_seq_join_rows_orders_long_ends_by_sorting_and_by_marking():
+    # ends with hundreds of matches: a left leaf's right records sorted by insertion past their first
+    # block; a right leaf's left records put in order by a bitmap of their ranks (their ranks close) and
+    # by sorting (a wide window: ranks far apart)
+    rng = np.random.default_rng(3)
+    n = 160
+    ts = np.arange(n, dtype=np.int64)
+    a = np.sort(rng.choice(n, 50, replace=False))
+    leaf = (a.reshape(-1, 1), a, a, np.array([0, len(a)]))
+    pairs = [(x, y) for x in range(n) for y in range(x + 1, min(n, x + 30)) if rng.random() < 0.3]
+    pairs.sort(key=lambda p: (p[1], -p[0]))
+    two = (np.array(pairs, np.int64), np.array([p[0] for p in pairs], np.int64),
+           np.array([p[1] for p in pairs], np.int64), np.array([0, len(pairs)]))
+    for L, R, W in ((leaf, two, 40), (two, leaf, 40), (two, leaf, 160)):
+        width = L[0].shape[1] + R[0].shape[1]
+        src, key = np.arange(width)[::-1].copy(), np.roll(np.arange(width), 1)
+        rows = join.seq_join_rows(L, R, ts, ts, W, "position", True, 10**7, src, n, key)
+        assert rows.shape[1] > 500
+        assert rows.tolist() == naive.seq_join_rows(L, R, ts, ts, W, "position", True, src, key)
+
+
+def test_seq_join_rows_refuses_bad_input_and_stops_past_the_cap():
     ts = np.arange(6, dtype=np.int64)
-    leaf = (np.arange(6, dtype=np.int64).reshape(6, 1), np.arange(6, dtype=np.int64),
-            np.arange(6, dtype=np.int64), np.array([0, 6]))
-    one = np.array([0])
-    assert join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0])).shape == (2, 15)
+    p = np.arange(6, dtype=np.int64)
+    leaf = (p.reshape(6, 1), p, p, np.array([0, 6]))
+    two = (np.array([[0, 1]]), np.array([0]), np.array([1]), np.array([0, 1]))
+    assert join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0]), 6).shape == (2, 15)
     with pytest.raises(ExplosionError):
-        join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 14, one)
-    for src in (np.array([2]), np.array([-1]), np.zeros(0, np.int64)):
+        join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 14, np.array([1, 0]), 6)
+    for src in (np.array([2, 0]), np.array([-1, 0]), np.array([0]), np.array([0, 0])):
         with pytest.raises(KernelInputError):
-            join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, src)
+            join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, src, 6)
+    twice = np.array([3, 3])  # a right leaf with two records at position 3
+    for L, R, order, src, n_events, key in (
+            (leaf, leaf, "nondecreasing_ts", [1, 0], 6, None), (two, two, "position", [0, 1, 2, 3], 6, None),
+            (leaf, leaf, "position", [1, 0], 5, None), (leaf, leaf, "position", [1, 0], 6, [1, 1]),
+            (two, (twice.reshape(2, 1), twice, twice, np.array([0, 2])), "position", [0, 1, 2], 6, None)):
+        with pytest.raises(KernelInputError):
+            join.seq_join_rows(L, R, ts, ts, 10, order, True, 10**6, np.array(src), n_events,
+                               None if key is None else np.array(key))
 
 
 @settings(max_examples=400, deadline=None)

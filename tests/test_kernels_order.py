@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.order import (canonical_order, canonical_pairs, canonical_rows, gather_columns, list_bounds,
+from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds,
                                   list_hashes, take_lists)
 
 
@@ -144,33 +144,6 @@ def test_canonical_pairs_refuses_pairs_columns_and_positions_outside():
                  (Lpos, Rpos, one, one, np.array([0, 1]), 5, np.array([1, 1]))):  # a key order of no permutation
         with pytest.raises(KernelInputError):
             canonical_pairs(*args)
-
-
-@settings(max_examples=80, deadline=None)
-@given(records(), st.data())
-def test_canonical_rows_matches_naive(case, data):
-    # the matches in end order (as the final join writes them), their rows compared in any key order;
-    # positions far apart too (as under a time window over many events)
-    P, *_ = case
-    P = P[np.argsort(P.max(axis=1), kind="stable")]
-    P = np.where(P >= 0, P * data.draw(st.sampled_from([1, 1 << 20])), -1)
-    key = np.array(data.draw(st.permutations(range(P.shape[1]))), dtype=np.int64)
-    out = np.ascontiguousarray(P.T)
-    want = naive.canonical_rows(out, key)
-    got = canonical_rows(out, key)
-    assert got is out and got.tolist() == want
-
-
-def test_canonical_rows_sorts_long_runs_of_one_end_by_merging_and_refuses_rows_out_of_end_order():
-    rng = np.random.default_rng(6)
-    out = np.vstack([rng.integers(0, 9, 300), np.full(300, 9), rng.integers(-1, 9, 300)]).astype(np.int64)
-    want = naive.canonical_rows(out, [2, 0, 1])
-    assert canonical_rows(out, np.array([2, 0, 1])).tolist() == want
-    for bad in (np.array([[3, 2]]), np.zeros(3, np.int64), np.zeros((0, 2), np.int64), np.zeros((1, 2), np.int32)):
-        with pytest.raises(KernelInputError):
-            canonical_rows(bad)
-    with pytest.raises(KernelInputError):
-        canonical_rows(np.zeros((2, 2), np.int64), np.array([1, 1]))
 
 
 def test_refuses_columns_and_rows_outside_the_matrix():

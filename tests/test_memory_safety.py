@@ -116,7 +116,7 @@ from jitcep.pattern import expr as E
 
 i64 = lambda *xs: np.array(xs, dtype=np.int64)
 ts = i64(0, 1, 2, 3)
-leaf = lambda *ps: (i64(*ps).reshape(-1, 1), i64(*ps), i64(*ps), i64(0, len(ps)))
+leaf = lambda *ps: (lambda p: (p.reshape(-1, 1), p, p, i64(0, len(p))))(i64(*ps))  # start is end
 buf2 = (i64(0, 1, 2, 3).reshape(2, 2), i64(0, 2), i64(1, 3), i64(0, 2))
 
 
@@ -265,10 +265,12 @@ CASES = {
     "canonical_pairs: position past the events": lambda: order.canonical_pairs(
         i64(0, 1).reshape(2, 1), i64(9).reshape(1, 1), i64(1), i64(0), i64(1), 5),
     "seq_join_rows: offsets past the records": lambda: join.seq_join_rows(
-        (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 100)), leaf(1), ts, ts, 10, "position", False, 10**6, i64(0)),
+        (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 100)), leaf(1), ts, ts, 10, "position", False, 10**6,
+        i64(0, 1), 5),
     "seq_join_rows: a column past the records": lambda: join.seq_join_rows(leaf(0), leaf(1), ts, ts, 10, "position",
-                                                                           False, 10**6, i64(2)),
-    "canonical_rows: matches out of end order": lambda: order.canonical_rows(i64(5, 2, 7).reshape(1, 3)),
+                                                                           False, 10**6, i64(0, 2), 5),
+    "seq_join_rows: an end past the events": lambda: join.seq_join_rows(leaf(0), leaf(1), ts, ts, 10, "position",
+                                                                        False, 10**6, i64(0, 1), 1),
     "run_aggregates: run past the values": lambda: kleene.run_aggregates(
         i64(0, 1), i64(2, 5), i64(1, 2, 3), np.ones(3, np.bool_), "sum"),
     "run_aggregates: valid shorter than the values": lambda: kleene.run_aggregates(

@@ -20,7 +20,7 @@ from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
 from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, seq_join_rows
 from ..kernels.kleene import gather_lists
-from ..kernels.order import canonical_pairs, canonical_rows
+from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
 from ..pattern import expr as E
 from ..plan.operators import SeqJoin, list_vars
@@ -44,9 +44,9 @@ def run(node, state, execute) -> Buffer:
             # distinctness test: outside nondecreasing_ts a left record ends before its right one starts)
             names = state.plan.variables
             rows = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order, False,
-                                 cap, np.array([(L.vars + R.vars).index(v) for v in names], np.int64))
-            return MatchTable(rows.shape[1], dict(zip(names, rows)),
-                              block=canonical_rows(rows, np.array(_name_order(names), np.int64)))
+                                 cap, np.array([(L.vars + R.vars).index(v) for v in names], np.int64),
+                                 state.table.n, np.array(_name_order(names), np.int64), state.threads)
+            return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows)
         if seq:
             li, ri, g = seq_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
                                  node.overlap and options.order == "nondecreasing_ts", cap, node.driver,
@@ -125,14 +125,19 @@ def _name_order(names) -> list[int]:
 
 
 def _writes_rows(node, L: Buffer, R: Buffer, state) -> bool:
-    """Does this join write the match table's rows itself (:func:`jitcep.kernels.join.seq_join_rows`)?
-    When it is the final SEQ join, with no predicate, ordering or reduction test left for its pairs and
-    no list variable, and its pairs come in end order: one key partition (and so one thread), right
-    records driving, and an order in which a left record ends before its right one (not
-    ``nondecreasing_ts``: with ties it may end after)."""
+    """Does this join write the match table's rows itself, in canonical order
+    (:func:`jitcep.kernels.join.seq_join_rows`)?  When it is the final SEQ join, with no predicate,
+    ordering or reduction test left for its pairs, no list variable and every column a variable (the
+    rows hold all of a match's events, so its first and last are theirs), one input a leaf (the kernel
+    orders each end's rows through it), right records driving (the kernel is right-driven), and an
+    order in which a left record ends before its right one starts (not ``nondecreasing_ts``: with ties
+    it may end after), so each end's matches are those of the right records ending there.  Any number
+    of key partitions: the kernel merges them by end."""
+    Lt, Rt = L.timed(), R.timed()
     return (node is state.final and isinstance(node, SeqJoin) and not (node.predicates or node.extends)
-            and not (L.lists or R.lists or state.plan.list_vars) and state.G == 1
-            and state.options.order != "nondecreasing_ts" and not driven_by_left(L.timed(), R.timed(), node.driver))
+            and not (L.lists or R.lists or state.plan.list_vars)
+            and len(L.vars) + len(R.vars) == len(state.plan.variables) and (Lt[1] is Lt[2] or Rt[1] is Rt[2])
+            and state.options.order != "nondecreasing_ts" and not driven_by_left(Lt, Rt, node.driver))
 
 
 def _in_order(px: np.ndarray, py: np.ndarray, ts: np.ndarray, order: str) -> np.ndarray:

@@ -385,20 +385,6 @@ def _key_order(where: str, key, k: int) -> np.ndarray:
     return key
 
 
-def canonical_rows(out: np.ndarray, key: np.ndarray | None = None) -> np.ndarray:
-    """The matches ``out`` — a C-ordered (k, m) matrix, row c one variable's positions (-1 unbound) —
-    put in canonical order in place and returned: they must be in end order already (the last bound
-    position of each column ascends: the pairs of a join at the root of one key partition, right
-    records driving, :func:`jitcep.kernels.join.seq_join_rows`); the rows of each end are then sorted
-    by first position and the rows in the order ``key`` (as :func:`canonical_pairs`).
-    KernelInputError if a match ends before the one before it, or ``key`` is no permutation."""
-    if out.ndim != 2 or out.dtype != np.int64 or not out.flags.c_contiguous or not out.shape[0]:
-        raise fail("canonical_rows", "the matches must be a C-ordered int64 matrix of at least one row")
-    if not _sort_runs(out, _key_order("canonical_rows", key, out.shape[0])):
-        raise fail("canonical_rows", "a match ends before the one before it (not in end order)")
-    return out
-
-
 def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndarray, src: np.ndarray,
                     n_events: int, key: np.ndarray | None = None) -> np.ndarray:
     """The single columns of the matches that are the pairs ``(li[i], ri[i])`` of a join's two inputs, in
