@@ -76,6 +76,7 @@ class JoinProblem:
                 and self.admits_tree(tree[0]) and self.admits_tree(tree[1]))
 
     def closure_unit(self, i: int) -> ClosureUnit | None:
+        """The :class:`ClosureUnit` of unit ``i``, None when it is not a closure."""
         return next((c for c in self.closures if c.unit == i), None)
 
     def admissible_order(self, order) -> list[int]:
@@ -110,15 +111,6 @@ class JoinProblem:
         for a, i in enumerate(ms):
             for j in ms[a + 1:]:
                 out *= self.sel[i][j]
-        return out
-
-    def pattern_order(self) -> list[int]:
-        """The units in pattern (index) order, each closure unit right after the last unit of its ``need``
-        (the closure units are numbered after the others; in the pattern a closure lies between its
-        neighbours, and this is the first place after them where its range is fixed)."""
-        out = [i for i in range(self.n) if self.closure_unit(i) is None]
-        for c in self.closures:
-            out.insert(max(k for k, i in enumerate(out) if c.need >> i & 1) + 1, c.unit)
         return out
 
     def shape(self, tree: Tree):

@@ -86,10 +86,7 @@ def add(plan, planning):
         at: dict = {}
         for v, make in made:  # in pattern order at each join, as on top
             node = places.get(v, plan.root)
-            placement = "top" if node is plan.root else "lower"
-            at.setdefault(id(node), []).append(
-                lambda x, make=make, p=placement, s=v in places: dataclasses.replace(make(x), placement=p,
-                                                                                     searched=s))
+            at.setdefault(id(node), []).append((make, "top" if node is plan.root else "lower", v in places))
         return dataclasses.replace(plan, root=_collected(plan.root, at), variables=variables)
     root = plan.root
     for _, make in made:
@@ -100,11 +97,12 @@ def add(plan, planning):
 
 
 def _collected(node, at):
-    """The join tree ``node`` with the collections ``at[id(join)]`` (functions of their input) over each join."""
+    """The join tree ``node`` with the closures' collections ``at[id(join)]`` over each join: (``make``,
+    the KleeneCollect over its input; its placement; whether the join-order search placed it)."""
     out = node if isinstance(node, Scan) else dataclasses.replace(node, left=_collected(node.left, at),
                                                                   right=_collected(node.right, at))
-    for make in at.get(id(node), ()):
-        out = make(out)
+    for make, placement, searched in at.get(id(node), ()):
+        out = dataclasses.replace(make(out), placement=placement, searched=searched)
     return out
 
 

@@ -48,6 +48,7 @@ promises says so.
 from __future__ import annotations
 
 import math
+import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
@@ -126,8 +127,8 @@ class Costing:
                                     for k in range(problem.n + 1))
         # PM by bitmask; built one unit at a time, PM(S | {i}) = PM(S) * card[i] * prod sel[i][j], j in S
         self._pm = {0: 1.0}
-        self.leaves = tuple(Plan(i, 1 << i, cost(problem, i)) for i in range(problem.n))
         self._closures = bool(problem.closures)
+        self.leaves = tuple(Plan(i, 1 << i, self._admitted(cost(problem, i))) for i in range(problem.n))
 
     def pm(self, mask: int) -> float:
         """PM of the units in ``mask`` (section 3), memoised."""
@@ -155,8 +156,14 @@ class Costing:
                                or left.cost == math.inf or right.cost == math.inf):
             return math.inf
         if self._node_cost is None:
-            return self.cost(self.problem, (left.tree, right.tree))
-        return left.cost + right.cost + self._node_cost(self.problem, self.pm, left.mask, right.mask)
+            return self._admitted(self.cost(self.problem, (left.tree, right.tree)))
+        return self._admitted(left.cost + right.cost + self._node_cost(self.problem, self.pm, left.mask, right.mask))
+
+    def _admitted(self, cost: float) -> float:
+        """``cost`` of an admitted plan, at most the largest float where the problem has closure units:
+        statistics large enough make PMs overflow to inf (or inf * 0 to nan), and an admitted plan priced
+        so would tie with the refused joins, so that a search could keep one of those."""
+        return cost if not self._closures or cost <= sys.float_info.max else sys.float_info.max
 
     def join(self, left: Plan, right: Plan, cost: float | None = None) -> Plan:
         """The priced plan ``(left, right)``; ``cost`` when the caller already priced it."""
