@@ -110,7 +110,10 @@ def _binding(node, vars_: frozenset):
     """The node of the join tree ``node`` whose records bind exactly ``vars_``."""
     if frozenset(node.vars) == vars_:
         return node
-    return next(found for c in node.children if vars_ <= set(c.vars) and (found := _binding(c, vars_)) is not None)
+    found = next((f for c in node.children if vars_ <= set(c.vars) and (f := _binding(c, vars_)) is not None), None)
+    if found is None:  # the search admits only trees holding such a join (JoinProblem.admits_tree)
+        raise AssertionError(f"no join of {node!r} binds exactly {sorted(vars_)}")
+    return found
 
 
 def _placed(top, tree, target, placement: str, costs=()):
