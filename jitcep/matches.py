@@ -35,7 +35,7 @@ class MatchTable:
     lists: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     list_unbound: dict[str, np.ndarray] = field(default_factory=dict)
     # the single columns as the rows of one C-ordered matrix, in ``single``'s order, when they are (a
-    # final join's, jitcep.kernels.order.canonical_pairs / jitcep.kernels.join.seq_join_rows): the
+    # final join's, jitcep.kernels.order.canonical_pairs / jitcep.kernels.final_join.seq_join_rows): the
     # output reads them end to end, uncopied
     block: np.ndarray | None = None
 

@@ -6,7 +6,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 
 - :func:`counting_sort`  twin of :func:`jitcep.kernels.counting_sort`
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs);
-  :func:`seq_join_rows` of :func:`jitcep.kernels.join.seq_join_rows` (those pairs' rows, sorted)
+  :func:`seq_join_rows` of :func:`jitcep.kernels.final_join.seq_join_rows` (those pairs' rows, sorted)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
 - :func:`pair_columns`   twin of :func:`jitcep.kernels.join.pair_columns` (the events a join's predicates read)
@@ -102,7 +102,7 @@ def seq_join(L, R, ts, wt, W, order, distinct):
 
 
 def seq_join_rows(L, R, ts, wt, W, order, distinct, src, key=None):
-    """Twin of kernels.join.seq_join_rows: the pairs of :func:`seq_join` as rows (row c column ``src[c]``
+    """Twin of kernels.final_join.seq_join_rows: the pairs of :func:`seq_join` as rows (row c column ``src[c]``
     of each pair's left record's events then its right one's), sorted as :func:`canonical_order` sorts
     them over those rows taken in the order ``key``."""
     pairs = seq_join(L, R, ts, wt, W, order, distinct)

@@ -327,7 +327,7 @@ def test_compiled_equals_oracle_slow(seed):
 
 
 # patterns whose final SEQ join has nothing left to test on its pairs: under "position" and "strict_ts"
-# that join writes the matches' rows itself, in canonical order (jitcep.kernels.join.seq_join_rows: each
+# that join writes the matches' rows itself, in canonical order (jitcep.kernels.final_join.seq_join_rows: each
 # end's rows in order through its leaf input, key partitions merged by end); filters stay at the leaves,
 # ANY and OR bind variables or not, names out of pattern order change the order's key
 ROWS_PATTERNS = ["PATTERN SEQ(A a, B b, C c) WITHIN 6", "PATTERN SEQ(A a, B b, A c) WHERE b.x > 1 WITHIN 5 EVENTS",

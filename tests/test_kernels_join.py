@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st
 import naive
 from jitcep import config
 from jitcep.errors import ExplosionError, KernelInputError
-from jitcep.kernels import and_join, counting_sort, join, seq_join
+from jitcep.kernels import and_join, counting_sort, final_join, join, seq_join
 
 
 _I64 = np.iinfo(np.int64)
@@ -145,7 +145,7 @@ def test_seq_join_rows_are_the_pairs_rows_in_canonical_order(case, order, distin
     src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
     key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-        rows = join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key, 2 if threads else 1)
+        rows = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key, 2 if threads else 1)
     assert rows.shape[0] == len(src) and rows.flags.c_contiguous
     assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
 
@@ -158,7 +158,7 @@ def test_seq_join_rows_are_the_pairs_rows_in_canonical_order_slow(case, order, d
     width = L[0].shape[1] + R[0].shape[1]
     src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
     key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
-    rows = join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key)
+    rows = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key)
     assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
 
 
@@ -178,7 +178,7 @@ def test_seq_join_rows_orders_long_ends_by_sorting_and_by_marking():
     for L, R, W in ((leaf, two, 40), (two, leaf, 40), (two, leaf, 160)):
         width = L[0].shape[1] + R[0].shape[1]
         src, key = np.arange(width)[::-1].copy(), np.roll(np.arange(width), 1)
-        rows = join.seq_join_rows(L, R, ts, ts, W, "position", True, 10**7, src, n, key)
+        rows = final_join.seq_join_rows(L, R, ts, ts, W, "position", True, 10**7, src, n, key)
         assert rows.shape[1] > 500
         assert rows.tolist() == naive.seq_join_rows(L, R, ts, ts, W, "position", True, src, key)
 
@@ -188,19 +188,19 @@ def test_seq_join_rows_refuses_bad_input_and_stops_past_the_cap():
     p = np.arange(6, dtype=np.int64)
     leaf = (p.reshape(6, 1), p, p, np.array([0, 6]))
     two = (np.array([[0, 1]]), np.array([0]), np.array([1]), np.array([0, 1]))
-    assert join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0]), 6).shape == (2, 15)
+    assert final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0]), 6).shape == (2, 15)
     with pytest.raises(ExplosionError):
-        join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 14, np.array([1, 0]), 6)
+        final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 14, np.array([1, 0]), 6)
     for src in (np.array([2, 0]), np.array([-1, 0]), np.array([0]), np.array([0, 0])):
         with pytest.raises(KernelInputError):
-            join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, src, 6)
+            final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, src, 6)
     twice = np.array([3, 3])  # a right leaf with two records at position 3
     for L, R, order, src, n_events, key in (
             (leaf, leaf, "nondecreasing_ts", [1, 0], 6, None), (two, two, "position", [0, 1, 2, 3], 6, None),
             (leaf, leaf, "position", [1, 0], 5, None), (leaf, leaf, "position", [1, 0], 6, [1, 1]),
             (two, (twice.reshape(2, 1), twice, twice, np.array([0, 2])), "position", [0, 1, 2], 6, None)):
         with pytest.raises(KernelInputError):
-            join.seq_join_rows(L, R, ts, ts, 10, order, True, 10**6, np.array(src), n_events,
+            final_join.seq_join_rows(L, R, ts, ts, 10, order, True, 10**6, np.array(src), n_events,
                                None if key is None else np.array(key))
 
 

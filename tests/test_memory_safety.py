@@ -109,7 +109,7 @@ _BAD_INPUTS = r'''
 import json
 import numpy as np
 from jitcep.errors import KernelInputError
-from jitcep.kernels import encode, grouping, join, kleene, negation, order, reduction, sampling, selection
+from jitcep.kernels import encode, final_join, grouping, join, kleene, negation, order, reduction, sampling, selection
 from jitcep.codegen import PredicateSet
 from jitcep.codegen.predicates import ColumnSpec
 from jitcep.pattern import expr as E
@@ -264,12 +264,12 @@ CASES = {
         i64(0, 1).reshape(2, 1), i64(2).reshape(1, 1), i64(2), i64(0), i64(0), 5),
     "canonical_pairs: position past the events": lambda: order.canonical_pairs(
         i64(0, 1).reshape(2, 1), i64(9).reshape(1, 1), i64(1), i64(0), i64(1), 5),
-    "seq_join_rows: offsets past the records": lambda: join.seq_join_rows(
+    "seq_join_rows: offsets past the records": lambda: final_join.seq_join_rows(
         (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 100)), leaf(1), ts, ts, 10, "position", False, 10**6,
         i64(0, 1), 5),
-    "seq_join_rows: a column past the records": lambda: join.seq_join_rows(leaf(0), leaf(1), ts, ts, 10, "position",
+    "seq_join_rows: a column past the records": lambda: final_join.seq_join_rows(leaf(0), leaf(1), ts, ts, 10, "position",
                                                                            False, 10**6, i64(0, 2), 5),
-    "seq_join_rows: an end past the events": lambda: join.seq_join_rows(leaf(0), leaf(1), ts, ts, 10, "position",
+    "seq_join_rows: an end past the events": lambda: final_join.seq_join_rows(leaf(0), leaf(1), ts, ts, 10, "position",
                                                                         False, 10**6, i64(0, 1), 1),
     "run_aggregates: run past the values": lambda: kleene.run_aggregates(
         i64(0, 1), i64(2, 5), i64(1, 2, 3), np.ones(3, np.bool_), "sum"),

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
-from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, seq_join_rows
+from ..kernels.final_join import seq_join_rows
+from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records
 from ..kernels.kleene import gather_lists
 from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
@@ -126,7 +127,7 @@ def _name_order(names) -> list[int]:
 
 def _writes_rows(node, L: Buffer, R: Buffer, state) -> bool:
     """Does this join write the match table's rows itself, in canonical order
-    (:func:`jitcep.kernels.join.seq_join_rows`)?  When it is the final SEQ join, with no predicate,
+    (:func:`jitcep.kernels.final_join.seq_join_rows`)?  When it is the final SEQ join, with no predicate,
     ordering or reduction test left for its pairs, no list variable and every column a variable (the
     rows hold all of a match's events, so its first and last are theirs), one input a leaf (the kernel
     orders each end's rows through it), right records driving (the kernel is right-driven), and an

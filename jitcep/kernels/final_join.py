@@ -1,0 +1,312 @@
+"""The final SEQ join written as the match table's rows, in canonical order (docs/semantics.md section 11).
+
+At the root of a SEQ's join tree, with no predicate left to test on its pairs,
+the join's output is the match table itself: instead of candidate pairs
+(:func:`jitcep.kernels.join.seq_join`) read back to build records and then
+sorted, :func:`seq_join_rows` counts the pairs ending at each position and
+writes each end's rows once, in their place and already in order.  The join
+is ZStream's SEQ join (section 4.4, Algorithm 1) with one leaf input; the
+order of the rows within an end comes from scanning the other input in the
+canonical order (a left leaf: event by event; a right leaf: the left records
+put once in order of their first position by a counting sort).
+
+Buffers, time arguments and the checks on partition offsets are those of
+:mod:`jitcep.kernels.join`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NUMBA_FLAGS
+from ..threads import partition_ranges, run_ranges
+from .alloc import empty, scratch
+from .checks import fail
+from .join import ORDER_CODE, _check, _checked, _first_after, _overlap, _timed
+from .order import _INSERTION, _key_order, _sort_range
+from .window import exceeds, window_bound
+
+
+@njit(**NUMBA_FLAGS)
+def _within(lo, hi, W):
+    """``not exceeds(lo, hi, W)`` (:func:`jitcep.kernels.window.exceeds`) without a branch: the uint64
+    difference is formed either way and only read when ``hi > lo``."""
+    return (hi <= lo) | (np.uint64(hi) - np.uint64(lo) <= W)
+
+
+@njit(**NUMBA_FLAGS)
+def _canonical_join(L, R, W, order, distinct, src, key, cap_max, at, rows):
+    # The final SEQ join's pairs as the matches' rows (seq_join_rows), a left leaf.  Counting pass
+    # (``rows`` has no column): at[e + 1] += the pairs ending at position e (the right record's end:
+    # outside nondecreasing_ts a left record ends before its right one starts).  Writing pass: ``at[e]``
+    # is where end e's rows go (then advanced past them); each end's rows are written once, in
+    # canonical order: the left records one by one, each with the end's right records in the order of
+    # their columns.  Returns the number of pairs or a status: -1 past cap_max, -2 partition offsets
+    # outside the records, -3 an end outside ``at``, -4 a run past the matrix.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    G = len(Lg) - 1
+    k, kl = len(src), Lpos.shape[1]
+    writing = rows.shape[1] > 0
+    n = np.int64(0)
+    # a run's right records in the order of their columns and their left bounds, grown as needed
+    room = np.int64(_INSERTION)
+    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
+    for g in range(G):
+        l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
+            return np.int64(-2)
+        if l0 == l1:
+            continue
+        lo = l0
+        a = r0
+        while a < r1:
+            e = Ren[a]  # the run [a, b) of right records ending at e
+            b = a + 1
+            while b < r1 and Ren[b] == e:
+                b += 1
+            if not 0 <= e < len(at) - 1:
+                return np.int64(-3)
+            rend = Rwen[a]
+            # EAT (ZStream 4.3), as _seq_join: the run shares its end, so its lower bound
+            while lo < l1 and exceeds(Lwen[lo], rend, W):
+                lo += 1
+            d = at[e]
+            if not writing:
+                cnt = np.int64(0)
+                for r in range(a, b):
+                    for l in range(lo, _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)):
+                        # counted without a branch: whether a record in the range is past the window
+                        # follows no pattern a branch predicts
+                        ok = _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
+                        if distinct and ok:
+                            ok = not _overlap(Lpos[l], Rpos[r])
+                        cnt += ok
+                if n + cnt > cap_max:
+                    return np.int64(-1)
+                at[e + 1] += cnt
+                n += cnt
+            else:
+                # left records are single events in position order, so left record by left record is
+                # first position by first position (semantics section 11); for one, the rows differ in
+                # the right record's columns alone: the run's right records sorted by them, in key order
+                m = b - a
+                if m > room:
+                    room = max(m, 2 * room)
+                    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
+                top = lo
+                for j in range(m):
+                    r = a + j
+                    i = j
+                    while i > 0:
+                        y = ordR[i - 1]
+                        c = 0
+                        # the first right column in key order where r and y differ decides
+                        while c < k and (src[key[c]] < kl or Rpos[r, src[key[c]] - kl] == Rpos[y, src[key[c]] - kl]):
+                            c += 1
+                        if c == k or Rpos[r, src[key[c]] - kl] > Rpos[y, src[key[c]] - kl]:
+                            break
+                        ordR[i], hiR[i] = y, hiR[i - 1]
+                        i -= 1
+                    ordR[i] = r
+                    hiR[i] = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
+                    top = max(top, hiR[i])
+                for l in range(lo, top):
+                    for j in range(m):
+                        r = ordR[j]
+                        if l >= hiR[j] or exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W):
+                            continue
+                        if distinct and _overlap(Lpos[l], Rpos[r]):
+                            continue
+                        if d >= rows.shape[1]:
+                            return np.int64(-4)
+                        for c in range(k):
+                            s = src[c]
+                            rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
+                        d += 1
+            if writing:
+                n += d - at[e]
+                at[e] = d
+            a = b
+    return n
+
+
+@njit(**NUMBA_FLAGS)
+def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, cap_max, at, rows):
+    # _canonical_join with a right leaf: each right record (one per end) with the left records in the
+    # order ``by_start`` (partition, first position, then their columns: canonical order within an end),
+    # scanned from the first starting in the window to the last starting before the right event, both
+    # bounds moving forward only (starts and window times ascend in that order within a partition, as
+    # ends do in the record order); a record that does not end before the right event is skipped.  Both
+    # passes scan the same, so they find the same pairs.  Status as _canonical_join's; -4 also two right
+    # records ending at one position.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    G = len(Lg) - 1
+    k, kl = len(src), Lpos.shape[1]
+    writing = rows.shape[1] > 0
+    n = np.int64(0)
+    for g in range(G):
+        l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren) and l1 <= len(by_start)):
+            return np.int64(-2)
+        first = last = l0  # the scanned range of by_start
+        for r in range(r0, r1):
+            e = Ren[r]
+            if not 0 <= e < len(at) - 1:
+                return np.int64(-3)
+            if r > r0 and e == Ren[r - 1]:
+                return np.int64(-4)
+            rend = Rwen[r]
+            while first < l1 and exceeds(Lwst[by_start[first]], rend, W):
+                first += 1
+            last = max(last, first)
+            while last < l1 and (Lst[by_start[last]] < Rst[r] if order == 0 else Ltst[by_start[last]] < Rtst[r]):
+                last += 1
+            d = at[e]
+            cnt = np.int64(0)
+            for i in range(first, last):
+                l = by_start[i]
+                if not 0 <= l < len(Len):
+                    return np.int64(-2)
+                ok = (Len[l] < Rst[r]) if order == 0 else (Lten[l] < Rtst[r])
+                ok = ok and _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
+                if distinct and ok:
+                    ok = not _overlap(Lpos[l], Rpos[r])
+                if writing and ok:
+                    if d >= rows.shape[1]:
+                        return np.int64(-4)
+                    for c in range(k):
+                        s = src[c]
+                        rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
+                    d += 1
+                cnt += ok
+            if writing:
+                at[e] = d
+            elif n + cnt > cap_max:
+                return np.int64(-1)
+            else:
+                at[e + 1] += cnt
+            n += cnt
+    return n
+
+
+@njit(**NUMBA_FLAGS)
+def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
+    # The left records by (partition, first position, columns ``cols`` in turn) into ``by_start``:
+    # counted out by first position (stable: O(records + positions)), then by partition when there are
+    # several (stable again; each partition's records keep their place, Lg), then each first position's
+    # records sorted by the columns (_sort_range: nothing moves when they come in order).  False: a
+    # first position outside ``count`` or partition offsets outside the records.
+    m, G = len(Lst), len(Lg) - 1
+    if Lg[0] != 0 or Lg[G] != m:
+        return False
+    count[:] = 0
+    for i in range(m):
+        if not 0 <= Lst[i] < len(count) - 1:
+            return False
+        count[Lst[i] + 1] += 1
+    for p in range(1, len(count)):
+        count[p] += count[p - 1]
+    out = by_start if G == 1 else tmp
+    for i in range(m):
+        out[count[Lst[i]]] = i
+        count[Lst[i]] += 1
+    if G > 1:
+        for g in range(G):
+            if not 0 <= Lg[g] <= Lg[g + 1] <= m:
+                return False
+            part[Lg[g]:Lg[g + 1]] = g
+            count[g] = Lg[g]
+        for i in range(m):
+            g = part[tmp[i]]
+            by_start[count[g]] = tmp[i]
+            count[g] += 1
+    K0 = np.empty((m, 0), np.int64)
+    a = 0
+    while a < m:
+        b = a + 1
+        while b < m and Lst[by_start[b]] == Lst[by_start[a]]:
+            b += 1
+        if b - a > 1:
+            _sort_range(by_start, np.int64(a), np.int64(b), Lst, Lst, Lpos, cols, K0, tmp)
+        a = b
+    return True
+
+
+def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src, n_events: int,
+                  key=None, threads: int = 1) -> np.ndarray:
+    """The matches that are the pairs of :func:`~jitcep.kernels.join.seq_join`, in canonical order
+    (docs/semantics.md section 11), when one input is a leaf (one-event records): a C-ordered
+    (len(src), pairs) matrix, row c column ``src[c]`` of each pair's left record's positions then its
+    right one's; ``src`` names every column once (the match's first and last events are its rows').
+    ``key``: the rows in the order the
+    canonical order compares them (the variables' name order), a permutation of ``range(len(src))``;
+    None: row order.  For the join at the root with no predicate left to test: no pair arrays are
+    written and read back, and the rows are written once, in their place (6.65M matches: 107 MB of
+    pairs, then a pass re-reading and sorting 160 MB of rows, perf/README.md).
+
+    The join runs twice: counting the pairs ending at each position (below ``n_events``), then writing
+    each end's rows where the earlier ends' leave off, so key partitions come out merged by end with no
+    sort.  Each end's rows are written in order: with a left leaf (its records in position order), left
+    event by left event, each with the end's right records sorted by their columns; with a right leaf,
+    the end's one right record with its left records scanned in their order by first position and
+    columns, put in that order once for the whole join (:func:`_start_order`, a counting sort), from
+    the first starting within the window to the last starting before the right event (the records in
+    between that do not end before it are skipped; no sort per end).  ``threads``: the partitions are
+    split into up to that many ranges joined side by side (their ends, and so their rows, are
+    disjoint).
+
+    Needs an ``order`` in which a left record ends before its right one starts (not
+    ``nondecreasing_ts``) and each end position in one partition (an event has one key), as the
+    engine's buffers have.  Invariants and ``cap`` as :func:`~jitcep.kernels.join.seq_join`'s; neither
+    input a leaf, a column of ``src`` outside the records or named twice, ``key`` no permutation, a position not below
+    ``n_events`` or two records of a leaf at one position is a KernelInputError.
+    """
+    if order == "nondecreasing_ts":
+        raise fail("seq_join_rows", "under nondecreasing_ts a left record may end after its right one")
+    Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    kl, width = Lt[0].shape[1], Lt[0].shape[1] + Rt[0].shape[1]
+    if sorted(src.tolist()) != list(range(width)):
+        raise fail("seq_join_rows", f"the columns {src.tolist()} are not the pairs' {width} columns, once each")
+    key = _key_order("seq_join_rows", key, len(src))
+    kernel, args = _canonical_join, (window_bound(W), ORDER_CODE[order], bool(distinct), src, key, int(cap))
+    if Lt[1] is not Lt[2]:
+        if Rt[1] is not Rt[2]:
+            raise fail("seq_join_rows", "neither input is a leaf")
+        # the left records' order within an end: first position, then their columns in key order
+        m = len(Lt[2])
+        by_start, tmp = empty(m, np.int64), scratch("seq_join_rows_tmp", m, np.int64)
+        part = scratch("seq_join_rows_part", m if len(Lt[3]) > 2 else 0, np.int64)
+        cols = np.array([src[c] for c in key if src[c] < kl], np.int64)
+        count = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
+        if not _start_order(Lt[0], Lt[1], Lt[3], cols, count, part, tmp, by_start):
+            raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
+        kernel, args = _canonical_join_by_start, (*args[:4], by_start, int(cap))
+    Lg, Rg = Lt[3], Rt[3]
+    ranges = partition_ranges((Lg, Rg), threads)
+    at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
+    at[:] = 0
+
+    def join(g0: int, g1: int, rows):
+        Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
+        status = kernel(Lr, Rr, *args, at, rows)
+        if status == -3:
+            raise fail("seq_join_rows", f"a position is not below {n_events}")
+        if status == -4:
+            raise fail("seq_join_rows", "two records of a leaf at one position, or an end in two partitions")
+        _check(status, "a SEQ join", cap)
+        return status
+
+    m = sum(run_ranges(lambda g0, g1: join(g0, g1, np.zeros((len(src), 0), np.int64)), ranges))
+    if m > cap:
+        _check(-1, "a SEQ join", cap)
+    rows = empty(len(src) * m, np.int64).reshape(len(src), m)
+    if m:
+        np.cumsum(at, out=at)  # at[e]: the rows ending before e
+        run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)
+    return rows
