@@ -195,12 +195,18 @@ def _agree(seed: int, n_streams: int) -> int:
         plans[name] = physical_plan(logical, Options(**opts, planner=name), None, stats, 6.0)
     lower = sum(any(n.placement == "lower" and n.searched for n in p.nodes() if isinstance(n, KleeneCollect))
                 for p in plans.values())
-    motif = (("A",), ("B", "D"), ("C",), ("D",))
+    _plans_agree(text, pattern, options, plans, seed, n_streams,
+                 event_frames(types=("A", "B", "C", "D"), max_size=10, motif=(("A",), ("B", "D"), ("C",), ("D",))))
+    return lower
 
+
+def _plans_agree(text, pattern, options, plans: dict, seed: int, n_streams: int, frames) -> None:
+    """Each of ``plans`` (algorithm -> plan) gives the reference evaluator's matches on ``n_streams`` of
+    ``frames`` (seeded)."""
     @hypothesis_seed(seed)
     @settings(max_examples=n_streams, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(event_frames(types=("A", "B", "C", "D"), max_size=10, motif=motif))
+    @given(frames)
     def run(df):
         table = build_event_table(df, [pattern], type="type")
         [ref] = reference_evaluate([pattern], table, options)
@@ -209,7 +215,6 @@ def _agree(seed: int, n_streams: int) -> int:
             assert binding_tuples(mt) == binding_tuples(ref), (text, name, _shape(plan.root))
 
     run()
-    return lower
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit():
@@ -266,19 +271,8 @@ def _agree_two(seed: int, n_streams: int) -> int:
     both = sum(sum(n.placement == "lower" for n in p.nodes() if isinstance(n, KleeneCollect)) >= 2
                for p in plans.values())
     motif = (("A",), ("B", "E"), ("C",), ("B", "E"), ("D",))
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=n_streams, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(event_frames(types=("A", "B", "C", "D", "E"), max_size=11, motif=motif))
-    def run(df):
-        table = build_event_table(df, [pattern], type="type")
-        [ref] = reference_evaluate([pattern], table, options)
-        for name, plan in plans.items():
-            [mt] = runtime.evaluate([pattern], build_event_table(df, [pattern], type="type"), options, plan=plan)
-            assert binding_tuples(mt) == binding_tuples(ref), (text, name, _shape(plan.root))
-
-    run()
+    _plans_agree(text, pattern, options, plans, seed, n_streams,
+                 event_frames(types=("A", "B", "C", "D", "E"), max_size=11, motif=motif))
     return both
 
 
