@@ -17,6 +17,7 @@ ranges), the table context made beside the planner, hand cases through
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import replace
 from unittest import mock
@@ -32,7 +33,7 @@ from jitcep import config, runtime, threads
 from jitcep.cli import main
 from jitcep.errors import ExplosionError, OptionError
 from jitcep.events import build_event_table
-from jitcep.kernels import and_join, join, seq_join
+from jitcep.kernels import and_join, final_join, join, seq_join
 from jitcep.options import Options, check_run_arguments
 from jitcep.pattern.parser import parse
 from jitcep.reference import evaluate as reference_evaluate
@@ -49,8 +50,8 @@ def split_everything():
 
 
 def _ranges_seen():
-    """A spy on the partition ranges the joins split into (patched over ``join.partition_ranges``): how
-    many each join got."""
+    """A spy on the partition ranges the joins split into (patched over ``join.partition_ranges`` and
+    ``final_join.partition_ranges``): how many each join got."""
     seen = []
 
     def spy(goffs, n):
@@ -58,6 +59,14 @@ def _ranges_seen():
         seen.append(len(ranges))
         return ranges
     return seen, spy
+
+
+@contextlib.contextmanager
+def _spying(spy):
+    """``spy`` in place of ``partition_ranges`` wherever the joins split: the candidate pairs' joins and the
+    final join writing the match table's rows."""
+    with mock.patch.object(join, "partition_ranges", spy), mock.patch.object(final_join, "partition_ranges", spy):
+        yield
 
 
 # --- the ranges -------------------------------------------------------------------
@@ -180,7 +189,7 @@ def test_matches_are_the_same_on_every_thread_count(seed):
         assert _as_tuples(one, names) == _as_tuples(ref, names)
         for n in THREADS[1:]:
             seen, spy = _ranges_seen()
-            with mock.patch.object(join, "partition_ranges", spy):
+            with _spying(spy):
                 [got] = runtime.evaluate([pattern], table, opts, plan=shapes[which], threads=n)
             SPLITS[0] += 1
             SPLITS[1] += any(s > 1 for s in seen)
@@ -350,7 +359,7 @@ def test_query_run_gives_the_same_frame_on_every_thread_count(text, run):
     assert one.height > 50  # enough matches to split
     assert one.equals(q.run(df, type="type", engine="reference", **run).select(one.columns))
     seen, spy = _ranges_seen()
-    with mock.patch.object(join, "partition_ranges", spy):
+    with _spying(spy):
         for n in (2, 3, None):
             assert q.run(df, type="type", threads=n, **run).equals(one)
     assert any(s > 1 for s in seen) == ("[k]" in text or "partition_by" in run)
@@ -360,7 +369,7 @@ def test_a_pattern_without_a_key_searches_its_pairs_on_one_thread():
     df = _ticks()
     q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE a.x < b.x WITHIN 8")
     seen, spy = _ranges_seen()
-    with mock.patch.object(join, "partition_ranges", spy):
+    with _spying(spy):
         q.run(df, type="type", threads=3)
     assert seen and set(seen) == {1}
 
