@@ -33,7 +33,7 @@ from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
 from jitcep.plan.planner.problem import ClosureUnit, JoinProblem, leaves
 from jitcep.plan.planner.statistics import Statistics
 from jitcep.plan.rules import Planning, physical_plan
-from jitcep.plan.rules.kleene_collection import closure_units
+from jitcep.plan.rules.kleene_units import closure_units
 from jitcep.reference import evaluate as reference_evaluate
 from jitcep.testing.streams import event_frames
 

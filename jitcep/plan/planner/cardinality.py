@@ -216,7 +216,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
 
     ``closures``: ``(closure, need, mode)`` for each closure to plan as a unit (Kolchinsky & Schuster 4's
     ``T'``; which ones, and ``need``, the variables its sibling must bind, are the Kleene rule's:
-    :func:`jitcep.plan.rules.kleene_collection.closure_units`), after the others: its card the lists
+    :func:`jitcep.plan.rules.kleene_units.closure_units`), after the others: its card the lists
     per record of the join binding ``need`` (:func:`_lists` under ``kleene=mode``), its selectivity 1
     with every unit, so ``PM(S + T') = PM(S) * lists`` for S covering ``need`` (docs/planning.md
     "Kleene placement")."""

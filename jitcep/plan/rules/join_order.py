@@ -27,7 +27,7 @@ from ..planner.algorithms._common import noting
 from ..planner.cardinality import join_problem
 from ..planner.cost import cost_model
 from ..shapes import default_shape, shape_vars
-from . import kleene_collection
+from .kleene_units import closure_units
 
 
 def shape(planning) -> tuple[object, tuple[str, ...], tuple]:
@@ -40,7 +40,7 @@ def shape(planning) -> tuple[object, tuple[str, ...], tuple]:
     if options.planner == "trivial" or planning.statistics is None or options.strategy != "skip_till_any_match":
         return default_shape(planning.logical.positive), (), ()
     problem = join_problem(planning.logical, planning.statistics, planning.span,
-                           kleene_collection.closure_units(planning))
+                           closure_units(planning))
     if problem.n - len(problem.closures) < 3:  # one or two units: one tree up to orientation (join rule's)
         return default_shape(planning.logical.positive), (), ()
     with noting() as notes:

@@ -40,7 +40,7 @@ above carry each record's lists.  That holds under skip-till-any-match with
 bind a member (each is ordered before / after the closure, or reads other
 types: section 3; a variable that may bind one joins below the collection).
 Where a planner searched the join order on statistics, the closure was a
-unit ``T'`` of its problem (:func:`closure_units`,
+unit ``T'`` of its problem (:func:`~jitcep.plan.rules.kleene_units.closure_units`,
 :func:`jitcep.plan.planner.cardinality.join_problem`) and the searched tree
 placed it: its KleeneCollect goes over the join binding its sibling's
 variables (``kleene_places``, from :mod:`.join_order`), lower or at the top,
@@ -62,7 +62,8 @@ from ..logical import Closure
 from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin
 from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
-from . import join_tree  # not its names: join_tree -> join_order -> this module is a cycle
+from .join_tree import join
+from .kleene_units import lowerable
 from .type_overlap import _overlap
 
 
@@ -120,53 +121,6 @@ def _placed(top, tree, target, placement: str, costs=()):
     """``top`` with its KleeneCollect (over ``tree``) collecting over ``target`` instead, as ``placement``."""
     kc = dataclasses.replace(top.root, placement=placement, costs=costs)
     return dataclasses.replace(top, root=_over(tree, target, kc))
-
-
-def lowerable(planning) -> dict:
-    """closure variable -> ``need`` for each closure that may be collected below the root of a join tree
-    (module docstring): on any join binding the single variables ``need`` -- its nearest SEQ neighbours',
-    those its conjuncts read, and those that may bind one of its members (neither ordered before nor
-    after it, sharing a type: joined above the collection they would not be told apart from its
-    members, section 3).
-
-    With several closures, each is one whose conjuncts read no other closure (it would be collected
-    before the list it reads), and only when every two closures are apart: a single variable lies
-    between them in their SEQ (so neither bounds the other's range: a closure next to another counts it
-    by its last / first member), or no SEQ orders them and they read no common type (so which one is
-    collected first never decides which binds an event)."""
-    logical, options = planning.logical, planning.options
-    if logical.groups or options.strategy != "skip_till_any_match" or options.order == "nondecreasing_ts":
-        return {}
-    types = logical.variables
-
-    def apart(K, L) -> bool:
-        if L.var in K.after:
-            return any(v in types and v in L.before for v in K.after)
-        if L.var in K.before:
-            return any(v in types and v in L.after for v in K.before)
-        return not _overlap(K.types, L.types)
-    if not all(apart(K, L) for i, K in enumerate(logical.closures) for L in logical.closures[i + 1:]):
-        return {}
-    kvs = {K.var for K in logical.closures}
-    out = {}
-    for K in logical.closures:
-        read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
-        if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}):
-            continue
-        binds = {v for v in types if v not in K.before and v not in K.after and _overlap(types[v], K.types)}
-        out[K.var] = frozenset(K.near) | (read & types.keys()) | binds
-    return out
-
-
-def closure_units(planning) -> tuple:
-    """The closures the join-order search places as units of its problem (Kolchinsky & Schuster 4's
-    ``T'``; :func:`jitcep.plan.planner.cardinality.join_problem`): ``(closure, need, mode)`` for each
-    closure :func:`lowerable` allows below the root, unless ``need`` is every variable (the root is then
-    its only place), in pattern order."""
-    found = lowerable(planning)
-    every = planning.logical.variables.keys()
-    return tuple((K, found[K.var], planning.options.kleene) for K in planning.logical.closures
-                 if K.var in found and not found[K.var] >= every)
 
 
 def lower_join(tree, planning):
@@ -239,7 +193,7 @@ def group_body(group):
         if node is None:
             node = scan
             continue
-        node = join_tree.join(group.body, node, scan)
+        node = join(group.body, node, scan)
         covered = set(node.vars)
         here = tuple(p for p in group.joins if E.variables(p) <= covered and not E.variables(p) <= set(node.left.vars))
         overlap = any(_overlap(types[a], types[b]) for a in node.left.vars for b in node.right.vars)

@@ -1,0 +1,63 @@
+"""Which Kleene closures may be collected below the root of a join tree, and so become units of the join problem.
+
+A closure whose range its nearest SEQ neighbours fix may be collected on the
+lowest join binding them and every variable its conjuncts read
+(:mod:`.kleene_collection` places it there); Kolchinsky & Schuster
+(section 4, "Kleene closure patterns") plan such a closure as an event type
+``T'`` of the join problem, placed like any other unit
+(:func:`jitcep.plan.planner.cardinality.join_problem`).  Kept apart from the
+collection rule so that the join-order rule, which searches with the units,
+does not import the rule that builds on its trees.
+"""
+
+from __future__ import annotations
+
+from ...pattern import expr as E
+from .type_overlap import _overlap
+
+
+def lowerable(planning) -> dict:
+    """closure variable -> ``need`` for each closure that may be collected below the root of a join tree
+    (module docstring): on any join binding the single variables ``need`` -- its nearest SEQ neighbours',
+    those its conjuncts read, and those that may bind one of its members (neither ordered before nor
+    after it, sharing a type: joined above the collection they would not be told apart from its
+    members, section 3).
+
+    With several closures, each is one whose conjuncts read no other closure (it would be collected
+    before the list it reads), and only when every two closures are apart: a single variable lies
+    between them in their SEQ (so neither bounds the other's range: a closure next to another counts it
+    by its last / first member), or no SEQ orders them and they read no common type (so which one is
+    collected first never decides which binds an event)."""
+    logical, options = planning.logical, planning.options
+    if logical.groups or options.strategy != "skip_till_any_match" or options.order == "nondecreasing_ts":
+        return {}
+    types = logical.variables
+
+    def apart(K, L) -> bool:
+        if L.var in K.after:
+            return any(v in types and v in L.before for v in K.after)
+        if L.var in K.before:
+            return any(v in types and v in L.after for v in K.before)
+        return not _overlap(K.types, L.types)
+    if not all(apart(K, L) for i, K in enumerate(logical.closures) for L in logical.closures[i + 1:]):
+        return {}
+    kvs = {K.var for K in logical.closures}
+    out = {}
+    for K in logical.closures:
+        read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
+        if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}):
+            continue
+        binds = {v for v in types if v not in K.before and v not in K.after and _overlap(types[v], K.types)}
+        out[K.var] = frozenset(K.near) | (read & types.keys()) | binds
+    return out
+
+
+def closure_units(planning) -> tuple:
+    """The closures the join-order search places as units of its problem (Kolchinsky & Schuster 4's
+    ``T'``; :func:`jitcep.plan.planner.cardinality.join_problem`): ``(closure, need, mode)`` for each
+    closure :func:`lowerable` allows below the root, unless ``need`` is every variable (the root is then
+    its only place), in pattern order."""
+    found = lowerable(planning)
+    every = planning.logical.variables.keys()
+    return tuple((K, found[K.var], planning.options.kleene) for K in planning.logical.closures
+                 if K.var in found and not found[K.var] >= every)
