@@ -240,7 +240,7 @@ def duckdb_interrupt(state) -> None:
 def duckdb_run(state) -> np.ndarray:
     con, sql, L = state
     res = con.execute(sql).fetchnumpy()
-    if not res or len(res[f"r0"]) == 0:
+    if not res or len(res["r0"]) == 0:
         return np.zeros((0, L), dtype=np.int64)
     return np.column_stack([np.asarray(res[f"r{i}"], dtype=np.int64) for i in range(L)])
 

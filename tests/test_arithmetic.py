@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st

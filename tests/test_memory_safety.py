@@ -13,7 +13,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 

@@ -8,10 +8,6 @@ paper and docs/semantics.md, never produced by running jitcep.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
-import polars as pl
-
 from semantic_helpers import M, column_values, events, matches
 
 # --------------------------------------------------------------------------

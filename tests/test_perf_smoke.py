@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
