@@ -119,6 +119,17 @@ def test_kleene_window_per_iteration_beside_a_single_variable():
     assert matches(text, df, kleene_window="iteration") == M((2, (0, 3), (1, 4)))
 
 
+@pytest.mark.parametrize("order", ["position", "strict_ts", "nondecreasing_ts"])
+def test_kleene_window_per_iteration_beside_a_closure(order):
+    df = events("type ts", ("A", 0), ("B", 1), ("B", 3), ("A", 5), ("B", 7))
+    # the group's two iterations A0, A5 span 5 > 4; under "iteration" only R (the members of d) must fit,
+    # each with every iteration: d's members lie within 4 of ts 0 and of ts 5, so B1 and B3, never B7
+    text = compiled("PATTERN AND(KL(AND(A g)){2}, B+ d[]) WITHIN 4", kleene_window="iteration", order=order)
+    assert matches(text, df, order=order) == M()
+    assert matches(text, df, order=order, kleene_window="iteration") == M(((0, 3), (1,)), ((0, 3), (2,)),
+                                                                           ((0, 3), (1, 2)))
+
+
 @pytest.mark.parametrize("order, expected", [("position", M(((0, 2), (1, 3)))), ("strict_ts", M())])
 def test_iterations_follow_in_time_under_strict_ts(order, expected):
     df = events("type ts", ("A", 1), ("B", 2), ("A", 2), ("B", 3))

@@ -34,7 +34,8 @@ from ..kernels.window import MAX_SPAN, spans_within
 from ..plan.logical import prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_extent, offsets
-from .kleene import _keep_lists, _per_list, _with_other_branches, every_member, every_pair, took_branch
+from .kleene import (_keep_lists, _per_list, _with_other_branches, every_member, every_pair, outside_groups,
+                     took_branch)
 from .lists import list_mask
 
 
@@ -101,7 +102,7 @@ def _candidates(node, state, buf: Buffer, it: Buffer, app) -> tuple[np.ndarray, 
     anchor = [buf.vars.index(a) for a in Gr.anchor]
     # R of semantics section 2: the events the window relates each iteration to, under "iteration"
     if node.per_iteration:
-        rstart, rend = _outside_groups(state, buf, anchor)
+        rstart, rend = outside_groups(state, buf, anchor)
         alone = rstart > rend  # nothing outside the groups: no window between it and the iterations
         rstart, rend = np.where(alone, buf.start, rstart), np.where(alone, buf.end, rend)
         W = MAX_SPAN if alone.any() else state.W
@@ -266,21 +267,6 @@ def _follows(state, Gr, buf: Buffer, it: Buffer, offs, rec, cand) -> np.ndarray:
                  **{v: c[second[part]] for v, c in cols.items()}}
         table[slot[part]] = state.pairs_pass(buf.pos, buf.vars, Gr.prev, r[part], extra)
     return table
-
-
-def _outside_groups(state, buf: Buffer, anchor) -> tuple[np.ndarray, np.ndarray]:
-    """(first, last) position of each record's events outside every Kleene group: its single variables
-    (but the group's ``anchor`` columns) and its array variables' members (R of semantics section 2);
-    first > last where there are none."""
-    grouped = {v for n in state.plan.nodes() if isinstance(n, GroupCollect) for v in n.group.vars}
-    big = np.iinfo(np.int64).max
-    pos = buf.pos.copy()
-    pos[:, anchor] = -1
-    cols = [pos] + [np.stack(list_extent(off, lpos), axis=1) for v, (off, lpos) in buf.lists.items()
-                        if v not in grouped]
-    allpos = np.concatenate(cols, axis=1)
-    first = np.where(allpos >= 0, allpos, big).min(axis=1)
-    return first, allpos.max(axis=1)
 
 
 def _canonical_rank(Gr, it: Buffer) -> np.ndarray:

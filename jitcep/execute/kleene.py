@@ -33,7 +33,8 @@ from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import spans_within
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
-from .buffer import Buffer, list_ends
+from ..plan.operators import GroupCollect
+from .buffer import Buffer, list_ends, list_extent
 from .lists import Runs, iteration_constructs, list_mask, member_combinations
 from .scan import leaf
 
@@ -56,8 +57,7 @@ def run(node, state, execute) -> Buffer:
         # members tied in time with a neighbour may lie on its other side by position, so a list can
         # stretch the match past the window although each member fits alone (section 2); a maximal
         # list that does is no match: no smaller list is tried (section 6.2)
-        _, _, start, end = _list_span(buf, src, off, lpos)
-        keep = np.flatnonzero(spans_within(state.wt[start], state.wt[end], state.W))
+        keep = np.flatnonzero(_fits(state, buf, src, off, lpos))
         src, off, lpos = _keep_lists(keep, src, off, lpos)
     if K.lists and not node.runs and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
@@ -337,6 +337,40 @@ def every_pair(state, c, buf: Buffer, src, own: dict) -> np.ndarray:
 def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):
     """The (record, list) pairs ``keep`` (indexes, ascending) of ``src`` and the CSR lists."""
     return (src[keep], *gather_lists(lpos, off[:-1][keep], np.diff(off)[keep]))
+
+
+def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
+    """Whether each (record ``src[j]``, list j) fits the window (semantics section 2).  Under
+    ``kleene_window="iteration"`` the iterations of the groups collected before need not fit with one
+    another, only R (the events outside every group, the new members among them) must fit: each member
+    already lies within the window of every event of its record (its range is cut by the record's
+    first and last event), and each iteration fits with the rest of R since its group was collected."""
+    first, last, start, end = _list_span(buf, src, off, lpos)
+    if state.options.kleene_window == "iteration" and any(isinstance(n, GroupCollect) for n in state.plan.nodes()):
+        rfirst, rlast = outside_groups(state, buf, [])
+        rfirst, rlast = rfirst[src], rlast[src]
+        start = np.where(first >= 0, np.minimum(rfirst, first), rfirst)
+        end = np.maximum(rlast, last)
+        some = start <= end  # R may be empty: an empty list and no event outside the groups
+        ok = np.ones(len(src), np.bool_)
+        ok[some] = spans_within(state.wt[start[some]], state.wt[end[some]], state.W)
+        return ok
+    return spans_within(state.wt[start], state.wt[end], state.W)
+
+
+def outside_groups(state, buf: Buffer, anchor) -> tuple[np.ndarray, np.ndarray]:
+    """(first, last) position of each record's events outside every Kleene group: its single variables
+    (but the group's ``anchor`` columns) and its array variables' members (R of semantics section 2);
+    first > last where there are none."""
+    grouped = {v for n in state.plan.nodes() if isinstance(n, GroupCollect) for v in n.group.vars}
+    big = np.iinfo(np.int64).max
+    pos = buf.pos.copy()
+    pos[:, anchor] = -1
+    cols = [pos] + [np.stack(list_extent(off, lpos), axis=1) for v, (off, lpos) in buf.lists.items()
+                        if v not in grouped]
+    allpos = np.concatenate([*cols, np.full((len(pos), 1), -1, np.int64)], axis=1)  # (a column if none)
+    first = np.where(allpos >= 0, allpos, big).min(axis=1)
+    return first, allpos.max(axis=1)
 
 
 def _list_span(buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):
