@@ -83,6 +83,7 @@ from typing import NamedTuple
 from ...pattern import expr as E
 from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
+from ..._memo import PerObject
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
@@ -171,14 +172,11 @@ class _Pairs:
     negations that can filter partial matches (module docstring)."""
 
     def __init__(self, logical: LogicalPlan, stats: Statistics, span: float):
-        self.body = logical.positive
+        self.orders = _layout(logical).orders
         self.pred: dict[frozenset, float] = {}
-        self.count: dict[frozenset, int] = {}
         for j in logical.joins:
             s = stats.selectivities.get(expr_to_text(j), DEFAULT_SELECTIVITY)
-            vs = sorted(E.variables(j))
-            self.spread(vs, s)
-            self.count_conjunct(vs)
+            self.spread(sorted(E.variables(j)), s)
         for neg in logical.negations:
             if neg.anchor is None or len(neg.anchor) < 2:  # filters whole matches only: no partial match thins
                 continue
@@ -194,17 +192,59 @@ class _Pairs:
                 key = frozenset((x, y))
                 self.pred[key] = self.pred.get(key, 1.0) * s ** share
 
-    def count_conjunct(self, vs):
+    def order(self, x: str, y: str) -> float:
+        return self.orders.get((x, y), 1.0)
+
+    def factor(self, x: str, y: str) -> float:
+        return self.pred.get(frozenset((x, y)), 1.0) * self.orders.get((x, y), 1.0)
+
+
+class _Layout(NamedTuple):
+    """What :func:`join_problem` reads of the pattern's structure alone, whatever the statistics: its
+    units (nodes and what each stands for), their DNF alternatives, the conjuncts between two units
+    (Formula 1's n), whether every event of one precedes every event of the other, the latency unit,
+    and :data:`ORDER_FACTOR` for each ordered pair of variables (``(x, y)``, both ways)."""
+
+    nodes: list
+    units: tuple
+    alts: list
+    count: list
+    before: tuple
+    latency: int | None
+    orders: dict
+
+
+def _make_layout(logical: LogicalPlan) -> _Layout:
+    body = logical.positive
+    nodes = _units(body)
+    units = tuple(n.name if isinstance(n, EventVar) else default_shape(n) for n in nodes)
+    alts = [_alternatives(node) for node in nodes]
+    names = sorted(frozenset().union(*(a for al in alts for a in al)))
+    relations = {(x, y): relation(body, x, y) for x in names for y in names if x != y}
+    orders = {pair: ORDER_FACTOR for pair, r in relations.items() if r in ("before", "after")}
+    counted: dict[frozenset, int] = {}
+    for j in logical.joins:
+        vs = sorted(E.variables(j))
         for a, x in enumerate(vs):
             for y in vs[a + 1:]:
                 key = frozenset((x, y))
-                self.count[key] = self.count.get(key, 0) + 1
+                counted[key] = counted.get(key, 0) + 1
+    n = len(nodes)
+    units_of = [frozenset().union(*a) for a in alts]
+    count = [[0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            vi, vj = units_of[i], units_of[j]
+            count[i][j] = count[j][i] = sum(c for k, c in counted.items() if k & vi and k & vj and k <= vi | vj)
+    before = tuple(tuple(i != j and all(relations[(x, y)] == "before" for a in alts[i] for b in alts[j]
+                                        for x in a for y in b) for j in range(n)) for i in range(n))
+    latency = None
+    if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
+        latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
+    return _Layout(nodes, units, alts, count, before, latency, orders)
 
-    def order(self, x: str, y: str) -> float:
-        return ORDER_FACTOR if relation(self.body, x, y) in ("before", "after") else 1.0
 
-    def factor(self, x: str, y: str) -> float:
-        return self.pred.get(frozenset((x, y)), 1.0) * self.order(x, y)
+_layout = PerObject(_make_layout)  # logical plan -> _Layout: an analyst reruns one query (jitcep._memo)
 
 
 def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=()) -> EstimatedProblem:
@@ -223,8 +263,8 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     span = float(span)
     pairs = _Pairs(logical, stats, span)
     rate = stats.rates
-    nodes = _units(logical.positive)
-    units = tuple(n.name if isinstance(n, EventVar) else default_shape(n) for n in nodes)
+    layout = _layout(logical)
+    units, alts = layout.units, layout.alts
 
     def records(S) -> float:
         out = math.prod(span * rate.get(v, DEFAULT_RATE) for v in S)
@@ -234,15 +274,13 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
                 out *= pairs.factor(x, y)
         return out
 
-    alts, weights, card = [], [], []
-    for node in nodes:
-        al = _alternatives(node)
+    weights, card = [], []
+    for al in alts:
         rs = [records(a) for a in al]
         total = sum(rs)
-        alts.append(al)
         weights.append([r / total for r in rs] if total > 0 else [1.0 / len(al)] * len(al))
         card.append(total)
-    n = len(nodes)
+    n = len(alts)
 
     def mixed(i, j, f) -> float:
         out = 0.0
@@ -253,20 +291,18 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
 
     sel = [[1.0] * n for _ in range(n)]
     order = [[1.0] * n for _ in range(n)]
-    count = [[0] * n for _ in range(n)]
+    # a unit of one variable (no OR) has one alternative of weight 1: mixed() is then f(x, y) itself
+    single = [next(iter(al[0])) if len(al) == 1 and len(al[0]) == 1 else None for al in alts]
     for i in range(n):
-        vi = frozenset().union(*alts[i])
         for j in range(i + 1, n):
-            vj = frozenset().union(*alts[j])
-            sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
-            order[i][j] = order[j][i] = mixed(i, j, pairs.order)
-            count[i][j] = count[j][i] = sum(c for k, c in pairs.count.items() if k & vi and k & vj and k <= vi | vj)
-    before = tuple(tuple(i != j and all(relation(pairs.body, x, y) == "before" for a in alts[i] for b in alts[j]
-                                        for x in a for y in b) for j in range(n)) for i in range(n))
-    latency = None
-    body = logical.positive
-    if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
-        latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
+            x, y = single[i], single[j]
+            if x is not None and y is not None:
+                sel[i][j] = sel[j][i] = pairs.factor(x, y)
+                order[i][j] = order[j][i] = pairs.order(x, y)
+            else:
+                sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
+                order[i][j] = order[j][i] = mixed(i, j, pairs.order)
+    count, before, latency = layout.count, layout.before, layout.latency
     units_of = [frozenset().union(*a) for a in alts]
     kv = logical.closure_vars
     W = max(span, 1.0)

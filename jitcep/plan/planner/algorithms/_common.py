@@ -53,6 +53,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
 
+import numpy as np
+
 from .... import config
 from ....kernels import join_search
 from ..cardinality import ORDER_FACTOR
@@ -158,12 +160,18 @@ class Costing:
         if model is None or getattr(self.cost, "node_cost", None) is not None or p.closures or p.n > join_search.MAX_UNITS:
             return None
         n = p.n
-        ordered, after, count = [0] * n, [0] * n, [[0] * n] * n
+        ordered = after = np.zeros(n, np.int64)
+        count = np.zeros((n, n), np.int64)
         if model == join_search.ZSTREAM:
-            if getattr(p, "masks", None) is None:
+            if not getattr(p, "order", None):  # not an EstimatedProblem: Pt and n pair by pair, in Python
                 return None
-            ordered = [sum(1 << j for j in range(n) if j != i and p.order[i][j] == ORDER_FACTOR) for i in range(n)]
-            after = [sum(1 << j for j in range(n) if p.before[i][j]) for i in range(n)]
+            factors = np.array(p.order, np.float64)
+            off = ~np.eye(n, dtype=bool)
+            if not np.isin(factors[off], (1.0, ORDER_FACTOR)).all():  # the masks' condition (no masks: Python)
+                return None
+            bits = np.left_shift(np.int64(1), np.arange(n, dtype=np.int64))
+            ordered = np.where((factors == ORDER_FACTOR) & off, bits, 0).sum(axis=1)
+            after = np.where(np.array(p.before, bool), bits, 0).sum(axis=1)
             count = p.predicates
         return join_search.SearchArrays(p.card, p.sel, ordered, count, after, [leaf.cost for leaf in self.leaves],
                                         model, ORDER_FACTOR, K_PREDICATE, P_OUTPUT)
