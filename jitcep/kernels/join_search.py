@@ -243,6 +243,7 @@ def _greedy(card, sel, ordered, count, after, leaf, model, first, order_factor, 
     plan = np.int64(1) << first
     plan_cost = leaf[first]
     nan = False
+    none = np.int64(0)  # a lone unit's ordered pairs and conjuncts (a variable: no Literal specialisation)
     for k in range(1, n):
         a, op_l, cj_l, af_l = _pm(card, sel, plan), _ordered_pairs(ordered, plan), _conjuncts(count, plan), \
             _all_after(after, plan, full)
@@ -254,7 +255,7 @@ def _greedy(card, sel, ordered, count, after, leaf, model, first, order_factor, 
                 continue
             both = plan | low
             c = (plan_cost + leaf[i]) + _node(model, plan, low, a, _pm(card, sel, low), _pm(card, sel, both),
-                                              op_l, 0, _ordered_pairs(ordered, both), cj_l, 0,
+                                              op_l, none, _ordered_pairs(ordered, both), cj_l, none,
                                               _conjuncts(count, both), af_l, after[i] & full,
                                               order_factor, k_predicate, p_output)
             if c != c:
