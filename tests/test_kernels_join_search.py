@@ -77,6 +77,15 @@ def test_compiled_cost_ord_searches_return_the_python_searches_orders(p):
     assert greedy_order(kernel) == greedy_order(python)
 
 
+def test_bushy_searches_under_cost_ord_are_refused_as_in_python():
+    # Cost_ord prices order-based plans only: its node term refuses a join whose right input is no unit
+    p = three(10.0)
+    with pytest.raises(ValueError):
+        dp_bushy.search(Costing(p, order), Clock(BIG))
+    with pytest.raises(ValueError):
+        zstream.search(Costing(p, order), [0, 1, 2])
+
+
 @settings(max_examples=60, deadline=None)
 @given(estimated_problems(min_n=3, max_n=14), st.sampled_from([intermediate, zstream_model]),
        st.sampled_from([2_000, 20_000, 200_000]))

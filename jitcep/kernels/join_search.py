@@ -349,8 +349,9 @@ class SearchArrays:
 
 def dp_bushy(a: SearchArrays):
     """DP-B's best split of every set (``split[mask]``: the left part), the optimum's cost, and whether a
-    cost was NaN; None past :data:`MAX_TABLE_UNITS`."""
-    if a.n > MAX_TABLE_UNITS:
+    cost was NaN; None past :data:`MAX_TABLE_UNITS`, and under Cost_ord, which prices order-based plans
+    only (the Python node term refuses a join whose right input is not one unit)."""
+    if a.n > MAX_TABLE_UNITS or a.model == COST_ORD:
         return None
     return _dp_bushy(*a._args(), *a._constants())
 
@@ -371,7 +372,9 @@ def greedy(a: SearchArrays, first: int):
 
 def zstream(a: SearchArrays, units):
     """ZStream's program over the order ``units`` (a permutation of the units): ``root[i, j]`` of every
-    run, the best tree's cost, and whether a cost was NaN."""
+    run, the best tree's cost, and whether a cost was NaN; None under Cost_ord (as :func:`dp_bushy`)."""
+    if a.model == COST_ORD:
+        return None
     units = np.ascontiguousarray(units, np.int64)
     if len(units) != a.n or not np.array_equal(np.sort(units), np.arange(a.n)):
         raise fail("zstream", "the order must hold every unit once")

@@ -58,14 +58,15 @@ def search(costing: Costing, order, clock: Clock | None = None) -> Plan:
 
 def compiled(costing: Costing, order, clock: Clock | None = None) -> Plan | None:
     """:func:`search` in :func:`jitcep.kernels.join_search.zstream` (its twin is the loop above), every
-    join charged once it ran; None on a NaN cost."""
+    join charged once it ran; None on a NaN cost or under Cost_ord (the Python loop refuses it)."""
     n = len(order)
     steps = costing.steps(joins(n))
     if clock is not None and steps > clock.left():
         raise OverBudget
-    root, cost, nan = join_search.zstream(costing.arrays, list(order))
-    if nan:
+    got = join_search.zstream(costing.arrays, list(order))
+    if got is None or got[2]:
         return None
+    root, cost, _ = got
     if clock is not None:
         clock.charge(steps)
     units = list(order)
