@@ -98,7 +98,10 @@ REDUCE_MIN_VARS = 3
 # measured with `PYTHONPATH=. python perf/bench_planning.py --problems 10` (its last table: median time over
 # steps charged, where the exact searches ran), 0.55-0.6 µs per step for DP-B and 1.0-1.3 µs for DP-LD and
 # ZStream's program (their per-set bookkeeping) on a quiet machine, ~1.8 µs at a load average of 19;
-# rounded to 1 µs, so a budget's steps take about as long in real time on a quiet machine.
+# rounded to 1 µs, so a budget's steps take about as long in real time on a quiet machine.  That is the
+# Python searches' time (`bench_planning.py --python`); under Cost_tree, Cost_ord and ZStream's node terms
+# the searches run compiled (kernels/join_search.py) at a small fraction of it, with the same steps counted,
+# so the same plans (perf/README.md "Planning time at 10^6 events").
 PLAN_STEP_NS = 1000
 PLAN_DEFAULT_STEPS = 2_000_000  # an exact algorithm or iterative improvement called without a budget (~2 s):
 #                                 asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot

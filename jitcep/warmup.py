@@ -144,6 +144,20 @@ OPTION_SETS = (
 )
 
 
+def _join_searches() -> None:
+    """Each compiled join-order search once (:mod:`jitcep.kernels.join_search`): a run plans on statistics
+    only from 4,096 events, so the tiny tables above never reach them."""
+    from .kernels import join_search
+
+    a = join_search.SearchArrays([1.0, 2.0, 3.0], [[1.0, 0.5, 0.5], [0.5, 1.0, 0.5], [0.5, 0.5, 1.0]], [6, 5, 3],
+                                 [[0, 1, 0], [1, 0, 0], [0, 0, 0]], [6, 4, 0], [0.0, 0.0, 0.0], join_search.ZSTREAM,
+                                 0.5, 0.25, 1.0)
+    join_search.dp_bushy(a)
+    join_search.dp_left_deep(a)
+    join_search.greedy(a, 0)
+    join_search.zstream(a, [0, 1, 2])
+
+
 def warmup(report: Callable[[str], None] | None = None) -> float:
     """Run :data:`PATTERNS` over tiny tables with the compiled engine, so their kernels are compiled and
     cached; returns the seconds it took.  ``report`` gets one line per step (default: stderr)."""
@@ -165,6 +179,9 @@ def warmup(report: Callable[[str], None] | None = None) -> float:
                 compile(text, **options).run(table, engine="compiled", **cols)
             shown = text.removeprefix("PATTERN ") + "".join(f" {k}={v!r}" for k, v in options.items())
             say(f"jitcep: warmup: {label}: {shown} ({time.perf_counter() - t:.2f} s)")
+    t = time.perf_counter()
+    _join_searches()
+    say(f"jitcep: warmup: the join-order searches ({time.perf_counter() - t:.2f} s)")
     mark_cached()
     total = time.perf_counter() - t0
     where = _cache_directory()

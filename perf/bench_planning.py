@@ -1,7 +1,7 @@
 """Standalone benchmark: plan quality and planning time of each plan-generation algorithm against the number of units.
 
     PYTHONPATH=. python perf/bench_planning.py [--sizes 3 4 ... 22] [--problems 10] [--steps N] [--seed 0]
-                                               [--black-box] [--markdown]
+                                               [--black-box] [--python] [--markdown]
 
 The shape of Kolchinsky & Schuster's Figure 7 (VLDB 2018, 6.3): for each size n, ``--problems`` random
 join problems in the manner of their section 6.2 — per unit a rate of 1..45 events per second in a
@@ -19,6 +19,9 @@ algorithm of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` under the interme
 A ``*`` marks a cell where the algorithm did not finish its own search on at least one of the problems
 (an exact search past its budget, returning GREEDY's plan or order: the notes of ``_common.noting``).
 
+``--python`` runs the searches' Python loops (``Costing.compiled = False``), the time
+``config.PLAN_STEP_NS`` was calibrated on; by default DP-B, DP-LD, ZStream's program and GREEDY run
+compiled (``jitcep/kernels/join_search.py``), the same joins at a fraction of the time.
 ``--black-box`` hides the intermediate model's node term, so the searches call the model on every
 candidate tree, as they do for a model that declares none (``algorithms/_common.py``).
 ``--steps`` is the planning budget passed to every algorithm, in counted steps (one join priced under
@@ -39,7 +42,7 @@ from itertools import combinations
 
 from jitcep import config
 from jitcep.plan.planner.algorithms import ALGORITHMS, dp_bushy, dp_left_deep, zstream
-from jitcep.plan.planner.algorithms._common import noting
+from jitcep.plan.planner.algorithms._common import Costing, noting
 from jitcep.plan.planner.cost import intermediate
 from jitcep.plan.planner.problem import JoinProblem
 
@@ -129,8 +132,10 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=None, help="planning budget per algorithm call, in steps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--black-box", action="store_true", help="price whole trees (a model without a node term)")
+    ap.add_argument("--python", action="store_true", help="the searches' Python loops, not the compiled ones")
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     args = ap.parse_args(argv)
+    Costing.compiled = not args.python
     model = black_box if args.black_box else intermediate
     rows = {}
     for n in args.sizes:

@@ -8,7 +8,8 @@
 Every planner of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` plans the pattern on statistics
 estimated from the events (``trivial``: the rule plan it runs, no statistics); each distinct plan is
 then run ``--repeat`` times on the same event table (:func:`jitcep.runtime.evaluate` with the plan
-given, so neither estimating nor planning is timed), the plans taking turns, and its median time kept.  Timings are noisy on
+given, so neither estimating nor planning is timed), the plans taking turns (each round starting one
+plan further along), and its median time kept.  Timings are noisy on
 a shared machine: compare the ratios within one run.
 
 - ``quality``: workloads whose rates and selectivities differ by orders of magnitude; per workload,
@@ -77,8 +78,11 @@ def time_plans(text: str, df: pl.DataFrame, repeat: int, planners=PLANNERS,
                 entry[2] = None
             distinct.append(entry)
         chosen[name] = entry
-    for _ in range(repeat):
-        for plan, opts, times in distinct:
+    # each round starts one plan further along: a plan run right after a much slower one paid ~10% more
+    # (its memory freshly returned to the system; perf/README.md "Plan quality at 10^6 events"), so no
+    # plan always follows the same one
+    for r in range(repeat):
+        for plan, opts, times in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
             if times is not None:
                 t = time.perf_counter()
                 runtime.evaluate([pattern], table, opts, plan=plan)

@@ -29,6 +29,10 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per
   list; the lists sliced one by one)
 - :func:`input_rows`, :func:`take` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
+- the join-order searches of :mod:`jitcep.kernels.join_search` (DP-B, DP-LD, ZStream's program, GREEDY)
+  have their twins in the package itself: the Python loops of :mod:`jitcep.plan.planner.algorithms`
+  (``Costing.compiled = False``), which tests/test_planner_algorithms.py checks against brute force over
+  every tree; tests/test_kernels_join_search.py compares the two and DP-B's optimum with that brute force
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
   order, window, ``[attr]`` and every WHERE conjunct with three-valued logic

@@ -338,6 +338,7 @@ BOUNDSCHECKED = [
     "tests/test_kernels_gather.py",
     "tests/test_kernels_selection.py",
     "tests/test_kernels_reduction.py",
+    "tests/test_kernels_join_search.py",
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
     "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",

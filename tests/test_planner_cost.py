@@ -219,10 +219,11 @@ def test_estimate_rows_seq_join():
 def test_estimate_rows_negation():
     plan, rows = _rows("PATTERN SEQ(A a, !C c, B b) WITHIN 10", {"a": 1, "b": 2, "c": 0.3}, {})
     # SEQ(a, b): 1000 * 2 * 10 = 20000; the range between a and b: one of the 3 gaps of a 2-event
-    # record: 10 / 3; no C there: exp(-0.3 * 10 / 3) = exp(-1)
+    # record, of mean 10 / 3; no C there, over gaps of that mean taken as exponential:
+    # E[exp(-0.3 * len)] = 1 / (1 + 0.3 * 10 / 3) = 1 / 2
     assert _by_type(plan, rows, SeqJoin) == pytest.approx([20000.0])
-    assert _by_type(plan, rows, NegationFilter) == pytest.approx([20000.0 * math.exp(-1)])
-    assert rows[id(plan.root)] == pytest.approx(20000.0 * math.exp(-1))
+    assert _by_type(plan, rows, NegationFilter) == pytest.approx([10000.0])
+    assert rows[id(plan.root)] == pytest.approx(10000.0)
 
 
 def test_estimate_rows_kleene():

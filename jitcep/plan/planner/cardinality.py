@@ -44,14 +44,17 @@ table.  A Union's records are the sum of its inputs' (Table 2, Disjunction), and
 DisjunctUnion's (the alternatives of a pattern in DNF, Kolchinsky section 4).
 
 A NegationFilter keeps a record when no negated event falls in its range:
-with the negated events a Poisson process of rate ``r_n * sel(conds)``, the
-chance is ``exp(-r_n * sel(conds) * len)`` (Kolchinsky section 4,
-"negation patterns": the test is a filter on the positive matches; ZStream
-4.4.2 / Table 2 prices it from ``Pt``), ``len`` the expected range: the k
-events of a record split the window into k + 1 gaps of ``W / (k + 1)`` on
-average; a range between its neighbours spans the gaps between them, an
-open side adds the window's slack (two gaps), an AND-bounded side ends at
-the record's first / last event (docs/semantics.md section 7).
+with the negated events a Poisson process of rate ``r_n * sel(conds)``
+(Kolchinsky section 4, "negation patterns": the test is a filter on the
+positive matches; ZStream 4.4.2 / Table 2 prices it from ``Pt``), over a
+range of m gaps: the k events of a record split the window into k + 1 gaps
+of ``theta = W / (k + 1)`` on average; a range between its neighbours spans
+the gaps between them, an open side adds the window's slack (two gaps), an
+AND-bounded side ends at the record's first / last event (docs/semantics.md
+section 7).  The gaps' lengths vary from record to record (taken as
+exponential), so the chance is ``(1 + r_n * sel(conds) * theta)^-m``, the
+mean of ``exp(-r_n * sel(conds) * len)`` over the records
+(:func:`none_in_range`).
 
 Under a selection strategy other than skip-till-any-match the plan is the
 NFA^b runs (:class:`~jitcep.plan.operators.NfaRuns`); Kolchinsky section 5.2
@@ -83,6 +86,7 @@ from typing import NamedTuple
 from ...pattern import expr as E
 from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
+from ..._memo import PerObject
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
@@ -171,20 +175,18 @@ class _Pairs:
     negations that can filter partial matches (module docstring)."""
 
     def __init__(self, logical: LogicalPlan, stats: Statistics, span: float):
-        self.body = logical.positive
+        self.orders = _layout(logical).orders
         self.pred: dict[frozenset, float] = {}
-        self.count: dict[frozenset, int] = {}
         for j in logical.joins:
             s = stats.selectivities.get(expr_to_text(j), DEFAULT_SELECTIVITY)
-            vs = sorted(E.variables(j))
-            self.spread(vs, s)
-            self.count_conjunct(vs)
+            self.spread(sorted(E.variables(j)), s)
         for neg in logical.negations:
             if neg.anchor is None or len(neg.anchor) < 2:  # filters whole matches only: no partial match thins
                 continue
             conds = math.prod(stats.selectivities.get(expr_to_text(c), DEFAULT_SELECTIVITY) for c in neg.conds)
-            length = _range_length(neg.before, neg.after, neg.in_conj, neg.anchor, max(float(span), 1.0))
-            self.spread(sorted(neg.anchor), math.exp(-stats.rates.get(neg.var, DEFAULT_RATE) * conds * length))
+            kept = none_in_range(stats.rates.get(neg.var, DEFAULT_RATE) * conds, neg.before, neg.after, neg.in_conj,
+                                 neg.anchor, max(float(span), 1.0))
+            self.spread(sorted(neg.anchor), kept)
 
     def spread(self, vs, s: float) -> None:
         """A factor ``s`` over the variables ``vs``, split evenly in log space over their pairs."""
@@ -194,17 +196,59 @@ class _Pairs:
                 key = frozenset((x, y))
                 self.pred[key] = self.pred.get(key, 1.0) * s ** share
 
-    def count_conjunct(self, vs):
+    def order(self, x: str, y: str) -> float:
+        return self.orders.get((x, y), 1.0)
+
+    def factor(self, x: str, y: str) -> float:
+        return self.pred.get(frozenset((x, y)), 1.0) * self.orders.get((x, y), 1.0)
+
+
+class _Layout(NamedTuple):
+    """What :func:`join_problem` reads of the pattern's structure alone, whatever the statistics: its
+    units (nodes and what each stands for), their DNF alternatives, the conjuncts between two units
+    (Formula 1's n), whether every event of one precedes every event of the other, the latency unit,
+    and :data:`ORDER_FACTOR` for each ordered pair of variables (``(x, y)``, both ways)."""
+
+    nodes: list
+    units: tuple
+    alts: list
+    count: list
+    before: tuple
+    latency: int | None
+    orders: dict
+
+
+def _make_layout(logical: LogicalPlan) -> _Layout:
+    body = logical.positive
+    nodes = _units(body)
+    units = tuple(n.name if isinstance(n, EventVar) else default_shape(n) for n in nodes)
+    alts = [_alternatives(node) for node in nodes]
+    names = sorted(frozenset().union(*(a for al in alts for a in al)))
+    relations = {(x, y): relation(body, x, y) for x in names for y in names if x != y}
+    orders = {pair: ORDER_FACTOR for pair, r in relations.items() if r in ("before", "after")}
+    counted: dict[frozenset, int] = {}
+    for j in logical.joins:
+        vs = sorted(E.variables(j))
         for a, x in enumerate(vs):
             for y in vs[a + 1:]:
                 key = frozenset((x, y))
-                self.count[key] = self.count.get(key, 0) + 1
+                counted[key] = counted.get(key, 0) + 1
+    n = len(nodes)
+    units_of = [frozenset().union(*a) for a in alts]
+    count = [[0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            vi, vj = units_of[i], units_of[j]
+            count[i][j] = count[j][i] = sum(c for k, c in counted.items() if k & vi and k & vj and k <= vi | vj)
+    before = tuple(tuple(i != j and all(relations[(x, y)] == "before" for a in alts[i] for b in alts[j]
+                                        for x in a for y in b) for j in range(n)) for i in range(n))
+    latency = None
+    if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
+        latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
+    return _Layout(nodes, units, alts, count, before, latency, orders)
 
-    def order(self, x: str, y: str) -> float:
-        return ORDER_FACTOR if relation(self.body, x, y) in ("before", "after") else 1.0
 
-    def factor(self, x: str, y: str) -> float:
-        return self.pred.get(frozenset((x, y)), 1.0) * self.order(x, y)
+_layout = PerObject(_make_layout)  # logical plan -> _Layout: an analyst reruns one query (jitcep._memo)
 
 
 def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=()) -> EstimatedProblem:
@@ -223,8 +267,8 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     span = float(span)
     pairs = _Pairs(logical, stats, span)
     rate = stats.rates
-    nodes = _units(logical.positive)
-    units = tuple(n.name if isinstance(n, EventVar) else default_shape(n) for n in nodes)
+    layout = _layout(logical)
+    units, alts = layout.units, layout.alts
 
     def records(S) -> float:
         out = math.prod(span * rate.get(v, DEFAULT_RATE) for v in S)
@@ -234,15 +278,13 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
                 out *= pairs.factor(x, y)
         return out
 
-    alts, weights, card = [], [], []
-    for node in nodes:
-        al = _alternatives(node)
+    weights, card = [], []
+    for al in alts:
         rs = [records(a) for a in al]
         total = sum(rs)
-        alts.append(al)
         weights.append([r / total for r in rs] if total > 0 else [1.0 / len(al)] * len(al))
         card.append(total)
-    n = len(nodes)
+    n = len(alts)
 
     def mixed(i, j, f) -> float:
         out = 0.0
@@ -253,20 +295,18 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
 
     sel = [[1.0] * n for _ in range(n)]
     order = [[1.0] * n for _ in range(n)]
-    count = [[0] * n for _ in range(n)]
+    # a unit of one variable (no OR) has one alternative of weight 1: mixed() is then f(x, y) itself
+    single = [next(iter(al[0])) if len(al) == 1 and len(al[0]) == 1 else None for al in alts]
     for i in range(n):
-        vi = frozenset().union(*alts[i])
         for j in range(i + 1, n):
-            vj = frozenset().union(*alts[j])
-            sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
-            order[i][j] = order[j][i] = mixed(i, j, pairs.order)
-            count[i][j] = count[j][i] = sum(c for k, c in pairs.count.items() if k & vi and k & vj and k <= vi | vj)
-    before = tuple(tuple(i != j and all(relation(pairs.body, x, y) == "before" for a in alts[i] for b in alts[j]
-                                        for x in a for y in b) for j in range(n)) for i in range(n))
-    latency = None
-    body = logical.positive
-    if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
-        latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
+            x, y = single[i], single[j]
+            if x is not None and y is not None:
+                sel[i][j] = sel[j][i] = pairs.factor(x, y)
+                order[i][j] = order[j][i] = pairs.order(x, y)
+            else:
+                sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
+                order[i][j] = order[j][i] = mixed(i, j, pairs.order)
+    count, before, latency = layout.count, layout.before, layout.latency
     units_of = [frozenset().union(*a) for a in alts]
     kv = logical.closure_vars
     W = max(span, 1.0)
@@ -357,8 +397,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             given = rec(node.input)
             for s, r in given:
                 conds = math.prod(sel(c) for c in neg.conds if E.variables(c) - {neg.var} <= s)
-                length = _range_length(neg.before, neg.after, neg.in_conj, s, W)
-                alts.append((s, r * math.exp(-rate(neg.var) * conds * length)))
+                alts.append((s, r * none_in_range(rate(neg.var) * conds, neg.before, neg.after, neg.in_conj, s, W)))
             inputs = sum(r for _, r in given)
         elif isinstance(node, KleeneCollect):
             given = rec(node.input)
@@ -435,6 +474,26 @@ def _range_length(before, after, in_conj: bool, s: frozenset, W: float) -> float
     lo = b if b else (1 if in_conj else -1)
     hi = k - a + 1 if a else (k if in_conj else k + 2)
     return min(max(hi - lo, 0) * W / (k + 1), W)
+
+
+def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: float) -> float:
+    """The chance that no event of a Poisson process of ``rate`` falls in the range of a negation (its
+    neighbours as :func:`_range_length` reads them) in a record of the variables ``s``.
+
+    The range is m of the k + 1 gaps the record's k events leave in the window, m of mean length
+    ``theta = W / (k + 1)`` each; a gap's length varies from record to record, taken here as exponential
+    (the spacings of many uniform points), so the chance is ``E[exp(-rate * len)] = (1 + rate *
+    theta)^-m``.  ``exp(-rate * E[len])`` is the same to first order in ``rate * theta`` but, by Jensen's
+    inequality, far below it once ``rate * theta`` is large: on 200,000 events of
+    ``SEQ(A a, !N n, B b, C c) WITHIN 1500`` with N ten times as frequent (perf/bench_plans.py
+    ``neg_frequent``) 1,565 of 163,965 (a, b) records survive, 1%; ``exp(-38)`` estimated 2e-17 of them,
+    which made the join above look empty and drove it from the wrong side (perf/README.md "Plan quality
+    at 10^6 events").  This gives 2.5%."""
+    length = _range_length(before, after, in_conj, s, W)
+    if not length or not rate:
+        return 1.0
+    theta = W / (len(s) + 1)
+    return (1.0 + rate * theta) ** (-length / theta)
 
 
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:

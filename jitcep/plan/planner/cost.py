@@ -228,6 +228,8 @@ def zstream_node(problem: JoinProblem, pm, left: int, right: int) -> float:
         pt = ORDER_FACTOR ** (masks.ordered_pairs(both) - masks.ordered_pairs(left) - masks.ordered_pairs(right))
         n = masks.conjuncts(both) - masks.conjuncts(left) - masks.conjuncts(right)
         ordered = right & ~masks.all_after(left) == 0 or left & ~masks.all_after(right) == 0
+        if a * b == 0.0 or pt == 0.0:  # underflow (tiny cards, or Pt past 2^-1074): nothing to divide by
+            return 0.0
         p = pm(both) / (a * b) / pt
     return seq_cost(a, b, pt, p, n) if ordered else and_cost(a, b, pt * p, n)
 

@@ -53,8 +53,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import NamedTuple
 
+import numpy as np
+
 from .... import config
-from ..cost import CostModel, intermediate, order, zstream, zstream_node
+from ....kernels import join_search
+from ..cardinality import ORDER_FACTOR
+from ..cost import K_PREDICATE, P_OUTPUT, CostModel, intermediate, order, zstream, zstream_node
 from ..problem import JoinProblem, Tree, left_deep
 
 
@@ -75,6 +79,11 @@ def _cost_ord_node(problem: JoinProblem, pm, left: int, right: int) -> float:
 # Node terms of the models in ``..cost``, which carry none themselves (the cost module owns the models,
 # this package owns how they are searched); a model's own ``node_cost`` attribute takes precedence.
 NODE_COSTS = ((intermediate, _cost_tree_node), (order, _cost_ord_node), (zstream, zstream_node))
+
+
+# The kernels' code for each registered node term (kernels/join_search.py prices these in compiled loops)
+KERNEL_TERMS = ((_cost_tree_node, join_search.COST_TREE), (_cost_ord_node, join_search.COST_ORD),
+                (zstream_node, join_search.ZSTREAM))
 
 
 # Steps a join priced by a registered node term is charged, when slower than Cost_tree's (one step):
@@ -129,6 +138,43 @@ class Costing:
         self._pm = {0: 1.0}
         self._closures = bool(problem.closures)
         self.leaves = tuple(Plan(i, 1 << i, self._admitted(cost(problem, i))) for i in range(problem.n))
+
+    compiled = True
+    """Whether the searches may run their loops compiled (:meth:`arrays`); the Python loops are the
+    kernels' twins, which tests run by setting this False."""
+
+    @property
+    def arrays(self) -> join_search.SearchArrays | None:
+        """The problem as :mod:`jitcep.kernels.join_search` reads it, when a kernel prices its joins exactly
+        as :meth:`join_cost` does: a registered node term (not a model's own ``node_cost``), no closure
+        unit (admissibility), at most ``join_search.MAX_UNITS`` units, and under ZStream's term a problem
+        with memoised set functions (``masks``: its ordering factors are :data:`ORDER_FACTOR` or 1);
+        else None (and the searches run in Python)."""
+        if "_arrays" not in self.__dict__:
+            self._arrays = self._search_arrays() if self.compiled else None
+        return self._arrays
+
+    def _search_arrays(self) -> join_search.SearchArrays | None:
+        p = self.problem
+        model = next((code for term, code in KERNEL_TERMS if term is self._node_cost), None)
+        if model is None or getattr(self.cost, "node_cost", None) is not None or p.closures or p.n > join_search.MAX_UNITS:
+            return None
+        n = p.n
+        ordered = after = np.zeros(n, np.int64)
+        count = np.zeros((n, n), np.int64)
+        if model == join_search.ZSTREAM:
+            if not getattr(p, "order", None):  # not an EstimatedProblem: Pt and n pair by pair, in Python
+                return None
+            factors = np.array(p.order, np.float64)
+            off = ~np.eye(n, dtype=bool)
+            if not np.isin(factors[off], (1.0, ORDER_FACTOR)).all():  # the masks' condition (no masks: Python)
+                return None
+            bits = np.left_shift(np.int64(1), np.arange(n, dtype=np.int64))
+            ordered = np.where((factors == ORDER_FACTOR) & off, bits, 0).sum(axis=1)
+            after = np.where(np.array(p.before, bool), bits, 0).sum(axis=1)
+            count = p.predicates
+        return join_search.SearchArrays(p.card, p.sel, ordered, count, after, [leaf.cost for leaf in self.leaves],
+                                        model, ORDER_FACTOR, K_PREDICATE, P_OUTPUT)
 
     def pm(self, mask: int) -> float:
         """PM of the units in ``mask`` (section 3), memoised."""
@@ -246,6 +292,10 @@ def greedy_order(costing: Costing) -> list[int]:
     # a closure unit first would make every next join inadmissible (infinite)
     closures = {c.unit for c in costing.problem.closures}
     first = min((i for i in rest if i not in closures), key=lambda i: costing.leaves[i].cost)
+    if costing.arrays is not None:
+        out, _, nan = join_search.greedy(costing.arrays, first)
+        if not nan:
+            return out.tolist()
     rest.remove(first)
     plan, out = costing.leaves[first], [first]
     while rest:

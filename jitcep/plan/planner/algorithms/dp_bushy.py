@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from math import comb
 
+from ....kernels import join_search
 from ..problem import JoinProblem, Tree
-from ._common import Clock, Costing, exact_or_greedy
+from ._common import Clock, Costing, OverBudget, exact_or_greedy
 
 
 def joins(n: int) -> dict[int, int]:
@@ -35,6 +36,8 @@ def search(costing: Costing, clock: Clock) -> Tree:
     """The best bushy tree (ties: the split with the lowest left bitmask); each set's splits are charged to
     ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = costing.problem.n
+    if costing.arrays is not None and (found := compiled(costing, clock)) is not None:
+        return found
     best = {plan.mask: plan for plan in costing.leaves}
     join_cost, per_join = costing.join_cost, costing.steps_per_join
     # sets in increasing numeric order: both parts of a split are smaller than the set, so already solved
@@ -55,6 +58,27 @@ def search(costing: Costing, clock: Clock) -> Tree:
                 found, found_cost = left, c
         best[s] = costing.join(best[found], best[s ^ found], found_cost)
     return best[(1 << n) - 1].tree
+
+
+def compiled(costing: Costing, clock: Clock) -> Tree | None:
+    """:func:`search` in :func:`jitcep.kernels.join_search.dp_bushy` (its twin is the loop above), every
+    join charged once it ran; None where the kernel does not run (too many units, a NaN cost)."""
+    n = costing.problem.n
+    steps = costing.steps(joins(n))
+    if steps > clock.left():
+        raise OverBudget
+    got = join_search.dp_bushy(costing.arrays)
+    if got is None or got[2]:
+        return None
+    clock.charge(steps)
+    split = got[0]
+
+    def tree(s: int) -> Tree:
+        if not s & (s - 1):
+            return s.bit_length() - 1
+        left = int(split[s])
+        return (tree(left), tree(s ^ left))
+    return tree((1 << n) - 1)
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from math import comb
 
-from ..problem import JoinProblem, Tree, leaves
-from ._common import Clock, Costing, exact_or_greedy
+from ....kernels import join_search
+from ..problem import JoinProblem, Tree, leaves, left_deep
+from ._common import Clock, Costing, OverBudget, exact_or_greedy
 
 
 def joins(n: int) -> dict[int, int]:
@@ -31,6 +32,8 @@ def search(costing: Costing, clock: Clock) -> Tree:
     """The best left-deep tree (ties: the higher index joins last); each set's joins are charged to
     ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = costing.problem.n
+    if costing.arrays is not None and (found := compiled(costing, clock)) is not None:
+        return found
     unit = costing.leaves
     join_cost, per_join = costing.join_cost, costing.steps_per_join
     best = {plan.mask: plan for plan in unit}
@@ -51,6 +54,19 @@ def search(costing: Costing, clock: Clock) -> Tree:
                 found, found_cost = low, c
         best[s] = costing.join(best[s ^ found], unit[found.bit_length() - 1], found_cost)
     return best[(1 << n) - 1].tree
+
+
+def compiled(costing: Costing, clock: Clock) -> Tree | None:
+    """:func:`search` in :func:`jitcep.kernels.join_search.dp_left_deep` (its twin is the loop above), every
+    join charged once it ran; None where the kernel does not run (too many units, a NaN cost)."""
+    steps = costing.steps(joins(costing.problem.n))
+    if steps > clock.left():
+        raise OverBudget
+    got = join_search.dp_left_deep(costing.arrays)
+    if got is None or got[2]:
+        return None
+    clock.charge(steps)
+    return left_deep(got[0].tolist())
 
 
 def order(costing: Costing, clock: Clock) -> list[int]:

@@ -19,8 +19,9 @@ charges the program to its budget.
 
 from __future__ import annotations
 
+from ....kernels import join_search
 from ..problem import JoinProblem, Tree
-from ._common import Clock, Costing, Plan
+from ._common import Clock, Costing, OverBudget, Plan
 
 
 def joins(n: int) -> dict[int, int]:
@@ -33,6 +34,8 @@ def search(costing: Costing, order, clock: Clock | None = None) -> Plan:
     """The best tree whose every node covers a run of consecutive units of ``order`` (ties: the leftmost root);
     each run's joins are charged to ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = len(order)
+    if costing.arrays is not None and n == costing.problem.n and (found := compiled(costing, order, clock)):
+        return found
     # best[i][j]: the best plan over order[i:j] (Min and Root of Algorithm 5 in one priced plan)
     best = [[None] * (n + 1) for _ in range(n + 1)]
     for i, u in enumerate(order):
@@ -51,6 +54,29 @@ def search(costing: Costing, order, clock: Clock | None = None) -> Plan:
                     found, found_cost = r, c
             row[j] = costing.join(row[found], best[found][j], found_cost)
     return best[0][n]
+
+
+def compiled(costing: Costing, order, clock: Clock | None = None) -> Plan | None:
+    """:func:`search` in :func:`jitcep.kernels.join_search.zstream` (its twin is the loop above), every
+    join charged once it ran; None on a NaN cost or under Cost_ord (the Python loop refuses it)."""
+    n = len(order)
+    steps = costing.steps(joins(n))
+    if clock is not None and steps > clock.left():
+        raise OverBudget
+    got = join_search.zstream(costing.arrays, list(order))
+    if got is None or got[2]:
+        return None
+    root, cost, _ = got
+    if clock is not None:
+        clock.charge(steps)
+    units = list(order)
+
+    def tree(i: int, j: int) -> Tree:
+        if j == i + 1:
+            return units[i]
+        r = int(root[i, j])
+        return (tree(i, r), tree(r, j))
+    return Plan(tree(0, n), (1 << costing.problem.n) - 1, float(cost))
 
 
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:

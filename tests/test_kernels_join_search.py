@@ -1,0 +1,172 @@
+"""The compiled join-order searches (:mod:`jitcep.kernels.join_search`) against their twins, the Python loops
+of :mod:`jitcep.plan.planner.algorithms` (``Costing.compiled = False``): the same tree on random problems
+for DP-B, DP-LD, ZStream's program and GREEDY under Cost_tree, Cost_ord and ZStream's Table 2; and the
+optimum DP-B finds against every bushy tree priced whole by the model (brute force, no node term)."""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jitcep.errors import KernelInputError
+from jitcep.kernels import join_search
+from jitcep.plan.planner.algorithms import auto, dp_bushy, dp_left_deep, greedy, zstream, zstream_ord
+from jitcep.plan.planner.algorithms._common import Clock, Costing, OverBudget, greedy_order
+from jitcep.plan.planner.cardinality import ORDER_FACTOR, EstimatedProblem
+from jitcep.plan.planner.cost import intermediate, order, zstream as zstream_model
+
+
+@st.composite
+def estimated_problems(draw, min_n=1, max_n=8, huge=True):
+    """A join problem as ``cardinality.join_problem`` makes them: per pair a predicate selectivity, the
+    pattern's order (one before the other: ``Pt`` = 1/2, or unordered) and a conjunct count."""
+    n = draw(st.integers(min_n, max_n))
+    # huge cards make PMs overflow to inf (and inf * 0 NaN), as user statistics may
+    cards = (st.floats(0.0, 1e4), st.just(0.0)) + ((st.floats(1e100, 1e200),) if huge else ())
+    card = draw(st.lists(st.one_of(*cards), min_size=n, max_size=n))
+    sel = [[1.0] * n for _ in range(n)]
+    order_ = [[1.0] * n for _ in range(n)]
+    count = [[0] * n for _ in range(n)]
+    before = [[False] * n for _ in range(n)]
+    for i, j in combinations(range(n), 2):
+        pred = draw(st.one_of(st.just(1.0), st.floats(0.0, 1.0)))
+        rel = draw(st.sampled_from(("before", "after", "none")))
+        o = ORDER_FACTOR if rel != "none" else 1.0
+        sel[i][j] = sel[j][i] = pred * o
+        order_[i][j] = order_[j][i] = o
+        count[i][j] = count[j][i] = draw(st.integers(0, 3))
+        before[i][j], before[j][i] = rel == "before", rel == "after"
+    return EstimatedProblem(tuple(range(n)), tuple(card), tuple(map(tuple, sel)), order=tuple(map(tuple, order_)),
+                            predicates=tuple(map(tuple, count)), before=tuple(map(tuple, before)))
+
+
+def costings(p, model):
+    python = Costing(p, model)
+    python.compiled = False
+    kernel = Costing(p, model)
+    assert python.arrays is None and kernel.arrays is not None
+    return python, kernel
+
+
+BIG = 10 ** 9
+
+
+@settings(max_examples=150, deadline=None)
+@given(estimated_problems(), st.sampled_from(["tree", "zstream"]))
+def test_compiled_searches_return_the_python_searches_trees(p, name):
+    model = {"tree": intermediate, "zstream": zstream_model}[name]
+    python, kernel = costings(p, model)
+    assert dp_bushy.search(kernel, Clock(BIG)) == dp_bushy.search(python, Clock(BIG))
+    assert dp_left_deep.search(kernel, Clock(BIG)) == dp_left_deep.search(python, Clock(BIG))
+    assert greedy_order(kernel) == greedy_order(python)
+    for units in (list(range(p.n)), list(reversed(range(p.n))), greedy_order(python)):
+        got, want = zstream.search(kernel, units), zstream.search(python, units)
+        assert got.tree == want.tree
+        assert got.cost == want.cost or math.isnan(got.cost) and math.isnan(want.cost)
+
+
+@settings(max_examples=100, deadline=None)
+@given(estimated_problems())
+def test_compiled_cost_ord_searches_return_the_python_searches_orders(p):
+    python, kernel = costings(p, order)
+    assert dp_left_deep.search(kernel, Clock(BIG)) == dp_left_deep.search(python, Clock(BIG))
+    assert greedy_order(kernel) == greedy_order(python)
+
+
+def test_bushy_searches_under_cost_ord_are_refused_as_in_python():
+    # Cost_ord prices order-based plans only: its node term refuses a join whose right input is no unit
+    p = three(10.0)
+    with pytest.raises(ValueError):
+        dp_bushy.search(Costing(p, order), Clock(BIG))
+    with pytest.raises(ValueError):
+        zstream.search(Costing(p, order), [0, 1, 2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(estimated_problems(min_n=3, max_n=14), st.sampled_from([intermediate, zstream_model]),
+       st.sampled_from([2_000, 20_000, 200_000]))
+def test_auto_and_zstream_ord_plan_alike_compiled_or_not(p, model, steps):
+    # the budgets decide which search runs; the compiled loops change none of those decisions
+    for algorithm in (auto, zstream_ord, greedy):
+        Costing.compiled = False
+        try:
+            want = algorithm.plan(p, model, steps=steps)
+        finally:
+            Costing.compiled = True
+        assert algorithm.plan(p, model, steps=steps) == want
+
+
+def all_trees(units):
+    if len(units) == 1:
+        yield units[0]
+        return
+    for k in range(1, len(units)):
+        for left in combinations(units, k):
+            right = tuple(u for u in units if u not in left)
+            for lt in all_trees(left):
+                for rt in all_trees(right):
+                    yield (lt, rt)
+
+
+@settings(max_examples=40, deadline=None)
+@given(estimated_problems(min_n=2, max_n=5, huge=False), st.sampled_from([intermediate, zstream_model]))
+def test_compiled_dp_bushy_finds_the_cheapest_tree_priced_whole(p, model):
+    # brute force: every bushy tree priced by the model itself, which walks the tree (no node term)
+    cheapest = min(model(p, t) for t in all_trees(tuple(range(p.n))))
+    split, cost, nan = join_search.dp_bushy(Costing(p, model).arrays)
+    assert not nan
+    assert cost == pytest.approx(cheapest, rel=1e-9, abs=1e-300)
+
+
+def three(card_c):
+    # SEQ(a, b, c), cards 10, 1, card_c, a.x < c.x (sel 0.1) and Pt = 1/2 per ordered pair
+    return EstimatedProblem((0, 1, 2), (10.0, 1.0, card_c),
+                            ((1.0, 0.5, 0.05), (0.5, 1.0, 0.5), (0.05, 0.5, 1.0)),
+                            order=((1.0, 0.5, 0.5), (0.5, 1.0, 0.5), (0.5, 0.5, 1.0)),
+                            predicates=((0, 0, 1), (0, 0, 0), (1, 0, 0)),
+                            before=((False, True, True), (False, False, True), (False, False, False)))
+
+
+def test_hand_checked_zstream_program_on_three_units():
+    # Cost_tree, card_c = 100: ((a b) c) holds PM(ab) = 10*1*0.5 = 5 and PM(abc) = 10*1*100*0.5^3*0.05/0.5
+    # ... = 10*1*100 * 0.5 * 0.05 * 0.5 = 12.5; (a (b c)) holds PM(bc) = 1*100*0.5 = 50 instead of 5
+    got = zstream.search(Costing(three(100.0), intermediate), [0, 1, 2])
+    assert got.tree == ((0, 1), 2)
+    assert got.cost == pytest.approx(10 + 1 + 100 + 5 + 12.5)
+    # card_c = 10: PM(ab) = PM(bc) = 5, a tie, so the leftmost root (the left run one unit): (a (b c))
+    got = zstream.search(Costing(three(10.0), intermediate), [0, 1, 2])
+    assert got.tree == (0, (1, 2))
+    assert got.cost == pytest.approx(10 + 1 + 10 + 5 + 1.25)
+
+
+def test_a_compiled_search_that_does_not_fit_spends_nothing():
+    p = EstimatedProblem((0, 1, 2, 3), (1.0,) * 4, ((1.0,) * 4,) * 4, order=((1.0,) * 4,) * 4,
+                         predicates=((0,) * 4,) * 4, before=((False,) * 4,) * 4)
+    costing = Costing(p, intermediate)
+    clock = Clock(10)  # DP-B prices 3^4 - 2^5 + 1 = 50 joins
+    with pytest.raises(OverBudget):
+        dp_bushy.search(costing, clock)
+    assert clock.spent == 0
+    clock = Clock(50)
+    dp_bushy.search(costing, clock)
+    assert clock.spent == 50
+
+
+def test_the_wrappers_refuse_what_the_kernels_would_misread():
+    a = Costing(EstimatedProblem((0, 1), (1.0, 2.0), ((1.0, 1.0), (1.0, 1.0)), order=((1.0, 1.0), (1.0, 1.0)),
+                                 predicates=((0, 0), (0, 0)), before=((False, False), (False, False))),
+                intermediate).arrays
+    with pytest.raises(KernelInputError):
+        join_search.zstream(a, [0, 0])
+    with pytest.raises(KernelInputError):
+        join_search.zstream(a, [0, 1, 2])
+    with pytest.raises(KernelInputError):
+        join_search.greedy(a, 2)
+    with pytest.raises(KernelInputError):
+        join_search.SearchArrays([1.0], [[1.0, 1.0]], [0], [[0]], [0], [0.0], 0, 0.5, 0.25, 1.0)
+    with pytest.raises(KernelInputError):
+        join_search.SearchArrays([1.0], [[1.0]], [0], [[0]], [0], [0.0], 7, 0.5, 0.25, 1.0)
