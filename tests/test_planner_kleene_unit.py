@@ -101,12 +101,17 @@ def test_the_closure_unit_changes_the_join_order_by_hand():
 
 
 def test_no_closure_unit_where_lower_is_not_offered():
-    # adjacent closures; need = every variable (its neighbours are the only ones); a member-wise conjunct
-    # reading d raises need to every variable
-    for text in ("PATTERN SEQ(A a, B+ b[], E+ e[], C c, D d) WITHIN 10", "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10",
-                 "PATTERN SEQ(A a, B+ b[], C c, D d) WHERE b[i].x < d.x WITHIN 10"):
+    # adjacent closures; need = every variable (its neighbours are the only ones)
+    for text in ("PATTERN SEQ(A a, B+ b[], E+ e[], C c, D d) WITHIN 10", "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"):
         logical = logical_plan(parse(text))
         assert closure_units(Planning(logical, Options(planner="dp_bushy"))) == (), text
+    # under kleene="maximal" a member-wise conjunct reading d decides the members: need is every variable;
+    # under "all" it is tested on the lists where d joins (kleene_split), and need stays (a, c)
+    logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE b[i].x < d.x WITHIN 10"))
+    assert closure_units(Planning(logical, Options(planner="dp_bushy", kleene="maximal"))) == ()
+    [(kept, need, mode, split)] = closure_units(Planning(logical, Options(planner="dp_bushy")))
+    assert (kept.member, need, mode) == ((), {"a", "c"}, "all")
+    assert split["member"] == logical.closures[0].member and not split["lists"]
     # under nondecreasing_ts a tie may put a member beside its neighbour: no unit
     logical = logical_plan(parse(TEXT))
     assert closure_units(Planning(logical, Options(order="nondecreasing_ts"))) == ()
@@ -295,7 +300,7 @@ def test_two_closures_are_placed_each_on_its_own():
         sorted(placed.values()) == [("lower", ("c", "d")), ("top", ("a", "c", "d"))], placed
     # a conjunct reading the other closure keeps the reader on top (collected after the list it reads)
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, E+ e[], D d) WHERE b.x < e.x WITHIN 10"))
-    assert [K.var for K, _, _ in closure_units(Planning(logical, Options()))] == ["b"]
+    assert [K.var for K, _, _, _ in closure_units(Planning(logical, Options()))] == ["b"]
     # adjacent closures count each other by their last / first member: neither is a unit
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], E+ e[], C c, D d) WITHIN 10"))
     assert closure_units(Planning(logical, Options())) == ()

@@ -13,15 +13,17 @@ does not import the rule that builds on its trees.
 from __future__ import annotations
 
 from ...pattern import expr as E
+from .kleene_split import collected, split_off, splittable
 from .type_overlap import _overlap
 
 
 def lowerable(planning) -> dict:
     """closure variable -> ``need`` for each closure that may be collected below the root of a join tree
     (module docstring): on any join binding the single variables ``need`` -- its nearest SEQ neighbours',
-    those its conjuncts read, and those that may bind one of its members (neither ordered before nor
-    after it, sharing a type: joined above the collection they would not be told apart from its
-    members, section 3).
+    those its conjuncts read (but those only a conjunct :func:`~.kleene_split.splittable` reads: it is
+    tested on the lists where they join), and those that may bind one of its members (neither ordered
+    before nor after it, sharing a type: joined above the collection they would not be told apart from
+    its members, section 3).
 
     With several closures, each is one whose conjuncts read no other closure (it would be collected
     before the list it reads), and only when every two closures are apart: a single variable lies
@@ -48,16 +50,26 @@ def lowerable(planning) -> dict:
         if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}):
             continue
         binds = {v for v in types if v not in K.before and v not in K.after and _overlap(types[v], K.types)}
-        out[K.var] = frozenset(K.near) | (read & types.keys()) | binds
+        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split)
+        held = splittable(K, options.kleene)
+        fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
+        out[K.var] = frozenset(K.near) | (fixed & types.keys()) | binds
     return out
 
 
 def closure_units(planning) -> tuple:
     """The closures the join-order search places as units of its problem (Kolchinsky & Schuster 4's
-    ``T'``; :func:`jitcep.plan.planner.cardinality.join_problem`): ``(closure, need, mode)`` for each
-    closure :func:`lowerable` allows below the root, unless ``need`` is every variable (the root is then
-    its only place), in pattern order."""
+    ``T'``; :func:`jitcep.plan.planner.cardinality.join_problem`): ``(closure, need, mode, split)`` for
+    each closure :func:`lowerable` allows below the root, unless ``need`` is every variable (the root is
+    then its only place), in pattern order: ``closure`` as collected on a join binding ``need``, without
+    the conjuncts ``split`` (form -> conjuncts) it leaves to be tested on its lists higher up
+    (:mod:`.kleene_split`)."""
     found = lowerable(planning)
-    every = planning.logical.variables.keys()
-    return tuple((K, found[K.var], planning.options.kleene) for K in planning.logical.closures
-                 if K.var in found and not found[K.var] >= every)
+    logical, mode = planning.logical, planning.options.kleene
+    every = logical.variables.keys()
+    out = []
+    for K in logical.closures:
+        if K.var in found and not found[K.var] >= every:
+            kept = collected(K, mode, found[K.var], every)
+            out.append((kept, found[K.var], mode, split_off(K, kept)))
+    return tuple(out)
