@@ -32,7 +32,8 @@ where ``T'`` went).  A lone closure (no other closure or group, outside any
 OR branch, not anchored) with a SEQ neighbour on both sides may instead be
 collected on the lowest join binding those neighbours' single variables
 (:attr:`~jitcep.plan.logical.Closure.near`) and every single variable its
-conjuncts read: its range is fixed there as at the top (the members lie
+conjuncts read (but those a conjunct may wait for: :mod:`.kleene_split` tests
+it on the carried lists where they join): its range is fixed there as at the top (the members lie
 strictly between the neighbours, inside the record's span, so the window
 cuts no list differently, under ``kleene="maximal"`` too), and the joins
 above carry each record's lists.  That holds under skip-till-any-match with

@@ -1,7 +1,8 @@
 """Which Kleene closures may be collected below the root of a join tree, and so become units of the join problem.
 
 A closure whose range its nearest SEQ neighbours fix may be collected on the
-lowest join binding them and every variable its conjuncts read
+lowest join binding them and every variable its conjuncts read, but those
+only conjuncts tested on its carried lists read (:mod:`.kleene_split`)
 (:mod:`.kleene_collection` places it there); Kolchinsky & Schuster
 (section 4, "Kleene closure patterns") plan such a closure as an event type
 ``T'`` of the join problem, placed like any other unit
