@@ -310,7 +310,7 @@ def _old_new(args, workloads: dict, old_place) -> None:
         measure, span = window_extent(logical.window, table)
         stats = estimate(logical, table, window_measure=measure, span=span)
         for planner in ("auto", "greedy"):
-            opts = Options(planner=planner)
+            opts = Options(planner=planner, **({"max_memory": args.max_memory} if args.max_memory else {}))
             problem = join_problem(logical, stats, span)  # without the closure: the search before T'
             old_shape = problem.shape(ALGORITHMS[planner](problem, cost_model(opts)))
             plans = {"old": physical_plan(logical, opts, old_shape, stats, span, kleene=old_place),
@@ -367,6 +367,8 @@ def main(argv=None) -> None:
     ap.add_argument("--window", type=int, default=300, help="fig5's window (ts units, one event per unit)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cost-model", default="zstream", help="the planners' cost_model=")
+    ap.add_argument("--max-memory", type=int, default=None,
+                    help="kleene's old / new plans: max_memory= in bytes (default the option's, 1 GiB)")
     ap.add_argument("--cpu", action="store_true", help="time CPU seconds of the process (time.process_time), not wall")
     args = ap.parse_args(argv)
     if args.cpu:
