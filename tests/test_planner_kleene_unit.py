@@ -23,6 +23,8 @@ from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
 
 from jitcep import runtime
 from jitcep.events import build_event_table
+from jitcep.execute import kleene
+from jitcep.execute.executor import EXECUTORS
 from jitcep.options import Options
 from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
@@ -112,9 +114,18 @@ def test_no_closure_unit_where_lower_is_not_offered():
     [(kept, need, mode, split)] = closure_units(Planning(logical, Options(planner="dp_bushy")))
     assert (kept.member, need, mode) == ((), {"a", "c"}, "all")
     assert split["member"] == logical.closures[0].member and not split["lists"]
-    # under nondecreasing_ts a tie may put a member beside its neighbour: no unit
-    logical = logical_plan(parse(TEXT))
+    # under nondecreasing_ts an event tied with c may be a member and d at once when d reads b's type: d
+    # joins below the collection, so need is every variable; a D d cannot be a member, and need stays (a, c)
+    logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, B d) WITHIN 10"))
     assert closure_units(Planning(logical, Options(order="nondecreasing_ts"))) == ()
+    assert [u[1] for u in closure_units(Planning(logical, Options()))] == [{"a", "c"}]
+    logical = logical_plan(parse(TEXT))
+    assert [u[1] for u in closure_units(Planning(logical, Options(order="nondecreasing_ts")))] == [{"a", "c"}]
+    # two closures apart by c: under nondecreasing_ts an event tied with c lies in both ranges when they
+    # share a type, so neither is a unit (collected on top, the later one's members leave out the earlier's)
+    logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, B+ e[], D d) WITHIN 10"))
+    assert closure_units(Planning(logical, Options(order="nondecreasing_ts"))) == ()
+    assert len(closure_units(Planning(logical, Options()))) == 2
 
 
 def _random_problem(rng: random.Random) -> JoinProblem:
@@ -185,10 +196,11 @@ def _stats(logical, rng: random.Random) -> Statistics:
     return Statistics({v: 10 ** rng.uniform(-2, 1) for v in names}, {}, 1, 1.0, {}, 100.0)
 
 
-def _agree(seed: int, n_streams: int) -> int:
-    """Every algorithm's plan == the reference on ``n_streams`` streams; the number of plans whose
-    closure the search placed below the root."""
+def _agree(seed: int, n_streams: int, order: str | None = None) -> int:
+    """Every algorithm's plan == the reference on ``n_streams`` streams (under ``order``, None: the
+    generator's); the number of plans whose closure the search placed below the root."""
     text, opts = gen_pattern(seed)
+    opts = {**opts, **({"order": order} if order else {})}
     pattern = parse(text)
     options = Options(**opts)
     runtime.check_supported(pattern, options)
@@ -231,6 +243,43 @@ def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit():
 @pytest.mark.parametrize("seed", range(100, 200))
 def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit_slow(seed):
     _agree(seed, 60)
+
+
+def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit_under_ties():
+    # order="nondecreasing_ts": events tied with a neighbour lie in the range, on either side of it by position
+    assert sum(_agree(seed, 5, "nondecreasing_ts") for seed in range(4)) >= 5
+
+
+TIED = pl.DataFrame({"ts": [0, 1, 1, 1, 2, 2], "type": ["A", "C", "C", "B", "D", "D"]})
+
+
+@pytest.mark.parametrize("window, ds", [("WITHIN 10", (4, 5)), ("WITHIN 5 EVENTS", (4,))])
+def test_a_lower_closure_under_ties_finds_the_matches_written_by_hand(window, ds, monkeypatch):
+    # nondecreasing_ts: the B at position 3 (ts 1) is after a (ts 0) and before either C (ts 1), though
+    # after both by position; b is [] or [3], c 1 or 2, d 4 or 5 (ts 2); WITHIN 5 EVENTS: positions 0..4
+    text = f"PATTERN SEQ(A a, B* b[], C c, D d) {window}"
+    pattern = parse(text)
+    options = Options(order="nondecreasing_ts")
+    plan = physical_plan(logical_plan(pattern), options, (("a", "c"), "d"), kleene="lower")
+    assert _collect(plan).placement == "lower" and _collect(plan).input.vars == ("a", "c")
+    made = []
+
+    def kept(node, state, execute):  # the collection's records, as the join above reads them
+        out = kleene.run(node, state, execute)
+        made.append(out)
+        return out
+    monkeypatch.setitem(EXECUTORS, KleeneCollect, kept)
+    [mt] = runtime.evaluate([pattern], build_event_table(TIED, [pattern], type="type"), options, plan=plan)
+    assert _rows(mt) == sorted((0, b, c, d) for b in ((), (3,)) for c in (1, 2) for d in ds)
+    # (a 0, c 1) with [3] ends at 3, past (a 0, c 2) with [] at 2: put back in end order for the join
+    [buf] = made
+    assert buf.end.tolist() == [1, 2, 3, 3]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 160))
+def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit_under_ties_slow(seed):
+    _agree(seed, 60, "nondecreasing_ts")
 
 
 # --- several closures, each its own unit ---------------------------------------------------------
@@ -437,8 +486,8 @@ def gen_split(seed: int) -> tuple[str, dict]:
         conj.append("[k]")
     window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 7 EVENTS"])
     return (f"PATTERN SEQ({', '.join(items)}) WHERE {' AND '.join(conj)} {window}",
-            dict(order=rng.choice(["position", "strict_ts"]), kleene="maximal" if maximal else "all",
-                 max_kleene=5_000))
+            dict(order=rng.choice(["position", "strict_ts", "nondecreasing_ts"]),
+                 kleene="maximal" if maximal else "all", max_kleene=5_000))
 
 
 def _agree_split(seed: int, n_streams: int) -> int:

@@ -36,10 +36,12 @@ conjuncts read (but those a conjunct may wait for: :mod:`.kleene_split` tests
 it on the carried lists where they join): its range is fixed there as at the top (the members lie
 strictly between the neighbours, inside the record's span, so the window
 cuts no list differently, under ``kleene="maximal"`` too), and the joins
-above carry each record's lists.  That holds under skip-till-any-match with
-``order`` "position" or "strict_ts" and when no variable joined above may
-bind a member (each is ordered before / after the closure, or reads other
-types: section 3; a variable that may bind one joins below the collection).
+above carry each record's lists.  That holds under skip-till-any-match and
+when no variable joined above may bind a member (each is ordered before /
+after the closure, or reads other types: section 3; a variable that may bind
+one joins below the collection; under ``nondecreasing_ts`` every variable
+reading the closure's types does, an event tied with a neighbour lying in
+the range: :func:`~jitcep.plan.rules.kleene_units.lowerable`).
 Where a planner searched the join order on statistics, the closure was a
 unit ``T'`` of its problem (:func:`~jitcep.plan.rules.kleene_units.closure_units`,
 :func:`jitcep.plan.planner.cardinality.join_problem`) and the searched tree
