@@ -278,19 +278,24 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     def conjunct(e: E.Expr) -> float:
         return stats.selectivities.get(expr_to_text(display_expr(e, kv)), DEFAULT_SELECTIVITY)
 
-    found, later = [], []
+    found, later, index = [], [], {}
+    singles = frozenset().union(*units_of)
     for K, need, mode, split in closures:
         rate_of = lambda v: rate.get(v, DEFAULT_RATE)  # noqa: E731
-        lists = lists_per_record(K, mode, frozenset(need), W, rate_of, conjunct)
+        # the record a collection reads binds the single variables of need (an earlier closure's list
+        # bounds the range by its last member, not as an event of the record)
+        lists = lists_per_record(K, mode, frozenset(need) & singles, W, rate_of, conjunct)
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
         units += (K.var,)
-        found.append(ClosureUnit(n + len(found), sum(1 << i for i, vs in enumerate(units_of) if vs & set(need)),
-                                 len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
+        index[K.var] = n + len(found)
+        mask = sum(1 << i for i, vs in enumerate(units_of) if vs & set(need))
+        mask |= sum(1 << index[v] for v in need if v in index)  # a closure right before it (kleene_units)
+        found.append(ClosureUnit(n + len(found), mask, len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
         # a conjunct split off the collection: a predicate between T' and the units it reads
         conds = [e for f in ("member", "prev", "lists", "each") for e in split.get(f, ())]
-        for e, share in zip(conds, split_shares(K, mode, split, frozenset(need), W, rate_of, conjunct)):
+        for e, share in zip(conds, split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct)):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, share))
     m = len(card)

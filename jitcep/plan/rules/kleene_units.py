@@ -33,10 +33,16 @@ def lowerable(planning) -> dict:
 
     With several closures, each is one whose conjuncts read no other closure (it would be collected
     before the list it reads), and only when every two closures are apart: a single variable lies
-    between them in their SEQ (so neither bounds the other's range: a closure next to another counts it
-    by its last / first member), or no SEQ orders them and they read no common type (so which one is
-    collected first never decides which binds an event); under ``nondecreasing_ts`` only closures that
-    read no common type (an event tied with the variable between them lies in both ranges)."""
+    between them in their SEQ (so neither bounds the other's range), or no SEQ orders them and they
+    read no common type (so which one is collected first never decides which binds an event); under
+    ``nondecreasing_ts`` only closures that read no common type (an event tied with the variable between
+    them lies in both ranges).  Or adjacent: one right after the other in their SEQ, no single variable
+    between (``SEQ(A a, B+ b[], E+ e[], C c)``).  Collected in pattern order, the first's range lies
+    between its single neighbours (a, c: the second is not collected yet), the second's after the
+    first's last member (a where that list is empty) and before c, and its members leave out the
+    first's (section 3): so the second's ``need`` holds the first (the closure's variable: its ``T'``
+    joined below it, or the two collected on one join, in pattern order), and both ranges are those at
+    the top as soon as a and c are bound, whatever else is."""
     logical, options = planning.logical, planning.options
     if logical.groups or options.strategy != "skip_till_any_match":
         return {}
@@ -51,19 +57,24 @@ def lowerable(planning) -> dict:
         if L.var in K.before:
             return any(v in types and v in L.after for v in K.before)
         return not _overlap(K.types, L.types)
-    if not all(apart(K, L) for i, K in enumerate(logical.closures) for L in logical.closures[i + 1:]):
+
+    def adjacent(K, L) -> bool:  # L right before K in their SEQ: K's range starts after L's last member
+        return L.var in K.before and not any(v in types and v in L.after for v in K.before)
+    if not all(apart(K, L) or adjacent(K, L) or adjacent(L, K)
+               for i, K in enumerate(logical.closures) for L in logical.closures[i + 1:]):
         return {}
     kvs = {K.var for K in logical.closures}
     out = {}
     for K in logical.closures:
         read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
-        if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}):
+        earlier = {L.var for L in logical.closures if adjacent(K, L)}
+        if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}) or not earlier <= out.keys():
             continue
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], K.types)}
         # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split)
         held = splittable(K, options.kleene)
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
-        out[K.var] = frozenset(K.near) | (fixed & types.keys()) | binds
+        out[K.var] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier
     return out
 
 
@@ -77,9 +88,12 @@ def closure_units(planning) -> tuple:
     found = lowerable(planning)
     logical, mode = planning.logical, planning.options.kleene
     every = logical.variables.keys()
-    out = []
+    out, units = [], set()
     for K in logical.closures:
-        if K.var in found and not found[K.var] >= every:
-            kept = collected(K, mode, found[K.var], every)
-            out.append((kept, found[K.var], mode, split_off(K, kept)))
+        need = found.get(K.var)
+        # a closure right after another is collected after it: only where that one is a unit too
+        if need is not None and not need >= every and need - every <= units:
+            kept = collected(K, mode, need, every)
+            out.append((kept, need, mode, split_off(K, kept)))
+            units.add(K.var)
     return tuple(out)
