@@ -27,6 +27,7 @@ from jitcep.execute import kleene
 from jitcep.execute.executor import EXECUTORS
 from jitcep.options import Options
 from jitcep.pattern.parser import parse
+from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import KleeneCollect, ListFilter, Scan, SeqJoin
 from jitcep.plan.planner.algorithms import ALGORITHMS
@@ -452,6 +453,11 @@ def test_the_split_conjunct_is_priced_as_a_selectivity_of_t_prime():
     # so PM of (a, c, d, T') is the lists the collection would make with the conjunct, as on top
     plan = physical_plan(logical, Options(planner="dp_bushy"), (("a", "c"), "d"), stats, W, kleene="lower")
     assert isinstance(plan.root, ListFilter)
+    # explain shows the filter over the join adding d, its rows the join's times the same share
+    [tree] = describe(plan)["children"]
+    assert tree["op"] == "list filter" and tree["closure"] == "b" and tree["predicates"] == ["b.x < d.x"]
+    assert tree["est_rows"] == pytest.approx(tree["children"][0]["est_rows"] * problem.sel[3][2])
+    assert "list filter b[] over (a, c, d)  where b.x < d.x" in to_text(tree)
 
 
 def gen_split(seed: int) -> tuple[str, dict]:
