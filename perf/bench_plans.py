@@ -4,7 +4,8 @@
     PYTHONPATH=. python perf/bench_plans.py fig5    [--n 100000] [--lengths 3 4 5 6 7] [--patterns 3]
     PYTHONPATH=. python perf/bench_plans.py zstream [--n 200000]
     PYTHONPATH=. python perf/bench_plans.py kleene  [--n 200000] [--repeat 5]
-    PYTHONPATH=. python perf/bench_plans.py kleene_split [--n 200000] [--repeat 5]   (the last part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_split [--n 200000] [--repeat 5]   (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (the last part of kleene)
 
 ``--cpu`` times the process's CPU seconds (``time.process_time``) instead of wall time.
 
@@ -33,7 +34,8 @@ a shared machine: compare the ratios within one run.
   the join problem changes the join order: per planner, the plan searched without the closure (its place
   then priced on that tree, as before) against the plan searched with it, same table, taking turns.
   Then workloads with a conjunct reading the closure and a variable joined after it: the closure on top of
-  the tree searched without it (before that conjunct was split off) against the plan searched now.
+  the tree searched without it (before that conjunct was split off) against the plan searched now; and
+  adjacent closures and a closure under ``order="nondecreasing_ts"``, likewise.
 """
 
 from __future__ import annotations
@@ -276,6 +278,26 @@ def kleene_split_workloads(n: int) -> dict:
                         "WITHIN 2000", ev(0.005))}
 
 
+def kleene_more_workloads(n: int) -> dict:
+    """name -> (pattern text, events, options) on :func:`kleene_search_workloads`' events where the closure
+    was collected on top before it could be a unit: two adjacent closures (B and E at 0.02x A's rate), and
+    one closure under ``order="nondecreasing_ts"`` (B at 0.005x)."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
+                                attrs={"x": "uniform"})
+    return {"adjacent_be": ("PATTERN SEQ(A a, B+ b[], E+ e[], C c, D d) WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000",
+                            ev(0.02)),
+            "ties_b": ("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000", ev(0.005),
+                       {"order": "nondecreasing_ts"})}
+
+
+def kleene_more(args) -> None:
+    """Old (adjacent closures, or one under nondecreasing_ts: collected on top of the tree searched
+    without them) against new (units of the search), per planner."""
+    print(f"adjacent closures and ties: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_more_workloads(args.n), "top")
+
+
 def kleene_split(args) -> None:
     """Old (the conjunct reading d kept the closure off the search, collected on top of the tree searched
     without it) against new (the conjunct split off, the closure a unit of the search), per planner."""
@@ -303,14 +325,15 @@ def _old_new(args, workloads: dict, old_place) -> None:
     from jitcep.plan.rules import physical_plan
 
     print(f"{'workload':<12} {'planner':<12} {'old ms':>9} {'new ms':>9} {'old/new':>8} {'matches':>9}  old plan | new plan")
-    for name, (text, df) in workloads.items():
+    for name, (text, df, *more) in workloads.items():
         pattern = parse(text)
         table = build_event_table(df, [pattern], type="type")
         logical = logical_plan(pattern)
         measure, span = window_extent(logical.window, table)
+        given = {**(more[0] if more else {}), **({"max_memory": args.max_memory} if args.max_memory else {})}
         stats = estimate(logical, table, window_measure=measure, span=span)
         for planner in ("auto", "greedy"):
-            opts = Options(planner=planner, **({"max_memory": args.max_memory} if args.max_memory else {}))
+            opts = Options(planner=planner, **given)
             problem = join_problem(logical, stats, span)  # without the closure: the search before T'
             old_shape = problem.shape(ALGORITHMS[planner](problem, cost_model(opts)))
             plans = {"old": physical_plan(logical, opts, old_shape, stats, span, kleene=old_place),
@@ -355,11 +378,12 @@ def _kleene_both(args) -> None:
     kleene(args)
     kleene_search(args)
     kleene_split(args)
+    kleene_more(args)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split"])
+    ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -376,7 +400,7 @@ def main(argv=None) -> None:
     if args.n is None:
         args.n = 100_000 if args.which == "fig5" else 200_000
     {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both,
-     "kleene_split": kleene_split}[args.which](args)
+     "kleene_split": kleene_split, "kleene_more": kleene_more}[args.which](args)
 
 
 if __name__ == "__main__":
