@@ -16,7 +16,11 @@ is one more unit, section 4's ``T'`` ("Kleene closure patterns"): its card
 the lists per record of the join fixing its range (below, ``KleeneCollect``),
 its selectivity 1 with every unit (its order against its neighbours and its
 conjuncts are in that card), admitted only beside a plan covering what fixes
-its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).
+its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).  A conjunct
+reading it with a unit joined later, which its collection leaves to a
+:class:`~jitcep.plan.operators.ListFilter`, is a predicate between ``T'``
+and that unit instead, of selectivity the share of the lists passing it
+(:func:`split_shares`), as the paper's ``T'`` keeps its predicates.
 
 A conjunct over k > 2 variables is split evenly in log space over its
 C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
@@ -280,8 +284,10 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
 
     found, later, index = [], [], {}
     singles = frozenset().union(*units_of)
+
+    def rate_of(v: str) -> float:
+        return rate.get(v, DEFAULT_RATE)
     for K, need, mode, split in closures:
-        rate_of = lambda v: rate.get(v, DEFAULT_RATE)  # noqa: E731
         # the record a collection reads binds the single variables of need (an earlier closure's list
         # bounds the range by its last member, not as an event of the record)
         lists = lists_per_record(K, mode, frozenset(need) & singles, W, rate_of, conjunct)
@@ -387,9 +393,9 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             collected[node.closure.var] = (node, given[0][0])
         elif isinstance(node, ListFilter):  # the share of the carried lists passing what their collection left
             given = rec(node.input)
-            kc, s = collected[node.var]
+            kc, over = collected[node.var]
             split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
-            share = math.prod(split_shares(kc.closure, kc.mode, split, s, W, rate, sel))
+            share = math.prod(split_shares(kc.closure, kc.mode, split, over, W, rate, sel))
             alts = [(s, r * share) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
