@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.kleene import (closure_runs, every_passes, gather_lists, iteration_lists, member_pairs, outside_lists,
-                                  run_aggregates, segment_aggregate, subsequences)
+from jitcep.kernels.kleene import (closure_runs, every_passes, gather_lists, iteration_lists, member_pairs,
+                                  outside_lists, run_aggregates, segment_aggregate, subsequences)
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])

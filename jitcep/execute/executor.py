@@ -13,8 +13,8 @@ import numpy as np
 
 from ..matches import MatchTable, canonical_table
 from ..options import Options
-from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
-                              NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
+from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter,
+                              NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from . import (contiguity, disjuncts, group, join, kleene, list_filter, negation, nfa, output_policy, reduction, scan,
                union)
 from .state import Profile, RunState
