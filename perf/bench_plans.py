@@ -4,6 +4,10 @@
     PYTHONPATH=. python perf/bench_plans.py fig5    [--n 100000] [--lengths 3 4 5 6 7] [--patterns 3]
     PYTHONPATH=. python perf/bench_plans.py zstream [--n 200000]
     PYTHONPATH=. python perf/bench_plans.py kleene  [--n 200000] [--repeat 5]
+    PYTHONPATH=. python perf/bench_plans.py kleene_split [--n 200000] [--repeat 5]   (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (the last part of kleene)
+
+``--cpu`` times the process's CPU seconds (``time.process_time``) instead of wall time.
 
 Every planner of :data:`jitcep.plan.planner.algorithms.ALGORITHMS` plans the pattern on statistics
 estimated from the events (``trivial``: the rule plan it runs, no statistics); each distinct plan is
@@ -30,6 +34,9 @@ a shared machine: compare the ratios within one run.
   Formula 1 cost, and which the rule chose on those costs.  Then a workload where the closure's ``T'`` in
   the join problem changes the join order: per planner, the plan searched without the closure (its place
   then priced on that tree, as before) against the plan searched with it, same table, taking turns.
+  Then workloads with a conjunct reading the closure and a variable joined after it: the closure on top of
+  the tree searched without it (before that conjunct was split off) against the plan searched now; and
+  adjacent closures and a closure under ``order="nondecreasing_ts"``, likewise.
 """
 
 from __future__ import annotations
@@ -55,6 +62,11 @@ from jitcep.pattern.parser import parse  # noqa: E402
 from jitcep.plan.planner.algorithms import ALGORITHMS  # noqa: E402
 
 PLANNERS = list(ALGORITHMS)
+_CLOCK = [time.perf_counter]  # --cpu: time.process_time (CPU seconds of this process, less noisy when shared)
+
+
+def _clock() -> float:
+    return _CLOCK[0]()
 
 
 def time_plans(text: str, df: pl.DataFrame, repeat: int, planners=PLANNERS,
@@ -84,9 +96,9 @@ def time_plans(text: str, df: pl.DataFrame, repeat: int, planners=PLANNERS,
     for r in range(repeat):
         for plan, opts, times in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:
             if times is not None:
-                t = time.perf_counter()
+                t = _clock()
                 runtime.evaluate([pattern], table, opts, plan=plan)
-                times.append(time.perf_counter() - t)
+                times.append(_clock() - t)
     return {name: (st.median(e[2]) if e[2] is not None else None) for name, e in chosen.items()}
 
 
@@ -237,9 +249,9 @@ def kleene(args) -> None:
         assert matches["top"] == matches["lower"], matches
         for _ in range(args.repeat):
             for k in times:
-                t = time.perf_counter()
+                t = _clock()
                 runtime.evaluate([pattern], table, opts, plan=plans[k])
-                times[k].append(time.perf_counter() - t)
+                times[k].append(_clock() - t)
         top, low = st.median(times["top"]), st.median(times["lower"])
         costs = dict(kc.costs)
         print(f"{name:<12} {kc.placement:>7} {top * 1e3:>9.1f} {low * 1e3:>9.1f} {top / low:>9.2f} "
@@ -257,9 +269,56 @@ def kleene_search_workloads(n: int) -> dict:
                            ev(0.005))}
 
 
+def kleene_split_workloads(n: int) -> dict:
+    """name -> (pattern text, events) with a conjunct reading the closure with ``d``, joined after its
+    neighbours a and c, on :func:`kleene_search_workloads`' events (B rare, D frequent): before, the
+    conjunct kept the closure on top, collected over every (a, c, d) record; split off it, the closure is
+    collected on (a, c), dropping most of them before d joins, and the conjunct tests the carried lists."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "C": 1, "D": 20}, keys=10, attrs={"x": "uniform"})
+    return {"b_member_d": ("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE [k] AND b[i].x < d.x AND c.x + 0.95 < d.x "
+                           "WITHIN 2000", ev(0.005)),
+            "b_sum_d": ("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE [k] AND sum(b.x) < d.x AND c.x + 0.95 < d.x "
+                        "WITHIN 2000", ev(0.005))}
+
+
+def kleene_more_workloads(n: int) -> dict:
+    """name -> (pattern text, events, options) on :func:`kleene_search_workloads`' events where the closure
+    was collected on top before it could be a unit: two adjacent closures (B and E at 0.02x A's rate), and
+    one closure under ``order="nondecreasing_ts"`` (B at 0.005x)."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
+                                attrs={"x": "uniform"})
+    return {"adjacent_be": ("PATTERN SEQ(A a, B+ b[], E+ e[], C c, D d) WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000",
+                            ev(0.02)),
+            "ties_b": ("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000", ev(0.005),
+                       {"order": "nondecreasing_ts"})}
+
+
+def kleene_more(args) -> None:
+    """Old (adjacent closures, or one under nondecreasing_ts: collected on top of the tree searched
+    without them) against new (units of the search), per planner."""
+    print(f"adjacent closures and ties: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_more_workloads(args.n), "top")
+
+
+def kleene_split(args) -> None:
+    """Old (the conjunct reading d kept the closure off the search, collected on top of the tree searched
+    without it) against new (the conjunct split off, the closure a unit of the search), per planner."""
+    print(f"a conjunct with a later variable split off the closure: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_split_workloads(args.n), "top")
+
+
 def kleene_search(args) -> None:
     """Old (the join order searched without the closure, then its place priced on that tree) against new
     (the closure a unit of the search), per planner, on the same table, taking turns."""
+    print(f"the closure as a unit of the join-order search: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_search_workloads(args.n), None)
+
+
+def _old_new(args, workloads: dict, old_place) -> None:
+    """Per workload and planner, the plan searched without the closure (placed ``old_place`` on that
+    tree; None: as the rule prices it) against the plan searched now, same table, taking turns."""
     from jitcep.errors import ExplosionError
     from jitcep.plan.planner.statistics import window_extent
     from jitcep.plan.logical import logical_plan
@@ -269,19 +328,19 @@ def kleene_search(args) -> None:
     from jitcep.plan.planner.sampling import estimate
     from jitcep.plan.rules import physical_plan
 
-    print(f"the closure as a unit of the join-order search: median ms of {args.repeat} runs (n={args.n})")
     print(f"{'workload':<12} {'planner':<12} {'old ms':>9} {'new ms':>9} {'old/new':>8} {'matches':>9}  old plan | new plan")
-    for name, (text, df) in kleene_search_workloads(args.n).items():
+    for name, (text, df, *more) in workloads.items():
         pattern = parse(text)
         table = build_event_table(df, [pattern], type="type")
         logical = logical_plan(pattern)
         measure, span = window_extent(logical.window, table)
+        given = {**(more[0] if more else {}), **({"max_memory": args.max_memory} if args.max_memory else {})}
         stats = estimate(logical, table, window_measure=measure, span=span)
         for planner in ("auto", "greedy"):
-            opts = Options(planner=planner)
+            opts = Options(planner=planner, **given)
             problem = join_problem(logical, stats, span)  # without the closure: the search before T'
             old_shape = problem.shape(ALGORITHMS[planner](problem, cost_model(opts)))
-            plans = {"old": physical_plan(logical, opts, old_shape, stats, span),
+            plans = {"old": physical_plan(logical, opts, old_shape, stats, span, kleene=old_place),
                      "new": physical_plan(logical, opts, None, stats, span)}
             lines = {k: _tree(p.root) for k, p in plans.items()}
             matches = {}
@@ -294,9 +353,9 @@ def kleene_search(args) -> None:
             times: dict = {k: [] for k in plans if matches[k] is not None}
             for _ in range(args.repeat):
                 for k in times:
-                    t = time.perf_counter()
+                    t = _clock()
                     runtime.evaluate([pattern], table, opts, plan=plans[k])
-                    times[k].append(time.perf_counter() - t)
+                    times[k].append(_clock() - t)
             new = st.median(times["new"])
             old = st.median(times["old"]) if "old" in times else None
             shown = f"{old * 1e3:>9.1f}" if old is not None else f"{'> memory':>9}"
@@ -307,11 +366,13 @@ def kleene_search(args) -> None:
 
 def _tree(node) -> str:
     """A join tree with its closure, as ``((a c)+b d)``: ``+b`` where b's lists are collected."""
-    from jitcep.plan.operators import KleeneCollect, Scan
+    from jitcep.plan.operators import KleeneCollect, ListFilter, Scan
     if isinstance(node, Scan):
         return node.var
     if isinstance(node, KleeneCollect):
         return _tree(node.input) + "+" + node.closure.var
+    if isinstance(node, ListFilter):  # the conjuncts split off the closure, on the carried lists
+        return _tree(node.input) + "?" + node.var
     if not node.children:
         return type(node).__name__
     return "(" + " ".join(_tree(c) for c in node.children) + ")"
@@ -320,11 +381,13 @@ def _tree(node) -> str:
 def _kleene_both(args) -> None:
     kleene(args)
     kleene_search(args)
+    kleene_split(args)
+    kleene_more(args)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene"])
+    ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -332,10 +395,16 @@ def main(argv=None) -> None:
     ap.add_argument("--window", type=int, default=300, help="fig5's window (ts units, one event per unit)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cost-model", default="zstream", help="the planners' cost_model=")
+    ap.add_argument("--max-memory", type=int, default=None,
+                    help="kleene's old / new plans: max_memory= in bytes (default the option's, 1 GiB)")
+    ap.add_argument("--cpu", action="store_true", help="time CPU seconds of the process (time.process_time), not wall")
     args = ap.parse_args(argv)
+    if args.cpu:
+        _CLOCK[0] = time.process_time
     if args.n is None:
         args.n = 100_000 if args.which == "fig5" else 200_000
-    {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both}[args.which](args)
+    {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both,
+     "kleene_split": kleene_split, "kleene_more": kleene_more}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   have their twins in the package itself: the Python loops of :mod:`jitcep.plan.planner.algorithms`
   (``Costing.compiled = False``), which tests/test_planner_algorithms.py checks against brute force over
   every tree; tests/test_kernels_join_search.py compares the two and DP-B's optimum with that brute force
+- :func:`every_passes`   twin of :func:`jitcep.kernels.kleene.every_passes` (``all`` over each list's slice)
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
   order, window, ``[attr]`` and every WHERE conjunct with three-valued logic
@@ -637,6 +638,11 @@ def iteration_lists(offsets, istart, iend, itstart, itend, iwst, iwen, rwst, rwe
 def outside_lists(rec, ev, off, lpos):
     """Twin of kernels.kleene.outside_lists: event ev[i] is not in record rec[i]'s list."""
     return [int(e) not in set(lpos[off[r]:off[r + 1]].tolist()) for r, e in zip(rec, ev)]
+
+
+def every_passes(off, ok, first=0):
+    """Twin of kernels.kleene.every_passes: all of a list's verdicts from its first-th member on."""
+    return [all(bool(v) for v in ok[off[j] + first:off[j + 1]]) for j in range(len(off) - 1)]
 
 
 def count_codes(codes, k):

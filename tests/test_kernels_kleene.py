@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.kleene import (closure_runs, gather_lists, iteration_lists, member_pairs, outside_lists,
-                                  run_aggregates, segment_aggregate, subsequences)
+from jitcep.kernels.kleene import (closure_runs, every_passes, gather_lists, iteration_lists, member_pairs,
+                                  outside_lists, run_aggregates, segment_aggregate, subsequences)
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])
@@ -145,6 +145,24 @@ def test_outside_lists_equals_twin(lists, data):
     rec = np.array(data.draw(st.lists(st.integers(0, len(lists) - 1), min_size=n, max_size=n)), dtype=np.int64)
     ev = np.array(data.draw(st.lists(st.integers(0, 30), min_size=n, max_size=n)), dtype=np.int64)
     assert outside_lists(rec, ev, off, lpos).tolist() == naive.outside_lists(rec, ev, off, lpos)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths, st.integers(0, 2), st.data())
+def test_every_passes_equals_twin(lens, first, data):
+    off = _offsets(lens)
+    n = int(off[-1])
+    ok = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
+    assert every_passes(off, ok, first).tolist() == naive.every_passes(off, ok, first)
+
+
+def test_every_passes_by_hand():
+    # lists (T, F), (), (F), (F, T, T): all pass / vacuous / fail / fail; from the second member on the
+    # one-member list is vacuous and the first list's F at its second member still fails it
+    off = np.array([0, 2, 2, 3, 6])
+    ok = np.array([True, False, False, False, True, True])
+    assert every_passes(off, ok).tolist() == [False, True, False, False]
+    assert every_passes(off, ok, 1).tolist() == [False, True, True, True]
 
 
 def test_subsequences_stop_at_the_caps():

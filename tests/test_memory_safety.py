@@ -251,6 +251,8 @@ CASES = {
         i64(0, 2), *(i64(0, 1),) * 6, i64(0), i64(0), True, False, 3, 1, None, 100, 100, 100,
         np.ones(1, np.bool_)),
     "outside_lists: record past the lists": lambda: kleene.outside_lists(i64(0, 5), i64(1, 2), i64(0, 1), i64(3)),
+    "every_passes: offsets past the verdicts": lambda: kleene.every_passes(i64(0, 4), np.ones(3, np.bool_)),
+    "every_passes: negative first": lambda: kleene.every_passes(i64(0, 1), np.ones(1, np.bool_), -1),
     "outside_lists: offsets past the members": lambda: kleene.outside_lists(i64(0), i64(1), i64(0, 4), i64(3)),
     "member_pairs: offsets past the members": lambda: kleene.member_pairs(i64(0, 9), i64(0, 1)),
     "segment_aggregate: offsets past the values": lambda: kleene.segment_aggregate(

@@ -13,9 +13,10 @@ import numpy as np
 
 from ..matches import MatchTable, canonical_table
 from ..options import Options
-from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
-                              OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
-from . import contiguity, disjuncts, group, join, kleene, negation, nfa, output_policy, reduction, scan, union
+from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter,
+                              NegationFilter, NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
+from . import (contiguity, disjuncts, group, join, kleene, list_filter, negation, nfa, output_policy, reduction, scan,
+               union)
 from .state import Profile, RunState
 from .tables import TableContext
 
@@ -28,6 +29,7 @@ EXECUTORS = {
     SemiJoinReduce: reduction.run,
     NegationFilter: negation.run,
     KleeneCollect: kleene.run,
+    ListFilter: list_filter.run,
     GroupCollect: group.run,
     Contiguity: contiguity.run,
     OutputPolicy: output_policy.run,

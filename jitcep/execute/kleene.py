@@ -18,7 +18,10 @@ list (:mod:`jitcep.execute.lists`; under ``runs``, on the maximal lists as
 runs of the members, before they are gathered), those also reading a member (``v[i]``,
 maybe ``v[i-1]``) once per member of each list, a list keeping only if every
 member passes (section 4).  Each (record, list) is one output
-record, spanning the record and its members.
+record, spanning the record and its members, in (partition, end) order
+(under ``nondecreasing_ts`` a member tied with the record's last event may
+lie past it by position: the records are then sorted again, for the joins
+above a closure collected below the root).
 """
 
 from __future__ import annotations
@@ -81,8 +84,16 @@ def run(node, state, execute) -> Buffer:
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
     # src ascends (each record's lists in record order), so the partition offsets are where each starts
-    return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
-                  np.searchsorted(src, buf.goff), ts[start], ts[end], wt[start], wt[end], lists, unbound)
+    out = Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
+                 np.searchsorted(src, buf.goff), ts[start], ts[end], wt[start], wt[end], lists, unbound)
+    if state.options.order == "nondecreasing_ts" and len(out) > 1:
+        # a member tied with the record's last event may lie past it by position: the joins above read
+        # records in (partition, end) order (one partition's records are contiguous, so comparing ends
+        # where the partition stays the same is enough)
+        g = out.partitions()
+        if not bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):
+            out = out.take(np.lexsort((end, g)), out.goff)
+    return out
 
 
 def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:

@@ -358,6 +358,35 @@ def outside_lists(rec: np.ndarray, ev: np.ndarray, off: np.ndarray, lpos: np.nda
     return out
 
 
+@njit(**NUMBA_FLAGS)
+def _every_passes(off, ok, first, out):
+    for j in range(len(off) - 1):
+        good = True
+        for k in range(off[j] + first, off[j + 1]):
+            if not ok[k]:
+                good = False
+                break
+        out[j] = good
+
+
+def every_passes(off: np.ndarray, ok: np.ndarray, first: int = 0) -> np.ndarray:
+    """Whether every member of each list (CSR ``off`` over the members) from its ``first``-th on (0-based)
+    passed, ``ok`` holding one verdict per member: a conjunct quantified over the members (semantics
+    section 4: ``b[i]``, and from i = 2 on ``b[i-1]``, ``first`` 1), tested on a closure's lists the joins
+    carried above its collection (:mod:`jitcep.execute.list_filter`).  A list with no member from
+    ``first`` on passes (vacuously).
+
+    Invariants, checked here: ``off`` ascends inside ``ok``; ``first`` >= 0.
+    """
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    check_offsets("every_passes", "off", off, len(ok))
+    if first < 0:
+        raise fail("every_passes", f"first is {first}, below 0")
+    out = empty(len(off) - 1, np.bool_)
+    _every_passes(off, np.ascontiguousarray(ok, dtype=np.bool_), int(first), out)
+    return out
+
+
 def gather_lists(members: np.ndarray, start: np.ndarray, length: np.ndarray):
     """CSR (offsets, positions) of the lists ``members[start[j] : start[j] + length[j]]``."""
     off = np.zeros(len(length) + 1, dtype=np.int64)

@@ -26,8 +26,8 @@ from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_t
 from .logical import display_expr
 from .planner.cardinality import estimate_rows
 from .planner.statistics import PARTITIONS, SKEW
-from .operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
-                        OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
+from .operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
+                        NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 
 
 def window_text(window) -> str | None:
@@ -99,6 +99,11 @@ def _operator(node, window: str) -> dict:
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
                 "runs": node.runs, "bound": [L.var for L in node.bound], "placement": node.placement,
                 **_priced(node), **({"searched": True} if node.searched else {})}
+    if isinstance(node, ListFilter):
+        preds = [_text(c) for c in node.member] + [_text(c, node.var) for c in node.prev + node.each] \
+            + [_text(c) for c in node.lists]
+        return {"op": "list filter", "vars": list(node.vars), "closure": node.var, "predicates": preds,
+                "window": None}
     if isinstance(node, GroupCollect):
         g = node.group
         preds = [_text(c) for c in g.member + g.cross] + [_text(c, g.vars) for c in g.prev + g.each] \
@@ -239,6 +244,8 @@ def _head(d: dict) -> str:
         return f"negation !{d['negated']} over ({', '.join(d['vars'])})"
     if d["op"] == "kleene":
         return f"kleene {d['closure']}[] over ({', '.join(d['vars'])})"
+    if d["op"] == "list filter":  # a closure's conjuncts with later variables, on the lists carried up
+        return f"list filter {d['closure']}[] over ({', '.join(d['vars'])})"
     return f"{d['op']} ({', '.join(d['vars'])})"
 
 

@@ -18,6 +18,8 @@ none.
   placed on the lowest join that fixes the negation's range or on whole matches.
 - :class:`KleeneCollect`: ZStream's KSEQ (4.4.5), the lists of the closure's
   members for each record of its input (semantics section 6).
+- :class:`ListFilter`: a closure's conjuncts that read a variable joined after
+  its collection, tested on the lists the joins carried up.
 - :class:`DisjunctUnion`: a pattern with an OR planned in DNF (Kolchinsky &
   Schuster 4, nested patterns), one subplan per alternative, their records united.
 - :class:`GroupCollect`: the same for a Kleene group, whose iterations are
@@ -289,6 +291,32 @@ class KleeneCollect(_Unary):
 
 
 @dataclass(frozen=True, slots=True)
+class ListFilter(_Unary):
+    """The records of ``input`` whose list of closure ``var`` passes conjuncts that also read a variable
+    joined after the closure was collected (Kolchinsky & Schuster 4: ``T'`` is joined early and its
+    predicates with a later unit are tested where that unit joins; semantics sections 4, 6).
+
+    Split off the closure's :class:`KleeneCollect`, which went below the join binding that variable
+    (:mod:`jitcep.plan.rules.kleene_split`), and placed on the lowest join above it that binds every
+    variable they read; the joins between carried each record's list.  In the forms of
+    :class:`~jitcep.plan.logical.Closure`: ``member``, member-wise (every member passes, ``var`` read as
+    the member); ``prev``, iterative (every member from the second on with the one before it, as
+    :func:`~jitcep.plan.logical.prev_var`); ``lists``, read on the whole list once; ``each``, a member
+    together with the whole list, for every member.
+    """
+
+    var: str = ""
+    member: tuple[E.Expr, ...] = ()
+    prev: tuple[E.Expr, ...] = ()
+    lists: tuple[E.Expr, ...] = ()
+    each: tuple[E.Expr, ...] = ()
+
+    @property
+    def conjuncts(self) -> tuple[E.Expr, ...]:
+        return self.member + self.prev + self.lists + self.each
+
+
+@dataclass(frozen=True, slots=True)
 class GroupCollect(_Unary):
     """The lists of a Kleene group for each record of ``input`` (KSEQ over a group, ZStream 4.4.5;
     semantics section 6.1).
@@ -423,7 +451,7 @@ def rebuild_joins(node, fn):
 
 
 Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, SemiJoinReduce, NegationFilter, KleeneCollect,
-                       GroupCollect, Contiguity, OutputPolicy, NfaRuns]
+                       ListFilter, GroupCollect, Contiguity, OutputPolicy, NfaRuns]
 Join = (SeqJoin, AndJoin)
 KeyCoding = Literal["none", "records", "labels", "values", "types", "dense"]
 
@@ -493,6 +521,8 @@ class PhysicalPlan:
             elif isinstance(n, KleeneCollect):
                 out += [p for p in (n.closure.filter, *n.closure.member, *n.closure.prev, *n.closure.cross)
                         if p is not None]
+            elif isinstance(n, ListFilter):  # its list conjuncts are compiled where they are tested
+                out += [*n.member, *n.prev]
             elif isinstance(n, DisjunctUnion):
                 out += [c for cs in n.constants for c in cs]
             elif isinstance(n, GroupCollect):  # its body's scans and joins are nodes of their own

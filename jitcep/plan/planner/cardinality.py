@@ -16,7 +16,11 @@ is one more unit, section 4's ``T'`` ("Kleene closure patterns"): its card
 the lists per record of the join fixing its range (below, ``KleeneCollect``),
 its selectivity 1 with every unit (its order against its neighbours and its
 conjuncts are in that card), admitted only beside a plan covering what fixes
-its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).
+its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).  A conjunct
+reading it with a unit joined later, which its collection leaves to a
+:class:`~jitcep.plan.operators.ListFilter`, is a predicate between ``T'``
+and that unit instead, of selectivity the share of the lists passing it
+(:func:`split_shares`), as the paper's ``T'`` keeps its predicates.
 
 A conjunct over k > 2 variables is split evenly in log space over its
 C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
@@ -77,6 +81,7 @@ run of n..m consecutive members under bounds); list conjuncts multiply in.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -89,8 +94,8 @@ from ...pattern.printer import expr_to_text
 from ..._memo import PerObject
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, display_expr
-from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, NegationFilter, NfaRuns,
-                         OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
+from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
+                         NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import ClosureUnit, JoinProblem
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
@@ -258,12 +263,15 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     SEQ-ordered pair (averaged over an OR's alternatives, weighted by their records), ``latency`` the
     unit of the top-level SEQ's last item (None for AND / OR at the top, or when that item is an AND).
 
-    ``closures``: ``(closure, need, mode)`` for each closure to plan as a unit (Kolchinsky & Schuster 4's
-    ``T'``; which ones, and ``need``, the variables its sibling must bind, are the Kleene rule's:
-    :func:`jitcep.plan.rules.kleene_units.closure_units`), after the others: its card the lists
+    ``closures``: ``(closure, need, mode, split)`` for each closure to plan as a unit (Kolchinsky &
+    Schuster 4's ``T'``; which ones, ``need``, the variables its sibling must bind, and ``split``, the
+    conjuncts its collection there leaves to be tested on its lists higher up, by form, are the Kleene
+    rules': :func:`jitcep.plan.rules.kleene_units.closure_units`), after the others: its card the lists
     per record of the join binding ``need`` (:func:`_lists` under ``kleene=mode``), its selectivity 1
     with every unit, so ``PM(S + T') = PM(S) * lists`` for S covering ``need`` (docs/planning.md
-    "Kleene placement")."""
+    "Kleene placement"), but with the units a ``split`` conjunct reads: the share of lists passing
+    it (:func:`split_shares`), spread over those pairs, so a set holding T' and all of them has the
+    lists the collection would have made with the conjunct."""
     span = float(span)
     pairs = _Pairs(logical, stats, span)
     rate = stats.rates
@@ -314,19 +322,36 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     def conjunct(e: E.Expr) -> float:
         return stats.selectivities.get(expr_to_text(display_expr(e, kv)), DEFAULT_SELECTIVITY)
 
-    found = []
-    for K, need, mode in closures:
-        lists = lists_per_record(K, mode, frozenset(need), W, lambda v: rate.get(v, DEFAULT_RATE), conjunct)
+    found, later, index = [], [], {}
+    singles = frozenset().union(*units_of)
+
+    def rate_of(v: str) -> float:
+        return rate.get(v, DEFAULT_RATE)
+    for K, need, mode, split in closures:
+        # the record a collection reads binds the single variables of need (an earlier closure's list
+        # bounds the range by its last member, not as an event of the record)
+        lists = lists_per_record(K, mode, frozenset(need) & singles, W, rate_of, conjunct)
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
         units += (K.var,)
-        found.append(ClosureUnit(n + len(found), sum(1 << i for i, vs in enumerate(units_of) if vs & set(need)),
-                                 len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
+        index[K.var] = n + len(found)
+        mask = sum(1 << i for i, vs in enumerate(units_of) if vs & set(need))
+        mask |= sum(1 << index[v] for v in need if v in index)  # a closure right before it (kleene_units)
+        found.append(ClosureUnit(n + len(found), mask, len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
+        # a conjunct split off the collection: a predicate between T' and the units it reads
+        conds = [e for f in ("member", "prev", "lists", "each") for e in split.get(f, ())]
+        for e, share in zip(conds, split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct)):
+            read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
+            later.append((n + len(found) - 1, read, share))
     m = len(card)
     sel = [row + [1.0] * (m - n) for row in sel] + [[1.0] * m for _ in range(m - n)]
     order = [row + [1.0] * (m - n) for row in order] + [[1.0] * m for _ in range(m - n)]
     count = [row + [0] * (m - n) for row in count] + [[0] * m for _ in range(m - n)]
+    for k, read, share in later:  # split evenly in log space over the pairs (T', unit)
+        for i in read:
+            sel[k][i] = sel[i][k] = sel[k][i] * share ** (1.0 / len(read))
+            count[k][i] = count[i][k] = count[k][i] + 1
     # a closure unit is neutral to whether a join is a SEQ join (its lists lie between its neighbours):
     # "before" and "after" every other unit, so ((a, c) + T', d) is priced as the SEQ join ((a, c), d)
     before = (tuple(row + (True,) * (m - n) for row in before)
@@ -370,6 +395,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
         return stats.rates.get(v, DEFAULT_RATE)
 
     out: dict[int, tuple[float, float]] = {}
+    collected: dict[str, tuple] = {}  # closure variable -> (its KleeneCollect, the variables it collected over)
 
     def rec(node) -> list[tuple[frozenset, float]]:
         if isinstance(node, Scan):
@@ -402,6 +428,14 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
         elif isinstance(node, KleeneCollect):
             given = rec(node.input)
             alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in given]
+            inputs = sum(r for _, r in given)
+            collected[node.closure.var] = (node, given[0][0])
+        elif isinstance(node, ListFilter):  # the share of the carried lists passing what their collection left
+            given = rec(node.input)
+            kc, over = collected[node.var]
+            split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
+            share = math.prod(split_shares(kc.closure, kc.mode, split, over, W, rate, sel))
+            alts = [(s, r * share) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
             # no estimate of a group's lists yet: its input's rows (its body's iterations priced as joins)
@@ -501,10 +535,12 @@ def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
     return lists_per_record(node.closure, node.mode, s, W, rate, sel)
 
 
-def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel) -> float:
+def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: frozenset | None = None) -> float:
     """Expected lists of closure ``c`` under ``kleene=mode`` per record of the variables ``s`` (module
-    docstring; ``rate(var)``, ``sel(conjunct)``)."""
-    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
+    docstring; ``rate(var)``, ``sel(conjunct)``), its member-wise conjuncts applying where the variables
+    ``bound`` (default ``s``) bind all they read."""
+    bound = s if bound is None else bound
+    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= bound)
     m = rate(c.var) * member * _range_length(c.before, c.after, False, s, W)
     m = min(m, 1000.0)  # 2^1000 is still a float; any plan with that many lists is priced out anyway
     lo, hi = c.min, c.max
@@ -523,3 +559,23 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel) -> float:
             top = M if hi is None else min(hi, M)
             lists = float(sum(math.comb(M, L) * p ** max(L - 1, 0) for L in range(lo, top + 1)))
     return lists * math.prod(sel(e) for e in c.lists)
+
+
+def split_shares(c, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
+    """The share of closure ``c``'s lists per record of ``s`` (collected without the conjuncts ``split``,
+    form -> conjuncts, :class:`~jitcep.plan.operators.ListFilter`'s) that pass each of those conjuncts
+    in turn, in the order ``member``, ``prev``, ``lists``, ``each``: each the lists with it and those
+    before over the lists with those before only, so the product is the lists with all of them over
+    the lists without (Kolchinsky & Schuster 4: ``T'``'s predicates keep their selectivities).  Lists
+    conjuncts multiply the lists by their selectivity; member-wise and iterative ones thin the members
+    and the runs of them (``2^(m p) - 1`` lists of ``2^m - 1``)."""
+    every = frozenset().union(s, *(E.variables(e) for cs in split.values() for e in cs))
+    shares, have = [], c
+    before = lists_per_record(have, mode, s, W, rate, sel)
+    for form in ("member", "prev", "lists", "each"):
+        for e in split.get(form, ()):
+            have = dataclasses.replace(have, **{form: getattr(have, form) + (e,)})
+            after = lists_per_record(have, mode, s, W, rate, sel, every)
+            shares.append(min(max(after / before, 0.0), 1.0) if before > 0 else 1.0)
+            before = after
+    return shares

@@ -45,7 +45,7 @@ import math
 from typing import Callable
 
 from ...errors import OptionError
-from ..operators import Join, KleeneCollect, NegationFilter
+from ..operators import Join, KleeneCollect, ListFilter, NegationFilter
 from .cardinality import ORDER_FACTOR
 from .problem import JoinProblem, Tree, leaves, left_deep
 
@@ -256,6 +256,8 @@ def _own_predicates(node) -> int:
     if isinstance(node, KleeneCollect):
         c = node.closure
         return len(c.member) + len(c.prev) + len(c.lists) + len(c.each)
+    if isinstance(node, ListFilter):
+        return len(node.conjuncts)
     return 0
 
 

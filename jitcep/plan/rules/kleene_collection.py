@@ -32,13 +32,16 @@ where ``T'`` went).  A lone closure (no other closure or group, outside any
 OR branch, not anchored) with a SEQ neighbour on both sides may instead be
 collected on the lowest join binding those neighbours' single variables
 (:attr:`~jitcep.plan.logical.Closure.near`) and every single variable its
-conjuncts read: its range is fixed there as at the top (the members lie
+conjuncts read (but those a conjunct may wait for: :mod:`.kleene_split` tests
+it on the carried lists where they join): its range is fixed there as at the top (the members lie
 strictly between the neighbours, inside the record's span, so the window
 cuts no list differently, under ``kleene="maximal"`` too), and the joins
-above carry each record's lists.  That holds under skip-till-any-match with
-``order`` "position" or "strict_ts" and when no variable joined above may
-bind a member (each is ordered before / after the closure, or reads other
-types: section 3; a variable that may bind one joins below the collection).
+above carry each record's lists.  That holds under skip-till-any-match and
+when no variable joined above may bind a member (each is ordered before /
+after the closure, or reads other types: section 3; a variable that may bind
+one joins below the collection; under ``nondecreasing_ts`` every variable
+reading the closure's types does, an event tied with a neighbour lying in
+the range: :func:`~jitcep.plan.rules.kleene_units.lowerable`).
 Where a planner searched the join order on statistics, the closure was a
 unit ``T'`` of its problem (:func:`~jitcep.plan.rules.kleene_units.closure_units`,
 :func:`jitcep.plan.planner.cardinality.join_problem`) and the searched tree
@@ -63,6 +66,7 @@ from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin
 from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
 from .join_tree import join
+from .kleene_split import collected, place_filters
 from .kleene_units import lowerable
 from .type_overlap import _overlap
 
@@ -73,11 +77,15 @@ def add(plan, planning):
     listed = {K.var for K in logical.closures} | {v for g in logical.groups for v in g.vars}
 
     def operator(i, K):
-        """The collection of closure / group ``K`` (``i``-th in pattern order) over its input."""
+        """The collection of closure / group ``K`` (``i``-th in pattern order) over its input: without the
+        conjuncts reading a variable its input does not bind, which are tested higher up (kleene_split)."""
         if isinstance(K, Closure):
-            return lambda node: KleeneCollect(node, K, options.kleene, options.order == "nondecreasing_ts",
-                                              options.kleene == "maximal" and aggregates_only(K, listed),
-                                              bounding(K, logical.kleene_order[i + 1:], logical.closures))
+            def kleene(node):
+                kept = collected(K, options.kleene, node.vars, logical.variables)
+                return KleeneCollect(node, kept, options.kleene, options.order == "nondecreasing_ts",
+                                     options.kleene == "maximal" and aggregates_only(kept, listed),
+                                     bounding(K, logical.kleene_order[i + 1:], logical.closures))
+            return kleene
         return lambda node: GroupCollect(node, group_body(K), K, options.kleene_window == "iteration")
     made = [(v, operator(i, collect[v])) for i, v in enumerate(logical.kleene_order)]
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
@@ -88,13 +96,20 @@ def add(plan, planning):
         for v, make in made:  # in pattern order at each join, as on top
             node = places.get(v, plan.root)
             at.setdefault(id(node), []).append((make, "top" if node is plan.root else "lower", v in places))
-        return dataclasses.replace(plan, root=_collected(plan.root, at), variables=variables)
+        return _filtered(dataclasses.replace(plan, root=_collected(plan.root, at), variables=variables), planning)
     root = plan.root
     for _, make in made:
         root = make(root)
     top = dataclasses.replace(plan, root=root, variables=variables)
     target = lower_join(plan.root, planning)
-    return top if target is None else _place(top, plan.root, target, planning)
+    return top if target is None else _place(top, plan.root, target, made[0][1], planning)
+
+
+def _filtered(plan, planning):
+    """``plan`` with the conjuncts its collections left out tested on the carried lists higher up
+    (:func:`~.kleene_split.place_filters`)."""
+    closures = {K.var: K for K in planning.logical.closures}
+    return dataclasses.replace(plan, root=place_filters(plan.root, closures, planning.logical.variables))
 
 
 def _collected(node, at):
@@ -117,10 +132,11 @@ def _binding(node, vars_: frozenset):
     return found
 
 
-def _placed(top, tree, target, placement: str, costs=()):
-    """``top`` with its KleeneCollect (over ``tree``) collecting over ``target`` instead, as ``placement``."""
-    kc = dataclasses.replace(top.root, placement=placement, costs=costs)
-    return dataclasses.replace(top, root=_over(tree, target, kc))
+def _placed(top, tree, target, make, placement: str, planning, costs=()):
+    """``top`` with its KleeneCollect (over ``tree``) made by ``make`` over ``target`` instead, as
+    ``placement``, and the conjuncts it leaves out tested higher up."""
+    root = _over(tree, target, lambda node: dataclasses.replace(make(node), placement=placement, costs=costs))
+    return _filtered(dataclasses.replace(top, root=root), planning)
 
 
 def lower_join(tree, planning):
@@ -139,12 +155,12 @@ def lower_join(tree, planning):
     return node
 
 
-def _place(top, tree, target, planning):
-    """``top`` (the closure's KleeneCollect over ``tree``) or the plan collecting it on ``target``
-    instead: the placement asked for (``planning.kleene``), else the rule's (top) without statistics,
-    else the cheaper of the two on them (ties: top)."""
+def _place(top, tree, target, make, planning):
+    """``top`` (the closure's KleeneCollect over ``tree``, made by ``make``) or the plan collecting it on
+    ``target`` instead: the placement asked for (``planning.kleene``), else the rule's (top) without
+    statistics, else the cheaper of the two on them (ties: top)."""
     def placed(placement, costs=()):
-        return _placed(top, tree, target if placement == "lower" else tree, placement, costs)
+        return _placed(top, tree, target if placement == "lower" else tree, make, placement, planning, costs)
 
     if planning.kleene is not None:
         return placed(planning.kleene)
@@ -155,13 +171,13 @@ def _place(top, tree, target, planning):
     return placed("lower" if costs[1][1] < costs[0][1] else "top", costs)
 
 
-def _over(node, target, kc):
-    """The join tree ``node`` with ``kc`` collecting over its subtree ``target``."""
+def _over(node, target, make):
+    """The join tree ``node`` with ``make(target)`` (a collection) over its subtree ``target``."""
     if node is target:
-        return dataclasses.replace(kc, input=node)
+        return make(node)
     if isinstance(node, Scan):
         return node
-    return dataclasses.replace(node, left=_over(node.left, target, kc), right=_over(node.right, target, kc))
+    return dataclasses.replace(node, left=_over(node.left, target, make), right=_over(node.right, target, make))
 
 
 def bounding(K: Closure, later, closures) -> tuple[Closure, ...]:

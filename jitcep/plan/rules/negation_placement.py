@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import GroupCollect, Join, KleeneCollect, NegationFilter, NfaRuns, Scan
+from ..operators import GroupCollect, Join, KleeneCollect, ListFilter, NegationFilter, NfaRuns, Scan
 from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
 
@@ -39,7 +39,7 @@ def _placed(plan, negations, pushed: set[int], costs: dict[int, tuple]):
     def rec(n):
         if isinstance(n, (Scan, NfaRuns)):  # NFA^b runs: negations filter the accepted matches (section 8)
             return n
-        if isinstance(n, (KleeneCollect, GroupCollect)):  # over the join tree of the other variables
+        if isinstance(n, (KleeneCollect, GroupCollect, ListFilter)):  # over the join tree of the other variables
             return dataclasses.replace(n, input=rec(n.input))
         n = dataclasses.replace(n, left=rec(n.left), right=rec(n.right))
         if isinstance(n, Join):
