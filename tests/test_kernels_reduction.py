@@ -84,6 +84,24 @@ def test_chain_reach_keeps_exactly_the_events_on_a_chain_slow(case):
 
 
 @st.composite
+def sparse_chains(draw):
+    """Longer leaves over several partitions and a short window: most events are on no chain, so each
+    pass reads only the previous one's survivors, taken out of their leaf (kernels.reduction._survivors)."""
+    ts, part, G = draw(tables(max_events=40))
+    k = draw(st.integers(2, 4))
+    leaves = [leaf_of(draw, ts, part, G) for _ in range(k)]
+    count = draw(st.booleans())
+    measures = [leaf[0] if count else leaf[1] for leaf in leaves]
+    return leaves, measures, draw(st.sampled_from([0, 1, 2])), draw(st.integers(0, 3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(sparse_chains())
+def test_chain_reach_over_the_survivors_of_each_pass_keeps_exactly_the_events_on_a_chain(case):
+    _check_reach(*case)
+
+
+@st.composite
 def steps(draw):
     ts, part, G = draw(tables())
     a, b = leaf_of(draw, ts, part, G), leaf_of(draw, ts, part, G)
