@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 import naive
 from jitcep import config
 from jitcep.errors import KernelInputError
+from jitcep.kernels import reduction
 from jitcep.kernels.reduction import chain_fits, chain_reach, earliest_end, latest_start
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -60,14 +61,16 @@ def chains(draw, max_leaves=4):
 
 def _check_reach(leaves, measures, order, W):
     want = naive.chain_reach(leaves, measures, order, W)
-    # the passes split the partitions over 1-3 threads, even for these few events
-    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-        for threads in (1, 2, 3):
-            got = chain_reach(leaves, measures, order, W, threads)
-            for (on, start, end), expected in zip(got, want):
-                assert set(np.flatnonzero(on).tolist()) == set(expected)
-                for i, (s, e) in expected.items():
-                    assert (int(start[i]), int(end[i])) == (s, e)
+    # the passes split the partitions over 1-3 threads, even for these few events, and read whole leaves
+    # or (prune 0: as from reduction._PRUNE_MIN events on) drop what the window rules out and read survivors
+    for prune in (reduction._PRUNE_MIN, 0):
+        with mock.patch.object(config, "THREAD_MIN_RECORDS", 0), mock.patch.object(reduction, "_PRUNE_MIN", prune):
+            for threads in (1, 2, 3):
+                got = chain_reach(leaves, measures, order, W, threads)
+                for (on, start, end), expected in zip(got, want):
+                    assert set(np.flatnonzero(on).tolist()) == set(expected)
+                    for i, (s, e) in expected.items():
+                        assert (int(start[i]), int(end[i])) == (s, e)
 
 
 @settings(max_examples=60, deadline=None)
