@@ -224,3 +224,28 @@ def test_the_types_a_reduction_reads_are_grouped_in_one_pass(monkeypatch):
     [ref] = reference_evaluate([pattern], table, q.options)
     assert mt.n == ref.n >= 1
     assert all(mt.single[v].tolist() == ref.single[v].tolist() for v in ref.single)
+
+
+def test_statistics_leave_the_reduction_out_where_the_joins_examine_no_more_than_the_leaves():
+    # rule semijoin_reduction._not_worth_it: with statistics, the passes (reading each leaf about twice)
+    # are left out when the joins are estimated to examine no more pairs than the leaves hold events:
+    # sparse types in a short window; dense ones keep it.  Without statistics it is always planned.
+    import numpy as np
+    import polars as pl
+
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 5")
+    sparse = {"rates": {"a": 0.01, "b": 0.01, "c": 0.01}}
+    tree = q.explain(format="dict", statistics=sparse)
+    assert not any(n["op"] == "semi-join reduction" for n in _walk(tree))
+    dense_stats = {"rates": {"a": 10, "b": 10, "c": 10}}
+    dense = q.explain(format="dict", statistics=dense_stats)
+    assert any(n["op"] == "semi-join reduction" for n in _walk(dense))
+    assert any(n["op"] == "semi-join reduction" for n in _walk(q.explain(format="dict")))
+    # the matches are the reference's either way
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame({"type": rng.choice(["A", "B", "C", "D"], 400), "ts": np.arange(400),
+                       "x": rng.integers(0, 9, 400)})
+    want = q.run(df, type="type", engine="reference")
+    assert len(want) > 0
+    for stats in (sparse, dense_stats):
+        assert q.run(df, type="type", statistics=stats).equals(want)
