@@ -45,8 +45,8 @@ def _worth_it(plan, planning) -> bool:
     Its passes read each leaf about twice, and what it can save is what the joins examine: where the
     estimates (:func:`~jitcep.plan.planner.cardinality.estimate_work`) say the joins examine no more
     pairs than the leaves hold events, every partial record is about as rare as an event and the passes
-    cost what they could save or more (seq_win, zstream_q4, seq_len3: 0.7-1.3 ms of 8-11 ms of CPU,
-    perf/README.md).  Without statistics (the default plan, a small table) it is planned: it is sound,
+    cost what they could save or more (seq_win, seq_len3: 0.8-1.7 ms of 8-10 ms of CPU; zstream_q4
+    breaks even, perf/README.md).  Without statistics (the default plan, a small table) it is planned: it is sound,
     and only estimates can say it does not pay.
     """
     stats, span = planning.statistics, planning.span
