@@ -260,3 +260,7 @@ def test_a_rerun_on_equal_statistics_reuses_the_plan_and_other_statistics_plan_a
     tree = q.explain(df, type="type", format="dict", statistics={"rates": {"a": 1e-6, "b": 1e-6}})
     assert len(planned) == 2 and _first_join(tree) == {"a", "b"} != _first_join(sampled)
     assert q.explain(df, type="type", format="dict") == sampled and len(planned) == 2
+    # a tuning constant a rule reads, set between runs (perf/bench_reduction.py does), plans again
+    from jitcep import config
+    monkeypatch.setattr(config, "REDUCE_MIN_VARS", 99)
+    assert q.run(df, type="type").equals(first) and len(planned) == 3
