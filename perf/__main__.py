@@ -21,6 +21,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--baselines", nargs="+", metavar="NAME",
                    help="only these baselines (reference duckdb_join duckdb_asof polars_join_where "
                         "polars_asof numba_scan)")
+    r.add_argument("--cpu", action="store_true",
+                   help="time every run (jitcep's and the baselines') by the process's CPU time, not wall time: "
+                        "steadier on a loaded machine; compare like with like at --threads 1")
     r.add_argument("--budget", type=float, default=None, help="seconds one baseline run may take")
     r.add_argument("--threads", nargs="+", default=["1"], metavar="N",
                    help="threads for jitcep, DuckDB and Polars alike (default 1); 'all': every usable core; "
@@ -67,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = runner.RunConfig(engine=args.engine or runner.default_engine(), quick=args.quick,
                                repeats=args.repeats or (3 if args.quick else 5),
                                budget_s=args.budget or (5.0 if args.quick else 30.0),
-                               baselines=tuple(args.baselines) if args.baselines else None)
+                               baselines=tuple(args.baselines) if args.baselines else None,
+                               clock="cpu" if args.cpu else "wall")
         doc = runner.run(chosen, cfg, args.out)
         print(runner.format_table(doc))
         if args.out:

@@ -190,3 +190,62 @@ def _walk(d):
     yield d
     for c in d["children"]:
         yield from _walk(c)
+
+
+def test_the_types_a_reduction_reads_are_grouped_in_one_pass(monkeypatch):
+    # a SEQ of 12 types under the reduction reads every leaf before any join: one grouping pass over the
+    # events for all 12 (execute/tables.py), more than config.TYPE_BATCH; the matches are the
+    # reference's, planted chains among random events of 14 types
+    import numpy as np
+    import polars as pl
+    from jitcep import config
+    from jitcep.execute import tables
+
+    names = [f"T{i}" for i in range(14)]
+    rng = np.random.default_rng(7)
+    n = 3000
+    kinds = rng.integers(0, 14, n)
+    kinds[100:112] = np.arange(12)
+    kinds[2000:2012] = np.arange(12)
+    df = pl.DataFrame({"ts": np.arange(n), "type": [names[i] for i in kinds], "k": rng.integers(0, 2, n)})
+    df = df.with_columns(pl.when(pl.int_range(pl.len()).is_between(100, 111)).then(0).otherwise(pl.col("k"))
+                         .alias("k"))
+    text = f"PATTERN SEQ({', '.join(f'{t} v{i}' for i, t in enumerate(names[:12]))}) WHERE [k] WITHIN 40"
+    q = jitcep.compile(text)
+    [pattern] = q.patterns
+    table = build_event_table(df, q.patterns, type="type")
+    assert 12 > config.TYPE_BATCH
+    assert any(isinstance(n, SemiJoinReduce) for n in runtime.default_plan(pattern, q.options).nodes())
+    passes = []
+    real = tables.group_with_keys
+    monkeypatch.setattr(tables, "group_with_keys", lambda *a, **k: passes.append(a) or real(*a, **k))
+    [mt] = runtime.evaluate([pattern], table, q.options)
+    assert len(passes) == 1 and int(passes[0][4].sum()) == 12
+    [ref] = reference_evaluate([pattern], table, q.options)
+    assert mt.n == ref.n >= 1
+    assert all(mt.single[v].tolist() == ref.single[v].tolist() for v in ref.single)
+
+
+def test_statistics_leave_the_reduction_out_where_the_joins_examine_no_more_than_the_leaves():
+    # rule semijoin_reduction._not_worth_it: with statistics, the passes (reading each leaf about twice)
+    # are left out when the joins are estimated to examine no more pairs than the leaves hold events:
+    # sparse types in a short window; dense ones keep it.  Without statistics it is always planned.
+    import numpy as np
+    import polars as pl
+
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 5")
+    sparse = {"rates": {"a": 0.01, "b": 0.01, "c": 0.01}}
+    tree = q.explain(format="dict", statistics=sparse)
+    assert not any(n["op"] == "semi-join reduction" for n in _walk(tree))
+    dense_stats = {"rates": {"a": 10, "b": 10, "c": 10}}
+    dense = q.explain(format="dict", statistics=dense_stats)
+    assert any(n["op"] == "semi-join reduction" for n in _walk(dense))
+    assert any(n["op"] == "semi-join reduction" for n in _walk(q.explain(format="dict")))
+    # the matches are the reference's either way
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame({"type": rng.choice(["A", "B", "C", "D"], 400), "ts": np.arange(400),
+                       "x": rng.integers(0, 9, 400)})
+    want = q.run(df, type="type", engine="reference")
+    assert len(want) > 0
+    for stats in (sparse, dense_stats):
+        assert q.run(df, type="type", statistics=stats).equals(want)

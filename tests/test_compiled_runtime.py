@@ -234,29 +234,37 @@ def test_integer_keys_partition_like_the_reference(keys):
 def test_types_are_grouped_in_batches_as_leaves_need_them(monkeypatch):
     import polars as pl
 
+    from jitcep import config
     from jitcep.events import build_event_table
     from jitcep.pattern import parse
     from jitcep.reference import evaluate as reference_evaluate
-    # SEQ of 11 types: the first pass groups the first 8 the plan builds, a second the rest;
-    # events of T0..T10 in order twice (keys 0 and 1), the second run missing T9 (no match for k=1)
+    # SEQ of 11 types: without the semi-join reduction the first pass groups the first 8 the plan builds,
+    # a second the rest; under it every leaf is read before any join, so one pass groups all 11.  Events
+    # of T0..T10 in order twice (keys 0 and 1), the second run missing T9 (no match for k=1)
     types = [f"T{i}" for i in range(11)]
     rows = [(t, i, 0) for i, t in enumerate(types)] + [(t, 20 + i, 1) for i, t in enumerate(types) if t != "T9"]
     df = pl.DataFrame(rows, schema=["type", "ts", "k"], orient="row")
-    pat = parse("PATTERN SEQ(" + ", ".join(f"{t} v{i}" for i, t in enumerate(types)) + ") WHERE [k] WITHIN 100")
-    table = build_event_table(df, [pat], type="type")
+    text = "PATTERN SEQ(" + ", ".join(f"{t} v{i}" for i, t in enumerate(types)) + ") WHERE [k]"
     calls = []
     real = tables.group_with_keys
     monkeypatch.setattr(tables, "group_with_keys", lambda *a, **k: calls.append(a[4].sum()) or real(*a, **k))
-    [mt] = runtime.evaluate([pat], table, Options())
+
+    def run(pattern_text):  # a new pattern object: its default plan is made under the config of the moment
+        calls.clear()
+        pat = parse(pattern_text)
+        table = build_event_table(df, [pat], type="type")
+        [mt] = runtime.evaluate([pat], table, Options())
+        return pat, table, mt
+    pat, table, mt = run(text + " WITHIN 100")
     [ref] = reference_evaluate([pat], table, Options())
     assert bindings(mt) == bindings(ref) == [tuple(range(11))]
-    assert calls == [8, 3]  # kept types per pass
+    assert calls == [11]  # the reduction's leaves: one pass
+    monkeypatch.setattr(config, "REDUCE_MIN_VARS", 99)
+    pat, table, mt = run(text + " WITHIN 100")
+    assert bindings(mt) == [tuple(range(11))] and calls == [8, 3]  # kept types per pass
     # a pattern whose partial matches die before the ninth leaf never groups the last types
-    calls.clear()
-    pat2 = parse("PATTERN SEQ(" + ", ".join(f"{t} v{i}" for i, t in enumerate(types)) + ") WHERE [k] AND v1.ts < 0 "
-                 "WITHIN 100")
-    [mt2] = runtime.evaluate([pat2], build_event_table(df, [pat2], type="type"), Options())
-    assert mt2.n == 0 and calls == [8]
+    pat, table, mt = run(text + " AND v1.ts < 0 WITHIN 100")
+    assert mt.n == 0 and calls == [8]
 
 
 def test_default_plan_is_kept_per_pattern_object_not_per_equal_value():

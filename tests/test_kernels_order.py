@@ -122,6 +122,26 @@ def test_canonical_pairs_of_far_more_events_than_pairs_matches_naive(case):
     assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
 
 
+def _by_end(Lpos, Rpos, li, ri, src):
+    """The pairs stably sorted by the last bound position of their taken columns (-1: none bound)."""
+    rows = np.concatenate([Lpos[li], Rpos[ri]], axis=1)[:, src] if len(li) else np.zeros((0, len(src)), np.int64)
+    order = np.argsort(rows.max(axis=1, initial=-1), kind="stable")
+    return li[order], ri[order]
+
+
+@settings(max_examples=100, deadline=None)
+@given(pairs(), st.sampled_from([1, 1 << 20]))
+def test_canonical_pairs_in_end_order_already_matches_naive(case, far):
+    # pairs whose ends ascend (one partition, a join driven by its matches' last event) are written in
+    # their own order, bucketed (far 1) or not (far: the merge-sort rule), and only the runs of one
+    # end out of order sorted
+    Lpos, Rpos, li, ri, src, key, n_events = case
+    Lpos, Rpos = (np.where(P >= 0, P * far, P) for P in (Lpos, Rpos))
+    li, ri = _by_end(Lpos, Rpos, li, ri, src)
+    got = canonical_pairs(Lpos, Rpos, li, ri, src, n_events * far, key)
+    assert got.tolist() == naive.canonical_pairs(Lpos, Rpos, li, ri, src, key)
+
+
 def test_canonical_pairs_sorts_long_runs_of_one_end_by_merging():
     # 300 pairs ending at position 9: past the insertion sort's runs, so _sort_range's merge
     rng = np.random.default_rng(5)

@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 import naive
 from jitcep import config
 from jitcep.errors import KernelInputError
+from jitcep.kernels import reduction
 from jitcep.kernels.reduction import chain_fits, chain_reach, earliest_end, latest_start
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -60,14 +61,16 @@ def chains(draw, max_leaves=4):
 
 def _check_reach(leaves, measures, order, W):
     want = naive.chain_reach(leaves, measures, order, W)
-    # the passes split the partitions over 1-3 threads, even for these few events
-    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-        for threads in (1, 2, 3):
-            got = chain_reach(leaves, measures, order, W, threads)
-            for (on, start, end), expected in zip(got, want):
-                assert set(np.flatnonzero(on).tolist()) == set(expected)
-                for i, (s, e) in expected.items():
-                    assert (int(start[i]), int(end[i])) == (s, e)
+    # the passes split the partitions over 1-3 threads, even for these few events, and read whole leaves
+    # or (prune 0: as from reduction._PRUNE_MIN events on) drop what the window rules out and read survivors
+    for prune in (reduction._PRUNE_MIN, 0):
+        with mock.patch.object(config, "THREAD_MIN_RECORDS", 0), mock.patch.object(reduction, "_PRUNE_MIN", prune):
+            for threads in (1, 2, 3):
+                got = chain_reach(leaves, measures, order, W, threads)
+                for (on, start, end), expected in zip(got, want):
+                    assert set(np.flatnonzero(on).tolist()) == set(expected)
+                    for i, (s, e) in expected.items():
+                        assert (int(start[i]), int(end[i])) == (s, e)
 
 
 @settings(max_examples=60, deadline=None)
@@ -80,6 +83,24 @@ def test_chain_reach_keeps_exactly_the_events_on_a_chain(case):
 @settings(max_examples=3000, deadline=None)
 @given(chains(max_leaves=5))
 def test_chain_reach_keeps_exactly_the_events_on_a_chain_slow(case):
+    _check_reach(*case)
+
+
+@st.composite
+def sparse_chains(draw):
+    """Longer leaves over several partitions and a short window: most events are on no chain, so each
+    pass reads only the previous one's survivors, taken out of their leaf (kernels.reduction._survivors)."""
+    ts, part, G = draw(tables(max_events=40))
+    k = draw(st.integers(2, 4))
+    leaves = [leaf_of(draw, ts, part, G) for _ in range(k)]
+    count = draw(st.booleans())
+    measures = [leaf[0] if count else leaf[1] for leaf in leaves]
+    return leaves, measures, draw(st.sampled_from([0, 1, 2])), draw(st.integers(0, 3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(sparse_chains())
+def test_chain_reach_over_the_survivors_of_each_pass_keeps_exactly_the_events_on_a_chain(case):
     _check_reach(*case)
 
 

@@ -237,3 +237,30 @@ def test_explain_notes_a_fallback_exactly_past_the_step_budget(monkeypatch, cost
         notes = tree.get("planner_notes", [])
         assert notes == ([f"dp_bushy fell back to greedy's plan: {602 * per_join:,} steps, over the {steps:,} left "
                           f"of its planning budget"] if fell_back else []), steps
+
+
+def test_a_rerun_on_equal_statistics_reuses_the_plan_and_other_statistics_plan_again(monkeypatch):
+    # runtime.searched keeps the planner's plan per logical plan and the values it was planned on: the
+    # same table sampled again gives equal statistics, so the second run plans nothing; the user's
+    # statistics are other values, planned afresh, and still steer the plan
+    df = _frame()
+    q = jitcep.compile(TEXT, planner="efreq")
+    planned = []
+    real = runtime.physical_plan
+    def spy(*a, **k):  # the searches (with statistics), not the default plan's build
+        if len(a) > 3 and a[3] is not None:
+            planned.append(a)
+        return real(*a, **k)
+    monkeypatch.setattr(runtime, "physical_plan", spy)
+    first = q.run(df, type="type")
+    assert len(planned) == 1
+    assert q.run(df, type="type").equals(first) and len(planned) == 1
+    sampled = q.explain(df, type="type", format="dict")
+    assert len(planned) == 1
+    tree = q.explain(df, type="type", format="dict", statistics={"rates": {"a": 1e-6, "b": 1e-6}})
+    assert len(planned) == 2 and _first_join(tree) == {"a", "b"} != _first_join(sampled)
+    assert q.explain(df, type="type", format="dict") == sampled and len(planned) == 2
+    # a tuning constant a rule reads, set between runs (perf/bench_reduction.py does), plans again
+    from jitcep import config
+    monkeypatch.setattr(config, "REDUCE_MIN_VARS", 99)
+    assert q.run(df, type="type").equals(first) and len(planned) == 3

@@ -20,7 +20,7 @@ from .. import config
 from ..events import EventTable, build_partition
 from ..kernels import group_with_keys, stream_positions
 from ..kernels.encode import dense_codes
-from ..plan.operators import PhysicalPlan
+from ..plan.operators import PhysicalPlan, Scan, SemiJoinReduce
 from ..plan.rules import key_coding
 
 
@@ -44,6 +44,8 @@ class TableContext:
         self._code = {t: i for i, t in enumerate(table.type_names)}
         # per key: the types leaves ask for, in order; the keys of plans with an untyped leaf (it reads every event)
         self.leaf_types, untyped = _leaves_read(plans)
+        self._reduced = {key: {self._code[t] for t in types if t in self._code}
+                         for key, types in _reduced_types(plans).items()}
         self._read = _reads(plans)
         self.coding: dict[tuple[str, ...], tuple] = {}
         for plan in plans:
@@ -79,7 +81,10 @@ class TableContext:
         nothing).  Types are grouped in batches, in the order the plans build
         their leaves, when a leaf first needs one: a long SEQ whose partial
         matches die out (its joins then skip their right inputs) never groups
-        the types of the leaves it does not build.
+        the types of the leaves it does not build.  The leaves a semi-join
+        reduction reads all come first, so their types are one batch, whatever
+        their number (seq_len24: one pass over the events for its 24 types
+        took 5.6 ms, three batches of eight 10.3 ms).
         """
         if key not in self._keys:
             self.key_codes(key)  # a key coded at records groups its leaves' types as it codes them
@@ -96,6 +101,9 @@ class TableContext:
         else:
             done = set().union(*(have for have, _, _ in batches))
             batch = set(codes)
+            reduced = self._reduced.get(key, set())
+            if batch & reduced:
+                batch |= reduced - done
             for t in wanted:
                 c = self._code.get(t)
                 if len(batch) >= config.TYPE_BATCH:
@@ -198,6 +206,24 @@ def _leaves_read(plans: list[PhysicalPlan]) -> tuple[dict[tuple[str, ...], dict[
             else:
                 leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(n.types))
     return leaf_types, untyped
+
+
+def _reduced_types(plans: list[PhysicalPlan]) -> dict[tuple[str, ...], set[str]]:
+    """Per key: the types of the leaves a semi-join reduction of some plan reads before any join."""
+    out: dict[tuple[str, ...], set[str]] = {}
+    for plan in plans:
+        for n in plan.nodes():
+            if isinstance(n, SemiJoinReduce):
+                out.setdefault(plan.key, set()).update(
+                    t for s in _chain_scans(n.input, set(n.chain)) for t in (s.types or ()))
+    return out
+
+
+def _chain_scans(node, chain: set):
+    if isinstance(node, Scan) and node.var in chain:
+        yield node
+    for c in node.children:
+        yield from _chain_scans(c, chain)
 
 
 def _reads(plans: list[PhysicalPlan]) -> tuple:

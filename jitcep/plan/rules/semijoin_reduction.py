@@ -12,9 +12,11 @@ partial matches of every prefix (CORE's workload, perf/README.md).
 Planned wherever it is sound (the operator's docstring says where): a
 SEQ of :data:`jitcep.config.REDUCE_MIN_VARS` single variables or more, under
 skip-till-any-match, without closures or groups, any negations, with a
-window whose measure ascends along the order.  It is not priced: its two
-passes read each leaf once, which the first join does anyway, and it only
-ever removes records (perf/README.md has its cost where it removes none).
+window whose measure ascends along the order.  On the planner's statistics
+it is left out where the joins are estimated to examine no more pairs than
+the leaves hold events (:func:`_worth_it`): its passes would cost what they
+could save.  Otherwise it is not priced: it only ever removes records
+(perf/README.md has its cost where it removes none).
 Runs last, so the negations and constraints over whole matches stay above it.
 """
 
@@ -25,13 +27,36 @@ import dataclasses
 from ... import config
 from ...pattern.ast import CountWindow, EventVar, Seq
 from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, rebuild_joins
+from ..planner.cardinality import estimate_work
 
 
 def add(plan, planning):
     chain = _chain(planning)
     if chain is None:
         return plan
+    if not _worth_it(plan, planning):
+        return plan
     return dataclasses.replace(plan, root=_over_joins(plan.root, chain))
+
+
+def _worth_it(plan, planning) -> bool:
+    """Whether to plan the reduction: False where the planner's statistics say it does not pay.
+
+    Its passes read each leaf about twice, and what it can save is what the joins examine: where the
+    estimates (:func:`~jitcep.plan.planner.cardinality.estimate_work`) say the joins examine no more
+    pairs than the leaves hold events, every partial record is about as rare as an event and the passes
+    cost what they could save or more (seq_win, seq_len3: 0.8-1.7 ms of 8-10 ms of CPU; zstream_q4
+    breaks even, perf/README.md).  Without statistics (the default plan, a small table) it is planned: it is sound,
+    and only estimates can say it does not pay.
+    """
+    stats, span = planning.statistics, planning.span
+    if stats is None or span is None:
+        return True
+    work = estimate_work(plan, stats, span)
+    nodes = plan.nodes()
+    leaves = sum(work[id(n)][0] for n in nodes if isinstance(n, Scan))
+    joins = sum(work[id(n)][0] for n in nodes if isinstance(n, (SeqJoin, AndJoin)))
+    return joins > leaves
 
 
 def _chain(planning) -> tuple[str, ...] | None:
