@@ -64,9 +64,13 @@ _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _default = PerObject(lambda pattern: {})  # options -> the default physical plan
 _searched = PerObject(lambda logical: {})  # (options, statistics, span, budget) -> the planner's plan
 _SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
-# the tuning constants the plan rules read (jitcep/config.py): part of a kept plan's key, so that a bench
-# or test that sets one between runs (perf/bench_reduction.py) gets the plan the new value makes
-_RULES_READ = ("DNF_MAX_ALTERNATIVES", "JOIN_BY_LEFT", "PLAN_DEFAULT_STEPS", "PLAN_STEP_NS", "REDUCE_MIN_VARS")
+
+
+def _tuning() -> tuple:
+    """The values of every scalar tuning constant (jitcep/config.py): part of a kept plan's key, so that a
+    bench or test that sets one between runs (perf/bench_reduction.py) gets the plan the new value makes,
+    whichever constants the rules come to read (all of them: a few microseconds)."""
+    return tuple((n, v) for n, v in vars(config).items() if n.isupper() and isinstance(v, (bool, int, float, str)))
 
 
 def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None) -> PhysicalPlan:
@@ -251,11 +255,11 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
 
 def searched(logical, options: Options, stats, span: float, budget: int | None) -> PhysicalPlan:
     """``physical_plan(logical, options, None, stats, span, budget)``, kept per logical plan and the
-    values of its inputs (and of the tuning constants the rules read, :data:`_RULES_READ`): the plan is a
+    values of its inputs (and of the tuning constants, :func:`_tuning`): the plan is a
     function of them alone, and an analyst reruns one query on one table, whose sample gives the same
     statistics each time.  The search and the rules cost 0.5-1 ms
     per run for a SEQ of 3 and ~12 ms for a SEQ of 24 at 10^6 events (perf/README.md)."""
-    key = (options, _statistics_key(stats), span, budget, tuple(getattr(config, c) for c in _RULES_READ))
+    key = (options, _statistics_key(stats), span, budget, _tuning())
     plans = _searched(logical)
     plan = plans.get(key)
     if plan is None:
