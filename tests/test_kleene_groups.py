@@ -130,6 +130,18 @@ def test_kleene_window_per_iteration_beside_a_closure(order):
                                                                            ((0, 3), (1, 2)))
 
 
+def test_kleene_window_per_iteration_ties_put_iterations_past_a_closure():
+    df = events("type ts", ("A", 0), ("A", 0), ("B", 0), ("A", 0), ("A", 0), ("A", 0))
+    # under nondecreasing_ts a tie orders every A before d = (B2,); WITHIN 3 EVENTS: positions less than 3
+    # apart.  "iteration": each A within 2 of B2 (A0, A1, A3, A4, never A5), any two of them;
+    # "match": the two A's and B2 within 3 consecutive positions
+    text = compiled("PATTERN SEQ(KL(AND(A g)){2}, B+ d[]) WITHIN 3 EVENTS", kleene_window="iteration",
+                    order="nondecreasing_ts")
+    assert matches(text, df, order="nondecreasing_ts") == M(((0, 1), (2,)), ((1, 3), (2,)), ((3, 4), (2,)))
+    assert matches(text, df, order="nondecreasing_ts", kleene_window="iteration") == M(
+        *(((i, j), (2,)) for i, j in [(0, 1), (0, 3), (0, 4), (1, 3), (1, 4), (3, 4)]))
+
+
 @pytest.mark.parametrize("order, expected", [("position", M(((0, 2), (1, 3)))), ("strict_ts", M())])
 def test_iterations_follow_in_time_under_strict_ts(order, expected):
     df = events("type ts", ("A", 1), ("B", 2), ("A", 2), ("B", 3))

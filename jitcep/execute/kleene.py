@@ -351,22 +351,25 @@ def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.nda
 
 
 def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
-    """Whether each (record ``src[j]``, list j) fits the window (semantics section 2).  Under
-    ``kleene_window="iteration"`` the iterations of the groups collected before need not fit with one
-    another, only R (the events outside every group, the new members among them) must fit: each member
-    already lies within the window of every event of its record (its range is cut by the record's
-    first and last event), and each iteration fits with the rest of R since its group was collected."""
+    """Whether each (record ``src[j]``, list j) fits the window (semantics section 2).
+
+    Under ``kleene_window="iteration"`` the iterations of the groups collected before need not fit with
+    one another: R (the events outside every group, the new members among them) must fit with each
+    iteration I.  Since R and each I fit alone, R u I fits when its two extremes do, so it suffices that
+    R's first event fits with the record's last one (of any iteration or of R) and R's last with the
+    record's first: the extremes over every iteration at once."""
     first, last, start, end = _list_span(buf, src, off, lpos)
+    wt, W = state.wt, state.W
     if state.options.kleene_window == "iteration" and any(isinstance(n, GroupCollect) for n in state.plan.nodes()):
         rfirst, rlast = outside_groups(state, buf, [])
-        rfirst, rlast = rfirst[src], rlast[src]
-        start = np.where(first >= 0, np.minimum(rfirst, first), rfirst)
-        end = np.maximum(rlast, last)
-        some = start <= end  # R may be empty: an empty list and no event outside the groups
+        rfirst = np.where(first >= 0, np.minimum(rfirst[src], first), rfirst[src])
+        rlast = np.maximum(rlast[src], last)
+        some = np.flatnonzero(rfirst <= rlast)  # R may be empty: an empty list and no event outside the groups
         ok = np.ones(len(src), np.bool_)
-        ok[some] = spans_within(state.wt[start[some]], state.wt[end[some]], state.W)
+        ok[some] = (spans_within(wt[rfirst[some]], wt[end[some]], W)
+                    & spans_within(wt[start[some]], wt[rlast[some]], W))
         return ok
-    return spans_within(state.wt[start], state.wt[end], state.W)
+    return spans_within(wt[start], wt[end], W)
 
 
 def outside_groups(state, buf: Buffer, anchor) -> tuple[np.ndarray, np.ndarray]:
