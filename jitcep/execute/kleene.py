@@ -28,7 +28,7 @@ import numpy as np
 from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
-from ..matches import canonical_table
+from ..matches import MatchTable, canonical_table
 from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_lists, subsequences
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from ..kernels.window import spans_within
@@ -81,17 +81,26 @@ def run(node, state, execute) -> Buffer:
     lists = {**_per_list(state, buf, src, None, off, lpos), K.var: (off, lpos)}
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     if node is state.plan.root:
-        # the lists are the matches: their table reads positions and lists only, and the spans, times
-        # and partition offsets of a buffer (four gathers over every list) would be made for nothing
-        plan = state.plan
-        return canonical_table(buf.pos[src], {v: buf.vars.index(v) for v in plan.variables},
-                               {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()})
+        return root_matches(state, buf, src, lists, unbound)
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
     cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
     # src ascends (each record's lists in record order), so the partition offsets are where each starts
     return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
                   np.searchsorted(src, buf.goff), ts[start], ts[end], wt[start], wt[end], lists, unbound)
+
+
+def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict) -> MatchTable:
+    """The match table of the lists made at the plan's root (list j of record ``src[j]``; ``lists`` and
+    ``unbound``: every list variable's, one entry per list), in canonical order.
+
+    The lists are the matches, and their table reads positions and lists
+    only: the spans, times and partition offsets of a buffer (four gathers
+    over every list, a pass over every member) would be made for nothing.
+    """
+    plan = state.plan
+    return canonical_table(buf.pos[src], {v: buf.vars.index(v) for v in plan.variables},
+                           {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()})
 
 
 def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:
