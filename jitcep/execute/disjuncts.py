@@ -68,11 +68,17 @@ def _lists(bufs, empty, o):
         members = [b.lists[v][1] for b in bufs if v in b.lists]
         first = np.concatenate([b.lists[v][0][:-1] for b in bufs if v in b.lists])
         base = np.cumsum([0] + [len(x) for x in members[:-1]])  # each alternative's members, one after another
-        start = np.zeros(m, np.int64)
-        have = np.concatenate([np.full(len(b), v in b.lists) for b in bufs])
-        start[have] = first + np.repeat(base, [len(b) for b in bufs if v in b.lists])
-        lists[v] = gather_lists(np.concatenate(members), start if o is None else start[o],
-                                length if o is None else length[o])
+        if o is None:
+            # in the order they come, each alternative's lists are its members end to end (CSR), then none
+            off = np.zeros(m + 1, np.int64)
+            np.cumsum(length, out=off[1:])
+            lists[v] = (off, np.concatenate([b.lists[v][1][b.lists[v][0][0]:b.lists[v][0][-1]]
+                                             for b in bufs if v in b.lists]))
+        else:
+            start = np.zeros(m, np.int64)
+            have = np.concatenate([np.full(len(b), v in b.lists) for b in bufs])
+            start[have] = first + np.repeat(base, [len(b) for b in bufs if v in b.lists])
+            lists[v] = gather_lists(np.concatenate(members), start[o], length[o])
         u = np.concatenate([b.unbound.get(v, np.zeros(len(b), np.bool_)) if v in b.lists
                             else np.full(len(b), v not in e) for b, e in zip(bufs, empty)])
         unbound[v] = u if o is None else u[o]
