@@ -28,10 +28,10 @@ import numpy as np
 from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
-from ..matches import MatchTable, canonical_table
 from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_lists, subsequences
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from ..kernels.window import spans_within
+from ..matches import MatchTable, canonical_table
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
 from .buffer import Buffer, list_ends
