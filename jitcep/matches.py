@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .kernels.alloc import empty
 from .kernels.order import canonical_order, gather_columns, list_bounds, list_hashes, take_lists
 
 
@@ -147,14 +148,20 @@ def _list_keys(n: int, lists, list_unbound):
     the first / last member over all the lists.  (None, None, None) without lists."""
     if not lists:
         return None, None, None
-    keys: list[np.ndarray] = []
-    for v in sorted(lists):
+    names = sorted(lists)
+    w = 2 * len(names) + len(set(names) & list_unbound.keys())
+    K = empty(n * w, np.int64).reshape(n, w)
+    j = 0
+    for v in names:  # each column written in place: a stack of them was one more matrix, fresh pages
         off, pos = lists[v]
         if v in list_unbound:
-            keys.append(np.asarray(list_unbound[v]).astype(np.int64))
-        keys += [off[1:] - off[:-1], list_hashes(off, pos)]
+            K[:, j] = list_unbound[v]
+            j += 1
+        np.subtract(off[1:], off[:-1], out=K[:, j])
+        K[:, j + 1] = list_hashes(off, pos)
+        j += 2
     lo, hi = _list_bounds(n, lists)
-    return np.stack(keys, axis=1), lo, hi
+    return K, lo, hi
 
 
 def lists_ascend(off: np.ndarray, pos: np.ndarray) -> bool:

@@ -607,6 +607,36 @@ def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None
     return out
 
 
+def subsequence_counts(offsets, members, nmin, nmax, cap, total_cap, wt=None, W=None, anchored=False):
+    """Twin of kernels.kleene.subsequence_counts: (lists, elements, over) of :func:`subsequences` (no
+    iterative conjuncts, no strict_ts), enumerating them as the kernel's counting pass does: per record
+    the empty list first, unchecked, then each further list checked against ``cap`` (its record's lists)
+    before ``total_cap`` (all lists); a record with no non-empty list possible (kmax = 0 or nmin > kmax)
+    against ``cap`` only.  ``over``: the record past ``cap``, -2 past ``total_cap``, else -1."""
+    t = e = 0
+    for r in range(len(offsets) - 1):
+        q = int(offsets[r + 1] - offsets[r])
+        kmax = q if nmax is None else min(nmax, q)
+        lists = [m for _, m in subsequences([0, q], members[offsets[r]:offsets[r + 1]], None, False,
+                                            nmin, nmax, wt=wt, W=W, anchored=anchored)]
+        n_r = 0
+        if nmin == 0:
+            t, n_r = t + 1, 1
+        if kmax == 0 or nmin > kmax:
+            if n_r > cap:
+                return t, e, r
+            continue
+        for m in lists:
+            if not m:
+                continue
+            t, e, n_r = t + 1, e + len(m), n_r + 1
+            if n_r > cap:
+                return t, e, r
+            if t > total_cap:
+                return t, e, -2
+    return t, e, -1
+
+
 def iteration_lists(offsets, istart, iend, itstart, itend, iwst, iwen, rwst, rwen, seq, strict, W, nmin, nmax,
                     follows=None, first_ok=None):
     """Twin of kernels.kleene.iteration_lists (a Kleene group's lists, section 6.1): every (record, list of

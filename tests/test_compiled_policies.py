@@ -2,7 +2,9 @@
 
 Generated patterns (tests/test_compiled_differential.py's generators: SEQ /
 AND / OR nesting, negations, ``[k]`` keys, every window kind and order; and
-SEQs with a Kleene array variable, whose members a match consumes too) x
+SEQs with a Kleene array variable, whose members a match consumes too; and
+under each NFA^b selection strategy, tests/test_compiled_strategies.py's
+linear patterns and Kleene states) x
 generated streams (nulls, null types, duplicate timestamps, several keys) x one drawn
 option set per stream: ``output=`` each of ``non_overlapping``,
 ``match_single``, ``match_next`` (and ``"all"``), with or without
@@ -30,9 +32,12 @@ from jitcep.pattern.parser import parse
 from jitcep.plan.operators import Contiguity, OutputPolicy, Scan, SeqJoin
 from jitcep.reference import evaluate as reference_evaluate
 from test_compiled_differential import gen_kleene_pattern, gen_pattern, kleene_streams, streams
+from test_compiled_strategies import (STRATEGIES as NFA_STRATEGIES, gen_kleene_pattern as gen_strategy_kleene_pattern,
+                                      gen_linear_pattern, linear_streams)
 
 N_PATTERNS = 16
 N_KLEENE_PATTERNS = 8
+N_STRATEGY_PATTERNS = 4  # per strategy
 N_STREAMS = 30
 POLICIES = ("non_overlapping", "match_single", "match_next")
 MIN_MATCH_RATE = 0.05  # share of cases where the reference keeps a match (measured: about 0.2)
@@ -80,13 +85,14 @@ def _check(pattern, df, opts: Options, by) -> bool:
     return ref.n > 0
 
 
-def _run(pattern, strategy_df, names, order, seed, n_streams, kleene="all"):
+def _run(pattern, strategy_df, names, order, seed, n_streams, kleene="all", strategy="skip_till_any_match"):
     @hypothesis_seed(seed)
     @settings(max_examples=n_streams, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(strategy_df, policy_options(names, order, kleene))
     def run(df, drawn):
-        HITS[0] += _check(pattern, df, *drawn)
+        opts, by = drawn
+        HITS[0] += _check(pattern, df, dataclasses.replace(opts, strategy=strategy), by)
         HITS[1] += 1
 
     run()
@@ -106,6 +112,26 @@ def test_policies_over_kleene_lists_compiled_equal_reference(seed):
     pattern, order = gen_kleene_pattern(200 + seed, iterative=kleene == "all", negation=seed % 3 == 0)
     names = _single_names(pattern.body)
     _run(pattern, kleene_streams(pattern), names, order, seed, N_STREAMS, kleene)
+
+
+@pytest.mark.parametrize("seed", range(N_STRATEGY_PATTERNS))
+@pytest.mark.parametrize("strategy", NFA_STRATEGIES)
+def test_policies_under_each_selection_strategy_compiled_equal_reference(strategy, seed):
+    """Every selection strategy with every policy (issue 15's strategy x output policy x Kleene form):
+    the NFA^b runs' matches (semantics section 8), then the policies over them (section 9); linear
+    patterns, and with a Kleene state on odd seeds (tests/test_compiled_strategies.py's generators)."""
+    gen = gen_strategy_kleene_pattern if seed % 2 else gen_linear_pattern
+    pattern, order = gen(3000 + seed, strategy)
+    _run(pattern, linear_streams(pattern), _single_names(pattern.body), order, seed, N_STREAMS, strategy=strategy)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(N_STRATEGY_PATTERNS, N_STRATEGY_PATTERNS + 60))
+@pytest.mark.parametrize("strategy", NFA_STRATEGIES)
+def test_policies_under_each_selection_strategy_compiled_equal_reference_slow(strategy, seed):
+    gen = gen_strategy_kleene_pattern if seed % 2 else gen_linear_pattern
+    pattern, order = gen(3000 + seed, strategy)
+    _run(pattern, linear_streams(pattern), _single_names(pattern.body), order, seed, 100, strategy=strategy)
 
 
 @pytest.mark.slow

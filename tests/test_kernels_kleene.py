@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.kernels.kleene import (closure_runs, every_passes, gather_lists, iteration_lists, member_pairs,
-                                  outside_lists, run_aggregates, segment_aggregate, subsequences)
+                                  outside_lists, run_aggregates, segment_aggregate, subsequence_counts,
+                                  subsequences)
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])
@@ -111,6 +112,27 @@ def test_subsequences_within_a_window_equals_twin(lens, b, strict, steps, W):
     assert over == -1
     got = [(int(src[j]), tuple(lpos[loff[j]:loff[j + 1]].tolist())) for j in range(len(src))]
     assert sorted(got) == sorted(naive.subsequences(off, members, ts, strict, *b, wt=wt, W=W))
+
+
+@settings(max_examples=400, deadline=None)
+@given(lengths, bounds, st.lists(st.integers(0, 3), min_size=100, max_size=100), st.one_of(st.none(), st.integers(0, 6)),
+       st.booleans(), st.integers(1, 40), st.integers(1, 120))
+def test_subsequence_counts_equal_twin(lens, b, steps, W, anchored, cap, total_cap):
+    # the counting pass in closed form: the lists' and members' counts, or the cap status at the same record
+    off = _offsets(lens)
+    members = np.arange(off[-1], dtype=np.int64) * 2
+    wt = np.cumsum(steps).astype(np.int64)
+    if anchored and b[0] == 0:
+        b = (1, b[1] if b[1] is None else max(b[1], 1))
+    got = subsequence_counts(off, members, *b, cap, total_cap, None if W is None else wt, W, anchored)
+    want = naive.subsequence_counts(off, members, *b, cap, total_cap, None if W is None else wt, W, anchored)
+    assert got[2] == want[2]
+    if want[2] == -1:
+        assert got == want
+        # and the enumeration, which sizes its output with them, agrees
+        src, loff, lpos, over = subsequences(off, members, wt, False, *b, cap=cap, total_cap=total_cap,
+                                             wt=None if W is None else wt, W=W, anchored=anchored)
+        assert over == -1 and (len(src), len(lpos)) == got[:2]
 
 
 @settings(max_examples=300, deadline=None)

@@ -836,6 +836,51 @@ def test_a_closure_bounded_by_a_later_one_after_a_single_variable():
         *((0, b, ()) for b in [(4,), (1, 4), (2, 4), (1, 2, 4)]))
 
 
+# a negation over an AND span kills every list holding a member it kills alone, so the compiled engine
+# drops such members before making lists (KleeneCollect.prune); the matches are those of semantics §6.1, §7
+
+def test_a_negation_over_an_and_span_kills_the_lists_reaching_its_events():
+    # a = A3, c = C5; b's candidates B0 B2 B4 B6 B8; D1 lies in the span of any list holding B0, D7 in that
+    # of any list holding B8 (each right beside the span B2 .. B6 gives): b = the subsets of {B2, B4, B6}
+    df = events("type ts", ("B", 0), ("D", 1), ("B", 2), ("A", 3), ("B", 4), ("C", 5), ("B", 6), ("D", 7),
+                ("B", 8))
+    subsets = [(2,), (4,), (6,), (2, 4), (2, 6), (4, 6), (2, 4, 6)]
+    assert matches("PATTERN AND(A a, B+ b[], C c, !D n) WITHIN 10", df) == M(*((3, b, 5) for b in subsets))
+    # B* adds the empty list; a D inside the span of a and c kills every list of the record
+    assert matches("PATTERN AND(A a, B* b[], C c, !D n) WITHIN 10", df) == M(
+        (3, (), 5), *((3, b, 5) for b in subsets))
+    df = events("type ts", ("B", 0), ("A", 1), ("D", 2), ("C", 3), ("B", 4))
+    assert matches("PATTERN AND(A a, B+ b[], C c, !D n) WITHIN 10", df) == M()
+
+
+def test_a_negation_over_an_and_span_and_ties():
+    # D1 and B2 share a timestamp: nondecreasing_ts admits the tie, so D1 lies in the span of b = [B2]
+    df = events("type ts", ("B", 0), ("D", 1), ("B", 1), ("A", 2), ("C", 3))
+    for order, expected in [("position", M((3, (2,), 4))), ("strict_ts", M((3, (2,), 4))),
+                            ("nondecreasing_ts", M())]:
+        assert matches("PATTERN AND(A a, B+ b[], C c, !D n) WITHIN 10", df, order=order) == expected, order
+
+
+@pytest.mark.parametrize("text, options, pruned", [
+    ("AND(A a, B+ b[], C c, !D n)", {}, True),
+    ("AND(A a, B* b[], C c, !D n) WHERE b[i].x > b[i-1].x", {}, True),
+    ("AND(SEQ(A a, B+ b[]), !D n)", {}, True),
+    ("SEQ(C c, AND(A a, B+ b[], !D n))", {}, True),  # c bounds the range below, the span above
+    ("AND(A a, B+ b[], C c, !B n)", {}, False),  # n's candidates may be members
+    ("AND(A a, B+ b[], * c, !D n)", {}, False),  # or c
+    ("AND(A a, B+ b[], C c, !D n) WHERE n.x > a.x", {}, False),  # a condition: a killer of some lists only
+    ("SEQ(A a, B+ b[], !D n, C c)", {}, False),  # b's last member bounds the range: longer lists narrow it
+    ("SEQ(A a, AND(B+ b[], !D n), C c)", {}, False),  # a and c fix the range
+    ("SEQ(B+ b[], AND(A a, !D n))", {}, False),  # b's last member bounds the range
+    ("OR(AND(A a, B+ b[]), C c)", {}, False),  # no negation
+])
+def test_which_closures_a_negation_prunes(text, options, pruned):
+    import jitcep
+
+    plan = jitcep.compile(f"PATTERN {text} WITHIN 5", **options).explain()
+    assert ("members no negation kills alone: (!n)" in plan) == pruned
+
+
 @pytest.mark.parametrize("text, bounded", [
     ("SEQ(B+ b[], C+ c[])", True),
     ("SEQ(A a, B+ b[], X x, C{2,3} c[])", True),

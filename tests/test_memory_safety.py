@@ -243,6 +243,10 @@ CASES = {
         i64(0, 2), i64(0, 1), ts, False, 1, None, 100, 100, np.ones(1, np.bool_)),
     "subsequences: window measure shorter than the events": lambda: kleene.subsequences(
         i64(0, 2), i64(0, 1), ts, False, 1, None, 100, 100, wt=i64(0, 1), W=3),
+    "subsequence_counts: offsets past the members": lambda: kleene.subsequence_counts(
+        i64(0, 9), i64(0, 1), 1, None, 100, 100),
+    "subsequence_counts: member past the window measure": lambda: kleene.subsequence_counts(
+        i64(0, 2), i64(0, 70), 1, None, 100, 100, wt=ts, W=3),
     "iteration_lists: offsets past the candidates": lambda: kleene.iteration_lists(
         i64(0, 9), *(i64(0, 1),) * 6, i64(0), i64(0), True, False, 3, 1, None, 100, 100, 100),
     "iteration_lists: record measures shorter than the records": lambda: kleene.iteration_lists(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.kleene import gather_lists
+from ..matches import canonical_table
 from ..plan.operators import list_vars
 from .buffer import Buffer
 
@@ -39,10 +40,27 @@ def run(node, state, execute) -> Buffer:
 
     def cat(field):
         return np.concatenate([getattr(b, field) for b in bufs])
+    if node is state.plan.root:
+        # the records are the matches, put in canonical order next (jitcep.execute.executor): no merge by
+        # (partition, end) first, and no spans or times, which only the operators above a union read
+        lists, unbound = _lists(bufs, empty, None)
+        return canonical_table(pos, {v: node.vars.index(v) for v in state.plan.variables},
+                               {v: lists[v] for v in state.plan.list_vars}, {v: u for v, u in unbound.items() if u.any()})
     g, end = np.concatenate([b.partitions() for b in bufs]), cat("end")
     o = np.lexsort((end, g))
     tstart, tend = cat("tstart")[o], cat("tend")[o]
     same = all(b.wstart is b.tstart for b in bufs)  # a time window: the kernels test `wstart is tstart`
+    lists, unbound = _lists(bufs, empty, o)
+    return Buffer(node.vars, pos[o], cat("start")[o], end[o], sum(b.goff for b in bufs), tstart, tend,
+                  tstart if same else cat("wstart")[o], tend if same else cat("wend")[o], lists,
+                  {v: u for v, u in unbound.items() if u.any()})
+
+
+def _lists(bufs, empty, o):
+    """(lists, unbound) of the alternatives' records ``bufs`` one after another, taken in the order ``o``
+    (None: as they come): each array variable's CSR lists, an empty one where an alternative does not bind
+    it, marked unbound unless the alternative binds it to the empty list (``empty``)."""
+    m = sum(len(b) for b in bufs)
     lists, unbound = {}, {}
     for v in dict.fromkeys(v for b in bufs for v in b.lists):
         length = np.concatenate([np.diff(b.lists[v][0]) if v in b.lists else np.zeros(len(b), np.int64)
@@ -50,12 +68,18 @@ def run(node, state, execute) -> Buffer:
         members = [b.lists[v][1] for b in bufs if v in b.lists]
         first = np.concatenate([b.lists[v][0][:-1] for b in bufs if v in b.lists])
         base = np.cumsum([0] + [len(x) for x in members[:-1]])  # each alternative's members, one after another
-        start = np.zeros(m, np.int64)
-        have = np.concatenate([np.full(len(b), v in b.lists) for b in bufs])
-        start[have] = first + np.repeat(base, [len(b) for b in bufs if v in b.lists])
-        lists[v] = gather_lists(np.concatenate(members), start[o], length[o])
-        unbound[v] = np.concatenate([b.unbound.get(v, np.zeros(len(b), np.bool_)) if v in b.lists
-                                     else np.full(len(b), v not in e) for b, e in zip(bufs, empty)])[o]
-    return Buffer(node.vars, pos[o], cat("start")[o], end[o], sum(b.goff for b in bufs), tstart, tend,
-                  tstart if same else cat("wstart")[o], tend if same else cat("wend")[o], lists,
-                  {v: u for v, u in unbound.items() if u.any()})
+        if o is None:
+            # in the order they come, each alternative's lists are its members end to end (CSR), then none
+            off = np.zeros(m + 1, np.int64)
+            np.cumsum(length, out=off[1:])
+            lists[v] = (off, np.concatenate([b.lists[v][1][b.lists[v][0][0]:b.lists[v][0][-1]]
+                                             for b in bufs if v in b.lists]))
+        else:
+            start = np.zeros(m, np.int64)
+            have = np.concatenate([np.full(len(b), v in b.lists) for b in bufs])
+            start[have] = first + np.repeat(base, [len(b) for b in bufs if v in b.lists])
+            lists[v] = gather_lists(np.concatenate(members), start[o], length[o])
+        u = np.concatenate([b.unbound.get(v, np.zeros(len(b), np.bool_)) if v in b.lists
+                            else np.full(len(b), v not in e) for b, e in zip(bufs, empty)])
+        unbound[v] = u if o is None else u[o]
+    return lists, unbound

@@ -53,7 +53,7 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
 
     state.final = _final_join(plan.root)
     buf = _run(plan.root, state, profile)
-    if isinstance(buf, MatchTable):  # the final join's own (jitcep.execute.join)
+    if isinstance(buf, MatchTable):  # the final join's own, or a root closure's (jitcep.execute.join, .kleene)
         return buf
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in names}, {v: buf.lists[v] for v in list_vars},
                            {v: u for v, u in buf.unbound.items() if u.any()})

@@ -32,10 +32,9 @@ from ..kernels.kleene import iteration_lists, member_pairs, outside_lists
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import MAX_SPAN, spans_within
 from ..plan.logical import prev_var
-from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_extent, offsets
 from .kleene import (_keep_lists, _per_list, _with_other_branches, every_member, every_pair, outside_groups,
-                     took_branch)
+                     root_matches, took_branch)
 from .lists import list_mask
 
 
@@ -75,6 +74,9 @@ def run(node, state, execute) -> Buffer:
         src, off, lidx, none = _with_other_branches(~app, src, off, lidx)
         unbound = {v: none for v in Gr.vars}
     lists = {v: (off, p[lidx]) for v, p in itpos.items()}
+    if node is state.plan.root:  # the lists are the matches (and their extent a reduction over iterations)
+        unbound.update({v: u[src] for v, u in buf.unbound.items()})
+        return root_matches(state, buf, src, {**_per_list(state, buf, src, None, off, lidx), **lists}, unbound)
     first, last = list_extent(off, ends[0][lidx], ends[1][lidx])
     start = np.where(first >= 0, np.minimum(buf.start[src], first), buf.start[src])
     end = np.maximum(buf.end[src], last)

@@ -32,8 +32,9 @@ from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
 from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_lists, subsequences
-from ..kernels.negation import candidate_pairs, negation_ranges
+from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from ..kernels.window import spans_within
+from ..matches import MatchTable, canonical_table
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
 from ..plan.operators import GroupCollect
@@ -50,6 +51,8 @@ def run(node, state, execute) -> Buffer:
     if node.bound and len(buf):
         buf, app, cap = _bounded(state, node, buf, app)
     offs, members = _members(state, K, buf, app, cap)
+    if node.prune and node.mode == "all":
+        offs, members = _unkilled(state, node.prune, buf, offs, members)
     if node.runs:
         src, off, lpos = _passing_runs(state, K, buf, offs, members)
     else:
@@ -78,10 +81,12 @@ def run(node, state, execute) -> Buffer:
     unbound = {}
     if app is not None:
         src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
-    _, _, start, end = _list_span(buf, src, off, lpos)
-    ts, wt = state.table.ts, state.wt
     lists = {**_per_list(state, buf, src, None, off, lpos), K.var: (off, lpos)}
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
+    if node is state.plan.root:
+        return root_matches(state, buf, src, lists, unbound)
+    _, _, start, end = _list_span(buf, src, off, lpos)
+    ts, wt = state.table.ts, state.wt
     cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
     # src ascends (each record's lists in record order), so the partition offsets are where each starts
     out = Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
@@ -94,6 +99,19 @@ def run(node, state, execute) -> Buffer:
         if not bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):
             out = out.take(np.lexsort((end, g)), out.goff)
     return out
+
+
+def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict) -> MatchTable:
+    """The match table of the lists made at the plan's root (list j of record ``src[j]``; ``lists`` and
+    ``unbound``: every list variable's, one entry per list), in canonical order.
+
+    The lists are the matches, and their table reads positions and lists
+    only: the spans, times and partition offsets of a buffer (four gathers
+    over every list, a pass over every member) would be made for nothing.
+    """
+    plan = state.plan
+    return canonical_table(buf.pos[src], {v: buf.vars.index(v) for v in plan.variables},
+                           {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()})
 
 
 def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:
@@ -205,6 +223,41 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None,
     offs = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(rec, minlength=m), out=offs[1:])
     return offs, members
+
+
+def _unkilled(state, negations, buf: Buffer, offs: np.ndarray, members: np.ndarray):
+    """(offsets, positions): each record's members (``offs`` into ``members``) without those that a
+    negation of ``negations`` (:attr:`~jitcep.plan.operators.KleeneCollect.prune`) kills in the
+    match of the record and that member alone.
+
+    Such a negation's range only widens as the match's span does and no event
+    of a match is one of its candidates, so its killer kills every list
+    holding the member (semantics section 7): each (record, member) pair is
+    a record of its own, spanning both, for the negation's own kernels.  A
+    variable of its range the record does not bind yet (a collection below
+    a join) would leave that side to the span: no pruning then.
+    """
+    m = len(buf)
+    state.memory.check(8 * (len(buf.vars) + 5) * len(members), "the (match, member) pairs a negation prunes",
+                       buf, offs, members)
+    rec = np.repeat(np.arange(m), np.diff(offs))
+    pos = np.column_stack([buf.pos[rec], members])
+    start, end = np.minimum(buf.start[rec], members), np.maximum(buf.end[rec], members)
+    alive = np.ones(len(members), dtype=np.bool_)
+    for neg in negations:
+        if not set(neg.before + neg.after) <= set(buf.vars):
+            continue
+        events = leaf(state, neg.var, neg.types, neg.filter)
+        bcols = [buf.vars.index(v) for v in neg.before]
+        acols = [buf.vars.index(v) for v in neg.after]
+        lo, hi = negation_ranges((pos, start, end, offs[buf.goff]), (events.start, events.goff), state.table.ts,
+                                 state.wt, state.W, state.options.order, bcols, acols, neg.in_conj)
+        alive &= ~killed_unconditionally(pos, lo, hi, events.start)
+    if alive.all():
+        return offs, members
+    kept = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rec[alive], minlength=m), out=kept[1:])
+    return kept, members[alive]
 
 
 def _lists(state, K, mode: str, buf: Buffer, offs: np.ndarray, members: np.ndarray):

@@ -17,6 +17,7 @@ from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
 from ..events import Column
 from ..events.types import attribute_kind
+from ..kernels.gather import take
 from ..kernels.kleene import run_aggregates, segment_aggregate
 from ..pattern import expr as E, kinds
 from ..plan.logical import map_expr, member_var, prev_var
@@ -68,6 +69,12 @@ def list_mask(state, conds, single: dict, lists: dict, rows: np.ndarray | None =
 
     def gather(attr: str, p: np.ndarray):
         col = table.column(attr)
+        if col.values.dtype.kind in "biufmM" and (not len(p) or p.min() >= 0):
+            # every item has its event (a list's members, a bound variable): one pass per array, no
+            # clipped copy of the positions or mask beside it (fresh pages cost more than the reads here)
+            valid = None if col.valid is None else take(col.valid, p)
+            return Column(col.kind, take(col.values, p), None if valid is None or valid.all() else valid,
+                          col.dictionary, col.temporal)
         q = np.maximum(p, 0)
         valid = p >= 0
         if col.valid is not None:

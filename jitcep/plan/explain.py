@@ -97,7 +97,8 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
                 "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
-                "runs": node.runs, "bound": [L.var for L in node.bound], "placement": node.placement,
+                "runs": node.runs, "bound": [L.var for L in node.bound],
+                "prune": [n.var for n in node.prune], "placement": node.placement,
                 **_priced(node), **({"searched": True} if node.searched else {})}
     if isinstance(node, ListFilter):
         preds = [_text(c) for c in node.member] + [_text(c, node.var) for c in node.prev + node.each] \
@@ -182,6 +183,8 @@ def _fields(d: dict) -> str:
             parts.append("aggregates over runs (prefix sums)")
         if d["bound"]:
             parts.append(f"members before the last candidate of {_names(d['bound'])}")
+        if d["prune"]:
+            parts.append(f"members no negation kills alone: {_names(['!' + v for v in d['prune']])}")
         if d["placement"] == "lower" or "choice_costs" in d or d.get("searched"):  # the rule's default goes unsaid
             parts.append(f"placement={d['placement']}" + _alternatives(d)
                          + (" (the join-order search's)" if d.get("searched") else ""))

@@ -266,6 +266,12 @@ class KleeneCollect(_Unary):
     of a record holds a member of (``min`` >= 1, the same OR branch) and
     that are collected later: a record with no candidate of one in range
     has no match, and this closure's members lie before the last one.
+    ``prune``: negations over whole matches that kill every list holding a
+    member they kill alone (an AND span they read grows with the list, and
+    no positive event can be one of their candidates): under ``mode``
+    "all" a member whose single-member list such a negation kills is no
+    member, so no list is made that the negation would drop (the negation
+    still filters the matches).
     ``placement``: "top" over the whole join tree, "lower" on a join fixing
     its range (Kolchinsky & Schuster 4: ``T'`` placed early), the joins
     above carrying each record's lists
@@ -281,6 +287,7 @@ class KleeneCollect(_Unary):
     runs: bool = False
     bound: tuple[Closure, ...] = ()
     placement: Literal["top", "lower"] = "top"
+    prune: tuple[Negated, ...] = ()
     costs: tuple[tuple[str, float], ...] = dataclasses.field(default=(), compare=False)
     searched: bool = dataclasses.field(default=False, compare=False)
 

@@ -18,7 +18,11 @@ conjuncts reading it only through aggregates are tested on the runs
 one must follow in every match (``SEQ(B+ b[], C+ c[])``) is bounded by that
 one's candidates before its lists are made (``bound``): records with no
 candidate in range are dropped, and the members end before the last
-candidate, so no list is made that no C can follow.
+candidate, so no list is made that no C can follow.  Likewise a negation
+over an AND span, ``AND(A a, B+ b[], C c, !D n)``, kills every list holding
+a member that it kills alone (the span grows with the list): under
+``kleene="all"`` such members are dropped before the lists are made
+(``prune``).
 
 A Kleene group gets a :class:`GroupCollect` at its place in pattern order,
 whose body is the group's own join tree: scans of its variables joined left
@@ -84,7 +88,8 @@ def add(plan, planning):
                 kept = collected(K, options.kleene, node.vars, logical.variables)
                 return KleeneCollect(node, kept, options.kleene, options.order == "nondecreasing_ts",
                                      options.kleene == "maximal" and aggregates_only(kept, listed),
-                                     bounding(K, logical.kleene_order[i + 1:], logical.closures))
+                                     bounding(K, logical.kleene_order[i + 1:], logical.closures),
+                                     prune=pruning(K, logical, options))
             return kleene
         return lambda node: GroupCollect(node, group_body(K), K, options.kleene_window == "iteration")
     made = [(v, operator(i, collect[v])) for i, v in enumerate(logical.kleene_order)]
@@ -187,6 +192,32 @@ def bounding(K: Closure, later, closures) -> tuple[Closure, ...]:
     match of a record that takes ``K``'s branch holds a member of each, and ``K``'s members lie before it."""
     return tuple(L for L in closures if L.var in later and L.var in K.after and L.min >= 1
                  and L.anchor is None and L.scope == K.scope)
+
+
+def pruning(K: Closure, logical, options) -> tuple:
+    """The negations that kill every list of ``K`` holding a member they kill alone
+    (:attr:`KleeneCollect.prune`), under ``kleene="all"``, where a list is any
+    subsequence of the members (semantics section 6.1), so dropping such a member
+    drops exactly the lists the negation would.
+
+    A negation qualifies when its range (semantics section 7) only widens as
+    the match does: it has an AND ancestor and at least one side open, so that
+    side is bounded by the match's span, and no Kleene construct bounds a side
+    (a closure's last member bounding it from below would narrow it as the list
+    grows).  It has no condition (a condition reading the closure could spare
+    a longer list), and its types are disjoint from every positive variable's
+    and construct's, so no event of a match is ever one of its candidates.
+    ``K`` lies outside any OR branch and is not anchored.
+    """
+    if options.kleene != "all" or K.scope or K.anchor is not None:
+        return ()
+    arrays = {C.var for C in logical.closures} | {v for g in logical.groups for v in g.vars}
+    types = [*logical.variables.values(), *(C.types for C in logical.closures),
+             *(t for g in logical.groups for t in g.types)]
+    return tuple(n for n in logical.negations
+                 if n.in_conj and not (n.before and n.after) and not (set(n.before) | set(n.after)) & arrays
+                 and not (n.conds or n.list_conds or n.each)
+                 and n.types is not None and not any(_overlap(t, n.types) for t in types))
 
 
 def aggregates_only(K: Closure, lists) -> bool:
