@@ -19,6 +19,7 @@ from jitcep.plan.planner.algorithms import auto, dp_bushy, dp_left_deep, greedy,
 from jitcep.plan.planner.algorithms._common import Clock, Costing, OverBudget, greedy_order
 from jitcep.plan.planner.cardinality import ORDER_FACTOR, EstimatedProblem
 from jitcep.plan.planner.cost import intermediate, order, zstream as zstream_model
+from jitcep.plan.planner.problem import ClosureUnit, left_deep
 from test_planner_algorithms import all_trees
 
 
@@ -203,3 +204,19 @@ def test_the_table_searches_decline_past_max_table_units():
     assert join_search.dp_left_deep(small) is not None and join_search.dp_bushy(small) is not None
     large = Costing(random_problem(join_search.MAX_TABLE_UNITS + 1, 0), intermediate).arrays
     assert join_search.dp_left_deep(large) is None and join_search.dp_bushy(large) is None
+
+
+@pytest.mark.parametrize("model", [intermediate, zstream_model])
+def test_closure_units_are_searched_by_the_python_loops(model):
+    # a closure unit (T') is admitted only alone or with all of its need; the kernels price every join, so
+    # they must not see one: unit 3, need {0, 1}, so few lists that joining it to unit 2 first looks cheapest
+    n = 4
+    sel = tuple(tuple(1.0 if i == j or 3 in (i, j) else 0.5 for j in range(n)) for i in range(n))
+    p = EstimatedProblem((0, 1, 2, 3), (100.0, 100.0, 1.0, 1e-3), sel, closures=(ClosureUnit(3, 0b011, 1),),
+                         order=sel, predicates=((0,) * n,) * n,
+                         before=tuple(tuple(i != j and (i < j or 3 in (i, j)) for j in range(n)) for i in range(n)))
+    costing = Costing(p, model)
+    assert costing.arrays is None
+    for tree in (dp_bushy.search(costing, Clock(BIG)), dp_left_deep.search(costing, Clock(BIG)),
+                 left_deep(greedy_order(costing)), zstream.search(costing, p.pattern_order()).tree):
+        assert p.admits_tree(tree), tree
