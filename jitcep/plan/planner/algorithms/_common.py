@@ -141,22 +141,22 @@ class Costing:
         self.leaves = tuple(Plan(i, 1 << i, self._admitted(cost(problem, i))) for i in range(problem.n))
 
     compiled = True
-    """Whether the searches may run their loops compiled (:meth:`arrays`); the Python loops are the
+    """Whether the searches may run their loops compiled (:attr:`arrays`); the Python loops are the
     kernels' twins, which tests run by setting this False."""
 
     @cached_property
     def arrays(self) -> join_search.SearchArrays | None:
         """The problem as :mod:`jitcep.kernels.join_search` reads it, when a kernel prices its joins exactly
-        as :meth:`join_cost` does: a registered node term (not a model's own ``node_cost``), no closure
-        unit (admissibility), at most ``join_search.MAX_UNITS`` units, and under ZStream's term a problem
-        with memoised set functions (``masks``: its ordering factors are :data:`ORDER_FACTOR` or 1);
-        else None (and the searches run in Python)."""
+        as :meth:`join_cost` does: a registered node term (by identity: a model's own ``node_cost`` may be
+        one), no closure unit (admissibility), at most ``join_search.MAX_UNITS`` units, and under ZStream's
+        term a problem with memoised set functions (``masks``: its ordering factors are :data:`ORDER_FACTOR`
+        or 1); else None (and the searches run in Python)."""
         return self._search_arrays() if self.compiled else None
 
     def _search_arrays(self) -> join_search.SearchArrays | None:
         p = self.problem
         model = next((code for term, code in KERNEL_TERMS if term is self._node_cost), None)
-        if model is None or getattr(self.cost, "node_cost", None) is not None or p.closures or p.n > join_search.MAX_UNITS:
+        if model is None or p.closures or p.n > join_search.MAX_UNITS:
             return None
         n = p.n
         ordered = after = np.zeros(n, np.int64)
