@@ -6,6 +6,7 @@ optimum DP-B finds against every bushy tree priced whole by the model (brute for
 from __future__ import annotations
 
 import math
+import random
 from itertools import combinations
 
 import pytest
@@ -18,6 +19,8 @@ from jitcep.plan.planner.algorithms import auto, dp_bushy, dp_left_deep, greedy,
 from jitcep.plan.planner.algorithms._common import Clock, Costing, OverBudget, greedy_order
 from jitcep.plan.planner.cardinality import ORDER_FACTOR, EstimatedProblem
 from jitcep.plan.planner.cost import intermediate, order, zstream as zstream_model
+from jitcep.plan.planner.problem import ClosureUnit, left_deep
+from test_planner_algorithms import all_trees
 
 
 @st.composite
@@ -25,15 +28,17 @@ def estimated_problems(draw, min_n=1, max_n=8, huge=True):
     """A join problem as ``cardinality.join_problem`` makes them: per pair a predicate selectivity, the
     pattern's order (one before the other: ``Pt`` = 1/2, or unordered) and a conjunct count."""
     n = draw(st.integers(min_n, max_n))
-    # huge cards make PMs overflow to inf (and inf * 0 NaN), as user statistics may
-    cards = (st.floats(0.0, 1e4), st.just(0.0)) + ((st.floats(1e100, 1e200),) if huge else ())
+    # huge cards make PMs overflow to inf (and inf * 0 NaN), tiny ones underflow to 0 and subnormals, as
+    # user statistics may; equal cards tie
+    cards = (st.floats(0.0, 1e4), st.just(0.0), st.sampled_from((1.0, 2.0))) \
+        + ((st.floats(1e100, 1e200), st.floats(1e-200, 1e-150)) if huge else ())
     card = draw(st.lists(st.one_of(*cards), min_size=n, max_size=n))
     sel = [[1.0] * n for _ in range(n)]
     order_ = [[1.0] * n for _ in range(n)]
     count = [[0] * n for _ in range(n)]
     before = [[False] * n for _ in range(n)]
     for i, j in combinations(range(n), 2):
-        pred = draw(st.one_of(st.just(1.0), st.floats(0.0, 1.0)))
+        pred = draw(st.one_of(st.just(1.0), st.just(0.0), st.floats(0.0, 1.0)))
         rel = draw(st.sampled_from(("before", "after", "none")))
         o = ORDER_FACTOR if rel != "none" else 1.0
         sel[i][j] = sel[j][i] = pred * o
@@ -100,18 +105,6 @@ def test_auto_and_zstream_ord_plan_alike_compiled_or_not(p, model, steps):
         assert algorithm.plan(p, model, steps=steps) == want
 
 
-def all_trees(units):
-    if len(units) == 1:
-        yield units[0]
-        return
-    for k in range(1, len(units)):
-        for left in combinations(units, k):
-            right = tuple(u for u in units if u not in left)
-            for lt in all_trees(left):
-                for rt in all_trees(right):
-                    yield (lt, rt)
-
-
 @settings(max_examples=40, deadline=None)
 @given(estimated_problems(min_n=2, max_n=5, huge=False), st.sampled_from([intermediate, zstream_model]))
 def test_compiled_dp_bushy_finds_the_cheapest_tree_priced_whole(p, model):
@@ -170,3 +163,60 @@ def test_the_wrappers_refuse_what_the_kernels_would_misread():
         join_search.SearchArrays([1.0], [[1.0, 1.0]], [0], [[0]], [0], [0.0], 0, 0.5, 0.25, 1.0)
     with pytest.raises(KernelInputError):
         join_search.SearchArrays([1.0], [[1.0]], [0], [[0]], [0], [0.0], 7, 0.5, 0.25, 1.0)
+
+
+def random_problem(n, seed):
+    # as estimated_problems draws them, from a seeded generator: at 62 units hypothesis's buffer is too small
+    rng = random.Random(seed)
+    card = [rng.choice((0.0, 1.0, 1e-200, 1e200, rng.uniform(0.0, 1e4))) for _ in range(n)]
+    sel = [[1.0] * n for _ in range(n)]
+    order_ = [[1.0] * n for _ in range(n)]
+    count = [[0] * n for _ in range(n)]
+    before = [[False] * n for _ in range(n)]
+    for i, j in combinations(range(n), 2):
+        rel = rng.choice(("before", "after", "none"))
+        o = ORDER_FACTOR if rel != "none" else 1.0
+        sel[i][j] = sel[j][i] = rng.choice((0.0, 1.0, rng.random())) * o
+        order_[i][j] = order_[j][i] = o
+        count[i][j] = count[j][i] = rng.randint(0, 3)
+        before[i][j], before[j][i] = rel == "before", rel == "after"
+    return EstimatedProblem(tuple(range(n)), tuple(card), tuple(map(tuple, sel)), order=tuple(map(tuple, order_)),
+                            predicates=tuple(map(tuple, count)), before=tuple(map(tuple, before)))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("model", [intermediate, zstream_model, order])
+def test_greedy_and_zstream_compiled_up_to_max_units(seed, model):
+    # bitmasks in int64: the last unit a kernel takes is bit 61; one more and the searches run in Python
+    p = random_problem(join_search.MAX_UNITS, seed)
+    python, kernel = costings(p, model)
+    assert greedy_order(kernel) == greedy_order(python)
+    if model is not order:
+        for units in (list(range(p.n)), greedy_order(python)):
+            assert zstream.search(kernel, units).tree == zstream.search(python, units).tree
+    # past their table limit DP-B and DP-LD decline (their Python loops would not fit a budget either)
+    assert join_search.dp_bushy(kernel.arrays) is None and join_search.dp_left_deep(kernel.arrays) is None
+    assert Costing(random_problem(join_search.MAX_UNITS + 1, seed), model).arrays is None
+
+
+def test_the_table_searches_decline_past_max_table_units():
+    small = Costing(random_problem(join_search.MAX_TABLE_UNITS - 8, 0), intermediate).arrays
+    assert join_search.dp_left_deep(small) is not None and join_search.dp_bushy(small) is not None
+    large = Costing(random_problem(join_search.MAX_TABLE_UNITS + 1, 0), intermediate).arrays
+    assert join_search.dp_left_deep(large) is None and join_search.dp_bushy(large) is None
+
+
+@pytest.mark.parametrize("model", [intermediate, zstream_model])
+def test_closure_units_are_searched_by_the_python_loops(model):
+    # a closure unit (T') is admitted only alone or with all of its need; the kernels price every join, so
+    # they must not see one: unit 3, need {0, 1}, so few lists that joining it to unit 2 first looks cheapest
+    n = 4
+    sel = tuple(tuple(1.0 if i == j or 3 in (i, j) else 0.5 for j in range(n)) for i in range(n))
+    p = EstimatedProblem((0, 1, 2, 3), (100.0, 100.0, 1.0, 1e-3), sel, closures=(ClosureUnit(3, 0b011, 1),),
+                         order=sel, predicates=((0,) * n,) * n,
+                         before=tuple(tuple(i != j and (i < j or 3 in (i, j)) for j in range(n)) for i in range(n)))
+    costing = Costing(p, model)
+    assert costing.arrays is None
+    for tree in (dp_bushy.search(costing, Clock(BIG)), dp_left_deep.search(costing, Clock(BIG)),
+                 left_deep(greedy_order(costing)), zstream.search(costing, p.pattern_order()).tree):
+        assert p.admits_tree(tree), tree

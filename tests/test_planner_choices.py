@@ -215,6 +215,26 @@ def test_a_negation_thins_the_partial_matches_of_its_anchor():
     assert p.sel[a][d] == p.sel[c][d] == 0.5
 
 
+def test_the_structure_join_problem_keeps_per_logical_plan_is_no_other_plans_or_statistics():
+    # join_problem keeps what it reads of the pattern's structure per logical plan object (the order
+    # factors, conjunct counts, before), never the statistics: two plans, one logical plan under two
+    # statistics, and a plan again after another, each give their own numbers (counted by hand)
+    from jitcep.plan.planner.cardinality import join_problem
+
+    seq = logical_plan(parse("PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 10"))
+    conj = logical_plan(parse("PATTERN AND(A a, B b, C c) WHERE a.x < c.x AND a.y = b.y WITHIN 10"))
+    ones = _stats({"a": 1.0, "b": 1.0, "c": 1.0})
+    for _ in range(2):
+        p = join_problem(seq, ones, W)
+        assert (p.order[0][1], p.predicates[0][1], p.predicates[0][2], p.before[0][1]) == (0.5, 0, 1, True)
+        assert p.card == (10.0, 10.0, 10.0) and p.sel[0][2] == 0.5 * 0.5  # default selectivity, Pt
+        q = join_problem(conj, ones, W)
+        assert (q.order[0][1], q.predicates[0][1], q.predicates[0][2], q.before[0][1]) == (1.0, 1, 1, False)
+        given = Statistics({"a": 2.0, "b": 1.0, "c": 1.0}, {"a.x < c.x": 0.1}, 1, 1.0, {}, T)
+        p = join_problem(seq, given, W)
+        assert p.card == (20.0, 10.0, 10.0) and p.sel[0][2] == pytest.approx(0.1 * 0.5)
+
+
 def test_zstream_prices_a_seq_joined_out_of_order_as_an_and_join():
     # SEQ(a, b, c), every card W * r = 10, no predicates (ZStream Table 2, k n = 0, p = 1):
     # ((a, b), c): SEQ (a; b): C_i = 10 * 10 * 1/2 = 50, C_o = 50; then SEQ ((a, b); c): C_i = 50 * 10 * 1/4

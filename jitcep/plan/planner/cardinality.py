@@ -210,12 +210,12 @@ class _Pairs:
 
 class _Layout(NamedTuple):
     """What :func:`join_problem` reads of the pattern's structure alone, whatever the statistics: its
-    units (nodes and what each stands for), their DNF alternatives, the conjuncts between two units
+    units (what each stands for, and its variables), their DNF alternatives, the conjuncts between two units
     (Formula 1's n), whether every event of one precedes every event of the other, the latency unit,
     and :data:`ORDER_FACTOR` for each ordered pair of variables (``(x, y)``, both ways)."""
 
-    nodes: list
     units: tuple
+    unit_vars: list
     alts: list
     count: list
     before: tuple
@@ -250,7 +250,7 @@ def _make_layout(logical: LogicalPlan) -> _Layout:
     latency = None
     if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
         latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
-    return _Layout(nodes, units, alts, count, before, latency, orders)
+    return _Layout(units, units_of, alts, count, before, latency, orders)
 
 
 _layout = PerObject(_make_layout)  # logical plan -> _Layout: an analyst reruns one query (jitcep._memo)
@@ -315,7 +315,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
                 sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
                 order[i][j] = order[j][i] = mixed(i, j, pairs.order)
     count, before, latency = layout.count, layout.before, layout.latency
-    units_of = [frozenset().union(*a) for a in alts]
+    units_of = layout.unit_vars
     kv = logical.closure_vars
     W = max(span, 1.0)
 

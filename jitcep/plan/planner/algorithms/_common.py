@@ -51,6 +51,7 @@ import math
 import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -140,24 +141,22 @@ class Costing:
         self.leaves = tuple(Plan(i, 1 << i, self._admitted(cost(problem, i))) for i in range(problem.n))
 
     compiled = True
-    """Whether the searches may run their loops compiled (:meth:`arrays`); the Python loops are the
+    """Whether the searches may run their loops compiled (:attr:`arrays`); the Python loops are the
     kernels' twins, which tests run by setting this False."""
 
-    @property
+    @cached_property
     def arrays(self) -> join_search.SearchArrays | None:
         """The problem as :mod:`jitcep.kernels.join_search` reads it, when a kernel prices its joins exactly
-        as :meth:`join_cost` does: a registered node term (not a model's own ``node_cost``), no closure
-        unit (admissibility), at most ``join_search.MAX_UNITS`` units, and under ZStream's term a problem
-        with memoised set functions (``masks``: its ordering factors are :data:`ORDER_FACTOR` or 1);
-        else None (and the searches run in Python)."""
-        if "_arrays" not in self.__dict__:
-            self._arrays = self._search_arrays() if self.compiled else None
-        return self._arrays
+        as :meth:`join_cost` does: a registered node term (by identity: a model's own ``node_cost`` may be
+        one), no closure unit (admissibility), at most ``join_search.MAX_UNITS`` units, and under ZStream's
+        term a problem with memoised set functions (``masks``: its ordering factors are :data:`ORDER_FACTOR`
+        or 1); else None (and the searches run in Python)."""
+        return self._search_arrays() if self.compiled else None
 
     def _search_arrays(self) -> join_search.SearchArrays | None:
         p = self.problem
         model = next((code for term, code in KERNEL_TERMS if term is self._node_cost), None)
-        if model is None or getattr(self.cost, "node_cost", None) is not None or p.closures or p.n > join_search.MAX_UNITS:
+        if model is None or p.closures or p.n > join_search.MAX_UNITS:
             return None
         n = p.n
         ordered = after = np.zeros(n, np.int64)
@@ -286,16 +285,32 @@ def within_budget(search, steps: int, clock: Clock, fallback, fell_back: str = "
     return fallback()
 
 
+def compiled_search(costing: Costing, kernel, joins: dict[int, int], clock: Clock | None, *args):
+    """``kernel(costing.arrays, *args)``, a search of :mod:`jitcep.kernels.join_search`, charged its
+    ``joins`` once it ran (``OverBudget``, spending nothing, when they do not fit in ``clock``): its result
+    without the NaN flag, or None where it does not run (no arrays, or the kernel declines the problem) or
+    priced a join NaN; the caller then runs its Python loop, the kernel's twin."""
+    if costing.arrays is None:
+        return None
+    steps = costing.steps(joins)
+    if clock is not None and steps > clock.left():
+        raise OverBudget
+    got = kernel(costing.arrays, *args)
+    if got is None or got[2]:
+        return None
+    if clock is not None:
+        clock.charge(steps)
+    return got[0], got[1]
+
+
 def greedy_order(costing: Costing) -> list[int]:
     """GREEDY's order (:mod:`.greedy`; the fallback of the exact searches); ties go to the lower index."""
     rest = list(range(costing.problem.n))
     # a closure unit first would make every next join inadmissible (infinite)
     closures = {c.unit for c in costing.problem.closures}
     first = min((i for i in rest if i not in closures), key=lambda i: costing.leaves[i].cost)
-    if costing.arrays is not None:
-        out, _, nan = join_search.greedy(costing.arrays, first)
-        if not nan:
-            return out.tolist()
+    if (got := compiled_search(costing, join_search.greedy, {}, None, first)) is not None:
+        return got[0].tolist()
     rest.remove(first)
     plan, out = costing.leaves[first], [first]
     while rest:

@@ -23,7 +23,7 @@ from math import comb
 
 from ....kernels import join_search
 from ..problem import JoinProblem, Tree
-from ._common import Clock, Costing, OverBudget, exact_or_greedy
+from ._common import Clock, Costing, compiled_search, exact_or_greedy
 
 
 def joins(n: int) -> dict[int, int]:
@@ -36,7 +36,7 @@ def search(costing: Costing, clock: Clock) -> Tree:
     """The best bushy tree (ties: the split with the lowest left bitmask); each set's splits are charged to
     ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = costing.problem.n
-    if costing.arrays is not None and (found := compiled(costing, clock)) is not None:
+    if (found := compiled(costing, clock)) is not None:
         return found
     best = {plan.mask: plan for plan in costing.leaves}
     join_cost, per_join = costing.join_cost, costing.steps_per_join
@@ -62,15 +62,11 @@ def search(costing: Costing, clock: Clock) -> Tree:
 
 def compiled(costing: Costing, clock: Clock) -> Tree | None:
     """:func:`search` in :func:`jitcep.kernels.join_search.dp_bushy` (its twin is the loop above), every
-    join charged once it ran; None where the kernel does not run (too many units, a NaN cost)."""
+    join charged once it ran; None where the kernel does not run (:func:`._common.compiled_search`)."""
     n = costing.problem.n
-    steps = costing.steps(joins(n))
-    if steps > clock.left():
-        raise OverBudget
-    got = join_search.dp_bushy(costing.arrays)
-    if got is None or got[2]:
+    got = compiled_search(costing, join_search.dp_bushy, joins(n), clock)
+    if got is None:
         return None
-    clock.charge(steps)
     split = got[0]
 
     def tree(s: int) -> Tree:

@@ -19,7 +19,7 @@ from math import comb
 
 from ....kernels import join_search
 from ..problem import JoinProblem, Tree, leaves, left_deep
-from ._common import Clock, Costing, OverBudget, exact_or_greedy
+from ._common import Clock, Costing, compiled_search, exact_or_greedy
 
 
 def joins(n: int) -> dict[int, int]:
@@ -32,7 +32,7 @@ def search(costing: Costing, clock: Clock) -> Tree:
     """The best left-deep tree (ties: the higher index joins last); each set's joins are charged to
     ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = costing.problem.n
-    if costing.arrays is not None and (found := compiled(costing, clock)) is not None:
+    if (found := compiled(costing, clock)) is not None:
         return found
     unit = costing.leaves
     join_cost, per_join = costing.join_cost, costing.steps_per_join
@@ -58,15 +58,9 @@ def search(costing: Costing, clock: Clock) -> Tree:
 
 def compiled(costing: Costing, clock: Clock) -> Tree | None:
     """:func:`search` in :func:`jitcep.kernels.join_search.dp_left_deep` (its twin is the loop above), every
-    join charged once it ran; None where the kernel does not run (too many units, a NaN cost)."""
-    steps = costing.steps(joins(costing.problem.n))
-    if steps > clock.left():
-        raise OverBudget
-    got = join_search.dp_left_deep(costing.arrays)
-    if got is None or got[2]:
-        return None
-    clock.charge(steps)
-    return left_deep(got[0].tolist())
+    join charged once it ran; None where the kernel does not run (:func:`._common.compiled_search`)."""
+    got = compiled_search(costing, join_search.dp_left_deep, joins(costing.problem.n), clock)
+    return None if got is None else left_deep(got[0].tolist())
 
 
 def order(costing: Costing, clock: Clock) -> list[int]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ....kernels import join_search
 from ..problem import JoinProblem, Tree
-from ._common import Clock, Costing, OverBudget, Plan
+from ._common import Clock, Costing, Plan, compiled_search
 
 
 def joins(n: int) -> dict[int, int]:
@@ -34,7 +34,7 @@ def search(costing: Costing, order, clock: Clock | None = None) -> Plan:
     """The best tree whose every node covers a run of consecutive units of ``order`` (ties: the leftmost root);
     each run's joins are charged to ``clock`` before they are priced (``OverBudget`` when they do not fit)."""
     n = len(order)
-    if costing.arrays is not None and n == costing.problem.n and (found := compiled(costing, order, clock)):
+    if n == costing.problem.n and (found := compiled(costing, order, clock)) is not None:
         return found
     # best[i][j]: the best plan over order[i:j] (Min and Root of Algorithm 5 in one priced plan)
     best = [[None] * (n + 1) for _ in range(n + 1)]
@@ -59,17 +59,12 @@ def search(costing: Costing, order, clock: Clock | None = None) -> Plan:
 def compiled(costing: Costing, order, clock: Clock | None = None) -> Plan | None:
     """:func:`search` in :func:`jitcep.kernels.join_search.zstream` (its twin is the loop above), every
     join charged once it ran; None on a NaN cost or under Cost_ord (the Python loop refuses it)."""
-    n = len(order)
-    steps = costing.steps(joins(n))
-    if clock is not None and steps > clock.left():
-        raise OverBudget
-    got = join_search.zstream(costing.arrays, list(order))
-    if got is None or got[2]:
-        return None
-    root, cost, _ = got
-    if clock is not None:
-        clock.charge(steps)
     units = list(order)
+    n = len(units)
+    got = compiled_search(costing, join_search.zstream, joins(n), clock, units)
+    if got is None:
+        return None
+    root, cost = got
 
     def tree(i: int, j: int) -> Tree:
         if j == i + 1:
