@@ -310,7 +310,7 @@ def _prefetched(table: EventTable, plans: list[PhysicalPlan], threads: int):
     joins: the planner changes which joins, not which leaves) made and prefetched
     (:meth:`~jitcep.execute.tables.TableContext.prefetch`) on a pool thread while this one plans: the
     key codes and the grouping by type need only the leaves' types and keys, and the planner's
-    search is Python that holds the GIL while the grouping's kernels do not.  None otherwise."""
+    statistics and rules are mostly Python, holding the GIL, while the grouping's kernels do not.  None otherwise."""
     if threads <= 1 or table.n < config.THREAD_MIN_RECORDS:
         return None
 
