@@ -59,8 +59,8 @@ def run(node, state, execute) -> Buffer:
         off, lidx = _prepend(off, lidx, len(cand) + src)
     if Gr.lists and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
-        mine = {v: (off, p[lidx]) for v, p in itpos.items()}
-        keep = np.flatnonzero(list_mask(state, Gr.lists, single, {**_per_list(state, buf, src, None, off, lidx), **mine},
+        mine = {**_per_list(state, buf, src, None, off, lidx), **{v: (off, p[lidx]) for v, p in itpos.items()}}
+        keep = np.flatnonzero(list_mask(state, Gr.lists, single, mine,
                                         unbound={v: u[src] for v, u in buf.unbound.items()}))
         src, off, lidx = _keep_lists(keep, src, off, lidx)
     if Gr.each and len(src):
