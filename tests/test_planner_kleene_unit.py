@@ -312,16 +312,23 @@ def gen_two(seed: int) -> tuple[str, dict]:
                  max_kleene=5_000))
 
 
-def _agree_two(seed: int, n_streams: int) -> int:
-    """As :func:`_agree`, for :func:`gen_two`'s patterns; the number of plans collecting both closures below the root."""
-    text, opts = gen_two(seed)
+def _every_algorithm(text: str, opts: dict, seed: int):
+    """(pattern, options, logical plan, {algorithm: plan}) of ``text`` under ``opts``, each algorithm
+    planning on the same seeded random statistics (:func:`_stats`)."""
     pattern = parse(text)
     options = Options(**opts)
     runtime.check_supported(pattern, options)
     logical = logical_plan(pattern)
-    rng = random.Random(6_100 + seed)
+    rng = random.Random(seed)
     plans = {name: physical_plan(logical, Options(**opts, planner=name), None, _stats(logical, rng), 7.0)
              for name in ALGORITHMS}
+    return pattern, options, logical, plans
+
+
+def _agree_two(seed: int, n_streams: int) -> int:
+    """As :func:`_agree`, for :func:`gen_two`'s patterns; the number of plans collecting both closures below the root."""
+    text, opts = gen_two(seed)
+    pattern, options, logical, plans = _every_algorithm(text, opts, 6_100 + seed)
     both = sum(sum(n.placement == "lower" for n in p.nodes() if isinstance(n, KleeneCollect)) >= 2
                for p in plans.values())
     motif = (("A",), ("B", "E"), ("C",), ("B", "E"), ("D",))
@@ -497,13 +504,7 @@ def _agree_split(seed: int, n_streams: int) -> int:
     and the closure collected lower on a given tree; the number of plans testing a conjunct on the
     carried lists (a ListFilter)."""
     text, opts = gen_split(seed)
-    pattern = parse(text)
-    options = Options(**opts)
-    runtime.check_supported(pattern, options)
-    logical = logical_plan(pattern)
-    rng = random.Random(8_200 + seed)
-    plans = {name: physical_plan(logical, Options(**opts, planner=name), None, _stats(logical, rng), 7.0)
-             for name in ALGORITHMS}
+    pattern, options, logical, plans = _every_algorithm(text, opts, 8_200 + seed)
     plans["lower"] = physical_plan(logical, options, None, kleene="lower")
     split = sum(any(isinstance(n, ListFilter) for n in p.nodes()) for p in plans.values())
     motif = (("A",), ("B", "D"), ("C",), ("D",))
@@ -608,13 +609,7 @@ def _agree_adjacent(seed: int, n_streams: int) -> int:
     """As :func:`_agree`, for :func:`gen_adjacent`'s patterns; the number of plans collecting a closure
     that follows another below the root."""
     text, opts = gen_adjacent(seed)
-    pattern = parse(text)
-    options = Options(**opts)
-    runtime.check_supported(pattern, options)
-    logical = logical_plan(pattern)
-    rng = random.Random(9_400 + seed)
-    plans = {name: physical_plan(logical, Options(**opts, planner=name), None, _stats(logical, rng), 7.0)
-             for name in ALGORITHMS}
+    pattern, options, logical, plans = _every_algorithm(text, opts, 9_400 + seed)
     later = sum(any(isinstance(n, KleeneCollect) and n.closure.var != "b" and n.placement == "lower"
                     for n in p.nodes()) for p in plans.values())
     motif = (("A",), ("B", "E"), ("B", "E"), ("C",), ("D",))
