@@ -596,7 +596,9 @@ def gen_kleene_form(seed: int, form: str, kleene: str) -> tuple[Pattern, str]:
         elif shape == 1:
             body, scope = Disj((Seq(tuple(pair)), singles[0])), []
         else:
-            items = list(singles[:2])
+            singles = singles[:2]  # the conjuncts below read only the single variables placed
+            scope = [v.name for v in singles]
+            items = list(singles)
             items.insert(rng.randint(0, len(items)), pair[0])
             items.insert(rng.randint(items.index(pair[0]) + 1, len(items)), pair[1])
             body = Seq(tuple(items))
