@@ -16,6 +16,7 @@ states (:func:`gen_kleene_states_pattern`).
 
 from __future__ import annotations
 
+import os
 import random
 import warnings
 from unittest import mock
@@ -39,6 +40,7 @@ from test_compiled_differential import (E, FALSE_CONSTANTS, A, KEY_DTYPES, MIN_O
 STRATEGIES = ("skip_till_next_match", "partition_contiguity", "strict_contiguity")
 N_PATTERNS = 10  # per strategy
 N_STREAMS = 50
+SLOW_STREAMS = int(os.environ.get("JITCEP_SLOW_STREAMS", "300"))  # per slow case
 # patterns with several Kleene states, per strategy: seeds 3..5 by default (the patterns of seeds 0..2 match on
 # none of the 15 default streams, so the slice would check no match); the slow variant runs 150 more
 KLEENE_STATES_SEEDS = range(3, 6)
@@ -256,7 +258,7 @@ def test_compiled_kleene_state_equals_reference(strategy, seed):
 @pytest.mark.parametrize("seed", range(N_PATTERNS, N_PATTERNS + 150))
 @pytest.mark.parametrize("strategy", KLEENE_STRATEGIES)
 def test_compiled_kleene_state_equals_reference_slow(strategy, seed):
-    _case(strategy, seed, 300, gen_kleene_pattern)
+    _case(strategy, seed, SLOW_STREAMS, gen_kleene_pattern)
 
 
 @pytest.mark.parametrize("seed", KLEENE_STATES_SEEDS)
@@ -269,7 +271,7 @@ def test_compiled_kleene_states_equal_reference(strategy, seed):
 @pytest.mark.parametrize("seed", range(KLEENE_STATES_SEEDS.stop, KLEENE_STATES_SEEDS.stop + 150))
 @pytest.mark.parametrize("strategy", KLEENE_STRATEGIES)
 def test_compiled_kleene_states_equal_reference_slow(strategy, seed):
-    _case(strategy, seed, 300, gen_kleene_states_pattern)
+    _case(strategy, seed, SLOW_STREAMS, gen_kleene_states_pattern)
 
 
 def _state_names(node) -> list[str]:
@@ -285,7 +287,7 @@ def _state_names(node) -> list[str]:
 @pytest.mark.parametrize("seed", range(N_PATTERNS, N_PATTERNS + 150))
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_compiled_strategy_equals_reference_slow(strategy, seed):
-    _case(strategy, seed, 300)
+    _case(strategy, seed, SLOW_STREAMS)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
