@@ -10,6 +10,7 @@ values may differ in literal types (``1`` and ``1.0``).
 from __future__ import annotations
 
 import collections
+import threading
 from typing import Callable, Generic, TypeVar
 
 K = TypeVar("K")
@@ -22,14 +23,20 @@ class PerObject(Generic[K, V]):
     def __init__(self, compute: Callable[[K], V], size: int = 64):
         self.compute, self.size = compute, size
         self.entries: collections.OrderedDict[int, tuple[K, V]] = collections.OrderedDict()
+        # queries may be planned from several threads: another thread may evict an entry between its
+        # lookup and its move to the end.  compute runs outside the lock (it is pure; two threads may
+        # both compute one object, and the later result is kept)
+        self.lock = threading.Lock()
 
     def __call__(self, obj: K) -> V:
-        hit = self.entries.get(id(obj))
-        if hit is not None:
-            self.entries.move_to_end(id(obj))
-            return hit[1]
+        with self.lock:
+            hit = self.entries.get(id(obj))
+            if hit is not None:
+                self.entries.move_to_end(id(obj))
+                return hit[1]
         value = self.compute(obj)  # an exception is not kept: the next call raises it again
-        self.entries[id(obj)] = (obj, value)
-        if len(self.entries) > self.size:
-            self.entries.popitem(last=False)
+        with self.lock:
+            self.entries[id(obj)] = (obj, value)
+            if len(self.entries) > self.size:
+                self.entries.popitem(last=False)
         return value

@@ -31,3 +31,32 @@ def test_per_object_does_not_keep_exceptions():
         except ValueError:
             pass
     assert len(n) == 2 and not memo.entries
+
+
+def test_per_object_survives_an_eviction_by_another_thread_between_lookup_and_use():
+    """Thread A finds its entry; thread B then evicts it before A moves it to the end (KeyError unlocked)."""
+    import threading
+
+    memo = PerObject(len, size=1)
+    a, b = [1], [1, 2]
+    memo(a)
+    found, evicted = threading.Event(), threading.Event()
+
+    class Entries(type(memo.entries)):
+        def get(self, key, default=None):
+            hit = super().get(key, default)
+            if key == id(a) and not found.is_set():
+                found.set()  # B starts now; a locked memo makes it wait until A is done
+                evicted.wait(0.5)
+            return hit
+
+    memo.entries = Entries(memo.entries)
+    other = threading.Thread(target=lambda: (memo(b), evicted.set()))
+    found_a = []
+    first = threading.Thread(target=lambda: found_a.append(memo(a)))
+    first.start()
+    found.wait(5)
+    other.start()
+    first.join(5)
+    other.join(5)
+    assert found_a == [1] and evicted.is_set() and list(memo.entries) == [id(b)]
