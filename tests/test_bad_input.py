@@ -368,7 +368,7 @@ def test_generated_predicate_code_assigns_every_name_once():
 
 def test_the_longest_integer_literal_is_a_window_both_engines_run(engine):
     # every integer the lexer accepts converts to a finite float: no OverflowError later
-    from jitcep.pattern.parser import _MAX_INT_DIGITS
+    from jitcep.pattern.lexer import _MAX_INT_DIGITS
 
     q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN " + "9" * _MAX_INT_DIGITS)
     assert q.run(EVENTS, type="type", engine=engine).height == jitcep.compile(

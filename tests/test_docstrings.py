@@ -11,8 +11,8 @@ import pytest
 import jitcep
 
 # modules whose docstrings hold examples; each must try at least one
-_WITH_EXAMPLES = ["jitcep", "jitcep.query", "jitcep.output", "jitcep.pattern.parser", "jitcep.pattern.printer",
-                  "jitcep.pattern.validate", "jitcep.pattern.kinds", "jitcep.pattern.builder",
+_WITH_EXAMPLES = ["jitcep", "jitcep.query", "jitcep.output", "jitcep.pattern.parser", "jitcep.pattern.lexer",
+                  "jitcep.pattern.printer", "jitcep.pattern.validate", "jitcep.pattern.kinds", "jitcep.pattern.builder",
                   "jitcep.testing.patterns", "jitcep.pattern.dnf"]
 
 

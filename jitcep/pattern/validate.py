@@ -7,8 +7,9 @@ SEQ / AND group with bounds ``min <= max``, ``max >= 1`` (SASE+ section 2,
 ZStream section 3 KSEQ); array references ``b[i]``, ``b[i-1]``, ``b[1]``,
 ``b[b.LEN]`` and aggregates only on Kleene variables (SASE+ section 2);
 equivalence tests ``[attr]`` only as top-level conjuncts of WHERE (SASE
-section 2); no conjunct across two OR branches (docs/semantics.md section 4); and a window, or an explicit ``WITHIN UNBOUNDED`` (DESIGN.md
-section 2).  The kinds of values (docs/semantics.md section 4) are checked by
+section 2); no conjunct across two OR branches (docs/semantics.md section 4);
+and a window, or an explicit ``WITHIN UNBOUNDED`` (DESIGN.md section 2).
+The kinds of values (docs/semantics.md section 4) are checked by
 :mod:`jitcep.pattern.kinds`, here as far as the literals show them.  Every
 message names the element at fault, in pattern text.
 
