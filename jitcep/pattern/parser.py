@@ -48,7 +48,7 @@ UNIT_ALIASES = {
 _STRUCT_OPS = {"SEQ": Seq, "AND": Conj, "OR": Disj}
 
 
-class _Parser(ExprParser):
+class PatternParser(ExprParser):
     """Recursive descent over patterns (elements, windows, RETURN); one instance per text."""
 
     # -- statements
@@ -251,7 +251,7 @@ def parse_many(text: str) -> list[Pattern]:
     if not isinstance(text, str):
         raise PatternError(f"pattern text must be a str, got {type(text).__name__}; jitcep.compile also takes "
                            "a Pattern or a builder")
-    parser = _Parser(text)
+    parser = PatternParser(text)
     out = parser.patterns()
     if not out:
         raise syntax_error(text, len(text), "no pattern in the text", "PATTERN or EVENT")
@@ -276,7 +276,7 @@ def parse_expr(text: str) -> Expr:
     """Parse one WHERE-style expression (used by the builder's ``expr()`` and ``col()``)."""
     if not isinstance(text, str):
         raise PatternError(f"expression text must be a str, got {type(text).__name__}")
-    parser = _Parser(text)
+    parser = PatternParser(text)
     out = parser.expr()
     if parser.tok.kind != "EOF":
         parser.fail(expected="an operator or end of expression")
