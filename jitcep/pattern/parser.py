@@ -276,7 +276,7 @@ def parse_expr(text: str) -> Expr:
     """Parse one WHERE-style expression (used by the builder's ``expr()`` and ``col()``)."""
     if not isinstance(text, str):
         raise PatternError(f"expression text must be a str, got {type(text).__name__}")
-    parser = PatternParser(text)
+    parser = ExprParser(text)
     out = parser.expr()
     if parser.tok.kind != "EOF":
         parser.fail(expected="an operator or end of expression")
