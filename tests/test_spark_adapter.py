@@ -20,6 +20,7 @@ import zlib
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
 pytestmark = pytest.mark.spark
 
@@ -621,3 +622,70 @@ def test_typed_pattern_without_a_type_column_is_a_named_error(spark):
     q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5")
     with pytest.raises(jitcep.errors.MissingTypeColumnError, match="'A', 'B'"):
         spark_adapter.detect(sdf, q, time="ts")
+
+
+# --- generated patterns and streams against the reference evaluator ------------------------------------
+#
+# The differential generators' patterns (SEQ / AND / OR nesting, negations, every predicate kind, [k],
+# time / count / unbounded windows, the three orders; and the Kleene closures' forms under both kleene=
+# modes) on hypothesis streams, run by the compiled engine inside Spark tasks (keyed partitions, time or
+# position ranges of a drawn width, the arrow or pandas UDF) against the reference evaluator run locally.
+# A Spark job costs about a second, so the default run draws SPARK_EXAMPLES cases; -m slow draws more.
+
+SPARK_EXAMPLES = int(os.environ.get("JITCEP_SPARK_EXAMPLES", "12"))
+
+
+def _generated_case(data):
+    from test_compiled_differential import (KLEENE_FORMS, gen_aggregate_pattern, gen_kleene_form, gen_pattern,
+                                            kleene_streams, streams)
+
+    seed = data.draw(st.integers(0, 199), label="seed")
+    if data.draw(st.booleans(), label="kleene"):
+        kleene, _, form = data.draw(st.sampled_from(KLEENE_FORMS + ["all+bounded"]), label="form").partition("+")
+        pattern, order = gen_aggregate_pattern(seed) if form == "aggregates" else gen_kleene_form(seed, form, kleene)
+        df = data.draw(kleene_streams(pattern), label="events")
+        options = {"order": order, "kleene": kleene}
+    else:
+        pattern, order = gen_pattern(seed)
+        df = data.draw(streams(pattern, extra=4), label="events")
+        options = {"order": order}
+    seq = data.draw(st.permutations(range(df.height)), label="seq")  # ties follow seq, as the rows do locally
+    df = df.with_columns(pl.Series("seq", [i * 7 + 3 for i in seq], dtype=pl.Int64))
+    return jitcep.compile(pattern, **options), df
+
+
+def _check_generated_on_spark(spark, data):
+    q, df = _generated_case(data)
+    kw = {"udf": data.draw(st.sampled_from(["arrow", "pandas"]), label="udf"),
+          "range_width": data.draw(st.sampled_from([1, 2, 3, 5, None]), label="range_width")}
+    sdf = spark.createDataFrame(df.to_arrow())  # through Arrow: integer columns keep their nulls
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SplitWarning)
+        out = spark_adapter.detect(sdf, q, time="ts", type="type", seq_col="seq", engine="compiled", **kw)
+    return assert_same(out, q, df, engine="reference").height
+
+
+def _run_generated(spark, n_cases: int, seed: int):
+    """``n_cases`` drawn cases (deterministic for ``seed``); at least a sixth must match (about a third do),
+    so the comparison cannot pass on empty results alone."""
+    hits = [0, 0]
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=n_cases, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(data=st.data())
+    def run(data):
+        hits[0] += _check_generated_on_spark(spark, data) > 0
+        hits[1] += 1
+
+    run()
+    assert hits[0] >= hits[1] / 6, f"only {hits[0]} of {hits[1]} generated cases matched"
+
+
+def test_generated_patterns_compiled_on_spark_equal_the_reference(spark):
+    _run_generated(spark, SPARK_EXAMPLES, seed=0)
+
+
+@pytest.mark.slow
+def test_generated_patterns_compiled_on_spark_equal_the_reference_slow(spark):
+    _run_generated(spark, 10 * SPARK_EXAMPLES, seed=1)
