@@ -238,6 +238,7 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     # every variable's positions end to end (unbound: 0, masked below) and their input rows, one pass each
     table = values.table
     rows = _rows_in_place(vars_, mt) if table.row_map() is None else None
+    every_bound = rows is not None  # _rows_in_place found no unbound position
     if rows is None:
         rows = input_rows(positions, table.row_map(), table.n)
     every = rows if values.source is not None or table.row_map() is None else input_rows(positions, None, table.n)
@@ -272,7 +273,7 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
             s = pl.Series(v.name, arr)
             if nul:
                 s = s.list.eval(pl.element().struct.rename_fields(names))
-        else:
+        elif not every_bound:
             bound = mt.single[v.name] >= 0
             if not bound.all():
                 s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()

@@ -162,6 +162,33 @@ def test_seq_join_rows_are_the_pairs_rows_in_canonical_order_slow(case, order, d
     assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
 
 
+@settings(max_examples=200, deadline=None)
+@given(owned_buffers(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
+def test_a_right_leaf_skips_the_window_test_only_where_the_times_follow_the_positions(case, order, shuffle, data):
+    # with a right leaf, seq_join_rows tests no pair's window in a partition where _fits_by_position
+    # finds the window times following the positions: on the engine's inputs (times in position order)
+    # every partition, and with the times drawn out of that order the rows are still the naive twin's
+    # wherever every partition passed
+    ts, wt, W, L, R = case
+    assume(R[1] is R[2] and L[1] is not L[2])
+    if shuffle:
+        wt = np.array(data.draw(st.permutations(wt.tolist())), dtype=np.int64)
+    src = np.arange(L[0].shape[1] + R[0].shape[1], dtype=np.int64)
+    seen = []
+    fits_by_position = final_join._fits_by_position
+
+    def spy(*args):
+        fits_by_position(*args)
+        seen.append(args[-1].copy())
+
+    with mock.patch.object(final_join, "_fits_by_position", spy):
+        rows = final_join.seq_join_rows(L, R, ts, wt, W, order, False, 10**6, src, len(ts))
+    if not shuffle:
+        assert seen[0].all()
+    if seen[0].all():
+        assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, False, src)
+
+
 def test_seq_join_rows_orders_long_ends_by_sorting_and_by_marking():
     # ends with hundreds of matches: a left leaf's right records sorted by insertion past their first
     # block; a right leaf's left records put in order by a bitmap of their ranks (their ranks close) and

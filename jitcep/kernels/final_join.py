@@ -8,7 +8,10 @@ writes each end's rows once, in their place and already in order.  The join
 is ZStream's SEQ join (section 4.4, Algorithm 1) with one leaf input; the
 order of the rows within an end comes from scanning the other input in the
 canonical order (a left leaf: event by event; a right leaf: the left records
-put once in order of their first position by a counting sort).
+put once in order of their first position by a counting sort).  Where the
+window times follow the positions, as the engine's always do (checked, not
+assumed), the pairs within the search bounds cannot fail the window: they are
+counted and written without a test per pair (perf/README.md, session 14).
 
 Buffers, time arguments and the checks on partition offsets are those of
 :mod:`jitcep.kernels.join`.
@@ -28,6 +31,9 @@ from .order import _INSERTION, _key_order, _sort_range
 from .window import exceeds, window_bound
 
 
+_NO_ROWS = np.zeros((0, 0), np.int64)  # the counting pass's matrix: no row, no column
+
+
 @njit(**NUMBA_FLAGS)
 def _within(lo, hi, W):
     """``not exceeds(lo, hi, W)`` (:func:`jitcep.kernels.window.exceeds`) without a branch: the uint64
@@ -36,30 +42,100 @@ def _within(lo, hi, W):
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_join(L, R, W, order, distinct, src, key, cap_max, at, rows):
-    # The final SEQ join's pairs as the matches' rows (seq_join_rows), a left leaf.  Counting pass
-    # (``rows`` has no column): at[e + 1] += the pairs ending at position e (the right record's end:
-    # outside nondecreasing_ts a left record ends before its right one starts).  Writing pass: ``at[e]``
-    # is where end e's rows go (then advanced past them); each end's rows are written once, in
-    # canonical order: the left records one by one, each with the end's right records in the order of
-    # their columns.  Returns the number of pairs or a status: -1 past cap_max, -2 partition offsets
-    # outside the records, -3 an end outside ``at``, -4 a run past the matrix.
+def _first_after_near(Len, Lten, lo, hi, x, tx, order):
+    """:func:`~jitcep.kernels.join._first_after` by galloping from ``lo`` (probes lo, lo + 1, lo + 3,
+    ..., then a binary search of the last step): the bound is a window's worth of left records past
+    ``lo``, found among the few records after it rather than by halving the whole partition."""
+    step = 1
+    while True:
+        p = lo + step - 1
+        if p >= hi:
+            return _first_after(Len, Lten, lo, hi, x, tx, order)
+        if (Len[p] >= x) if order == 0 else ((Lten[p] > tx) if order == 2 else (Lten[p] >= tx)):
+            return _first_after(Len, Lten, lo, p + 1, x, tx, order)
+        lo = p + 1
+        step *= 2
+
+
+@njit(**NUMBA_FLAGS)
+def _one_ascending_time(Lwst, Lwen, l0, l1):
+    """Has each left record in [l0, l1) one window time (a leaf's), ascending?  Then every left record
+    in [lo, hi) fits a right record's window (window times wst <= wen) when ``lo`` is within it (the EAT
+    bound) and the last of them comes no later than wst: record l's span is wen - t_l <= wen - t_lo <= W.
+    The kernels below then count and write such ranges whole instead of testing each pair."""
+    for l in range(l0, l1):
+        if Lwst[l] != Lwen[l] or (l > l0 and Lwen[l] < Lwen[l - 1]):
+            return False
+    return True
+
+
+@njit(**NUMBA_FLAGS)
+def _count_left_leaf(L, R, W, order, distinct, cap_max, at):
+    # The counting pass of seq_join_rows with a left leaf: at[e + 1] += the pairs ending at position e
+    # (the right record's end: outside nondecreasing_ts a left record ends before its right one starts).
+    # Returns the number of pairs or a status: -1 past cap_max, -2 partition offsets outside the
+    # records, -3 an end outside ``at``.
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
-    G = len(Lg) - 1
-    k, kl = len(src), Lpos.shape[1]
-    writing = rows.shape[1] > 0
     n = np.int64(0)
-    # a run's right records in the order of their columns and their left bounds, grown as needed
-    room = np.int64(_INSERTION)
-    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
-    for g in range(G):
+    for g in range(len(Lg) - 1):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
         if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
             return np.int64(-2)
         if l0 == l1:
             continue
+        fits = not distinct and _one_ascending_time(Lwst, Lwen, l0, l1)
+        lo = l0
+        for r in range(r0, r1):
+            e = Ren[r]
+            if not 0 <= e < len(at) - 1:
+                return np.int64(-3)
+            rend = Rwen[r]
+            # EAT (ZStream 4.3), as _seq_join (right records ascend by end)
+            while lo < l1 and exceeds(Lwen[lo], rend, W):
+                lo += 1
+            hi = _first_after_near(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
+            if fits and Rwst[r] <= rend and (hi == lo or Lwen[hi - 1] <= Rwst[r]):
+                cnt = hi - lo  # every one fits (_one_ascending_time)
+            else:
+                cnt = np.int64(0)
+                for l in range(lo, hi):
+                    # counted without a branch: whether a record in the range is past the window
+                    # follows no pattern a branch predicts
+                    ok = _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
+                    if distinct and ok:
+                        ok = not _overlap(Lpos[l], Rpos[r])
+                    cnt += ok
+            if n + cnt > cap_max:
+                return np.int64(-1)
+            at[e + 1] += cnt
+            n += cnt
+    return n
+
+
+@njit(**NUMBA_FLAGS)
+def _rows_left_leaf(L, R, W, order, distinct, src, key, at, rows):
+    # The writing pass of seq_join_rows with a left leaf: ``at[e]`` is where end e's rows go (then
+    # advanced past them); each end's rows are written once, in canonical order: the left records one by
+    # one, each with the end's right records in the order of their columns.  Returns the number of rows
+    # or a status: -2 partition offsets outside the records, -3 an end outside ``at``, -4 a run past
+    # the matrix.  (One kernel: helpers taking the arrays made it 1.2x slower, perf/README.md.)
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    k, kl = len(src), Lpos.shape[1]
+    n = np.int64(0)
+    # a run's right records in the order of their columns and their left bounds, grown as needed
+    room = np.int64(_INSERTION)
+    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
+    for g in range(len(Lg) - 1):
+        l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
+            return np.int64(-2)
+        if l0 == l1:
+            continue
+        fits = not distinct and _one_ascending_time(Lwst, Lwen, l0, l1)
         lo = l0
         a = r0
         while a < r1:
@@ -70,49 +146,63 @@ def _canonical_join(L, R, W, order, distinct, src, key, cap_max, at, rows):
             if not 0 <= e < len(at) - 1:
                 return np.int64(-3)
             rend = Rwen[a]
-            # EAT (ZStream 4.3), as _seq_join: the run shares its end, so its lower bound
             while lo < l1 and exceeds(Lwen[lo], rend, W):
                 lo += 1
+            # left records are single events in position order, so left record by left record is
+            # first position by first position (semantics section 11); for one, the rows differ in
+            # the right record's columns alone: the run's right records sorted by them, in key order
+            # (by insertion: a run is a handful), each with its bound
+            m = b - a
+            if m > room:
+                room = max(m, 2 * room)
+                ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
+            top = lo
+            for j in range(m):
+                r = a + j
+                i = j
+                while i > 0:
+                    y = ordR[i - 1]
+                    c = 0
+                    # the first right column in key order where r and y differ decides
+                    while c < k and (src[key[c]] < kl or Rpos[r, src[key[c]] - kl] == Rpos[y, src[key[c]] - kl]):
+                        c += 1
+                    if c == k or Rpos[r, src[key[c]] - kl] > Rpos[y, src[key[c]] - kl]:
+                        break
+                    ordR[i], hiR[i] = y, hiR[i - 1]
+                    i -= 1
+                ordR[i] = r
+                hiR[i] = _first_after_near(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
+                top = max(top, hiR[i])
+            # suffixes: the bounds ascend in the sorted order (its first column is usually the
+            # records' first event) and every pair below a bound fits (_one_ascending_time), so left
+            # record l pairs with the sorted run from the first right record whose bound is above l
+            suffixes = fits
+            for j in range(m):
+                r = ordR[j]
+                if (j > 0 and hiR[j] < hiR[j - 1]) or not (
+                        Rwst[r] <= rend and (hiR[j] == lo or Lwen[hiR[j] - 1] <= Rwst[r])):
+                    suffixes = False
             d = at[e]
-            if not writing:
-                cnt = np.int64(0)
-                for r in range(a, b):
-                    for l in range(lo, _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)):
-                        # counted without a branch: whether a record in the range is past the window
-                        # follows no pattern a branch predicts
-                        ok = _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
-                        if distinct and ok:
-                            ok = not _overlap(Lpos[l], Rpos[r])
-                        cnt += ok
-                if n + cnt > cap_max:
-                    return np.int64(-1)
-                at[e + 1] += cnt
-                n += cnt
+            if suffixes:
+                j0 = 0
+                for l in range(lo, top):
+                    while hiR[j0] <= l:
+                        j0 += 1
+                    cnt = m - j0
+                    if d + cnt > rows.shape[1]:
+                        return np.int64(-4)
+                    # column by column: a left column is one value repeated, a right one the run's slice
+                    for c in range(k):
+                        s = src[c]
+                        if s < kl:
+                            v = Lpos[l, s]
+                            for jj in range(cnt):
+                                rows[c, d + jj] = v
+                        else:
+                            for jj in range(cnt):
+                                rows[c, d + jj] = Rpos[ordR[j0 + jj], s - kl]
+                    d += cnt
             else:
-                # left records are single events in position order, so left record by left record is
-                # first position by first position (semantics section 11); for one, the rows differ in
-                # the right record's columns alone: the run's right records sorted by them, in key order
-                m = b - a
-                if m > room:
-                    room = max(m, 2 * room)
-                    ordR, hiR = np.empty(room, np.int64), np.empty(room, np.int64)
-                top = lo
-                for j in range(m):
-                    r = a + j
-                    i = j
-                    while i > 0:
-                        y = ordR[i - 1]
-                        c = 0
-                        # the first right column in key order where r and y differ decides
-                        while c < k and (src[key[c]] < kl or Rpos[r, src[key[c]] - kl] == Rpos[y, src[key[c]] - kl]):
-                            c += 1
-                        if c == k or Rpos[r, src[key[c]] - kl] > Rpos[y, src[key[c]] - kl]:
-                            break
-                        ordR[i], hiR[i] = y, hiR[i - 1]
-                        i -= 1
-                    ordR[i] = r
-                    hiR[i] = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
-                    top = max(top, hiR[i])
                 for l in range(lo, top):
                     for j in range(m):
                         r = ordR[j]
@@ -126,34 +216,77 @@ def _canonical_join(L, R, W, order, distinct, src, key, cap_max, at, rows):
                             s = src[c]
                             rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
                         d += 1
-            if writing:
-                n += d - at[e]
-                at[e] = d
+            n += d - at[e]
+            at[e] = d
             a = b
     return n
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, cap_max, at, rows):
-    # _canonical_join with a right leaf: each right record (one per end) with the left records in the
-    # order ``by_start`` (partition, first position, then their columns: canonical order within an end),
-    # scanned from the first starting in the window to the last starting before the right event, both
-    # bounds moving forward only (starts and window times ascend in that order within a partition, as
-    # ends do in the record order); a record that does not end before the right event is skipped.  Both
-    # passes scan the same, so they find the same pairs.  Status as _canonical_join's; -4 also two right
-    # records ending at one position.
+def _fits_by_position(L, R, by_start, order, fits):
+    """Per partition (``fits[g]``), for a right leaf: does every left record that ends before a right
+    event fit its window from the first left record starting in it on?  So when the window times follow
+    the positions: the left records' window times (wst <= wen) with wst ascending in ``by_start``'s order
+    and wen in theirs, their ends (the order's key) ascending, the right events' single times ascending
+    with their positions, and each right event's time at least the last left record ending before it.
+    Then a record l in the scan of right event r (its start at least the first's, which is within the
+    window) spans rend - wst_l <= W, and only "ends before r" is tested.  False for a partition whose
+    offsets are outside the records (the kernel reports them)."""
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    for g in range(len(Lg) - 1):
+        l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        fits[g] = False
+        if not (0 <= l0 <= l1 <= min(len(Len), len(by_start)) and 0 <= r0 <= r1 <= len(Ren)):
+            continue
+        ok = True
+        for i in range(l0, l1):
+            l, h = by_start[i], by_start[max(i - 1, l0)]
+            if not (0 <= l < len(Len) and 0 <= h < len(Len)) or Lwst[l] > Lwen[l] or Lwst[l] < Lwst[h]:
+                ok = False
+                break
+            if i > l0 and (Lwen[i] < Lwen[i - 1] or (Len[i] < Len[i - 1] if order == 0 else Lten[i] < Lten[i - 1])):
+                ok = False
+                break
+        p = l0  # the left records ending before right event r: [l0, p)
+        for r in range(r0, r1):
+            if not ok:
+                break
+            if Rwst[r] != Rwen[r] or (r > r0 and (Rwen[r] < Rwen[r - 1] or (
+                    Rst[r] < Rst[r - 1] if order == 0 else Rtst[r] < Rtst[r - 1]))):
+                ok = False
+            while p < l1 and (Len[p] < Rst[r] if order == 0 else Lten[p] < Rtst[r]):
+                p += 1
+            if p > l0 and Lwen[p - 1] > Rwst[r]:
+                ok = False
+        fits[g] = ok
+
+
+@njit(**NUMBA_FLAGS)
+def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_max, at, rows):
+    # Both passes of seq_join_rows with a right leaf (``rows`` with no column: counting, as
+    # _count_left_leaf; else writing, as _rows_left_leaf): each right record (one per end) with the left
+    # records in the order ``by_start`` (partition, first position, then their columns: canonical order
+    # within an end), scanned from the first starting in the window to the last starting before the
+    # right event, both bounds moving forward only (starts and window times ascend in that order within
+    # a partition, as ends do in the record order); a record that does not end before the right event
+    # is skipped.  Both passes scan the same, so they find the same pairs.  Status as the left-leaf
+    # kernels'; -4 also two right records ending at one position.
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
     k, kl = len(src), Lpos.shape[1]
     writing = rows.shape[1] > 0
     n = np.int64(0)
+    picked = np.empty(_INSERTION, np.int64)  # the left records pairing with the right one, grown as needed
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
         if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren) and l1 <= len(by_start)):
             return np.int64(-2)
         first = last = l0  # the scanned range of by_start
+        fit = fits[g] and not distinct
         for r in range(r0, r1):
             e = Ren[r]
             if not 0 <= e < len(at) - 1:
@@ -166,26 +299,36 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, cap_max, a
             last = max(last, first)
             while last < l1 and (Lst[by_start[last]] < Rst[r] if order == 0 else Ltst[by_start[last]] < Rtst[r]):
                 last += 1
-            d = at[e]
+            if last - first > len(picked):
+                picked = np.empty(2 * (last - first), np.int64)
             cnt = np.int64(0)
             for i in range(first, last):
                 l = by_start[i]
                 if not 0 <= l < len(Len):
                     return np.int64(-2)
                 ok = (Len[l] < Rst[r]) if order == 0 else (Lten[l] < Rtst[r])
-                ok = ok and _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
+                if not fit:  # else it fits the window if it ends before r (_fits_by_position)
+                    ok = ok and _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
                 if distinct and ok:
                     ok = not _overlap(Lpos[l], Rpos[r])
-                if writing and ok:
-                    if d >= rows.shape[1]:
-                        return np.int64(-4)
-                    for c in range(k):
-                        s = src[c]
-                        rows[c, d] = Lpos[l, s] if s < kl else Rpos[r, s - kl]
-                    d += 1
+                picked[cnt] = l  # kept only if it pairs: no branch on ``ok`` (nor on ``writing``: 1.2x)
                 cnt += ok
             if writing:
-                at[e] = d
+                d = at[e]
+                if d + cnt > rows.shape[1]:
+                    return np.int64(-4)
+                # column by column: a right column is one value repeated, a left one read through
+                # ``picked`` (no branch per pair and column)
+                for c in range(k):
+                    s = src[c]
+                    if s < kl:
+                        for t in range(cnt):
+                            rows[c, d + t] = Lpos[picked[t], s]
+                    else:
+                        v = Rpos[r, s - kl]
+                        for t in range(cnt):
+                            rows[c, d + t] = v
+                at[e] = d + cnt
             elif n + cnt > cap_max:
                 return np.int64(-1)
             else:
@@ -274,8 +417,13 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     if sorted(src.tolist()) != list(range(width)):
         raise fail("seq_join_rows", f"the columns {src.tolist()} are not the pairs' {width} columns, once each")
     key = _key_order("seq_join_rows", key, len(src))
-    kernel, args = _canonical_join, (window_bound(W), ORDER_CODE[order], bool(distinct), src, key, int(cap))
-    if Lt[1] is not Lt[2]:
+    W, code, distinct, cap = window_bound(W), ORDER_CODE[order], bool(distinct), int(cap)
+    if Lt[1] is Lt[2]:
+        def run(Lr, Rr, g0, g1, at, rows):  # partitions [g0, g1); rows None: the counting pass
+            if rows is None:
+                return _count_left_leaf(Lr, Rr, W, code, distinct, cap, at)
+            return _rows_left_leaf(Lr, Rr, W, code, distinct, src, key, at, rows)
+    else:
         if Rt[1] is not Rt[2]:
             raise fail("seq_join_rows", "neither input is a leaf")
         # the left records' order within an end: first position, then their columns in key order
@@ -283,10 +431,16 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         by_start, tmp = empty(m, np.int64), scratch("seq_join_rows_tmp", m, np.int64)
         part = scratch("seq_join_rows_part", m if len(Lt[3]) > 2 else 0, np.int64)
         cols = np.array([src[c] for c in key if src[c] < kl], np.int64)
-        count = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
-        if not _start_order(Lt[0], Lt[1], Lt[3], cols, count, part, tmp, by_start):
+        starts = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
+        if not _start_order(Lt[0], Lt[1], Lt[3], cols, starts, part, tmp, by_start):
             raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
-        kernel, args = _canonical_join_by_start, (*args[:4], by_start, int(cap))
+        fits = np.zeros(len(Lt[3]) - 1, np.bool_)
+        _fits_by_position(Lt, Rt, by_start, code, fits)
+
+        def run(Lr, Rr, g0, g1, at, rows):
+            return _canonical_join_by_start(Lr, Rr, W, code, distinct, src, by_start, fits[g0:g1], cap, at,
+                                            _NO_ROWS if rows is None else rows)
+
     Lg, Rg = Lt[3], Rt[3]
     ranges = partition_ranges((Lg, Rg), threads)
     at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
@@ -294,7 +448,7 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
 
     def join(g0: int, g1: int, rows):
         Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
-        status = kernel(Lr, Rr, *args, at, rows)
+        status = run(Lr, Rr, g0, g1, at, rows)
         if status == -3:
             raise fail("seq_join_rows", f"a position is not below {n_events}")
         if status == -4:
@@ -302,7 +456,7 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         _check(status, "a SEQ join", cap)
         return status
 
-    m = sum(run_ranges(lambda g0, g1: join(g0, g1, np.zeros((len(src), 0), np.int64)), ranges))
+    m = sum(run_ranges(lambda g0, g1: join(g0, g1, None), ranges))
     if m > cap:
         _check(-1, "a SEQ join", cap)
     rows = empty(len(src) * m, np.int64).reshape(len(src), m)
