@@ -104,7 +104,10 @@ class Closure:
     one, when it has one on both sides (empty otherwise): every other
     variable of ``before`` / ``after`` lies beyond them, so a record binding
     these fixes its range (as a negation's ``anchor``;
-    :mod:`jitcep.plan.rules.kleene_collection` may collect it there).
+    :mod:`jitcep.plan.rules.kleene_collection` may collect it there).  An
+    anchored closure's members lie after its anchor, which lies after
+    everything the SEQ orders before the closure: its ``near`` is its
+    anchor and its nearest neighbour after it (empty without one).
     """
 
     var: str
@@ -390,7 +393,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
     it (as for a negation, section 7); ``scope`` the single variables of the
     innermost OR branch holding it; ``near`` those of its nearest SEQ
     neighbours binding one, when there is one on each side
-    (:attr:`Closure.near`).  A closure whose OR branch binds no single
+    (:attr:`Closure.near`; an anchored closure's first member, its anchor, is the one before the others).
+    A closure whose OR branch binds no single
     variable is refused: the positive plan would have no record for it.
     """
     out = []
@@ -405,6 +409,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
                     f"{node_to_text(node)!r} in its OR branch")
             near_b = next((single_vars(n) for n in reversed(before) if single_vars(n)), ())
             near_a = next((single_vars(n) for n in after if single_vars(n)), ())
+            if _array(node) is not None and _lead(node) in anchors:  # its first member bounds the others
+                near_b = (anchors[_lead(node)],)
             out.append((node, b, a, scope or (), near_b + near_a if near_b and near_a else ()))
         elif isinstance(node, Seq):
             for i, item in enumerate(node.items):

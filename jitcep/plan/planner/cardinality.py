@@ -330,7 +330,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     for K, need, mode, split in closures:
         # the record a collection reads binds the single variables of need (an earlier closure's list
         # bounds the range by its last member, not as an event of the record)
-        lists = lists_per_record(K, mode, frozenset(need) & singles, W, rate_of, conjunct)
+        lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
@@ -358,6 +358,21 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
               + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
     return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency, tuple(found),
                             order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+
+
+def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts, weights) -> float:
+    """``T'``'s card for closure ``K`` over records of the variables ``s`` (:func:`join_problem`): its lists
+    per record, or in an OR branch (its ``scope``, inside one OR unit) the mean over that unit's records,
+    those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
+    the share of the unit's records that are alternatives through the branch."""
+    if not K.scope:
+        return lists_per_record(K, mode, s, W, rate, sel)
+    scope = frozenset(K.scope)
+    i = next(i for i, vs in enumerate(units_of) if vs & scope)
+    took = sum(w for a, w in zip(alts[i], weights[i]) if a & scope)
+    # the range among the variables of a record through the branch
+    lists = lists_per_record(K, mode, s - (units_of[i] - scope), W, rate, sel)
+    return took * lists + (1.0 - took)
 
 
 CLOSURE_CARD_CAP = 1e30
@@ -427,7 +442,9 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             inputs = sum(r for _, r in given)
         elif isinstance(node, KleeneCollect):
             given = rec(node.input)
-            alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in given]
+            # a closure in an OR branch makes lists for the records through its branch; the others keep one
+            alts = [(s, r * (_lists(node, s, W, rate, sel) if not node.closure.scope or s & set(node.closure.scope)
+                             else 1.0)) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[node.closure.var] = (node, given[0][0])
         elif isinstance(node, ListFilter):  # the share of the carried lists passing what their collection left
@@ -541,23 +558,29 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
     ``bound`` (default ``s``) bind all they read."""
     bound = s if bound is None else bound
     member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= bound)
-    m = rate(c.var) * member * _range_length(c.before, c.after, False, s, W)
+    before, lo, hi = c.before, c.min, c.max
+    if c.anchor is not None and c.anchor in s:
+        # the anchor is the first member of every list: the others lie after it, and number one fewer
+        before, lo, hi = (*before, c.anchor), max(lo - 1, 0), None if hi is None else hi - 1
+    m = rate(c.var) * member * _range_length(before, c.after, False, s, W)
     m = min(m, 1000.0)  # 2^1000 is still a float; any plan with that many lists is priced out anyway
-    lo, hi = c.min, c.max
+    anchored = before is not c.before
     if mode == "maximal":
         if hi is None:
             lists = 1.0 - math.exp(-m) if lo >= 1 else 1.0
         else:
             M = round(m)
-            lists = float(sum(max(M - k + 1, 0) for k in range(max(lo, 1), hi + 1)))
+            lists = float(sum(max(M - k + 1, 0) for k in range(max(lo, 1), hi + 1))) + (anchored and lo == 0)
     else:
         p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
-        if hi is None and lo <= 1:
+        if anchored and hi is None and lo == 0:  # each of the L members after the anchor follows one: p^L
+            lists = (1.0 + p) ** m
+        elif hi is None and lo <= 1:
             lists = ((1.0 + p) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
         else:
             M = round(m)
             top = M if hi is None else min(hi, M)
-            lists = float(sum(math.comb(M, L) * p ** max(L - 1, 0) for L in range(lo, top + 1)))
+            lists = float(sum(math.comb(M, L) * p ** (L if anchored else max(L - 1, 0)) for L in range(lo, top + 1)))
     return lists * math.prod(sel(e) for e in c.lists)
 
 

@@ -42,7 +42,15 @@ def lowerable(planning) -> dict:
     first's last member (a where that list is empty) and before c, and its members leave out the
     first's (section 3): so the second's ``need`` holds the first (the closure's variable: its ``T'``
     joined below it, or the two collected on one join, in pattern order), and both ranges are those at
-    the top as soon as a and c are bound, whatever else is."""
+    the top as soon as a and c are bound, whatever else is.
+
+    In an OR branch (``scope``) likewise: the OR is one unit of the join problem, so a join binding
+    ``need`` binds the whole OR, and whether its record took the closure's branch is decided there as at
+    the top (its scope variables bound or not); the records that took another branch keep one unbound
+    list.  Its conjuncts are all tested by the collection (none split off).  An anchored closure (its
+    first member, its anchor, bound by the joins where nothing else in its part binds an event) has its
+    anchor for the neighbour before it (:attr:`~jitcep.plan.logical.Closure.near`): every other member
+    lies after it, and it lies after everything the SEQ orders before the closure."""
     logical, options = planning.logical, planning.options
     if logical.groups or options.strategy != "skip_till_any_match":
         return {}
@@ -68,11 +76,12 @@ def lowerable(planning) -> dict:
     for K in logical.closures:
         read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
         earlier = {L.var for L in logical.closures if adjacent(K, L)}
-        if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}) or not earlier <= out.keys():
+        if not K.near or read & (kvs - {K.var}) or not earlier <= out.keys():
             continue
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], K.types)}
-        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split)
-        held = splittable(K, options.kleene)
+        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split);
+        # not in an OR branch, where the records that took another one carry no list to test
+        held = () if K.scope else splittable(K, options.kleene)
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
         out[K.var] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier
     return out
