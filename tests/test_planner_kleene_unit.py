@@ -15,8 +15,10 @@ default, many under ``-m slow``).
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
@@ -31,10 +33,10 @@ from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import KleeneCollect, ListFilter, Scan, SeqJoin
 from jitcep.plan.planner.algorithms import ALGORITHMS
-from jitcep.plan.planner.cardinality import estimate_work, join_problem
+from jitcep.plan.planner.cardinality import estimate_work, join_problem, ordered_share
 from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
 from jitcep.plan.planner.problem import ClosureUnit, JoinProblem, leaves
-from jitcep.plan.planner.statistics import Statistics
+from jitcep.plan.planner.statistics import DEFAULT_SELECTIVITY, Statistics, conjunct_texts
 from jitcep.plan.rules import Planning, physical_plan
 from jitcep.plan.rules.kleene_units import closure_units
 from jitcep.reference import evaluate as reference_evaluate
@@ -545,6 +547,54 @@ def test_adjacent_closures_are_units_the_second_needing_the_first():
     # b only on top (under kleene="maximal" its conjunct reading d decides its members): so is e
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], E+ e[], C c, D d) WHERE b[i].x < d.x WITHIN 10"))
     assert closure_units(Planning(logical, Options(kleene="maximal"))) == ()
+
+
+def test_the_later_of_adjacent_closures_counts_only_lists_after_the_earlier_ones_by_hand():
+    # b and e at 0.3 over (a, c)'s range (one of 3 gaps of W = 10): m = 1 member each, growths u = v = 1.
+    # b's T': 2^1 - 1 = 1 list; e's: 2^1 - 1 = 1 list per record, but only the share of the (b list, e list)
+    # pairs with e's members after b's last: [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1)),
+    # at u = v the limit [u e^u - (e^u - 1)] / (e^u - 1)^2 = 1 / (e - 1)^2 (it was the whole product, 1)
+    logical = logical_plan(parse(ADJACENT))
+    stats = Statistics({"a": 1.0, "b": 0.3, "e": 0.3, "c": 1.0, "d": 1.0}, {}, 1, 1.0, {}, T)
+    problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
+    assert problem.card[3:] == pytest.approx((1.0, 1 / (math.e - 1) ** 2))
+    # estimate_work gives e's collection over b's the same share
+    plan = physical_plan(logical, Options(), (("a", "c"), "d"), stats, W, kleene="top")
+    work = estimate_work(plan, stats, W)
+    kcs = {n.closure.var: n for n in plan.nodes() if isinstance(n, KleeneCollect)}
+    lists_e = 2 ** (0.3 * W / 4) - 1  # over (a, c, d): one of 4 gaps
+    share = ordered_share(0.3 * W / 4, 0.3 * W / 4)
+    assert work[id(kcs["e"])][1] == pytest.approx(work[id(kcs["b"])][1] * lists_e * share)
+    # two single rare members: one before the other half the time; the share against a simulation of
+    # Poisson members (B at mean 1, E at mean 2 over the range): the pairs of lists in order over the product
+    assert ordered_share(1e-8, 1e-8) == pytest.approx(0.5) and ordered_share(1e-3, 2e-3) == pytest.approx(0.5, 1e-3)
+    rng = np.random.default_rng(7)
+    pairs = 0.0
+    n = 40_000
+    for _ in range(n):
+        b = np.sort(rng.random(rng.poisson(1.0)))
+        e = rng.random(rng.poisson(2.0))
+        # 2^j lists of b end at its j-th member (0-based); e's lists after it: 2^(Es after) - 1
+        pairs += sum(2.0 ** j * (2.0 ** int((e > t).sum()) - 1.0) for j, t in enumerate(b))
+    assert pairs / n / (math.expm1(1.0) * math.expm1(2.0)) == pytest.approx(ordered_share(1.0, 2.0), rel=0.04)
+
+
+def test_a_conjunct_reading_a_member_with_its_list_thins_the_lists_by_hand():
+    # b[i].x > avg(b.x) holds for a list when it holds for every member; at selectivity q (here the user's
+    # 0.3) per member, a list of L members passes q^L.  b at 0.6 over (a, c)'s range (one of 3 gaps of 10):
+    # m = 2 members, so under kleene="all" (1 + q)^2 - 1 = 0.69 of the 2^2 - 1 = 3 lists
+    text = "PATTERN SEQ(A a, B+ b[], C c, D d) WHERE b[i].x > avg(b.x) WITHIN 10"
+    logical = logical_plan(parse(text))
+    rates = {"a": 1.0, "b": 0.6, "c": 1.0, "d": 1.0}
+    for sels, q in (({"b[i].x > avg(b.x)": 0.3}, 0.3), ({}, DEFAULT_SELECTIVITY)):
+        stats = Statistics(rates, sels, 1, 1.0, {}, T)
+        problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
+        assert problem.card[3] == pytest.approx((1 + q) ** 2 - 1)
+        # under "maximal" the one list of L ~ Poisson(2) members, L >= 1, passes q^L: e^(-2 (1 - q)) - e^-2
+        problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(kleene="maximal"))))
+        assert problem.card[3] == pytest.approx(math.exp(-2 * (1 - q)) - math.exp(-2))
+    # the conjunct is named for statistics= as written, and is not sampled (it reads lists): "default"
+    assert conjunct_texts(logical)["b[i].x > avg(b.x)"].kind == "each"
 
 
 ADJACENT_EVENTS = pl.DataFrame({"ts": [0, 1, 2, 3, 4, 5, 6], "type": ["A", "B", "E", "B", "E", "C", "D"]})

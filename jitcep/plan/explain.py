@@ -96,7 +96,9 @@ def _operator(node, window: str) -> dict:
             + [_text(c, K.var) for c in K.prev + K.each] + [_text(c) for c in K.lists]
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
-                "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
+                # an anchored closure's other members lie after its anchor (its first member)
+                "after": list(K.before) + ([K.anchor] if K.anchor else []), "before": list(K.after),
+                "span_check": node.span_check,
                 "runs": node.runs, "bound": [L.var for L in node.bound],
                 "prune": [n.var for n in node.prune], "placement": node.placement,
                 **_priced(node), **({"searched": True} if node.searched else {})}

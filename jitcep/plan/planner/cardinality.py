@@ -76,7 +76,12 @@ gives ``((1 + p)^m - 1) / p`` lists, p the iterative conjuncts' selectivity
 (subsets whose consecutive members pass them; ``2^m - 1`` at p = 1; plus the
 empty list for ``*``, or the exact sum over the bounds for ``{n,m}``);
 ``"maximal"`` gives one list when a member is there (``1 - exp(-m)``; every
-run of n..m consecutive members under bounds); list conjuncts multiply in.
+run of n..m consecutive members under bounds); list conjuncts multiply in,
+and one reading a member with the list (``each``) of selectivity q passes a
+list of L members with ``q^L`` (:func:`lists_per_record`).  A closure right
+after another (adjacent) counts only the pairs of lists whose members lie
+after the other's last member (:func:`ordered_share`); one in an OR branch
+only on the records through it.
 """
 
 from __future__ import annotations
@@ -331,6 +336,10 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         # the record a collection reads binds the single variables of need (an earlier closure's list
         # bounds the range by its last member, not as an event of the record)
         lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
+        prior = [L for L, *_ in closures if L.var in need]  # the closures right before it (kleene_units)
+        if prior:  # its lists lie after the last member of the nearest one's: not every pair of the two
+            s = frozenset(need) & singles
+            lists *= ordered_share(_growth(prior[-1], s, W, rate_of, conjunct), _growth(K, s, W, rate_of, conjunct))
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
@@ -443,8 +452,8 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
         elif isinstance(node, KleeneCollect):
             given = rec(node.input)
             # a closure in an OR branch makes lists for the records through its branch; the others keep one
-            alts = [(s, r * (_lists(node, s, W, rate, sel) if not node.closure.scope or s & set(node.closure.scope)
-                             else 1.0)) for s, r in given]
+            alts = [(s, r * (_lists(node, s, W, rate, sel) * _after_lists(node.closure, s, W, rate, sel, collected)
+                             if not node.closure.scope or s & set(node.closure.scope) else 1.0)) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[node.closure.var] = (node, given[0][0])
         elif isinstance(node, ListFilter):  # the share of the carried lists passing what their collection left
@@ -547,6 +556,16 @@ def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: fl
     return (1.0 + rate * theta) ** (-length / theta)
 
 
+def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float:
+    """:func:`ordered_share` of closure ``c`` after a closure ``collected`` already (variable -> (its
+    KleeneCollect, ...)) when that one is the nearest bound variable before it in a record of the single
+    variables ``s`` (adjacent closures: ``c``'s range starts after its last member), else 1."""
+    near = next((v for v in reversed(c.before) if v in s or v in collected), None)
+    if near is None or near not in collected:
+        return 1.0
+    return ordered_share(_growth(collected[near][0].closure, s, W, rate, sel), _growth(c, s, W, rate, sel))
+
+
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
     """Expected lists per input record of a KleeneCollect (module docstring)."""
     return lists_per_record(node.closure, node.mode, s, W, rate, sel)
@@ -555,9 +574,16 @@ def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
 def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: frozenset | None = None) -> float:
     """Expected lists of closure ``c`` under ``kleene=mode`` per record of the variables ``s`` (module
     docstring; ``rate(var)``, ``sel(conjunct)``), its member-wise conjuncts applying where the variables
-    ``bound`` (default ``s``) bind all they read."""
+    ``bound`` (default ``s``) bind all they read.
+
+    A conjunct reading a member with the whole list (``each``, ``b[i].x > avg(b.x)``) holds for a list
+    when it holds for every member: with ``q`` its selectivity (the user's, or the default: it is read on
+    lists, not sampled) taken as each member's chance to pass, independently, a list of L members passes
+    with ``q^L``, so under ``kleene="all"`` the lists are ``sum C(m, L) p^(L-1) q^L = ((1 + p q)^m - 1) / p``
+    and under ``"maximal"`` the one list (L Poisson of mean m) passes ``exp(-m (1 - q)) - exp(-m)``."""
     bound = s if bound is None else bound
     member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= bound)
+    q = math.prod(sel(e) for e in c.each)
     before, lo, hi = c.before, c.min, c.max
     if c.anchor is not None and c.anchor in s:
         # the anchor is the first member of every list: the others lie after it, and number one fewer
@@ -565,23 +591,55 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
     m = rate(c.var) * member * _range_length(before, c.after, False, s, W)
     m = min(m, 1000.0)  # 2^1000 is still a float; any plan with that many lists is priced out anyway
     anchored = before is not c.before
+    first = q if anchored else 1.0  # the anchor is a member the each-conjuncts read too
     if mode == "maximal":
         if hi is None:
-            lists = 1.0 - math.exp(-m) if lo >= 1 else 1.0
+            lists = math.exp(-m * (1.0 - q)) - (math.exp(-m) if lo >= 1 else 0.0)
         else:
             M = round(m)
-            lists = float(sum(max(M - k + 1, 0) for k in range(max(lo, 1), hi + 1))) + (anchored and lo == 0)
+            lists = float(sum(max(M - k + 1, 0) * q ** k for k in range(max(lo, 1), hi + 1))) + (anchored and lo == 0)
     else:
         p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
         if anchored and hi is None and lo == 0:  # each of the L members after the anchor follows one: p^L
-            lists = (1.0 + p) ** m
+            lists = (1.0 + p * q) ** m
         elif hi is None and lo <= 1:
-            lists = ((1.0 + p) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
+            lists = ((1.0 + p * q) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
         else:
             M = round(m)
             top = M if hi is None else min(hi, M)
-            lists = float(sum(math.comb(M, L) * p ** (L if anchored else max(L - 1, 0)) for L in range(lo, top + 1)))
-    return lists * math.prod(sel(e) for e in c.lists)
+            lists = float(sum(math.comb(M, L) * p ** (L if anchored else max(L - 1, 0)) * q ** L
+                              for L in range(lo, top + 1)))
+    return lists * first * math.prod(sel(e) for e in c.lists)
+
+
+def _growth(c, s: frozenset, W: float, rate, sel) -> float:
+    """``m * p * q`` of closure ``c`` per record of the variables ``s`` (:func:`lists_per_record`): its
+    lists that end at a member grow as ``exp`` of this over the range (``E[(1 + p q)^N]`` of N Poisson)."""
+    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
+    p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
+    q = math.prod(sel(e) for e in c.each)
+    return min(rate(c.var) * member * _range_length(c.before, c.after, False, s, W) * p * q, 700.0)
+
+
+def ordered_share(u: float, v: float) -> float:
+    """The share of the pairs (list of a closure, list of the closure right after it) whose second list lies
+    after the first one's last member, of growths ``u`` and ``v`` (:func:`_growth`) over one range.
+
+    With members of each a Poisson process over the range [0, x] and ``a = u / x``, ``c = v / x``, the
+    first's lists whose last member is at t are ``r_1 e^(a t) dt`` and the second's lists after t
+    ``(r_2 / c) (e^(c (x - t)) - 1)``: integrated over t, over the product of their totals
+    (``(r_1 / a) (e^u - 1)`` and ``(r_2 / c) (e^v - 1)``), ``[u (e^u - e^v) / (u - v) - (e^u - 1)] /
+    ((e^u - 1) (e^v - 1))``: 1/2 for two single rare members (one before the other), falling as either
+    closure grows (the first's long lists end late)."""
+    if u < 1e-6 and v < 1e-6:
+        return 0.5
+    u, v = max(u, 1e-9), max(v, 1e-9)
+    eu, ev = math.expm1(u), math.expm1(v)
+    if abs(u - v) < 1e-9 * max(u, v):
+        top = u * (eu + 1.0) - eu  # u e^u - (e^u - 1), the limit u -> v
+    else:
+        top = u * (eu - ev) / (u - v) - eu
+    return min(max(top / eu / ev, 0.0), 1.0)
 
 
 def split_shares(c, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:

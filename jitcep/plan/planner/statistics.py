@@ -124,7 +124,7 @@ def conjunct_texts(logical: LogicalPlan) -> dict[str, Conjunct]:
     found += [(cond, "negation") for n in logical.negations for cond in n.conds]
     for c in logical.closures:
         found += [(m, "member") for m in c.member + c.cross] + [(p, "prev") for p in c.prev]
-        found += [(li, "list") for li in c.lists]
+        found += [(li, "list") for li in c.lists] + [(e, "each") for e in c.each]
     out: dict[str, Conjunct] = {}
     for e, kind in found:
         out.setdefault(expr_to_text(display_expr(e, kv)), Conjunct(e, kind, tuple(sorted(E.variables(e)))))
