@@ -6,7 +6,8 @@
     PYTHONPATH=. python perf/bench_plans.py kleene  [--n 200000] [--repeat 5]
     PYTHONPATH=. python perf/bench_plans.py kleene_split [--n 200000] [--repeat 5]   (a part of kleene)
     PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (a part of kleene)
-    PYTHONPATH=. python perf/bench_plans.py kleene_branch [--n 200000] [--repeat 5]  (the last part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_branch [--n 200000] [--repeat 5]  (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_group [--n 200000] [--repeat 5]   (the last part of kleene)
 
 ``--cpu`` times the process's CPU seconds (``time.process_time``) instead of wall time.
 
@@ -317,6 +318,26 @@ def kleene_branch(args) -> None:
     _old_new(args, kleene_branch_workloads(args.n), "top", form="unit")
 
 
+def kleene_group_workloads(n: int) -> dict:
+    """name -> (pattern text, events) on :func:`kleene_search_workloads`' events with a Kleene group between
+    a and c where a closure was (its B and E at 0.02x A's rate), collected on top before it could be a unit:
+    a SEQ body and an AND body."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
+                                attrs={"x": "uniform"})
+    return {"group_seq": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
+                          "WITHIN 2000", ev(0.02)),
+            "group_and": ("PATTERN SEQ(A a, KL(AND(B b, E e)){1,2}, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
+                          "WITHIN 2000", ev(0.02))}
+
+
+def kleene_group(args) -> None:
+    """Old (a Kleene group collected on top of the tree searched without it) against new (a unit of the
+    search), per planner."""
+    print(f"a Kleene group: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_group_workloads(args.n), "top")
+
+
 def kleene_more(args) -> None:
     """Old (adjacent closures, or one under nondecreasing_ts: collected on top of the tree searched
     without them) against new (units of the search), per planner."""
@@ -391,13 +412,15 @@ def _old_new(args, workloads: dict, old_place, form=None) -> None:
 
 def _tree(node) -> str:
     """A join tree with its closure, as ``((a c)+b d)``: ``+b`` where b's lists are collected."""
-    from jitcep.plan.operators import KleeneCollect, ListFilter, Scan
+    from jitcep.plan.operators import GroupCollect, KleeneCollect, ListFilter, Scan
     if isinstance(node, Scan):
         return node.var
     if isinstance(node, KleeneCollect):
         return _tree(node.input) + "+" + node.closure.var
     if isinstance(node, ListFilter):  # the conjuncts split off the closure, on the carried lists
         return _tree(node.input) + "?" + node.var
+    if isinstance(node, GroupCollect):  # its body's own tree makes the iterations: the group by its variables
+        return _tree(node.input) + "+" + "".join(node.group.vars)
     if not node.children:
         return type(node).__name__
     return "(" + " ".join(_tree(c) for c in node.children) + ")"
@@ -409,12 +432,13 @@ def _kleene_both(args) -> None:
     kleene_split(args)
     kleene_more(args)
     kleene_branch(args)
+    kleene_group(args)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more",
-                                          "kleene_branch"])
+                                          "kleene_branch", "kleene_group"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -431,7 +455,8 @@ def main(argv=None) -> None:
     if args.n is None:
         args.n = 100_000 if args.which == "fig5" else 200_000
     {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both,
-     "kleene_split": kleene_split, "kleene_more": kleene_more, "kleene_branch": kleene_branch}[args.which](args)
+     "kleene_split": kleene_split, "kleene_more": kleene_more, "kleene_branch": kleene_branch,
+     "kleene_group": kleene_group}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from jitcep.options import Options
 from jitcep.pattern.parser import parse
 from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
-from jitcep.plan.operators import KleeneCollect, ListFilter, Scan, SeqJoin
+from jitcep.plan.operators import GroupCollect, KleeneCollect, ListFilter, Scan, SeqJoin
 from jitcep.plan.planner.algorithms import ALGORITHMS
 from jitcep.plan.planner.cardinality import estimate_work, join_problem, ordered_share
 from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
@@ -194,7 +194,8 @@ def _left_deep(order):
 
 def _stats(logical, rng: random.Random) -> Statistics:
     """Seeded random rates over four orders of magnitude (the search's choices vary with them)."""
-    names = [*logical.variables, *(K.var for K in logical.closures), *(n.var for n in logical.negations)]
+    names = [*logical.variables, *(K.var for K in logical.closures), *(n.var for n in logical.negations),
+             *(v for g in logical.groups for v in g.vars)]
     return Statistics({v: 10 ** rng.uniform(-2, 1) for v in names}, {}, 1, 1.0, {}, 100.0)
 
 
@@ -818,3 +819,96 @@ def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_bra
 @pytest.mark.parametrize("seed", range(100, 250))
 def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_branch_slow(seed):
     _agree_branch(seed, 40)
+
+
+# --- a Kleene group as a unit ---------------------------------------------------------------------
+
+
+GROUP_EVENTS = pl.DataFrame({"ts": [0, 1, 2, 3, 4, 5, 6], "type": ["A", "B", "E", "B", "E", "C", "D"],
+                             "x": [5, 1, 0, 7, 0, 0, 0]})
+
+
+@pytest.mark.parametrize("body, where, expected", [
+    # iterations of SEQ(B b, E e) between a (0) and c (5): (1, 2), (1, 4), (3, 4); a list chains each after
+    # the one before ends: the three alone and (1, 2) then (3, 4)
+    ("SEQ", "", [((1, 2),), ((1, 4),), ((3, 4),), ((1, 2), (3, 4))]),
+    # member-wise with a (x 5): b at 1 (x 1) only, and (1, 4) cannot follow (1, 2)
+    ("SEQ", " WHERE b.x < a.x", [((1, 2),), ((1, 4),)]),
+    # iterative: b's x grows from 1 to 7 along (1, 2), (3, 4); one-iteration lists vacuously
+    ("SEQ", " WHERE b[i].x > b[i-1].x", [((1, 2),), ((1, 4),), ((3, 4),), ((1, 2), (3, 4))]),
+    # a list conjunct: two iterations
+    ("SEQ", " WHERE count(b) >= 2", [((1, 2), (3, 4))]),
+    # AND(B b, E e){1,2}: body matches in either order, (1, 2), (1, 4), (3, 2), (3, 4); a list is a set of
+    # one or two distinct ones (they may share events): 4 + 6
+    ("AND", "", [(m,) for m in ((1, 2), (1, 4), (3, 2), (3, 4))]
+     + [(m, n) for m, n in itertools.combinations(((1, 2), (1, 4), (3, 2), (3, 4)), 2)]),
+])
+def test_a_group_collected_lower_finds_the_matches_written_by_hand(body, where, expected):
+    bounds = "+" if body == "SEQ" else "{1,2}"
+    pattern = parse(f"PATTERN SEQ(A a, KL({body}(B b, E e)){bounds}, C c, D d){where} WITHIN 10")
+    logical = logical_plan(pattern)
+    for rg in (0.001, 5.0):  # a rare group thins (a, c) before d joins
+        stats = Statistics({"a": 1.0, "b": rg, "e": rg, "c": 1.0, "d": 10.0}, {}, 1, 1.0, {}, T)
+        lower = 0
+        for name in ALGORITHMS:
+            plan = physical_plan(logical, Options(planner=name), None, stats, W)
+            [gc] = [n for n in plan.nodes() if isinstance(n, GroupCollect)]
+            lower += gc.placement == "lower" and gc.searched
+            [mt] = runtime.evaluate([pattern], build_event_table(GROUP_EVENTS, [pattern], type="type"), Options(),
+                                    plan=plan)
+            got = [tuple(zip(m["b"], m["e"])) for m in mt.to_bindings()]
+            # an AND group's list is a set: its iterations in canonical order, compared as sets
+            norm = (lambda ls: sorted(tuple(sorted(x)) for x in ls)) if body == "AND" else sorted
+            assert norm(got) == norm(expected), (name, rg)
+            assert {(m["a"], m["c"], m["d"]) for m in mt.to_bindings()} == {(0, 5, 6)}
+        if rg < 1:  # trivial has no search
+            assert lower >= len(ALGORITHMS) - 2, lower
+
+
+def gen_group(seed: int) -> tuple[str, dict]:
+    """A SEQ with a Kleene group (a SEQ or AND body of two variables, bounded or not) between single
+    variables, maybe one before and one after them, the conjunct forms reading it (iteration-local,
+    member-wise with a neighbour or a later variable, iterative, list), and its options (both
+    ``kleene_window`` modes; ``nondecreasing_ts`` too, where the group stays on top)."""
+    rng = random.Random(71_000 + seed)
+    seq = rng.random() < 0.6
+    bounds = rng.choice(["+", "{0,}", "{1,2}", "{2,}", "{0,2}"] if seq else ["{1,1}", "{1,2}", "{0,2}"])
+    t1, t2 = rng.choice(["B", "B", "C"]), rng.choice(["E", "E", "B"])
+    items = ["A a", f"KL({'SEQ' if seq else 'AND'}({t1} b, {t2} e)){bounds}", "C c", "D d"]
+    if rng.random() < 0.3:
+        items.insert(0, "E i")
+    cmp = lambda: rng.choice(["<", "<=", ">", ">="])  # noqa: E731
+    forms = [lambda: f"b.x {cmp()} e.x", lambda: f"b.x {cmp()} a.x", lambda: f"e.y {cmp()} d.y",
+             lambda: f"b[i].x {cmp()} b[i-1].x", lambda: f"count(b) {cmp()} {rng.randint(1, 3)}",
+             lambda: f"sum(e.x) {cmp()} c.x", lambda: f"c.x {cmp()} d.x"]
+    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
+    if rng.random() < 0.2:
+        conj.append("[k]")
+    where = f" WHERE {' AND '.join(conj)}" if conj else ""
+    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
+    return (f"PATTERN SEQ({', '.join(items)}){where} {window}",
+            dict(order=rng.choice(["position", "strict_ts", "strict_ts", "nondecreasing_ts"]),
+                 kleene_window=rng.choice(["match", "iteration"]), max_kleene=5_000))
+
+
+def _agree_group(seed: int, n_streams: int) -> int:
+    """As :func:`_agree`, for :func:`gen_group`'s patterns; the number of plans collecting the group below
+    the root."""
+    text, opts = gen_group(seed)
+    pattern, options, logical, plans = _every_algorithm(text, opts, 8_800 + seed)
+    lower = sum(any(isinstance(n, GroupCollect) and n.placement == "lower" for n in p.nodes())
+                for p in plans.values())
+    motif = (("A",), ("B", "C"), ("E", "B"), ("B", "C"), ("E",), ("C",), ("D",))
+    _plans_agree(text, pattern, options, plans, seed, n_streams,
+                 event_frames(types=("A", "B", "C", "D", "E"), max_size=12, motif=motif))
+    return lower
+
+
+def test_every_algorithm_finds_the_reference_matches_with_a_group_unit():
+    assert sum(_agree_group(seed, 4) for seed in range(8)) >= 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 250))
+def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_slow(seed):
+    _agree_group(seed, 40)

@@ -114,7 +114,8 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene group", "vars": list(node.vars), "group": list(g.vars),
                 "body": "SEQ" if g.seq else "AND", "predicates": preds, "window": window, "min": g.min,
                 "max": g.max, "after": list(g.before), "before": list(g.after),
-                "per_iteration": node.per_iteration}
+                "per_iteration": node.per_iteration, "placement": node.placement,
+                **({"searched": True} if node.searched else {})}
     if isinstance(node, Contiguity):
         return {"op": "contiguous", "vars": list(node.vars), "predicates": [], "window": None,
                 "groups": [list(g) for g in node.groups]}
@@ -190,6 +191,8 @@ def _fields(d: dict) -> str:
         if d["placement"] == "lower" or "choice_costs" in d or d.get("searched"):  # the rule's default goes unsaid
             parts.append(f"placement={d['placement']}" + _alternatives(d)
                          + (" (the join-order search's)" if d.get("searched") else ""))
+    if d["op"] == "kleene group" and (d["placement"] == "lower" or d.get("searched")):
+        parts.append(f"placement={d['placement']}" + (" (the join-order search's)" if d.get("searched") else ""))
     if d.get("frozen"):
         parts.append("frozen (active candidates only)")
     if d["op"] == "contiguous":

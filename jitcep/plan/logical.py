@@ -153,7 +153,7 @@ class Group:
     ``lists`` and ``each`` also hold conjuncts reading constructs collected
     before; ``cross``: member-wise conjuncts over its iterations and the
     members of one construct collected before, for every pair (as
-    :attr:`Closure.cross`).
+    :attr:`Closure.cross`).  ``near``: as :attr:`Closure.near`.
     """
 
     body: Node
@@ -172,6 +172,7 @@ class Group:
     anchor: tuple[str, ...] = ()
     each: tuple[E.Expr, ...] = ()
     cross: tuple[E.Expr, ...] = ()
+    near: tuple[str, ...] = ()
 
     @property
     def seq(self) -> bool:
@@ -708,8 +709,8 @@ def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan
                          *(tuple(grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
                          before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
                          tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
-                         tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]))
-                   for i, (g, before, after, scope, _) in enumerate(gls))
+                         tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]), near)
+                   for i, (g, before, after, scope, near) in enumerate(gls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
                        tuple(constants), tuple(negations), closures, groups, order)

@@ -98,7 +98,7 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ..._memo import PerObject
 from ...pattern.structure import relation
-from ..logical import LogicalPlan, display_expr
+from ..logical import Group, LogicalPlan, display_expr
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
@@ -335,22 +335,28 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     for K, need, mode, split in closures:
         # the record a collection reads binds the single variables of need (an earlier closure's list
         # bounds the range by its last member, not as an event of the record)
-        lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
-        prior = [L for L, *_ in closures if L.var in need]  # the closures right before it (kleene_units)
+        name = K.vars[0] if isinstance(K, Group) else K.var  # a group by its first variable (kleene_order)
+        if isinstance(K, Group):
+            lists = group_lists_per_record(K, frozenset(need) & singles, W, rate_of, conjunct)
+        else:
+            lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
+        # the closures right before it (kleene_units: a group is never adjacent)
+        prior = [L for L, *_ in closures if not isinstance(L, Group) and L.var in need]
         if prior:  # its lists lie after the last member of the nearest one's: not every pair of the two
             s = frozenset(need) & singles
             lists *= ordered_share(_growth(prior[-1], s, W, rate_of, conjunct), _growth(K, s, W, rate_of, conjunct))
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
-        units += (K.var,)
-        index[K.var] = n + len(found)
+        units += (name,)
+        index[name] = n + len(found)
         mask = sum(1 << i for i, vs in enumerate(units_of) if vs & set(need))
         mask |= sum(1 << index[v] for v in need if v in index)  # a closure right before it (kleene_units)
         found.append(ClosureUnit(n + len(found), mask, len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
         # a conjunct split off the collection: a predicate between T' and the units it reads
         conds = [e for f in ("member", "prev", "lists", "each") for e in split.get(f, ())]
-        for e, share in zip(conds, split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct)):
+        shares = split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct) if conds else ()
+        for e, share in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, share))
     m = len(card)
@@ -464,10 +470,12 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             alts = [(s, r * share) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
-            # no estimate of a group's lists yet: its input's rows (its body's iterations priced as joins)
-            rec(node.body)
-            alts = rec(node.input)
-            inputs = sum(r for _, r in alts)
+            rec(node.body)  # its iterations, priced as joins
+            given = rec(node.input)
+            g = node.group
+            alts = [(s, r * (group_lists_per_record(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
+                    for s, r in given]
+            inputs = sum(r for _, r in given)
         elif isinstance(node, SemiJoinReduce):
             # no estimate of what it removes yet: the matches are its input's, an upper bound
             alts = rec(node.input)
@@ -605,11 +613,41 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
         elif hi is None and lo <= 1:
             lists = ((1.0 + p * q) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
         else:
-            M = round(m)
-            top = M if hi is None else min(hi, M)
-            lists = float(sum(math.comb(M, L) * p ** (L if anchored else max(L - 1, 0)) * q ** L
+            top = math.ceil(m) if hi is None else min(hi, math.ceil(m))
+            lists = float(sum(_choose(m, L) * p ** (L if anchored else max(L - 1, 0)) * q ** L
                               for L in range(lo, top + 1)))
     return lists * first * math.prod(sel(e) for e in c.lists)
+
+
+def _choose(m: float, L: int) -> float:
+    """``C(m, L)`` for an expected count ``m`` of members: ``m (m - 1) .. (m - L + 1) / L!``, each factor at
+    least 0 (so a rare closure's one-member lists are ``m``, not ``C(round(m), 1) = 0``)."""
+    return math.prod(max(m - i, 0.0) for i in range(L)) / math.factorial(L)
+
+
+def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
+    """Expected lists of Kleene group ``g`` per record of the variables ``s`` (``rate(var)``,
+    ``sel(conjunct)``), as :func:`lists_per_record` counts a closure's, its iterations for members: an
+    iteration is a match of its body inside the range between its neighbours, ``n = prod(r_v len) *
+    sel(joins) * sel(member)`` of them, over ``k!`` for a SEQ body (its k events in order), and the
+    lists are the subsets of them the bounds allow, consecutive ones passing the iterative conjuncts
+    (``((1 + p q)^n - 1) / p`` unbounded).  An upper bound for a SEQ body, whose iterations must also
+    follow one another, and for an AND body with shared events; the rates of its variables are sampled
+    like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
+    length = _range_length(g.before, g.after, False, s, W)
+    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    if g.seq:
+        n /= math.factorial(len(g.vars))
+    n = min(n, 1000.0)
+    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
+    q = math.prod(sel(e) for e in g.each)
+    lo, hi = g.min, g.max
+    if hi is None and lo <= 1:
+        lists = ((1.0 + p * q) ** n - 1.0) / p + (1.0 if lo == 0 else 0.0)
+    else:
+        top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
+        lists = float(sum(_choose(n, L) * p ** max(L - 1, 0) * q ** L for L in range(lo, top + 1)))
+    return lists * math.prod(sel(e) for e in g.lists)
 
 
 def _growth(c, s: frozenset, W: float, rate, sel) -> float:

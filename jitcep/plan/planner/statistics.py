@@ -97,12 +97,16 @@ class Conjunct:
 
 
 def leaves(logical: LogicalPlan) -> dict[str, Leaf]:
-    """Every variable with statistics: positive ones in pattern order, then negated ones, then the closure."""
+    """Every variable with statistics: positive ones in pattern order, then negated ones, then the closures'
+    and the groups' variables."""
     out = {v: Leaf(v, t, logical.filters.get(v), "positive") for v, t in logical.variables.items()}
     for n in logical.negations:
         out[n.var] = Leaf(n.var, n.types, n.filter, "negated")
     for c in logical.closures:
         out[c.var] = Leaf(c.var, c.types, c.filter, "closure")
+    for g in logical.groups:
+        for v, t, f in zip(g.vars, g.types, g.filters):
+            out[v] = Leaf(v, t, f, "group")
     return out
 
 

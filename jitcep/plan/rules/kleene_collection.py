@@ -150,7 +150,7 @@ def lower_join(tree, planning):
     collected instead of over ``tree`` (module docstring), or None where it may not or that join is
     ``tree`` itself."""
     found = lowerable(planning)
-    if len(planning.logical.closures) != 1 or not found:
+    if len(planning.logical.closures) != 1 or planning.logical.groups or not found:
         return None
     [need] = found.values()
     node = tree
