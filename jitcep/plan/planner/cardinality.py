@@ -336,10 +336,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         # the record a collection reads binds the single variables of need (an earlier closure's list
         # bounds the range by its last member, not as an event of the record)
         name = K.vars[0] if isinstance(K, Group) else K.var  # a group by its first variable (kleene_order)
-        if isinstance(K, Group):
-            lists = group_lists_per_record(K, frozenset(need) & singles, W, rate_of, conjunct)
-        else:
-            lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
+        lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
         # the closures right before it (kleene_units: a group is never adjacent)
         prior = [L for L, *_ in closures if not isinstance(L, Group) and L.var in need]
         if prior:  # its lists lie after the last member of the nearest one's: not every pair of the two
@@ -376,18 +373,20 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
 
 
 def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts, weights) -> float:
-    """``T'``'s card for closure ``K`` over records of the variables ``s`` (:func:`join_problem`): its lists
+    """``T'``'s card for closure or group ``K`` over records of the variables ``s`` (:func:`join_problem`): its lists
     per record, or in an OR branch (its ``scope``, inside one OR unit) the mean over that unit's records,
     those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
     the share of the unit's records that are alternatives through the branch."""
+    def lists(s):
+        return (group_lists_per_record(K, s, W, rate, sel) if isinstance(K, Group)
+                else lists_per_record(K, mode, s, W, rate, sel))
     if not K.scope:
-        return lists_per_record(K, mode, s, W, rate, sel)
+        return lists(s)
     scope = frozenset(K.scope)
     i = next(i for i, vs in enumerate(units_of) if vs & scope)
     took = sum(w for a, w in zip(alts[i], weights[i]) if a & scope)
     # the range among the variables of a record through the branch
-    lists = lists_per_record(K, mode, s - (units_of[i] - scope), W, rate, sel)
-    return took * lists + (1.0 - took)
+    return took * lists(s - (units_of[i] - scope)) + (1.0 - took)
 
 
 CLOSURE_CARD_CAP = 1e30

@@ -53,8 +53,8 @@ def lowerable(planning) -> dict:
     anchor for the neighbour before it (:attr:`~jitcep.plan.logical.Closure.near`): every other member
     lies after it, and it lies after everything the SEQ orders before the closure.
 
-    A Kleene group likewise, apart from every other closure and group (never adjacent), not anchored,
-    outside any OR branch and not under ``nondecreasing_ts`` (a tied iteration could lie past its
+    A Kleene group likewise (in an OR branch too), apart from every other closure and group (never
+    adjacent), not anchored and not under ``nondecreasing_ts`` (a tied iteration could lie past its
     neighbour by position, and the group's collection does not put its records back in end order):
     each iteration lies between its nearest neighbours, inside the record's span, so the window
     (either ``kleene_window``: an iteration between two events of the record fits with them whenever
@@ -89,7 +89,7 @@ def lowerable(planning) -> dict:
         earlier = {L.var for L in logical.closures if adjacent(K, L)}
         if not K.near or read & (kvs - names(K)) or not earlier <= out.keys():
             continue
-        if isinstance(K, Group) and (K.anchor or K.scope or ties):
+        if isinstance(K, Group) and (K.anchor or ties):
             continue  # (module docstring: groups)
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
         # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split);
