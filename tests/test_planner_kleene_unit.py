@@ -796,13 +796,7 @@ def _agree_branch(seed: int, n_streams: int) -> int:
     closure out of its branch: :mod:`jitcep.plan.rules.disjuncts`); the number of plans collecting the
     closure below the root."""
     text, opts = gen_branch(seed)
-    pattern = parse(text)
-    options = Options(**opts)
-    runtime.check_supported(pattern, options)
-    logical = logical_plan(pattern)
-    rng = random.Random(7_700 + seed)
-    plans = {name: physical_plan(logical, Options(**opts, planner=name), None, _stats(logical, rng), 7.0,
-                                 form="unit") for name in ALGORITHMS}
+    pattern, options, logical, plans = _every_algorithm(text, opts, 7_700 + seed, "unit")
     lower = sum(any(isinstance(n, KleeneCollect) and n.placement == "lower" for n in p.nodes())
                 for p in plans.values())
     motif = (("E",), ("A",), ("B",), ("C", "B", "E"), ("C",), ("D",), ("F",), ("D",))
