@@ -31,9 +31,9 @@ from jitcep.options import Options
 from jitcep.pattern.parser import parse
 from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
-from jitcep.plan.operators import GroupCollect, KleeneCollect, ListFilter, Scan, SeqJoin
+from jitcep.plan.operators import AndJoin, GroupCollect, KleeneCollect, ListFilter, Scan, SeqJoin
 from jitcep.plan.planner.algorithms import ALGORITHMS
-from jitcep.plan.planner.cardinality import estimate_work, join_problem, ordered_share
+from jitcep.plan.planner.cardinality import _choose, estimate_work, join_problem, ordered_share
 from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
 from jitcep.plan.planner.problem import ClosureUnit, JoinProblem, leaves
 from jitcep.plan.planner.statistics import DEFAULT_SELECTIVITY, Statistics, conjunct_texts
@@ -809,6 +809,19 @@ def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_bra
     assert sum(_agree_branch(seed, 4) for seed in range(8)) >= 8
 
 
+def test_a_join_above_an_anchored_closure_collected_lower_tests_the_order_on_its_anchor():
+    # SEQ(E i, A a, OR(B+ c[], E e), F g, D j) under nondecreasing_ts: a join above the collection on (OR, g)
+    # that joins a out of order is an AND join testing a before c[1], the list's first member, which the
+    # collection keeps (slow seed 186 failed here when it dropped the column)
+    text, opts = gen_branch(186)
+    assert text == "PATTERN SEQ(E i, A a, OR(B+ c[], E e), F g, D j) WITHIN 8 EVENTS"
+    _, _, _, plans = _every_algorithm(text, opts, 7_700 + 186, "unit")
+    assert any(isinstance(n, AndJoin) and any("c[1]" in pair for pair in n.sequence)
+               and any(isinstance(k, KleeneCollect) and k.placement == "lower" for k in _under(n))
+               for p in plans.values() for n in p.nodes())
+    _agree_branch(186, 12)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(100, 250))
 def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_branch_slow(seed):
@@ -924,6 +937,15 @@ def _agree_group(seed: int, n_streams: int) -> int:
 
 def test_every_algorithm_finds_the_reference_matches_with_a_group_unit():
     assert sum(_agree_group(seed, 4) for seed in range(8)) >= 8
+
+
+def test_a_long_bounded_group_is_estimated_in_floats():
+    # 195 expected iterations of a {2,} group: C(m, L) up to L = 196 once overflowed L! (slow seed 141)
+    text, opts = gen_group(141)
+    assert "{2,}" in text
+    _every_algorithm(text, opts, 8_800 + 141)
+    m, L = 195.1, 171  # the generalised binomial coefficient, by the gamma function
+    assert _choose(m, L) == pytest.approx(math.exp(math.lgamma(m + 1) - math.lgamma(L + 1) - math.lgamma(m - L + 1)))
 
 
 @pytest.mark.slow

@@ -621,7 +621,10 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
 def _choose(m: float, L: int) -> float:
     """``C(m, L)`` for an expected count ``m`` of members: ``m (m - 1) .. (m - L + 1) / L!``, each factor at
     least 0 (so a rare closure's one-member lists are ``m``, not ``C(round(m), 1) = 0``)."""
-    return math.prod(max(m - i, 0.0) for i in range(L)) / math.factorial(L)
+    out = 1.0
+    for i in range(L):  # in floats: L! of a long list is past a float
+        out *= max(m - i, 0.0) / (i + 1)
+    return out
 
 
 def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
