@@ -5,7 +5,9 @@
     PYTHONPATH=. python perf/bench_plans.py zstream [--n 200000]
     PYTHONPATH=. python perf/bench_plans.py kleene  [--n 200000] [--repeat 5]
     PYTHONPATH=. python perf/bench_plans.py kleene_split [--n 200000] [--repeat 5]   (a part of kleene)
-    PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (the last part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_branch [--n 200000] [--repeat 5]  (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_group [--n 200000] [--repeat 5]   (the last part of kleene)
 
 ``--cpu`` times the process's CPU seconds (``time.process_time``) instead of wall time.
 
@@ -295,6 +297,47 @@ def kleene_more_workloads(n: int) -> dict:
                        {"order": "nondecreasing_ts"})}
 
 
+def kleene_branch_workloads(n: int) -> dict:
+    """name -> (pattern text, events) with the closure in an OR branch, planned as one unit (the DNF form
+    already searched it), where it was collected on top before it could be a unit: between the branch's
+    single variables (C at 0.005x A's rate), or alone, anchored by its first member and at least two
+    members long (C at 0.02x, E rarer); G frequent with a selective ``f``-``g`` conjunct, so a search without
+    the closure joins (f, g) first."""
+    def ev(types):
+        return synthetic_events(n, types=types, keys=10, attrs={"x": "uniform"})
+    return {"branch_c": ("PATTERN SEQ(A a, OR(SEQ(B b, C+ c[], D d), E e), F f, G g) WHERE [k] AND f.x + 0.95 < g.x "
+                         "WITHIN 2000", ev({"A": 1, "B": 1, "C": 0.005, "D": 1, "E": 0.05, "F": 1, "G": 20})),
+            "anchored_c": ("PATTERN SEQ(A a, OR(C{2,} c[], E e), F f, G g) WHERE [k] AND f.x + 0.95 < g.x "
+                           "WITHIN 2000", ev({"A": 1, "C": 0.02, "E": 0.002, "F": 1, "G": 20}))}
+
+
+def kleene_branch(args) -> None:
+    """Old (a closure in an OR branch collected on top of the tree searched without it) against new (a unit
+    of the search), per planner, both in the unit form."""
+    print(f"a closure in an OR branch: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_branch_workloads(args.n), "top", form="unit")
+
+
+def kleene_group_workloads(n: int) -> dict:
+    """name -> (pattern text, events) on :func:`kleene_search_workloads`' events with a Kleene group between
+    a and c where a closure was (its B and E at 0.02x A's rate), collected on top before it could be a unit:
+    a SEQ body and an AND body."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
+                                attrs={"x": "uniform"})
+    return {"group_seq": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
+                          "WITHIN 2000", ev(0.02)),
+            "group_and": ("PATTERN SEQ(A a, KL(AND(B b, E e)){1,2}, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
+                          "WITHIN 2000", ev(0.02))}
+
+
+def kleene_group(args) -> None:
+    """Old (a Kleene group collected on top of the tree searched without it) against new (a unit of the
+    search), per planner."""
+    print(f"a Kleene group: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_group_workloads(args.n), "top")
+
+
 def kleene_more(args) -> None:
     """Old (adjacent closures, or one under nondecreasing_ts: collected on top of the tree searched
     without them) against new (units of the search), per planner."""
@@ -316,9 +359,10 @@ def kleene_search(args) -> None:
     _old_new(args, kleene_search_workloads(args.n), None)
 
 
-def _old_new(args, workloads: dict, old_place) -> None:
+def _old_new(args, workloads: dict, old_place, form=None) -> None:
     """Per workload and planner, the plan searched without the closure (placed ``old_place`` on that
-    tree; None: as the rule prices it) against the plan searched now, same table, taking turns."""
+    tree; None: as the rule prices it) against the plan searched now (in ``form``, None: the cheaper),
+    same table, taking turns."""
     from jitcep.errors import ExplosionError
     from jitcep.plan.planner.statistics import window_extent
     from jitcep.plan.logical import logical_plan
@@ -341,7 +385,7 @@ def _old_new(args, workloads: dict, old_place) -> None:
             problem = join_problem(logical, stats, span)  # without the closure: the search before T'
             old_shape = problem.shape(ALGORITHMS[planner](problem, cost_model(opts)))
             plans = {"old": physical_plan(logical, opts, old_shape, stats, span, kleene=old_place),
-                     "new": physical_plan(logical, opts, None, stats, span)}
+                     "new": physical_plan(logical, opts, None, stats, span, form=form)}
             lines = {k: _tree(p.root) for k, p in plans.items()}
             matches = {}
             for k, p in plans.items():
@@ -349,30 +393,34 @@ def _old_new(args, workloads: dict, old_place) -> None:
                     matches[k] = runtime.evaluate([pattern], table, opts, plan=p)[0].n
                 except ExplosionError:  # the plan's intermediate results pass max_memory: not timed
                     matches[k] = None
-            assert matches["old"] in (None, matches["new"]), matches
+            assert None in matches.values() or matches["old"] == matches["new"], matches
             times: dict = {k: [] for k in plans if matches[k] is not None}
             for _ in range(args.repeat):
                 for k in times:
                     t = _clock()
                     runtime.evaluate([pattern], table, opts, plan=plans[k])
                     times[k].append(_clock() - t)
-            new = st.median(times["new"])
+            new = st.median(times["new"]) if "new" in times else None
             old = st.median(times["old"]) if "old" in times else None
-            shown = f"{old * 1e3:>9.1f}" if old is not None else f"{'> memory':>9}"
-            ratio = f"{old / new:>8.2f}" if old is not None else f"{'-':>8}"
-            print(f"{name:<12} {planner:<12} {shown} {new * 1e3:>9.1f} {ratio} "
-                  f"{matches['new']:>9}  {lines['old']} | {lines['new']}")
+            shown = {k: f"{t * 1e3:>9.1f}" if t is not None else f"{'> memory':>9}" for k, t in (("old", old),
+                                                                                                 ("new", new))}
+            ratio = f"{old / new:>8.2f}" if old is not None and new is not None else f"{'-':>8}"
+            print(f"{name:<12} {planner:<12} {shown['old']} {shown['new']} {ratio} "
+                  f"{next((str(m) for m in (matches['new'], matches['old']) if m is not None), '-'):>9}  "
+                  f"{lines['old']} | {lines['new']}")
 
 
 def _tree(node) -> str:
     """A join tree with its closure, as ``((a c)+b d)``: ``+b`` where b's lists are collected."""
-    from jitcep.plan.operators import KleeneCollect, ListFilter, Scan
+    from jitcep.plan.operators import GroupCollect, KleeneCollect, ListFilter, Scan
     if isinstance(node, Scan):
         return node.var
     if isinstance(node, KleeneCollect):
         return _tree(node.input) + "+" + node.closure.var
     if isinstance(node, ListFilter):  # the conjuncts split off the closure, on the carried lists
         return _tree(node.input) + "?" + node.var
+    if isinstance(node, GroupCollect):  # its body's own tree makes the iterations: the group by its variables
+        return _tree(node.input) + "+" + "".join(node.group.vars)
     if not node.children:
         return type(node).__name__
     return "(" + " ".join(_tree(c) for c in node.children) + ")"
@@ -383,11 +431,14 @@ def _kleene_both(args) -> None:
     kleene_search(args)
     kleene_split(args)
     kleene_more(args)
+    kleene_branch(args)
+    kleene_group(args)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more"])
+    ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more",
+                                          "kleene_branch", "kleene_group"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -404,7 +455,8 @@ def main(argv=None) -> None:
     if args.n is None:
         args.n = 100_000 if args.which == "fig5" else 200_000
     {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both,
-     "kleene_split": kleene_split, "kleene_more": kleene_more}[args.which](args)
+     "kleene_split": kleene_split, "kleene_more": kleene_more, "kleene_branch": kleene_branch,
+     "kleene_group": kleene_group}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -87,7 +87,9 @@ def run(node, state, execute) -> Buffer:
         return root_matches(state, buf, src, lists, unbound)
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
-    cols = [i for i, v in enumerate(buf.vars) if v != K.anchor]  # an anchor is a member from here on
+    # an anchor is a member from here on; below the root the joins above may still test the SEQ's order
+    # against it (an AND join's sequence pairs): it is the list's first member, so its column stays
+    cols = [i for i, v in enumerate(buf.vars) if v != K.anchor or node.placement == "lower"]
     # src ascends (each record's lists in record order), so the partition offsets are where each starts
     out = Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
                  np.searchsorted(src, buf.goff), ts[start], ts[end], wt[start], wt[end], lists, unbound)

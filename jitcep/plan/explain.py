@@ -96,7 +96,9 @@ def _operator(node, window: str) -> dict:
             + [_text(c, K.var) for c in K.prev + K.each] + [_text(c) for c in K.lists]
         return {"op": "kleene", "vars": list(node.vars), "closure": K.var, "types": _types(K.types),
                 "predicates": preds, "window": window, "mode": node.mode, "min": K.min, "max": K.max,
-                "after": list(K.before), "before": list(K.after), "span_check": node.span_check,
+                # an anchored closure's other members lie after its anchor (its first member)
+                "after": list(K.before) + ([K.anchor] if K.anchor else []), "before": list(K.after),
+                "span_check": node.span_check,
                 "runs": node.runs, "bound": [L.var for L in node.bound],
                 "prune": [n.var for n in node.prune], "placement": node.placement,
                 **_priced(node), **({"searched": True} if node.searched else {})}
@@ -112,7 +114,8 @@ def _operator(node, window: str) -> dict:
         return {"op": "kleene group", "vars": list(node.vars), "group": list(g.vars),
                 "body": "SEQ" if g.seq else "AND", "predicates": preds, "window": window, "min": g.min,
                 "max": g.max, "after": list(g.before), "before": list(g.after),
-                "per_iteration": node.per_iteration}
+                "per_iteration": node.per_iteration, "placement": node.placement,
+                **({"searched": True} if node.searched else {})}
     if isinstance(node, Contiguity):
         return {"op": "contiguous", "vars": list(node.vars), "predicates": [], "window": None,
                 "groups": [list(g) for g in node.groups]}
@@ -188,6 +191,8 @@ def _fields(d: dict) -> str:
         if d["placement"] == "lower" or "choice_costs" in d or d.get("searched"):  # the rule's default goes unsaid
             parts.append(f"placement={d['placement']}" + _alternatives(d)
                          + (" (the join-order search's)" if d.get("searched") else ""))
+    if d["op"] == "kleene group" and (d["placement"] == "lower" or d.get("searched")):
+        parts.append(f"placement={d['placement']}" + (" (the join-order search's)" if d.get("searched") else ""))
     if d.get("frozen"):
         parts.append("frozen (active candidates only)")
     if d["op"] == "contiguous":

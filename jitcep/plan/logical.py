@@ -104,7 +104,10 @@ class Closure:
     one, when it has one on both sides (empty otherwise): every other
     variable of ``before`` / ``after`` lies beyond them, so a record binding
     these fixes its range (as a negation's ``anchor``;
-    :mod:`jitcep.plan.rules.kleene_collection` may collect it there).
+    :mod:`jitcep.plan.rules.kleene_collection` may collect it there).  An
+    anchored closure's members lie after its anchor, which lies after
+    everything the SEQ orders before the closure: its ``near`` is its
+    anchor and its nearest neighbour after it (empty without one).
     """
 
     var: str
@@ -150,7 +153,7 @@ class Group:
     ``lists`` and ``each`` also hold conjuncts reading constructs collected
     before; ``cross``: member-wise conjuncts over its iterations and the
     members of one construct collected before, for every pair (as
-    :attr:`Closure.cross`).
+    :attr:`Closure.cross`).  ``near``: as :attr:`Closure.near`.
     """
 
     body: Node
@@ -169,6 +172,7 @@ class Group:
     anchor: tuple[str, ...] = ()
     each: tuple[E.Expr, ...] = ()
     cross: tuple[E.Expr, ...] = ()
+    near: tuple[str, ...] = ()
 
     @property
     def seq(self) -> bool:
@@ -390,7 +394,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
     it (as for a negation, section 7); ``scope`` the single variables of the
     innermost OR branch holding it; ``near`` those of its nearest SEQ
     neighbours binding one, when there is one on each side
-    (:attr:`Closure.near`).  A closure whose OR branch binds no single
+    (:attr:`Closure.near`; an anchored closure's first member, its anchor, is the one before the others).
+    A closure whose OR branch binds no single
     variable is refused: the positive plan would have no record for it.
     """
     out = []
@@ -405,6 +410,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
                     f"{node_to_text(node)!r} in its OR branch")
             near_b = next((single_vars(n) for n in reversed(before) if single_vars(n)), ())
             near_a = next((single_vars(n) for n in after if single_vars(n)), ())
+            if _array(node) is not None and _lead(node) in anchors:  # its first member bounds the others
+                near_b = (anchors[_lead(node)],)
             out.append((node, b, a, scope or (), near_b + near_a if near_b and near_a else ()))
         elif isinstance(node, Seq):
             for i, item in enumerate(node.items):
@@ -702,8 +709,8 @@ def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan
                          *(tuple(grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
                          before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
                          tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
-                         tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]))
-                   for i, (g, before, after, scope, _) in enumerate(gls))
+                         tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]), near)
+                   for i, (g, before, after, scope, near) in enumerate(gls))
     return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
                        {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
                        tuple(constants), tuple(negations), closures, groups, order)

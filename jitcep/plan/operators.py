@@ -338,11 +338,16 @@ class GroupCollect(_Unary):
     list conjuncts.  ``per_iteration`` (``kleene_window="iteration"``,
     section 2): each iteration fits the window with the record's events
     outside every group, iterations need not fit it together.
+    ``placement``: "top" over the whole join tree, "lower" on a join fixing
+    its range, where the join-order search put the group's ``T'``
+    (``searched``; :mod:`jitcep.plan.rules.kleene_units`).
     """
 
     body: "Operator" = None
     group: Group = None
     per_iteration: bool = False
+    placement: Literal["top", "lower"] = "top"
+    searched: bool = dataclasses.field(default=False, compare=False)
 
     @property
     def vars(self) -> tuple[str, ...]:

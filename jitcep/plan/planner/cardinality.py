@@ -76,7 +76,12 @@ gives ``((1 + p)^m - 1) / p`` lists, p the iterative conjuncts' selectivity
 (subsets whose consecutive members pass them; ``2^m - 1`` at p = 1; plus the
 empty list for ``*``, or the exact sum over the bounds for ``{n,m}``);
 ``"maximal"`` gives one list when a member is there (``1 - exp(-m)``; every
-run of n..m consecutive members under bounds); list conjuncts multiply in.
+run of n..m consecutive members under bounds); list conjuncts multiply in,
+and one reading a member with the list (``each``) of selectivity q passes a
+list of L members with ``q^L`` (:func:`lists_per_record`).  A closure right
+after another (adjacent) counts only the pairs of lists whose members lie
+after the other's last member (:func:`ordered_share`); one in an OR branch
+only on the records through it.
 """
 
 from __future__ import annotations
@@ -93,7 +98,7 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ..._memo import PerObject
 from ...pattern.structure import relation
-from ..logical import LogicalPlan, display_expr
+from ..logical import Group, LogicalPlan, display_expr
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
@@ -330,18 +335,25 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     for K, need, mode, split in closures:
         # the record a collection reads binds the single variables of need (an earlier closure's list
         # bounds the range by its last member, not as an event of the record)
-        lists = lists_per_record(K, mode, frozenset(need) & singles, W, rate_of, conjunct)
+        name = K.vars[0] if isinstance(K, Group) else K.var  # a group by its first variable (kleene_order)
+        lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
+        # the closures right before it (kleene_units: a group is never adjacent)
+        prior = [L for L, *_ in closures if not isinstance(L, Group) and L.var in need]
+        if prior:  # its lists lie after the last member of the nearest one's: not every pair of the two
+            s = frozenset(need) & singles
+            lists *= ordered_share(_growth(prior[-1], s, W, rate_of, conjunct), _growth(K, s, W, rate_of, conjunct))
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
-        units += (K.var,)
-        index[K.var] = n + len(found)
+        units += (name,)
+        index[name] = n + len(found)
         mask = sum(1 << i for i, vs in enumerate(units_of) if vs & set(need))
         mask |= sum(1 << index[v] for v in need if v in index)  # a closure right before it (kleene_units)
         found.append(ClosureUnit(n + len(found), mask, len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
         # a conjunct split off the collection: a predicate between T' and the units it reads
         conds = [e for f in ("member", "prev", "lists", "each") for e in split.get(f, ())]
-        for e, share in zip(conds, split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct)):
+        shares = split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct) if conds else ()
+        for e, share in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, share))
     m = len(card)
@@ -358,6 +370,23 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
               + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
     return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency, tuple(found),
                             order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+
+
+def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts, weights) -> float:
+    """``T'``'s card for closure or group ``K`` over records of the variables ``s`` (:func:`join_problem`): its lists
+    per record, or in an OR branch (its ``scope``, inside one OR unit) the mean over that unit's records,
+    those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
+    the share of the unit's records that are alternatives through the branch."""
+    def lists(s):
+        return (group_lists_per_record(K, s, W, rate, sel) if isinstance(K, Group)
+                else lists_per_record(K, mode, s, W, rate, sel))
+    if not K.scope:
+        return lists(s)
+    scope = frozenset(K.scope)
+    i = next(i for i, vs in enumerate(units_of) if vs & scope)
+    took = sum(w for a, w in zip(alts[i], weights[i]) if a & scope)
+    # the range among the variables of a record through the branch
+    return took * lists(s - (units_of[i] - scope)) + (1.0 - took)
 
 
 CLOSURE_CARD_CAP = 1e30
@@ -427,7 +456,9 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             inputs = sum(r for _, r in given)
         elif isinstance(node, KleeneCollect):
             given = rec(node.input)
-            alts = [(s, r * _lists(node, s, W, rate, sel)) for s, r in given]
+            # a closure in an OR branch makes lists for the records through its branch; the others keep one
+            alts = [(s, r * (_lists(node, s, W, rate, sel) * _after_lists(node.closure, s, W, rate, sel, collected)
+                             if not node.closure.scope or s & set(node.closure.scope) else 1.0)) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[node.closure.var] = (node, given[0][0])
         elif isinstance(node, ListFilter):  # the share of the carried lists passing what their collection left
@@ -438,10 +469,12 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             alts = [(s, r * share) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
-            # no estimate of a group's lists yet: its input's rows (its body's iterations priced as joins)
-            rec(node.body)
-            alts = rec(node.input)
-            inputs = sum(r for _, r in alts)
+            rec(node.body)  # its iterations, priced as joins
+            given = rec(node.input)
+            g = node.group
+            alts = [(s, r * (group_lists_per_record(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
+                    for s, r in given]
+            inputs = sum(r for _, r in given)
         elif isinstance(node, SemiJoinReduce):
             # no estimate of what it removes yet: the matches are its input's, an upper bound
             alts = rec(node.input)
@@ -530,6 +563,16 @@ def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: fl
     return (1.0 + rate * theta) ** (-length / theta)
 
 
+def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float:
+    """:func:`ordered_share` of closure ``c`` after a closure ``collected`` already (variable -> (its
+    KleeneCollect, ...)) when that one is the nearest bound variable before it in a record of the single
+    variables ``s`` (adjacent closures: ``c``'s range starts after its last member), else 1."""
+    near = next((v for v in reversed(c.before) if v in s or v in collected), None)
+    if near is None or near not in collected:
+        return 1.0
+    return ordered_share(_growth(collected[near][0].closure, s, W, rate, sel), _growth(c, s, W, rate, sel))
+
+
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
     """Expected lists per input record of a KleeneCollect (module docstring)."""
     return lists_per_record(node.closure, node.mode, s, W, rate, sel)
@@ -538,27 +581,105 @@ def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
 def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: frozenset | None = None) -> float:
     """Expected lists of closure ``c`` under ``kleene=mode`` per record of the variables ``s`` (module
     docstring; ``rate(var)``, ``sel(conjunct)``), its member-wise conjuncts applying where the variables
-    ``bound`` (default ``s``) bind all they read."""
+    ``bound`` (default ``s``) bind all they read.
+
+    A conjunct reading a member with the whole list (``each``, ``b[i].x > avg(b.x)``) holds for a list
+    when it holds for every member: with ``q`` its selectivity (the user's, or the default: it is read on
+    lists, not sampled) taken as each member's chance to pass, independently, a list of L members passes
+    with ``q^L``, so under ``kleene="all"`` the lists are ``sum C(m, L) p^(L-1) q^L = ((1 + p q)^m - 1) / p``
+    and under ``"maximal"`` the one list (L Poisson of mean m) passes ``exp(-m (1 - q)) - exp(-m)``."""
     bound = s if bound is None else bound
     member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= bound)
-    m = rate(c.var) * member * _range_length(c.before, c.after, False, s, W)
+    q = math.prod(sel(e) for e in c.each)
+    before, lo, hi = c.before, c.min, c.max
+    if c.anchor is not None and c.anchor in s:
+        # the anchor is the first member of every list: the others lie after it, and number one fewer
+        before, lo, hi = (*before, c.anchor), max(lo - 1, 0), None if hi is None else hi - 1
+    m = rate(c.var) * member * _range_length(before, c.after, False, s, W)
     m = min(m, 1000.0)  # 2^1000 is still a float; any plan with that many lists is priced out anyway
-    lo, hi = c.min, c.max
+    anchored = before is not c.before
+    first = q if anchored else 1.0  # the anchor is a member the each-conjuncts read too
     if mode == "maximal":
         if hi is None:
-            lists = 1.0 - math.exp(-m) if lo >= 1 else 1.0
+            lists = math.exp(-m * (1.0 - q)) - (math.exp(-m) if lo >= 1 else 0.0)
         else:
             M = round(m)
-            lists = float(sum(max(M - k + 1, 0) for k in range(max(lo, 1), hi + 1)))
+            lists = float(sum(max(M - k + 1, 0) * q ** k for k in range(max(lo, 1), hi + 1))) + (anchored and lo == 0)
     else:
         p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
-        if hi is None and lo <= 1:
-            lists = ((1.0 + p) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
+        if anchored and hi is None and lo == 0:  # each of the L members after the anchor follows one: p^L
+            lists = (1.0 + p * q) ** m
+        elif hi is None and lo <= 1:
+            lists = ((1.0 + p * q) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
         else:
-            M = round(m)
-            top = M if hi is None else min(hi, M)
-            lists = float(sum(math.comb(M, L) * p ** max(L - 1, 0) for L in range(lo, top + 1)))
-    return lists * math.prod(sel(e) for e in c.lists)
+            top = math.ceil(m) if hi is None else min(hi, math.ceil(m))
+            lists = float(sum(_choose(m, L) * p ** (L if anchored else max(L - 1, 0)) * q ** L
+                              for L in range(lo, top + 1)))
+    return lists * first * math.prod(sel(e) for e in c.lists)
+
+
+def _choose(m: float, L: int) -> float:
+    """``C(m, L)`` for an expected count ``m`` of members: ``m (m - 1) .. (m - L + 1) / L!``, each factor at
+    least 0 (so a rare closure's one-member lists are ``m``, not ``C(round(m), 1) = 0``)."""
+    out = 1.0
+    for i in range(L):  # in floats: L! of a long list is past a float
+        out *= max(m - i, 0.0) / (i + 1)
+    return out
+
+
+def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
+    """Expected lists of Kleene group ``g`` per record of the variables ``s`` (``rate(var)``,
+    ``sel(conjunct)``), as :func:`lists_per_record` counts a closure's, its iterations for members: an
+    iteration is a match of its body inside the range between its neighbours, ``n = prod(r_v len) *
+    sel(joins) * sel(member)`` of them, over ``k!`` for a SEQ body (its k events in order), and the
+    lists are the subsets of them the bounds allow, consecutive ones passing the iterative conjuncts
+    (``((1 + p q)^n - 1) / p`` unbounded).  An upper bound for a SEQ body, whose iterations must also
+    follow one another, and for an AND body with shared events; the rates of its variables are sampled
+    like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
+    length = _range_length(g.before, g.after, False, s, W)
+    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    if g.seq:
+        n /= math.factorial(len(g.vars))
+    n = min(n, 1000.0)
+    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
+    q = math.prod(sel(e) for e in g.each)
+    lo, hi = g.min, g.max
+    if hi is None and lo <= 1:
+        lists = ((1.0 + p * q) ** n - 1.0) / p + (1.0 if lo == 0 else 0.0)
+    else:
+        top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
+        lists = float(sum(_choose(n, L) * p ** max(L - 1, 0) * q ** L for L in range(lo, top + 1)))
+    return lists * math.prod(sel(e) for e in g.lists)
+
+
+def _growth(c, s: frozenset, W: float, rate, sel) -> float:
+    """``m * p * q`` of closure ``c`` per record of the variables ``s`` (:func:`lists_per_record`): its
+    lists that end at a member grow as ``exp`` of this over the range (``E[(1 + p q)^N]`` of N Poisson)."""
+    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
+    p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
+    q = math.prod(sel(e) for e in c.each)
+    return min(rate(c.var) * member * _range_length(c.before, c.after, False, s, W) * p * q, 700.0)
+
+
+def ordered_share(u: float, v: float) -> float:
+    """The share of the pairs (list of a closure, list of the closure right after it) whose second list lies
+    after the first one's last member, of growths ``u`` and ``v`` (:func:`_growth`) over one range.
+
+    With members of each a Poisson process over the range [0, x] and ``a = u / x``, ``c = v / x``, the
+    first's lists whose last member is at t are ``r_1 e^(a t) dt`` and the second's lists after t
+    ``(r_2 / c) (e^(c (x - t)) - 1)``: integrated over t, over the product of their totals
+    (``(r_1 / a) (e^u - 1)`` and ``(r_2 / c) (e^v - 1)``), ``[u (e^u - e^v) / (u - v) - (e^u - 1)] /
+    ((e^u - 1) (e^v - 1))``: 1/2 for two single rare members (one before the other), falling as either
+    closure grows (the first's long lists end late)."""
+    if u < 1e-6 and v < 1e-6:
+        return 0.5
+    u, v = max(u, 1e-9), max(v, 1e-9)
+    eu, ev = math.expm1(u), math.expm1(v)
+    if abs(u - v) < 1e-9 * max(u, v):
+        top = u * (eu + 1.0) - eu  # u e^u - (e^u - 1), the limit u -> v
+    else:
+        top = u * (eu - ev) / (u - v) - eu
+    return min(max(top / eu / ev, 0.0), 1.0)
 
 
 def split_shares(c, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:

@@ -213,7 +213,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     group = None  # (block, key) codes of the sample, made for the first sampled conjunct
     for text, c in conj.items():
         tuples = None
-        if c.kind != "list" and pset is not None:
+        if c.kind not in ("list", "each") and pset is not None:
             if group is None:
                 group = _groups(blk, key_pos, len(wt))
             tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng)
@@ -265,7 +265,7 @@ def _predicates(logical: LogicalPlan) -> list:
     """The leaf filters, then the sampled conjuncts, of ``logical`` (the order ``estimate`` numbers them in)."""
     lv, conj, _ = _shape(logical)
     return [lf.filter for lf in lv.values() if lf.filter is not None] + \
-        [c.expr for c in conj.values() if c.kind != "list"]
+        [c.expr for c in conj.values() if c.kind not in ("list", "each")]
 
 
 def _predicate_set(logical, preds, table):

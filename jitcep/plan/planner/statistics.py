@@ -97,12 +97,16 @@ class Conjunct:
 
 
 def leaves(logical: LogicalPlan) -> dict[str, Leaf]:
-    """Every variable with statistics: positive ones in pattern order, then negated ones, then the closure."""
+    """Every variable with statistics: positive ones in pattern order, then negated ones, then the closures'
+    and the groups' variables."""
     out = {v: Leaf(v, t, logical.filters.get(v), "positive") for v, t in logical.variables.items()}
     for n in logical.negations:
         out[n.var] = Leaf(n.var, n.types, n.filter, "negated")
     for c in logical.closures:
         out[c.var] = Leaf(c.var, c.types, c.filter, "closure")
+    for g in logical.groups:
+        for v, t, f in zip(g.vars, g.types, g.filters):
+            out[v] = Leaf(v, t, f, "group")
     return out
 
 
@@ -124,7 +128,7 @@ def conjunct_texts(logical: LogicalPlan) -> dict[str, Conjunct]:
     found += [(cond, "negation") for n in logical.negations for cond in n.conds]
     for c in logical.closures:
         found += [(m, "member") for m in c.member + c.cross] + [(p, "prev") for p in c.prev]
-        found += [(li, "list") for li in c.lists]
+        found += [(li, "list") for li in c.lists] + [(e, "each") for e in c.each]
     out: dict[str, Conjunct] = {}
     for e, kind in found:
         out.setdefault(expr_to_text(display_expr(e, kv)), Conjunct(e, kind, tuple(sorted(E.variables(e)))))

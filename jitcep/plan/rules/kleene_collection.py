@@ -32,10 +32,11 @@ pattern).
 
 Placement (Kolchinsky & Schuster section 4, "Kleene closure patterns": the
 closure is an event type ``T'`` the plan places like any other, its operator
-where ``T'`` went).  A lone closure (no other closure or group, outside any
-OR branch, not anchored) with a SEQ neighbour on both sides may instead be
-collected on the lowest join binding those neighbours' single variables
-(:attr:`~jitcep.plan.logical.Closure.near`) and every single variable its
+where ``T'`` went).  A lone closure (no other closure or group) with a SEQ
+neighbour on both sides (an anchored one: its anchor, then one after it)
+may instead be collected on the lowest join binding those neighbours' single
+variables (:attr:`~jitcep.plan.logical.Closure.near`; in an OR branch, over
+its OR unit's union or higher, never inside it) and every single variable its
 conjuncts read (but those a conjunct may wait for: :mod:`.kleene_split` tests
 it on the carried lists where they join): its range is fixed there as at the top (the members lie
 strictly between the neighbours, inside the record's span, so the window
@@ -66,7 +67,7 @@ import dataclasses
 
 from ...pattern import expr as E
 from ..logical import Closure
-from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin
+from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin, Union
 from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
 from .join_tree import join
@@ -149,13 +150,15 @@ def lower_join(tree, planning):
     collected instead of over ``tree`` (module docstring), or None where it may not or that join is
     ``tree`` itself."""
     found = lowerable(planning)
-    if len(planning.logical.closures) != 1 or not found:
+    if len(planning.logical.closures) != 1 or planning.logical.groups or not found:
         return None
     [need] = found.values()
     node = tree
-    while (inner := next((c for c in node.children if need <= set(c.vars)), None)) is not None:
+    # never inside an OR unit: its Union carries no lists (a closure in a branch is collected over it)
+    while not isinstance(node, Union) and (inner := next((c for c in node.children if need <= set(c.vars)),
+                                                          None)) is not None:
         node = inner
-    if node is tree or not isinstance(node, (SeqJoin, AndJoin)):
+    if node is tree or not isinstance(node, (SeqJoin, AndJoin, Union)):
         return None
     return node
 

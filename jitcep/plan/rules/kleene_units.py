@@ -14,6 +14,7 @@ does not import the rule that builds on its trees.
 from __future__ import annotations
 
 from ...pattern import expr as E
+from ..logical import Closure, Group
 from .kleene_split import collected, split_off, splittable
 from .type_overlap import _overlap
 
@@ -42,40 +43,79 @@ def lowerable(planning) -> dict:
     first's last member (a where that list is empty) and before c, and its members leave out the
     first's (section 3): so the second's ``need`` holds the first (the closure's variable: its ``T'``
     joined below it, or the two collected on one join, in pattern order), and both ranges are those at
-    the top as soon as a and c are bound, whatever else is."""
+    the top as soon as a and c are bound, whatever else is.
+
+    In an OR branch (``scope``) likewise: the OR is one unit of the join problem, so a join binding
+    ``need`` binds the whole OR, and whether its record took the closure's branch is decided there as at
+    the top (its scope variables bound or not); the records that took another branch keep one unbound
+    list.  Its conjuncts are all tested by the collection (none split off).  An anchored closure (its
+    first member, its anchor, bound by the joins where nothing else in its part binds an event) has its
+    anchor for the neighbour before it (:attr:`~jitcep.plan.logical.Closure.near`): every other member
+    lies after it, and it lies after everything the SEQ orders before the closure.
+
+    A Kleene group likewise (in an OR branch too), apart from every other closure and group (never
+    adjacent), not anchored and not under ``nondecreasing_ts`` (a tied iteration could lie past its
+    neighbour by position, and the group's collection does not put its records back in end order):
+    each iteration lies between its nearest neighbours, inside the record's span, so the window
+    (either ``kleene_window``: an iteration between two events of the record fits with them whenever
+    they fit) cuts no list differently; the variables that may bind one of its events and those its
+    conjuncts read (none split off) are in ``need``."""
     logical, options = planning.logical, planning.options
-    if logical.groups or options.strategy != "skip_till_any_match":
+    if options.strategy != "skip_till_any_match":
         return {}
     types = logical.variables
     ties = options.order == "nondecreasing_ts"  # an event may tie with a neighbour on either side of it
+    constructs = (*logical.closures, *logical.groups)
 
     def apart(K, L) -> bool:
-        if ties and _overlap(K.types, L.types):  # one event tied with the variable between them fits both ranges
+        if ties and _overlap(kinds(K), kinds(L)):  # one event tied with the variable between them fits both ranges
             return False
-        if L.var in K.after:
+        if names(L) & set(K.after):
             return any(v in types and v in L.before for v in K.after)
-        if L.var in K.before:
+        if names(L) & set(K.before):
             return any(v in types and v in L.after for v in K.before)
-        return not _overlap(K.types, L.types)
+        return not _overlap(kinds(K), kinds(L))
 
     def adjacent(K, L) -> bool:  # L right before K in their SEQ: K's range starts after L's last member
-        return L.var in K.before and not any(v in types and v in L.after for v in K.before)
+        return (isinstance(K, Closure) and isinstance(L, Closure) and L.var in K.before
+                and not any(v in types and v in L.after for v in K.before))
     if not all(apart(K, L) or adjacent(K, L) or adjacent(L, K)
-               for i, K in enumerate(logical.closures) for L in logical.closures[i + 1:]):
+               for i, K in enumerate(constructs) for L in constructs[i + 1:]):
         return {}
-    kvs = {K.var for K in logical.closures}
+    kvs = {v for K in constructs for v in names(K)}
     out = {}
-    for K in logical.closures:
+    for K in constructs:
         read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
         earlier = {L.var for L in logical.closures if adjacent(K, L)}
-        if K.anchor is not None or K.scope or not K.near or read & (kvs - {K.var}) or not earlier <= out.keys():
+        if not K.near or read & (kvs - names(K)) or not earlier <= out.keys():
             continue
-        binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], K.types)}
-        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split)
-        held = splittable(K, options.kleene)
+        if isinstance(K, Group) and (K.anchor or ties):
+            continue  # (module docstring: groups)
+        binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
+        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split);
+        # not in an OR branch, where the records that took another one carry no list to test, nor a group's
+        held = () if K.scope or isinstance(K, Group) else splittable(K, options.kleene)
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
-        out[K.var] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier
+        out[lead(K)] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier
     return out
+
+
+def lead(K) -> str:
+    """The name of closure or group ``K`` as a unit (:attr:`~jitcep.plan.logical.LogicalPlan.kleene_order`'s):
+    a closure's variable, a group's first variable."""
+    return K.var if isinstance(K, Closure) else K.vars[0]
+
+
+def names(K) -> set:
+    """The variables of closure or group ``K``."""
+    return {K.var} if isinstance(K, Closure) else set(K.vars)
+
+
+def kinds(K):
+    """The types closure or group ``K`` reads (None: any)."""
+    if isinstance(K, Closure):
+        return K.types
+    return None if any(t is None for t in K.types) else tuple(t for ts in K.types for t in ts)
 
 
 def closure_units(planning) -> tuple:
@@ -89,11 +129,12 @@ def closure_units(planning) -> tuple:
     logical, mode = planning.logical, planning.options.kleene
     every = logical.variables.keys()
     out, units = [], set()
-    for K in logical.closures:
-        need = found.get(K.var)
+    by_lead = {lead(K): K for K in (*logical.closures, *logical.groups)}
+    for v in logical.kleene_order:
+        K, need = by_lead[v], found.get(v)
         # a closure right after another is collected after it: only where that one is a unit too
         if need is not None and not need >= every and need - every <= units:
-            kept = collected(K, mode, need, every)
-            out.append((kept, need, mode, split_off(K, kept)))
-            units.add(K.var)
+            kept = collected(K, mode, need, every) if isinstance(K, Closure) else K
+            out.append((kept, need, mode, split_off(K, kept) if isinstance(K, Closure) else {}))
+            units.add(v)
     return tuple(out)
