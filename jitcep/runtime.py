@@ -38,6 +38,7 @@ engine, without a Python call per stream.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -58,7 +59,6 @@ from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
 from .plan.rules.disjuncts import alternatives_plan
-from .threads import background
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _default = PerObject(lambda pattern: {})  # options -> the default physical plan
@@ -226,12 +226,15 @@ def _prefix_sum(first: int, factors: list[int]) -> int:
     return total
 
 
-def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
+def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None,
+           ctx: TableContext | None = None) -> PhysicalPlan:
     """The plan ``options.planner`` chooses for ``pattern`` on statistics of ``table`` overridden by the
     user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``).
     Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`),
     as does a table whose joins are bounded small (:func:`small_work`, with its reason as the plan's note),
-    and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`)."""
+    and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`).
+    ``ctx``: the run's table context, whose grouping by type gives the estimate its types' exact counts
+    (the ``groups`` of :func:`~jitcep.plan.planner.sampling.estimate`)."""
     if options.planner == "auto" and statistics is None:
         if table is None or table.n < SMALL_TABLE:
             return default_plan(pattern, options)
@@ -243,7 +246,8 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
         if table is None:
             return physical_plan(logical, options, None, from_user(given or {}, logical), 1.0)
         measure, span = window_extent(logical.window, table)
-        stats = estimate(logical, table, window_measure=measure, span=span)
+        groups = None if ctx is None else functools.partial(ctx.grouped, logical.key)
+        stats = estimate(logical, table, window_measure=measure, span=span, groups=groups)
         if given is not None:
             stats = from_user(given, logical, base=stats)
         budget = auto.budget_for(table.n) if options.planner == "auto" else None
@@ -286,6 +290,15 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     ``statistics`` (a mapping, :func:`jitcep.plan.planner.statistics.from_user`;
     several patterns: a list with one mapping or None per pattern).
     ``threads``: the table context's passes over the events split over that many (:mod:`jitcep.threads`).
+
+    With a planner, the table context is made first, from the default plans
+    (the planner changes which joins, not which leaves), and its key codes
+    and first grouping by type made (:meth:`~jitcep.execute.tables.TableContext.prefetch`):
+    the run needs them whatever the plan, and the planner reads its types'
+    exact counts and a rare type's positions from that grouping instead of
+    drawing type codes at random positions and passing over the type column
+    (:func:`costed`).  The planned plans reuse the context when they read the
+    same types under the same keys.
     """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     plans = plans_for(patterns, options, plan)
@@ -294,42 +307,13 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     ctx = None
     if options.planner != "trivial":
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
-        early = _prefetched(table, plans, threads)
-        try:
-            plans = [costed(pat, options, table, u) if g is None else p
-                     for pat, p, g, u in zip(patterns, plans, given, user)]
-        finally:
-            ctx = _joined(early)
+        ctx = TableContext(table, plans, threads)
+        ctx.prefetch()
+        plans = [costed(pat, options, table, u, ctx) if g is None else p
+                 for pat, p, g, u in zip(patterns, plans, given, user)]
     if ctx is None or not ctx.serves(plans):
         ctx = TableContext(table, plans, threads)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
-
-
-def _prefetched(table: EventTable, plans: list[PhysicalPlan], threads: int):
-    """With more than one thread and a table worth it, the table context of ``plans`` (the default
-    joins: the planner changes which joins, not which leaves) made and prefetched
-    (:meth:`~jitcep.execute.tables.TableContext.prefetch`) on a pool thread while this one plans: the
-    key codes and the grouping by type need only the leaves' types and keys, and the planner's
-    statistics and rules are mostly Python, holding the GIL, while the grouping's kernels do not.  None otherwise."""
-    if threads <= 1 or table.n < config.THREAD_MIN_RECORDS:
-        return None
-
-    def made():
-        ctx = TableContext(table, plans, threads)
-        ctx.prefetch()
-        return ctx
-    return background(made)
-
-
-def _joined(early) -> TableContext | None:
-    """The prefetched context once its thread has finished; None without one, or when it raised: the
-    context is then made again in the order of a one-thread run, which raises the same error there."""
-    if early is None:
-        return None
-    try:
-        return early.result()
-    except Exception:  # noqa: BLE001 - re-raised where a one-thread run raises it (docstring)
-        return None
 
 
 def check_statistics(statistics, patterns) -> list:
