@@ -69,8 +69,11 @@ _SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
 def _tuning() -> tuple:
     """The values of every scalar tuning constant (jitcep/config.py): part of a kept plan's key, so that a
     bench or test that sets one between runs (perf/bench_reduction.py) gets the plan the new value makes,
-    whichever constants the rules come to read (all of them: a few microseconds)."""
-    return tuple((n, v) for n, v in vars(config).items() if n.isupper() and isinstance(v, (bool, int, float, str)))
+    whichever constants the rules come to read (all of them: their names found once, 17 -> 3 us a run)."""
+    return tuple(map(vars(config).get, _TUNING))
+
+
+_TUNING = tuple(n for n, v in vars(config).items() if n.isupper() and isinstance(v, (bool, int, float, str)))
 
 
 def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None) -> PhysicalPlan:
@@ -292,13 +295,15 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     ``threads``: the table context's passes over the events split over that many (:mod:`jitcep.threads`).
 
     With a planner, the table context is made first, from the default plans
-    (the planner changes which joins, not which leaves), and its key codes
-    and first grouping by type made (:meth:`~jitcep.execute.tables.TableContext.prefetch`):
+    (the planner changes which joins, not which leaves), and, where its first
+    grouping by type holds every leaf type whatever the plan
+    (:meth:`~jitcep.execute.tables.TableContext.first_batch_fixed`), its key
+    codes and that grouping made (:meth:`~jitcep.execute.tables.TableContext.prefetch`):
     the run needs them whatever the plan, and the planner reads its types'
     exact counts and a rare type's positions from that grouping instead of
     drawing type codes at random positions and passing over the type column
     (:func:`costed`).  The planned plans reuse the context when they read the
-    same types under the same keys.
+    same types under the same keys (:meth:`~jitcep.execute.tables.TableContext.adopt`).
     """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     plans = plans_for(patterns, options, plan)
@@ -308,10 +313,12 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     if options.planner != "trivial":
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
         ctx = TableContext(table, plans, threads)
-        ctx.prefetch()
-        plans = [costed(pat, options, table, u, ctx) if g is None else p
+        early = ctx if ctx.first_batch_fixed() else None
+        if early is not None:
+            early.prefetch()
+        plans = [costed(pat, options, table, u, early) if g is None else p
                  for pat, p, g, u in zip(patterns, plans, given, user)]
-    if ctx is None or not ctx.serves(plans):
+    if ctx is None or not ctx.adopt(plans):
         ctx = TableContext(table, plans, threads)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
 

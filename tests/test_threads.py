@@ -327,6 +327,39 @@ def test_the_table_context_is_made_before_the_planner_and_reused(n_threads):
     assert made[0].serves(runtime.prepare(q.patterns, table, opts)[1]) and not made[0].serves(other)
 
 
+def test_a_context_is_prefetched_only_where_its_first_grouping_does_not_depend_on_the_plan():
+    from jitcep.execute.tables import TableContext, _reduced_types
+
+    rng = np.random.default_rng(3)
+    names = [f"T{i}" for i in range(12)]
+    n = 6000
+    df = pl.DataFrame({"ts": np.arange(n), "type": rng.choice(names, n), "k": rng.integers(0, 4, n)})
+    for k in (3, 10):  # up to TYPE_BATCH (8) leaf types: one batch whatever the plan; past it, batches
+        text = f"PATTERN SEQ({', '.join(f'T{i} v{i}' for i in range(k))}) WHERE [k] WITHIN 60"
+        q = jitcep.compile(text, planner="greedy")
+        table = build_event_table(df, q.patterns, type="type")
+        [one] = runtime.evaluate(q.patterns, table, replace(q.options, planner="trivial"))
+        fetched, made = [], []
+        real_prefetch, real_init = TableContext.prefetch, TableContext.__init__
+
+        def spy_prefetch(self):
+            fetched.append(self)
+            real_prefetch(self)
+
+        def spy_init(self, *a, **kw):
+            made.append(self)
+            real_init(self, *a, **kw)
+        with mock.patch.object(TableContext, "prefetch", spy_prefetch), \
+                mock.patch.object(TableContext, "__init__", spy_init):
+            ctx, plans = runtime.prepare(q.patterns, table, q.options)
+            [two] = runtime.evaluate(q.patterns, table, q.options)
+        assert len(fetched) == (2 if k <= 8 else 0) and len(made) == 2  # one context per call, adopted
+        # the context groups as the planned plans say: their reductions' types, not the default plans'
+        want = {key: {table.type_names.index(t) for t in ts} for key, ts in _reduced_types(plans).items()}
+        assert ctx._reduced == want
+        assert two.n == one.n and all(np.array_equal(two.single[v], one.single[v]) for v in one.single)
+
+
 def test_a_context_that_fails_fails_alike_on_every_thread_count():
     from jitcep.execute.tables import TableContext
 
