@@ -61,6 +61,7 @@ from .plan.rules import physical_plan
 from .plan.rules.disjuncts import alternatives_plan
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
+_alternatives = PerObject(needs_alternatives)  # asked three times a run: each walk flattened the body
 _default = PerObject(lambda pattern: {})  # options -> the default physical plan
 _searched = PerObject(lambda logical: {})  # (options, statistics, span, budget) -> the planner's plan
 _SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
@@ -84,7 +85,7 @@ def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None
     try:
         logical = _logical(pattern)
     except UnsupportedPatternError as refusal:
-        if not needs_alternatives(pattern):
+        if not _alternatives(pattern):
             raise
         plan_alternative = plan_alternative or plan_one
         return alternatives_plan(pattern, options, lambda alt, o: plan_alternative(
@@ -111,7 +112,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     check_combination(pattern, options)  # what the semantics leaves undefined, as the reference refuses it
     # default_plan raises for what the logical plan refuses (Kleene references it cannot place,
     # cross-branch predicates ...), unless the pattern is planned as alternatives
-    logical = None if needs_alternatives(pattern) else _logical(pattern)
+    logical = None if _alternatives(pattern) else _logical(pattern)
     if logical is not None and any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
@@ -241,7 +242,7 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
     if options.planner == "auto" and statistics is None:
         if table is None or table.n < SMALL_TABLE:
             return default_plan(pattern, options)
-        note = None if needs_alternatives(pattern) else small_work(_logical(pattern), table)
+        note = None if _alternatives(pattern) else small_work(_logical(pattern), table)
         if note is not None:
             return dataclasses.replace(default_plan(pattern, options), notes=(note,))
 

