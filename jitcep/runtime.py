@@ -237,8 +237,8 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
     Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`),
     as does a table whose joins are bounded small (:func:`small_work`, with its reason as the plan's note),
     and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`).
-    ``ctx``: the run's table context, whose grouping by type gives the estimate its types' exact counts
-    (the ``groups`` of :func:`~jitcep.plan.planner.sampling.estimate`)."""
+    ``ctx``: the run's table context, whose grouping by type gives the estimate a rare type's exact count
+    and positions (the ``groups`` of :func:`~jitcep.plan.planner.sampling.estimate`)."""
     if options.planner == "auto" and statistics is None:
         if table is None or table.n < SMALL_TABLE:
             return default_plan(pattern, options)
@@ -300,10 +300,9 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     grouping by type holds every leaf type whatever the plan
     (:meth:`~jitcep.execute.tables.TableContext.first_batch_fixed`), its key
     codes and that grouping made (:meth:`~jitcep.execute.tables.TableContext.prefetch`):
-    the run needs them whatever the plan, and the planner reads its types'
-    exact counts and a rare type's positions from that grouping instead of
-    drawing type codes at random positions and passing over the type column
-    (:func:`costed`).  The planned plans reuse the context when they read the
+    the run needs them whatever the plan, and the planner reads a rare
+    type's exact count and positions from that grouping instead of passing
+    over the type column (:func:`costed`).  The planned plans reuse the context when they read the
     same types under the same keys (:meth:`~jitcep.execute.tables.TableContext.adopt`).
     """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)

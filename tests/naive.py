@@ -829,10 +829,9 @@ def fork_runs(pos, count, tail, first, g, rows, e, s, k, base):
 # --- the planner's sample: twin of jitcep.kernels.sampling ----------------------------------------------
 
 
-def draw_sample(type_code, n_types, n_blocks, k, m, seed, count=True):
+def draw_sample(type_code, n_types, n_blocks, k, m, seed):
     """Twin of kernels.sampling.draw_sample, with Python ints: splitmix64, Floyd's k distinct blocks of
-    n_blocks (sorted), m uniform positions as (top 53 bits) / 2^53 * n, and the type codes drawn per code
-    (none counted without ``count``)."""
+    n_blocks (sorted), m uniform positions as (top 53 bits) / 2^53 * n, and the type codes drawn per code."""
     mask = (1 << 64) - 1
     state = seed
 
@@ -850,7 +849,7 @@ def draw_sample(type_code, n_types, n_blocks, k, m, seed, count=True):
         chosen.append(j if t in chosen else t)
     draws = [below(len(type_code)) for _ in range(m)]
     hits = [0] * (n_types + 1)
-    for d in draws if count else ():
+    for d in draws:
         c = int(type_code[d])
         hits[c if 0 <= c < n_types else n_types] += 1
     return sorted(chosen), draws, hits

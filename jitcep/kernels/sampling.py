@@ -60,7 +60,7 @@ def _below(z, n):
 
 
 @njit(**NUMBA_FLAGS)
-def _draw_sample(type_code, n_types, n_blocks, k, m, seed, count):
+def _draw_sample(type_code, n_types, n_blocks, k, m, seed):
     state = np.uint64(seed)
     starts = np.empty(k, np.int64)
     # Floyd's algorithm: for j = n - k .. n - 1, draw t in [0, j]; take t unless taken, else j
@@ -81,18 +81,16 @@ def _draw_sample(type_code, n_types, n_blocks, k, m, seed, count):
         state, z = _next(state)
         d = _below(z, n)
         draws[i] = d
-        if count:  # a read at a random position: most of the call's time
-            c = np.int64(type_code[d])
-            hits[c if 0 <= c < n_types else n_types] += 1
+        c = np.int64(type_code[d])
+        hits[c if 0 <= c < n_types else n_types] += 1
     return starts, draws, hits
 
 
 def draw_sample(type_code: np.ndarray, n_types: int, n_blocks: int, k: int, m: int,
-                seed: int, count: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(starts, draws, hits): ``k`` distinct block numbers of ``0..n_blocks-1`` ascending, ``m`` positions
     drawn uniformly (with replacement) from ``type_code``'s, and per type code 0..n_types-1 how many
-    draws hold it (slot ``n_types``: the null type and any other code); ``count`` False: no type code is
-    read and ``hits`` is zeros (the caller knows the counts already; the draws are the same)."""
+    draws hold it (slot ``n_types``: the null type and any other code)."""
     if not 0 <= k <= n_blocks:
         raise fail("draw_sample", f"{k} distinct blocks of {n_blocks}")
     if m < 0 or n_types < 0:
@@ -101,8 +99,7 @@ def draw_sample(type_code: np.ndarray, n_types: int, n_blocks: int, k: int, m: i
         raise fail("draw_sample", "positions drawn from an empty table")
     if not 0 <= seed <= SEED_MAX:
         raise fail("draw_sample", f"seed {seed} outside [0, 2^63 - 1]")
-    return _draw_sample(np.ascontiguousarray(type_code), int(n_types), int(n_blocks), int(k), int(m), int(seed),
-                        bool(count))
+    return _draw_sample(np.ascontiguousarray(type_code), int(n_types), int(n_blocks), int(k), int(m), int(seed))
 
 
 @njit(**NUMBA_FLAGS)

@@ -5,10 +5,15 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
 - Type counts: from :data:`TYPE_SAMPLE` uniformly drawn events (the whole
   table when it is smaller), ``n * drawn / draws``; when one of the
   pattern's types is drawn fewer than :data:`MIN_CANDIDATES` times (under
-  0.8% of the events) every type is counted exactly, in one compiled pass
-  over ``type_code`` (0.4-0.8 ms at 10^6 events): rare types are what a
-  sample misses and what event-frequency ordering needs most.  That pass
-  for every pattern was a third of the estimate.
+  0.8% of the events) it is counted exactly: read from the run's grouping
+  of the events by type when one is given that holds every type the
+  pattern reads (``groups``, as :func:`jitcep.runtime.prepare` passes it:
+  the events with a non-null key, and the type's positions for its own
+  sample come from there too), else every type in one compiled pass over
+  ``type_code`` (0.3-0.8 ms at 10^6 events): rare types are what a sample
+  misses and what event-frequency ordering needs most.  That pass for
+  every pattern was a third of the estimate.  (Every count read from the
+  grouping moved near-tied plans to slower ones: perf/README.md.)
 - Filters, and tuples for selectivities, come from ``sample`` positions in
   blocks of :data:`BLOCK` consecutive events at random places (the whole table
   when it is smaller): a block holds every event of its stretch, so candidate
@@ -99,9 +104,9 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     giving for a set of type codes the run's own grouping of the table by
     type under this pattern's key (``(recs, offsets)`` of
     :func:`~jitcep.kernels.grouping.group_with_keys`, events with a null key
-    left out) when one holds them all, else None: each variable's count is
-    then exact, read from it, and so are a rare type's positions, where the
-    draws would read the type codes at random positions (:func:`_grouped`).
+    left out) when one holds them all, else None: a rare type's count and
+    positions are then read from it instead of passing over the type column
+    (:func:`_grouped`).
     """
     if window_measure not in ("time", "count"):
         raise StatisticsError(f"window_measure must be 'time' or 'count', got {window_measure!r}")
@@ -132,16 +137,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     L = min(BLOCK, n)
     n_blocks = n // L
     k_blocks = min(max(1, int(sample) // L), n_blocks)
-    # the blocks, the uniform draws and the type of each draw in one compiled call (jitcep.kernels.sampling);
-    # with the run's grouping, only the key's draws (the same positions: the first of the same stream)
+    # the blocks, the uniform draws and the type of each draw in one compiled call (jitcep.kernels.sampling)
     whole = n <= TYPE_SAMPLE
-    m = 0 if whole else TYPE_SAMPLE if grouped is None else KEY_SAMPLE if keyed else 0
-    starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks, m, seed,
-                                      count=grouped is None)
+    starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks, 0 if whole else TYPE_SAMPLE,
+                                      seed)
     if whole:
-        draws = np.arange(n)
-        if grouped is None:
-            hits = count_codes(table.type_code, n_types)
+        draws, hits = np.arange(n), count_codes(table.type_code, n_types)
     # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
     # tail included, when every block is drawn)
     pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts, L)
@@ -188,14 +189,15 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
         idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], in_type[i]
+        keyed_count = False  # counted over the events with a key (the run's grouping): kept is among them
         if cs is None:
             count = float(n)
-        elif grouped is not None:  # exact, over the events with a key: the share kept is then among them
-            count, n_cand = float(sum(grouped[1][c] for c in cs)), len(idx)
         else:
             drawn = sum(hits[c] for c in cs)
             if drawn >= MIN_CANDIDATES or len(draws) == n:
                 count = drawn * n / len(draws)
+            elif grouped is not None:  # rare: exact, from the run's grouping instead of a pass over the types
+                count, n_cand, keyed_count = float(sum(grouped[1][c] for c in cs)), len(idx), True
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
@@ -214,7 +216,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
-                if grouped is None:
+                if not keyed_count:
                     passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
                                                  pset, rng)
                 else:  # its positions with a key, from the run's grouping
