@@ -70,7 +70,7 @@ _SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
 def _tuning() -> tuple:
     """The values of every scalar tuning constant (jitcep/config.py): part of a kept plan's key, so that a
     bench or test that sets one between runs (perf/bench_reduction.py) gets the plan the new value makes,
-    whichever constants the rules come to read (all of them: their names found once, 17 -> 3 us a run)."""
+    whichever constants the rules come to read (all of them: their names found once, 17 -> 1 us a run)."""
     return tuple(map(vars(config).get, _TUNING))
 
 

@@ -11,7 +11,7 @@ patterns with and without ``[k]`` x generated streams) against one thread's
 and against the oracles, generated keyed streams through every pass that
 splits (the type grouping, the leaves, the key's range, the semi-join
 reduction, the joins' columns and kept pairs; a spy checks each got several
-ranges), the table context made beside the planner, hand cases through
+ranges), the table context made before the planner, hand cases through
 ``Query.run``, bad values, the CLI and the Spark worker (one thread per task).
 """
 

@@ -80,8 +80,8 @@ class TableContext:
 
     def prefetch(self) -> None:
         """Code each key and group the first batch of its leaves' types, as the first scans would:
-        :func:`jitcep.runtime.prepare` runs this before the planner, which reads its types' counts from
-        the grouping (:meth:`grouped`)."""
+        :func:`jitcep.runtime.prepare` runs this before the planner, which reads a rare type's count and
+        positions from the grouping (:meth:`grouped`)."""
         for key in self.coding:
             self.key_codes(key)
             first = next((self._code[t] for t in self.leaf_types.get(key, ()) if t in self._code), None)
@@ -90,7 +90,7 @@ class TableContext:
 
     def grouped(self, key: tuple[str, ...], codes: frozenset[int]):
         """(recs, offsets) of a batch of :meth:`type_groups` already made for ``key`` that holds every type
-        code of ``codes``, else None (nothing is grouped here): the planner reads its types' exact counts
+        code of ``codes``, else None (nothing is grouped here): the planner reads a rare type's exact count
         and positions from the grouping the run makes anyway (:func:`jitcep.runtime.prepare`)."""
         for have, recs, off in self._types.get(key, ()):
             if codes <= have:
