@@ -38,6 +38,7 @@ engine, without a Python call per stream.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -58,9 +59,9 @@ from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
 from .plan.rules.disjuncts import alternatives_plan
-from .threads import background
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
+_alternatives = PerObject(needs_alternatives)  # asked three times a run: each walk flattened the body
 _default = PerObject(lambda pattern: {})  # options -> the default physical plan
 _searched = PerObject(lambda logical: {})  # (options, statistics, span, budget) -> the planner's plan
 _SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
@@ -69,8 +70,11 @@ _SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
 def _tuning() -> tuple:
     """The values of every scalar tuning constant (jitcep/config.py): part of a kept plan's key, so that a
     bench or test that sets one between runs (perf/bench_reduction.py) gets the plan the new value makes,
-    whichever constants the rules come to read (all of them: a few microseconds)."""
-    return tuple((n, v) for n, v in vars(config).items() if n.isupper() and isinstance(v, (bool, int, float, str)))
+    whichever constants the rules come to read (all of them: their names found once, 17 -> 1 us a run)."""
+    return tuple(map(vars(config).get, _TUNING))
+
+
+_TUNING = tuple(n for n, v in vars(config).items() if n.isupper() and isinstance(v, (bool, int, float, str)))
 
 
 def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None) -> PhysicalPlan:
@@ -81,7 +85,7 @@ def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None
     try:
         logical = _logical(pattern)
     except UnsupportedPatternError as refusal:
-        if not needs_alternatives(pattern):
+        if not _alternatives(pattern):
             raise
         plan_alternative = plan_alternative or plan_one
         return alternatives_plan(pattern, options, lambda alt, o: plan_alternative(
@@ -108,7 +112,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     check_combination(pattern, options)  # what the semantics leaves undefined, as the reference refuses it
     # default_plan raises for what the logical plan refuses (Kleene references it cannot place,
     # cross-branch predicates ...), unless the pattern is planned as alternatives
-    logical = None if needs_alternatives(pattern) else _logical(pattern)
+    logical = None if _alternatives(pattern) else _logical(pattern)
     if logical is not None and any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
@@ -226,16 +230,19 @@ def _prefix_sum(first: int, factors: list[int]) -> int:
     return total
 
 
-def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None) -> PhysicalPlan:
+def costed(pattern: Pattern, options: Options, table: EventTable | None, statistics=None,
+           ctx: TableContext | None = None) -> PhysicalPlan:
     """The plan ``options.planner`` chooses for ``pattern`` on statistics of ``table`` overridden by the
     user's ``statistics``; without a table, on the user's numbers and defaults alone (for ``explain``).
     Under "auto" a small table or none, without ``statistics``, keeps the default plan (:data:`SMALL_TABLE`),
     as does a table whose joins are bounded small (:func:`small_work`, with its reason as the plan's note),
-    and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`)."""
+    and the search's budget scales with the table (:func:`~jitcep.plan.planner.algorithms.auto.budget_for`).
+    ``ctx``: the run's table context, whose grouping by type gives the estimate a rare type's exact count
+    and positions (the ``groups`` of :func:`~jitcep.plan.planner.sampling.estimate`)."""
     if options.planner == "auto" and statistics is None:
         if table is None or table.n < SMALL_TABLE:
             return default_plan(pattern, options)
-        note = None if needs_alternatives(pattern) else small_work(_logical(pattern), table)
+        note = None if _alternatives(pattern) else small_work(_logical(pattern), table)
         if note is not None:
             return dataclasses.replace(default_plan(pattern, options), notes=(note,))
 
@@ -243,7 +250,8 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
         if table is None:
             return physical_plan(logical, options, None, from_user(given or {}, logical), 1.0)
         measure, span = window_extent(logical.window, table)
-        stats = estimate(logical, table, window_measure=measure, span=span)
+        groups = None if ctx is None else functools.partial(ctx.grouped, logical.key)
+        stats = estimate(logical, table, window_measure=measure, span=span, groups=groups)
         if given is not None:
             stats = from_user(given, logical, base=stats)
         budget = auto.budget_for(table.n) if options.planner == "auto" else None
@@ -286,6 +294,16 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     ``statistics`` (a mapping, :func:`jitcep.plan.planner.statistics.from_user`;
     several patterns: a list with one mapping or None per pattern).
     ``threads``: the table context's passes over the events split over that many (:mod:`jitcep.threads`).
+
+    With a planner, the table context is made first, from the default plans
+    (the planner changes which joins, not which leaves), and, where its first
+    grouping by type holds every leaf type whatever the plan
+    (:meth:`~jitcep.execute.tables.TableContext.first_batch_fixed`), its key
+    codes and that grouping made (:meth:`~jitcep.execute.tables.TableContext.prefetch`):
+    the run needs them whatever the plan, and the planner reads a rare
+    type's exact count and positions from that grouping instead of passing
+    over the type column (:func:`costed`).  The planned plans reuse the context when they read the
+    same types under the same keys (:meth:`~jitcep.execute.tables.TableContext.adopt`).
     """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     plans = plans_for(patterns, options, plan)
@@ -294,42 +312,15 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     ctx = None
     if options.planner != "trivial":
         given = plan if isinstance(plan, list) else [plan] * len(patterns)
-        early = _prefetched(table, plans, threads)
-        try:
-            plans = [costed(pat, options, table, u) if g is None else p
-                     for pat, p, g, u in zip(patterns, plans, given, user)]
-        finally:
-            ctx = _joined(early)
-    if ctx is None or not ctx.serves(plans):
+        ctx = TableContext(table, plans, threads)
+        early = ctx if ctx.first_batch_fixed() else None
+        if early is not None:
+            early.prefetch()
+        plans = [costed(pat, options, table, u, early) if g is None else p
+                 for pat, p, g, u in zip(patterns, plans, given, user)]
+    if ctx is None or not ctx.adopt(plans):
         ctx = TableContext(table, plans, threads)
     return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
-
-
-def _prefetched(table: EventTable, plans: list[PhysicalPlan], threads: int):
-    """With more than one thread and a table worth it, the table context of ``plans`` (the default
-    joins: the planner changes which joins, not which leaves) made and prefetched
-    (:meth:`~jitcep.execute.tables.TableContext.prefetch`) on a pool thread while this one plans: the
-    key codes and the grouping by type need only the leaves' types and keys, and the planner's
-    statistics and rules are mostly Python, holding the GIL, while the grouping's kernels do not.  None otherwise."""
-    if threads <= 1 or table.n < config.THREAD_MIN_RECORDS:
-        return None
-
-    def made():
-        ctx = TableContext(table, plans, threads)
-        ctx.prefetch()
-        return ctx
-    return background(made)
-
-
-def _joined(early) -> TableContext | None:
-    """The prefetched context once its thread has finished; None without one, or when it raised: the
-    context is then made again in the order of a one-thread run, which raises the same error there."""
-    if early is None:
-        return None
-    try:
-        return early.result()
-    except Exception:  # noqa: BLE001 - re-raised where a one-thread run raises it (docstring)
-        return None
 
 
 def check_statistics(statistics, patterns) -> list:

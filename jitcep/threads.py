@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -107,9 +107,3 @@ def run_ranges(fn, ranges: list[tuple[int, int]]) -> list:
             f.cancel()
         wait([f for f in rest if not f.cancelled()])  # (a cancelled one is done only once a thread dequeues it)
     return out
-
-
-def background(fn) -> Future:
-    """``fn()`` started on a pool thread: work that overlaps this thread's (the caller waits on the
-    future before reading what ``fn`` writes)."""
-    return _workers().submit(fn)

@@ -20,7 +20,6 @@ import os
 import statistics
 import sys
 import time
-from concurrent.futures import Future
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -78,9 +77,7 @@ def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, 
     balanced one is the run's time over its time with each split call's ranges replaced by the
     longest (both from the same run: two runs differ by more than the ranges' imbalance on a loaded
     machine).  The last figure is that run's time over the one-thread run's: the cost of splitting
-    (more passes, more kernel calls).  The table context that ``runtime.prepare`` makes beside the
-    planner (``jitcep.threads.background``) is made on this thread instead, before planning: the
-    bounds leave that overlap out.  Everything runs on this one thread, so all of it is timed in
+    (more passes, more kernel calls).  Everything runs on this one thread, so all of it is timed in
     this thread's CPU time: other processes on the cores change the ratios little (the threads'
     start and the cores' shared memory bandwidth are not in them: the wall-clock table is the
     measurement).
@@ -102,29 +99,21 @@ def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, 
             split[1] += max(took)
         return out
 
-    def at_once(fn):  # the planner's overlap (runtime._prefetched) counted as this thread's serial work
-        done = Future()
-        done.set_result(fn())
-        return done
-
     def patch(name, to):
         for m in list(sys.modules.values()):
             if getattr(m, "__name__", "").startswith("jitcep") and getattr(m, name, None) is was[name]:
                 setattr(m, name, to)
         was[name] = to
 
-    real_bg = thr.background
-    was = {"run_ranges": real, "background": real_bg}
+    was = {"run_ranges": real}
     ones, shares, balanced, cost = [], [], [], []
     try:
         for _ in range(repeat):
             patch("run_ranges", real)
-            patch("background", real_bg)
             t = clock()
             runtime.evaluate(q.patterns, table, q.options, threads=1)
             ones.append(clock() - t)
             patch("run_ranges", one_by_one)
-            patch("background", at_once)
             split[:] = [0.0, 0.0]
             t = clock()
             runtime.evaluate(q.patterns, table, q.options, threads=threads)
@@ -134,7 +123,6 @@ def split_share(q, table, repeat: int, threads: int = 2) -> tuple[float, float, 
             cost.append(total / ones[-1])
     finally:
         patch("run_ranges", real)
-        patch("background", real_bg)
     share = statistics.median(shares)
     return (statistics.median(ones), share, 1 / (1 - share + share / threads), statistics.median(balanced),
             statistics.median(cost))

@@ -963,6 +963,11 @@ def test_deferred_string_column_codes_on_first_read(rows, n_chunks, flavour, dat
     pos = np.array(data.draw(st.lists(st.sampled_from(with_value), max_size=20)) if with_value else [],
                    dtype=np.int64)
     t = build_event_table(df, pattern(Equiv("k")))
+    first = build_event_table(df, pattern(Equiv("k"))).columns["k"]  # codes_at before anything else
+    got, k = first.codes_at(pos)
+    assert all((a == b) == (ks[order[p]] == ks[order[q]]) for a, p in zip(got, pos) for b, q in zip(got, pos))
+    assert all(0 <= c < k for c in got.tolist())
+    assert pickle.loads(pickle.dumps(first)).__dict__.keys() <= first.__dict__.keys() - {"_chunks", "_words"}
     col = t.columns["k"]
     assert col.kind == "str" and not col.coded
     assert col.string_input == (flavour == "str")

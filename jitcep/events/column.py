@@ -97,7 +97,7 @@ class Column:
             s, perm = self.__dict__["_strings"]
             got = None
             if s.dtype == pl.String:
-                chunks = _view_chunks(s)
+                chunks = self._view_chunks()
                 valid = s.is_not_null().to_numpy() if self.valid is not None else None
                 coded = None if chunks is None else _enc.view_codes(chunks, valid, len(s))
                 if coded is not None:
@@ -124,11 +124,9 @@ class Column:
         its :meth:`labels` or dictionary codes.
         """
         if self.string_input and "_labels" not in self.__dict__:
-            s, perm = self.__dict__["_strings"]
-            chunks = _view_chunks(s)
-            if chunks is not None:
-                parts = [words[2 * off:2 * (off + length)] for words, off, length in chunks]
-                words = parts[0] if len(parts) == 1 else np.concatenate(parts or [np.zeros(0, np.uint64)])
+            perm = self.__dict__["_strings"][1]
+            words = self._view_words()
+            if words is not None:
                 got = _enc.view_codes_at(words, positions if perm is None else perm[positions])
                 if got is not None:
                     return got
@@ -136,6 +134,30 @@ class Column:
         if labels is not None:
             return labels[0][positions], labels[1]
         return self.values[positions], len(self.dictionary)
+
+    def __getstate__(self):
+        # the views are the input series' own buffers, made again when read: not pickled beside it
+        return {k: v for k, v in self.__dict__.items() if k not in ("_chunks", "_words")}
+
+    def _view_chunks(self) -> list | None:
+        """The input series' Arrow string views (:func:`~jitcep.events.coding._view_chunks`), converted once
+        per column: a run's planner samples the key at a few positions and its leaves then code it
+        (:meth:`codes_at`, :meth:`labels`)."""
+        if "_chunks" not in self.__dict__:
+            object.__setattr__(self, "_chunks", _view_chunks(self.__dict__["_strings"][0]))
+        return self.__dict__["_chunks"]
+
+    def _view_words(self) -> np.ndarray | None:
+        """The views of :meth:`_view_chunks` as one array of uint64 pairs (input order), made once per column:
+        :meth:`codes_at` gathers them at any rows."""
+        if "_words" not in self.__dict__:
+            chunks = self._view_chunks()
+            words = None
+            if chunks is not None:
+                parts = [w[2 * off:2 * (off + length)] for w, off, length in chunks]
+                words = parts[0] if len(parts) == 1 else np.concatenate(parts or [np.zeros(0, np.uint64)])
+            object.__setattr__(self, "_words", words)
+        return self.__dict__["_words"]
 
     def strings_at(self, positions: np.ndarray) -> pl.Series:
         """The values of a ``str`` column at ``positions`` as a String series (null where null); a

@@ -59,15 +59,43 @@ class TableContext:
         one from the plans before the planner chose their joins, and reuses it)."""
         return _reads(plans) == self._read
 
+    def adopt(self, plans: list[PhysicalPlan]) -> bool:
+        """Serve ``plans`` (:meth:`serves`) from now on, their leaves batched in their order and their
+        semi-join reductions' types grouped together; False (nothing changed) if it cannot."""
+        if not self.serves(plans):
+            return False
+        self.leaf_types = _leaves_read(plans)[0]
+        self._reduced = {key: {self._code[t] for t in types if t in self._code}
+                         for key, types in _reduced_types(plans).items()}
+        return True
+
+    def first_batch_fixed(self) -> bool:
+        """Whether every key's first grouping (:meth:`prefetch`) holds all its leaves' types, so that it is
+        the same whichever joins and reduction the planner chooses: at most
+        :data:`~jitcep.config.TYPE_BATCH` types per key (or every type, for an untyped leaf or a key coded at
+        the leaves' records).  With more, a reduction of the default plans would group every type of its
+        chain at once, a plan without one only as its joins reach them."""
+        return all(self.coding[key][0] == "records" or len(self.leaf_types.get(key, ())) <= config.TYPE_BATCH
+                   for key in self.coding)
+
     def prefetch(self) -> None:
         """Code each key and group the first batch of its leaves' types, as the first scans would:
-        :func:`jitcep.runtime.prepare` runs this beside the planner (on another thread; nothing reads
-        this context until it has finished)."""
+        :func:`jitcep.runtime.prepare` runs this before the planner, which reads a rare type's count and
+        positions from the grouping (:meth:`grouped`)."""
         for key in self.coding:
             self.key_codes(key)
             first = next((self._code[t] for t in self.leaf_types.get(key, ()) if t in self._code), None)
             if first is not None:
                 self.type_groups(key, frozenset([first]))
+
+    def grouped(self, key: tuple[str, ...], codes: frozenset[int]):
+        """(recs, offsets) of a batch of :meth:`type_groups` already made for ``key`` that holds every type
+        code of ``codes``, else None (nothing is grouped here): the planner reads a rare type's exact count
+        and positions from the grouping the run makes anyway (:func:`jitcep.runtime.prepare`)."""
+        for have, recs, off in self._types.get(key, ()):
+            if codes <= have:
+                return recs, off
+        return None
 
     def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
         """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.

@@ -110,12 +110,19 @@ def _block_sample(type_code, ts, starts, L):
     blk = np.empty(m, np.int64)
     tc = np.empty(m, np.int64)
     wt = np.empty(m, np.int64)
-    for i in range(m):
-        b = i // L
-        p = i if starts is None else starts[b] * L + i - b * L
-        if not 0 <= p < n:
+    if starts is None:
+        for i in range(m):
+            pos[i], blk[i], tc[i], wt[i] = i, i // L, type_code[i], ts[i]
+        return pos, blk, tc, wt, True
+    # block by block, each checked once: a division and a check per position took 3x the time
+    i = 0
+    for b in range(len(starts)):
+        p0 = starts[b] * L
+        if p0 < 0 or p0 + L > n:
             return pos, blk, tc, wt, False
-        pos[i], blk[i], tc[i], wt[i] = p, b, type_code[p], ts[p]
+        for p in range(p0, p0 + L):
+            pos[i], blk[i], tc[i], wt[i] = p, b, type_code[p], ts[p]
+            i += 1
     return pos, blk, tc, wt, True
 
 

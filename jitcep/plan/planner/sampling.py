@@ -5,10 +5,15 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
 - Type counts: from :data:`TYPE_SAMPLE` uniformly drawn events (the whole
   table when it is smaller), ``n * drawn / draws``; when one of the
   pattern's types is drawn fewer than :data:`MIN_CANDIDATES` times (under
-  0.8% of the events) every type is counted exactly, in one compiled pass
-  over ``type_code`` (0.4-0.8 ms at 10^6 events): rare types are what a
-  sample misses and what event-frequency ordering needs most.  That pass
-  for every pattern was a third of the estimate.
+  0.8% of the events) it is counted exactly: read from the run's grouping
+  of the events by type when one is given that holds every type the
+  pattern reads (``groups``, as :func:`jitcep.runtime.prepare` passes it:
+  the events with a non-null key, and the type's positions for its own
+  sample come from there too), else every type in one compiled pass over
+  ``type_code`` (0.3-0.8 ms at 10^6 events): rare types are what a sample
+  misses and what event-frequency ordering needs most.  That pass for
+  every pattern was a third of the estimate.  (Every count read from the
+  grouping moved near-tied plans to slower ones: perf/README.md.)
 - Filters, and tuples for selectivities, come from ``sample`` positions in
   blocks of :data:`BLOCK` consecutive events at random places (the whole table
   when it is smaller): a block holds every event of its stretch, so candidate
@@ -89,13 +94,19 @@ _FIRST = 2 * TUPLES  # candidates of a conjunct's first variable its tuples star
 
 
 def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span: float, sample: int = SAMPLE,
-             seed: int = 0) -> Statistics:
+             seed: int = 0, groups=None) -> Statistics:
     """Statistics of ``logical`` estimated from ``table`` (see the module docstring for how).
 
     ``window_measure`` / ``span``: as :func:`window_extent` gives them
     ("time" with the window in ts units, or "count" with the window's n).
     ``sample``: positions read; ``seed``: the random draw (the same
-    arguments give the same statistics).
+    arguments give the same statistics).  ``groups``: None, or a function
+    giving for a set of type codes the run's own grouping of the table by
+    type under this pattern's key (``(recs, offsets)`` of
+    :func:`~jitcep.kernels.grouping.group_with_keys`, events with a null key
+    left out) when one holds them all, else None: a rare type's count and
+    positions are then read from it instead of passing over the type column
+    (:func:`_grouped`).
     """
     if window_measure not in ("time", "count"):
         raise StatisticsError(f"window_measure must be 'time' or 'count', got {window_measure!r}")
@@ -114,12 +125,19 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     streams = part.independent if part is not None else False
     n_streams = len(part.offsets) - 1 if streams else 1
 
+    n_types = len(table.type_names)
+    code_of = {t: i for i, t in enumerate(table.type_names)}
+    type_codes = []  # per variable, its types' codes (None: any type)
+    for lf in lv.values():
+        type_codes.append(None if lf.types is None else [code_of[t] for t in lf.types if t in code_of])
+    grouped = _grouped(groups, type_codes)
+    keyed = bool(logical.key) or streams
+
     # the sample: blocks of consecutive positions, and uniform draws for the key statistics
     L = min(BLOCK, n)
     n_blocks = n // L
     k_blocks = min(max(1, int(sample) // L), n_blocks)
     # the blocks, the uniform draws and the type of each draw in one compiled call (jitcep.kernels.sampling)
-    n_types = len(table.type_names)
     whole = n <= TYPE_SAMPLE
     starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks, 0 if whole else TYPE_SAMPLE,
                                       seed)
@@ -128,7 +146,6 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
     # tail included, when every block is drawn)
     pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts, L)
-    keyed = bool(logical.key) or streams
     upos = draws[:KEY_SAMPLE]
     key_pos = None  # without a key or streams: one partition
     if keyed:
@@ -161,31 +178,30 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
 
     # rates, and each variable's sampled candidates
     exact = None  # every type's count, taken when one of the pattern's is rare
-    code_of = {t: i for i, t in enumerate(table.type_names)}
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
     allowed = np.zeros((len(lv), n_types + 1), np.bool_)
-    type_codes = []  # per variable, its types' codes (None: any type)
-    for row, lf in zip(allowed, lv.values()):
-        cs = None if lf.types is None else [code_of[t] for t in lf.types if t in code_of]
-        type_codes.append(cs)
+    for row, cs in zip(allowed, type_codes):
         row[slice(None) if cs is None else cs] = True
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
     idx_all, offsets, in_type = candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
     hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
+        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], in_type[i]
+        keyed_count = False  # counted over the events with a key (the run's grouping): kept is among them
         if cs is None:
             count = float(n)
         else:
             drawn = sum(hits[c] for c in cs)
             if drawn >= MIN_CANDIDATES or len(draws) == n:
                 count = drawn * n / len(draws)
+            elif grouped is not None:  # rare: exact, from the run's grouping instead of a pass over the types
+                count, n_cand, keyed_count = float(sum(grouped[1][c] for c in cs)), len(idx), True
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
                 count = float(exact[cs].sum())
-        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], in_type[i]
         passed = len(idx)
         if lf.filter is not None and pset is not None and len(idx):
             keep = passes(lf.filter, pos[idx][None, :])
@@ -200,8 +216,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
-                passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
-                                             pset, rng)
+                if not keyed_count:
+                    passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
+                                                 pset, rng)
+                else:  # its positions with a key, from the run's grouping
+                    passed, n_cand = _own_sample(table, lf, _group_positions(grouped, cs), (), False,
+                                                 passes, pset, rng)
             kept = passed / n_cand if passed else 0.5 / (n_cand + 1)
         rates[v] = count * kept / (extent * partitions)
         sources.setdefault(v, "sampled")
@@ -338,6 +358,30 @@ def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
     partitions = int(max(1, min(round(eff), round(n * m / drawn))))
     share = max(top - 2 * math.sqrt(top), 1.0) / m
     return partitions, float(max(1.0, share * partitions))
+
+
+def _grouped(groups, type_codes: list) -> tuple | None:
+    """(recs, counts per type code as a list, offsets) of the run's grouping holding every type the variables read
+    (``groups``, :func:`estimate`), or None: no grouping given, none holds them all, or a variable of any
+    type (its count is the table's size)."""
+    if groups is None or any(cs is None for cs in type_codes):
+        return None
+    got = groups(frozenset(c for cs in type_codes for c in cs))
+    if got is None:
+        return None
+    recs, offsets = got
+    return recs, np.diff(offsets).tolist(), offsets
+
+
+def _group_positions(groups: tuple, codes: list[int]) -> np.ndarray:
+    """The positions of the types ``codes`` in the run's grouping (:func:`_grouped`), ascending."""
+    recs, _, offsets = groups
+    got = [recs[offsets[c]:offsets[c + 1], 0] & _LOW for c in codes]
+    out = got[0] if len(got) == 1 else np.sort(np.concatenate(got)) if got else np.zeros(0, np.int64)
+    return np.ascontiguousarray(out)
+
+
+_LOW = np.int64(0xFFFFFFFF)  # a record's index (jitcep.kernels.grouping.record_fields)
 
 
 def _positions(table, codes: list[int]) -> np.ndarray:
