@@ -61,6 +61,8 @@ THREAD_MIN_RECORDS = 1 << 18  # a join's input records, or candidate pairs, belo
 #                               made 10-80 ms runs up to 1.6x slower on an idle 2-core machine (seq_len12: 0.63x;
 #                               perf/README.md, "Threads"): the split calls' hand-offs and fresh pages cost more
 #                               than the halved work; at 2^18 no workload measured lost
+JOIN_CHUNK_PAIRS = 1 << 16  # a SEQ join with predicates makes and tests about this many candidate pairs at a
+#                            time (execute/join.py): they stay in cache, and only the survivors are kept
 KERNEL_MIN_PAIRS = 1 << 14  # candidate pairs below which NumPy gathers a join's columns and keeps its pairs
 #                             (pair_columns, keep_pairs): a kernel call's dispatch costs more than such a pass
 

@@ -51,6 +51,50 @@ def test_negation_kernel_matches_naive(case, order, budget):
     assert sorted(pairs) == sorted((q, e) for q, s in enumerate(expected) if not skip[q] for e in s)
 
 
+@st.composite
+def long_partition_cases(draw):
+    """Partitions of up to 120 events with up to 60 candidates each, and up to 40 records per partition in
+    end order, many sharing an event (as a join's output shares its right records): the kernel searches a
+    bound from the last record's, a step at a time and then by bisection, forwards and backwards."""
+    n = draw(st.integers(2, 120))
+    ts = np.cumsum(np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.int64))
+    G = draw(st.integers(1, 2))
+    group = np.array(draw(st.lists(st.integers(0, G - 1), min_size=n, max_size=n)), dtype=np.int64)
+    members = [np.flatnonzero(group == g).tolist() for g in range(G)]
+    cand = [sorted(draw(st.sets(st.sampled_from(ps), max_size=60))) if ps else [] for ps in members]
+    recs = []
+    for g, ps in enumerate(members):
+        if len(ps) < 2:
+            continue
+        shared = draw(st.lists(st.sampled_from(ps), min_size=1, max_size=4))
+        for _ in range(draw(st.integers(0, 40))):
+            a, b = draw(st.sampled_from(ps)), draw(st.sampled_from(shared))
+            if a != b:
+                recs.append((g, max(a, b), [a, b]))
+    recs.sort(key=lambda r: (r[0], r[1]))
+    m = len(recs)
+    pos = np.array([r[2] for r in recs], dtype=np.int64).reshape(m, 2)
+    start, end = pos.min(axis=1), pos.max(axis=1)
+    goff = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(np.bincount([r[0] for r in recs], minlength=G), out=goff[1:])
+    cgoff = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in cand], out=cgoff[1:])
+    leaf = (np.array([p for c in cand for p in c], dtype=np.int64), cgoff)
+    return ts, (pos, start, end, goff), leaf
+
+
+@settings(max_examples=300, deadline=None)
+@given(long_partition_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
+       st.sampled_from([([0], [1]), ([1], [0]), ([0, 1], []), ([], [0, 1])]), st.booleans())
+def test_negation_ranges_over_long_partitions_match_naive(case, order, sides, in_conj):
+    ts, buf, leaf = case
+    bcols, acols = sides
+    expected = naive.negation_candidates(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj)
+    lo, hi = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj)
+    got = [set(leaf[0][lo[r]:hi[r]].tolist()) - set(buf[0][r].tolist()) for r in range(len(lo))]
+    assert got == expected
+
+
 def test_negation_window_bound_when_no_neighbour():
     # SEQ(!B n, A a) shape: nothing before, a after; WITHIN 2 from the record's last event
     ts = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)

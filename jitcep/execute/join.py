@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import config
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
 from ..kernels.final_join import seq_join_rows
-from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records
+from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, too_many_pairs
 from ..kernels.kleene import gather_lists
 from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
@@ -48,43 +49,20 @@ def run(node, state, execute) -> Buffer:
                                  cap, np.array([(L.vars + R.vars).index(v) for v in names], np.int64),
                                  state.table.n, np.array(_name_order(names), np.int64), state.threads)
             return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows)
-        if seq:
-            li, ri, g = seq_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
-                                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver,
-                                 state.threads)
+        if seq and _in_chunks(node, L, R, state):
+            li, ri, g = _seq_join_in_chunks(node, L, R, state, cap)
+        elif seq:
+            li, ri, g = _tested(node, L, R, state, lambda: seq_join(
+                L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
+                node.overlap and options.order == "nondecreasing_ts", cap, node.driver, state.threads))
         else:
-            li, ri, g = and_join(L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap,
-                                 state.threads)
+            li, ri, g = _tested(node, L, R, state, lambda: and_join(
+                L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap, state.threads))
     except ExplosionError:
         if fit < options.max_partials:
             raise state.memory.error(f"the {'SEQ' if seq else 'AND'} join of {', '.join(L.vars)} "
                                      f"with {', '.join(R.vars)}")
         raise
-
-    def columns(vs):  # the surviving pairs' events of variables ``vs``, a row each (one pass over the pairs)
-        return pair_columns(L.pos, R.pos, li, ri, [(0, L.vars.index(v)) if v in L.vars else (1, R.vars.index(v))
-                                                   for v in vs], state.threads)
-
-    def column(v):
-        return columns([v])[0]
-
-    if node.extends and len(li):  # a partial record that extends to no chain of the reduction above
-        keep = state.reach.extendable(L, R, li, ri, column, state.W)
-        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
-    if not seq and node.sequence and len(li):
-        # every ordering of the AND join at once: its variables' columns in one pass over the pairs and
-        # one cut (a pass and a cut per ordering was most of a seq_len24 run's joins: ~260 Python rounds)
-        vs = sorted({v for pair in node.sequence for v in pair})
-        at = dict(zip(vs, columns(vs)))
-        keep = np.ones(len(li), np.bool_)
-        for x, y in node.sequence:
-            keep &= _in_order(at[x], at[y], state.table.ts, options.order)
-        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
-    for pred in node.predicates:
-        if not len(li):
-            break
-        keep = state.mask_where_bound(pred, columns(sorted(E.variables(pred))))
-        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
     if node is state.final and not (L.lists or R.lists or state.plan.list_vars):
         return _match_table(L, R, li, ri, state)
     # one pass over the pairs (jitcep.kernels.join.pair_records), not a NumPy gather per field
@@ -96,6 +74,98 @@ def run(node, state, execute) -> Buffer:
         if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
             buf = buf.take(np.lexsort((end, g)), buf.goff)
     return buf
+
+
+def _tested(node, L: Buffer, R: Buffer, state, made):
+    """The candidate pairs ``made()`` returns, ``(li, ri, g)``, that pass the join's tests: the reduction's
+    (a partial record that extends to no chain above), an AND join's orderings, then its predicates one
+    by one.  The pairs are made here, so that each cut frees the pairs before it: a caller holding them
+    kept the candidates alive through the tests, and the larger peak made every run fault in fresh
+    pages (hierarchy x100: 2,400 page faults and 5 ms of system time per run against 110)."""
+    li, ri, g = made()
+    def columns(vs):  # the surviving pairs' events of variables ``vs``, a row each (one pass over the pairs)
+        return pair_columns(L.pos, R.pos, li, ri, [(0, L.vars.index(v)) if v in L.vars else (1, R.vars.index(v))
+                                                   for v in vs], state.threads)
+
+    def column(v):
+        return columns([v])[0]
+
+    if node.extends and len(li):  # a partial record that extends to no chain of the reduction above
+        keep = state.reach.extendable(L, R, li, ri, column, state.W)
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
+    if not isinstance(node, SeqJoin) and node.sequence and len(li):
+        # every ordering of the AND join at once: its variables' columns in one pass over the pairs and
+        # one cut (a pass and a cut per ordering was most of a seq_len24 run's joins: ~260 Python rounds)
+        vs = sorted({v for pair in node.sequence for v in pair})
+        at = dict(zip(vs, columns(vs)))
+        keep = np.ones(len(li), np.bool_)
+        for x, y in node.sequence:
+            keep &= _in_order(at[x], at[y], state.table.ts, state.options.order)
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
+    for pred in node.predicates:
+        if not len(li):
+            break
+        keep = state.mask_where_bound(pred, columns(sorted(E.variables(pred))))
+        li, ri, g = keep_pairs(li, ri, g, keep, state.threads)
+    return li, ri, g
+
+
+def _in_chunks(node, L: Buffer, R: Buffer, state) -> bool:
+    """Does this SEQ join make and test its pairs a chunk of right records at a time
+    (:func:`_seq_join_in_chunks`)?  When it has tests to thin its pairs, one key partition, right records
+    driving, and more right records than a first chunk holds."""
+    return (bool(node.predicates or node.extends) and len(L.goff) == 2 and len(R) > 2 * _FIRST_CHUNK
+            and not driven_by_left(L.timed(), R.timed(), node.driver))
+
+
+_FIRST_CHUNK = 1 << 11
+"""Right records in the first chunk of :func:`_seq_join_in_chunks`; the next ones are sized on the pairs
+per right record seen so far, for about ``config.JOIN_CHUNK_PAIRS`` pairs each."""
+
+
+def _seq_join_in_chunks(node, L: Buffer, R: Buffer, state, cap: int):
+    """The pairs of a SEQ join (one partition, right records driving) that pass its tests (:func:`_tested`),
+    made and tested about ``config.JOIN_CHUNK_PAIRS`` pairs at a time: the right records
+    ``[r0, r1)`` with the left ones from the first within the window of ``r0`` (ZStream 4.3's earliest
+    allowed timestamp), through the kernel's partition offsets, so no array is copied.
+
+    Where a predicate keeps few pairs (googleIncrease: 1.5% of every pair of GOOG events 30 minutes apart,
+    perf/README.md), the pairs are never all held at once: each chunk's arrays stay in cache and only the
+    survivors are kept, and the kernel runs once per chunk on arrays sized from the chunks before it
+    instead of twice on the whole (its first arrays, sized by the right records, were outgrown).  The
+    same pairs in the same (right record, left record) order as one call, and more than ``cap``
+    candidate pairs in all is still an ExplosionError."""
+    Lt, Rt = L.timed(), R.timed()
+    Lwen, Rwen = Lt[7], Rt[7]
+    l1, m = int(L.goff[1]), len(R)
+    distinct = node.overlap and state.options.order == "nondecreasing_ts"
+    W = int(state.W)
+    parts, made, r0, step = [], 0, 0, _FIRST_CHUNK
+    while r0 < m:
+        r1 = min(m, r0 + step)
+        low = int(Rwen[r0]) - W  # left records ending before it pair with no right record from r0 on
+        l0 = 0 if low <= int(Lwen[0]) else int(np.searchsorted(Lwen[:l1], low))
+        Lc = (*Lt[:3], np.array([l0, l1], np.int64), *Lt[4:])
+        Rc = (*Rt[:3], np.array([r0, r1], np.int64), *Rt[4:])
+
+        def chunk(Lc=Lc, Rc=Rc, left=cap - made, pairs=made * (r1 - r0) * 5 // (4 * r0) + 16 if r0 else 0):
+            # the chunk's candidate pairs, counted against the cap; arrays sized at the rate seen so far
+            nonlocal made
+            try:
+                out = seq_join(Lc, Rc, state.table.ts, state.wt, state.W, state.options.order, distinct, left,
+                               node.driver, state.threads, pairs=pairs)
+            except ExplosionError:
+                raise too_many_pairs("a SEQ join", cap) from None  # the whole join's cap, as one call says it
+            made += len(out[0])
+            return out
+
+        parts.append(_tested(node, L, R, state, chunk))
+        # the next chunk: about JOIN_CHUNK_PAIRS pairs at the rate seen so far
+        step = max(_FIRST_CHUNK, config.JOIN_CHUNK_PAIRS * r1 // max(made, 1))
+        r0 = r1
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
 
 
 def _carried(state, L: Buffer, R: Buffer, li: np.ndarray, ri: np.ndarray) -> tuple[dict, dict]:

@@ -2,7 +2,7 @@
 
 The negated variable is a leaf of its type and filters; for each record the
 kernel finds the section 7 range between the last bound variable before the
-negation and the first bound one after it (two binary searches per record,
+negation and the first bound one after it (two searches per record,
 :mod:`jitcep.kernels.negation`), and a record dies when some event in it
 passes every condition that mentions the negated variable.  Over records
 with Kleene lists, a closure next to the negation bounds its range by its
@@ -42,7 +42,7 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
 
     A negation without conditions over records without Kleene lists is
     decided by the kernel; otherwise the pairs (record, candidate) are tested
-    with the generated predicates, a chunk at a time, and a record dies with
+    with the generated predicates, in rounds (:func:`_rounds`), and a record dies with
     its first pair passing every condition that applies (a condition whose
     other variables are unbound, an OR branch not taken, does not apply:
     section 4).  A member of the record's lists is a positive event of
@@ -64,10 +64,8 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     per_member = {v: [c for c in neg.conds if v in E.variables(c)] for v in lists}
     plain = [c for c in neg.conds if not E.variables(c) & lists.keys()]
     killed = np.zeros(m, dtype=np.bool_)
-    r = 0
     taken = buf.ascending_lists()
-    while r < m:
-        rec, ev, r = candidate_pairs(buf.pos, lo, hi, cand, killed, r, config.NEG_PAIR_BUDGET)
+    for rec, ev in _rounds(buf.pos, lo, hi, cand, killed):
         for off, lpos in taken:
             keep = outside_lists(rec, ev, off, lpos)
             rec, ev = rec[keep], ev[keep]
@@ -87,6 +85,30 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
             ok &= _every_member_with_list(state, buf, c, neg.var, rec, ev, ok)
         killed[rec[ok]] = True
     return killed
+
+
+def _rounds(pos, lo, hi, cand, killed):
+    """The (record, candidate) pairs of the ranges [lo, hi), in rounds: the first candidate of each record
+    in range, then the next 2, 4, 8, ... of the records ``killed`` has not marked meanwhile (the caller
+    marks them between rounds), each round in chunks of about ``config.NEG_PAIR_BUDGET`` pairs.
+
+    A record dies with its first passing pair (section 7): where most records die at their first
+    candidates, as where a negated type is frequent and its conditions loose, the pairs after them are
+    never built or tested; where few die, every pair is tested once, as in a single round, in at most
+    log2(longest range) + 1 rounds.
+    """
+    at, width = lo, 1
+    while True:
+        upto = np.minimum(hi, at + width)
+        if not (upto > at).any():
+            return
+        r = 0
+        while r < len(at):
+            rec, ev, r = candidate_pairs(pos, at, upto, cand, killed, r, config.NEG_PAIR_BUDGET)
+            yield rec, ev
+        at = upto
+        at[killed] = hi[killed]  # decided: no more rounds
+        width *= 2
 
 
 def _bound(buf: Buffer, kvs, rec) -> np.ndarray:

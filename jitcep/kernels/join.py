@@ -441,8 +441,13 @@ def _check(status: int, what: str, cap: int) -> None:
     if status == -2:
         raise fail(what, "partition offsets are not ascending offsets into the records")
     if status < 0:
-        raise ExplosionError(f"{what} produced more than {cap} candidate partial matches "
-                             f"(raise max_partials, narrow the window or add predicates)")
+        raise too_many_pairs(what, cap)
+
+
+def too_many_pairs(what: str, cap: int) -> ExplosionError:
+    """The error of a join past ``cap`` candidate pairs (``max_partials`` or the memory budget's share)."""
+    return ExplosionError(f"{what} produced more than {cap} candidate partial matches "
+                          f"(raise max_partials, narrow the window or add predicates)")
 
 
 def driven_by_left(L, R, driver: str) -> bool:
@@ -456,7 +461,8 @@ def driven_by_left(L, R, driver: str) -> bool:
     return driver == "left" or driver == "smaller" and leaf and config.JOIN_BY_LEFT * len(L[2]) < len(R[2])
 
 
-def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver: str = "right", threads: int = 1):
+def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver: str = "right", threads: int = 1,
+             pairs: int = 0):
     """SEQ join (ZStream Algorithm 1): pairs (l, r) with l before r in ``order`` and within W.
 
     Right records are the outer loop in end order, so output pairs come in the end
@@ -471,6 +477,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     statistics; the right input must be a leaf).  ``threads``: the partitions
     are split into up to that many ranges joined side by side
     (:func:`_split_join`); the pairs are the same, in the same order.
+    ``pairs``: how many pairs the caller expects (0: not known), to size the first pair arrays.
 
     Invariants (KernelInputError otherwise): every record array of a buffer
     has one entry per record and both buffers the same number of partitions
@@ -482,7 +489,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
     args = (window_bound(W), ORDER_CODE[order], bool(distinct), int(cap))
-    li, ri, g = _split_join(kernel, Lt, Rt, args, 0 if by_left else 2, "a SEQ join", cap, threads)
+    li, ri, g = _split_join(kernel, Lt, Rt, args, 0 if by_left else 2, "a SEQ join", cap, threads, pairs)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
         o = np.lexsort((li, ri, g))
         li, ri, g = li[o], ri[o], g[o]
@@ -499,14 +506,15 @@ def and_join(L, R, ts, wt, W: int, distinct: bool, cap: int, threads: int = 1):
                        threads)
 
 
-def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads: int):
+def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads: int, pairs: int = 0):
     """``kernel(L, R, *args, pair arrays)``'s pairs, the partitions split into ranges joined side by side
     (:func:`jitcep.threads.partition_ranges`), their pairs concatenated in partition order.
 
     The kernels loop over partitions in order and a pair never spans two, so one call over partitions
     ``[g0, g1)`` — the buffers with partition offsets ``goff[g0 : g1 + 1]``, which index the same
     record arrays — gives exactly the pairs of those partitions (numbered from ``g0``).  The first
-    pair arrays are sized by the range's left (``sized_by`` 0), right (2) or both (1) records.  More
+    pair arrays are sized by the range's left (``sized_by`` 0), right (2) or both (1) records, or with
+    one range by ``pairs`` when given.  More
     than ``cap`` pairs in all is an ExplosionError, whatever the split.
 
     ``cap`` is the last of ``args``.  Each of k ranges may hold ``cap / k`` pairs, so the ranges
@@ -520,6 +528,8 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         Lr = (*L[:3], Lg[g0:g1 + 1], *L[4:])
         Rr = (*R[:3], Rg[g0:g1 + 1], *R[4:])
         size = (sized_by != 2) * (Lg[g1] - Lg[g0]) + (sized_by != 0) * (Rg[g1] - Rg[g0])
+        if pairs and (g0, g1) == (0, len(Lg) - 1):
+            size = pairs
         li, ri, g, status = kernel(Lr, Rr, *args[:-1], range_cap, *_pair_arrays(int(size)))
         if status > 0:  # more pairs than the first arrays held: again, into arrays of that many (_done)
             li, ri, g, status = kernel(Lr, Rr, *args[:-1], range_cap, *_pair_arrays(status))

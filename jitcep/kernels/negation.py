@@ -3,9 +3,10 @@
 A negated variable is a leaf: its events after type test and single-variable
 filters, sorted by (key partition, position) like any leaf buffer.  For each
 record of a match buffer the kernel finds the record's *range* of that leaf
-(docs/semantics.md section 7) by two binary searches inside the record's
-partition — SASE 3.3's interval lookup on an index of the negated type, with
-ZStream's time constraints ``A.end-ts < B.ts < C.start-ts`` as the bounds —
+(docs/semantics.md section 7) by two searches inside the record's partition
+— SASE 3.3's interval lookup on an index of the negated type, with ZStream's
+time constraints ``A.end-ts < B.ts < C.start-ts`` as the bounds; a bound set
+by a record's event is searched from the previous record's —
 and then either decides the kill itself (a negation without conditions: any
 candidate in range that is not one of the record's own events kills) or emits
 ``(record, event)`` pairs for the pattern's generated predicate code to test.
@@ -62,6 +63,33 @@ def _first_after(cand, ts, lo, hi, p, order, strict):
 
 
 @njit(**NUMBA_FLAGS)
+def _left_of(e, ts, p, order, strict):
+    """Whether candidate ``e`` is before position p (``strict``: or at it), as :func:`_first_after` tests."""
+    if order == 0:
+        return e <= p if strict else e < p
+    return ts[e] <= ts[p] if strict else ts[e] < ts[p]
+
+
+_NEAR = 8  # candidates stepped over one by one from a hint before a binary search takes over
+
+
+@njit(**NUMBA_FLAGS)
+def _first_after_near(cand, ts, lo, hi, p, order, strict, hint):
+    """:func:`_first_after` from ``hint`` (clipped to [lo, hi]): a binary search below it when the answer
+    is there, else a step at a time up to ``_NEAR`` candidates past it, then a binary search.  Correct
+    from any hint; fast from one near the answer (the last record's, in :func:`_ranges`)."""
+    h = min(max(hint, lo), hi)
+    if h > lo and not _left_of(cand[h - 1], ts, p, order, strict):
+        return _first_after(cand, ts, lo, h - 1, p, order, strict)
+    stop = min(hi, h + _NEAR)
+    while h < stop and _left_of(cand[h], ts, p, order, strict):
+        h += 1
+    if h < stop or h == hi:
+        return h
+    return _first_after(cand, ts, h, hi, p, order, strict)
+
+
+@njit(**NUMBA_FLAGS)
 def _first_in_window_from(cand, wt, lo, hi, last, W):
     """First index in [lo, hi) with wt[last] - wt[e] <= W."""
     t = wt[last]
@@ -98,6 +126,10 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
         r0, r1 = goff[g], goff[g + 1]
         if not (0 <= c0 <= c1 <= len(cand) and 0 <= r0 <= r1 <= len(start)):
             return False
+        # the last bounds searched and their indexes: a bound is searched only when it changes (a buffer
+        # in end order holds each end's records together: one search for their upper bound), from
+        # the last one's index (each end's first events ascend, and the ends are close)
+        lb, ib, la, ja = -1, c0, -1, c0
         for r in range(r0, r1):
             if c0 == c1:
                 lo[r] = c0
@@ -116,7 +148,10 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
                 pb = start[r]
             if pb >= 0:
                 # before(u, e): strict except under nondecreasing_ts
-                i = _first_after(cand, ts, c0, c1, pb, order, order != 2)
+                if pb != lb:
+                    ib = _first_after_near(cand, ts, c0, c1, pb, order, order != 2, ib)
+                    lb = pb
+                i = ib
             else:
                 i = _first_in_window_from(cand, wt, c0, c1, end[r], W)
             pa = -1
@@ -129,8 +164,12 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
             if pa < 0 and in_conj:
                 pa = end[r]
             if pa >= 0:
-                # before(e, w): e's index ends at the first event not before w
-                j = _first_after(cand, ts, i, c1, pa, order, order == 2)
+                # before(e, w): e's index ends at the first event not before w, searched over the
+                # partition (the first at or past i is then the later of the two)
+                if pa != la:
+                    ja = _first_after_near(cand, ts, c0, c1, pa, order, order == 2, ja)
+                    la = pa
+                j = ja
             else:
                 j = _first_out_of_window_from(cand, wt, i, c1, start[r], W)
             lo[r] = i
