@@ -97,34 +97,51 @@ _LOW = np.int64(0xFFFFFFFF)
 
 @njit(**NUMBA_FLAGS)
 def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank, i0, i1):
-    # Pass 1 reads the events [i0, i1) once, sequentially, and writes the record of each kept code
-    # to ``tmp`` from slot i0 on (the range's own slice: it keeps at most i1 - i0 records, so ranges
+    # Pass 1 over the events [i0, i1), read through slices that start at i0 (:func:`_compact_run`);
+    # ``keys`` / ``valid`` None compile specialisations without the read (a strided read costs a
+    # third more).  Returns (kept records, largest code).
+    cs, vs, out, rk = codes[i0:i1], vals[i0:i1], tmp[i0:], rank[i0:]
+    if keys is None:
+        if valid is None:
+            return _compact_run(cs, tab, None, kbase, None, vs, out, rk, i0)
+        return _compact_run(cs, tab, None, kbase, valid[i0:i1], vs, out, rk, i0)
+    if valid is None:
+        return _compact_run(cs, tab, keys[i0:i1], kbase, None, vs, out, rk, i0)
+    return _compact_run(cs, tab, keys[i0:i1], kbase, valid[i0:i1], vs, out, rk, i0)
+
+
+@njit(**NUMBA_FLAGS)
+def _compact_run(cs, tab, ks, kbase, vd, vs, out, rk, i0):
+    # Reads one range's events once, sequentially, and writes the record of each kept code to
+    # ``out`` (the range's own slice of the work space: it keeps at most len(cs) records, so ranges
     # compact side by side without meeting).  A branch-free compaction: every record is written, the
     # count advances by the keep flag; reading keys and values here streams them instead of
-    # gathering them at the kept indices later.  ``keys`` / ``valid`` None compile specialisations
-    # without the read (a strided read costs a third more).  A code is clamped into ``tab`` (its
-    # last slot, past the codes, is 0: dropped) and the largest code returned, so the wrapper
-    # refuses a code past the table without a branch here.  Returns (kept records, largest code).
-    m = i0
-    past = len(tab) - 2  # codes from here on index the last slot
-    hi = -1
-    for i in range(i0, i1):
-        c = codes[i]
+    # gathering them at the kept indices later.  Indices count from 0 within the slices, which the
+    # compiler knows are not negative: indexing the whole arrays from i0 made it test every index
+    # for wraparound, and the loop took 1.8x as long.  A code indexes ``tab`` through one unsigned
+    # min: code c is slot c + 1, a code below -1 wraps past the table and a code past the codes
+    # lands in the last slot (0: dropped); the largest code is returned, so the wrapper refuses a
+    # code past the table without a branch here.
+    last = np.uint64(len(tab) - 1)
+    hi = np.int64(-1)
+    m = 0
+    for j in range(len(cs)):
+        c = np.int64(cs[j])
         hi = max(hi, c)
-        r = tab[min(max(c, -1), past) + 1]  # 1 + rank of a kept code, 0 for the others
-        g = 0 if keys is None else np.int64(keys[i]) - kbase
-        tmp[m, 0] = (g << 32) | i
-        tmp[m, 1] = vals[i]
-        rank[m] = r
-        m += (r != 0) if valid is None else (r != 0) & valid[i]
-    return m - i0, hi
+        r = tab[min(np.uint64(c + 1), last)]  # 1 + rank of a kept code, 0 for the others
+        g = 0 if ks is None else np.int64(ks[j]) - kbase
+        out[m, 0] = (g << 32) | (i0 + j)
+        out[m, 1] = vs[j]
+        rk[m] = r
+        m += (r != 0) if vd is None else (r != 0) & vd[j]
+    return m, hi
 
 
 @njit(**NUMBA_FLAGS)
 def _count_ranks(rank, j0, j1, cnt):
-    # pass 2, per slice of kept records: how many of each rank
-    for j in range(j0, j1):
-        cnt[rank[j]] += 1
+    # pass 2, per slice of kept records: how many of each rank (a rank is unsigned: no wraparound test)
+    for r in rank[j0:j1]:
+        cnt[r] += 1
 
 
 @njit(**NUMBA_FLAGS)
@@ -147,13 +164,16 @@ def _rank_fill(cnt, tab):
 
 @njit(**NUMBA_FLAGS)
 def _scatter_ranks(tmp, rank, j0, j1, fill, recs):
-    # pass 3, per slice: split its records into code runs (a few write streams, in index order)
-    for j in range(j0, j1):
-        r = rank[j]
-        f = fill[r]
-        recs[f, 0] = tmp[j, 0]
-        recs[f, 1] = tmp[j, 1]
-        fill[r] = f + 1
+    # pass 3, per slice: split its records into code runs (a few write streams, in index order);
+    # the slice is read from index 0 and the fill pointers as unsigned, so no index is tested for
+    # wraparound (_compact_run)
+    src, rk = tmp[j0:j1], rank[j0:j1]
+    for j in range(len(rk)):
+        r = rk[j]
+        f = np.uint64(fill[r])
+        recs[f, 0] = src[j, 0]
+        recs[f, 1] = src[j, 1]
+        fill[r] = f + np.uint64(1)
 
 
 @njit(**NUMBA_FLAGS)
@@ -252,14 +272,16 @@ def _leaf_counts(recs, i0, i1, G, keep, cnt):
     # strided mask read made this loop 3x slower).  A key is clamped into ``cnt`` (slot G + 1, past
     # the keys); the largest key and position are returned for the wrapper to check before anything
     # is scattered.
+    # (read from index 0 of the range's slice: no wraparound test, _compact_run)
     kmax = -1
     pmax = -1
-    for i in range(i0, i1):
-        k = recs[i, 0] >> 32
+    rs = recs[i0:i1]
+    for i in range(len(rs)):
+        k = rs[i, 0] >> 32
         kmax = max(kmax, k)
-        pmax = max(pmax, recs[i, 0] & 0xFFFFFFFF)
-        s = min(max(k, -1), G) + 1
-        cnt[s if keep is None else s * keep[i]] += 1
+        pmax = max(pmax, rs[i, 0] & 0xFFFFFFFF)
+        s = np.uint64(min(max(k, -1), G) + 1)
+        cnt[s if keep is None else s * np.uint64(keep[i0 + i])] += 1
     return kmax, pmax
 
 
@@ -287,26 +309,30 @@ def _leaf_fill(cnt):
 def _leaf_scatter(recs, i0, i1, keep, fill, tmp):
     # The records are scattered whole into ``tmp`` (one 16-byte write stream per key: two 8-byte
     # streams per key took twice as long with 1000 keys); keys are checked below G by the wrapper
-    for i in range(i0, i1):
-        s = max(recs[i, 0] >> 32, -1) + 1
+    # (the range's slice read from index 0, slots and fill pointers unsigned: no wraparound test)
+    rs = recs[i0:i1]
+    for i in range(len(rs)):
+        s = np.uint64(max(rs[i, 0] >> 32, -1) + 1)
         if keep is not None:
-            s *= keep[i]
-        f = fill[s]
-        tmp[f, 0] = recs[i, 0]
-        tmp[f, 1] = recs[i, 1]
-        fill[s] = f + (s != 0)
+            s *= np.uint64(keep[i0 + i])
+        f = np.uint64(fill[s])
+        tmp[f, 0] = rs[i, 0]
+        tmp[f, 1] = rs[i, 1]
+        fill[s] = f + np.uint64(s != 0)
 
 
 @njit(**NUMBA_FLAGS)
 def _leaf_split(tmp, f0, f1, wt, out, tout, wout):
     # the grouped records [f0, f1) split into positions and times in one sequential pass;
     # ``wout`` None compiles a specialisation without the window measure's read
-    for f in range(f0, f1):
-        p = tmp[f, 0] & 0xFFFFFFFF
-        out[f] = p
-        tout[f] = tmp[f, 1]
+    # (slices read and written from index 0: no wraparound test)
+    src, o, to = tmp[f0:f1], out[f0:f1], tout[f0:f1]
+    for f in range(len(o)):
+        p = src[f, 0] & 0xFFFFFFFF
+        o[f] = p
+        to[f] = src[f, 1]
         if wout is not None:
-            wout[f] = wt[p]
+            wout[f0 + f] = wt[p]
 
 
 def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarray | None = None,
