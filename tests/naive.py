@@ -5,6 +5,8 @@ function (stumpy's ``tests/naive.py`` pattern).  None of them calls jitcep's
 plan, codegen, kernels or runtime, so they can disagree with them.
 
 - :func:`counting_sort`  twin of :func:`jitcep.kernels.counting_sort`
+- :func:`group_with_key_runs` twin of :func:`jitcep.kernels.group_with_key_runs` (each code's indices
+  key by key); :func:`leaf_by_key` also of :func:`jitcep.kernels.leaf_of_run`
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs);
   :func:`seq_join_rows` of :func:`jitcep.kernels.final_join.seq_join_rows` (those pairs' rows, sorted)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
@@ -519,6 +521,24 @@ def group_with_keys(codes, n_codes, keys):
     """Indices grouped by code (index order inside), their keys, offsets."""
     order, offsets = counting_sort(codes, n_codes)
     return order, ([keys[i] for i in order] if keys is not None else []), offsets
+
+
+def group_with_key_runs(codes, n_codes, keys, G, kept):
+    """Indices grouped by code, each code's by key (keys below 0 first, as one group; index order
+    inside), their keys, the code offsets, and for each code of ``kept`` the G + 1 offsets where its
+    keys start and its group ends."""
+    order, offsets, key_offsets = [], [0], {}
+    for c in range(n_codes):
+        mine = [i for i, x in enumerate(codes) if x == c]
+        order += [i for i in mine if keys[i] < 0]
+        starts = []
+        for g in range(G):
+            starts.append(len(order))
+            order += [i for i in mine if keys[i] == g]
+        if c in kept:
+            key_offsets[c] = starts + [len(order)]
+        offsets.append(len(order))
+    return order, [keys[i] for i in order], offsets, key_offsets
 
 
 def leaf_by_key(cand, ckeys, G, keep):

@@ -216,11 +216,12 @@ def test_the_types_a_reduction_reads_are_grouped_in_one_pass(monkeypatch):
     table = build_event_table(df, q.patterns, type="type")
     assert 12 > config.TYPE_BATCH
     assert any(isinstance(n, SemiJoinReduce) for n in runtime.default_plan(pattern, q.options).nodes())
-    passes = []
-    real = tables.group_with_keys
-    monkeypatch.setattr(tables, "group_with_keys", lambda *a, **k: passes.append(a) or real(*a, **k))
+    passes = []  # the types kept by each grouping pass (by type alone, or by type and key)
+    real, real_runs = tables.group_with_keys, tables.group_with_key_runs
+    monkeypatch.setattr(tables, "group_with_keys", lambda *a, **k: passes.append(a[4]) or real(*a, **k))
+    monkeypatch.setattr(tables, "group_with_key_runs", lambda *a, **k: passes.append(a[5]) or real_runs(*a, **k))
     [mt] = runtime.evaluate([pattern], table, q.options)
-    assert len(passes) == 1 and int(passes[0][4].sum()) == 12
+    assert len(passes) == 1 and int(passes[0].sum()) == 12
     [ref] = reference_evaluate([pattern], table, q.options)
     assert mt.n == ref.n >= 1
     assert all(mt.single[v].tolist() == ref.single[v].tolist() for v in ref.single)

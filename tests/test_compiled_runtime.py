@@ -245,9 +245,11 @@ def test_types_are_grouped_in_batches_as_leaves_need_them(monkeypatch):
     rows = [(t, i, 0) for i, t in enumerate(types)] + [(t, 20 + i, 1) for i, t in enumerate(types) if t != "T9"]
     df = pl.DataFrame(rows, schema=["type", "ts", "k"], orient="row")
     text = "PATTERN SEQ(" + ", ".join(f"{t} v{i}" for i, t in enumerate(types)) + ") WHERE [k]"
-    calls = []
-    real = tables.group_with_keys
+    calls = []  # the types kept by each grouping pass (by type alone, or by type and key)
+    real, real_runs = tables.group_with_keys, tables.group_with_key_runs
     monkeypatch.setattr(tables, "group_with_keys", lambda *a, **k: calls.append(a[4].sum()) or real(*a, **k))
+    monkeypatch.setattr(tables, "group_with_key_runs",
+                        lambda *a, **k: calls.append(a[5].sum()) or real_runs(*a, **k))
 
     def run(pattern_text):  # a new pattern object: its default plan is made under the config of the moment
         calls.clear()
@@ -296,9 +298,10 @@ def test_unfiltered_leaves_of_the_same_types_share_one_grouping(monkeypatch):
                        "k": rng.integers(0, 4, n), "x": rng.integers(-5, 5, n)})
     pat = parse("PATTERN SEQ(A a, A b, B c, A d) WHERE [k] AND a.x > 0 AND d.x > b.x WITHIN 12")
     table = build_event_table(df, [pat], type="type")
-    calls = []
-    real = scan.leaf_by_key
+    calls = []  # the leaves made: grouped by key (leaf_by_key), or split from records grouped so (leaf_of_run)
+    real, real_run = scan.leaf_by_key, scan.leaf_of_run
     monkeypatch.setattr(scan, "leaf_by_key", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(scan, "leaf_of_run", lambda *a, **k: calls.append(1) or real_run(*a, **k))
     [mt] = runtime.evaluate([pat], table, Options())
     [ref] = reference_evaluate([pat], table, Options())
     assert sorted(bindings(mt)) == sorted(bindings(ref)) and mt.n > 0

@@ -14,7 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep import config
-from jitcep.kernels import counting_sort, group_with_keys, leaf_by_key
+from jitcep.kernels import counting_sort, group_with_key_runs, group_with_keys, leaf_by_key, leaf_of_run
+from jitcep.kernels import grouping
 from jitcep.kernels.grouping import count_codes, record_fields
 
 
@@ -60,6 +61,51 @@ def _group_with_keys_matches_naive(case, with_keys, use_keep, null_keys, base, t
         assert off2.tolist() == exp_off and recs2.tolist() == recs.tolist()
     o2, off2 = counting_sort(np.array(codes, dtype=np.int32), T)
     assert (o2.tolist(), off2.tolist()) == naive.counting_sort(codes, T)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda T: st.integers(1, 4).flatmap(lambda G: st.tuples(
+    st.just(T), st.just(G), st.lists(st.tuples(st.integers(-1, T - 1), st.integers(-2, G - 1)), max_size=30),
+    st.lists(st.booleans(), min_size=T, max_size=T)))),
+    st.booleans(), st.booleans(), st.integers(0, 3), st.none() | st.integers(0, 5), st.integers(1, 3))
+def test_group_with_key_runs_matches_naive(case, use_keep, null_keys, base, count_window, threads):
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        _group_with_key_runs_matches_naive(case, use_keep, null_keys, base, count_window, threads)
+
+
+def _group_with_key_runs_matches_naive(case, use_keep, null_keys, base, count_window, threads):
+    T, G, rows, keep = case
+    codes = [c for c, _ in rows]
+    keys = [k for _, k in rows]  # below 0: a null key coded -1 (or less), kept in the record
+    valid = [i % 5 != 3 for i in range(len(codes))] if null_keys else None
+    values = np.arange(len(codes), dtype=np.int64) * 10 + 1
+    got = group_with_key_runs(np.array(codes, dtype=np.int32), T, np.array(keys, dtype=np.int64) + base, G, values,
+                              np.array(keep) if use_keep else None, None if valid is None else np.array(valid),
+                              key_base=base, threads=threads)
+    recs, offsets, key_offsets = got
+    kept_codes = [c for c in range(T) if not use_keep or keep[c]]
+    kept = [c if c >= 0 and c in kept_codes and (valid is None or valid[i]) else -1 for i, c in enumerate(codes)]
+    exp_order, exp_keys, exp_off, exp_koff = naive.group_with_key_runs(kept, T, keys, G, kept_codes)
+    order, okeys, ovalues = record_fields(recs)
+    assert offsets.tolist() == exp_off and order.tolist() == exp_order
+    assert okeys.tolist() == exp_keys and ovalues.tolist() == values[exp_order].tolist()
+    assert key_offsets.tolist() == [exp_koff[c] for c in kept_codes]
+    # each kept code's leaf: as leaf_by_key makes it of the code's records in index order
+    ts = values
+    wt = None if count_window is None else np.arange(len(codes), dtype=np.int64) + count_window
+    for c, koff in zip(kept_codes, key_offsets):
+        out, goff, t, w = leaf_of_run(recs, koff, wt, threads)
+        mine = sorted(i for i, x in enumerate(kept) if x == c)
+        assert (out.tolist(), goff.tolist()) == naive.leaf_by_key(mine, [keys[i] for i in mine], G, [True] * len(mine))
+        assert t.tolist() == ts[out].tolist() and w.tolist() == (ts if wt is None else wt)[out].tolist()
+        assert (w is t) == (wt is None)
+    # past SLOTS_MAX (code, key) slots: grouped by code alone, as group_with_keys groups them
+    with mock.patch.object(grouping, "SLOTS_MAX", -1):
+        recs2, off2, koff2 = group_with_key_runs(np.array(codes, dtype=np.int32), T, np.array(keys, dtype=np.int64),
+                                                 G, values, np.array(keep) if use_keep else None,
+                                                 None if valid is None else np.array(valid), threads=threads)
+    assert koff2 is None and off2.tolist() == exp_off
+    assert record_fields(recs2)[0].tolist() == sorted(exp_order, key=lambda i: (kept[i], i))
 
 
 @settings(max_examples=200, deadline=None)

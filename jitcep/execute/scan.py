@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import leaf_by_key
+from ..kernels import leaf_by_key, leaf_of_run
 from ..kernels.grouping import record_fields
 from ..kernels.policies import freeze_active
 from .buffer import Buffer
@@ -63,7 +63,10 @@ def _leaf_arrays(state, types, filter_) -> tuple[np.ndarray, np.ndarray, np.ndar
     else:
         wanted = set(types)
         codes = frozenset(i for i, t in enumerate(table.type_names) if t in wanted)
-        recs, off = ctx.type_groups(key, codes)
+        recs, off, key_runs = ctx.type_groups(key, codes)
+        if len(codes) == 1 and filter_ is None and key_runs is not None:  # grouped by key already
+            return leaf_of_run(recs, key_runs[next(iter(codes))], None if state.wt is table.ts else state.wt,
+                               state.threads)
         runs = [recs[off[i]:off[i + 1]] for i in sorted(codes)]
         if len(runs) == 1:
             recs = runs[0]

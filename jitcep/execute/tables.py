@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import config
 from ..events import EventTable, build_partition
-from ..kernels import group_with_keys, stream_positions
+from ..kernels import group_with_key_runs, group_with_keys, stream_positions
 from ..kernels.encode import dense_codes
 from ..plan.operators import PhysicalPlan, Scan, SemiJoinReduce
 from ..plan.rules import key_coding
@@ -38,7 +38,8 @@ class TableContext:
         self.threads = threads  # the passes over the events split over this many (jitcep/threads.py)
         part = table.partition
         self.streams = part if part is not None and part.independent else None
-        self._types: dict[tuple[str, ...], list[tuple[frozenset[int], np.ndarray, np.ndarray]]] = {}
+        # per key: batches of (type codes, records, offsets, key runs: code -> its key offsets, or None)
+        self._types: dict[tuple[str, ...], list[tuple[frozenset[int], np.ndarray, np.ndarray, dict | None]]] = {}
         self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int, np.ndarray | None, int]] = {}
         self._stream_pos = None
         self._code = {t: i for i, t in enumerate(table.type_names)}
@@ -98,7 +99,10 @@ class TableContext:
         return None
 
     def type_groups(self, key: tuple[str, ...], codes: frozenset[int]):
-        """(recs, offsets): positions grouped by type code (``codes`` among them), with key code and timestamp.
+        """(recs, offsets, runs): positions grouped by type code (``codes`` among them), with key code and
+        timestamp; ``runs`` None, or per type code its key offsets: its records are then grouped by key
+        too (:func:`~jitcep.kernels.grouping.group_with_key_runs`), so that a leaf of one type without a
+        filter is its records split, not grouped by key again.
 
         :func:`~jitcep.kernels.grouping.group_with_keys` records: one
         sequential pass over type codes, key codes and timestamps serves the
@@ -117,9 +121,9 @@ class TableContext:
         if key not in self._keys:
             self.key_codes(key)  # a key coded at records groups its leaves' types as it codes them
         batches = self._types.setdefault(key, [])
-        for have, recs, off in batches:
+        for have, recs, off, runs in batches:
             if codes <= have:
-                return recs, off
+                return recs, off, runs
         if self.coding[key][0] == "records":  # its batch holds every type a leaf of this key reads
             raise RuntimeError(f"internal: key {key} was coded for the leaves' types only; a leaf asks for others")
         names = self.table.type_names
@@ -127,7 +131,7 @@ class TableContext:
         if wanted is None:  # no plan said which types: all of them
             batch = set(range(len(names)))
         else:
-            done = set().union(*(have for have, _, _ in batches))
+            done = set().union(*(have for have, _, _, _ in batches))
             batch = set(codes)
             reduced = self._reduced.get(key, set())
             if batch & reduced:
@@ -140,11 +144,18 @@ class TableContext:
                     batch.add(c)
         keep = np.zeros(len(names), dtype=np.bool_)
         keep[sorted(batch)] = True
-        kc, _, valid, base = self.key_codes(key)
-        recs, off = group_with_keys(self.table.type_code, len(names), kc, self.table.ts, keep, valid, base,
-                                    threads=self.threads)
-        batches.append((frozenset(batch), recs, off))
-        return recs, off
+        kc, G, valid, base = self.key_codes(key)
+        order = sorted(batch)
+        if kc is None:  # one partition: each type's records are its one key's
+            recs, off = group_with_keys(self.table.type_code, len(names), None, self.table.ts, keep, valid, base,
+                                        threads=self.threads)
+            runs = {c: off[c:c + 2] for c in order}
+        else:
+            recs, off, koff = group_with_key_runs(self.table.type_code, len(names), kc, G, self.table.ts, keep,
+                                                  valid, base, threads=self.threads)
+            runs = None if koff is None else dict(zip(order, koff))
+        batches.append((frozenset(batch), recs, off, runs))
+        return recs, off, runs
 
     def all_events(self, key: tuple[str, ...]) -> np.ndarray:
         """Records (as :meth:`type_groups`) of every event with a non-null key, in position order."""
@@ -212,7 +223,7 @@ class TableContext:
 
         recs, off = group_with_keys(table.type_code, len(table.type_names), None, table.ts, keep, col.valid,
                                     key_of=key_of, threads=self.threads)
-        self._types[key] = [(codes, recs, off)]
+        self._types[key] = [(codes, recs, off, None)]
         return None, G, col.valid, 0
 
     def stream_positions(self) -> np.ndarray:

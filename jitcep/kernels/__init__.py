@@ -13,7 +13,9 @@ Large outputs are allocated by NumPy in the Python wrappers and filled by the
 kernels (:mod:`jitcep.kernels.alloc` says why).
 """
 
-from .grouping import counting_sort, group_with_keys, leaf_by_key, stream_positions
+from .grouping import (counting_sort, group_with_key_runs, group_with_keys, leaf_by_key, leaf_of_run,
+                       stream_positions)
 from .join import and_join, seq_join
 
-__all__ = ["and_join", "counting_sort", "group_with_keys", "leaf_by_key", "seq_join", "stream_positions"]
+__all__ = ["and_join", "counting_sort", "group_with_key_runs", "group_with_keys", "leaf_by_key", "leaf_of_run",
+           "seq_join", "stream_positions"]

@@ -97,34 +97,51 @@ _LOW = np.int64(0xFFFFFFFF)
 
 @njit(**NUMBA_FLAGS)
 def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank, i0, i1):
-    # Pass 1 reads the events [i0, i1) once, sequentially, and writes the record of each kept code
-    # to ``tmp`` from slot i0 on (the range's own slice: it keeps at most i1 - i0 records, so ranges
+    # Pass 1 over the events [i0, i1), read through slices that start at i0 (:func:`_compact_run`);
+    # ``keys`` / ``valid`` None compile specialisations without the read (a strided read costs a
+    # third more).  Returns (kept records, largest code).
+    cs, vs, out, rk = codes[i0:i1], vals[i0:i1], tmp[i0:], rank[i0:]
+    if keys is None:
+        if valid is None:
+            return _compact_run(cs, tab, None, kbase, None, vs, out, rk, i0)
+        return _compact_run(cs, tab, None, kbase, valid[i0:i1], vs, out, rk, i0)
+    if valid is None:
+        return _compact_run(cs, tab, keys[i0:i1], kbase, None, vs, out, rk, i0)
+    return _compact_run(cs, tab, keys[i0:i1], kbase, valid[i0:i1], vs, out, rk, i0)
+
+
+@njit(**NUMBA_FLAGS)
+def _compact_run(cs, tab, ks, kbase, vd, vs, out, rk, i0):
+    # Reads one range's events once, sequentially, and writes the record of each kept code to
+    # ``out`` (the range's own slice of the work space: it keeps at most len(cs) records, so ranges
     # compact side by side without meeting).  A branch-free compaction: every record is written, the
     # count advances by the keep flag; reading keys and values here streams them instead of
-    # gathering them at the kept indices later.  ``keys`` / ``valid`` None compile specialisations
-    # without the read (a strided read costs a third more).  A code is clamped into ``tab`` (its
-    # last slot, past the codes, is 0: dropped) and the largest code returned, so the wrapper
-    # refuses a code past the table without a branch here.  Returns (kept records, largest code).
-    m = i0
-    past = len(tab) - 2  # codes from here on index the last slot
-    hi = -1
-    for i in range(i0, i1):
-        c = codes[i]
+    # gathering them at the kept indices later.  Indices count from 0 within the slices, which the
+    # compiler knows are not negative: indexing the whole arrays from i0 made it test every index
+    # for wraparound, and the loop took 1.8x as long.  A code indexes ``tab`` through one unsigned
+    # min: code c is slot c + 1, a code below -1 wraps past the table and a code past the codes
+    # lands in the last slot (0: dropped); the largest code is returned, so the wrapper refuses a
+    # code past the table without a branch here.
+    last = np.uint64(len(tab) - 1)
+    hi = np.int64(-1)
+    m = 0
+    for j in range(len(cs)):
+        c = np.int64(cs[j])
         hi = max(hi, c)
-        r = tab[min(max(c, -1), past) + 1]  # 1 + rank of a kept code, 0 for the others
-        g = 0 if keys is None else np.int64(keys[i]) - kbase
-        tmp[m, 0] = (g << 32) | i
-        tmp[m, 1] = vals[i]
-        rank[m] = r
-        m += (r != 0) if valid is None else (r != 0) & valid[i]
-    return m - i0, hi
+        r = tab[min(np.uint64(c + 1), last)]  # 1 + rank of a kept code, 0 for the others
+        g = 0 if ks is None else np.int64(ks[j]) - kbase
+        out[m, 0] = (g << 32) | (i0 + j)
+        out[m, 1] = vs[j]
+        rk[m] = r
+        m += (r != 0) if vd is None else (r != 0) & vd[j]
+    return m, hi
 
 
 @njit(**NUMBA_FLAGS)
 def _count_ranks(rank, j0, j1, cnt):
-    # pass 2, per slice of kept records: how many of each rank
-    for j in range(j0, j1):
-        cnt[rank[j]] += 1
+    # pass 2, per slice of kept records: how many of each rank (a rank is unsigned: no wraparound test)
+    for r in rank[j0:j1]:
+        cnt[r] += 1
 
 
 @njit(**NUMBA_FLAGS)
@@ -147,19 +164,101 @@ def _rank_fill(cnt, tab):
 
 @njit(**NUMBA_FLAGS)
 def _scatter_ranks(tmp, rank, j0, j1, fill, recs):
-    # pass 3, per slice: split its records into code runs (a few write streams, in index order)
-    for j in range(j0, j1):
-        r = rank[j]
-        f = fill[r]
-        recs[f, 0] = tmp[j, 0]
-        recs[f, 1] = tmp[j, 1]
-        fill[r] = f + 1
+    # pass 3, per slice: split its records into code runs (a few write streams, in index order);
+    # the slice is read from index 0 and the fill pointers as unsigned, so no index is tested for
+    # wraparound (_compact_run)
+    src, rk = tmp[j0:j1], rank[j0:j1]
+    for j in range(len(rk)):
+        r = rk[j]
+        f = np.uint64(fill[r])
+        recs[f, 0] = src[j, 0]
+        recs[f, 1] = src[j, 1]
+        fill[r] = f + np.uint64(1)
+
+
+@njit(**NUMBA_FLAGS, inline="always")
+def _slot(rank, key, G):
+    # a record's (rank, key) slot: each kept code's block of G + 1, key k at k + 1 and a key below 0
+    # (null) at the block's first; a key past the keys is clamped into the block (the wrapper
+    # refuses it from the largest key, returned by the counting pass)
+    return (np.int64(rank) - 1) * (G + 1) + min(max(key, -1), G - 1) + 1
+
+
+@njit(**NUMBA_FLAGS)
+def _count_slots(tmp, rank, j0, j1, G, cnt):
+    # pass 2 by (rank, key), per slice of kept records (rank >= 1): how many in each slot; the
+    # largest key
+    src, rk = tmp[j0:j1], rank[j0:j1]
+    kmax = np.int64(-1)
+    for j in range(len(rk)):
+        k = src[j, 0] >> 32
+        kmax = max(kmax, k)
+        cnt[_slot(rk[j], k, G)] += 1
+    return kmax
+
+
+@njit(**NUMBA_FLAGS)
+def _slot_fill(cnt):
+    # Each slice's fill pointer per slot and the slots' starts (one past the last: the end): slot
+    # t's records are those of slice 0, then slice 1, ... (index order, as the slices are consecutive
+    # ranges of indices); slots in order are the kept codes in code order, each by key
+    S, T = cnt.shape
+    fill = np.empty((S, T), dtype=np.int64)
+    starts = np.empty(T + 1, dtype=np.int64)
+    pos = 0
+    for t in range(T):
+        starts[t] = pos
+        for s in range(S):
+            fill[s, t] = pos
+            pos += cnt[s, t]
+    starts[T] = pos
+    return fill, starts
+
+
+@njit(**NUMBA_FLAGS)
+def _scatter_slots(tmp, rank, j0, j1, G, fill, recs):
+    # pass 3 by (rank, key), per slice: one write stream per slot (as _leaf_scatter's per key)
+    src, rk = tmp[j0:j1], rank[j0:j1]
+    for j in range(len(rk)):
+        s = _slot(rk[j], src[j, 0] >> 32, G)
+        f = np.uint64(fill[s])
+        recs[f, 0] = src[j, 0]
+        recs[f, 1] = src[j, 1]
+        fill[s] = f + np.uint64(1)
 
 
 @njit(**NUMBA_FLAGS)
 def _set_record_keys(recs, keys):
     for j in range(len(recs)):
         recs[j, 0] = (np.int64(keys[j]) << 32) | (recs[j, 0] & _LOW)
+
+
+SLOTS_MAX = 1 << 10
+"""The most (code, key) slots :func:`group_with_key_runs` scatters into.  One scatter into that many write
+streams costs less than a scatter by code (a few streams) and then one by key per code; into more it
+costs more: 3 codes x 1001 keys scattered once took 0.61 ms at 125,000 records, against 0.15 ms by code
+and 0.34 ms by key for the three (seq_len3), while 4 codes x 101 keys took 1.40 ms against 0.95 + 0.90
+(zstream_q6_rate1-100)."""
+
+
+def group_with_key_runs(codes: np.ndarray, n_codes: int, keys: np.ndarray, G: int, values: np.ndarray,
+                        keep: np.ndarray | None = None, valid: np.ndarray | None = None, key_base: int = 0,
+                        threads: int = 1):
+    """:func:`group_with_keys` with each code's records grouped by key too: ``(recs, offsets, key_offsets)``.
+
+    Inside a code's group the records come in (key, index) order, the keys
+    below 0 (null) first, so that a leaf of one type without a filter is its
+    records split (:func:`leaf_of_run`), not counted and scattered by key
+    again (:func:`leaf_by_key`).  ``key_offsets`` (kept codes in code order x
+    G + 1): row j, for the j-th kept code, gives where each key's records
+    start in ``recs``, and its last entry where the code's end.  The two
+    passes after the compaction count and scatter by (code, key) instead of by
+    code; when the slots outnumber :data:`SLOTS_MAX`, they are grouped by
+    code alone and ``key_offsets`` is None.  ``keys`` holds key codes below
+    ``G`` (``keys[index] - key_base``; a kept index's key past them is a
+    KernelInputError), or a negative one for a null key.
+    """
+    return _group(codes, n_codes, keys, values, keep, valid, key_base, None, threads, int(G))
 
 
 def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, values: np.ndarray,
@@ -198,6 +297,11 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
     against its key count; the caller keeps ``keys[i] - key_base`` of a kept
     index in [0, 2**31) so that it packs into 32 bits.
     """
+    return _group(codes, n_codes, keys, values, keep, valid, key_base, key_of, threads, None)[:2]
+
+
+def _group(codes, n_codes, keys, values, keep, valid, key_base, key_of, threads, G):
+    """:func:`group_with_keys` (``G`` None) and :func:`group_with_key_runs` (``G`` the key count)."""
     n = len(codes)
     if n >= 2**31:
         raise ValueError("group_with_keys handles fewer than 2**31 events")
@@ -232,12 +336,35 @@ def group_with_keys(codes: np.ndarray, n_codes: int, keys: np.ndarray | None, va
             _set_record_keys(tmp[j0:j1], kc[at:at + j1 - j0])
             at += j1 - j0
     each = [(s, s + 1) for s in range(len(slices))]  # run_ranges over the slices by number
+    if G is not None and keys is not None and G > 0 and n_kept * (G + 1) <= SLOTS_MAX:
+        return _by_key(tmp, rank, slices, each, G, kept, m)
     cnt = np.zeros((len(slices), n_kept + 1), dtype=np.int64)
     run_ranges(lambda s, _: _count_ranks(rank, *slices[s], cnt[s]), each)
     offsets, fill = _rank_fill(cnt, tab[:n_codes + 1])
     recs = empty(2 * m, np.int64, mapped=True).reshape(m, 2)
     run_ranges(lambda s, _: _scatter_ranks(tmp, rank, *slices[s], fill[s], recs), each)
-    return recs, offsets
+    return recs, offsets, None
+
+
+def _by_key(tmp, rank, slices, each, G, kept, m):
+    """Passes 2 and 3 of :func:`group_with_key_runs`: the compacted records counted and scattered by
+    (code, key); ``kept`` says which codes have a block (bool per code)."""
+    n_kept, W = int(kept.sum()), G + 1
+    cnt = np.zeros((len(slices), n_kept * W), dtype=np.int64)
+    kmax = max(run_ranges(lambda s, _: _count_slots(tmp, rank, *slices[s], G, cnt[s]), each), default=-1)
+    if kmax >= G:
+        raise fail("group_with_key_runs", f"key {kmax} is not below G = {G}")
+    fill, starts = _slot_fill(cnt)
+    recs = empty(2 * m, np.int64, mapped=True).reshape(m, 2)
+    run_ranges(lambda s, _: _scatter_slots(tmp, rank, *slices[s], G, fill[s], recs), each)
+    ends = starts[W::W]  # each kept code's end
+    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+    offsets[1:][kept] = ends
+    np.maximum.accumulate(offsets, out=offsets)  # a code not kept ends where the one before it does
+    key_offsets = np.empty((n_kept, W), dtype=np.int64)
+    key_offsets[:, :G] = starts[:-1].reshape(n_kept, W)[:, 1:]
+    key_offsets[:, G] = ends
+    return recs, offsets, key_offsets
 
 
 def record_fields(recs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -252,14 +379,16 @@ def _leaf_counts(recs, i0, i1, G, keep, cnt):
     # strided mask read made this loop 3x slower).  A key is clamped into ``cnt`` (slot G + 1, past
     # the keys); the largest key and position are returned for the wrapper to check before anything
     # is scattered.
+    # (read from index 0 of the range's slice: no wraparound test, _compact_run)
     kmax = -1
     pmax = -1
-    for i in range(i0, i1):
-        k = recs[i, 0] >> 32
+    rs = recs[i0:i1]
+    for i in range(len(rs)):
+        k = rs[i, 0] >> 32
         kmax = max(kmax, k)
-        pmax = max(pmax, recs[i, 0] & 0xFFFFFFFF)
-        s = min(max(k, -1), G) + 1
-        cnt[s if keep is None else s * keep[i]] += 1
+        pmax = max(pmax, rs[i, 0] & 0xFFFFFFFF)
+        s = np.uint64(min(max(k, -1), G) + 1)
+        cnt[s if keep is None else s * np.uint64(keep[i0 + i])] += 1
     return kmax, pmax
 
 
@@ -287,26 +416,30 @@ def _leaf_fill(cnt):
 def _leaf_scatter(recs, i0, i1, keep, fill, tmp):
     # The records are scattered whole into ``tmp`` (one 16-byte write stream per key: two 8-byte
     # streams per key took twice as long with 1000 keys); keys are checked below G by the wrapper
-    for i in range(i0, i1):
-        s = max(recs[i, 0] >> 32, -1) + 1
+    # (the range's slice read from index 0, slots and fill pointers unsigned: no wraparound test)
+    rs = recs[i0:i1]
+    for i in range(len(rs)):
+        s = np.uint64(max(rs[i, 0] >> 32, -1) + 1)
         if keep is not None:
-            s *= keep[i]
-        f = fill[s]
-        tmp[f, 0] = recs[i, 0]
-        tmp[f, 1] = recs[i, 1]
-        fill[s] = f + (s != 0)
+            s *= np.uint64(keep[i0 + i])
+        f = np.uint64(fill[s])
+        tmp[f, 0] = rs[i, 0]
+        tmp[f, 1] = rs[i, 1]
+        fill[s] = f + np.uint64(s != 0)
 
 
 @njit(**NUMBA_FLAGS)
 def _leaf_split(tmp, f0, f1, wt, out, tout, wout):
     # the grouped records [f0, f1) split into positions and times in one sequential pass;
     # ``wout`` None compiles a specialisation without the window measure's read
-    for f in range(f0, f1):
-        p = tmp[f, 0] & 0xFFFFFFFF
-        out[f] = p
-        tout[f] = tmp[f, 1]
+    # (slices read and written from index 0: no wraparound test)
+    src, o, to = tmp[f0:f1], out[f0:f1], tout[f0:f1]
+    for f in range(len(o)):
+        p = src[f, 0] & 0xFFFFFFFF
+        o[f] = p
+        to[f] = src[f, 1]
         if wout is not None:
-            wout[f] = wt[p]
+            wout[f0 + f] = wt[p]
 
 
 def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarray | None = None,
@@ -353,6 +486,47 @@ def leaf_by_key(recs: np.ndarray, G: int, keep: np.ndarray | None, wt: np.ndarra
     wout = None if wt is None else empty(m, wt.dtype)
     run_ranges(lambda f0, f1: _leaf_split(tmp, f0, f1, np.zeros(1, np.int64) if wt is None else wt,
                                           out, tout, wout), even_ranges(m, threads))
+    return out, goff, tout, tout if wout is None else wout
+
+
+@njit(**NUMBA_FLAGS)
+def _run_split(run, f0, f1, wt, out, tout, wout):
+    # _leaf_split of a run already grouped by key; with ``wout``, False at a position past ``wt``
+    # (nothing counted these records before)
+    src, o, to = run[f0:f1], out[f0:f1], tout[f0:f1]
+    for f in range(len(o)):
+        p = src[f, 0] & 0xFFFFFFFF
+        o[f] = p
+        to[f] = src[f, 1]
+        if wout is not None:
+            if p >= len(wt):
+                return False
+            wout[f0 + f] = wt[p]
+    return True
+
+
+def leaf_of_run(recs: np.ndarray, key_offsets: np.ndarray, wt: np.ndarray | None = None, threads: int = 1):
+    """:func:`leaf_by_key` of one code's records of :func:`group_with_key_runs` (``recs``, already in
+    (key, index) order) without a filter: the records from the first key's on (those of a null key come
+    before) split into positions, times and window measures in one pass.  ``key_offsets``: the code's row
+    of that function's key offsets (G + 1, where each key's records start in ``recs``, then the end);
+    returned relative to the first key's.  Same results as :func:`leaf_by_key` of the code's records in
+    index order.  Invariants: ``key_offsets`` ascend within ``recs`` (KernelInputError), and with
+    ``wt`` a position is below ``len(wt)`` (checked as it is read)."""
+    if recs.ndim != 2 or recs.shape[1] != 2:
+        raise fail("leaf_of_run", f"records of shape {recs.shape}")
+    key_offsets = np.asarray(key_offsets, dtype=np.int64)
+    check_offsets("leaf_of_run", "key_offsets", key_offsets, len(recs))
+    f0 = int(key_offsets[0])
+    run = np.ascontiguousarray(recs[f0:int(key_offsets[-1])])
+    goff = key_offsets - f0
+    m = len(run)
+    out, tout = empty(m, np.int64), empty(m, np.int64)
+    wout = None if wt is None else empty(m, wt.dtype)
+    ok = run_ranges(lambda a, b: _run_split(run, a, b, np.zeros(1, np.int64) if wt is None else wt,
+                                            out, tout, wout), even_ranges(m, threads))
+    if not all(ok):
+        raise fail("leaf_of_run", f"a record's position is not below len(wt) = {len(wt)}")
     return out, goff, tout, tout if wout is None else wout
 
 
