@@ -308,7 +308,7 @@ def _canonical_pairs(Lpos, Rpos, li, ri, src, key, n_events, count, out):
         if not (0 <= l < Lpos.shape[0] and 0 <= r < Rpos.shape[0]):
             return False
         h = -1  # the last bound position (-1: none bound)
-        low = _NO_LOW
+        low = np.int64(_NO_LOW)  # not the literal: _row_before would be compiled once more for it
         for c in range(k):
             x = Lpos[l, src[c]] if src[c] < kl else Rpos[r, src[c] - kl]
             row[c] = x
