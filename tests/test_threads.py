@@ -321,7 +321,7 @@ def test_the_table_context_is_made_before_the_planner_and_reused(n_threads):
     with mock.patch.object(TableContext, "__init__", spy_init), mock.patch.object(runtime, "estimate", spy_estimate):
         [two] = runtime.evaluate(q.patterns, table, opts, threads=n_threads)
     assert len(made) == 1 and len(seen) == 1  # made once, before the estimate, then served the planned plans
-    recs, offsets = made[0].type_groups(("k",), frozenset(range(3)))
+    recs, offsets, _ = made[0].type_groups(("k",), frozenset(range(3)))
     assert seen[0][0] is recs and seen[0][1] is offsets  # the estimate read the run's own grouping
     assert two.n == one.n > 0 and all(np.array_equal(two.single[v], one.single[v]) for v in one.single)
     other = runtime.prepare(jitcep.compile("PATTERN SEQ(A a, D d) WHERE [k] WITHIN 40").patterns, table, opts)[1]

@@ -93,7 +93,7 @@ class TableContext:
         """(recs, offsets) of a batch of :meth:`type_groups` already made for ``key`` that holds every type
         code of ``codes``, else None (nothing is grouped here): the planner reads a rare type's exact count
         and positions from the grouping the run makes anyway (:func:`jitcep.runtime.prepare`)."""
-        for have, recs, off in self._types.get(key, ()):
+        for have, recs, off, _ in self._types.get(key, ()):
             if codes <= have:
                 return recs, off
         return None
