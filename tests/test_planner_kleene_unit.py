@@ -799,10 +799,15 @@ def _agree_branch(seed: int, n_streams: int) -> int:
     closure out of its branch: :mod:`jitcep.plan.rules.disjuncts`); the number of plans collecting the
     closure below the root."""
     text, opts = gen_branch(seed)
-    pattern, options, logical, plans = _every_algorithm(text, opts, 7_700 + seed, "unit")
-    lower = sum(any(isinstance(n, KleeneCollect) and n.placement == "lower" for n in p.nodes())
-                for p in plans.values())
     motif = (("E",), ("A",), ("B",), ("C", "B", "E"), ("C",), ("D",), ("F",), ("D",))
+    return _agree_placed(text, opts, 7_700 + seed, "unit", KleeneCollect, motif, seed, n_streams)
+
+
+def _agree_placed(text, opts, plan_seed, form, collect, motif, seed: int, n_streams: int) -> int:
+    """Every algorithm's plan of ``text`` (:func:`_every_algorithm`) against the reference on streams of
+    six types carrying ``motif``; the number of plans whose ``collect`` operator sits below the root."""
+    pattern, options, logical, plans = _every_algorithm(text, opts, plan_seed, form)
+    lower = sum(any(isinstance(n, collect) and n.placement == "lower" for n in p.nodes()) for p in plans.values())
     _plans_agree(text, pattern, options, plans, seed, n_streams,
                  event_frames(types=("A", "B", "C", "D", "E", "F"), max_size=12, motif=motif))
     return lower
@@ -928,14 +933,10 @@ def _agree_group(seed: int, n_streams: int) -> int:
     """As :func:`_agree`, for :func:`gen_group`'s patterns; the number of plans collecting the group below
     the root."""
     text, opts = gen_group(seed)
-    # one unit: the DNF form takes a group out of its OR branch
-    pattern, options, logical, plans = _every_algorithm(text, opts, 8_800 + seed, "unit" if "OR(" in text else None)
-    lower = sum(any(isinstance(n, GroupCollect) and n.placement == "lower" for n in p.nodes())
-                for p in plans.values())
     motif = (("A",), ("F", "B"), ("B", "C"), ("E", "B"), ("E",), ("C",), ("D",))
-    _plans_agree(text, pattern, options, plans, seed, n_streams,
-                 event_frames(types=("A", "B", "C", "D", "E", "F"), max_size=12, motif=motif))
-    return lower
+    # one unit: the DNF form takes a group out of its OR branch
+    return _agree_placed(text, opts, 8_800 + seed, "unit" if "OR(" in text else None, GroupCollect, motif, seed,
+                         n_streams)
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_group_unit():
