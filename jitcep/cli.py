@@ -161,7 +161,7 @@ def _run(pattern_text: str, events, args, progress, *, time: str, type: str | No
     options = dict(_option(o) for o in args.option or ())
     query = compile(pattern_text, **options)
     if args.engine != "reference":
-        from .warmup import notice
+        from .first_run import notice
 
         notice()  # now, before the progress bar can occupy the terminal's line
     return query._run(events, time=time, type=type, time_unit=time_unit, partition_by=None,

@@ -43,7 +43,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import config, warmup
+from . import config, first_run
 from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
 from .events import EventTable, check_types, window_span
@@ -366,7 +366,7 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None,
     one join or ``options.max_matches`` matches in total.
     """
     ctx, plans = prepare(patterns, table, options, plan, statistics, threads)
-    warmup.notice()  # the kernels' first compilation takes seconds: say so on a terminal
+    first_run.notice()  # the kernels' first compilation takes seconds: say so on a terminal
     out, total = [], 0
     for pl_ in plans:
         if profile is not None:
@@ -377,5 +377,5 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None,
             raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "
                                  f"or narrow the pattern")
         out.append(mt)
-    warmup.mark_cached()
+    first_run.mark_cached()
     return out

@@ -1,4 +1,4 @@
-"""``jitcep warmup`` compiles and caches the kernels; the first-run notice on a terminal (jitcep/warmup.py)."""
+"""``jitcep warmup`` compiles and caches the kernels (jitcep/warmup.py); the first-run notice on a terminal (jitcep/first_run.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jitcep import warmup
+from jitcep import first_run, warmup
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,50 +23,50 @@ class FakeTerminal(io.StringIO):
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
     """warmup's per-process state reset, its cache directory a new empty one."""
-    monkeypatch.setattr(warmup, "_noticed", False)
-    monkeypatch.setattr(warmup, "_known_cached", False)
-    monkeypatch.setattr(warmup, "_cache_directory", lambda: tmp_path / "kernels")
+    monkeypatch.setattr(first_run, "_noticed", False)
+    monkeypatch.setattr(first_run, "_known_cached", False)
+    monkeypatch.setattr(first_run, "cache_directory", lambda: tmp_path / "kernels")
     return tmp_path / "kernels"
 
 
 def test_notice_on_a_terminal_once_until_the_cache_is_marked(fresh):
     term = FakeTerminal()
-    warmup.notice(term)
-    warmup.notice(term)
-    assert term.getvalue() == warmup.NOTICE + "\n"
-    warmup.mark_cached()
-    assert warmup.marker().exists() and warmup.marker().parent == fresh
+    first_run.notice(term)
+    first_run.notice(term)
+    assert term.getvalue() == first_run.NOTICE + "\n"
+    first_run.mark_cached()
+    assert first_run.marker().exists() and first_run.marker().parent == fresh
 
 
 def test_no_notice_when_the_cache_is_marked(fresh, monkeypatch):
-    warmup.mark_cached()
-    monkeypatch.setattr(warmup, "_known_cached", False)  # a new process: it looks at the disk
-    assert not warmup.should_notice(FakeTerminal())
+    first_run.mark_cached()
+    monkeypatch.setattr(first_run, "_known_cached", False)  # a new process: it looks at the disk
+    assert not first_run.should_notice(FakeTerminal())
 
 
 def test_no_notice_off_a_terminal(fresh):
-    assert warmup.should_notice(FakeTerminal())
+    assert first_run.should_notice(FakeTerminal())
     stream = io.StringIO()
-    warmup.notice(stream)
+    first_run.notice(stream)
     assert stream.getvalue() == ""
 
 
 def test_no_notice_without_a_trusted_cache(monkeypatch):
     # compiled in memory every time: "first run only" would be false (an UntrustedCacheWarning says why)
-    monkeypatch.setattr(warmup, "_noticed", False)
-    monkeypatch.setattr(warmup, "_known_cached", False)
-    monkeypatch.setattr(warmup, "_cache_directory", lambda: None)
-    assert not warmup.should_notice(FakeTerminal())
+    monkeypatch.setattr(first_run, "_noticed", False)
+    monkeypatch.setattr(first_run, "_known_cached", False)
+    monkeypatch.setattr(first_run, "cache_directory", lambda: None)
+    assert not first_run.should_notice(FakeTerminal())
 
 
 def test_marker_names_the_kernel_sources(fresh, monkeypatch, tmp_path):
     # an upgraded jitcep (other kernel sources) is not taken for a warm cache
-    before = warmup.marker()
+    before = first_run.marker()
     other = tmp_path / "src"
     other.mkdir()
     (other / "join.py").write_text("changed = True\n")
-    monkeypatch.setattr(warmup, "_KERNELS", other)
-    assert warmup.marker() != before
+    monkeypatch.setattr(first_run, "_KERNELS", other)
+    assert first_run.marker() != before
 
 
 def _env(tmp_path) -> dict:
@@ -90,7 +90,7 @@ def _on_terminal(code: str, env: dict) -> str:
     return done.stdout.strip()
 
 
-ASK = "import sys; from jitcep import warmup; print(warmup.should_notice(sys.stderr))"
+ASK = "import sys; from jitcep import first_run; print(first_run.should_notice(sys.stderr))"
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import KernelInputError
+from .extent import min_max
 
 
 def fail(kernel: str, what: str):
@@ -39,11 +40,11 @@ def check_lengths(kernel: str, n: int, **arrays) -> None:
 
 def check_index(kernel: str, name: str, a: np.ndarray, n: int, *, low: int = 0) -> None:
     """Every value of ``a`` lies in [low, n) (one pass)."""
-    from .encode import value_range  # encode's wrappers use these checks too
-
-    got = value_range(np.ascontiguousarray(a)) if len(a) else None
-    if got is not None and (got[0] < low or got[1] >= n):
-        raise fail(kernel, f"{name} holds {got[0] if got[0] < low else got[1]}, outside [{low}, {n})")
+    if not len(a):
+        return
+    lo, hi, _ = min_max(np.ascontiguousarray(a), None)
+    if lo < low or hi >= n:
+        raise fail(kernel, f"{name} holds {lo if lo < low else hi}, outside [{low}, {n})")
 
 
 def check_offsets(kernel: str, name: str, offsets: np.ndarray, n: int) -> None:

@@ -54,6 +54,7 @@ from ..config import NUMBA_FLAGS
 from ..threads import even_ranges, run_ranges
 from . import alloc as _alloc
 from .checks import check_lengths, check_offsets, fail
+from .extent import min_max
 
 
 @njit(**NUMBA_FLAGS)
@@ -547,28 +548,6 @@ def _range_group(values, valid, lo, null_group, cnt, code, key_code, order):
     return offsets
 
 
-@njit(**NUMBA_FLAGS)
-def _min_max(values, valid):
-    lo = values[0]
-    hi = values[0]
-    if valid is None:  # min / max without branches: the loop vectorises
-        for i in range(len(values)):
-            lo = min(lo, values[i])
-            hi = max(hi, values[i])
-        return lo, hi, True
-    found = False
-    for i in range(len(values)):
-        if valid[i]:
-            x = values[i]
-            if not found:
-                lo = x
-                hi = x
-                found = True
-            lo = min(lo, x)
-            hi = max(hi, x)
-    return lo, hi, found
-
-
 def value_range(values: np.ndarray, valid: np.ndarray | None = None, threads: int = 1) -> tuple[int, int] | None:
     """(min, max) of integer ``values`` over the valid rows, in one pass; None when no row is valid.
     ``threads``: the rows are cut into up to that many equal ranges scanned side by side
@@ -578,7 +557,7 @@ def value_range(values: np.ndarray, valid: np.ndarray | None = None, threads: in
     values, v = np.ascontiguousarray(values), _alloc.optional_mask(valid)
     check_lengths("value_range", len(values), valid=v)
     got = [(int(lo), int(hi)) for lo, hi, found in run_ranges(  # ranges of at least one row each
-        lambda i0, i1: _min_max(values[i0:i1], None if v is None else v[i0:i1]), even_ranges(len(values), threads))
+        lambda i0, i1: min_max(values[i0:i1], None if v is None else v[i0:i1]), even_ranges(len(values), threads))
            if found]
     return (min(lo for lo, _ in got), max(hi for _, hi in got)) if got else None
 
@@ -607,7 +586,7 @@ def range_group(values: np.ndarray, valid: np.ndarray | None = None, *, null_gro
         if n == 0:
             lo = hi = 0
         else:
-            lo, hi, found = _min_max(values, v)
+            lo, hi, found = min_max(values, v)
             lo, hi = (int(lo), int(hi)) if found else (0, 0)
     else:
         lo, hi = bounds
