@@ -241,9 +241,13 @@ def test_every_driver_and_placement_finds_the_reference_matches(seed):
 @pytest.mark.parametrize("text", ["PATTERN SEQ(A a, B b, C c) WHERE [k] WITHIN 5",
                                   "PATTERN SEQ(A a, B b, A c) WITHIN 4 EVENTS"])
 @pytest.mark.parametrize("order", ["position", "strict_ts"])
-def test_the_final_join_finds_the_reference_matches_by_rows_and_by_pairs(text, order):
+def test_the_final_join_finds_the_reference_matches_by_rows_and_by_pairs(text, order, monkeypatch):
     # the root of either tree with nothing left to test writes the rows itself (rows=True) or makes its
     # pairs (rows=False), under each driver a leaf allows: every way, the reference's matches in its order
+    from jitcep.execute import join as join_executor
+    wrote = []
+    real = join_executor.seq_join_rows
+    monkeypatch.setattr(join_executor, "seq_join_rows", lambda *a, **k: wrote.append(1) or real(*a, **k))
     pattern = parse(text)
     opts = Options(order=order)
     variants = []
@@ -265,8 +269,14 @@ def test_the_final_join_finds_the_reference_matches_by_rows_and_by_pairs(text, o
         [ref] = reference_evaluate([pattern], table, opts)
         want, first = _as_tuples(ref, ["a", "b", "c"]), None
         for plan in variants:
+            root = plan.root.input if isinstance(plan.root, SemiJoinReduce) else plan.root
+            wrote.clear()
             [mt] = runtime.evaluate([pattern], build_event_table(df, [pattern], type="type"), opts, plan=plan)
             assert _as_tuples(mt, ["a", "b", "c"]) == want, plan.root
+            # the rows only where the plan lets the right-driven root write them (a non-empty left input)
+            assert bool(wrote) <= (root.rows and root.driver == "right"), plan.root
+            if root.rows and root.driver == "right" and len(want):
+                assert wrote, plan.root
             rows = mt.to_bindings()  # and in one order (the canonical one, semantics section 11) every way
             first = rows if first is None else first
             assert rows == first, plan.root
