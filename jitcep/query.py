@@ -323,7 +323,9 @@ class Query:
             keys ``op``, ``vars``, ``children``, ``predicates``, ``window``, the
             planner's choices (``driver``, ``placement``, ``mode``, ``key_coding`` ...),
             for a plan chosen on statistics ``est_rows``, ``cost``,
-            ``choice_costs`` (the priced alternatives of a driver or a placement)
+            ``choice_costs`` (the priced alternatives of a driver or a placement;
+            the final join's include ``right+rows``), ``writes_rows=False`` on a
+            final join that makes its pairs rather than the match rows,
             and ``planner_notes`` (an exact search that fell back past its budget),
             and, with ``analyze``, ``rows`` and ``time_s`` (and each compiled
             pattern's ``threads``).  Several patterns: one tree per pattern under

@@ -281,7 +281,7 @@ def searched(logical, options: Options, stats, span: float, budget: int | None) 
 def _statistics_key(stats) -> tuple:
     """The values of a :class:`~jitcep.plan.planner.statistics.Statistics` as a hashable tuple."""
     return (tuple(stats.rates.items()), tuple(stats.selectivities.items()), stats.partitions, stats.skew,
-            tuple(stats.sources.items()), stats.extent)
+            tuple(stats.sources.items()), stats.extent, stats.events)
 
 
 def prepare(patterns, table: EventTable, options: Options, plan=None,

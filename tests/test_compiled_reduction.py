@@ -227,10 +227,13 @@ def test_the_types_a_reduction_reads_are_grouped_in_one_pass(monkeypatch):
     assert all(mt.single[v].tolist() == ref.single[v].tolist() for v in ref.single)
 
 
-def test_statistics_leave_the_reduction_out_where_the_joins_examine_no_more_than_the_leaves():
-    # rule semijoin_reduction._not_worth_it: with statistics, the passes (reading each leaf about twice)
-    # are left out when the joins are estimated to examine no more pairs than the leaves hold events:
-    # sparse types in a short window; dense ones keep it.  Without statistics it is always planned.
+def test_statistics_leave_the_reduction_out_where_it_saves_the_joins_less_than_the_leaves():
+    # rule semijoin_reduction._worth_it: with statistics, the passes (reading each leaf about twice)
+    # are left out when the joins are estimated to save fewer pairs than the leaves hold events:
+    # sparse types in a short window (the joins examine little), and dense ones, every event and
+    # partial record of which lies on many chains (it would remove nothing: output-heavy workloads).
+    # A frequent run before a rare last type keeps it: most (a, b) and (a, b, c) records extend to no d.
+    # Without statistics it is always planned.
     import numpy as np
     import polars as pl
 
@@ -238,10 +241,30 @@ def test_statistics_leave_the_reduction_out_where_the_joins_examine_no_more_than
     sparse = {"rates": {"a": 0.01, "b": 0.01, "c": 0.01}}
     tree = q.explain(format="dict", statistics=sparse)
     assert not any(n["op"] == "semi-join reduction" for n in _walk(tree))
+    # W r = 50 each: a leaf's event lies on 3 * 2500 / 8 = 937 chains, an (a, b) record on
+    # (3 * 50^3 / 8) / (2 * 50^2 / 2) = 18.75: all kept, nothing saved
     dense_stats = {"rates": {"a": 10, "b": 10, "c": 10}}
     dense = q.explain(format="dict", statistics=dense_stats)
-    assert any(n["op"] == "semi-join reduction" for n in _walk(dense))
+    assert not any(n["op"] == "semi-join reduction" for n in _walk(dense))
     assert any(n["op"] == "semi-join reduction" for n in _walk(q.explain(format="dict")))
+    # W r = 20, 20, 20, 0.05: chains(a, b, c, d) = 4 * 20^3 * 0.05 / 64 = 25, chains(a, b) = 400: an (a, b)
+    # record lies on 1/16 of a chain, 6% kept; (a, b, c) on 25 / 3000, under 1%.  Left-deep (the searches
+    # put d first, where the joins examine little), (a, b) saves 400 (1 - 0.713^2) = 197 pairs, ((a, b), c)
+    # 3,000 (1 - 0.061 * 0.713) = 2,870, the root none (its pairs are chains): more than the leaves' 60
+    from jitcep.options import Options
+    from jitcep.pattern.parser import parse
+    from jitcep.plan.logical import logical_plan
+    from jitcep.plan.planner.statistics import Statistics
+    from jitcep.plan.rules import physical_plan
+    rare_last = logical_plan(parse("PATTERN SEQ(A a, B b, C c, D d) WHERE a.x < d.x WITHIN 5"))
+    stats = Statistics({"a": 4.0, "b": 4.0, "c": 4.0, "d": 0.01}, {}, 1, 1.0, {})
+    plan = physical_plan(rare_last, Options(planner="greedy"), ((("a", "b"), "c"), "d"), stats, 5.0)
+    assert isinstance(plan.root, SemiJoinReduce)
+    # d frequent (W r = 20): an (a, b) record lies on 25 chains, an (a, b, c) one on 3.3: 96% kept, and the
+    # root's pairs are chains: 3,000 * 0 + 10,000 * 0 saved, under the leaves' 80
+    stats = Statistics({"a": 4.0, "b": 4.0, "c": 4.0, "d": 4.0}, {}, 1, 1.0, {})
+    plan = physical_plan(rare_last, Options(planner="greedy"), ((("a", "b"), "c"), "d"), stats, 5.0)
+    assert not isinstance(plan.root, SemiJoinReduce)
     # the matches are the reference's either way
     rng = np.random.default_rng(3)
     df = pl.DataFrame({"type": rng.choice(["A", "B", "C", "D"], 400), "ts": np.arange(400),

@@ -24,7 +24,7 @@ from jitcep.options import Options
 from jitcep.pattern.parser import parse
 from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
-from jitcep.plan.operators import NegationFilter, Scan, SeqJoin, rebuild_joins
+from jitcep.plan.operators import NegationFilter, Scan, SemiJoinReduce, SeqJoin, rebuild_joins
 from jitcep.plan.planner.statistics import Statistics
 from jitcep.plan.rules import physical_plan
 from jitcep.reference import evaluate as reference_evaluate
@@ -113,6 +113,47 @@ def test_join_driver_follows_the_cheaper_loop(ra, rb, driver):
     assert f"driver={driver} (cost right {right:.3g}, left {left:.3g})" in to_text(describe(plan))
 
 
+def _events_stats(rates: dict, events: float) -> Statistics:
+    return dataclasses.replace(_stats(rates), events=events)
+
+
+@pytest.mark.parametrize("events, path", [(2_000.0, "right+rows"), (1e6, "left")])
+def test_the_final_join_writes_rows_only_where_its_position_passes_pay(events, path):
+    # SEQ(a, b), ra = rb = 1: L = R = 1000 records, 10^4 matches (ra rb T W), one partition.  The right
+    # driver's loop is L + R log2(L + 2); its pairs are then put in canonical order (m log2(m + 2)); its rows
+    # are written in place at 3 a row through two passes over the table's positions (0.4 each: a right leaf)
+    loop = 1000 + 1000 * math.log2(1002)
+    m = 1e4
+    costs = {"right": loop + m + m * math.log2(m + 2), "right+rows": loop + 3 * m + 0.4 * events * 2,
+             "left": 1000 * math.log2(1002) + m * math.log2(m + 2)}
+    plan = physical_plan(logical_plan(parse(SEQ2)), Options(planner="greedy"), None,
+                         _events_stats({"a": 1.0, "b": 1.0}, events), W)
+    [join] = _nodes(plan, SeqJoin)
+    assert dict(join.costs) == pytest.approx(costs)
+    assert min(costs, key=costs.get) == path
+    assert (join.driver, join.rows) == ({"left": "left"}.get(path, "right"), path == "right+rows")
+
+
+@pytest.mark.parametrize("events, rows", [(3_000.0, True), (1e7, False)])
+def test_a_right_deep_root_over_a_left_leaf_keeps_its_pairs_when_matches_are_few(events, rows):
+    # (a, (b, c)), every rate 1: (b, c) holds rb rc T W = 10^4 records, the root 3/8 ra rb rc T W^2 = 37,500
+    # matches.  Its right input is no leaf, so only the right driver: its loop L + R log2(L + 2) with
+    # L = 1000, then the pairs in canonical order or the rows through one pass over the positions (a left
+    # leaf).  10^7 positions for 37,500 matches: the pass costs 4 * 10^6, the pairs' order 5.7 * 10^5
+    loop = 1000 + 1e4 * math.log2(1002)
+    m = 37_500
+    costs = {"right": loop + m + m * math.log2(m + 2), "right+rows": loop + 3 * m + 0.4 * events}
+    plan = physical_plan(logical_plan(parse("PATTERN SEQ(A a, B b, C c) WITHIN 10")), Options(planner="greedy"),
+                         ("a", ("b", "c")), _events_stats({"a": 1.0, "b": 1.0, "c": 1.0}, events), W)
+    [root] = [n for n in _nodes(plan, SeqJoin) if len(n.vars) == 3]  # under the semi-join reduction
+    assert root.driver == "right" and root.left == Scan("a", ("A",))
+    assert dict(root.costs) == pytest.approx(costs)
+    assert root.rows is rows
+    text = to_text(describe(plan))
+    assert ("matches from its pairs" in text) is not rows
+    assert ("writes_rows" in _find(describe(plan), "SEQ join")) is not rows
+
+
 def test_join_driver_without_statistics_is_the_rule():
     [join] = _nodes(physical_plan(logical_plan(parse(SEQ2)), Options()), SeqJoin)
     assert join.driver == "smaller" and join.costs == ()
@@ -134,6 +175,13 @@ def _drivers(plan, driver):
             return dataclasses.replace(n, driver=driver)
         return n
     return dataclasses.replace(plan, root=rebuild_joins(plan.root, drive))
+
+
+def _pairs_at_root(plan):
+    """``plan`` with every SEQ join making its pairs rather than the match table's rows (:attr:`SeqJoin.rows`)."""
+    def pairs(n):
+        return dataclasses.replace(n, rows=False) if isinstance(n, SeqJoin) else n
+    return dataclasses.replace(plan, root=rebuild_joins(plan.root, pairs))
 
 
 def _on_top(plan):
@@ -175,6 +223,7 @@ def test_every_driver_and_placement_finds_the_reference_matches(seed):
     opts = Options(order=order)
     base = runtime.check_supported(pattern, opts)
     variants = [_drivers(base, d) for d in ("left", "right")] + [_on_top(_drivers(base, "left")), _on_top(base)]
+    variants += [_pairs_at_root(v) for v in variants]
 
     @settings(max_examples=6, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -186,6 +235,51 @@ def test_every_driver_and_placement_finds_the_reference_matches(seed):
         [mt] = runtime.evaluate([pattern], build_event_table(df, [pattern], type="type"), opts,
                                 plan=variants[which])
         assert _as_tuples(mt, names) == _as_tuples(ref, names), which
+    run()
+
+
+@pytest.mark.parametrize("text", ["PATTERN SEQ(A a, B b, C c) WHERE [k] WITHIN 5",
+                                  "PATTERN SEQ(A a, B b, A c) WITHIN 4 EVENTS"])
+@pytest.mark.parametrize("order", ["position", "strict_ts"])
+def test_the_final_join_finds_the_reference_matches_by_rows_and_by_pairs(text, order, monkeypatch):
+    # the root of either tree with nothing left to test writes the rows itself (rows=True) or makes its
+    # pairs (rows=False), under each driver a leaf allows: every way, the reference's matches in its order
+    from jitcep.execute import join as join_executor
+    wrote = []
+    real = join_executor.seq_join_rows
+    monkeypatch.setattr(join_executor, "seq_join_rows", lambda *a, **k: wrote.append(1) or real(*a, **k))
+    pattern = parse(text)
+    opts = Options(order=order)
+    variants = []
+    for shape in ((("a", "b"), "c"), ("a", ("b", "c"))):
+        plan = physical_plan(logical_plan(pattern), opts, shape)
+        reduced = isinstance(plan.root, SemiJoinReduce)
+        join = plan.root.input if reduced else plan.root
+        for d in ("left", "right") if isinstance(join.right, Scan) else ("right",):
+            for r in (True, False):
+                root = dataclasses.replace(join, driver=d, rows=r)
+                variants.append(dataclasses.replace(plan, root=dataclasses.replace(plan.root, input=root)
+                                                    if reduced else root))
+
+    @settings(max_examples=25, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(streams(pattern, extra=8))
+    def run(df):
+        table = build_event_table(df, [pattern], type="type")
+        [ref] = reference_evaluate([pattern], table, opts)
+        want, first = _as_tuples(ref, ["a", "b", "c"]), None
+        for plan in variants:
+            root = plan.root.input if isinstance(plan.root, SemiJoinReduce) else plan.root
+            wrote.clear()
+            [mt] = runtime.evaluate([pattern], build_event_table(df, [pattern], type="type"), opts, plan=plan)
+            assert _as_tuples(mt, ["a", "b", "c"]) == want, plan.root
+            # the rows only where the plan lets the right-driven root write them (a non-empty left input)
+            assert bool(wrote) <= (root.rows and root.driver == "right"), plan.root
+            if root.rows and root.driver == "right" and len(want):
+                assert wrote, plan.root
+            rows = mt.to_bindings()  # and in one order (the canonical one, semantics section 11) every way
+            first = rows if first is None else first
+            assert rows == first, plan.root
     run()
 
 

@@ -207,9 +207,11 @@ def _writes_rows(node, L: Buffer, R: Buffer, state) -> bool:
     orders each end's rows through it), right records driving (the kernel is right-driven), and an
     order in which a left record ends before its right one starts (not ``nondecreasing_ts``: with ties
     it may end after), so each end's matches are those of the right records ending there.  Any number
-    of key partitions: the kernel merges them by end."""
+    of key partitions: the kernel merges them by end.  Not when the plan says the pairs are cheaper
+    (``node.rows``: the kernel's passes over arrays of one entry per table position outweigh few rows)."""
     Lt, Rt = L.timed(), R.timed()
-    return (node is state.final and isinstance(node, SeqJoin) and not (node.predicates or node.extends)
+    return (node is state.final and isinstance(node, SeqJoin) and node.rows
+            and not (node.predicates or node.extends)
             and not (L.lists or R.lists or state.plan.list_vars)
             and len(L.vars) + len(R.vars) == len(state.plan.variables) and (Lt[1] is Lt[2] or Rt[1] is Rt[2])
             and state.options.order != "nondecreasing_ts" and not driven_by_left(Lt, Rt, node.driver))

@@ -67,7 +67,8 @@ def _operator(node, window: str) -> dict:
                 "frozen": node.frozen}
     if isinstance(node, SeqJoin):
         return {"op": "SEQ join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
-                "window": window, "driver": node.driver, "overlap": node.overlap, **_priced(node), **_extends(node)}
+                "window": window, "driver": node.driver, "overlap": node.overlap, **_priced(node), **_extends(node),
+                **({"writes_rows": False} if not node.rows else {})}
     if isinstance(node, AndJoin):
         return {"op": "AND join", "vars": list(node.vars), "predicates": [_text(p) for p in node.predicates],
                 "window": window, "overlap": node.overlap, **_extends(node)}
@@ -209,6 +210,8 @@ def _fields(d: dict) -> str:
             parts.append(f"{field}: " + "; ".join(f"alternative {i} {shown(x)}" for i, x in enumerate(d[field]) if x))
     if d.get("driver") is not None:
         parts.append(f"driver={d['driver']}" + _alternatives(d))
+    if d.get("writes_rows") is False and d.get("driver") == "right":
+        parts.append("matches from its pairs (no row-writing pass)")
     if d.get("strategy") is not None:
         parts.append(f"strategy={d['strategy']}")
     if d["op"] == "pattern":

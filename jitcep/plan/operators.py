@@ -116,12 +116,20 @@ class SeqJoin(_Binary):
     (empty: chosen by rule).  ``extends``: the join lies under a
     :class:`SemiJoinReduce` and binds a run of its chain short of the whole,
     so its candidate pairs are kept only where they extend to a chain.
+    ``rows``: as the final join with nothing left to test on its pairs, right
+    records driving and a leaf input, it may write the match table's rows
+    itself (:func:`jitcep.kernels.final_join.seq_join_rows`, passes over
+    arrays of one entry per table position); False: it makes its pairs and
+    puts them in canonical order instead (a plan chosen on statistics, where
+    that is estimated cheaper: few matches in a large table,
+    :func:`jitcep.plan.planner.cost.final_join_cost`).
     """
 
     driver: Driver = "right"
     overlap: bool = True
     costs: tuple[tuple[str, float], ...] = dataclasses.field(default=(), compare=False)
     extends: bool = False
+    rows: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -504,6 +504,27 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
     return out
 
 
+def on_a_chain(wr: dict, chain, vs) -> float:
+    """The share of the records of the variables ``vs`` (a record: their events in the SEQ ``chain``'s
+    order, in one key partition and window) that extend to a whole chain, ``wr[v]`` the events of v in
+    one window of a partition (``W r_v``): what a semi-join reduction keeps
+    (:class:`~jitcep.plan.operators.SemiJoinReduce`, which reads only the types, key and window).
+
+    In one window, ``chains(S) = |S| * prod(W r_v, v in S) * (1/2)^C(|S|, 2)`` (the PM of S with only
+    the SEQ's order, :data:`ORDER_FACTOR` a pair, times the ``|S|`` places its first event can take, so
+    that the records of every S scale from a window to the table alike, as in :func:`estimate_work`), so
+    a record of ``vs`` lies on ``x = chains(chain) / chains(vs)`` chains on average, and on at least one
+    with chance ``1 - exp(-x)`` (Poisson); a record of every variable in order is a chain (1)."""
+    if set(vs) >= set(chain):
+        return 1.0
+
+    def chains(s) -> float:
+        k = len(s)
+        return k * math.prod(wr[v] for v in s) * ORDER_FACTOR ** (k * (k - 1) // 2)
+    per = chains(vs)
+    return -math.expm1(-chains(chain) / per) if per > 0 else 0.0
+
+
 def next_match_partials(cards, sels, contiguity: float | None = None) -> list[float]:
     """The partial matches of size k = 1..n in one window of NFA^b runs over states in their order
     (Kolchinsky & Schuster 5.2), ``cards[i] = W * r_i``, ``sels[i]`` the selectivity of the conjuncts

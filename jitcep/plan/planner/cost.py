@@ -294,6 +294,46 @@ def seq_driver_cost(driver: str, left: float, right: float, pairs: float, partit
     raise ValueError(f"unknown SEQ join driver {driver!r}")
 
 
+ROW_WRITE = 3.0
+"""The work of one match row the final join writes itself (:func:`final_join_cost`), in the record
+steps of :func:`seq_driver_cost`: calibrated on ``sase_equiv`` at 10^6 events (590,000 matches at
+100 keys; perf/README.md, "The final join's rows priced")."""
+POSITION_PASS = 0.4
+"""The work per table position of one pass of the row-writing final join over its per-position arrays
+(:func:`final_join_cost`), in record steps: zeroing and prefix-summing 8 bytes a position, calibrated
+as :data:`ROW_WRITE` (0.9-1.3 ms a pass at 10^6 positions, ~3.7 ns a record step)."""
+
+
+def final_join_cost(path: str, left: float, right: float, pairs: float, positions: float,
+                    partitions: float = 1.0, leaf: str = "right") -> float:
+    """The work of the final SEQ join (the one whose pairs are the matches, nothing left to test on them)
+    along each way the executor can make the match table, over whole-table counts as
+    :func:`seq_driver_cost` (``pairs`` its matches, ``positions`` the table's events, ``leaf`` the input
+    that is one event per record).
+
+    "right" and "left": the driver's loop (:func:`seq_driver_cost`), then the pairs put in canonical
+    order; the right driver's pairs come in end order within each partition, merged across them
+    (``pairs * log2(pairs / P + 2)``), the left driver's sort is already in its loop.  "right+rows"
+    (:func:`jitcep.kernels.final_join.seq_join_rows`): the right driver's loop, counting and then
+    writing each row in its place (``ROW_WRITE`` a row), through an array of one entry per table position
+    zeroed and prefix-summed (``POSITION_PASS`` a position), with a right leaf a second one (the left
+    records put in order of their first position by a counting sort over the positions).  Its passes do
+    not depend on the matches, so with few matches in a large table the pairs are cheaper: on
+    ``sase_equiv_v1000`` (10^6 events, 5,908 matches) the row-writing root took 2.1 ms over a left leaf
+    and 4.5 ms over a right one, the pairs 0.8-0.9 ms; at 590,000 matches the rows took 16-17 ms, the
+    pairs 34-36 ms (right) and 50 ms (left).
+    """
+    P = max(float(partitions), 1.0)
+    if path == "left":
+        return seq_driver_cost("left", left, right, pairs, partitions)
+    loop = seq_driver_cost("right", left, right, 0.0, partitions)
+    if path == "right":
+        return loop + pairs + pairs * math.log2(pairs / P + 2)
+    if path == "right+rows":
+        return loop + ROW_WRITE * pairs + POSITION_PASS * positions * (2 if leaf == "right" else 1)
+    raise ValueError(f"unknown final join path {path!r}")
+
+
 # --- latency (Kolchinsky 5.1) ------------------------------------------------------------
 
 

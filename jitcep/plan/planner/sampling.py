@@ -119,7 +119,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     if n == 0:
         return Statistics({v: 0.0 for v in lv}, {t: DEFAULT_SELECTIVITY for t in conj}, 1, 1.0,
                           {**{v: "sampled" for v in lv}, **{t: "default" for t in conj},
-                           PARTITIONS: "default", SKEW: "default"}, 1.0)
+                           PARTITIONS: "default", SKEW: "default"}, 1.0, 0.0)
     rng = _Rng(seed)
     part = table.partition
     streams = part.independent if part is not None else False
@@ -243,7 +243,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         passed = int(passes(c.expr, pos[tuples]).sum())
         sels[text] = (passed + 0.5) / (tuples.shape[1] + 1)
         sources[text] = "sampled"
-    return Statistics(rates, sels, partitions, skew, sources, extent)
+    return Statistics(rates, sels, partitions, skew, sources, extent, float(n))
 
 
 class _Rng:

@@ -28,6 +28,9 @@ pattern, named as the pattern names them:
 - ``extent``: the table's length in the window measure (ts units, or
   positions per stream), so estimates scale from one window to the table;
   None when not known (user statistics alone).
+- ``events``: the table's events (its positions), what a pass over arrays
+  indexed by position reads (the final join's rows, :mod:`jitcep.plan.rules.join_driver`);
+  None when not known (user statistics alone).
 - ``sources``: where each number came from, ``"sampled"``, ``"user"`` or
   ``"default"``, keyed as ``rates`` / ``selectivities`` are, plus
   ``"(partitions)"`` and ``"(skew)"`` (parentheses: no variable or
@@ -69,6 +72,7 @@ class Statistics:
     skew: float = 1.0
     sources: dict[str, str] = field(default_factory=dict)
     extent: float | None = None
+    events: float | None = None
 
 
 # --- what a pattern has statistics for -------------------------------------------
@@ -215,7 +219,7 @@ def from_user(mapping: Mapping, logical: LogicalPlan, base: Statistics | None = 
         if not math.isfinite(skew) or skew < 1:
             raise StatisticsError(f"statistics skew = {skew!r}: a finite number >= 1 (1: uniform partitions)")
         sources[SKEW] = "user"
-    return Statistics(rates, sels, partitions, skew, sources, base.extent)
+    return Statistics(rates, sels, partitions, skew, sources, base.extent, base.events)
 
 
 def _section(mapping: Mapping, name: str) -> Mapping:

@@ -13,6 +13,17 @@ and takes the cheaper: "left" or "right".  Without statistics the rule stays
 as it was: "smaller", decided by the inputs' sizes as they arrive
 (:func:`jitcep.kernels.join.seq_join`).  A join of two composite inputs has
 no one-event side to binary-search, so its right side drives.
+
+The final join (the plan's root, its pairs the matches) with nothing left to
+test on its pairs and a leaf input may write the match table's rows itself
+(:func:`jitcep.kernels.final_join.seq_join_rows`, right records driving),
+through passes over arrays of one entry per table position.  On statistics
+the rule prices that way beside the pairs of each driver
+(:func:`jitcep.plan.planner.cost.final_join_cost`) and keeps the cheapest,
+so a plan with few matches in a large table no longer pays the passes: a
+right-deep root over a left leaf can only be right-driven, and its rows
+cost it more than the join itself (perf/README.md, "The final join's rows
+priced").
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ import dataclasses
 
 from ..operators import Scan, SeqJoin, rebuild_joins
 from ..planner.cardinality import estimate_work
-from ..planner.cost import seq_driver_cost
+from ..planner.cost import final_join_cost, seq_driver_cost
 
 
 def choose(plan, planning):
@@ -37,6 +48,7 @@ def choose(plan, planning):
     fed = {frozenset(n.vars): work[id(n)][1] for n in plan.nodes()}
     pairs = {frozenset(n.vars): work[id(n)][0] for n in plan.nodes() if isinstance(n, SeqJoin)}
     partitions = planning.statistics.partitions
+    final = _writes_rows(plan, planning)
 
     def drive(n):
         if not isinstance(n, SeqJoin) or not isinstance(n.right, Scan):
@@ -46,4 +58,33 @@ def choose(plan, planning):
                       for d in ("right", "left"))
         best = min(costs, key=lambda c: c[1])[0]  # ties: "right", the kernel's natural order
         return dataclasses.replace(n, driver=best, costs=costs)
-    return dataclasses.replace(plan, root=rebuild_joins(plan.root, drive))
+    root = rebuild_joins(plan.root, drive)
+    if final is not None:  # the root itself (rebuilt above: found by its place, not its identity)
+        root = _final(root, fed[frozenset(root.left.vars)], fed[frozenset(root.right.vars)], work[id(final)][1],
+                      planning.statistics.events, partitions)
+    return dataclasses.replace(plan, root=root)
+
+
+def _writes_rows(plan, planning):
+    """The join that may write the match table's rows (:attr:`SeqJoin.rows`, as
+    :func:`jitcep.execute.join._writes_rows` decides at run time): the plan's root SEQ join with no
+    predicate, every variable, a leaf input, no list, outside ``nondecreasing_ts``; None when there is
+    none or the statistics do not say how many events the table holds."""
+    n = plan.root
+    if (not isinstance(n, SeqJoin) or n.predicates or n.extends or plan.list_vars
+            or planning.statistics.events is None or planning.options.order == "nondecreasing_ts"
+            or set(n.vars) != set(plan.variables) or not (isinstance(n.left, Scan) or isinstance(n.right, Scan))):
+        return None
+    return n
+
+
+def _final(n: SeqJoin, left: float, right: float, matches: float, events: float, partitions) -> SeqJoin:
+    """The final join ``n`` with the cheapest of its ways to the match table
+    (:func:`~jitcep.plan.planner.cost.final_join_cost`): the right driver's rows, its pairs, or, over a
+    right leaf, the left driver's pairs."""
+    leaf = "right" if isinstance(n.right, Scan) else "left"
+    paths = ("right", "right+rows", "left") if leaf == "right" else ("right", "right+rows")
+    costs = tuple((p, final_join_cost(p, left, right, matches, events, partitions, leaf)) for p in paths)
+    best = min(costs, key=lambda c: c[1])[0]  # ties: the order above
+    return dataclasses.replace(n, driver="left" if best == "left" else "right", rows=best == "right+rows",
+                               costs=costs)

@@ -13,10 +13,10 @@ Planned wherever it is sound (the operator's docstring says where): a
 SEQ of :data:`jitcep.config.REDUCE_MIN_VARS` single variables or more, under
 skip-till-any-match, without closures or groups, any negations, with a
 window whose measure ascends along the order.  On the planner's statistics
-it is left out where the joins are estimated to examine no more pairs than
-the leaves hold events (:func:`_worth_it`): its passes would cost what they
-could save.  Otherwise it is not priced: it only ever removes records
-(perf/README.md has its cost where it removes none).
+it is left out where the joins are estimated to save fewer pairs than the
+leaves hold events (:func:`_worth_it`): its passes would cost more than the
+records it removes (the share of records on a chain estimated from the rates
+and the window; perf/README.md has its cost where it removes none).
 Runs last, so the negations and constraints over whole matches stay above it.
 """
 
@@ -27,27 +27,41 @@ import dataclasses
 from ... import config
 from ...pattern.ast import CountWindow, EventVar, Seq
 from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, rebuild_joins
-from ..planner.cardinality import estimate_work
+from ..planner.cardinality import estimate_work, on_a_chain
+from ..planner.statistics import DEFAULT_RATE
 
 
 def add(plan, planning):
     chain = _chain(planning)
     if chain is None:
         return plan
-    if not _worth_it(plan, planning):
+    if not _worth_it(plan, planning, chain):
         return plan
     return dataclasses.replace(plan, root=_over_joins(plan.root, chain))
 
 
-def _worth_it(plan, planning) -> bool:
+def _worth_it(plan, planning, chain) -> bool:
     """Whether to plan the reduction: False where the planner's statistics say it does not pay.
 
-    Its passes read each leaf about twice, and what it can save is what the joins examine: where the
-    estimates (:func:`~jitcep.plan.planner.cardinality.estimate_work`) say the joins examine no more
-    pairs than the leaves hold events, every partial record is about as rare as an event and the passes
-    cost what they could save or more (seq_win, seq_len3: 0.8-1.7 ms of 8-10 ms of CPU; zstream_q4
-    breaks even, perf/README.md).  Without statistics (the default plan, a small table) it is planned: it is sound,
-    and only estimates can say it does not pay.
+    Its passes read each leaf about twice; what it saves is the joins' work on the records it removes.
+    A record of the variables S lies on about ``x_S = chains(all) / chains(S)`` chains (below), so
+    the share of them the reduction keeps is ``kept(S) = 1 - exp(-x_S)`` (Poisson), and a join examines
+    the pairs of its kept inputs, at least those that extend to a chain themselves: it saves
+    ``C_i * (1 - max(kept(left) kept(right), kept(left + right)))`` of the pairs it examines
+    (:func:`~jitcep.plan.planner.cardinality.estimate_work`'s ``C_i``): nothing at the final join,
+    whose pairs in order within the window are chains.  The reduction is planned where
+    the joins save more pairs than the leaves hold events.  Where the chains are sparse
+    (``x`` small) that is the old test, the joins examining more pairs than the leaves hold events
+    (seq_win, seq_len3: its passes 0.8-1.7 ms of 8-10 ms of CPU where they would not be); where every
+    event and partial record lies on many chains it removes nearly nothing, and output-heavy
+    workloads (sase_equiv at 100 keys: 95% of the leaves' events kept) no longer pay its passes.
+
+    The chains are those of the types, key and window alone (the reduction reads no other predicate):
+    :func:`~jitcep.plan.planner.cardinality.on_a_chain`.  On ``sase_equiv_v1000`` it keeps 9% of the
+    leaves' events and 17% of (v0, v1)'s records, measured 8.6% and 20%; at 100 keys 100% and 85%,
+    measured 95% and 80%.
+    Without statistics (the default plan, a small table) it is planned: it is sound, and only estimates
+    can say it does not pay.
     """
     stats, span = planning.statistics, planning.span
     if stats is None or span is None:
@@ -55,8 +69,13 @@ def _worth_it(plan, planning) -> bool:
     work = estimate_work(plan, stats, span)
     nodes = plan.nodes()
     leaves = sum(work[id(n)][0] for n in nodes if isinstance(n, Scan))
-    joins = sum(work[id(n)][0] for n in nodes if isinstance(n, (SeqJoin, AndJoin)))
-    return joins > leaves
+    wr = {v: float(span) * stats.rates.get(v, DEFAULT_RATE) for v in chain}
+
+    def kept(n) -> float:
+        return on_a_chain(wr, chain, [v for v in chain if v in n.vars])
+    saved = sum(work[id(n)][0] * (1.0 - max(kept(n.left) * kept(n.right), kept(n)))
+                for n in nodes if isinstance(n, (SeqJoin, AndJoin)))
+    return saved > leaves
 
 
 def _chain(planning) -> tuple[str, ...] | None:
