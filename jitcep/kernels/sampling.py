@@ -272,7 +272,7 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
         if not 0 <= w[i] < n:
             return none, none, none, False
     for i in range(len(first)):
-        if not 0 <= first[i] < n or not lo[i] <= wt[first[i]] <= hi[i]:  # the gallops start there
+        if not 0 <= first[i] < n or not lo[i] <= wt[first[i]] <= hi[i]:  # a tuple spans its first event
             return none, none, none, False
     # (group, index): unique, as the candidates are distinct; without groups w ascends already
     gw = np.empty(len(w), np.int64)
@@ -283,39 +283,47 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
     order = np.empty(len(w), np.int64)
     for i in range(len(w)):
         order[i] = gw[i] % M
+    # the runs of one group in gw, where the candidates ascend by index and so by measure (wt ascends
+    # with the index): a tuple's range is found inside its group's run, a few steps for the usual
+    # (block, key) groups of one or two candidates.  (Galloping over the sample's measures from the first
+    # event, then searching gw for both bounds, took ~120 ns a tuple where a window spans a block:
+    # 0.4 ms of the estimate on nycflights13.)
+    runs = 0
+    run_g = np.empty(len(w), np.int64)
+    run_s = np.empty(len(w) + 1, np.int64)
+    for i in range(len(w)):
+        g = gw[i] // M
+        if runs == 0 or run_g[runs - 1] != g:
+            run_g[runs], run_s[runs] = g, i
+            runs += 1
+    run_s[runs] = len(w)
+    run_g = run_g[:runs]
     m = len(first)
     s = np.empty(m, np.int64)
     cnt = np.empty(m, np.int64)
     for t in range(m):
-        g = group[first[t]] * M
-        # the window's bounds in the sample lie either side of the first event (hi - reach <= wt[first]
-        # <= lo + reach): found by galloping from it, a few steps for a window of a few events
-        a = _lower(gw, g + _gallop_down(wt, hi[t] - reach, first[t]))
-        b = _lower(gw, g + _gallop_up(wt, lo[t] + reach, first[t]))
+        r = _lower(run_g, group[first[t]])
+        if r == runs or run_g[r] != group[first[t]]:  # no candidate in its group: where it would be
+            s[t], cnt[t] = run_s[r], 0
+            continue
+        a = _lower_in(wt, order, run_s[r], run_s[r + 1], hi[t] - reach, False)
+        b = _lower_in(wt, order, a, run_s[r + 1], lo[t] + reach, True)
         s[t], cnt[t] = a, b - a
     return order, s, cnt, True
 
 
 @njit(**NUMBA_FLAGS)
-def _gallop_down(a, x, i):
-    """``_lower(a, x)`` when ``a[i] >= x``: the bracket found by doubling steps down from i."""
-    step, hi = 1, i
-    while hi - step >= 0 and a[hi - step] >= x:
-        hi -= step
-        step *= 2
-    lo = max(hi - step, 0)
-    return lo + _lower(a[lo:hi], x)
-
-
-@njit(**NUMBA_FLAGS)
-def _gallop_up(a, x, i):
-    """``_upper(a, x)`` when ``a[i] <= x``: the bracket found by doubling steps up from i."""
-    step, lo = 1, i + 1
-    while lo + step - 1 < len(a) and a[lo + step - 1] <= x:
-        lo += step
-        step *= 2
-    hi = min(lo + step - 1, len(a))
-    return lo + _upper(a[lo:hi], x)
+def _lower_in(wt, order, lo, hi, x, right):
+    """The first j in [lo, hi) with ``wt[order[j]] >= x`` (``> x`` when ``right``), hi if none:
+    ``wt[order[lo:hi]]`` ascends."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = wt[order[mid]]
+        if v < x or right and v == x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(**NUMBA_FLAGS)
@@ -326,19 +334,6 @@ def _lower(a, x):
     while lo < hi:
         mid = (lo + hi) >> 1
         if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(**NUMBA_FLAGS)
-def _upper(a, x):
-    """The first index i with a[i] > x (``a`` ascending): ``np.searchsorted(a, x, side="right")``."""
-    lo, hi = 0, len(a)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] <= x:
             lo = mid + 1
         else:
             hi = mid

@@ -126,10 +126,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     n_streams = len(part.offsets) - 1 if streams else 1
 
     n_types = len(table.type_names)
-    code_of = {t: i for i, t in enumerate(table.type_names)}
-    type_codes = []  # per variable, its types' codes (None: any type)
-    for lf in lv.values():
-        type_codes.append(None if lf.types is None else [code_of[t] for t in lf.types if t in code_of])
+    type_codes, allowed = _type_layout(logical, table.type_names)
     grouped = _grouped(groups, type_codes)
     keyed = bool(logical.key) or streams
 
@@ -165,13 +162,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         extent = max(n / n_streams, span)
 
     # predicates: every leaf filter, every sampled conjunct, in one generated function
-    preds = _predicates(logical)
+    preds, pid = _numbered(logical)
     try:
         pset = _predicate_set(logical, preds, table)
         bound = pset.bind(table) if preds else ()
     except JitcepError:  # a predicate the table cannot evaluate: the run will say why; no sampled numbers
         pset, bound = None, ()
-    pid = {id(p): i for i, p in enumerate(preds)}
 
     def passes(pred, P):
         return pset.mask(pid[id(pred)], P, bound)
@@ -180,9 +176,6 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     exact = None  # every type's count, taken when one of the pattern's is rare
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
-    allowed = np.zeros((len(lv), n_types + 1), np.bool_)
-    for row, cs in zip(allowed, type_codes):
-        row[slice(None) if cs is None else cs] = True
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
     idx_all, offsets, in_type = candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
     hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
@@ -197,7 +190,8 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             if drawn >= MIN_CANDIDATES or len(draws) == n:
                 count = drawn * n / len(draws)
             elif grouped is not None:  # rare: exact, from the run's grouping instead of a pass over the types
-                count, n_cand, keyed_count = float(sum(grouped[1][c] for c in cs)), len(idx), True
+                got = grouped[1]
+                count, n_cand, keyed_count = float(sum(int(got[c + 1] - got[c]) for c in cs)), len(idx), True
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
@@ -288,6 +282,43 @@ def _predicates(logical: LogicalPlan) -> list:
         [c.expr for c in conj.values() if c.kind not in ("list", "each")]
 
 
+def _numbered_of(logical: LogicalPlan) -> tuple[list, dict[int, int]]:
+    preds = _predicates(logical)
+    return preds, {id(p): i for i, p in enumerate(preds)}
+
+
+_numbered = PerObject(_numbered_of)  # (predicates, number of each by id): the same objects every call (_shape)
+
+
+def _type_layout_of(logical: LogicalPlan) -> dict:
+    return {}
+
+
+_TYPE_LAYOUTS = PerObject(_type_layout_of)  # per logical plan: type names -> _type_layout's answer
+_TYPE_LAYOUTS_KEEP = 8  # type name lists kept per logical plan: tables of a few schemas
+
+
+def _type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list, np.ndarray]:
+    """(type_codes, allowed): per variable of ``logical`` its types' codes among ``type_names`` (None: any
+    type), and the rows of :func:`~jitcep.kernels.sampling.candidates`' ``allowed``; kept per logical plan
+    and type names, which tables of one schema share (made on every estimate, they were a tenth of its
+    Python steps).  Read only."""
+    kept = _TYPE_LAYOUTS(logical)
+    got = kept.get(type_names)
+    if got is None:
+        lv = _shape(logical)[0]
+        code_of = {t: i for i, t in enumerate(type_names)}
+        type_codes = [None if lf.types is None else [code_of[t] for t in lf.types if t in code_of]
+                      for lf in lv.values()]
+        allowed = np.zeros((len(lv), len(type_names) + 1), np.bool_)
+        for row, cs in zip(allowed, type_codes):
+            row[slice(None) if cs is None else cs] = True
+        if len(kept) >= _TYPE_LAYOUTS_KEEP:
+            kept.pop(next(iter(kept)))
+        got = kept[type_names] = (type_codes, allowed)
+    return got
+
+
 def _predicate_set(logical, preds, table):
     from ...codegen import PredicateSet
     from ...codegen.predicates import ColumnSpec
@@ -361,21 +392,17 @@ def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
 
 
 def _grouped(groups, type_codes: list) -> tuple | None:
-    """(recs, counts per type code as a list, offsets) of the run's grouping holding every type the variables read
-    (``groups``, :func:`estimate`), or None: no grouping given, none holds them all, or a variable of any
-    type (its count is the table's size)."""
+    """(recs, offsets) of the run's grouping holding every type the variables read (``groups``,
+    :func:`estimate`), or None: no grouping given, none holds them all, or a variable of any type (its
+    count is the table's size)."""
     if groups is None or any(cs is None for cs in type_codes):
         return None
-    got = groups(frozenset(c for cs in type_codes for c in cs))
-    if got is None:
-        return None
-    recs, offsets = got
-    return recs, np.diff(offsets).tolist(), offsets
+    return groups(frozenset(c for cs in type_codes for c in cs))
 
 
 def _group_positions(groups: tuple, codes: list[int]) -> np.ndarray:
     """The positions of the types ``codes`` in the run's grouping (:func:`_grouped`), ascending."""
-    recs, _, offsets = groups
+    recs, offsets = groups
     got = [recs[offsets[c]:offsets[c + 1], 0] & _LOW for c in codes]
     out = got[0] if len(got) == 1 else np.sort(np.concatenate(got)) if got else np.zeros(0, np.int64)
     return np.ascontiguousarray(out)
