@@ -148,6 +148,70 @@ def block_sample(type_code: np.ndarray, ts: np.ndarray, starts: np.ndarray | Non
 
 
 @njit(**NUMBA_FLAGS)
+def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key, allowed):
+    starts, draws, hits = _draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    if every_block:
+        pos, blk, tc, wt, ok = _block_sample(type_code, ts, None, L)
+    else:
+        pos, blk, tc, wt, ok = _block_sample(type_code, ts, starts, L)
+    none = np.zeros(0, np.int64)
+    if not ok:
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    b = len(pos)
+    at = np.empty(b + m_key, np.int64)  # the blocks' positions, then the first m_key draws
+    at[:b] = pos
+    at[b:] = draws[:m_key]
+    codes, lo, hi, ok = _key_codes(key_values, key_valid, at)
+    if not ok:
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    key_ok = np.empty(b, np.bool_)
+    for i in range(b):
+        key_ok[i] = codes[i] >= 0
+    idx, offsets, in_type = _candidates(tc, allowed, key_ok)
+    pm, squares, top, counted = _pair_counts(codes[b:])
+    if not counted:
+        pm = -1
+    return starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, True
+
+
+def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,
+                    L: int, every_block: bool, key_values: np.ndarray, key_valid: np.ndarray | None, m_key: int,
+                    allowed: np.ndarray):
+    """The estimate's sample of a table with one integer key, in one compiled call: :func:`draw_sample`'s
+    (starts, draws, hits); :func:`block_sample`'s (pos, blk, tc, wt) of the blocks ``starts`` (every block,
+    the whole table, when ``every_block``); :func:`key_codes` of ``key_values`` at the blocks' positions
+    then the first ``m_key`` draws, as (codes, span); :func:`candidates` (idx, offsets, in_type) of the
+    blocks' events whose key is not null; and :func:`pair_counts` of the draws' codes (None where it
+    declines).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its
+    Python steps and argument checks (after a run's passes, none of their code is in cache)."""
+    if len(ts) != len(type_code) or len(key_values) != len(type_code):
+        raise fail("sample_with_key",
+                   f"{len(ts)} timestamps and {len(key_values)} keys for {len(type_code)} events")
+    if key_valid is not None and len(key_valid) != len(key_values):
+        raise fail("sample_with_key", f"{len(key_valid)} validity flags for {len(key_values)} values")
+    if not 0 <= k <= n_blocks or n_blocks * L > len(type_code) or L < 1:
+        raise fail("sample_with_key",
+                   f"{k} distinct blocks of {n_blocks} blocks of {L} events in {len(type_code)}")
+    if m < 0 or n_types < 0 or not 0 <= m_key <= m:
+        raise fail("sample_with_key",
+                   f"a negative number of draws ({m}, {m_key} for the key) or types ({n_types})")
+    if m and not len(type_code):
+        raise fail("sample_with_key", "positions drawn from an empty table")
+    if not 0 <= seed <= SEED_MAX:
+        raise fail("sample_with_key", f"seed {seed} outside [0, 2^63 - 1]")
+    if allowed.ndim != 2 or not allowed.shape[1]:
+        raise fail("sample_with_key", "no slot for the null type")
+    out = _sample(np.ascontiguousarray(type_code), ts, int(n_types), int(n_blocks), int(k), int(m), int(seed),
+                  int(L), bool(every_block), key_values, key_valid, int(m_key),
+                  np.ascontiguousarray(allowed, dtype=np.bool_))
+    if not out[16]:
+        raise fail("sample_with_key", "a block or position past the table")
+    starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, _ = out
+    pairs = None if pm < 0 else (int(pm), int(squares), int(top))
+    return (starts, draws, hits), (pos, blk, tc, wt), (codes, int(hi) - int(lo)), (idx, offsets, in_type), pairs
+
+
+@njit(**NUMBA_FLAGS)
 def _extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel):
     k, m = T.shape
     n_w, n = len(w), len(wt)

@@ -68,7 +68,7 @@ from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
 from ...kernels.sampling import (block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
-                                window_ranges)
+                                sample_with_key, window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -134,24 +134,37 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     L = min(BLOCK, n)
     n_blocks = n // L
     k_blocks = min(max(1, int(sample) // L), n_blocks)
-    # the blocks, the uniform draws and the type of each draw in one compiled call (jitcep.kernels.sampling)
     whole = n <= TYPE_SAMPLE
-    starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks, 0 if whole else TYPE_SAMPLE,
-                                      seed)
-    if whole:
-        draws, hits = np.arange(n), count_codes(table.type_code, n_types)
-    # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
-    # tail included, when every block is drawn)
-    pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts, L)
-    upos = draws[:KEY_SAMPLE]
     key_pos = None  # without a key or streams: one partition
-    if keyed:
-        codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
+    sampled = None  # the candidates, when the one-call sample made them
+    col = table.column(logical.key[0]) if len(logical.key) == 1 and not streams and not whole else None
+    if col is not None and col.kind not in ("float", "str"):
+        # the usual table (one integer key): draws, blocks, key codes, candidates and the key's pair counts
+        # in one compiled call (jitcep.kernels.sampling.sample_with_key)
+        (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = sample_with_key(
+            table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L, k_blocks == n_blocks,
+            col.values, col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+        if key_span >= 1 << 31:  # codes too wide for _tuples' group codes: made as _key_codes makes them
+            codes, pairs = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams), None
         key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+    else:
+        # the blocks, the uniform draws and the type of each draw in one compiled call
+        starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks,
+                                          0 if whole else TYPE_SAMPLE, seed)
+        if whole:
+            draws, hits = np.arange(n), count_codes(table.type_code, n_types)
+        # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
+        # tail included, when every block is drawn)
+        pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts,
+                                                L)
+        if keyed:
+            codes = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams)
+            key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+        pairs = None
 
     # partitions and skew
     if keyed:
-        partitions, skew = _partitions(key_u, n)
+        partitions, skew = _partitions(key_u, n, pairs)
         sources[PARTITIONS] = sources[SKEW] = "sampled"
     else:
         partitions, skew = 1, 1.0
@@ -177,7 +190,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
-    idx_all, offsets, in_type = candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
+    idx_all, offsets, in_type = sampled or candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
     hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
@@ -373,10 +386,11 @@ def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool
     return np.where(null, -1, out)
 
 
-def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
-    """(effective partitions, skew) from key codes of uniformly drawn events (module docstring)."""
+def _partitions(codes: np.ndarray, n: int, counted: tuple[int, int, int] | None = None) -> tuple[int, float]:
+    """(effective partitions, skew) from key codes of uniformly drawn events (module docstring);
+    ``counted``: their :func:`~jitcep.kernels.sampling.pair_counts` when made already."""
     drawn = len(codes)
-    got = pair_counts(codes)  # counted in an array of the codes' range, in one compiled pass
+    got = counted or pair_counts(codes)  # counted in an array of the codes' range, in one compiled pass
     if got is None:  # codes spread wide: counted by sorting
         codes = codes[codes >= 0]
         counts = np.unique(codes, return_counts=True)[1].astype(np.float64)
