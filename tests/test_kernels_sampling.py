@@ -147,10 +147,11 @@ def test_candidates_refuse_mismatched_inputs():
     st.lists(st.integers(0, 3), min_size=n, max_size=n),         # group codes
     st.sets(st.integers(0, n - 1), max_size=n),                  # candidates w (distinct, ascending)
     st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 30), st.integers(0, 10)), max_size=6))),
-    st.integers(0, 12), st.booleans())
-def test_window_ranges_match_naive(case, reach, by_group):
+    st.integers(0, 12), st.booleans(), st.sampled_from([0, 10**7]))
+def test_window_ranges_match_naive(case, reach, by_group, offset):
     wt, group, w, tuples = case
     wt = sorted(wt)
+    group = [g + offset for g in group]  # codes past the kernel's buckets (10^7): ordered by sorting instead
     if not by_group:  # without groups the caller's groups ascend with the index (blocks)
         group = sorted(group)
     first = [f for f, _, _ in tuples]
