@@ -87,14 +87,17 @@ def test_extend_tuples_refuses_ranges_and_indexes_past_their_arrays():
     st.integers(1, n).flatmap(lambda L: st.tuples(st.just(L), st.integers(0, n // L))),  # L, k
     st.integers(0, 30).flatmap(lambda m: st.tuples(st.just(m), st.integers(0, m))))),    # m, m_key
     st.lists(st.lists(st.booleans(), min_size=5, max_size=5), min_size=1, max_size=3),
-    st.sampled_from([0, 7, SEED_MAX]), st.booleans())
-def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every):
+    st.sampled_from([0, 7, SEED_MAX]), st.booleans(), st.booleans())
+def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, keyed):
     codes, keys, valid, (L, k), (m, m_key) = case
+    if not keyed:
+        keys = valid = None
     n_blocks = len(codes) // L
     every = every and k == n_blocks  # every block drawn: the whole table, its tail too
     ts = list(range(0, 3 * len(codes), 3))
     got = sample_with_key(np.array(codes, np.int32), np.array(ts, np.int64), 4, n_blocks, k, m, seed, L, every,
-                          np.array(keys, np.int64), None if valid is None else np.array(valid, np.bool_), m_key,
+                          None if keys is None else np.array(keys, np.int64),
+                          None if valid is None else np.array(valid, np.bool_), m_key,
                           np.array(allowed))
     want = naive.sample_with_key(codes, ts, 4, n_blocks, k, m, seed, L, every, keys, valid, m_key, allowed)
     (starts, draws, hits), blocks, (kc, span), (idx, offsets, in_type), pairs = got
@@ -111,6 +114,7 @@ def test_sample_with_key_refuses_mismatched_inputs():
     for args in [(tc, ts[:7], 1, 2, 1, 4, 0, 4, False, keys, None, 2, allowed),      # ts short
                  (tc, ts, 1, 2, 1, 4, 0, 4, False, keys[:7], None, 2, allowed),      # keys short
                  (tc, ts, 1, 2, 1, 4, 0, 4, False, keys, np.ones(7, np.bool_), 2, allowed),
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, None, np.ones(8, np.bool_), 2, allowed),  # flags, no key
                  (tc, ts, 1, 3, 1, 4, 0, 4, False, keys, None, 2, allowed),          # blocks past the table
                  (tc, ts, 1, 2, 3, 4, 0, 4, False, keys, None, 2, allowed),          # more blocks than there are
                  (tc, ts, 1, 2, 1, 4, 0, 4, False, keys, None, 5, allowed),          # key draws past the draws

@@ -24,7 +24,11 @@ the sample, not one pass per variable.  :func:`block_sample` reads the
 blocks' positions, type codes and ts in one pass, :func:`key_codes` gathers
 and shifts a one-attribute key, :func:`pair_counts` counts its equal pairs:
 each replaces four to six NumPy calls and their copies on arrays of 4,096 to
-12,288 (perf/README.md "Planner statistics").
+12,288 (perf/README.md "Planner statistics").  :func:`sample_with_key` makes
+all five in one call for the usual table (one integer key): the estimate runs
+right after a run's passes over the table, when neither its code nor its data
+is in cache, so each call's Python steps cost several times what they cost in
+a loop (perf/README.md "The planning share under 5%").
 """
 
 from __future__ import annotations
@@ -157,6 +161,9 @@ def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_va
     none = np.zeros(0, np.int64)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    if key_values is None:  # no key: every sampled event may be a candidate, no key codes or pair counts
+        idx, offsets, in_type = _candidates(tc, allowed, None)
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, idx, offsets, in_type, -1, 0, 0, True
     b = len(pos)
     at = np.empty(b + m_key, np.int64)  # the blocks' positions, then the first m_key draws
     at[:b] = pos
@@ -175,20 +182,21 @@ def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_va
 
 
 def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,
-                    L: int, every_block: bool, key_values: np.ndarray, key_valid: np.ndarray | None, m_key: int,
-                    allowed: np.ndarray):
-    """The estimate's sample of a table with one integer key, in one compiled call: :func:`draw_sample`'s
-    (starts, draws, hits); :func:`block_sample`'s (pos, blk, tc, wt) of the blocks ``starts`` (every block,
-    the whole table, when ``every_block``); :func:`key_codes` of ``key_values`` at the blocks' positions
-    then the first ``m_key`` draws, as (codes, span); :func:`candidates` (idx, offsets, in_type) of the
-    blocks' events whose key is not null; and :func:`pair_counts` of the draws' codes (None where it
-    declines).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its
+                    L: int, every_block: bool, key_values: np.ndarray | None, key_valid: np.ndarray | None,
+                    m_key: int, allowed: np.ndarray):
+    """The estimate's sample of a table with one integer key or none, in one compiled call:
+    :func:`draw_sample`'s (starts, draws, hits); :func:`block_sample`'s (pos, blk, tc, wt) of the blocks
+    ``starts`` (every block, the whole table, when ``every_block``); :func:`key_codes` of ``key_values``
+    at the blocks' positions then the first ``m_key`` draws, as (codes, span); :func:`candidates` (idx,
+    offsets, in_type) of the blocks' events whose key is not null; and :func:`pair_counts` of the draws'
+    codes (None where it declines).  ``key_values`` None: no key (codes empty, span 0, every event's
+    key taken as present, pair counts None).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its
     Python steps and argument checks (after a run's passes, none of their code is in cache)."""
-    if len(ts) != len(type_code) or len(key_values) != len(type_code):
-        raise fail("sample_with_key",
-                   f"{len(ts)} timestamps and {len(key_values)} keys for {len(type_code)} events")
-    if key_valid is not None and len(key_valid) != len(key_values):
-        raise fail("sample_with_key", f"{len(key_valid)} validity flags for {len(key_values)} values")
+    keys = len(type_code) if key_values is None else len(key_values)
+    if len(ts) != len(type_code) or keys != len(type_code):
+        raise fail("sample_with_key", f"{len(ts)} timestamps and {keys} keys for {len(type_code)} events")
+    if key_valid is not None and (key_values is None or len(key_valid) != len(key_values)):
+        raise fail("sample_with_key", f"{len(key_valid)} validity flags for {keys} values")
     if not 0 <= k <= n_blocks or n_blocks * L > len(type_code) or L < 1:
         raise fail("sample_with_key",
                    f"{k} distinct blocks of {n_blocks} blocks of {L} events in {len(type_code)}")

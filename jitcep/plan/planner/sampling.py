@@ -138,15 +138,17 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     key_pos = None  # without a key or streams: one partition
     sampled = None  # the candidates, when the one-call sample made them
     col = table.column(logical.key[0]) if len(logical.key) == 1 and not streams and not whole else None
-    if col is not None and col.kind not in ("float", "str"):
-        # the usual table (one integer key): draws, blocks, key codes, candidates and the key's pair counts
-        # in one compiled call (jitcep.kernels.sampling.sample_with_key)
+    if not whole and (not keyed or col is not None and col.kind not in ("float", "str")):
+        # the usual table (one integer key, or none): draws, blocks, key codes, candidates and the key's pair
+        # counts in one compiled call (jitcep.kernels.sampling.sample_with_key)
         (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = sample_with_key(
             table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L, k_blocks == n_blocks,
-            col.values, col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+            None if col is None else col.values, None if col is None else col.valid,
+            min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
         if key_span >= 1 << 31:  # codes too wide for _tuples' group codes: made as _key_codes makes them
             codes, pairs = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams), None
-        key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+        if keyed:
+            key_pos, key_u = codes[:len(pos)], codes[len(pos):]
     else:
         # the blocks, the uniform draws and the type of each draw in one compiled call
         starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks,
