@@ -113,7 +113,8 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     span = float(span)
     if not span > 0 or not math.isfinite(span):
         raise StatisticsError(f"span must be a positive finite number, got {span!r}")
-    lv, conj, order = _shape(logical)
+    shape = _shape(logical)
+    lv, conj, order = shape
     n = table.n
     sources: dict[str, str] = {}
     if n == 0:
@@ -177,7 +178,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         extent = max(n / n_streams, span)
 
     # predicates: every leaf filter, every sampled conjunct, in one generated function
-    preds, pid = _numbered(logical)
+    preds, pid = _numbered(shape)
     try:
         pset = _predicate_set(logical, preds, table)
         bound = pset.bind(table) if preds else ()
@@ -292,17 +293,20 @@ _PREDICATE_SETS = PerObject(lambda logical: ({}, sorted({n.attr for p in _predic
 
 def _predicates(logical: LogicalPlan) -> list:
     """The leaf filters, then the sampled conjuncts, of ``logical`` (the order ``estimate`` numbers them in)."""
-    lv, conj, _ = _shape(logical)
-    return [lf.filter for lf in lv.values() if lf.filter is not None] + \
+    return _numbered(_shape(logical))[0]
+
+
+def _numbered_of(shape: tuple) -> tuple[list, dict[int, int]]:
+    """:func:`_predicates` of a :func:`_shape` answer, and each one's number by ``id``."""
+    lv, conj, _ = shape
+    preds = [lf.filter for lf in lv.values() if lf.filter is not None] + \
         [c.expr for c in conj.values() if c.kind not in ("list", "each")]
-
-
-def _numbered_of(logical: LogicalPlan) -> tuple[list, dict[int, int]]:
-    preds = _predicates(logical)
     return preds, {id(p): i for i, p in enumerate(preds)}
 
 
-_numbered = PerObject(_numbered_of)  # (predicates, number of each by id): the same objects every call (_shape)
+# (predicates, the number of each by id) per _shape answer, whose objects they are: kept by that answer,
+# not by the logical plan, so that a shape made again (evicted from _shape) is numbered again
+_numbered = PerObject(_numbered_of)
 
 
 def _type_layout_of(logical: LogicalPlan) -> dict:
