@@ -947,6 +947,21 @@ def pair_counts(codes):
     return m, sum(c * c for c in counts.values()), max(counts.values())
 
 
+def sample_with_key(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key,
+                    allowed):
+    """Twin of kernels.sampling.sample_with_key: the twins above composed, as the estimate called them one
+    by one (draws, blocks, key codes at the blocks then the first m_key draws, candidates, pair counts);
+    without a key (key_values None) no codes, every key present and no pair counts."""
+    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    blocks = block_sample(type_code, ts, None if every_block else starts, L)
+    if key_values is None:
+        return (starts, draws, hits), blocks, ([], 0), candidates(blocks[2], allowed, None), None
+    codes, span = key_codes(key_values, key_valid, blocks[0] + draws[:m_key])
+    b = len(blocks[0])
+    cands = candidates(blocks[2], allowed, [c >= 0 for c in codes[:b]])
+    return (starts, draws, hits), blocks, (codes, span), cands, pair_counts(codes[b:])
+
+
 def canonical_order(P, cols, K=None, llo=None, lhi=None):
     """Indices of the rows of P sorted stably by (last, first, P[:, cols]..., K...), first / last over the
     entries of P[:, cols] that are >= 0 and llo / lhi."""

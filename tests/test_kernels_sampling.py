@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 import naive
 from jitcep.errors import KernelInputError
 from jitcep.kernels.sampling import (SEED_MAX, block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
-                                     window_ranges)
+                                     sample_with_key, window_ranges)
 
 
 @settings(max_examples=200, deadline=None)
@@ -79,6 +79,51 @@ def test_extend_tuples_refuses_ranges_and_indexes_past_their_arrays():
         extend_tuples(np.full((1, 1), 9, np.int64), one, one, one, one, one, wt, wt, 5.0, one)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(-1, 4), min_size=n, max_size=n),                      # type codes (-1, 4: null slot)
+    st.lists(st.integers(-3, 40), min_size=n, max_size=n),                     # key values
+    st.one_of(st.none(), st.lists(st.booleans(), min_size=n, max_size=n)),     # key validity
+    st.integers(1, n).flatmap(lambda L: st.tuples(st.just(L), st.integers(0, n // L))),  # L, k
+    st.integers(0, 30).flatmap(lambda m: st.tuples(st.just(m), st.integers(0, m))))),    # m, m_key
+    st.lists(st.lists(st.booleans(), min_size=5, max_size=5), min_size=1, max_size=3),
+    st.sampled_from([0, 7, SEED_MAX]), st.booleans(), st.booleans())
+def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, keyed):
+    codes, keys, valid, (L, k), (m, m_key) = case
+    if not keyed:
+        keys = valid = None
+    n_blocks = len(codes) // L
+    every = every and k == n_blocks  # every block drawn: the whole table, its tail too
+    ts = list(range(0, 3 * len(codes), 3))
+    got = sample_with_key(np.array(codes, np.int32), np.array(ts, np.int64), 4, n_blocks, k, m, seed, L, every,
+                          None if keys is None else np.array(keys, np.int64),
+                          None if valid is None else np.array(valid, np.bool_), m_key,
+                          np.array(allowed))
+    want = naive.sample_with_key(codes, ts, 4, n_blocks, k, m, seed, L, every, keys, valid, m_key, allowed)
+    (starts, draws, hits), blocks, (kc, span), (idx, offsets, in_type), pairs = got
+    assert (starts.tolist(), draws.tolist(), hits.tolist()) == want[0]
+    assert tuple(a.tolist() for a in blocks) == tuple(want[1])
+    assert (kc.tolist(), span) == want[2]
+    assert ([idx[offsets[v]:offsets[v + 1]].tolist() for v in range(len(allowed))], in_type.tolist()) == want[3]
+    assert pairs == want[4]
+
+
+def test_sample_with_key_refuses_mismatched_inputs():
+    tc, ts, allowed = np.zeros(8, np.int32), np.arange(8, dtype=np.int64), np.ones((1, 2), np.bool_)
+    keys = np.arange(8, dtype=np.int64)
+    for args in [(tc, ts[:7], 1, 2, 1, 4, 0, 4, False, keys, None, 2, allowed),      # ts short
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, keys[:7], None, 2, allowed),      # keys short
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, keys, np.ones(7, np.bool_), 2, allowed),
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, None, np.ones(8, np.bool_), 2, allowed),  # flags, no key
+                 (tc, ts, 1, 3, 1, 4, 0, 4, False, keys, None, 2, allowed),          # blocks past the table
+                 (tc, ts, 1, 2, 3, 4, 0, 4, False, keys, None, 2, allowed),          # more blocks than there are
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, keys, None, 5, allowed),          # key draws past the draws
+                 (tc, ts, 1, 2, 1, 4, -1, 4, False, keys, None, 2, allowed),         # seed
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, keys, None, 2, np.ones((1, 0), np.bool_))]:
+        with pytest.raises(KernelInputError):
+            sample_with_key(*args)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 4).flatmap(lambda T: st.tuples(
     st.lists(st.lists(st.booleans(), min_size=T + 1, max_size=T + 1), min_size=1, max_size=4),
@@ -106,10 +151,11 @@ def test_candidates_refuse_mismatched_inputs():
     st.lists(st.integers(0, 3), min_size=n, max_size=n),         # group codes
     st.sets(st.integers(0, n - 1), max_size=n),                  # candidates w (distinct, ascending)
     st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 30), st.integers(0, 10)), max_size=6))),
-    st.integers(0, 12), st.booleans())
-def test_window_ranges_match_naive(case, reach, by_group):
+    st.integers(0, 12), st.booleans(), st.sampled_from([0, 10**7]))
+def test_window_ranges_match_naive(case, reach, by_group, offset):
     wt, group, w, tuples = case
     wt = sorted(wt)
+    group = [g + offset for g in group]  # codes past the kernel's buckets (10^7): ordered by sorting instead
     if not by_group:  # without groups the caller's groups ascend with the index (blocks)
         group = sorted(group)
     first = [f for f, _, _ in tuples]

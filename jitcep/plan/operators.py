@@ -460,14 +460,21 @@ def nfa_form(e: E.Expr, kvs) -> E.Expr:
 def rebuild_joins(node, fn):
     """``node`` with every binary operator replaced, bottom up, by ``fn(operator with its inputs
     rebuilt)``; scans and NFA^b runs (no join under them) as they are, an operator over one input
-    with its input rebuilt."""
+    with its input rebuilt.  An operator whose inputs come back unchanged (the same objects) is kept,
+    not copied: a plan's rules rebuild its tree several times, and the copies were a sixth of a first
+    plan's rules (``dataclasses.replace``, perf/README.md "The planning share under 5%")."""
     if isinstance(node, (Scan, NfaRuns)):
         return node
     if isinstance(node, _Unary):
-        return dataclasses.replace(node, input=rebuild_joins(node.input, fn))
+        got = rebuild_joins(node.input, fn)
+        return node if got is node.input else dataclasses.replace(node, input=got)
     if isinstance(node, DisjunctUnion):
-        return dataclasses.replace(node, inputs=tuple(rebuild_joins(i, fn) for i in node.inputs))
-    return fn(dataclasses.replace(node, left=rebuild_joins(node.left, fn), right=rebuild_joins(node.right, fn)))
+        got = tuple(rebuild_joins(i, fn) for i in node.inputs)
+        return node if all(a is b for a, b in zip(got, node.inputs)) else dataclasses.replace(node, inputs=got)
+    left, right = rebuild_joins(node.left, fn), rebuild_joins(node.right, fn)
+    if left is not node.left or right is not node.right:
+        node = dataclasses.replace(node, left=left, right=right)
+    return fn(node)
 
 
 Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, SemiJoinReduce, NegationFilter, KleeneCollect,

@@ -68,7 +68,7 @@ from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
 from ...kernels.sampling import (block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
-                                window_ranges)
+                                sample_with_key, window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -113,7 +113,8 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     span = float(span)
     if not span > 0 or not math.isfinite(span):
         raise StatisticsError(f"span must be a positive finite number, got {span!r}")
-    lv, conj, order = _shape(logical)
+    shape = _shape(logical)
+    lv, conj, order = shape
     n = table.n
     sources: dict[str, str] = {}
     if n == 0:
@@ -126,10 +127,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     n_streams = len(part.offsets) - 1 if streams else 1
 
     n_types = len(table.type_names)
-    code_of = {t: i for i, t in enumerate(table.type_names)}
-    type_codes = []  # per variable, its types' codes (None: any type)
-    for lf in lv.values():
-        type_codes.append(None if lf.types is None else [code_of[t] for t in lf.types if t in code_of])
+    type_codes, allowed = _type_layout(logical, table.type_names)
     grouped = _grouped(groups, type_codes)
     keyed = bool(logical.key) or streams
 
@@ -137,24 +135,39 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     L = min(BLOCK, n)
     n_blocks = n // L
     k_blocks = min(max(1, int(sample) // L), n_blocks)
-    # the blocks, the uniform draws and the type of each draw in one compiled call (jitcep.kernels.sampling)
     whole = n <= TYPE_SAMPLE
-    starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks, 0 if whole else TYPE_SAMPLE,
-                                      seed)
-    if whole:
-        draws, hits = np.arange(n), count_codes(table.type_code, n_types)
-    # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
-    # tail included, when every block is drawn)
-    pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts, L)
-    upos = draws[:KEY_SAMPLE]
     key_pos = None  # without a key or streams: one partition
-    if keyed:
-        codes = _key_codes(table, logical.key, np.concatenate([pos, upos]), streams)
-        key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+    sampled = None  # the candidates, when the one-call sample made them
+    col = table.column(logical.key[0]) if len(logical.key) == 1 and not streams and not whole else None
+    if not whole and (not keyed or col is not None and col.kind not in ("float", "str")):
+        # the usual table (one integer key, or none): draws, blocks, key codes, candidates and the key's pair
+        # counts in one compiled call (jitcep.kernels.sampling.sample_with_key)
+        (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = sample_with_key(
+            table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L, k_blocks == n_blocks,
+            None if col is None else col.values, None if col is None else col.valid,
+            min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+        if key_span >= 1 << 31:  # codes too wide for _tuples' group codes: made as _key_codes makes them
+            codes, pairs = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams), None
+        if keyed:
+            key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+    else:
+        # the blocks, the uniform draws and the type of each draw in one compiled call
+        starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks,
+                                          0 if whole else TYPE_SAMPLE, seed)
+        if whole:
+            draws, hits = np.arange(n), count_codes(table.type_code, n_types)
+        # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
+        # tail included, when every block is drawn)
+        pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts,
+                                                L)
+        if keyed:
+            codes = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams)
+            key_pos, key_u = codes[:len(pos)], codes[len(pos):]
+        pairs = None
 
     # partitions and skew
     if keyed:
-        partitions, skew = _partitions(key_u, n)
+        partitions, skew = _partitions(key_u, n, pairs)
         sources[PARTITIONS] = sources[SKEW] = "sampled"
     else:
         partitions, skew = 1, 1.0
@@ -165,13 +178,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         extent = max(n / n_streams, span)
 
     # predicates: every leaf filter, every sampled conjunct, in one generated function
-    preds = _predicates(logical)
+    preds, pid = _numbered(shape)
     try:
         pset = _predicate_set(logical, preds, table)
         bound = pset.bind(table) if preds else ()
     except JitcepError:  # a predicate the table cannot evaluate: the run will say why; no sampled numbers
         pset, bound = None, ()
-    pid = {id(p): i for i, p in enumerate(preds)}
 
     def passes(pred, P):
         return pset.mask(pid[id(pred)], P, bound)
@@ -180,11 +192,8 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     exact = None  # every type's count, taken when one of the pattern's is rare
     rates: dict[str, float] = {}
     cands: dict[str, np.ndarray] = {}  # indices into ``pos``
-    allowed = np.zeros((len(lv), n_types + 1), np.bool_)
-    for row, cs in zip(allowed, type_codes):
-        row[slice(None) if cs is None else cs] = True
     # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
-    idx_all, offsets, in_type = candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
+    idx_all, offsets, in_type = sampled or candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
     hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
@@ -197,7 +206,8 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             if drawn >= MIN_CANDIDATES or len(draws) == n:
                 count = drawn * n / len(draws)
             elif grouped is not None:  # rare: exact, from the run's grouping instead of a pass over the types
-                count, n_cand, keyed_count = float(sum(grouped[1][c] for c in cs)), len(idx), True
+                got = grouped[1]
+                count, n_cand, keyed_count = float(sum(int(got[c + 1] - got[c]) for c in cs)), len(idx), True
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
@@ -283,9 +293,49 @@ _PREDICATE_SETS = PerObject(lambda logical: ({}, sorted({n.attr for p in _predic
 
 def _predicates(logical: LogicalPlan) -> list:
     """The leaf filters, then the sampled conjuncts, of ``logical`` (the order ``estimate`` numbers them in)."""
-    lv, conj, _ = _shape(logical)
-    return [lf.filter for lf in lv.values() if lf.filter is not None] + \
+    return _numbered(_shape(logical))[0]
+
+
+def _numbered_of(shape: tuple) -> tuple[list, dict[int, int]]:
+    """:func:`_predicates` of a :func:`_shape` answer, and each one's number by ``id``."""
+    lv, conj, _ = shape
+    preds = [lf.filter for lf in lv.values() if lf.filter is not None] + \
         [c.expr for c in conj.values() if c.kind not in ("list", "each")]
+    return preds, {id(p): i for i, p in enumerate(preds)}
+
+
+# (predicates, the number of each by id) per _shape answer, whose objects they are: kept by that answer,
+# not by the logical plan, so that a shape made again (evicted from _shape) is numbered again
+_numbered = PerObject(_numbered_of)
+
+
+def _type_layout_of(logical: LogicalPlan) -> dict:
+    return {}
+
+
+_TYPE_LAYOUTS = PerObject(_type_layout_of)  # per logical plan: type names -> _type_layout's answer
+_TYPE_LAYOUTS_KEEP = 8  # type name lists kept per logical plan: tables of a few schemas
+
+
+def _type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list, np.ndarray]:
+    """(type_codes, allowed): per variable of ``logical`` its types' codes among ``type_names`` (None: any
+    type), and the rows of :func:`~jitcep.kernels.sampling.candidates`' ``allowed``; kept per logical plan
+    and type names, which tables of one schema share (made on every estimate, they were a tenth of its
+    Python steps).  Read only."""
+    kept = _TYPE_LAYOUTS(logical)
+    got = kept.get(type_names)
+    if got is None:
+        lv = _shape(logical)[0]
+        code_of = {t: i for i, t in enumerate(type_names)}
+        type_codes = [None if lf.types is None else [code_of[t] for t in lf.types if t in code_of]
+                      for lf in lv.values()]
+        allowed = np.zeros((len(lv), len(type_names) + 1), np.bool_)
+        for row, cs in zip(allowed, type_codes):
+            row[slice(None) if cs is None else cs] = True
+        if len(kept) >= _TYPE_LAYOUTS_KEEP:
+            kept.pop(next(iter(kept)))
+        got = kept[type_names] = (type_codes, allowed)
+    return got
 
 
 def _predicate_set(logical, preds, table):
@@ -342,10 +392,11 @@ def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool
     return np.where(null, -1, out)
 
 
-def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
-    """(effective partitions, skew) from key codes of uniformly drawn events (module docstring)."""
+def _partitions(codes: np.ndarray, n: int, counted: tuple[int, int, int] | None = None) -> tuple[int, float]:
+    """(effective partitions, skew) from key codes of uniformly drawn events (module docstring);
+    ``counted``: their :func:`~jitcep.kernels.sampling.pair_counts` when made already."""
     drawn = len(codes)
-    got = pair_counts(codes)  # counted in an array of the codes' range, in one compiled pass
+    got = counted or pair_counts(codes)  # counted in an array of the codes' range, in one compiled pass
     if got is None:  # codes spread wide: counted by sorting
         codes = codes[codes >= 0]
         counts = np.unique(codes, return_counts=True)[1].astype(np.float64)
@@ -361,21 +412,17 @@ def _partitions(codes: np.ndarray, n: int) -> tuple[int, float]:
 
 
 def _grouped(groups, type_codes: list) -> tuple | None:
-    """(recs, counts per type code as a list, offsets) of the run's grouping holding every type the variables read
-    (``groups``, :func:`estimate`), or None: no grouping given, none holds them all, or a variable of any
-    type (its count is the table's size)."""
+    """(recs, offsets) of the run's grouping holding every type the variables read (``groups``,
+    :func:`estimate`), or None: no grouping given, none holds them all, or a variable of any type (its
+    count is the table's size)."""
     if groups is None or any(cs is None for cs in type_codes):
         return None
-    got = groups(frozenset(c for cs in type_codes for c in cs))
-    if got is None:
-        return None
-    recs, offsets = got
-    return recs, np.diff(offsets).tolist(), offsets
+    return groups(frozenset(c for cs in type_codes for c in cs))
 
 
 def _group_positions(groups: tuple, codes: list[int]) -> np.ndarray:
     """The positions of the types ``codes`` in the run's grouping (:func:`_grouped`), ascending."""
-    recs, _, offsets = groups
+    recs, offsets = groups
     got = [recs[offsets[c]:offsets[c + 1], 0] & _LOW for c in codes]
     out = got[0] if len(got) == 1 else np.sort(np.concatenate(got)) if got else np.zeros(0, np.int64)
     return np.ascontiguousarray(out)

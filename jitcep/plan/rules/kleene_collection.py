@@ -78,6 +78,8 @@ from .type_overlap import _overlap
 
 def add(plan, planning):
     logical, options = planning.logical, planning.options
+    if not logical.closures and not logical.groups:  # nothing to collect: the plan as it is
+        return plan
     collect = {**{K.var: K for K in logical.closures}, **{g.vars[0]: g for g in logical.groups}}
     listed = {K.var for K in logical.closures} | {v for g in logical.groups for v in g.vars}
 

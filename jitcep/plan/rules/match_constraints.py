@@ -26,7 +26,7 @@ def add(plan, planning):
     groups = tuple(g for g in options.contiguous if len(g) > 1)  # a group of one constrains nothing
     if groups:
         root = _under_negations(root, lambda n: Contiguity(n, groups))
-    return dataclasses.replace(plan, root=root)
+    return plan if root is plan.root else dataclasses.replace(plan, root=root)
 
 
 def _freeze(node, frozen: set[str]):

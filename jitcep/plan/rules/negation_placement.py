@@ -56,6 +56,8 @@ def _placed(plan, negations, pushed: set[int], costs: dict[int, tuple]):
 
 def place(plan, planning):
     negations = planning.logical.negations
+    if not negations:  # nothing to place: the tree as it is (rebuilding it copied every join)
+        return plan
     pushable = planning.options.order != "nondecreasing_ts"
     pushed = {i for i, n in enumerate(negations) if pushable and n.anchor is not None}
     stats = planning.statistics

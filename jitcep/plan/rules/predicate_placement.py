@@ -19,5 +19,9 @@ def place(plan, planning):
         to_left = [p for p in todo if E.variables(p) <= lv]
         to_right = [p for p in todo if E.variables(p) <= rv]
         here = tuple(p for p in todo if p not in to_left and p not in to_right)
-        return dataclasses.replace(n, left=rec(n.left, to_left), right=rec(n.right, to_right), predicates=here)
-    return dataclasses.replace(plan, root=rec(plan.root, list(planning.logical.joins)))
+        left, right = rec(n.left, to_left), rec(n.right, to_right)
+        if left is n.left and right is n.right and here == n.predicates:  # kept, not copied
+            return n
+        return dataclasses.replace(n, left=left, right=right, predicates=here)
+    root = rec(plan.root, list(planning.logical.joins))
+    return plan if root is plan.root else dataclasses.replace(plan, root=root)
