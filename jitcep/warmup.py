@@ -69,6 +69,26 @@ def _join_searches() -> None:
     join_search.zstream(a, [0, 1, 2])
 
 
+def _planned_runs(compile) -> None:
+    """A keyed and an unkeyed SEQ run over a table large enough to be planned on estimated statistics
+    (``planner="auto"`` estimates from :data:`jitcep.runtime.SMALL_WORK_TABLE` events on): the planner's
+    sample kernels (:mod:`jitcep.kernels.sampling`, the largest of them alone ~10-20 s to compile) are
+    reached by no tiny table."""
+    import numpy as np
+    import polars as pl
+
+    from .runtime import SMALL_WORK_TABLE
+
+    n = SMALL_WORK_TABLE
+    rng = np.random.default_rng(1)
+    table = pl.DataFrame({"type": np.array(["A", "B", "C", "D"])[rng.integers(0, 4, n)],
+                          "ts": np.arange(n, dtype=np.int64), "k": rng.integers(0, 50, n),
+                          "x": rng.integers(0, 10, n)})
+    for text in ("PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 6",
+                 "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 6"):
+        compile(text).run(table, time="ts", type="type", engine="compiled")
+
+
 def warmup(report: Callable[[str], None] | None = None) -> float:
     """Run :data:`PATTERNS` over tiny tables with the compiled engine, so their kernels are compiled and
     cached; returns the seconds it took.  ``report`` gets one line per step (default: stderr)."""
@@ -89,6 +109,9 @@ def warmup(report: Callable[[str], None] | None = None) -> float:
                 compile(text, **options).run(table, engine="compiled", **cols)
             shown = text.removeprefix("PATTERN ") + "".join(f" {k}={v!r}" for k, v in options.items())
             say(f"jitcep: warmup: {label}: {shown} ({time.perf_counter() - t:.2f} s)")
+    t = time.perf_counter()
+    _planned_runs(compile)
+    say(f"jitcep: warmup: two planned runs, the planner's sample ({time.perf_counter() - t:.2f} s)")
     t = time.perf_counter()
     _join_searches()
     say(f"jitcep: warmup: the join-order searches ({time.perf_counter() - t:.2f} s)")

@@ -120,6 +120,8 @@ def test_warmup_fills_the_cache_and_silences_the_notice(tmp_path):
     # Literal): compiled again on a first run for nothing (perf/README.md, compile latency)
     compiled = sigs.read_text().splitlines()
     assert any(line.startswith("join._seq_join ") for line in compiled)
+    # the planner's sample, keyed and not (reached only by tables large enough to be planned)
+    assert len([line for line in compiled if line.startswith("sampling._sample ")]) >= 2
     assert [line for line in compiled if "Literal" in line] == []
     numba_dir = tmp_path / "numba"
     indexed = {p.name.split(".")[0] for p in numba_dir.glob("kernels_*/*.nbi")}

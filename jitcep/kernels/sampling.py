@@ -381,8 +381,7 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
             if g < 0 or g > hi_g:  # no candidate in its group: where it would be
                 s[t], cnt[t] = (0 if g < 0 else len(w)), 0
                 continue
-            a = _lower_in(wt, order, start[g], start[g + 1], hi[t] - reach, False)
-            b = _lower_in(wt, order, a, start[g + 1], lo[t] + reach, True)
+            a, b = _range_in(wt, order, start[g], start[g + 1], hi[t] - reach, lo[t] + reach)
             s[t], cnt[t] = a, b - a
         return order, s, cnt, True
     # (group, index): unique, as the candidates are distinct; without groups w ascends already
@@ -409,24 +408,31 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
         if r == runs or run_g[r] != group[first[t]]:  # no candidate in its group: where it would be
             s[t], cnt[t] = run_s[r], 0
             continue
-        a = _lower_in(wt, order, run_s[r], run_s[r + 1], hi[t] - reach, False)
-        b = _lower_in(wt, order, a, run_s[r + 1], lo[t] + reach, True)
+        a, b = _range_in(wt, order, run_s[r], run_s[r + 1], hi[t] - reach, lo[t] + reach)
         s[t], cnt[t] = a, b - a
     return order, s, cnt, True
 
 
 @njit(**NUMBA_FLAGS)
-def _lower_in(wt, order, lo, hi, x, right):
-    """The first j in [lo, hi) with ``wt[order[j]] >= x`` (``> x`` when ``right``), hi if none:
-    ``wt[order[lo:hi]]`` ascends."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        v = wt[order[mid]]
-        if v < x or right and v == x:
-            lo = mid + 1
+def _range_in(wt, order, lo, hi, first, last):
+    """(a, b): the j in [lo, hi) with ``first <= wt[order[j]] <= last`` are a..b-1 (``wt[order[lo:hi]]``
+    ascends).  Both bounds in one function, not one with a flag: a flag passed as a constant would be
+    compiled once per value (a Literal specialisation) on a first run."""
+    a, h = lo, hi
+    while a < h:
+        mid = (a + h) >> 1
+        if wt[order[mid]] < first:
+            a = mid + 1
         else:
-            hi = mid
-    return lo
+            h = mid
+    b, h = a, hi
+    while b < h:
+        mid = (b + h) >> 1
+        if wt[order[mid]] <= last:
+            b = mid + 1
+        else:
+            h = mid
+    return a, b
 
 
 @njit(**NUMBA_FLAGS)
