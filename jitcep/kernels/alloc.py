@@ -91,8 +91,11 @@ class BufferPool:
 
     def take(self, size: int) -> np.ndarray:
         """``size`` bytes (uint8) cut from a free block, the smallest that holds them and is at most twice
-        as large as a new one, else from a new block (:func:`_block_size`)."""
-        limit = 2 * max(_block_size(size), _HUGE)
+        as large as a new one (4 MB from 512 KB up: :func:`empty`'s size), else from a new block
+        (:func:`_block_size`).  The bound keeps what ``max_memory`` counts of an array (its block,
+        :func:`jitcep.budget.nbytes`) near what it would count without the pool."""
+        new = _block_size(size)
+        limit = new if new == _HUGE else 2 * new
         with self.lock:
             best = -1
             for i in range(len(self.blocks)):
