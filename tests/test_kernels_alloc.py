@@ -73,10 +73,10 @@ def test_a_pool_block_held_by_a_polars_series_is_not_written():
 def test_a_pool_takes_the_smallest_free_block_that_holds_the_array():
     pool = alloc.BufferPool()
     big, small = pool.take(6 << 20), pool.take(1 << 20)
-    assert (big.base.nbytes, small.base.nbytes) == (alloc._block_size(6 << 20), 4 << 20)
+    assert (big.base.nbytes, small.base.nbytes) == (6 << 20, 1 << 20)
     del big, small
     again = pool.take(1 << 19)
-    assert again.base is pool.blocks[1]  # the 4 MB block, not the larger one
+    assert again.base is pool.blocks[1]  # the 1 MB block, not the larger one
     assert pool.take(100 << 20).base is pool.blocks[2]  # more than twice a free one's size: a new block
     # a small array never takes a block more than twice its size (max_memory counts the block)
     assert pool.take(100 << 10).base.nbytes == alloc._block_size(100 << 10) < 200 << 10 and len(pool.blocks) == 4
@@ -122,7 +122,7 @@ def test_empty_cuts_from_the_run_pool_only_in_its_context_and_from_a_pool_per_ru
         t.start()
     for t in threads:
         t.join()
-    assert got[0] is not got[1] and len(pools.idle) == 2
+    assert got[0] is not got[1] and len(pools.idle) == 1  # one kept: a second run at once is rare
 
 
 def test_a_query_rerun_leaves_the_frames_it_returned_intact():

@@ -51,10 +51,9 @@ def empty(n: int, dtype, mapped: bool = False) -> np.ndarray:
 
 
 def _block_size(size: int) -> int:
-    """The bytes of a pool's new block for ``size``: 4 MB from 512 KB up (huge pages, as :func:`empty`),
-    else rounded up to an eighth of its power of two, so that a rerun's slightly larger arrays fit."""
-    if config.ALLOC_ROUND_UP <= size < _HUGE:
-        return _HUGE
+    """The bytes of a pool's new block for ``size``: rounded up to a sixteenth of the power of two above
+    it, so that a rerun's slightly larger arrays fit.  Not to 4 MB as :func:`empty` rounds: that buys huge
+    pages for the first faults, which a pool's block pays once, and the pool holds its blocks between runs."""
     step = 1 << max(size.bit_length() - 4, 0)
     return -(-size // step) * step
 
@@ -91,11 +90,9 @@ class BufferPool:
 
     def take(self, size: int) -> np.ndarray:
         """``size`` bytes (uint8) cut from a free block, the smallest that holds them and is at most twice
-        as large as a new one (4 MB from 512 KB up: :func:`empty`'s size), else from a new block
-        (:func:`_block_size`).  The bound keeps what ``max_memory`` counts of an array (its block,
-        :func:`jitcep.budget.nbytes`) near what it would count without the pool."""
-        new = _block_size(size)
-        limit = new if new == _HUGE else 2 * new
+        as large as a new one, else from a new block (:func:`_block_size`).  The bound keeps what
+        ``max_memory`` counts of an array (its block, :func:`jitcep.budget.nbytes`) near its size."""
+        limit = 2 * _block_size(size)
         with self.lock:
             best = -1
             for i in range(len(self.blocks)):
@@ -138,7 +135,7 @@ class Pools:
     use by another thread's run) and gives it back, so runs of one query from several threads never share
     a pool; at most ``keep`` idle pools are kept."""
 
-    def __init__(self, keep: int = 2):
+    def __init__(self, keep: int = 1):
         self.idle: list[BufferPool] = []
         self.keep = keep
         self.lock = threading.Lock()
