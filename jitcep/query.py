@@ -134,6 +134,12 @@ class Query:
     Build it with :func:`jitcep.compile`.  ``patterns`` is the tuple of pattern
     ASTs in the order given (the ``pattern`` output column indexes it),
     ``options`` the validated :class:`~jitcep.options.Options`.
+
+    A query keeps the large arrays of its last run, up to
+    ``jitcep.config.POOL_KEEP`` bytes (256 MB), for its next run: a rerun
+    then writes into memory already mapped instead of faulting in fresh
+    pages (:class:`jitcep.kernels.alloc.BufferPool`).  They are freed with
+    the query; arrays of a returned frame are never written while it lives.
     """
 
     __slots__ = ("patterns", "options", "_pools")
