@@ -166,3 +166,38 @@ def test_a_query_run_from_several_threads_at_once_gives_each_its_frame():
     for t in threads:
         t.join()
     assert all(g.equals(e) for g, e in zip(got, expected))
+
+
+def test_a_forked_child_runs_a_query_whose_pools_a_parent_thread_held_locked():
+    # a thread of the parent inside the pools' lock at the fork: the child's copy of the lock stays held
+    import multiprocessing
+    import polars as pl
+    import jitcep
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10")
+    df = pl.DataFrame({"type": ["A", "B"] * 50, "ts": list(range(100))})
+    want = q.run(df, type="type", threads=1).height
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with q._pools.lock:
+            held.set()
+            done.wait(60)
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(60)
+    try:
+        child = multiprocessing.get_context("fork").Process(target=_run_and_exit, args=(q, df, want))
+        child.start()
+        child.join(120)
+        alive = child.is_alive()
+        if alive:
+            child.kill()
+    finally:
+        done.set()
+        t.join()
+    assert not alive and child.exitcode == 0
+
+
+def _run_and_exit(q, df, want):
+    import os
+    os._exit(0 if q.run(df, type="type", threads=1).height == want else 1)

@@ -13,6 +13,7 @@ inside the kernels.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 from contextvars import ContextVar
@@ -139,11 +140,14 @@ class Pools:
         self.idle: list[BufferPool] = []
         self.keep = keep
         self.lock = threading.Lock()
+        self.pid = os.getpid()
 
     @contextlib.contextmanager
     def run(self):
         """Within the block, :func:`empty` on this thread (and in this context) cuts large arrays from a
         pool of this query's."""
+        if self.pid != os.getpid():  # a forked child: another thread may have held a lock at the fork
+            self.__init__(self.keep)
         with self.lock:
             pool = self.idle.pop() if self.idle else BufferPool()
         token = _active.set(pool)
