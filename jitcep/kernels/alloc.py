@@ -36,7 +36,7 @@ def empty(n: int, dtype, mapped: bool = False) -> np.ndarray:
     from its heap, in small pages: for an output filled right away that cost
     2-3 ms per 10-40 MB at 10^7 events (the kept records of the type grouping).
 
-    Inside :func:`pooled` an array of ``config.POOL_MIN`` bytes or more is
+    Inside :meth:`Pools.run` an array of ``config.POOL_MIN`` bytes or more is
     a view of a block of the run's :class:`BufferPool` instead.
     """
     dtype = np.dtype(dtype)
@@ -108,8 +108,7 @@ class BufferPool:
             return self.blocks[best][:size]  # made under the lock: this view marks the block taken
 
     def _free(self, i: int) -> bool:
-        # the list's reference and getrefcount's argument: no view of the block is alive
-        return sys.getrefcount(self.blocks[i]) == 2
+        return _refs(self.blocks, i) == _ALONE  # no view of the block is alive
 
     def release(self) -> None:
         """The end of a run: keep the blocks last taken most recently, up to ``config.POOL_KEEP`` bytes
@@ -129,6 +128,15 @@ class BufferPool:
         """The bytes the pool holds."""
         with self.lock:
             return sum(b.nbytes for b in self.blocks)
+
+
+def _refs(blocks: list, i: int) -> int:
+    return sys.getrefcount(blocks[i])
+
+
+_ALONE = _refs([np.empty(1, np.uint8)], 0)
+"""What :func:`_refs` counts of an array only its list holds, measured by the same call (the count's
+temporaries depend on the interpreter)."""
 
 
 class Pools:
