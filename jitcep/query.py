@@ -19,6 +19,7 @@ import polars as pl
 
 from ._typing import Engine, ExplainFormat, Shape, TimeUnit
 from .errors import ExplosionError, FallbackWarning, OptionError, PatternError, UnsupportedPatternError
+from .kernels.alloc import Pools
 from .options import Options, check_choice, check_run_arguments
 from .pattern.ast import Pattern
 from .pattern.parser import parse_many
@@ -133,13 +134,21 @@ class Query:
     Build it with :func:`jitcep.compile`.  ``patterns`` is the tuple of pattern
     ASTs in the order given (the ``pattern`` output column indexes it),
     ``options`` the validated :class:`~jitcep.options.Options`.
+
+    A query keeps the large arrays of its last run, up to
+    ``jitcep.config.POOL_KEEP`` bytes (256 MB), for its next run: a rerun
+    then writes into memory already mapped instead of faulting in fresh
+    pages (:class:`jitcep.kernels.alloc.BufferPool`).  They are freed with
+    the query; arrays of a returned frame are never written while it lives.
     """
 
-    __slots__ = ("patterns", "options")
+    __slots__ = ("patterns", "options", "_pools")
 
     def __init__(self, patterns: Iterable[Pattern], options: Options):
         object.__setattr__(self, "patterns", tuple(patterns))
         object.__setattr__(self, "options", options)
+        # the large arrays of its runs, kept for the next run (jitcep.kernels.alloc.BufferPool)
+        object.__setattr__(self, "_pools", Pools())
 
     def __setattr__(self, name, value):
         raise AttributeError("Query is immutable; compile a new one")
@@ -270,13 +279,15 @@ class Query:
                                     time_format=time_format, all_columns=wants_all_columns(self.patterns),
                                     note=note)
         note(self.STAGES[2])
-        if engine == "reference":  # no plan to inform: the statistics were checked above
-            results = evaluate(self.patterns, table, self.options)
-        else:
-            results = evaluate(self.patterns, table, self.options, statistics=statistics,
-                               threads=checked["threads"])
-        note(self.STAGES[3])
-        return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
+        # the run's large arrays, output columns too, from this query's pool (jitcep.kernels.alloc.BufferPool)
+        with self._pools.run():
+            if engine == "reference":  # no plan to inform: the statistics were checked above
+                results = evaluate(self.patterns, table, self.options)
+            else:
+                results = evaluate(self.patterns, table, self.options, statistics=statistics,
+                                   threads=checked["threads"])
+            note(self.STAGES[3])
+            return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 
 
     def _table(self, events, *, time, type, time_unit, partition_by, time_format, all_columns, note):

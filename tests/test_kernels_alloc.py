@@ -36,3 +36,168 @@ def test_scratch_is_reused_per_name_and_thread_and_not_kept_when_large():
     assert not np.shares_memory(other["a"], bigger)
     n = config.SCRATCH_KEEP // 8 + 1
     assert not np.shares_memory(alloc.scratch("test.c", n, np.int64), alloc.scratch("test.c", n, np.int64))
+
+
+# --- the buffer pool of a compiled query's runs ----------------------------------------------------------------
+
+
+def test_a_pool_block_is_handed_out_again_only_when_no_view_of_it_lives():
+    pool = alloc.BufferPool()
+    size = 1 << 20
+    a = pool.take(size)
+    b = pool.take(size)  # a lives: another block
+    assert not np.shares_memory(a, b)
+    kept = a.view(np.int64)[10:20].reshape(2, 5)  # a view of a view still holds the block
+    del a
+    c = pool.take(size)
+    assert not np.shares_memory(c, kept) and not np.shares_memory(c, b)
+    del kept
+    d = pool.take(size)  # the first block, free now (c and b hold the others)
+    assert len(pool.blocks) == 3 and d.base is pool.blocks[0]
+    del b, c, d
+    assert pool.take(size).base is pool.blocks[0] and len(pool.blocks) == 3
+
+
+def test_a_pool_block_held_by_a_polars_series_is_not_written():
+    import polars as pl
+    pool = alloc.BufferPool()
+    a = pool.take(1 << 20).view(np.int64)
+    a[:] = np.arange(len(a))
+    s = pl.Series("x", a)  # may share a's memory (zero-copy), holding a
+    del a
+    b = pool.take(1 << 20).view(np.int64)
+    b[:] = -1
+    assert s.to_numpy().tolist() == list(range(1 << 17))
+
+
+def test_a_pool_takes_the_smallest_free_block_that_holds_the_array():
+    pool = alloc.BufferPool()
+    big, small = pool.take(6 << 20), pool.take(1 << 20)
+    assert (big.base.nbytes, small.base.nbytes) == (6 << 20, 1 << 20)
+    del big, small
+    again = pool.take(1 << 19)
+    assert again.base is pool.blocks[1]  # the 1 MB block, not the larger one
+    assert pool.take(100 << 20).base is pool.blocks[2]  # more than twice a free one's size: a new block
+    # a small array never takes a block more than twice its size (max_memory counts the block)
+    assert pool.take(100 << 10).base.nbytes == alloc._block_size(100 << 10) < 200 << 10 and len(pool.blocks) == 4
+
+
+def test_a_pool_keeps_the_blocks_used_last_up_to_its_bytes(monkeypatch):
+    monkeypatch.setattr(config, "POOL_KEEP", 10 << 20)
+    pool = alloc.BufferPool()
+    first = pool.take(8 << 20).base
+    del first
+    pool.release()
+    a, b = pool.take(5 << 20), pool.take(5 << 20)  # the 8 MB block is free and holds 5 MB: a is cut from it
+    assert a.base.nbytes == alloc._block_size(8 << 20) and b.base.nbytes == alloc._block_size(5 << 20)
+    del a, b
+    pool.release()  # both taken in this run: the larger first does not fit beside the other within 10 MB
+    assert pool.nbytes() <= 10 << 20 and len(pool.blocks) == 1
+
+
+def test_empty_cuts_from_the_run_pool_only_in_its_context_and_from_a_pool_per_run():
+    pools = alloc.Pools()
+    n = config.POOL_MIN // 8
+    assert alloc.empty(n, np.int64).base is None  # no run: NumPy's
+    seen, other = [], {}
+    with pools.run() as pool:
+        a = alloc.empty(n, np.int64)
+        assert a.base is pool.blocks[0] and a.dtype == np.int64 and len(a) == n
+        assert alloc.empty(n - 1, np.int64).base is None  # below POOL_MIN: NumPy's
+        t = threading.Thread(target=lambda: other.setdefault("a", alloc.empty(n, np.int64)))
+        t.start()
+        t.join()  # another thread has no pool in its context
+        assert other["a"].base is None
+        seen.append(pool)
+    with pools.run() as again:
+        assert again is seen[0]  # given back, taken again
+    barrier, got = threading.Barrier(2), []
+
+    def run():
+        with pools.run() as p:
+            got.append(p)
+            barrier.wait()  # both runs at once: never one pool
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got[0] is not got[1] and len(pools.idle) == 1  # one kept: a second run at once is rare
+
+
+def test_a_query_rerun_leaves_the_frames_it_returned_intact():
+    # the pool reuses a run's arrays in the next run only when nothing refers to them: the first run's frame
+    # (whose columns may be views of the pool's blocks) must not change when the query runs again on other data
+    import polars as pl
+    import jitcep
+    n = 60_000
+
+    def events(seed):
+        r = np.random.default_rng(seed)
+        return pl.DataFrame({"type": r.choice(["A", "B", "C"], n), "ts": np.arange(n), "x": r.integers(0, 100, n)})
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE a.x < b.x WITHIN 6")
+    first = q.run(events(1), type="type", threads=1)
+    copy = first.clone().to_dict(as_series=False)
+    assert first.height > 10_000
+    second = q.run(events(2), type="type", threads=1)
+    assert first.to_dict(as_series=False) == copy
+    assert q.run(events(1), type="type", threads=1).equals(first)
+    assert not second.equals(first)
+
+
+def test_a_query_run_from_several_threads_at_once_gives_each_its_frame():
+    import polars as pl
+    import jitcep
+    n = 40_000
+    frames = [pl.DataFrame({"type": np.random.default_rng(s).choice(["A", "B"], n), "ts": np.arange(n),
+                            "x": np.random.default_rng(s + 9).integers(0, 50, n)}) for s in range(4)]
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 8")
+    expected = [q.run(f, type="type", threads=1) for f in frames]
+    got = [None] * 4
+    barrier = threading.Barrier(4)
+
+    def run(i):
+        barrier.wait()
+        for _ in range(3):
+            got[i] = q.run(frames[i], type="type", threads=1)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(g.equals(e) for g, e in zip(got, expected))
+
+
+def test_a_forked_child_runs_a_query_whose_pools_a_parent_thread_held_locked():
+    # a thread of the parent inside the pools' lock at the fork: the child's copy of the lock stays held
+    import multiprocessing
+    import polars as pl
+    import jitcep
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10")
+    df = pl.DataFrame({"type": ["A", "B"] * 50, "ts": list(range(100))})
+    want = q.run(df, type="type", threads=1).height
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with q._pools.lock:
+            held.set()
+            done.wait(60)
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(60)
+    try:
+        child = multiprocessing.get_context("fork").Process(target=_run_and_exit, args=(q, df, want))
+        child.start()
+        child.join(120)
+        alive = child.is_alive()
+        if alive:
+            child.kill()
+    finally:
+        done.set()
+        t.join()
+    assert not alive and child.exitcode == 0
+
+
+def _run_and_exit(q, df, want):
+    import os
+    os._exit(0 if q.run(df, type="type", threads=1).height == want else 1)

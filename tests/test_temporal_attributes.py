@@ -165,3 +165,27 @@ def test_each_engine_checks_the_kinds_itself_before_matching(engine):
     evaluate = reference.evaluate if engine == "reference" else runtime.evaluate
     with pytest.raises(AttributeTypeError, match="a datetime"):
         evaluate([p], table, Options())
+
+
+def test_the_output_gives_every_temporal_attribute_and_time_column_back_as_the_input_holds_it():
+    # the output gathers a temporal column through its physical integers (jitcep.output._take_series) and the
+    # event table reads a temporal time column the same way: the values at the matched rows, dtypes kept
+    import jitcep
+    n = 6
+    df = pl.DataFrame({
+        "type": ["A", "B"] * 3,
+        "ts": pl.Series([T0 + dt.timedelta(minutes=3 * i) for i in range(n)]).dt.replace_time_zone("Asia/Tokyo"),
+        "d": pl.Series([dt.date(1969, 12, 30 - i) for i in range(n)], dtype=pl.Date),
+        "z": pl.Series([T0 + dt.timedelta(microseconds=7 * i) for i in range(n)],
+                       dtype=pl.Datetime("us")).dt.replace_time_zone("Europe/Paris"),
+        "p": pl.Series([dt.timedelta(milliseconds=-1500 * i) for i in range(n)], dtype=pl.Duration("ms")),
+        "t": pl.Series([dt.time(1, 2, i) for i in range(n)], dtype=pl.Time),
+    })
+    out = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 minutes RETURN a, b").run(df, type="type")
+    assert out.height == 3  # each A with the B three minutes after it (hand count)
+    for v in "ab":
+        got = out[v].struct.unnest()
+        rows = got["row"].to_list()
+        assert rows == ([0, 2, 4] if v == "a" else [1, 3, 5])
+        for c in ("ts", "d", "z", "p", "t"):
+            assert got[c].dtype == df[c].dtype and got[c].to_list() == df[c].gather(rows).to_list()

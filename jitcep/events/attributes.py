@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .._memo import PerObject
 from ..errors import MissingTypeColumnError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, event_vars
@@ -45,13 +46,22 @@ def attributes_read(patterns) -> tuple[str, ...]:
     nothing, so neither is listed.  ``type`` is listed; the caller decides
     whether it is a column or the type pseudo-attribute.
     """
+    pats = _as_patterns(patterns)
+    if len(pats) == 1:
+        return _read_by(pats[0])
+    return tuple(dict.fromkeys(a for pattern in pats for a in _read_by(pattern)))
+
+
+def _attributes_of(pattern: Pattern) -> tuple[str, ...]:
     seen: dict[str, None] = {}
-    for pattern in _as_patterns(patterns):
-        for root in _pattern_exprs(pattern):
-            for node in E.walk(root):
-                if isinstance(node, (E.Attr, E.Agg, E.Equiv)) and node.attr not in (None, _TS_ATTR, "*"):
-                    seen.setdefault(node.attr)
+    for root in _pattern_exprs(pattern):
+        for node in E.walk(root):
+            if isinstance(node, (E.Attr, E.Agg, E.Equiv)) and node.attr not in (None, _TS_ATTR, "*"):
+                seen.setdefault(node.attr)
     return tuple(seen)
+
+
+_read_by = PerObject(_attributes_of)  # asked three times a run (reading, the table): each walk went over the WHERE
 
 
 def equivalence_key(patterns) -> tuple[str, ...] | None:

@@ -91,9 +91,11 @@ def _temporal_physical(s: pl.Series) -> pl.Series:
     """Physical int64 values: Date in days, Datetime / Duration in their unit, Time in ns.
 
     A Datetime with a time zone is stored by Polars as the UTC instant, so its
-    physical value already is the instant in UTC.
+    physical value already is the instant in UTC.  A cast to Int64 gives the
+    physical values (``to_physical`` is a Polars query: ~60 us a call, a
+    fixed cost of every run).
     """
-    return s.to_physical().cast(pl.Int64)
+    return s.cast(pl.Int64)
 
 
 def _temporal_kind(dtype) -> tuple[str, int] | None:

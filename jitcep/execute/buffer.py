@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..kernels.alloc import empty
 from ..kernels.kleene import gather_lists
 from ..matches import lists_ascend
 
@@ -50,6 +51,10 @@ class Buffer:
     def partitions(self) -> np.ndarray:
         """Each record's partition number."""
         G = len(self.goff) - 1
+        if G == 1:  # written into the run's pool (jitcep.kernels.alloc), not a fresh array each run
+            out = empty(int(self.goff[-1]), np.int64)
+            out.fill(0)
+            return out
         return np.repeat(np.arange(G), np.diff(self.goff))
 
     def take(self, idx: np.ndarray, goff: np.ndarray) -> "Buffer":

@@ -18,6 +18,7 @@ from ..budget import MemoryBudget
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
 from ..events import EventTable, window_span
+from ..kernels.alloc import empty
 from ..kernels.window import MAX_SPAN
 from ..matches import MatchTable
 from ..options import Options
@@ -102,7 +103,7 @@ class RunState:
             if not len(idx):
                 break
             vs = sorted(E.variables(c))
-            P = np.empty((len(vs), len(idx)), dtype=np.int64)
+            P = empty(len(vs) * len(idx), np.int64).reshape(len(vs), len(idx))  # the run's pool (kernels.alloc)
             for k, v in enumerate(vs):
                 P[k] = extra[v][idx] if v in extra else pos[rec[idx], names.index(v)]
             ok[idx] = self.mask_where_bound(c, P)

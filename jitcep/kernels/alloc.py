@@ -12,7 +12,11 @@ inside the kernels.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import threading
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -31,14 +35,138 @@ def empty(n: int, dtype, mapped: bool = False) -> np.ndarray:
     freed such blocks, raises its threshold up to 32 MB and serves the next
     from its heap, in small pages: for an output filled right away that cost
     2-3 ms per 10-40 MB at 10^7 events (the kept records of the type grouping).
+
+    Inside :meth:`Pools.run` an array of ``config.POOL_MIN`` bytes or more is
+    a view of a block of the run's :class:`BufferPool` instead.
     """
     dtype = np.dtype(dtype)
     size = n * dtype.itemsize
+    pool = _active.get()
+    if pool is not None and size >= config.POOL_MIN:
+        return pool.take(size).view(dtype)
     if config.ALLOC_ROUND_UP <= size < _HUGE:  # a bigger array that gets huge pages faults in faster
         return np.empty(_HUGE // dtype.itemsize, dtype)[:n]
     if mapped and _HUGE <= size < _MAPPED:
         return np.empty(_MAPPED // dtype.itemsize + 1, dtype)[:n]
     return np.empty(n, dtype)
+
+
+def _block_size(size: int) -> int:
+    """The bytes of a pool's new block for ``size``: rounded up to a sixteenth of the power of two above
+    it, so that a rerun's slightly larger arrays fit.  Not to 4 MB as :func:`empty` rounds: that buys huge
+    pages for the first faults, which a pool's block pays once, and the pool holds its blocks between runs."""
+    step = 1 << max(size.bit_length() - 4, 0)
+    return -(-size // step) * step
+
+
+_active: ContextVar[BufferPool | None] = ContextVar("jitcep_buffer_pool", default=None)
+
+
+class BufferPool:
+    """The large arrays of one compiled query's runs, kept from run to run: a rerun finds its pages mapped.
+
+    A run's arrays past glibc's thresholds are mapped fresh, or grow a heap
+    that glibc trims again when they are freed, so every run pays a page
+    fault per 4 KB it writes: simpleNot at x100 (perf/README.md, "jitcep
+    against OpenCEP") faulted ~6,000 pages a run, a third of its time.
+    glibc's thresholds are process-wide (``mallopt``), the user's process
+    to set; this pool keeps the memory of the runs of one query instead.
+
+    A block is handed out again only when nothing but the pool refers to
+    it: every array :func:`empty` makes from it is a view holding the block
+    as its base, so a block is free exactly when no such view (and nothing
+    that holds one: a Polars frame over it, a later view) is alive
+    (CPython's reference count).  So a block freed during a run serves the
+    rest of it, and one in the output the user keeps is never written.
+    Between runs (:meth:`release`) the pool keeps the most recently used
+    blocks up to ``config.POOL_KEEP`` bytes.  Thread-safe: one run at a
+    time is the rule (:class:`Pools`), but a lock guards the blocks anyway.
+    """
+
+    def __init__(self):
+        self.blocks: list[np.ndarray] = []  # uint8 arrays that own their memory
+        self.used: list[int] = []  # per block: the run that last took it
+        self.runs = 0
+        self.lock = threading.Lock()
+
+    def take(self, size: int) -> np.ndarray:
+        """``size`` bytes (uint8) cut from a free block, the smallest that holds them and is at most twice
+        as large as a new one, else from a new block (:func:`_block_size`).  The bound keeps what
+        ``max_memory`` counts of an array (its block, :func:`jitcep.budget.nbytes`) near its size."""
+        limit = 2 * _block_size(size)
+        with self.lock:
+            best = -1
+            for i in range(len(self.blocks)):
+                have = self.blocks[i].nbytes
+                if size <= have <= limit and (best < 0 or have < self.blocks[best].nbytes) and self._free(i):
+                    best = i
+            if best < 0:
+                self.blocks.append(np.empty(_block_size(size), np.uint8))
+                self.used.append(self.runs)
+                best = len(self.blocks) - 1
+            self.used[best] = self.runs
+            return self.blocks[best][:size]  # made under the lock: this view marks the block taken
+
+    def _free(self, i: int) -> bool:
+        return _refs(self.blocks, i) == _ALONE  # no view of the block is alive
+
+    def release(self) -> None:
+        """The end of a run: keep the blocks last taken most recently, up to ``config.POOL_KEEP`` bytes
+        (blocks still referred to, as by the output, count too: they are free once the user drops it)."""
+        with self.lock:
+            order = sorted(range(len(self.blocks)), key=lambda i: -self.used[i])
+            kept, total = [], 0
+            for i in order:
+                if total + self.blocks[i].nbytes <= config.POOL_KEEP:
+                    kept.append(i)
+                    total += self.blocks[i].nbytes
+            self.blocks = [self.blocks[i] for i in kept]
+            self.used = [self.used[i] for i in kept]
+            self.runs += 1
+
+    def nbytes(self) -> int:
+        """The bytes the pool holds."""
+        with self.lock:
+            return sum(b.nbytes for b in self.blocks)
+
+
+def _refs(blocks: list, i: int) -> int:
+    return sys.getrefcount(blocks[i])
+
+
+_ALONE = _refs([np.empty(1, np.uint8)], 0)
+"""What :func:`_refs` counts of an array only its list holds, measured by the same call (the count's
+temporaries depend on the interpreter)."""
+
+
+class Pools:
+    """A compiled query's idle :class:`BufferPool`\\ s: each run takes one (a new one when every pool is in
+    use by another thread's run) and gives it back, so runs of one query from several threads never share
+    a pool; at most ``keep`` idle pools are kept."""
+
+    def __init__(self, keep: int = 1):
+        self.idle: list[BufferPool] = []
+        self.keep = keep
+        self.lock = threading.Lock()
+        self.pid = os.getpid()
+
+    @contextlib.contextmanager
+    def run(self):
+        """Within the block, :func:`empty` on this thread (and in this context) cuts large arrays from a
+        pool of this query's."""
+        if self.pid != os.getpid():  # a forked child: another thread may have held a lock at the fork
+            self.__init__(self.keep)
+        with self.lock:
+            pool = self.idle.pop() if self.idle else BufferPool()
+        token = _active.set(pool)
+        try:
+            yield pool
+        finally:
+            _active.reset(token)
+            pool.release()
+            with self.lock:
+                if len(self.idle) < self.keep:
+                    self.idle.append(pool)
 
 
 def optional_mask(mask) -> np.ndarray | None:

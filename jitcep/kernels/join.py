@@ -534,8 +534,10 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         if status > 0:  # more pairs than the first arrays held: again, into arrays of that many (_done)
             li, ri, g, status = kernel(Lr, Rr, *args[:-1], range_cap, *_pair_arrays(status))
         _check(status, what, range_cap)
-        if g1 - g0 == 1:  # one partition: the kernel wrote no partitions (_done); calloc's pages, untouched
-            return li, ri, np.full(len(li), g0, np.int64) if g0 else np.zeros(len(li), np.int64)
+        if g1 - g0 == 1:  # one partition: the kernel wrote no partitions (_done)
+            g = empty(len(li), np.int64)  # not calloc's zero pages: the pairs' tests read them, a fault per page
+            g.fill(g0)
+            return li, ri, g
         return li, ri, g + g0 if g0 else g
 
     ranges = partition_ranges((Lg, Rg), threads)
