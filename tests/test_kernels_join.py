@@ -280,6 +280,32 @@ def test_joins_that_outgrow_their_first_arrays_resume_or_run_again(case, order, 
         assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
 
 
+def test_a_join_whose_pairs_crowd_at_the_end_resumes_a_few_times_only():
+    # 1,000 right events before any left one, then 50 after 1,000 left ones, each pairing with all of
+    # them: the first arrays (1,050 pairs) fill at the first late right event, and the rate seen up to
+    # there (one pair per right record) underestimates every later call.  The arrays at least double
+    # per call (kernels.join._resumed), so the 50,000 pairs take a handful of calls, not one or more
+    # per late right event.
+    n = 2050
+    ts = np.arange(n, dtype=np.int64)
+    right = np.r_[np.arange(1000), np.arange(2000, 2050)].astype(np.int64)
+    left = np.arange(1000, 2000, dtype=np.int64)
+    L = (left.reshape(-1, 1), left, left, np.array([0, len(left)], np.int64))
+    R = (right.reshape(-1, 1), right, right, np.array([0, len(right)], np.int64))
+    calls = []
+    kernel = join._seq_join
+
+    def counted(*a):
+        calls.append(len(a[-3]))
+        return kernel(*a)
+
+    with mock.patch.object(join, "_seq_join", counted):
+        li, ri, g = seq_join(L, R, ts, ts, 10**4, "position", False, 10**6, "right")
+    assert len(li) == 50 * 1000 and (g == 0).all()
+    assert list(zip(ri.tolist(), li.tolist())) == [(r, l) for r in range(1000, 1050) for l in range(1000)]
+    assert len(calls) <= 8, calls
+
+
 def test_a_join_past_its_cap_while_counting_is_an_explosion():
     ts = np.arange(6, dtype=np.int64)
     leaf = (np.arange(6, dtype=np.int64).reshape(6, 1), np.arange(6, dtype=np.int64),

@@ -602,7 +602,10 @@ def _resumed(kernel, L, R, args, cap: int, size: int, by_left: bool, g0: int, wh
     first moved to the record.  The parts are concatenated (a copy of the pairs, where running the
     join again into arrays of the exact size, as the AND join does, cost the join twice).  The next
     arrays hold the pairs per driving record seen so far times the records left, plus a quarter, and
-    twice the last ones when a call wrote nothing (one record with more pairs than they held)."""
+    at least twice as many as the last ones: a call may write nothing (one record with more pairs
+    than they held), and pairs crowded at the end would otherwise make each estimate fall short
+    again (a call per few records); doubling bounds the calls by the log of the pairs, and the
+    arrays' unwritten pages cost nothing."""
     off = (L if by_left else R)[3]
     first, last = int(off[0]), int(off[-1])
     parts, done, base = [], 0, g0
@@ -620,7 +623,7 @@ def _resumed(kernel, L, R, args, cap: int, size: int, by_left: bool, g0: int, wh
         R = (*R[:3], R[3][gs:], *R[4:]) if by_left else (*R[:3], moved, *R[4:])
         off, base = moved, base + gs
         ahead = done * (last - d) // max(d - first, 1)
-        size = max(ahead + ahead // 4 + _MIN_PAIRS, 2 * size + 1 if not len(li) else 1)
+        size = max(ahead + ahead // 4 + _MIN_PAIRS, 2 * size + 1)
     if len(parts) == 1:
         return parts[0]
     return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
