@@ -548,7 +548,8 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
     ``[g0, g1)`` — the buffers with partition offsets ``goff[g0 : g1 + 1]``, which index the same
     record arrays — gives exactly the pairs of those partitions (numbered from ``g0``).  The first
     pair arrays are sized by the range's left (``sized_by`` 0), right (2) or both (1) records, or with
-    one range by ``pairs`` when given.  More
+    one range by ``pairs`` when given; a SEQ kernel resumes where they fill (:func:`_resumed`), the AND
+    kernel counts past them and runs again (:func:`_done`).  More
     than ``cap`` pairs in all is an ExplosionError, whatever the split.
 
     ``cap`` is the last of ``args``.  Each of k ranges may hold ``cap / k`` pairs, so the ranges
