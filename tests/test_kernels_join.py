@@ -79,6 +79,21 @@ def test_seq_join_matches_naive(case, order, distinct):
 
 @settings(max_examples=400, deadline=None)
 @given(tables_and_buffers(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
+       st.booleans())
+def test_seq_join_over_a_right_leaf_matches_naive(case, order, distinct):
+    # a right leaf driving: the left range's upper bound steps on from the previous right record's
+    # (kernels.join._seq_join's right_leaf) instead of a binary search
+    ts, wt, W, L, R = case
+    if order == "nondecreasing_ts":
+        distinct = True
+    li, ri, g = seq_join(L, R, ts, wt, W, order, distinct, 10**6, "right")
+    got = list(zip(li.tolist(), ri.tolist(), g.tolist()))
+    assert len(got) == len(set(got)) and set(got) == naive.seq_join(L, R, ts, wt, W, order, distinct)
+    assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(tables_and_buffers(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
        st.booleans(), st.sampled_from(["smaller", "left"]))
 def test_seq_join_driven_by_the_left_input_matches_naive(case, order, distinct, driver):
     # a right leaf larger than the left input ("smaller"), or the plan's choice ("left"): the left records
@@ -246,9 +261,11 @@ def test_and_join_matches_naive(case, distinct):
 @settings(max_examples=200, deadline=None)
 @given(tables_and_buffers(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
        st.sampled_from(["right", "left", "and"]), st.sampled_from([1, 2]))
-def test_joins_that_outgrow_their_first_arrays_count_and_run_again(case, order, driver, threads):
-    # first arrays as large as the records only: every join with more pairs than records counts past
-    # them and runs again into arrays of exactly that many (kernels.join._done)
+def test_joins_that_outgrow_their_first_arrays_resume_or_run_again(case, order, driver, threads):
+    # first arrays as large as the records only: a SEQ join with more pairs than records stops where
+    # they are full and resumes there into fresh arrays, from arrays of no pairs at all (doubled when a
+    # call writes none: kernels.join._resumed); an AND join counts past them and runs again into arrays
+    # of exactly that many (kernels.join._done)
     ts, wt, W, L, R = case
     with mock.patch.object(join, "_MIN_PAIRS", 0):
         if driver == "and":
@@ -261,6 +278,32 @@ def test_joins_that_outgrow_their_first_arrays_count_and_run_again(case, order, 
     assert len(got) == len(set(got)) and set(got) == want
     if driver != "and":
         assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
+
+
+def test_a_join_whose_pairs_crowd_at_the_end_resumes_a_few_times_only():
+    # 1,000 right events before any left one, then 50 after 1,000 left ones, each pairing with all of
+    # them: the first arrays (1,050 pairs) fill at the first late right event, and the rate seen up to
+    # there (one pair per right record) underestimates every later call.  The arrays at least double
+    # per call (kernels.join._resumed), so the 50,000 pairs take a handful of calls, not one or more
+    # per late right event.
+    n = 2050
+    ts = np.arange(n, dtype=np.int64)
+    right = np.r_[np.arange(1000), np.arange(2000, 2050)].astype(np.int64)
+    left = np.arange(1000, 2000, dtype=np.int64)
+    L = (left.reshape(-1, 1), left, left, np.array([0, len(left)], np.int64))
+    R = (right.reshape(-1, 1), right, right, np.array([0, len(right)], np.int64))
+    calls = []
+    kernel = join._seq_join
+
+    def counted(*a):
+        calls.append(len(a[-3]))
+        return kernel(*a)
+
+    with mock.patch.object(join, "_seq_join", counted):
+        li, ri, g = seq_join(L, R, ts, ts, 10**4, "position", False, 10**6, "right")
+    assert len(li) == 50 * 1000 and (g == 0).all()
+    assert list(zip(ri.tolist(), li.tolist())) == [(r, l) for r in range(1000, 1050) for l in range(1000)]
+    assert len(calls) <= 8, calls
 
 
 def test_a_join_past_its_cap_while_counting_is_an_explosion():

@@ -353,6 +353,10 @@ BOUNDSCHECKED = [
     "tests/test_kernels_selection.py",
     "tests/test_kernels_reduction.py",
     "tests/test_kernels_join_search.py",
+    # the String coding's view table (kernels.encode._view_fill and its growth)
+    *(f"tests/test_kernels_encode.py::test_view_codes_{name}" for name in (
+        "match_naive", "recode_the_first_rows_in_sorted_order", "ignore_bytes_past_the_length", "table_grows",
+        "at_match_naive", "at_grows_its_table")),
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
     "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",

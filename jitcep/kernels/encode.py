@@ -673,9 +673,11 @@ _VIEW_ROW = 4  # table row: masked first word | _VIEW_USED, masked second word, 
 
 @njit(**NUMBA_FLAGS)
 def _view_slot(a, b, shift):
-    # multiplicative (Fibonacci) hashing: the top bits of one product mix every input bit, at a
-    # fraction of a full finaliser's cost (b scrambled first so that a ^ b rarely cancels)
-    return ((a ^ (b * np.uint64(0x9E3779B97F4A7C15))) * np.uint64(0xBF58476D1CE4E5B9)) >> shift
+    # multiplicative (Fibonacci) hashing: the top bits of one product mix every input bit below
+    # them, at a fraction of a full finaliser's cost.  One product, of a + 2b: scrambling b by a
+    # product of its own first made the coding pass 1.13x as long (1.15 against 1.01 ms at 10^6
+    # 3-byte types), and a sum that collides only makes a probe longer (rows are compared whole)
+    return ((a + (b << np.uint64(1))) * np.uint64(0x9E3779B97F4A7C15)) >> shift
 
 
 @njit(**NUMBA_FLAGS)
@@ -703,9 +705,9 @@ def _view_fill(w, valid, base, tab, shift, mask_a, mask_b, first, k, out):
         # no length test or masking (a third fewer instructions per value).  Exact: a stored row is
         # a short string's masked view, equal to this unmasked one only when the lengths, the bytes
         # and the zero padding all agree; a long string's length never matches a stored one.
-        j = _view_slot(a | _VIEW_USED, b, shift)
-        q = _VIEW_ROW * j
-        if tab[q] == a | _VIEW_USED and tab[q + 1] == b:
+        au = a | _VIEW_USED
+        q = _VIEW_ROW * _view_slot(au, b, shift)
+        if ((tab[q] ^ au) | (tab[q + 1] ^ b)) == 0:  # both words equal: one test
             out[i] = np.int64(tab[q + 2])
             continue
         ln = a & np.uint64(0xFFFFFFFF)

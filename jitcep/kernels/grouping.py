@@ -99,8 +99,10 @@ _LOW = np.int64(0xFFFFFFFF)
 def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank, i0, i1):
     # Pass 1 over the events [i0, i1), read through slices that start at i0 (:func:`_compact_run`);
     # ``keys`` / ``valid`` None compile specialisations without the read (a strided read costs a
-    # third more).  Returns (kept records, largest code).
-    cs, vs, out, rk = codes[i0:i1], vals[i0:i1], tmp[i0:], rank[i0:]
+    # third more).  Returns (kept records, largest code).  The records are written through the
+    # work space's flat view, two words each: indexing the (m, 2) array multiplied m by its row
+    # stride per record (0.89 -> 0.83 ms at 10^6 events without keys, 1.15 -> 1.03 with them).
+    cs, vs, out, rk = codes[i0:i1], vals[i0:i1], tmp.reshape(-1)[2 * i0:], rank[i0:]
     if keys is None:
         if valid is None:
             return _compact_run(cs, tab, None, kbase, None, vs, out, rk, i0)
@@ -113,7 +115,7 @@ def _compact(codes, tab, keys, kbase, valid, vals, tmp, rank, i0, i1):
 @njit(**NUMBA_FLAGS)
 def _compact_run(cs, tab, ks, kbase, vd, vs, out, rk, i0):
     # Reads one range's events once, sequentially, and writes the record of each kept code to
-    # ``out`` (the range's own slice of the work space: it keeps at most len(cs) records, so ranges
+    # ``out`` (the range's own slice of the work space, flat: it keeps at most len(cs) records, so ranges
     # compact side by side without meeting).  A branch-free compaction: every record is written, the
     # count advances by the keep flag; reading keys and values here streams them instead of
     # gathering them at the kept indices later.  Indices count from 0 within the slices, which the
@@ -130,8 +132,8 @@ def _compact_run(cs, tab, ks, kbase, vd, vs, out, rk, i0):
         hi = max(hi, c)
         r = tab[min(np.uint64(c + 1), last)]  # 1 + rank of a kept code, 0 for the others
         g = 0 if ks is None else np.int64(ks[j]) - kbase
-        out[m, 0] = (g << 32) | (i0 + j)
-        out[m, 1] = vs[j]
+        out[2 * m] = (g << 32) | (i0 + j)
+        out[2 * m + 1] = vs[j]
         rk[m] = r
         m += (r != 0) if vd is None else (r != 0) & vd[j]
     return m, hi

@@ -57,16 +57,34 @@ def _overlap(a, b):
 
 @njit(**NUMBA_FLAGS)
 def _done(li, ri, gg, n):
-    """The kernels' result: the ``n`` pairs, or when they outgrew the arrays none and status ``n``.
+    """The AND join's result: the ``n`` pairs, or when they outgrew the arrays none and status ``n``.
 
-    Past the arrays a kernel only counts (up to the cap), and the wrapper runs it again into arrays
-    of exactly that size: growing them by doubling copied each pair up to twice into fresh small
-    pages, and left the last arrays up to half unused (6.65M pairs: 0.1-0.3 s, perf/README.md).
+    Past the arrays it only counts (up to the cap), and the wrapper runs it again into arrays of
+    exactly that size: growing them by doubling copied each pair up to twice into fresh small
+    pages, and left the last arrays up to half unused (6.65M pairs: 0.1-0.3 s, perf/README.md).  Its
+    merge cannot resume at a record, as the SEQ joins do (:func:`_stopped`): both inputs' earlier
+    records take part in every later step.
     ``gg`` is written only with several partitions: with one, every pair's is 0, and the wrapper
     returns zeros that are never written (a third of the pairs' fresh memory)."""
     if n > len(li):
         return li[:0], ri[:0], gg[:0], n
     return li[:n], ri[:n], gg[:n], 0
+
+
+@njit(**NUMBA_FLAGS)
+def _stopped(li, ri, gg, at, n, cap_max, g, d):
+    """A SEQ join kernel's result when its pair arrays are full at driving record ``d`` of partition
+    ``g``: the ``at`` pairs of the records before it, status 1 and where a next call resumes, (g, d);
+    or status -1 when the pairs are past ``cap_max`` (a pair is due beyond the ``n`` written).
+
+    The caller resumes into fresh arrays from record ``d`` on and concatenates
+    (:func:`_split_join`).  Counting past the arrays and running again into
+    arrays of the exact size, as :func:`_and_join` does, cost a whole second
+    join whenever the first arrays fell short by a single pair (zstream_q4:
+    49,875 pairs for 49,723 right records, 1 of a 9 ms run)."""
+    if n >= cap_max:
+        return li[:0], ri[:0], gg[:0], -1, g, d
+    return li[:at], ri[:at], gg[:at], 1, g, d
 
 
 @njit(**NUMBA_FLAGS)
@@ -92,7 +110,7 @@ def _search(P, T, lo, hi, x, tx, order, strict):
 
 @njit(**NUMBA_FLAGS, inline="always")
 def _room(n, size, cap_max):
-    """Where pair ``n`` of a join kernel goes: 1 into the pair arrays (``size`` long), 0 nowhere (past
+    """Where pair ``n`` of the AND join goes: 1 into the pair arrays (``size`` long), 0 nowhere (past
     them the kernel only counts, :func:`_done`), -1 past ``cap_max`` (the kernel stops).  Scalars only:
     a helper taking the arrays, inlined or called, made the joins 1.4x slower (it counts references
     to each array per pair)."""
@@ -109,41 +127,58 @@ def _first_after(Len, Lten, lo, hi, x, tx, order):
 
 
 @njit(**NUMBA_FLAGS)
-def _seq_join(L, R, W, order, distinct, cap_max, li, ri, gg):
+def _before(Len, Lten, l, x, tx, order):
+    """Does left record ``l`` end before position x (time tx) in the order?  (:func:`_first_after`'s test)"""
+    if order == 0:
+        return Len[l] < x
+    return Lten[l] <= tx if order == 2 else Lten[l] < tx
+
+
+@njit(**NUMBA_FLAGS)
+def _seq_join(L, R, W, order, distinct, right_leaf, cap_max, li, ri, gg):
+    # ``right_leaf``: R's records are one event each (start = end), so their starts ascend with r
+    # and the upper bound of the left range only moves forward: it steps on from the previous one
+    # instead of a binary search per right record (zstream_q4's leaf join, 49,723 right records and
+    # one or two left ones in each window: 1.10 -> 0.73 ms).  Every left record is stepped over
+    # once at most, as the EAT pointer steps over it: still O(left + right + pairs).
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
-    n = np.int64(0)  # not a literal 0: _done would be compiled once more for Literal[int](0)
+    n = np.int64(0)  # not a literal 0: the slices would be compiled once more for Literal[int](0)
     for g in range(G):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
         if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
-            return li[:n], ri[:n], gg[:n], -2
+            return li[:n], ri[:n], gg[:n], -2, g, 0
         if l0 == l1:
             continue
-        lo = l0
+        lo = hi = l0
         for r in range(r0, r1):
             rend = Rwen[r]
             # EAT (ZStream 4.3): left records ending before r.end - W match neither r
             # nor any later r (R is in end order), so the lower pointer only advances.
             while lo < l1 and exceeds(Lwen[lo], rend, W):
                 lo += 1
-            hi = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
+            if right_leaf:
+                hi = max(hi, lo)
+                while hi < l1 and _before(Len, Lten, hi, Rst[r], Rtst[r], order):
+                    hi += 1
+            else:
+                hi = _first_after(Len, Lten, lo, l1, Rst[r], Rtst[r], order)
+            at = n  # r's first pair: where a call resumed at r writes it
             for l in range(lo, hi):
                 # wt is monotone in position inside a partition: wt[min(a, b)] = min(wt[a], wt[b])
                 if exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
-                room = _room(n, len(li), cap_max)
-                if room < 0:
-                    return li[:0], ri[:0], gg[:0], -1
-                if room:
-                    li[n], ri[n] = l, r
-                    if G > 1:
-                        gg[n] = g
+                if n == len(li):
+                    return _stopped(li, ri, gg, at, n, cap_max, g, r)
+                li[n], ri[n] = l, r
+                if G > 1:
+                    gg[n] = g
                 n += 1
-    return _done(li, ri, gg, n)
+    return li[:n], ri[:n], gg[:n], 0, G, 0
 
 
 @njit(**NUMBA_FLAGS)
@@ -168,10 +203,11 @@ def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
         if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
-            return li[:n], ri[:n], gg[:n], -2
+            return li[:n], ri[:n], gg[:n], -2, g, 0
         if r0 == r1:
             continue
         for l in range(l0, l1):
+            at = n
             for r in range(_first_later(Rst, Rtst, r0, r1, Len[l], Lten[l], order), r1):
                 if exceeds(Lwst[l], Rwen[r], W):
                     break  # and every later r (wt ascends with r)
@@ -179,15 +215,13 @@ def _seq_join_by_left(L, R, W, order, distinct, cap_max, li, ri, gg):
                     continue
                 if distinct and _overlap(Lpos[l], Rpos[r]):
                     continue
-                room = _room(n, len(li), cap_max)
-                if room < 0:
-                    return li[:0], ri[:0], gg[:0], -1
-                if room:
-                    li[n], ri[n] = l, r
-                    if G > 1:
-                        gg[n] = g
+                if n == len(li):
+                    return _stopped(li, ri, gg, at, n, cap_max, g, l)
+                li[n], ri[n] = l, r
+                if G > 1:
+                    gg[n] = g
                 n += 1
-    return _done(li, ri, gg, n)
+    return li[:n], ri[:n], gg[:n], 0, G, 0
 
 
 @njit(**NUMBA_FLAGS)
@@ -488,7 +522,7 @@ def seq_join(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, driver:
     by_left = driven_by_left(L, R, driver)
     kernel = _seq_join_by_left if by_left else _seq_join
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
-    args = (window_bound(W), ORDER_CODE[order], bool(distinct), int(cap))
+    args = (window_bound(W), ORDER_CODE[order], bool(distinct), *(() if by_left else (R[1] is R[2],)), int(cap))
     li, ri, g = _split_join(kernel, Lt, Rt, args, 0 if by_left else 2, "a SEQ join", cap, threads, pairs)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven kernel gives
         o = np.lexsort((li, ri, g))
@@ -514,7 +548,8 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
     ``[g0, g1)`` — the buffers with partition offsets ``goff[g0 : g1 + 1]``, which index the same
     record arrays — gives exactly the pairs of those partitions (numbered from ``g0``).  The first
     pair arrays are sized by the range's left (``sized_by`` 0), right (2) or both (1) records, or with
-    one range by ``pairs`` when given.  More
+    one range by ``pairs`` when given; a SEQ kernel resumes where they fill (:func:`_resumed`), the AND
+    kernel counts past them and runs again (:func:`_done`).  More
     than ``cap`` pairs in all is an ExplosionError, whatever the split.
 
     ``cap`` is the last of ``args``.  Each of k ranges may hold ``cap / k`` pairs, so the ranges
@@ -530,15 +565,13 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         size = (sized_by != 2) * (Lg[g1] - Lg[g0]) + (sized_by != 0) * (Rg[g1] - Rg[g0])
         if pairs and (g0, g1) == (0, len(Lg) - 1):
             size = pairs
+        if kernel is not _and_join:
+            return _resumed(kernel, Lr, Rr, args[:-1], range_cap, int(size), sized_by == 0, g0, what)
         li, ri, g, status = kernel(Lr, Rr, *args[:-1], range_cap, *_pair_arrays(int(size)))
         if status > 0:  # more pairs than the first arrays held: again, into arrays of that many (_done)
             li, ri, g, status = kernel(Lr, Rr, *args[:-1], range_cap, *_pair_arrays(status))
         _check(status, what, range_cap)
-        if g1 - g0 == 1:  # one partition: the kernel wrote no partitions (_done)
-            g = empty(len(li), np.int64)  # not calloc's zero pages: the pairs' tests read them, a fault per page
-            g.fill(g0)
-            return li, ri, g
-        return li, ri, g + g0 if g0 else g
+        return li, ri, _partitions(g, g0, g1 - g0)
 
     ranges = partition_ranges((Lg, Rg), threads)
     share = -(-cap // len(ranges))
@@ -552,6 +585,52 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
     if len(li) > cap:  # the kernels stop a little past the cap (at a full output array), or per range
         _check(-1, what, cap)
     return li, ri, g
+
+
+def _partitions(g: np.ndarray, g0: int, count: int) -> np.ndarray:
+    """The pairs' partitions from a kernel call over ``count`` partitions numbered from ``g0``: over one,
+    the kernel wrote none (:func:`_done`).  Filled, not calloc's zero pages: the pairs' tests read them,
+    a fault per page, and :func:`empty` takes them from the run's pool."""
+    if count == 1:
+        out = empty(len(g), np.int64)
+        out.fill(g0)
+        return out
+    return g + g0 if g0 else g
+
+
+def _resumed(kernel, L, R, args, cap: int, size: int, by_left: bool, g0: int, what: str):
+    """The pairs of a SEQ join kernel over the buffers ``L``, ``R`` (partitions numbered from ``g0``),
+    with at most ``cap`` of them, into arrays of ``size`` pairs and, each time they are full, into fresh
+    ones from the driving record where the kernel stopped (:func:`_stopped`): the right records', or the
+    left ones' when ``by_left``.  Its partitions from there are the offsets from that one on, the
+    first moved to the record.  The parts are concatenated (a copy of the pairs, where running the
+    join again into arrays of the exact size, as the AND join does, cost the join twice).  The next
+    arrays hold the pairs per driving record seen so far times the records left, plus a quarter, and
+    at least twice as many as the last ones: a call may write nothing (one record with more pairs
+    than they held), and pairs crowded at the end would otherwise make each estimate fall short
+    again (a call per few records); doubling bounds the calls by the log of the pairs, and the
+    arrays' unwritten pages cost nothing."""
+    off = (L if by_left else R)[3]
+    first, last = int(off[0]), int(off[-1])
+    parts, done, base = [], 0, g0
+    while True:
+        li, ri, g, status, gs, d = kernel(L, R, *args, cap - done, *_pair_arrays(size))
+        _check(status, what, cap)
+        parts.append((li, ri, _partitions(g, base, len(L[3]) - 1)))
+        done += len(li)
+        if status == 0:
+            break
+        gs, d = int(gs), int(d)
+        moved = np.array(off[gs:], np.int64)  # the driving partitions from gs on, gs's from record d
+        moved[0] = d
+        L = (*L[:3], moved, *L[4:]) if by_left else (*L[:3], L[3][gs:], *L[4:])
+        R = (*R[:3], R[3][gs:], *R[4:]) if by_left else (*R[:3], moved, *R[4:])
+        off, base = moved, base + gs
+        ahead = done * (last - d) // max(d - first, 1)
+        size = max(ahead + ahead // 4 + _MIN_PAIRS, 2 * size + 1)
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
 
 
 def _concatenated(parts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
