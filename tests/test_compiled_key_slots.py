@@ -2,8 +2,8 @@
 leaf_of_run) finds the reference evaluator's matches on either side of ``SLOTS_MAX`` (type, key) slots:
 exactly that many (grouped by type and key in one go) and one key more (by type, then by key), for an
 Int key (its value range), a String key (coded whole, or at the leaves' events only) and a Categorical
-one, with null keys, a type the pattern names that the table lacks, and ``partition_by`` streams (whose
-codes combine with the key's)."""
+one, with null keys, a type the pattern names that the table lacks, ``partition_by`` streams (whose
+codes combine with the key's), on one thread and on two."""
 
 from __future__ import annotations
 
@@ -83,7 +83,11 @@ def test_leaves_of_key_runs_equal_the_reference_either_side_of_slots_max(text, e
     with mock.patch.object(config, "KEY_AT_RECORDS_SHARE", parts), mock.patch.object(grouping, "_by_key", spy), \
             mock.patch.object(scan, "leaf_of_run", spy_split):
         [mt] = runtime.evaluate([pattern], table, opts, threads=1)
-    assert binding_tuples(mt) == binding_tuples(ref)
+        assert binding_tuples(mt) == binding_tuples(ref)
+        # two threads, every pass split however few its records: the slots counted and scattered per range
+        with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+            [mt2] = runtime.evaluate([pattern], build_event_table(df, [pattern], type="type", **by), opts, threads=2)
+        assert binding_tuples(mt2) == binding_tuples(ref)
     if "D d" not in text:
         assert ref.n > 0  # not vacuous
     # the grouping by type and key ran where the (type, key) slots fit SLOTS_MAX, and only there
