@@ -5,6 +5,7 @@ predicate runs in many of them, and its candidate-pair cap (``max_partials``) as
 
 from __future__ import annotations
 
+import os
 from unittest import mock
 
 import polars as pl
@@ -49,6 +50,21 @@ def test_chunked_seq_joins_equal_the_oracles(seed, small_chunks):
     @given(streams(pattern), st.integers(0, len(shapes) - 1), st.sampled_from(KEY_DTYPES))
     def run(df, which, key):
         _check(pattern, order, shapes, df, which, key)
+
+    run()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(16, 216))
+def test_chunked_seq_joins_equal_the_oracles_slow(seed, small_chunks):
+    pattern, order = gen_pattern(seed)
+    shapes = _shapes(pattern, seed)
+
+    @settings(max_examples=int(os.environ.get("JITCEP_SLOW_STREAMS", "300")), deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(streams(pattern, extra=3), st.sampled_from(KEY_DTYPES))
+    def run(df, key):
+        _check(pattern, order, shapes, df, key=key)
 
     run()
 

@@ -7,6 +7,7 @@ negations, and negations beside Kleene closures); and a hand-counted case whose 
 
 from __future__ import annotations
 
+import os
 import zlib
 from unittest import mock
 
@@ -57,6 +58,21 @@ def test_negation_rounds_in_tiny_chunks_equal_the_oracles(seed, tiny_budget):
     @given(streams(pattern, extra=3), st.integers(0, len(shapes) - 1), st.sampled_from(KEY_DTYPES))
     def run(df, which, key):
         _check(pattern, order, shapes, df, which, key)
+
+    run()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [s for s in range(120, 520) if _conditioned(s)][:100])
+def test_negation_rounds_in_tiny_chunks_equal_the_oracles_slow(seed, tiny_budget):
+    pattern, order = gen_pattern(seed)
+    shapes = _shapes(pattern, seed)
+
+    @settings(max_examples=int(os.environ.get("JITCEP_SLOW_STREAMS", "300")), deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(streams(pattern, extra=4), st.sampled_from(KEY_DTYPES))
+    def run(df, key):
+        _check(pattern, order, shapes, df, key=key)
 
     run()
 
