@@ -108,3 +108,26 @@ def test_chunked_join_counts_its_candidate_pairs_against_max_partials(spare):
             q.run(_goog_like(n), type="type")
     else:
         assert q.run(_goog_like(n), type="type").height > 0
+
+
+@pytest.mark.parametrize("chunk_pairs", [7, 64])
+@pytest.mark.parametrize("spare", [0, -1, -200])
+def test_a_cap_crossed_inside_a_small_chunk_is_the_whole_joins(chunk_pairs, spare):
+    # chunks of a few right records (about 7 or 64 pairs, 30 per right record): the cap is crossed inside
+    # the last chunk (spare -1) or several chunks before it (-200), and is an ExplosionError naming the
+    # whole join's cap; at exactly the candidates (spare 0) the matches are the hand count's
+    n = 600
+    candidates = n * 30 - 30 * 31 // 2
+    frame = _goog_like(n)
+    p = frame["p"].to_list()
+    expected = sum(1 for j in range(n) for i in range(max(0, j - 30), j) if p[j] >= p[i] + 2)
+    q = jitcep.compile("PATTERN SEQ(G a, G b) WHERE b.p >= a.p + 2 WITHIN 30", planner="trivial",
+                       max_partials=candidates + spare)
+    with mock.patch.object(join_exec, "_FIRST_CHUNK", 1), mock.patch.object(config, "JOIN_CHUNK_PAIRS", chunk_pairs), \
+            mock.patch.object(join_exec, "_seq_join_in_chunks", wraps=join_exec._seq_join_in_chunks) as spy:
+        if spare < 0:
+            with pytest.raises(ExplosionError, match=f"more than {candidates + spare} candidate"):
+                q.run(frame, type="type")
+        else:
+            assert q.run(frame, type="type").height == expected
+    assert spy.called
