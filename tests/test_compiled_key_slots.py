@@ -3,7 +3,8 @@ leaf_of_run) finds the reference evaluator's matches on either side of ``SLOTS_M
 exactly that many (grouped by type and key in one go) and one key more (by type, then by key), for an
 Int key (its value range), a String key (coded whole, or at the leaves' events only) and a Categorical
 one, with null keys, a type the pattern names that the table lacks, ``partition_by`` streams (whose
-codes combine with the key's), on one thread and on two."""
+codes combine with the key's), on one thread and on two.  And a String key of several Arrow chunks,
+sliced and run twice, whose views its Column keeps."""
 
 from __future__ import annotations
 
@@ -96,3 +97,31 @@ def test_leaves_of_key_runs_equal_the_reference_either_side_of_slots_max(text, e
     if not streams and dtype == "int":
         assert (grouping.SLOTS_MAX in slots) == (extra == 0)
         assert bool(split) == (extra == 0)  # and the leaves were its key runs, split
+
+
+def test_a_string_key_of_several_chunks_sliced_and_run_twice_equals_the_reference():
+    # the key's Arrow views are taken chunk by chunk and kept on its Column (events/column.py): a frame
+    # of several chunks (short strings: coded from the views), sliced so that chunks start mid-view, run
+    # twice on one table and once on a new one, coded whole or at the leaves' events only
+    rng = np.random.default_rng(7)
+
+    def part(n: int, t0: int) -> pl.DataFrame:
+        return pl.DataFrame({"ts": np.arange(t0, t0 + n), "type": rng.choice(["A", "B", "C"], n),
+                             "k": [None if rng.random() < 0.1 else f"key{rng.integers(0, 5)}" for _ in range(n)],
+                             "x": rng.integers(0, 5, n)}, schema={"ts": pl.Int64, "type": pl.String, "k": pl.String,
+                                                                   "x": pl.Int64})
+    df = pl.concat([part(50, 0), part(70, 50), part(40, 120)], rechunk=False)
+    assert df["k"].n_chunks() == 3
+    pattern = parse("PATTERN SEQ(A a, B b, C c) WHERE [k] AND c.x > a.x WITHIN 10")
+    opts = Options()
+    seen = 0
+    for frame in (df, df.slice(7, 140), df.slice(50, 70)):
+        [ref] = reference_evaluate([pattern], build_event_table(frame.rechunk(), [pattern], type="type"), opts)
+        seen += ref.n
+        for parts in (0.5, 1.0):
+            table = build_event_table(frame, [pattern], type="type")
+            with mock.patch.object(config, "KEY_AT_RECORDS_SHARE", parts):
+                runs = [runtime.evaluate([pattern], t, opts)[0] for t in (table, table,
+                                                                           build_event_table(frame, [pattern], type="type"))]
+            assert all(binding_tuples(mt) == binding_tuples(ref) for mt in runs), (frame.height, parts)
+    assert seen > 0
