@@ -120,8 +120,8 @@ def test_a_string_key_of_several_chunks_sliced_and_run_twice_equals_the_referenc
         seen += ref.n
         for parts in (0.5, 1.0):
             table = build_event_table(frame, [pattern], type="type")
+            fresh = build_event_table(frame, [pattern], type="type")
             with mock.patch.object(config, "KEY_AT_RECORDS_SHARE", parts):
-                runs = [runtime.evaluate([pattern], t, opts)[0] for t in (table, table,
-                                                                           build_event_table(frame, [pattern], type="type"))]
+                runs = [runtime.evaluate([pattern], t, opts)[0] for t in (table, table, fresh)]
             assert all(binding_tuples(mt) == binding_tuples(ref) for mt in runs), (frame.height, parts)
     assert seen > 0
