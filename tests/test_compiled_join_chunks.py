@@ -5,6 +5,7 @@ predicate runs in many of them, and its candidate-pair cap (``max_partials``) as
 
 from __future__ import annotations
 
+import os
 from unittest import mock
 
 import polars as pl
@@ -53,6 +54,21 @@ def test_chunked_seq_joins_equal_the_oracles(seed, small_chunks):
     run()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(16, 216))
+def test_chunked_seq_joins_equal_the_oracles_slow(seed, small_chunks):
+    pattern, order = gen_pattern(seed)
+    shapes = _shapes(pattern, seed)
+
+    @settings(max_examples=int(os.environ.get("JITCEP_SLOW_STREAMS", "300")), deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(streams(pattern, extra=3), st.sampled_from(KEY_DTYPES))
+    def run(df, key):
+        _check(pattern, order, shapes, df, key=key)
+
+    run()
+
+
 def test_the_corpus_ran_chunked_joins():
     # the differential above is not vacuous: some of its joins took the chunked path
     if not RAN[0]:
@@ -92,3 +108,26 @@ def test_chunked_join_counts_its_candidate_pairs_against_max_partials(spare):
             q.run(_goog_like(n), type="type")
     else:
         assert q.run(_goog_like(n), type="type").height > 0
+
+
+@pytest.mark.parametrize("chunk_pairs", [7, 64])
+@pytest.mark.parametrize("spare", [0, -1, -200])
+def test_a_cap_crossed_inside_a_small_chunk_is_the_whole_joins(chunk_pairs, spare):
+    # chunks of a few right records (about 7 or 64 pairs, 30 per right record): the cap is crossed inside
+    # the last chunk (spare -1) or several chunks before it (-200), and is an ExplosionError naming the
+    # whole join's cap; at exactly the candidates (spare 0) the matches are the hand count's
+    n = 600
+    candidates = n * 30 - 30 * 31 // 2
+    frame = _goog_like(n)
+    p = frame["p"].to_list()
+    expected = sum(1 for j in range(n) for i in range(max(0, j - 30), j) if p[j] >= p[i] + 2)
+    q = jitcep.compile("PATTERN SEQ(G a, G b) WHERE b.p >= a.p + 2 WITHIN 30", planner="trivial",
+                       max_partials=candidates + spare)
+    with mock.patch.object(join_exec, "_FIRST_CHUNK", 1), mock.patch.object(config, "JOIN_CHUNK_PAIRS", chunk_pairs), \
+            mock.patch.object(join_exec, "_seq_join_in_chunks", wraps=join_exec._seq_join_in_chunks) as spy:
+        if spare < 0:
+            with pytest.raises(ExplosionError, match=f"more than {candidates + spare} candidate"):
+                q.run(frame, type="type")
+        else:
+            assert q.run(frame, type="type").height == expected
+    assert spy.called
