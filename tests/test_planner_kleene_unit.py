@@ -11,7 +11,7 @@ a differential runs every algorithm's plan against the reference evaluator on
 generated patterns and streams under seeded random statistics (a few by
 default, many under ``-m slow``).  The same per shape: several closures,
 conjuncts split off, adjacent closures, a closure in an OR branch (anchored
-or not), a Kleene group; and the lists' estimates (adjacent closures, a
+or not), a Kleene group (under ``nondecreasing_ts`` too); and the lists' estimates (adjacent closures, a
 conjunct reading a member with its list) on hand-computed tables.
 """
 
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
 
 from jitcep import runtime
 from jitcep.events import build_event_table
-from jitcep.execute import kleene
+from jitcep.execute import group, kleene
 from jitcep.execute.executor import EXECUTORS
 from jitcep.options import Options
 from jitcep.pattern.parser import parse
@@ -904,7 +904,7 @@ def gen_group(seed: int) -> tuple[str, dict]:
     """A SEQ with a Kleene group (a SEQ or AND body of two variables, bounded or not) between single
     variables (maybe in an OR branch), maybe one before them, the conjunct forms reading it (iteration-local,
     member-wise with a neighbour or a later variable, iterative, list), and its options (both
-    ``kleene_window`` modes; ``nondecreasing_ts`` too, where the group stays on top)."""
+    ``kleene_window`` modes; ``nondecreasing_ts`` too)."""
     rng = random.Random(71_000 + seed)
     seq = rng.random() < 0.6
     bounds = rng.choice(["+", "{0,}", "{1,2}", "{2,}", "{0,2}"] if seq else ["{1,1}", "{1,2}", "{0,2}"])
@@ -956,3 +956,85 @@ def test_a_long_bounded_group_is_estimated_in_floats():
 @pytest.mark.parametrize("seed", range(100, 250))
 def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_slow(seed):
     _agree_group(seed, 40)
+
+
+# --- a Kleene group under nondecreasing_ts -------------------------------------------------------
+
+
+TIED_GROUP = pl.DataFrame({"ts": [0, 1, 1, 1, 1, 2, 2], "type": ["A", "C", "C", "B", "E", "D", "D"]})
+
+
+@pytest.mark.parametrize("window, ds", [("WITHIN 10", (5, 6)), ("WITHIN 6 EVENTS", (5,))])
+def test_a_group_under_ties_collected_lower_finds_the_matches_written_by_hand(window, ds, monkeypatch):
+    # nondecreasing_ts: the iteration (b 3, e 4) at ts 1 is after a (ts 0) and before either C (ts 1), though
+    # after both by position; c is 1 or 2, the list [] or [(3, 4)], d 5 or 6 (ts 2); WITHIN 6 EVENTS:
+    # positions 0..5, the list inside
+    pattern = parse(f"PATTERN SEQ(A a, KL(SEQ(B b, E e)){{0,}}, C c, D d) {window}")
+    logical = logical_plan(pattern)
+    options = Options(order="nondecreasing_ts")
+    stats = Statistics({"a": 1.0, "b": 0.001, "e": 0.001, "c": 1.0, "d": 10.0}, {}, 1, 1.0, {}, T)
+    made = []
+
+    def kept(node, state, execute):  # the collection's records, as the join above reads them
+        out = group.run(node, state, execute)
+        made.append(out)
+        return out
+    monkeypatch.setitem(EXECUTORS, GroupCollect, kept)
+    expected = sorted((0, c, lst, d) for c in (1, 2) for lst in ((), ((3, 4),)) for d in ds)
+    lower = 0
+    for name in ALGORITHMS:
+        made.clear()
+        plan = physical_plan(logical, Options(order="nondecreasing_ts", planner=name), None, stats, W)
+        [gc] = [n for n in plan.nodes() if isinstance(n, GroupCollect)]
+        [mt] = runtime.evaluate([pattern], build_event_table(TIED_GROUP, [pattern], type="type"), options, plan=plan)
+        got = sorted((m["a"], m["c"], tuple(zip(m["b"] or (), m["e"] or ())), m["d"]) for m in mt.to_bindings())
+        assert got == expected, name
+        if gc.placement == "lower" and gc.searched:
+            lower += 1
+            # (a 0, c 1) with [(3, 4)] ends at 4, past (a 0, c 2) with [] at 2: put back in end order
+            [buf] = made
+            assert buf.end.tolist() == [1, 2, 4, 4], name
+    assert lower >= len(ALGORITHMS) - 2, lower  # a rare group thins (a, c) before d joins; trivial searches nothing
+
+
+def test_a_group_under_ties_stays_on_top_under_a_count_window_per_iteration():
+    # all at ts 1: B 0, E 1, A 2, C 3, D 4, B 5, E 6; every (b, e) pair is an iteration by time, each must fit
+    # with a, c, d (positions 2..4) in 5 events: (0, 1), (5, 1), (5, 6), not (0, 6); a list chains an
+    # iteration after the one before ends: the three alone and (0, 1) then (5, 6), whose events together
+    # span positions 0..6 -- collected on (a, c) below d, the join with d would check them together
+    events = pl.DataFrame({"ts": [1] * 7, "type": ["B", "E", "A", "C", "D", "B", "E"]})
+    text = "PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WITHIN 5 EVENTS"
+    pattern = parse(text)
+    expected = sorted([((0, 1),), ((5, 1),), ((5, 6),), ((0, 1), (5, 6))])
+    stats = Statistics({"a": 1.0, "b": 0.001, "e": 0.001, "c": 1.0, "d": 10.0}, {}, 1, 1.0, {}, T)
+    options = Options(order="nondecreasing_ts", kleene_window="iteration")
+    for name in ALGORITHMS:
+        plan = physical_plan(logical_plan(pattern), Options(order="nondecreasing_ts", kleene_window="iteration",
+                                                            planner=name), None, stats, W)
+        [mt] = runtime.evaluate([pattern], build_event_table(events, [pattern], type="type"), options, plan=plan)
+        assert sorted(tuple(zip(m["b"], m["e"])) for m in mt.to_bindings()) == expected, name
+        assert {(m["a"], m["c"], m["d"]) for m in mt.to_bindings()} == {(2, 3, 4)}
+    # a unit in time, or with the whole list fitting ("match")
+    for kleene_window, window, units in (("iteration", "WITHIN 5 EVENTS", 0), ("iteration", "WITHIN 5", 1),
+                                         ("match", "WITHIN 5 EVENTS", 1)):
+        lg = logical_plan(parse(text.replace("WITHIN 5 EVENTS", window)))
+        planning = Planning(lg, Options(order="nondecreasing_ts", kleene_window=kleene_window))
+        assert len(closure_units(planning)) == units, (kleene_window, window)
+
+
+def _agree_tied_group(seed: int, n_streams: int) -> int:
+    """:func:`_agree_group` under ``nondecreasing_ts`` (on streams with ties: the frames' timestamps repeat)."""
+    text, opts = gen_group(seed)
+    motif = (("A",), ("F", "B"), ("B", "C"), ("E", "B"), ("E",), ("C",), ("D",))
+    return _agree_placed(text, {**opts, "order": "nondecreasing_ts"}, 8_900 + seed,
+                         "unit" if "OR(" in text else None, GroupCollect, motif, seed, n_streams)
+
+
+def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_under_ties():
+    assert sum(_agree_tied_group(seed, 4) for seed in range(8)) >= 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 250))
+def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_under_ties_slow(seed):
+    _agree_tied_group(seed, 40)

@@ -93,14 +93,22 @@ def run(node, state, execute) -> Buffer:
     # src ascends (each record's lists in record order), so the partition offsets are where each starts
     out = Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
                  np.searchsorted(src, buf.goff), ts[start], ts[end], wt[start], wt[end], lists, unbound)
-    if state.options.order == "nondecreasing_ts" and len(out) > 1:
-        # a member tied with the record's last event may lie past it by position: the joins above read
-        # records in (partition, end) order (one partition's records are contiguous, so comparing ends
-        # where the partition stays the same is enough)
-        g = out.partitions()
-        if not bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):
-            out = out.take(np.lexsort((end, g)), out.goff)
-    return out
+    return in_end_order(state, out)
+
+
+def in_end_order(state, out: Buffer) -> Buffer:
+    """``out`` (records a closure's or group's collection made below the root) in (partition, end) order.
+
+    Under ``nondecreasing_ts`` a member (an iteration's event) tied with the record's last event may lie
+    past it by position, so a record's end may move past the next one's: the joins above read records in
+    (partition, end) order, as a SEQ join under ``nondecreasing_ts`` leaves them.  One partition's records
+    are contiguous, so comparing ends where the partition stays the same is enough."""
+    if state.options.order != "nondecreasing_ts" or len(out) < 2:
+        return out
+    g, end = out.partitions(), out.end
+    if bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):
+        return out
+    return out.take(np.lexsort((end, g)), out.goff)
 
 
 def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict) -> MatchTable:

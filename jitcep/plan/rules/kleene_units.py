@@ -14,6 +14,7 @@ does not import the rule that builds on its trees.
 from __future__ import annotations
 
 from ...pattern import expr as E
+from ...pattern.ast import CountWindow
 from ..logical import Closure, Group
 from .kleene_split import collected, split_off, splittable
 from .type_overlap import _overlap
@@ -54,17 +55,24 @@ def lowerable(planning) -> dict:
     lies after it, and it lies after everything the SEQ orders before the closure.
 
     A Kleene group likewise (in an OR branch too), apart from every other closure and group (never
-    adjacent), not anchored and not under ``nondecreasing_ts`` (a tied iteration could lie past its
-    neighbour by position, and the group's collection does not put its records back in end order):
-    each iteration lies between its nearest neighbours, inside the record's span, so the window
-    (either ``kleene_window``: an iteration between two events of the record fits with them whenever
-    they fit) cuts no list differently; the variables that may bind one of its events and those its
-    conjuncts read (none split off) are in ``need``."""
+    adjacent), not anchored: each iteration lies between its nearest neighbours, inside the record's
+    span, so the window (either ``kleene_window``: an iteration between two events of the record fits
+    with them whenever they fit) cuts no list differently; the variables that may bind one of its events
+    and those its conjuncts read (none split off) are in ``need``.  Under ``nondecreasing_ts`` an
+    iteration tied with a neighbour may lie past it by position (its collection puts the records back in
+    end order): its time lies between the neighbours' times, so a window in time cuts nothing
+    differently; a count window's span may grow, which under ``kleene_window="match"`` the collection
+    and each join above check on sets of events that only grow toward the whole match (a list passing
+    at the top passes each, and one failing at the top fails the last join); under "iteration" the
+    iterations together need not fit, so such a group stays on top."""
     logical, options = planning.logical, planning.options
     if options.strategy != "skip_till_any_match":
         return {}
     types = logical.variables
     ties = options.order == "nondecreasing_ts"  # an event may tie with a neighbour on either side of it
+    # a tied iteration past a neighbour by position widens a count window's span, which under "iteration"
+    # the iterations together may exceed: the joins above, checking their pairs' span, would drop the match
+    stretched = isinstance(logical.window, CountWindow) and options.kleene_window == "iteration"
     constructs = (*logical.closures, *logical.groups)
 
     def apart(K, L) -> bool:
@@ -89,7 +97,7 @@ def lowerable(planning) -> dict:
         earlier = {L.var for L in logical.closures if adjacent(K, L)}
         if not K.near or read & (kvs - names(K)) or not earlier <= out.keys():
             continue
-        if isinstance(K, Group) and (K.anchor or ties):
+        if isinstance(K, Group) and (K.anchor or (ties and stretched)):
             continue  # (module docstring: groups)
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
         # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split);
