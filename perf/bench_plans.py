@@ -7,7 +7,8 @@
     PYTHONPATH=. python perf/bench_plans.py kleene_split [--n 200000] [--repeat 5]   (a part of kleene)
     PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (a part of kleene)
     PYTHONPATH=. python perf/bench_plans.py kleene_branch [--n 200000] [--repeat 5]  (a part of kleene)
-    PYTHONPATH=. python perf/bench_plans.py kleene_group [--n 200000] [--repeat 5]   (the last part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_group [--n 200000] [--repeat 5]   (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_end [--n 200000] [--repeat 5]     (the last part of kleene)
 
 ``--cpu`` times the process's CPU seconds (``time.process_time``) instead of wall time.
 
@@ -38,7 +39,8 @@ a shared machine: compare the ratios within one run.
   then priced on that tree, as before) against the plan searched with it, same table, taking turns.
   Then workloads with a conjunct reading the closure and a variable joined after it: the closure on top of
   the tree searched without it (before that conjunct was split off) against the plan searched now; and
-  adjacent closures and a closure under ``order="nondecreasing_ts"``, likewise.
+  adjacent closures and a closure under ``order="nondecreasing_ts"``, likewise; then a closure in an OR
+  branch, Kleene groups (under ``nondecreasing_ts`` too), and a closure or group at an end of the pattern.
 """
 
 from __future__ import annotations
@@ -328,7 +330,31 @@ def kleene_group_workloads(n: int) -> dict:
     return {"group_seq": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
                           "WITHIN 2000", ev(0.02)),
             "group_and": ("PATTERN SEQ(A a, KL(AND(B b, E e)){1,2}, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
-                          "WITHIN 2000", ev(0.02))}
+                          "WITHIN 2000", ev(0.02)),
+            "group_ties": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
+                           "WITHIN 2000", ev(0.02), {"order": "nondecreasing_ts"})}
+
+
+def kleene_end_workloads(n: int) -> dict:
+    """name -> (pattern text, events) with a closure or group at an end of the pattern, collected on top
+    before it could be a unit: after c (or before a), bounded by the window from the pattern's other end;
+    D frequent between a and c with a selective ``c``-``d`` conjunct, so a search without the construct
+    joins (c, d) first, while the rare construct (B at 0.005x A's rate; B and E at 0.02x) drops most (a, c)
+    records before d when collected on them."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
+                                attrs={"x": "uniform"})
+    where = "WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000"
+    return {"end_closure": (f"PATTERN SEQ(A a, D d, C c, B+ b[]) {where}", ev(0.005)),
+            "start_closure": (f"PATTERN SEQ(B+ b[], A a, D d, C c) {where}", ev(0.005)),
+            "end_group": (f"PATTERN SEQ(A a, D d, C c, KL(SEQ(B b, E e))+) {where}", ev(0.02))}
+
+
+def kleene_end(args) -> None:
+    """Old (a closure or group at an end of the pattern collected on top of the tree searched without it)
+    against new (a unit of the search), per planner."""
+    print(f"a closure or group at an end of the pattern: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_end_workloads(args.n), "top")
 
 
 def kleene_group(args) -> None:
@@ -433,12 +459,13 @@ def _kleene_both(args) -> None:
     kleene_more(args)
     kleene_branch(args)
     kleene_group(args)
+    kleene_end(args)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more",
-                                          "kleene_branch", "kleene_group"])
+                                          "kleene_branch", "kleene_group", "kleene_end"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -456,7 +483,7 @@ def main(argv=None) -> None:
         args.n = 100_000 if args.which == "fig5" else 200_000
     {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both,
      "kleene_split": kleene_split, "kleene_more": kleene_more, "kleene_branch": kleene_branch,
-     "kleene_group": kleene_group}[args.which](args)
+     "kleene_group": kleene_group, "kleene_end": kleene_end}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,8 @@ def run(node, state, execute) -> Buffer:
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     ts, wt = state.table.ts, state.wt
     cols = [i for i, v in enumerate(buf.vars) if v not in Gr.anchor]  # an anchor is an iteration from here on
-    # under nondecreasing_ts an iteration tied with the record's last event may lie past it by position
+    # a group at the pattern's end, or under nondecreasing_ts an iteration tied with the record's last event,
+    # may move the record's end past the next one's
     return in_end_order(state, Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
                                       offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start],
                                       wt[end], {**_per_list(state, buf, src, None, off, lidx), **lists}, unbound))

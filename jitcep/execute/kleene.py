@@ -19,9 +19,10 @@ runs of the members, before they are gathered), those also reading a member (``v
 maybe ``v[i-1]``) once per member of each list, a list keeping only if every
 member passes (section 4).  Each (record, list) is one output
 record, spanning the record and its members, in (partition, end) order
-(under ``nondecreasing_ts`` a member tied with the record's last event may
-lie past it by position: the records are then sorted again, for the joins
-above a closure collected below the root).
+(a closure at the end of the pattern moves the record's end, and under
+``nondecreasing_ts`` a member tied with the record's last event may lie past
+it by position: the records are then sorted again, for the joins above a
+closure collected below the root).
 """
 
 from __future__ import annotations
@@ -99,11 +100,12 @@ def run(node, state, execute) -> Buffer:
 def in_end_order(state, out: Buffer) -> Buffer:
     """``out`` (records a closure's or group's collection made below the root) in (partition, end) order.
 
-    Under ``nondecreasing_ts`` a member (an iteration's event) tied with the record's last event may lie
-    past it by position, so a record's end may move past the next one's: the joins above read records in
-    (partition, end) order, as a SEQ join under ``nondecreasing_ts`` leaves them.  One partition's records
-    are contiguous, so comparing ends where the partition stays the same is enough."""
-    if state.options.order != "nondecreasing_ts" or len(out) < 2:
+    A list at the end of the pattern (no neighbour after it) moves the record's end past its last event,
+    and under ``nondecreasing_ts`` a member (an iteration's event) tied with the record's last event may
+    lie past it by position: a record's end may move past the next one's, and the joins above read
+    records in (partition, end) order.  One partition's records are contiguous, so comparing ends where
+    the partition stays the same is enough."""
+    if len(out) < 2:
         return out
     g, end = out.partitions(), out.end
     if bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):

@@ -64,7 +64,21 @@ def lowerable(planning) -> dict:
     differently; a count window's span may grow, which under ``kleene_window="match"`` the collection
     and each join above check on sets of events that only grow toward the whole match (a list passing
     at the top passes each, and one failing at the top fails the last join); under "iteration" the
-    iterations together need not fit, so such a group stays on top."""
+    iterations together need not fit, so such a group stays on top.
+
+    A closure or group at an end of the pattern (the last item of its top-level SEQ, whose first item is
+    a single variable ``f``; or the first, whose last is one) has one open side, bounded by the window
+    measured from ``f``, the match's first (last) event: ``near`` is its one neighbour and ``f``.  Every
+    other single variable lies between the two, so on any join binding them the range (after the
+    neighbour, up to ``f``'s time plus the window) is the one at the top, and so is the window the
+    collection checks (the record's first event is ``f``; under ``kleene_window="iteration"`` the events
+    outside groups span from ``f`` to the neighbour, as at the top).  The lists widen the record's span
+    on the open side only, inside the window from ``f``, so the joins above, which check their pairs'
+    span, drop nothing the top keeps; each joins variables between ``f`` and the neighbour (an AND join
+    testing the SEQ's order on their columns).  The collection puts its records back in end order (a
+    list after the neighbour moves the record's end).  Under ``nondecreasing_ts`` an event tied with
+    ``f`` may lie before it by position, so a count window's bound from the record's first event moves
+    as the record grows: there such a construct stays on top."""
     logical, options = planning.logical, planning.options
     if options.strategy != "skip_till_any_match":
         return {}
@@ -72,7 +86,8 @@ def lowerable(planning) -> dict:
     ties = options.order == "nondecreasing_ts"  # an event may tie with a neighbour on either side of it
     # a tied iteration past a neighbour by position widens a count window's span, which under "iteration"
     # the iterations together may exceed: the joins above, checking their pairs' span, would drop the match
-    stretched = isinstance(logical.window, CountWindow) and options.kleene_window == "iteration"
+    counted = isinstance(logical.window, CountWindow)
+    stretched = counted and options.kleene_window == "iteration"
     constructs = (*logical.closures, *logical.groups)
 
     def apart(K, L) -> bool:
@@ -99,6 +114,8 @@ def lowerable(planning) -> dict:
             continue
         if isinstance(K, Group) and (K.anchor or (ties and stretched)):
             continue  # (module docstring: groups)
+        if ties and counted and _open(K):
+            continue  # (module docstring: at an end of the pattern)
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
         # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split);
         # not in an OR branch, where the records that took another one carry no list to test, nor a group's
@@ -106,6 +123,12 @@ def lowerable(planning) -> dict:
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
         out[lead(K)] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier
     return out
+
+
+def _open(K) -> bool:
+    """Whether closure or group ``K`` has a ``near`` but no neighbour on one side: the last (first) item of
+    the top-level SEQ (:attr:`~jitcep.plan.logical.Closure.near`)."""
+    return bool(K.near) and not K.anchor and not (K.before and K.after)
 
 
 def lead(K) -> str:
