@@ -82,7 +82,9 @@ def run(node, state, execute) -> Buffer:
     end = np.maximum(buf.end[src], last)
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     ts, wt = state.table.ts, state.wt
-    cols = [i for i, v in enumerate(buf.vars) if v not in Gr.anchor]  # an anchor is an iteration from here on
+    # an anchor is an iteration from here on; below the root a join above may still test the SEQ's order
+    # against it (an AND join's sequence pairs), so its columns stay (no window reads them: outside_groups)
+    cols = [i for i, v in enumerate(buf.vars) if v not in Gr.anchor or node.placement == "lower"]
     # a group at the pattern's end, or under nondecreasing_ts an iteration tied with the record's last event,
     # may move the record's end past the next one's
     return in_end_order(state, Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,

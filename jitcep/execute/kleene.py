@@ -439,12 +439,15 @@ def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray
 
 def outside_groups(state, buf: Buffer, anchor) -> tuple[np.ndarray, np.ndarray]:
     """(first, last) position of each record's events outside every Kleene group: its single variables
-    (but the group's ``anchor`` columns) and its array variables' members (R of semantics section 2);
-    first > last where there are none."""
-    grouped = {v for n in state.plan.nodes() if isinstance(n, GroupCollect) for v in n.group.vars}
+    (but the group's ``anchor`` columns, and those of any group's anchors a collection below the root
+    kept: its first iteration) and its array variables' members (R of semantics section 2); first > last
+    where there are none."""
+    groups = [n.group for n in state.plan.nodes() if isinstance(n, GroupCollect)]
+    grouped = {v for g in groups for v in g.vars}
+    kept = [i for i, v in enumerate(buf.vars) if any(v in g.anchor for g in groups)]
     big = np.iinfo(np.int64).max
     pos = buf.pos.copy()
-    pos[:, anchor] = -1
+    pos[:, [*anchor, *kept]] = -1
     cols = [pos] + [np.stack(list_extent(off, lpos), axis=1) for v, (off, lpos) in buf.lists.items()
                         if v not in grouped]
     allpos = np.concatenate([*cols, np.full((len(pos), 1), -1, np.int64)], axis=1)  # (a column if none)

@@ -157,7 +157,9 @@ class Group:
     ``lists`` and ``each`` also hold conjuncts reading constructs collected
     before; ``cross``: member-wise conjuncts over its iterations and the
     members of one construct collected before, for every pair (as
-    :attr:`Closure.cross`).  ``near``: as :attr:`Closure.near`.
+    :attr:`Closure.cross`).  ``near``: as :attr:`Closure.near`; an anchored
+    SEQ group's later iterations lie after its first, so its anchors stand for
+    the neighbour before it (an AND group's need not: its outside neighbours).
     """
 
     body: Node
@@ -435,6 +437,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
             near_a = next((single_vars(n) for n in after if single_vars(n)), ())
             if _array(node) is not None and _lead(node) in anchors:  # its first member bounds the others
                 near_b = (anchors[_lead(node)],)
+            elif _lead(node) in anchors and isinstance(node.body, Seq):  # so does a SEQ group's first iteration
+                near_b = tuple(anchors[v.name] for v in node.body.items)
             near = near_b + near_a if near_b and near_a else ()
             if not near and id(node) in ends and scope is None and _lead(node) not in anchors:
                 side, other = ends[id(node)]  # its open side ends a window from the match's other end

@@ -378,7 +378,7 @@ def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts,
     those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
     the share of the unit's records that are alternatives through the branch."""
     def lists(s):
-        return (group_lists_per_record(K, s, W, rate, sel) if isinstance(K, Group)
+        return (_group_lists(K, s, W, rate, sel) if isinstance(K, Group)
                 else lists_per_record(K, mode, s, W, rate, sel))
     if not K.scope:
         return lists(s)
@@ -472,7 +472,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             rec(node.body)  # its iterations, priced as joins
             given = rec(node.input)
             g = node.group
-            alts = [(s, r * (group_lists_per_record(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
+            alts = [(s, r * (_group_lists(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
                     for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, SemiJoinReduce):
@@ -650,6 +650,37 @@ def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
         top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
         lists = float(sum(_choose(n, L) * p ** max(L - 1, 0) * q ** L for L in range(lo, top + 1)))
     return lists * math.prod(sel(e) for e in g.lists)
+
+
+def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
+    """Expected lists of an anchored Kleene group ``g`` per record of the variables ``s`` (its first
+    iteration, the anchors, bound by the joins), as :func:`group_lists_per_record` counts them: the
+    lists are the anchor and a subset of the ``n`` later iterations in range that the bounds allow, one
+    fewer each, every later iteration following one (the anchor or an earlier one: ``p``) and every
+    iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum C(n, L) (p q)^L``,
+    ``q (1 + p q)^n`` unbounded from 0.  A SEQ group's later iterations lie after the anchor's, so its
+    range starts there (the anchors stand for the neighbour before it); an AND group's lie after it in
+    canonical order only, within its outside neighbours: all of those are counted (an upper bound)."""
+    before = (*g.before, *g.anchor) if g.seq else g.before
+    length = _range_length(before, g.after, False, s, W)
+    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    if g.seq:
+        n /= math.factorial(len(g.vars))
+    n = min(n, 1000.0)
+    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
+    q = math.prod(sel(e) for e in g.each)
+    lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
+    if hi is None and lo <= 1:
+        lists = (1.0 + p * q) ** n - (1.0 if lo == 1 else 0.0)
+    else:
+        top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
+        lists = float(sum(_choose(n, L) * (p * q) ** L for L in range(lo, top + 1)))
+    return q * lists * math.prod(sel(e) for e in g.lists)
+
+
+def _group_lists(g, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`anchored_group_lists` or :func:`group_lists_per_record`, as ``g`` is anchored or not."""
+    return (anchored_group_lists if g.anchor else group_lists_per_record)(g, s, W, rate, sel)
 
 
 def _growth(c, s: frozenset, W: float, rate, sel) -> float:

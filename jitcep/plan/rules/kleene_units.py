@@ -55,7 +55,7 @@ def lowerable(planning) -> dict:
     lies after it, and it lies after everything the SEQ orders before the closure.
 
     A Kleene group likewise (in an OR branch too), apart from every other closure and group (never
-    adjacent), not anchored: each iteration lies between its nearest neighbours, inside the record's
+    adjacent): each iteration lies between its nearest neighbours, inside the record's
     span, so the window (either ``kleene_window``: an iteration between two events of the record fits
     with them whenever they fit) cuts no list differently; the variables that may bind one of its events
     and those its conjuncts read (none split off) are in ``need``.  Under ``nondecreasing_ts`` an
@@ -64,7 +64,12 @@ def lowerable(planning) -> dict:
     differently; a count window's span may grow, which under ``kleene_window="match"`` the collection
     and each join above check on sets of events that only grow toward the whole match (a list passing
     at the top passes each, and one failing at the top fails the last join); under "iteration" the
-    iterations together need not fit, so such a group stays on top.
+    iterations together need not fit, so such a group stays on top.  An anchored group (its first
+    iteration bound by the joins, in an OR branch of nothing else) needs its anchors too: a SEQ group's
+    later iterations lie after the first, so the anchors stand for its neighbour before it (``near``); an
+    AND group's lie after it in canonical order only, so between its outside neighbours.  Its collection
+    keeps the anchors' columns below the root (a join above may test the SEQ's order on them), which no
+    window reads as events outside the groups (:func:`jitcep.execute.kleene.outside_groups`).
 
     A closure or group at an end of the pattern (the last item of its top-level SEQ, whose first item is
     a single variable ``f``; or the first, whose last is one) has one open side, bounded by the window
@@ -112,7 +117,7 @@ def lowerable(planning) -> dict:
         earlier = {L.var for L in logical.closures if adjacent(K, L)}
         if not K.near or read & (kvs - names(K)) or not earlier <= out.keys():
             continue
-        if isinstance(K, Group) and (K.anchor or (ties and stretched)):
+        if isinstance(K, Group) and ties and stretched:
             continue  # (module docstring: groups)
         if ties and counted and _open(K):
             continue  # (module docstring: at an end of the pattern)
@@ -121,7 +126,9 @@ def lowerable(planning) -> dict:
         # not in an OR branch, where the records that took another one carry no list to test, nor a group's
         held = () if K.scope or isinstance(K, Group) else splittable(K, options.kleene)
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
-        out[lead(K)] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier
+        # an anchored group's first iteration: the later ones lie after it (SEQ) or after it in canonical order
+        anchors = set(K.anchor) if isinstance(K, Group) else set()
+        out[lead(K)] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier | anchors
     return out
 
 
