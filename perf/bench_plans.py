@@ -303,14 +303,22 @@ def kleene_branch_workloads(n: int) -> dict:
     """name -> (pattern text, events) with the closure in an OR branch, planned as one unit (the DNF form
     already searched it), where it was collected on top before it could be a unit: between the branch's
     single variables (C at 0.005x A's rate), or alone, anchored by its first member and at least two
-    members long (C at 0.02x, E rarer); G frequent with a selective ``f``-``g`` conjunct, so a search without
+    members long (C at 0.02x, E rarer), between the branch's single variables with a conjunct reading g
+    (split off the collection: before, it kept the closure on top), or a Kleene group alone, anchored by its first iteration (B and C
+    at 0.02x); G frequent with a selective ``f``-``g`` conjunct, so a search without
     the closure joins (f, g) first."""
     def ev(types):
         return synthetic_events(n, types=types, keys=10, attrs={"x": "uniform"})
     return {"branch_c": ("PATTERN SEQ(A a, OR(SEQ(B b, C+ c[], D d), E e), F f, G g) WHERE [k] AND f.x + 0.95 < g.x "
                          "WITHIN 2000", ev({"A": 1, "B": 1, "C": 0.005, "D": 1, "E": 0.05, "F": 1, "G": 20})),
             "anchored_c": ("PATTERN SEQ(A a, OR(C{2,} c[], E e), F f, G g) WHERE [k] AND f.x + 0.95 < g.x "
-                           "WITHIN 2000", ev({"A": 1, "C": 0.02, "E": 0.002, "F": 1, "G": 20}))}
+                           "WITHIN 2000", ev({"A": 1, "C": 0.02, "E": 0.002, "F": 1, "G": 20})),
+            "branch_split": ("PATTERN SEQ(A a, OR(SEQ(B b, C+ c[], D d), E e), F f, G g) WHERE [k] AND "
+                             "f.x + 0.95 < g.x AND sum(c.x) < g.x + 0.5 WITHIN 2000",
+                             ev({"A": 1, "B": 1, "C": 0.005, "D": 1, "E": 0.05, "F": 1, "G": 20})),
+            "anchored_group": ("PATTERN SEQ(A a, OR(KL(SEQ(B b, C c)){2,}, E e), F f, G g) WHERE [k] AND "
+                               "f.x + 0.95 < g.x WITHIN 2000",
+                               ev({"A": 1, "B": 0.02, "C": 0.02, "E": 0.002, "F": 1, "G": 20}))}
 
 
 def kleene_branch(args) -> None:

@@ -38,7 +38,8 @@ from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import AndJoin, GroupCollect, KleeneCollect, ListFilter, Scan, SeqJoin
 from jitcep.plan.planner.algorithms import ALGORITHMS
-from jitcep.plan.planner.cardinality import _choose, anchored_group_lists, estimate_work, join_problem, ordered_share
+from jitcep.plan.planner.cardinality import (_choose, anchored_group_lists, branch_split_shares, estimate_work,
+                                            join_problem, ordered_share)
 from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
 from jitcep.plan.planner.problem import ClosureUnit, JoinProblem, leaves
 from jitcep.plan.planner.statistics import DEFAULT_SELECTIVITY, Statistics, conjunct_texts
@@ -761,6 +762,55 @@ def test_a_closure_in_an_or_branch_collected_lower_finds_the_matches_written_by_
             assert lower >= len(ALGORITHMS) - 2, lower
 
 
+BRANCH_G_EVENTS = BRANCH_EVENTS.with_columns(pl.Series("x", [0, 0, 1, 5, 3, 0, 0, 3]))  # g.x 3
+ANCHORED_G_EVENTS = ANCHORED_EVENTS.with_columns(pl.Series("x", [0, 1, 5, 0, 0, 3]))
+
+
+@pytest.mark.parametrize("text, events, where, expected", [
+    # BRANCH_EVENTS with g.x 3: every member below it, the C at 2 (x 1) only
+    (BRANCH, BRANCH_G_EVENTS, " WHERE c[i].x < g.x", [(2,), None]),
+    # the sums 1, 5, 6 above it: [3] and [2, 3]
+    (BRANCH, BRANCH_G_EVENTS, " WHERE sum(c.x) > g.x", [(3,), (2, 3), None]),
+    # growing by more than g.x - 3 = 0 along the list (1 then 5)
+    (BRANCH, BRANCH_G_EVENTS, " WHERE c[i].x > c[i-1].x + g.x - 3", [(2,), (3,), (2, 3), None]),
+    # anchored: the anchor at 1 (x 1) or 2 (x 5), g.x 3 (a member-wise conjunct is a join predicate on the
+    # anchor too, so it waits for g only as an iterative or list one): 5 > 1 + 3 + 2 fails
+    (ANCHORED, ANCHORED_G_EVENTS, " WHERE c[i].x > c[i-1].x + g.x + 2", [(1,), (2,), None]),
+    (ANCHORED, ANCHORED_G_EVENTS, " WHERE count(c) < g.x - 1", [(1,), (2,), None]),
+])
+def test_a_conjunct_split_off_a_closure_in_an_or_branch_finds_the_matches_written_by_hand(text, events, where,
+                                                                                          expected):
+    # the conjunct reads g, joined last: the rare closure is collected on the OR unit (and its neighbours),
+    # the conjunct tested where g joins, on the carried lists; the e branch's records carry an unbound list
+    pattern = parse(text.format(where))
+    logical = logical_plan(pattern)
+    stats = Statistics({v: 0.001 if v in ("c", "c[1]") else 1.0 for v in [*logical.variables, "c"]}, {}, 1, 1.0,
+                       {}, 1000.0)
+    split = 0
+    for name in ALGORITHMS:
+        plan = physical_plan(logical, Options(planner=name), None, stats, 10.0, form="unit")
+        split += _collect(plan).placement == "lower" and any(isinstance(n, ListFilter) for n in plan.nodes())
+        [mt] = runtime.evaluate([pattern], build_event_table(events, [pattern], type="type"), Options(), plan=plan)
+        got = sorted((m["c"] for m in mt.to_bindings()), key=lambda c: (c is None, c or ()))
+        assert got == sorted(expected, key=lambda c: (c is None, c or ())), name
+    assert split >= len(ALGORITHMS) - 3, split
+
+
+def test_a_conjunct_split_off_a_closure_in_an_or_branch_is_priced_over_the_or_units_records_by_hand():
+    # as the card test above: 5/6 of the OR unit's records take c's branch, 3 lists each (m = 2); c[i].x < g.x
+    # at the default 0.5 thins the members to m = 1: 1 list; the others keep one unbound list, which the
+    # conjunct does not read: (5/6 * 1 + 1/6) / (5/6 * 3 + 1/6) = 6/16 between T' and g
+    logical = logical_plan(parse(BRANCH.format(" WHERE c[i].x < g.x")))
+    stats = Statistics({**{v: 1.0 for v in logical.variables}, "c": 0.6}, {}, 1, 1.0, {}, T)
+    problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
+    assert problem.units == ("a", problem.units[1], "f", "g", "c")
+    assert problem.closures == (ClosureUnit(4, 0b0010, 0),)  # g is not needed: the conjunct waits for it
+    assert problem.card[4] == pytest.approx(5 / 6 * 3 + 1 / 6)
+    assert problem.sel[4][3] == pytest.approx(6 / 16) and problem.sel[4][2] == 1.0
+    # two conjuncts in turn: shares 1/2 then 1/2 of 4 lists, a quarter of the records through the branch
+    assert branch_split_shares([0.5, 0.5], 4.0, 0.25) == pytest.approx([(0.5 + 0.75) / 1.75, (0.25 + 0.75) / 1.25])
+
+
 def gen_branch(seed: int) -> tuple[str, dict]:
     """A SEQ around an OR one of whose branches holds a closure: between single variables of the branch
     (``SEQ(B b, C+ c[], D d)``), after one outside it (``SEQ(C+ c[], D d)``), or alone (anchored by its
@@ -803,6 +853,41 @@ def _agree_branch(seed: int, n_streams: int) -> int:
     text, opts = gen_branch(seed)
     motif = (("E",), ("A",), ("B",), ("C", "B", "E"), ("C",), ("D",), ("F",), ("D",))
     return _agree_placed(text, opts, 7_700 + seed, "unit", KleeneCollect, motif, seed, n_streams)
+
+
+def gen_branch_split(seed: int) -> tuple[str, dict]:
+    """:func:`gen_branch`'s pattern with a conjunct reading the closure and g (after the OR), which the
+    collection leaves to a ListFilter where g joins (member-wise, iterative, list or each form)."""
+    text, opts = gen_branch(seed)
+    rng = random.Random(62_000 + seed)
+    cmp = rng.choice(["<", "<=", ">", ">="])
+    conj = rng.choice([f"c[i].x {cmp} g.x", f"sum(c.x) {cmp} g.x", f"c[i].x {cmp} c[i-1].x + g.x - 1",
+                       f"count(c) {cmp} g.x", f"c[i].x {cmp} avg(c.x) + g.x - 1"])
+    head, window = text.rsplit(" WITHIN ", 1)
+    return f"{head}{' AND ' if ' WHERE ' in head else ' WHERE '}{conj} WITHIN {window}", opts
+
+
+def _agree_branch_split(seed: int, n_streams: int) -> int:
+    """As :func:`_agree_branch`, for :func:`gen_branch_split`'s patterns; the number of plans collecting the
+    closure below the root and testing a conjunct on its carried lists."""
+    text, opts = gen_branch_split(seed)
+    motif = (("E",), ("A",), ("B",), ("C", "B", "E"), ("C",), ("D",), ("F",), ("D",))
+    pattern, options, logical, plans = _every_algorithm(text, opts, 7_800 + seed, "unit")
+    split = sum(any(isinstance(n, KleeneCollect) and n.placement == "lower" for n in p.nodes())
+                and any(isinstance(n, ListFilter) for n in p.nodes()) for p in plans.values())
+    _plans_agree(text, pattern, options, plans, seed, n_streams,
+                 event_frames(types=("A", "B", "C", "D", "E", "F"), max_size=12, motif=motif))
+    return split
+
+
+def test_every_algorithm_finds_the_reference_matches_with_a_conjunct_split_off_a_closure_in_an_or_branch():
+    assert sum(_agree_branch_split(seed, 4) for seed in range(8)) >= 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 250))
+def test_every_algorithm_finds_the_reference_matches_with_a_conjunct_split_off_a_closure_in_an_or_branch_slow(seed):
+    _agree_branch_split(seed, 40)
 
 
 def _agree_placed(text, opts, plan_seed, form, collect, motif, seed: int, n_streams: int) -> int:

@@ -352,7 +352,13 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         found.append(ClosureUnit(n + len(found), mask, len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
         # a conjunct split off the collection: a predicate between T' and the units it reads
         conds = [e for f in ("member", "prev", "lists", "each") for e in split.get(f, ())]
-        shares = split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct) if conds else ()
+        s = frozenset(need) & singles
+        if conds and K.scope:  # in an OR branch: over the records through it, those of another one kept
+            took, s = _branch(K, s, units_of, alts, weights)
+            shares = branch_split_shares(split_shares(K, mode, split, s, W, rate_of, conjunct),
+                                         lists_per_record(K, mode, s, W, rate_of, conjunct), took)
+        else:
+            shares = split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
         for e, share in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, share))
@@ -382,11 +388,29 @@ def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts,
                 else lists_per_record(K, mode, s, W, rate, sel))
     if not K.scope:
         return lists(s)
+    took, through = _branch(K, s, units_of, alts, weights)
+    return took * lists(through) + (1.0 - took)
+
+
+def _branch(K, s: frozenset, units_of, alts, weights) -> tuple[float, frozenset]:
+    """(the share of its OR unit's records that take the branch of closure or group ``K``, the variables of
+    ``s`` a record through that branch binds: its range lies among them)."""
     scope = frozenset(K.scope)
     i = next(i for i, vs in enumerate(units_of) if vs & scope)
-    took = sum(w for a, w in zip(alts[i], weights[i]) if a & scope)
-    # the range among the variables of a record through the branch
-    return took * lists(s - (units_of[i] - scope)) + (1.0 - took)
+    return sum(w for a, w in zip(alts[i], weights[i]) if a & scope), s - (units_of[i] - scope)
+
+
+def branch_split_shares(shares, lists: float, took: float) -> list[float]:
+    """:func:`split_shares` of a closure in an OR branch as shares of the mean lists over its OR unit's
+    records (:func:`_unit_lists`): a record that took another branch keeps its one unbound list, which no
+    split conjunct reads (semantics section 4), so with ``L_i`` the lists of a record through the branch
+    with the first i conjuncts (``lists`` times the first i shares), the i-th share is ``(took L_i + 1 -
+    took) / (took L_(i-1) + 1 - took)``, their product the mean lists with all of them over those without."""
+    out, have = [], lists
+    for share in shares:
+        before, have = took * have + 1.0 - took, have * share
+        out.append((took * have + 1.0 - took) / before if before > 0 else 1.0)
+    return out
 
 
 CLOSURE_CARD_CAP = 1e30
@@ -466,7 +490,8 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             kc, over = collected[node.var]
             split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
             share = math.prod(split_shares(kc.closure, kc.mode, split, over, W, rate, sel))
-            alts = [(s, r * share) for s, r in given]
+            scope = set(kc.closure.scope)  # in an OR branch: the records through it only
+            alts = [(s, r * share if not scope or s & scope else r) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
             rec(node.body)  # its iterations, priced as joins

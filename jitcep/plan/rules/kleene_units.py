@@ -49,7 +49,10 @@ def lowerable(planning) -> dict:
     In an OR branch (``scope``) likewise: the OR is one unit of the join problem, so a join binding
     ``need`` binds the whole OR, and whether its record took the closure's branch is decided there as at
     the top (its scope variables bound or not); the records that took another branch keep one unbound
-    list.  Its conjuncts are all tested by the collection (none split off).  An anchored closure (its
+    list.  A conjunct split off it (:mod:`.kleene_split`) is tested where its variables join on the
+    carried lists: a record that took another branch carries one unbound list, which no conjunct reads
+    (semantics section 4: a conjunct reading an unbound variable does not apply), so it keeps, as at the
+    top, where the collection tests nothing on it.  An anchored closure (its
     first member, its anchor, bound by the joins where nothing else in its part binds an event) has its
     anchor for the neighbour before it (:attr:`~jitcep.plan.logical.Closure.near`): every other member
     lies after it, and it lies after everything the SEQ orders before the closure.
@@ -122,9 +125,12 @@ def lowerable(planning) -> dict:
         if ties and counted and _open(K):
             continue  # (module docstring: at an end of the pattern)
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
-        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split);
-        # not in an OR branch, where the records that took another one carry no list to test, nor a group's
-        held = () if K.scope or isinstance(K, Group) else splittable(K, options.kleene)
+        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split;
+        # in an OR branch the records that took another one carry an unbound list, which it does not read);
+        # not a group's
+        held = () if isinstance(K, Group) else splittable(K, options.kleene)
+        if isinstance(K, Closure) and K.anchor is not None:  # its member-wise ones are join predicates on the
+            held = tuple(c for c in held if c not in K.member)  # anchor too, which a join above cannot read
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
         # an anchored group's first iteration: the later ones lie after it (SEQ) or after it in canonical order
         anchors = set(K.anchor) if isinstance(K, Group) else set()
