@@ -967,6 +967,50 @@ def test_a_group_collected_lower_finds_the_matches_written_by_hand(body, where, 
             assert lower >= len(ALGORITHMS) - 2, lower
 
 
+GROUP_D_EVENTS = GROUP_EVENTS.with_columns(pl.Series("x", [5, 1, 0, 7, 0, 0, 4]))  # d.x 4
+
+
+@pytest.mark.parametrize("where, expected", [
+    # every iteration's b below d.x (4): b at 1 (x 1) only
+    ("b.x < d.x", [((1, 2),), ((1, 4),)]),
+    # b's sum above 4: (3, 4) (7) and (1, 2) then (3, 4) (8)
+    ("sum(b.x) > d.x", [((3, 4),), ((1, 2), (3, 4))]),
+    # b's x growing by more than d.x + 3 = 7 along the list: 1 then 7 does not
+    ("b[i].x > b[i-1].x + d.x + 3", [((1, 2),), ((1, 4),), ((3, 4),)]),
+    # each iteration's b above the list's mean b minus d.x: 1 > 4 - 4 and 7 > 4 - 4, so all four
+    ("b[i].x > avg(b.x) - d.x", [((1, 2),), ((1, 4),), ((3, 4),), ((1, 2), (3, 4))]),
+])
+def test_a_conjunct_split_off_a_group_finds_the_matches_written_by_hand(where, expected):
+    # SEQ(A a, KL(SEQ(B b, E e))+, C c, D d): the conjunct reads d, joined last; the rare group is collected on
+    # (a, c), the conjunct tested where d joins, on the carried lists (one per group variable)
+    pattern = parse(f"PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE {where} WITHIN 10")
+    logical = logical_plan(pattern)
+    stats = Statistics({"a": 1.0, "b": 0.001, "e": 0.001, "c": 1.0, "d": 10.0}, {}, 1, 1.0, {}, T)
+    split = 0
+    for name in ALGORITHMS:
+        plan = physical_plan(logical, Options(planner=name), None, stats, W)
+        [gc] = [n for n in plan.nodes() if isinstance(n, GroupCollect)]
+        lf = [n for n in plan.nodes() if isinstance(n, ListFilter)]
+        split += gc.placement == "lower" and set(gc.input.vars) == {"a", "c"} and len(lf) == 1
+        [mt] = runtime.evaluate([pattern], build_event_table(GROUP_D_EVENTS, [pattern], type="type"), Options(),
+                                plan=plan)
+        assert sorted(tuple(zip(m["b"], m["e"])) for m in mt.to_bindings()) == sorted(expected), name
+    assert split >= len(ALGORITHMS) - 2, split
+    assert "list filter" in to_text(describe(plan))
+
+
+def test_a_conjunct_split_off_a_group_is_priced_as_a_selectivity_of_t_prime_by_hand():
+    # SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) over (a, c): the range is one of 3 gaps of W/3, n = (0.6 * 10/3)^2
+    # / 2! = 2 iterations, 2^2 - 1 = 3 lists; b.x < d.x at the default 0.5 halves the iterations: 2^1 - 1 = 1
+    # list, so T' and d share 1/3; a list conjunct its own 0.5
+    stats = Statistics({"a": 1.0, "b": 0.6, "e": 0.6, "c": 1.0, "d": 1.0}, {}, 1, 1.0, {}, T)
+    for where, share in (("b.x < d.x", 1 / 3), ("sum(b.x) < d.x", 0.5)):
+        logical = logical_plan(parse(f"PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE {where} WITHIN 10"))
+        problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
+        assert problem.units == ("a", "c", "d", "b") and problem.closures == (ClosureUnit(3, 0b011, 0),)
+        assert problem.card[3] == pytest.approx(3.0) and problem.sel[3][2] == pytest.approx(share), where
+
+
 def test_a_group_in_an_or_branch_collected_lower_finds_the_matches_written_by_hand():
     # the branch through f (1) and c (6): iterations (2, 3), (2, 5), (4, 5) and (2, 3) then (4, 5); or x (7)
     pattern = parse("PATTERN SEQ(A a, OR(SEQ(F f, KL(SEQ(B b, E e))+, C c), X x), D d) WITHIN 10")

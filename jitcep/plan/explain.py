@@ -103,7 +103,7 @@ def _operator(node, window: str) -> dict:
                 "prune": [n.var for n in node.prune], "placement": node.placement,
                 **_priced(node), **({"searched": True} if node.searched else {})}
     if isinstance(node, ListFilter):
-        preds = [_text(c) for c in node.member] + [_text(c, node.var) for c in node.prev + node.each] \
+        preds = [_text(c) for c in node.member] + [_text(c, node.group or node.var) for c in node.prev + node.each] \
             + [_text(c) for c in node.lists]
         return {"op": "list filter", "vars": list(node.vars), "closure": node.var, "predicates": preds,
                 "window": None}

@@ -355,10 +355,10 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         s = frozenset(need) & singles
         if conds and K.scope:  # in an OR branch: over the records through it, those of another one kept
             took, s = _branch(K, s, units_of, alts, weights)
-            shares = branch_split_shares(split_shares(K, mode, split, s, W, rate_of, conjunct),
-                                         lists_per_record(K, mode, s, W, rate_of, conjunct), took)
+            shares = branch_split_shares(_split_shares(K, mode, split, s, W, rate_of, conjunct),
+                                         _construct_lists(K, mode, s, W, rate_of, conjunct), took)
         else:
-            shares = split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
+            shares = _split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
         for e, share in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, share))
@@ -383,13 +383,20 @@ def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts,
     per record, or in an OR branch (its ``scope``, inside one OR unit) the mean over that unit's records,
     those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
     the share of the unit's records that are alternatives through the branch."""
-    def lists(s):
-        return (_group_lists(K, s, W, rate, sel) if isinstance(K, Group)
-                else lists_per_record(K, mode, s, W, rate, sel))
     if not K.scope:
-        return lists(s)
+        return _construct_lists(K, mode, s, W, rate, sel)
     took, through = _branch(K, s, units_of, alts, weights)
-    return took * lists(through) + (1.0 - took)
+    return took * _construct_lists(K, mode, through, W, rate, sel) + (1.0 - took)
+
+
+def _construct_lists(K, mode: str, s: frozenset, W: float, rate, sel) -> float:
+    """Lists per record of the variables ``s`` of closure or group ``K``."""
+    return _group_lists(K, s, W, rate, sel) if isinstance(K, Group) else lists_per_record(K, mode, s, W, rate, sel)
+
+
+def _split_shares(K, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
+    """:func:`split_shares` of closure or group ``K`` (:func:`group_split_shares`)."""
+    return (group_split_shares if isinstance(K, Group) else split_shares)(K, mode, split, s, W, rate, sel)
 
 
 def _branch(K, s: frozenset, units_of, alts, weights) -> tuple[float, frozenset]:
@@ -489,8 +496,9 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             given = rec(node.input)
             kc, over = collected[node.var]
             split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
-            share = math.prod(split_shares(kc.closure, kc.mode, split, over, W, rate, sel))
-            scope = set(kc.closure.scope)  # in an OR branch: the records through it only
+            K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
+            share = math.prod(_split_shares(K, getattr(kc, "mode", "all"), split, over, W, rate, sel))
+            scope = set(K.scope)  # in an OR branch: the records through it only
             alts = [(s, r * share if not scope or s & scope else r) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
@@ -500,6 +508,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             alts = [(s, r * (_group_lists(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
                     for s, r in given]
             inputs = sum(r for _, r in given)
+            collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
         elif isinstance(node, SemiJoinReduce):
             # no estimate of what it removes yet: the matches are its input's, an upper bound
             alts = rec(node.input)
@@ -593,8 +602,8 @@ def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float
     KleeneCollect, ...)) when that one is the nearest bound variable before it in a record of the single
     variables ``s`` (adjacent closures: ``c``'s range starts after its last member), else 1."""
     near = next((v for v in reversed(c.before) if v in s or v in collected), None)
-    if near is None or near not in collected:
-        return 1.0
+    if near is None or near not in collected or not isinstance(collected[near][0], KleeneCollect):
+        return 1.0  # (a group, collected by its first variable, is never adjacent)
     return ordered_share(_growth(collected[near][0].closure, s, W, rate, sel), _growth(c, s, W, rate, sel))
 
 
@@ -736,6 +745,24 @@ def ordered_share(u: float, v: float) -> float:
     else:
         top = u * (eu - ev) / (u - v) - eu
     return min(max(top / eu / ev, 0.0), 1.0)
+
+
+def group_split_shares(g, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
+    """:func:`split_shares` of Kleene group ``g`` (collected without the conjuncts ``split``): the share of
+    its lists per record of ``s`` passing each split conjunct in turn, the lists counted by
+    :func:`anchored_group_lists` / :func:`group_lists_per_record` with the conjuncts added one by one (a
+    member-wise one thins the iterations, an iterative one their chains, a list one multiplies the lists,
+    an ``each`` one passes each iteration with its selectivity).  ``mode`` is unused: a group's lists are
+    every chain of its iterations under either ``kleene=``."""
+    shares, have = [], g
+    before = _group_lists(have, s, W, rate, sel)
+    for form in ("member", "prev", "lists", "each"):
+        for e in split.get(form, ()):
+            have = dataclasses.replace(have, **{form: getattr(have, form) + (e,)})
+            after = _group_lists(have, s, W, rate, sel)
+            shares.append(min(max(after / before, 0.0), 1.0) if before > 0 else 1.0)
+            before = after
+    return shares
 
 
 def split_shares(c, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:

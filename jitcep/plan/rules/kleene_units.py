@@ -61,7 +61,9 @@ def lowerable(planning) -> dict:
     adjacent): each iteration lies between its nearest neighbours, inside the record's
     span, so the window (either ``kleene_window``: an iteration between two events of the record fits
     with them whenever they fit) cuts no list differently; the variables that may bind one of its events
-    and those its conjuncts read (none split off) are in ``need``.  Under ``nondecreasing_ts`` an
+    and those its conjuncts read (but those split off, as a closure's: a group's lists are every chain of
+    its candidate iterations, so the chains passing a member-wise or iterative conjunct are those of the
+    passing candidates) are in ``need``.  Under ``nondecreasing_ts`` an
     iteration tied with a neighbour may lie past it by position (its collection puts the records back in
     end order): its time lies between the neighbours' times, so a window in time cuts nothing
     differently; a count window's span may grow, which under ``kleene_window="match"`` the collection
@@ -126,11 +128,10 @@ def lowerable(planning) -> dict:
             continue  # (module docstring: at an end of the pattern)
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
         # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split;
-        # in an OR branch the records that took another one carry an unbound list, which it does not read);
-        # not a group's
-        held = () if isinstance(K, Group) else splittable(K, options.kleene)
-        if isinstance(K, Closure) and K.anchor is not None:  # its member-wise ones are join predicates on the
-            held = tuple(c for c in held if c not in K.member)  # anchor too, which a join above cannot read
+        # in an OR branch the records that took another one carry an unbound list, which it does not read)
+        held = splittable(K, options.kleene)
+        if K.anchor:  # its member-wise ones are join predicates on the anchor(s) too, which a join above
+            held = tuple(c for c in held if c not in K.member)  # cannot read
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
         # an anchored group's first iteration: the later ones lie after it (SEQ) or after it in canonical order
         anchors = set(K.anchor) if isinstance(K, Group) else set()
@@ -178,7 +179,7 @@ def closure_units(planning) -> tuple:
         K, need = by_lead[v], found.get(v)
         # a closure right after another is collected after it: only where that one is a unit too
         if need is not None and not need >= every and need - every <= units:
-            kept = collected(K, mode, need, every) if isinstance(K, Closure) else K
-            out.append((kept, need, mode, split_off(K, kept) if isinstance(K, Closure) else {}))
+            kept = collected(K, mode, need, every)
+            out.append((kept, need, mode, split_off(K, kept)))
             units.add(v)
     return tuple(out)
