@@ -1074,6 +1074,87 @@ def test_every_algorithm_finds_the_reference_matches_with_a_group_unit():
     assert sum(_agree_group(seed, 4) for seed in range(8)) >= 8
 
 
+def test_a_group_next_to_a_closure_collected_lower_finds_the_matches_written_by_hand():
+    # SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) on A 0, B 1, C 2, B 3, C 4, E 5, D 6, F 7: f a non-empty
+    # subsequence of the Bs at 1, 3; the group's iterations (2, 5), (4, 5) after f's last member: after 1 both
+    # (not chained: they share e), after 3 only (4, 5)
+    events = pl.DataFrame({"ts": list(range(8)), "type": ["A", "B", "C", "B", "C", "E", "D", "F"]})
+    pattern = parse("PATTERN SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) WITHIN 10")
+    logical = logical_plan(pattern)
+    [(_, need, *_), (_, gneed, *_)] = closure_units(Planning(logical, Options()))
+    assert need == {"a", "d"} and gneed == {"a", "d", "f"}  # the group needs the closure before it
+    expected = sorted([((1,), ((2, 5),)), ((1,), ((4, 5),)), ((3,), ((4, 5),)), ((1, 3), ((4, 5),))])
+    stats = Statistics({"a": 1.0, "f": 0.001, "b": 0.001, "e": 0.001, "d": 1.0, "g": 10.0}, {}, 1, 1.0, {}, T)
+    lower = 0
+    for name in ALGORITHMS:
+        plan = physical_plan(logical, Options(planner=name), None, stats, W)
+        [gc] = [n for n in plan.nodes() if isinstance(n, GroupCollect)]
+        lower += gc.placement == "lower" and gc.searched
+        [mt] = runtime.evaluate([pattern], build_event_table(events, [pattern], type="type"), Options(), plan=plan)
+        got = sorted((tuple(m["f"]), tuple(zip(m["b"], m["e"]))) for m in mt.to_bindings())
+        assert got == expected, name
+        assert {(m["a"], m["d"], m["g"]) for m in mt.to_bindings()} == {(0, 6, 7)}
+    assert lower >= len(ALGORITHMS) - 2, lower
+
+
+def test_a_group_next_to_a_closure_counts_only_lists_after_the_closures_by_hand():
+    # SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) over (a, d): the range one of 3 gaps, 10/3; f: m = 0.3 *
+    # 10/3 = 1 member, 2^1 - 1 = 1 list, u = 1; the group: n = (0.6 * 10/3)^2 / 2! = 2 iterations, v = 2, 2^2 - 1 = 3 lists, of
+    # which the share whose iterations lie after f's last member (the closures' formula, iterations for
+    # members): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1))
+    logical = logical_plan(parse("PATTERN SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) WITHIN 10"))
+    stats = Statistics({"a": 1.0, "f": 0.3, "b": 0.6, "e": 0.6, "d": 1.0, "g": 1.0}, {}, 1, 1.0, {}, T)
+    problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options())))
+    u, v = 1.0, 2.0
+    share = (u * (math.exp(u) - math.exp(v)) / (u - v) - (math.exp(u) - 1)) / ((math.exp(u) - 1) * (math.exp(v) - 1))
+    assert problem.units == ("a", "d", "g", "f", "b") and problem.card[3] == pytest.approx(1.0)
+    assert problem.card[4] == pytest.approx(3 * share)
+
+
+def gen_adjacent_group(seed: int) -> tuple[str, dict]:
+    """A SEQ with a Kleene group right next to a closure or another group (no single variable between)
+    between single variables, a variable beyond them, the conjunct forms reading the constructs, a
+    neighbour or the later variable, and its options."""
+    rng = random.Random(54_000 + seed)
+    seq = lambda: rng.random() < 0.6  # noqa: E731
+    group = lambda v, w: (f"KL(SEQ({rng.choice('BE')} {v}, {rng.choice('BE')} {w})){rng.choice(['+', '{0,}', '{1,2}'])}"  # noqa: E731
+                          if seq() else f"KL(AND({rng.choice('BE')} {v}, {rng.choice('BE')} {w})){rng.choice(['{1,1}', '{1,2}'])}")
+    closure = f"{rng.choice('BE')}{rng.choice(['+', '*', '{1,2}'])} f[]"
+    run = rng.choice([[group("b", "e"), closure], [closure, group("b", "e")], [group("b", "e"), group("g", "h")]])
+    items = ["A a", *run, "C c", "D d"]
+    cmp = lambda: rng.choice(["<", "<=", ">", ">="])  # noqa: E731
+    forms = [lambda: f"b.x {cmp()} a.x", lambda: f"sum(e.x) {cmp()} d.x", lambda: f"count(b) {cmp()} {rng.randint(1, 3)}",
+             lambda: f"b[i].x {cmp()} b[i-1].x", lambda: f"c.x {cmp()} d.x"]
+    if "f[]" in items[1] or "f[]" in items[2]:
+        forms += [lambda: f"f[i].x {cmp()} c.x", lambda: f"count(f) {cmp()} {rng.randint(1, 3)}"]
+    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
+    if rng.random() < 0.2:
+        conj.append("[k]")
+    where = f" WHERE {' AND '.join(conj)}" if conj else ""
+    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
+    return (f"PATTERN SEQ({', '.join(items)}){where} {window}",
+            dict(order=rng.choice(["position", "strict_ts", "strict_ts", "nondecreasing_ts"]),
+                 kleene_window=rng.choice(["match", "iteration"]), max_kleene=5_000))
+
+
+def _agree_adjacent_group(seed: int, n_streams: int) -> int:
+    """As :func:`_agree`, for :func:`gen_adjacent_group`'s patterns; the number of plans collecting the
+    group below the root."""
+    text, opts = gen_adjacent_group(seed)
+    motif = (("A",), ("B", "E"), ("E", "B"), ("B",), ("E",), ("C",), ("D",))
+    return _agree_placed(text, opts, 9_500 + seed, None, GroupCollect, motif, seed, n_streams)
+
+
+def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct():
+    assert sum(_agree_adjacent_group(seed, 4) for seed in range(8)) >= 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 250))
+def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct_slow(seed):
+    _agree_adjacent_group(seed, 40)
+
+
 def test_a_long_bounded_group_is_estimated_in_floats():
     # 195 expected iterations of a {2,} group: C(m, L) up to L = 196 once overflowed L! (slow seed 141)
     text, opts = gen_group(141)

@@ -337,11 +337,12 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         # bounds the range by its last member, not as an event of the record)
         name = K.vars[0] if isinstance(K, Group) else K.var  # a group by its first variable (kleene_order)
         lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
-        # the closures right before it (kleene_units: a group is never adjacent)
-        prior = [L for L, *_ in closures if not isinstance(L, Group) and L.var in need]
+        # the closures (groups) right before it (kleene_units), each needing the one before
+        prior = [L for L, *_ in closures if (L.vars[0] if isinstance(L, Group) else L.var) in need]
         if prior:  # its lists lie after the last member of the nearest one's: not every pair of the two
             s = frozenset(need) & singles
-            lists *= ordered_share(_growth(prior[-1], s, W, rate_of, conjunct), _growth(K, s, W, rate_of, conjunct))
+            lists *= ordered_share(_any_growth(prior[-1], s, W, rate_of, conjunct),
+                                   _any_growth(K, s, W, rate_of, conjunct))
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
@@ -724,6 +725,24 @@ def _growth(c, s: frozenset, W: float, rate, sel) -> float:
     p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
     q = math.prod(sel(e) for e in c.each)
     return min(rate(c.var) * member * _range_length(c.before, c.after, False, s, W) * p * q, 700.0)
+
+
+def group_growth(g, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`_growth` of Kleene group ``g``, its iterations for members: ``n * p * q`` per record of the
+    variables ``s`` (:func:`group_lists_per_record`'s n, p, q), for :func:`ordered_share` of a group next
+    to another construct (its iterations taken as points, their spread ignored)."""
+    length = _range_length(g.before, g.after, False, s, W)
+    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    if g.seq:
+        n /= math.factorial(len(g.vars))
+    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
+    q = math.prod(sel(e) for e in g.each)
+    return min(n * p * q, 700.0)
+
+
+def _any_growth(K, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`_growth` of a closure, :func:`group_growth` of a group."""
+    return (group_growth if isinstance(K, Group) else _growth)(K, s, W, rate, sel)
 
 
 def ordered_share(u: float, v: float) -> float:

@@ -57,8 +57,10 @@ def lowerable(planning) -> dict:
     anchor for the neighbour before it (:attr:`~jitcep.plan.logical.Closure.near`): every other member
     lies after it, and it lies after everything the SEQ orders before the closure.
 
-    A Kleene group likewise (in an OR branch too), apart from every other closure and group (never
-    adjacent): each iteration lies between its nearest neighbours, inside the record's
+    A Kleene group likewise (in an OR branch too), apart from every other closure and group or adjacent
+    to one (a group's iterations for members: the later one's range starts after the earlier one's last
+    event, bounded from its list as at the top; not under ``nondecreasing_ts``, not argued there): each
+    iteration lies between its nearest neighbours, inside the record's
     span, so the window (either ``kleene_window``: an iteration between two events of the record fits
     with them whenever they fit) cuts no list differently; the variables that may bind one of its events
     and those its conjuncts read (but those split off, as a closure's: a group's lists are every chain of
@@ -110,8 +112,9 @@ def lowerable(planning) -> dict:
         return not _overlap(kinds(K), kinds(L))
 
     def adjacent(K, L) -> bool:  # L right before K in their SEQ: K's range starts after L's last member
-        return (isinstance(K, Closure) and isinstance(L, Closure) and L.var in K.before
-                and not any(v in types and v in L.after for v in K.before))
+        if ties and (isinstance(K, Group) or isinstance(L, Group)):
+            return False  # (module docstring: a group next to another construct)
+        return bool(names(L) & set(K.before)) and not any(v in types and v in L.after for v in K.before)
     if not all(apart(K, L) or adjacent(K, L) or adjacent(L, K)
                for i, K in enumerate(constructs) for L in constructs[i + 1:]):
         return {}
@@ -119,7 +122,7 @@ def lowerable(planning) -> dict:
     out = {}
     for K in constructs:
         read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
-        earlier = {L.var for L in logical.closures if adjacent(K, L)}
+        earlier = {lead(L) for L in constructs if adjacent(K, L)}
         if not K.near or read & (kvs - names(K)) or not earlier <= out.keys():
             continue
         if isinstance(K, Group) and ties and stretched:
