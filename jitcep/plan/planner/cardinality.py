@@ -599,13 +599,16 @@ def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: fl
 
 
 def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float:
-    """:func:`ordered_share` of closure ``c`` after a closure ``collected`` already (variable -> (its
-    KleeneCollect, ...)) when that one is the nearest bound variable before it in a record of the single
-    variables ``s`` (adjacent closures: ``c``'s range starts after its last member), else 1."""
+    """:func:`ordered_share` of closure ``c`` after a closure or group ``collected`` already (variable, a
+    group's first -> (its KleeneCollect / GroupCollect, ...)) when that one is the nearest bound variable
+    before it in a record of the single variables ``s`` (adjacent: ``c``'s range starts after its last
+    member), else 1.  (A group after a closure is counted without the share: an upper bound.)"""
     near = next((v for v in reversed(c.before) if v in s or v in collected), None)
-    if near is None or near not in collected or not isinstance(collected[near][0], KleeneCollect):
-        return 1.0  # (a group, collected by its first variable, is never adjacent)
-    return ordered_share(_growth(collected[near][0].closure, s, W, rate, sel), _growth(c, s, W, rate, sel))
+    if near is None or near not in collected:
+        return 1.0
+    node = collected[near][0]  # a closure's KleeneCollect, or a group's GroupCollect (by its first variable)
+    earlier = node.closure if isinstance(node, KleeneCollect) else node.group
+    return ordered_share(_any_growth(earlier, s, W, rate, sel), _growth(c, s, W, rate, sel))
 
 
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
