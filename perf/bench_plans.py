@@ -331,8 +331,8 @@ def kleene_branch(args) -> None:
 def kleene_group_workloads(n: int) -> dict:
     """name -> (pattern text, events) on :func:`kleene_search_workloads`' events with a Kleene group between
     a and c where a closure was (its B and E at 0.02x A's rate), collected on top before it could be a unit:
-    a SEQ body and an AND body; the SEQ one under ``nondecreasing_ts``, and with a conjunct reading d (split
-    off its collection: before, it kept the group on top)."""
+    a SEQ body and an AND body; the SEQ one under ``nondecreasing_ts``, with a conjunct reading d (split
+    off its collection: before, it kept the group on top), and right after a closure of F (0.2x; B and E at 0.05x there)."""
     def ev(rb):
         return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
                                 attrs={"x": "uniform"})
@@ -343,7 +343,11 @@ def kleene_group_workloads(n: int) -> dict:
             "group_ties": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
                            "WITHIN 2000", ev(0.02), {"order": "nondecreasing_ts"}),
             "group_split": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
-                            "AND b.x < d.x WITHIN 2000", ev(0.02))}
+                            "AND b.x < d.x WITHIN 2000", ev(0.02)),
+            "group_adjacent": ("PATTERN SEQ(A a, F+ f[], KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND "
+                               "c.x + 0.95 < d.x WITHIN 2000",
+                               synthetic_events(n, types={"A": 1, "F": 0.2, "B": 0.05, "E": 0.05, "C": 1, "D": 20},
+                                                keys=10, attrs={"x": "uniform"}))}
 
 
 def kleene_end_workloads(n: int) -> dict:
