@@ -332,7 +332,8 @@ def kleene_group_workloads(n: int) -> dict:
     """name -> (pattern text, events) on :func:`kleene_search_workloads`' events with a Kleene group between
     a and c where a closure was (its B and E at 0.02x A's rate), collected on top before it could be a unit:
     a SEQ body and an AND body; the SEQ one under ``nondecreasing_ts``, with a conjunct reading d (split
-    off its collection: before, it kept the group on top), and right after a closure of F (0.2x; B and E at 0.05x there)."""
+    off its collection: before, it kept the group on top), and right after a closure of F (0.2x; B and E at
+    0.05x there)."""
     def ev(rb):
         return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
                                 attrs={"x": "uniform"})

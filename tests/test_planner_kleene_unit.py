@@ -1099,9 +1099,9 @@ def test_a_group_next_to_a_closure_collected_lower_finds_the_matches_written_by_
 
 def test_a_group_next_to_a_closure_counts_only_lists_after_the_closures_by_hand():
     # SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) over (a, d): the range one of 3 gaps, 10/3; f: m = 0.3 *
-    # 10/3 = 1 member, 2^1 - 1 = 1 list, u = 1; the group: n = (0.6 * 10/3)^2 / 2! = 2 iterations, v = 2, 2^2 - 1 = 3 lists, of
-    # which the share whose iterations lie after f's last member (the closures' formula, iterations for
-    # members): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1))
+    # 10/3 = 1 member, 2^1 - 1 = 1 list, u = 1; the group: n = (0.6 * 10/3)^2 / 2! = 2 iterations, v = 2,
+    # 2^2 - 1 = 3 lists, of which the share whose iterations lie after f's last member (the closures'
+    # formula, iterations for members): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1))
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) WITHIN 10"))
     stats = Statistics({"a": 1.0, "f": 0.3, "b": 0.6, "e": 0.6, "d": 1.0, "g": 1.0}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options())))
@@ -1116,14 +1116,16 @@ def gen_adjacent_group(seed: int) -> tuple[str, dict]:
     between single variables, a variable beyond them, the conjunct forms reading the constructs, a
     neighbour or the later variable, and its options."""
     rng = random.Random(54_000 + seed)
-    seq = lambda: rng.random() < 0.6  # noqa: E731
-    group = lambda v, w: (f"KL(SEQ({rng.choice('BE')} {v}, {rng.choice('BE')} {w})){rng.choice(['+', '{0,}', '{1,2}'])}"  # noqa: E731
-                          if seq() else f"KL(AND({rng.choice('BE')} {v}, {rng.choice('BE')} {w})){rng.choice(['{1,1}', '{1,2}'])}")
+    def group(v: str, w: str) -> str:
+        seq = rng.random() < 0.6
+        bounds = rng.choice(["+", "{0,}", "{1,2}"] if seq else ["{1,1}", "{1,2}"])
+        return f"KL({'SEQ' if seq else 'AND'}({rng.choice('BE')} {v}, {rng.choice('BE')} {w})){bounds}"
     closure = f"{rng.choice('BE')}{rng.choice(['+', '*', '{1,2}'])} f[]"
     run = rng.choice([[group("b", "e"), closure], [closure, group("b", "e")], [group("b", "e"), group("g", "h")]])
     items = ["A a", *run, "C c", "D d"]
     cmp = lambda: rng.choice(["<", "<=", ">", ">="])  # noqa: E731
-    forms = [lambda: f"b.x {cmp()} a.x", lambda: f"sum(e.x) {cmp()} d.x", lambda: f"count(b) {cmp()} {rng.randint(1, 3)}",
+    forms = [lambda: f"b.x {cmp()} a.x", lambda: f"sum(e.x) {cmp()} d.x",
+             lambda: f"count(b) {cmp()} {rng.randint(1, 3)}",
              lambda: f"b[i].x {cmp()} b[i-1].x", lambda: f"c.x {cmp()} d.x"]
     if "f[]" in items[1] or "f[]" in items[2]:
         forms += [lambda: f"f[i].x {cmp()} c.x", lambda: f"count(f) {cmp()} {rng.randint(1, 3)}"]
@@ -1392,7 +1394,8 @@ def _agree_end(seed: int, n_streams: int) -> int:
     text, opts = gen_end(seed)
     ends = (("B", "D"), ("E", "B"), ("B", "D"))
     middle = (("A",), ("C", "F", "B"), ("C", "F"), ("D",))
-    motif = (*ends, *middle) if text.startswith(("PATTERN SEQ(KL", "PATTERN SEQ(B", "PATTERN SEQ(D")) else (*middle, *ends)
+    at_start = text.startswith(("PATTERN SEQ(KL", "PATTERN SEQ(B", "PATTERN SEQ(D"))
+    motif = (*ends, *middle) if at_start else (*middle, *ends)
     return _agree_placed(text, opts, 9_100 + seed, None, (KleeneCollect, GroupCollect), motif, seed, n_streams)
 
 

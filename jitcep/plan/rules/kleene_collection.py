@@ -92,7 +92,8 @@ def add(plan, planning):
                                      bounding(K, logical.kleene_order[i + 1:], logical.closures),
                                      prune=pruning(K, logical, options))
             return kleene
-        return lambda node: GroupCollect(node, group_body(K), collected(K, options.kleene, node.vars, logical.variables),
+        return lambda node: GroupCollect(node, group_body(K),
+                                         collected(K, options.kleene, node.vars, logical.variables),
                                          options.kleene_window == "iteration")
     made = [(v, operator(i, collect[v])) for i, v in enumerate(logical.kleene_order)]
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
