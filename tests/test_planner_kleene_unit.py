@@ -996,7 +996,7 @@ def test_a_conjunct_split_off_a_group_finds_the_matches_written_by_hand(where, e
                                 plan=plan)
         assert sorted(tuple(zip(m["b"], m["e"])) for m in mt.to_bindings()) == sorted(expected), name
     assert split >= len(ALGORITHMS) - 2, split
-    assert "list filter" in to_text(describe(plan))
+    assert "list filter group (b, e) over (a, c, d)" in to_text(describe(plan))
 
 
 def test_a_conjunct_split_off_a_group_is_priced_as_a_selectivity_of_t_prime_by_hand():
