@@ -38,10 +38,12 @@ def run(node, state, execute) -> Buffer:
         if conds and len(buf):
             keep &= _every_member_passes(state, buf, kvs, conds, first)
     idx = np.flatnonzero(keep)
-    unbound = {v: u[idx] for v, u in buf.unbound.items()}
     if node.lists and len(idx):
         single = {v: buf.pos[idx, i] for i, v in enumerate(buf.vars)}
-        idx = idx[list_mask(state, node.lists, single, {v: buf.lists[v] for v in kvs}, rows=idx, unbound=unbound)]
+        # per record, as the lists: list_mask reads both at rows idx (a closure in an OR branch not taken is
+        # unbound there, and its conjuncts do not apply)
+        idx = idx[list_mask(state, node.lists, single, {v: buf.lists[v] for v in kvs}, rows=idx,
+                            unbound=buf.unbound)]
     if node.each and len(idx):
         idx = idx[every_member(state, node.each, buf, idx, {})]
     if len(idx) == len(buf):
