@@ -7,7 +7,8 @@
     PYTHONPATH=. python perf/bench_plans.py kleene_split [--n 200000] [--repeat 5]   (a part of kleene)
     PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (a part of kleene)
     PYTHONPATH=. python perf/bench_plans.py kleene_branch [--n 200000] [--repeat 5]  (a part of kleene)
-    PYTHONPATH=. python perf/bench_plans.py kleene_group [--n 200000] [--repeat 5]   (the last part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_group [--n 200000] [--repeat 5]   (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_end [--n 200000] [--repeat 5]     (the last part of kleene)
 
 ``--cpu`` times the process's CPU seconds (``time.process_time``) instead of wall time.
 
@@ -38,7 +39,8 @@ a shared machine: compare the ratios within one run.
   then priced on that tree, as before) against the plan searched with it, same table, taking turns.
   Then workloads with a conjunct reading the closure and a variable joined after it: the closure on top of
   the tree searched without it (before that conjunct was split off) against the plan searched now; and
-  adjacent closures and a closure under ``order="nondecreasing_ts"``, likewise.
+  adjacent closures and a closure under ``order="nondecreasing_ts"``, likewise; then a closure in an OR
+  branch, Kleene groups (under ``nondecreasing_ts`` too), and a closure or group at an end of the pattern.
 """
 
 from __future__ import annotations
@@ -301,14 +303,22 @@ def kleene_branch_workloads(n: int) -> dict:
     """name -> (pattern text, events) with the closure in an OR branch, planned as one unit (the DNF form
     already searched it), where it was collected on top before it could be a unit: between the branch's
     single variables (C at 0.005x A's rate), or alone, anchored by its first member and at least two
-    members long (C at 0.02x, E rarer); G frequent with a selective ``f``-``g`` conjunct, so a search without
+    members long (C at 0.02x, E rarer), between the branch's single variables with a conjunct reading g
+    (split off the collection: before, it kept the closure on top), or a Kleene group alone, anchored by its first iteration (B and C
+    at 0.02x); G frequent with a selective ``f``-``g`` conjunct, so a search without
     the closure joins (f, g) first."""
     def ev(types):
         return synthetic_events(n, types=types, keys=10, attrs={"x": "uniform"})
     return {"branch_c": ("PATTERN SEQ(A a, OR(SEQ(B b, C+ c[], D d), E e), F f, G g) WHERE [k] AND f.x + 0.95 < g.x "
                          "WITHIN 2000", ev({"A": 1, "B": 1, "C": 0.005, "D": 1, "E": 0.05, "F": 1, "G": 20})),
             "anchored_c": ("PATTERN SEQ(A a, OR(C{2,} c[], E e), F f, G g) WHERE [k] AND f.x + 0.95 < g.x "
-                           "WITHIN 2000", ev({"A": 1, "C": 0.02, "E": 0.002, "F": 1, "G": 20}))}
+                           "WITHIN 2000", ev({"A": 1, "C": 0.02, "E": 0.002, "F": 1, "G": 20})),
+            "branch_split": ("PATTERN SEQ(A a, OR(SEQ(B b, C+ c[], D d), E e), F f, G g) WHERE [k] AND "
+                             "f.x + 0.95 < g.x AND sum(c.x) < g.x + 0.5 WITHIN 2000",
+                             ev({"A": 1, "B": 1, "C": 0.005, "D": 1, "E": 0.05, "F": 1, "G": 20})),
+            "anchored_group": ("PATTERN SEQ(A a, OR(KL(SEQ(B b, C c)){2,}, E e), F f, G g) WHERE [k] AND "
+                               "f.x + 0.95 < g.x WITHIN 2000",
+                               ev({"A": 1, "B": 0.02, "C": 0.02, "E": 0.002, "F": 1, "G": 20}))}
 
 
 def kleene_branch(args) -> None:
@@ -321,14 +331,46 @@ def kleene_branch(args) -> None:
 def kleene_group_workloads(n: int) -> dict:
     """name -> (pattern text, events) on :func:`kleene_search_workloads`' events with a Kleene group between
     a and c where a closure was (its B and E at 0.02x A's rate), collected on top before it could be a unit:
-    a SEQ body and an AND body."""
+    a SEQ body and an AND body; the SEQ one under ``nondecreasing_ts``, with a conjunct reading d (split
+    off its collection: before, it kept the group on top), and right after a closure of F (0.2x; B and E at
+    0.05x there)."""
     def ev(rb):
         return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
                                 attrs={"x": "uniform"})
     return {"group_seq": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
                           "WITHIN 2000", ev(0.02)),
             "group_and": ("PATTERN SEQ(A a, KL(AND(B b, E e)){1,2}, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
-                          "WITHIN 2000", ev(0.02))}
+                          "WITHIN 2000", ev(0.02)),
+            "group_ties": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
+                           "WITHIN 2000", ev(0.02), {"order": "nondecreasing_ts"}),
+            "group_split": ("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND c.x + 0.95 < d.x "
+                            "AND b.x < d.x WITHIN 2000", ev(0.02)),
+            "group_adjacent": ("PATTERN SEQ(A a, F+ f[], KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND "
+                               "c.x + 0.95 < d.x WITHIN 2000",
+                               synthetic_events(n, types={"A": 1, "F": 0.2, "B": 0.05, "E": 0.05, "C": 1, "D": 20},
+                                                keys=10, attrs={"x": "uniform"}))}
+
+
+def kleene_end_workloads(n: int) -> dict:
+    """name -> (pattern text, events) with a closure or group at an end of the pattern, collected on top
+    before it could be a unit: after c (or before a), bounded by the window from the pattern's other end;
+    D frequent between a and c with a selective ``c``-``d`` conjunct, so a search without the construct
+    joins (c, d) first, while the rare construct (B at 0.005x A's rate; B and E at 0.02x) drops most (a, c)
+    records before d when collected on them."""
+    def ev(rb):
+        return synthetic_events(n, types={"A": 1, "B": rb, "E": rb, "C": 1, "D": 20}, keys=10,
+                                attrs={"x": "uniform"})
+    where = "WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000"
+    return {"end_closure": (f"PATTERN SEQ(A a, D d, C c, B+ b[]) {where}", ev(0.005)),
+            "start_closure": (f"PATTERN SEQ(B+ b[], A a, D d, C c) {where}", ev(0.005)),
+            "end_group": (f"PATTERN SEQ(A a, D d, C c, KL(SEQ(B b, E e))+) {where}", ev(0.02))}
+
+
+def kleene_end(args) -> None:
+    """Old (a closure or group at an end of the pattern collected on top of the tree searched without it)
+    against new (a unit of the search), per planner."""
+    print(f"a closure or group at an end of the pattern: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_end_workloads(args.n), "top")
 
 
 def kleene_group(args) -> None:
@@ -433,12 +475,13 @@ def _kleene_both(args) -> None:
     kleene_more(args)
     kleene_branch(args)
     kleene_group(args)
+    kleene_end(args)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more",
-                                          "kleene_branch", "kleene_group"])
+                                          "kleene_branch", "kleene_group", "kleene_end"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -456,7 +499,7 @@ def main(argv=None) -> None:
         args.n = 100_000 if args.which == "fig5" else 200_000
     {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both,
      "kleene_split": kleene_split, "kleene_more": kleene_more, "kleene_branch": kleene_branch,
-     "kleene_group": kleene_group}[args.which](args)
+     "kleene_group": kleene_group, "kleene_end": kleene_end}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import MAX_SPAN, spans_within
 from ..plan.logical import prev_var
 from .buffer import Buffer, list_extent, offsets
-from .kleene import (_keep_lists, _per_list, _with_other_branches, every_member, every_pair, outside_groups,
-                     root_matches, took_branch)
+from .kleene import (_keep_lists, _per_list, _with_other_branches, every_member, every_pair, in_end_order,
+                     outside_groups, root_matches, took_branch)
 from .lists import list_mask
 
 
@@ -82,10 +82,14 @@ def run(node, state, execute) -> Buffer:
     end = np.maximum(buf.end[src], last)
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
     ts, wt = state.table.ts, state.wt
-    cols = [i for i, v in enumerate(buf.vars) if v not in Gr.anchor]  # an anchor is an iteration from here on
-    return Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
-                  offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start], wt[end],
-                  {**_per_list(state, buf, src, None, off, lidx), **lists}, unbound)
+    # an anchor is an iteration from here on; below the root a join above may still test the SEQ's order
+    # against it (an AND join's sequence pairs), so its columns stay (no window reads them: outside_groups)
+    cols = [i for i, v in enumerate(buf.vars) if v not in Gr.anchor or node.placement == "lower"]
+    # a group at the pattern's end, or under nondecreasing_ts an iteration tied with the record's last event,
+    # may move the record's end past the next one's
+    return in_end_order(state, Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
+                                      offsets(buf.partitions()[src], state.G), ts[start], ts[end], wt[start],
+                                      wt[end], {**_per_list(state, buf, src, None, off, lidx), **lists}, unbound))
 
 
 def _candidates(node, state, buf: Buffer, it: Buffer, app) -> tuple[np.ndarray, np.ndarray]:

@@ -19,9 +19,10 @@ runs of the members, before they are gathered), those also reading a member (``v
 maybe ``v[i-1]``) once per member of each list, a list keeping only if every
 member passes (section 4).  Each (record, list) is one output
 record, spanning the record and its members, in (partition, end) order
-(under ``nondecreasing_ts`` a member tied with the record's last event may
-lie past it by position: the records are then sorted again, for the joins
-above a closure collected below the root).
+(a closure at the end of the pattern moves the record's end, and under
+``nondecreasing_ts`` a member tied with the record's last event may lie past
+it by position: the records are then sorted again, for the joins above a
+closure collected below the root).
 """
 
 from __future__ import annotations
@@ -93,14 +94,23 @@ def run(node, state, execute) -> Buffer:
     # src ascends (each record's lists in record order), so the partition offsets are where each starts
     out = Buffer(tuple(buf.vars[i] for i in cols), buf.pos[src][:, cols], start, end,
                  np.searchsorted(src, buf.goff), ts[start], ts[end], wt[start], wt[end], lists, unbound)
-    if state.options.order == "nondecreasing_ts" and len(out) > 1:
-        # a member tied with the record's last event may lie past it by position: the joins above read
-        # records in (partition, end) order (one partition's records are contiguous, so comparing ends
-        # where the partition stays the same is enough)
-        g = out.partitions()
-        if not bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):
-            out = out.take(np.lexsort((end, g)), out.goff)
-    return out
+    return in_end_order(state, out)
+
+
+def in_end_order(state, out: Buffer) -> Buffer:
+    """``out`` (records a closure's or group's collection made below the root) in (partition, end) order.
+
+    A list at the end of the pattern (no neighbour after it) moves the record's end past its last event,
+    and under ``nondecreasing_ts`` a member (an iteration's event) tied with the record's last event may
+    lie past it by position: a record's end may move past the next one's, and the joins above read
+    records in (partition, end) order.  One partition's records are contiguous, so comparing ends where
+    the partition stays the same is enough."""
+    if len(out) < 2:
+        return out
+    g, end = out.partitions(), out.end
+    if bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):
+        return out
+    return out.take(np.lexsort((end, g)), out.goff)
 
 
 def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict) -> MatchTable:
@@ -429,12 +439,15 @@ def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray
 
 def outside_groups(state, buf: Buffer, anchor) -> tuple[np.ndarray, np.ndarray]:
     """(first, last) position of each record's events outside every Kleene group: its single variables
-    (but the group's ``anchor`` columns) and its array variables' members (R of semantics section 2);
-    first > last where there are none."""
-    grouped = {v for n in state.plan.nodes() if isinstance(n, GroupCollect) for v in n.group.vars}
+    (but the group's ``anchor`` columns, and those of any group's anchors a collection below the root
+    kept: its first iteration) and its array variables' members (R of semantics section 2); first > last
+    where there are none."""
+    groups = [n.group for n in state.plan.nodes() if isinstance(n, GroupCollect)]
+    grouped = {v for g in groups for v in g.vars}
+    kept = [i for i, v in enumerate(buf.vars) if any(v in g.anchor for g in groups)]
     big = np.iinfo(np.int64).max
     pos = buf.pos.copy()
-    pos[:, anchor] = -1
+    pos[:, [*anchor, *kept]] = -1
     cols = [pos] + [np.stack(list_extent(off, lpos), axis=1) for v, (off, lpos) in buf.lists.items()
                         if v not in grouped]
     allpos = np.concatenate([*cols, np.full((len(pos), 1), -1, np.int64)], axis=1)  # (a column if none)

@@ -104,10 +104,10 @@ def _operator(node, window: str) -> dict:
                 "prune": [n.var for n in node.prune], "placement": node.placement,
                 **_priced(node), **({"searched": True} if node.searched else {})}
     if isinstance(node, ListFilter):
-        preds = [_text(c) for c in node.member] + [_text(c, node.var) for c in node.prev + node.each] \
+        preds = [_text(c) for c in node.member] + [_text(c, node.group or node.var) for c in node.prev + node.each] \
             + [_text(c) for c in node.lists]
         return {"op": "list filter", "vars": list(node.vars), "closure": node.var, "predicates": preds,
-                "window": None}
+                "window": None, **({"group": list(node.group)} if node.group else {})}
     if isinstance(node, GroupCollect):
         g = node.group
         preds = [_text(c) for c in g.member + g.cross] + [_text(c, g.vars) for c in g.prev + g.each] \
@@ -256,7 +256,8 @@ def _head(d: dict) -> str:
     if d["op"] == "kleene":
         return f"kleene {d['closure']}[] over ({', '.join(d['vars'])})"
     if d["op"] == "list filter":  # a closure's conjuncts with later variables, on the lists carried up
-        return f"list filter {d['closure']}[] over ({', '.join(d['vars'])})"
+        what = f"group ({', '.join(d['group'])})" if d.get("group") else f"{d['closure']}[]"
+        return f"list filter {what} over ({', '.join(d['vars'])})"
     return f"{d['op']} ({', '.join(d['vars'])})"
 
 

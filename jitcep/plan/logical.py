@@ -107,7 +107,11 @@ class Closure:
     :mod:`jitcep.plan.rules.kleene_collection` may collect it there).  An
     anchored closure's members lie after its anchor, which lies after
     everything the SEQ orders before the closure: its ``near`` is its
-    anchor and its nearest neighbour after it (empty without one).
+    anchor and its nearest neighbour after it (empty without one).  The
+    last (first) item of the top-level SEQ, outside any OR and not anchored,
+    whose first (last) positive item is a single variable: its nearest
+    neighbour and that variable, the match's first (last) event, from which
+    the window bounds its open side (:func:`_seq_ends`).
     """
 
     var: str
@@ -153,7 +157,9 @@ class Group:
     ``lists`` and ``each`` also hold conjuncts reading constructs collected
     before; ``cross``: member-wise conjuncts over its iterations and the
     members of one construct collected before, for every pair (as
-    :attr:`Closure.cross`).  ``near``: as :attr:`Closure.near`.
+    :attr:`Closure.cross`).  ``near``: as :attr:`Closure.near`; an anchored
+    SEQ group's later iterations lie after its first, so its anchors stand for
+    the neighbour before it (an AND group's need not: its outside neighbours).
     """
 
     body: Node
@@ -386,6 +392,24 @@ def needs_alternatives(pattern: Pattern) -> bool:
     return False
 
 
+def _seq_ends(full: Node) -> dict[int, tuple[str, str]]:
+    """``id`` of a Kleene construct that is the last (first) positive item of the top-level SEQ ``full``
+    -> ("last" ("first"), the single variable that is its first (last) positive item).
+
+    Every event of a match then lies after (before) that variable, so it is the match's first (last)
+    event: the construct's open side, bounded by the window measured from it (semantics section 6), is
+    fixed on any record binding it and the construct's nearest neighbour (:attr:`Closure.near`)."""
+    if not isinstance(full, Seq):
+        return {}
+    items = [n for n in full.items if not isinstance(n, Neg)]
+    out: dict[int, tuple[str, str]] = {}
+    if len(items) >= 2 and isinstance(items[-1], Kleene) and isinstance(items[0], EventVar):
+        out[id(items[-1])] = ("last", items[0].name)
+    if len(items) >= 2 and isinstance(items[0], Kleene) and isinstance(items[-1], EventVar):
+        out[id(items[0])] = ("first", items[-1].name)
+    return out
+
+
 def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...], tuple[str, ...],
                                                                          tuple[str, ...], tuple[str, ...]]]:
     """(Kleene node, bound variables before, after, scope, near) of every array variable, in pattern order.
@@ -399,6 +423,7 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
     variable is refused: the positive plan would have no record for it.
     """
     out = []
+    ends = _seq_ends(full)
 
     def rec(node, before, after, scope):
         if isinstance(node, Kleene):
@@ -412,7 +437,14 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
             near_a = next((single_vars(n) for n in after if single_vars(n)), ())
             if _array(node) is not None and _lead(node) in anchors:  # its first member bounds the others
                 near_b = (anchors[_lead(node)],)
-            out.append((node, b, a, scope or (), near_b + near_a if near_b and near_a else ()))
+            elif _lead(node) in anchors and isinstance(node.body, Seq):  # so does a SEQ group's first iteration
+                near_b = tuple(anchors[v.name] for v in node.body.items)
+            near = near_b + near_a if near_b and near_a else ()
+            if not near and id(node) in ends and scope is None and _lead(node) not in anchors:
+                side, other = ends[id(node)]  # its open side ends a window from the match's other end
+                near = tuple(dict.fromkeys(near_b + (other,) if side == "last" else (other,) + near_a))
+                near = near if (near_b if side == "last" else near_a) else ()
+            out.append((node, b, a, scope or (), near))
         elif isinstance(node, Seq):
             for i, item in enumerate(node.items):
                 rec(item, before + node.items[:i], node.items[i + 1:] + after, scope)

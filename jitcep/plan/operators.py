@@ -317,7 +317,9 @@ class ListFilter(_Unary):
     :class:`~jitcep.plan.logical.Closure`: ``member``, member-wise (every member passes, ``var`` read as
     the member); ``prev``, iterative (every member from the second on with the one before it, as
     :func:`~jitcep.plan.logical.prev_var`); ``lists``, read on the whole list once; ``each``, a member
-    together with the whole list, for every member.
+    together with the whole list, for every member.  ``group``: the variables of a Kleene group that
+    ``var`` leads (empty for a closure), whose lists are aligned by iteration: a member is then an
+    iteration, each conjunct reading its events by the group's variables (:class:`~jitcep.plan.logical.Group`).
     """
 
     var: str = ""
@@ -325,10 +327,16 @@ class ListFilter(_Unary):
     prev: tuple[E.Expr, ...] = ()
     lists: tuple[E.Expr, ...] = ()
     each: tuple[E.Expr, ...] = ()
+    group: tuple[str, ...] = ()
 
     @property
     def conjuncts(self) -> tuple[E.Expr, ...]:
         return self.member + self.prev + self.lists + self.each
+
+    @property
+    def kleene_vars(self) -> tuple[str, ...]:
+        """The Kleene variables whose carried lists it reads: the closure's, or the group's."""
+        return self.group or (self.var,)
 
 
 @dataclass(frozen=True, slots=True)

@@ -337,11 +337,12 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         # bounds the range by its last member, not as an event of the record)
         name = K.vars[0] if isinstance(K, Group) else K.var  # a group by its first variable (kleene_order)
         lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
-        # the closures right before it (kleene_units: a group is never adjacent)
-        prior = [L for L, *_ in closures if not isinstance(L, Group) and L.var in need]
+        # the closures (groups) right before it (kleene_units), each needing the one before
+        prior = [L for L, *_ in closures if (L.vars[0] if isinstance(L, Group) else L.var) in need]
         if prior:  # its lists lie after the last member of the nearest one's: not every pair of the two
             s = frozenset(need) & singles
-            lists *= ordered_share(_growth(prior[-1], s, W, rate_of, conjunct), _growth(K, s, W, rate_of, conjunct))
+            lists *= ordered_share(_any_growth(prior[-1], s, W, rate_of, conjunct),
+                                   _any_growth(K, s, W, rate_of, conjunct))
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
@@ -352,7 +353,13 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         found.append(ClosureUnit(n + len(found), mask, len(K.member) + len(K.prev) + len(K.lists) + len(K.each)))
         # a conjunct split off the collection: a predicate between T' and the units it reads
         conds = [e for f in ("member", "prev", "lists", "each") for e in split.get(f, ())]
-        shares = split_shares(K, mode, split, frozenset(need) & singles, W, rate_of, conjunct) if conds else ()
+        s = frozenset(need) & singles
+        if conds and K.scope:  # in an OR branch: over the records through it, those of another one kept
+            took, s = _branch(K, s, units_of, alts, weights)
+            shares = branch_split_shares(_split_shares(K, mode, split, s, W, rate_of, conjunct),
+                                         _construct_lists(K, mode, s, W, rate_of, conjunct), took)
+        else:
+            shares = _split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
         for e, share in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, share))
@@ -377,16 +384,41 @@ def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts,
     per record, or in an OR branch (its ``scope``, inside one OR unit) the mean over that unit's records,
     those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
     the share of the unit's records that are alternatives through the branch."""
-    def lists(s):
-        return (group_lists_per_record(K, s, W, rate, sel) if isinstance(K, Group)
-                else lists_per_record(K, mode, s, W, rate, sel))
     if not K.scope:
-        return lists(s)
+        return _construct_lists(K, mode, s, W, rate, sel)
+    took, through = _branch(K, s, units_of, alts, weights)
+    return took * _construct_lists(K, mode, through, W, rate, sel) + (1.0 - took)
+
+
+def _construct_lists(K, mode: str, s: frozenset, W: float, rate, sel) -> float:
+    """Lists per record of the variables ``s`` of closure or group ``K``."""
+    return _group_lists(K, s, W, rate, sel) if isinstance(K, Group) else lists_per_record(K, mode, s, W, rate, sel)
+
+
+def _split_shares(K, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
+    """:func:`split_shares` of closure or group ``K`` (:func:`group_split_shares`)."""
+    return (group_split_shares if isinstance(K, Group) else split_shares)(K, mode, split, s, W, rate, sel)
+
+
+def _branch(K, s: frozenset, units_of, alts, weights) -> tuple[float, frozenset]:
+    """(the share of its OR unit's records that take the branch of closure or group ``K``, the variables of
+    ``s`` a record through that branch binds: its range lies among them)."""
     scope = frozenset(K.scope)
     i = next(i for i, vs in enumerate(units_of) if vs & scope)
-    took = sum(w for a, w in zip(alts[i], weights[i]) if a & scope)
-    # the range among the variables of a record through the branch
-    return took * lists(s - (units_of[i] - scope)) + (1.0 - took)
+    return sum(w for a, w in zip(alts[i], weights[i]) if a & scope), s - (units_of[i] - scope)
+
+
+def branch_split_shares(shares, lists: float, took: float) -> list[float]:
+    """:func:`split_shares` of a closure in an OR branch as shares of the mean lists over its OR unit's
+    records (:func:`_unit_lists`): a record that took another branch keeps its one unbound list, which no
+    split conjunct reads (semantics section 4), so with ``L_i`` the lists of a record through the branch
+    with the first i conjuncts (``lists`` times the first i shares), the i-th share is ``(took L_i + 1 -
+    took) / (took L_(i-1) + 1 - took)``, their product the mean lists with all of them over those without."""
+    out, have = [], lists
+    for share in shares:
+        before, have = took * have + 1.0 - took, have * share
+        out.append((took * have + 1.0 - took) / before if before > 0 else 1.0)
+    return out
 
 
 CLOSURE_CARD_CAP = 1e30
@@ -465,16 +497,19 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             given = rec(node.input)
             kc, over = collected[node.var]
             split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
-            share = math.prod(split_shares(kc.closure, kc.mode, split, over, W, rate, sel))
-            alts = [(s, r * share) for s, r in given]
+            K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
+            share = math.prod(_split_shares(K, getattr(kc, "mode", "all"), split, over, W, rate, sel))
+            scope = set(K.scope)  # in an OR branch: the records through it only
+            alts = [(s, r * share if not scope or s & scope else r) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
             rec(node.body)  # its iterations, priced as joins
             given = rec(node.input)
             g = node.group
-            alts = [(s, r * (group_lists_per_record(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
+            alts = [(s, r * (_group_lists(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
                     for s, r in given]
             inputs = sum(r for _, r in given)
+            collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
         elif isinstance(node, SemiJoinReduce):
             # no estimate of what it removes yet: the matches are its input's, an upper bound
             alts = rec(node.input)
@@ -585,13 +620,16 @@ def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: fl
 
 
 def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float:
-    """:func:`ordered_share` of closure ``c`` after a closure ``collected`` already (variable -> (its
-    KleeneCollect, ...)) when that one is the nearest bound variable before it in a record of the single
-    variables ``s`` (adjacent closures: ``c``'s range starts after its last member), else 1."""
+    """:func:`ordered_share` of closure ``c`` after a closure or group ``collected`` already (variable, a
+    group's first -> (its KleeneCollect / GroupCollect, ...)) when that one is the nearest bound variable
+    before it in a record of the single variables ``s`` (adjacent: ``c``'s range starts after its last
+    member), else 1.  (A group after a closure is counted without the share: an upper bound.)"""
     near = next((v for v in reversed(c.before) if v in s or v in collected), None)
     if near is None or near not in collected:
         return 1.0
-    return ordered_share(_growth(collected[near][0].closure, s, W, rate, sel), _growth(c, s, W, rate, sel))
+    node = collected[near][0]  # a closure's KleeneCollect, or a group's GroupCollect (by its first variable)
+    earlier = node.closure if isinstance(node, KleeneCollect) else node.group
+    return ordered_share(_any_growth(earlier, s, W, rate, sel), _growth(c, s, W, rate, sel))
 
 
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
@@ -673,6 +711,37 @@ def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
     return lists * math.prod(sel(e) for e in g.lists)
 
 
+def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
+    """Expected lists of an anchored Kleene group ``g`` per record of the variables ``s`` (its first
+    iteration, the anchors, bound by the joins), as :func:`group_lists_per_record` counts them: the
+    lists are the anchor and a subset of the ``n`` later iterations in range that the bounds allow, one
+    fewer each, every later iteration following one (the anchor or an earlier one: ``p``) and every
+    iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum C(n, L) (p q)^L``,
+    ``q (1 + p q)^n`` unbounded from 0.  A SEQ group's later iterations lie after the anchor's, so its
+    range starts there (the anchors stand for the neighbour before it); an AND group's lie after it in
+    canonical order only, within its outside neighbours: all of those are counted (an upper bound)."""
+    before = (*g.before, *g.anchor) if g.seq else g.before
+    length = _range_length(before, g.after, False, s, W)
+    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    if g.seq:
+        n /= math.factorial(len(g.vars))
+    n = min(n, 1000.0)
+    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
+    q = math.prod(sel(e) for e in g.each)
+    lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
+    if hi is None and lo <= 1:
+        lists = (1.0 + p * q) ** n - (1.0 if lo == 1 else 0.0)
+    else:
+        top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
+        lists = float(sum(_choose(n, L) * (p * q) ** L for L in range(lo, top + 1)))
+    return q * lists * math.prod(sel(e) for e in g.lists)
+
+
+def _group_lists(g, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`anchored_group_lists` or :func:`group_lists_per_record`, as ``g`` is anchored or not."""
+    return (anchored_group_lists if g.anchor else group_lists_per_record)(g, s, W, rate, sel)
+
+
 def _growth(c, s: frozenset, W: float, rate, sel) -> float:
     """``m * p * q`` of closure ``c`` per record of the variables ``s`` (:func:`lists_per_record`): its
     lists that end at a member grow as ``exp`` of this over the range (``E[(1 + p q)^N]`` of N Poisson)."""
@@ -680,6 +749,24 @@ def _growth(c, s: frozenset, W: float, rate, sel) -> float:
     p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
     q = math.prod(sel(e) for e in c.each)
     return min(rate(c.var) * member * _range_length(c.before, c.after, False, s, W) * p * q, 700.0)
+
+
+def group_growth(g, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`_growth` of Kleene group ``g``, its iterations for members: ``n * p * q`` per record of the
+    variables ``s`` (:func:`group_lists_per_record`'s n, p, q), for :func:`ordered_share` of a group next
+    to another construct (its iterations taken as points, their spread ignored)."""
+    length = _range_length(g.before, g.after, False, s, W)
+    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    if g.seq:
+        n /= math.factorial(len(g.vars))
+    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
+    q = math.prod(sel(e) for e in g.each)
+    return min(n * p * q, 700.0)
+
+
+def _any_growth(K, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`_growth` of a closure, :func:`group_growth` of a group."""
+    return (group_growth if isinstance(K, Group) else _growth)(K, s, W, rate, sel)
 
 
 def ordered_share(u: float, v: float) -> float:
@@ -701,6 +788,24 @@ def ordered_share(u: float, v: float) -> float:
     else:
         top = u * (eu - ev) / (u - v) - eu
     return min(max(top / eu / ev, 0.0), 1.0)
+
+
+def group_split_shares(g, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
+    """:func:`split_shares` of Kleene group ``g`` (collected without the conjuncts ``split``): the share of
+    its lists per record of ``s`` passing each split conjunct in turn, the lists counted by
+    :func:`anchored_group_lists` / :func:`group_lists_per_record` with the conjuncts added one by one (a
+    member-wise one thins the iterations, an iterative one their chains, a list one multiplies the lists,
+    an ``each`` one passes each iteration with its selectivity).  ``mode`` is unused: a group's lists are
+    every chain of its iterations under either ``kleene=``."""
+    shares, have = [], g
+    before = _group_lists(have, s, W, rate, sel)
+    for form in ("member", "prev", "lists", "each"):
+        for e in split.get(form, ()):
+            have = dataclasses.replace(have, **{form: getattr(have, form) + (e,)})
+            after = _group_lists(have, s, W, rate, sel)
+            shares.append(min(max(after / before, 0.0), 1.0) if before > 0 else 1.0)
+            before = after
+    return shares
 
 
 def split_shares(c, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:

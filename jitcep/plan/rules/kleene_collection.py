@@ -94,7 +94,9 @@ def add(plan, planning):
                                      bounding(K, logical.kleene_order[i + 1:], logical.closures),
                                      prune=pruning(K, logical, options))
             return kleene
-        return lambda node: GroupCollect(node, group_body(K), K, options.kleene_window == "iteration")
+        return lambda node: GroupCollect(node, group_body(K),
+                                         collected(K, options.kleene, node.vars, logical.variables),
+                                         options.kleene_window == "iteration")
     made = [(v, operator(i, collect[v])) for i, v in enumerate(logical.kleene_order)]
     anchors = {K.anchor for K in logical.closures} | {v for g in logical.groups for v in g.anchor}
     variables = tuple(v for v in plan.variables if v not in anchors)
@@ -116,7 +118,7 @@ def add(plan, planning):
 def _filtered(plan, planning):
     """``plan`` with the conjuncts its collections left out tested on the carried lists higher up
     (:func:`~.kleene_split.place_filters`)."""
-    closures = {K.var: K for K in planning.logical.closures}
+    closures = {**{K.var: K for K in planning.logical.closures}, **{g.vars[0]: g for g in planning.logical.groups}}
     return dataclasses.replace(plan, root=place_filters(plan.root, closures, planning.logical.variables))
 
 

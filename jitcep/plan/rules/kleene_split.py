@@ -30,19 +30,20 @@ from __future__ import annotations
 import dataclasses
 
 from ...pattern import expr as E
-from ..logical import Closure
-from ..operators import Join, KleeneCollect, ListFilter, NfaRuns, Scan, Union, _Unary
+from ..logical import Closure, Group
+from ..operators import GroupCollect, Join, KleeneCollect, ListFilter, NfaRuns, Scan, Union, _Unary
 
 _FORMS = ("member", "prev", "lists", "each")
 
 
-def splittable(K: Closure, mode: str) -> tuple[E.Expr, ...]:
-    """The conjuncts of ``K`` that may be tested on its lists after they are made (module docstring),
-    under ``kleene=mode``."""
-    return (K.member + K.prev if mode == "all" else ()) + K.lists + K.each
+def splittable(K: Closure | Group, mode: str) -> tuple[E.Expr, ...]:
+    """The conjuncts of closure or group ``K`` that may be tested on its lists after they are made (module
+    docstring), under ``kleene=mode`` (a group's lists are every chain of its candidate iterations, as
+    under "all", in either mode)."""
+    return (K.member + K.prev if mode == "all" or isinstance(K, Group) else ()) + K.lists + K.each
 
 
-def collected(K: Closure, mode: str, bound, single) -> Closure:
+def collected(K: Closure | Group, mode: str, bound, single) -> Closure | Group:
     """``K`` as collected over a join binding the variables ``bound``: without the conjuncts of
     :func:`splittable` reading a single variable (of ``single``) that join does not bind."""
     bound = set(bound)
@@ -52,15 +53,15 @@ def collected(K: Closure, mode: str, bound, single) -> Closure:
     return dataclasses.replace(K, **{f: tuple(c for c in getattr(K, f) if c not in later) for f in _FORMS})
 
 
-def split_off(K: Closure, kept: Closure) -> dict[str, tuple[E.Expr, ...]]:
+def split_off(K: Closure | Group, kept: Closure | Group) -> dict[str, tuple[E.Expr, ...]]:
     """The conjuncts of ``K`` that its collection ``kept`` (:func:`collected`) leaves out, by form."""
     return {f: tuple(c for c in getattr(K, f) if c not in getattr(kept, f)) for f in _FORMS}
 
 
 def place_filters(root, closures, single):
-    """``root`` with a :class:`ListFilter` on the lowest join above each closure's collection that binds
-    the single variables (of ``single``) read by the conjuncts the collection left out (``closures``: the
-    closures as the pattern states them, by variable)."""
+    """``root`` with a :class:`ListFilter` on the lowest join above each closure's (group's) collection
+    that binds the single variables (of ``single``) read by the conjuncts the collection left out
+    (``closures``: the closures and groups as the pattern states them, by variable; a group by its first)."""
     single = set(single)
 
     def rec(node):
@@ -70,10 +71,10 @@ def place_filters(root, closures, single):
         if isinstance(node, _Unary):
             inner, pending = rec(node.input)
             node = dataclasses.replace(node, input=inner)
-            if isinstance(node, KleeneCollect):
-                kv = node.closure.var
-                pending = pending + [(kv, f, c) for f, cs in split_off(closures[kv], node.closure).items()
-                                     for c in cs]
+            if isinstance(node, (KleeneCollect, GroupCollect)):
+                K = node.closure if isinstance(node, KleeneCollect) else node.group
+                kv = K.var if isinstance(K, Closure) else K.vars[0]
+                pending = pending + [(kv, f, c) for f, cs in split_off(closures[kv], K).items() for c in cs]
             return node, pending
         left, pl = rec(node.left)
         right, pr = rec(node.right)
@@ -84,7 +85,8 @@ def place_filters(root, closures, single):
         here = [p for p in pending if E.variables(p[2]) & single <= set(node.vars)]
         for kv in dict.fromkeys(kv for kv, _, _ in here):
             forms = {f: tuple(c for v, g, c in here if v == kv and g == f) for f in _FORMS}
-            node = ListFilter(node, kv, **forms)
+            group = closures[kv].vars if isinstance(closures[kv], Group) else ()
+            node = ListFilter(node, kv, **forms, group=group)
         return node, [p for p in pending if p not in here]
 
     out, left = rec(root)

@@ -14,6 +14,7 @@ does not import the rule that builds on its trees.
 from __future__ import annotations
 
 from ...pattern import expr as E
+from ...pattern.ast import CountWindow
 from ..logical import Closure, Group
 from .kleene_split import collected, split_off, splittable
 from .type_overlap import _overlap
@@ -48,23 +49,57 @@ def lowerable(planning) -> dict:
     In an OR branch (``scope``) likewise: the OR is one unit of the join problem, so a join binding
     ``need`` binds the whole OR, and whether its record took the closure's branch is decided there as at
     the top (its scope variables bound or not); the records that took another branch keep one unbound
-    list.  Its conjuncts are all tested by the collection (none split off).  An anchored closure (its
+    list.  A conjunct split off it (:mod:`.kleene_split`) is tested where its variables join on the
+    carried lists: a record that took another branch carries one unbound list, which no conjunct reads
+    (semantics section 4: a conjunct reading an unbound variable does not apply), so it keeps, as at the
+    top, where the collection tests nothing on it.  An anchored closure (its
     first member, its anchor, bound by the joins where nothing else in its part binds an event) has its
     anchor for the neighbour before it (:attr:`~jitcep.plan.logical.Closure.near`): every other member
     lies after it, and it lies after everything the SEQ orders before the closure.
 
-    A Kleene group likewise (in an OR branch too), apart from every other closure and group (never
-    adjacent), not anchored and not under ``nondecreasing_ts`` (a tied iteration could lie past its
-    neighbour by position, and the group's collection does not put its records back in end order):
-    each iteration lies between its nearest neighbours, inside the record's span, so the window
-    (either ``kleene_window``: an iteration between two events of the record fits with them whenever
-    they fit) cuts no list differently; the variables that may bind one of its events and those its
-    conjuncts read (none split off) are in ``need``."""
+    A Kleene group likewise (in an OR branch too), apart from every other closure and group or adjacent
+    to one (a group's iterations for members: the later one's range starts after the earlier one's last
+    event, bounded from its list as at the top; not under ``nondecreasing_ts``, not argued there): each
+    iteration lies between its nearest neighbours, inside the record's
+    span, so the window (either ``kleene_window``: an iteration between two events of the record fits
+    with them whenever they fit) cuts no list differently; the variables that may bind one of its events
+    and those its conjuncts read (but those split off, as a closure's: a group's lists are every chain of
+    its candidate iterations, so the chains passing a member-wise or iterative conjunct are those of the
+    passing candidates) are in ``need``.  Under ``nondecreasing_ts`` an
+    iteration tied with a neighbour may lie past it by position (its collection puts the records back in
+    end order): its time lies between the neighbours' times, so a window in time cuts nothing
+    differently; a count window's span may grow, which under ``kleene_window="match"`` the collection
+    and each join above check on sets of events that only grow toward the whole match (a list passing
+    at the top passes each, and one failing at the top fails the last join); under "iteration" the
+    iterations together need not fit, so such a group stays on top.  An anchored group (its first
+    iteration bound by the joins, in an OR branch of nothing else) needs its anchors too: a SEQ group's
+    later iterations lie after the first, so the anchors stand for its neighbour before it (``near``); an
+    AND group's lie after it in canonical order only, so between its outside neighbours.  Its collection
+    keeps the anchors' columns below the root (a join above may test the SEQ's order on them), which no
+    window reads as events outside the groups (:func:`jitcep.execute.kleene.outside_groups`).
+
+    A closure or group at an end of the pattern (the last item of its top-level SEQ, whose first item is
+    a single variable ``f``; or the first, whose last is one) has one open side, bounded by the window
+    measured from ``f``, the match's first (last) event: ``near`` is its one neighbour and ``f``.  Every
+    other single variable lies between the two, so on any join binding them the range (after the
+    neighbour, up to ``f``'s time plus the window) is the one at the top, and so is the window the
+    collection checks (the record's first event is ``f``; under ``kleene_window="iteration"`` the events
+    outside groups span from ``f`` to the neighbour, as at the top).  The lists widen the record's span
+    on the open side only, inside the window from ``f``, so the joins above, which check their pairs'
+    span, drop nothing the top keeps; each joins variables between ``f`` and the neighbour (an AND join
+    testing the SEQ's order on their columns).  The collection puts its records back in end order (a
+    list after the neighbour moves the record's end).  Under ``nondecreasing_ts`` an event tied with
+    ``f`` may lie before it by position, so a count window's bound from the record's first event moves
+    as the record grows: there such a construct stays on top."""
     logical, options = planning.logical, planning.options
     if options.strategy != "skip_till_any_match":
         return {}
     types = logical.variables
     ties = options.order == "nondecreasing_ts"  # an event may tie with a neighbour on either side of it
+    # a tied iteration past a neighbour by position widens a count window's span, which under "iteration"
+    # the iterations together may exceed: the joins above, checking their pairs' span, would drop the match
+    counted = isinstance(logical.window, CountWindow)
+    stretched = counted and options.kleene_window == "iteration"
     constructs = (*logical.closures, *logical.groups)
 
     def apart(K, L) -> bool:
@@ -77,8 +112,9 @@ def lowerable(planning) -> dict:
         return not _overlap(kinds(K), kinds(L))
 
     def adjacent(K, L) -> bool:  # L right before K in their SEQ: K's range starts after L's last member
-        return (isinstance(K, Closure) and isinstance(L, Closure) and L.var in K.before
-                and not any(v in types and v in L.after for v in K.before))
+        if ties and (isinstance(K, Group) or isinstance(L, Group)):
+            return False  # (module docstring: a group next to another construct)
+        return bool(names(L) & set(K.before)) and not any(v in types and v in L.after for v in K.before)
     if not all(apart(K, L) or adjacent(K, L) or adjacent(L, K)
                for i, K in enumerate(constructs) for L in constructs[i + 1:]):
         return {}
@@ -86,18 +122,30 @@ def lowerable(planning) -> dict:
     out = {}
     for K in constructs:
         read = {v for c in (*K.member, *K.prev, *K.lists, *K.each, *K.cross) for v in E.variables(c)}
-        earlier = {L.var for L in logical.closures if adjacent(K, L)}
+        earlier = {lead(L) for L in constructs if adjacent(K, L)}
         if not K.near or read & (kvs - names(K)) or not earlier <= out.keys():
             continue
-        if isinstance(K, Group) and (K.anchor or ties):
+        if isinstance(K, Group) and ties and stretched:
             continue  # (module docstring: groups)
+        if ties and counted and _open(K):
+            continue  # (module docstring: at an end of the pattern)
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
-        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split);
-        # not in an OR branch, where the records that took another one carry no list to test, nor a group's
-        held = () if K.scope or isinstance(K, Group) else splittable(K, options.kleene)
+        # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split;
+        # in an OR branch the records that took another one carry an unbound list, which it does not read)
+        held = splittable(K, options.kleene)
+        if K.anchor:  # its member-wise ones are join predicates on the anchor(s) too, which a join above
+            held = tuple(c for c in held if c not in K.member)  # cannot read
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
-        out[lead(K)] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier
+        # an anchored group's first iteration: the later ones lie after it (SEQ) or after it in canonical order
+        anchors = set(K.anchor) if isinstance(K, Group) else set()
+        out[lead(K)] = frozenset(K.near) | (fixed & types.keys()) | binds | earlier | anchors
     return out
+
+
+def _open(K) -> bool:
+    """Whether closure or group ``K`` has a ``near`` but no neighbour on one side: the last (first) item of
+    the top-level SEQ (:attr:`~jitcep.plan.logical.Closure.near`)."""
+    return bool(K.near) and not K.anchor and not (K.before and K.after)
 
 
 def lead(K) -> str:
@@ -134,7 +182,7 @@ def closure_units(planning) -> tuple:
         K, need = by_lead[v], found.get(v)
         # a closure right after another is collected after it: only where that one is a unit too
         if need is not None and not need >= every and need - every <= units:
-            kept = collected(K, mode, need, every) if isinstance(K, Closure) else K
-            out.append((kept, need, mode, split_off(K, kept) if isinstance(K, Closure) else {}))
+            kept = collected(K, mode, need, every)
+            out.append((kept, need, mode, split_off(K, kept)))
             units.add(v)
     return tuple(out)
