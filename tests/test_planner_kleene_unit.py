@@ -337,13 +337,9 @@ def _every_algorithm(text: str, opts: dict, seed: int, form=None):
 def _agree_two(seed: int, n_streams: int) -> int:
     """As :func:`_agree`, for :func:`gen_two`'s patterns; the number of plans collecting both closures below the root."""
     text, opts = gen_two(seed)
-    pattern, options, logical, plans = _every_algorithm(text, opts, 6_100 + seed)
-    both = sum(sum(n.placement == "lower" for n in p.nodes() if isinstance(n, KleeneCollect)) >= 2
-               for p in plans.values())
     motif = (("A",), ("B", "E"), ("C",), ("B", "E"), ("D",))
-    _plans_agree(text, pattern, options, plans, seed, n_streams,
-                 event_frames(types=("A", "B", "C", "D", "E"), max_size=11, motif=motif))
-    return both
+    both = lambda p: sum(isinstance(n, KleeneCollect) and n.placement == "lower" for n in p.nodes()) >= 2  # noqa: E731
+    return _agree_placed(text, opts, 6_100 + seed, None, both, motif, seed, n_streams, types="ABCDE", max_size=11)
 
 
 def test_two_closures_are_placed_each_on_its_own():
@@ -513,13 +509,10 @@ def _agree_split(seed: int, n_streams: int) -> int:
     and the closure collected lower on a given tree; the number of plans testing a conjunct on the
     carried lists (a ListFilter)."""
     text, opts = gen_split(seed)
-    pattern, options, logical, plans = _every_algorithm(text, opts, 8_200 + seed)
-    plans["lower"] = physical_plan(logical, options, None, kleene="lower")
-    split = sum(any(isinstance(n, ListFilter) for n in p.nodes()) for p in plans.values())
     motif = (("A",), ("B", "D"), ("C",), ("D",))
-    _plans_agree(text, pattern, options, plans, seed, n_streams,
-                 event_frames(types=("A", "B", "C", "D"), max_size=10, motif=motif))
-    return split
+    split = lambda p: any(isinstance(n, ListFilter) for n in p.nodes())  # noqa: E731
+    return _agree_placed(text, opts, 8_200 + seed, None, split, motif, seed, n_streams, types="ABCD", max_size=10,
+                         extra={"lower": dict(kleene="lower")})
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_split_conjunct():
@@ -666,13 +659,10 @@ def _agree_adjacent(seed: int, n_streams: int) -> int:
     """As :func:`_agree`, for :func:`gen_adjacent`'s patterns; the number of plans collecting a closure
     that follows another below the root."""
     text, opts = gen_adjacent(seed)
-    pattern, options, logical, plans = _every_algorithm(text, opts, 9_400 + seed)
-    later = sum(any(isinstance(n, KleeneCollect) and n.closure.var != "b" and n.placement == "lower"
-                    for n in p.nodes()) for p in plans.values())
     motif = (("A",), ("B", "E"), ("B", "E"), ("C",), ("D",))
-    _plans_agree(text, pattern, options, plans, seed, n_streams,
-                 event_frames(types=("A", "B", "C", "D", "E"), max_size=11, motif=motif))
-    return later
+    later = lambda p: any(isinstance(n, KleeneCollect) and n.closure.var != "b" and n.placement == "lower"  # noqa: E731
+                          for n in p.nodes())
+    return _agree_placed(text, opts, 9_400 + seed, None, later, motif, seed, n_streams, types="ABCDE", max_size=11)
 
 
 def test_every_algorithm_finds_the_reference_matches_with_adjacent_closure_units():
@@ -852,7 +842,7 @@ def _agree_branch(seed: int, n_streams: int) -> int:
     closure below the root."""
     text, opts = gen_branch(seed)
     motif = (("E",), ("A",), ("B",), ("C", "B", "E"), ("C",), ("D",), ("F",), ("D",))
-    return _agree_placed(text, opts, 7_700 + seed, "unit", KleeneCollect, motif, seed, n_streams)
+    return _agree_placed(text, opts, 7_700 + seed, "unit", _lower(KleeneCollect), motif, seed, n_streams)
 
 
 def gen_branch_split(seed: int) -> tuple[str, dict]:
@@ -872,12 +862,8 @@ def _agree_branch_split(seed: int, n_streams: int) -> int:
     closure below the root and testing a conjunct on its carried lists."""
     text, opts = gen_branch_split(seed)
     motif = (("E",), ("A",), ("B",), ("C", "B", "E"), ("C",), ("D",), ("F",), ("D",))
-    pattern, options, logical, plans = _every_algorithm(text, opts, 7_800 + seed, "unit")
-    split = sum(any(isinstance(n, KleeneCollect) and n.placement == "lower" for n in p.nodes())
-                and any(isinstance(n, ListFilter) for n in p.nodes()) for p in plans.values())
-    _plans_agree(text, pattern, options, plans, seed, n_streams,
-                 event_frames(types=("A", "B", "C", "D", "E", "F"), max_size=12, motif=motif))
-    return split
+    split = lambda p: _lower(KleeneCollect)(p) and any(isinstance(n, ListFilter) for n in p.nodes())  # noqa: E731
+    return _agree_placed(text, opts, 7_800 + seed, "unit", split, motif, seed, n_streams)
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_conjunct_split_off_a_closure_in_an_or_branch():
@@ -898,14 +884,21 @@ def test_every_algorithm_finds_the_reference_matches_with_a_conjunct_split_off_a
     _agree_branch_split(seed, 40)
 
 
-def _agree_placed(text, opts, plan_seed, form, collect, motif, seed: int, n_streams: int) -> int:
-    """Every algorithm's plan of ``text`` (:func:`_every_algorithm`) against the reference on streams of
-    six types carrying ``motif``; the number of plans whose ``collect`` operator sits below the root."""
+def _lower(collect):
+    """Whether a plan collects a ``collect`` operator (a class or a tuple of them) below the root."""
+    return lambda plan: any(isinstance(n, collect) and n.placement == "lower" for n in plan.nodes())
+
+
+def _agree_placed(text, opts, plan_seed, form, counted, motif, seed: int, n_streams: int, *,
+                  types: str = "ABCDEF", max_size: int = 12, extra: dict | None = None) -> int:
+    """Every algorithm's plan of ``text`` (:func:`_every_algorithm`), and the plans of ``extra`` (a name ->
+    ``physical_plan`` keyword arguments), against the reference on streams of ``types`` carrying
+    ``motif``; the number of plans for which ``counted`` holds."""
     pattern, options, logical, plans = _every_algorithm(text, opts, plan_seed, form)
-    lower = sum(any(isinstance(n, collect) and n.placement == "lower" for n in p.nodes()) for p in plans.values())
+    plans.update({name: physical_plan(logical, options, None, **kw) for name, kw in (extra or {}).items()})
     _plans_agree(text, pattern, options, plans, seed, n_streams,
-                 event_frames(types=("A", "B", "C", "D", "E", "F"), max_size=12, motif=motif))
-    return lower
+                 event_frames(types=tuple(types), max_size=max_size, motif=motif))
+    return sum(map(counted, plans.values()))
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_branch():
@@ -1074,7 +1067,7 @@ def _agree_group(seed: int, n_streams: int) -> int:
     text, opts = gen_group(seed)
     motif = (("A",), ("F", "B"), ("B", "C"), ("E", "B"), ("E",), ("C",), ("D",))
     # one unit: the DNF form takes a group out of its OR branch
-    return _agree_placed(text, opts, 8_800 + seed, "unit" if "OR(" in text else None, GroupCollect, motif, seed,
+    return _agree_placed(text, opts, 8_800 + seed, "unit" if "OR(" in text else None, _lower(GroupCollect), motif, seed,
                          n_streams)
 
 
@@ -1152,7 +1145,7 @@ def _agree_adjacent_group(seed: int, n_streams: int) -> int:
     group below the root."""
     text, opts = gen_adjacent_group(seed)
     motif = (("A",), ("B", "E"), ("E", "B"), ("B",), ("E",), ("C",), ("D",))
-    return _agree_placed(text, opts, 9_500 + seed, None, GroupCollect, motif, seed, n_streams)
+    return _agree_placed(text, opts, 9_500 + seed, None, _lower(GroupCollect), motif, seed, n_streams)
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct():
@@ -1249,7 +1242,7 @@ def _agree_tied_group(seed: int, n_streams: int) -> int:
     text, opts = gen_group(seed)
     motif = (("A",), ("F", "B"), ("B", "C"), ("E", "B"), ("E",), ("C",), ("D",))
     return _agree_placed(text, {**opts, "order": "nondecreasing_ts"}, 8_900 + seed,
-                         "unit" if "OR(" in text else None, GroupCollect, motif, seed, n_streams)
+                         "unit" if "OR(" in text else None, _lower(GroupCollect), motif, seed, n_streams)
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_under_ties():
@@ -1404,7 +1397,7 @@ def _agree_end(seed: int, n_streams: int) -> int:
     middle = (("A",), ("C", "F", "B"), ("C", "F"), ("D",))
     at_start = text.startswith(("PATTERN SEQ(KL", "PATTERN SEQ(B", "PATTERN SEQ(D"))
     motif = (*ends, *middle) if at_start else (*middle, *ends)
-    return _agree_placed(text, opts, 9_100 + seed, None, (KleeneCollect, GroupCollect), motif, seed, n_streams)
+    return _agree_placed(text, opts, 9_100 + seed, None, _lower((KleeneCollect, GroupCollect)), motif, seed, n_streams)
 
 
 def test_every_algorithm_finds_the_reference_matches_with_a_construct_at_the_pattern_end():
@@ -1515,7 +1508,7 @@ def _agree_anchored_group(seed: int, n_streams: int) -> int:
     the group out of its branch); the number of plans collecting the group below the root."""
     text, opts = gen_anchored_group(seed)
     motif = (("A", "F"), ("B", "C"), ("E", "B"), ("B", "C"), ("E", "B"), ("C",), ("D",))
-    return _agree_placed(text, opts, 9_300 + seed, "unit", GroupCollect, motif, seed, n_streams)
+    return _agree_placed(text, opts, 9_300 + seed, "unit", _lower(GroupCollect), motif, seed, n_streams)
 
 
 def test_every_algorithm_finds_the_reference_matches_with_an_anchored_group_unit():
