@@ -695,13 +695,7 @@ def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
     (``((1 + p q)^n - 1) / p`` unbounded).  An upper bound for a SEQ body, whose iterations must also
     follow one another, and for an AND body with shared events; the rates of its variables are sampled
     like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
-    length = _range_length(g.before, g.after, False, s, W)
-    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
-    if g.seq:
-        n /= math.factorial(len(g.vars))
-    n = min(n, 1000.0)
-    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
-    q = math.prod(sel(e) for e in g.each)
+    n, p, q = _iterations(g, g.before, s, W, rate, sel)
     lo, hi = g.min, g.max
     if hi is None and lo <= 1:
         lists = ((1.0 + p * q) ** n - 1.0) / p + (1.0 if lo == 0 else 0.0)
@@ -709,6 +703,19 @@ def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
         top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
         lists = float(sum(_choose(n, L) * p ** max(L - 1, 0) * q ** L for L in range(lo, top + 1)))
     return lists * math.prod(sel(e) for e in g.lists)
+
+
+def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, float, float]:
+    """(n, p, q) of Kleene group ``g`` per record of ``s``: ``n`` its iterations in the range after
+    ``before`` (matches of its body, over ``k!`` for a SEQ body's k events in order, at most 1000),
+    ``p`` the chance one iteration follows another (the iterative conjuncts), ``q`` the chance one
+    passes the ``each`` conjuncts."""
+    length = _range_length(before, g.after, False, s, W)
+    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    if g.seq:
+        n /= math.factorial(len(g.vars))
+    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
+    return min(n, 1000.0), p, math.prod(sel(e) for e in g.each)
 
 
 def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
@@ -720,14 +727,7 @@ def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
     ``q (1 + p q)^n`` unbounded from 0.  A SEQ group's later iterations lie after the anchor's, so its
     range starts there (the anchors stand for the neighbour before it); an AND group's lie after it in
     canonical order only, within its outside neighbours: all of those are counted (an upper bound)."""
-    before = (*g.before, *g.anchor) if g.seq else g.before
-    length = _range_length(before, g.after, False, s, W)
-    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
-    if g.seq:
-        n /= math.factorial(len(g.vars))
-    n = min(n, 1000.0)
-    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
-    q = math.prod(sel(e) for e in g.each)
+    n, p, q = _iterations(g, (*g.before, *g.anchor) if g.seq else g.before, s, W, rate, sel)
     lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
     if hi is None and lo <= 1:
         lists = (1.0 + p * q) ** n - (1.0 if lo == 1 else 0.0)
