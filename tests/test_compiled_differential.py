@@ -293,37 +293,41 @@ def check_overall_match_rate(kind):
 
 @pytest.mark.parametrize("seed", range(N_PATTERNS))
 def test_compiled_equals_oracle(seed):
+    hits_guard(*corpus_agrees(seed, N_STREAMS), f"pattern {seed}", "diff", seed)
+
+
+def corpus_agrees(seed: int, examples: int, *, slow: bool = False, **stream_kw) -> tuple[int, int]:
+    """The compiled engine equals the oracle (:func:`_check`) on ``examples`` generated streams of
+    :func:`gen_pattern`'s pattern ``seed``: (streams the oracle matched on, streams).  Default: fixed
+    hypothesis streams (a match-rate floor on them cannot flake), one plan shape per stream, so every
+    shape sees ~examples/len of them; ``slow``: free streams, every shape on each."""
     pattern, order = gen_pattern(seed)
     shapes = _shapes(pattern, seed)
-
     hits = [0, 0]
+    checks = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-    @hypothesis_seed(seed)  # deterministic streams: the match-rate floor below cannot flake
-    @settings(max_examples=N_STREAMS, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern), st.integers(0, len(shapes) - 1), st.sampled_from(KEY_DTYPES))
-    def run(df, which, key):
-        # one shape per stream: every shape sees ~N/len streams
-        hits[0] += _check(pattern, order, shapes, df, which, key)
-        hits[1] += 1
+    if slow:
+        @settings(max_examples=examples, **checks)
+        @given(streams(pattern, **stream_kw), st.sampled_from(KEY_DTYPES))
+        def run(df, key):
+            hits[0] += _check(pattern, order, shapes, df, key=key)
+            hits[1] += 1
+    else:
+        @hypothesis_seed(seed)
+        @settings(max_examples=examples, **checks)
+        @given(streams(pattern, **stream_kw), st.integers(0, len(shapes) - 1), st.sampled_from(KEY_DTYPES))
+        def run(df, which, key):
+            hits[0] += _check(pattern, order, shapes, df, which, key)
+            hits[1] += 1
 
     run()
-    hits_guard(*hits, f"pattern {seed}", "diff", seed)
+    return hits[0], hits[1]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(N_PATTERNS, N_PATTERNS + 400))
 def test_compiled_equals_oracle_slow(seed):
-    pattern, order = gen_pattern(seed)
-    shapes = _shapes(pattern, seed)
-
-    @settings(max_examples=int(os.environ.get("JITCEP_SLOW_STREAMS", "500")), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern, extra=2, null_types=True), st.sampled_from(KEY_DTYPES))
-    def run(df, key):
-        _check(pattern, order, shapes, df, key=key)
-
-    run()
+    corpus_agrees(seed, int(os.environ.get("JITCEP_SLOW_STREAMS", "500")), slow=True, extra=2, null_types=True)
 
 
 # patterns whose final SEQ join has nothing left to test on its pairs: under "position" and "strict_ts"

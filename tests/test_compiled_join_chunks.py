@@ -10,13 +10,12 @@ from unittest import mock
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
 import jitcep
 from jitcep import config
 from jitcep.errors import ExplosionError
 from jitcep.execute import join as join_exec
-from test_compiled_differential import KEY_DTYPES, _check, _shapes, gen_pattern, streams
+from test_compiled_differential import corpus_agrees
 
 SEEDS = range(16)
 RAN, CHUNKED = [0], [0]  # differential seeds run, and chunked joins over them
@@ -41,32 +40,13 @@ def small_chunks():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_chunked_seq_joins_equal_the_oracles(seed, small_chunks):
-    pattern, order = gen_pattern(seed)
-    shapes = _shapes(pattern, seed)
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=60, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern), st.integers(0, len(shapes) - 1), st.sampled_from(KEY_DTYPES))
-    def run(df, which, key):
-        _check(pattern, order, shapes, df, which, key)
-
-    run()
+    corpus_agrees(seed, 60)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(16, 216))
 def test_chunked_seq_joins_equal_the_oracles_slow(seed, small_chunks):
-    pattern, order = gen_pattern(seed)
-    shapes = _shapes(pattern, seed)
-
-    @settings(max_examples=int(os.environ.get("JITCEP_SLOW_STREAMS", "300")), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern, extra=3), st.sampled_from(KEY_DTYPES))
-    def run(df, key):
-        _check(pattern, order, shapes, df, key=key)
-
-    run()
+    corpus_agrees(seed, int(os.environ.get("JITCEP_SLOW_STREAMS", "300")), slow=True, extra=3)
 
 
 def test_the_corpus_ran_chunked_joins():

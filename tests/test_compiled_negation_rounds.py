@@ -13,13 +13,12 @@ from unittest import mock
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
 import jitcep
 from jitcep import config
 from jitcep.execute import negation as negation_exec
 from jitcep.plan.logical import logical_plan
-from test_compiled_differential import KEY_DTYPES, _check, _kleene_case, _shapes, gen_pattern, streams
+from test_compiled_differential import _kleene_case, corpus_agrees, gen_pattern
 
 SEEN = {"chunked": 0, "later_rounds": 0}  # chunks starting past a round's first record; rounds past the first
 
@@ -49,32 +48,13 @@ SEEDS = [s for s in range(120) if _conditioned(s)][:10]
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_negation_rounds_in_tiny_chunks_equal_the_oracles(seed, tiny_budget):
-    pattern, order = gen_pattern(seed)
-    shapes = _shapes(pattern, seed)
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=40, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern, extra=3), st.integers(0, len(shapes) - 1), st.sampled_from(KEY_DTYPES))
-    def run(df, which, key):
-        _check(pattern, order, shapes, df, which, key)
-
-    run()
+    corpus_agrees(seed, 40, extra=3)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [s for s in range(120, 520) if _conditioned(s)][:100])
 def test_negation_rounds_in_tiny_chunks_equal_the_oracles_slow(seed, tiny_budget):
-    pattern, order = gen_pattern(seed)
-    shapes = _shapes(pattern, seed)
-
-    @settings(max_examples=int(os.environ.get("JITCEP_SLOW_STREAMS", "300")), deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(streams(pattern, extra=4), st.sampled_from(KEY_DTYPES))
-    def run(df, key):
-        _check(pattern, order, shapes, df, key=key)
-
-    run()
+    corpus_agrees(seed, int(os.environ.get("JITCEP_SLOW_STREAMS", "300")), slow=True, extra=4)
 
 
 @pytest.mark.parametrize("mode", ["all+negation", "maximal+negation", "all+and+negation", "all+seq+negation"])
