@@ -294,6 +294,17 @@ def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit_under_t
 # --- several closures, each its own unit ---------------------------------------------------------
 
 
+def _tail(rng: random.Random, forms, *, events: int = 8, least: int = 0, most: int = 2) -> str:
+    """A generated pattern's ``" WHERE ... WITHIN ..."``: ``least`` to ``most`` conjuncts drawn from
+    ``forms`` (callables giving one each), the key ``[k]`` one time in five, a window of 7 or 9 or
+    ``events`` EVENTS."""
+    conj = [rng.choice(forms)() for _ in range(rng.randint(least, most))]
+    if rng.random() < 0.2:
+        conj.append("[k]")
+    where = f" WHERE {' AND '.join(conj)}" if conj else ""
+    return f"{where} {rng.choice(['WITHIN 7', 'WITHIN 9', f'WITHIN {events} EVENTS'])}"
+
+
 def gen_two(seed: int) -> tuple[str, dict]:
     """A SEQ with two closures apart (a single variable between them), maybe a variable beside it, the
     conjunct forms reading one closure, the other and both, and its options."""
@@ -311,12 +322,8 @@ def gen_two(seed: int) -> tuple[str, dict]:
     forms = [lambda: f"b[i].x {cmp()} a.x", lambda: f"e[i].y {cmp()} c.y", lambda: f"sum(e.x) {cmp()} d.x",
              lambda: f"count(b) {cmp()} {rng.randint(1, 3)}", lambda: f"b.x {cmp()} e.x",
              lambda: f"b[b.LEN].x {cmp()} e[1].x", lambda: f"a.x {cmp()} d.y"]
-    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    where = f" WHERE {' AND '.join(conj)}" if conj else ""
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 7 EVENTS"])
-    return (f"PATTERN {body}{where} {window}",
+    tail = _tail(rng, forms, events=7)
+    return (f"PATTERN {body}{tail}",
             dict(order=rng.choice(["position", "strict_ts"]), kleene="maximal" if maximal else "all",
                  max_kleene=5_000))
 
@@ -495,11 +502,8 @@ def gen_split(seed: int) -> tuple[str, dict]:
              lambda: f"b[i].x {cmp()} avg(b.x) + {f()}.y", lambda: f"b[i].x {cmp()} a.x"]
     if not maximal:
         forms.append(lambda: f"b[i].x {cmp()} b[i-1].x + {f()}.y")
-    conj = [rng.choice(forms)() for _ in range(rng.randint(1, 3))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 7 EVENTS"])
-    return (f"PATTERN SEQ({', '.join(items)}) WHERE {' AND '.join(conj)} {window}",
+    tail = _tail(rng, forms, events=7, least=1, most=3)
+    return (f"PATTERN SEQ({', '.join(items)}){tail}",
             dict(order=rng.choice(["position", "strict_ts", "nondecreasing_ts"]),
                  kleene="maximal" if maximal else "all", max_kleene=5_000))
 
@@ -646,12 +650,8 @@ def gen_adjacent(seed: int) -> tuple[str, dict]:
     forms = [lambda: f"b[i].x {cmp()} a.x", lambda: f"e[i].y {cmp()} c.y", lambda: f"sum(e.x) {cmp()} d.x",
              lambda: f"count(b) {cmp()} {rng.randint(1, 3)}", lambda: f"b.x {cmp()} e.x",
              lambda: f"max(b.x) {cmp()} d.y", lambda: f"e[e.LEN].x {cmp()} a.x"]
-    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    where = f" WHERE {' AND '.join(conj)}" if conj else ""
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
-    return (f"PATTERN SEQ({', '.join(items)}){where} {window}",
+    tail = _tail(rng, forms)
+    return (f"PATTERN SEQ({', '.join(items)}){tail}",
             dict(order=rng.choice(["position", "strict_ts", "nondecreasing_ts"]), max_kleene=5_000))
 
 
@@ -826,12 +826,8 @@ def gen_branch(seed: int) -> tuple[str, dict]:
     forms = [lambda: f"c[i].x {cmp()} {near}.x", lambda: f"c[i].y {cmp()} a.y", lambda: f"sum(c.x) {cmp()} g.x",
              lambda: f"count(c) {cmp()} {rng.randint(1, 3)}", lambda: f"c[i].x {cmp()} c[i-1].x",
              lambda: f"c[i].x {cmp()} avg(c.x)", lambda: f"c[1].y {cmp()} g.y", lambda: f"c[c.LEN].x {cmp()} a.x"]
-    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    where = f" WHERE {' AND '.join(conj)}" if conj else ""
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
-    text = f"PATTERN SEQ({', '.join(items)}){where} {window}"
+    tail = _tail(rng, forms)
+    text = f"PATTERN SEQ({', '.join(items)}){tail}"
     # kleene="maximal" takes no closure inside an OR (semantics 6.2)
     return text, dict(order=rng.choice(["position", "strict_ts", "nondecreasing_ts"]), max_kleene=5_000)
 
@@ -1051,12 +1047,8 @@ def gen_group(seed: int) -> tuple[str, dict]:
     forms = [lambda: f"b.x {cmp()} e.x", lambda: f"b.x {cmp()} a.x", lambda: f"e.y {cmp()} d.y",
              lambda: f"b[i].x {cmp()} b[i-1].x", lambda: f"count(b) {cmp()} {rng.randint(1, 3)}",
              lambda: f"sum(e.x) {cmp()} c.x", lambda: f"c.x {cmp()} d.x"]
-    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    where = f" WHERE {' AND '.join(conj)}" if conj else ""
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
-    return (f"PATTERN SEQ({', '.join(items)}){where} {window}",
+    tail = _tail(rng, forms)
+    return (f"PATTERN SEQ({', '.join(items)}){tail}",
             dict(order=rng.choice(["position", "strict_ts", "strict_ts", "nondecreasing_ts"]),
                  kleene_window=rng.choice(["match", "iteration"]), max_kleene=5_000))
 
@@ -1130,12 +1122,8 @@ def gen_adjacent_group(seed: int) -> tuple[str, dict]:
              lambda: f"b[i].x {cmp()} b[i-1].x", lambda: f"c.x {cmp()} d.x"]
     if "f[]" in items[1] or "f[]" in items[2]:
         forms += [lambda: f"f[i].x {cmp()} c.x", lambda: f"count(f) {cmp()} {rng.randint(1, 3)}"]
-    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    where = f" WHERE {' AND '.join(conj)}" if conj else ""
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
-    return (f"PATTERN SEQ({', '.join(items)}){where} {window}",
+    tail = _tail(rng, forms)
+    return (f"PATTERN SEQ({', '.join(items)}){tail}",
             dict(order=rng.choice(["position", "strict_ts", "strict_ts", "nondecreasing_ts"]),
                  kleene_window=rng.choice(["match", "iteration"]), max_kleene=5_000))
 
@@ -1378,12 +1366,8 @@ def gen_end(seed: int) -> tuple[str, dict]:
         forms.append(lambda: f"b[b.LEN].x {cmp()} c.x")
     if not maximal:
         forms.append(lambda: f"b[i].x {cmp()} b[i-1].x")
-    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    where = f" WHERE {' AND '.join(conj)}" if conj else ""
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
-    return (f"PATTERN SEQ({', '.join(items)}){where} {window}",
+    tail = _tail(rng, forms)
+    return (f"PATTERN SEQ({', '.join(items)}){tail}",
             dict(order=rng.choice(["position", "strict_ts", "strict_ts", "nondecreasing_ts"]),
                  kleene="maximal" if maximal else "all", kleene_window=rng.choice(["match", "iteration"]),
                  max_kleene=5_000))
@@ -1493,12 +1477,8 @@ def gen_anchored_group(seed: int) -> tuple[str, dict]:
     forms = [lambda: f"b.x {cmp()} e.x", lambda: f"b.x {cmp()} {rng.choice(single)}.x",
              lambda: f"b[i].x {cmp()} b[i-1].x", lambda: f"count(b) {cmp()} {rng.randint(1, 3)}",
              lambda: f"sum(e.x) {cmp()} c.x", lambda: f"c.x {cmp()} d.x"]
-    conj = [rng.choice(forms)() for _ in range(rng.randint(0, 2))]
-    if rng.random() < 0.2:
-        conj.append("[k]")
-    where = f" WHERE {' AND '.join(conj)}" if conj else ""
-    window = rng.choice(["WITHIN 7", "WITHIN 9", "WITHIN 8 EVENTS"])
-    return (f"PATTERN SEQ({', '.join(items)}){where} {window}",
+    tail = _tail(rng, forms)
+    return (f"PATTERN SEQ({', '.join(items)}){tail}",
             dict(order=rng.choice(["position", "strict_ts", "strict_ts", "nondecreasing_ts"]),
                  kleene_window=rng.choice(["match", "iteration"]), max_kleene=5_000))
 
