@@ -353,6 +353,8 @@ BOUNDSCHECKED = [
     "tests/test_kernels_selection.py",
     "tests/test_kernels_reduction.py",
     "tests/test_kernels_join_search.py",
+    # an integer array's extent (kernels.extent.min_max, which every one-pass index check runs)
+    "tests/test_kernels_encode.py::test_value_range_equals_min_max_of_the_valid_values",
     # the String coding's view table (kernels.encode._view_fill and its growth)
     *(f"tests/test_kernels_encode.py::test_view_codes_{name}" for name in (
         "match_naive", "recode_the_first_rows_in_sorted_order", "ignore_bytes_past_the_length", "table_grows",

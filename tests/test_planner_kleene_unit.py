@@ -901,6 +901,14 @@ def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_bra
     assert sum(_agree_branch(seed, 4) for seed in range(8)) >= 8
 
 
+def _order_tested_above(plans: dict, column: str, collect) -> bool:
+    """Whether one of ``plans`` has an AND join testing the SEQ's order on ``column`` above a ``collect``
+    operator collected below the root (the anchors' columns the collection keeps)."""
+    return any(isinstance(n, AndJoin) and any(column in pair for pair in n.sequence)
+               and any(isinstance(k, collect) and k.placement == "lower" for k in _under(n))
+               for p in plans.values() for n in p.nodes())
+
+
 def test_a_join_above_an_anchored_closure_collected_lower_tests_the_order_on_its_anchor():
     # SEQ(E i, A a, OR(B+ c[], E e), F g, D j) under nondecreasing_ts: a join above the collection on (OR, g)
     # that joins a out of order is an AND join testing a before c[1], the list's first member, which the
@@ -908,9 +916,7 @@ def test_a_join_above_an_anchored_closure_collected_lower_tests_the_order_on_its
     text, opts = gen_branch(186)
     assert text == "PATTERN SEQ(E i, A a, OR(B+ c[], E e), F g, D j) WITHIN 8 EVENTS"
     _, _, _, plans = _every_algorithm(text, opts, 7_700 + 186, "unit")
-    assert any(isinstance(n, AndJoin) and any("c[1]" in pair for pair in n.sequence)
-               and any(isinstance(k, KleeneCollect) and k.placement == "lower" for k in _under(n))
-               for p in plans.values() for n in p.nodes())
+    assert _order_tested_above(plans, "c[1]", KleeneCollect)
     _agree_branch(186, 12)
 
 
@@ -1502,9 +1508,7 @@ def test_a_join_above_an_anchored_group_collected_lower_tests_the_order_on_its_a
     text, opts = gen_anchored_group(37)
     assert text.startswith("PATTERN SEQ(E i, A a, OR(KL(SEQ(C b, E e)){2,}, ")
     _, _, _, plans = _every_algorithm(text, opts, 9_300 + 37, "unit")
-    assert any(isinstance(n, AndJoin) and any("b[1]" in pair for pair in n.sequence)
-               and any(isinstance(k, GroupCollect) and k.placement == "lower" for k in _under(n))
-               for p in plans.values() for n in p.nodes())
+    assert _order_tested_above(plans, "b[1]", GroupCollect)
     _agree_anchored_group(37, 12)
 
 
