@@ -42,7 +42,6 @@ from ...pattern.normalize import normalize
 from ...pattern.structure import single_vars
 from ..logical import logical_plan
 from ..operators import DisjunctUnion, PhysicalPlan
-from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
 from . import match_constraints, output_policy
 
@@ -50,7 +49,7 @@ from . import match_constraints, output_policy
 def form_cost(plan, planning) -> float:
     """``plan``'s cost on the planning's statistics (module docstring: Formula 1 under "zstream",
     Cost_tree over the operators otherwise)."""
-    work = estimate_work(plan, planning.statistics, planning.span)
+    work = planning.work(plan)
     if planning.options.cost_model == "zstream":
         return plan_cost(plan, work)
     return sum(rows for _, rows in work.values())

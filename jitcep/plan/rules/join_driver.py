@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 
 from ..operators import Scan, SeqJoin, rebuild_joins
-from ..planner.cardinality import estimate_work
 from ..planner.cost import final_join_cost, seq_driver_cost
 
 
@@ -43,10 +42,11 @@ def choose(plan, planning):
             return n
         return dataclasses.replace(plan, root=rebuild_joins(plan.root, drive))
 
-    work = estimate_work(plan, planning.statistics, planning.span)
+    work = planning.work(plan)
+    nodes = plan.nodes()
     # records feeding a join, by its input's variables: the topmost node over them (post-order: last wins)
-    fed = {frozenset(n.vars): work[id(n)][1] for n in plan.nodes()}
-    pairs = {frozenset(n.vars): work[id(n)][0] for n in plan.nodes() if isinstance(n, SeqJoin)}
+    fed = {frozenset(n.vars): work[id(n)][1] for n in nodes}
+    pairs = {frozenset(n.vars): work[id(n)][0] for n in nodes if isinstance(n, SeqJoin)}
     partitions = planning.statistics.partitions
     final = _writes_rows(plan, planning)
 
@@ -62,7 +62,9 @@ def choose(plan, planning):
     if final is not None:  # the root itself (rebuilt above: found by its place, not its identity)
         root = _final(root, fed[frozenset(root.left.vars)], fed[frozenset(root.right.vars)], work[id(final)][1],
                       planning.statistics.events, partitions)
-    return dataclasses.replace(plan, root=root)
+    out = dataclasses.replace(plan, root=root)
+    planning.carry_work(plan, out)  # drivers and rows: no estimate reads them (the reduction's rule prices it)
+    return out
 
 
 def _writes_rows(plan, planning):

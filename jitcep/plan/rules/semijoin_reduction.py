@@ -27,7 +27,7 @@ import dataclasses
 from ... import config
 from ...pattern.ast import CountWindow, EventVar, Seq
 from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, rebuild_joins
-from ..planner.cardinality import estimate_work, on_a_chain
+from ..planner.cardinality import on_a_chain
 from ..planner.statistics import DEFAULT_RATE
 
 
@@ -66,7 +66,7 @@ def _worth_it(plan, planning, chain) -> bool:
     stats, span = planning.statistics, planning.span
     if stats is None or span is None:
         return True
-    work = estimate_work(plan, stats, span)
+    work = planning.work(plan)
     nodes = plan.nodes()
     leaves = sum(work[id(n)][0] for n in nodes if isinstance(n, Scan))
     wr = {v: float(span) * stats.rates.get(v, DEFAULT_RATE) for v in chain}
