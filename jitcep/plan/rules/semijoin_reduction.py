@@ -70,9 +70,13 @@ def _worth_it(plan, planning, chain) -> bool:
     nodes = plan.nodes()
     leaves = sum(work[id(n)][0] for n in nodes if isinstance(n, Scan))
     wr = {v: float(span) * stats.rates.get(v, DEFAULT_RATE) for v in chain}
+    shares: dict[tuple, float] = {}  # by the node's variables: a join's left input is the join below it
 
     def kept(n) -> float:
-        return on_a_chain(wr, chain, [v for v in chain if v in n.vars])
+        got = shares.get(n.vars)
+        if got is None:
+            got = shares[n.vars] = on_a_chain(wr, chain, [v for v in chain if v in n.vars])
+        return got
     saved = sum(work[id(n)][0] * (1.0 - max(kept(n.left) * kept(n.right), kept(n)))
                 for n in nodes if isinstance(n, (SeqJoin, AndJoin)))
     return saved > leaves

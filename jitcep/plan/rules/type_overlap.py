@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..operators import Join, rebuild_joins
+from ._per_tree import per_tree
 
 
 def _overlap(a, b) -> bool:
@@ -24,4 +25,5 @@ def mark(plan, planning):
             return n
         return dataclasses.replace(n, overlap=any(_overlap(types[a], types[b]) for a in n.left.vars
                                                   for b in n.right.vars))
-    return dataclasses.replace(plan, root=rebuild_joins(plan.root, overlap))
+    root = per_tree("type_overlap", planning.logical, plan.root, lambda: rebuild_joins(plan.root, overlap))
+    return dataclasses.replace(plan, root=root)
