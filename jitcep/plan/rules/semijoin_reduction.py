@@ -26,7 +26,7 @@ import dataclasses
 
 from ... import config
 from ...pattern.ast import CountWindow, EventVar, Seq
-from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, rebuild_joins
+from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, remake_joins
 from ..planner.cardinality import on_a_chain
 from ..planner.statistics import DEFAULT_RATE
 
@@ -107,8 +107,8 @@ def _over_joins(node, chain):
         def mark(n):
             idx = sorted(run[v] for v in n.vars)
             contiguous = idx[-1] - idx[0] + 1 == len(idx) < len(chain)
-            return dataclasses.replace(n, extends=contiguous) if isinstance(n, Join) else n
-        return SemiJoinReduce(rebuild_joins(node, mark), chain)
+            return {"extends": contiguous} if isinstance(n, Join) else {}
+        return SemiJoinReduce(remake_joins(node, mark), chain)
     if isinstance(node, _Unary):
         return dataclasses.replace(node, input=_over_joins(node.input, chain))
     return node
