@@ -91,6 +91,10 @@ def _relation(body: Node, x: str, y: str) -> str:
     return "before" if ix < iy else "after"
 
 
+# body -> its OR nodes: the join rule asks splits_or of every join it builds, and most bodies hold none
+_ORS = PerObject(lambda body: tuple(n for n in walk_nodes(body) if isinstance(n, Disj)), size=256)
+
+
 def splits_or(body: Node, vs: frozenset[str]) -> bool:
     """Does the variable set ``vs`` hold part of an OR together with variables outside that part?
 
@@ -98,9 +102,7 @@ def splits_or(body: Node, vs: frozenset[str]) -> bool:
     it; it may reach outside the OR only holding all of it (an OR is one
     union of its items: its branches are never joined apart).
     """
-    for o in walk_nodes(body):
-        if not isinstance(o, Disj):
-            continue
+    for o in _ORS(body):
         inside = vs & vars_of(o)
         if not inside or inside == vars_of(o) or any(vs <= vars_of(item) for item in o.items):
             continue

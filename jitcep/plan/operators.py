@@ -485,6 +485,27 @@ def rebuild_joins(node, fn):
     return fn(node)
 
 
+def remake_joins(node, changes):
+    """:func:`rebuild_joins` where the rule says what to change rather than making the operator:
+    ``changes(operator)`` gives the fields to set (a dict, read on the operator as it was, whose
+    inputs' variables the rebuilt ones keep; empty: none), and each operator is copied at most once,
+    with its new inputs and those fields together (:func:`rebuild_joins` copies one whose input changed,
+    then its rule copies it again: nine copies for the five joins of a SEQ of 6)."""
+    if isinstance(node, (Scan, NfaRuns)):
+        return node
+    if isinstance(node, _Unary):
+        got = remake_joins(node.input, changes)
+        return node if got is node.input else dataclasses.replace(node, input=got)
+    if isinstance(node, DisjunctUnion):
+        got = tuple(remake_joins(i, changes) for i in node.inputs)
+        return node if all(a is b for a, b in zip(got, node.inputs)) else dataclasses.replace(node, inputs=got)
+    left, right = remake_joins(node.left, changes), remake_joins(node.right, changes)
+    fields = changes(node)
+    if left is not node.left or right is not node.right:
+        fields = {**fields, "left": left, "right": right}
+    return dataclasses.replace(node, **fields) if fields else node
+
+
 Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, SemiJoinReduce, NegationFilter, KleeneCollect,
                        ListFilter, GroupCollect, Contiguity, OutputPolicy, NfaRuns]
 Join = (SeqJoin, AndJoin)

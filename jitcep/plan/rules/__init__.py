@@ -38,11 +38,12 @@ planner chose it on statistics, and keeps the cheaper.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...options import Options
 from ..logical import LogicalPlan
 from ..operators import PhysicalPlan
+from ..planner.cardinality import estimate_work
 from . import (disjuncts, join_driver, join_tree, kleene_collection, match_constraints, negation_placement, nfa_runs,
                output_policy, predicate_placement, semijoin_reduction, type_overlap)
 
@@ -60,6 +61,30 @@ class Planning:
     span: float | None = None
     budget: int | None = None  # the planner's search budget in steps (planner/algorithms/_common.py)
     kleene: str | None = None  # a closure's placement, "top" or "lower", whatever it costs (None: the rule's)
+    # estimate_work by plan tree: id(root) -> (root, work); the root is held so that its id is not reused
+    _work: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def work(self, plan: PhysicalPlan) -> dict[int, tuple[float, float]]:
+        """:func:`~jitcep.plan.planner.cardinality.estimate_work` of ``plan`` on the statistics, made once
+        per plan tree: the rules that price a plan (the join drivers, the semi-join reduction, the OR's
+        forms) read one plan, or one whose operators estimate alike (:meth:`carry_work`)."""
+        got = self._work.get(id(plan.root))
+        if got is None or got[0] is not plan.root:
+            got = self._work[id(plan.root)] = (plan.root, estimate_work(plan, self.statistics, self.span))
+        return got[1]
+
+    def carry_work(self, old: PhysicalPlan, new: PhysicalPlan) -> None:
+        """Let ``new`` share ``old``'s estimates (:meth:`work`) when ``old``'s were made: ``new`` is ``old``
+        with physical choices changed that no estimate reads (a join's driver, its costs, whether it writes
+        the rows), so its operators are ``old``'s one for one, in the same post-order."""
+        got = self._work.get(id(old.root))
+        if got is None or got[0] is not old.root:
+            return
+        before, after = old.nodes(), new.nodes()
+        if len(before) != len(after) or any(type(a) is not type(b) for a, b in zip(before, after)):
+            raise AssertionError("carry_work: the new plan's operators are not the old plan's one for one")
+        work = got[1]
+        self._work[id(new.root)] = (new.root, {id(b): work[id(a)] for a, b in zip(before, after)})
 
 
 RULES = (

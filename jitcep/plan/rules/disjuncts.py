@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 
 from ... import config
+from ..._memo import PerObject
 from ...errors import UnsupportedPatternError
 from ...pattern.dnf import alternatives, count, has_or
 from ...pattern.nonempty import nonempty_alternatives
@@ -42,7 +43,6 @@ from ...pattern.normalize import normalize
 from ...pattern.structure import single_vars
 from ..logical import logical_plan
 from ..operators import DisjunctUnion, PhysicalPlan
-from ..planner.cardinality import estimate_work
 from ..planner.cost import plan_cost
 from . import match_constraints, output_policy
 
@@ -50,7 +50,7 @@ from . import match_constraints, output_policy
 def form_cost(plan, planning) -> float:
     """``plan``'s cost on the planning's statistics (module docstring: Formula 1 under "zstream",
     Cost_tree over the operators otherwise)."""
-    work = estimate_work(plan, planning.statistics, planning.span)
+    work = planning.work(plan)
     if planning.options.cost_model == "zstream":
         return plan_cost(plan, work)
     return sum(rows for _, rows in work.values())
@@ -66,9 +66,8 @@ def choose(plan, planning, build, form=None):
     logical, options = planning.logical, planning.options
     if form is None and (planning.shape is not None or planning.statistics is None or options.planner == "trivial"):
         return plan
-    body = normalize(logical.pattern.body)  # OR(P) is P (semantics 5): no OR to split
-    k = count(body)
-    why = ("no OR" if not has_or(body)
+    split, k = _ors(logical.pattern.body)
+    why = ("no OR" if not split
            else f"{k} alternatives, over DNF_MAX_ALTERNATIVES={config.DNF_MAX_ALTERNATIVES}"
            if k > config.DNF_MAX_ALTERNATIVES
            else f"strategy {options.strategy}" if options.strategy != "skip_till_any_match" else None)
@@ -83,6 +82,15 @@ def choose(plan, planning, build, form=None):
     costs = (("unit", form_cost(plan, planning)), ("dnf", form_cost(dnf, planning)))
     chosen = dnf if form == "dnf" or form is None and costs[1][1] < costs[0][1] else plan  # ties: the unit plan
     return dataclasses.replace(chosen, form="dnf" if chosen is dnf else "unit", form_costs=costs)
+
+
+def _or_count(body) -> tuple[bool, int]:
+    """Whether ``body`` has an OR to split (normalised: OR(P) is P, semantics 5), and its DNF alternatives."""
+    body = normalize(body)
+    return has_or(body), count(body)
+
+
+_ors = PerObject(_or_count)  # body -> _or_count(body): asked on every plan chosen on statistics
 
 
 def _dnf(plan, planning, build, k: int):

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import Scan, SeqJoin, rebuild_joins
-from ..planner.cardinality import estimate_work
+from ..operators import Scan, SeqJoin, remake_joins
 from ..planner.cost import final_join_cost, seq_driver_cost
 
 
@@ -39,30 +38,31 @@ def choose(plan, planning):
     if planning.statistics is None:
         def drive(n):
             if isinstance(n, SeqJoin):
-                return dataclasses.replace(n, driver="smaller" if isinstance(n.right, Scan) else "right")
-            return n
-        return dataclasses.replace(plan, root=rebuild_joins(plan.root, drive))
+                return {"driver": "smaller" if isinstance(n.right, Scan) else "right"}
+            return {}
+        return dataclasses.replace(plan, root=remake_joins(plan.root, drive))
 
-    work = estimate_work(plan, planning.statistics, planning.span)
+    work = planning.work(plan)
+    nodes = plan.nodes()
     # records feeding a join, by its input's variables: the topmost node over them (post-order: last wins)
-    fed = {frozenset(n.vars): work[id(n)][1] for n in plan.nodes()}
-    pairs = {frozenset(n.vars): work[id(n)][0] for n in plan.nodes() if isinstance(n, SeqJoin)}
+    fed = {frozenset(n.vars): work[id(n)][1] for n in nodes}
+    pairs = {frozenset(n.vars): work[id(n)][0] for n in nodes if isinstance(n, SeqJoin)}
     partitions = planning.statistics.partitions
     final = _writes_rows(plan, planning)
 
-    def drive(n):
-        if not isinstance(n, SeqJoin) or not isinstance(n.right, Scan):
-            return n
+    def drive(n):  # n: a binary operator of ``plan`` (remake_joins reads the changes on it)
+        if n is not final and (not isinstance(n, SeqJoin) or not isinstance(n.right, Scan)):
+            return {}
         left, right = fed[frozenset(n.left.vars)], fed[frozenset(n.right.vars)]
+        if n is final:  # the root: its way to the match table, which decides its driver too
+            return _final(n, left, right, work[id(n)][1], planning.statistics.events, partitions)
         costs = tuple((d, seq_driver_cost(d, left, right, pairs[frozenset(n.vars)], partitions))
                       for d in ("right", "left"))
         best = min(costs, key=lambda c: c[1])[0]  # ties: "right", the kernel's natural order
-        return dataclasses.replace(n, driver=best, costs=costs)
-    root = rebuild_joins(plan.root, drive)
-    if final is not None:  # the root itself (rebuilt above: found by its place, not its identity)
-        root = _final(root, fed[frozenset(root.left.vars)], fed[frozenset(root.right.vars)], work[id(final)][1],
-                      planning.statistics.events, partitions)
-    return dataclasses.replace(plan, root=root)
+        return {"driver": best, "costs": costs}
+    out = dataclasses.replace(plan, root=remake_joins(plan.root, drive))
+    planning.carry_work(plan, out)  # drivers and rows: no estimate reads them (the reduction's rule prices it)
+    return out
 
 
 def _writes_rows(plan, planning):
@@ -78,13 +78,12 @@ def _writes_rows(plan, planning):
     return n
 
 
-def _final(n: SeqJoin, left: float, right: float, matches: float, events: float, partitions) -> SeqJoin:
-    """The final join ``n`` with the cheapest of its ways to the match table
+def _final(n: SeqJoin, left: float, right: float, matches: float, events: float, partitions) -> dict:
+    """The fields of the final join ``n`` for the cheapest of its ways to the match table
     (:func:`~jitcep.plan.planner.cost.final_join_cost`): the right driver's rows, its pairs, or, over a
     right leaf, the left driver's pairs."""
     leaf = "right" if isinstance(n.right, Scan) else "left"
     paths = ("right", "right+rows", "left") if leaf == "right" else ("right", "right+rows")
     costs = tuple((p, final_join_cost(p, left, right, matches, events, partitions, leaf)) for p in paths)
     best = min(costs, key=lambda c: c[1])[0]  # ties: the order above
-    return dataclasses.replace(n, driver="left" if best == "left" else "right", rows=best == "right+rows",
-                               costs=costs)
+    return {"driver": "left" if best == "left" else "right", "rows": best == "right+rows", "costs": costs}

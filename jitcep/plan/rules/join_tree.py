@@ -28,6 +28,7 @@ from ...pattern.structure import relation, splits_or
 from ..operators import AndJoin, Scan, SeqJoin, Union
 from ..shapes import shape_vars
 from . import join_order
+from ._per_tree import per_tree
 
 
 def join(body, left, right):
@@ -64,4 +65,5 @@ def build(plan, planning):
         if isinstance(s, str):
             return Scan(s, logical.variables[s], logical.filters[s])
         return join(body, rec(s[0]), rec(s[1]))
-    return dataclasses.replace(plan, root=rec(shape), notes=notes, kleene_places=places)
+    root = per_tree("join_tree", logical, shape, lambda: rec(shape), by_value=True)
+    return dataclasses.replace(plan, root=root, notes=notes, kleene_places=places)

@@ -9,6 +9,7 @@ import dataclasses
 
 from ...pattern import expr as E
 from ..operators import Scan
+from ._per_tree import per_tree
 
 
 def place(plan, planning):
@@ -23,5 +24,6 @@ def place(plan, planning):
         if left is n.left and right is n.right and here == n.predicates:  # kept, not copied
             return n
         return dataclasses.replace(n, left=left, right=right, predicates=here)
-    root = rec(plan.root, list(planning.logical.joins))
+    root = per_tree("predicate_placement", planning.logical, plan.root,
+                    lambda: rec(plan.root, list(planning.logical.joins)))
     return plan if root is plan.root else dataclasses.replace(plan, root=root)

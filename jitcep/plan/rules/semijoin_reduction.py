@@ -26,8 +26,8 @@ import dataclasses
 
 from ... import config
 from ...pattern.ast import CountWindow, EventVar, Seq
-from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, rebuild_joins
-from ..planner.cardinality import estimate_work, on_a_chain
+from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, remake_joins
+from ..planner.cardinality import on_a_chain
 from ..planner.statistics import DEFAULT_RATE
 
 
@@ -66,13 +66,17 @@ def _worth_it(plan, planning, chain) -> bool:
     stats, span = planning.statistics, planning.span
     if stats is None or span is None:
         return True
-    work = estimate_work(plan, stats, span)
+    work = planning.work(plan)
     nodes = plan.nodes()
     leaves = sum(work[id(n)][0] for n in nodes if isinstance(n, Scan))
     wr = {v: float(span) * stats.rates.get(v, DEFAULT_RATE) for v in chain}
+    shares: dict[tuple, float] = {}  # by the node's variables: a join's left input is the join below it
 
     def kept(n) -> float:
-        return on_a_chain(wr, chain, [v for v in chain if v in n.vars])
+        got = shares.get(n.vars)
+        if got is None:
+            got = shares[n.vars] = on_a_chain(wr, chain, [v for v in chain if v in n.vars])
+        return got
     saved = sum(work[id(n)][0] * (1.0 - max(kept(n.left) * kept(n.right), kept(n)))
                 for n in nodes if isinstance(n, (SeqJoin, AndJoin)))
     return saved > leaves
@@ -103,8 +107,8 @@ def _over_joins(node, chain):
         def mark(n):
             idx = sorted(run[v] for v in n.vars)
             contiguous = idx[-1] - idx[0] + 1 == len(idx) < len(chain)
-            return dataclasses.replace(n, extends=contiguous) if isinstance(n, Join) else n
-        return SemiJoinReduce(rebuild_joins(node, mark), chain)
+            return {"extends": contiguous} if isinstance(n, Join) else {}
+        return SemiJoinReduce(remake_joins(node, mark), chain)
     if isinstance(node, _Unary):
         return dataclasses.replace(node, input=_over_joins(node.input, chain))
     return node

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import Join, rebuild_joins
+from ..operators import Join, remake_joins
+from ._per_tree import per_tree
 
 
 def _overlap(a, b) -> bool:
@@ -21,7 +22,7 @@ def mark(plan, planning):
 
     def overlap(n):
         if not isinstance(n, Join):
-            return n
-        return dataclasses.replace(n, overlap=any(_overlap(types[a], types[b]) for a in n.left.vars
-                                                  for b in n.right.vars))
-    return dataclasses.replace(plan, root=rebuild_joins(plan.root, overlap))
+            return {}
+        return {"overlap": any(_overlap(types[a], types[b]) for a in n.left.vars for b in n.right.vars)}
+    root = per_tree("type_overlap", planning.logical, plan.root, lambda: remake_joins(plan.root, overlap))
+    return dataclasses.replace(plan, root=root)

@@ -54,8 +54,6 @@ from contextvars import ContextVar
 from functools import cached_property
 from typing import NamedTuple
 
-import numpy as np
-
 from .... import config
 from ....kernels import join_search
 from ..cardinality import ORDER_FACTOR
@@ -159,18 +157,26 @@ class Costing:
         if model is None or p.closures or p.n > join_search.MAX_UNITS:
             return None
         n = p.n
-        ordered = after = np.zeros(n, np.int64)
-        count = np.zeros((n, n), np.int64)
+        ordered = after = [0] * n
+        count = [ordered] * n
         if model == join_search.ZSTREAM:
             if not getattr(p, "order", None):  # not an EstimatedProblem: Pt and n pair by pair, in Python
                 return None
-            factors = np.array(p.order, np.float64)
-            off = ~np.eye(n, dtype=bool)
-            if not np.isin(factors[off], (1.0, ORDER_FACTOR)).all():  # the masks' condition (no masks: Python)
-                return None
-            bits = np.left_shift(np.int64(1), np.arange(n, dtype=np.int64))
-            ordered = np.where((factors == ORDER_FACTOR) & off, bits, 0).sum(axis=1)
-            after = np.where(np.array(p.before, bool), bits, 0).sum(axis=1)
+            # per unit, the bitmasks of the units ordered with it and of those it precedes, in plain loops:
+            # a handful of units, where NumPy's calls on tiny arrays cost more than the work (a first plan)
+            ordered, after = [], []
+            for i, (factors, before) in enumerate(zip(p.order, p.before)):
+                o = a = 0
+                for j, f in enumerate(factors):
+                    if j != i:
+                        if f == ORDER_FACTOR:
+                            o |= 1 << j
+                        elif f != 1.0:  # the masks' condition (no masks: Python)
+                            return None
+                    if before[j]:
+                        a |= 1 << j
+                ordered.append(o)
+                after.append(a)
             count = p.predicates
         return join_search.SearchArrays(p.card, p.sel, ordered, count, after, [leaf.cost for leaf in self.leaves],
                                         model, ORDER_FACTOR, K_PREDICATE, P_OUTPUT)
@@ -322,11 +328,9 @@ def greedy_order(costing: Costing) -> list[int]:
     return out
 
 
-def exact_or_greedy(search, joins: dict[int, int], problem: JoinProblem, cost: CostModel, steps: int | None,
-                    name: str) -> Tree:
+def exact_or_greedy(search, joins: dict[int, int], costing: Costing, steps: int | None, name: str) -> Tree:
     """``search(costing, clock) -> Tree`` if the ``joins`` it prices fit in ``steps`` (default
     :data:`jitcep.config.PLAN_DEFAULT_STEPS`), else GREEDY's plan (see :func:`within_budget`); ``name``:
     the algorithm's, for the note."""
-    costing = Costing(problem, cost)
     return within_budget(lambda c: search(costing, c), costing.steps(joins), Clock(steps),
                          lambda: left_deep(greedy_order(costing)), f"{name} fell back to greedy's plan")

@@ -43,11 +43,12 @@ def budget_for(events: int) -> int:
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """DP-B's tree if its joins fit in ``steps`` (default ``config.AUTO_STEPS``), else ZSTREAM-ORD's."""
     steps = config.AUTO_STEPS if steps is None else steps
+    costing = Costing(problem, cost)  # one for the attempt and its fallback: its leaves, PMs and arrays
     if cost is order:
-        return dp_left_deep.plan(problem, cost, steps=steps)
-    needed = Costing(problem, cost).steps(dp_bushy.joins(problem.n))
+        return dp_left_deep.planned(costing, steps)
+    needed = costing.steps(dp_bushy.joins(problem.n))
     if needed <= steps:
-        return dp_bushy.plan(problem, cost, steps=steps)
+        return dp_bushy.planned(costing, steps)
     note(f"auto ran zstream_ord: dp_bushy needs {needed:,} steps at {problem.n} units, over the {steps:,} of "
          f"its planning budget")
-    return zstream_ord.plan(problem, cost, steps=steps)
+    return zstream_ord.planned(costing, steps)

@@ -80,4 +80,9 @@ def compiled(costing: Costing, clock: Clock) -> Tree | None:
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """The best bushy tree, or GREEDY's when its joins do not fit in ``steps`` (default
     ``config.PLAN_DEFAULT_STEPS``)."""
-    return exact_or_greedy(search, joins(problem.n), problem, cost, steps, "dp_bushy")
+    return planned(Costing(problem, cost), steps)
+
+
+def planned(costing: Costing, steps: int | None = None) -> Tree:
+    """:func:`plan` with the problem and model priced by ``costing`` (one a caller already made)."""
+    return exact_or_greedy(search, joins(costing.problem.n), costing, steps, "dp_bushy")

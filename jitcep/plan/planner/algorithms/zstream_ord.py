@@ -33,8 +33,13 @@ def order(costing: Costing, clock: Clock) -> list[int]:
 def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
     """ZStream's best tree over DP-LD's order (GREEDY's when DP-LD does not fit in ``steps``, default
     ``config.PLAN_DEFAULT_STEPS``)."""
+    return planned(Costing(problem, cost), steps)
+
+
+def planned(costing: Costing, steps: int | None = None) -> Tree:
+    """:func:`plan` with the problem and model priced by ``costing`` (one a caller already made)."""
     clock = Clock(steps)
-    costing = Costing(problem, cost)
     units = order(costing, clock)
-    return within_budget(lambda c: zstream.search(costing, units, c).tree, costing.steps(zstream.joins(problem.n)),
-                         clock, lambda: left_deep(units), "zstream_ord kept the left-deep tree over its order")
+    return within_budget(lambda c: zstream.search(costing, units, c).tree,
+                         costing.steps(zstream.joins(costing.problem.n)), clock, lambda: left_deep(units),
+                         "zstream_ord kept the left-deep tree over its order")
