@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
+from unittest import mock
 
 import numpy as np
+import pytest
 
 from jitcep import config
 from jitcep.kernels import alloc
@@ -201,3 +203,45 @@ def test_a_forked_child_runs_a_query_whose_pools_a_parent_thread_held_locked():
 def _run_and_exit(q, df, want):
     import os
     os._exit(0 if q.run(df, type="type", threads=1).height == want else 1)
+
+
+# every array of these runs from the pool (POOL_MIN of one byte): a block the engine let go of while a kernel,
+# a later array or the output still read it would show as a wrong answer, or as a kept frame that changed
+POOLED_PATTERNS = [
+    "PATTERN SEQ(A a, B b, C c) WHERE a.x < b.x AND b.x > c.x WITHIN 6",
+    "PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 8",
+    "PATTERN SEQ(A a, B+ b[], C c) WHERE a.x < c.x WITHIN 6",
+    "PATTERN SEQ(A a, KL(SEQ(B b, C c)), A d) WHERE a.x < d.x WITHIN 8",
+    "PATTERN SEQ(A a, NOT(B b), C c) WHERE a.x < c.x WITHIN 6",
+    "PATTERN AND(A a, B b, C c) WHERE a.x < b.x WITHIN 4",
+    "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5 EVENTS",
+    "PATTERN SEQ(A a, B b, C c) WITHIN 6",
+]
+
+
+@pytest.mark.parametrize("text", POOLED_PATTERNS)
+@pytest.mark.parametrize("partition_by", [None, "k"])
+def test_runs_with_every_array_pooled_equal_the_reference_and_keep_their_frames(text, partition_by):
+    import polars as pl
+    import jitcep
+
+    def events(seed, n=300):
+        r = np.random.default_rng(seed)
+        return pl.DataFrame({"type": r.choice(["A", "B", "C"], n), "ts": np.sort(r.integers(0, n // 2, n)),
+                             "x": r.integers(0, 20, n), "k": r.integers(0, 4, n)})
+    q = jitcep.compile(text)
+    one, two = events(1), events(2)
+    run = dict(type="type", partition_by=partition_by)
+    want = q.run(one, engine="reference", **run)
+    want_sliced = q.run(one[5:], engine="reference", **run)
+    want_two = q.run(two, engine="reference", **run)
+    assert want.height > 0
+    with mock.patch.object(config, "POOL_MIN", 1):
+        for threads in (1, 2):
+            first = q.run(one, threads=threads, **run)
+            kept = first.clone()
+            tail = first[3:]
+            other = q.run(two, threads=threads, **run)  # reuses every block the first run let go
+            assert first.equals(want) and first.equals(kept) and tail.equals(kept[3:])
+            assert q.run(one[5:], threads=threads, **run).equals(want_sliced)
+            assert first.equals(kept) and other.equals(want_two)
