@@ -245,3 +245,55 @@ def test_runs_with_every_array_pooled_equal_the_reference_and_keep_their_frames(
             assert first.equals(want) and first.equals(kept) and tail.equals(kept[3:])
             assert q.run(one[5:], threads=threads, **run).equals(want_sliced)
             assert first.equals(kept) and other.equals(want_two)
+
+
+def test_max_memory_counts_a_pooled_array_alike_whatever_block_it_was_cut_from():
+    # a block serves arrays down to half its size: counted as the block, an array weighed more after a run
+    # that left larger blocks than in a fresh pool, so the memory budget's verdict depended on earlier runs
+    from jitcep.budget import nbytes
+    size = 3 << 20
+    fresh = alloc.Pools()
+    with fresh.run():
+        want = nbytes(alloc.empty(size // 8, np.int64))
+    used = alloc.Pools()
+    with used.run():
+        big = alloc.empty((5 << 20) // 8, np.int64)
+        del big
+    with used.run() as pool:
+        a = alloc.empty(size // 8, np.int64)
+        assert a.base.nbytes > want and a.base is pool.blocks[0]  # cut from the larger block
+        assert nbytes(a) == nbytes(a, a[10:], a.view(np.uint8)) == want
+
+
+def test_a_query_near_max_memory_raises_or_not_whatever_it_ran_before():
+    # the same query on the same events must give the same answer, matches or ExplosionError, after a run on
+    # larger events (whose blocks the pool keeps) as when compiled fresh: the budget set just past what
+    # the smaller events need, found by bisection on fresh queries
+    import polars as pl
+    import jitcep
+    from jitcep.errors import ExplosionError
+
+    def events(seed, n):
+        r = np.random.default_rng(seed)
+        return pl.DataFrame({"type": r.choice(["A", "B", "C"], n), "ts": np.sort(r.integers(0, n, n)),
+                             "x": r.integers(0, 100, n)})
+    text = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x AND b.x > a.x WITHIN 12"
+    larger, smaller = events(1, 60_000), events(2, 40_000)
+
+    def height(limit, before=None):
+        q = jitcep.compile(text, max_memory=limit, planner="trivial")
+        if before is not None:
+            try:
+                q.run(before, type="type", threads=1)
+            except ExplosionError:
+                pass
+        try:
+            return q.run(smaller, type="type", threads=1).height
+        except ExplosionError:
+            return None
+    lo, hi = 1 << 16, 1 << 28
+    assert height(hi) is not None
+    while hi - lo > 1 << 14:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if height(mid) is None else (lo, mid)
+    assert height(hi) is not None and height(hi, larger) == height(hi)
