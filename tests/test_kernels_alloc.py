@@ -80,7 +80,7 @@ def test_a_pool_takes_the_smallest_free_block_that_holds_the_array():
     again = pool.take(1 << 19)
     assert again.base is pool.blocks[1]  # the 1 MB block, not the larger one
     assert pool.take(100 << 20).base is pool.blocks[2]  # more than twice a free one's size: a new block
-    # a small array never takes a block more than twice its size (max_memory counts the block)
+    # a small array never takes a block more than twice its size (the memory the block holds)
     assert pool.take(100 << 10).base.nbytes == alloc._block_size(100 << 10) < 200 << 10 and len(pool.blocks) == 4
 
 
