@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ExplosionError
+from .kernels.alloc import counted_bytes
 
 
 def nbytes(*things) -> int:
@@ -31,7 +32,7 @@ def nbytes(*things) -> int:
                 x = x.base
             if id(x) not in seen:
                 seen.add(id(x))
-                total += x.nbytes
+                total += counted_bytes(x)  # a block of the run's pool: as a new one for its array
         elif isinstance(x, (tuple, list)):
             stack.extend(x)
         elif hasattr(x, "__dataclass_fields__"):

@@ -939,6 +939,27 @@ def test_string_flavours_give_the_same_table(flavour):
     assert partition_rows(t) == naive_groups([(k,) for k in keys], df["ts"].to_list())
 
 
+@pytest.mark.parametrize("many", [0, 100])
+@pytest.mark.parametrize("sort_max", [1, 3, 63, 64, 4096])
+def test_string_columns_code_with_few_strings_sorted_by_either_sort(sort_max, many):
+    # a String column's first strings are sorted by Python up to config.PY_SORT_MAX, else by Polars; up to
+    # 64 of them are read one by one (events.coding._FEW_SCALARS), more by one indexing call: a list that
+    # Polars' branch cannot sort when the bound is under 64 (AttributeError: 'list' object has no attribute
+    # 'arg_sort'); ``many`` more distinct types reach the indexing call
+    from unittest import mock
+    from jitcep import config
+    types = ["é", "B", "A", "C", "B", "", "Z", "A"] + [f"T{i}" for i in (5, 70, 3)]
+    types += [f"U{i * 7919 % 1000}" for i in range(many)]
+    keys = [None, "q", "p", "q", "r", "p", None, "x", "p", "r", "q"] + ["p"] * many
+    df = pl.DataFrame({"ts": list(range(len(types))), "type": types, "k": keys})
+    with mock.patch.object(config, "PY_SORT_MAX", sort_max):
+        t = build_event_table(df, pattern(Equiv("k")), type="type")
+    assert list(t.type_names) == sorted(set(types))
+    assert [t.type_names[c] for c in t.type_code] == types
+    assert list(t.columns["k"].dictionary) == ["p", "q", "r", "x"]
+    assert [t.columns["k"].python_value(p) for p in range(t.n)] == df["k"].to_list()
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([None, "a", "bb", "a-long-string-13", "é", ""])),
                 max_size=30), st.integers(1, 3), st.sampled_from(["str", "cat", "enum"]), st.data())

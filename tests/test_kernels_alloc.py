@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
+from unittest import mock
 
 import numpy as np
+import pytest
 
 from jitcep import config
 from jitcep.kernels import alloc
@@ -78,7 +80,7 @@ def test_a_pool_takes_the_smallest_free_block_that_holds_the_array():
     again = pool.take(1 << 19)
     assert again.base is pool.blocks[1]  # the 1 MB block, not the larger one
     assert pool.take(100 << 20).base is pool.blocks[2]  # more than twice a free one's size: a new block
-    # a small array never takes a block more than twice its size (max_memory counts the block)
+    # a small array never takes a block more than twice its size (the memory the block holds)
     assert pool.take(100 << 10).base.nbytes == alloc._block_size(100 << 10) < 200 << 10 and len(pool.blocks) == 4
 
 
@@ -201,3 +203,97 @@ def test_a_forked_child_runs_a_query_whose_pools_a_parent_thread_held_locked():
 def _run_and_exit(q, df, want):
     import os
     os._exit(0 if q.run(df, type="type", threads=1).height == want else 1)
+
+
+# every array of these runs from the pool (POOL_MIN of one byte): a block the engine let go of while a kernel,
+# a later array or the output still read it would show as a wrong answer, or as a kept frame that changed
+POOLED_PATTERNS = [
+    "PATTERN SEQ(A a, B b, C c) WHERE a.x < b.x AND b.x > c.x WITHIN 6",
+    "PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 8",
+    "PATTERN SEQ(A a, B+ b[], C c) WHERE a.x < c.x WITHIN 6",
+    "PATTERN SEQ(A a, KL(SEQ(B b, C c)), A d) WHERE a.x < d.x WITHIN 8",
+    "PATTERN SEQ(A a, NOT(B b), C c) WHERE a.x < c.x WITHIN 6",
+    "PATTERN AND(A a, B b, C c) WHERE a.x < b.x WITHIN 4",
+    "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5 EVENTS",
+    "PATTERN SEQ(A a, B b, C c) WITHIN 6",
+]
+
+
+@pytest.mark.parametrize("text", POOLED_PATTERNS)
+@pytest.mark.parametrize("partition_by", [None, "k"])
+def test_runs_with_every_array_pooled_equal_the_reference_and_keep_their_frames(text, partition_by):
+    import polars as pl
+    import jitcep
+
+    def events(seed, n=300):
+        r = np.random.default_rng(seed)
+        return pl.DataFrame({"type": r.choice(["A", "B", "C"], n), "ts": np.sort(r.integers(0, n // 2, n)),
+                             "x": r.integers(0, 20, n), "k": r.integers(0, 4, n)})
+    q = jitcep.compile(text)
+    one, two = events(1), events(2)
+    run = dict(type="type", partition_by=partition_by)
+    want = q.run(one, engine="reference", **run)
+    want_sliced = q.run(one[5:], engine="reference", **run)
+    want_two = q.run(two, engine="reference", **run)
+    assert want.height > 0
+    with mock.patch.object(config, "POOL_MIN", 1):
+        for threads in (1, 2):
+            first = q.run(one, threads=threads, **run)
+            kept = first.clone()
+            tail = first[3:]
+            other = q.run(two, threads=threads, **run)  # reuses every block the first run let go
+            assert first.equals(want) and first.equals(kept) and tail.equals(kept[3:])
+            assert q.run(one[5:], threads=threads, **run).equals(want_sliced)
+            assert first.equals(kept) and other.equals(want_two)
+
+
+def test_max_memory_counts_a_pooled_array_alike_whatever_block_it_was_cut_from():
+    # a block serves arrays down to half its size: counted as the block, an array weighed more after a run
+    # that left larger blocks than in a fresh pool, so the memory budget's verdict depended on earlier runs
+    from jitcep.budget import nbytes
+    size = 3 << 20
+    fresh = alloc.Pools()
+    with fresh.run():
+        want = nbytes(alloc.empty(size // 8, np.int64))
+    used = alloc.Pools()
+    with used.run():
+        big = alloc.empty((5 << 20) // 8, np.int64)
+        del big
+    with used.run() as pool:
+        a = alloc.empty(size // 8, np.int64)
+        assert a.base.nbytes > want and a.base is pool.blocks[0]  # cut from the larger block
+        assert nbytes(a) == nbytes(a, a[10:], a.view(np.uint8)) == want
+
+
+def test_a_query_near_max_memory_raises_or_not_whatever_it_ran_before():
+    # the same query on the same events must give the same answer, matches or ExplosionError, after a run on
+    # larger events (whose blocks the pool keeps) as when compiled fresh: the budget set just past what
+    # the smaller events need, found by bisection on fresh queries
+    import polars as pl
+    import jitcep
+    from jitcep.errors import ExplosionError
+
+    def events(seed, n):
+        r = np.random.default_rng(seed)
+        return pl.DataFrame({"type": r.choice(["A", "B", "C"], n), "ts": np.sort(r.integers(0, n, n)),
+                             "x": r.integers(0, 100, n)})
+    text = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x AND b.x > a.x WITHIN 12"
+    larger, smaller = events(1, 60_000), events(2, 40_000)
+
+    def height(limit, before=None):
+        q = jitcep.compile(text, max_memory=limit, planner="trivial")
+        if before is not None:
+            try:
+                q.run(before, type="type", threads=1)
+            except ExplosionError:
+                pass
+        try:
+            return q.run(smaller, type="type", threads=1).height
+        except ExplosionError:
+            return None
+    lo, hi = 1 << 16, 1 << 28
+    assert height(hi) is not None
+    while hi - lo > 1 << 14:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if height(mid) is None else (lo, mid)
+    assert height(hi) is not None and height(hi, larger) == height(hi)

@@ -280,6 +280,29 @@ def test_joins_that_outgrow_their_first_arrays_resume_or_run_again(case, order, 
         assert got == sorted(got, key=lambda t: (t[2], R[2][t[1]], t[1], t[0]))
 
 
+@settings(max_examples=300, deadline=None)
+@given(tables_and_buffers(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
+       st.sampled_from(["right", "left", "and"]), st.sampled_from([1, 2]), st.integers(-2, 2), st.integers(0, 3),
+       st.booleans())
+def test_a_resumed_join_raises_exactly_past_its_cap(case, order, driver, threads, spare, first, sized):
+    # the cap at the naive pair count and a pair or two either side, with first arrays of 0-3 pairs (or the
+    # caller's exact count, ``pairs``): the SEQ kernels check it only where their arrays fill, and a resumed
+    # call counts against what the calls before it wrote (kernels.join._stopped): past the cap is an
+    # ExplosionError on any thread count, at or under it every pair, however the calls were cut
+    ts, wt, W, L, R = case
+    want = naive.and_join(L, R, ts, wt, W, True) if driver == "and" else naive.seq_join(L, R, ts, wt, W, order, True)
+    cap = max(len(want) + spare, 0)
+    with mock.patch.object(join, "_MIN_PAIRS", first), mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        call = (lambda: and_join(L, R, ts, wt, W, True, cap, threads)) if driver == "and" else (
+            lambda: seq_join(L, R, ts, wt, W, order, True, cap, driver, threads, len(want) if sized else 0))
+        if len(want) > cap:
+            with pytest.raises(ExplosionError):
+                call()
+            return
+        li, ri, g = call()
+    assert sorted(zip(li.tolist(), ri.tolist(), g.tolist())) == sorted(want)
+
+
 def test_a_join_whose_pairs_crowd_at_the_end_resumes_a_few_times_only():
     # 1,000 right events before any left one, then 50 after 1,000 left ones, each pairing with all of
     # them: the first arrays (1,050 pairs) fill at the first late right event, and the rate seen up to

@@ -109,7 +109,8 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
 
         def order(first: np.ndarray) -> np.ndarray:
             # a few scalar reads (~0.3 us each) beat one indexing call (~20 us): a type column's few strings
-            reps = [s[int(i)] for i in first] if len(first) <= _FEW_SCALARS else s[first]
+            # (Python's sort takes the list: past config.PY_SORT_MAX Polars sorts a Series)
+            reps = [s[int(i)] for i in first] if len(first) <= min(_FEW_SCALARS, config.PY_SORT_MAX) else s[first]
             names, rank = _sorted_names(reps)  # indexing, not gather: no Polars query
             sorted_at_prefix.append(names)
             return rank

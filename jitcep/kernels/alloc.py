@@ -86,13 +86,17 @@ class BufferPool:
     def __init__(self):
         self.blocks: list[np.ndarray] = []  # uint8 arrays that own their memory
         self.used: list[int] = []  # per block: the run that last took it
+        # per block (by id, while in ``blocks``): the bytes a new block for its last array would hold,
+        # what max_memory counts of it (:func:`counted_bytes`)
+        self.counted: dict[int, int] = {}
         self.runs = 0
         self.lock = threading.Lock()
 
     def take(self, size: int) -> np.ndarray:
         """``size`` bytes (uint8) cut from a free block, the smallest that holds them and is at most twice
-        as large as a new one, else from a new block (:func:`_block_size`).  The bound keeps what
-        ``max_memory`` counts of an array (its block, :func:`jitcep.budget.nbytes`) near its size."""
+        as large as a new one, else from a new block (:func:`_block_size`).  The bound keeps the memory a
+        block holds near the array's size; ``max_memory`` counts the array as a new block for it
+        (:func:`counted_bytes`), whichever block it was cut from."""
         limit = 2 * _block_size(size)
         with self.lock:
             best = -1
@@ -105,6 +109,7 @@ class BufferPool:
                 self.used.append(self.runs)
                 best = len(self.blocks) - 1
             self.used[best] = self.runs
+            self.counted[id(self.blocks[best])] = _block_size(size)
             return self.blocks[best][:size]  # made under the lock: this view marks the block taken
 
     def _free(self, i: int) -> bool:
@@ -122,12 +127,27 @@ class BufferPool:
                     total += self.blocks[i].nbytes
             self.blocks = [self.blocks[i] for i in kept]
             self.used = [self.used[i] for i in kept]
+            self.counted = {id(b): self.counted[id(b)] for b in self.blocks}  # no id of a block let go
             self.runs += 1
 
     def nbytes(self) -> int:
         """The bytes the pool holds."""
         with self.lock:
             return sum(b.nbytes for b in self.blocks)
+
+
+def counted_bytes(base: np.ndarray) -> int:
+    """The bytes ``max_memory`` counts of an array that owns its memory (:func:`jitcep.budget.nbytes`): its
+    own, but for a block of the run's pool those of a new block for the array last cut from it.  A block
+    serves arrays down to half its size, and the blocks a pool holds depend on the query's earlier runs:
+    counted whole, one run's arrays weighed more after a run on larger events, and the same run raised
+    ExplosionError or not by what ran before it."""
+    pool = _active.get()
+    if pool is not None:
+        got = pool.counted.get(id(base))
+        if got is not None:
+            return got
+    return base.nbytes
 
 
 def _refs(blocks: list, i: int) -> int:
