@@ -445,7 +445,8 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
     # concat (missing columns -> typed nulls) gives a schema independent of n.
     out = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
     # eager column operations throughout: at small inputs a query plan per step was the fixed cost
-    match_id = pl.Series("match_id", np.arange(out.height, dtype=np.int64), dtype=ID_DTYPE)
+    # Polars' own range: no NumPy array to wrap (a fresh one faulted its pages every run)
+    match_id = pl.int_range(0, out.height, dtype=ID_DTYPE, eager=True).alias("match_id")
     lead = ["match_id"] + (["pattern"] if multi else [])
     var_cols = list(unified)
     ret_cols = [c for c in out.columns if c not in lead and c not in unified]

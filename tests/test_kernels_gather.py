@@ -37,6 +37,16 @@ def test_take_matches_naive(dtype, n, data):
     assert got.tolist() == naive.take(values.tolist(), idx.tolist())
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 4), st.data())
+def test_take_rows_matches_naive(n, k, data):
+    values = (np.arange(n * k, dtype=np.int64) * 5 - 9).reshape(n, k)
+    idx = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=30)), dtype=np.int64)
+    got = take(values, idx)
+    assert got.shape == (len(idx), k)
+    assert got.tolist() == naive.take(values.tolist(), idx.tolist())
+
+
 def test_refuses_indexes_outside():
     with pytest.raises(KernelInputError):
         input_rows([np.array([3])], None, 3)
@@ -46,3 +56,7 @@ def test_refuses_indexes_outside():
         take(np.arange(3), np.array([3]))
     with pytest.raises(KernelInputError):
         take(np.arange(3), np.array([-1]))
+    with pytest.raises(KernelInputError):
+        take(np.arange(6, dtype=np.int64).reshape(3, 2), np.array([3]))
+    with pytest.raises(KernelInputError):  # rows of positions only
+        take(np.zeros((3, 2)), np.array([0]))
