@@ -30,7 +30,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
   key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per
   list; the lists sliced one by one)
-- :func:`input_rows`, :func:`take` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
+- :func:`input_rows`, :func:`take`, :func:`row_numbers` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - the join-order searches of :mod:`jitcep.kernels.join_search` (DP-B, DP-LD, ZStream's program, GREEDY)
   have their twins in the package itself: the Python loops of :mod:`jitcep.plan.planner.algorithms`
   (``Costing.compiled = False``), which tests/test_planner_algorithms.py checks against brute force over
@@ -1054,3 +1054,8 @@ def input_rows(parts, row):
 
 def take(values, idx):
     return [values[i] for i in idx]
+
+
+def row_numbers(n):
+    """Twin of kernels.gather.row_numbers."""
+    return list(range(n))

@@ -135,6 +135,25 @@ def test_a_pool_takes_the_blocks_of_pools_whose_queries_stopped_running(monkeypa
     assert len(alloc._kept.order) == 2
 
 
+def test_pools_released_from_many_threads_at_once_keep_the_cap(monkeypatch):
+    monkeypatch.setattr(config, "POOL_KEEP", 24 << 20)
+    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    pools = [alloc.BufferPool() for _ in range(6)]
+    barrier = threading.Barrier(len(pools))
+
+    def run(p, mb):
+        barrier.wait()
+        for _ in range(30):
+            _used(p, mb)
+    threads = [threading.Thread(target=run, args=(p, 2 + 2 * i)) for i, p in enumerate(pools)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(p.nbytes() for p in pools) <= 24 << 20
+    assert len(alloc._kept.order) == len(pools)
+
+
 def test_a_freed_pool_no_longer_counts_against_the_cap(monkeypatch):
     monkeypatch.setattr(config, "POOL_KEEP", 10 << 20)
     monkeypatch.setattr(alloc, "_kept", alloc._Kept())

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.gather import input_rows, take
+from jitcep.kernels.gather import input_rows, row_numbers, take
 
 
 @st.composite
@@ -45,6 +45,14 @@ def test_take_rows_matches_naive(n, k, data):
     got = take(values, idx)
     assert got.shape == (len(idx), k)
     assert got.tolist() == naive.take(values.tolist(), idx.tolist())
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 70_000])  # 70,000: past POOL_MIN, cut from a pool inside a run
+def test_row_numbers_count_from_zero(n):
+    from jitcep.kernels import alloc
+    with alloc.Pools().run():
+        got = row_numbers(n)
+    assert got.dtype == np.int64 and got.tolist() == naive.row_numbers(n)
 
 
 def test_refuses_indexes_outside():
