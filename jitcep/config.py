@@ -72,8 +72,8 @@ ALLOC_ROUND_UP = 1 << 19  # bytes: from here on, a bigger array that gets huge p
 SCRATCH_KEEP = 64 << 20  # bytes: larger scratch is allocated per call, not kept (memory held between calls
 #                          against ~0.6 ms of page faults per fresh MB on this kind of virtual machine)
 POOL_MIN = 1 << 16  # bytes: arrays from here up come from the run's buffer pool (kernels/alloc.BufferPool)
-POOL_KEEP = 256 << 20  # bytes a compiled query's buffer pool keeps between runs (memory held while the query
-#                        lives against a page fault per 4 KB written; OpenCEP's files at 136,500 events keep 39-184 MB)
+POOL_KEEP = 256 << 20  # bytes all compiled queries' buffer pools keep between runs, in all (memory held against a
+#                        page fault per 4 KB written; OpenCEP's files at 136,500 events keep 39-184 MB a query)
 
 # The compiled engine (jitcep/execute/, jitcep/plan/rules/).
 NEG_PAIR_BUDGET = 1 << 20  # (record, negated event) or (record, closure member) pairs tested per chunk:

@@ -185,8 +185,9 @@ def lists_ascend(off: np.ndarray, pos: np.ndarray) -> bool:
 
 def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
     """First and last member of each match over its lists (int64 max and -1 where they have none)."""
-    lo = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    hi = np.full(n, -1, dtype=np.int64)
+    lo, hi = empty(n, np.int64), empty(n, np.int64)  # the run's pool: np.full's are fresh pages
+    lo.fill(np.iinfo(np.int64).max)
+    hi.fill(-1)
     for off, pos in lists.values():
         list_bounds(off, pos, lo, hi)
     return lo, hi

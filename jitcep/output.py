@@ -43,7 +43,7 @@ from ._memo import PerObject
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable
 from .events.types import attribute_kind
-from .kernels.gather import input_rows, take
+from .kernels.gather import input_rows, row_numbers, take
 from .matches import MatchTable
 from .pattern import ast
 from .pattern import expr as ex
@@ -445,7 +445,7 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
     # concat (missing columns -> typed nulls) gives a schema independent of n.
     out = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
     # eager column operations throughout: at small inputs a query plan per step was the fixed cost
-    match_id = pl.Series("match_id", np.arange(out.height, dtype=np.int64), dtype=ID_DTYPE)
+    match_id = pl.Series("match_id", row_numbers(out.height), dtype=ID_DTYPE)  # zero-copy, from the run's pool
     lead = ["match_id"] + (["pattern"] if multi else [])
     var_cols = list(unified)
     ret_cols = [c for c in out.columns if c not in lead and c not in unified]

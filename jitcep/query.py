@@ -135,11 +135,12 @@ class Query:
     ASTs in the order given (the ``pattern`` output column indexes it),
     ``options`` the validated :class:`~jitcep.options.Options`.
 
-    A query keeps the large arrays of its last run, up to
-    ``jitcep.config.POOL_KEEP`` bytes (256 MB), for its next run: a rerun
-    then writes into memory already mapped instead of faulting in fresh
-    pages (:class:`jitcep.kernels.alloc.BufferPool`).  They are freed with
-    the query; arrays of a returned frame are never written while it lives.
+    A query keeps the large arrays of its last run for its next run: a
+    rerun then writes into memory already mapped instead of faulting in
+    fresh pages (:class:`jitcep.kernels.alloc.BufferPool`).  All queries
+    of the process keep ``jitcep.config.POOL_KEEP`` bytes (256 MB) in all.
+    They are freed with the query; arrays of a returned frame are never
+    written while it lives.
     """
 
     __slots__ = ("patterns", "options", "_pools")

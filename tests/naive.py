@@ -30,12 +30,15 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
   key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per
   list; the lists sliced one by one)
-- :func:`input_rows`, :func:`take` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
+- :func:`input_rows`, :func:`take`, :func:`row_numbers` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - the join-order searches of :mod:`jitcep.kernels.join_search` (DP-B, DP-LD, ZStream's program, GREEDY)
   have their twins in the package itself: the Python loops of :mod:`jitcep.plan.planner.algorithms`
   (``Costing.compiled = False``), which tests/test_planner_algorithms.py checks against brute force over
   every tree; tests/test_kernels_join_search.py compares the two and DP-B's optimum with that brute force
 - :func:`every_passes`   twin of :func:`jitcep.kernels.kleene.every_passes` (``all`` over each list's slice)
+- :func:`gather_lists`, :func:`anchored_members`, :func:`lists_within` twins of the list building of
+  :mod:`jitcep.kernels.kleene` (slices; a sort of each record's members after its anchor; each list's
+  span from min / max)
 - :func:`evaluate`       twin of :func:`jitcep.runtime.evaluate` for SEQ / AND / OR patterns
   with negations: enumerate bindings by the structure, then test distinctness,
   order, window, ``[attr]`` and every WHERE conjunct with three-valued logic
@@ -690,6 +693,32 @@ def outside_lists(rec, ev, off, lpos):
     return [int(e) not in set(lpos[off[r]:off[r + 1]].tolist()) for r, e in zip(rec, ev)]
 
 
+def gather_lists(members, start, length):
+    """Twin of kernels.kleene.gather_lists: the slices members[start[j]:start[j] + length[j]], as CSR lists."""
+    lists = [[int(p) for p in members[s:s + k]] if k else [] for s, k in zip(start, length)]
+    return [0, *itertools.accumulate(len(x) for x in lists)], [p for x in lists for p in x]
+
+
+def anchored_members(rec, members, first):
+    """Twin of kernels.kleene.anchored_members: per record its anchor (if bound), then its members after
+    the anchor, sorted; as CSR lists."""
+    lists = []
+    for r, a in enumerate(first):
+        later = sorted(int(p) for rr, p in zip(rec, members) if rr == r and p > a)
+        lists.append(([int(a)] if a >= 0 else []) + later)
+    return [0, *itertools.accumulate(len(x) for x in lists)], [p for x in lists for p in x]
+
+
+def lists_within(src, off, lpos, rstart, rend, wt, W):
+    """Twin of kernels.kleene.lists_within: the span of each record with its list (smallest to largest
+    position, a closure's list ascending) on the measure wt, at most W."""
+    out = []
+    for j, r in enumerate(src):
+        span = [int(rstart[r]), int(rend[r]), *(int(p) for p in lpos[off[j]:off[j + 1]])]
+        out.append(int(wt[max(span)]) - int(wt[min(span)]) <= W)
+    return out
+
+
 def every_passes(off, ok, first=0):
     """Twin of kernels.kleene.every_passes: all of a list's verdicts from its first-th member on."""
     return [all(bool(v) for v in ok[off[j] + first:off[j + 1]]) for j in range(len(off) - 1)]
@@ -1025,3 +1054,8 @@ def input_rows(parts, row):
 
 def take(values, idx):
     return [values[i] for i in idx]
+
+
+def row_numbers(n):
+    """Twin of kernels.gather.row_numbers."""
+    return list(range(n))

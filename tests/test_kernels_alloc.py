@@ -97,6 +97,106 @@ def test_a_pool_keeps_the_blocks_used_last_up_to_its_bytes(monkeypatch):
     assert pool.nbytes() <= 10 << 20 and len(pool.blocks) == 1
 
 
+def _used(pool, mb):
+    """A run of ``pool`` that takes one block of ``mb`` MB and releases it."""
+    a = pool.take(mb << 20)
+    del a
+    pool.release()
+
+
+def test_the_pools_of_a_process_keep_the_cap_in_all_first_come(monkeypatch):
+    monkeypatch.setattr(config, "POOL_KEEP", 20 << 20)
+    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    a, b, c = alloc.BufferPool(), alloc.BufferPool(), alloc.BufferPool()
+    _used(a, 8)
+    _used(b, 8)
+    _used(c, 8)  # 24 MB with a's and b's: c keeps nothing, a and b (not stale) keep theirs
+    assert (a.nbytes(), b.nbytes(), c.nbytes()) == (8 << 20, 8 << 20, 0)
+    for _ in range(3):  # queries taking turns: none takes another's blocks
+        for p in (a, b, c):
+            _used(p, 8)
+            assert a.nbytes() + b.nbytes() + c.nbytes() <= 20 << 20
+    assert (a.nbytes(), b.nbytes(), c.nbytes()) == (8 << 20, 8 << 20, 0)
+
+
+def test_a_pool_takes_the_blocks_of_pools_whose_queries_stopped_running(monkeypatch):
+    monkeypatch.setattr(config, "POOL_KEEP", 20 << 20)
+    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    a, b, c = alloc.BufferPool(), alloc.BufferPool(), alloc.BufferPool()
+    _used(a, 8)
+    _used(b, 8)
+    _used(c, 12)
+    assert c.nbytes() == 0
+    _used(c, 12)
+    _used(c, 12)  # a and b not released during c's last three: stale, a (the older) gives its block up first
+    assert (a.nbytes(), b.nbytes(), c.nbytes()) == (0, 8 << 20, alloc._block_size(12 << 20))
+    _used(c, 12)
+    assert (a.nbytes(), b.nbytes()) == (0, 8 << 20)  # 20 MB in all: b stays
+    del a  # a freed pool is forgotten
+    _used(b, 8)
+    assert len(alloc._kept.order) == 2
+
+
+def test_pools_released_from_many_threads_at_once_keep_the_cap(monkeypatch):
+    monkeypatch.setattr(config, "POOL_KEEP", 24 << 20)
+    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    pools = [alloc.BufferPool() for _ in range(6)]
+    barrier = threading.Barrier(len(pools))
+
+    def run(p, mb):
+        barrier.wait()
+        for _ in range(30):
+            _used(p, mb)
+    threads = [threading.Thread(target=run, args=(p, 2 + 2 * i)) for i, p in enumerate(pools)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(p.nbytes() for p in pools) <= 24 << 20
+    assert len(alloc._kept.order) == len(pools)
+
+
+def test_a_freed_pool_no_longer_counts_against_the_cap(monkeypatch):
+    monkeypatch.setattr(config, "POOL_KEEP", 10 << 20)
+    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    a, b = alloc.BufferPool(), alloc.BufferPool()
+    _used(a, 8)
+    del a
+    _used(b, 8)
+    assert b.nbytes() == 8 << 20
+
+
+def test_a_forked_child_settles_its_pools_while_a_parent_thread_held_the_cap_locked(monkeypatch):
+    import multiprocessing
+    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with alloc._kept.lock:
+            held.set()
+            done.wait(60)
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(60)
+    try:
+        child = multiprocessing.get_context("fork").Process(target=_settle_and_exit)
+        child.start()
+        child.join(60)
+        alive = child.is_alive()
+        if alive:
+            child.kill()
+    finally:
+        done.set()
+        t.join()
+    assert not alive and child.exitcode == 0
+
+
+def _settle_and_exit():
+    import os
+    _used(alloc.BufferPool(), 1)
+    os._exit(0)
+
+
 def test_empty_cuts_from_the_run_pool_only_in_its_context_and_from_a_pool_per_run():
     pools = alloc.Pools()
     n = config.POOL_MIN // 8

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.gather import input_rows, take
+from jitcep.kernels.gather import input_rows, row_numbers, take
 
 
 @st.composite
@@ -37,6 +37,24 @@ def test_take_matches_naive(dtype, n, data):
     assert got.tolist() == naive.take(values.tolist(), idx.tolist())
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 4), st.data())
+def test_take_rows_matches_naive(n, k, data):
+    values = (np.arange(n * k, dtype=np.int64) * 5 - 9).reshape(n, k)
+    idx = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=30)), dtype=np.int64)
+    got = take(values, idx)
+    assert got.shape == (len(idx), k)
+    assert got.tolist() == naive.take(values.tolist(), idx.tolist())
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 70_000])  # 70,000: past POOL_MIN, cut from a pool inside a run
+def test_row_numbers_count_from_zero(n):
+    from jitcep.kernels import alloc
+    with alloc.Pools().run():
+        got = row_numbers(n)
+    assert got.dtype == np.int64 and got.tolist() == naive.row_numbers(n)
+
+
 def test_refuses_indexes_outside():
     with pytest.raises(KernelInputError):
         input_rows([np.array([3])], None, 3)
@@ -46,3 +64,7 @@ def test_refuses_indexes_outside():
         take(np.arange(3), np.array([3]))
     with pytest.raises(KernelInputError):
         take(np.arange(3), np.array([-1]))
+    with pytest.raises(KernelInputError):
+        take(np.arange(6, dtype=np.int64).reshape(3, 2), np.array([3]))
+    with pytest.raises(KernelInputError):  # rows of positions only
+        take(np.zeros((3, 2)), np.array([0]))

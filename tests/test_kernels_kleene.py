@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.kleene import (closure_runs, every_passes, gather_lists, iteration_lists, member_pairs,
-                                  outside_lists, run_aggregates, segment_aggregate, subsequence_counts,
-                                  subsequences)
+from jitcep.errors import KernelInputError
+from jitcep.kernels.kleene import (anchored_members, closure_runs, every_passes, gather_lists, iteration_lists,
+                                  lists_within, member_pairs, outside_lists, run_aggregates, segment_aggregate,
+                                  subsequence_counts, subsequences)
 
 lengths = st.lists(st.integers(0, 6), min_size=0, max_size=8)
 bounds = st.sampled_from([(1, None), (0, None), (3, None), (2, 2), (1, 3), (0, 2), (0, 0)])
@@ -85,6 +86,72 @@ def test_gather_lists():
     members = np.array([10, 11, 12, 13, 14], dtype=np.int64)
     off, pos = gather_lists(members, np.array([1, 0, 3]), np.array([2, 0, 2]))
     assert off.tolist() == [0, 2, 2, 4] and pos.tolist() == [11, 12, 13, 14]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 12), st.data())
+def test_gather_lists_equals_twin(n, data):
+    # runs anywhere inside the members (an empty one's start anywhere: it is not read), overlapping or not
+    members = np.arange(n, dtype=np.int64) * 3 + 1
+    runs = data.draw(st.lists(st.integers(0, n).flatmap(
+        lambda s: st.tuples(st.just(s), st.integers(0, n - s)) if s < n else st.tuples(st.integers(-5, 20),
+                                                                                         st.just(0))), max_size=8))
+    start = np.array([s for s, _ in runs], dtype=np.int64)
+    length = np.array([k for _, k in runs], dtype=np.int64)
+    off, pos = gather_lists(members, start, length)
+    assert (off.tolist(), pos.tolist()) == naive.gather_lists(members, start, length)
+
+
+@pytest.mark.parametrize("start, length", [([2], [2]), ([-1], [1]), ([0], [-1]), ([0, 3], [1, 1])])
+def test_gather_lists_refuses_runs_outside(start, length):
+    with pytest.raises(KernelInputError):
+        gather_lists(np.arange(3, dtype=np.int64), np.array(start), np.array(length))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 6), st.data())
+def test_anchored_members_equals_twin(m, data):
+    # each record's members ascend and may include positions at or before its anchor (ties put them in
+    # range), records without an anchor (-1) keep all of theirs
+    first = np.array(data.draw(st.lists(st.integers(-1, 12), min_size=m, max_size=m)), dtype=np.int64)
+    per = [sorted(data.draw(st.lists(st.integers(0, 15), max_size=4))) for _ in range(m)]
+    rec = np.array([r for r, ps in enumerate(per) for _ in ps], dtype=np.int64)
+    members = np.array([p for ps in per for p in ps], dtype=np.int64)
+    offs, pos = anchored_members(rec, members, first)
+    assert (offs.tolist(), pos.tolist()) == naive.anchored_members(rec, members, first)
+
+
+@pytest.mark.parametrize("rec, members", [([1, 0], [1, 2]), ([0, 0], [3, 2]), ([0, 5], [1, 2])])
+def test_anchored_members_refuses_pairs_out_of_order(rec, members):
+    with pytest.raises(KernelInputError):
+        anchored_members(np.array(rec), np.array(members), np.array([0, -1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 5), st.integers(0, 30), st.data())
+def test_lists_within_equals_twin(n, m, W, data):
+    # records spanning [rstart, rend], lists ascending anywhere among the n events, ties in the measure
+    wt = np.cumsum(data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))).astype(np.int64)
+    spans = [sorted(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2))) for _ in range(m)]
+    rstart = np.array([a for a, _ in spans], dtype=np.int64)
+    rend = np.array([b for _, b in spans], dtype=np.int64)
+    k = data.draw(st.integers(0, 8)) if m else 0
+    src = np.array(data.draw(st.lists(st.integers(0, m - 1), min_size=k, max_size=k)) if m else [], dtype=np.int64)
+    lists = [sorted(data.draw(st.lists(st.integers(0, n - 1), max_size=4))) for _ in range(k)]
+    off = _offsets([len(x) for x in lists])
+    lpos = np.array([p for x in lists for p in x], dtype=np.int64)
+    got = lists_within(src, off, lpos, rstart, rend, wt, W)
+    assert got.tolist() == naive.lists_within(src, off, lpos, rstart, rend, wt, W)
+
+
+def test_lists_within_refuses_reads_outside():
+    wt, one = np.arange(3, dtype=np.int64), np.array([0, 1], dtype=np.int64)
+    with pytest.raises(KernelInputError):  # a record past the records
+        lists_within(np.array([1]), np.array([0, 0]), np.zeros(0, np.int64), np.array([0]), np.array([1]), wt, 5)
+    with pytest.raises(KernelInputError):  # a member past the events
+        lists_within(np.array([0]), one, np.array([3]), np.array([0]), np.array([1]), wt, 5)
+    with pytest.raises(KernelInputError):  # offsets past the members
+        lists_within(np.array([0]), np.array([0, 2]), np.array([1]), np.array([0]), np.array([1]), wt, 5)
 
 
 @settings(max_examples=300, deadline=None)

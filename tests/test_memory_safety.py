@@ -270,6 +270,10 @@ CASES = {
     "segment_aggregate: offsets past the values": lambda: kleene.segment_aggregate(
         i64(0, 9), i64(1, 2), np.ones(2, np.bool_), "sum"),
     "closure_runs: descending offsets": lambda: kleene.closure_runs(i64(0, 5, 2), 1, 3),
+    "gather_lists: run past the members": lambda: kleene.gather_lists(i64(1, 2), i64(1), i64(2)),
+    "anchored_members: record past the anchors": lambda: kleene.anchored_members(i64(0, 3), i64(1, 2), i64(0)),
+    "lists_within: member past the events": lambda: kleene.lists_within(i64(0), i64(0, 1), i64(9), i64(0), i64(0),
+                                                                        ts, 5),
     "list_hashes: offsets past the members": lambda: order.list_hashes(i64(0, 9), i64(1, 2)),
     "list_bounds: offsets past the members": lambda: order.list_bounds(i64(0, 9), i64(1, 2), i64(0), i64(0)),
     "take_lists: list past the offsets": lambda: order.take_lists(i64(0, 2), i64(1, 2), i64(1)),

@@ -32,8 +32,11 @@ import numpy as np
 from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
-from ..kernels.kleene import closure_runs, gather_lists, member_pairs, outside_lists, subsequences
+from ..kernels.gather import take
+from ..kernels.kleene import (anchored_members, closure_runs, gather_lists, lists_within, member_pairs, outside_lists,
+                              subsequences)
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
+from ..kernels.order import take_lists
 from ..kernels.window import spans_within
 from ..matches import MatchTable, canonical_table
 from ..pattern import expr as E
@@ -64,8 +67,9 @@ def run(node, state, execute) -> Buffer:
         # members tied in time with a neighbour may lie on its other side by position, so a list can
         # stretch the match past the window although each member fits alone (section 2); a maximal
         # list that does is no match: no smaller list is tried (section 6.2)
-        keep = np.flatnonzero(_fits(state, buf, src, off, lpos))
-        src, off, lpos = _keep_lists(keep, src, off, lpos)
+        ok = _fits(state, buf, src, off, lpos)
+        if not ok.all():  # no index of every list (O(lists) fresh pages)
+            src, off, lpos = _keep_lists(np.flatnonzero(ok), src, off, lpos)
     if K.lists and not node.runs and len(src):
         single = {v: buf.pos[src, i] for i, v in enumerate(buf.vars)}
         # a list conjunct may read closures collected before this one too (their lists per record)
@@ -122,7 +126,7 @@ def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict
     over every list, a pass over every member) would be made for nothing.
     """
     plan = state.plan
-    return canonical_table(buf.pos[src], {v: buf.vars.index(v) for v in plan.variables},
+    return canonical_table(take(buf.pos, src), {v: buf.vars.index(v) for v in plan.variables},
                            {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()})
 
 
@@ -225,13 +229,7 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None,
     if K.anchor is not None:
         # the anchor is the first member: in position order (iteration order, section 6) before the rest,
         # which under nondecreasing_ts a tie may put in range at an earlier position
-        first = buf.column(K.anchor)
-        later = members > first[rec]
-        bound = np.flatnonzero(first >= 0)  # -1: another OR branch was taken, no list here
-        rec = np.concatenate([bound, rec[later]])
-        members = np.concatenate([first[bound], members[later]])
-        o = np.lexsort((members, rec))
-        rec, members = rec[o], members[o]
+        return anchored_members(rec, members, buf.column(K.anchor))
     offs = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(rec, minlength=m), out=offs[1:])
     return offs, members
@@ -350,7 +348,7 @@ def _per_list(state, buf: Buffer, src: np.ndarray, only=None, *live) -> dict:
     need = sum(8 * (int(n.sum()) + len(n) + 1) for n in lengths.values())
     if need:
         state.memory.check(need, f"the lists of {', '.join(held)} copied for each new list", buf, *live)
-    return {v: gather_lists(l, o[:-1][src], lengths[v]) for v, (o, l) in held.items()}
+    return {v: take_lists(o, l, src) for v, (o, l) in held.items()}
 
 
 def _with_other_branches(other: np.ndarray, src, off, lpos):
@@ -411,8 +409,11 @@ def every_pair(state, c, buf: Buffer, src, own: dict) -> np.ndarray:
 
 
 def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.ndarray):
-    """The (record, list) pairs ``keep`` (indexes, ascending) of ``src`` and the CSR lists."""
-    return (src[keep], *gather_lists(lpos, off[:-1][keep], np.diff(off)[keep]))
+    """The (record, list) pairs ``keep`` (indexes, ascending) of ``src`` and the CSR lists (the same arrays
+    when ``keep`` is every one)."""
+    if len(keep) == len(src):
+        return src, off, lpos
+    return (src[keep], *take_lists(off, lpos, keep))
 
 
 def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:
@@ -423,9 +424,9 @@ def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray
     iteration I.  Since R and each I fit alone, R u I fits when its two extremes do, so it suffices that
     R's first event fits with the record's last one (of any iteration or of R) and R's last with the
     record's first: the extremes over every iteration at once."""
-    first, last, start, end = _list_span(buf, src, off, lpos)
     wt, W = state.wt, state.W
     if state.options.kleene_window == "iteration" and any(isinstance(n, GroupCollect) for n in state.plan.nodes()):
+        first, last, start, end = _list_span(buf, src, off, lpos)
         rfirst, rlast = outside_groups(state, buf, [])
         rfirst = np.where(first >= 0, np.minimum(rfirst[src], first), rfirst[src])
         rlast = np.maximum(rlast[src], last)
@@ -434,7 +435,7 @@ def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray
         ok[some] = (spans_within(wt[rfirst[some]], wt[end[some]], W)
                     & spans_within(wt[start[some]], wt[rlast[some]], W))
         return ok
-    return spans_within(wt[start], wt[end], W)
+    return lists_within(src, off, lpos, buf.start, buf.end, wt, W)
 
 
 def outside_groups(state, buf: Buffer, anchor) -> tuple[np.ndarray, np.ndarray]:

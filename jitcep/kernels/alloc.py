@@ -16,6 +16,7 @@ import contextlib
 import os
 import sys
 import threading
+import weakref
 from contextvars import ContextVar
 
 import numpy as np
@@ -79,8 +80,9 @@ class BufferPool:
     (CPython's reference count).  So a block freed during a run serves the
     rest of it, and one in the output the user keeps is never written.
     Between runs (:meth:`release`) the pool keeps the most recently used
-    blocks up to ``config.POOL_KEEP`` bytes.  Thread-safe: one run at a
-    time is the rule (:class:`Pools`), but a lock guards the blocks anyway.
+    blocks, and every pool of the process together at most
+    ``config.POOL_KEEP`` bytes (:class:`_Kept`).  Thread-safe: one run at
+    a time is the rule (:class:`Pools`), but a lock guards the blocks anyway.
     """
 
     def __init__(self):
@@ -117,18 +119,31 @@ class BufferPool:
 
     def release(self) -> None:
         """The end of a run: keep the blocks last taken most recently, up to ``config.POOL_KEEP`` bytes
-        (blocks still referred to, as by the output, count too: they are free once the user drops it)."""
+        (blocks still referred to, as by the output, count too: they are free once the user drops it), and
+        let the process's other pools give up what the cap no longer holds beside them (:class:`_Kept`)."""
         with self.lock:
-            order = sorted(range(len(self.blocks)), key=lambda i: -self.used[i])
-            kept, total = [], 0
-            for i in order:
-                if total + self.blocks[i].nbytes <= config.POOL_KEEP:
-                    kept.append(i)
-                    total += self.blocks[i].nbytes
-            self.blocks = [self.blocks[i] for i in kept]
-            self.used = [self.used[i] for i in kept]
-            self.counted = {id(b): self.counted[id(b)] for b in self.blocks}  # no id of a block let go
+            self._keep(config.POOL_KEEP)
             self.runs += 1
+        _kept.settle(self)
+
+    def shed(self, excess: int) -> int:
+        """Give up the blocks used least recently until ``excess`` bytes are gone (or none is left); the
+        bytes given up.  A block a view still holds is only forgotten: freed with its last view."""
+        with self.lock:
+            before = sum(b.nbytes for b in self.blocks)
+            self._keep(before - excess)
+            return before - sum(b.nbytes for b in self.blocks)
+
+    def _keep(self, limit: int) -> None:
+        order = sorted(range(len(self.blocks)), key=lambda i: -self.used[i])
+        kept, total = [], 0
+        for i in order:
+            if total + self.blocks[i].nbytes <= limit:
+                kept.append(i)
+                total += self.blocks[i].nbytes
+        self.blocks = [self.blocks[i] for i in kept]
+        self.used = [self.used[i] for i in kept]
+        self.counted = {id(b): self.counted[id(b)] for b in self.blocks}  # no id of a block let go
 
     def nbytes(self) -> int:
         """The bytes the pool holds."""
@@ -148,6 +163,62 @@ def counted_bytes(base: np.ndarray) -> int:
         if got is not None:
             return got
     return base.nbytes
+
+
+class _Kept:
+    """The bytes the process's buffer pools keep between runs: ``config.POOL_KEEP`` in all, not per
+    compiled query, so a process holding many queries (a service, a Spark Python worker running many
+    patterns) holds at most that much for all of them.
+
+    A released pool keeps what fits beside the others', after taking the
+    blocks of *stale* pools: those not released during the last round of
+    every live pool (their query stopped running; least recently released
+    first).  Pools whose queries take turns keep theirs, first come first
+    served, and the rest run as without a pool: evicting the least recent
+    instead throws out, in a cycle of queries, exactly the blocks the next
+    run needs, which measured slower than keeping nothing (perf/notes/opencep.md,
+    "The pools' cap per process").  A single query running again and
+    again ends up with the whole cap.
+
+    Pools are held by weak reference: a query's pools are freed with it.
+    Thread-safe (one lock; a pool's own lock is taken inside it, never the
+    other way round) and fork-safe (a child starts with a fresh lock: a
+    thread of the parent may have held it at the fork).
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.order: dict[int, tuple[weakref.ref, int]] = {}  # id -> (pool, clock at its release), oldest first
+        self.clock = 0
+
+    def settle(self, pool: BufferPool) -> None:
+        """``pool`` was just released: it keeps what fits within the cap beside the others, stale ones
+        giving theirs up first."""
+        with self.lock:
+            self.clock += 1
+            self.order.pop(id(pool), None)
+            self.order[id(pool)] = (weakref.ref(pool), self.clock)
+            live = []
+            for key, (ref, at) in list(self.order.items()):
+                p = ref()
+                if p is None:  # freed with its query
+                    del self.order[key]
+                elif p is not pool:
+                    live.append((p, at))
+            excess = sum(p.nbytes() for p, _ in live) + pool.nbytes() - config.POOL_KEEP
+            for p, at in live:  # least recently released first
+                if excess <= 0 or self.clock - at <= len(live) + 1:
+                    break
+                excess -= p.shed(excess)
+            if excess > 0:
+                pool.shed(excess)
+
+    def _after_fork(self) -> None:
+        self.lock = threading.Lock()
+
+
+_kept = _Kept()
+os.register_at_fork(after_in_child=lambda: _kept._after_fork())
 
 
 def _refs(blocks: list, i: int) -> int:

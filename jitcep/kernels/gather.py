@@ -52,6 +52,20 @@ def input_rows(parts: list[np.ndarray], row: np.ndarray | None, n: int) -> np.nd
     return out
 
 
+@njit(**NUMBA_FLAGS)
+def _count_up(out):
+    for i in range(len(out)):
+        out[i] = i
+
+
+def row_numbers(n: int) -> np.ndarray:
+    """0 .. n - 1 as int64 (the output's ``match_id``), written into an array of the run's pool: NumPy's
+    arange and Polars' int_range are fresh pages every run (about 2,000 faults a million matches)."""
+    out = empty(n, np.int64)
+    _count_up(out)
+    return out
+
+
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -66,10 +80,30 @@ def _take(values, idx, out):
     return True
 
 
+@njit(**NUMBA_FLAGS)
+def _take_rows(values, idx, out):
+    n, k = values.shape
+    for i in range(len(idx)):
+        j = idx[i]
+        if not 0 <= j < n:
+            return False
+        for c in range(k):
+            out[i, c] = values[j, c]
+    return True
+
+
 def take(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``values[idx]`` in one pass into a fresh array (huge pages when large, :mod:`jitcep.kernels.alloc`);
-    an index outside ``values`` is a KernelInputError."""
+    """``values[idx]`` in one pass into a fresh array (huge pages when large, from the run's pool inside a
+    run: :mod:`jitcep.kernels.alloc`), or the rows ``idx`` of a 2-d int64 ``values`` (a buffer's
+    positions); an index outside ``values`` is a KernelInputError."""
     values = np.ascontiguousarray(values)
+    if values.ndim == 2:
+        if values.dtype != np.int64:
+            raise fail("take", f"rows of {values.dtype} values (int64 positions expected)")
+        out = empty(len(idx) * values.shape[1], np.int64).reshape(len(idx), values.shape[1])
+        if not _take_rows(values, np.ascontiguousarray(idx, dtype=np.int64), out):
+            raise fail("take", f"an index is outside the {len(values)} rows")
+        return out
     out = empty(len(idx), values.dtype)
     # a copy moves bits: every dtype of one width is taken as the unsigned integer of that width, so
     # one compiled kernel serves int64, float64 and datetime64 alike

@@ -474,12 +474,130 @@ def every_passes(off: np.ndarray, ok: np.ndarray, first: int = 0) -> np.ndarray:
     return out
 
 
+@njit(**NUMBA_FLAGS)
+def _run_offsets(start, length, n, off):
+    """off[j + 1] = off[j] + length[j] from off[0] = 0; the first j whose run leaves [0, n), else -1."""
+    off[0] = 0
+    for j in range(len(length)):
+        s, k = start[j], length[j]
+        if k < 0 or (k > 0 and (s < 0 or s > n - k)):
+            return j
+        off[j + 1] = off[j] + k
+    return -1
+
+
+@njit(**NUMBA_FLAGS)
+def _gather_runs(members, start, length, off, out):
+    for j in range(len(length)):
+        d, s = off[j], start[j]
+        for i in range(length[j]):
+            out[d + i] = members[s + i]
+
+
 def gather_lists(members: np.ndarray, start: np.ndarray, length: np.ndarray):
-    """CSR (offsets, positions) of the lists ``members[start[j] : start[j] + length[j]]``."""
-    off = np.zeros(len(length) + 1, dtype=np.int64)
-    np.cumsum(length, out=off[1:])
-    idx = np.repeat(start - off[:-1], length) + np.arange(off[-1], dtype=np.int64)
-    return off, np.ascontiguousarray(members[idx], dtype=np.int64)
+    """CSR (offsets, positions) of the lists ``members[start[j] : start[j] + length[j]]`` (an empty list's
+    start is not read).  Both arrays from :func:`~jitcep.kernels.alloc.empty`, so a run's pool serves
+    them: NumPy's repeat-and-arange index built two more arrays of every member (MinMax_2 at x100: 3
+    million, ~900 fresh pages a run).  KernelInputError unless every run lies inside ``members`` (checked
+    in the offsets' pass)."""
+    start = np.ascontiguousarray(start, dtype=np.int64)
+    length = np.ascontiguousarray(length, dtype=np.int64)
+    check_lengths("gather_lists", len(length), start=start)
+    off = empty(len(length) + 1, np.int64)
+    bad = _run_offsets(start, length, len(members), off)
+    if bad >= 0:
+        raise fail("gather_lists", f"run {bad} ({start[bad]}, length {length[bad]}) is outside "
+                                   f"{len(members)} members")
+    out = empty(int(off[-1]), np.int64)
+    _gather_runs(np.ascontiguousarray(members, dtype=np.int64), start, length, off, out)
+    return off, out
+
+
+@njit(**NUMBA_FLAGS)
+def _anchored_members(rec, members, first, offs, out):
+    """The merge of :func:`anchored_members`; the index of the first pair out of (record, position)
+    order or naming no record, else ``len(rec)``."""
+    offs[0] = 0
+    i = d = 0
+    for r in range(len(first)):
+        a = first[r]
+        if a >= 0:
+            out[d] = a
+            d += 1
+        prev = -1
+        while i < len(rec) and rec[i] == r:
+            p = members[i]
+            if p < prev:
+                return i
+            prev = p
+            if p > a:
+                out[d] = p
+                d += 1
+            i += 1
+        offs[r + 1] = d
+    return i
+
+
+def anchored_members(rec: np.ndarray, members: np.ndarray, first: np.ndarray):
+    """(offsets (m + 1), positions): each record r's anchor ``first[r]`` (none where -1: another OR branch
+    was taken) and then its members after it (``members[i]`` of the pairs ``rec[i] == r``, all of them
+    where no anchor), in position order (semantics section 6: the anchor is the first iteration).
+
+    The pairs come in (record, position) order, so one merge replaces two concatenations, a lexsort
+    and the gathers by its order over every member (MinMax_2 at x100: ~2,000 fresh pages a run).
+    KernelInputError unless they do (checked in the merge's pass) and every record is one of
+    ``first``'s."""
+    rec = np.ascontiguousarray(rec, dtype=np.int64)
+    check_lengths("anchored_members", len(rec), members=members)
+    offs = empty(len(first) + 1, np.int64)
+    out = empty(len(first) + len(rec), np.int64)
+    at = _anchored_members(rec, np.ascontiguousarray(members, dtype=np.int64),
+                           np.ascontiguousarray(first, dtype=np.int64), offs, out)
+    if at < len(rec):
+        raise fail("anchored_members", f"pair {at} (record {rec[at]}) is out of (record, position) order "
+                                       f"or past the {len(first)} records")
+    return offs, out[:offs[-1]]
+
+
+@njit(**NUMBA_FLAGS)
+def _lists_within(src, off, lpos, rstart, rend, wt, W, ok):
+    n = len(wt)
+    for j in range(len(src)):
+        r = src[j]
+        if r < 0 or r >= len(rstart):
+            return j
+        s, e = rstart[r], rend[r]
+        if off[j + 1] > off[j]:
+            s = min(s, lpos[off[j]])
+            e = max(e, lpos[off[j + 1] - 1])
+        if s < 0 or e >= n:
+            return j
+        ok[j] = not exceeds(wt[s], wt[e], W)
+    return -1
+
+
+def lists_within(src: np.ndarray, off: np.ndarray, lpos: np.ndarray, rstart: np.ndarray, rend: np.ndarray,
+                 wt: np.ndarray, W) -> np.ndarray:
+    """Whether each (record ``src[j]``, list j) fits the window ``W`` (semantics section 2): from the
+    earlier of the record's first event (``rstart``) and the list's first member to the later of its last
+    event (``rend``) and the list's last member (a closure's list ascends), on the window measure ``wt``.
+
+    One pass instead of the first and last members, the spans and their two measures as NumPy arrays of
+    every list (MinMax_2 at x100: ~740 fresh pages a run).  Invariants: ``off`` ascends inside ``lpos``
+    (checked here); every record index and every position read lies inside its array (checked in the
+    pass)."""
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    check_lengths("lists_within", len(src) + 1, off=off)
+    check_offsets("lists_within", "off", off, len(lpos))
+    check_lengths("lists_within", len(rstart), rend=rend)
+    ok = empty(len(src), np.bool_)
+    bad = _lists_within(src, off, np.ascontiguousarray(lpos, dtype=np.int64),
+                        np.ascontiguousarray(rstart, dtype=np.int64), np.ascontiguousarray(rend, dtype=np.int64),
+                        np.ascontiguousarray(wt, dtype=np.int64), window_bound(W), ok)
+    if bad >= 0:
+        raise fail("lists_within", f"list {bad} reads a record or position outside its array")
+    return ok
 
 
 def segment_aggregate(off: np.ndarray, vals: np.ndarray, valid: np.ndarray, func: str):

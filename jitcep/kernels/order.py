@@ -642,7 +642,8 @@ def take_lists(off: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[np.nd
     idx = np.ascontiguousarray(idx, dtype=np.int64)
     if len(idx) and (idx.min() < 0 or idx.max() >= len(off) - 1):
         raise fail("take_lists", f"a list index is outside 0..{len(off) - 2}")
-    new_off = np.zeros(len(idx) + 1, np.int64)
+    new_off = empty(len(idx) + 1, np.int64)
+    new_off[0] = 0
     _taken_offsets(off, idx, new_off)
     out = empty(int(new_off[-1]), np.int64)
     _take_lists(off, np.ascontiguousarray(pos, dtype=np.int64), idx, new_off, out)
