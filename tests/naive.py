@@ -1025,3 +1025,23 @@ def input_rows(parts, row):
 
 def take(values, idx):
     return [values[i] for i in idx]
+
+
+def most_per_window(type_code, ts, allowed, W):
+    """Twin of kernels.window.most_per_window, with Python ints: per row of ``allowed``, the events of its
+    types and, unless one window of W holds them all, the most in bins b and b + 1 of width W + 1 counted
+    from the row's first event."""
+    count, most = [], []
+    for row in allowed:
+        T = len(row) - 1
+        mine = [int(t) for c, t in zip(type_code, ts) if row[int(c) if 0 <= c < T else T]]
+        count.append(len(mine))
+        if not mine or mine[-1] - mine[0] <= W:
+            most.append(len(mine))
+            continue
+        per_bin = {}
+        for t in mine:
+            b = (t - mine[0]) // (W + 1)
+            per_bin[b] = per_bin.get(b, 0) + 1
+        most.append(max(c + per_bin.get(b + 1, 0) for b, c in per_bin.items()))
+    return count, most
