@@ -1045,3 +1045,31 @@ def most_per_window(type_code, ts, allowed, W):
             per_bin[b] = per_bin.get(b, 0) + 1
         most.append(max(c + per_bin.get(b + 1, 0) for b, c in per_bin.items()))
     return count, most
+
+
+def _splitmix(seed):
+    """The splitmix64 outputs of ``seed`` (Steele, Lea & Flood), as Python ints."""
+    mask = (1 << 64) - 1
+    state = seed
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        yield z ^ (z >> 31)
+
+
+def choose(n, k, seed):
+    """Twin of kernels.sampling.choose: Floyd's k distinct of 0..n-1 (t = top 53 bits / 2^53 * (j + 1)
+    for j = n - k .. n - 1, j when t is taken), ascending."""
+    out = _splitmix(seed)
+    taken = set()
+    for j in range(n - k, n):
+        t = min(int(float(next(out) >> 11) / float(1 << 53) * (j + 1)), j)
+        taken.add(j if t in taken else t)
+    return sorted(taken)
+
+
+def below_share(m, p, seed):
+    """Twin of kernels.sampling.below_share: per flag, the next output's top 53 bits / 2^53 < p."""
+    out = _splitmix(seed)
+    return [float(next(out) >> 11) / float(1 << 53) < p for _ in range(m)]

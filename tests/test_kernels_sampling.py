@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import (SEED_MAX, block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
-                                     sample_with_key, window_ranges)
+from jitcep.kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
+                                     key_codes, pair_counts, sample_with_key, window_ranges)
 
 
 @settings(max_examples=200, deadline=None)
@@ -234,3 +234,40 @@ def test_block_sample_refuses_blocks_past_the_table():
         block_sample(np.zeros(4, np.int32), np.zeros(4, np.int64), np.array([2]), 2)
     with pytest.raises(KernelInputError):
         block_sample(np.zeros(4, np.int32), np.zeros(3, np.int64), None, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 60).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))),
+       st.sampled_from([0, 1, 7, 2**40 + 3, SEED_MAX]))
+def test_choose_matches_naive(case, seed):
+    n, k = case
+    got = choose(n, k, seed).tolist()
+    assert got == naive.choose(n, k, seed)
+    assert len(set(got)) == k and got == sorted(got) and all(0 <= x < n for x in got)
+
+
+def test_choose_is_uniform_and_below_share_keeps_its_share():
+    # every number of 10 drawn in about 3/10 of 20,000 draws of 3; every 3-subset of 5 seen
+    seen = np.zeros(10, np.int64)
+    for seed in range(20_000):
+        seen[choose(10, 3, seed)] += 1
+    assert seen.min() > 0.3 * 20_000 * 0.95 and seen.max() < 0.3 * 20_000 * 1.05
+    assert len({tuple(choose(5, 3, s).tolist()) for s in range(300)}) == 10
+    flags = below_share(100_000, 0.25, 3)
+    assert 24_000 < flags.sum() < 26_000
+    assert not below_share(50, 0.0, 1).any() and below_share(50, 1.0, 1).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 40), st.sampled_from([0.0, 0.3, 0.5, 1.0]), st.sampled_from([0, 9, SEED_MAX]))
+def test_below_share_matches_naive(m, p, seed):
+    assert below_share(m, p, seed).tolist() == naive.below_share(m, p, seed)
+
+
+def test_choose_and_below_share_refuse_bad_arguments():
+    for args in [(3, 4, 0), (3, -1, 0), (3, 1, -1), (3, 1, SEED_MAX + 1)]:
+        with pytest.raises(KernelInputError):
+            choose(*args)
+    for args in [(-1, 0.5, 0), (3, 0.5, -1)]:
+        with pytest.raises(KernelInputError):
+            below_share(*args)

@@ -67,8 +67,8 @@ import numpy as np
 from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import (block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
-                                sample_with_key, window_ranges)
+from ...kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
+                                key_codes, pair_counts, sample_with_key, window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -121,7 +121,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         return Statistics({v: 0.0 for v in lv}, {t: DEFAULT_SELECTIVITY for t in conj}, 1, 1.0,
                           {**{v: "sampled" for v in lv}, **{t: "default" for t in conj},
                            PARTITIONS: "default", SKEW: "default"}, 1.0, 0.0)
-    rng = _Rng(seed)
+    rng = _Draws(seed)
     part = table.partition
     streams = part.independent if part is not None else False
     n_streams = len(part.offsets) - 1 if streams else 1
@@ -226,12 +226,14 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
-                if not keyed_count:
+                if lf.filter is None and (keyed_count or _never_null(table, logical.key, streams)):
+                    passed = n_cand = 1  # each of its events has a key: kept is 1, nothing to sample
+                elif not keyed_count:
                     passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
-                                                 pset, rng)
+                                                 pset, rng, i)
                 else:  # its positions with a key, from the run's grouping
                     passed, n_cand = _own_sample(table, lf, _group_positions(grouped, cs), (), False,
-                                                 passes, pset, rng)
+                                                 passes, pset, rng, i)
             kept = passed / n_cand if passed else 0.5 / (n_cand + 1)
         rates[v] = count * kept / (extent * partitions)
         sources.setdefault(v, "sampled")
@@ -241,12 +243,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     limit = span if window_measure == "time" else span - 1
     sels: dict[str, float] = {}
     group = None  # (block, key) codes of the sample, made for the first sampled conjunct
-    for text, c in conj.items():
+    for j, (text, c) in enumerate(conj.items()):
         tuples = None
         if c.kind not in ("list", "each") and pset is not None:
             if group is None:
                 group = _groups(blk, key_pos, len(wt))
-            tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng)
+            tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng, j)
         if tuples is None or not tuples.shape[1]:
             sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
             continue
@@ -256,24 +258,39 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     return Statistics(rates, sels, partitions, skew, sources, extent, float(n))
 
 
-class _Rng:
-    """``np.random.default_rng(seed)``'s ``choice`` and ``random``, the generator made on first use: making
-    it costs ~40 us, and an estimate whose blocks hold few candidates draws nothing more than
-    :func:`~jitcep.kernels.sampling.draw_sample` did."""
+class _Draws:
+    """The estimate's random subsets, each from its own splitmix64 stream named by the seed and what it is
+    for (:func:`~jitcep.kernels.sampling.choose`, :func:`~jitcep.kernels.sampling.below_share`): one
+    compiled call each, where NumPy's ``default_rng`` cost ~80 us to make in a run and each ``choice``
+    ~50 us; and a subset drawn or not for one variable leaves every other one as it is."""
 
     def __init__(self, seed: int):
-        self.seed, self.made = seed, None
+        self.seed = seed
 
-    def _rng(self):
-        if self.made is None:
-            self.made = np.random.default_rng(self.seed)
-        return self.made
+    def _stream(self, purpose: tuple[int, ...]) -> int:
+        s = self.seed
+        for p in purpose:  # splitmix64's finaliser over the seed and each part: unrelated streams
+            s = (s ^ (p + 1) * 0x9E3779B97F4A7C15) & _MASK64
+            s = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+            s = ((s ^ (s >> 27)) * 0x94D049BB133111EB) & _MASK64
+            s ^= s >> 31
+        return s & SEED_MAX
 
-    def choice(self, *args, **kwargs):
-        return self._rng().choice(*args, **kwargs)
+    def subset(self, a: np.ndarray, size: int, *purpose: int) -> np.ndarray:
+        """``size`` distinct entries of ``a`` drawn uniformly, in ``a``'s order."""
+        return a[choose(len(a), size, self._stream(purpose))]
 
-    def random(self, *args, **kwargs):
-        return self._rng().random(*args, **kwargs)
+    def indices(self, n: int, size: int, *purpose: int) -> np.ndarray:
+        """``size`` distinct numbers of ``0..n-1`` drawn uniformly, ascending."""
+        return choose(n, size, self._stream(purpose))
+
+    def below(self, m: int, p: float, *purpose: int) -> np.ndarray:
+        """``m`` flags, each True with chance ``p``."""
+        return below_share(m, p, self._stream(purpose))
+
+
+_MASK64 = (1 << 64) - 1
+_OWN, _FIRSTS, _SHARE, _KEPT = range(4)  # what a stream is for (_Draws)
 
 
 def _shape_of(logical: LogicalPlan) -> tuple[dict[str, Leaf], dict[str, Conjunct], "_Order"]:
@@ -431,6 +448,11 @@ def _group_positions(groups: tuple, codes: list[int]) -> np.ndarray:
 _LOW = np.int64(0xFFFFFFFF)  # a record's index (jitcep.kernels.grouping.record_fields)
 
 
+def _never_null(table, key: tuple[str, ...], streams: bool) -> bool:
+    """Whether every event has ``key`` (no column of it has a null; no ``partition_by`` streams)."""
+    return not streams and all(table.column(a).valid is None for a in key)
+
+
 def _positions(table, codes: list[int]) -> np.ndarray:
     """Every position whose type code is in ``codes`` (one pass over ``type_code``)."""
     if not codes:
@@ -439,11 +461,11 @@ def _positions(table, codes: list[int]) -> np.ndarray:
     return np.flatnonzero(tc == codes[0] if len(codes) == 1 else np.isin(tc, np.asarray(codes, dtype=tc.dtype)))
 
 
-def _own_sample(table, lf: Leaf, mine: np.ndarray, key, streams, passes, pset, rng) -> tuple[int, int]:
-    """(passed, sampled) for a variable whose type the blocks hardly hold: up to TUPLES of its positions
+def _own_sample(table, lf: Leaf, mine: np.ndarray, key, streams, passes, pset, rng: _Draws, i: int) -> tuple[int, int]:
+    """(passed, sampled) for variable ``i`` whose type the blocks hardly hold: up to TUPLES of its positions
     ``mine``."""
     if len(mine) > TUPLES:
-        mine = np.sort(rng.choice(mine, size=TUPLES, replace=False))
+        mine = rng.subset(mine, TUPLES, _OWN, i)
     ok = _key_codes(table, key, mine, streams) >= 0
     if lf.filter is not None and pset is not None and ok.any():
         ok[ok] = passes(lf.filter, mine[ok][None, :])
@@ -490,10 +512,10 @@ def _groups(blk: np.ndarray, key: np.ndarray | None, m: int) -> tuple[np.ndarray
     return group, G > 2
 
 
-def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.ndarray | None:
-    """Up to TUPLES candidate tuples for conjunct ``c`` (rows: its sorted variables; values: indices into
-    the sample), formed inside the sampled blocks (module docstring), ``groups`` :func:`_groups`'; None if
-    a variable has no leaf."""
+def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng: _Draws, j: int) -> np.ndarray | None:
+    """Up to TUPLES candidate tuples for conjunct ``c``, the ``j``-th (rows: its sorted variables; values:
+    indices into the sample), formed inside the sampled blocks (module docstring), ``groups``
+    :func:`_groups`'; None if a variable has no leaf."""
     idx = []
     for v in c.vars:
         base = v
@@ -510,7 +532,7 @@ def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.nd
     reach = int(math.ceil(limit))
     first = idx[0]
     if len(first) > _FIRST:
-        first = np.sort(rng.choice(first, size=_FIRST, replace=False))
+        first = rng.subset(first, _FIRST, _FIRSTS, j)
     T = first[None, :]
     lo = hi = wt[first]
     for k in range(1, len(idx)):
@@ -520,7 +542,7 @@ def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.nd
         w, s, cnt = window_ranges(T[0], lo, hi, idx[k], group, wt, reach, by_group)
         total = int(cnt.sum())
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples
-            pick = rng.random(T.shape[1]) < _INTERMEDIATE / total
+            pick = rng.below(T.shape[1], _INTERMEDIATE / total, _SHARE, j, k)
             T, lo, hi, s, cnt = T[:, pick], lo[pick], hi[pick], s[pick], cnt[pick]
         # each partial tuple with each candidate in its range, kept within the window, distinct and in the
         # structure's order, in one compiled pass (jitcep.kernels.sampling.extend_tuples)
@@ -530,7 +552,7 @@ def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.nd
         if not T.shape[1]:
             break
     if T.shape[1] > TUPLES:
-        T = T[:, np.sort(rng.choice(T.shape[1], size=TUPLES, replace=False))]
+        T = T[:, rng.indices(T.shape[1], TUPLES, _KEPT, j)]
     return T
 
 
