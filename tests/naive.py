@@ -962,6 +962,22 @@ def sample_with_key(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block
     return (starts, draws, hits), blocks, (codes, span), cands, pair_counts(codes[b:])
 
 
+def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, strings, m_key, allowed):
+    """Twin of kernels.sampling.sample_with_views, from the strings themselves (by position; None: null):
+    as sample_with_key, the key codes numbering the strings at the sampled positions in first-occurrence
+    order (-1: null), span their number less one; None when one of them is longer than 12 bytes."""
+    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    blocks = block_sample(type_code, ts, None if every_block else starts, L)
+    at = blocks[0] + draws[:m_key]
+    if any(strings[p] is not None and len(strings[p].encode()) > 12 for p in at):
+        return None
+    first = {}
+    codes = [-1 if strings[p] is None else first.setdefault(strings[p], len(first)) for p in at]
+    b = len(blocks[0])
+    cands = candidates(blocks[2], allowed, [c >= 0 for c in codes[:b]])
+    return (starts, draws, hits), blocks, (codes, max(len(first) - 1, 0)), cands, pair_counts(codes[b:])
+
+
 def canonical_order(P, cols, K=None, llo=None, lhi=None):
     """Indices of the rows of P sorted stably by (last, first, P[:, cols]..., K...), first / last over the
     entries of P[:, cols] that are >= 0 and llo / lhi."""

@@ -68,7 +68,7 @@ from ..._memo import PerObject
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
 from ...kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
-                                key_codes, pair_counts, sample_with_key, window_ranges)
+                                key_codes, pair_counts, sample_with_key, sample_with_views, window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -139,13 +139,22 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     key_pos = None  # without a key or streams: one partition
     sampled = None  # the candidates, when the one-call sample made them
     col = table.column(logical.key[0]) if len(logical.key) == 1 and not streams and not whole else None
+    got = None
     if not whole and (not keyed or col is not None and col.kind not in ("float", "str")):
         # the usual table (one integer key, or none): draws, blocks, key codes, candidates and the key's pair
         # counts in one compiled call (jitcep.kernels.sampling.sample_with_key)
-        (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = sample_with_key(
-            table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L, k_blocks == n_blocks,
-            None if col is None else col.values, None if col is None else col.valid,
-            min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+        got = sample_with_key(table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L,
+                              k_blocks == n_blocks, None if col is None else col.values,
+                              None if col is None else col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+    elif not whole and col is not None and col.kind == "str" and col.string_input:
+        # a String key not coded yet (the run codes it at its leaves' types only, if at all): the same call,
+        # coding the strings' views at the sampled positions alone (jitcep.kernels.sampling.sample_with_views)
+        views = col.views()
+        if views is not None:
+            got = sample_with_views(table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L,
+                                    k_blocks == n_blocks, *views, col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+    if got is not None:
+        (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = got
         if key_span >= 1 << 31:  # codes too wide for _tuples' group codes: made as _key_codes makes them
             codes, pairs = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams), None
         if keyed:
