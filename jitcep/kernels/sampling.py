@@ -28,7 +28,14 @@ each replaces four to six NumPy calls and their copies on arrays of 4,096 to
 all five in one call for the usual table (one integer key): the estimate runs
 right after a run's passes over the table, when neither its code nor its data
 is in cache, so each call's Python steps cost several times what they cost in
-a loop (perf/README.md "The planning share under 5%").
+a loop (perf/README.md "The planning share under 5%").  :func:`sample_with_views`
+is the same call for a String key not coded yet, coding its Arrow views at the
+sampled positions alone.
+
+:func:`choose` and :func:`below_share` are the estimate's other random draws
+(subsets of candidates and tuples, a share of partial tuples kept), from
+splitmix64 streams as :func:`draw_sample`'s: NumPy's generator cost more to
+make in a run than these draws take.
 """
 
 from __future__ import annotations
