@@ -114,7 +114,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     if not span > 0 or not math.isfinite(span):
         raise StatisticsError(f"span must be a positive finite number, got {span!r}")
     shape = _shape(logical)
-    lv, conj, order = shape
+    lv, conj, _ = shape
     n = table.n
     sources: dict[str, str] = {}
     if n == 0:
@@ -257,7 +257,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         if c.kind not in ("list", "each") and pset is not None:
             if group is None:
                 group = _groups(blk, key_pos, len(wt))
-            tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng, j)
+            tuples = _tuples(_layout(shape, text), cands, group, wt, pos, limit, rng, j)
         if tuples is None or not tuples.shape[1]:
             sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
             continue
@@ -533,18 +533,33 @@ def _groups(blk: np.ndarray, key: np.ndarray | None, m: int) -> tuple[np.ndarray
     return group, G > 2
 
 
-def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng: _Draws, j: int) -> np.ndarray | None:
-    """Up to TUPLES candidate tuples for conjunct ``c``, the ``j``-th (rows: its sorted variables; values:
-    indices into the sample), formed inside the sampled blocks (module docstring), ``groups``
-    :func:`_groups`'; None if a variable has no leaf."""
-    idx = []
-    for v in c.vars:
-        base = v
-        if v not in lv:  # the iterative reference to the member before: the closure's candidates
-            base = next((k for k in lv if prev_var(k) == v), None)
-            if base is None:
-                return None
-        idx.append(cands[base])
+def _layout(shape: tuple, text: str) -> tuple | None:
+    """(bases, rels) of conjunct ``text`` of a :func:`_shape` answer: per variable the leaf whose candidates
+    it takes (an iterative reference to the member before: its closure's), and per variable k > 0 how it
+    lies against each one before it (``rel`` of :func:`~jitcep.kernels.sampling.extend_tuples`); None if a
+    variable has no leaf.  Kept per shape: the same for every estimate of a logical plan."""
+    kept = _LAYOUTS(shape)
+    if text not in kept:
+        lv, conj, order = shape
+        vs = conj[text].vars
+        bases = [v if v in lv else next((k for k in lv if prev_var(k) == v), None) for v in vs]
+        rels = [np.array([1 if (vs[i], vs[k]) in order else -1 if (vs[k], vs[i]) in order else 0 for i in range(k)],
+                         dtype=np.int64) for k in range(1, len(vs))]
+        kept[text] = None if None in bases else (bases, rels)
+    return kept[text]
+
+
+_LAYOUTS = PerObject(lambda shape: {})
+
+
+def _tuples(layout: tuple | None, cands, groups, wt, pos, limit, rng: _Draws, j: int) -> np.ndarray | None:
+    """Up to TUPLES candidate tuples for the ``j``-th conjunct, laid out as :func:`_layout` says (rows: its
+    sorted variables; values: indices into the sample), formed inside the sampled blocks (module
+    docstring), ``groups`` :func:`_groups`'; None if a variable has no leaf."""
+    if layout is None:
+        return None
+    bases, rels = layout
+    idx = [cands[b] for b in bases]
     group, by_group = groups
     # A member must lie within the window of the partial tuple's span: wt ascends with the index into
     # the sample, so ordering members by (group, index) bounds each tuple's members by two searches.
@@ -567,9 +582,7 @@ def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng: _Draws, 
             T, lo, hi, s, cnt = T[:, pick], lo[pick], hi[pick], s[pick], cnt[pick]
         # each partial tuple with each candidate in its range, kept within the window, distinct and in the
         # structure's order, in one compiled pass (jitcep.kernels.sampling.extend_tuples)
-        rel = np.array([1 if (c.vars[j], c.vars[k]) in order else -1 if (c.vars[k], c.vars[j]) in order else 0
-                        for j in range(k)], dtype=np.int64)
-        T, lo, hi = extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel)
+        T, lo, hi = extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rels[k - 1])
         if not T.shape[1]:
             break
     if T.shape[1] > TUPLES:
