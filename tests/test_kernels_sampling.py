@@ -9,8 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
-                                     key_codes, pair_counts, sample_with_key, sample_with_views, window_ranges)
+from jitcep.kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample,
+                                     extend_tuples, key_codes, pair_counts, sample_with_key, sample_with_views,
+                                     window_ranges)
 
 
 @settings(max_examples=200, deadline=None)
