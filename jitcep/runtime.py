@@ -48,6 +48,7 @@ from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
 from .events import EventTable, check_types, window_span
 from .execute import Profile, TableContext, execute
+from .kernels.window import MAX_SPAN, most_per_window as type_window_counts
 from .matches import MatchTable
 from .options import Options
 from .pattern.ast import CountWindow, EventVar, Pattern, Seq, TimeWindow
@@ -163,24 +164,6 @@ the ts cost ~0.1-0.3 ms there, against ~2 ms at 200,000 events (under load), as 
 would save, on tables whose runs take long enough that planning is a small share."""
 
 
-def most_per_window(ts: np.ndarray, span: int) -> int:
-    """An upper bound on the events of sorted ``ts`` that one window of ``span`` (``max - min <= span``)
-    holds: the most in two adjacent bins of width span + 1 (a window meets at most two), in O(n)
-    vectorised steps over the bins the events occupy (the ts ascend, so each bin is one run)."""
-    n = len(ts)
-    if not n:
-        return 0
-    rel = ts.view(np.uint64) - np.uint64(ts[0])  # exact differences: the ts ascend
-    if span >= int(rel[-1]):
-        return n
-    ids = rel // np.uint64(span + 1)
-    starts = np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
-    counts = np.diff(np.append(starts, n))
-    bins = ids[starts]
-    pairs = counts[:-1] + np.where(bins[1:] - bins[:-1] == 1, counts[1:], 0)
-    return int(max(counts.max(), pairs.max() if len(pairs) else 0))
-
-
 def small_work(logical, table: EventTable) -> str | None:
     """Why ``auto`` plans ``logical`` on ``table`` by rule (:data:`PLAN_MIN_WORK`), with the numbers and
     where they come from as ``explain`` shows them; None when it estimates and searches.
@@ -188,29 +171,23 @@ def small_work(logical, table: EventTable) -> str | None:
     For ``SEQ(v0, ..., vk)`` of event variables (nothing else), left-deep in pattern order: a partial
     match of ``v0..vj`` is an event of v0's types and, for each later variable, one of its events in the
     window after it, so there are at most ``n0 * w1 * ... * wj`` of them, ``n0`` the events of v0's
-    types and ``wi`` the most events of vi's types one window holds (:func:`most_per_window` on their
-    ts; a count window's length at most).  Their sum over the prefixes is the bound.  Types, not
-    predicates or keys: those only lower the real count.  Checked only on tables under
-    :data:`SMALL_WORK_TABLE` events."""
+    types and ``wi`` a bound on the events of vi's types one window holds (the most in two adjacent bins
+    of width span + 1; a count window's length at most).  Their sum over the prefixes is the bound.
+    Types, not predicates or keys: those only lower the real count.  Checked only on tables under
+    :data:`SMALL_WORK_TABLE` events, in one compiled pass over the type codes and ts for every variable
+    (:func:`jitcep.kernels.window.most_per_window`: ~15 NumPy calls before, 10% of a 10,000-event run)."""
     body, n = logical.positive, table.n
     if (logical.closures or not n or n >= SMALL_WORK_TABLE or not isinstance(body, Seq)
             or not all(isinstance(v, EventVar) for v in body.items)):
         return None
     window = logical.window
-    span = window_span(window, table) if isinstance(window, TimeWindow) else None
-    code = {name: c for c, name in enumerate(table.type_names)}
-    per_code = np.bincount(table.type_code.astype(np.int64) + 1, minlength=len(code) + 1)[1:]  # -1: null
-    codes = [None if v.types is None else [code[t] for t in v.types if t in code] for v in body.items]
-    sizes = [n if c is None else int(per_code[c].sum()) for c in codes]
+    span = _span(window, table) if isinstance(window, TimeWindow) else None
+    sizes, most = type_window_counts(table.type_code, table.ts, _seq_types(logical, table.type_names),
+                                     MAX_SPAN if span is None else span)
+    sizes, most = sizes.tolist(), most.tolist()
     counts = [sizes[0]]
-    for c, k in zip(codes[1:], sizes[1:]):
-        if isinstance(window, CountWindow):
-            counts.append(min(k, window.n))
-        elif span is None or not k:
-            counts.append(k)
-        else:
-            mask = None if c is None else table.type_code == c[0] if len(c) == 1 else np.isin(table.type_code, c)
-            counts.append(most_per_window(table.ts if mask is None else table.ts[mask], span))
+    for k, w in zip(sizes[1:], most[1:]):
+        counts.append(min(k, window.n) if isinstance(window, CountWindow) else k if span is None else w)
     bound = _prefix_sum(counts[0], counts[1:])
     if bound >= PLAN_MIN_WORK:
         return None
@@ -219,6 +196,54 @@ def small_work(logical, table: EventTable) -> str | None:
             f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
             f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
             "any join order saves")
+
+
+_SPANS: dict = {}  # (window, the ts unit) -> its span in ts units: exact rational arithmetic, ~40 us in a run
+
+
+def _span(window: TimeWindow, table: EventTable) -> int:
+    key = (window, table.time_unit_ns)
+    span = _SPANS.get(key)
+    if span is None:
+        if len(_SPANS) >= 64:
+            _SPANS.clear()
+        span = _SPANS[key] = window_span(window, table)
+    return span
+
+
+def _seq_types_of(logical) -> dict:
+    return {}
+
+
+_SEQ_TYPES = PerObject(_seq_types_of)  # per logical plan: type names -> _seq_types' answer
+
+
+def _seq_types(logical, type_names: tuple[str, ...]) -> np.ndarray:
+    """Per variable of the SEQ ``logical.positive`` (in order) the type codes among ``type_names`` it
+    takes, as :func:`jitcep.kernels.window.most_per_window`'s ``allowed`` rows (an untyped variable: every
+    code and the null type); kept per logical plan and type names, which tables of one schema share.
+    Read only."""
+    kept = _SEQ_TYPES(logical)
+    got = kept.get(type_names)
+    if got is None:
+        code = {name: c for c, name in enumerate(type_names)}
+        got = np.zeros((len(logical.positive.items), len(type_names) + 1), np.bool_)
+        for row, v in zip(got, logical.positive.items):
+            row[slice(None) if v.types is None else [code[t] for t in v.types if t in code]] = True
+        if len(kept) >= 8:
+            kept.pop(next(iter(kept)))
+        kept[type_names] = got
+    return got
+
+
+def _noted(pattern: Pattern, options: Options, note: str) -> PhysicalPlan:
+    """The default plan with ``note`` as its planner note, the last one kept per options: a rerun on one
+    table gives the same note (a copy of the plan was a fifth of a small run's planning)."""
+    plans = _default(pattern)
+    got = plans.get((options, "noted"))
+    if got is None or got[0] != note:
+        got = plans[(options, "noted")] = (note, dataclasses.replace(default_plan(pattern, options), notes=(note,)))
+    return got[1]
 
 
 def _prefix_sum(first: int, factors: list[int]) -> int:
@@ -244,7 +269,7 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
             return default_plan(pattern, options)
         note = None if _alternatives(pattern) else small_work(_logical(pattern), table)
         if note is not None:
-            return dataclasses.replace(default_plan(pattern, options), notes=(note,))
+            return _noted(pattern, options, note)
 
     def plan_one(logical, options, given=statistics):
         if table is None:

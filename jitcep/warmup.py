@@ -70,23 +70,28 @@ def _join_searches() -> None:
 
 
 def _planned_runs(compile) -> None:
-    """A keyed and an unkeyed SEQ run over a table large enough to be planned on estimated statistics
-    (``planner="auto"`` estimates from :data:`jitcep.runtime.SMALL_WORK_TABLE` events on): the planner's
+    """Keyed (an integer and a String key) and unkeyed SEQ runs over a table large enough to be planned on
+    estimated statistics (``planner="auto"`` estimates from :data:`jitcep.runtime.SMALL_WORK_TABLE` events
+    on): the planner's
     sample kernels (:mod:`jitcep.kernels.sampling`, the largest of them alone ~10-20 s to compile) are
-    reached by no tiny table."""
+    reached by no tiny table; and one over a table from :data:`jitcep.runtime.SMALL_TABLE` events, whose
+    partial matches ``auto`` bounds first (:func:`jitcep.runtime.small_work`'s kernel)."""
     import numpy as np
     import polars as pl
 
-    from .runtime import SMALL_WORK_TABLE
+    from .runtime import SMALL_TABLE, SMALL_WORK_TABLE
 
     n = SMALL_WORK_TABLE
     rng = np.random.default_rng(1)
     table = pl.DataFrame({"type": np.array(["A", "B", "C", "D"])[rng.integers(0, 4, n)],
                           "ts": np.arange(n, dtype=np.int64), "k": rng.integers(0, 50, n),
-                          "x": rng.integers(0, 10, n)})
+                          "x": rng.integers(0, 10, n)}).with_columns(s=pl.col("k").cast(pl.String))
     for text in ("PATTERN SEQ(A a, B b, C c) WHERE [k] AND a.x < c.x WITHIN 6",
+                 "PATTERN SEQ(A a, B b, C c) WHERE [s] AND a.x < c.x WITHIN 6",  # a String key: its views sampled
                  "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 6"):
         compile(text).run(table, time="ts", type="type", engine="compiled")
+    compile("PATTERN SEQ(A a, B b, C c) WITHIN 6").run(table.head(SMALL_TABLE), time="ts", type="type",
+                                                     engine="compiled")
 
 
 def warmup(report: Callable[[str], None] | None = None) -> float:

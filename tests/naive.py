@@ -991,6 +991,22 @@ def sample_with_key(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block
     return (starts, draws, hits), blocks, (codes, span), cands, pair_counts(codes[b:])
 
 
+def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, strings, m_key, allowed):
+    """Twin of kernels.sampling.sample_with_views, from the strings themselves (by position; None: null):
+    as sample_with_key, the key codes numbering the strings at the sampled positions in first-occurrence
+    order (-1: null), span their number less one; None when one of them is longer than 12 bytes."""
+    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    blocks = block_sample(type_code, ts, None if every_block else starts, L)
+    at = blocks[0] + draws[:m_key]
+    if any(strings[p] is not None and len(strings[p].encode()) > 12 for p in at):
+        return None
+    first = {}
+    codes = [-1 if strings[p] is None else first.setdefault(strings[p], len(first)) for p in at]
+    b = len(blocks[0])
+    cands = candidates(blocks[2], allowed, [c >= 0 for c in codes[:b]])
+    return (starts, draws, hits), blocks, (codes, max(len(first) - 1, 0)), cands, pair_counts(codes[b:])
+
+
 def canonical_order(P, cols, K=None, llo=None, lhi=None):
     """Indices of the rows of P sorted stably by (last, first, P[:, cols]..., K...), first / last over the
     entries of P[:, cols] that are >= 0 and llo / lhi."""
@@ -1059,3 +1075,51 @@ def take(values, idx):
 def row_numbers(n):
     """Twin of kernels.gather.row_numbers."""
     return list(range(n))
+
+
+def most_per_window(type_code, ts, allowed, W):
+    """Twin of kernels.window.most_per_window, with Python ints: per row of ``allowed``, the events of its
+    types and, unless one window of W holds them all, the most in bins b and b + 1 of width W + 1 counted
+    from the row's first event."""
+    count, most = [], []
+    for row in allowed:
+        T = len(row) - 1
+        mine = [int(t) for c, t in zip(type_code, ts) if row[int(c) if 0 <= c < T else T]]
+        count.append(len(mine))
+        if not mine or mine[-1] - mine[0] <= W:
+            most.append(len(mine))
+            continue
+        per_bin = {}
+        for t in mine:
+            b = (t - mine[0]) // (W + 1)
+            per_bin[b] = per_bin.get(b, 0) + 1
+        most.append(max(c + per_bin.get(b + 1, 0) for b, c in per_bin.items()))
+    return count, most
+
+
+def _splitmix(seed):
+    """The splitmix64 outputs of ``seed`` (Steele, Lea & Flood), as Python ints."""
+    mask = (1 << 64) - 1
+    state = seed
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        yield z ^ (z >> 31)
+
+
+def choose(n, k, seed):
+    """Twin of kernels.sampling.choose: Floyd's k distinct of 0..n-1 (t = top 53 bits / 2^53 * (j + 1)
+    for j = n - k .. n - 1, j when t is taken), ascending."""
+    out = _splitmix(seed)
+    taken = set()
+    for j in range(n - k, n):
+        t = min(int(float(next(out) >> 11) / float(1 << 53) * (j + 1)), j)
+        taken.add(j if t in taken else t)
+    return sorted(taken)
+
+
+def below_share(m, p, seed):
+    """Twin of kernels.sampling.below_share: per flag, the next output's top 53 bits / 2^53 < p."""
+    out = _splitmix(seed)
+    return [float(next(out) >> 11) / float(1 << 53) < p for _ in range(m)]

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.sampling import (SEED_MAX, block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
-                                     sample_with_key, window_ranges)
+from jitcep.kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample,
+                                     extend_tuples, key_codes, pair_counts, sample_with_key, sample_with_views,
+                                     window_ranges)
 
 
 @settings(max_examples=200, deadline=None)
@@ -106,6 +108,61 @@ def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, ke
     assert (kc.tolist(), span) == want[2]
     assert ([idx[offsets[v]:offsets[v + 1]].tolist() for v in range(len(allowed))], in_type.tolist()) == want[3]
     assert pairs == want[4]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(-1, 4), min_size=n, max_size=n),                      # type codes (-1, 4: null slot)
+    st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "N14228", "N1422", "abcdefghijkl", "\u00e9\u00e9"])),
+             min_size=n, max_size=n),
+    st.one_of(st.none(), st.integers(0, n - 1)),                               # a string of 13 bytes: not inline
+    st.integers(1, n).flatmap(lambda L: st.tuples(st.just(L), st.integers(0, n // L))),  # L, k
+    st.integers(0, 30).flatmap(lambda m: st.tuples(st.just(m), st.integers(0, m))),      # m, m_key
+    st.permutations(range(n)), st.booleans())),
+    st.lists(st.lists(st.booleans(), min_size=5, max_size=5), min_size=1, max_size=3),
+    st.sampled_from([0, 7, SEED_MAX]), st.booleans())
+def test_sample_with_views_is_the_calls_it_replaces(case, allowed, seed, every):
+    from jitcep.events.column import Column
+
+    codes, strings, long, (L, k), (m, m_key), perm, permuted = case
+    if long is not None:
+        strings[long] = "b" * 13
+    n_blocks = len(codes) // L
+    every = every and k == n_blocks
+    ts = list(range(0, 3 * len(codes), 3))
+    # the column by position: input row perm[p] holds the string of position p (as an unsorted input's)
+    rows = [None] * len(strings)
+    for p, r in enumerate(perm):
+        rows[r] = strings[p]
+    col = Column.deferred(pl.Series(rows if permuted else strings, dtype=pl.String),
+                          np.array(perm, np.int64) if permuted else None)
+    words, by = col.views()
+    got = sample_with_views(np.array(codes, np.int32), np.array(ts, np.int64), 4, n_blocks, k, m, seed, L, every,
+                            words, by, col.valid, m_key, np.array(allowed))
+    want = naive.sample_with_views(codes, ts, 4, n_blocks, k, m, seed, L, every, strings, m_key, allowed)
+    if want is None:
+        assert got is None
+        return
+    (starts, draws, hits), blocks, (kc, span), (idx, offsets, in_type), pairs = got
+    assert (starts.tolist(), draws.tolist(), hits.tolist()) == want[0]
+    assert tuple(a.tolist() for a in blocks) == tuple(want[1])
+    assert (kc.tolist(), span) == want[2]
+    assert ([idx[offsets[v]:offsets[v + 1]].tolist() for v in range(len(allowed))], in_type.tolist()) == want[3]
+    assert pairs == want[4]
+
+
+def test_sample_with_views_refuses_mismatched_inputs():
+    tc, ts, allowed = np.zeros(8, np.int32), np.arange(8, dtype=np.int64), np.ones((1, 2), np.bool_)
+    words = np.zeros(16, np.uint64)
+    for args in [(tc, ts[:7], 1, 2, 1, 4, 0, 4, False, words, None, None, 2, allowed),          # ts short
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, words, np.arange(7), None, 2, allowed),     # perm short
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, words, None, np.ones(7, np.bool_), 2, allowed),
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, words, np.full(8, 8), None, 2, allowed),    # rows past the views
+                 (tc, ts, 1, 2, 1, 4, 0, 4, False, words[:14], None, None, 2, allowed),        # views short
+                 (tc, ts, 1, 3, 1, 4, 0, 4, False, words, None, None, 2, allowed),             # blocks past the table
+                 (tc, ts, 1, 2, 1, 4, -1, 4, False, words, None, None, 2, allowed)]:           # seed
+        with pytest.raises(KernelInputError):
+            sample_with_views(*args)
 
 
 def test_sample_with_key_refuses_mismatched_inputs():
@@ -234,3 +291,40 @@ def test_block_sample_refuses_blocks_past_the_table():
         block_sample(np.zeros(4, np.int32), np.zeros(4, np.int64), np.array([2]), 2)
     with pytest.raises(KernelInputError):
         block_sample(np.zeros(4, np.int32), np.zeros(3, np.int64), None, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 60).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))),
+       st.sampled_from([0, 1, 7, 2**40 + 3, SEED_MAX]))
+def test_choose_matches_naive(case, seed):
+    n, k = case
+    got = choose(n, k, seed).tolist()
+    assert got == naive.choose(n, k, seed)
+    assert len(set(got)) == k and got == sorted(got) and all(0 <= x < n for x in got)
+
+
+def test_choose_is_uniform_and_below_share_keeps_its_share():
+    # every number of 10 drawn in about 3/10 of 20,000 draws of 3; every 3-subset of 5 seen
+    seen = np.zeros(10, np.int64)
+    for seed in range(20_000):
+        seen[choose(10, 3, seed)] += 1
+    assert seen.min() > 0.3 * 20_000 * 0.95 and seen.max() < 0.3 * 20_000 * 1.05
+    assert len({tuple(choose(5, 3, s).tolist()) for s in range(300)}) == 10
+    flags = below_share(100_000, 0.25, 3)
+    assert 24_000 < flags.sum() < 26_000
+    assert not below_share(50, 0.0, 1).any() and below_share(50, 1.0, 1).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 40), st.sampled_from([0.0, 0.3, 0.5, 1.0]), st.sampled_from([0, 9, SEED_MAX]))
+def test_below_share_matches_naive(m, p, seed):
+    assert below_share(m, p, seed).tolist() == naive.below_share(m, p, seed)
+
+
+def test_choose_and_below_share_refuse_bad_arguments():
+    for args in [(3, 4, 0), (3, -1, 0), (3, 1, -1), (3, 1, SEED_MAX + 1)]:
+        with pytest.raises(KernelInputError):
+            choose(*args)
+    for args in [(-1, 0.5, 0), (3, 0.5, -1)]:
+        with pytest.raises(KernelInputError):
+            below_share(*args)

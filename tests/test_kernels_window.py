@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from jitcep.kernels.window import MAX_SPAN, exceeds, spans_within, window_bound
+import naive
+from jitcep.errors import KernelInputError
+from jitcep.kernels.window import MAX_SPAN, exceeds, most_per_window, spans_within, window_bound
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 times = st.one_of(st.integers(I64_MIN, I64_MIN + 3), st.integers(I64_MAX - 3, I64_MAX), st.integers(-3, 3),
@@ -49,3 +51,36 @@ def test_window_bound_rejects_what_is_not_a_bound():
             window_bound(bad)
     with pytest.raises(ValueError):
         spans_within(np.zeros(2, np.int64), np.zeros(3, np.int64), 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 4).flatmap(lambda T: st.tuples(
+    st.just(T), st.lists(st.tuples(st.integers(-2, T + 1), times), max_size=30),   # codes past either end too
+    st.lists(st.lists(st.booleans(), min_size=T + 1, max_size=T + 1), min_size=1, max_size=4))),
+    st.one_of(bounds, st.integers(0, 40)))
+def test_most_per_window_matches_naive(case, W):
+    T, events, allowed = case
+    events.sort(key=lambda e: e[1])
+    tc = np.array([c for c, _ in events], dtype=np.int32)
+    ts = np.array([t for _, t in events], dtype=np.int64)
+    count, most = most_per_window(tc, ts, np.array(allowed, dtype=np.bool_).reshape(len(allowed), T + 1), W)
+    assert (count.tolist(), most.tolist()) == naive.most_per_window(tc.tolist(), ts.tolist(), allowed, min(W, MAX_SPAN))
+
+
+@pytest.mark.parametrize("ts, W", [([5], 0), ([0, 1, 2, 3], 1), ([0, 1, 2, 3], 3), ([0, 10, 11, 30, 31, 32], 1),
+                                   ([0, 10, 11, 30, 31, 32], 9), ([I64_MIN, I64_MAX], 2**64 - 2),
+                                   ([I64_MIN, 0, I64_MAX], 2**63)])
+def test_most_per_window_bounds_every_window(ts, W):
+    # hand-checked against the windows themselves: at least the most one window holds, at most twice it
+    most = max(sum(1 for u in ts if t <= u <= t + W) for t in ts)
+    got = most_per_window(np.zeros(len(ts), np.int8), np.array(ts, dtype=np.int64), np.ones((1, 2), np.bool_), W)
+    assert got[0].tolist() == [len(ts)] and most <= got[1][0] <= 2 * most
+
+
+def test_most_per_window_refuses_mismatched_inputs():
+    tc, ts = np.zeros(3, np.int32), np.arange(3, dtype=np.int64)
+    for args in [(tc, ts[:2], np.ones((1, 2), np.bool_), 1), (tc, ts, np.ones((1, 0), np.bool_), 1)]:
+        with pytest.raises(KernelInputError):
+            most_per_window(*args)
+    with pytest.raises(KernelInputError):
+        most_per_window(tc, ts, np.ones((1, 2), np.bool_), -1)

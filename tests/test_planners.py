@@ -8,7 +8,6 @@ the oracles.
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -125,15 +124,6 @@ def test_auto_keeps_the_pattern_order_where_the_joins_are_bounded_small():
     burst = _frame().head(6000).with_columns(pl.when(pl.col("ts") < 3000).then(pl.col("ts") // 100)
                                   .otherwise(pl.col("ts") * 1000).alias("ts"))
     assert "c" in _first_join(auto.explain(burst, type="type", format="dict"))
-
-
-@pytest.mark.parametrize("ts, span", [([5], 0), ([0, 1, 2, 3], 1), ([0, 1, 2, 3], 3), ([0, 10, 11, 30, 31, 32], 1),
-                                      ([0, 10, 11, 30, 31, 32], 9), ([-2**63, 2**63 - 1], 2**64 - 2)])
-def test_most_per_window_bounds_every_window(ts, span):
-    ts = np.array(ts, dtype=np.int64)
-    most = max(int(np.count_nonzero((ts >= t) & (ts - t <= span))) if t + span < 2**63 else
-               int(np.count_nonzero(ts >= t)) for t in ts.tolist())
-    assert most <= runtime.most_per_window(ts, span) <= 2 * most
 
 
 def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():

@@ -122,6 +122,8 @@ def test_warmup_fills_the_cache_and_silences_the_notice(tmp_path):
     assert any(line.startswith("join._seq_join ") for line in compiled)
     # the planner's sample, keyed and not (reached only by tables large enough to be planned)
     assert len([line for line in compiled if line.startswith("sampling._sample ")]) >= 2
+    assert any(line.startswith("sampling._sample_views ") for line in compiled)  # a String key's sample
+    assert any(line.startswith("window._most_per_window ") for line in compiled)  # auto's bound on a small table
     assert [line for line in compiled if "Literal" in line] == []
     numba_dir = tmp_path / "numba"
     indexed = {p.name.split(".")[0] for p in numba_dir.glob("kernels_*/*.nbi")}

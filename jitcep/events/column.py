@@ -135,6 +135,17 @@ class Column:
             return labels[0][positions], labels[1]
         return self.values[positions], len(self.dictionary)
 
+    def views(self) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """(words, perm) of a deferred String column: its strings' Arrow views as uint64 pairs in input
+        order (:meth:`_view_words`) and the input row of each position (None: sorted input), for coding
+        it at a few positions in compiled code (the planner's sample,
+        :func:`jitcep.kernels.sampling.sample_with_views`); None when it is not a deferred String column
+        or holds no views."""
+        if not self.string_input:
+            return None
+        words = self._view_words()
+        return None if words is None else (words, self.__dict__["_strings"][1])
+
     def __getstate__(self):
         # the views are the input series' own buffers, made again when read: not pickled beside it
         return {k: v for k, v in self.__dict__.items() if k not in ("_chunks", "_words")}

@@ -28,7 +28,14 @@ each replaces four to six NumPy calls and their copies on arrays of 4,096 to
 all five in one call for the usual table (one integer key): the estimate runs
 right after a run's passes over the table, when neither its code nor its data
 is in cache, so each call's Python steps cost several times what they cost in
-a loop (perf/README.md "The planning share under 5%").
+a loop (perf/README.md "The planning share under 5%").  :func:`sample_with_views`
+is the same call for a String key not coded yet, coding its Arrow views at the
+sampled positions alone.
+
+:func:`choose` and :func:`below_share` are the estimate's other random draws
+(subsets of candidates and tuples, a share of partial tuples kept), from
+splitmix64 streams as :func:`draw_sample`'s: NumPy's generator cost more to
+make in a run than these draws take.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .checks import fail
+from .encode import _VIEW_MASK_A, _VIEW_MASK_B, _VIEW_USED
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's increment and mixing constants
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -164,13 +172,27 @@ def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_va
     if key_values is None:  # no key: every sampled event may be a candidate, no key codes or pair counts
         idx, offsets, in_type = _candidates(tc, allowed, None)
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, idx, offsets, in_type, -1, 0, 0, True
-    b = len(pos)
-    at = np.empty(b + m_key, np.int64)  # the blocks' positions, then the first m_key draws
-    at[:b] = pos
-    at[b:] = draws[:m_key]
-    codes, lo, hi, ok = _key_codes(key_values, key_valid, at)
+    codes, lo, hi, ok = _key_codes(key_values, key_valid, _key_positions(pos, draws, m_key))
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    idx, offsets, in_type, pm, squares, top = _keyed_candidates(tc, allowed, codes, len(pos))
+    return starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, True
+
+
+@njit(**NUMBA_FLAGS)
+def _key_positions(pos, draws, m_key):
+    """The blocks' positions, then the first m_key draws: where the key is read."""
+    b = len(pos)
+    at = np.empty(b + m_key, np.int64)
+    at[:b] = pos
+    at[b:] = draws[:m_key]
+    return at
+
+
+@njit(**NUMBA_FLAGS)
+def _keyed_candidates(tc, allowed, codes, b):
+    """:func:`_candidates` of the blocks' events (the first ``b`` codes) whose key is not null, and
+    :func:`_pair_counts` of the draws' codes (the rest; ``pm`` -1 where it declines)."""
     key_ok = np.empty(b, np.bool_)
     for i in range(b):
         key_ok[i] = codes[i] >= 0
@@ -178,7 +200,132 @@ def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_va
     pm, squares, top, counted = _pair_counts(codes[b:])
     if not counted:
         pm = -1
-    return starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, True
+    return idx, offsets, in_type, pm, squares, top
+
+
+@njit(**NUMBA_FLAGS)
+def _sample_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, words, perm, key_valid, m_key,
+                  allowed, mask_a, mask_b):
+    starts, draws, hits = _draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    if every_block:
+        pos, blk, tc, wt, ok = _block_sample(type_code, ts, None, L)
+    else:
+        pos, blk, tc, wt, ok = _block_sample(type_code, ts, starts, L)
+    none = np.zeros(0, np.int64)
+    if not ok:
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, none, none, none, 0, 0, 0, 0
+    codes, kinds, state = _view_codes(words, perm, key_valid, _key_positions(pos, draws, m_key), mask_a, mask_b)
+    if state:
+        return starts, draws, hits, pos, blk, tc, wt, none, 0, none, none, none, 0, 0, 0, state
+    idx, offsets, in_type, pm, squares, top = _keyed_candidates(tc, allowed, codes, len(pos))
+    return starts, draws, hits, pos, blk, tc, wt, codes, kinds, idx, offsets, in_type, pm, squares, top, 0
+
+
+@njit(**NUMBA_FLAGS)
+def _view_codes(words, perm, valid, at, mask_a, mask_b):
+    """(codes, k, state): a code per position of ``at`` equal for equal strings, 0..k-1 in first-occurrence
+    order (-1 where ``valid``, by position, is False; empty: no nulls), from the strings' 16-byte Arrow
+    views ``words`` (input order; ``perm``: the input row of each position, empty: the same), as
+    :func:`jitcep.kernels.encode.view_codes_at` codes them but with a table sized for the sample; state 1
+    at a position or row past its array, 2 at a string longer than 12 bytes (not inline: not coded here)."""
+    m = len(at)
+    rows = len(words) // 2
+    permuted, nullable = len(perm) > 0, len(valid) > 0  # empty: none (one compiled signature, not four)
+    out = np.empty(m, np.int64)
+    # the rows, then their views, gathered in loops of loads alone (as _draw_sample's reads): at scattered
+    # rows of an unsorted input each is a miss, and a loop that also hashes keeps few in flight
+    row = np.empty(m, np.int64)
+    for i in range(m):
+        p = at[i]
+        if not 0 <= p < (len(perm) if permuted else rows) or nullable and not p < len(valid):
+            return out, 0, 1
+        row[i] = perm[p] if permuted else p
+    for i in range(m):
+        if not 0 <= row[i] < rows:
+            return out, 0, 1
+    first = np.empty(m, np.uint64)
+    second_of = np.empty(m, np.uint64)
+    for i in range(m):
+        first[i] = words[2 * row[i]]
+        second_of[i] = words[2 * row[i] + 1]
+    # slots for twice the positions, at most half full: a table grown in the loop (its arrays assigned
+    # there) made every lookup 4-5x as slow, growing or not
+    bits = 1
+    while (1 << bits) < 2 * m:
+        bits += 1
+    size = 1 << bits
+    used = np.zeros(size, np.uint64)  # a stored view's masked first word | _VIEW_USED (0: empty)
+    second = np.empty(size, np.uint64)
+    code = np.empty(size, np.int64)
+    k = 0
+    for i in range(m):
+        if nullable and not valid[at[i]]:
+            out[i] = -1
+            continue
+        a = first[i]
+        ln = a & np.uint64(0xFFFFFFFF)
+        if ln > 12:
+            return out, k, 2
+        a = (a & mask_a[ln]) | _VIEW_USED
+        b = second_of[i] & mask_b[ln]
+        j = _view_home(a, b, bits)
+        while used[j] != 0 and (used[j] != a or second[j] != b):
+            j = (j + 1) & (size - 1)
+        if used[j] == 0:
+            used[j], second[j], code[j] = a, b, k
+            k += 1
+        out[i] = code[j]
+    return out, k, 0
+
+
+@njit(**NUMBA_FLAGS)
+def _view_home(a, b, bits):
+    # multiplicative (Fibonacci) hashing of the two words, as jitcep.kernels.encode codes views: the top
+    # ``bits`` bits of the product (bits 32 and up clustered tail numbers' views into long probe chains: 3.5x)
+    return np.int64(((a + (b << np.uint64(1))) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+
+
+def sample_with_views(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,
+                      L: int, every_block: bool, words: np.ndarray, perm: np.ndarray | None,
+                      key_valid: np.ndarray | None, m_key: int, allowed: np.ndarray):
+    """:func:`sample_with_key` of a String key given as its strings' Arrow views (``words``: uint64 pairs
+    in input order, ``perm``: the input row of each position or None, ``key_valid`` by position), coded
+    at the sampled positions only (:func:`_view_codes`): the run's own coding of such a key covers only
+    the types its leaves read, if any.  None when a sampled string is longer than 12 bytes (its view
+    is not the string).  The codes' span is their number less one."""
+    if len(ts) != len(type_code) or (perm is not None and len(perm) != len(type_code)) \
+            or (key_valid is not None and len(key_valid) != len(type_code)):
+        raise fail("sample_with_views", f"{len(ts)} timestamps, {len(type_code)} events and a key of another length")
+    _sample_checks("sample_with_views", type_code, n_types, n_blocks, k, m, seed, L, m_key, allowed)
+    rows = _NO_ROWS if perm is None else perm.astype(np.int64, copy=False)
+    flags = _NO_FLAGS if key_valid is None else key_valid
+    out = _sample_views(np.ascontiguousarray(type_code), ts, int(n_types), int(n_blocks), int(k), int(m), int(seed),
+                        int(L), bool(every_block), words, rows, flags, int(m_key),
+                        np.ascontiguousarray(allowed, dtype=np.bool_), _VIEW_MASK_A, _VIEW_MASK_B)
+    if out[15] == 1:
+        raise fail("sample_with_views", "a block, position or row past the table")
+    if out[15] == 2:
+        return None
+    starts, draws, hits, pos, blk, tc, wt, codes, kinds, idx, offsets, in_type, pm, squares, top, _ = out
+    pairs = None if pm < 0 else (int(pm), int(squares), int(top))
+    return (starts, draws, hits), (pos, blk, tc, wt), (codes, max(int(kinds) - 1, 0)), (idx, offsets, in_type), pairs
+
+
+_NO_ROWS = np.zeros(0, np.int64)
+_NO_FLAGS = np.zeros(0, np.bool_)
+
+
+def _sample_checks(name, type_code, n_types, n_blocks, k, m, seed, L, m_key, allowed):
+    if not 0 <= k <= n_blocks or n_blocks * L > len(type_code) or L < 1:
+        raise fail(name, f"{k} distinct blocks of {n_blocks} blocks of {L} events in {len(type_code)}")
+    if m < 0 or n_types < 0 or not 0 <= m_key <= m:
+        raise fail(name, f"a negative number of draws ({m}, {m_key} for the key) or types ({n_types})")
+    if m and not len(type_code):
+        raise fail(name, "positions drawn from an empty table")
+    if not 0 <= seed <= SEED_MAX:
+        raise fail(name, f"seed {seed} outside [0, 2^63 - 1]")
+    if allowed.ndim != 2 or not allowed.shape[1]:
+        raise fail(name, "no slot for the null type")
 
 
 def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,
@@ -197,18 +344,7 @@ def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_block
         raise fail("sample_with_key", f"{len(ts)} timestamps and {keys} keys for {len(type_code)} events")
     if key_valid is not None and (key_values is None or len(key_valid) != len(key_values)):
         raise fail("sample_with_key", f"{len(key_valid)} validity flags for {keys} values")
-    if not 0 <= k <= n_blocks or n_blocks * L > len(type_code) or L < 1:
-        raise fail("sample_with_key",
-                   f"{k} distinct blocks of {n_blocks} blocks of {L} events in {len(type_code)}")
-    if m < 0 or n_types < 0 or not 0 <= m_key <= m:
-        raise fail("sample_with_key",
-                   f"a negative number of draws ({m}, {m_key} for the key) or types ({n_types})")
-    if m and not len(type_code):
-        raise fail("sample_with_key", "positions drawn from an empty table")
-    if not 0 <= seed <= SEED_MAX:
-        raise fail("sample_with_key", f"seed {seed} outside [0, 2^63 - 1]")
-    if allowed.ndim != 2 or not allowed.shape[1]:
-        raise fail("sample_with_key", "no slot for the null type")
+    _sample_checks("sample_with_key", type_code, n_types, n_blocks, k, m, seed, L, m_key, allowed)
     out = _sample(np.ascontiguousarray(type_code), ts, int(n_types), int(n_blocks), int(k), int(m), int(seed),
                   int(L), bool(every_block), key_values, key_valid, int(m_key),
                   np.ascontiguousarray(allowed, dtype=np.bool_))
@@ -533,3 +669,54 @@ def pair_counts(codes: np.ndarray) -> tuple[int, int, int] | None:
     With fewer than two codes: (m, 0, 0)."""
     m, squares, top, ok = _pair_counts(np.asarray(codes, dtype=np.int64))
     return (int(m), int(squares), int(top)) if ok else None
+
+
+@njit(**NUMBA_FLAGS)
+def _choose(n, k, seed):
+    state = np.uint64(seed)
+    taken = np.zeros(n, np.bool_)
+    # Floyd's algorithm, as _draw_sample's blocks, with a flag per number: t is free, or j (never taken yet)
+    for j in range(n - k, n):
+        state, z = _next(state)
+        t = _below(z, j + 1)
+        if taken[t]:
+            t = j
+        taken[t] = True
+    out = np.empty(n + 1, np.int64)
+    c = 0
+    for i in range(n):  # ascending, without a branch per number
+        out[c] = i
+        c += np.int64(taken[i])
+    return out[:k]
+
+
+def choose(n: int, k: int, seed: int) -> np.ndarray:
+    """``k`` distinct numbers of ``0..n-1``, ascending, drawn uniformly (Floyd's algorithm on the splitmix64
+    stream of ``seed``: the same seed, the same numbers): the estimate's subsets of candidates and tuples
+    (:mod:`jitcep.plan.planner.sampling`), where NumPy's ``default_rng`` took ~80 us to make in a run and its
+    ``choice`` and a sort ~50 us a call."""
+    if not 0 <= k <= n:
+        raise fail("choose", f"{k} distinct numbers of {n}")
+    if not 0 <= seed <= SEED_MAX:
+        raise fail("choose", f"seed {seed} outside [0, 2^63 - 1]")
+    return _choose(int(n), int(k), int(seed))
+
+
+@njit(**NUMBA_FLAGS)
+def _below_share(m, p, seed):
+    state = np.uint64(seed)
+    out = np.empty(m, np.bool_)
+    for i in range(m):
+        state, z = _next(state)
+        out[i] = np.float64(z >> np.uint64(11)) * _UNIT < p
+    return out
+
+
+def below_share(m: int, p: float, seed: int) -> np.ndarray:
+    """``m`` flags, each True with chance ``p`` (a uniform [0, 1) number from the top 53 bits of the
+    splitmix64 stream of ``seed`` below ``p``): keeping a random share of the estimate's partial tuples."""
+    if m < 0:
+        raise fail("below_share", f"{m} flags")
+    if not 0 <= seed <= SEED_MAX:
+        raise fail("below_share", f"seed {seed} outside [0, 2^63 - 1]")
+    return _below_share(int(m), float(p), int(seed))

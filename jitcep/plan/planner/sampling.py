@@ -65,10 +65,10 @@ import math
 import numpy as np
 
 from ..._memo import PerObject
-from ...errors import JitcepError, StatisticsError
+from ...errors import JitcepError, KernelInputError, StatisticsError
 from ...kernels.grouping import count_codes
-from ...kernels.sampling import (block_sample, candidates, draw_sample, extend_tuples, key_codes, pair_counts,
-                                sample_with_key, window_ranges)
+from ...kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
+                                key_codes, pair_counts, sample_with_key, sample_with_views, window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
 from ..logical import LogicalPlan, prev_var
@@ -114,14 +114,14 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     if not span > 0 or not math.isfinite(span):
         raise StatisticsError(f"span must be a positive finite number, got {span!r}")
     shape = _shape(logical)
-    lv, conj, order = shape
+    lv, conj, _ = shape
     n = table.n
     sources: dict[str, str] = {}
     if n == 0:
         return Statistics({v: 0.0 for v in lv}, {t: DEFAULT_SELECTIVITY for t in conj}, 1, 1.0,
                           {**{v: "sampled" for v in lv}, **{t: "default" for t in conj},
                            PARTITIONS: "default", SKEW: "default"}, 1.0, 0.0)
-    rng = _Rng(seed)
+    rng = _Draws(seed)
     part = table.partition
     streams = part.independent if part is not None else False
     n_streams = len(part.offsets) - 1 if streams else 1
@@ -139,13 +139,22 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     key_pos = None  # without a key or streams: one partition
     sampled = None  # the candidates, when the one-call sample made them
     col = table.column(logical.key[0]) if len(logical.key) == 1 and not streams and not whole else None
+    got = None
     if not whole and (not keyed or col is not None and col.kind not in ("float", "str")):
         # the usual table (one integer key, or none): draws, blocks, key codes, candidates and the key's pair
         # counts in one compiled call (jitcep.kernels.sampling.sample_with_key)
-        (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = sample_with_key(
-            table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L, k_blocks == n_blocks,
-            None if col is None else col.values, None if col is None else col.valid,
-            min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+        got = sample_with_key(table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L,
+                              k_blocks == n_blocks, None if col is None else col.values,
+                              None if col is None else col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+    elif not whole and col is not None and col.kind == "str" and col.string_input:
+        # a String key not coded yet (the run codes it at its leaves' types only, if at all): the same call,
+        # coding the strings' views at the sampled positions alone (jitcep.kernels.sampling.sample_with_views)
+        views = col.views()
+        if views is not None:
+            got = sample_with_views(table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L,
+                                    k_blocks == n_blocks, *views, col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
+    if got is not None:
+        (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = got
         if key_span >= 1 << 31:  # codes too wide for _tuples' group codes: made as _key_codes makes them
             codes, pairs = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams), None
         if keyed:
@@ -186,7 +195,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         pset, bound = None, ()
 
     def passes(pred, P):
-        return pset.mask(pid[id(pred)], P, bound)
+        return _passes(pset, pid[id(pred)], P, bound)
 
     # rates, and each variable's sampled candidates
     exact = None  # every type's count, taken when one of the pattern's is rare
@@ -226,12 +235,14 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
-                if not keyed_count:
+                if lf.filter is None and (keyed_count or _never_null(table, logical.key, streams)):
+                    passed = n_cand = 1  # each of its events has a key: kept is 1, nothing to sample
+                elif not keyed_count:
                     passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
-                                                 pset, rng)
+                                                 pset, rng, i)
                 else:  # its positions with a key, from the run's grouping
                     passed, n_cand = _own_sample(table, lf, _group_positions(grouped, cs), (), False,
-                                                 passes, pset, rng)
+                                                 passes, pset, rng, i)
             kept = passed / n_cand if passed else 0.5 / (n_cand + 1)
         rates[v] = count * kept / (extent * partitions)
         sources.setdefault(v, "sampled")
@@ -241,12 +252,12 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     limit = span if window_measure == "time" else span - 1
     sels: dict[str, float] = {}
     group = None  # (block, key) codes of the sample, made for the first sampled conjunct
-    for text, c in conj.items():
+    for j, (text, c) in enumerate(conj.items()):
         tuples = None
         if c.kind not in ("list", "each") and pset is not None:
             if group is None:
                 group = _groups(blk, key_pos, len(wt))
-            tuples = _tuples(c, cands, lv, group, wt, pos, limit, order, rng)
+            tuples = _tuples(_layout(shape, text), cands, group, wt, pos, limit, rng, j)
         if tuples is None or not tuples.shape[1]:
             sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
             continue
@@ -256,24 +267,51 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     return Statistics(rates, sels, partitions, skew, sources, extent, float(n))
 
 
-class _Rng:
-    """``np.random.default_rng(seed)``'s ``choice`` and ``random``, the generator made on first use: making
-    it costs ~40 us, and an estimate whose blocks hold few candidates draws nothing more than
-    :func:`~jitcep.kernels.sampling.draw_sample` did."""
+def _passes(pset, i: int, P: np.ndarray, bound: tuple) -> np.ndarray:
+    """Whether predicate ``i`` of ``pset`` holds for each column of ``P`` (event positions, one row per
+    variable it reads): :meth:`~jitcep.codegen.PredicateSet.mask` in one thread, its function called
+    directly (the ranges, the closure and the copies of ``mask`` were a fifth of each call in a run)."""
+    out = np.empty(P.shape[1], np.bool_)
+    if P.shape[0] != len(pset.vars[i]):
+        raise KernelInputError(f"predicates: {P.shape[0]} rows of positions for {len(pset.vars[i])} variables")
+    if P.shape[1] and not pset.fn(i, np.ascontiguousarray(P, dtype=np.int64), out, *bound):
+        raise KernelInputError("predicates: a candidate position lies outside the event table")
+    return out
+
+
+class _Draws:
+    """The estimate's random subsets, each from its own splitmix64 stream named by the seed and what it is
+    for (:func:`~jitcep.kernels.sampling.choose`, :func:`~jitcep.kernels.sampling.below_share`): one
+    compiled call each, where NumPy's ``default_rng`` cost ~80 us to make in a run and each ``choice``
+    ~50 us; and a subset drawn or not for one variable leaves every other one as it is."""
 
     def __init__(self, seed: int):
-        self.seed, self.made = seed, None
+        self.seed = seed
 
-    def _rng(self):
-        if self.made is None:
-            self.made = np.random.default_rng(self.seed)
-        return self.made
+    def _stream(self, purpose: tuple[int, ...]) -> int:
+        s = self.seed
+        for p in purpose:  # splitmix64's finaliser over the seed and each part: unrelated streams
+            s = (s ^ (p + 1) * 0x9E3779B97F4A7C15) & _MASK64
+            s = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+            s = ((s ^ (s >> 27)) * 0x94D049BB133111EB) & _MASK64
+            s ^= s >> 31
+        return s & SEED_MAX
 
-    def choice(self, *args, **kwargs):
-        return self._rng().choice(*args, **kwargs)
+    def subset(self, a: np.ndarray, size: int, *purpose: int) -> np.ndarray:
+        """``size`` distinct entries of ``a`` drawn uniformly, in ``a``'s order."""
+        return a[choose(len(a), size, self._stream(purpose))]
 
-    def random(self, *args, **kwargs):
-        return self._rng().random(*args, **kwargs)
+    def indices(self, n: int, size: int, *purpose: int) -> np.ndarray:
+        """``size`` distinct numbers of ``0..n-1`` drawn uniformly, ascending."""
+        return choose(n, size, self._stream(purpose))
+
+    def below(self, m: int, p: float, *purpose: int) -> np.ndarray:
+        """``m`` flags, each True with chance ``p``."""
+        return below_share(m, p, self._stream(purpose))
+
+
+_MASK64 = (1 << 64) - 1
+_OWN, _FIRSTS, _SHARE, _KEPT = range(4)  # what a stream is for (_Draws)
 
 
 def _shape_of(logical: LogicalPlan) -> tuple[dict[str, Leaf], dict[str, Conjunct], "_Order"]:
@@ -431,6 +469,11 @@ def _group_positions(groups: tuple, codes: list[int]) -> np.ndarray:
 _LOW = np.int64(0xFFFFFFFF)  # a record's index (jitcep.kernels.grouping.record_fields)
 
 
+def _never_null(table, key: tuple[str, ...], streams: bool) -> bool:
+    """Whether every event has ``key`` (no column of it has a null; no ``partition_by`` streams)."""
+    return not streams and all(table.column(a).valid is None for a in key)
+
+
 def _positions(table, codes: list[int]) -> np.ndarray:
     """Every position whose type code is in ``codes`` (one pass over ``type_code``)."""
     if not codes:
@@ -439,11 +482,11 @@ def _positions(table, codes: list[int]) -> np.ndarray:
     return np.flatnonzero(tc == codes[0] if len(codes) == 1 else np.isin(tc, np.asarray(codes, dtype=tc.dtype)))
 
 
-def _own_sample(table, lf: Leaf, mine: np.ndarray, key, streams, passes, pset, rng) -> tuple[int, int]:
-    """(passed, sampled) for a variable whose type the blocks hardly hold: up to TUPLES of its positions
+def _own_sample(table, lf: Leaf, mine: np.ndarray, key, streams, passes, pset, rng: _Draws, i: int) -> tuple[int, int]:
+    """(passed, sampled) for variable ``i`` whose type the blocks hardly hold: up to TUPLES of its positions
     ``mine``."""
     if len(mine) > TUPLES:
-        mine = np.sort(rng.choice(mine, size=TUPLES, replace=False))
+        mine = rng.subset(mine, TUPLES, _OWN, i)
     ok = _key_codes(table, key, mine, streams) >= 0
     if lf.filter is not None and pset is not None and ok.any():
         ok[ok] = passes(lf.filter, mine[ok][None, :])
@@ -490,18 +533,33 @@ def _groups(blk: np.ndarray, key: np.ndarray | None, m: int) -> tuple[np.ndarray
     return group, G > 2
 
 
-def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.ndarray | None:
-    """Up to TUPLES candidate tuples for conjunct ``c`` (rows: its sorted variables; values: indices into
-    the sample), formed inside the sampled blocks (module docstring), ``groups`` :func:`_groups`'; None if
-    a variable has no leaf."""
-    idx = []
-    for v in c.vars:
-        base = v
-        if v not in lv:  # the iterative reference to the member before: the closure's candidates
-            base = next((k for k in lv if prev_var(k) == v), None)
-            if base is None:
-                return None
-        idx.append(cands[base])
+def _layout(shape: tuple, text: str) -> tuple | None:
+    """(bases, rels) of conjunct ``text`` of a :func:`_shape` answer: per variable the leaf whose candidates
+    it takes (an iterative reference to the member before: its closure's), and per variable k > 0 how it
+    lies against each one before it (``rel`` of :func:`~jitcep.kernels.sampling.extend_tuples`); None if a
+    variable has no leaf.  Kept per shape: the same for every estimate of a logical plan."""
+    kept = _LAYOUTS(shape)
+    if text not in kept:
+        lv, conj, order = shape
+        vs = conj[text].vars
+        bases = [v if v in lv else next((k for k in lv if prev_var(k) == v), None) for v in vs]
+        rels = [np.array([1 if (vs[i], vs[k]) in order else -1 if (vs[k], vs[i]) in order else 0 for i in range(k)],
+                         dtype=np.int64) for k in range(1, len(vs))]
+        kept[text] = None if None in bases else (bases, rels)
+    return kept[text]
+
+
+_LAYOUTS = PerObject(lambda shape: {})
+
+
+def _tuples(layout: tuple | None, cands, groups, wt, pos, limit, rng: _Draws, j: int) -> np.ndarray | None:
+    """Up to TUPLES candidate tuples for the ``j``-th conjunct, laid out as :func:`_layout` says (rows: its
+    sorted variables; values: indices into the sample), formed inside the sampled blocks (module
+    docstring), ``groups`` :func:`_groups`'; None if a variable has no leaf."""
+    if layout is None:
+        return None
+    bases, rels = layout
+    idx = [cands[b] for b in bases]
     group, by_group = groups
     # A member must lie within the window of the partial tuple's span: wt ascends with the index into
     # the sample, so ordering members by (group, index) bounds each tuple's members by two searches.
@@ -510,7 +568,7 @@ def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.nd
     reach = int(math.ceil(limit))
     first = idx[0]
     if len(first) > _FIRST:
-        first = np.sort(rng.choice(first, size=_FIRST, replace=False))
+        first = rng.subset(first, _FIRST, _FIRSTS, j)
     T = first[None, :]
     lo = hi = wt[first]
     for k in range(1, len(idx)):
@@ -520,17 +578,15 @@ def _tuples(c: Conjunct, cands, lv, groups, wt, pos, limit, order, rng) -> np.nd
         w, s, cnt = window_ranges(T[0], lo, hi, idx[k], group, wt, reach, by_group)
         total = int(cnt.sum())
         if total > _INTERMEDIATE:  # keep a random share of the partial tuples
-            pick = rng.random(T.shape[1]) < _INTERMEDIATE / total
+            pick = rng.below(T.shape[1], _INTERMEDIATE / total, _SHARE, j, k)
             T, lo, hi, s, cnt = T[:, pick], lo[pick], hi[pick], s[pick], cnt[pick]
         # each partial tuple with each candidate in its range, kept within the window, distinct and in the
         # structure's order, in one compiled pass (jitcep.kernels.sampling.extend_tuples)
-        rel = np.array([1 if (c.vars[j], c.vars[k]) in order else -1 if (c.vars[k], c.vars[j]) in order else 0
-                        for j in range(k)], dtype=np.int64)
-        T, lo, hi = extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rel)
+        T, lo, hi = extend_tuples(T, lo, hi, s, cnt, w, wt, pos, limit, rels[k - 1])
         if not T.shape[1]:
             break
     if T.shape[1] > TUPLES:
-        T = T[:, np.sort(rng.choice(T.shape[1], size=TUPLES, replace=False))]
+        T = T[:, rng.indices(T.shape[1], TUPLES, _KEPT, j)]
     return T
 
 

@@ -147,14 +147,14 @@ def window_extent(window, table) -> tuple[WindowMeasure, float]:
     """(measure, span) of ``window`` on ``table``: a time window's duration in ts units, a count
     window's ``n`` (positions a window holds), and for no window / ``UNBOUNDED`` the table's time
     range (at least 1): every event is in one window."""
-    from ...events import window_span
-
     if isinstance(window, CountWindow):
         return "count", float(window.n)
     if isinstance(window, TimeWindow):
         key = (window, table.time_unit_ns)
         span = _SPANS.get(key)
         if span is None:
+            from ...events import window_span  # only here: an import statement runs on every call
+
             if len(_SPANS) >= 64:
                 _SPANS.clear()
             span = _SPANS[key] = float(window_span(window, table))
