@@ -1621,7 +1621,7 @@ def test_every_algorithm_finds_the_reference_matches_with_a_construct_at_the_end
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 300))
+@pytest.mark.parametrize("seed", range(100, 250))
 def test_every_algorithm_finds_the_reference_matches_with_a_construct_at_the_end_under_ties_slow(seed):
     _agree_end_tied(seed, 40)
 
@@ -1666,7 +1666,7 @@ def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_anothe
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 300))
+@pytest.mark.parametrize("seed", range(100, 250))
 def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct_under_ties_slow(seed):
     _agree_adjacent_group_tied(seed, 40)
 
@@ -1777,6 +1777,6 @@ def test_every_algorithm_finds_the_reference_matches_with_an_anchored_constructs
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 300))
+@pytest.mark.parametrize("seed", range(100, 250))
 def test_every_algorithm_finds_the_reference_matches_with_an_anchored_constructs_member_wise_split_slow(seed):
     _agree_anchored_split(seed, 40)
