@@ -8,7 +8,8 @@
     PYTHONPATH=. python perf/bench_plans.py kleene_more [--n 200000] [--repeat 5]    (a part of kleene)
     PYTHONPATH=. python perf/bench_plans.py kleene_branch [--n 200000] [--repeat 5]  (a part of kleene)
     PYTHONPATH=. python perf/bench_plans.py kleene_group [--n 200000] [--repeat 5]   (a part of kleene)
-    PYTHONPATH=. python perf/bench_plans.py kleene_end [--n 200000] [--repeat 5]     (the last part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_end [--n 200000] [--repeat 5]     (a part of kleene)
+    PYTHONPATH=. python perf/bench_plans.py kleene_ties [--n 200000] [--repeat 5]    (the last part of kleene)
 
 ``--cpu`` times the process's CPU seconds (``time.process_time``) instead of wall time.
 
@@ -366,6 +367,40 @@ def kleene_end_workloads(n: int) -> dict:
             "end_group": (f"PATTERN SEQ(A a, D d, C c, KL(SEQ(B b, E e))+) {where}", ev(0.02))}
 
 
+def kleene_ties_workloads(n: int) -> dict:
+    """name -> (pattern text, events, options) of the shapes that were collected on top until session 16
+    (the rates of :func:`kleene_end_workloads`, :func:`kleene_group_workloads` and
+    :func:`kleene_branch_workloads`): a closure or group at the end under ``nondecreasing_ts`` with a count
+    window, on events sharing a timestamp in fours; a group right after a closure under ``nondecreasing_ts``;
+    and an anchored closure or group with a member-wise conjunct reading g, now split off (it kept g in
+    the unit's ``need``: collected on a join binding g, not on top)."""
+    def ev(types, ties=1):
+        return synthetic_events(n, types=types, keys=10, attrs={"x": "uniform"}, ties=ties)
+    ends = {"A": 1, "B": 0.005, "E": 0.005, "C": 1, "D": 20}
+    tied = {"order": "nondecreasing_ts"}
+    where = "WHERE [k] AND c.x + 0.95 < d.x WITHIN 2000 EVENTS"
+    split = "WHERE [k] AND f.x + 0.95 < g.x AND {} < g.x + 0.5 WITHIN 2000"
+    return {"end_c_ties": (f"PATTERN SEQ(A a, D d, C c, B+ b[]) {where}", ev(ends, 4), tied),
+            "end_g_ties": (f"PATTERN SEQ(A a, D d, C c, KL(SEQ(B b, E e))+) {where}",
+                           ev({**ends, "B": 0.02, "E": 0.02}, 4), tied),
+            "adjacent_ties": ("PATTERN SEQ(A a, F+ f[], KL(SEQ(B b, E e))+, C c, D d) WHERE [k] AND "
+                              "c.x + 0.95 < d.x WITHIN 2000",
+                              ev({"A": 1, "F": 0.2, "B": 0.05, "E": 0.05, "C": 1, "D": 20}), tied),
+            "anchored_c_split": ("PATTERN SEQ(A a, OR(C{2,} c[], E e), F f, G g) " + split.format("c[i].x"),
+                                 ev({"A": 1, "C": 0.02, "E": 0.002, "F": 1, "G": 20}), {"form": "unit"}),
+            "anchored_g_split": ("PATTERN SEQ(A a, OR(KL(SEQ(B b, C c)){2,}, E e), F f, G g) "
+                                 + split.format("b.x"),
+                                 ev({"A": 1, "B": 0.02, "C": 0.02, "E": 0.002, "F": 1, "G": 20}), {"form": "unit"})}
+
+
+def kleene_ties(args) -> None:
+    """Old (collected on top of the tree searched without it) against new (a unit of the search), per
+    planner, for :func:`kleene_ties_workloads` (run it with session 15's code on ``PYTHONPATH`` for the
+    anchored splits' old searched plan: its "new" column)."""
+    print(f"session 16's units: median ms of {args.repeat} runs (n={args.n})")
+    _old_new(args, kleene_ties_workloads(args.n), "top")
+
+
 def kleene_end(args) -> None:
     """Old (a closure or group at an end of the pattern collected on top of the tree searched without it)
     against new (a unit of the search), per planner."""
@@ -421,13 +456,14 @@ def _old_new(args, workloads: dict, old_place, form=None) -> None:
         logical = logical_plan(pattern)
         measure, span = window_extent(logical.window, table)
         given = {**(more[0] if more else {}), **({"max_memory": args.max_memory} if args.max_memory else {})}
+        shape_form = given.pop("form", form)  # (an OR planned as one unit or in DNF)
         stats = estimate(logical, table, window_measure=measure, span=span)
         for planner in ("auto", "greedy"):
             opts = Options(planner=planner, **given)
             problem = join_problem(logical, stats, span)  # without the closure: the search before T'
             old_shape = problem.shape(ALGORITHMS[planner](problem, cost_model(opts)))
             plans = {"old": physical_plan(logical, opts, old_shape, stats, span, kleene=old_place),
-                     "new": physical_plan(logical, opts, None, stats, span, form=form)}
+                     "new": physical_plan(logical, opts, None, stats, span, form=shape_form)}
             lines = {k: _tree(p.root) for k, p in plans.items()}
             matches = {}
             for k, p in plans.items():
@@ -476,12 +512,13 @@ def _kleene_both(args) -> None:
     kleene_branch(args)
     kleene_group(args)
     kleene_end(args)
+    kleene_ties(args)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("which", choices=["quality", "fig5", "zstream", "kleene", "kleene_split", "kleene_more",
-                                          "kleene_branch", "kleene_group", "kleene_end"])
+                                          "kleene_branch", "kleene_group", "kleene_end", "kleene_ties"])
     ap.add_argument("--n", type=int, default=None, help="events (default 200000; fig5 100000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[3, 4, 5, 6, 7])
@@ -499,7 +536,7 @@ def main(argv=None) -> None:
         args.n = 100_000 if args.which == "fig5" else 200_000
     {"quality": quality, "fig5": fig5, "zstream": zstream, "kleene": _kleene_both,
      "kleene_split": kleene_split, "kleene_more": kleene_more, "kleene_branch": kleene_branch,
-     "kleene_group": kleene_group, "kleene_end": kleene_end}[args.which](args)
+     "kleene_group": kleene_group, "kleene_end": kleene_end, "kleene_ties": kleene_ties}[args.which](args)
 
 
 if __name__ == "__main__":

@@ -301,8 +301,9 @@ class KleeneCollect(_Unary):
 
     @property
     def vars(self) -> tuple[str, ...]:
-        # an anchor (the closure's first member, bound by the joins) is a member of the list from here on
-        return tuple(v for v in self.input.vars if v != self.closure.anchor)
+        # an anchor (the closure's first member, bound by the joins) is a member of the list from here on;
+        # below the root its column stays for the joins above (the SEQ's order, its member-wise conjuncts)
+        return tuple(v for v in self.input.vars if v != self.closure.anchor or self.placement == "lower")
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,8 +368,9 @@ class GroupCollect(_Unary):
 
     @property
     def vars(self) -> tuple[str, ...]:
-        # an anchor (the first iteration, bound by the joins) is an iteration of the lists from here on
-        return tuple(v for v in self.input.vars if v not in self.group.anchor)
+        # an anchor (the first iteration, bound by the joins) is an iteration of the lists from here on;
+        # below the root its columns stay for the joins above (the SEQ's order, its member-wise conjuncts)
+        return tuple(v for v in self.input.vars if v not in self.group.anchor or self.placement == "lower")
 
     @property
     def children(self) -> tuple:
@@ -545,11 +547,14 @@ class PhysicalPlan:
     def __post_init__(self):
         if self.root is None:  # being built by the rules
             return
+        # the anchors of closures and groups collected below the root stay in the operators' records (for
+        # the joins above), not in the match table
+        bound = tuple(v for v in self.root.vars if v not in kept_anchors(self.root))
         if not self.variables:
-            object.__setattr__(self, "variables", self.root.vars)
-        elif sorted(self.variables) != sorted(self.root.vars):
+            object.__setattr__(self, "variables", bound)
+        elif sorted(self.variables) != sorted(bound):
             raise UnsupportedPatternError(f"plan variables {list(self.variables)} are not its operators' "
-                                          f"{list(self.root.vars)}")
+                                          f"{list(bound)}")
 
     @property
     def list_vars(self) -> tuple[str, ...]:
@@ -598,6 +603,13 @@ def nodes(root) -> list:
         out.append(n)
     rec(root)
     return out
+
+
+def kept_anchors(root) -> set[str]:
+    """The anchors (:attr:`~jitcep.plan.logical.Closure.anchor`, :attr:`~jitcep.plan.logical.Group.anchor`) of
+    the closures and groups collected below the root under ``root``, whose columns the records above keep."""
+    return {a for n in nodes(root) if isinstance(n, (KleeneCollect, GroupCollect)) and n.placement == "lower"
+            for a in ((n.closure.anchor,) if isinstance(n, KleeneCollect) else n.group.anchor) if a}
 
 
 def list_vars(root) -> tuple[str, ...]:

@@ -52,14 +52,18 @@ def lowerable(planning) -> dict:
     list.  A conjunct split off it (:mod:`.kleene_split`) is tested where its variables join on the
     carried lists: a record that took another branch carries one unbound list, which no conjunct reads
     (semantics section 4: a conjunct reading an unbound variable does not apply), so it keeps, as at the
-    top, where the collection tests nothing on it.  An anchored closure (its
+    top, where the collection tests nothing on it.  An anchored closure's (group's) member-wise conjunct
+    too: it is a join predicate on the anchor(s) as well, which a join above reads on the columns the
+    collection keeps below the root (:attr:`~jitcep.plan.operators.KleeneCollect.vars`), and the filter
+    tests the anchor again with the later members, so the lists kept are the top's.  An anchored closure (its
     first member, its anchor, bound by the joins where nothing else in its part binds an event) has its
     anchor for the neighbour before it (:attr:`~jitcep.plan.logical.Closure.near`): every other member
     lies after it, and it lies after everything the SEQ orders before the closure.
 
     A Kleene group likewise (in an OR branch too), apart from every other closure and group or adjacent
     to one (a group's iterations for members: the later one's range starts after the earlier one's last
-    event, bounded from its list as at the top; not under ``nondecreasing_ts``, not argued there): each
+    event, bounded from its list as at the top, under ``nondecreasing_ts`` too: the same comparisons on
+    the same record, ``binds`` holding every variable of a type either reads): each
     iteration lies between its nearest neighbours, inside the record's
     span, so the window (either ``kleene_window``: an iteration between two events of the record fits
     with them whenever they fit) cuts no list differently; the variables that may bind one of its events
@@ -90,7 +94,10 @@ def lowerable(planning) -> dict:
     testing the SEQ's order on their columns).  The collection puts its records back in end order (a
     list after the neighbour moves the record's end).  Under ``nondecreasing_ts`` an event tied with
     ``f`` may lie before it by position, so a count window's bound from the record's first event moves
-    as the record grows: there such a construct stays on top."""
+    earlier as the record grows: below, the range holds the top's, and the lists of ``kleene="all"``
+    (a group's chains) the top's and more, each extra one with a member outside the whole match's
+    window, which the last join drops; but a ``kleene="maximal"`` closure's one list grows and is
+    dropped whole where the top kept the shorter one: such a closure stays on top."""
     logical, options = planning.logical, planning.options
     if options.strategy != "skip_till_any_match":
         return {}
@@ -112,8 +119,6 @@ def lowerable(planning) -> dict:
         return not _overlap(kinds(K), kinds(L))
 
     def adjacent(K, L) -> bool:  # L right before K in their SEQ: K's range starts after L's last member
-        if ties and (isinstance(K, Group) or isinstance(L, Group)):
-            return False  # (module docstring: a group next to another construct)
         return bool(names(L) & set(K.before)) and not any(v in types and v in L.after for v in K.before)
     if not all(apart(K, L) or adjacent(K, L) or adjacent(L, K)
                for i, K in enumerate(constructs) for L in constructs[i + 1:]):
@@ -127,14 +132,12 @@ def lowerable(planning) -> dict:
             continue
         if isinstance(K, Group) and ties and stretched:
             continue  # (module docstring: groups)
-        if ties and counted and _open(K):
+        if ties and counted and _open(K) and options.kleene == "maximal":
             continue  # (module docstring: at an end of the pattern)
         binds = {v for v in types if (ties or v not in K.before and v not in K.after) and _overlap(types[v], kinds(K))}
         # a conjunct that may be tested on the carried lists reads its variables where they join (kleene_split;
         # in an OR branch the records that took another one carry an unbound list, which it does not read)
         held = splittable(K, options.kleene)
-        if K.anchor:  # its member-wise ones are join predicates on the anchor(s) too, which a join above
-            held = tuple(c for c in held if c not in K.member)  # cannot read
         fixed = {v for c in (*K.member, *K.prev, *K.lists, *K.each) if c not in held for v in E.variables(c)}
         # an anchored group's first iteration: the later ones lie after it (SEQ) or after it in canonical order
         anchors = set(K.anchor) if isinstance(K, Group) else set()
