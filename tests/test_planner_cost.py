@@ -230,16 +230,20 @@ def test_estimate_rows_kleene():
     text = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
     rates = {"a": 1, "b": 0.6, "c": 1}
     plan, rows = _rows(text, rates, {})
-    # SEQ(a, c): 1000 * 1 * 10 = 10000; members between a and c: 0.6 * 10 / 3 = 2; all: 2^2 - 1 = 3 lists
+    # SEQ(a, c): 1000 * 1 * 10 = 10000; the range between a and c is c - a = 10 x, x uniform in [0, 1]
+    # (an (a, c) pair is as likely at every distance within the window); its members are Poisson of mean
+    # 0.6 * 10 x = 6 x; all: E[2^N] - 1 = E[e^(6 x)] - 1 = (e^6 - 1) / 6 - 1 = 66.07 lists
     assert _by_type(plan, rows, SeqJoin) == pytest.approx([10000.0])
-    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([30000.0])
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * ((math.exp(6) - 1) / 6 - 1)])
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([660_714.0], rel=1e-5)
     plan, rows = _rows(text, rates, {}, Options(kleene="maximal"))
-    # maximal: one list when a member is there: 1 - exp(-2)
-    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * (1 - math.exp(-2))])
-    # an iterative conjunct of selectivity 0.5: ((1 + 0.5)^2 - 1) / 0.5 = 2.5 lists
+    # maximal: one list when a member is there: 1 - E[e^(-6 x)] = 1 - (1 - e^-6) / 6
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * (1 - (1 - math.exp(-6)) / 6)])
+    # an iterative conjunct of selectivity 0.5: E[(1 + 0.5)^N - 1] / 0.5 = (E[e^(3 x)] - 1) / 0.5
+    # = ((e^3 - 1) / 3 - 1) / 0.5 = 10.72 lists
     plan, rows = _rows("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10", rates,
                        {"b.x > b[i-1].x": 0.5})
-    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([25000.0])
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * ((math.exp(3) - 1) / 3 - 1) / 0.5])
 
 
 def test_estimate_rows_union_and_partitions():
