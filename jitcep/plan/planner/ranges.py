@@ -42,6 +42,7 @@ ASYMPTOTIC = 60.0
 """Above this argument an unbounded sum is its leading asymptotic term (``e^60`` lists per record price any
 plan out; the relative error is O(1/z)), and ``e^(-t)`` mixtures likewise."""
 _TOP = 700.0  # e^700 is still a float
+_TINY = 1e-12  # a sum stops where its term is this share of it: an estimate, not a special function
 
 
 class Range(NamedTuple):
@@ -91,17 +92,22 @@ def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
             return math.exp(z)
         lead = math.exp(z + math.lgamma(R.k) - math.lgamma(R.j) + (R.j - R.k) * math.log(g * z))
         return lead * (1.0 + (R.k - R.j) * (1 - R.j) / (g * z))
+    if hi is not None and hi < lo:
+        return 0.0
+    j, k = (R.j, R.k) if R.j < R.k else (1, 1)  # j = k: every moment 1
     total, term, L = 0.0, 1.0, 0
     while True:
         if L >= lo:
             total += term
-        if hi is not None and L >= hi or L >= lo and L > z and term <= 1e-17 * total:
-            return total
+            if L >= hi if hi is not None else L > z and term <= _TINY * total:
+                return total
         L += 1
-        term *= z / L
-        if R.j < R.k:
+        if g == 1:
+            term *= z * (j + L - 1) / (L * (k + L - 1))
+        else:
+            term *= z / L
             for i in range(g * (L - 1), g * L):
-                term *= (R.j + i) / (R.k + i)
+                term *= (j + i) / (k + i)
         if term == 0.0:
             return total
 
