@@ -14,7 +14,7 @@ import pytest
 
 from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
-from jitcep.plan.planner.cardinality import lists_per_record
+from jitcep.plan.planner.cardinality import lists_per_record, none_in_range
 from jitcep.plan.planner.ranges import Range, laplace, none_of, range_of, runs, subsets
 
 
@@ -52,6 +52,18 @@ def test_a_range_is_its_parts_of_the_records_window(before, after, s, expected):
     assert (R.W, R.j, R.k) == (10.0, *expected)
     j, k = expected
     assert R.mean == pytest.approx(10.0 * (j / k if j < k else 1.0))
+
+
+@pytest.mark.parametrize("before, after, s, expected", [
+    # a negation inside an AND: a side without a neighbour ends at the record's first / last event
+    (("a",), (), {"a", "c"}, (1, 2)),  # from a to c, the record's last: its one gap
+    ((), ("c",), {"a", "c", "d"}, (2, 3)),  # from the first event to c, the last: two gaps
+    ((), (), {"a", "c", "d"}, (2, 3)),  # the record's whole span: two gaps of three parts
+    ((), (), {"a"}, None),  # one event: no range
+])
+def test_a_range_inside_an_and_ends_at_the_records_events(before, after, s, expected):
+    R = range_of(before, after, frozenset(s), 10.0, in_conj=True)
+    assert (R.W, R.j, R.k) == ((10.0, *expected) if expected else (0.0, 1, 1))
 
 
 @pytest.mark.parametrize("z", [1e-4, 0.3, 3.0, 12.0])
@@ -148,3 +160,22 @@ def test_lists_per_record_match_simulated_poisson_streams(rate_b):
     assert estimate == pytest.approx(got, rel=0.05)
     if rate_b == 0.3:
         assert 2 ** (rate_b * W / 2) - 1 < 0.5 * got
+
+
+def test_a_negations_survival_matches_simulated_poisson_streams():
+    # SEQ(A a, !B n, C c) WITHIN 10: the share of (a, c) records with no B between them, over Poisson streams
+    # (rates 1, 1 and rb); c - a is uniform over the window: E[exp(-rb W x)] = (1 - e^(-rb W)) / (rb W).  The
+    # gaps-of-mean-W/3 estimate before, 1 / (1 + rb W / 3), is 2.5x this at rb W = 30
+    W, T = 10.0, 40_000.0
+    for rate_b in (0.05, 3.0):
+        rng = np.random.default_rng(9)
+        a, c, b = (np.sort(rng.uniform(0, T, rng.poisson(r * T))) for r in (1.0, 1.0, rate_b))
+        kept = records = 0
+        for t in a:
+            cs = c[(c > t) & (c - t <= W)]
+            kept += int(np.sum(np.searchsorted(b, cs) == np.searchsorted(b, t, side="right")))
+            records += len(cs)
+        estimate = none_in_range(rate_b, ("a",), ("c",), False, frozenset({"a", "c"}), W)
+        assert estimate == pytest.approx(-math.expm1(-rate_b * W) / (rate_b * W))
+        assert estimate == pytest.approx(kept / records, rel=0.05)
+    assert 1 / (1 + 3.0 * W / 3) > 2.5 * estimate

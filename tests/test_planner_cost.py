@@ -218,12 +218,12 @@ def test_estimate_rows_seq_join():
 
 def test_estimate_rows_negation():
     plan, rows = _rows("PATTERN SEQ(A a, !C c, B b) WITHIN 10", {"a": 1, "b": 2, "c": 0.3}, {})
-    # SEQ(a, b): 1000 * 2 * 10 = 20000; the range between a and b: one of the 3 gaps of a 2-event
-    # record, of mean 10 / 3; no C there, over gaps of that mean taken as exponential:
-    # E[exp(-0.3 * len)] = 1 / (1 + 0.3 * 10 / 3) = 1 / 2
+    # SEQ(a, b): 1000 * 2 * 10 = 20000; the range between a and b: b - a = 10 x, x uniform over the (a, b)
+    # records; no C there: E[exp(-0.3 * 10 x)] = (1 - e^-3) / 3 = 0.3167
+    kept = 20000.0 * -math.expm1(-3.0) / 3.0
     assert _by_type(plan, rows, SeqJoin) == pytest.approx([20000.0])
-    assert _by_type(plan, rows, NegationFilter) == pytest.approx([10000.0])
-    assert rows[id(plan.root)] == pytest.approx(10000.0)
+    assert _by_type(plan, rows, NegationFilter) == pytest.approx([kept])
+    assert rows[id(plan.root)] == pytest.approx(kept)
 
 
 def test_estimate_rows_kleene():

@@ -368,8 +368,9 @@ def test_two_closures_are_placed_each_on_its_own():
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
     assert problem.units == ("a", "c", "d", "b", "e")
     assert problem.closures == (ClosureUnit(3, 0b011, 0), ClosureUnit(4, 0b110, 0))
-    # by hand (ZStream's Formula 1, L = (e^0.03 - 1) / 0.03 - 1 lists per record for each, as above): ((a, c) + b, d) + e costs
-    # 100 for (a, c), 50 + 50 L for b, 2 * 50 L * 10 / 4 = 250 L for d, 125 L + 125 L^2 for e: 153; every
+    # by hand (ZStream's Formula 1, L = (e^0.03 - 1) / 0.03 - 1 lists per record for each, as above):
+    # ((a, c) + b, d) + e costs 100 for (a, c), 50 + 50 L for b, 2 * 50 L * 10 / 4 = 250 L for d, 125 L +
+    # 125 L^2 for e: 156.5; every
     # tree with both on top joins (a, c, d) first, 100 + 2 * 125 = 350 already.  c cannot be in both
     # closures' siblings below the root, and the two are symmetric: one goes lower, the other on top
     L = math.expm1(0.03) / 0.03 - 1
@@ -1480,11 +1481,13 @@ def test_an_anchored_group_is_estimated_by_hand():
     # (2 gaps and the slack), W x with x ~ Beta(1, 2), density 2 (1 - x); n = (0.4 * 10 x) (0.8 * 10 x) / 2! =
     # 16 x^2 later iterations, Poisson given x; lists: the anchor and any subset of them, E[2^N] = E[e^(16 x^2)];
     # with b[i].x > b[i-1].x at 0.5: E[1.5^N] = E[e^(8 x^2)]; bounded {2,3}: one or two later iterations,
-    # E[C(N, 1) + C(N, 2)] = E[n] + E[n^2] / 2 = 16 E[x^2] + 128 E[x^4] = 16 / 6 + 128 / 15 (E[x^j] = 2 / ((j + 1)(j + 2)))
+    # E[C(N, 1) + C(N, 2)] = E[n] + E[n^2] / 2 = 16 E[x^2] + 128 E[x^4] = 16 / 6 + 128 / 15
+    # (E[x^j] = 2 / ((j + 1)(j + 2)))
     def lists(text):
         [g] = logical_plan(parse(f"PATTERN {text} WITHIN 10")).groups
         return anchored_group_lists(g, frozenset({"b[1]", "e[1]", "c"}), W, {"b": 0.4, "e": 0.8}.get, lambda e: 0.5)
-    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c)") == pytest.approx(_over(lambda x: np.exp(16 * x * x), 1, 3))
+    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c)") == \
+        pytest.approx(_over(lambda x: np.exp(16 * x * x), 1, 3))
     assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c) WHERE b[i].x > b[i-1].x") == \
         pytest.approx(_over(lambda x: np.exp(8 * x * x), 1, 3))
     assert lists("SEQ(A a, OR(KL(SEQ(B b, E e)){2,3}, X x), C c)") == pytest.approx(16 / 6 + 128 / 15)

@@ -51,13 +51,11 @@ A NegationFilter keeps a record when no negated event falls in its range:
 with the negated events a Poisson process of rate ``r_n * sel(conds)``
 (Kolchinsky section 4, "negation patterns": the test is a filter on the
 positive matches; ZStream 4.4.2 / Table 2 prices it from ``Pt``), over a
-range of m gaps: the k events of a record split the window into k + 1 gaps
-of ``theta = W / (k + 1)`` on average; a range between its neighbours spans
-the gaps between them, an open side adds the window's slack (two gaps), an
-AND-bounded side ends at the record's first / last event (docs/semantics.md
-section 7).  The gaps' lengths vary from record to record (taken as
-exponential), so the chance is ``(1 + r_n * sel(conds) * theta)^-m``, the
-mean of ``exp(-r_n * sel(conds) * len)`` over the records
+range whose length varies over the records as a closure's does
+(:mod:`~jitcep.plan.planner.ranges`: the gaps between its neighbours, an
+open side adding the window's slack, an AND-bounded side ending at the
+record's first / last event, docs/semantics.md section 7), so the chance is
+the mean of ``exp(-r_n * sel(conds) * len)`` over the records
 (:func:`none_in_range`).
 
 Under a selection strategy other than skip-till-any-match the plan is the
@@ -592,35 +590,23 @@ def next_match_partials(cards, sels, contiguity: float | None = None) -> list[fl
     return out
 
 
-def _range_length(before, after, in_conj: bool, s: frozenset, W: float) -> float:
-    """Expected length of the range between a negation's / closure's neighbours in a record of the
-    variables ``s`` (module docstring): the record's k events split the window into k + 1 gaps."""
-    k = len(s)
-    b = sum(1 for v in before if v in s)
-    a = sum(1 for v in after if v in s)
-    lo = b if b else (1 if in_conj else -1)
-    hi = k - a + 1 if a else (k if in_conj else k + 2)
-    return min(max(hi - lo, 0) * W / (k + 1), W)
-
-
 def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: float) -> float:
-    """The chance that no event of a Poisson process of ``rate`` falls in the range of a negation (its
-    neighbours as :func:`_range_length` reads them) in a record of the variables ``s``.
+    """The chance that no event of a Poisson process of ``rate`` falls in the range of a negation (between
+    its neighbours ``before`` / ``after`` among a record's variables ``s``; an AND-bounded side, ``in_conj``,
+    ends at the record's first / last event, docs/semantics.md section 7) in a record of ``s``.
 
-    The range is m of the k + 1 gaps the record's k events leave in the window, m of mean length
-    ``theta = W / (k + 1)`` each; a gap's length varies from record to record, taken here as exponential
-    (the spacings of many uniform points), so the chance is ``E[exp(-rate * len)] = (1 + rate *
-    theta)^-m``.  ``exp(-rate * E[len])`` is the same to first order in ``rate * theta`` but, by Jensen's
-    inequality, far below it once ``rate * theta`` is large: on 200,000 events of
+    The range is ``W x``, x ~ Beta(j, k - j) over the records (j of the k parts of a record's window,
+    :func:`~jitcep.plan.planner.ranges.range_of`), so the chance is ``E[exp(-rate W x)]``
+    (:func:`~jitcep.plan.planner.ranges.none_of`).  ``exp(-rate * E[len])`` is the same to first order
+    in ``rate * len`` but, by Jensen's inequality, far below it once that is large: on 200,000 events of
     ``SEQ(A a, !N n, B b, C c) WITHIN 1500`` with N ten times as frequent (perf/bench_plans.py
-    ``neg_frequent``) 1,565 of 163,965 (a, b) records survive, 1%; ``exp(-38)`` estimated 2e-17 of them,
-    which made the join above look empty and drove it from the wrong side (perf/README.md "Plan quality
-    at 10^6 events").  This gives 2.5%."""
-    length = _range_length(before, after, in_conj, s, W)
-    if not length or not rate:
+    ``neg_frequent``) 1,570 of 179,645 (a, b) records survive, 0.87%; ``exp(-38)`` estimated 2e-17 of
+    them (session 13), gaps of mean ``W / 3`` taken as exponential ``(1 + rate W / 3)^-1`` 2.5% (sessions
+    14-15), this ``(1 - e^(-rate W)) / (rate W)`` 0.87%."""
+    if not rate:
         return 1.0
-    theta = W / (len(s) + 1)
-    return (1.0 + rate * theta) ** (-length / theta)
+    R = range_of(before, after, s, W, in_conj)
+    return none_of(rate * R.W, R)
 
 
 def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float:

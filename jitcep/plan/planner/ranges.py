@@ -65,19 +65,21 @@ class Range(NamedTuple):
         return self.W * self.moment(1)
 
 
-def range_of(before, after, s: frozenset, W: float) -> Range:
-    """The range of a closure or group whose neighbours are the variables ``before`` / ``after`` in a record
-    of the variables ``s`` (module docstring): the inner gaps between the last neighbour before and the
-    first one after among the record's events, one part more (the slack) where ``s`` holds none on a side,
-    the whole window where it holds none on either."""
+def range_of(before, after, s: frozenset, W: float, in_conj: bool = False) -> Range:
+    """The range of a closure, group or negation whose neighbours are the variables ``before`` / ``after``
+    in a record of the variables ``s`` (module docstring): the inner gaps between the last neighbour
+    before and the first one after among the record's events, one part more (the slack) where ``s``
+    holds none on a side, the whole window where it holds none on either; ``in_conj``: a side without a
+    neighbour ends at the record's first / last event instead (a negation inside an AND, docs/semantics.md
+    section 7), no slack."""
     k = len(s)
     b = sum(1 for v in before if v in s)
     a = sum(1 for v in after if v in s)
-    if not k or not a and not b:
+    if not k or not a and not b and not in_conj:
         return Range(W, 1, 1)
     first = b if b else 1  # the record's events in time order, 1-based: where the range starts / ends
     last = k - a + 1 if a else k
-    j = last - first + (0 if a and b else 1)
+    j = last - first + (0 if a and b or in_conj else 1)
     if j <= 0:
         return Range(0.0, 1, 1)
     return Range(W, min(j, k), k)
