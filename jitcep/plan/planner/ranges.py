@@ -29,8 +29,10 @@ Poisson factorial moments), so the lists of every bound ``{lo, hi}`` are
 sums of these (:func:`subsets`), ``1F1(j; k; m)`` summed to infinity.  A Kleene
 group's iterations are matches of its body of g events, ``n(x) = n_W x^g`` in
 a range of ``W x``, taken as Poisson given the range like a closure's members:
-the same sums with ``E[x^(g L)]``.  docs/planning.md ("How many lists a
-closure makes") checks this against measured lists.
+the same sums with ``E[x^(g L)]``.  A negation's range is read the same way:
+no negated event in it with chance ``E[exp(-r W x)]`` (:func:`none_of`).
+docs/planning.md ("How many lists a closure makes") checks this against
+measured lists.
 """
 
 from __future__ import annotations
