@@ -53,14 +53,15 @@ def _negation_costs(rb: float) -> tuple[float, float]:
 
     Records: a, c: 1000 each, d: 100; (a, c): ra rc T W = 10^4 (Kolchinsky's PM scaled to the table:
     ra T * rc T * Pt 1/2 * k 2 / (T / W)); joining d: x * rd W * 3/8 (Pt^2 = 1/4, k 3 / (2 * 1)).
-    A record keeps when no B falls in its range, the range between a and c one of the gaps its k events
-    leave in the window, of mean W / 3 over (a, c), W / 4 over (a, c, d), its length taken as exponential:
-    E[exp(-rb * len)] = 1 / (1 + rb * mean).
+    A record keeps when no B falls in its range, the range between a and c: c - a = W x, x uniform over
+    (a, c) records, x ~ Beta(1, 2) over (a, c, d) (one of the record's three parts, density 2 (1 - x)), so
+    with t = rb W the chance E[exp(-t x)] is (1 - e^-t) / t over (a, c), 2 (t - 1 + e^-t) / t^2 over (a, c, d).
     """
     scans = 2 * (1000 + 1000 + 100)
     ac = 1e4
     q = 0.1 * W * 3 / 8
-    f_pushed, f_top = 1 / (1 + rb * W / 3), 1 / (1 + rb * W / 4)
+    t = rb * W
+    f_pushed, f_top = (-math.expm1(-t) / t, 2 * (t - 1 + math.exp(-t)) / t ** 2) if t else (1.0, 1.0)
     pushed = scans + 2 * ac + (ac + ac * f_pushed) + 2 * ac * f_pushed * q
     top = scans + 2 * ac + 2 * ac * q + (ac * q + ac * q * f_top)
     return pushed, top
@@ -298,14 +299,14 @@ def test_the_corpus_has_both_choices():
 def test_a_negation_thins_the_partial_matches_of_its_anchor():
     # SEQ(a, !n, c, d): n's range lies between a and c, so every partial match holding a and c passed the
     # negation (Kolchinsky & Schuster 4: checked at the earliest point): their pair factor is the order's
-    # 1/2 times the chance that no n falls in a gap of the window, of mean W / 3 and taken as exponential:
-    # 1 / (1 + rn * W / 3)
+    # 1/2 times the chance that no n falls between a and c, c - a = W x with x uniform over the (a, c)
+    # records: E[exp(-rn W x)] = (1 - e^(-rn W)) / (rn W)
     from jitcep.plan.planner.cardinality import join_problem
 
     logical = logical_plan(parse(NEG))
     p = join_problem(logical, _stats({"a": 1.0, "n": 0.3, "c": 1.0, "d": 1.0}), W)
     a, c, d = p.units.index("a"), p.units.index("c"), p.units.index("d")
-    assert p.sel[a][c] == pytest.approx(0.5 / (1 + 0.3 * W / 3))
+    assert p.sel[a][c] == pytest.approx(0.5 * -math.expm1(-0.3 * W) / (0.3 * W))
     assert p.sel[a][d] == p.sel[c][d] == 0.5
 
 

@@ -218,28 +218,32 @@ def test_estimate_rows_seq_join():
 
 def test_estimate_rows_negation():
     plan, rows = _rows("PATTERN SEQ(A a, !C c, B b) WITHIN 10", {"a": 1, "b": 2, "c": 0.3}, {})
-    # SEQ(a, b): 1000 * 2 * 10 = 20000; the range between a and b: one of the 3 gaps of a 2-event
-    # record, of mean 10 / 3; no C there, over gaps of that mean taken as exponential:
-    # E[exp(-0.3 * len)] = 1 / (1 + 0.3 * 10 / 3) = 1 / 2
+    # SEQ(a, b): 1000 * 2 * 10 = 20000; the range between a and b: b - a = 10 x, x uniform over the (a, b)
+    # records; no C there: E[exp(-0.3 * 10 x)] = (1 - e^-3) / 3 = 0.3167
+    kept = 20000.0 * -math.expm1(-3.0) / 3.0
     assert _by_type(plan, rows, SeqJoin) == pytest.approx([20000.0])
-    assert _by_type(plan, rows, NegationFilter) == pytest.approx([10000.0])
-    assert rows[id(plan.root)] == pytest.approx(10000.0)
+    assert _by_type(plan, rows, NegationFilter) == pytest.approx([kept])
+    assert rows[id(plan.root)] == pytest.approx(kept)
 
 
 def test_estimate_rows_kleene():
     text = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10"
     rates = {"a": 1, "b": 0.6, "c": 1}
     plan, rows = _rows(text, rates, {})
-    # SEQ(a, c): 1000 * 1 * 10 = 10000; members between a and c: 0.6 * 10 / 3 = 2; all: 2^2 - 1 = 3 lists
+    # SEQ(a, c): 1000 * 1 * 10 = 10000; the range between a and c is c - a = 10 x, x uniform in [0, 1]
+    # (an (a, c) pair is as likely at every distance within the window); its members are Poisson of mean
+    # 0.6 * 10 x = 6 x; all: E[2^N] - 1 = E[e^(6 x)] - 1 = (e^6 - 1) / 6 - 1 = 66.07 lists
     assert _by_type(plan, rows, SeqJoin) == pytest.approx([10000.0])
-    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([30000.0])
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * ((math.exp(6) - 1) / 6 - 1)])
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([660_714.0], rel=1e-5)
     plan, rows = _rows(text, rates, {}, Options(kleene="maximal"))
-    # maximal: one list when a member is there: 1 - exp(-2)
-    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * (1 - math.exp(-2))])
-    # an iterative conjunct of selectivity 0.5: ((1 + 0.5)^2 - 1) / 0.5 = 2.5 lists
+    # maximal: one list when a member is there: 1 - E[e^(-6 x)] = 1 - (1 - e^-6) / 6
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * (1 - (1 - math.exp(-6)) / 6)])
+    # an iterative conjunct of selectivity 0.5: E[(1 + 0.5)^N - 1] / 0.5 = (E[e^(3 x)] - 1) / 0.5
+    # = ((e^3 - 1) / 3 - 1) / 0.5 = 10.72 lists
     plan, rows = _rows("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN 10", rates,
                        {"b.x > b[i-1].x": 0.5})
-    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([25000.0])
+    assert _by_type(plan, rows, KleeneCollect) == pytest.approx([10000.0 * ((math.exp(3) - 1) / 3 - 1) / 0.5])
 
 
 def test_estimate_rows_union_and_partitions():

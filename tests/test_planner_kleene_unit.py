@@ -41,10 +41,11 @@ from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import AndJoin, GroupCollect, KleeneCollect, ListFilter, Scan, SeqJoin
 from jitcep.plan.planner.algorithms import ALGORITHMS
-from jitcep.plan.planner.cardinality import (_choose, anchored_group_lists, branch_split_shares, estimate_work,
+from jitcep.plan.planner.cardinality import (anchored_group_lists, branch_split_shares, estimate_work,
                                             join_problem, ordered_share)
 from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
 from jitcep.plan.planner.problem import ClosureUnit, JoinProblem, leaves
+from jitcep.plan.planner.ranges import Range, subsets
 from jitcep.plan.planner.statistics import DEFAULT_SELECTIVITY, Statistics, conjunct_texts
 from jitcep.plan.rules import Planning, physical_plan
 from jitcep.plan.rules.kleene_units import closure_units
@@ -57,6 +58,16 @@ from test_planner_kleene_placement import gen_pattern
 W, T = 10.0, 1000.0
 TEXT = "PATTERN SEQ(A a, B+ b[], C c, D d) WHERE c.x = d.x WITHIN 10"
 STATS = Statistics({"a": 1.0, "b": 0.003, "c": 1.0, "d": 10.0}, {"c.x = d.x": 0.001}, 1, 1.0, {}, T)
+
+
+def _over(f, j: int, k: int, n: int = 200_000) -> float:
+    """``E[f(x)]``, x ~ Beta(j, k - j): a range of j of the k parts (k - 1 gaps and the slack) of a record's
+    window (jitcep/plan/planner/ranges.py), integrated here by the midpoint rule, not by the estimate's
+    series.  A closure's members in a range of ``W x`` are Poisson, so its ``kleene="all"`` lists there are
+    ``E[2^N] - 1 = e^(r W x) - 1``."""
+    x = (np.arange(n) + 0.5) / n
+    w = x ** (j - 1) * (1 - x) ** (k - j - 1)
+    return float((f(x) * w).sum() / w.sum())
 
 
 def _collect(plan) -> KleeneCollect:
@@ -79,11 +90,12 @@ def _norm(tree):
 
 
 def test_the_closure_unit_changes_the_join_order_by_hand():
-    # units a, c, d (cards W r: 10, 10, 100) and b's T'. b's range over (a, c) is one of the 3 gaps their
-    # 2 events leave in W: m = 0.003 * 10 / 3 = 0.01 members, so 2^0.01 - 1 lists per (a, c) record
+    # units a, c, d (cards W r: 10, 10, 100) and b's T'. b's range over (a, c) is c - a = W x, x uniform in
+    # [0, 1] (a pair is as likely at every distance within the window), its members Poisson of mean
+    # 0.003 * 10 x: E[2^N] - 1 = E[e^(0.03 x)] - 1 = (e^0.03 - 1) / 0.03 - 1 lists per (a, c) record
     logical = logical_plan(parse(TEXT))
     problem = join_problem(logical, STATS, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
-    L = 2 ** 0.01 - 1
+    L = math.expm1(0.03) / 0.03 - 1
     assert problem.units == ("a", "c", "d", "b") and problem.card == pytest.approx((10, 10, 100, L))
     assert problem.closures == (ClosureUnit(3, 0b011, 0),)  # its sibling must bind a and c
     # ZStream's Formula 1 (cost = C_i + n k C_i + C_o, k = 1/4), Pt = 1/2 per ordered pair:
@@ -359,11 +371,12 @@ def test_two_closures_are_placed_each_on_its_own():
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
     assert problem.units == ("a", "c", "d", "b", "e")
     assert problem.closures == (ClosureUnit(3, 0b011, 0), ClosureUnit(4, 0b110, 0))
-    # by hand (ZStream's Formula 1, L = 2^0.01 - 1 lists per record for each): ((a, c) + b, d) + e costs
-    # 100 for (a, c), 50 + 50 L for b, 2 * 50 L * 10 / 4 = 250 L for d, 125 L + 125 L^2 for e: 153; every
+    # by hand (ZStream's Formula 1, L = (e^0.03 - 1) / 0.03 - 1 lists per record for each, as above):
+    # ((a, c) + b, d) + e costs 100 for (a, c), 50 + 50 L for b, 2 * 50 L * 10 / 4 = 250 L for d, 125 L +
+    # 125 L^2 for e: 156.5; every
     # tree with both on top joins (a, c, d) first, 100 + 2 * 125 = 350 already.  c cannot be in both
     # closures' siblings below the root, and the two are symmetric: one goes lower, the other on top
-    L = 2 ** 0.01 - 1
+    L = math.expm1(0.03) / 0.03 - 1
     assert zstream(problem, ((((0, 1), 3), 2), 4)) == pytest.approx(150 + 425 * L + 125 * L * L)
     plan = physical_plan(logical, Options(planner="dp_bushy"), None, stats, W)
     placed = {n.closure.var: (n.placement, n.input.vars) for n in plan.nodes() if isinstance(n, KleeneCollect)}
@@ -462,15 +475,16 @@ def test_a_member_wise_conjunct_with_a_later_variable_stays_in_a_maximal_collect
 
 
 def test_the_split_conjunct_is_priced_as_a_selectivity_of_t_prime():
-    # T' collected on (a, c) without b[i].x < d.x: 2^m - 1 lists, m = r_b * len; with it, the members
-    # thin to m * 0.1: the conjunct's share of the lists is (2^(0.1 m) - 1) / (2^m - 1), on the pair (T', d)
+    # T' collected on (a, c) without b[i].x < d.x: E[2^N] - 1 lists, N Poisson of mean r_b W x (x uniform:
+    # c - a = W x); with it, the members thin to 0.1 of them: the conjunct's share of the lists is
+    # E[2^(N 0.1)...] = (E[e^(0.1 z x)] - 1) / (E[e^(z x)] - 1), z = r_b W, on the pair (T', d)
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, D d) WHERE b[i].x < d.x WITHIN 10"))
     stats = Statistics({"a": 1.0, "b": 0.3, "c": 1.0, "d": 1.0}, {"b.x < d.x": 0.1}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
     assert problem.units == ("a", "c", "d", "b")
-    m = 0.3 * W / 3  # the range between a and c in a record of (a, c): one of its three gaps
-    assert problem.card[3] == pytest.approx(2 ** m - 1)
-    assert problem.sel[3][2] == pytest.approx((2 ** (0.1 * m) - 1) / (2 ** m - 1))
+    z = 0.3 * W  # members over a whole window; the range between a and c is W x, x uniform
+    assert problem.card[3] == pytest.approx(math.expm1(z) / z - 1)
+    assert problem.sel[3][2] == pytest.approx((math.expm1(0.1 * z) / (0.1 * z) - 1) / (math.expm1(z) / z - 1))
     assert problem.sel[3][0] == problem.sel[3][1] == 1.0 and problem.predicates[3][2] == 1
     # so PM of (a, c, d, T') is the lists the collection would make with the conjunct, as on top
     plan = physical_plan(logical, Options(planner="dp_bushy"), (("a", "c"), "d"), stats, W, kleene="lower")
@@ -557,20 +571,22 @@ def test_adjacent_closures_are_units_the_second_needing_the_first():
 
 
 def test_the_later_of_adjacent_closures_counts_only_lists_after_the_earlier_ones_by_hand():
-    # b and e at 0.3 over (a, c)'s range (one of 3 gaps of W = 10): m = 1 member each, growths u = v = 1.
-    # b's T': 2^1 - 1 = 1 list; e's: 2^1 - 1 = 1 list per record, but only the share of the (b list, e list)
-    # pairs with e's members after b's last: [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1)),
-    # at u = v the limit [u e^u - (e^u - 1)] / (e^u - 1)^2 = 1 / (e - 1)^2 (it was the whole product, 1)
+    # b and e at 0.3 over (a, c)'s range (c - a = W x, x uniform, W = 10): (e^3 - 1) / 3 - 1 lists each;
+    # e's T' only the share of the (b list, e list) pairs with e's members after b's last, over the mean
+    # range (W / 2: growths u = v = 1.5): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1)), at
+    # u = v the limit [u e^u - (e^u - 1)] / (e^u - 1)^2
     logical = logical_plan(parse(ADJACENT))
     stats = Statistics({"a": 1.0, "b": 0.3, "e": 0.3, "c": 1.0, "d": 1.0}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
-    assert problem.card[3:] == pytest.approx((1.0, 1 / (math.e - 1) ** 2))
+    lists, u = math.expm1(3.0) / 3.0 - 1, 1.5
+    assert problem.card[3:] == pytest.approx((lists, lists * (u * math.exp(u) - math.expm1(u)) / math.expm1(u) ** 2))
     # estimate_work gives e's collection over b's the same share
     plan = physical_plan(logical, Options(), (("a", "c"), "d"), stats, W, kleene="top")
     work = estimate_work(plan, stats, W)
     kcs = {n.closure.var: n for n in plan.nodes() if isinstance(n, KleeneCollect)}
-    lists_e = 2 ** (0.3 * W / 4) - 1  # over (a, c, d): one of 4 gaps
-    share = ordered_share(0.3 * W / 4, 0.3 * W / 4)
+    lists_e = _over(lambda x: np.expm1(0.3 * W * x), 1, 3)  # over (a, c, d): one of its 3 parts, 2 (e^3 - 4) / 9 - 1
+    assert lists_e == pytest.approx(2 * (math.exp(3.0) - 4.0) / 9 - 1)
+    share = ordered_share(0.3 * W / 3, 0.3 * W / 3)  # over the mean range, W / 3
     assert work[id(kcs["e"])][1] == pytest.approx(work[id(kcs["b"])][1] * lists_e * share)
     # two single rare members: one before the other half the time; the share against a simulation of
     # Poisson members (B at mean 1, E at mean 2 over the range): the pairs of lists in order over the product
@@ -588,18 +604,18 @@ def test_the_later_of_adjacent_closures_counts_only_lists_after_the_earlier_ones
 
 def test_a_conjunct_reading_a_member_with_its_list_thins_the_lists_by_hand():
     # b[i].x > avg(b.x) holds for a list when it holds for every member; at selectivity q (here the user's
-    # 0.3) per member, a list of L members passes q^L.  b at 0.6 over (a, c)'s range (one of 3 gaps of 10):
-    # m = 2 members, so under kleene="all" (1 + q)^2 - 1 = 0.69 of the 2^2 - 1 = 3 lists
+    # 0.3) per member, a list of L members passes q^L.  b at 0.6 over (a, c)'s range (W x, x uniform, W = 10):
+    # N Poisson of mean 6 x, so under kleene="all" E[(1 + q)^N] - 1 = (e^(6 q) - 1) / (6 q) - 1 lists pass
     text = "PATTERN SEQ(A a, B+ b[], C c, D d) WHERE b[i].x > avg(b.x) WITHIN 10"
     logical = logical_plan(parse(text))
     rates = {"a": 1.0, "b": 0.6, "c": 1.0, "d": 1.0}
     for sels, q in (({"b[i].x > avg(b.x)": 0.3}, 0.3), ({}, DEFAULT_SELECTIVITY)):
         stats = Statistics(rates, sels, 1, 1.0, {}, T)
         problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
-        assert problem.card[3] == pytest.approx((1 + q) ** 2 - 1)
-        # under "maximal" the one list of L ~ Poisson(2) members, L >= 1, passes q^L: e^(-2 (1 - q)) - e^-2
+        assert problem.card[3] == pytest.approx(math.expm1(6 * q) / (6 * q) - 1)
+        # under "maximal" the one list of N members, N >= 1, passes q^N: E[e^(-6 x (1 - q))] - E[e^(-6 x)]
         problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(kleene="maximal"))))
-        assert problem.card[3] == pytest.approx(math.exp(-2 * (1 - q)) - math.exp(-2))
+        assert problem.card[3] == pytest.approx(-math.expm1(-6 * (1 - q)) / (6 * (1 - q)) + math.expm1(-6) / 6)
     # the conjunct is named for statistics= as written, and is not sampled (it reads lists): "default"
     assert conjunct_texts(logical)["b[i].x > avg(b.x)"].kind == "each"
 
@@ -691,30 +707,35 @@ ANCHORED_EVENTS = pl.DataFrame({"ts": [0, 1, 2, 3, 4, 5], "type": ["A", "C", "C"
 
 def test_a_closure_in_an_or_branch_is_a_unit_of_the_mean_lists_over_its_or_unit_by_hand():
     # rates 1 but c's 0.6, W = 10: the OR unit's records are (b, d) pairs in order, 10 * 10 / 2 = 50, and e's
-    # 10, so 50 / 60 take c's branch; there c's range is one of the 3 gaps of (b, d): m = 0.6 * 10 / 3 = 2
-    # members, 2^2 - 1 = 3 lists, the other records one (unbound) list each: 5/6 * 3 + 1/6
+    # 10, so 50 / 60 take c's branch; there c's range is d - b = W x, x uniform, its members Poisson of mean
+    # 6 x: E[2^N] - 1 = (e^6 - 1) / 6 - 1 lists, the other records one (unbound) list each: 5/6 of those + 1/6
     logical = logical_plan(parse(BRANCH.format("")))
     stats = Statistics({**{v: 1.0 for v in logical.variables}, "c": 0.6}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
     assert problem.units[0] == "a" and problem.units[2:] == ("f", "g", "c")
     assert problem.closures == (ClosureUnit(4, 0b0010, 0),)  # beside the OR unit
-    assert problem.card[1] == pytest.approx(60) and problem.card[4] == pytest.approx(5 / 6 * 3 + 1 / 6)
+    lists = math.expm1(6.0) / 6.0 - 1
+    assert problem.card[1] == pytest.approx(60) and problem.card[4] == pytest.approx(5 / 6 * lists + 1 / 6)
     # anchored: the OR's records are c's first members (6) and e's (10); the others lie after the anchor and
-    # before f, one of the 3 gaps of (c[1], f): m = 2, each subset of them after the anchor a list: 2^2;
+    # before f, f - c[1] = W x, x uniform: each subset of them after the anchor a list, E[2^N] = (e^6 - 1) / 6;
     # 6/16 of the records take the branch
     logical = logical_plan(parse(ANCHORED.format("")))
     stats = Statistics({**{v: 1.0 for v in logical.variables}, "c[1]": 0.6, "c": 0.6}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
     assert problem.units[2:] == ("f", "g", "c") and problem.closures == (ClosureUnit(4, 0b0110, 0),)
-    assert problem.card[1] == pytest.approx(16) and problem.card[4] == pytest.approx(6 / 16 * 4 + 10 / 16)
+    assert problem.card[1] == pytest.approx(16)
+    assert problem.card[4] == pytest.approx(6 / 16 * math.expm1(6.0) / 6.0 + 10 / 16)
     # at the top (a pattern-order plan priced on the same statistics) the KleeneCollect multiplies only the
-    # records through c's branch by its lists: over (a, OR, f, g) its range is one of 5 gaps, m = 1.2, 2^1.2
+    # records through c's branch by its lists: over (a, OR, f, g) its range is one of 4 parts, x ~ Beta(1, 3):
+    # E[e^(6 x)] = 3! (e^6 - 1 - 6 - 6^2 / 2) / 6^3
     plan = physical_plan(logical, Options(planner="dp_bushy"), ((("a", ("c[1]", "e")), "f"), "g"), stats, W,
                          kleene="top")
     work = estimate_work(plan, stats, W)
     kc = _collect(plan)
     through, other = (work[id(kc.input)][1] * w for w in (6 / 16, 10 / 16))  # the input's alternatives
-    assert work[id(kc)][1] == pytest.approx(through * 2 ** 1.2 + other, rel=1e-6)
+    top = 6 * (math.exp(6.0) - 25.0) / 216
+    assert top == pytest.approx(_over(lambda x: np.exp(6.0 * x), 1, 4))
+    assert work[id(kc)][1] == pytest.approx(through * top + other, rel=1e-6)
 
 
 @pytest.mark.parametrize("text, events, where, expected", [
@@ -790,16 +811,18 @@ def test_a_conjunct_split_off_a_closure_in_an_or_branch_finds_the_matches_writte
 
 
 def test_a_conjunct_split_off_a_closure_in_an_or_branch_is_priced_over_the_or_units_records_by_hand():
-    # as the card test above: 5/6 of the OR unit's records take c's branch, 3 lists each (m = 2); c[i].x < g.x
-    # at the default 0.5 thins the members to m = 1: 1 list; the others keep one unbound list, which the
-    # conjunct does not read: (5/6 * 1 + 1/6) / (5/6 * 3 + 1/6) = 6/16 between T' and g
+    # as the card test above: 5/6 of the OR unit's records take c's branch, (e^6 - 1) / 6 - 1 lists each;
+    # c[i].x < g.x at the default 0.5 thins the members to half: (e^3 - 1) / 3 - 1; the others keep one
+    # unbound list, which the conjunct does not read: (5/6 thinned + 1/6) / (5/6 all + 1/6) between T' and g
     logical = logical_plan(parse(BRANCH.format(" WHERE c[i].x < g.x")))
     stats = Statistics({**{v: 1.0 for v in logical.variables}, "c": 0.6}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
     assert problem.units == ("a", problem.units[1], "f", "g", "c")
     assert problem.closures == (ClosureUnit(4, 0b0010, 0),)  # g is not needed: the conjunct waits for it
-    assert problem.card[4] == pytest.approx(5 / 6 * 3 + 1 / 6)
-    assert problem.sel[4][3] == pytest.approx(6 / 16) and problem.sel[4][2] == 1.0
+    every, half = math.expm1(6.0) / 6.0 - 1, math.expm1(3.0) / 3.0 - 1
+    assert problem.card[4] == pytest.approx(5 / 6 * every + 1 / 6)
+    assert problem.sel[4][3] == pytest.approx((5 / 6 * half + 1 / 6) / (5 / 6 * every + 1 / 6))
+    assert problem.sel[4][2] == 1.0
     # two conjuncts in turn: shares 1/2 then 1/2 of 4 lists, a quarter of the records through the branch
     assert branch_split_shares([0.5, 0.5], 4.0, 0.25) == pytest.approx([(0.5 + 0.75) / 1.75, (0.25 + 0.75) / 1.25])
 
@@ -1007,15 +1030,18 @@ def test_a_conjunct_split_off_a_group_finds_the_matches_written_by_hand(where, e
 
 
 def test_a_conjunct_split_off_a_group_is_priced_as_a_selectivity_of_t_prime_by_hand():
-    # SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) over (a, c): the range is one of 3 gaps of W/3, n = (0.6 * 10/3)^2
-    # / 2! = 2 iterations, 2^2 - 1 = 3 lists; b.x < d.x at the default 0.5 halves the iterations: 2^1 - 1 = 1
-    # list, so T' and d share 1/3; a list conjunct its own 0.5
-    stats = Statistics({"a": 1.0, "b": 0.6, "e": 0.6, "c": 1.0, "d": 1.0}, {}, 1, 1.0, {}, T)
-    for where, share in (("b.x < d.x", 1 / 3), ("sum(b.x) < d.x", 0.5)):
+    # SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) over (a, c): the range is c - a = W x, x uniform, holding
+    # n = (0.3 * 10 x)^2 / 2! = 4.5 x^2 iterations (b before e), Poisson given x: E[2^N] - 1 = E[e^(4.5 x^2)] - 1
+    # lists; b.x < d.x at the default 0.5 halves the iterations: E[e^(2.25 x^2)] - 1, so T' and d share their
+    # ratio; a list conjunct its own 0.5
+    stats = Statistics({"a": 1.0, "b": 0.3, "e": 0.3, "c": 1.0, "d": 1.0}, {}, 1, 1.0, {}, T)
+    lists = _over(lambda x: np.expm1(4.5 * x * x), 1, 2)
+    for where, share in (("b.x < d.x", _over(lambda x: np.expm1(2.25 * x * x), 1, 2) / lists),
+                         ("sum(b.x) < d.x", 0.5)):
         logical = logical_plan(parse(f"PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE {where} WITHIN 10"))
         problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
         assert problem.units == ("a", "c", "d", "b") and problem.closures == (ClosureUnit(3, 0b011, 0),)
-        assert problem.card[3] == pytest.approx(3.0) and problem.sel[3][2] == pytest.approx(share), where
+        assert problem.card[3] == pytest.approx(lists) and problem.sel[3][2] == pytest.approx(share), where
 
 
 def test_a_group_in_an_or_branch_collected_lower_finds_the_matches_written_by_hand():
@@ -1101,17 +1127,18 @@ def test_a_group_next_to_a_closure_collected_lower_finds_the_matches_written_by_
 
 
 def test_a_group_next_to_a_closure_counts_only_lists_after_the_closures_by_hand():
-    # SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) over (a, d): the range one of 3 gaps, 10/3; f: m = 0.3 *
-    # 10/3 = 1 member, 2^1 - 1 = 1 list, u = 1; the group: n = (0.6 * 10/3)^2 / 2! = 2 iterations, v = 2,
-    # 2^2 - 1 = 3 lists, of which the share whose iterations lie after f's last member (the closures'
-    # formula, iterations for members): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1))
+    # SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) over (a, d): the range d - a = W x, x uniform; f's members
+    # Poisson of mean 0.2 * 10 x: (e^2 - 1) / 2 - 1 lists, growth u = 1 over the mean range W / 2; the group:
+    # n = (0.3 * 10 x)^2 / 2! = 4.5 x^2 iterations, E[e^(4.5 x^2)] - 1 lists, growth v = E[4.5 x^2] = 1.5, of
+    # which the share whose iterations lie after f's last member (the closures' formula, iterations for
+    # members): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1))
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) WITHIN 10"))
-    stats = Statistics({"a": 1.0, "f": 0.3, "b": 0.6, "e": 0.6, "d": 1.0, "g": 1.0}, {}, 1, 1.0, {}, T)
+    stats = Statistics({"a": 1.0, "f": 0.2, "b": 0.3, "e": 0.3, "d": 1.0, "g": 1.0}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options())))
-    u, v = 1.0, 2.0
+    u, v = 1.0, 1.5
     share = (u * (math.exp(u) - math.exp(v)) / (u - v) - (math.exp(u) - 1)) / ((math.exp(u) - 1) * (math.exp(v) - 1))
-    assert problem.units == ("a", "d", "g", "f", "b") and problem.card[3] == pytest.approx(1.0)
-    assert problem.card[4] == pytest.approx(3 * share)
+    assert problem.units == ("a", "d", "g", "f", "b") and problem.card[3] == pytest.approx(math.expm1(2.0) / 2 - 1)
+    assert problem.card[4] == pytest.approx(_over(lambda x: np.expm1(4.5 * x * x), 1, 2) * share)
 
 
 def gen_adjacent_group(seed: int) -> tuple[str, dict]:
@@ -1161,8 +1188,8 @@ def test_a_long_bounded_group_is_estimated_in_floats():
     text, opts = gen_group(141)
     assert "{2,}" in text
     _every_algorithm(text, opts, 8_800 + 141)
-    m, L = 195.1, 171  # the generalised binomial coefficient, by the gamma function
-    assert _choose(m, L) == pytest.approx(math.exp(math.lgamma(m + 1) - math.lgamma(L + 1) - math.lgamma(m - L + 1)))
+    z = 195.1  # E[C(N, L)] = z^L / L! of N Poisson(z) summed to L = 400: e^z - 1 - z (the tail past 400 is tiny)
+    assert subsets(z, Range(1.0, 1, 1), 2, 400) == pytest.approx(math.exp(z) - 1 - z, rel=1e-9)
 
 
 @pytest.mark.slow
@@ -1335,19 +1362,20 @@ def test_a_construct_at_the_pattern_end_is_a_unit_only_where_its_window_is_fixed
 
 
 def test_a_construct_at_the_pattern_end_is_estimated_by_hand():
-    # T' of SEQ(A a, B b, C c, D+ d[]) over records of (a, c): two events leave 3 gaps of W/3 in the window,
-    # the range after c to a + W is the two at the end (the window's slack): 2W/3 = 20/3; m = 0.3 * 20/3 = 2
-    # members, 2^2 - 1 = 3 lists; with d[i].x < a.x at 0.5: m = 1, 1 list; a group SEQ(D d, E e): n = (r_d
-    # 20/3)(r_e 20/3) / 2! iterations, lists 2^n - 1
+    # T' of SEQ(A a, B b, C c, D+ d[]) over records of (a, c): the range after c to a + W is the window's
+    # slack, W - (c - a) = W x with x uniform as c - a is; its members Poisson of mean 0.3 * 10 x:
+    # E[2^N] - 1 = (e^3 - 1) / 3 - 1 lists; with d[i].x < a.x at 0.5 half the members: (e^1.5 - 1) / 1.5 - 1;
+    # a group SEQ(D d, E e): n = (r_d 10 x)(r_e 10 x) / 2! = 4.5 x^2 iterations, E[e^(4.5 x^2)] - 1 lists
     stats = Statistics({"a": 1.0, "b": 10.0, "c": 1.0, "d": 0.3, "e": 0.3}, {"d[i].x < a.x": 0.5}, 1, 1.0, {}, T)
-    for construct, where, card in (("D+ d[]", "", 3.0), ("D+ d[]", " WHERE d[i].x < a.x", 1.0),
-                                   ("KL(SEQ(D d, E e))+", "", 2 ** 2.0 - 1)):
+    every = math.expm1(3.0) / 3 - 1
+    for construct, where, card in (("D+ d[]", "", every), ("D+ d[]", " WHERE d[i].x < a.x", math.expm1(1.5) / 1.5 - 1),
+                                   ("KL(SEQ(D d, E e))+", "", _over(lambda x: np.expm1(4.5 * x * x), 1, 2))):
         logical = logical_plan(parse(f"PATTERN SEQ(A a, B b, C c, {construct}){where} WITHIN 10"))
         problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options())))
         assert problem.card[-1] == pytest.approx(card), construct
-    # at the start: the range from c - W to a, the same two gaps
+    # at the start: the range from c - W to a, the same slack
     logical = logical_plan(parse("PATTERN SEQ(D+ d[], A a, B b, C c) WITHIN 10"))
-    assert join_problem(logical, stats, W, closure_units(Planning(logical, Options()))).card[-1] == pytest.approx(3.0)
+    assert join_problem(logical, stats, W, closure_units(Planning(logical, Options()))).card[-1] == pytest.approx(every)
 
 
 def gen_end(seed: int) -> tuple[str, dict]:
@@ -1456,16 +1484,21 @@ def test_an_anchored_group_collected_lower_finds_the_matches_written_by_hand(tex
 
 
 def test_an_anchored_group_is_estimated_by_hand():
-    # SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c) over records of (b[1], e[1], c): three events, four gaps of
-    # W/4 = 2.5; a SEQ group's later iterations lie after its first (e[1], the second event) and before c:
-    # one gap, 2.5; n = (0.4 * 2.5) (0.8 * 2.5) / 2! = 1 later iteration; lists: the anchor and any subset
-    # of them, 2^1 = 2; with b[i].x > b[i-1].x at 0.5: (1 + 0.5)^1; bounded {2,3}: C(1, 1) + C(1, 2) = 1
+    # SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c) over records of (b[1], e[1], c): a SEQ group's later
+    # iterations lie after its first (e[1], the second event) and before c: one of the record's 3 parts
+    # (2 gaps and the slack), W x with x ~ Beta(1, 2), density 2 (1 - x); n = (0.4 * 10 x) (0.8 * 10 x) / 2! =
+    # 16 x^2 later iterations, Poisson given x; lists: the anchor and any subset of them, E[2^N] = E[e^(16 x^2)];
+    # with b[i].x > b[i-1].x at 0.5: E[1.5^N] = E[e^(8 x^2)]; bounded {2,3}: one or two later iterations,
+    # E[C(N, 1) + C(N, 2)] = E[n] + E[n^2] / 2 = 16 E[x^2] + 128 E[x^4] = 16 / 6 + 128 / 15
+    # (E[x^j] = 2 / ((j + 1)(j + 2)))
     def lists(text):
         [g] = logical_plan(parse(f"PATTERN {text} WITHIN 10")).groups
         return anchored_group_lists(g, frozenset({"b[1]", "e[1]", "c"}), W, {"b": 0.4, "e": 0.8}.get, lambda e: 0.5)
-    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c)") == pytest.approx(2.0)
-    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c) WHERE b[i].x > b[i-1].x") == pytest.approx(1.5)
-    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e)){2,3}, X x), C c)") == pytest.approx(1.0)
+    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c)") == \
+        pytest.approx(_over(lambda x: np.exp(16 * x * x), 1, 3))
+    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c) WHERE b[i].x > b[i-1].x") == \
+        pytest.approx(_over(lambda x: np.exp(8 * x * x), 1, 3))
+    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e)){2,3}, X x), C c)") == pytest.approx(16 / 6 + 128 / 15)
     # an AND group's later iterations lie between its outside neighbours a and c (not bound here: the
     # record's whole window, 4 gaps of 2.5 = W), n = (0.4 * 10) (0.8 * 10) = 32: capped lists are floats
     assert lists("SEQ(A a, OR(KL(AND(B b, E e)){1,2}, X x), C c)") == pytest.approx(1 + 32)

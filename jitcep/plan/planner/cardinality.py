@@ -51,13 +51,11 @@ A NegationFilter keeps a record when no negated event falls in its range:
 with the negated events a Poisson process of rate ``r_n * sel(conds)``
 (Kolchinsky section 4, "negation patterns": the test is a filter on the
 positive matches; ZStream 4.4.2 / Table 2 prices it from ``Pt``), over a
-range of m gaps: the k events of a record split the window into k + 1 gaps
-of ``theta = W / (k + 1)`` on average; a range between its neighbours spans
-the gaps between them, an open side adds the window's slack (two gaps), an
-AND-bounded side ends at the record's first / last event (docs/semantics.md
-section 7).  The gaps' lengths vary from record to record (taken as
-exponential), so the chance is ``(1 + r_n * sel(conds) * theta)^-m``, the
-mean of ``exp(-r_n * sel(conds) * len)`` over the records
+range whose length varies over the records as a closure's does
+(:mod:`~jitcep.plan.planner.ranges`: the gaps between its neighbours, an
+open side adding the window's slack, an AND-bounded side ending at the
+record's first / last event, docs/semantics.md section 7), so the chance is
+the mean of ``exp(-r_n * sel(conds) * len)`` over the records
 (:func:`none_in_range`).
 
 Under a selection strategy other than skip-till-any-match the plan is the
@@ -70,15 +68,18 @@ must be next among (a lower bound: the statistics hold no rate of the other
 types), as :func:`jitcep.plan.planner.cost.strategy_cost` does by default.
 
 A KleeneCollect turns each record into its lists (ZStream 4.4.5 / Table 2
-KSEQ; Kolchinsky section 4 "Kleene closure": 2^m subsets of m events):
-``m = r_c * sel(member) * len`` expected members in its range; ``kleene="all"``
-gives ``((1 + p)^m - 1) / p`` lists, p the iterative conjuncts' selectivity
-(subsets whose consecutive members pass them; ``2^m - 1`` at p = 1; plus the
-empty list for ``*``, or the exact sum over the bounds for ``{n,m}``);
-``"maximal"`` gives one list when a member is there (``1 - exp(-m)``; every
-run of n..m consecutive members under bounds); list conjuncts multiply in,
-and one reading a member with the list (``each``) of selectivity q passes a
-list of L members with ``q^L`` (:func:`lists_per_record`).  A closure right
+KSEQ; Kolchinsky section 4 "Kleene closure": 2^N subsets of N events): its
+N members in the range are Poisson of mean ``r_c * sel(member) * len``, and
+``len`` varies over the records as a Beta share of the window
+(:mod:`~jitcep.plan.planner.ranges`: ``E[f(len)]``, not ``f(E[len])``);
+``kleene="all"`` gives ``sum(L) E[C(N, L)] p^(L-1)`` lists, p the iterative
+conjuncts' selectivity (subsets whose consecutive members pass them;
+``e^m - 1`` at p = 1 and a fixed length; plus the empty list for ``*``, the
+sum over the bounds for ``{n,m}``); ``"maximal"`` gives one list when a
+member is there (``1 - E[exp(-m)]``; every run of n..m consecutive members
+under bounds); list conjuncts multiply in, and one reading a member with the
+list (``each``) of selectivity q passes a list of L members with ``q^L``
+(:func:`lists_per_record`).  A closure right
 after another (adjacent) counts only the pairs of lists whose members lie
 after the other's last member (:func:`ordered_share`); one in an OR branch
 only on the records through it.
@@ -103,6 +104,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import ClosureUnit, JoinProblem
+from .ranges import Range, none_of, range_of, runs, subsets
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
@@ -588,35 +590,23 @@ def next_match_partials(cards, sels, contiguity: float | None = None) -> list[fl
     return out
 
 
-def _range_length(before, after, in_conj: bool, s: frozenset, W: float) -> float:
-    """Expected length of the range between a negation's / closure's neighbours in a record of the
-    variables ``s`` (module docstring): the record's k events split the window into k + 1 gaps."""
-    k = len(s)
-    b = sum(1 for v in before if v in s)
-    a = sum(1 for v in after if v in s)
-    lo = b if b else (1 if in_conj else -1)
-    hi = k - a + 1 if a else (k if in_conj else k + 2)
-    return min(max(hi - lo, 0) * W / (k + 1), W)
-
-
 def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: float) -> float:
-    """The chance that no event of a Poisson process of ``rate`` falls in the range of a negation (its
-    neighbours as :func:`_range_length` reads them) in a record of the variables ``s``.
+    """The chance that no event of a Poisson process of ``rate`` falls in the range of a negation (between
+    its neighbours ``before`` / ``after`` among a record's variables ``s``; an AND-bounded side, ``in_conj``,
+    ends at the record's first / last event, docs/semantics.md section 7) in a record of ``s``.
 
-    The range is m of the k + 1 gaps the record's k events leave in the window, m of mean length
-    ``theta = W / (k + 1)`` each; a gap's length varies from record to record, taken here as exponential
-    (the spacings of many uniform points), so the chance is ``E[exp(-rate * len)] = (1 + rate *
-    theta)^-m``.  ``exp(-rate * E[len])`` is the same to first order in ``rate * theta`` but, by Jensen's
-    inequality, far below it once ``rate * theta`` is large: on 200,000 events of
+    The range is ``W x``, x ~ Beta(j, k - j) over the records (j of the k parts of a record's window,
+    :func:`~jitcep.plan.planner.ranges.range_of`), so the chance is ``E[exp(-rate W x)]``
+    (:func:`~jitcep.plan.planner.ranges.none_of`).  ``exp(-rate * E[len])`` is the same to first order
+    in ``rate * len`` but, by Jensen's inequality, far below it once that is large: on 200,000 events of
     ``SEQ(A a, !N n, B b, C c) WITHIN 1500`` with N ten times as frequent (perf/bench_plans.py
-    ``neg_frequent``) 1,565 of 163,965 (a, b) records survive, 1%; ``exp(-38)`` estimated 2e-17 of them,
-    which made the join above look empty and drove it from the wrong side (perf/README.md "Plan quality
-    at 10^6 events").  This gives 2.5%."""
-    length = _range_length(before, after, in_conj, s, W)
-    if not length or not rate:
+    ``neg_frequent``) 1,570 of 179,645 (a, b) records survive, 0.87%; ``exp(-38)`` estimated 2e-17 of
+    them (session 13), gaps of mean ``W / 3`` taken as exponential ``(1 + rate W / 3)^-1`` 2.5% (sessions
+    14-15), this ``(1 - e^(-rate W)) / (rate W)`` 0.87%."""
+    if not rate:
         return 1.0
-    theta = W / (len(s) + 1)
-    return (1.0 + rate * theta) ** (-length / theta)
+    R = range_of(before, after, s, W, in_conj)
+    return none_of(rate * R.W, R)
 
 
 def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float:
@@ -642,11 +632,15 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
     docstring; ``rate(var)``, ``sel(conjunct)``), its member-wise conjuncts applying where the variables
     ``bound`` (default ``s``) bind all they read.
 
-    A conjunct reading a member with the whole list (``each``, ``b[i].x > avg(b.x)``) holds for a list
-    when it holds for every member: with ``q`` its selectivity (the user's, or the default: it is read on
-    lists, not sampled) taken as each member's chance to pass, independently, a list of L members passes
-    with ``q^L``, so under ``kleene="all"`` the lists are ``sum C(m, L) p^(L-1) q^L = ((1 + p q)^m - 1) / p``
-    and under ``"maximal"`` the one list (L Poisson of mean m) passes ``exp(-m (1 - q)) - exp(-m)``."""
+    Its members in the range are Poisson given the range's length, and the length varies over the
+    records (:mod:`~jitcep.plan.planner.ranges`): with ``m`` the members expected over the whole window,
+    ``p`` the iterative conjuncts' selectivity and ``q`` an ``each`` conjunct's (one reading a member
+    with the whole list, ``b[i].x > avg(b.x)``: the user's, or the default, as it is read on lists, not
+    sampled; a list of L members passes with ``q^L``), ``kleene="all"`` makes ``sum(L) E[C(N, L)]
+    p^(L-1) q^L`` lists (``(e^(m p q) - 1) / p`` at a fixed length), an anchored closure (its first
+    member bound by the joins, the others after it) ``q sum(L) E[C(N, L)] (p q)^L`` over its L later
+    members, each following one, and ``"maximal"`` one list when a member is there, passing with
+    ``q^N`` (``E[e^(-m (1 - q) x)] - E[e^(-m x)]``), or every run of lo..hi consecutive members."""
     bound = s if bound is None else bound
     member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= bound)
     q = math.prod(sel(e) for e in c.each)
@@ -654,68 +648,51 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
     if c.anchor is not None and c.anchor in s:
         # the anchor is the first member of every list: the others lie after it, and number one fewer
         before, lo, hi = (*before, c.anchor), max(lo - 1, 0), None if hi is None else hi - 1
-    m = rate(c.var) * member * _range_length(before, c.after, False, s, W)
-    m = min(m, 1000.0)  # 2^1000 is still a float; any plan with that many lists is priced out anyway
+    R = range_of(before, c.after, s, W)
+    m = min(rate(c.var) * member * R.W, 1000.0)  # members expected over the whole window
     anchored = before is not c.before
     first = q if anchored else 1.0  # the anchor is a member the each-conjuncts read too
     if mode == "maximal":
         if hi is None:
-            lists = math.exp(-m * (1.0 - q)) - (math.exp(-m) if lo >= 1 else 0.0)
+            lists = none_of(m * (1.0 - q), R) - (none_of(m, R) if lo >= 1 else 0.0)
         else:
-            M = round(m)
-            lists = float(sum(max(M - k + 1, 0) * q ** k for k in range(max(lo, 1), hi + 1))) + (anchored and lo == 0)
+            lists = sum(runs(m, R, L) * q ** L for L in range(max(lo, 1), hi + 1)) + (anchored and lo == 0)
     else:
-        p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
-        if anchored and hi is None and lo == 0:  # each of the L members after the anchor follows one: p^L
-            lists = (1.0 + p * q) ** m
-        elif hi is None and lo <= 1:
-            lists = ((1.0 + p * q) ** m - 1.0) / p + (1.0 if lo == 0 else 0.0)
+        p = max(math.prod(sel(e) for e in c.prev) if c.prev else 1.0, 1e-300)
+        if anchored:  # each of the L members after the anchor follows one: p^L
+            lists = subsets(m * p * q, R, lo, hi)
         else:
-            top = math.ceil(m) if hi is None else min(hi, math.ceil(m))
-            lists = float(sum(_choose(m, L) * p ** (L if anchored else max(L - 1, 0)) * q ** L
-                              for L in range(lo, top + 1)))
+            lists = subsets(m * p * q, R, max(lo, 1), hi) / p + (1.0 if lo == 0 else 0.0)
     return lists * first * math.prod(sel(e) for e in c.lists)
-
-
-def _choose(m: float, L: int) -> float:
-    """``C(m, L)`` for an expected count ``m`` of members: ``m (m - 1) .. (m - L + 1) / L!``, each factor at
-    least 0 (so a rare closure's one-member lists are ``m``, not ``C(round(m), 1) = 0``)."""
-    out = 1.0
-    for i in range(L):  # in floats: L! of a long list is past a float
-        out *= max(m - i, 0.0) / (i + 1)
-    return out
 
 
 def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
     """Expected lists of Kleene group ``g`` per record of the variables ``s`` (``rate(var)``,
     ``sel(conjunct)``), as :func:`lists_per_record` counts a closure's, its iterations for members: an
-    iteration is a match of its body inside the range between its neighbours, ``n = prod(r_v len) *
-    sel(joins) * sel(member)`` of them, over ``k!`` for a SEQ body (its k events in order), and the
-    lists are the subsets of them the bounds allow, consecutive ones passing the iterative conjuncts
-    (``((1 + p q)^n - 1) / p`` unbounded).  An upper bound for a SEQ body, whose iterations must also
-    follow one another, and for an AND body with shared events; the rates of its variables are sampled
-    like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
-    n, p, q = _iterations(g, g.before, s, W, rate, sel)
-    lo, hi = g.min, g.max
-    if hi is None and lo <= 1:
-        lists = ((1.0 + p * q) ** n - 1.0) / p + (1.0 if lo == 0 else 0.0)
-    else:
-        top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
-        lists = float(sum(_choose(n, L) * p ** max(L - 1, 0) * q ** L for L in range(lo, top + 1)))
+    iteration is a match of its body inside the range between its neighbours (:func:`_iterations`), and
+    the lists are the subsets of them the bounds allow, consecutive ones passing the iterative conjuncts
+    (``(e^(n p q) - 1) / p`` unbounded at a fixed length).  An upper bound for a SEQ body, whose
+    iterations must also follow one another, and for an AND body with shared events; the rates of its
+    variables are sampled like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
+    n, p, q, R, k = _iterations(g, g.before, s, W, rate, sel)
+    lists = subsets(n * p * q, R, max(g.min, 1), g.max, k) / p + (1.0 if g.min == 0 else 0.0)
     return lists * math.prod(sel(e) for e in g.lists)
 
 
-def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, float, float]:
-    """(n, p, q) of Kleene group ``g`` per record of ``s``: ``n`` its iterations in the range after
-    ``before`` (matches of its body, over ``k!`` for a SEQ body's k events in order, at most 1000),
+def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, float, float, Range, int]:
+    """(n, p, q, R, k) of Kleene group ``g`` per record of ``s``: ``n`` its iterations in a range of the
+    whole window after ``before`` (matches of its body, ``prod(r_v W) * sel(joins) * sel(member)``, over
+    ``k!`` for a SEQ body's k events in order, at most 1000; in a range of ``W x`` they are ``n x^k``),
     ``p`` the chance one iteration follows another (the iterative conjuncts), ``q`` the chance one
-    passes the ``each`` conjuncts."""
-    length = _range_length(before, g.after, False, s, W)
-    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    passes the ``each`` conjuncts, ``R`` the range (:func:`~jitcep.plan.planner.ranges.range_of`), ``k``
+    the body's events."""
+    R = range_of(before, g.after, s, W)
+    k = len(g.vars)
+    n = math.prod(rate(v) * R.W for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
     if g.seq:
-        n /= math.factorial(len(g.vars))
-    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
-    return min(n, 1000.0), p, math.prod(sel(e) for e in g.each)
+        n /= math.factorial(k)
+    p = max(math.prod(sel(e) for e in g.prev) if g.prev else 1.0, 1e-300)
+    return min(n, 1000.0), p, math.prod(sel(e) for e in g.each), R, k
 
 
 def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
@@ -723,18 +700,14 @@ def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
     iteration, the anchors, bound by the joins), as :func:`group_lists_per_record` counts them: the
     lists are the anchor and a subset of the ``n`` later iterations in range that the bounds allow, one
     fewer each, every later iteration following one (the anchor or an earlier one: ``p``) and every
-    iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum C(n, L) (p q)^L``,
-    ``q (1 + p q)^n`` unbounded from 0.  A SEQ group's later iterations lie after the anchor's, so its
-    range starts there (the anchors stand for the neighbour before it); an AND group's lie after it in
-    canonical order only, within its outside neighbours: all of those are counted (an upper bound)."""
-    n, p, q = _iterations(g, (*g.before, *g.anchor) if g.seq else g.before, s, W, rate, sel)
+    iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum E[C(N, L)] (p q)^L``,
+    ``q e^(n p q)`` unbounded from 0 at a fixed length.  A SEQ group's later iterations lie after the
+    anchor's, so its range starts there (the anchors stand for the neighbour before it); an AND group's
+    lie after it in canonical order only, within its outside neighbours: all of those are counted (an
+    upper bound)."""
+    n, p, q, R, k = _iterations(g, (*g.before, *g.anchor) if g.seq else g.before, s, W, rate, sel)
     lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
-    if hi is None and lo <= 1:
-        lists = (1.0 + p * q) ** n - (1.0 if lo == 1 else 0.0)
-    else:
-        top = math.ceil(n) if hi is None else min(hi, math.ceil(n))
-        lists = float(sum(_choose(n, L) * (p * q) ** L for L in range(lo, top + 1)))
-    return q * lists * math.prod(sel(e) for e in g.lists)
+    return q * subsets(n * p * q, R, lo, hi, k) * math.prod(sel(e) for e in g.lists)
 
 
 def _group_lists(g, s: frozenset, W: float, rate, sel) -> float:
@@ -743,25 +716,21 @@ def _group_lists(g, s: frozenset, W: float, rate, sel) -> float:
 
 
 def _growth(c, s: frozenset, W: float, rate, sel) -> float:
-    """``m * p * q`` of closure ``c`` per record of the variables ``s`` (:func:`lists_per_record`): its
-    lists that end at a member grow as ``exp`` of this over the range (``E[(1 + p q)^N]`` of N Poisson)."""
+    """``m * p * q`` of closure ``c`` per record of the variables ``s`` over its mean range
+    (:func:`lists_per_record`): its lists that end at a member grow as ``exp`` of this over the range
+    (``E[(1 + p q)^N]`` of N Poisson)."""
     member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
     p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
     q = math.prod(sel(e) for e in c.each)
-    return min(rate(c.var) * member * _range_length(c.before, c.after, False, s, W) * p * q, 700.0)
+    return min(rate(c.var) * member * range_of(c.before, c.after, s, W).mean * p * q, 700.0)
 
 
 def group_growth(g, s: frozenset, W: float, rate, sel) -> float:
-    """:func:`_growth` of Kleene group ``g``, its iterations for members: ``n * p * q`` per record of the
-    variables ``s`` (:func:`group_lists_per_record`'s n, p, q), for :func:`ordered_share` of a group next
-    to another construct (its iterations taken as points, their spread ignored)."""
-    length = _range_length(g.before, g.after, False, s, W)
-    n = math.prod(rate(v) * length for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
-    if g.seq:
-        n /= math.factorial(len(g.vars))
-    p = math.prod(sel(e) for e in g.prev) if g.prev else 1.0
-    q = math.prod(sel(e) for e in g.each)
-    return min(n * p * q, 700.0)
+    """:func:`_growth` of Kleene group ``g``, its iterations for members: ``E[n x^k] * p * q`` per record
+    of the variables ``s`` (:func:`_iterations`), for :func:`ordered_share` of a group next to another
+    construct (its iterations taken as points, their spread ignored)."""
+    n, p, q, R, k = _iterations(g, g.before, s, W, rate, sel)
+    return min(n * R.moment(k) * p * q, 700.0)
 
 
 def _any_growth(K, s: frozenset, W: float, rate, sel) -> float:

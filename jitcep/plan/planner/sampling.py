@@ -2,18 +2,21 @@
 
 How :func:`estimate` reads the table (never all of it, but for a pattern's rare type):
 
-- Type counts: from :data:`TYPE_SAMPLE` uniformly drawn events (the whole
-  table when it is smaller), ``n * drawn / draws``; when one of the
-  pattern's types is drawn fewer than :data:`MIN_CANDIDATES` times (under
-  0.8% of the events) it is counted exactly: read from the run's grouping
-  of the events by type when one is given that holds every type the
-  pattern reads (``groups``, as :func:`jitcep.runtime.prepare` passes it:
-  the events with a non-null key, and the type's positions for its own
-  sample come from there too), else every type in one compiled pass over
-  ``type_code`` (0.3-0.8 ms at 10^6 events): rare types are what a sample
-  misses and what event-frequency ordering needs most.  That pass for
-  every pattern was a third of the estimate.  (Every count read from the
-  grouping moved near-tied plans to slower ones: perf/README.md.)
+- Type counts: exact, read from the run's grouping of the events by type
+  when one is given that holds every type the pattern reads (``groups``, as
+  :func:`jitcep.runtime.prepare` passes it: the events with a non-null key;
+  its offsets are the counts, and a rare type's positions for its own
+  sample come from there too).  Without one, from :data:`TYPE_SAMPLE`
+  uniformly drawn events (the whole table when it is smaller), ``n * drawn
+  / draws``; a type drawn fewer than :data:`MIN_CANDIDATES` times (under
+  0.8% of the events) is counted exactly, every type in one compiled pass
+  over ``type_code`` (0.3-0.8 ms at 10^6 events): rare types are what a
+  sample misses and what event-frequency ordering needs most.  That pass
+  for every pattern was a third of the estimate.  (Session 14's exact
+  counts moved near-tied plans to slower ones because the cost model
+  mispriced a right-deep root's rows; session 15 priced them
+  (``cost.final_join_cost``), and session 16 measured plans no slower:
+  perf/README.md.)
 - Filters, and tuples for selectivities, come from ``sample`` positions in
   blocks of :data:`BLOCK` consecutive events at random places (the whole table
   when it is smaller): a block holds every event of its stretch, so candidate
@@ -212,11 +215,11 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             count = float(n)
         else:
             drawn = sum(hits[c] for c in cs)
-            if drawn >= MIN_CANDIDATES or len(draws) == n:
-                count = drawn * n / len(draws)
-            elif grouped is not None:  # rare: exact, from the run's grouping instead of a pass over the types
+            if grouped is not None:  # exact, from the run's grouping: its offsets, read for free
                 got = grouped[1]
                 count, n_cand, keyed_count = float(sum(int(got[c + 1] - got[c]) for c in cs)), len(idx), True
+            elif drawn >= MIN_CANDIDATES or len(draws) == n:
+                count = drawn * n / len(draws)
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)

@@ -1,0 +1,181 @@
+"""A closure's range over a record and its expected lists (jitcep/plan/planner/ranges.py, cardinality.lists_per_record).
+
+Expected values are hand-derived closed forms, integrals by the midpoint rule, enumerations of subsets, or
+counts over simulated Poisson streams: none comes from the series under test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from jitcep.pattern.parser import parse
+from jitcep.plan.logical import logical_plan
+from jitcep.plan.planner.cardinality import lists_per_record, none_in_range
+from jitcep.plan.planner.ranges import Range, laplace, none_of, range_of, runs, subsets
+
+
+def _over(f, j: int, k: int, n: int = 200_000) -> float:
+    """``E[f(x)]``, x ~ Beta(j, k - j), by the midpoint rule."""
+    x = (np.arange(n) + 0.5) / n
+    w = x ** (j - 1) * (1 - x) ** (k - j - 1)
+    return float((f(x) * w).sum() / w.sum())
+
+
+def _poisson(mean, n: int):
+    return np.exp(-mean) * mean ** n / math.factorial(n)
+
+
+@pytest.mark.parametrize("before, after, s, expected", [
+    # SEQ(A a, B+ b[], C c) over (a, c): the one gap of the record's two parts (gap, slack)
+    (("a",), ("c",), {"a", "c"}, (1, 2)),
+    # over (a, c, d), d after c, or (a, d, c), d before a: a to c is one of three parts
+    (("a",), ("c", "d"), {"a", "c", "d"}, (1, 3)),
+    (("d", "a"), ("c",), {"a", "c", "d"}, (1, 3)),
+    # over (a, c, d, e): from c's ... to e's, two inner gaps of four parts
+    (("a",), ("d", "e"), {"a", "c", "d", "e"}, (2, 4)),
+    # a at an end: from c to a + W, the slack
+    (("a", "c"), (), {"a", "c"}, (1, 2)),
+    (("a", "d", "c"), (), {"a", "c", "d"}, (1, 3)),
+    # the neighbour after not bound: from a over the record's other events to the window's end
+    (("a",), ("c",), {"a", "d"}, (2, 2)),
+    (("a",), ("c",), {"a", "e", "d"}, (3, 3)),
+    (("a",), ("c",), {"a"}, (1, 1)),
+    # no neighbour bound: the whole window
+    (("a",), ("c",), {"d", "e"}, (1, 1)),
+])
+def test_a_range_is_its_parts_of_the_records_window(before, after, s, expected):
+    R = range_of(before, after, frozenset(s), 10.0)
+    assert (R.W, R.j, R.k) == (10.0, *expected)
+    j, k = expected
+    assert R.mean == pytest.approx(10.0 * (j / k if j < k else 1.0))
+
+
+@pytest.mark.parametrize("before, after, s, expected", [
+    # a negation inside an AND: a side without a neighbour ends at the record's first / last event
+    (("a",), (), {"a", "c"}, (1, 2)),  # from a to c, the record's last: its one gap
+    ((), ("c",), {"a", "c", "d"}, (2, 3)),  # from the first event to c, the last: two gaps
+    ((), (), {"a", "c", "d"}, (2, 3)),  # the record's whole span: two gaps of three parts
+    ((), (), {"a"}, None),  # one event: no range
+])
+def test_a_range_inside_an_and_ends_at_the_records_events(before, after, s, expected):
+    R = range_of(before, after, frozenset(s), 10.0, in_conj=True)
+    assert (R.W, R.j, R.k) == ((10.0, *expected) if expected else (0.0, 1, 1))
+
+
+@pytest.mark.parametrize("z", [1e-4, 0.3, 3.0, 12.0])
+def test_subsets_sum_the_beta_poisson_moments(z):
+    # 1F1(1; 2; z) = (e^z - 1) / z; 1F1(1; 3; z) = 2 (e^z - 1 - z) / z^2; 1F1(2; 3; z) = 2 ((z - 1) e^z + 1) / z^2
+    for (j, k), closed in (((1, 2), math.expm1(z) / z), ((1, 3), 2 * (math.expm1(z) - z) / z ** 2),
+                           ((2, 3), 2 * ((z - 1) * math.exp(z) + 1) / z ** 2)):
+        R = Range(1.0, j, k)
+        assert subsets(z, R, 0, None) == pytest.approx(closed, rel=1e-9 if z > 1e-3 else 1e-6)
+        assert subsets(z, R, 1, None) == pytest.approx(_over(lambda x: np.expm1(z * x), j, k), rel=1e-6)
+        # bounded: E[C(N, 1)] + E[C(N, 2)] = z E[x] + z^2 / 2 E[x^2]
+        mean, square = j / k, j * (j + 1) / (k * (k + 1))
+        assert subsets(z, R, 1, 2) == pytest.approx(z * mean + z * z / 2 * square)
+    # a fixed length (j = k): Poisson alone, e^z; iterations of a 2-event body, n = z x^2
+    assert subsets(z, Range(1.0, 3, 3), 0, None) == pytest.approx(math.exp(z))
+    assert subsets(z, Range(1.0, 1, 2), 1, None, 2) == pytest.approx(_over(lambda x: np.expm1(z * x * x), 1, 2),
+                                                                     rel=1e-6)
+
+
+def test_subsets_far_out_are_the_leading_term():
+    # 1F1(1; 2; z) ~ e^z / z above the series' reach: (e^z - 1) / z within 1/z
+    assert subsets(80.0, Range(1.0, 1, 2), 0, None) == pytest.approx(math.expm1(80.0) / 80.0, rel=1e-12)
+    assert subsets(5000.0, Range(1.0, 1, 2), 1, None) < math.inf
+
+
+@pytest.mark.parametrize("t", [0.0, 0.5, 4.0, 30.0, 200.0])
+def test_laplace_and_runs_against_the_integrals(t):
+    for j, k in ((1, 2), (1, 3), (2, 3), (2, 5)):
+        # past ASYMPTOTIC two terms of the expansion, within O(1/t^2)
+        assert laplace(t, j, k) == pytest.approx(_over(lambda x: np.exp(-t * x), j, k), rel=1e-4 if t < 60 else 1e-3,
+                                                 abs=1e-12)
+    assert none_of(t, Range(1.0, 2, 2)) == pytest.approx(math.exp(-t))
+    if t <= 30:  # runs of 3 consecutive members among N Poisson of mean t x, x uniform: sum over N
+        expected = _over(lambda x: sum(_poisson(t * x, n) * (n - 2) for n in range(3, 120)), 1, 2, 20_000)
+        assert runs(t, Range(1.0, 1, 2), 3) == pytest.approx(expected, rel=1e-4, abs=1e-12)
+
+
+def _anchored_lists_by_enumeration(n: int, p: float) -> float:
+    """The expected lists of an anchored closure with n later members in range: the anchor followed by a
+    nonempty subset of them (``{2,}``), each member following the one before it (the anchor for the first)
+    with chance p: every subset enumerated."""
+    return sum(p ** len(S) for L in range(1, n + 1) for S in itertools.combinations(range(n), L))
+
+
+def test_an_anchored_closures_lists_count_each_link_from_the_anchor():
+    # the table: n later members, p = 1/2: 0, 1/2, 5/4, 19/8 -- (1 + p)^n - 1, not ((1 + p)^n - 1) / p (which
+    # counts a link less per list, as a closure whose first member is free of the iterative conjunct)
+    table = [_anchored_lists_by_enumeration(n, 0.5) for n in range(4)]
+    assert table == [0.0, 0.5, 1.25, 2.375]
+    assert table == [1.5 ** n - 1 for n in range(4)]
+    assert [((1 + 0.5) ** n - 1) / 0.5 for n in range(4)] == [2 * x for x in table]  # the other form: twice
+    # the estimate, over records of (c[1], f): the later members in f - c[1] = W x, x uniform, Poisson of
+    # mean r W x; with the enumerated table, E[sum_n P(n) table(n)] = E[e^(r W p x)] - 1
+    # (members past 12 are too rare to count here)
+    [c] = logical_plan(parse("PATTERN SEQ(A a, OR(C{2,} c[], E e), F f) WHERE c[i].x > c[i-1].x WITHIN 10")).closures
+    r, W, p = 0.1, 10.0, 0.5
+    got = lists_per_record(c, "all", frozenset({"c[1]", "f"}), W, {"c": r}.get, lambda e: p)
+    by_table = _over(lambda x: sum(_poisson(r * W * x, n) * _anchored_lists_by_enumeration(n, p) for n in range(12)),
+                     1, 2, 20_000)
+    assert got == pytest.approx(by_table, rel=1e-6)
+    assert got == pytest.approx(math.expm1(r * W * p) / (r * W * p) - 1)
+    # C+ (the anchor alone is a list too): one more; {2,3}: one or two later members, E[C(N,1)] p + E[C(N,2)] p^2
+    [c] = logical_plan(parse("PATTERN SEQ(A a, OR(C+ c[], E e), F f) WHERE c[i].x > c[i-1].x WITHIN 10")).closures
+    assert lists_per_record(c, "all", frozenset({"c[1]", "f"}), W, {"c": r}.get, lambda e: p) == \
+        pytest.approx(got + 1)
+    [c] = logical_plan(parse("PATTERN SEQ(A a, OR(C{2,3} c[], E e), F f) WHERE c[i].x > c[i-1].x WITHIN 10")).closures
+    assert lists_per_record(c, "all", frozenset({"c[1]", "f"}), W, {"c": r}.get, lambda e: p) == \
+        pytest.approx(r * W / 2 * p + (r * W) ** 2 / 2 / 3 * p * p)
+
+
+def _simulated_lists(rate_b: float, W: float, T: float, seed: int) -> tuple[float, int]:
+    """Lists per (a, c) record of SEQ(A a, B+ b[], C c) WITHIN W over Poisson streams of rate 1 (A, C) and
+    ``rate_b`` (B) on [0, T]: the mean over the records of 2^N - 1, N the Bs strictly between a and c."""
+    rng = np.random.default_rng(seed)
+    a, c, b = (np.sort(rng.uniform(0, T, rng.poisson(r * T))) for r in (1.0, 1.0, rate_b))
+    total, records = 0.0, 0
+    for t in a:
+        cs = c[(c > t) & (c - t <= W)]
+        n = np.searchsorted(b, cs) - np.searchsorted(b, t, side="right")
+        total += float(np.sum(np.exp2(n) - 1.0))
+        records += len(cs)
+    return total / records, records
+
+
+@pytest.mark.parametrize("rate_b", [0.05, 0.3])
+def test_lists_per_record_match_simulated_poisson_streams(rate_b):
+    # the members are Poisson given the range, and the range c - a is uniform over the window: a fixed
+    # count at the mean range (2^m - 1, m = r W / 2) is far below at r W = 3, 2^1.5 - 1 = 1.83 against 5.36
+    W = 10.0
+    got, records = _simulated_lists(rate_b, W, 40_000.0, 5)
+    [b] = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c) WITHIN 10")).closures
+    estimate = lists_per_record(b, "all", frozenset({"a", "c"}), W, {"b": rate_b}.get, lambda e: 1.0)
+    assert records > 300_000
+    assert estimate == pytest.approx(got, rel=0.05)
+    if rate_b == 0.3:
+        assert 2 ** (rate_b * W / 2) - 1 < 0.5 * got
+
+
+def test_a_negations_survival_matches_simulated_poisson_streams():
+    # SEQ(A a, !B n, C c) WITHIN 10: the share of (a, c) records with no B between them, over Poisson streams
+    # (rates 1, 1 and rb); c - a is uniform over the window: E[exp(-rb W x)] = (1 - e^(-rb W)) / (rb W).  The
+    # gaps-of-mean-W/3 estimate before, 1 / (1 + rb W / 3), is 2.5x this at rb W = 30
+    W, T = 10.0, 40_000.0
+    for rate_b in (0.05, 3.0):
+        rng = np.random.default_rng(9)
+        a, c, b = (np.sort(rng.uniform(0, T, rng.poisson(r * T))) for r in (1.0, 1.0, rate_b))
+        kept = records = 0
+        for t in a:
+            cs = c[(c > t) & (c - t <= W)]
+            kept += int(np.sum(np.searchsorted(b, cs) == np.searchsorted(b, t, side="right")))
+            records += len(cs)
+        estimate = none_in_range(rate_b, ("a",), ("c",), False, frozenset({"a", "c"}), W)
+        assert estimate == pytest.approx(-math.expm1(-rate_b * W) / (rate_b * W))
+        assert estimate == pytest.approx(kept / records, rel=0.05)
+    assert 1 / (1 + 3.0 * W / 3) > 2.5 * estimate
