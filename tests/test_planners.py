@@ -133,7 +133,8 @@ def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():
     tree = q.explain(df, type="type", format="dict", statistics={"rates": {"a": 1e-6}})
     assert "a" in _first_join(tree)
     st_ = tree["statistics"]
-    assert st_["sources"]["a"] == "user" and st_["sources"]["c"] == "sampled"
+    # c has no filter and no key: its rate is its events counted by the run's grouping, over the extent
+    assert st_["sources"]["a"] == "user" and st_["sources"]["c"] == "counted"
     assert all("est_rows" in n and "cost" in n for n in _nodes(tree["children"][0]))
     text = q.explain(df, type="type", statistics={"rates": {"a": 1e-6}, "partitions": 3})
     assert "statistics: rates" in text and "a=1e-06 (user)" in text
@@ -144,11 +145,23 @@ def test_user_statistics_steer_the_plan_and_are_shown_with_their_source():
     assert ops and all("est_rows=" in line and " cost=" in line for line in ops)
 
 
+def test_a_filtered_rate_is_sampled_and_an_unfiltered_one_counted():
+    df = _frame()
+    st_ = jitcep.compile("PATTERN SEQ(A a, B b, C c) WHERE a.x >= 50 AND c.x > a.x WITHIN 20").explain(
+        df, type="type", format="dict")["statistics"]
+    # a's rate is its count times the sampled share its filter keeps; b's and c's are counts
+    assert st_["sources"]["a"] == "sampled"
+    assert st_["sources"]["b"] == st_["sources"]["c"] == "counted"
+    assert st_["sources"]["c.x > a.x"] == "sampled"
+    n_c = int((df["type"] == "C").sum())
+    assert st_["rates"]["c"] == pytest.approx(n_c / (df.height - 1))
+
+
 def test_analyze_shows_estimated_beside_measured_rows_and_time():
     df = _frame()  # above runtime.SMALL_TABLE: "auto" estimates and plans
     q = jitcep.compile(TEXT)
     tree = q.explain(df, type="type", analyze=True, format="dict")
-    assert tree["statistics"]["sources"]["a"] == "sampled"
+    assert tree["statistics"]["sources"]["a"] == "counted"
     nodes = _nodes(tree["children"][0])
     assert all({"est_rows", "cost", "rows", "time_s"} <= set(n) for n in nodes)
     assert tree["rows"] == len(q.run(df, type="type"))  # the measured rows are the run's

@@ -600,9 +600,9 @@ def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: fl
     (:func:`~jitcep.plan.planner.ranges.none_of`).  ``exp(-rate * E[len])`` is the same to first order
     in ``rate * len`` but, by Jensen's inequality, far below it once that is large: on 200,000 events of
     ``SEQ(A a, !N n, B b, C c) WITHIN 1500`` with N ten times as frequent (perf/bench_plans.py
-    ``neg_frequent``) 1,570 of 179,645 (a, b) records survive, 0.87%; ``exp(-38)`` estimated 2e-17 of
-    them (session 13), gaps of mean ``W / 3`` taken as exponential ``(1 + rate W / 3)^-1`` 2.5% (sessions
-    14-15), this ``(1 - e^(-rate W)) / (rate W)`` 0.87%."""
+    ``neg_frequent``) 1,570 of 179,645 (a, b) records survive, 0.87%; ``exp(-rate E[len])`` estimates
+    2e-17 of them, gaps of mean ``W / 3`` taken as exponential ``(1 + rate W / 3)^-1`` 2.5%, this
+    ``(1 - e^(-rate W)) / (rate W)`` 0.87%."""
     if not rate:
         return 1.0
     R = range_of(before, after, s, W, in_conj)

@@ -12,11 +12,9 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
   0.8% of the events) is counted exactly, every type in one compiled pass
   over ``type_code`` (0.3-0.8 ms at 10^6 events): rare types are what a
   sample misses and what event-frequency ordering needs most.  That pass
-  for every pattern was a third of the estimate.  (Session 14's exact
-  counts moved near-tied plans to slower ones because the cost model
-  mispriced a right-deep root's rows; session 15 priced them
-  (``cost.final_join_cost``), and session 16 measured plans no slower:
-  perf/README.md.)
+  for every pattern was a third of the estimate.  (Exact counts keep plans
+  as fast as sampled ones only because the cost model prices a right-deep
+  root's rows, ``cost.final_join_cost``: perf/notes/plan_quality.md.)
 - Filters, and tuples for selectivities, come from ``sample`` positions in
   blocks of :data:`BLOCK` consecutive events at random places (the whole table
   when it is smaller): a block holds every event of its stretch, so candidate
@@ -211,6 +209,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         cs = type_codes[i]
         idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], in_type[i]
         keyed_count = False  # counted over the events with a key (the run's grouping): kept is among them
+        counted = True  # the count is exact, not scaled from the draws
         if cs is None:
             count = float(n)
         else:
@@ -219,7 +218,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                 got = grouped[1]
                 count, n_cand, keyed_count = float(sum(int(got[c + 1] - got[c]) for c in cs)), len(idx), True
             elif drawn >= MIN_CANDIDATES or len(draws) == n:
-                count = drawn * n / len(draws)
+                count, counted = drawn * n / len(draws), len(draws) == n
             else:  # rare: count it exactly
                 if exact is None:
                     exact = count_codes(table.type_code, n_types)
@@ -230,6 +229,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             idx = idx[keep]
             passed = len(idx)
         cands[v] = idx
+        shared = False  # kept is a sampled share
         if count == 0:
             kept = 0.0
         elif lf.filter is None and not keyed:
@@ -237,9 +237,11 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         elif lf.filter is not None and pset is None:
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
+            shared = True
             if n_cand < MIN_CANDIDATES and count > n_cand:  # too rare for the blocks: sample its own positions
                 if lf.filter is None and (keyed_count or _never_null(table, logical.key, streams)):
                     passed = n_cand = 1  # each of its events has a key: kept is 1, nothing to sample
+                    shared = False
                 elif not keyed_count:
                     passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
                                                  pset, rng, i)
@@ -248,7 +250,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                                                  passes, pset, rng, i)
             kept = passed / n_cand if passed else 0.5 / (n_cand + 1)
         rates[v] = count * kept / (extent * partitions)
-        sources.setdefault(v, "sampled")
+        sources.setdefault(v, "counted" if counted and not shared else "sampled")
 
     # selectivities
     wt = ts_pos if window_measure == "time" else pos

@@ -31,8 +31,10 @@ pattern, named as the pattern names them:
 - ``events``: the table's events (its positions), what a pass over arrays
   indexed by position reads (the final join's rows, :mod:`jitcep.plan.rules.join_driver`);
   None when not known (user statistics alone).
-- ``sources``: where each number came from, ``"sampled"``, ``"user"`` or
-  ``"default"``, keyed as ``rates`` / ``selectivities`` are, plus
+- ``sources``: where each number came from, ``"sampled"``, ``"counted"``
+  (a rate from an exact count of its types' events, with no sampled share
+  kept by a filter or a key), ``"user"`` or ``"default"``, keyed as
+  ``rates`` / ``selectivities`` are, plus
   ``"(partitions)"`` and ``"(skew)"`` (parentheses: no variable or
   conjunct has that text).
 
