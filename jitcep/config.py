@@ -39,7 +39,7 @@ STRING_VERIFY_CHUNK = 1 << 20  # rows of a long-string column hashed and checked
 PY_SORT_MAX = 4096  # up to this many distinct strings Python's sort beats a Polars query
 STRING_EXACT_MAX = 1 << 14  # a column with a string past 12 bytes and fewer rows is coded by the exact byte
 #                            kernel in one pass: Polars' hash and check queries cost ~0.5 ms more there (CPU,
-#                            more under load: each waits for Polars' pool), 2-3x the kernel (perf/README.md)
+#                            more under load: each waits for Polars' pool), 2-3x the kernel (perf/notes/fixed_costs.md)
 
 # Sorting and coding kernels (jitcep/kernels/encode.py).
 ARGSORT_RADIX_BITS = 11  # digit width of the stable LSD radix argsort: wider digits mean fewer passes over
@@ -59,7 +59,7 @@ JOIN_BY_LEFT = 8  # drive a SEQ join by its left input when that is this many ti
 THREAD_MIN_RECORDS = 1 << 18  # a join's input records, or candidate pairs, below which the work runs on one
 #                               thread whatever ``threads=`` says (jitcep/threads.py).  At 2^14 a second thread
 #                               made 10-80 ms runs up to 1.6x slower on an idle 2-core machine (seq_len12: 0.63x;
-#                               perf/README.md, "Threads"): the split calls' hand-offs and fresh pages cost more
+#                               perf/notes/threads.md, "Threads"): the split calls' hand-offs and fresh pages cost more
 #                               than the halved work; at 2^18 no workload measured lost
 JOIN_CHUNK_PAIRS = 1 << 16  # a SEQ join with predicates makes and tests about this many candidate pairs at a
 #                            time (execute/join.py): they stay in cache, and only the survivors are kept
@@ -93,7 +93,7 @@ KEY_SAMPLE_STEP = 64
 DNF_MAX_ALTERNATIVES = 16
 # A SEQ of this many single variables or more gets the semi-join reduction (plan/rules/semijoin_reduction.py):
 # two linear passes over its leaves, cheaper than the first join over the same leaves.  Below it, the one
-# join of a SEQ of two is itself the pass.  perf/README.md "Semi-join reduction" has the numbers.
+# join of a SEQ of two is itself the pass.  perf/notes/reduction.md "Semi-join reduction" has the numbers.
 REDUCE_MIN_VARS = 3
 
 # Planning budgets (jitcep/plan/planner/algorithms/_common.py).  The searches are bounded by counted work,
@@ -106,13 +106,13 @@ REDUCE_MIN_VARS = 3
 # rounded to 1 µs, so a budget's steps take about as long in real time on a quiet machine.  That is the
 # Python searches' time (`bench_planning.py --python`); under Cost_tree, Cost_ord and ZStream's node terms
 # the searches run compiled (kernels/join_search.py) at a small fraction of it, with the same steps counted,
-# so the same plans (perf/README.md "Planning time at 10^6 events").
+# so the same plans (perf/notes/planning_time.md "Planning time at 10^6 events").
 PLAN_STEP_NS = 1000
 PLAN_DEFAULT_STEPS = 2_000_000  # an exact algorithm or iterative improvement called without a budget (~2 s):
 #                                 asked for the optimum, so generous, yet bounded so a 22-unit pattern cannot
 #                                 stall compile for hours (Kolchinsky 6.3: DP-B took over 50 hours at 22 units)
 # planner="auto": AUTO_STEPS (~50 ms) called without a budget; in a run, AUTO_STEPS_PER_EVENT per event of the
-# table (10 ns: the cheapest runs cost ~12 ns per event, perf/README.md "Planner statistics", so from 10^6
+# table (10 ns: the cheapest runs cost ~12 ns per event, perf/notes/statistics.md "Planner statistics", so from 10^6
 # events the search stays within about the run's own time), from AUTO_MIN_STEPS (~10 ms) up to AUTO_STEPS.
 AUTO_STEPS = 50_000
 AUTO_MIN_STEPS = 10_000

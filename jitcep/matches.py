@@ -172,7 +172,7 @@ def lists_ascend(off: np.ndarray, pos: np.ndarray) -> bool:
     not.  Where they do, a list's first and last members are its smallest
     and largest and it needs no sort: one vectorised pass instead of a
     ``reduceat`` or a ``lexsort`` over every member (the lexsort took 1.8 s of
-    a 5.4 s run with 2.2 million lists, perf/README.md).
+    a 5.4 s run with 2.2 million lists, perf/notes/kleene.md).
     """
     a, b = int(off[0]), int(off[-1])
     seg = pos[a:b]

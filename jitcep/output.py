@@ -288,7 +288,7 @@ def _rows_in_place(vars_, mt: MatchTable) -> np.ndarray | None:
     With sorted input a position is its input row; a final join's match table holds its columns as the
     rows of one matrix (``MatchTable.block``), so when the variables are those rows in that order and
     none is unbound, the matrix read end to end is the rows: 8 bytes a match and variable that are not
-    written again (6.65M matches of 3 variables: 160 MB of fresh pages, perf/README.md).
+    written again (6.65M matches of 3 variables: 160 MB of fresh pages, perf/notes/output_and_core.md).
     """
     block = mt.block
     if block is None or any(v.is_list for v in vars_) or [v.name for v in vars_] != list(mt.single):

@@ -148,13 +148,13 @@ def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
 SMALL_TABLE = 4096
 """``planner="auto"`` plans a table of fewer events (or no table: ``explain`` without events) by rule,
 left-deep in pattern order, unless the user gives statistics: estimating and searching cost ~0.5-3 ms
-(3-8 units), as much as running a table that small (perf/README.md "Planner statistics")."""
+(3-8 units), as much as running a table that small (perf/notes/statistics.md "Planner statistics")."""
 
 
 PLAN_MIN_WORK = 1 << 18
 """``planner="auto"`` plans by rule (left-deep in pattern order) a SEQ of event variables over a table
 whose default plan builds fewer partial matches than this, bounded by :func:`small_work`: estimating
-and searching cost ~1.5-2 ms (3 variables, more with more), more than such joins take (perf/README.md
+and searching cost ~1.5-2 ms (3 variables, more with more), more than such joins take (perf/notes/fixed_costs.md
 "Per-run fixed costs against DuckDB and Polars")."""
 
 
@@ -291,7 +291,7 @@ def searched(logical, options: Options, stats, span: float, budget: int | None) 
     values of its inputs (and of the tuning constants, :func:`_tuning`): the plan is a
     function of them alone, and an analyst reruns one query on one table, whose sample gives the same
     statistics each time.  The search and the rules cost 0.5-1 ms
-    per run for a SEQ of 3 and ~12 ms for a SEQ of 24 at 10^6 events (perf/README.md)."""
+    per run for a SEQ of 3 and ~12 ms for a SEQ of 24 at 10^6 events (perf/notes/planning_time.md)."""
     key = (options, _statistics_key(stats), span, budget, _tuning())
     plans = _searched(logical)
     plan = plans.get(key)

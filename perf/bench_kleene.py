@@ -9,7 +9,7 @@ per form: the median seconds of ``--repeat`` warm runs of each (Polars in,
 Polars out), the matches each finds, the ratio closure / single per run and the
 microseconds per match of each and their ratio (issue 15's bar for a Kleene form:
 within 3x of its twin per match, and per run where the two outputs are within 3x
-of each other; see perf/README.md, "Kleene forms").  The closures' lists grow with the events in their range,
+of each other; see perf/notes/kleene.md, "Kleene forms").  The closures' lists grow with the events in their range,
 so the window keeps a handful per range, as in SASE+'s and ZStream's Kleene
 workloads.  ``--since``: the forms compiled since the closures that may be
 empty and the conjuncts reading a member with the whole list, each beside the

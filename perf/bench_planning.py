@@ -29,7 +29,7 @@ Cost_tree; default: each algorithm's own, ``config.AUTO_STEPS`` for ``auto``, ``
 for the others); an exact algorithm whose joins do not fit returns GREEDY's plan, which shows as its cost
 leaving 1.00.  A last table gives the measured nanoseconds per step of the exact searches where they ran
 (median time over the joins they price): the calibration behind ``config.PLAN_STEP_NS``.  Results on the
-reference machine are in perf/README.md.
+reference machine are in perf/notes/planning_time.md.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def time_plans(text: str, df: pl.DataFrame, repeat: int, planners=PLANNERS,
             distinct.append(entry)
         chosen[name] = entry
     # each round starts one plan further along: a plan run right after a much slower one paid ~10% more
-    # (its memory freshly returned to the system; perf/README.md "Plan quality at 10^6 events"), so no
+    # (its memory freshly returned to the system; perf/notes/plan_quality.md "Plan quality at 10^6 events"), so no
     # plan always follows the same one
     for r in range(repeat):
         for plan, opts, times in distinct[r % len(distinct):] + distinct[:r % len(distinct)]:

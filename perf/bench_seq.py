@@ -18,7 +18,7 @@ ratio to one bare Numba pass over the same columns — "x bare" over the coded
 columns the engine builds (int32 type and key codes), "x in" over the input
 columns as given (a String column read as its 16-byte Arrow views, a
 Categorical as its physical codes, an integer key as its values; the target's yardstick, see
-perf/README.md) — peak memory above the
+perf/notes/design_targets.md) — peak memory above the
 input (VmHWM in a fresh process per row, so no allocator pages kept from
 earlier runs hide it; see :func:`memory_child`) against the input columns the
 pattern reads, and compile latency: cold (empty Numba and jitcep caches, fresh

@@ -3,13 +3,13 @@
     python perf/bench_threads.py [--select seq_len3 zstream_q6 ...] [--threads 1 2] [--n 1000000] [--repeat 9]
     python perf/bench_threads.py --share [--select ...] [--repeat 7]
 
-For each workload of perf/workloads.py (default: the seven of perf/README.md's threads section, two
+For each workload of perf/workloads.py (default: the seven of perf/notes/threads.md, two
 of them the join-heavy cases below) and each thread count: the median time of ``Query.run`` end to
 end and of the matching stage alone (``runtime.evaluate`` on a built event table), and the speed-up
 over the first count, all in one process, runs interleaved, so the ratios share the machine's state;
 the load average before and after says whether the cores were free (the figures mean little when it
 is above the core count).  Every count's matches are checked equal to the first count's.  ``--markdown``
-prints the rows as perf/README.md's table.  What splits over threads is in docs/semantics.md §14;
+prints the rows as perf/notes/threads.md's tables.  What splits over threads is in docs/semantics.md §14;
 ``--share`` measures how much of a run that is, in thread CPU time, so it holds on a busy machine too.
 """
 
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--repeat", type=int, default=9)
-    p.add_argument("--markdown", action="store_true", help="the rows as perf/README.md's table (two thread counts)")
+    p.add_argument("--markdown", action="store_true", help="the rows as perf/notes/threads.md's tables (two thread counts)")
     p.add_argument("--share", action="store_true",
                    help="instead: the share of the matching time that splits at the largest --threads count, "
                         "and the speed-up it allows (Amdahl, with the ranges' balance); not a wall-clock timing")

@@ -1612,9 +1612,9 @@ def test_a_maximal_closure_at_the_end_under_ties_with_a_count_window_stays_on_to
     text = "PATTERN SEQ(A f, H h, B g, C+ c[]) WITHIN 4 EVENTS"
     pattern, logical = parse(text), logical_plan(parse(text))
     table = lambda: build_event_table(events, [pattern], type="type")  # noqa: E731
-    for kleene, units in (("maximal", []), ("all", [["f", "g"]])):
-        planning = Planning(logical, Options(order="nondecreasing_ts", kleene=kleene))
-        assert [sorted(need) for _, need, *_ in closure_units(planning)] == units, kleene
+    for mode, units in (("maximal", []), ("all", [["f", "g"]])):
+        planning = Planning(logical, Options(order="nondecreasing_ts", kleene=mode))
+        assert [sorted(need) for _, need, *_ in closure_units(planning)] == units, mode
     options = Options(order="nondecreasing_ts", kleene="maximal")
     [top] = runtime.evaluate([pattern], table(), options, plan=physical_plan(logical, options, (("f", "g"), "h")))
     assert [(m["f"], m["h"], m["g"], m["c"]) for m in top.to_bindings()] == [(1, 0, 2, (3,))]

@@ -117,7 +117,7 @@ def test_warmup_fills_the_cache_and_silences_the_notice(tmp_path):
     assert done.stdout == ""
     assert "jitcep: warmup: done" in done.stderr
     # a constant passed from one kernel to another is a specialisation of its own (Numba types it as a
-    # Literal): compiled again on a first run for nothing (perf/README.md, compile latency)
+    # Literal): compiled again on a first run for nothing (perf/notes/compile.md, compile latency)
     compiled = sigs.read_text().splitlines()
     assert any(line.startswith("join._seq_join ") for line in compiled)
     # the planner's sample, keyed and not (reached only by tables large enough to be planned)

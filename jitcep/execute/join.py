@@ -130,7 +130,7 @@ def _seq_join_in_chunks(node, L: Buffer, R: Buffer, state, cap: int):
     allowed timestamp), through the kernel's partition offsets, so no array is copied.
 
     Where a predicate keeps few pairs (googleIncrease: 1.5% of every pair of GOOG events 30 minutes apart,
-    perf/README.md), the pairs are never all held at once: each chunk's arrays stay in cache and only the
+    perf/notes/opencep.md), the pairs are never all held at once: each chunk's arrays stay in cache and only the
     survivors are kept, and the kernel runs once per chunk on arrays sized from the chunks before it
     instead of twice on the whole (its first arrays, sized by the right records, were outgrown).  The
     same pairs in the same (right record, left record) order as one call, and more than ``cap``

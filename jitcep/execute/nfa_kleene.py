@@ -123,7 +123,7 @@ class _Runs:
     def concat(parts: list) -> "_Runs":
         """The runs of ``parts`` in order; the one part with runs itself when the others have none (every
         part is a fresh buffer, read no more: a round often adds no forks, and the runs' copies, here and
-        in :meth:`take`, were a fifth of skip-till-next-match's time at 10^6 events, perf/README.md)."""
+        in :meth:`take`, were a fifth of skip-till-next-match's time at 10^6 events, perf/notes/kleene.md)."""
         full = [p for p in parts if len(p)]
         if len(full) == 1:
             return full[0]

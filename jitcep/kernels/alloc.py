@@ -68,7 +68,7 @@ class BufferPool:
 
     A run's arrays past glibc's thresholds are mapped fresh, or grow a heap
     that glibc trims again when they are freed, so every run pays a page
-    fault per 4 KB it writes: simpleNot at x100 (perf/README.md, "jitcep
+    fault per 4 KB it writes: simpleNot at x100 (perf/notes/opencep.md, "jitcep
     against OpenCEP") faulted ~6,000 pages a run, a third of its time.
     glibc's thresholds are process-wide (``mallopt``), the user's process
     to set; this pool keeps the memory of the runs of one query instead.

@@ -11,7 +11,7 @@ canonical order (a left leaf: event by event; a right leaf: the left records
 put once in order of their first position by a counting sort).  Where the
 window times follow the positions, as the engine's always do (checked, not
 assumed), the pairs within the search bounds cannot fail the window: they are
-counted and written without a test per pair (perf/README.md, session 14).
+counted and written without a test per pair (perf/notes/output_and_core.md, session 14).
 
 Buffers, time arguments and the checks on partition offsets are those of
 :mod:`jitcep.kernels.join`.
@@ -120,7 +120,7 @@ def _rows_left_leaf(L, R, W, order, distinct, src, key, at, rows):
     # advanced past them); each end's rows are written once, in canonical order: the left records one by
     # one, each with the end's right records in the order of their columns.  Returns the number of rows
     # or a status: -2 partition offsets outside the records, -3 an end outside ``at``, -4 a run past
-    # the matrix.  (One kernel: helpers taking the arrays made it 1.2x slower, perf/README.md.)
+    # the matrix.  (One kernel: helpers taking the arrays made it 1.2x slower, perf/notes/output_and_core.md.)
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     k, kl = len(src), Lpos.shape[1]
@@ -390,7 +390,7 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     canonical order compares them (the variables' name order), a permutation of ``range(len(src))``;
     None: row order.  For the join at the root with no predicate left to test: no pair arrays are
     written and read back, and the rows are written once, in their place (6.65M matches: 107 MB of
-    pairs, then a pass re-reading and sorting 160 MB of rows, perf/README.md).
+    pairs, then a pass re-reading and sorting 160 MB of rows, perf/notes/output_and_core.md).
 
     The join runs twice: counting the pairs ending at each position (below ``n_events``), then writing
     each end's rows where the earlier ends' leave off, so key partitions come out merged by end with no

@@ -61,7 +61,7 @@ def _done(li, ri, gg, n):
 
     Past the arrays it only counts (up to the cap), and the wrapper runs it again into arrays of
     exactly that size: growing them by doubling copied each pair up to twice into fresh small
-    pages, and left the last arrays up to half unused (6.65M pairs: 0.1-0.3 s, perf/README.md).  Its
+    pages, and left the last arrays up to half unused (6.65M pairs: 0.1-0.3 s, perf/notes/output_and_core.md).  Its
     merge cannot resume at a record, as the SEQ joins do (:func:`_stopped`): both inputs' earlier
     records take part in every later step.
     ``gg`` is written only with several partitions: with one, every pair's is 0, and the wrapper

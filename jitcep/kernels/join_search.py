@@ -6,7 +6,7 @@ The plan-generation algorithms price one join per step: DP-B 3^n of them
 In Python a step under ZStream's Table 2 node term took 1.5-4 us (memoised
 set functions in dicts, a dozen calls), so at 24 units the program over
 GREEDY's order alone cost ~8 ms per run, 13% of seq_len24's run at 10^6 events
-(perf/README.md "Planning time at 10^6 events").  Here a step is a few
+(perf/notes/planning_time.md "Planning time at 10^6 events").  Here a step is a few
 arithmetic operations on arrays.
 
 The problem comes as arrays (:class:`SearchArrays`): per unit its card

@@ -177,7 +177,7 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
             reach[:q] = q
         d = 0
         po = foff[r] if len(follows) else 0
-        # no constant arguments: a literal 0 / -1 would compile _next_member once more (perf/README.md)
+        # no constant arguments: a literal 0 / -1 would compile _next_member once more (perf/notes/compile.md)
         stack[0] = 0 if anchored else _next_member(members, ts, o, q, np.int64(0), np.int64(-1), strict, follows,
                                                    po, q - max(nmin, 1))
         if stack[0] >= q:

@@ -10,7 +10,7 @@ by end at all, only the matches that share an end sorted among themselves
 unknown order, such as a closure's lists, which may end after their records)
 are first bucketed stably by end, one bucket per position: a counting sort,
 where a merge sort by end took 0.14 s of 0.33 s over 2.2 million Kleene
-matches (perf/README.md).
+matches (perf/notes/output_and_core.md).
 
 A lexicographic sort over every key (``np.lexsort``) took 0.8 s of a 5 s run
 with 6.65M matches; this pass checks the end order, sorts only the runs of
@@ -294,7 +294,7 @@ def _canonical_pairs(Lpos, Rpos, li, ri, src, key, n_events, count, out):
     # pass 0: while the pairs' ends ascend (one partition, a join driven by the event that ends its
     # matches), each row is put in its place among its end's rows as it is written (an insertion by
     # first position, then the columns in ``key`` order, as _sort_runs sorts them): nothing is
-    # counted, bucketed, or read again to be sorted (hierarchy x100, perf/README.md: 131,800 ends of
+    # counted, bucketed, or read again to be sorted (hierarchy x100, perf/notes/opencep.md: 131,800 ends of
     # 2.3 rows, 7 ms written then sorted).  An end's rows past _INSERTION are left for _sort_runs.
     # At the first end below the one before, the passes below start over.
     row = np.empty(k, np.int64)
@@ -547,7 +547,7 @@ def list_hashes(off: np.ndarray, pos: np.ndarray) -> np.ndarray:
     canonical order only needs equal lists to hash equal and different ones
     to differ almost always, not any particular order between them.  One
     pass: the same sum written with NumPy (one temporary per step over every
-    member) took 0.34 s of a 1.2 s run with 541,338 lists (perf/README.md).
+    member) took 0.34 s of a 1.2 s run with 541,338 lists (perf/notes/kleene.md).
     KernelInputError unless ``off`` ascends inside ``pos``.
     """
     off = np.ascontiguousarray(off, dtype=np.int64)

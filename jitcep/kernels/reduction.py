@@ -198,7 +198,7 @@ def chain_reach(leaves, measures, order: int, W, threads: int = 1):
     closes, so it survives too; an event that does not survive is on no chain, and a bound read over
     fewer events is looser, never admitting an event off every chain.  On a long SEQ whose chains are
     rare the passes thus shrink to the few partitions that still hold survivors (seq_len24: 23 of 24
-    backward passes read next to nothing, perf/README.md).
+    backward passes read next to nothing, perf/notes/reduction.md).
     """
     k = len(leaves)
     if k != len(measures) or k == 0:

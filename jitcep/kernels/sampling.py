@@ -7,7 +7,7 @@ caller: the same seed gives the same sample.  Drawn with NumPy this took
 five calls -- making a ``default_rng``, ``choice`` without replacement (a
 permutation of every block), ``integers``, the gather of type codes and a
 ``bincount`` -- 110 us at 10^6 events against 52 us here, of which the 8,192
-reads at random positions are most (perf/README.md "Planner statistics").
+reads at random positions are most (perf/notes/statistics.md "Planner statistics").
 
 :func:`extend_tuples` is one step of the sampled tuples of a conjunct
 (:func:`jitcep.plan.planner.sampling._tuples`): each partial tuple joined
@@ -24,11 +24,11 @@ the sample, not one pass per variable.  :func:`block_sample` reads the
 blocks' positions, type codes and ts in one pass, :func:`key_codes` gathers
 and shifts a one-attribute key, :func:`pair_counts` counts its equal pairs:
 each replaces four to six NumPy calls and their copies on arrays of 4,096 to
-12,288 (perf/README.md "Planner statistics").  :func:`sample_with_key` makes
+12,288 (perf/notes/statistics.md "Planner statistics").  :func:`sample_with_key` makes
 all five in one call for the usual table (one integer key): the estimate runs
 right after a run's passes over the table, when neither its code nor its data
 is in cache, so each call's Python steps cost several times what they cost in
-a loop (perf/README.md "The planning share under 5%").  :func:`sample_with_views`
+a loop (perf/notes/planning_time.md "The planning share under 5%").  :func:`sample_with_views`
 is the same call for a String key not coded yet, coding its Arrow views at the
 sampled positions alone.
 

@@ -26,7 +26,7 @@ per-run work over them is one pass per step: the states each run reads
 (:func:`next_relevant`) and the candidates before it (:func:`first_at_or_after`),
 the round's choice and the runs' new state sets (:func:`advance`), and the new
 buffers of a selection (:func:`fork_runs`).  As NumPy expressions over those
-arrays, a dozen temporaries per round, they took about a third of a round (perf/README.md).
+arrays, a dozen temporaries per round, they took about a third of a round (perf/notes/kleene.md).
 
 Every kernel reads only positions its wrapper checked or clamped (jitcep/kernels/checks.py).
 """
@@ -93,7 +93,7 @@ def _first_out_of_window_galloping(cand, wt, i, c1, first, W):
 @njit(**NUMBA_FLAGS)
 def _next_ranges(last, first, g, cand, goff, ts, wt, W, strict_ts, lo, hi):
     # the runs come nearly sorted by (partition, last) (99% of consecutive runs at 10^6 events,
-    # perf/README.md), so a run's range starts a few candidates from the previous run's: galloping
+    # perf/notes/kleene.md), so a run's range starts a few candidates from the previous run's: galloping
     # from there, where two binary searches per run over the whole partition took most of the call
     for r in range(len(last)):
         c0, c1 = goff[g[r]], goff[g[r] + 1]

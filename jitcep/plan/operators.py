@@ -472,7 +472,7 @@ def rebuild_joins(node, fn):
     rebuilt)``; scans and NFA^b runs (no join under them) as they are, an operator over one input
     with its input rebuilt.  An operator whose inputs come back unchanged (the same objects) is kept,
     not copied: a plan's rules rebuild its tree several times, and the copies were a sixth of a first
-    plan's rules (``dataclasses.replace``, perf/README.md "The planning share under 5%")."""
+    plan's rules (``dataclasses.replace``, perf/notes/planning_time.md "The planning share under 5%")."""
     if isinstance(node, (Scan, NfaRuns)):
         return node
     if isinstance(node, _Unary):

@@ -297,7 +297,7 @@ def seq_driver_cost(driver: str, left: float, right: float, pairs: float, partit
 ROW_WRITE = 3.0
 """The work of one match row the final join writes itself (:func:`final_join_cost`), in the record
 steps of :func:`seq_driver_cost`: calibrated on ``sase_equiv`` at 10^6 events (590,000 matches at
-100 keys; perf/README.md, "The final join's rows priced")."""
+100 keys; perf/notes/plan_quality.md, "The final join's rows priced")."""
 POSITION_PASS = 0.4
 """The work per table position of one pass of the row-writing final join over its per-position arrays
 (:func:`final_join_cost`), in record steps: zeroing and prefix-summing 8 bytes a position, calibrated

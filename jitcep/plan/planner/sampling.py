@@ -50,7 +50,7 @@ Predicates are evaluated with the generated predicate function
 over positions of the whole table: one set per pattern, compiled once and
 kept in memory and on disk like the run's own.
 
-Measured (perf/bench_statistics.py, perf/README.md "Planner statistics"; 2 cores, warm), 10^6 events
+Measured (perf/bench_statistics.py, perf/notes/statistics.md "Planner statistics"; 2 cores, warm), 10^6 events
 of perf/bench_seq.py's data, SEQ of 3 or 6 with a key, a filter and join predicates, a negation and a
 closure: 0.7-0.8 ms per estimate once the type counts were sampled, tuples bounded by the window and
 the sample halved (1.6-2.1 ms before); 0.55-0.65 ms with the draws, the candidates and each step of a

@@ -22,7 +22,7 @@ the rule prices that way beside the pairs of each driver
 (:func:`jitcep.plan.planner.cost.final_join_cost`) and keeps the cheapest,
 so a plan with few matches in a large table no longer pays the passes: a
 right-deep root over a left leaf can only be right-driven, and its rows
-cost it more than the join itself (perf/README.md, "The final join's rows
+cost it more than the join itself (perf/notes/plan_quality.md, "The final join's rows
 priced").
 """
 

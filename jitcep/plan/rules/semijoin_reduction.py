@@ -7,7 +7,7 @@ only the partial records that extend to one.  With it, every partial record a
 join holds extends to a chain of the types, key and window, so without
 multi-variable predicates the joins hold at most as many records per level as
 the output has matches: time grows with input plus output, not with the
-partial matches of every prefix (CORE's workload, perf/README.md).
+partial matches of every prefix (CORE's workload, perf/notes/reduction.md).
 
 Planned wherever it is sound (the operator's docstring says where): a
 SEQ of :data:`jitcep.config.REDUCE_MIN_VARS` single variables or more, under
@@ -16,7 +16,7 @@ window whose measure ascends along the order.  On the planner's statistics
 it is left out where the joins are estimated to save fewer pairs than the
 leaves hold events (:func:`_worth_it`): its passes would cost more than the
 records it removes (the share of records on a chain estimated from the rates
-and the window; perf/README.md has its cost where it removes none).
+and the window; perf/notes/reduction.md has its cost where it removes none).
 Runs last, so the negations and constraints over whole matches stay above it.
 """
 

@@ -86,7 +86,7 @@ KERNEL_TERMS = ((_cost_tree_node, join_search.COST_TREE), (_cost_ord_node, join_
 
 
 # Steps a join priced by a registered node term is charged, when slower than Cost_tree's (one step):
-# ZStream's, 2.6-3.8x Cost_tree's time per join at 8-10 units (perf/README.md, "Plan quality"), rounded up.
+# ZStream's, 2.6-3.8x Cost_tree's time per join at 8-10 units (perf/notes/plan_quality.md, "Plan quality"), rounded up.
 STEP_FACTORS = ((zstream, 4),)
 
 
@@ -99,7 +99,7 @@ def black_box_steps(k: int) -> int:
     """Steps a model without a node term is charged for pricing a tree of ``k`` units: the named ones
     (Cost_tree, latency, the strategies' models, ZStream's called whole) walk the tree and price every
     node's set, about ``(2/3) k^2`` node-term joins' time (measured per call at 4, 8, 12 and 16 units
-    against DP-B's time per join; perf/README.md, "Budgets in counted steps")."""
+    against DP-B's time per join; perf/notes/planning_time.md, "Budgets in counted steps")."""
     return max(1, 2 * k * k // 3)
 
 
