@@ -1752,21 +1752,24 @@ def test_an_anchored_constructs_member_wise_conjunct_split_off_finds_the_matches
 
 
 def test_an_anchored_closures_member_wise_split_is_priced_over_the_members_after_the_anchor_by_hand():
-    # ANCHORED with c[i].x < g.x at 0.5: T' over records of (c[1], f), two events leaving three gaps of
-    # W / 3 in the window, the range after the anchor and before f one of them: m = 0.6 * 10 / 3 = 2 members
-    # after the anchor; a list is the anchor and any subset of them, 2^2 = 4 lists, 2^1 = 2 with the
-    # conjunct thinning the members to 1 (the anchor's own test is the join predicate c[1].x < g.x).  Half
-    # the OR unit's records take c's branch (c[1] and e at one rate), the others keep one unbound list:
-    # card 4 / 2 + 1 / 2 = 2.5, the share between T' and g (2 / 2 + 1 / 2) / 2.5 = 0.6; the OR unit and g:
-    # 1/2 for the SEQ's order, times 1/2 for the join predicate on the c[1] half: (1/4 + 1/2) / 2
+    # ANCHORED with c[i].x < g.x at 0.5: T' over records of (c[1], f), the range between them one of the
+    # record's two parts of the window, of length 10 x with x uniform (Beta(1, 1)); c's members there are
+    # Poisson of mean 0.6 * 10 x = 6 x, and a list is the anchor and any subset of them: E[2^N] over N
+    # and x, sum(L) 6^L / L! * E[x^L] = sum(L) 6^L / (L + 1)! = (e^6 - 1) / 6 (the anchor's own test is
+    # the join predicate c[1].x < g.x; the conjunct, waiting for g, thins the members to 3 x on the join
+    # with g: (e^3 - 1) / 3).  Half the OR unit's records take c's branch (c[1] and e at one rate), the
+    # others keep one unbound list: card (e^6 - 1) / 12 + 1 / 2, the share between T' and g
+    # ((e^3 - 1) / 6 + 1 / 2) / card; the OR unit and g: 1/2 for the SEQ's order, times 1/2 for the join
+    # predicate on the c[1] half: (1/4 + 1/2) / 2
     logical = logical_plan(parse(ANCHORED.format(" WHERE c[i].x < g.x")))
     stats = Statistics({**{v: 1.0 for v in logical.variables}, "c": 0.6}, {"c[i].x < g.x": 0.5}, 1, 1.0, {}, T)
     [(K, need, _, off)] = closure_units(Planning(logical, Options()))
     assert set(need) == {"c[1]", "f"} and off["member"]  # g is not needed: the conjunct waits for it
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
     assert problem.units == ("a", ("c[1]", "e"), "f", "g", "c")
-    assert problem.card[4] == pytest.approx(2.5)
-    assert problem.sel[4][3] == pytest.approx(0.6) and problem.sel[4][2] == 1.0
+    card = (math.exp(6) - 1) / 12 + 0.5
+    assert problem.card[4] == pytest.approx(card)
+    assert problem.sel[4][3] == pytest.approx(((math.exp(3) - 1) / 6 + 0.5) / card) and problem.sel[4][2] == 1.0
     assert problem.sel[1][3] == pytest.approx(0.375)
 
 
