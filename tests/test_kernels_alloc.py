@@ -167,28 +167,34 @@ def test_a_freed_pool_no_longer_counts_against_the_cap(monkeypatch):
 
 
 def test_a_forked_child_settles_its_pools_while_a_parent_thread_held_the_cap_locked(monkeypatch):
-    import multiprocessing
     monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    assert _child_exit_while_held(alloc._kept.lock, _settle_and_exit, (), 60) == 0
+
+
+def _child_exit_while_held(lock, target, args, timeout):
+    """The exit code of a forked child running ``target(*args)`` while a thread of this process holds
+    ``lock`` (None: it did not end within ``timeout`` seconds and was killed)."""
+    import multiprocessing
     held, done = threading.Event(), threading.Event()
 
     def hold():
-        with alloc._kept.lock:
+        with lock:
             held.set()
             done.wait(60)
     t = threading.Thread(target=hold)
     t.start()
     held.wait(60)
     try:
-        child = multiprocessing.get_context("fork").Process(target=_settle_and_exit)
+        child = multiprocessing.get_context("fork").Process(target=target, args=args)
         child.start()
-        child.join(60)
-        alive = child.is_alive()
-        if alive:
+        child.join(timeout)
+        if child.is_alive():
             child.kill()
+            return None
     finally:
         done.set()
         t.join()
-    assert not alive and child.exitcode == 0
+    return child.exitcode
 
 
 def _settle_and_exit():
@@ -272,32 +278,12 @@ def test_a_query_run_from_several_threads_at_once_gives_each_its_frame():
 
 def test_a_forked_child_runs_a_query_whose_pools_a_parent_thread_held_locked():
     # a thread of the parent inside the pools' lock at the fork: the child's copy of the lock stays held
-    import multiprocessing
     import polars as pl
     import jitcep
     q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10")
     df = pl.DataFrame({"type": ["A", "B"] * 50, "ts": list(range(100))})
     want = q.run(df, type="type", threads=1).height
-    held, done = threading.Event(), threading.Event()
-
-    def hold():
-        with q._pools.lock:
-            held.set()
-            done.wait(60)
-    t = threading.Thread(target=hold)
-    t.start()
-    held.wait(60)
-    try:
-        child = multiprocessing.get_context("fork").Process(target=_run_and_exit, args=(q, df, want))
-        child.start()
-        child.join(120)
-        alive = child.is_alive()
-        if alive:
-            child.kill()
-    finally:
-        done.set()
-        t.join()
-    assert not alive and child.exitcode == 0
+    assert _child_exit_while_held(q._pools.lock, _run_and_exit, (q, df, want), 120) == 0
 
 
 def _run_and_exit(q, df, want):

@@ -102,12 +102,7 @@ def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, ke
                           None if valid is None else np.array(valid, np.bool_), m_key,
                           np.array(allowed))
     want = naive.sample_with_key(codes, ts, 4, n_blocks, k, m, seed, L, every, keys, valid, m_key, allowed)
-    (starts, draws, hits), blocks, (kc, span), (idx, offsets, in_type), pairs = got
-    assert (starts.tolist(), draws.tolist(), hits.tolist()) == want[0]
-    assert tuple(a.tolist() for a in blocks) == tuple(want[1])
-    assert (kc.tolist(), span) == want[2]
-    assert ([idx[offsets[v]:offsets[v + 1]].tolist() for v in range(len(allowed))], in_type.tolist()) == want[3]
-    assert pairs == want[4]
+    _same_sample(got, want, len(allowed))
 
 
 @settings(max_examples=200, deadline=None)
@@ -143,12 +138,7 @@ def test_sample_with_views_is_the_calls_it_replaces(case, allowed, seed, every):
     if want is None:
         assert got is None
         return
-    (starts, draws, hits), blocks, (kc, span), (idx, offsets, in_type), pairs = got
-    assert (starts.tolist(), draws.tolist(), hits.tolist()) == want[0]
-    assert tuple(a.tolist() for a in blocks) == tuple(want[1])
-    assert (kc.tolist(), span) == want[2]
-    assert ([idx[offsets[v]:offsets[v + 1]].tolist() for v in range(len(allowed))], in_type.tolist()) == want[3]
-    assert pairs == want[4]
+    _same_sample(got, want, len(allowed))
 
 
 def test_sample_with_views_refuses_mismatched_inputs():
@@ -328,3 +318,13 @@ def test_choose_and_below_share_refuse_bad_arguments():
     for args in [(-1, 0.5, 0), (3, 0.5, -1)]:
         with pytest.raises(KernelInputError):
             below_share(*args)
+
+
+def _same_sample(got, want, n_vars):
+    """The compiled one-call sample ``got`` equals its naive twin's ``want``, part by part."""
+    (starts, draws, hits), blocks, (kc, span), (idx, offsets, in_type), pairs = got
+    assert (starts.tolist(), draws.tolist(), hits.tolist()) == want[0]
+    assert tuple(a.tolist() for a in blocks) == tuple(want[1])
+    assert (kc.tolist(), span) == want[2]
+    assert ([idx[offsets[v]:offsets[v + 1]].tolist() for v in range(n_vars)], in_type.tolist()) == want[3]
+    assert pairs == want[4]

@@ -160,12 +160,21 @@ def block_sample(type_code: np.ndarray, ts: np.ndarray, starts: np.ndarray | Non
 
 
 @njit(**NUMBA_FLAGS)
-def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key, allowed):
+def _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block):
+    """The uniform draws and the blocks they start (every block of the table where ``every_block``), as
+    :func:`draw_sample` and :func:`block_sample` make them: the one-call samples' common first part."""
     starts, draws, hits = _draw_sample(type_code, n_types, n_blocks, k, m, seed)
     if every_block:
         pos, blk, tc, wt, ok = _block_sample(type_code, ts, None, L)
     else:
         pos, blk, tc, wt, ok = _block_sample(type_code, ts, starts, L)
+    return starts, draws, hits, pos, blk, tc, wt, ok
+
+
+@njit(**NUMBA_FLAGS)
+def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key, allowed):
+    starts, draws, hits, pos, blk, tc, wt, ok = _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L,
+                                                               every_block)
     none = np.zeros(0, np.int64)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
@@ -206,11 +215,8 @@ def _keyed_candidates(tc, allowed, codes, b):
 @njit(**NUMBA_FLAGS)
 def _sample_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, words, perm, key_valid, m_key,
                   allowed, mask_a, mask_b):
-    starts, draws, hits = _draw_sample(type_code, n_types, n_blocks, k, m, seed)
-    if every_block:
-        pos, blk, tc, wt, ok = _block_sample(type_code, ts, None, L)
-    else:
-        pos, blk, tc, wt, ok = _block_sample(type_code, ts, starts, L)
+    starts, draws, hits, pos, blk, tc, wt, ok = _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L,
+                                                               every_block)
     none = np.zeros(0, np.int64)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, none, none, none, 0, 0, 0, 0

@@ -473,18 +473,11 @@ def rebuild_joins(node, fn):
     with its input rebuilt.  An operator whose inputs come back unchanged (the same objects) is kept,
     not copied: a plan's rules rebuild its tree several times, and the copies were a sixth of a first
     plan's rules (``dataclasses.replace``, perf/notes/planning_time.md "The planning share under 5%")."""
-    if isinstance(node, (Scan, NfaRuns)):
-        return node
-    if isinstance(node, _Unary):
-        got = rebuild_joins(node.input, fn)
-        return node if got is node.input else dataclasses.replace(node, input=got)
-    if isinstance(node, DisjunctUnion):
-        got = tuple(rebuild_joins(i, fn) for i in node.inputs)
-        return node if all(a is b for a, b in zip(got, node.inputs)) else dataclasses.replace(node, inputs=got)
-    left, right = rebuild_joins(node.left, fn), rebuild_joins(node.right, fn)
-    if left is not node.left or right is not node.right:
-        node = dataclasses.replace(node, left=left, right=right)
-    return fn(node)
+    def join(op, left, right):
+        if left is not op.left or right is not op.right:
+            op = dataclasses.replace(op, left=left, right=right)
+        return fn(op)
+    return _rebuilt(node, join)
 
 
 def remake_joins(node, changes):
@@ -493,19 +486,26 @@ def remake_joins(node, changes):
     inputs' variables the rebuilt ones keep; empty: none), and each operator is copied at most once,
     with its new inputs and those fields together (:func:`rebuild_joins` copies one whose input changed,
     then its rule copies it again: nine copies for the five joins of a SEQ of 6)."""
+    def join(op, left, right):
+        fields = changes(op)
+        if left is not op.left or right is not op.right:
+            fields = {**fields, "left": left, "right": right}
+        return dataclasses.replace(op, **fields) if fields else op
+    return _rebuilt(node, join)
+
+
+def _rebuilt(node, join):
+    """``node`` rebuilt bottom up: each binary operator by ``join(operator, its rebuilt left, right)``, the
+    other operators over changed inputs copied, unchanged ones kept."""
     if isinstance(node, (Scan, NfaRuns)):
         return node
     if isinstance(node, _Unary):
-        got = remake_joins(node.input, changes)
+        got = _rebuilt(node.input, join)
         return node if got is node.input else dataclasses.replace(node, input=got)
     if isinstance(node, DisjunctUnion):
-        got = tuple(remake_joins(i, changes) for i in node.inputs)
+        got = tuple(_rebuilt(i, join) for i in node.inputs)
         return node if all(a is b for a, b in zip(got, node.inputs)) else dataclasses.replace(node, inputs=got)
-    left, right = remake_joins(node.left, changes), remake_joins(node.right, changes)
-    fields = changes(node)
-    if left is not node.left or right is not node.right:
-        fields = {**fields, "left": left, "right": right}
-    return dataclasses.replace(node, **fields) if fields else node
+    return join(node, _rebuilt(node.left, join), _rebuilt(node.right, join))
 
 
 Operator = TypingUnion[Scan, SeqJoin, AndJoin, Union, DisjunctUnion, SemiJoinReduce, NegationFilter, KleeneCollect,
