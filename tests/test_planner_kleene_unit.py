@@ -22,6 +22,7 @@ an end's open side, an anchored split) on hand-computed tables.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import random
@@ -258,22 +259,6 @@ def _plans_agree(text, pattern, options, plans: dict, seed: int, n_streams: int,
     run()
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit():
-    # a generator that stops giving the search a closure to place below the root fails here
-    assert sum(_agree(seed, 5) for seed in range(4)) >= 5
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 200))
-def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit_slow(seed):
-    _agree(seed, 60)
-
-
-def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit_under_ties():
-    # order="nondecreasing_ts": events tied with a neighbour lie in the range, on either side of it by position
-    assert sum(_agree(seed, 5, "nondecreasing_ts") for seed in range(4)) >= 5
-
-
 TIED = pl.DataFrame({"ts": [0, 1, 1, 1, 2, 2], "type": ["A", "C", "C", "B", "D", "D"]})
 
 
@@ -298,12 +283,6 @@ def test_a_lower_closure_under_ties_finds_the_matches_written_by_hand(window, ds
     # (a 0, c 1) with [3] ends at 3, past (a 0, c 2) with [] at 2: put back in end order for the join
     [buf] = made
     assert buf.end.tolist() == [1, 2, 3, 3]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 160))
-def test_every_algorithm_finds_the_reference_matches_with_a_closure_unit_under_ties_slow(seed):
-    _agree(seed, 60, "nondecreasing_ts")
 
 
 # --- several closures, each its own unit ---------------------------------------------------------
@@ -385,16 +364,6 @@ def test_two_closures_are_placed_each_on_its_own():
     # a conjunct reading the other closure keeps the reader on top (collected after the list it reads)
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, E+ e[], D d) WHERE b.x < e.x WITHIN 10"))
     assert [K.var for K, _, _, _ in closure_units(Planning(logical, Options()))] == ["b"]
-
-
-def test_every_algorithm_finds_the_reference_matches_with_two_closure_units():
-    assert sum(_agree_two(seed, 4) for seed in range(4)) >= 3
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 200))
-def test_every_algorithm_finds_the_reference_matches_with_two_closure_units_slow(seed):
-    _agree_two(seed, 50)
 
 
 def test_statistics_whose_products_overflow_still_give_an_admissible_plan():
@@ -536,17 +505,6 @@ def _agree_split(seed: int, n_streams: int) -> int:
                          extra={"lower": dict(kleene="lower")})
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_split_conjunct():
-    # a generator that stops giving the plans a conjunct to split off fails here
-    assert sum(_agree_split(seed, 5) for seed in range(5)) >= 10
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 200))
-def test_every_algorithm_finds_the_reference_matches_with_a_split_conjunct_slow(seed):
-    _agree_split(seed, 50)
-
-
 # --- adjacent closures (kleene_units.lowerable): the second's T' joined with the first's ----------------
 
 ADJACENT = "PATTERN SEQ(A a, B+ b[], E+ e[], C c, D d) WITHIN 10"
@@ -682,16 +640,6 @@ def _agree_adjacent(seed: int, n_streams: int) -> int:
     later = lambda p: any(isinstance(n, KleeneCollect) and n.closure.var != "b" and n.placement == "lower"  # noqa: E731
                           for n in p.nodes())
     return _agree_placed(text, opts, 9_400 + seed, None, later, motif, seed, n_streams, types="ABCDE", max_size=11)
-
-
-def test_every_algorithm_finds_the_reference_matches_with_adjacent_closure_units():
-    assert sum(_agree_adjacent(seed, 4) for seed in range(6)) >= 6
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 200))
-def test_every_algorithm_finds_the_reference_matches_with_adjacent_closure_units_slow(seed):
-    _agree_adjacent(seed, 50)
 
 
 # --- a closure in an OR branch, anchored or between single variables -----------------------------
@@ -888,22 +836,12 @@ def _agree_branch_split(seed: int, n_streams: int) -> int:
     return _agree_placed(text, opts, 7_800 + seed, "unit", split, motif, seed, n_streams)
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_conjunct_split_off_a_closure_in_an_or_branch():
-    assert sum(_agree_branch_split(seed, 4) for seed in range(8)) >= 8
-
-
 def test_a_list_conjunct_split_off_a_closure_in_an_or_branch_reads_which_records_took_it():
     # sum(c.x) read where g joins, on records some of which took the AND(E e, F f) branch (c unbound): the
     # ListFilter read that per record twice over and failed (slow seed 245)
     text, opts = gen_branch_split(245)
     assert "OR(AND(E e, F f)" in text and "sum(c.x) >= g.x" in text
     _agree_branch_split(245, 40)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_conjunct_split_off_a_closure_in_an_or_branch_slow(seed):
-    _agree_branch_split(seed, 40)
 
 
 def _lower(collect):
@@ -924,10 +862,6 @@ def _agree_placed(text, opts, plan_seed, form, counted, motif, seed: int, n_stre
     return sum(map(counted, plans.values()))
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_branch():
-    assert sum(_agree_branch(seed, 4) for seed in range(8)) >= 8
-
-
 def _order_tested_above(plans: dict, column: str, collect) -> bool:
     """Whether one of ``plans`` has an AND join testing the SEQ's order on ``column`` above a ``collect``
     operator collected below the root (the anchors' columns the collection keeps)."""
@@ -945,12 +879,6 @@ def test_a_join_above_an_anchored_closure_collected_lower_tests_the_order_on_its
     _, _, _, plans = _every_algorithm(text, opts, 7_700 + 186, "unit")
     assert _order_tested_above(plans, "c[1]", KleeneCollect)
     _agree_branch(186, 12)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_closure_in_an_or_branch_slow(seed):
-    _agree_branch(seed, 40)
 
 
 # --- a Kleene group as a unit ---------------------------------------------------------------------
@@ -1099,10 +1027,6 @@ def _agree_group(seed: int, n_streams: int) -> int:
                          n_streams)
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_group_unit():
-    assert sum(_agree_group(seed, 4) for seed in range(8)) >= 8
-
-
 def test_a_group_next_to_a_closure_collected_lower_finds_the_matches_written_by_hand():
     # SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) on A 0, B 1, C 2, B 3, C 4, E 5, D 6, F 7: f a non-empty
     # subsequence of the Bs at 1, 3; the group's iterations (2, 5), (4, 5) after f's last member: after 1 both
@@ -1173,16 +1097,6 @@ def _agree_adjacent_group(seed: int, n_streams: int) -> int:
     return _agree_placed(text, opts, 9_500 + seed, None, _lower(GroupCollect), motif, seed, n_streams)
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct():
-    assert sum(_agree_adjacent_group(seed, 4) for seed in range(8)) >= 8
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct_slow(seed):
-    _agree_adjacent_group(seed, 40)
-
-
 def test_a_long_bounded_group_is_estimated_in_floats():
     # 195 expected iterations of a {2,} group: C(m, L) up to L = 196 once overflowed L! (slow seed 141)
     text, opts = gen_group(141)
@@ -1190,12 +1104,6 @@ def test_a_long_bounded_group_is_estimated_in_floats():
     _every_algorithm(text, opts, 8_800 + 141)
     z = 195.1  # E[C(N, L)] = z^L / L! of N Poisson(z) summed to L = 400: e^z - 1 - z (the tail past 400 is tiny)
     assert subsets(z, Range(1.0, 1, 1), 2, 400) == pytest.approx(math.exp(z) - 1 - z, rel=1e-9)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_slow(seed):
-    _agree_group(seed, 40)
 
 
 # --- a Kleene group under nondecreasing_ts -------------------------------------------------------
@@ -1268,16 +1176,6 @@ def _agree_tied_group(seed: int, n_streams: int) -> int:
     motif = (("A",), ("F", "B"), ("B", "C"), ("E", "B"), ("E",), ("C",), ("D",))
     return _agree_placed(text, {**opts, "order": "nondecreasing_ts"}, 8_900 + seed,
                          "unit" if "OR(" in text else None, _lower(GroupCollect), motif, seed, n_streams)
-
-
-def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_under_ties():
-    assert sum(_agree_tied_group(seed, 4) for seed in range(8)) >= 8
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_group_unit_under_ties_slow(seed):
-    _agree_tied_group(seed, 40)
 
 
 # --- a closure or group at an end of the pattern ----------------------------------------------------
@@ -1426,16 +1324,6 @@ def _agree_end(seed: int, n_streams: int) -> int:
     return _agree_placed(text, opts, 9_100 + seed, None, _lower((KleeneCollect, GroupCollect)), motif, seed, n_streams)
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_construct_at_the_pattern_end():
-    assert sum(_agree_end(seed, 4) for seed in range(10)) >= 10
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_construct_at_the_pattern_end_slow(seed):
-    _agree_end(seed, 40)
-
-
 # --- an anchored Kleene group as a unit ---------------------------------------------------------------
 
 
@@ -1538,10 +1426,6 @@ def _agree_anchored_group(seed: int, n_streams: int) -> int:
     return _agree_placed(text, opts, 9_300 + seed, "unit", _lower(GroupCollect), motif, seed, n_streams)
 
 
-def test_every_algorithm_finds_the_reference_matches_with_an_anchored_group_unit():
-    assert sum(_agree_anchored_group(seed, 4) for seed in range(8)) >= 8
-
-
 def test_a_join_above_an_anchored_group_collected_lower_tests_the_order_on_its_anchors():
     # i and d joined above the group's collection on (OR, c), out of the SEQ's order: an AND join testing i
     # before the first iteration's b[1] / e[1], whose columns the collection keeps (dropped, the join
@@ -1551,12 +1435,6 @@ def test_a_join_above_an_anchored_group_collected_lower_tests_the_order_on_its_a
     _, _, _, plans = _every_algorithm(text, opts, 9_300 + 37, "unit")
     assert _order_tested_above(plans, "b[1]", GroupCollect)
     _agree_anchored_group(37, 12)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_an_anchored_group_unit_slow(seed):
-    _agree_anchored_group(seed, 40)
 
 
 # --- session 16: a construct at an end under ties with a count window, adjacent groups under ties,
@@ -1649,16 +1527,6 @@ def _agree_end_tied(seed: int, n_streams: int) -> int:
                          n_streams, max_step=1)
 
 
-def test_every_algorithm_finds_the_reference_matches_with_a_construct_at_the_end_under_ties():
-    assert sum(_agree_end_tied(seed, 4) for seed in range(10)) >= 10
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_construct_at_the_end_under_ties_slow(seed):
-    _agree_end_tied(seed, 40)
-
-
 ADJ_TIED = pl.DataFrame({"ts": [0, 1, 1, 1, 1, 2, 2], "type": ["A", "B", "B", "E", "D", "C", "C"]})
 
 
@@ -1692,16 +1560,6 @@ def _agree_adjacent_group_tied(seed: int, n_streams: int) -> int:
     motif = (("A",), ("B", "E"), ("E", "B"), ("B",), ("E",), ("C",), ("D",))
     return _agree_placed(text, {**opts, "order": "nondecreasing_ts"}, 9_500 + seed, None, _lower(GroupCollect),
                          motif, seed, n_streams, max_step=1)
-
-
-def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct_under_ties():
-    assert sum(_agree_adjacent_group_tied(seed, 4) for seed in range(8)) >= 8
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_a_group_next_to_another_construct_under_ties_slow(seed):
-    _agree_adjacent_group_tied(seed, 40)
 
 
 ANCHORED_GROUP = "PATTERN SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c, D d){} WITHIN 10"
@@ -1808,11 +1666,41 @@ def _agree_anchored_split(seed: int, n_streams: int) -> int:
     return _agree_placed(text, opts, 9_700 + seed, "unit", split, motif, seed, n_streams, types="ABCDEFGX")
 
 
-def test_every_algorithm_finds_the_reference_matches_with_an_anchored_constructs_member_wise_conjunct_split_off():
-    assert sum(_agree_anchored_split(seed, 4) for seed in range(8)) >= 8
+# --- every shape's generator: every algorithm against the reference (_agree_placed and its kin) --------------
+
+# shape: (its check, seeds, streams per seed, least: how many plans over those seeds must place the shape's
+# construct as it wants, so a generator that stops giving the search that placement fails; then the slow
+# variant's seeds and streams per seed)
+AGREE = {
+    # a generator that stops giving the search a closure to place below the root fails here
+    "a_closure_unit": (_agree, 4, 5, 5, range(100, 200), 60),
+    # order="nondecreasing_ts": events tied with a neighbour lie in the range, on either side of it by position
+    "a_closure_unit_under_ties": (functools.partial(_agree, order="nondecreasing_ts"), 4, 5, 5, range(100, 160), 60),
+    "two_closure_units": (_agree_two, 4, 4, 3, range(100, 200), 50),
+    # a generator that stops giving the plans a conjunct to split off fails here
+    "a_split_conjunct": (_agree_split, 5, 5, 10, range(100, 200), 50),
+    "adjacent_closure_units": (_agree_adjacent, 6, 4, 6, range(100, 200), 50),
+    "a_conjunct_split_off_a_closure_in_an_or_branch": (_agree_branch_split, 8, 4, 8, range(100, 250), 40),
+    "a_closure_in_an_or_branch": (_agree_branch, 8, 4, 8, range(100, 250), 40),
+    "a_group_unit": (_agree_group, 8, 4, 8, range(100, 250), 40),
+    "a_group_next_to_another_construct": (_agree_adjacent_group, 8, 4, 8, range(100, 250), 40),
+    "a_group_unit_under_ties": (_agree_tied_group, 8, 4, 8, range(100, 250), 40),
+    "a_construct_at_the_pattern_end": (_agree_end, 10, 4, 10, range(100, 250), 40),
+    "an_anchored_group_unit": (_agree_anchored_group, 8, 4, 8, range(100, 250), 40),
+    "a_construct_at_the_end_under_ties": (_agree_end_tied, 10, 4, 10, range(100, 250), 40),
+    "a_group_next_to_another_construct_under_ties": (_agree_adjacent_group_tied, 8, 4, 8, range(100, 250), 40),
+    "an_anchored_constructs_member_wise_conjunct_split_off": (_agree_anchored_split, 8, 4, 8, range(100, 250), 40),
+}
+
+
+@pytest.mark.parametrize("shape", AGREE)
+def test_every_algorithm_finds_the_reference_matches(shape):
+    agree, seeds, streams, least, _, _ = AGREE[shape]
+    assert sum(agree(seed, streams) for seed in range(seeds)) >= least
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 250))
-def test_every_algorithm_finds_the_reference_matches_with_an_anchored_constructs_member_wise_split_slow(seed):
-    _agree_anchored_split(seed, 40)
+@pytest.mark.parametrize("shape, seed", [(shape, seed) for shape, row in AGREE.items() for seed in row[4]])
+def test_every_algorithm_finds_the_reference_matches_slow(shape, seed):
+    agree, _, _, _, _, streams = AGREE[shape]
+    agree(seed, streams)
