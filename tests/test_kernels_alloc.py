@@ -104,10 +104,15 @@ def _used(pool, mb):
     pool.release()
 
 
-def test_the_pools_of_a_process_keep_the_cap_in_all_first_come(monkeypatch):
-    monkeypatch.setattr(config, "POOL_KEEP", 20 << 20)
+def _capped(monkeypatch, mb: int, n: int) -> list:
+    """``n`` new pools of a process whose pools keep ``mb`` MB in all (a cap of their own, not the process's)."""
+    monkeypatch.setattr(config, "POOL_KEEP", mb << 20)
     monkeypatch.setattr(alloc, "_kept", alloc._Kept())
-    a, b, c = alloc.BufferPool(), alloc.BufferPool(), alloc.BufferPool()
+    return [alloc.BufferPool() for _ in range(n)]
+
+
+def test_the_pools_of_a_process_keep_the_cap_in_all_first_come(monkeypatch):
+    a, b, c = _capped(monkeypatch, 20, 3)
     _used(a, 8)
     _used(b, 8)
     _used(c, 8)  # 24 MB with a's and b's: c keeps nothing, a and b (not stale) keep theirs
@@ -120,9 +125,7 @@ def test_the_pools_of_a_process_keep_the_cap_in_all_first_come(monkeypatch):
 
 
 def test_a_pool_takes_the_blocks_of_pools_whose_queries_stopped_running(monkeypatch):
-    monkeypatch.setattr(config, "POOL_KEEP", 20 << 20)
-    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
-    a, b, c = alloc.BufferPool(), alloc.BufferPool(), alloc.BufferPool()
+    a, b, c = _capped(monkeypatch, 20, 3)
     _used(a, 8)
     _used(b, 8)
     _used(c, 12)
@@ -138,9 +141,7 @@ def test_a_pool_takes_the_blocks_of_pools_whose_queries_stopped_running(monkeypa
 
 
 def test_pools_released_from_many_threads_at_once_keep_the_cap(monkeypatch):
-    monkeypatch.setattr(config, "POOL_KEEP", 24 << 20)
-    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
-    pools = [alloc.BufferPool() for _ in range(6)]
+    pools = _capped(monkeypatch, 24, 6)
     barrier = threading.Barrier(len(pools))
 
     def run(p, mb):
@@ -157,9 +158,7 @@ def test_pools_released_from_many_threads_at_once_keep_the_cap(monkeypatch):
 
 
 def test_a_freed_pool_no_longer_counts_against_the_cap(monkeypatch):
-    monkeypatch.setattr(config, "POOL_KEEP", 10 << 20)
-    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
-    a, b = alloc.BufferPool(), alloc.BufferPool()
+    a, b = _capped(monkeypatch, 10, 2)
     _used(a, 8)
     del a
     _used(b, 8)
