@@ -382,3 +382,35 @@ def test_a_query_near_max_memory_raises_or_not_whatever_it_ran_before():
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if height(mid) is None else (lo, mid)
     assert height(hi) is not None and height(hi, larger) == height(hi)
+
+
+def test_a_runs_pool_keeps_its_blocks_and_counts_while_other_queries_release(monkeypatch):
+    # query A's run (as on another thread) holds an array cut from a larger free block; query B's releases
+    # meanwhile settle the process's cap: A's pool looks stale (not released lately) but is running, so it
+    # keeps its blocks, and max_memory still counts A's array as the new block it would need
+    from jitcep.budget import nbytes
+    monkeypatch.setattr(config, "POOL_KEEP", 8 << 20)
+    monkeypatch.setattr(alloc, "_kept", alloc._Kept())
+    A, B = alloc.Pools(), alloc.Pools()
+    n = 600_000  # int64: 4.8 MB, its block ~5.2 MB; half of it is cut from that block too
+    with A.run():
+        del_me = alloc.empty(n, np.int64)
+        del del_me
+    with A.run() as pool:
+        a = alloc.empty(n // 2 + 1, np.int64)
+        assert a.base.nbytes > alloc._block_size(a.nbytes)  # cut from the larger block
+        counted = nbytes(a)
+        assert counted == alloc._block_size(a.nbytes)
+        token = alloc._active.set(None)
+        try:
+            for _ in range(5):
+                with B.run():
+                    y = alloc.empty(n, np.int64)
+                    del y
+        finally:
+            alloc._active.reset(token)
+        assert nbytes(a) == counted and len(pool.blocks) == 1
+    del a
+    with B.run():  # A released: it may now give its block up to the cap
+        pass
+    assert sum(p.nbytes() for p in (*A.idle, *B.idle)) <= 8 << 20

@@ -92,6 +92,7 @@ class BufferPool:
         # what max_memory counts of it (:func:`counted_bytes`)
         self.counted: dict[int, int] = {}
         self.runs = 0
+        self.running = False  # inside a run (:meth:`Pools.run`): other pools' releases take none of its blocks
         self.lock = threading.Lock()
 
     def take(self, size: int) -> np.ndarray:
@@ -122,14 +123,19 @@ class BufferPool:
         (blocks still referred to, as by the output, count too: they are free once the user drops it), and
         let the process's other pools give up what the cap no longer holds beside them (:class:`_Kept`)."""
         with self.lock:
+            self.running = False
             self._keep(config.POOL_KEEP)
             self.runs += 1
         _kept.settle(self)
 
     def shed(self, excess: int) -> int:
         """Give up the blocks used least recently until ``excess`` bytes are gone (or none is left); the
-        bytes given up.  A block a view still holds is only forgotten: freed with its last view."""
+        bytes given up.  A block a view still holds is only forgotten: freed with its last view.  A pool
+        inside a run gives up nothing: the run may take its blocks again, and ``max_memory`` counts its
+        arrays by their blocks (:func:`counted_bytes`), which must not change with other queries' runs."""
         with self.lock:
+            if self.running:
+                return 0
             before = sum(b.nbytes for b in self.blocks)
             self._keep(before - excess)
             return before - sum(b.nbytes for b in self.blocks)
@@ -249,6 +255,8 @@ class Pools:
             self.__init__(self.keep)
         with self.lock:
             pool = self.idle.pop() if self.idle else BufferPool()
+        with pool.lock:
+            pool.running = True
         token = _active.set(pool)
         try:
             yield pool
