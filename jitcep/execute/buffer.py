@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.alloc import empty
-from ..kernels.kleene import gather_lists
+from ..kernels.order import take_lists
 from ..matches import lists_ascend
 
 
@@ -64,7 +64,7 @@ class Buffer:
         leaf, wstart = self.start is self.end, self.tstart is self.wstart
         start, tstart = self.start[idx], self.tstart[idx]
         end, tend = (start, tstart) if leaf else (self.end[idx], self.tend[idx])
-        lists = {v: gather_lists(lpos, off[:-1][idx], np.diff(off)[idx]) for v, (off, lpos) in self.lists.items()}
+        lists = {v: take_lists(off, lpos, idx) for v, (off, lpos) in self.lists.items()}
         return Buffer(self.vars, self.pos[idx], start, end, goff, tstart, tend,
                       tstart if wstart else self.wstart[idx], tend if wstart else self.wend[idx], lists,
                       {v: u[idx] for v, u in self.unbound.items()})

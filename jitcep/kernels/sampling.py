@@ -45,7 +45,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .checks import fail
-from .encode import _VIEW_MASK_A, _VIEW_MASK_B, _VIEW_USED
+from .encode import _VIEW_MASK_A, _VIEW_MASK_B, _VIEW_USED, view_slot
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's increment and mixing constants
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -286,9 +286,8 @@ def _view_codes(words, perm, valid, at, mask_a, mask_b):
 
 @njit(**NUMBA_FLAGS)
 def _view_home(a, b, bits):
-    # multiplicative (Fibonacci) hashing of the two words, as jitcep.kernels.encode codes views: the top
-    # ``bits`` bits of the product (bits 32 and up clustered tail numbers' views into long probe chains: 3.5x)
-    return np.int64(((a + (b << np.uint64(1))) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+    # the slot of a view in a table of 2^bits rows, by jitcep.kernels.encode's hash of its two words
+    return np.int64(view_slot(a, b, np.uint64(64 - bits)))
 
 
 def sample_with_views(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,

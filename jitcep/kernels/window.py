@@ -62,7 +62,6 @@ def window_bound(W) -> np.uint64:
     return np.uint64(min(W, MAX_SPAN))
 
 
-_MAX = np.uint64(MAX_SPAN)
 _EXACT = np.uint64(1 << 52)  # below it a float product of r and 1 / width is within one of r // width
 
 
@@ -117,7 +116,7 @@ def _most_in_two_bins(ts, W):
     k = len(ts)
     if k == 0 or np.uint64(ts[k - 1]) - np.uint64(ts[0]) <= W:
         return k
-    width = W + np.uint64(1)  # W < _MAX here: the events do not fit in one window
+    width = W + np.uint64(1)  # W < MAX_SPAN here: the events do not fit in one window
     inv = 1.0 / np.float64(width)
     t0 = np.uint64(ts[0])
     qp = np.uint64(0)
