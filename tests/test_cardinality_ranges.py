@@ -98,7 +98,7 @@ def test_laplace_and_runs_against_the_integrals(t):
     assert none_of(t, Range(1.0, 2, 2)) == pytest.approx(math.exp(-t))
     if t <= 30:  # runs of 3 consecutive members among N Poisson of mean t x, x uniform: sum over N
         expected = _over(lambda x: sum(_poisson(t * x, n) * (n - 2) for n in range(3, 120)), 1, 2, 20_000)
-        assert runs(t, Range(1.0, 1, 2), 3) == pytest.approx(expected, rel=1e-4, abs=1e-12)
+        assert runs(t, Range(1.0, 1, 2), 3)[2] == pytest.approx(expected, rel=1e-4, abs=1e-12)
 
 
 def _anchored_lists_by_enumeration(n: int, p: float) -> float:
@@ -179,3 +179,29 @@ def test_a_negations_survival_matches_simulated_poisson_streams():
         assert estimate == pytest.approx(-math.expm1(-rate_b * W) / (rate_b * W))
         assert estimate == pytest.approx(kept / records, rel=0.05)
     assert 1 / (1 + 3.0 * W / 3) > 2.5 * estimate
+
+
+@pytest.mark.parametrize("m, j, k", [(0.0, 1, 2), (0.7, 2, 2), (6.0, 1, 2), (40.0, 2, 5), (1000.0, 2, 4), (800.0, 1, 3)])
+def test_runs_of_every_length_are_finite_and_match_the_sum_over_n(m, j, k):
+    # the runs of L among N Poisson of mean m x over x ~ Beta(j, k - j) (x = 1 where j = k), summed over N
+    # at each quadrature point (log-space Poisson terms): finite up to lengths far past the members, as
+    # dense closures' bounds {1, 400} ask
+    R = Range(1.0, j, k)
+    got = runs(m, R, 400)
+    assert len(got) == 400 and all(math.isfinite(r) and r >= 0.0 for r in got)
+    n = np.arange(int(m + 12 * math.sqrt(m) + 20), dtype=np.float64)
+    lgam = np.array([math.lgamma(v + 1) for v in n])
+
+    def at(x, L):
+        mu = m * x
+        if mu <= 0:
+            return 0.0
+        return float((np.exp(n * math.log(mu) - mu - lgam) * np.maximum(n - L + 1, 0)).sum())
+    for L in (1, 2, 5, 50, 388, 400):
+        if j >= k:
+            want = at(1.0, L)
+        else:
+            x = (np.arange(2_000) + 0.5) / 2_000
+            w = x ** (j - 1) * (1 - x) ** (k - j - 1)
+            want = float(sum(wi * at(xi, L) for xi, wi in zip(x, w)) / w.sum())
+        assert got[L - 1] == pytest.approx(want, rel=2e-3, abs=1e-9), L

@@ -656,7 +656,7 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
         if hi is None:
             lists = none_of(m * (1.0 - q), R) - (none_of(m, R) if lo >= 1 else 0.0)
         else:
-            lists = sum(runs(m, R, L) * q ** L for L in range(max(lo, 1), hi + 1)) + (anchored and lo == 0)
+            lists = sum(r * q ** L for L, r in enumerate(runs(m, R, hi), 1) if L >= lo) + (anchored and lo == 0)
     else:
         p = max(math.prod(sel(e) for e in c.prev) if c.prev else 1.0, 1e-300)
         if anchored:  # each of the L members after the anchor follows one: p^L
