@@ -48,7 +48,7 @@ from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
 from .events import EventTable, check_types, window_span
 from .execute import Profile, TableContext, execute
-from .kernels.window import MAX_SPAN, most_per_window as type_window_counts
+from .kernels.window import MAX_SPAN, most_per_window
 from .matches import MatchTable
 from .options import Options
 from .pattern.ast import CountWindow, EventVar, Pattern, Seq, TimeWindow
@@ -175,15 +175,16 @@ def small_work(logical, table: EventTable) -> str | None:
     of width span + 1; a count window's length at most).  Their sum over the prefixes is the bound.
     Types, not predicates or keys: those only lower the real count.  Checked only on tables under
     :data:`SMALL_WORK_TABLE` events, in one compiled pass over the type codes and ts for every variable
-    (:func:`jitcep.kernels.window.most_per_window`: ~15 NumPy calls before, 10% of a 10,000-event run)."""
+    (:func:`jitcep.kernels.window.most_per_window`: this test runs before every small table's plan, so
+    it must cost little beside the run; as NumPy steps it was 10% of a 10,000-event run)."""
     body, n = logical.positive, table.n
     if (logical.closures or not n or n >= SMALL_WORK_TABLE or not isinstance(body, Seq)
             or not all(isinstance(v, EventVar) for v in body.items)):
         return None
     window = logical.window
-    span = _span(window, table) if isinstance(window, TimeWindow) else None
-    sizes, most = type_window_counts(table.type_code, table.ts, _seq_types(logical, table.type_names),
-                                     MAX_SPAN if span is None else span)
+    span = window_span(window, table) if isinstance(window, TimeWindow) else None
+    sizes, most = most_per_window(table.type_code, table.ts, _seq_types(logical, table.type_names),
+                                  MAX_SPAN if span is None else span)
     sizes, most = sizes.tolist(), most.tolist()
     counts = [sizes[0]]
     for k, w in zip(sizes[1:], most[1:]):
@@ -196,19 +197,6 @@ def small_work(logical, table: EventTable) -> str | None:
             f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
             f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
             "any join order saves")
-
-
-_SPANS: dict = {}  # (window, the ts unit) -> its span in ts units: exact rational arithmetic, ~40 us in a run
-
-
-def _span(window: TimeWindow, table: EventTable) -> int:
-    key = (window, table.time_unit_ns)
-    span = _SPANS.get(key)
-    if span is None:
-        if len(_SPANS) >= 64:
-            _SPANS.clear()
-        span = _SPANS[key] = window_span(window, table)
-    return span
 
 
 def _seq_types_of(logical) -> dict:

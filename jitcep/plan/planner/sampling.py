@@ -66,7 +66,7 @@ import math
 import numpy as np
 
 from ..._memo import PerObject
-from ...errors import JitcepError, KernelInputError, StatisticsError
+from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
 from ...kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
                                 key_codes, pair_counts, sample_with_key, sample_with_views, window_ranges)
@@ -196,7 +196,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         pset, bound = None, ()
 
     def passes(pred, P):
-        return _passes(pset, pid[id(pred)], P, bound)
+        return pset.mask(pid[id(pred)], P, bound)
 
     # rates, and each variable's sampled candidates
     exact = None  # every type's count, taken when one of the pattern's is rare
@@ -270,18 +270,6 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
         sels[text] = (passed + 0.5) / (tuples.shape[1] + 1)
         sources[text] = "sampled"
     return Statistics(rates, sels, partitions, skew, sources, extent, float(n))
-
-
-def _passes(pset, i: int, P: np.ndarray, bound: tuple) -> np.ndarray:
-    """Whether predicate ``i`` of ``pset`` holds for each column of ``P`` (event positions, one row per
-    variable it reads): :meth:`~jitcep.codegen.PredicateSet.mask` in one thread, its function called
-    directly (the ranges, the closure and the copies of ``mask`` were a fifth of each call in a run)."""
-    out = np.empty(P.shape[1], np.bool_)
-    if P.shape[0] != len(pset.vars[i]):
-        raise KernelInputError(f"predicates: {P.shape[0]} rows of positions for {len(pset.vars[i])} variables")
-    if P.shape[1] and not pset.fn(i, np.ascontiguousarray(P, dtype=np.int64), out, *bound):
-        raise KernelInputError("predicates: a candidate position lies outside the event table")
-    return out
 
 
 class _Draws:

@@ -141,10 +141,6 @@ def conjunct_texts(logical: LogicalPlan) -> dict[str, Conjunct]:
     return out
 
 
-_SPANS: dict = {}  # (window, the ts unit) -> its span: exact rational arithmetic each run, ~1.5 us warm and
-# ~40 us in a run (after the run's passes none of its code or data is in cache)
-
-
 def window_extent(window, table) -> tuple[WindowMeasure, float]:
     """(measure, span) of ``window`` on ``table``: a time window's duration in ts units, a count
     window's ``n`` (positions a window holds), and for no window / ``UNBOUNDED`` the table's time
@@ -152,15 +148,8 @@ def window_extent(window, table) -> tuple[WindowMeasure, float]:
     if isinstance(window, CountWindow):
         return "count", float(window.n)
     if isinstance(window, TimeWindow):
-        key = (window, table.time_unit_ns)
-        span = _SPANS.get(key)
-        if span is None:
-            from ...events import window_span  # only here: an import statement runs on every call
-
-            if len(_SPANS) >= 64:
-                _SPANS.clear()
-            span = _SPANS[key] = float(window_span(window, table))
-        return "time", span
+        from ...events import window_span  # here, not on top: jitcep.events imports the runtime, which imports this
+        return "time", float(window_span(window, table))
     ts = table.ts
     return "time", float(max(int(ts[-1]) - int(ts[0]), 1)) if len(ts) else 1.0
 
