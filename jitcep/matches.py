@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .kernels.alloc import empty
-from .kernels.order import canonical_order, gather_columns, list_bounds, list_hashes, take_lists
+from .kernels.order import canonical_order, gather_columns, list_bounds, list_keys, take_lists
 
 
 @dataclass(eq=False)
@@ -151,16 +151,14 @@ def _list_keys(n: int, lists, list_unbound):
     names = sorted(lists)
     w = 2 * len(names) + len(set(names) & list_unbound.keys())
     K = empty(n * w, np.int64).reshape(n, w)
+    lo, hi = _no_bounds(n)
     j = 0
     for v in names:  # each column written in place: a stack of them was one more matrix, fresh pages
-        off, pos = lists[v]
         if v in list_unbound:
             K[:, j] = list_unbound[v]
             j += 1
-        np.subtract(off[1:], off[:-1], out=K[:, j])
-        K[:, j + 1] = list_hashes(off, pos)
+        list_keys(*lists[v], K, j, lo, hi)
         j += 2
-    lo, hi = _list_bounds(n, lists)
     return K, lo, hi
 
 
@@ -183,11 +181,17 @@ def lists_ascend(off: np.ndarray, pos: np.ndarray) -> bool:
     return not down.any()
 
 
-def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
-    """First and last member of each match over its lists (int64 max and -1 where they have none)."""
+def _no_bounds(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """First and last member of n matches with no list yet (int64 max and -1), to be lowered / raised."""
     lo, hi = empty(n, np.int64), empty(n, np.int64)  # the run's pool: np.full's are fresh pages
     lo.fill(np.iinfo(np.int64).max)
     hi.fill(-1)
+    return lo, hi
+
+
+def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
+    """First and last member of each match over its lists (int64 max and -1 where they have none)."""
+    lo, hi = _no_bounds(n)
     for off, pos in lists.values():
         list_bounds(off, pos, lo, hi)
     return lo, hi

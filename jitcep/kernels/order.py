@@ -523,38 +523,58 @@ _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(
 
 
 @njit(**NUMBA_FLAGS)
-def _list_hashes(off, pos, out):
+def _list_keys(off, pos, K, j, lo, hi):
     m0, m1, m2 = _MIX
-    for j in range(len(off) - 1):
+    for r in range(len(off) - 1):
+        a, b = lo[r], hi[r]
         h = np.uint64(0)
-        for i in range(off[j], off[j + 1]):
-            x = np.uint64(pos[i]) * m0 + np.uint64(i - off[j])
+        s = off[r]
+        for i in range(s, off[r + 1]):
+            p = pos[i]
+            if p < a:
+                a = p
+            if p > b:
+                b = p
+            x = np.uint64(p) * m0 + np.uint64(i - s)
             x ^= x >> np.uint64(30)
             x *= m1
             x ^= x >> np.uint64(27)
             x *= m2
             x ^= x >> np.uint64(31)
             h += x
-        out[j] = h
+        K[r, j] = off[r + 1] - s
+        K[r, j + 1] = np.int64(h)
+        lo[r], hi[r] = a, b
 
 
-def list_hashes(off: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each CSR list's content (int64; 0 for an empty list): a list key of
-    :func:`canonical_order`.
+def list_keys(off: np.ndarray, pos: np.ndarray, K: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray) -> None:
+    """The keys of CSR lists (``off`` into ``pos``) for :func:`canonical_order`, in place, in one pass over
+    the members: list r's length into ``K[r, j]`` and a 64-bit hash of its content into ``K[r, j + 1]``;
+    ``lo[r]`` / ``hi[r]`` lowered / raised to its first / last position (semantics section 11: a match's
+    first and last positions count its lists' members, in any order within a list).
 
-    Each member is mixed with its index in the list (splitmix64 finaliser) and
-    the mixes of a list are summed (wrapping), so the hash depends on order;
+    The hash mixes each member with its index in the list (splitmix64
+    finaliser) and sums the mixes (wrapping), so it depends on order;
     canonical order only needs equal lists to hash equal and different ones
-    to differ almost always, not any particular order between them.  One
-    pass: the same sum written with NumPy (one temporary per step over every
-    member) took 0.34 s of a 1.2 s run with 541,338 lists (perf/notes/kleene.md).
-    KernelInputError unless ``off`` ascends inside ``pos``.
+    to differ almost always, not any particular order between them.  One pass
+    for the three keys: the hashes, the bounds and the lengths in passes of
+    their own read every member twice (MinMax_2 x100, 2.85 million members:
+    8.1 ms, perf/notes/opencep.md); the hash sum written with NumPy (one
+    temporary per step over every member) took 0.34 s of a 1.2 s run with
+    541,338 lists (perf/notes/kleene.md).  KernelInputError unless ``off``
+    ascends inside ``pos``, ``K`` is an int64 matrix with a row per list and
+    columns ``j``, ``j + 1``, and ``lo`` / ``hi`` are contiguous int64 arrays
+    with an entry per list.
     """
     off = np.ascontiguousarray(off, dtype=np.int64)
-    check_offsets("list_hashes", "off", off, len(pos))
-    out = empty(len(off) - 1, np.uint64)
-    _list_hashes(off, np.ascontiguousarray(pos, dtype=np.int64), out)
-    return out.view(np.int64)
+    check_offsets("list_keys", "off", off, len(pos))
+    n = len(off) - 1
+    check_lengths("list_keys", n, first=lo, last=hi)
+    if K.dtype != np.int64 or K.ndim != 2 or K.shape[0] != n or not 0 <= j < K.shape[1] - 1:
+        raise fail("list_keys", f"the keys must be an int64 matrix of {n} rows with columns {j} and {j + 1}")
+    if lo.dtype != np.int64 or hi.dtype != np.int64 or not (lo.flags.c_contiguous and hi.flags.c_contiguous):
+        raise fail("list_keys", "the bounds must be contiguous int64 arrays, updated in place")
+    _list_keys(off, np.ascontiguousarray(pos, dtype=np.int64), K, np.int64(j), lo, hi)
 
 
 @njit(**NUMBA_FLAGS)
