@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .kernels.alloc import empty
+from .kernels.gather import take
 from .kernels.order import canonical_order, gather_columns, list_bounds, list_keys, take_lists
 
 
@@ -118,21 +119,25 @@ class MatchTable:
         return np.stack([self.single[v] for v in names], axis=1).astype(np.int64, copy=False)
 
 
-def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbound=None) -> MatchTable:
+def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbound=None,
+                    rows: np.ndarray | None = None) -> MatchTable:
     """The match table of records ``P`` ((n, k) positions, -1 unbound; single variable v in column
-    ``where[v]``, other columns ignored) and their ``lists`` / ``list_unbound`` (as
-    :class:`MatchTable`'s), in canonical order.
+    ``where[v]``, other columns ignored), or of the records ``P[rows]`` (read in place), and their
+    ``lists`` / ``list_unbound`` (as :class:`MatchTable`'s), in canonical order.
 
     The order is :func:`jitcep.kernels.order.canonical_order`'s (no sort when the
     records come in end order already, as one partition's join output does),
     and each single column is gathered once, in that order, from ``P``.
     """
     lists, list_unbound = lists or {}, list_unbound or {}
-    n = P.shape[0]
+    n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
-    perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound)) if n > 1 else None
-    columns = gather_columns(P, cols, perm)
+    perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
+    at = perm
+    if rows is not None:  # the order's rows of P: one index, where a copy of the rows was gathered again
+        at = rows if perm is None else take(rows, perm)
+    columns = gather_columns(P, cols, at)
     gathered = dict(zip(names, columns))
     single = {v: gathered[v] for v in where}  # the caller's variable order (the order key is by name)
     table = MatchTable(n, {}, lists, list_unbound)

@@ -1007,9 +1007,11 @@ def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_blo
     return (starts, draws, hits), blocks, (codes, max(len(first) - 1, 0)), cands, pair_counts(codes[b:])
 
 
-def canonical_order(P, cols, K=None, llo=None, lhi=None):
-    """Indices of the rows of P sorted stably by (last, first, P[:, cols]..., K...), first / last over the
-    entries of P[:, cols] that are >= 0 and llo / lhi."""
+def canonical_order(P, cols, K=None, llo=None, lhi=None, rows=None):
+    """Indices of the rows of P (of P[rows] when given) sorted stably by (last, first, P[:, cols]..., K...),
+    first / last over the entries of P[:, cols] that are >= 0 and llo / lhi."""
+    if rows is not None:
+        P = [P[r] for r in rows]
     n = len(P)
 
     def key(i):

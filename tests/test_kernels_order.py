@@ -50,6 +50,24 @@ def test_canonical_order_matches_naive(case):
 
 
 @settings(max_examples=200, deadline=None)
+@given(records(), st.data())
+def test_canonical_order_of_rows_read_in_place_matches_naive(case, data):
+    # the matches are rows of P (repeated, skipped, in any order), as a closure's lists at the root are
+    # rows of their records
+    P, cols, K, llo, lhi = case
+    n = len(P)
+    rows = np.array(data.draw(st.lists(st.integers(0, max(len(P) - 1, 0)), min_size=n, max_size=n)) if len(P) else [],
+                    np.int64)
+    perm = canonical_order(P, cols, K, llo, lhi, rows=rows)
+    want = naive.canonical_order(P, cols, K, llo, lhi, rows=rows)
+    assert (list(range(n)) if perm is None else perm.tolist()) == want
+    assert perm is not None or want == list(range(n))
+    if n:
+        with pytest.raises(KernelInputError):
+            canonical_order(P, cols, K, llo, lhi, rows=np.where(np.arange(n) == n - 1, len(P), rows))
+
+
+@settings(max_examples=200, deadline=None)
 @given(records(), st.booleans())
 def test_gather_columns_matches_naive(case, permuted):
     P, cols, *_ = case

@@ -42,14 +42,16 @@ sorted otherwise."""
 
 
 @njit(**NUMBA_FLAGS)
-def _bounds(P, cols, llo, lhi, lists, lo, hi):
-    """First and last bound position of each match: its single columns ``cols`` of ``P`` (-1 unbound)
-    and, when ``lists``, the lists' own first / last members ``llo`` / ``lhi``."""
-    for i in range(P.shape[0]):
+def _bounds(P, rows, cols, llo, lhi, lists, lo, hi):
+    """First and last bound position of each match: its single columns ``cols`` of its row of ``P``
+    (``rows[i]``; none: row i; -1 unbound) and, when ``lists``, the lists' own first / last members
+    ``llo`` / ``lhi``."""
+    for i in range(len(lo)):
         a = llo[i] if lists else _NO_LOW
         b = lhi[i] if lists else -1
+        r = rows[i] if len(rows) else i
         for c in cols:
-            x = P[i, c]
+            x = P[r, c]
             if x >= 0:
                 if x < a:
                     a = x
@@ -160,9 +162,9 @@ def _sort_rows(T, n, perm, tmp, same, lo, cols, K0):
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
-    n = P.shape[0]
-    _bounds(P, cols, llo, lhi, lists, lo, hi)
+def _canonical_order(P, rows, cols, K, llo, lhi, lists, lo, hi, perm):
+    n = len(perm)
+    _bounds(P, rows, cols, llo, lhi, lists, lo, hi)
     for i in range(n):
         perm[i] = i
     tmp = np.empty(0, np.int64)
@@ -222,8 +224,9 @@ def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
             for t in range(j - i):
                 r = perm[i + t]
                 T[t, 0] = lo[r]
+                pr = rows[r] if len(rows) else r
                 for c in range(kc):
-                    T[t, 1 + c] = P[r, cols[c]]
+                    T[t, 1 + c] = P[pr, cols[c]]
                 for c in range(kk):
                     T[t, 1 + kc + c] = K[r, c]
             if _sort_rows(T, j - i, rperm, rtmp, same, rlo, tcols, K0):
@@ -237,22 +240,28 @@ def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
 
 
 def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None, llo: np.ndarray | None = None,
-                    lhi: np.ndarray | None = None) -> np.ndarray | None:
+                    lhi: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray | None:
     """The stable permutation sorting matches by (last position, first position, ``P[:, cols]`` column
     by column, ``K`` column by column), or None when the matches are in that order already.
 
-    ``P``: (n, k) int64 positions, -1 unbound; ``cols``: the columns that are
+    ``P``: (n, k) int64 positions, -1 unbound, or with ``rows`` the matches'
+    rows ``P[rows]`` (read in place: a closure's lists at the root are rows of
+    their records, which a copy would write once more before the columns are
+    gathered through the order); ``cols``: the columns that are
     single variables, most significant first; ``K``: (n, j) int64 further keys
     (the list variables'), None for none; ``llo`` / ``lhi``: the first / last member of each
     match's lists (int64 max / -1 where they have none), or None without
     lists.  First and last positions are over the bound entries of
     ``P[:, cols]`` and the lists.  KernelInputError if a column number is
-    outside ``P`` or a key array has not n rows.
+    outside ``P``, a row outside it, or a key array has not n rows.
     """
     P = np.ascontiguousarray(P, dtype=np.int64)
     if P.ndim != 2:
         raise fail("canonical_order", f"positions must be a matrix, got {P.ndim} dimensions")
-    n = P.shape[0]
+    n = P.shape[0] if rows is None else len(rows)
+    rows = np.zeros(0, np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+    if len(rows) and (rows.min() < 0 or rows.max() >= P.shape[0]):
+        raise fail("canonical_order", f"a row number is outside 0..{P.shape[0] - 1}")
     cols = np.ascontiguousarray(cols, dtype=np.int64)
     if len(cols) and (cols.min() < 0 or cols.max() >= P.shape[1]):
         raise fail("canonical_order", f"a column number is outside 0..{P.shape[1] - 1}")
@@ -266,7 +275,7 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None
     # the O(n) arrays come from NumPy (huge pages, jitcep.kernels.alloc); the first and last positions
     # are scratch, reused from run to run
     lo, hi, perm = scratch("canonical_lo", n, np.int64), scratch("canonical_hi", n, np.int64), empty(n, np.int64)
-    moved = _canonical_order(P, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
+    moved = _canonical_order(P, rows, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
                              np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm)
     return perm if moved else None
 
