@@ -28,7 +28,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty, scratch
-from .checks import check_lengths, check_offsets, fail
+from .checks import check_index, check_lengths, check_offsets, fail
 
 _NO_LOW = np.iinfo(np.int64).max
 
@@ -260,8 +260,7 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None
         raise fail("canonical_order", f"positions must be a matrix, got {P.ndim} dimensions")
     n = P.shape[0] if rows is None else len(rows)
     rows = np.zeros(0, np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
-    if len(rows) and (rows.min() < 0 or rows.max() >= P.shape[0]):
-        raise fail("canonical_order", f"a row number is outside 0..{P.shape[0] - 1}")
+    check_index("canonical_order", "rows", rows, P.shape[0])
     cols = np.ascontiguousarray(cols, dtype=np.int64)
     if len(cols) and (cols.min() < 0 or cols.max() >= P.shape[1]):
         raise fail("canonical_order", f"a column number is outside 0..{P.shape[1] - 1}")
@@ -606,8 +605,7 @@ def gather_columns(P: np.ndarray, cols: np.ndarray, perm: np.ndarray | None) -> 
         raise fail("gather_columns", f"a column number is outside the {P.shape} matrix")
     ordered = perm is None
     perm = np.zeros(0, np.int64) if ordered else np.ascontiguousarray(perm, dtype=np.int64)
-    if not ordered and len(perm) and (perm.min() < 0 or perm.max() >= P.shape[0]):
-        raise fail("gather_columns", f"a row number is outside 0..{P.shape[0] - 1}")
+    check_index("gather_columns", "the rows", perm, P.shape[0])  # one pass (min() and max() took two)
     m = P.shape[0] if ordered else len(perm)
     out = empty(len(cols) * m, np.int64).reshape(len(cols), m)
     _gather_columns(P, cols, perm, ordered, out)
