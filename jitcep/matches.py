@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .kernels.alloc import empty
-from .kernels.order import canonical_order, gather_columns, list_bounds, list_hashes, take_lists
+from .kernels.gather import take
+from .kernels.order import canonical_order, gather_columns, list_bounds, list_keys, take_lists
 
 
 @dataclass(eq=False)
@@ -118,21 +119,25 @@ class MatchTable:
         return np.stack([self.single[v] for v in names], axis=1).astype(np.int64, copy=False)
 
 
-def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbound=None) -> MatchTable:
+def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbound=None,
+                    rows: np.ndarray | None = None) -> MatchTable:
     """The match table of records ``P`` ((n, k) positions, -1 unbound; single variable v in column
-    ``where[v]``, other columns ignored) and their ``lists`` / ``list_unbound`` (as
-    :class:`MatchTable`'s), in canonical order.
+    ``where[v]``, other columns ignored), or of the records ``P[rows]`` (read in place), and their
+    ``lists`` / ``list_unbound`` (as :class:`MatchTable`'s), in canonical order.
 
     The order is :func:`jitcep.kernels.order.canonical_order`'s (no sort when the
     records come in end order already, as one partition's join output does),
     and each single column is gathered once, in that order, from ``P``.
     """
     lists, list_unbound = lists or {}, list_unbound or {}
-    n = P.shape[0]
+    n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
-    perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound)) if n > 1 else None
-    columns = gather_columns(P, cols, perm)
+    perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
+    at = perm
+    if rows is not None:  # the order's rows of P: one index, where a copy of the rows was gathered again
+        at = rows if perm is None else take(rows, perm)
+    columns = gather_columns(P, cols, at)
     gathered = dict(zip(names, columns))
     single = {v: gathered[v] for v in where}  # the caller's variable order (the order key is by name)
     table = MatchTable(n, {}, lists, list_unbound)
@@ -151,16 +156,14 @@ def _list_keys(n: int, lists, list_unbound):
     names = sorted(lists)
     w = 2 * len(names) + len(set(names) & list_unbound.keys())
     K = empty(n * w, np.int64).reshape(n, w)
+    lo, hi = _no_bounds(n)
     j = 0
     for v in names:  # each column written in place: a stack of them was one more matrix, fresh pages
-        off, pos = lists[v]
         if v in list_unbound:
             K[:, j] = list_unbound[v]
             j += 1
-        np.subtract(off[1:], off[:-1], out=K[:, j])
-        K[:, j + 1] = list_hashes(off, pos)
+        list_keys(*lists[v], K, j, lo, hi)
         j += 2
-    lo, hi = _list_bounds(n, lists)
     return K, lo, hi
 
 
@@ -183,11 +186,17 @@ def lists_ascend(off: np.ndarray, pos: np.ndarray) -> bool:
     return not down.any()
 
 
-def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
-    """First and last member of each match over its lists (int64 max and -1 where they have none)."""
+def _no_bounds(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """First and last member of n matches with no list yet (int64 max and -1), to be lowered / raised."""
     lo, hi = empty(n, np.int64), empty(n, np.int64)  # the run's pool: np.full's are fresh pages
     lo.fill(np.iinfo(np.int64).max)
     hi.fill(-1)
+    return lo, hi
+
+
+def _list_bounds(n: int, lists) -> tuple[np.ndarray, np.ndarray]:
+    """First and last member of each match over its lists (int64 max and -1 where they have none)."""
+    lo, hi = _no_bounds(n)
     for off, pos in lists.values():
         list_bounds(off, pos, lo, hi)
     return lo, hi

@@ -27,9 +27,9 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   twins of the skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states
   as sets; the new buffers field by field)
 - :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`,
-  :func:`list_bounds`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a sort by the whole
-  key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so; min / max per
-  list; the lists sliced one by one)
+  :func:`list_bounds`, :func:`list_keys`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a
+  sort by the whole key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so;
+  min / max per list; lengths, :func:`list_hashes` and min / max; the lists sliced one by one)
 - :func:`input_rows`, :func:`take`, :func:`row_numbers` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - the join-order searches of :mod:`jitcep.kernels.join_search` (DP-B, DP-LD, ZStream's program, GREEDY)
   have their twins in the package itself: the Python loops of :mod:`jitcep.plan.planner.algorithms`
@@ -1007,9 +1007,11 @@ def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_blo
     return (starts, draws, hits), blocks, (codes, max(len(first) - 1, 0)), cands, pair_counts(codes[b:])
 
 
-def canonical_order(P, cols, K=None, llo=None, lhi=None):
-    """Indices of the rows of P sorted stably by (last, first, P[:, cols]..., K...), first / last over the
-    entries of P[:, cols] that are >= 0 and llo / lhi."""
+def canonical_order(P, cols, K=None, llo=None, lhi=None, rows=None):
+    """Indices of the rows of P (of P[rows] when given) sorted stably by (last, first, P[:, cols]..., K...),
+    first / last over the entries of P[:, cols] that are >= 0 and llo / lhi."""
+    if rows is not None:
+        P = [P[r] for r in rows]
     n = len(P)
 
     def key(i):
@@ -1022,7 +1024,7 @@ def canonical_order(P, cols, K=None, llo=None, lhi=None):
 
 
 def list_hashes(off, pos):
-    """Twin of kernels.order.list_hashes: per list, the wrapping sum of splitmix64(member * golden + index)."""
+    """The hash kernels.order.list_keys gives each list: the wrapping sum of splitmix64(member * golden + index)."""
     mask = (1 << 64) - 1
     out = []
     for j in range(len(off) - 1):
@@ -1055,6 +1057,12 @@ def list_bounds(off, pos, lo, hi):
     """Twin of kernels.order.list_bounds: (lo, hi) as lists, each lowered / raised to its list's min / max."""
     lists = [[int(p) for p in pos[off[j]:off[j + 1]]] for j in range(len(off) - 1)]
     return ([min([int(a), *x]) for a, x in zip(lo, lists)], [max([int(b), *x]) for b, x in zip(hi, lists)])
+
+
+def list_keys(off, pos, lo, hi):
+    """Twin of kernels.order.list_keys: (lengths, hashes, lo, hi) as lists, lo / hi as list_bounds leaves them."""
+    return ([int(off[j + 1] - off[j]) for j in range(len(off) - 1)], list_hashes(off, pos),
+            *list_bounds(off, pos, lo, hi))
 
 
 def take_lists(off, pos, idx):

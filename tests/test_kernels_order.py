@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds,
-                                  list_hashes, take_lists)
+from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds, list_keys,
+                                  take_lists)
 
 
 @st.composite
@@ -47,6 +47,24 @@ def test_canonical_order_matches_naive(case):
     assert got == want
     if perm is None:  # "nothing moved" only when the records are in order already
         assert want == list(range(len(P)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(records(), st.data())
+def test_canonical_order_of_rows_read_in_place_matches_naive(case, data):
+    # the matches are rows of P (repeated, skipped, in any order), as a closure's lists at the root are
+    # rows of their records
+    P, cols, K, llo, lhi = case
+    n = len(P)
+    rows = np.array(data.draw(st.lists(st.integers(0, max(len(P) - 1, 0)), min_size=n, max_size=n)) if len(P) else [],
+                    np.int64)
+    perm = canonical_order(P, cols, K, llo, lhi, rows=rows)
+    want = naive.canonical_order(P, cols, K, llo, lhi, rows=rows)
+    assert (list(range(n)) if perm is None else perm.tolist()) == want
+    assert perm is not None or want == list(range(n))
+    if n:
+        with pytest.raises(KernelInputError):
+            canonical_order(P, cols, K, llo, lhi, rows=np.where(np.arange(n) == n - 1, len(P), rows))
 
 
 @settings(max_examples=200, deadline=None)
@@ -178,14 +196,26 @@ def test_refuses_columns_and_rows_outside_the_matrix():
         gather_columns(P, np.array([-1]), None)
 
 
+def _keys(off, pos, lo=None, hi=None, width=2, j=0):
+    """list_keys' (lengths, hashes, lo, hi) as lists, through a key matrix of ``width`` columns from ``j``."""
+    n = len(off) - 1
+    K = np.full((n, width), -7, np.int64)
+    lo = np.full(n, 2**63 - 1, np.int64) if lo is None else lo.copy()
+    hi = np.full(n, -1, np.int64) if hi is None else hi.copy()
+    list_keys(off, pos, K, j, lo, hi)
+    others = [c for c in range(width) if c not in (j, j + 1)]
+    assert (K[:, others] == -7).all()  # no other column written
+    return K[:, j].tolist(), K[:, j + 1].tolist(), lo.tolist(), hi.tolist()
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 2**40), max_size=6), max_size=10), st.integers(0, 3))
 def test_list_hashes_equal_twin(lists, pad):
     off = np.zeros(len(lists) + 1, np.int64)
     np.cumsum([len(x) for x in lists], out=off[1:])
     pos = np.array([p for x in lists for p in x] + [7] * pad, dtype=np.int64)  # members past the last list
-    got = list_hashes(off, pos)
-    assert got.dtype == np.int64 and got.tolist() == naive.list_hashes(off, pos)
+    lengths, got, *_ = _keys(off, pos)
+    assert lengths == [len(x) for x in lists] and got == naive.list_hashes(off, pos)
     # equal lists hash equal, wherever they lie
     for i, a in enumerate(lists):
         for j, b in enumerate(lists):
@@ -194,10 +224,17 @@ def test_list_hashes_equal_twin(lists, pad):
 
 
 def test_list_hashes_depend_on_order_and_refuse_bad_offsets():
-    h = list_hashes(np.array([0, 2, 4, 4]), np.array([3, 5, 5, 3]))
+    _, h, *_ = _keys(np.array([0, 2, 4, 4]), np.array([3, 5, 5, 3]))
     assert h[0] != h[1] and h[2] == 0
-    with pytest.raises(KernelInputError):
-        list_hashes(np.array([0, 5]), np.array([1, 2]))
+    K, lo, hi = np.zeros((1, 2), np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
+    for call in (lambda: list_keys(np.array([0, 5]), np.array([1, 2]), K, 0, lo, hi),  # offsets past the members
+                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K, 1, lo, hi),  # no column j + 1
+                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K[:0], 0, lo, hi),  # a row per list missing
+                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K.astype(np.int32), 0, lo, hi),
+                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K, 0, lo[:0], hi),
+                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K, 0, lo, hi.astype(np.int32))):
+        with pytest.raises(KernelInputError):
+            call()
 
 
 @st.composite
@@ -213,12 +250,14 @@ def csr_lists(draw):
 
 @settings(max_examples=60, deadline=None)
 @given(csr_lists(), st.data())
-def test_list_bounds_matches_naive(lists, data):
+def test_list_bounds_and_keys_match_naive(lists, data):
     off, pos = lists
     n = len(off) - 1
     lo = np.array(data.draw(st.lists(st.sampled_from([2**63 - 1, 10, 30]), min_size=n, max_size=n)), np.int64)
     hi = np.array(data.draw(st.lists(st.sampled_from([-1, 10, 30]), min_size=n, max_size=n)), np.int64)
     want = naive.list_bounds(off, pos, lo, hi)
+    width, j = data.draw(st.sampled_from([(2, 0), (5, 1), (5, 3)]))
+    assert _keys(off, pos, lo, hi, width, j) == tuple(naive.list_keys(off, pos, lo, hi))
     list_bounds(off, pos, lo, hi)
     assert (lo.tolist(), hi.tolist()) == want
 

@@ -32,7 +32,6 @@ import numpy as np
 from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
-from ..kernels.gather import take
 from ..kernels.kleene import (anchored_members, closure_runs, gather_lists, lists_within, member_pairs, outside_lists,
                               subsequences)
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
@@ -126,8 +125,9 @@ def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict
     over every list, a pass over every member) would be made for nothing.
     """
     plan = state.plan
-    return canonical_table(take(buf.pos, src), {v: buf.vars.index(v) for v in plan.variables},
-                           {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()})
+    return canonical_table(buf.pos, {v: buf.vars.index(v) for v in plan.variables},
+                           {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()},
+                           rows=src)
 
 
 def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:

@@ -117,7 +117,7 @@ def _next_member(members, ts, o, q, j, prev, strict, follows, po, last):
     take and still leave room for the minimum length (and, past the first
     member, stay within the window of it).
     """
-    if prev >= 0:
+    if prev >= 0 and (strict or len(follows)):  # otherwise any member may follow: no read of the times
         t = ts[members[o + prev]]
         while j < q and ((strict and ts[members[o + j]] <= t) or (len(follows) and not follows[po + prev * q + j])):
             j += 1

@@ -28,7 +28,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .alloc import empty, scratch
-from .checks import check_lengths, check_offsets, fail
+from .checks import check_index, check_lengths, check_offsets, fail
 
 _NO_LOW = np.iinfo(np.int64).max
 
@@ -42,14 +42,16 @@ sorted otherwise."""
 
 
 @njit(**NUMBA_FLAGS)
-def _bounds(P, cols, llo, lhi, lists, lo, hi):
-    """First and last bound position of each match: its single columns ``cols`` of ``P`` (-1 unbound)
-    and, when ``lists``, the lists' own first / last members ``llo`` / ``lhi``."""
-    for i in range(P.shape[0]):
+def _bounds(P, rows, cols, llo, lhi, lists, lo, hi):
+    """First and last bound position of each match: its single columns ``cols`` of its row of ``P``
+    (``rows[i]``; none: row i; -1 unbound) and, when ``lists``, the lists' own first / last members
+    ``llo`` / ``lhi``."""
+    for i in range(len(lo)):
         a = llo[i] if lists else _NO_LOW
         b = lhi[i] if lists else -1
+        r = rows[i] if len(rows) else i
         for c in cols:
-            x = P[i, c]
+            x = P[r, c]
             if x >= 0:
                 if x < a:
                     a = x
@@ -160,9 +162,9 @@ def _sort_rows(T, n, perm, tmp, same, lo, cols, K0):
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
-    n = P.shape[0]
-    _bounds(P, cols, llo, lhi, lists, lo, hi)
+def _canonical_order(P, rows, cols, K, llo, lhi, lists, lo, hi, perm):
+    n = len(perm)
+    _bounds(P, rows, cols, llo, lhi, lists, lo, hi)
     for i in range(n):
         perm[i] = i
     tmp = np.empty(0, np.int64)
@@ -222,8 +224,9 @@ def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
             for t in range(j - i):
                 r = perm[i + t]
                 T[t, 0] = lo[r]
+                pr = rows[r] if len(rows) else r
                 for c in range(kc):
-                    T[t, 1 + c] = P[r, cols[c]]
+                    T[t, 1 + c] = P[pr, cols[c]]
                 for c in range(kk):
                     T[t, 1 + kc + c] = K[r, c]
             if _sort_rows(T, j - i, rperm, rtmp, same, rlo, tcols, K0):
@@ -237,22 +240,27 @@ def _canonical_order(P, cols, K, llo, lhi, lists, lo, hi, perm):
 
 
 def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None, llo: np.ndarray | None = None,
-                    lhi: np.ndarray | None = None) -> np.ndarray | None:
+                    lhi: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray | None:
     """The stable permutation sorting matches by (last position, first position, ``P[:, cols]`` column
     by column, ``K`` column by column), or None when the matches are in that order already.
 
-    ``P``: (n, k) int64 positions, -1 unbound; ``cols``: the columns that are
+    ``P``: (n, k) int64 positions, -1 unbound, or with ``rows`` the matches'
+    rows ``P[rows]`` (read in place: a closure's lists at the root are rows of
+    their records, which a copy would write once more before the columns are
+    gathered through the order); ``cols``: the columns that are
     single variables, most significant first; ``K``: (n, j) int64 further keys
     (the list variables'), None for none; ``llo`` / ``lhi``: the first / last member of each
     match's lists (int64 max / -1 where they have none), or None without
     lists.  First and last positions are over the bound entries of
     ``P[:, cols]`` and the lists.  KernelInputError if a column number is
-    outside ``P`` or a key array has not n rows.
+    outside ``P``, a row outside it, or a key array has not n rows.
     """
     P = np.ascontiguousarray(P, dtype=np.int64)
     if P.ndim != 2:
         raise fail("canonical_order", f"positions must be a matrix, got {P.ndim} dimensions")
-    n = P.shape[0]
+    n = P.shape[0] if rows is None else len(rows)
+    rows = np.zeros(0, np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+    check_index("canonical_order", "rows", rows, P.shape[0])
     cols = np.ascontiguousarray(cols, dtype=np.int64)
     if len(cols) and (cols.min() < 0 or cols.max() >= P.shape[1]):
         raise fail("canonical_order", f"a column number is outside 0..{P.shape[1] - 1}")
@@ -266,7 +274,7 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None
     # the O(n) arrays come from NumPy (huge pages, jitcep.kernels.alloc); the first and last positions
     # are scratch, reused from run to run
     lo, hi, perm = scratch("canonical_lo", n, np.int64), scratch("canonical_hi", n, np.int64), empty(n, np.int64)
-    moved = _canonical_order(P, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
+    moved = _canonical_order(P, rows, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
                              np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm)
     return perm if moved else None
 
@@ -523,38 +531,58 @@ _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(
 
 
 @njit(**NUMBA_FLAGS)
-def _list_hashes(off, pos, out):
+def _list_keys(off, pos, K, j, lo, hi):
     m0, m1, m2 = _MIX
-    for j in range(len(off) - 1):
+    for r in range(len(off) - 1):
+        a, b = lo[r], hi[r]
         h = np.uint64(0)
-        for i in range(off[j], off[j + 1]):
-            x = np.uint64(pos[i]) * m0 + np.uint64(i - off[j])
+        s = off[r]
+        for i in range(s, off[r + 1]):
+            p = pos[i]
+            if p < a:
+                a = p
+            if p > b:
+                b = p
+            x = np.uint64(p) * m0 + np.uint64(i - s)
             x ^= x >> np.uint64(30)
             x *= m1
             x ^= x >> np.uint64(27)
             x *= m2
             x ^= x >> np.uint64(31)
             h += x
-        out[j] = h
+        K[r, j] = off[r + 1] - s
+        K[r, j + 1] = np.int64(h)
+        lo[r], hi[r] = a, b
 
 
-def list_hashes(off: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each CSR list's content (int64; 0 for an empty list): a list key of
-    :func:`canonical_order`.
+def list_keys(off: np.ndarray, pos: np.ndarray, K: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray) -> None:
+    """The keys of CSR lists (``off`` into ``pos``) for :func:`canonical_order`, in place, in one pass over
+    the members: list r's length into ``K[r, j]`` and a 64-bit hash of its content into ``K[r, j + 1]``;
+    ``lo[r]`` / ``hi[r]`` lowered / raised to its first / last position (semantics section 11: a match's
+    first and last positions count its lists' members, in any order within a list).
 
-    Each member is mixed with its index in the list (splitmix64 finaliser) and
-    the mixes of a list are summed (wrapping), so the hash depends on order;
+    The hash mixes each member with its index in the list (splitmix64
+    finaliser) and sums the mixes (wrapping), so it depends on order;
     canonical order only needs equal lists to hash equal and different ones
-    to differ almost always, not any particular order between them.  One
-    pass: the same sum written with NumPy (one temporary per step over every
-    member) took 0.34 s of a 1.2 s run with 541,338 lists (perf/notes/kleene.md).
-    KernelInputError unless ``off`` ascends inside ``pos``.
+    to differ almost always, not any particular order between them.  One pass
+    for the three keys: the hashes, the bounds and the lengths in passes of
+    their own read every member twice (MinMax_2 x100, 2.85 million members:
+    8.1 ms, perf/notes/opencep.md); the hash sum written with NumPy (one
+    temporary per step over every member) took 0.34 s of a 1.2 s run with
+    541,338 lists (perf/notes/kleene.md).  KernelInputError unless ``off``
+    ascends inside ``pos``, ``K`` is an int64 matrix with a row per list and
+    columns ``j``, ``j + 1``, and ``lo`` / ``hi`` are contiguous int64 arrays
+    with an entry per list.
     """
     off = np.ascontiguousarray(off, dtype=np.int64)
-    check_offsets("list_hashes", "off", off, len(pos))
-    out = empty(len(off) - 1, np.uint64)
-    _list_hashes(off, np.ascontiguousarray(pos, dtype=np.int64), out)
-    return out.view(np.int64)
+    check_offsets("list_keys", "off", off, len(pos))
+    n = len(off) - 1
+    check_lengths("list_keys", n, first=lo, last=hi)
+    if K.dtype != np.int64 or K.ndim != 2 or K.shape[0] != n or not 0 <= j < K.shape[1] - 1:
+        raise fail("list_keys", f"the keys must be an int64 matrix of {n} rows with columns {j} and {j + 1}")
+    if lo.dtype != np.int64 or hi.dtype != np.int64 or not (lo.flags.c_contiguous and hi.flags.c_contiguous):
+        raise fail("list_keys", "the bounds must be contiguous int64 arrays, updated in place")
+    _list_keys(off, np.ascontiguousarray(pos, dtype=np.int64), K, np.int64(j), lo, hi)
 
 
 @njit(**NUMBA_FLAGS)
@@ -577,8 +605,7 @@ def gather_columns(P: np.ndarray, cols: np.ndarray, perm: np.ndarray | None) -> 
         raise fail("gather_columns", f"a column number is outside the {P.shape} matrix")
     ordered = perm is None
     perm = np.zeros(0, np.int64) if ordered else np.ascontiguousarray(perm, dtype=np.int64)
-    if not ordered and len(perm) and (perm.min() < 0 or perm.max() >= P.shape[0]):
-        raise fail("gather_columns", f"a row number is outside 0..{P.shape[0] - 1}")
+    check_index("gather_columns", "the rows", perm, P.shape[0])  # one pass (min() and max() took two)
     m = P.shape[0] if ordered else len(perm)
     out = empty(len(cols) * m, np.int64).reshape(len(cols), m)
     _gather_columns(P, cols, perm, ordered, out)
