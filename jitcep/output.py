@@ -33,6 +33,7 @@ there is no Python loop per match.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,6 +157,13 @@ class _Values:
 
     def __init__(self, table: EventTable, source: pl.DataFrame | None, time: str, type: str | None):
         self.table, self.source, self.time, self.type = table, source, time, type
+        self.columns = None if source is None else source.columns  # a Polars call each time it is asked
+
+    def signature(self) -> tuple:
+        """What the output's layout (:func:`_layout`) depends on besides the patterns."""
+        if self.source is not None:
+            return ("source", tuple(self.columns), self.time, self.type)
+        return ("table", bool(self.table.type_names), tuple(self.table.columns))
 
     def has_type(self) -> bool:
         if self.source is not None:
@@ -168,20 +176,16 @@ class _Values:
     def all_attrs(self) -> tuple[str, ...]:
         """Every attribute a whole-variable RETURN outputs."""
         if self.source is not None:
-            return tuple(c for c in self.source.columns if c not in (self.time, self.type, "row"))
+            return tuple(c for c in self.columns if c not in (self.time, self.type, "row"))
         return tuple(c for c in self.table.columns if c not in ("ts", "row"))
 
     def gather(self, attr: str, pos: np.ndarray, rows: np.ndarray | None) -> pl.Series:
         """Values of ``attr`` ("ts", the type field or an attribute) at positions ``pos`` (input rows
         ``rows``, given when there is a source)."""
         if self.source is not None:
-            if attr == "type" and "type" not in self.source.columns:
-                attr = TYPE  # the type pseudo-attribute: the event's type name
-            if attr == TYPE and self.type is None:
+            col = self.source_column(attr)
+            if col is None:
                 return pl.repeat(None, len(rows), dtype=pl.String, eager=True)
-            col = {TS: self.time, TYPE: self.type}.get(attr, attr)
-            if col not in self.source.columns:
-                raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.source.columns}")
             return _take_series(self.source.get_column(col), rows)
         t = self.table
         if attr == TS:
@@ -198,6 +202,38 @@ class _Values:
         if c.valid is not None:
             s = pl.select(pl.when(pl.lit(pl.Series(c.valid[pos]))).then(s)).to_series()
         return s
+
+
+    def source_column(self, attr: str) -> str | None:
+        """The input column holding ``attr``'s values (None: the type of an input without a type column,
+        all null); MissingColumnError when the input has no such column."""
+        if attr == "type" and "type" not in self.columns:
+            attr = TYPE  # the type pseudo-attribute: the event's type name
+        if attr == TYPE and self.type is None:
+            return None
+        col = {TS: self.time, TYPE: self.type}.get(attr, attr)
+        if col not in self.columns:
+            raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.columns}")
+        return col
+
+    def gather_all(self, srcs, pos: np.ndarray, rows: np.ndarray | None) -> dict[str, pl.Series]:
+        """:meth:`gather` of every value source of ``srcs``; from an input frame, its columns are taken
+        at ``rows`` in one frame gather (a Series built per column was most of the output's calls)."""
+        if self.source is None or len(srcs) < 2:
+            return {src: self.gather(src, pos, rows) for src in srcs}
+        cols = {src: self.source_column(src) for src in srcs}
+        names = list(dict.fromkeys(c for c in cols.values() if c is not None))
+        got = _frame([self.source.get_column(c) for c in names])[rows] if names else None
+        return {src: pl.repeat(None, len(rows), dtype=pl.String, eager=True) if c is None else got.get_column(c)
+                for src, c in cols.items()}
+
+
+def _frame(series: list[pl.Series]) -> pl.DataFrame:
+    """``pl.DataFrame(series)`` (named, equal lengths) in a fifth of its Python calls: a small run's
+    output makes several (perf/notes/opencep.md, session 17)."""
+    if not series:
+        return pl.DataFrame()
+    return series[0].to_frame().hstack(series[1:]) if len(series) > 1 else series[0].to_frame()
 
 
 def _take_series(s: pl.Series, rows: np.ndarray) -> pl.Series:
@@ -243,17 +279,15 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     if rows is None:
         rows = input_rows(positions, table.row_map(), table.n)
     every = rows if values.source is not None or table.row_map() is None else input_rows(positions, None, table.n)
-    gathered: dict[str, pl.Series] = {}
+    srcs = list(dict.fromkeys(src for v in vars_ for _, src in unified[v.name][1] if src != ROW))
+    gathered = values.gather_all(srcs, every, rows)
+    gathered[ROW] = pl.Series(rows, dtype=ID_DTYPE)
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
     out = []
     for v, lo, hi in zip(vars_, starts[:-1], starts[1:]):
         fields = unified[v.name][1]
         if fields not in frames:
-            for name, src in fields:
-                if src not in gathered:
-                    gathered[src] = (pl.Series(rows, dtype=ID_DTYPE) if src == ROW
-                                     else values.gather(src, every, rows))
-            frames[fields] = pl.DataFrame([gathered[src].alias(name) for name, src in fields])
+            frames[fields] = _frame([gathered[src].alias(name) for name, src in fields])
         # a slice of a frame and one struct of it: a DataFrame per variable was the fixed cost at small inputs
         s = frames[fields].slice(int(lo), int(hi - lo)).to_struct(v.name)
         if v.is_list:
@@ -417,14 +451,35 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
     return out
 
 
+_LAYOUTS: dict[tuple, tuple] = {}
+_LAYOUTS_KEEP = 64  # a few queries' schemas
+_LAYOUTS_LOCK = threading.Lock()
+
+
+def _layout(patterns, values: _Values) -> tuple[list[_PatternSpec], dict[str, tuple[bool, tuple]]]:
+    """(each pattern's spec, the unified variable columns :func:`_unify`): a function of the patterns and
+    the input's columns (:meth:`_Values.signature`), kept per both, so a rerun on input of one schema
+    lays out its output once; another schema (columns, time or type column) lays it out afresh.
+    Keyed by the patterns' ids, holding them, so an id is not reused while its entry lives."""
+    key = (tuple(map(id, patterns)), values.signature())
+    got = _LAYOUTS.get(key)
+    if got is None:
+        specs = [_pattern_spec(p) for p in patterns]
+        got = (tuple(patterns), specs, _unify(specs, values))
+        with _LAYOUTS_LOCK:  # runs on several threads: the eviction iterates the dict
+            if len(_LAYOUTS) >= _LAYOUTS_KEEP:
+                _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
+            _LAYOUTS[key] = got
+    return got[1], got[2]
+
+
 def _wide(patterns, results, values: _Values) -> pl.DataFrame:
-    specs = [_pattern_spec(p) for p in patterns]
-    unified = _unify(specs, values)
+    specs, unified = _layout(patterns, values)
     multi = len(patterns) > 1
     frames = []
     for k, (spec, mt) in enumerate(zip(specs, results)):
         cols = _var_columns(spec.vars, unified, values, mt)
-        df = pl.DataFrame(cols) if cols else pl.DataFrame()
+        df = _frame(cols)
         if mt.n != df.height and cols:
             raise InputError(f"match table of pattern {k} is inconsistent: {mt.n} rows, {df.height} built")
         if multi:
@@ -449,15 +504,14 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
     lead = ["match_id"] + (["pattern"] if multi else [])
     var_cols = list(unified)
     ret_cols = [c for c in out.columns if c not in lead and c not in unified]
-    return pl.DataFrame([match_id, *(out.get_column(c) for c in lead[1:] + var_cols + ret_cols)])
+    return _frame([match_id, *(out.get_column(c) for c in lead[1:] + var_cols + ret_cols)])
 
 
 # --- long ---------------------------------------------------------------------
 
 
 def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
-    specs = [_pattern_spec(p) for p in patterns]
-    unified = _unify(specs, values)
+    unified = _layout(patterns, values)[1]
     lead = ["match_id"] + (["pattern"] if "pattern" in wide.columns else [])
     ret_cols = [c for c in wide.columns if c not in lead and c not in unified]
     n = wide.height
