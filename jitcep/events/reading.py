@@ -141,8 +141,11 @@ def read_table(source, columns: Iterable[str] | None = None, *,
     for c in cols:
         if c not in present:
             raise _missing(c, (what or {}).get(c, "column"), names)
-    if isinstance(source, pl.DataFrame):
-        return pl.DataFrame([source.get_column(c) for c in cols]) if cols else source.select(cols)
+    if isinstance(source, pl.DataFrame):  # columns by name: no query plan; hstack: a fifth of the calls
+        if not cols:
+            return source.select(cols)
+        first, *rest = [source.get_column(c) for c in cols]
+        return first.to_frame().hstack(rest) if rest else first.to_frame()
     if eager is not None:  # project before converting: the other columns are never copied
         try:
             if type(eager).__module__.startswith("pandas"):

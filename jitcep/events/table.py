@@ -269,7 +269,10 @@ def table_of_frame(df: pl.DataFrame, patterns=None, *, time: str = "ts", type: s
         independent = partition_by is not None
         part = Partition.deferred(key, functools.partial(build_partition, table, key, independent=independent),
                                   independent)  # a partial, not a lambda: the partition still pickles
-        return _new_table(fields, row, part)  # ``table`` (no partition) is what the build reads
+        keyed = _new_table(fields, row, part)  # ``table`` (no partition) is what the build reads
+        if check:  # the same fields: the same kinds
+            object.__setattr__(keyed, "_types_checked", table.__dict__.get("_types_checked", ()))
+        return keyed
     return table
 
 

@@ -39,7 +39,14 @@ def check_types(patterns, table: "EventTable") -> None:
 
     The rules are :mod:`jitcep.pattern.kinds`' (the one checker every engine
     shares), given the kinds of the table's columns; the message names the
-    predicate (a top-level conjunct of WHERE, or the RETURN item).
+    predicate (a top-level conjunct of WHERE, or the RETURN item).  A pattern checked against a table
+    is not checked again against it (a run checks as it builds the table, and the engine before its
+    work): the table keeps the patterns it passed, by identity.
     """
+    done = table.__dict__.get("_types_checked", ())
     for pattern in _as_patterns(patterns):
+        if any(p is pattern for p in done):
+            continue
         kinds.check_pattern(pattern, lambda var, attr: attribute_kind(attr, table))
+        done = (*done, pattern)
+        object.__setattr__(table, "_types_checked", done)
