@@ -40,6 +40,7 @@ def _frames():
                                                     .dt.replace_time_zone("Europe/Paris")), {}),
         ("type column renamed", base.rename({"type": "kind"}), {"type": "kind"}),
         ("time column renamed", base.rename({"ts": "when"}), {"time": "when"}),
+        ("x all null", base.with_columns(pl.lit(None).alias("x")), {}),  # no kind: every test on it NULL
         ("int ts again", base, {}),
     ]
 

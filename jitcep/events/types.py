@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import MissingColumnError
 from ..pattern import kinds
-from .attributes import _as_patterns
+from .._memo import PerObject
+from .attributes import _as_patterns, attributes_read
+
+_PASSED = PerObject(lambda pattern: set())  # per pattern: the kinds of its attributes it passed the check with
 
 if TYPE_CHECKING:  # annotations only: the table module imports this one
     from .table import EventTable
@@ -47,6 +50,12 @@ def check_types(patterns, table: "EventTable") -> None:
     for pattern in _as_patterns(patterns):
         if any(p is pattern for p in done):
             continue
-        kinds.check_pattern(pattern, lambda var, attr: attribute_kind(attr, table))
+        # the check is a function of the pattern and the kinds of the attributes it reads (``ts`` is
+        # always a number): a pattern passes once per kinds, not once per table
+        read = tuple(attribute_kind(a, table) for a in attributes_read(pattern))
+        passed = _PASSED(pattern)
+        if read not in passed:
+            kinds.check_pattern(pattern, lambda var, attr: attribute_kind(attr, table))
+            passed.add(read)
         done = (*done, pattern)
         object.__setattr__(table, "_types_checked", done)
