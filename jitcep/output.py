@@ -216,18 +216,6 @@ class _Values:
             raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.columns}")
         return col
 
-    def gather_all(self, srcs, pos: np.ndarray, rows: np.ndarray | None) -> dict[str, pl.Series]:
-        """:meth:`gather` of every value source of ``srcs``; from an input frame, its columns are taken
-        at ``rows`` in one frame gather (a Series built per column was most of the output's calls)."""
-        if self.source is None or len(srcs) < 2:
-            return {src: self.gather(src, pos, rows) for src in srcs}
-        cols = {src: self.source_column(src) for src in srcs}
-        names = list(dict.fromkeys(c for c in cols.values() if c is not None))
-        got = _frame([self.source.get_column(c) for c in names])[rows] if names else None
-        return {src: pl.repeat(None, len(rows), dtype=pl.String, eager=True) if c is None else got.get_column(c)
-                for src, c in cols.items()}
-
-
 def _frame(series: list[pl.Series]) -> pl.DataFrame:
     """``pl.DataFrame(series)`` (named, equal lengths) in a fifth of its Python calls: a small run's
     output makes several (perf/notes/opencep.md, session 17)."""
@@ -280,7 +268,9 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
         rows = input_rows(positions, table.row_map(), table.n)
     every = rows if values.source is not None or table.row_map() is None else input_rows(positions, None, table.n)
     srcs = list(dict.fromkeys(src for v in vars_ for _, src in unified[v.name][1] if src != ROW))
-    gathered = values.gather_all(srcs, every, rows)
+    # one Series per source column, by a compiled take where it can (a frame gather runs on Polars' thread
+    # pool, which a forked child does not have: it waited forever, tests/test_threads.py)
+    gathered = {src: values.gather(src, every, rows) for src in srcs}
     gathered[ROW] = pl.Series(rows, dtype=ID_DTYPE)
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
     out = []
