@@ -33,6 +33,7 @@ there is no Python loop per match.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,6 +157,13 @@ class _Values:
 
     def __init__(self, table: EventTable, source: pl.DataFrame | None, time: str, type: str | None):
         self.table, self.source, self.time, self.type = table, source, time, type
+        self.columns = None if source is None else source.columns  # a Polars call each time it is asked
+
+    def signature(self) -> tuple:
+        """What the output's layout (:func:`_layout`) depends on besides the patterns."""
+        if self.source is not None:
+            return ("source", tuple(self.columns), self.time, self.type)
+        return ("table", bool(self.table.type_names), tuple(self.table.columns))
 
     def has_type(self) -> bool:
         if self.source is not None:
@@ -168,20 +176,16 @@ class _Values:
     def all_attrs(self) -> tuple[str, ...]:
         """Every attribute a whole-variable RETURN outputs."""
         if self.source is not None:
-            return tuple(c for c in self.source.columns if c not in (self.time, self.type, "row"))
+            return tuple(c for c in self.columns if c not in (self.time, self.type, "row"))
         return tuple(c for c in self.table.columns if c not in ("ts", "row"))
 
     def gather(self, attr: str, pos: np.ndarray, rows: np.ndarray | None) -> pl.Series:
         """Values of ``attr`` ("ts", the type field or an attribute) at positions ``pos`` (input rows
         ``rows``, given when there is a source)."""
         if self.source is not None:
-            if attr == "type" and "type" not in self.source.columns:
-                attr = TYPE  # the type pseudo-attribute: the event's type name
-            if attr == TYPE and self.type is None:
+            col = self.source_column(attr)
+            if col is None:
                 return pl.repeat(None, len(rows), dtype=pl.String, eager=True)
-            col = {TS: self.time, TYPE: self.type}.get(attr, attr)
-            if col not in self.source.columns:
-                raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.source.columns}")
             return _take_series(self.source.get_column(col), rows)
         t = self.table
         if attr == TS:
@@ -198,6 +202,26 @@ class _Values:
         if c.valid is not None:
             s = pl.select(pl.when(pl.lit(pl.Series(c.valid[pos]))).then(s)).to_series()
         return s
+
+
+    def source_column(self, attr: str) -> str | None:
+        """The input column holding ``attr``'s values (None: the type of an input without a type column,
+        all null); MissingColumnError when the input has no such column."""
+        if attr == "type" and "type" not in self.columns:
+            attr = TYPE  # the type pseudo-attribute: the event's type name
+        if attr == TYPE and self.type is None:
+            return None
+        col = {TS: self.time, TYPE: self.type}.get(attr, attr)
+        if col not in self.columns:
+            raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.columns}")
+        return col
+
+def _frame(series: list[pl.Series]) -> pl.DataFrame:
+    """``pl.DataFrame(series)`` (named, equal lengths) in a fifth of its Python calls: a small run's
+    output makes several (perf/notes/opencep.md, session 17)."""
+    if not series:
+        return pl.DataFrame()
+    return series[0].to_frame().hstack(series[1:]) if len(series) > 1 else series[0].to_frame()
 
 
 def _take_series(s: pl.Series, rows: np.ndarray) -> pl.Series:
@@ -243,17 +267,17 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     if rows is None:
         rows = input_rows(positions, table.row_map(), table.n)
     every = rows if values.source is not None or table.row_map() is None else input_rows(positions, None, table.n)
-    gathered: dict[str, pl.Series] = {}
+    srcs = list(dict.fromkeys(src for v in vars_ for _, src in unified[v.name][1] if src != ROW))
+    # one Series per source column, by a compiled take where it can (a frame gather runs on Polars' thread
+    # pool, which a forked child does not have: it waited forever, tests/test_threads.py)
+    gathered = {src: values.gather(src, every, rows) for src in srcs}
+    gathered[ROW] = pl.Series(rows, dtype=ID_DTYPE)
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
     out = []
     for v, lo, hi in zip(vars_, starts[:-1], starts[1:]):
         fields = unified[v.name][1]
         if fields not in frames:
-            for name, src in fields:
-                if src not in gathered:
-                    gathered[src] = (pl.Series(rows, dtype=ID_DTYPE) if src == ROW
-                                     else values.gather(src, every, rows))
-            frames[fields] = pl.DataFrame([gathered[src].alias(name) for name, src in fields])
+            frames[fields] = _frame([gathered[src].alias(name) for name, src in fields])
         # a slice of a frame and one struct of it: a DataFrame per variable was the fixed cost at small inputs
         s = frames[fields].slice(int(lo), int(hi - lo)).to_struct(v.name)
         if v.is_list:
@@ -269,8 +293,7 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
             names = [name for name, _ in fields]
             nul = any("\0" in name for name in names)
             inner = s.struct.rename_fields([f"f{i}" for i in range(len(names))]) if nul else s
-            arr = pa.LargeListArray.from_arrays(pl.Series(np.asarray(off, dtype=np.int64)).to_arrow(),
-                                                inner.rename("").to_arrow(), mask=mask)
+            arr = pa.LargeListArray.from_arrays(_arrow_int64(off), inner.rename("").to_arrow(), mask=mask)
             s = pl.Series(v.name, arr)
             if nul:
                 s = s.list.eval(pl.element().struct.rename_fields(names))
@@ -280,6 +303,12 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
                 s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()
         out.append(s)
     return out
+
+
+def _arrow_int64(a: np.ndarray) -> pa.Array:
+    """``a`` as an Arrow int64 array over the same memory (a Polars Series in between cost ~40 calls)."""
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)])
 
 
 def _rows_in_place(vars_, mt: MatchTable) -> np.ndarray | None:
@@ -417,16 +446,41 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
     return out
 
 
+_LAYOUTS: dict[tuple, tuple] = {}
+_LAYOUTS_KEEP = 64  # a few queries' schemas
+_LAYOUTS_LOCK = threading.Lock()
+
+
+def _layout(patterns, values: _Values) -> tuple[list[_PatternSpec], dict[str, tuple[bool, tuple]]]:
+    """(each pattern's spec, the unified variable columns :func:`_unify`): a function of the patterns and
+    the input's columns (:meth:`_Values.signature`), kept per both, so a rerun on input of one schema
+    lays out its output once; another schema (columns, time or type column) lays it out afresh.
+    Keyed by the patterns' ids, holding them, so an id is not reused while its entry lives."""
+    key = (tuple(map(id, patterns)), values.signature())
+    got = _LAYOUTS.get(key)
+    if got is None:
+        specs = [_pattern_spec(p) for p in patterns]
+        got = (tuple(patterns), specs, _unify(specs, values))
+        with _LAYOUTS_LOCK:  # runs on several threads: the eviction iterates the dict
+            if len(_LAYOUTS) >= _LAYOUTS_KEEP:
+                _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
+            _LAYOUTS[key] = got
+    return got[1], got[2]
+
+
 def _wide(patterns, results, values: _Values) -> pl.DataFrame:
-    specs = [_pattern_spec(p) for p in patterns]
-    unified = _unify(specs, values)
+    specs, unified = _layout(patterns, values)
     multi = len(patterns) > 1
+    if not multi and not specs[0].returns and specs[0].vars:  # the columns are the frame's, in their order
+        cols = _var_columns(specs[0].vars, unified, values, results[0])
+        _check_height(0, results[0], len(cols[0]))
+        return _frame([pl.Series("match_id", row_numbers(results[0].n), dtype=ID_DTYPE), *cols])
     frames = []
     for k, (spec, mt) in enumerate(zip(specs, results)):
         cols = _var_columns(spec.vars, unified, values, mt)
-        df = pl.DataFrame(cols) if cols else pl.DataFrame()
-        if mt.n != df.height and cols:
-            raise InputError(f"match table of pattern {k} is inconsistent: {mt.n} rows, {df.height} built")
+        df = _frame(cols)
+        if cols:
+            _check_height(k, mt, df.height)
         if multi:
             pattern = pl.Series("pattern", np.full(mt.n, k, dtype=np.int64), dtype=ID_DTYPE)
             df = df.hstack([pattern]) if cols else pl.DataFrame([pattern])
@@ -449,15 +503,19 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
     lead = ["match_id"] + (["pattern"] if multi else [])
     var_cols = list(unified)
     ret_cols = [c for c in out.columns if c not in lead and c not in unified]
-    return pl.DataFrame([match_id, *(out.get_column(c) for c in lead[1:] + var_cols + ret_cols)])
+    return _frame([match_id, *(out.get_column(c) for c in lead[1:] + var_cols + ret_cols)])
+
+
+def _check_height(k: int, mt: MatchTable, built: int) -> None:
+    if mt.n != built:
+        raise InputError(f"match table of pattern {k} is inconsistent: {mt.n} rows, {built} built")
 
 
 # --- long ---------------------------------------------------------------------
 
 
 def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
-    specs = [_pattern_spec(p) for p in patterns]
-    unified = _unify(specs, values)
+    unified = _layout(patterns, values)[1]
     lead = ["match_id"] + (["pattern"] if "pattern" in wide.columns else [])
     ret_cols = [c for c in wide.columns if c not in lead and c not in unified]
     n = wide.height

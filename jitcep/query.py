@@ -293,7 +293,7 @@ class Query:
 
     def _table(self, events, *, time, type, time_unit, partition_by, time_format, all_columns, note):
         """(source frame, event table) of ``events``; ``note`` names the reading and building stages."""
-        from .events import build_event_table, check_type_column, read_events
+        from .events import check_type_column, read_events, table_of_frame
         if type is None:  # typed variables could never match: a forgotten argument (semantics §3)
             check_type_column(self.patterns)
         # Read the input once: the event table is built from this frame (a zero-copy
@@ -303,8 +303,8 @@ class Query:
         source = read_events(events, self.patterns, time=time, type=type, time_unit=time_unit,
                              partition_by=partition_by, all_columns=all_columns, time_format=time_format)
         note(self.STAGES[1])
-        table = build_event_table(source, self.patterns, time=time, type=type, time_unit=time_unit,
-                                  partition_by=partition_by)
+        table = table_of_frame(source, self.patterns, time=time, type=type, time_unit=time_unit,
+                               partition_by=partition_by)
         return source, table
 
     def explain(self, events=None, *, time: str = "ts", type: str | None = None, time_unit: TimeUnit | None = None,

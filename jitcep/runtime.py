@@ -106,8 +106,13 @@ def default_plan(pattern: Pattern, options: Options) -> PhysicalPlan:
 def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     """Raise UnsupportedPatternError if this engine does not cover ``pattern`` under ``options``.
 
-    Returns the pattern's default plan (building it is part of the check).
+    Returns the pattern's default plan (building it is part of the check); a pattern that passed is
+    not checked again under the same options (a run asks twice, and the check is a function of them).
     """
+    plans = _default(pattern)
+    passed = plans.get((options, "supported"))
+    if passed is not None:
+        return passed
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
     check_combination(pattern, options)  # what the semantics leaves undefined, as the reference refuses it
@@ -117,7 +122,8 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     if logical is not None and any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
-    return default_plan(pattern, options)
+    plans[(options, "supported")] = plan = default_plan(pattern, options)
+    return plan
 
 
 def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
@@ -333,7 +339,20 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
                  for pat, p, g, u in zip(patterns, plans, given, user)]
     if ctx is None or not ctx.adopt(plans):
         ctx = TableContext(table, plans, threads)
-    return ctx, [dataclasses.replace(p, key_coding=ctx.coding[p.key][0]) for p in plans]
+    return ctx, [_with_coding(p, ctx.coding[p.key][0]) for p in plans]
+
+
+_CODED = PerObject(lambda plan: {})  # per plan: key coding -> the plan with it
+
+
+def _with_coding(plan: PhysicalPlan, coding) -> PhysicalPlan:
+    """``plan`` with its key coding set (for explain), kept per plan and coding: a copy walks the tree
+    (``PhysicalPlan.__post_init__``), a tenth of a small run's planning calls."""
+    kept = _CODED(plan)
+    got = kept.get(coding)
+    if got is None:
+        got = kept[coding] = dataclasses.replace(plan, key_coding=coding)
+    return got
 
 
 def check_statistics(statistics, patterns) -> list:

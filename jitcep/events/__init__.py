@@ -66,10 +66,10 @@ from .attributes import attributes_read, check_type_column, equivalence_key
 from .column import Column
 from .partition import Partition, build_partition
 from .reading import read_events, read_table
-from .table import EventTable, build_event_table
+from .table import EventTable, build_event_table, table_of_frame
 from .times import normalize_unit, parse_time_strings, window_span
 from .types import check_types
 
 __all__ = ["Column", "EventTable", "Partition", "attributes_read", "build_event_table", "build_partition",
            "check_type_column", "check_types", "equivalence_key", "evaluate_per_partition", "normalize_unit",
-           "parse_time_strings", "read_events", "read_table", "window_span"]
+           "parse_time_strings", "read_events", "read_table", "table_of_frame", "window_span"]

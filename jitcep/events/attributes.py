@@ -74,15 +74,21 @@ def equivalence_key(patterns) -> tuple[str, ...] | None:
     """
     keys = []
     for pattern in _as_patterns(patterns):
-        attrs = [c.attr for c in E.conjuncts(pattern.where)
-                 if isinstance(c, E.Equiv) and c.value is None]
+        attrs = _keyed_by(pattern)
         if not attrs:
             return None
-        keys.append(list(dict.fromkeys(attrs)))
+        keys.append(attrs)
     if not keys:
         return None
     common = [a for a in keys[0] if all(a in k for k in keys[1:])]
     return tuple(common) or None
+
+
+def _key_of(pattern: Pattern) -> list[str]:
+    return list(dict.fromkeys(c.attr for c in E.conjuncts(pattern.where) if isinstance(c, E.Equiv) and c.value is None))
+
+
+_keyed_by = PerObject(_key_of)  # asked twice a run (reading, the table): each walked the WHERE (read only)
 
 
 def _partition_key(pats, partition_by) -> tuple[str, ...] | None:

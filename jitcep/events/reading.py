@@ -134,14 +134,18 @@ def read_table(source, columns: Iterable[str] | None = None, *,
     Raises InputFormatError (not a table, missing/unreadable file) and
     MissingColumnError (naming the column and listing the ones that exist).
     """
-    lf, names, eager = _lazy_and_columns(source)
+    # a Polars frame's columns are selected by name: no lazy frame, no query plan
+    lf, names, eager = (None, source.columns, None) if isinstance(source, pl.DataFrame) else _lazy_and_columns(source)
     cols = list(dict.fromkeys(columns)) if columns is not None else list(names)
     present = set(names)
     for c in cols:
         if c not in present:
             raise _missing(c, (what or {}).get(c, "column"), names)
-    if isinstance(source, pl.DataFrame):  # columns by name: no query plan for a projection
-        return pl.DataFrame([source.get_column(c) for c in cols]) if cols else source.select(cols)
+    if isinstance(source, pl.DataFrame):  # columns by name: no query plan; hstack: a fifth of the calls
+        if not cols:
+            return source.select(cols)
+        first, *rest = [source.get_column(c) for c in cols]
+        return first.to_frame().hstack(rest) if rest else first.to_frame()
     if eager is not None:  # project before converting: the other columns are never copied
         try:
             if type(eager).__module__.startswith("pandas"):
@@ -190,7 +194,7 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     pats = _as_patterns(patterns)
     if time_unit is not None:
         normalize_unit(time_unit)  # reject a bad unit before reading anything
-    _, available, _ = _lazy_and_columns(source)
+    available = source.columns if isinstance(source, pl.DataFrame) else _lazy_and_columns(source)[1]
     attrs = _attributes(pats, available, _partition_key(pats, partition_by), columns)
     what = {a: "attribute" for a in attrs}
     if partition_by is not None:
@@ -204,6 +208,6 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     if missing:  # the named error, also when every column is read
         raise _missing(missing[0], what.get(missing[0], "column"), available)
     df = read_table(source, None if all_columns else needed, what=what)
-    if df.schema[time] == pl.String and df.height and (time_format is not None or _is_csv(source)):
+    if df.get_column(time).dtype == pl.String and df.height and (time_format is not None or _is_csv(source)):
         df = df.with_columns(parse_time_strings(time, df.get_column(time), time_format))
     return df

@@ -205,12 +205,24 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         Before anything is returned; nothing is ever written.
     """
     pats = _as_patterns(patterns)
-    key = _partition_key(pats, partition_by)
     df = read_events(source, pats, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
                      columns=columns, time_format=time_format)
+    return table_of_frame(df, pats, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                          columns=columns, check=check)
+
+
+def table_of_frame(df: pl.DataFrame, patterns=None, *, time: str = "ts", type: str | None = None,
+                   time_unit: str | None = None, partition_by: str | Sequence[str] | None = None,
+                   columns: Iterable[str] = (), check: bool = True) -> EventTable:
+    """:func:`build_event_table` of a frame :func:`read_events` returned for the same arguments (it may
+    hold more columns: ``all_columns``): a caller that keeps the frame (:meth:`jitcep.Query.run`, whose
+    output reads it) builds the table without reading it a second time."""
+    pats = _as_patterns(patterns)
+    key = _partition_key(pats, partition_by)
     attrs = _attributes(pats, df.columns, key, columns)
 
-    ts, unit_ns = _time_values(time, df.get_column(time), time_unit)
+    time_col = df.get_column(time)
+    ts, unit_ns = _time_values(time, time_col, time_unit)
     n = len(ts)
     # Stable sort by time: ties keep input order (the "position" order of DESIGN.md section 2).
     if _enc.is_sorted(ts):  # already sorted input is common: no permutation, no copies
@@ -236,18 +248,20 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         type_code = by_position(codes)
 
     cols: dict[str, Column] = {}
+    dtypes = {}
     for attr in attrs:
         s = df.get_column(attr)
-        if s.dtype in (pl.String, pl.Categorical) or isinstance(s.dtype, pl.Enum):
+        dtype = dtypes[attr] = s.dtype
+        if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
             cols[attr] = Column.deferred(s, perm)  # coded when first read: a key may need no coding
             continue
         c = _encode_attribute(attr, s)
         cols[attr] = Column(c.kind, by_position(c.values),
                             None if c.valid is None else by_position(c.valid), c.dictionary, c.temporal)
-    _one_time_unit(cols, df.schema)
+    _one_time_unit(cols, dtypes)
 
     fields = dict(ts=np.ascontiguousarray(ts), type_code=np.ascontiguousarray(type_code),
-                  type_names=type_names, columns=cols, time_unit_ns=unit_ns, time_dtype=df.schema[time])
+                  type_names=type_names, columns=cols, time_unit_ns=unit_ns, time_dtype=time_col.dtype)
     table = _new_table(fields, row)
     if check:
         check_types(pats, table)
@@ -255,7 +269,10 @@ def build_event_table(source, patterns=None, *, time: str = "ts", type: str | No
         independent = partition_by is not None
         part = Partition.deferred(key, functools.partial(build_partition, table, key, independent=independent),
                                   independent)  # a partial, not a lambda: the partition still pickles
-        return _new_table(fields, row, part)  # ``table`` (no partition) is what the build reads
+        keyed = _new_table(fields, row, part)  # ``table`` (no partition) is what the build reads
+        if check:  # the same fields: the same kinds
+            object.__setattr__(keyed, "_types_checked", table.__dict__.get("_types_checked", ()))
+        return keyed
     return table
 
 

@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import MissingColumnError
 from ..pattern import kinds
-from .attributes import _as_patterns
+from .._memo import PerObject
+from .attributes import _as_patterns, attributes_read
+
+_PASSED = PerObject(lambda pattern: set())  # per pattern: the kinds of its attributes it passed the check with
 
 if TYPE_CHECKING:  # annotations only: the table module imports this one
     from .table import EventTable
@@ -39,7 +42,20 @@ def check_types(patterns, table: "EventTable") -> None:
 
     The rules are :mod:`jitcep.pattern.kinds`' (the one checker every engine
     shares), given the kinds of the table's columns; the message names the
-    predicate (a top-level conjunct of WHERE, or the RETURN item).
+    predicate (a top-level conjunct of WHERE, or the RETURN item).  A pattern checked against a table
+    is not checked again against it (a run checks as it builds the table, and the engine before its
+    work): the table keeps the patterns it passed, by identity.
     """
+    done = table.__dict__.get("_types_checked", ())
     for pattern in _as_patterns(patterns):
-        kinds.check_pattern(pattern, lambda var, attr: attribute_kind(attr, table))
+        if any(p is pattern for p in done):
+            continue
+        # the check is a function of the pattern and the kinds of the attributes it reads (``ts`` is
+        # always a number): a pattern passes once per kinds, not once per table
+        read = tuple(attribute_kind(a, table) for a in attributes_read(pattern))
+        passed = _PASSED(pattern)
+        if read not in passed:
+            kinds.check_pattern(pattern, lambda var, attr: attribute_kind(attr, table))
+            passed.add(read)
+        done = (*done, pattern)
+        object.__setattr__(table, "_types_checked", done)

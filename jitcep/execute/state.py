@@ -48,9 +48,9 @@ class RunState:
         self.plan, self.ctx, self.options = plan, ctx, options
         self.threads = threads  # joins and predicates split their work over this many (jitcep/threads.py)
         table = self.table = ctx.table
-        preds = plan.predicates()
+        preds, used = _PLAN_PREDICATES(plan)
         self.pid = {id(p): i for i, p in enumerate(preds)}
-        self.preds = _predicate_set(plan, preds, _column_specs(table, preds))
+        self.preds = _predicate_set(plan, preds, _column_specs(table, used))
         self.bound = self.preds.bind(table) if preds else ()
         # window: wt is the measure, W the inclusive bound (docs/semantics.md section 2)
         window = plan.window
@@ -126,9 +126,18 @@ def _predicate_set(plan: PhysicalPlan, preds: list, specs: dict[str, ColumnSpec]
     return found[1]
 
 
-def _column_specs(table: EventTable, preds) -> dict[str, ColumnSpec]:
-    """Specs of the columns ``preds`` read (``ts`` is not one: the generated function takes the times)."""
-    used = {n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)} - {"ts"}
+def _predicates_read(plan: PhysicalPlan) -> tuple[list, frozenset[str]]:
+    """(``plan.predicates()``, the attributes they read but ``ts``): a function of the plan, kept per plan
+    (read only), as each run walked the tree and the conjuncts again."""
+    preds = plan.predicates()
+    return preds, frozenset(n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)) - {"ts"}
+
+
+_PLAN_PREDICATES = PerObject(_predicates_read)
+
+
+def _column_specs(table: EventTable, used) -> dict[str, ColumnSpec]:
+    """Specs of the columns ``used`` (``ts`` is not one: the generated function takes the times)."""
     specs = {}
     for name in used:
         col = table.column(name)

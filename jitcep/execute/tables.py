@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
+from .._memo import PerObject
 from ..events import EventTable, build_partition
 from ..kernels import group_with_key_runs, group_with_keys, stream_positions
 from ..kernels.encode import dense_codes
@@ -233,17 +234,36 @@ class TableContext:
         return self._stream_pos
 
 
+def _plan_reads(plan: PhysicalPlan) -> tuple[tuple[str, ...] | None, bool, frozenset[str]]:
+    """(the types ``plan``'s leaves ask for, in the order it builds them, None without a typed leaf;
+    whether some leaf is untyped; the types of the leaves a semi-join reduction reads before any join)."""
+    types: dict[str, None] = {}
+    typed = untyped = False
+    for n in plan.leaves():
+        if n.types is None:
+            untyped = True
+        else:
+            typed = True
+            types.update(dict.fromkeys(n.types))
+    reduced = frozenset(t for n in plan.nodes() if isinstance(n, SemiJoinReduce)
+                        for s in _chain_scans(n.input, set(n.chain)) for t in (s.types or ()))
+    return tuple(types) if typed else None, untyped, reduced
+
+
+_READS = PerObject(_plan_reads)  # a function of the plan: each run's walks were a fifth of its context's calls
+
+
 def _leaves_read(plans: list[PhysicalPlan]) -> tuple[dict[tuple[str, ...], dict[str, None]], set[tuple[str, ...]]]:
     """(per key: the types the plans' leaves ask for, in the order the plans build them (type_groups
     batches them so), the keys of plans with an untyped leaf)."""
     leaf_types: dict[tuple[str, ...], dict[str, None]] = {}
     untyped: set[tuple[str, ...]] = set()
     for plan in plans:
-        for n in plan.leaves():
-            if n.types is None:
-                untyped.add(plan.key)
-            else:
-                leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(n.types))
+        types, any_untyped, _ = _READS(plan)
+        if any_untyped:
+            untyped.add(plan.key)
+        if types is not None:
+            leaf_types.setdefault(plan.key, {}).update(dict.fromkeys(types))
     return leaf_types, untyped
 
 
@@ -251,10 +271,9 @@ def _reduced_types(plans: list[PhysicalPlan]) -> dict[tuple[str, ...], set[str]]
     """Per key: the types of the leaves a semi-join reduction of some plan reads before any join."""
     out: dict[tuple[str, ...], set[str]] = {}
     for plan in plans:
-        for n in plan.nodes():
-            if isinstance(n, SemiJoinReduce):
-                out.setdefault(plan.key, set()).update(
-                    t for s in _chain_scans(n.input, set(n.chain)) for t in (s.types or ()))
+        reduced = _READS(plan)[2]
+        if reduced:
+            out.setdefault(plan.key, set()).update(reduced)
     return out
 
 
