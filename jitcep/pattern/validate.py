@@ -170,6 +170,10 @@ class _Structure:
                 raise PatternValidationError(
                     f"variable {var.name!r}: types must be None (any type) or a non-empty tuple of "
                     f"non-empty type names, got {var.types!r}")
+        if var.name in _RESERVED_COLUMNS:
+            raise PatternValidationError(
+                f"variable {var.name!r}: {' and '.join(_RESERVED_COLUMNS)} are the output's own column names "
+                "(semantics §3); rename the variable")
         if var.name in self.bound:
             raise DuplicateVariableError(
                 f"variable {var.name!r} is bound twice: by {_show_node(self.bound[var.name])!r} and by "
