@@ -79,9 +79,11 @@ sum over the bounds for ``{n,m}``); ``"maximal"`` gives one list when a
 member is there (``1 - E[exp(-m)]``; every run of n..m consecutive members
 under bounds); list conjuncts multiply in, and one reading a member with the
 list (``each``) of selectivity q passes a list of L members with ``q^L``
-(:func:`lists_per_record`).  A closure right
+(:func:`lists_per_record`).  A closure or group right
 after another (adjacent) counts only the pairs of lists whose members lie
-after the other's last member (:func:`ordered_share`); one in an OR branch
+after the other's last member, over one range (:func:`adjacent_share`), and
+a collection bounded by the closure after it keeps only the lists a
+candidate of that one follows (:func:`kept_share`); one in an OR branch
 only on the records through it.
 """
 
@@ -104,7 +106,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import ClosureUnit, JoinProblem
-from .ranges import Chain, Range, before_last, chains, none_of, ordered_pairs, range_of, runs, subsets
+from .ranges import Chain, Range, alone, before_last, chains, none_of, ordered_pairs, range_of, runs, subsets
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
@@ -668,9 +670,6 @@ def _chain(K, mode: str, s: frozenset, W: float, rate, sel) -> Chain | None:
     return Chain(m * p * q, 1, K.min, K.max, p)
 
 
-_NONE = Chain(0.0, 1, 0, 0)  # the other side of a pair held empty: a construct's own lists
-
-
 def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kept: bool = False) -> float:
     """The factor on closure or group ``K``'s lists per record of ``s`` (counted alone) that gives its lists
     per record carrying a list of ``earlier``, the construct right before it (adjacent, docs/planning.md
@@ -683,13 +682,11 @@ def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kep
     R = range_of(earlier.before, K.after, s, W)
     first, second = _chain(earlier, mode, s, R.W, rate, sel), _chain(K, mode, s, R.W, rate, sel)
     if first is not None and second is not None:
-        pairs, alone = ordered_pairs(first, second, R), ordered_pairs(_NONE, second, R)
-        if kept:
-            before = before_last(first, rate(K.var) * R.W, R)  # its candidates: the rate after its filter
-        else:
-            before = ordered_pairs(first, _NONE, R)
-        if pairs is not None and alone and before:
-            return pairs / (before * alone)
+        pairs, lists = ordered_pairs(first, second, R), alone(second, R)
+        # kept: its candidates are the rate after its filter
+        before = before_last(first, rate(K.var) * R.W, R) if kept else alone(first, R)
+        if pairs is not None and lists and before:
+            return pairs / (before * lists)
     return ordered_share(_any_growth(earlier, s, W, rate, sel), _any_growth(K, s, W, rate, sel))
 
 
@@ -701,7 +698,7 @@ def kept_share(c, later, mode: str, s: frozenset, W: float, rate, sel) -> float:
     first = _chain(c, mode, s, R.W, rate, sel)
     if first is None:
         return 1.0
-    kept, every = before_last(first, rate(later.var) * R.W, R), ordered_pairs(first, _NONE, R)
+    kept, every = before_last(first, rate(later.var) * R.W, R), alone(first, R)
     return min(kept / every, 1.0) if kept is not None and every else 1.0
 
 

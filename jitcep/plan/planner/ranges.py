@@ -28,8 +28,11 @@ are ``E[C(N, L)] = E[(rho W x)^L] / L! = m^L / L! * E[x^L]`` (``m = rho W``,
 Poisson factorial moments), so the lists of every bound ``{lo, hi}`` are
 sums of these (:func:`subsets`), ``1F1(j; k; m)`` summed to infinity.  A Kleene
 group's iterations are matches of its body of g events, ``n(x) = n_W x^g`` in
-a range of ``W x``, taken as Poisson given the range like a closure's members:
-the same sums with ``E[x^(g L)]``.  A negation's range is read the same way:
+a range of ``W x``: a SEQ body's lists are chains of them, each after the one
+before (:func:`chains`), an AND body's every subset of them taken as Poisson
+given the range like a closure's members, the same sums with ``E[x^(g L)]``.
+Two adjacent constructs' lists are counted together, in order, over one
+range (:func:`ordered_pairs`, :func:`before_last`).  A negation's range is read the same way:
 no negated event in it with chance ``E[exp(-r W x)]`` (:func:`none_of`).
 docs/planning.md ("How many lists a closure makes") checks this against
 measured lists.
@@ -162,6 +165,8 @@ def runs(m: float, R: Range, hi: int) -> list[float]:
 
 def _step(n: int, g: int, j: int, k: int) -> float:
     """``E[x^(n + g)] / (n + g)! / (E[x^n] / n!)``: the factor from one exponent to the next one ``g`` on."""
+    if g == 1:
+        return (j + n) / ((k + n) * (n + 1))
     out = 1.0
     for i in range(n, n + g):
         out *= (j + i) / ((k + i) * (i + 1))
@@ -214,6 +219,13 @@ class Chain(NamedTuple):
 
 PAIR_TERMS = 4000
 """:func:`ordered_pairs` sums at most this many terms (a few ms): beyond, the caller's cruder estimate."""
+_PAIR_TINY = 1e-9  # a double sum stops at this share: an estimate, its series short
+_LONG = 1.0  # a growth past which the closed form replaces the series (its cancellation is in u v there)
+
+
+def alone(K: Chain, R: Range) -> float:
+    """The lists of ``K`` alone in a range over ``R`` (:func:`ordered_pairs` with an empty other side)."""
+    return chains(K.w / math.factorial(K.g), R, max(K.lo, 1), K.hi, K.g) / K.p + (1.0 if K.lo == 0 else 0.0)
 
 
 def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
@@ -230,6 +242,10 @@ def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
     ``w2 < 0`` is allowed (an alternating sum: :func:`before_last`).  Two unbounded closures far out:
     the closed form ``[w2 (S(w1) - 1) - w1 (S(w2) - 1)] / (w1 - w2)`` over ``A, B >= 1``, ``S`` being
     ``subsets(., R, 0, None)``; None where neither applies within :data:`PAIR_TERMS` terms."""
+    if max(first.w, second.w) > _LONG:  # a longer series: the closed form where it applies
+        far = _far(first, second, R)
+        if far is not None:
+            return far
     j, k = (R.j, R.k) if R.j < R.k else (1, 1)
     w1, w2 = min(first.w, _TOP), max(min(second.w, _TOP), -_TOP)
     g1, g2 = first.g, second.g
@@ -239,7 +255,7 @@ def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
         while (second.hi is None or B <= second.hi) and (term != 0.0 or not B):
             if B >= second.lo:
                 row += term / (second.p if B else 1.0)
-                if second.hi is None and B > 2 and abs(term) <= _TINY * abs(row):
+                if second.hi is None and B > 2 and abs(term) <= _PAIR_TINY * abs(row):
                     break
             term *= w2 * _step(n, g2, j, k)
             B, n, terms = B + 1, n + g2, terms + 1
@@ -247,7 +263,7 @@ def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
                 return _far(first, second, R)
         if A >= first.lo:
             total += row / (first.p if A else 1.0)
-            if first.hi is None and A > 2 and abs(row) <= _TINY * abs(total) and abs(row) <= last:
+            if first.hi is None and A > 2 and abs(row) <= _PAIR_TINY * abs(total) and abs(row) <= last:
                 break
             last = abs(row)
         row0 *= w1 * _step(g1 * A, g1, j, k)
@@ -261,10 +277,12 @@ def _far(first: Chain, second: Chain, R: Range) -> float | None:
             or second.lo > 1 or second.w < 0:
         return None
     u, v = first.w, second.w
-    if abs(u - v) < 1e-6 * max(u, v):
-        v *= 1.0 + 1e-5  # the limit u -> v, within 1e-5 (both are large here: no cancellation)
     su, sv = subsets(u, R, 1, None), subsets(v, R, 1, None)
-    both = (v * su - u * sv) / (u - v) / (first.p * second.p)
+    if abs(u - v) < 1e-3 * max(u, v):  # the limit u -> v: sum (n - 1) E[x^n] u^n / n! = u S'(u) - (S(u) - 1)
+        slope = subsets(u, Range(1.0, R.j + 1, R.k + 1), 0, None) * R.moment(1) if R.j < R.k else math.exp(u)
+        both = (u * slope - su) / (first.p * second.p)
+    else:
+        both = (v * su - u * sv) / (u - v) / (first.p * second.p)
     return both + (sv / second.p if first.lo == 0 else 0.0) + (su / first.p if second.lo == 0 else 0.0) + \
         (1.0 if first.lo == 0 and second.lo == 0 else 0.0)
 
@@ -276,10 +294,11 @@ def before_last(first: Chain, v: float, R: Range) -> float | None:
     (:attr:`~jitcep.plan.operators.KleeneCollect.bound`): ``-ordered_pairs(first, (-v, 1, 1, None))``, as
     ``1 - e^(-v x (1 - t))`` is minus the sum of ``(-v x (1 - t))^B / B!`` over ``B >= 1``.  Alternating:
     summed up to ``v = 20``; beyond, for an unbounded closure from the closed form ``[v (S(u) - 1) - u (1 -
-    E[e^(-v x)])] / (u + v) / p`` (``S`` as in :func:`ordered_pairs`), else None."""
+    E[e^(-v x)])] / (u + v) / p`` (``S`` as in :func:`ordered_pairs`; it too past ``u + v = 1``, where its
+    cancellation costs no more than a factor ``1 / (u + v)``), else None."""
     if v <= 0.0:
         return 0.0
-    if v <= 20.0:
+    if v <= 20.0 and (first.g != 1 or first.hi is not None or first.lo > 1 or first.w + v <= _LONG):
         got = ordered_pairs(first, Chain(-v, 1, 1, None), R)
         return None if got is None else max(-got, 0.0)
     if first.g != 1 or first.hi is not None or first.lo > 1:
