@@ -568,6 +568,13 @@ def test_the_later_of_adjacent_closures_counts_only_lists_after_the_earlier_ones
     R = Range(1.0, 1, 2)
     assert got_pairs / n == pytest.approx(ordered_pairs(Chain(1.0, 1, 1, None), Chain(2.0, 1, 1, None), R), rel=0.05)
     assert got_kept / n == pytest.approx(before_last(Chain(1.0, 1, 1, None), 2.0, R), rel=0.05)
+    # e further on (c between): its candidates lie past b's range, so b's lists are not thinned by it
+    logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, E+ e[], D d) WITHIN 10"))
+    plan = physical_plan(logical, Options(), (("a", "c"), "d"), stats, W, kleene="top")
+    work = estimate_work(plan, stats, W)
+    kcs = {n.closure.var: n for n in plan.nodes() if isinstance(n, KleeneCollect)}
+    assert [L.var for L in kcs["b"].bound] == ["e"]
+    assert work[id(kcs["b"])][1] == pytest.approx(work[id(kcs["b"].input)][1] * _over(lambda x: np.expm1(3 * x), 1, 3))
     # the fallback's share (an anchored or "maximal" neighbour): one before the other half the time
     assert ordered_share(1e-8, 1e-8) == pytest.approx(0.5) and ordered_share(1e-3, 2e-3) == pytest.approx(0.5, 1e-3)
 

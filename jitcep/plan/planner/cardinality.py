@@ -501,8 +501,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             given = rec(node.input)
             # a closure in an OR branch makes lists for the records through its branch; the others keep one
             alts = [(s, r * (_lists(node, s, W, rate, sel) * _after_lists(node.closure, s, W, rate, sel, collected)
-                             * (kept_share(node.closure, node.bound[0], node.mode, s, W, rate, sel) if node.bound
-                                else 1.0)
+                             * _kept(node, s, W, rate, sel)
                              if not node.closure.scope or s & set(node.closure.scope) else 1.0)) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[node.closure.var] = (node, given[0][0])
@@ -644,8 +643,9 @@ def _name(K) -> str:
 def bounds(earlier, K) -> bool:
     """Whether closure ``K``, adjacent after ``earlier``, bounds ``earlier``'s collection from above
     (:attr:`~jitcep.plan.operators.KleeneCollect.bound`, as the Kleene rule's ``bounding`` sets it):
-    ``earlier``'s lists are kept only where a candidate of ``K`` follows their last member."""
-    return (not isinstance(K, Group) and not isinstance(earlier, Group) and K.var in earlier.after
+    ``earlier``'s lists are kept only where a candidate of ``K`` follows their last member.  (A closure
+    further on bounds it too, but its candidates lie past ``earlier``'s range: it drops records, not lists.)"""
+    return (not isinstance(K, Group) and not isinstance(earlier, Group) and earlier.after[:1] == (K.var,)
             and K.min >= 1 and K.anchor is None and K.scope == earlier.scope)
 
 
@@ -688,6 +688,12 @@ def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kep
         if pairs is not None and lists and before:
             return pairs / (before * lists)
     return ordered_share(_any_growth(earlier, s, W, rate, sel), _any_growth(K, s, W, rate, sel))
+
+
+def _kept(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`kept_share` of a KleeneCollect's closure by the adjacent closure of its ``bound``, if any."""
+    later = next((L for L in node.bound if bounds(node.closure, L)), None)
+    return 1.0 if later is None else kept_share(node.closure, later, node.mode, s, W, rate, sel)
 
 
 def kept_share(c, later, mode: str, s: frozenset, W: float, rate, sel) -> float:
