@@ -302,5 +302,12 @@ def test_before_last_keeps_the_lists_a_candidate_follows(v):
             return (u * x * np.exp(u * x * t) * -np.expm1(-v * x * (1 - t))).mean(axis=-1)
         expected = kept(1.0) if j == k else _over(kept, j, k, 4000)
         assert before_last(Chain(u, 1, 1, None), v, Range(1.0, j, k)) == pytest.approx(expected, rel=1e-5), (u, j, k)
+    # b{1,3}: a list ending at t holds at most 2 earlier members, u e^(u t) cut to 1 + u t + (u t)^2 / 2
+    t = (np.arange(4000) + 0.5) / 4000
+    expected = float((2.0 * (1 + 2.0 * t + 2.0 * t * t) * -np.expm1(-v * (1 - t))).mean())
+    if v <= 20:
+        assert before_last(Chain(2.0, 1, 1, 3), v, Range(1.0, 1, 1)) == pytest.approx(expected, rel=1e-5)
+    else:  # an alternating sum past its reach: the caller keeps every list
+        assert before_last(Chain(2.0, 1, 1, 3), v, Range(1.0, 1, 1)) is None
     # at u = v over a uniform range: sinh(v) / v - 1 (hand-integrated)
     assert before_last(Chain(v, 1, 1, None), v, Range(1.0, 1, 2)) == pytest.approx(math.sinh(v) / v - 1, rel=1e-6)

@@ -249,6 +249,8 @@ def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
     j, k = (R.j, R.k) if R.j < R.k else (1, 1)
     w1, w2 = min(first.w, _TOP), max(min(second.w, _TOP), -_TOP)
     g1, g2 = first.g, second.g
+    if g1 == g2 == 1 and first.hi is None and second.hi is None and first.lo <= 1 and second.lo <= 1:
+        return _by_exponent(first, second, w1, w2, j, k)
     total, row0, A, terms, last = 0.0, 1.0, 0, 0, math.inf  # row0: the term (A, 0)
     while (first.hi is None or A <= first.hi) and (row0 != 0.0 or not A):
         row, term, B, n = 0.0, row0, 0, g1 * A
@@ -269,6 +271,25 @@ def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
         row0 *= w1 * _step(g1 * A, g1, j, k)
         A += 1
     return total
+
+
+def _by_exponent(first: Chain, second: Chain, w1: float, w2: float, j: int, k: int) -> float:
+    """:func:`ordered_pairs` of two unbounded closures (``lo <= 1``) as one sum over ``n = A + B``: the terms of
+    one n share ``E[x^n] / n!``, and ``P_n = sum(A = 1 .. n - 1) w1^A w2^(n - A)`` (both lists nonempty)
+    grows as ``P_(n+1) = w2 (P_n + w1^n)``; an empty first list adds ``w2^n``, an empty second ``w1^n``."""
+    total = 1.0 if first.lo == 0 and second.lo == 0 else 0.0
+    m, a1, a2, both, bound, n = 1.0, 1.0, 1.0, 0.0, 0.0, 0  # E[x^n] / n!, w1^n, w2^n, P_n, P_n over |w|
+    b1, b2, big = abs(w1), abs(w2), max(abs(w1), abs(w2))
+    while True:
+        if n:  # P_1 = 0: no split of one member into two nonempty lists
+            both, bound = w2 * (both + a1), b2 * (bound + abs(a1))
+        m, a1, a2, n = m * (j + n) / ((k + n) * (n + 1)), a1 * w1, a2 * w2, n + 1
+        term = m * (both / (first.p * second.p) + (a2 / second.p if first.lo == 0 else 0.0)
+                    + (a1 / first.p if second.lo == 0 else 0.0))
+        total += term
+        size = m * (bound + b1 ** n + b2 ** n) / min(first.p * second.p, first.p, second.p)
+        if n > big + 2 and size <= _PAIR_TINY * abs(total) or size == 0.0:
+            return total
 
 
 def _far(first: Chain, second: Chain, R: Range) -> float | None:
