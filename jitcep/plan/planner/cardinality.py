@@ -796,10 +796,10 @@ def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
     lists are the anchor and a subset of the ``n`` later iterations in range that the bounds allow, one
     fewer each, every later iteration following one (the anchor or an earlier one: ``p``) and every
     iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum E[C(N, L)] (p q)^L``,
-    ``q e^(n p q)`` unbounded from 0 at a fixed length (for a SEQ body the chains of them, :func:`_sets`).  A SEQ group's later iterations lie after the
-    anchor's, so its range starts there (the anchors stand for the neighbour before it); an AND group's
-    lie after it in canonical order only, within its outside neighbours: all of those are counted (an
-    upper bound)."""
+    ``q e^(n p q)`` unbounded from 0 at a fixed length (for a SEQ body the chains of them, :func:`_sets`).
+    A SEQ group's later iterations lie after the anchor's, so its range starts there (the anchors stand
+    for the neighbour before it); an AND group's lie after it in canonical order only, within its outside
+    neighbours: all of those are counted (an upper bound)."""
     n, p, q, R, k = _iterations(g, (*g.before, *g.anchor) if g.seq else g.before, s, W, rate, sel)
     lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
     return q * _sets(g, n * p * q, R, lo, hi, k) * math.prod(sel(e) for e in g.lists)
