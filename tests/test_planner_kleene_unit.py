@@ -46,7 +46,7 @@ from jitcep.plan.planner.cardinality import (anchored_group_lists, branch_split_
                                             join_problem, ordered_share)
 from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
 from jitcep.plan.planner.problem import ClosureUnit, JoinProblem, leaves
-from jitcep.plan.planner.ranges import Range, subsets
+from jitcep.plan.planner.ranges import Chain, Range, before_last, ordered_pairs, subsets
 from jitcep.plan.planner.statistics import DEFAULT_SELECTIVITY, Statistics, conjunct_texts
 from jitcep.plan.rules import Planning, physical_plan
 from jitcep.plan.rules.kleene_units import closure_units
@@ -529,35 +529,54 @@ def test_adjacent_closures_are_units_the_second_needing_the_first():
 
 
 def test_the_later_of_adjacent_closures_counts_only_lists_after_the_earlier_ones_by_hand():
-    # b and e at 0.3 over (a, c)'s range (c - a = W x, x uniform, W = 10): (e^3 - 1) / 3 - 1 lists each;
-    # e's T' only the share of the (b list, e list) pairs with e's members after b's last, over the mean
-    # range (W / 2: growths u = v = 1.5): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1)), at
-    # u = v the limit [u e^u - (e^u - 1)] / (e^u - 1)^2
+    # b and e at 0.3 over (a, c)'s range (c - a = W x, x uniform, W = 10: growths u = v = 3x).  At a fixed
+    # x the (b list, e list) pairs with e's members after b's last are the A + B >= 2 members in one
+    # increasing order, sum(A, B >= 1) u^A v^B / (A + B)! = sum(n >= 2) (n - 1) (3x)^n / n! = 3x e^(3x) -
+    # e^(3x) + 1, over x: (e^3 + 5) / 3.  b's collection keeps the lists an E follows (e bounds it):
+    # int_0^1 u e^(u t) (1 - e^(-v (1 - t))) dt = (e^u - 1) - (e^u - e^-u) / 2 at u = v, over x:
+    # sinh(3) / 3 - 1.  e's T' is then the pairs per kept b list.
     logical = logical_plan(parse(ADJACENT))
     stats = Statistics({"a": 1.0, "b": 0.3, "e": 0.3, "c": 1.0, "d": 1.0}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
-    lists, u = math.expm1(3.0) / 3.0 - 1, 1.5
-    assert problem.card[3:] == pytest.approx((lists, lists * (u * math.exp(u) - math.expm1(u)) / math.expm1(u) ** 2))
-    # estimate_work gives e's collection over b's the same share
+    pairs, kept = (math.exp(3.0) + 5.0) / 3.0, math.sinh(3.0) / 3.0 - 1.0
+    assert problem.card[3:] == pytest.approx((kept, pairs / kept), rel=1e-6)
+    # the independent product (each (e^3 - 1) / 3 - 1) with session 16's share over the mean range:
+    # 7.69 pairs, against 8.36 (pairs), and every b list kept, (e^3 - 1) / 3 - 1 = 5.36, against 2.34 (kept)
+    alone, u = math.expm1(3.0) / 3.0 - 1, 1.5
+    assert alone * alone * (u * math.exp(u) - math.expm1(u)) / math.expm1(u) ** 2 == pytest.approx(7.686, abs=1e-3)
+    assert (pairs, kept, alone) == pytest.approx((8.362, 2.339, 5.362), abs=1e-3)
+    # estimate_work prices the collections alike over (a, c, d): x ~ Beta(1, 3), the same fixed-x counts
     plan = physical_plan(logical, Options(), (("a", "c"), "d"), stats, W, kleene="top")
     work = estimate_work(plan, stats, W)
     kcs = {n.closure.var: n for n in plan.nodes() if isinstance(n, KleeneCollect)}
-    lists_e = _over(lambda x: np.expm1(0.3 * W * x), 1, 3)  # over (a, c, d): one of its 3 parts, 2 (e^3 - 4) / 9 - 1
-    assert lists_e == pytest.approx(2 * (math.exp(3.0) - 4.0) / 9 - 1)
-    share = ordered_share(0.3 * W / 3, 0.3 * W / 3)  # over the mean range, W / 3
-    assert work[id(kcs["e"])][1] == pytest.approx(work[id(kcs["b"])][1] * lists_e * share)
-    # two single rare members: one before the other half the time; the share against a simulation of
-    # Poisson members (B at mean 1, E at mean 2 over the range): the pairs of lists in order over the product
-    assert ordered_share(1e-8, 1e-8) == pytest.approx(0.5) and ordered_share(1e-3, 2e-3) == pytest.approx(0.5, 1e-3)
+    pairs_3 = _over(lambda x: 3 * x * np.exp(3 * x) - np.exp(3 * x) + 1, 1, 3)
+    kept_3 = _over(lambda x: np.expm1(3 * x) - (np.exp(3 * x) - np.exp(-3 * x)) / 2, 1, 3)
+    records = work[id(kcs["b"])][1] / kept_3
+    assert work[id(kcs["e"])][1] == pytest.approx(records * pairs_3, rel=1e-5)
+    # against Poisson members simulated over a uniform range (B at mean 1, E at mean 2 over the window):
+    # the pairs of lists in order, and the b lists some E follows
     rng = np.random.default_rng(7)
-    pairs = 0.0
+    got_pairs = got_kept = 0.0
     n = 40_000
     for _ in range(n):
-        b = np.sort(rng.random(rng.poisson(1.0)))
-        e = rng.random(rng.poisson(2.0))
+        x = rng.random()
+        b = np.sort(rng.random(rng.poisson(1.0 * x)))
+        e = rng.random(rng.poisson(2.0 * x))
         # 2^j lists of b end at its j-th member (0-based); e's lists after it: 2^(Es after) - 1
-        pairs += sum(2.0 ** j * (2.0 ** int((e > t).sum()) - 1.0) for j, t in enumerate(b))
-    assert pairs / n / (math.expm1(1.0) * math.expm1(2.0)) == pytest.approx(ordered_share(1.0, 2.0), rel=0.04)
+        got_pairs += sum(2.0 ** j * (2.0 ** int((e > t).sum()) - 1.0) for j, t in enumerate(b))
+        got_kept += sum(2.0 ** j * bool((e > t).any()) for j, t in enumerate(b))
+    R = Range(1.0, 1, 2)
+    assert got_pairs / n == pytest.approx(ordered_pairs(Chain(1.0, 1, 1, None), Chain(2.0, 1, 1, None), R), rel=0.05)
+    assert got_kept / n == pytest.approx(before_last(Chain(1.0, 1, 1, None), 2.0, R), rel=0.05)
+    # e further on (c between): its candidates lie past b's range, so b's lists are not thinned by it
+    logical = logical_plan(parse("PATTERN SEQ(A a, B+ b[], C c, E+ e[], D d) WITHIN 10"))
+    plan = physical_plan(logical, Options(), (("a", "c"), "d"), stats, W, kleene="top")
+    work = estimate_work(plan, stats, W)
+    kcs = {n.closure.var: n for n in plan.nodes() if isinstance(n, KleeneCollect)}
+    assert [L.var for L in kcs["b"].bound] == ["e"]
+    assert work[id(kcs["b"])][1] == pytest.approx(work[id(kcs["b"].input)][1] * _over(lambda x: np.expm1(3 * x), 1, 3))
+    # the fallback's share (an anchored or "maximal" neighbour): one before the other half the time
+    assert ordered_share(1e-8, 1e-8) == pytest.approx(0.5) and ordered_share(1e-3, 2e-3) == pytest.approx(0.5, 1e-3)
 
 
 def test_a_conjunct_reading_a_member_with_its_list_thins_the_lists_by_hand():
@@ -958,13 +977,15 @@ def test_a_conjunct_split_off_a_group_finds_the_matches_written_by_hand(where, e
 
 
 def test_a_conjunct_split_off_a_group_is_priced_as_a_selectivity_of_t_prime_by_hand():
-    # SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) over (a, c): the range is c - a = W x, x uniform, holding
-    # n = (0.3 * 10 x)^2 / 2! = 4.5 x^2 iterations (b before e), Poisson given x: E[2^N] - 1 = E[e^(4.5 x^2)] - 1
-    # lists; b.x < d.x at the default 0.5 halves the iterations: E[e^(2.25 x^2)] - 1, so T' and d share their
-    # ratio; a list conjunct its own 0.5
+    # SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) over (a, c): the range is c - a = W x, x uniform; a list of L
+    # iterations is b < e < b < e ... (each iteration after the one before), 2L points of two Poisson
+    # processes of 0.3 * 10 x = 3x over the range in one increasing order: (3x)^(2L) / (2L)!, summing to
+    # cosh(3x) - 1 lists; b.x < d.x at the default 0.5 halves each iteration: cosh(sqrt(4.5) x) - 1, so T'
+    # and d share their ratio; a list conjunct its own 0.5
     stats = Statistics({"a": 1.0, "b": 0.3, "e": 0.3, "c": 1.0, "d": 1.0}, {}, 1, 1.0, {}, T)
-    lists = _over(lambda x: np.expm1(4.5 * x * x), 1, 2)
-    for where, share in (("b.x < d.x", _over(lambda x: np.expm1(2.25 * x * x), 1, 2) / lists),
+    lists = _over(lambda x: np.cosh(3 * x) - 1, 1, 2)
+    assert lists == pytest.approx(math.sinh(3.0) / 3 - 1)
+    for where, share in (("b.x < d.x", _over(lambda x: np.cosh(math.sqrt(4.5) * x) - 1, 1, 2) / lists),
                          ("sum(b.x) < d.x", 0.5)):
         logical = logical_plan(parse(f"PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WHERE {where} WITHIN 10"))
         problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options(planner="dp_bushy"))))
@@ -1052,17 +1073,20 @@ def test_a_group_next_to_a_closure_collected_lower_finds_the_matches_written_by_
 
 def test_a_group_next_to_a_closure_counts_only_lists_after_the_closures_by_hand():
     # SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) over (a, d): the range d - a = W x, x uniform; f's members
-    # Poisson of mean 0.2 * 10 x: (e^2 - 1) / 2 - 1 lists, growth u = 1 over the mean range W / 2; the group:
-    # n = (0.3 * 10 x)^2 / 2! = 4.5 x^2 iterations, E[e^(4.5 x^2)] - 1 lists, growth v = E[4.5 x^2] = 1.5, of
-    # which the share whose iterations lie after f's last member (the closures' formula, iterations for
-    # members): [u (e^u - e^v) / (u - v) - (e^u - 1)] / ((e^u - 1)(e^v - 1))
+    # Poisson of mean 0.2 * 10 x = 2x: (e^2 - 1) / 2 - 1 lists.  f's lists whose last member is at t (of the
+    # range 1) are 2x e^(2x t) dt; the group's lists after t are the chains b < e < b < e ... of two processes
+    # of 0.3 * 10 x = 3x over the rest, cosh(3x (1 - t)) - 1; T' of the group is the pairs per f list
     logical = logical_plan(parse("PATTERN SEQ(A a, B+ f[], KL(SEQ(C b, E e))+, D d, F g) WITHIN 10"))
     stats = Statistics({"a": 1.0, "f": 0.2, "b": 0.3, "e": 0.3, "d": 1.0, "g": 1.0}, {}, 1, 1.0, {}, T)
     problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options())))
-    u, v = 1.0, 1.5
-    share = (u * (math.exp(u) - math.exp(v)) / (u - v) - (math.exp(u) - 1)) / ((math.exp(u) - 1) * (math.exp(v) - 1))
-    assert problem.units == ("a", "d", "g", "f", "b") and problem.card[3] == pytest.approx(math.expm1(2.0) / 2 - 1)
-    assert problem.card[4] == pytest.approx(_over(lambda x: np.expm1(4.5 * x * x), 1, 2) * share)
+    t = (np.arange(2000) + 0.5) / 2000
+
+    def pairs(x):
+        x = x[:, None]
+        return (2 * x * np.exp(2 * x * t) * (np.cosh(3 * x * (1 - t)) - 1)).mean(axis=1)
+    lists_f = math.expm1(2.0) / 2 - 1
+    assert problem.units == ("a", "d", "g", "f", "b") and problem.card[3] == pytest.approx(lists_f)
+    assert problem.card[4] == pytest.approx(_over(pairs, 1, 2, 4000) / lists_f, rel=1e-5)
 
 
 def gen_adjacent_group(seed: int) -> tuple[str, dict]:
@@ -1263,11 +1287,12 @@ def test_a_construct_at_the_pattern_end_is_estimated_by_hand():
     # T' of SEQ(A a, B b, C c, D+ d[]) over records of (a, c): the range after c to a + W is the window's
     # slack, W - (c - a) = W x with x uniform as c - a is; its members Poisson of mean 0.3 * 10 x:
     # E[2^N] - 1 = (e^3 - 1) / 3 - 1 lists; with d[i].x < a.x at 0.5 half the members: (e^1.5 - 1) / 1.5 - 1;
-    # a group SEQ(D d, E e): n = (r_d 10 x)(r_e 10 x) / 2! = 4.5 x^2 iterations, E[e^(4.5 x^2)] - 1 lists
+    # a group SEQ(D d, E e): its lists are the chains d < e < d < e ... of two processes of 3x over the range,
+    # (3x)^(2L) / (2L)! of L iterations, E[cosh(3x)] - 1 = sinh(3) / 3 - 1 lists
     stats = Statistics({"a": 1.0, "b": 10.0, "c": 1.0, "d": 0.3, "e": 0.3}, {"d[i].x < a.x": 0.5}, 1, 1.0, {}, T)
     every = math.expm1(3.0) / 3 - 1
     for construct, where, card in (("D+ d[]", "", every), ("D+ d[]", " WHERE d[i].x < a.x", math.expm1(1.5) / 1.5 - 1),
-                                   ("KL(SEQ(D d, E e))+", "", _over(lambda x: np.expm1(4.5 * x * x), 1, 2))):
+                                   ("KL(SEQ(D d, E e))+", "", math.sinh(3.0) / 3 - 1)):
         logical = logical_plan(parse(f"PATTERN SEQ(A a, B b, C c, {construct}){where} WITHIN 10"))
         problem = join_problem(logical, stats, W, closure_units(Planning(logical, Options())))
         assert problem.card[-1] == pytest.approx(card), construct
@@ -1374,19 +1399,19 @@ def test_an_anchored_group_collected_lower_finds_the_matches_written_by_hand(tex
 def test_an_anchored_group_is_estimated_by_hand():
     # SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c) over records of (b[1], e[1], c): a SEQ group's later
     # iterations lie after its first (e[1], the second event) and before c: one of the record's 3 parts
-    # (2 gaps and the slack), W x with x ~ Beta(1, 2), density 2 (1 - x); n = (0.4 * 10 x) (0.8 * 10 x) / 2! =
-    # 16 x^2 later iterations, Poisson given x; lists: the anchor and any subset of them, E[2^N] = E[e^(16 x^2)];
-    # with b[i].x > b[i-1].x at 0.5: E[1.5^N] = E[e^(8 x^2)]; bounded {2,3}: one or two later iterations,
-    # E[C(N, 1) + C(N, 2)] = E[n] + E[n^2] / 2 = 16 E[x^2] + 128 E[x^4] = 16 / 6 + 128 / 15
-    # (E[x^j] = 2 / ((j + 1)(j + 2)))
+    # (2 gaps and the slack), W x with x ~ Beta(1, 2), density 2 (1 - x); b's and e's events there are
+    # Poisson of 4x and 8x; lists: the anchor and a chain b < e < b < e ... of L later iterations, each after
+    # the one before, (4x 8x)^L / (2L)! of them: E[cosh(sqrt(32) x)]; with b[i].x > b[i-1].x at 0.5 per link:
+    # E[cosh(4x)]; bounded {2,3}: one or two later iterations, 32 E[x^2] / 2! + 32^2 E[x^4] / 4! = 16 / 6 +
+    # 128 / 45 (E[x^j] = 2 / ((j + 1)(j + 2)))
     def lists(text):
         [g] = logical_plan(parse(f"PATTERN {text} WITHIN 10")).groups
         return anchored_group_lists(g, frozenset({"b[1]", "e[1]", "c"}), W, {"b": 0.4, "e": 0.8}.get, lambda e: 0.5)
     assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c)") == \
-        pytest.approx(_over(lambda x: np.exp(16 * x * x), 1, 3))
+        pytest.approx(_over(lambda x: np.cosh(math.sqrt(32) * x), 1, 3))
     assert lists("SEQ(A a, OR(KL(SEQ(B b, E e))+, X x), C c) WHERE b[i].x > b[i-1].x") == \
-        pytest.approx(_over(lambda x: np.exp(8 * x * x), 1, 3))
-    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e)){2,3}, X x), C c)") == pytest.approx(16 / 6 + 128 / 15)
+        pytest.approx(_over(lambda x: np.cosh(4 * x), 1, 3))
+    assert lists("SEQ(A a, OR(KL(SEQ(B b, E e)){2,3}, X x), C c)") == pytest.approx(16 / 6 + 128 / 45)
     # an AND group's later iterations lie between its outside neighbours a and c (not bound here: the
     # record's whole window, 4 gaps of 2.5 = W), n = (0.4 * 10) (0.8 * 10) = 32: capped lists are floats
     assert lists("SEQ(A a, OR(KL(AND(B b, E e)){1,2}, X x), C c)") == pytest.approx(1 + 32)

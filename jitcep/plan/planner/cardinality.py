@@ -79,9 +79,11 @@ sum over the bounds for ``{n,m}``); ``"maximal"`` gives one list when a
 member is there (``1 - E[exp(-m)]``; every run of n..m consecutive members
 under bounds); list conjuncts multiply in, and one reading a member with the
 list (``each``) of selectivity q passes a list of L members with ``q^L``
-(:func:`lists_per_record`).  A closure right
+(:func:`lists_per_record`).  A closure or group right
 after another (adjacent) counts only the pairs of lists whose members lie
-after the other's last member (:func:`ordered_share`); one in an OR branch
+after the other's last member, over one range (:func:`adjacent_share`), and
+a collection bounded by the closure after it keeps only the lists a
+candidate of that one follows (:func:`kept_share`); one in an OR branch
 only on the records through it.
 """
 
@@ -104,7 +106,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import ClosureUnit, JoinProblem
-from .ranges import Range, none_of, range_of, runs, subsets
+from .ranges import Chain, Range, alone, before_last, chains, none_of, ordered_pairs, range_of, runs, subsets
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
@@ -341,10 +343,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         lists = _unit_lists(K, mode, frozenset(need) & singles, W, rate_of, conjunct, units_of, alts, weights)
         # the closures (groups) right before it (kleene_units), each needing the one before
         prior = [L for L, *_ in closures if (L.vars[0] if isinstance(L, Group) else L.var) in need]
-        if prior:  # its lists lie after the last member of the nearest one's: not every pair of the two
-            s = frozenset(need) & singles
-            lists *= ordered_share(_any_growth(prior[-1], s, W, rate_of, conjunct),
-                                   _any_growth(K, s, W, rate_of, conjunct))
+        lists *= _unit_adjacency(K, mode, prior, closures, frozenset(need) & singles, W, rate_of, conjunct)
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
         card.append(min(lists, CLOSURE_CARD_CAP))
@@ -379,6 +378,16 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
               + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
     return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency, tuple(found),
                             order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+
+
+def _unit_adjacency(K, mode: str, prior: list, closures, s: frozenset, W: float, rate, sel) -> float:
+    """The factor on ``T'``'s card for closure or group ``K`` (:func:`join_problem`) from its adjacent
+    constructs: its lists lie after the last member of the nearest one before it, ``prior[-1]``
+    (:func:`adjacent_share`), and where an adjacent closure after it bounds its collection, only its lists
+    that one can follow are kept (:func:`kept_share`), as :func:`estimate_work` prices the collections."""
+    out = adjacent_share(prior[-1], K, mode, s, W, rate, sel, bounds(prior[-1], K)) if prior else 1.0
+    later = next((L for L, need, *_ in closures if _name(K) in need and bounds(K, L)), None)
+    return out * (kept_share(K, later, mode, s, W, rate, sel) if later is not None else 1.0)
 
 
 def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts, weights) -> float:
@@ -492,6 +501,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             given = rec(node.input)
             # a closure in an OR branch makes lists for the records through its branch; the others keep one
             alts = [(s, r * (_lists(node, s, W, rate, sel) * _after_lists(node.closure, s, W, rate, sel, collected)
+                             * _kept(node, s, W, rate, sel)
                              if not node.closure.scope or s & set(node.closure.scope) else 1.0)) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[node.closure.var] = (node, given[0][0])
@@ -508,8 +518,8 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             rec(node.body)  # its iterations, priced as joins
             given = rec(node.input)
             g = node.group
-            alts = [(s, r * (_group_lists(g, s, W, rate, sel) if not g.scope or s & set(g.scope) else 1.0))
-                    for s, r in given]
+            alts = [(s, r * (_group_lists(g, s, W, rate, sel) * _after_lists(g, s, W, rate, sel, collected)
+                             if not g.scope or s & set(g.scope) else 1.0)) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
         elif isinstance(node, SemiJoinReduce):
@@ -609,17 +619,93 @@ def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: fl
     return none_of(rate * R.W, R)
 
 
-def _after_lists(c, s: frozenset, W: float, rate, sel, collected: dict) -> float:
-    """:func:`ordered_share` of closure ``c`` after a closure or group ``collected`` already (variable, a
-    group's first -> (its KleeneCollect / GroupCollect, ...)) when that one is the nearest bound variable
-    before it in a record of the single variables ``s`` (adjacent: ``c``'s range starts after its last
-    member), else 1.  (A group after a closure is counted without the share: an upper bound.)"""
-    near = next((v for v in reversed(c.before) if v in s or v in collected), None)
+def _after_lists(K, s: frozenset, W: float, rate, sel, collected: dict) -> float:
+    """:func:`adjacent_share` of closure or group ``K`` after a closure or group ``collected`` already
+    (variable, a group's first -> (its KleeneCollect / GroupCollect, ...)) when that one is the nearest bound
+    variable before it in a record of the single variables ``s`` (adjacent: ``K``'s range starts after its
+    last member), else 1."""
+    near = next((v for v in reversed(K.before) if v in s or v in collected), None)
     if near is None or near not in collected:
         return 1.0
     node = collected[near][0]  # a closure's KleeneCollect, or a group's GroupCollect (by its first variable)
-    earlier = node.closure if isinstance(node, KleeneCollect) else node.group
-    return ordered_share(_any_growth(earlier, s, W, rate, sel), _growth(c, s, W, rate, sel))
+    if isinstance(node, KleeneCollect):
+        earlier, mode, kept = node.closure, node.mode, any(L.var == _name(K) for L in node.bound)
+    else:
+        earlier, mode, kept = node.group, "all", False
+    return adjacent_share(earlier, K, mode, s, W, rate, sel, kept)
+
+
+def _name(K) -> str:
+    """A closure's variable, a group's first (as :func:`join_problem` names its unit)."""
+    return K.vars[0] if isinstance(K, Group) else K.var
+
+
+def bounds(earlier, K) -> bool:
+    """Whether closure ``K``, adjacent after ``earlier``, bounds ``earlier``'s collection from above
+    (:attr:`~jitcep.plan.operators.KleeneCollect.bound`, as the Kleene rule's ``bounding`` sets it):
+    ``earlier``'s lists are kept only where a candidate of ``K`` follows their last member.  (A closure
+    further on bounds it too, but its candidates lie past ``earlier``'s range: it drops records, not lists.)"""
+    return (not isinstance(K, Group) and not isinstance(earlier, Group) and earlier.after[:1] == (K.var,)
+            and K.min >= 1 and K.anchor is None and K.scope == earlier.scope)
+
+
+def _chain(K, mode: str, s: frozenset, W: float, rate, sel) -> Chain | None:
+    """Closure or group ``K`` over records of ``s`` as :func:`~jitcep.plan.planner.ranges.ordered_pairs`
+    reads it (its growth over the whole window, as :func:`lists_per_record` / :func:`_iterations` count it),
+    or None where those sums do not describe its lists: ``kleene="maximal"``, an anchor, an AND body, an
+    empty range."""
+    if not W:
+        return None
+    if isinstance(K, Group):
+        if not K.seq or K.anchor:
+            return None
+        n, p, q, _, k = _iterations(K, K.before, s, W, rate, sel)
+        return Chain(math.factorial(k) * n * p * q, k, K.min, K.max, p)
+    if mode != "all" or K.anchor is not None:
+        return None
+    member = math.prod(sel(e) for e in K.member if E.variables(e) - {K.var} <= s)
+    p = max(math.prod(sel(e) for e in K.prev) if K.prev else 1.0, 1e-300)
+    q = math.prod(sel(e) for e in K.each)
+    m = min(rate(K.var) * member * W, 1000.0)
+    return Chain(m * p * q, 1, K.min, K.max, p)
+
+
+def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kept: bool = False) -> float:
+    """The factor on closure or group ``K``'s lists per record of ``s`` (counted alone) that gives its lists
+    per record carrying a list of ``earlier``, the construct right before it (adjacent, docs/planning.md
+    "Adjacent closures"): ``pairs / (L_earlier * L_K)``, ``pairs`` the (earlier, K) list pairs in order
+    over one range (:func:`~jitcep.plan.planner.ranges.ordered_pairs`: a record whose range holds a list of
+    ``earlier`` is a long one, so holds more of ``K``'s) and ``L_earlier`` ``earlier``'s lists that its
+    collection kept: those followed by a candidate of ``K`` where ``kept`` (:func:`bounds`,
+    :func:`~jitcep.plan.planner.ranges.before_last`), else all of them.  Where those sums do not apply (an
+    anchor, an AND body, ``kleene="maximal"``, too many terms): :func:`ordered_share` of the two growths."""
+    R = range_of(earlier.before, K.after, s, W)
+    first, second = _chain(earlier, mode, s, R.W, rate, sel), _chain(K, mode, s, R.W, rate, sel)
+    if first is not None and second is not None:
+        pairs, lists = ordered_pairs(first, second, R), alone(second, R)
+        # kept: its candidates are the rate after its filter
+        before = before_last(first, rate(K.var) * R.W, R) if kept else alone(first, R)
+        if pairs is not None and lists and before:
+            return pairs / (before * lists)
+    return ordered_share(_any_growth(earlier, s, W, rate, sel), _any_growth(K, s, W, rate, sel))
+
+
+def _kept(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`kept_share` of a KleeneCollect's closure by the adjacent closure of its ``bound``, if any."""
+    later = next((L for L in node.bound if bounds(node.closure, L)), None)
+    return 1.0 if later is None else kept_share(node.closure, later, node.mode, s, W, rate, sel)
+
+
+def kept_share(c, later, mode: str, s: frozenset, W: float, rate, sel) -> float:
+    """The share of closure ``c``'s lists per record of ``s`` that its collection keeps when the adjacent
+    closure ``later`` bounds it (:func:`bounds`): those whose last member a candidate of ``later`` follows
+    in the range (:func:`~jitcep.plan.planner.ranges.before_last`); 1 where those sums do not apply."""
+    R = range_of(c.before, later.after, s, W)
+    first = _chain(c, mode, s, R.W, rate, sel)
+    if first is None:
+        return 1.0
+    kept, every = before_last(first, rate(later.var) * R.W, R), alone(first, R)
+    return min(kept / every, 1.0) if kept is not None and every else 1.0
 
 
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
@@ -670,13 +756,22 @@ def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
     """Expected lists of Kleene group ``g`` per record of the variables ``s`` (``rate(var)``,
     ``sel(conjunct)``), as :func:`lists_per_record` counts a closure's, its iterations for members: an
     iteration is a match of its body inside the range between its neighbours (:func:`_iterations`), and
-    the lists are the subsets of them the bounds allow, consecutive ones passing the iterative conjuncts
-    (``(e^(n p q) - 1) / p`` unbounded at a fixed length).  An upper bound for a SEQ body, whose
-    iterations must also follow one another, and for an AND body with shared events; the rates of its
+    the lists are the sets of them the bounds allow, consecutive ones passing the iterative conjuncts:
+    for a SEQ body the chains of iterations each after the one before (:func:`_sets`), for an AND body
+    every subset (``(e^(n p q) - 1) / p`` unbounded at a fixed length; its iterations may share events,
+    which makes N over-dispersed, so this is below the truth for frequent bodies); the rates of its
     variables are sampled like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
     n, p, q, R, k = _iterations(g, g.before, s, W, rate, sel)
-    lists = subsets(n * p * q, R, max(g.min, 1), g.max, k) / p + (1.0 if g.min == 0 else 0.0)
+    lists = _sets(g, n * p * q, R, max(g.min, 1), g.max, k) / p + (1.0 if g.min == 0 else 0.0)
     return lists * math.prod(sel(e) for e in g.lists)
+
+
+def _sets(g, z: float, R: Range, lo: int, hi: int | None, k: int) -> float:
+    """The sets of ``lo..hi`` iterations of group ``g`` (``z`` their growth over the whole window): a SEQ
+    body's are chains, each iteration wholly after the one before
+    (:func:`~jitcep.plan.planner.ranges.chains`, exact for Poisson arrivals); an AND body's iterations are
+    unordered and may share events, taken as Poisson points (:func:`~jitcep.plan.planner.ranges.subsets`)."""
+    return chains(z, R, lo, hi, k) if g.seq else subsets(z, R, lo, hi, k)
 
 
 def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, float, float, Range, int]:
@@ -701,13 +796,13 @@ def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
     lists are the anchor and a subset of the ``n`` later iterations in range that the bounds allow, one
     fewer each, every later iteration following one (the anchor or an earlier one: ``p``) and every
     iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum E[C(N, L)] (p q)^L``,
-    ``q e^(n p q)`` unbounded from 0 at a fixed length.  A SEQ group's later iterations lie after the
-    anchor's, so its range starts there (the anchors stand for the neighbour before it); an AND group's
-    lie after it in canonical order only, within its outside neighbours: all of those are counted (an
-    upper bound)."""
+    ``q e^(n p q)`` unbounded from 0 at a fixed length (for a SEQ body the chains of them, :func:`_sets`).
+    A SEQ group's later iterations lie after the anchor's, so its range starts there (the anchors stand
+    for the neighbour before it); an AND group's lie after it in canonical order only, within its outside
+    neighbours: all of those are counted (an upper bound)."""
     n, p, q, R, k = _iterations(g, (*g.before, *g.anchor) if g.seq else g.before, s, W, rate, sel)
     lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
-    return q * subsets(n * p * q, R, lo, hi, k) * math.prod(sel(e) for e in g.lists)
+    return q * _sets(g, n * p * q, R, lo, hi, k) * math.prod(sel(e) for e in g.lists)
 
 
 def _group_lists(g, s: frozenset, W: float, rate, sel) -> float:

@@ -28,8 +28,11 @@ are ``E[C(N, L)] = E[(rho W x)^L] / L! = m^L / L! * E[x^L]`` (``m = rho W``,
 Poisson factorial moments), so the lists of every bound ``{lo, hi}`` are
 sums of these (:func:`subsets`), ``1F1(j; k; m)`` summed to infinity.  A Kleene
 group's iterations are matches of its body of g events, ``n(x) = n_W x^g`` in
-a range of ``W x``, taken as Poisson given the range like a closure's members:
-the same sums with ``E[x^(g L)]``.  A negation's range is read the same way:
+a range of ``W x``: a SEQ body's lists are chains of them, each after the one
+before (:func:`chains`), an AND body's every subset of them taken as Poisson
+given the range like a closure's members, the same sums with ``E[x^(g L)]``.
+Two adjacent constructs' lists are counted together, in order, over one
+range (:func:`ordered_pairs`, :func:`before_last`).  A negation's range is read the same way:
 no negated event in it with chance ``E[exp(-r W x)]`` (:func:`none_of`).
 docs/planning.md ("How many lists a closure makes") checks this against
 measured lists.
@@ -91,11 +94,15 @@ def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
     """``sum(L = lo .. hi) z^L / L! * E[x^(g L)]`` over ``R``'s x (``hi`` None: to infinity): with ``z = m y``,
     the expected ``sum C(N, L) y^L`` of N members Poisson of mean ``m x^g`` (module docstring)."""
     z = min(max(z, 0.0), _TOP)
-    if hi is None and z > ASYMPTOTIC:  # 1F1(j; k; z) ~ Gamma(k) / Gamma(j) (g z)^(j - k) e^z (1 + (k - j)(1 - j) / z)
+    if hi is None and z > ASYMPTOTIC:
         if R.j >= R.k:
             return math.exp(z)
-        lead = math.exp(z + math.lgamma(R.k) - math.lgamma(R.j) + (R.j - R.k) * math.log(g * z))
-        return lead * (1.0 + (R.k - R.j) * (1 - R.j) / (g * z))
+        # E[x^(g L)] = Gamma(k) / Gamma(j) (g L)^a (1 + a (j + k - 1) / (2 g L)), a = j - k, and over L ~
+        # Poisson(z) E[L^a] = z^a (1 + a (a - 1) / (2 z)): the sum is e^z times their product, to O(1/z^2)
+        # (g = 1: 1F1(j; k; z)'s own expansion, (k - j)(1 - j) / z)
+        a = R.j - R.k
+        lead = math.exp(z + math.lgamma(R.k) - math.lgamma(R.j) + a * math.log(g * z))
+        return lead * (1.0 + a * ((a - 1) + (R.j + R.k - 1) / g) / (2.0 * z))
     if hi is not None and hi < lo:
         return 0.0
     j, k = (R.j, R.k) if R.j < R.k else (1, 1)  # j = k: every moment 1
@@ -154,3 +161,169 @@ def runs(m: float, R: Range, hi: int) -> list[float]:
         if R.j < R.k:
             log_moment += math.log((R.j + n) / (R.k + n))
     return out
+
+
+def _step(n: int, g: int, j: int, k: int) -> float:
+    """``E[x^(n + g)] / (n + g)! / (E[x^n] / n!)``: the factor from one exponent to the next one ``g`` on."""
+    if g == 1:
+        return (j + n) / ((k + n) * (n + 1))
+    out = 1.0
+    for i in range(n, n + g):
+        out *= (j + i) / ((k + i) * (i + 1))
+    return out
+
+
+def chains(z: float, R: Range, lo: int, hi: int | None, g: int) -> float:
+    """``sum(L = lo .. hi) (g! z)^L E[x^(g L)] / (g L)!`` over ``R``'s x: with ``z`` a SEQ body's matches of
+    g events over the whole window (each of its events a Poisson process, ``n_W = prod(r W) / g!``), the
+    expected chains of L of them in a range of ``W x`` each wholly after the one before (semantics section 6,
+    "Iteration order"): ``(g! n_W x^g)^L / (g L)!``, the gL events of a chain being one increasing sequence.
+    (:func:`subsets` counts every set of L matches, ``n_W^L x^(g L) / L!``: ``(g L)! / (g!^L L!)`` times as
+    many, 3 at L = 2 and 15 at L = 3 for g = 2.)  g = 1 is :func:`subsets`.  Far out the sum over the
+    exponents that are multiples of g is ``1 / g`` of the sum over all of them, ``1F1(j; k; (g! z)^(1/g))``,
+    the other g-th roots of unity adding terms of at most ``e^(y cos(2 pi / g))``."""
+    if g == 1:
+        return subsets(z, R, lo, hi)
+    z = min(max(z, 0.0), _TOP)
+    y = math.exp((math.log(math.factorial(g)) + math.log(z)) / g) if z > 0 else 0.0
+    if hi is None and y > ASYMPTOTIC:
+        return subsets(y, R, 0, None) / g
+    if hi is not None and hi < lo:
+        return 0.0
+    j, k = (R.j, R.k) if R.j < R.k else (1, 1)
+    w = math.factorial(g) * z
+    total, term, L = 0.0, 1.0, 0
+    while True:
+        if L >= lo:
+            total += term
+            if L >= hi if hi is not None else L > y and term <= _TINY * total:
+                return total
+        term *= w * _step(g * L, g, j, k)
+        L += 1
+        if term == 0.0:
+            return total
+
+
+class Chain(NamedTuple):
+    """One of two adjacent constructs in a range, for :func:`ordered_pairs`: ``w`` its growth over the whole
+    window (a closure's members ``m p q``, a SEQ group's ``g! n p q``), ``g`` the events of an iteration,
+    ``lo`` / ``hi`` its bounds, ``p`` its iterative conjuncts' selectivity (a nonempty list has one link
+    fewer than members: divided once)."""
+
+    w: float
+    g: int
+    lo: int
+    hi: int | None
+    p: float = 1.0
+
+
+PAIR_TERMS = 4000
+""":func:`ordered_pairs` sums at most this many terms (a few ms): beyond, the caller's cruder estimate."""
+_PAIR_TINY = 1e-9  # a double sum stops at this share: an estimate, its series short
+_LONG = 1.0  # a growth past which the closed form replaces the series (its cancellation is in u v there)
+
+
+def alone(K: Chain, R: Range) -> float:
+    """The lists of ``K`` alone in a range over ``R`` (:func:`ordered_pairs` with an empty other side)."""
+    return chains(K.w / math.factorial(K.g), R, max(K.lo, 1), K.hi, K.g) / K.p + (1.0 if K.lo == 0 else 0.0)
+
+
+def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
+    """The expected pairs (list of ``first``, list of ``second``) in a range over ``R`` with every event of the
+    second after every event of the first (adjacent constructs, semantics section 3: the second's range
+    starts after the first's last member; an empty first list leaves it the whole range):
+    ``sum(A, B) w1^A w2^B E[x^n] / n!``, ``n = g1 A + g2 B``, each nonempty list divided by its ``p``.
+
+    Given the range's length the members (iterations' events) of the pair are one increasing sequence
+    of n points of independent Poisson processes, ``(w1 x)^A (w2 x)^B / n!`` of them expected (a single
+    construct's own lists being the terms with the other at 0, :func:`subsets` / :func:`chains`); the range
+    mixes over x as the module docstring says.  The independent product of the two totals counts pairs
+    in the wrong order too, and misses that a record whose range holds a list of the first is a long one.
+    ``w2 < 0`` is allowed (an alternating sum: :func:`before_last`).  Two unbounded closures far out:
+    the closed form ``[w2 (S(w1) - 1) - w1 (S(w2) - 1)] / (w1 - w2)`` over ``A, B >= 1``, ``S`` being
+    ``subsets(., R, 0, None)``; None where neither applies within :data:`PAIR_TERMS` terms."""
+    if max(first.w, second.w) > _LONG:  # a longer series: the closed form where it applies
+        far = _far(first, second, R)
+        if far is not None:
+            return far
+    j, k = (R.j, R.k) if R.j < R.k else (1, 1)
+    w1, w2 = min(first.w, _TOP), max(min(second.w, _TOP), -_TOP)
+    g1, g2 = first.g, second.g
+    if g1 == g2 == 1 and first.hi is None and second.hi is None and first.lo <= 1 and second.lo <= 1:
+        return _by_exponent(first, second, w1, w2, j, k)
+    total, row0, A, terms, last = 0.0, 1.0, 0, 0, math.inf  # row0: the term (A, 0)
+    while (first.hi is None or A <= first.hi) and (row0 != 0.0 or not A):
+        row, term, B, n = 0.0, row0, 0, g1 * A
+        while (second.hi is None or B <= second.hi) and (term != 0.0 or not B):
+            if B >= second.lo:
+                row += term / (second.p if B else 1.0)
+                if second.hi is None and B > 2 and abs(term) <= _PAIR_TINY * abs(row):
+                    break
+            term *= w2 * _step(n, g2, j, k)
+            B, n, terms = B + 1, n + g2, terms + 1
+            if terms > PAIR_TERMS:
+                return _far(first, second, R)
+        if A >= first.lo:
+            total += row / (first.p if A else 1.0)
+            if first.hi is None and A > 2 and abs(row) <= _PAIR_TINY * abs(total) and abs(row) <= last:
+                break
+            last = abs(row)
+        row0 *= w1 * _step(g1 * A, g1, j, k)
+        A += 1
+    return total
+
+
+def _by_exponent(first: Chain, second: Chain, w1: float, w2: float, j: int, k: int) -> float:
+    """:func:`ordered_pairs` of two unbounded closures (``lo <= 1``) as one sum over ``n = A + B``: the terms of
+    one n share ``E[x^n] / n!``, and ``P_n = sum(A = 1 .. n - 1) w1^A w2^(n - A)`` (both lists nonempty)
+    grows as ``P_(n+1) = w2 (P_n + w1^n)``; an empty first list adds ``w2^n``, an empty second ``w1^n``."""
+    total = 1.0 if first.lo == 0 and second.lo == 0 else 0.0
+    m, a1, a2, both, bound, n = 1.0, 1.0, 1.0, 0.0, 0.0, 0  # E[x^n] / n!, w1^n, w2^n, P_n, P_n over |w|
+    b1, b2, big = abs(w1), abs(w2), max(abs(w1), abs(w2))
+    while True:
+        if n:  # P_1 = 0: no split of one member into two nonempty lists
+            both, bound = w2 * (both + a1), b2 * (bound + abs(a1))
+        m, a1, a2, n = m * (j + n) / ((k + n) * (n + 1)), a1 * w1, a2 * w2, n + 1
+        term = m * (both / (first.p * second.p) + (a2 / second.p if first.lo == 0 else 0.0)
+                    + (a1 / first.p if second.lo == 0 else 0.0))
+        total += term
+        size = m * (bound + b1 ** n + b2 ** n) / min(first.p * second.p, first.p, second.p)
+        if n > big + 2 and size <= _PAIR_TINY * abs(total) or size == 0.0:
+            return total
+
+
+def _far(first: Chain, second: Chain, R: Range) -> float | None:
+    """:func:`ordered_pairs` in closed form, for two unbounded closures (``g = 1``, ``lo <= 1``)."""
+    if first.g != 1 or second.g != 1 or first.hi is not None or second.hi is not None or first.lo > 1 \
+            or second.lo > 1 or second.w < 0:
+        return None
+    u, v = first.w, second.w
+    su, sv = subsets(u, R, 1, None), subsets(v, R, 1, None)
+    if abs(u - v) < 1e-3 * max(u, v):  # the limit u -> v: sum (n - 1) E[x^n] u^n / n! = u S'(u) - (S(u) - 1)
+        slope = subsets(u, Range(1.0, R.j + 1, R.k + 1), 0, None) * R.moment(1) if R.j < R.k else math.exp(u)
+        both = (u * slope - su) / (first.p * second.p)
+    else:
+        both = (v * su - u * sv) / (u - v) / (first.p * second.p)
+    return both + (sv / second.p if first.lo == 0 else 0.0) + (su / first.p if second.lo == 0 else 0.0) + \
+        (1.0 if first.lo == 0 and second.lo == 0 else 0.0)
+
+
+def before_last(first: Chain, v: float, R: Range) -> float | None:
+    """The expected lists of ``first`` whose last member has a point of a Poisson process of mean ``v x``
+    (the candidates of the closure after it, over the whole window ``v``) after it in the range (an empty
+    list: any point in the range), which is what a collection bounded by that closure keeps
+    (:attr:`~jitcep.plan.operators.KleeneCollect.bound`): ``-ordered_pairs(first, (-v, 1, 1, None))``, as
+    ``1 - e^(-v x (1 - t))`` is minus the sum of ``(-v x (1 - t))^B / B!`` over ``B >= 1``.  Alternating:
+    summed up to ``v = 20``; beyond, for an unbounded closure from the closed form ``[v (S(u) - 1) - u (1 -
+    E[e^(-v x)])] / (u + v) / p`` (``S`` as in :func:`ordered_pairs`; it too past ``u + v = 1``, where its
+    cancellation costs no more than a factor ``1 / (u + v)``), else None."""
+    if v <= 0.0:
+        return 0.0
+    if v <= 20.0 and (first.g != 1 or first.hi is not None or first.lo > 1 or first.w + v <= _LONG):
+        got = ordered_pairs(first, Chain(-v, 1, 1, None), R)
+        return None if got is None else max(-got, 0.0)
+    if first.g != 1 or first.hi is not None or first.lo > 1:
+        return None
+    u, hit = first.w, 1.0 - none_of(v, R)
+    out = (v * subsets(u, R, 1, None) - u * hit) / (u + v) / first.p
+    return out + (hit if first.lo == 0 else 0.0)
