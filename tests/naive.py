@@ -878,9 +878,10 @@ def fork_runs(pos, count, tail, first, g, rows, e, s, k, base):
 # --- the planner's sample: twin of jitcep.kernels.sampling ----------------------------------------------
 
 
-def draw_sample(type_code, n_types, n_blocks, k, m, seed):
+def draw_sample(type_code, n_types, n_blocks, k, m, seed, typed=True):
     """Twin of kernels.sampling.draw_sample, with Python ints: splitmix64, Floyd's k distinct blocks of
-    n_blocks (sorted), m uniform positions as (top 53 bits) / 2^53 * n, and the type codes drawn per code."""
+    n_blocks (sorted), m uniform positions as (top 53 bits) / 2^53 * n, and the type codes drawn per code
+    (none counted unless typed)."""
     mask = (1 << 64) - 1
     state = seed
 
@@ -898,7 +899,7 @@ def draw_sample(type_code, n_types, n_blocks, k, m, seed):
         chosen.append(j if t in chosen else t)
     draws = [below(len(type_code)) for _ in range(m)]
     hits = [0] * (n_types + 1)
-    for d in draws:
+    for d in draws if typed else ():
         c = int(type_code[d])
         hits[c if 0 <= c < n_types else n_types] += 1
     return sorted(chosen), draws, hits
@@ -977,11 +978,11 @@ def pair_counts(codes):
 
 
 def sample_with_key(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key,
-                    allowed):
+                    allowed, typed=True):
     """Twin of kernels.sampling.sample_with_key: the twins above composed, as the estimate called them one
     by one (draws, blocks, key codes at the blocks then the first m_key draws, candidates, pair counts);
     without a key (key_values None) no codes, every key present and no pair counts."""
-    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed, typed)
     blocks = block_sample(type_code, ts, None if every_block else starts, L)
     if key_values is None:
         return (starts, draws, hits), blocks, ([], 0), candidates(blocks[2], allowed, None), None
@@ -991,11 +992,12 @@ def sample_with_key(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block
     return (starts, draws, hits), blocks, (codes, span), cands, pair_counts(codes[b:])
 
 
-def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, strings, m_key, allowed):
+def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, strings, m_key, allowed,
+                      typed=True):
     """Twin of kernels.sampling.sample_with_views, from the strings themselves (by position; None: null):
     as sample_with_key, the key codes numbering the strings at the sampled positions in first-occurrence
     order (-1: null), span their number less one; None when one of them is longer than 12 bytes."""
-    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed, typed)
     blocks = block_sample(type_code, ts, None if every_block else starts, L)
     at = blocks[0] + draws[:m_key]
     if any(strings[p] is not None and len(strings[p].encode()) > 12 for p in at):
