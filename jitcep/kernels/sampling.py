@@ -195,21 +195,49 @@ def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_va
     if key_values is None:  # no key: every sampled event may be a candidate, no key codes or pair counts
         idx, offsets, in_type = _candidates(tc, allowed, None)
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, idx, offsets, in_type, -1, 0, 0, True
-    codes, lo, hi, ok = _key_codes(key_values, key_valid, _key_positions(pos, draws, m_key))
+    at, read = _key_positions(pos, tc, allowed, draws, m_key)
+    codes, lo, hi, ok = _key_codes(key_values, key_valid, at)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    codes = _spread(codes, read)
     idx, offsets, in_type, pm, squares, top = _keyed_candidates(tc, allowed, codes, len(pos))
     return starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, True
 
 
 @njit(**NUMBA_FLAGS)
-def _key_positions(pos, draws, m_key):
-    """The blocks' positions, then the first m_key draws: where the key is read."""
-    b = len(pos)
+def _key_positions(pos, tc, allowed, draws, m_key):
+    """(at, read): where the key is read -- the blocks' positions whose type a variable takes (``read``,
+    per block position), then the first m_key draws.  A block event of another type is no variable's
+    candidate, and its key is never used."""
+    b, T = len(pos), allowed.shape[1] - 1
+    takes = np.zeros(T + 1, np.bool_)
+    for v in range(allowed.shape[0]):
+        for t in range(T + 1):
+            takes[t] |= allowed[v, t]
+    read = np.empty(b, np.bool_)
     at = np.empty(b + m_key, np.int64)
-    at[:b] = pos
-    at[b:] = draws[:m_key]
-    return at
+    c = 0
+    for i in range(b):
+        t = np.int64(tc[i])
+        read[i] = takes[t if 0 <= t < T else T]
+        at[c] = pos[i]
+        c += np.int64(read[i])
+    at[c:c + m_key] = draws[:m_key]
+    return at[:c + m_key], read
+
+
+@njit(**NUMBA_FLAGS)
+def _spread(codes, read):
+    """The key codes by block position (-1 where ``read`` is False: not read) then the draws', from the
+    codes of :func:`_key_positions`' positions."""
+    b = len(read)
+    out = np.empty(b + len(codes) - read.sum(), np.int64)
+    c = 0
+    for i in range(b):
+        out[i] = codes[c] if read[i] else -1
+        c += np.int64(read[i])
+    out[b:] = codes[c:]
+    return out
 
 
 @njit(**NUMBA_FLAGS)
@@ -234,10 +262,11 @@ def _sample_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, 
     none = np.zeros(0, np.int64)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, none, none, none, 0, 0, 0, 0
-    codes, kinds, state = sized_view_codes(words, perm, key_valid, _key_positions(pos, draws, m_key), mask_a,
-                                           mask_b)
+    at, read = _key_positions(pos, tc, allowed, draws, m_key)
+    codes, kinds, state = sized_view_codes(words, perm, key_valid, at, mask_a, mask_b)
     if state:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, none, none, none, 0, 0, 0, state
+    codes = _spread(codes, read)
     idx, offsets, in_type, pm, squares, top = _keyed_candidates(tc, allowed, codes, len(pos))
     return starts, draws, hits, pos, blk, tc, wt, codes, kinds, idx, offsets, in_type, pm, squares, top, 0
 
@@ -247,9 +276,9 @@ def sample_with_views(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blo
                       key_valid: np.ndarray | None, m_key: int, allowed: np.ndarray, typed: bool = True):
     """:func:`sample_with_key` of a String key given as its strings' Arrow views (``words``: uint64 pairs
     in input order, ``perm``: the input row of each position or None, ``key_valid`` by position), coded
-    at the sampled positions only (:func:`~jitcep.kernels.encode.sized_view_codes`): the run's own coding
-    of such a key covers only the types its leaves read, if any.  None when a sampled string is longer
-    than 12 bytes (its view is not the string).  The codes' span is their number less one."""
+    at the positions where that reads the key only (:func:`~jitcep.kernels.encode.sized_view_codes`): the
+    run's own coding of such a key covers only the types its leaves read, if any.  None when a string read
+    is longer than 12 bytes (its view is not the string).  The codes' span is their number less one."""
     if len(ts) != len(type_code) or (perm is not None and len(perm) != len(type_code)) \
             or (key_valid is not None and len(key_valid) != len(type_code)):
         raise fail("sample_with_views", f"{len(ts)} timestamps, {len(type_code)} events and a key of another length")
@@ -289,13 +318,15 @@ def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_block
                     L: int, every_block: bool, key_values: np.ndarray | None, key_valid: np.ndarray | None,
                     m_key: int, allowed: np.ndarray, typed: bool = True):
     """The estimate's sample of a table with one integer key or none, in one compiled call:
-    :func:`draw_sample`'s (starts, draws, hits) (``typed``: as it takes it); :func:`block_sample`'s (pos, blk, tc, wt) of the blocks
-    ``starts`` (every block, the whole table, when ``every_block``); :func:`key_codes` of ``key_values``
-    at the blocks' positions then the first ``m_key`` draws, as (codes, span); :func:`candidates` (idx,
-    offsets, in_type) of the blocks' events whose key is not null; and :func:`pair_counts` of the draws'
-    codes (None where it declines).  ``key_values`` None: no key (codes empty, span 0, every event's
-    key taken as present, pair counts None).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its
-    Python steps and argument checks (after a run's passes, none of their code is in cache)."""
+    :func:`draw_sample`'s (starts, draws, hits) (``typed``: as it takes it); :func:`block_sample`'s (pos,
+    blk, tc, wt) of the blocks ``starts`` (every block, the whole table, when ``every_block``); the key
+    codes, as (codes, span): :func:`key_codes` of ``key_values`` at the blocks' positions whose type a
+    variable takes (a row of ``allowed``; -1 at the others: no variable's candidate, their keys unread)
+    then at the first ``m_key`` draws; :func:`candidates` (idx, offsets, in_type) of the blocks' events
+    whose key is not null; and :func:`pair_counts` of the draws' codes (None where it declines).
+    ``key_values`` None: no key (codes empty, span 0, every event's key taken as present, pair counts
+    None).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its Python
+    steps and argument checks (after a run's passes, none of their code is in cache)."""
     keys = len(type_code) if key_values is None else len(key_values)
     if len(ts) != len(type_code) or keys != len(type_code):
         raise fail("sample_with_key", f"{len(ts)} timestamps and {keys} keys for {len(type_code)} events")
@@ -663,3 +694,4 @@ def below_share(m: int, p: float, seed: int) -> np.ndarray:
     if not 0 <= seed <= SEED_MAX:
         raise fail("below_share", f"seed {seed} outside [0, 2^63 - 1]")
     return _below_share(int(m), float(p), int(seed))
+
