@@ -6,7 +6,8 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
   when one is given that holds every type the pattern reads (``groups``, as
   :func:`jitcep.runtime.prepare` passes it: the events with a non-null key;
   its offsets are the counts, and a rare type's positions for its own
-  sample come from there too).  Without one, from :data:`TYPE_SAMPLE`
+  sample come from there too; no uniform draw is then made but the key's,
+  below, and no type code read at them).  Without one, from :data:`TYPE_SAMPLE`
   uniformly drawn events (the whole table when it is smaller), ``n * drawn
   / draws``; a type drawn fewer than :data:`MIN_CANDIDATES` times (under
   0.8% of the events) is counted exactly, every type in one compiled pass
@@ -40,7 +41,10 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
   blocks is sampled from its own positions, one vectorised pass), ``extent``
   the table's time range (at least the window: a table shorter than a window
   is one window), or its positions per stream for a count window.
-- Partitions and skew come from :data:`KEY_SAMPLE` uniformly drawn events:
+- Partitions and skew come from :data:`KEY_SAMPLE` uniformly drawn events (the
+  first of the type draws, or the only ones; in the blocks the key is read at
+  the events of the pattern's types alone, the others being no variable's
+  candidate):
   ``sum(s_p^2)`` is estimated without bias by the share of equal pairs; the
   largest share by the largest sampled count less two standard deviations
   (so uniform keys read as ~1, not as the noise of the sample's maximum).
