@@ -41,8 +41,6 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 
-import numpy as np
-
 from . import config, first_run
 from ._memo import PerObject
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
@@ -54,7 +52,7 @@ from .options import Options
 from .pattern.ast import CountWindow, EventVar, Pattern, Seq, TimeWindow
 from .pattern.combinations import check_combination
 from .plan.planner.algorithms import auto
-from .plan.planner.sampling import estimate
+from .plan.planner.sampling import estimate, type_layout
 from .plan.planner.statistics import from_user, window_extent
 from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
@@ -189,8 +187,9 @@ def small_work(logical, table: EventTable) -> str | None:
         return None
     window = logical.window
     span = window_span(window, table) if isinstance(window, TimeWindow) else None
-    sizes, most = most_per_window(table.type_code, table.ts, _seq_types(logical, table.type_names),
-                                  MAX_SPAN if span is None else span)
+    # the SEQ's variables are the leaves' first rows, in its order (type_layout)
+    allowed = type_layout(logical, table.type_names)[1][:len(body.items)]
+    sizes, most = most_per_window(table.type_code, table.ts, allowed, MAX_SPAN if span is None else span)
     sizes, most = sizes.tolist(), most.tolist()
     counts = [sizes[0]]
     for k, w in zip(sizes[1:], most[1:]):
@@ -203,31 +202,6 @@ def small_work(logical, table: EventTable) -> str | None:
             f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
             f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
             "any join order saves")
-
-
-def _seq_types_of(logical) -> dict:
-    return {}
-
-
-_SEQ_TYPES = PerObject(_seq_types_of)  # per logical plan: type names -> _seq_types' answer
-
-
-def _seq_types(logical, type_names: tuple[str, ...]) -> np.ndarray:
-    """Per variable of the SEQ ``logical.positive`` (in order) the type codes among ``type_names`` it
-    takes, as :func:`jitcep.kernels.window.most_per_window`'s ``allowed`` rows (an untyped variable: every
-    code and the null type); kept per logical plan and type names, which tables of one schema share.
-    Read only."""
-    kept = _SEQ_TYPES(logical)
-    got = kept.get(type_names)
-    if got is None:
-        code = {name: c for c, name in enumerate(type_names)}
-        got = np.zeros((len(logical.positive.items), len(type_names) + 1), np.bool_)
-        for row, v in zip(got, logical.positive.items):
-            row[slice(None) if v.types is None else [code[t] for t in v.types if t in code]] = True
-        if len(kept) >= 8:
-            kept.pop(next(iter(kept)))
-        kept[type_names] = got
-    return got
 
 
 def _noted(pattern: Pattern, options: Options, note: str) -> PhysicalPlan:

@@ -878,9 +878,10 @@ def fork_runs(pos, count, tail, first, g, rows, e, s, k, base):
 # --- the planner's sample: twin of jitcep.kernels.sampling ----------------------------------------------
 
 
-def draw_sample(type_code, n_types, n_blocks, k, m, seed):
+def draw_sample(type_code, n_types, n_blocks, k, m, seed, typed=True):
     """Twin of kernels.sampling.draw_sample, with Python ints: splitmix64, Floyd's k distinct blocks of
-    n_blocks (sorted), m uniform positions as (top 53 bits) / 2^53 * n, and the type codes drawn per code."""
+    n_blocks (sorted), m uniform positions as (top 53 bits) / 2^53 * n, and the type codes drawn per code
+    (none counted unless typed)."""
     mask = (1 << 64) - 1
     state = seed
 
@@ -898,7 +899,7 @@ def draw_sample(type_code, n_types, n_blocks, k, m, seed):
         chosen.append(j if t in chosen else t)
     draws = [below(len(type_code)) for _ in range(m)]
     hits = [0] * (n_types + 1)
-    for d in draws:
+    for d in draws if typed else ():
         c = int(type_code[d])
         hits[c if 0 <= c < n_types else n_types] += 1
     return sorted(chosen), draws, hits
@@ -977,31 +978,47 @@ def pair_counts(codes):
 
 
 def sample_with_key(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key,
-                    allowed):
+                    allowed, typed=True):
     """Twin of kernels.sampling.sample_with_key: the twins above composed, as the estimate called them one
-    by one (draws, blocks, key codes at the blocks then the first m_key draws, candidates, pair counts);
-    without a key (key_values None) no codes, every key present and no pair counts."""
-    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    by one (draws, blocks, key codes at the blocks' events of a type some variable takes (-1 at the others)
+    then the first m_key draws, candidates, pair counts); without a key (key_values None) no codes, every
+    key present and no pair counts."""
+    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed, typed)
     blocks = block_sample(type_code, ts, None if every_block else starts, L)
     if key_values is None:
         return (starts, draws, hits), blocks, ([], 0), candidates(blocks[2], allowed, None), None
-    codes, span = key_codes(key_values, key_valid, blocks[0] + draws[:m_key])
+    read = _read_keys(blocks[2], allowed)
+    got, span = key_codes(key_values, key_valid, [p for p, r in zip(blocks[0], read) if r] + draws[:m_key])
+    codes = _spread(got, read)
     b = len(blocks[0])
     cands = candidates(blocks[2], allowed, [c >= 0 for c in codes[:b]])
     return (starts, draws, hits), blocks, (codes, span), cands, pair_counts(codes[b:])
 
 
-def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, strings, m_key, allowed):
+def _read_keys(tc, allowed):
+    """Per sampled block event whether some variable (row of allowed) takes its type: where the key is read."""
+    return [any(row[c if 0 <= c < len(row) - 1 else len(row) - 1] for row in allowed) for c in tc]
+
+
+def _spread(codes, read):
+    """The codes of the events read, -1 at the block events not read, then the draws' codes."""
+    it = iter(codes)
+    return [next(it) if r else -1 for r in read] + list(it)
+
+
+def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, strings, m_key, allowed,
+                      typed=True):
     """Twin of kernels.sampling.sample_with_views, from the strings themselves (by position; None: null):
-    as sample_with_key, the key codes numbering the strings at the sampled positions in first-occurrence
+    as sample_with_key, the key codes numbering the strings read in first-occurrence
     order (-1: null), span their number less one; None when one of them is longer than 12 bytes."""
-    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    starts, draws, hits = draw_sample(type_code, n_types, n_blocks, k, m, seed, typed)
     blocks = block_sample(type_code, ts, None if every_block else starts, L)
-    at = blocks[0] + draws[:m_key]
+    read = _read_keys(blocks[2], allowed)
+    at = [p for p, r in zip(blocks[0], read) if r] + draws[:m_key]
     if any(strings[p] is not None and len(strings[p].encode()) > 12 for p in at):
         return None
     first = {}
-    codes = [-1 if strings[p] is None else first.setdefault(strings[p], len(first)) for p in at]
+    codes = _spread([-1 if strings[p] is None else first.setdefault(strings[p], len(first)) for p in at], read)
     b = len(blocks[0])
     cands = candidates(blocks[2], allowed, [c >= 0 for c in codes[:b]])
     return (starts, draws, hits), blocks, (codes, max(len(first) - 1, 0)), cands, pair_counts(codes[b:])

@@ -18,12 +18,13 @@ from jitcep.kernels.sampling import (SEED_MAX, below_share, block_sample, candid
 @given(st.integers(0, 5).flatmap(lambda T: st.tuples(
     st.just(T), st.lists(st.integers(-2, T + 1), min_size=1, max_size=40))),
     st.integers(0, 12).flatmap(lambda nb: st.tuples(st.just(nb), st.integers(0, nb))),
-    st.integers(0, 30), st.sampled_from([0, 1, 7, 2**40 + 3, SEED_MAX]), st.sampled_from([np.int8, np.int32]))
-def test_draw_sample_matches_naive(case, blocks, m, seed, dtype):
+    st.integers(0, 30), st.sampled_from([0, 1, 7, 2**40 + 3, SEED_MAX]), st.sampled_from([np.int8, np.int32]),
+    st.booleans())
+def test_draw_sample_matches_naive(case, blocks, m, seed, dtype, typed):
     T, codes = case  # codes past either end too: counted in the null slot, never outside
     n_blocks, k = blocks
-    starts, draws, hits = draw_sample(np.array(codes, dtype=dtype), T, n_blocks, k, m, seed)
-    want = naive.draw_sample(codes, T, n_blocks, k, m, seed)
+    starts, draws, hits = draw_sample(np.array(codes, dtype=dtype), T, n_blocks, k, m, seed, typed)
+    want = naive.draw_sample(codes, T, n_blocks, k, m, seed, typed)
     assert (starts.tolist(), draws.tolist(), hits.tolist()) == want
     assert len(set(starts.tolist())) == k and all(0 <= s < n_blocks for s in starts)
 
@@ -89,8 +90,8 @@ def test_extend_tuples_refuses_ranges_and_indexes_past_their_arrays():
     st.integers(1, n).flatmap(lambda L: st.tuples(st.just(L), st.integers(0, n // L))),  # L, k
     st.integers(0, 30).flatmap(lambda m: st.tuples(st.just(m), st.integers(0, m))))),    # m, m_key
     st.lists(st.lists(st.booleans(), min_size=5, max_size=5), min_size=1, max_size=3),
-    st.sampled_from([0, 7, SEED_MAX]), st.booleans(), st.booleans())
-def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, keyed):
+    st.sampled_from([0, 7, SEED_MAX]), st.booleans(), st.booleans(), st.booleans())
+def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, keyed, typed):
     codes, keys, valid, (L, k), (m, m_key) = case
     if not keyed:
         keys = valid = None
@@ -100,8 +101,8 @@ def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, ke
     got = sample_with_key(np.array(codes, np.int32), np.array(ts, np.int64), 4, n_blocks, k, m, seed, L, every,
                           None if keys is None else np.array(keys, np.int64),
                           None if valid is None else np.array(valid, np.bool_), m_key,
-                          np.array(allowed))
-    want = naive.sample_with_key(codes, ts, 4, n_blocks, k, m, seed, L, every, keys, valid, m_key, allowed)
+                          np.array(allowed), typed)
+    want = naive.sample_with_key(codes, ts, 4, n_blocks, k, m, seed, L, every, keys, valid, m_key, allowed, typed)
     _same_sample(got, want, len(allowed))
 
 
@@ -115,8 +116,8 @@ def test_sample_with_key_is_the_calls_it_replaces(case, allowed, seed, every, ke
     st.integers(0, 30).flatmap(lambda m: st.tuples(st.just(m), st.integers(0, m))),      # m, m_key
     st.permutations(range(n)), st.booleans())),
     st.lists(st.lists(st.booleans(), min_size=5, max_size=5), min_size=1, max_size=3),
-    st.sampled_from([0, 7, SEED_MAX]), st.booleans())
-def test_sample_with_views_is_the_calls_it_replaces(case, allowed, seed, every):
+    st.sampled_from([0, 7, SEED_MAX]), st.booleans(), st.booleans())
+def test_sample_with_views_is_the_calls_it_replaces(case, allowed, seed, every, typed):
     from jitcep.events.column import Column
 
     codes, strings, long, (L, k), (m, m_key), perm, permuted = case
@@ -133,8 +134,8 @@ def test_sample_with_views_is_the_calls_it_replaces(case, allowed, seed, every):
                           np.array(perm, np.int64) if permuted else None)
     words, by = col.views()
     got = sample_with_views(np.array(codes, np.int32), np.array(ts, np.int64), 4, n_blocks, k, m, seed, L, every,
-                            words, by, col.valid, m_key, np.array(allowed))
-    want = naive.sample_with_views(codes, ts, 4, n_blocks, k, m, seed, L, every, strings, m_key, allowed)
+                            words, by, col.valid, m_key, np.array(allowed), typed)
+    want = naive.sample_with_views(codes, ts, 4, n_blocks, k, m, seed, L, every, strings, m_key, allowed, typed)
     if want is None:
         assert got is None
         return

@@ -681,6 +681,17 @@ def view_slot(a, b, shift):
 
 
 @njit(**NUMBA_FLAGS)
+def _view_key(a, b, mask_a, mask_b):
+    """(first word, second word, inline): a view's words as a table stores them -- the bytes past the
+    length masked off (:data:`_VIEW_MASK_A` / :data:`_VIEW_MASK_B`), :data:`_VIEW_USED` set in the first --
+    and whether the string is inline (at most 12 bytes; a longer one's view is not the string)."""
+    ln = a & np.uint64(0xFFFFFFFF)
+    if ln > 12:
+        return a, b, False
+    return (a & mask_a[ln]) | _VIEW_USED, b & mask_b[ln], True
+
+
+@njit(**NUMBA_FLAGS)
 def _view_fill(w, valid, base, tab, shift, mask_a, mask_b, first, k, out):
     """Code short strings by their 16-byte Arrow views (length + inline bytes, masked past the length).
 
@@ -710,11 +721,9 @@ def _view_fill(w, valid, base, tab, shift, mask_a, mask_b, first, k, out):
         if ((tab[q] ^ au) | (tab[q + 1] ^ b)) == 0:  # both words equal: one test
             out[i] = np.int64(tab[q + 2])
             continue
-        ln = a & np.uint64(0xFFFFFFFF)
-        if ln > 12:
+        a, b, inline = _view_key(a, b, mask_a, mask_b)
+        if not inline:
             return i, k, False
-        a = (a & mask_a[ln]) | _VIEW_USED
-        b = b & mask_b[ln]
         j = view_slot(a, b, shift)
         while True:
             q = _VIEW_ROW * j
@@ -862,3 +871,62 @@ def view_codes_at(words: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, int] |
         if not coder.fill(buf[:2 * len(part)], None, out[lo:lo + len(part)], lo):
             return None
     return out, coder.k
+
+
+@njit(**NUMBA_FLAGS)
+def sized_view_codes(words, perm, valid, at, mask_a, mask_b):
+    """(codes, k, state): a code per position of ``at`` equal for equal strings, 0..k-1 in first-occurrence
+    order (-1 where ``valid``, by position, is False; empty: no nulls), from the strings' 16-byte Arrow
+    views ``words`` (input order; ``perm``: the input row of each position, empty: the same), as
+    :func:`view_codes_at` codes them (:func:`_view_key`, :func:`view_slot`), for the planner's sample
+    (:func:`jitcep.kernels.sampling.sample_with_views`); state 1 at a position or row past its array, 2 at a
+    string longer than 12 bytes (not inline: not coded here).
+
+    Its own table, sized once for the positions (at most half full, no fast path): :class:`_ViewCoder`'s
+    rows of four words kept a quarter full would be four times the memory to clear for ~12,000 strings,
+    and a table grown inside the loop (its arrays reassigned there) made every lookup 4-5x as slow,
+    growing or not."""
+    m = len(at)
+    rows = len(words) // 2
+    permuted, nullable = len(perm) > 0, len(valid) > 0  # empty: none (one compiled signature, not four)
+    out = np.empty(m, np.int64)
+    # the rows, then their views, gathered in loops of loads alone: at scattered rows of an unsorted
+    # input each is a miss, and a loop that also hashes keeps few in flight
+    row = np.empty(m, np.int64)
+    for i in range(m):
+        p = at[i]
+        if not 0 <= p < (len(perm) if permuted else rows) or nullable and not p < len(valid):
+            return out, 0, 1
+        row[i] = perm[p] if permuted else p
+    for i in range(m):
+        if not 0 <= row[i] < rows:
+            return out, 0, 1
+    first = np.empty(m, np.uint64)
+    second_of = np.empty(m, np.uint64)
+    for i in range(m):
+        first[i] = words[2 * row[i]]
+        second_of[i] = words[2 * row[i] + 1]
+    bits = 1
+    while (1 << bits) < 2 * m:
+        bits += 1
+    size = 1 << bits
+    shift = np.uint64(64 - bits)
+    used = np.zeros(size, np.uint64)  # a stored view's first word (_view_key: never 0; 0 is an empty slot)
+    second = np.empty(size, np.uint64)
+    code = np.empty(size, np.int64)
+    k = 0
+    for i in range(m):
+        if nullable and not valid[at[i]]:
+            out[i] = -1
+            continue
+        a, b, inline = _view_key(first[i], second_of[i], mask_a, mask_b)
+        if not inline:
+            return out, k, 2
+        j = np.int64(view_slot(a, b, shift))
+        while used[j] != 0 and (used[j] != a or second[j] != b):
+            j = (j + 1) & (size - 1)
+        if used[j] == 0:
+            used[j], second[j], code[j] = a, b, k
+            k += 1
+        out[i] = code[j]
+    return out, k, 0

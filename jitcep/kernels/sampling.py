@@ -45,7 +45,7 @@ from numba import njit
 
 from ..config import NUMBA_FLAGS
 from .checks import fail
-from .encode import _VIEW_MASK_A, _VIEW_MASK_B, _VIEW_USED, view_slot
+from .encode import _VIEW_MASK_A, _VIEW_MASK_B, sized_view_codes
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's increment and mixing constants
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -72,32 +72,43 @@ def _below(z, n):
 
 
 @njit(**NUMBA_FLAGS)
-def _draw_sample(type_code, n_types, n_blocks, k, m, seed):
-    state = np.uint64(seed)
-    starts = np.empty(k, np.int64)
-    # Floyd's algorithm: for j = n - k .. n - 1, draw t in [0, j]; take t unless taken, else j
-    for i in range(k):
-        j = n_blocks - k + i
+def _floyd(n, k, state):
+    """(``k`` distinct numbers of ``0..n-1`` ascending, the stream's state after them): Floyd's algorithm
+    on the splitmix64 stream at ``state`` -- for j = n - k .. n - 1, draw t in [0, j] and take t unless
+    taken, else j (never taken yet) -- with a flag per number; the blocks of :func:`draw_sample` and the
+    subsets of :func:`choose`."""
+    taken = np.zeros(n, np.bool_)
+    for j in range(n - k, n):
         state, z = _next(state)
         t = _below(z, j + 1)
-        for s in range(i):
-            if starts[s] == t:
-                t = j
-                break
-        starts[i] = t
-    starts.sort()
+        if taken[t]:
+            t = j
+        taken[t] = True
+    out = np.empty(n + 1, np.int64)
+    c = 0
+    for i in range(n):  # ascending, without a branch per number
+        out[c] = i
+        c += np.int64(taken[i])
+    return out[:k], state
+
+
+@njit(**NUMBA_FLAGS)
+def _draw_sample(type_code, n_types, n_blocks, k, m, seed, typed):
+    starts, state = _floyd(n_blocks, k, np.uint64(seed))
     n = len(type_code)
     draws = np.empty(m, np.int64)
     for i in range(m):
         state, z = _next(state)
         draws[i] = _below(z, n)
+    hits = np.zeros(n_types + 1, np.int64)
+    if not typed:  # the caller counts the types otherwise: no read at the draws
+        return starts, draws, hits
     # the reads at random positions in a loop of their own: after a run's passes the type column is out
     # of cache, and a loop of loads alone keeps many misses in flight where one that also draws and counts
     # kept few (102-181 -> 46-63 us at 10^6 events, cache evicted first)
     got = np.empty(m, type_code.dtype)
     for i in range(m):
         got[i] = type_code[draws[i]]
-    hits = np.zeros(n_types + 1, np.int64)
     for i in range(m):
         c = np.int64(got[i])
         hits[c if 0 <= c < n_types else n_types] += 1
@@ -105,10 +116,11 @@ def _draw_sample(type_code, n_types, n_blocks, k, m, seed):
 
 
 def draw_sample(type_code: np.ndarray, n_types: int, n_blocks: int, k: int, m: int,
-                seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                seed: int, typed: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(starts, draws, hits): ``k`` distinct block numbers of ``0..n_blocks-1`` ascending, ``m`` positions
     drawn uniformly (with replacement) from ``type_code``'s, and per type code 0..n_types-1 how many
-    draws hold it (slot ``n_types``: the null type and any other code)."""
+    draws hold it (slot ``n_types``: the null type and any other code); ``typed`` False: no type code is
+    read, ``hits`` all 0 (the draws are the same)."""
     if not 0 <= k <= n_blocks:
         raise fail("draw_sample", f"{k} distinct blocks of {n_blocks}")
     if m < 0 or n_types < 0:
@@ -117,7 +129,8 @@ def draw_sample(type_code: np.ndarray, n_types: int, n_blocks: int, k: int, m: i
         raise fail("draw_sample", "positions drawn from an empty table")
     if not 0 <= seed <= SEED_MAX:
         raise fail("draw_sample", f"seed {seed} outside [0, 2^63 - 1]")
-    return _draw_sample(np.ascontiguousarray(type_code), int(n_types), int(n_blocks), int(k), int(m), int(seed))
+    return _draw_sample(np.ascontiguousarray(type_code), int(n_types), int(n_blocks), int(k), int(m), int(seed),
+                        bool(typed))
 
 
 @njit(**NUMBA_FLAGS)
@@ -160,10 +173,10 @@ def block_sample(type_code: np.ndarray, ts: np.ndarray, starts: np.ndarray | Non
 
 
 @njit(**NUMBA_FLAGS)
-def _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block):
+def _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, typed):
     """The uniform draws and the blocks they start (every block of the table where ``every_block``), as
     :func:`draw_sample` and :func:`block_sample` make them: the one-call samples' common first part."""
-    starts, draws, hits = _draw_sample(type_code, n_types, n_blocks, k, m, seed)
+    starts, draws, hits = _draw_sample(type_code, n_types, n_blocks, k, m, seed, typed)
     if every_block:
         pos, blk, tc, wt, ok = _block_sample(type_code, ts, None, L)
     else:
@@ -172,30 +185,59 @@ def _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block):
 
 
 @njit(**NUMBA_FLAGS)
-def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key, allowed):
+def _sample(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, key_values, key_valid, m_key, allowed,
+            typed):
     starts, draws, hits, pos, blk, tc, wt, ok = _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L,
-                                                               every_block)
+                                                               every_block, typed)
     none = np.zeros(0, np.int64)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
     if key_values is None:  # no key: every sampled event may be a candidate, no key codes or pair counts
         idx, offsets, in_type = _candidates(tc, allowed, None)
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, idx, offsets, in_type, -1, 0, 0, True
-    codes, lo, hi, ok = _key_codes(key_values, key_valid, _key_positions(pos, draws, m_key))
+    at, read = _key_positions(pos, tc, allowed, draws, m_key)
+    codes, lo, hi, ok = _key_codes(key_values, key_valid, at)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, 0, none, none, none, 0, 0, 0, False
+    codes = _spread(codes, read)
     idx, offsets, in_type, pm, squares, top = _keyed_candidates(tc, allowed, codes, len(pos))
     return starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, True
 
 
 @njit(**NUMBA_FLAGS)
-def _key_positions(pos, draws, m_key):
-    """The blocks' positions, then the first m_key draws: where the key is read."""
-    b = len(pos)
+def _key_positions(pos, tc, allowed, draws, m_key):
+    """(at, read): where the key is read -- the blocks' positions whose type a variable takes (``read``,
+    per block position), then the first m_key draws.  A block event of another type is no variable's
+    candidate, and its key is never used."""
+    b, T = len(pos), allowed.shape[1] - 1
+    takes = np.zeros(T + 1, np.bool_)
+    for v in range(allowed.shape[0]):
+        for t in range(T + 1):
+            takes[t] |= allowed[v, t]
+    read = np.empty(b, np.bool_)
     at = np.empty(b + m_key, np.int64)
-    at[:b] = pos
-    at[b:] = draws[:m_key]
-    return at
+    c = 0
+    for i in range(b):
+        t = np.int64(tc[i])
+        read[i] = takes[t if 0 <= t < T else T]
+        at[c] = pos[i]
+        c += np.int64(read[i])
+    at[c:c + m_key] = draws[:m_key]
+    return at[:c + m_key], read
+
+
+@njit(**NUMBA_FLAGS)
+def _spread(codes, read):
+    """The key codes by block position (-1 where ``read`` is False: not read) then the draws', from the
+    codes of :func:`_key_positions`' positions."""
+    b = len(read)
+    out = np.empty(b + len(codes) - read.sum(), np.int64)
+    c = 0
+    for i in range(b):
+        out[i] = codes[c] if read[i] else -1
+        c += np.int64(read[i])
+    out[b:] = codes[c:]
+    return out
 
 
 @njit(**NUMBA_FLAGS)
@@ -214,90 +256,29 @@ def _keyed_candidates(tc, allowed, codes, b):
 
 @njit(**NUMBA_FLAGS)
 def _sample_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_block, words, perm, key_valid, m_key,
-                  allowed, mask_a, mask_b):
+                  allowed, mask_a, mask_b, typed):
     starts, draws, hits, pos, blk, tc, wt, ok = _drawn_blocks(type_code, ts, n_types, n_blocks, k, m, seed, L,
-                                                               every_block)
+                                                               every_block, typed)
     none = np.zeros(0, np.int64)
     if not ok:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, none, none, none, 0, 0, 0, 0
-    codes, kinds, state = _view_codes(words, perm, key_valid, _key_positions(pos, draws, m_key), mask_a, mask_b)
+    at, read = _key_positions(pos, tc, allowed, draws, m_key)
+    codes, kinds, state = sized_view_codes(words, perm, key_valid, at, mask_a, mask_b)
     if state:
         return starts, draws, hits, pos, blk, tc, wt, none, 0, none, none, none, 0, 0, 0, state
+    codes = _spread(codes, read)
     idx, offsets, in_type, pm, squares, top = _keyed_candidates(tc, allowed, codes, len(pos))
     return starts, draws, hits, pos, blk, tc, wt, codes, kinds, idx, offsets, in_type, pm, squares, top, 0
 
 
-@njit(**NUMBA_FLAGS)
-def _view_codes(words, perm, valid, at, mask_a, mask_b):
-    """(codes, k, state): a code per position of ``at`` equal for equal strings, 0..k-1 in first-occurrence
-    order (-1 where ``valid``, by position, is False; empty: no nulls), from the strings' 16-byte Arrow
-    views ``words`` (input order; ``perm``: the input row of each position, empty: the same), as
-    :func:`jitcep.kernels.encode.view_codes_at` codes them but with a table sized for the sample; state 1
-    at a position or row past its array, 2 at a string longer than 12 bytes (not inline: not coded here)."""
-    m = len(at)
-    rows = len(words) // 2
-    permuted, nullable = len(perm) > 0, len(valid) > 0  # empty: none (one compiled signature, not four)
-    out = np.empty(m, np.int64)
-    # the rows, then their views, gathered in loops of loads alone (as _draw_sample's reads): at scattered
-    # rows of an unsorted input each is a miss, and a loop that also hashes keeps few in flight
-    row = np.empty(m, np.int64)
-    for i in range(m):
-        p = at[i]
-        if not 0 <= p < (len(perm) if permuted else rows) or nullable and not p < len(valid):
-            return out, 0, 1
-        row[i] = perm[p] if permuted else p
-    for i in range(m):
-        if not 0 <= row[i] < rows:
-            return out, 0, 1
-    first = np.empty(m, np.uint64)
-    second_of = np.empty(m, np.uint64)
-    for i in range(m):
-        first[i] = words[2 * row[i]]
-        second_of[i] = words[2 * row[i] + 1]
-    # slots for twice the positions, at most half full: a table grown in the loop (its arrays assigned
-    # there) made every lookup 4-5x as slow, growing or not
-    bits = 1
-    while (1 << bits) < 2 * m:
-        bits += 1
-    size = 1 << bits
-    used = np.zeros(size, np.uint64)  # a stored view's masked first word | _VIEW_USED (0: empty)
-    second = np.empty(size, np.uint64)
-    code = np.empty(size, np.int64)
-    k = 0
-    for i in range(m):
-        if nullable and not valid[at[i]]:
-            out[i] = -1
-            continue
-        a = first[i]
-        ln = a & np.uint64(0xFFFFFFFF)
-        if ln > 12:
-            return out, k, 2
-        a = (a & mask_a[ln]) | _VIEW_USED
-        b = second_of[i] & mask_b[ln]
-        j = _view_home(a, b, bits)
-        while used[j] != 0 and (used[j] != a or second[j] != b):
-            j = (j + 1) & (size - 1)
-        if used[j] == 0:
-            used[j], second[j], code[j] = a, b, k
-            k += 1
-        out[i] = code[j]
-    return out, k, 0
-
-
-@njit(**NUMBA_FLAGS)
-def _view_home(a, b, bits):
-    # the slot of a view in a table of 2^bits rows, by jitcep.kernels.encode's hash of its two words
-    return np.int64(view_slot(a, b, np.uint64(64 - bits)))
-
-
 def sample_with_views(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,
                       L: int, every_block: bool, words: np.ndarray, perm: np.ndarray | None,
-                      key_valid: np.ndarray | None, m_key: int, allowed: np.ndarray):
+                      key_valid: np.ndarray | None, m_key: int, allowed: np.ndarray, typed: bool = True):
     """:func:`sample_with_key` of a String key given as its strings' Arrow views (``words``: uint64 pairs
     in input order, ``perm``: the input row of each position or None, ``key_valid`` by position), coded
-    at the sampled positions only (:func:`_view_codes`): the run's own coding of such a key covers only
-    the types its leaves read, if any.  None when a sampled string is longer than 12 bytes (its view
-    is not the string).  The codes' span is their number less one."""
+    at the positions where that reads the key only (:func:`~jitcep.kernels.encode.sized_view_codes`): the
+    run's own coding of such a key covers only the types its leaves read, if any.  None when a string read
+    is longer than 12 bytes (its view is not the string).  The codes' span is their number less one."""
     if len(ts) != len(type_code) or (perm is not None and len(perm) != len(type_code)) \
             or (key_valid is not None and len(key_valid) != len(type_code)):
         raise fail("sample_with_views", f"{len(ts)} timestamps, {len(type_code)} events and a key of another length")
@@ -306,7 +287,7 @@ def sample_with_views(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blo
     flags = _NO_FLAGS if key_valid is None else key_valid
     out = _sample_views(np.ascontiguousarray(type_code), ts, int(n_types), int(n_blocks), int(k), int(m), int(seed),
                         int(L), bool(every_block), words, rows, flags, int(m_key),
-                        np.ascontiguousarray(allowed, dtype=np.bool_), _VIEW_MASK_A, _VIEW_MASK_B)
+                        np.ascontiguousarray(allowed, dtype=np.bool_), _VIEW_MASK_A, _VIEW_MASK_B, bool(typed))
     if out[15] == 1:
         raise fail("sample_with_views", "a block, position or row past the table")
     if out[15] == 2:
@@ -335,15 +316,17 @@ def _sample_checks(name, type_code, n_types, n_blocks, k, m, seed, L, m_key, all
 
 def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_blocks: int, k: int, m: int, seed: int,
                     L: int, every_block: bool, key_values: np.ndarray | None, key_valid: np.ndarray | None,
-                    m_key: int, allowed: np.ndarray):
+                    m_key: int, allowed: np.ndarray, typed: bool = True):
     """The estimate's sample of a table with one integer key or none, in one compiled call:
-    :func:`draw_sample`'s (starts, draws, hits); :func:`block_sample`'s (pos, blk, tc, wt) of the blocks
-    ``starts`` (every block, the whole table, when ``every_block``); :func:`key_codes` of ``key_values``
-    at the blocks' positions then the first ``m_key`` draws, as (codes, span); :func:`candidates` (idx,
-    offsets, in_type) of the blocks' events whose key is not null; and :func:`pair_counts` of the draws'
-    codes (None where it declines).  ``key_values`` None: no key (codes empty, span 0, every event's
-    key taken as present, pair counts None).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its
-    Python steps and argument checks (after a run's passes, none of their code is in cache)."""
+    :func:`draw_sample`'s (starts, draws, hits) (``typed``: as it takes it); :func:`block_sample`'s (pos,
+    blk, tc, wt) of the blocks ``starts`` (every block, the whole table, when ``every_block``); the key
+    codes, as (codes, span): :func:`key_codes` of ``key_values`` at the blocks' positions whose type a
+    variable takes (a row of ``allowed``; -1 at the others: no variable's candidate, their keys unread)
+    then at the first ``m_key`` draws; :func:`candidates` (idx, offsets, in_type) of the blocks' events
+    whose key is not null; and :func:`pair_counts` of the draws' codes (None where it declines).
+    ``key_values`` None: no key (codes empty, span 0, every event's key taken as present, pair counts
+    None).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its Python
+    steps and argument checks (after a run's passes, none of their code is in cache)."""
     keys = len(type_code) if key_values is None else len(key_values)
     if len(ts) != len(type_code) or keys != len(type_code):
         raise fail("sample_with_key", f"{len(ts)} timestamps and {keys} keys for {len(type_code)} events")
@@ -352,7 +335,7 @@ def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_block
     _sample_checks("sample_with_key", type_code, n_types, n_blocks, k, m, seed, L, m_key, allowed)
     out = _sample(np.ascontiguousarray(type_code), ts, int(n_types), int(n_blocks), int(k), int(m), int(seed),
                   int(L), bool(every_block), key_values, key_valid, int(m_key),
-                  np.ascontiguousarray(allowed, dtype=np.bool_))
+                  np.ascontiguousarray(allowed, dtype=np.bool_), bool(typed))
     if not out[16]:
         raise fail("sample_with_key", "a block or position past the table")
     starts, draws, hits, pos, blk, tc, wt, codes, lo, hi, idx, offsets, in_type, pm, squares, top, _ = out
@@ -678,21 +661,7 @@ def pair_counts(codes: np.ndarray) -> tuple[int, int, int] | None:
 
 @njit(**NUMBA_FLAGS)
 def _choose(n, k, seed):
-    state = np.uint64(seed)
-    taken = np.zeros(n, np.bool_)
-    # Floyd's algorithm, as _draw_sample's blocks, with a flag per number: t is free, or j (never taken yet)
-    for j in range(n - k, n):
-        state, z = _next(state)
-        t = _below(z, j + 1)
-        if taken[t]:
-            t = j
-        taken[t] = True
-    out = np.empty(n + 1, np.int64)
-    c = 0
-    for i in range(n):  # ascending, without a branch per number
-        out[c] = i
-        c += np.int64(taken[i])
-    return out[:k]
+    return _floyd(n, k, np.uint64(seed))[0]
 
 
 def choose(n: int, k: int, seed: int) -> np.ndarray:
@@ -725,3 +694,4 @@ def below_share(m: int, p: float, seed: int) -> np.ndarray:
     if not 0 <= seed <= SEED_MAX:
         raise fail("below_share", f"seed {seed} outside [0, 2^63 - 1]")
     return _below_share(int(m), float(p), int(seed))
+

@@ -6,7 +6,8 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
   when one is given that holds every type the pattern reads (``groups``, as
   :func:`jitcep.runtime.prepare` passes it: the events with a non-null key;
   its offsets are the counts, and a rare type's positions for its own
-  sample come from there too).  Without one, from :data:`TYPE_SAMPLE`
+  sample come from there too; no uniform draw is then made but the key's,
+  below, and no type code read at them).  Without one, from :data:`TYPE_SAMPLE`
   uniformly drawn events (the whole table when it is smaller), ``n * drawn
   / draws``; a type drawn fewer than :data:`MIN_CANDIDATES` times (under
   0.8% of the events) is counted exactly, every type in one compiled pass
@@ -40,7 +41,10 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
   blocks is sampled from its own positions, one vectorised pass), ``extent``
   the table's time range (at least the window: a table shorter than a window
   is one window), or its positions per stream for a count window.
-- Partitions and skew come from :data:`KEY_SAMPLE` uniformly drawn events:
+- Partitions and skew come from :data:`KEY_SAMPLE` uniformly drawn events (the
+  first of the type draws, or the only ones; in the blocks the key is read at
+  the events of the pattern's types alone, the others being no variable's
+  candidate):
   ``sum(s_p^2)`` is estimated without bias by the share of equal pairs; the
   largest share by the largest sampled count less two standard deviations
   (so uniform keys read as ~1, not as the noise of the sample's maximum).
@@ -117,67 +121,18 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     shape = _shape(logical)
     lv, conj, _ = shape
     n = table.n
-    sources: dict[str, str] = {}
     if n == 0:
         return Statistics({v: 0.0 for v in lv}, {t: DEFAULT_SELECTIVITY for t in conj}, 1, 1.0,
                           {**{v: "sampled" for v in lv}, **{t: "default" for t in conj},
                            PARTITIONS: "default", SKEW: "default"}, 1.0, 0.0)
-    rng = _Draws(seed)
     part = table.partition
     streams = part.independent if part is not None else False
-    n_streams = len(part.offsets) - 1 if streams else 1
-
-    n_types = len(table.type_names)
-    type_codes, allowed = _type_layout(logical, table.type_names)
+    type_codes, allowed = type_layout(logical, table.type_names)
     grouped = _grouped(groups, type_codes)
-    keyed = bool(logical.key) or streams
-
-    # the sample: blocks of consecutive positions, and uniform draws for the key statistics
-    L = min(BLOCK, n)
-    n_blocks = n // L
-    k_blocks = min(max(1, int(sample) // L), n_blocks)
-    whole = n <= TYPE_SAMPLE
-    key_pos = None  # without a key or streams: one partition
-    sampled = None  # the candidates, when the one-call sample made them
-    col = table.column(logical.key[0]) if len(logical.key) == 1 and not streams and not whole else None
-    got = None
-    if not whole and (not keyed or col is not None and col.kind not in ("float", "str")):
-        # the usual table (one integer key, or none): draws, blocks, key codes, candidates and the key's pair
-        # counts in one compiled call (jitcep.kernels.sampling.sample_with_key)
-        got = sample_with_key(table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L,
-                              k_blocks == n_blocks, None if col is None else col.values,
-                              None if col is None else col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
-    elif not whole and col is not None and col.kind == "str" and col.string_input:
-        # a String key not coded yet (the run codes it at its leaves' types only, if at all): the same call,
-        # coding the strings' views at the sampled positions alone (jitcep.kernels.sampling.sample_with_views)
-        views = col.views()
-        if views is not None:
-            got = sample_with_views(table.type_code, table.ts, n_types, n_blocks, k_blocks, TYPE_SAMPLE, seed, L,
-                                    k_blocks == n_blocks, *views, col.valid, min(KEY_SAMPLE, TYPE_SAMPLE), allowed)
-    if got is not None:
-        (starts, draws, hits), (pos, blk, tc_pos, ts_pos), (codes, key_span), sampled, pairs = got
-        if key_span >= 1 << 31:  # codes too wide for _tuples' group codes: made as _key_codes makes them
-            codes, pairs = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams), None
-        if keyed:
-            key_pos, key_u = codes[:len(pos)], codes[len(pos):]
-    else:
-        # the blocks, the uniform draws and the type of each draw in one compiled call
-        starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks,
-                                          0 if whole else TYPE_SAMPLE, seed)
-        if whole:
-            draws, hits = np.arange(n), count_codes(table.type_code, n_types)
-        # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
-        # tail included, when every block is drawn)
-        pos, blk, tc_pos, ts_pos = block_sample(table.type_code, table.ts, None if k_blocks == n_blocks else starts,
-                                                L)
-        if keyed:
-            codes = _key_codes(table, logical.key, np.concatenate([pos, draws[:KEY_SAMPLE]]), streams)
-            key_pos, key_u = codes[:len(pos)], codes[len(pos):]
-        pairs = None
-
-    # partitions and skew
-    if keyed:
-        partitions, skew = _partitions(key_u, n, pairs)
+    smp = _read(table, logical.key, streams, grouped, allowed, sample, seed)
+    sources: dict[str, str] = {}
+    if bool(logical.key) or streams:
+        partitions, skew = _partitions(smp.key_draws, n, smp.pairs)
         sources[PARTITIONS] = sources[SKEW] = "sampled"
     else:
         partitions, skew = 1, 1.0
@@ -185,48 +140,131 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
     if window_measure == "time":
         extent = max(float(int(table.ts[-1]) - int(table.ts[0])), span)
     else:
-        extent = max(n / n_streams, span)
+        extent = max(n / (len(part.offsets) - 1 if streams else 1), span)
+    preds = _Predicates(logical, shape, table)
+    rng = _Draws(seed)
+    rates, cands = _rates(logical, table, streams, type_codes, grouped, smp, preds, rng, extent * partitions,
+                          sources)
+    sels = _selectivities(shape, smp, cands, preds, window_measure, span, rng, sources)
+    return Statistics(rates, sels, partitions, skew, sources, extent, float(n))
 
-    # predicates: every leaf filter, every sampled conjunct, in one generated function
-    preds, pid = _numbered(shape)
-    try:
-        pset = _predicate_set(logical, preds, table)
-        bound = pset.bind(table) if preds else ()
-    except JitcepError:  # a predicate the table cannot evaluate: the run will say why; no sampled numbers
-        pset, bound = None, ()
 
-    def passes(pred, P):
-        return pset.mask(pid[id(pred)], P, bound)
+class _Sample:
+    """What :func:`_read` read of a table: the blocks' positions ``pos`` (ascending), each one's block
+    index ``blk``, type code ``tc``, ``ts`` and key code ``key`` (None: no key and no streams, one
+    partition; -1: a null key); the uniform draws' number ``drawn``, per type code how many of them hold
+    it (``hits``, a list; all 0 where the run's grouping counts the types), their key codes
+    ``key_draws`` and those codes' :func:`~jitcep.kernels.sampling.pair_counts` (``pairs``, None: count
+    them); every variable's candidates among the blocks' events (``idx``, ``offsets``, ``in_type`` of
+    :func:`~jitcep.kernels.sampling.candidates`, lists but ``idx``)."""
 
-    # rates, and each variable's sampled candidates
-    exact = None  # every type's count, taken when one of the pattern's is rare
+    __slots__ = ("pos", "blk", "tc", "ts", "key", "drawn", "hits", "key_draws", "pairs", "idx", "offsets",
+                 "in_type")
+
+
+def _read(table, key: tuple[str, ...], streams: bool, grouped, allowed: np.ndarray, sample: int,
+          seed: int) -> _Sample:
+    """The estimate's sample of ``table`` (module docstring): blocks of consecutive positions, uniform
+    draws for the type counts and the key statistics, and the candidates, in one compiled call for the
+    usual tables (:func:`~jitcep.kernels.sampling.sample_with_key`, or
+    :func:`~jitcep.kernels.sampling.sample_with_views` for a String key not coded yet), else step by step."""
+    n, n_types = table.n, len(table.type_names)
+    keyed = bool(key) or streams
+    L = min(BLOCK, n)
+    n_blocks = n // L
+    k_blocks = min(max(1, int(sample) // L), n_blocks)
+    whole = n <= TYPE_SAMPLE
+    # uniform draws for the type counts, unless the run's grouping counts every type; then for the key
+    # statistics alone, the first KEY_SAMPLE of the same stream (the same draws), or none without a key,
+    # and no type code read at them: each is a read at a random place of columns the run's passes have
+    # just pushed out of cache
+    m_draws = TYPE_SAMPLE if grouped is None else KEY_SAMPLE if keyed else 0
+    m_key, typed = min(KEY_SAMPLE, m_draws), grouped is None
+    col = table.column(key[0]) if len(key) == 1 and not streams and not whole else None
+    got = None
+    if not whole and (not keyed or col is not None and col.kind not in ("float", "str")):
+        # the usual table (one integer key, or none): draws, blocks, key codes, candidates and the key's pair
+        # counts in one compiled call
+        got = sample_with_key(table.type_code, table.ts, n_types, n_blocks, k_blocks, m_draws, seed, L,
+                              k_blocks == n_blocks, None if col is None else col.values,
+                              None if col is None else col.valid, m_key, allowed, typed)
+    elif not whole and col is not None and col.kind == "str" and col.string_input:
+        # a String key not coded yet (the run codes it at its leaves' types only, if at all): the same call,
+        # coding the strings' views at the sampled positions alone
+        views = col.views()
+        if views is not None:
+            got = sample_with_views(table.type_code, table.ts, n_types, n_blocks, k_blocks, m_draws, seed, L,
+                                    k_blocks == n_blocks, *views, col.valid, m_key, allowed, typed)
+    s = _Sample()
+    s.key = s.key_draws = None  # without a key or streams: one partition
+    if got is not None:
+        (_, draws, hits), (s.pos, s.blk, s.tc, s.ts), (codes, key_span), cands, s.pairs = got
+        if key_span >= 1 << 31:  # codes too wide for _tuples' group codes: made as _key_codes makes them
+            codes, s.pairs = _key_codes(table, key, np.concatenate([s.pos, draws[:KEY_SAMPLE]]), streams), None
+    else:
+        # the blocks, the uniform draws and the type of each draw in one compiled call
+        starts, draws, hits = draw_sample(table.type_code, n_types, n_blocks, k_blocks, 0 if whole else m_draws,
+                                          seed, typed)
+        if whole:
+            draws, hits = np.arange(n), count_codes(table.type_code, n_types)
+        # the blocks' positions, block numbers, type codes and ts in one compiled pass (the whole table, its
+        # tail included, when every block is drawn)
+        s.pos, s.blk, s.tc, s.ts = block_sample(table.type_code, table.ts,
+                                                None if k_blocks == n_blocks else starts, L)
+        codes = _key_codes(table, key, np.concatenate([s.pos, draws[:KEY_SAMPLE]]), streams) if keyed else None
+        s.pairs = cands = None
+    if keyed:
+        s.key, s.key_draws = codes[:len(s.pos)], codes[len(s.pos):]
+    # every variable's candidates in one compiled pass over the sample, unless the one call made them
+    idx, offsets, in_type = cands or candidates(s.tc, allowed, None if s.key is None else s.key >= 0)
+    s.idx, s.offsets, s.in_type = idx, offsets.tolist(), in_type.tolist()  # read per variable
+    s.drawn, s.hits = len(draws), hits.tolist()
+    return s
+
+
+class _Predicates:
+    """Every leaf filter and every sampled conjunct of a logical plan in one generated function
+    (:func:`_predicate_set`), bound to a table; ``usable`` False when the table cannot evaluate them
+    (the run will say why; nothing is sampled)."""
+
+    __slots__ = ("pset", "bound", "pid")
+
+    def __init__(self, logical: LogicalPlan, shape: tuple, table):
+        preds, self.pid = _numbered(shape)
+        try:
+            self.pset = _predicate_set(logical, preds, table)
+            self.bound = self.pset.bind(table) if preds else ()
+        except JitcepError:
+            self.pset, self.bound = None, ()
+
+    @property
+    def usable(self) -> bool:
+        return self.pset is not None
+
+    def passes(self, pred, P: np.ndarray) -> np.ndarray:
+        """Whether ``pred`` holds for each column of positions ``P`` (one row per variable)."""
+        return self.pset.mask(self.pid[id(pred)], P, self.bound)
+
+
+def _rates(logical, table, streams: bool, type_codes: list, grouped, smp: _Sample, preds: _Predicates,
+           rng: "_Draws", per: float, sources: dict) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Per variable its rate ``count * kept / per`` (``per``: the extent times the partitions; module
+    docstring) and its candidates that pass its filter (indices into the sample), its source in
+    ``sources``."""
+    lv = _shape(logical)[0]
+    keyed = bool(logical.key) or streams
+    exact = []  # every type's count, taken when one of the pattern's is rare
     rates: dict[str, float] = {}
-    cands: dict[str, np.ndarray] = {}  # indices into ``pos``
-    # every variable's candidates in one compiled pass over the sample (jitcep.kernels.sampling)
-    idx_all, offsets, in_type = sampled or candidates(tc_pos, allowed, None if key_pos is None else key_pos >= 0)
-    hits, offsets, in_type = hits.tolist(), offsets.tolist(), in_type.tolist()  # read per variable below
+    cands: dict[str, np.ndarray] = {}
     for i, (v, lf) in enumerate(lv.items()):
         cs = type_codes[i]
-        idx, n_cand = idx_all[offsets[i]:offsets[i + 1]], in_type[i]
-        keyed_count = False  # counted over the events with a key (the run's grouping): kept is among them
-        counted = True  # the count is exact, not scaled from the draws
-        if cs is None:
-            count = float(n)
-        else:
-            drawn = sum(hits[c] for c in cs)
-            if grouped is not None:  # exact, from the run's grouping: its offsets, read for free
-                got = grouped[1]
-                count, n_cand, keyed_count = float(sum(int(got[c + 1] - got[c]) for c in cs)), len(idx), True
-            elif drawn >= MIN_CANDIDATES or len(draws) == n:
-                count, counted = drawn * n / len(draws), len(draws) == n
-            else:  # rare: count it exactly
-                if exact is None:
-                    exact = count_codes(table.type_code, n_types)
-                count = float(exact[cs].sum())
+        idx, n_cand = smp.idx[smp.offsets[i]:smp.offsets[i + 1]], smp.in_type[i]
+        count, counted, keyed_count = _count(table, cs, grouped, smp, exact)
+        if keyed_count:
+            n_cand = len(idx)
         passed = len(idx)
-        if lf.filter is not None and pset is not None and len(idx):
-            keep = passes(lf.filter, pos[idx][None, :])
-            idx = idx[keep]
+        if lf.filter is not None and preds.usable and len(idx):
+            idx = idx[preds.passes(lf.filter, smp.pos[idx][None, :])]
             passed = len(idx)
         cands[v] = idx
         shared = False  # kept is a sampled share
@@ -234,7 +272,7 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
             kept = 0.0
         elif lf.filter is None and not keyed:
             kept = 1.0
-        elif lf.filter is not None and pset is None:
+        elif lf.filter is not None and not preds.usable:
             kept, sources[v] = DEFAULT_SELECTIVITY, "default"
         else:
             shared = True
@@ -243,33 +281,57 @@ def estimate(logical: LogicalPlan, table, *, window_measure: WindowMeasure, span
                     passed = n_cand = 1  # each of its events has a key: kept is 1, nothing to sample
                     shared = False
                 elif not keyed_count:
-                    passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, passes,
-                                                 pset, rng, i)
+                    passed, n_cand = _own_sample(table, lf, _positions(table, cs), logical.key, streams, preds,
+                                                 rng, i)
                 else:  # its positions with a key, from the run's grouping
-                    passed, n_cand = _own_sample(table, lf, _group_positions(grouped, cs), (), False,
-                                                 passes, pset, rng, i)
+                    passed, n_cand = _own_sample(table, lf, _group_positions(grouped, cs), (), False, preds, rng, i)
             kept = passed / n_cand if passed else 0.5 / (n_cand + 1)
-        rates[v] = count * kept / (extent * partitions)
+        rates[v] = count * kept / per
         sources.setdefault(v, "counted" if counted and not shared else "sampled")
+    return rates, cands
 
-    # selectivities
-    wt = ts_pos if window_measure == "time" else pos
+
+def _count(table, cs: list[int] | None, grouped, smp: _Sample, exact: list) -> tuple[float, bool, bool]:
+    """(count, counted, keyed_count) of the events of type codes ``cs`` (None: any type): exact (``counted``)
+    from the run's grouping, over the events with a key (``keyed_count``), or scaled from the uniform
+    draws, or, for a type the draws hardly hold, from one pass over every type's count (kept in
+    ``exact`` for the next variable)."""
+    n = table.n
+    if cs is None:
+        return float(n), True, False
+    if grouped is not None:  # exact, from the run's grouping: its offsets, read for free
+        got = grouped[1]
+        return float(sum(int(got[c + 1] - got[c]) for c in cs)), True, True
+    drawn = sum(smp.hits[c] for c in cs)
+    if drawn >= MIN_CANDIDATES or smp.drawn == n:
+        return drawn * n / smp.drawn, smp.drawn == n, False
+    if not exact:  # rare: count it exactly
+        exact.append(count_codes(table.type_code, len(table.type_names)))
+    return float(exact[0][cs].sum()), True, False
+
+
+def _selectivities(shape: tuple, smp: _Sample, cands: dict, preds: _Predicates, window_measure: str,
+                   span: float, rng: "_Draws", sources: dict) -> dict[str, float]:
+    """Per conjunct the share of its sampled tuples (:func:`_tuples`) that pass it, ``(passed + 0.5) /
+    (tuples + 1)``, or the default when it is not sampled or no tuple could be formed; its source in
+    ``sources``."""
+    wt = smp.ts if window_measure == "time" else smp.pos
     limit = span if window_measure == "time" else span - 1
     sels: dict[str, float] = {}
     group = None  # (block, key) codes of the sample, made for the first sampled conjunct
-    for j, (text, c) in enumerate(conj.items()):
+    for j, (text, c) in enumerate(shape[1].items()):
         tuples = None
-        if c.kind not in ("list", "each") and pset is not None:
+        if c.kind not in ("list", "each") and preds.usable:
             if group is None:
-                group = _groups(blk, key_pos, len(wt))
-            tuples = _tuples(_layout(shape, text), cands, group, wt, pos, limit, rng, j)
+                group = _groups(smp.blk, smp.key, len(wt))
+            tuples = _tuples(_layout(shape, text), cands, group, wt, smp.pos, limit, rng, j)
         if tuples is None or not tuples.shape[1]:
             sels[text], sources[text] = DEFAULT_SELECTIVITY, "default"
             continue
-        passed = int(passes(c.expr, pos[tuples]).sum())
+        passed = int(preds.passes(c.expr, smp.pos[tuples]).sum())
         sels[text] = (passed + 0.5) / (tuples.shape[1] + 1)
         sources[text] = "sampled"
-    return Statistics(rates, sels, partitions, skew, sources, extent, float(n))
+    return sels
 
 
 class _Draws:
@@ -344,15 +406,18 @@ def _type_layout_of(logical: LogicalPlan) -> dict:
     return {}
 
 
-_TYPE_LAYOUTS = PerObject(_type_layout_of)  # per logical plan: type names -> _type_layout's answer
+_TYPE_LAYOUTS = PerObject(_type_layout_of)  # per logical plan: type names -> type_layout's answer
 _TYPE_LAYOUTS_KEEP = 8  # type name lists kept per logical plan: tables of a few schemas
 
 
-def _type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list, np.ndarray]:
-    """(type_codes, allowed): per variable of ``logical`` its types' codes among ``type_names`` (None: any
-    type), and the rows of :func:`~jitcep.kernels.sampling.candidates`' ``allowed``; kept per logical plan
-    and type names, which tables of one schema share (made on every estimate, they were a tenth of its
-    Python steps).  Read only."""
+def type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list, np.ndarray]:
+    """(type_codes, allowed): per variable of ``logical`` (:func:`~.statistics.leaves`' order: the positive
+    ones first, in pattern order) its types' codes among ``type_names`` (None: any type), and per
+    variable a row of flags per type code and a last one for the null type and any other code (an
+    untyped variable: all set), as :func:`~jitcep.kernels.sampling.candidates` and
+    :func:`~jitcep.kernels.window.most_per_window` take them; kept per logical plan and type names,
+    which tables of one schema share (made on every estimate, they were a tenth of its Python steps).
+    Read only."""
     kept = _TYPE_LAYOUTS(logical)
     got = kept.get(type_names)
     if got is None:
@@ -475,14 +540,15 @@ def _positions(table, codes: list[int]) -> np.ndarray:
     return np.flatnonzero(tc == codes[0] if len(codes) == 1 else np.isin(tc, np.asarray(codes, dtype=tc.dtype)))
 
 
-def _own_sample(table, lf: Leaf, mine: np.ndarray, key, streams, passes, pset, rng: _Draws, i: int) -> tuple[int, int]:
+def _own_sample(table, lf: Leaf, mine: np.ndarray, key, streams, preds: "_Predicates", rng: _Draws,
+                i: int) -> tuple[int, int]:
     """(passed, sampled) for variable ``i`` whose type the blocks hardly hold: up to TUPLES of its positions
     ``mine``."""
     if len(mine) > TUPLES:
         mine = rng.subset(mine, TUPLES, _OWN, i)
     ok = _key_codes(table, key, mine, streams) >= 0
-    if lf.filter is not None and pset is not None and ok.any():
-        ok[ok] = passes(lf.filter, mine[ok][None, :])
+    if lf.filter is not None and preds.usable and ok.any():
+        ok[ok] = preds.passes(lf.filter, mine[ok][None, :])
     return int(ok.sum()), len(mine)
 
 
