@@ -554,7 +554,7 @@ class PhysicalPlan:
         object.__setattr__(self, "_nodes", every)
         # the anchors of closures and groups collected below the root stay in the operators' records (for
         # the joins above), not in the match table
-        kept = _kept_anchors(every)
+        kept = kept_anchors(every)
         bound = tuple(v for v in self.root.vars if v not in kept)
         if not self.variables:
             object.__setattr__(self, "variables", bound)
@@ -611,10 +611,10 @@ def nodes(root) -> list:
     return out
 
 
-def _kept_anchors(every) -> set[str]:
+def kept_anchors(every) -> set[str]:
     """The anchors (:attr:`~jitcep.plan.logical.Closure.anchor`, :attr:`~jitcep.plan.logical.Group.anchor`) of
-    the closures and groups collected below the root among the operators ``every`` (a plan's), whose columns
-    the records above keep."""
+    the closures and groups collected below the root among the operators ``every`` (a plan's,
+    :meth:`PhysicalPlan.nodes`), whose columns the records above keep."""
     return {a for n in every if isinstance(n, (KleeneCollect, GroupCollect)) and n.placement == "lower"
             for a in ((n.closure.anchor,) if isinstance(n, KleeneCollect) else n.group.anchor) if a}
 
