@@ -582,8 +582,8 @@ def _chains(k: int, product: float) -> float:
 class ChainShares:
     """:func:`on_a_chain` for the variable sets of one chain (``wr``, ``chain`` as there), each given by its
     size and the product of its ``W r_v`` (a join's: its inputs' sizes summed, their products multiplied),
-    and ``chains(chain)`` counted once: a plan's joins are then priced in time linear in the chain, where
-    counting each set's variables was quadratic (a third of a SEQ of 24's rules)."""
+    and ``chains(chain)`` counted once: a plan's joins are then priced in time linear in the chain (counting
+    each join's variables is quadratic in it)."""
 
     def __init__(self, wr: dict, chain):
         self.n = len(chain)
