@@ -17,8 +17,8 @@ from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import KleeneCollect, NegationFilter, NfaRuns, Scan, SeqJoin
 from jitcep.plan.planner import cost
 from jitcep.plan.planner.algorithms import ALGORITHMS
-from jitcep.plan.planner.cardinality import (EstimatedProblem, estimate_rows, estimate_work, join_problem,
-                                             next_match_partials, on_a_chain)
+from jitcep.plan.planner.cardinality import (ChainShares, EstimatedProblem, estimate_rows, estimate_work,
+                                             join_problem, next_match_partials, on_a_chain)
 from jitcep.plan.planner.problem import JoinProblem
 from jitcep.plan.planner.statistics import Statistics
 from jitcep.plan.rules import Planning, join_order, physical_plan
@@ -273,6 +273,19 @@ def test_on_a_chain_is_the_poisson_share_of_records_with_a_chain():
     # a type absent from the window: no record of it, none kept
     assert on_a_chain({"v0": 0.0, "v1": 1.0, "v2": 1.0}, chain, ["v0"]) == 0.0
     assert on_a_chain({"v0": 0.0, "v1": 1.0, "v2": 1.0}, chain, ["v1"]) == 0.0
+
+
+def test_chain_shares_take_a_set_by_its_size_and_product():
+    # SEQ(v0, v1, v2, v3), W r = 1, 2, 0.5, 4: chains(all) = 4 * 4 * (1/2)^6 = 0.25; the set {v0, v2} of a bushy
+    # join (product 0.5): chains = 2 * 0.5 * 1/2 = 0.5, x = 0.5; {v1, v2, v3} (product 4): 3 * 4 * 1/8 = 1.5,
+    # x = 1/6; a single v3: chains = 4, x = 1/16
+    chain = ("v0", "v1", "v2", "v3")
+    share = ChainShares({"v0": 1.0, "v1": 2.0, "v2": 0.5, "v3": 4.0}, chain)
+    assert share(2, 0.5) == pytest.approx(1 - math.exp(-0.5))
+    assert share(3, 4.0) == pytest.approx(1 - math.exp(-1 / 6))
+    assert share(1, 4.0) == pytest.approx(1 - math.exp(-1 / 16))
+    assert share(4, 4.0) == 1.0  # every variable: a chain
+    assert share(1, 0.0) == 0.0  # a type absent from the window
 
 
 def test_next_match_partials():

@@ -543,13 +543,19 @@ class PhysicalPlan:
     # where the join-order search put each closure it planned as a unit (rules/join_order.py): (closure
     # variable, the variables of its sibling in the searched tree); rules/kleene_collection.py collects it there
     kleene_places: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # every operator, post-order: one walk of the tree per plan, which its checks and readers share (the rules
+    # copy a plan with dataclasses.replace several times, and each copy was walked by each of them)
+    _nodes: tuple = dataclasses.field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.root is None:  # being built by the rules
             return
+        every = tuple(nodes(self.root))
+        object.__setattr__(self, "_nodes", every)
         # the anchors of closures and groups collected below the root stay in the operators' records (for
         # the joins above), not in the match table
-        bound = tuple(v for v in self.root.vars if v not in kept_anchors(self.root))
+        kept = kept_anchors(every)
+        bound = tuple(v for v in self.root.vars if v not in kept)
         if not self.variables:
             object.__setattr__(self, "variables", bound)
         elif sorted(self.variables) != sorted(bound):
@@ -558,11 +564,11 @@ class PhysicalPlan:
 
     @property
     def list_vars(self) -> tuple[str, ...]:
-        return list_vars(self.root)
+        return _list_vars(self._nodes)
 
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""
-        return nodes(self.root)
+        return list(self._nodes)
 
     def leaves(self) -> list:
         """What reads events of a type (:class:`Scan`, :class:`Negated`, :class:`Closure`), in build order."""
@@ -605,17 +611,23 @@ def nodes(root) -> list:
     return out
 
 
-def kept_anchors(root) -> set[str]:
+def kept_anchors(every) -> set[str]:
     """The anchors (:attr:`~jitcep.plan.logical.Closure.anchor`, :attr:`~jitcep.plan.logical.Group.anchor`) of
-    the closures and groups collected below the root under ``root``, whose columns the records above keep."""
-    return {a for n in nodes(root) if isinstance(n, (KleeneCollect, GroupCollect)) and n.placement == "lower"
+    the closures and groups collected below the root among the operators ``every`` (a plan's,
+    :meth:`PhysicalPlan.nodes`), whose columns the records above keep."""
+    return {a for n in every if isinstance(n, (KleeneCollect, GroupCollect)) and n.placement == "lower"
             for a in ((n.closure.anchor,) if isinstance(n, KleeneCollect) else n.group.anchor) if a}
 
 
 def list_vars(root) -> tuple[str, ...]:
     """The array variables and Kleene groups' variables whose lists the operators under ``root`` make."""
+    return _list_vars(nodes(root))
+
+
+def _list_vars(every) -> tuple[str, ...]:
+    """:func:`list_vars` of the operators ``every`` (post-order)."""
     # dict.fromkeys: the alternatives of a plan in DNF may each collect the same closure or group
-    return tuple(dict.fromkeys(v for n in nodes(root) for v in (
+    return tuple(dict.fromkeys(v for n in every for v in (
         n.group.vars if isinstance(n, GroupCollect) else (n.closure.var,)
         if isinstance(n, KleeneCollect) else tuple(K.var for K in n.closures) if isinstance(n, NfaRuns)
         else ())))

@@ -221,7 +221,10 @@ class _Layout(NamedTuple):
     """What :func:`join_problem` reads of the pattern's structure alone, whatever the statistics: its
     units (what each stands for, and its variables), their DNF alternatives, the conjuncts between two units
     (Formula 1's n), whether every event of one precedes every event of the other, the latency unit,
-    and :data:`ORDER_FACTOR` for each ordered pair of variables (``(x, y)``, both ways)."""
+    and :data:`ORDER_FACTOR` for each ordered pair of variables (``(x, y)``, both ways).  ``single``: each
+    unit's variable when it is one (not an OR), by which ``index`` finds it; ``single_order``: the ordering
+    factor between two such units (1 on the diagonal and beside an OR unit); ``mixed``: the pairs ``(i, j)``,
+    i < j, with an OR unit, whose factors are averaged over its alternatives on the statistics."""
 
     units: tuple
     unit_vars: list
@@ -230,6 +233,10 @@ class _Layout(NamedTuple):
     before: tuple
     latency: int | None
     orders: dict
+    single: list
+    index: dict
+    single_order: tuple
+    mixed: tuple
 
 
 def _make_layout(logical: LogicalPlan) -> _Layout:
@@ -259,7 +266,13 @@ def _make_layout(logical: LogicalPlan) -> _Layout:
     latency = None
     if isinstance(body, Seq) and isinstance(body.items[-1], (EventVar, Disj)):
         latency = next(i for i, node in enumerate(nodes) if node is body.items[-1])
-    return _Layout(units, units_of, alts, count, before, latency, orders)
+    # a unit of one variable (no OR) has one alternative of weight 1: the factors between two are its variables'
+    single = [next(iter(al[0])) if len(al) == 1 and len(al[0]) == 1 else None for al in alts]
+    index = {v: i for i, v in enumerate(single) if v is not None}
+    single_order = tuple(tuple(orders.get((single[i], single[j]), 1.0) if i != j and single[i] is not None
+                               and single[j] is not None else 1.0 for j in range(n)) for i in range(n))
+    mixed = tuple((i, j) for i in range(n) for j in range(i + 1, n) if single[i] is None or single[j] is None)
+    return _Layout(units, units_of, alts, count, before, latency, orders, single, index, single_order, mixed)
 
 
 _layout = PerObject(_make_layout)  # logical plan -> _Layout: an analyst reruns one query (jitcep._memo)
@@ -296,7 +309,12 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         return out
 
     weights, card = [], []
-    for al in alts:
+    for al, v in zip(alts, layout.single):
+        if v is not None:  # records(frozenset((v,))) without the walk
+            total = span * rate.get(v, DEFAULT_RATE)
+            weights.append([total / total] if total > 0 else [1.0])
+            card.append(total)
+            continue
         rs = [records(a) for a in al]
         total = sum(rs)
         weights.append([r / total for r in rs] if total > 0 else [1.0 / len(al)] * len(al))
@@ -310,19 +328,19 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
                 out += wa * wb * math.prod(f(x, y) for x in a for y in b)
         return out
 
-    sel = [[1.0] * n for _ in range(n)]
-    order = [[1.0] * n for _ in range(n)]
-    # a unit of one variable (no OR) has one alternative of weight 1: mixed() is then f(x, y) itself
-    single = [next(iter(al[0])) if len(al) == 1 and len(al[0]) == 1 else None for al in alts]
-    for i in range(n):
-        for j in range(i + 1, n):
-            x, y = single[i], single[j]
-            if x is not None and y is not None:
-                sel[i][j] = sel[j][i] = pairs.factor(x, y)
-                order[i][j] = order[j][i] = pairs.order(x, y)
-            else:
-                sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
-                order[i][j] = order[j][i] = mixed(i, j, pairs.order)
+    # between two units of one variable mixed() is f(x, y) itself: the pattern's order (the layout's), times the
+    # predicates' factor where there is one
+    sel = [list(row) for row in layout.single_order]
+    order = [list(row) for row in layout.single_order]
+    index = layout.index
+    for key, p in pairs.pred.items():
+        x, y = key
+        i, j = index.get(x), index.get(y)
+        if i is not None and j is not None:
+            sel[i][j] = sel[j][i] = p * order[i][j]
+    for i, j in layout.mixed:
+        sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
+        order[i][j] = order[j][i] = mixed(i, j, pairs.order)
     count, before, latency = layout.count, layout.before, layout.latency
     units_of = layout.unit_vars
     kv = logical.closure_vars
@@ -561,15 +579,33 @@ def on_a_chain(wr: dict, chain, vs) -> float:
     the SEQ's order, :data:`ORDER_FACTOR` a pair, times the ``|S|`` places its first event can take, so
     that the records of every S scale from a window to the table alike, as in :func:`estimate_work`), so
     a record of ``vs`` lies on ``x = chains(chain) / chains(vs)`` chains on average, and on at least one
-    with chance ``1 - exp(-x)`` (Poisson); a record of every variable in order is a chain (1)."""
-    if set(vs) >= set(chain):
-        return 1.0
+    with chance ``1 - exp(-x)`` (Poisson); a record of every variable in order is a chain (1).
+    :class:`ChainShares` gives it for many sets of one chain."""
+    return ChainShares(wr, chain)(len(vs), math.prod(wr[v] for v in vs))
 
-    def chains(s) -> float:
-        k = len(s)
-        return k * math.prod(wr[v] for v in s) * ORDER_FACTOR ** (k * (k - 1) // 2)
-    per = chains(vs)
-    return -math.expm1(-chains(chain) / per) if per > 0 else 0.0
+
+def _chains(k: int, product: float) -> float:
+    """``chains(S)`` of :func:`on_a_chain` for a set of ``k`` variables whose ``W r_v`` multiply to ``product``."""
+    return k * product * ORDER_FACTOR ** (k * (k - 1) // 2)
+
+
+class ChainShares:
+    """:func:`on_a_chain` for the variable sets of one chain (``wr``, ``chain`` as there), each given by its
+    size and the product of its ``W r_v`` (a join's: its inputs' sizes summed, their products multiplied),
+    and ``chains(chain)`` counted once: a plan's joins are then priced in time linear in the chain (counting
+    each join's variables is quadratic in it)."""
+
+    def __init__(self, wr: dict, chain):
+        self.n = len(chain)
+        self.whole = _chains(self.n, math.prod(wr[v] for v in chain))
+
+    def __call__(self, k: int, product: float) -> float:
+        """The share of the records of a set of ``k`` of the chain's variables, their ``W r_v`` multiplying
+        to ``product``, that extend to a whole chain."""
+        if k >= self.n:
+            return 1.0
+        per = _chains(k, product)
+        return -math.expm1(-self.whole / per) if per > 0 else 0.0
 
 
 def next_match_partials(cards, sels, contiguity: float | None = None) -> list[float]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...errors import UnsupportedPatternError
-from ...pattern.structure import relation, splits_or
+from ...pattern.structure import relations, splits_or
 from ..operators import AndJoin, Scan, SeqJoin, Union
 from ..shapes import shape_vars
 from . import join_order
@@ -33,7 +33,7 @@ from ._per_tree import per_tree
 
 def join(body, left, right):
     """The operator joining plan nodes ``left`` and ``right`` (see the module docstring)."""
-    rel = {(x, y): relation(body, x, y) for x in left.vars for y in right.vars}
+    rel = relations(body, left.vars, right.vars)
     kinds = set(rel.values())
     united = frozenset(left.vars) | frozenset(right.vars)
     if splits_or(body, united):

@@ -23,6 +23,9 @@ def mark(plan, planning):
     def overlap(n):
         if not isinstance(n, Join):
             return {}
-        return {"overlap": any(_overlap(types[a], types[b]) for a in n.left.vars for b in n.right.vars)}
+        # a variable of any type (None) may share a type with every other; else some type is on both sides
+        # (each side's types united once: comparing every pair of variables was quadratic in a SEQ's length)
+        left, right = [types[v] for v in n.left.vars], [types[v] for v in n.right.vars]
+        return {"overlap": None in left or None in right or not set().union(*left).isdisjoint(set().union(*right))}
     root = per_tree("type_overlap", planning.logical, plan.root, lambda: remake_joins(plan.root, overlap))
     return dataclasses.replace(plan, root=root)

@@ -328,6 +328,17 @@ def greedy_order(costing: Costing) -> list[int]:
     return out
 
 
+def on_costing(planned):
+    """The algorithm ``plan(problem, cost, *, seed=0, steps=None)`` (the signature of every algorithm,
+    :mod:`jitcep.plan.planner.algorithms`) of the search ``planned(costing, steps)``, which prices with a
+    :class:`Costing` of the problem and model made here; ``auto`` calls ``planned`` with one it made already
+    (one for its attempt and its fallback).  Its docstring is ``planned``'s."""
+    def plan(problem: JoinProblem, cost: CostModel, *, seed: int = 0, steps: int | None = None) -> Tree:
+        return planned(Costing(problem, cost), steps)
+    plan.__module__, plan.__doc__ = planned.__module__, planned.__doc__
+    return plan
+
+
 def exact_or_greedy(search, joins: dict[int, int], costing: Costing, steps: int | None, name: str) -> Tree:
     """``search(costing, clock) -> Tree`` if the ``joins`` it prices fit in ``steps`` (default
     :data:`jitcep.config.PLAN_DEFAULT_STEPS`), else GREEDY's plan (see :func:`within_budget`); ``name``:

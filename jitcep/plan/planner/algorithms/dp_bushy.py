@@ -22,8 +22,8 @@ from __future__ import annotations
 from math import comb
 
 from ....kernels import join_search
-from ..problem import JoinProblem, Tree
-from ._common import Clock, Costing, compiled_search, exact_or_greedy
+from ..problem import Tree
+from ._common import Clock, Costing, compiled_search, exact_or_greedy, on_costing
 
 
 def joins(n: int) -> dict[int, int]:
@@ -77,12 +77,10 @@ def compiled(costing: Costing, clock: Clock) -> Tree | None:
     return tree((1 << n) - 1)
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
+def planned(costing: Costing, steps: int | None = None) -> Tree:
     """The best bushy tree, or GREEDY's when its joins do not fit in ``steps`` (default
     ``config.PLAN_DEFAULT_STEPS``)."""
-    return planned(Costing(problem, cost), steps)
-
-
-def planned(costing: Costing, steps: int | None = None) -> Tree:
-    """:func:`plan` with the problem and model priced by ``costing`` (one a caller already made)."""
     return exact_or_greedy(search, joins(costing.problem.n), costing, steps, "dp_bushy")
+
+
+plan = on_costing(planned)  # plan(problem, cost, *, seed, steps), as every algorithm

@@ -17,9 +17,9 @@ Both stages share one budget: should the program not fit in what DP-LD left
 
 from __future__ import annotations
 
-from ..problem import JoinProblem, Tree, left_deep
+from ..problem import Tree, left_deep
 from . import dp_left_deep, zstream
-from ._common import Clock, Costing, greedy_order, within_budget
+from ._common import Clock, Costing, greedy_order, on_costing, within_budget
 
 
 def order(costing: Costing, clock: Clock) -> list[int]:
@@ -30,16 +30,14 @@ def order(costing: Costing, clock: Clock) -> list[int]:
                          "zstream_ord took greedy's order, not dp_left_deep's")
 
 
-def plan(problem: JoinProblem, cost, *, seed: int = 0, steps: int | None = None) -> Tree:
+def planned(costing: Costing, steps: int | None = None) -> Tree:
     """ZStream's best tree over DP-LD's order (GREEDY's when DP-LD does not fit in ``steps``, default
     ``config.PLAN_DEFAULT_STEPS``)."""
-    return planned(Costing(problem, cost), steps)
-
-
-def planned(costing: Costing, steps: int | None = None) -> Tree:
-    """:func:`plan` with the problem and model priced by ``costing`` (one a caller already made)."""
     clock = Clock(steps)
     units = order(costing, clock)
     return within_budget(lambda c: zstream.search(costing, units, c).tree,
                          costing.steps(zstream.joins(costing.problem.n)), clock, lambda: left_deep(units),
                          "zstream_ord kept the left-deep tree over its order")
+
+
+plan = on_costing(planned)  # plan(problem, cost, *, seed, steps), as every algorithm
