@@ -205,3 +205,18 @@ def test_runs_of_every_length_are_finite_and_match_the_sum_over_n(m, j, k):
             w = x ** (j - 1) * (1 - x) ** (k - j - 1)
             want = float(sum(wi * at(xi, L) for xi, wi in zip(x, w)) / w.sum())
         assert got[L - 1] == pytest.approx(want, rel=2e-3, abs=1e-9), L
+
+
+@pytest.mark.parametrize("text", ["PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c) WITHIN 10",
+                                  "PATTERN SEQ(A a, KL(AND(B b, E e)){1,3}, C c) WITHIN 10",
+                                  "PATTERN SEQ(A a, KL(SEQ(E e, B b))+, C c) WITHIN 10"])
+def test_a_group_with_a_variable_that_never_occurs_has_no_iterations_whatever_the_others_rates(text):
+    # b's rate times a window of 1e9 overflows to inf; e never occurs: no iteration, not inf * 0 = NaN (a NaN
+    # count made the unbounded group's series in ranges.subsets loop for ever: a query planned on these
+    # user statistics hung)
+    from jitcep.plan.planner.cardinality import _iterations, group_lists_per_record
+    [g] = logical_plan(parse(text)).groups
+    s, rate, sel = frozenset({"a", "c"}), {"b": 1e300, "e": 0.0}.get, lambda e: 0.5
+    n, *_ = _iterations(g, g.before, s, 1e9, rate, sel)
+    assert n == 0.0
+    assert group_lists_per_record(g, s, 1e9, rate, sel) == 0.0
