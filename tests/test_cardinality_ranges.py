@@ -220,3 +220,21 @@ def test_a_group_with_a_variable_that_never_occurs_has_no_iterations_whatever_th
     n, *_ = _iterations(g, g.before, s, 1e9, rate, sel)
     assert n == 0.0
     assert group_lists_per_record(g, s, 1e9, rate, sel) == 0.0
+
+
+def test_a_nan_argument_ends_the_series():
+    # NaN compares false everywhere: the series' stopping test never held (a hang), whatever made the NaN
+    for hi in (None, 3):
+        assert subsets(float("nan"), Range(10.0, 1, 2), 1, hi) == 0.0
+        assert subsets(float("nan"), Range(10.0, 1, 2), 0, hi) == 1.0
+
+
+def test_a_group_planned_on_a_zero_rate_beside_an_overflowing_one_finds_the_reference_matches():
+    import polars as pl
+    import jitcep
+    df = pl.DataFrame({"type": list("ABEBECD"), "ts": [0, 1, 2, 3, 4, 5, 6]})
+    stats = {"rates": {"b": 1e300, "e": 0.0}}
+    for planner in ("dp_bushy", "greedy", "auto"):
+        q = jitcep.compile("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WITHIN 1000000000", planner=planner)
+        assert "kleene group" in q.explain(df, type="type", statistics=stats)  # planned, not hung
+        assert q.run(df, type="type", statistics=stats).equals(q.run(df, type="type", engine="reference"))

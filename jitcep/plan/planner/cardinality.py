@@ -688,7 +688,11 @@ def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, fl
     the body's events."""
     R = range_of(before, g.after, s, W)
     k = len(g.vars)
-    n = math.prod(rate(v) * R.W for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    factors = [rate(v) * R.W for v in g.vars]
+    shares = math.prod(sel(e) for e in (*g.joins, *g.member))
+    # a variable that never occurs, or a conjunct none passes, makes no iteration, even beside rates times the
+    # window past a float's range (inf * 0 would be a NaN count, which ranges.subsets cannot sum)
+    n = 0.0 if 0.0 in factors or shares == 0.0 else math.prod(factors) * shares
     if g.seq:
         n /= math.factorial(k)
     p = max(math.prod(sel(e) for e in g.prev) if g.prev else 1.0, 1e-300)

@@ -90,7 +90,7 @@ def range_of(before, after, s: frozenset, W: float, in_conj: bool = False) -> Ra
 def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
     """``sum(L = lo .. hi) z^L / L! * E[x^(g L)]`` over ``R``'s x (``hi`` None: to infinity): with ``z = m y``,
     the expected ``sum C(N, L) y^L`` of N members Poisson of mean ``m x^g`` (module docstring)."""
-    z = min(max(z, 0.0), _TOP)
+    z = min(z, _TOP) if z > 0.0 else 0.0  # NaN (an inf * 0 upstream) as 0: its series would never end
     if hi is None and z > ASYMPTOTIC:  # 1F1(j; k; z) ~ Gamma(k) / Gamma(j) (g z)^(j - k) e^z (1 + (k - j)(1 - j) / z)
         if R.j >= R.k:
             return math.exp(z)
