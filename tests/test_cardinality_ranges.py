@@ -238,3 +238,24 @@ def test_a_group_planned_on_a_zero_rate_beside_an_overflowing_one_finds_the_refe
         q = jitcep.compile("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WITHIN 1000000000", planner=planner)
         assert "kleene group" in q.explain(df, type="type", statistics=stats)  # planned, not hung
         assert q.run(df, type="type", statistics=stats).equals(q.run(df, type="type", engine="reference"))
+
+
+@pytest.mark.parametrize("hi", [5_000, 10**9])
+def test_a_maximal_closures_runs_are_asked_only_up_to_the_longest_its_members_reach(hi, monkeypatch):
+    # runs longer than m + 10 sqrt(m) + 10 members are 0: a bound of 10^9 must not ask for (and list) 10^9 of
+    # them (a planner hung on, then ran out of memory for, SEQ(A a, B{1,1000000000} b[], C c) under maximal)
+    from jitcep.plan.planner import cardinality
+    asked = []
+
+    def spy(m, R, most):
+        asked.append(most)
+        assert most <= 2_000, most
+        return runs(m, R, most)
+    monkeypatch.setattr(cardinality, "runs", spy)
+    [c] = logical_plan(parse(f"PATTERN SEQ(A a, B{{1,{hi}}} b[], C c) WITHIN 10")).closures
+    rates = {"b": 100.0}.get  # m = 1000 over the window, the estimate's most
+    got = lists_per_record(c, "maximal", frozenset({"a", "c"}), 10.0, rates, lambda e: 0.5)
+    assert asked
+    # every run of 1..N of N members (no bound reached): N (N + 1) / 2; N Poisson of mean m x, x uniform
+    # (the range between a and c): E[(m x)^2 / 2 + m x] = m^2 / 6 + m / 2
+    assert got == pytest.approx(1000.0 ** 2 / 6 + 500.0, rel=1e-6)
