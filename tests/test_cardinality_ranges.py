@@ -253,9 +253,9 @@ def test_a_maximal_closures_runs_are_asked_only_up_to_the_longest_its_members_re
         return runs(m, R, most)
     monkeypatch.setattr(cardinality, "runs", spy)
     [c] = logical_plan(parse(f"PATTERN SEQ(A a, B{{1,{hi}}} b[], C c) WITHIN 10")).closures
-    rates = {"b": 100.0}.get  # m = 1000 over the window, the estimate's most
+    rates = {"b": 5.0}.get  # m = 50 over the window
     got = lists_per_record(c, "maximal", frozenset({"a", "c"}), 10.0, rates, lambda e: 0.5)
     assert asked
     # every run of 1..N of N members (no bound reached): N (N + 1) / 2; N Poisson of mean m x, x uniform
     # (the range between a and c): E[(m x)^2 / 2 + m x] = m^2 / 6 + m / 2
-    assert got == pytest.approx(1000.0 ** 2 / 6 + 500.0, rel=1e-6)
+    assert got == pytest.approx(50.0 ** 2 / 6 + 25.0, rel=1e-6)

@@ -104,7 +104,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import ClosureUnit, JoinProblem
-from .ranges import Range, none_of, range_of, runs, subsets
+from .ranges import Range, longest_run, none_of, range_of, runs, subsets
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
@@ -656,7 +656,9 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
         if hi is None:
             lists = none_of(m * (1.0 - q), R) - (none_of(m, R) if lo >= 1 else 0.0)
         else:
-            lists = sum(r * q ** L for L, r in enumerate(runs(m, R, hi), 1) if L >= lo) + (anchored and lo == 0)
+            # the runs past the longest the members reach are 0: a bound of 10^9 lists none of them
+            lists = (sum(r * q ** L for L, r in enumerate(runs(m, R, min(hi, longest_run(m))), 1) if L >= lo)
+                     + (anchored and lo == 0))
     else:
         p = max(math.prod(sel(e) for e in c.prev) if c.prev else 1.0, 1e-300)
         if anchored:  # each of the L members after the anchor follows one: p^L
