@@ -311,3 +311,57 @@ def test_before_last_keeps_the_lists_a_candidate_follows(v):
         assert before_last(Chain(2.0, 1, 1, 3), v, Range(1.0, 1, 1)) is None
     # at u = v over a uniform range: sinh(v) / v - 1 (hand-integrated)
     assert before_last(Chain(v, 1, 1, None), v, Range(1.0, 1, 2)) == pytest.approx(math.sinh(v) / v - 1, rel=1e-6)
+
+
+@pytest.mark.parametrize("text", ["PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c) WITHIN 10",
+                                  "PATTERN SEQ(A a, KL(AND(B b, E e)){1,3}, C c) WITHIN 10",
+                                  "PATTERN SEQ(A a, KL(SEQ(E e, B b))+, C c) WITHIN 10"])
+def test_a_group_with_a_variable_that_never_occurs_has_no_iterations_whatever_the_others_rates(text):
+    # b's rate times a window of 1e9 overflows to inf; e never occurs: no iteration, not inf * 0 = NaN (a NaN
+    # count made the unbounded group's series in ranges.subsets loop for ever: a query planned on these
+    # user statistics hung)
+    from jitcep.plan.planner.cardinality import _iterations, group_lists_per_record
+    [g] = logical_plan(parse(text)).groups
+    s, rate, sel = frozenset({"a", "c"}), {"b": 1e300, "e": 0.0}.get, lambda e: 0.5
+    n, *_ = _iterations(g, g.before, s, 1e9, rate, sel)
+    assert n == 0.0
+    assert group_lists_per_record(g, s, 1e9, rate, sel) == 0.0
+
+
+def test_a_nan_argument_ends_the_series():
+    # NaN compares false everywhere: the series' stopping test never held (a hang), whatever made the NaN
+    for hi in (None, 3):
+        assert subsets(float("nan"), Range(10.0, 1, 2), 1, hi) == 0.0
+        assert subsets(float("nan"), Range(10.0, 1, 2), 0, hi) == 1.0
+
+
+def test_a_group_planned_on_a_zero_rate_beside_an_overflowing_one_finds_the_reference_matches():
+    import polars as pl
+    import jitcep
+    df = pl.DataFrame({"type": list("ABEBECD"), "ts": [0, 1, 2, 3, 4, 5, 6]})
+    stats = {"rates": {"b": 1e300, "e": 0.0}}
+    for planner in ("dp_bushy", "greedy", "auto"):
+        q = jitcep.compile("PATTERN SEQ(A a, KL(SEQ(B b, E e))+, C c, D d) WITHIN 1000000000", planner=planner)
+        assert "kleene group" in q.explain(df, type="type", statistics=stats)  # planned, not hung
+        assert q.run(df, type="type", statistics=stats).equals(q.run(df, type="type", engine="reference"))
+
+
+@pytest.mark.parametrize("hi", [5_000, 10**9])
+def test_a_maximal_closures_runs_are_asked_only_up_to_the_longest_its_members_reach(hi, monkeypatch):
+    # runs longer than m + 10 sqrt(m) + 10 members are 0: a bound of 10^9 must not ask for (and list) 10^9 of
+    # them (a planner hung on, then ran out of memory for, SEQ(A a, B{1,1000000000} b[], C c) under maximal)
+    from jitcep.plan.planner import cardinality
+    asked = []
+
+    def spy(m, R, most):
+        asked.append(most)
+        assert most <= 2_000, most
+        return runs(m, R, most)
+    monkeypatch.setattr(cardinality, "runs", spy)
+    [c] = logical_plan(parse(f"PATTERN SEQ(A a, B{{1,{hi}}} b[], C c) WITHIN 10")).closures
+    rates = {"b": 5.0}.get  # m = 50 over the window
+    got = lists_per_record(c, "maximal", frozenset({"a", "c"}), 10.0, rates, lambda e: 0.5)
+    assert asked
+    # every run of 1..N of N members (no bound reached): N (N + 1) / 2; N Poisson of mean m x, x uniform
+    # (the range between a and c): E[(m x)^2 / 2 + m x] = m^2 / 6 + m / 2
+    assert got == pytest.approx(50.0 ** 2 / 6 + 25.0, rel=1e-6)

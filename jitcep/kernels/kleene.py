@@ -46,10 +46,9 @@ def _count_runs(offsets, nmin, nmax):
         if nmax < 0:
             if q >= nmin:
                 n += 1
-        else:
-            for k in range(max(nmin, 1), nmax + 1):
-                if q >= k:
-                    n += q - k + 1
+        else:  # no run is longer than the record's members: a bound past them is not looped to
+            for k in range(max(nmin, 1), min(nmax, q) + 1):
+                n += q - k + 1
             if nmin == 0:
                 n += 1
     return n
@@ -68,7 +67,7 @@ def _runs(offsets, nmin, nmax, src, start, length):
                 length[t] = q
                 t += 1
         else:
-            for k in range(max(nmin, 1), nmax + 1):
+            for k in range(max(nmin, 1), min(nmax, q) + 1):
                 for s in range(q - k + 1):
                     src[t] = r
                     start[t] = o + s

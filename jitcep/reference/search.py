@@ -430,7 +430,8 @@ class AnyMatchSearch(Matcher):
         if K.max is None:
             lists = [qualifying] if len(qualifying) >= K.min else []
         else:  # ZStream's closure count: a window sliding over the qualifying events
-            lists = [qualifying[s:s + k] for k in range(max(K.min, 1), K.max + 1)
+            # no list is longer than the qualifying events: a bound past them adds none (and is not looped to)
+            lists = [qualifying[s:s + k] for k in range(max(K.min, 1), min(K.max, len(qualifying)) + 1)
                      for s in range(len(qualifying) - k + 1)]
             if K.min == 0:
                 lists.append([])

@@ -106,7 +106,8 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import ClosureUnit, JoinProblem
-from .ranges import Chain, Range, alone, before_last, chains, none_of, ordered_pairs, range_of, runs, subsets
+from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
+                     subsets)
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
@@ -778,7 +779,9 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
         if hi is None:
             lists = none_of(m * (1.0 - q), R) - (none_of(m, R) if lo >= 1 else 0.0)
         else:
-            lists = sum(r * q ** L for L, r in enumerate(runs(m, R, hi), 1) if L >= lo) + (anchored and lo == 0)
+            # the runs past the longest the members reach are 0: a bound of 10^9 lists none of them
+            lists = (sum(r * q ** L for L, r in enumerate(runs(m, R, min(hi, longest_run(m))), 1) if L >= lo)
+                     + (anchored and lo == 0))
     else:
         p = max(math.prod(sel(e) for e in c.prev) if c.prev else 1.0, 1e-300)
         if anchored:  # each of the L members after the anchor follows one: p^L
@@ -819,7 +822,11 @@ def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, fl
     the body's events."""
     R = range_of(before, g.after, s, W)
     k = len(g.vars)
-    n = math.prod(rate(v) * R.W for v in g.vars) * math.prod(sel(e) for e in (*g.joins, *g.member))
+    factors = [rate(v) * R.W for v in g.vars]
+    shares = math.prod(sel(e) for e in (*g.joins, *g.member))
+    # a variable that never occurs, or a conjunct none passes, makes no iteration, even beside rates times the
+    # window past a float's range (inf * 0 would be a NaN count, which ranges.subsets cannot sum)
+    n = 0.0 if 0.0 in factors or shares == 0.0 else math.prod(factors) * shares
     if g.seq:
         n /= math.factorial(k)
     p = max(math.prod(sel(e) for e in g.prev) if g.prev else 1.0, 1e-300)

@@ -93,7 +93,7 @@ def range_of(before, after, s: frozenset, W: float, in_conj: bool = False) -> Ra
 def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
     """``sum(L = lo .. hi) z^L / L! * E[x^(g L)]`` over ``R``'s x (``hi`` None: to infinity): with ``z = m y``,
     the expected ``sum C(N, L) y^L`` of N members Poisson of mean ``m x^g`` (module docstring)."""
-    z = min(max(z, 0.0), _TOP)
+    z = min(z, _TOP) if z > 0.0 else 0.0  # NaN (an inf * 0 upstream) as 0: its series would never end
     if hi is None and z > ASYMPTOTIC:
         if R.j >= R.k:
             return math.exp(z)
@@ -138,20 +138,26 @@ def none_of(t: float, R: Range) -> float:
     return laplace(t, R.j, R.k)
 
 
+def longest_run(m: float) -> int:
+    """The longest run :func:`runs` counts for members Poisson of mean at most ``m`` (``m + 10 sqrt(m) + 10``):
+    past it a run is all but impossible, and its entry 0."""
+    return int(m + 10.0 * math.sqrt(m) + 10.0) if m > 0.0 else 0
+
+
 def runs(m: float, R: Range, hi: int) -> list[float]:
     """``[E[max(N - L + 1, 0)] for L = 1 .. hi]``, N Poisson of mean ``m x`` over ``R``: the runs of L
     consecutive members (``kleene="maximal"`` under bounds), ``E[N] - (L - 1) + sum(n < L - 1) (L - 1 - n)
     P(N = n)`` with ``P(N = n) = m^n / n! E[x^n e^(-m x)] = m^n / n! E[x^n] 1F1(j + n; k + n; -m)``.
 
     One pass over L with running sums of ``P(N = n)`` and ``n P(N = n)``, each in log space (``m^n / n!``
-    overflows a float from n ~ 170 at m = 1000 while its factor ``1F1`` underflows); past ``m + 10
-    sqrt(m) + 10`` members (N <= Poisson(m): x <= 1) a run of L is all but impossible, 0."""
+    overflows a float from n ~ 170 at m = 1000 while its factor ``1F1`` underflows); past
+    :func:`longest_run` members (N <= Poisson(m): x <= 1) a run of L is all but impossible, 0."""
     out = [0.0] * max(hi, 0)
     if m <= 0.0:
         return out
     mean, log_m, log_moment = m * R.moment(1), math.log(m), 0.0
     below = below_n = 0.0  # sum(n < L - 1) P(N = n), and of n P(N = n)
-    for L in range(1, min(hi, int(m + 10.0 * math.sqrt(m) + 10.0)) + 1):
+    for L in range(1, min(hi, longest_run(m)) + 1):
         out[L - 1] = max(mean - (L - 1) + (L - 1) * below - below_n, 0.0)
         n = L - 1  # P(N = n) enters the sums of L + 1
         tail = laplace(m, R.j + n, R.k + n) if R.j < R.k else math.exp(-m)
