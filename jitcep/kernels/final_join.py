@@ -223,29 +223,38 @@ def _rows_left_leaf(L, R, W, order, distinct, src, key, at, rows):
 
 
 @njit(**NUMBA_FLAGS)
-def _fits_by_position(L, R, by_start, order, fits):
-    """Per partition (``fits[g]``), for a right leaf: does every left record that ends before a right
-    event fit its window from the first left record starting in it on?  So when the window times follow
-    the positions: the left records' window times (wst <= wen) with wst ascending in ``by_start``'s order
-    and wen in theirs, their ends (the order's key) ascending, the right events' single times ascending
-    with their positions, and each right event's time at least the last left record ending before it.
-    Then a record l in the scan of right event r (its start at least the first's, which is within the
-    window) spans rend - wst_l <= W, and only "ends before r" is tested.  False for a partition whose
+def _fits_by_position(L, R, by_start, order, W, fits):
+    """Per partition (``fits[g]``), for a right leaf: 1 when every left record that ends before a right
+    event fits its window from the first left record starting in it on, 2 when besides the pairs of
+    a right event can be counted by two pointers, else 0.  1 when the window times follow the
+    positions: the left records' window times (wst <= wen) with wst ascending in ``by_start``'s order
+    and wen in theirs, their ends (the order's key) ascending, the right events' single times
+    ascending with their positions, and each right event's time at least the last left record ending
+    before it.  Then a record l in the scan of right event r (its start at least the first's, which is
+    within the window) spans rend - wst_l <= W, and only "ends before r" is tested.  2 when also the
+    left records are within the window themselves (wen - wst <= W), start no later than they end,
+    (outside ``position`` order) their first times ascend in ``by_start``'s order, and each right
+    event's time is at most that of the first left record not ending before it: a record starting
+    before the window then ends before r (else it would span more than W), so r's pairs are the
+    records ending before it less those before the window in ``by_start``.  0 for a partition whose
     offsets are outside the records (the kernel reports them)."""
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     for g in range(len(Lg) - 1):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
-        fits[g] = False
+        fits[g] = 0
         if not (0 <= l0 <= l1 <= min(len(Len), len(by_start)) and 0 <= r0 <= r1 <= len(Ren)):
             continue
-        ok = True
+        ok = counts = True
         for i in range(l0, l1):
             l, h = by_start[i], by_start[max(i - 1, l0)]
             if not (0 <= l < len(Len) and 0 <= h < len(Len)) or Lwst[l] > Lwen[l] or Lwst[l] < Lwst[h]:
                 ok = False
                 break
+            if exceeds(Lwst[l], Lwen[l], W) or ((Lst[l] > Len[l]) if order == 0 else (
+                    Ltst[l] > Lten[l] or Ltst[l] < Ltst[h])):
+                counts = False
             if i > l0 and (Lwen[i] < Lwen[i - 1] or (Len[i] < Len[i - 1] if order == 0 else Lten[i] < Lten[i - 1])):
                 ok = False
                 break
@@ -260,7 +269,9 @@ def _fits_by_position(L, R, by_start, order, fits):
                 p += 1
             if p > l0 and Lwen[p - 1] > Rwst[r]:
                 ok = False
-        fits[g] = ok
+            if p < l1 and Lwen[p] < Rwen[r]:
+                counts = False
+        fits[g] = (1 + counts) if ok else 0
 
 
 @njit(**NUMBA_FLAGS)
@@ -271,8 +282,9 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
     # within an end), scanned from the first starting in the window to the last starting before the
     # right event, both bounds moving forward only (starts and window times ascend in that order within
     # a partition, as ends do in the record order); a record that does not end before the right event
-    # is skipped.  Both passes scan the same, so they find the same pairs.  Status as the left-leaf
-    # kernels'; -4 also two right records ending at one position.
+    # is skipped.  Both passes scan the same, so they find the same pairs (where _count_by_pointers
+    # counts instead, seq_join_rows checks that the writing pass wrote as many).  Status as the
+    # left-leaf kernels'; -4 also two right records ending at one position.
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
@@ -286,7 +298,7 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
         if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren) and l1 <= len(by_start)):
             return np.int64(-2)
         first = last = l0  # the scanned range of by_start
-        fit = fits[g] and not distinct
+        fit = fits[g] >= 1 and not distinct
         for r in range(r0, r1):
             e = Ren[r]
             if not 0 <= e < len(at) - 1:
@@ -338,6 +350,39 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
 
 
 @njit(**NUMBA_FLAGS)
+def _count_by_pointers(L, R, W, order, by_start, cap_max, at):
+    # The counting pass of _canonical_join_by_start where every partition counts by pointers
+    # (_fits_by_position: 2): a right event's pairs are the left records ending before it (a pointer in
+    # record order) less those starting before its window (a pointer in ``by_start``'s order), with no
+    # record scanned.  Status as _canonical_join_by_start's.
+    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
+    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    n = np.int64(0)
+    for g in range(len(Lg) - 1):
+        l0, l1 = Lg[g], Lg[g + 1]
+        r0, r1 = Rg[g], Rg[g + 1]
+        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren) and l1 <= len(by_start)):
+            return np.int64(-2)
+        first = p = l0  # by_start[l0:first) before the window, [l0, p) ending before the right event
+        for r in range(r0, r1):
+            e = Ren[r]
+            if not 0 <= e < len(at) - 1:
+                return np.int64(-3)
+            if r > r0 and e == Ren[r - 1]:
+                return np.int64(-4)
+            while first < l1 and exceeds(Lwst[by_start[first]], Rwen[r], W):
+                first += 1
+            while p < l1 and (Len[p] < Rst[r] if order == 0 else Lten[p] < Rtst[r]):
+                p += 1
+            cnt = max(p - first, 0)
+            if n + cnt > cap_max:
+                return np.int64(-1)
+            at[e + 1] += cnt
+            n += cnt
+    return n
+
+
+@njit(**NUMBA_FLAGS)
 def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
     # The left records by (partition, first position, columns ``cols`` in turn) into ``by_start``:
     # counted out by first position (stable: O(records + positions)), then by partition when there are
@@ -355,9 +400,20 @@ def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
     for p in range(1, len(count)):
         count[p] += count[p - 1]
     out = by_start if G == 1 else tmp
+    ordered = True  # each record after the one before it at its first position, by the columns
     for i in range(m):
-        out[count[Lst[i]]] = i
+        slot = count[Lst[i]]
+        out[slot] = i
         count[Lst[i]] += 1
+        # slot - 1 holds the record before i at its first position, unless i is the first there: then
+        # another position's record or nothing yet (any value: one in [0, i) at i's first position only
+        # costs the sort below)
+        y = out[slot - 1] if slot > 0 else -1
+        if ordered and 0 <= y < i and Lst[y] == Lst[i]:
+            c = 0
+            while c < len(cols) and Lpos[i, cols[c]] == Lpos[y, cols[c]]:
+                c += 1
+            ordered = c == len(cols) or Lpos[i, cols[c]] > Lpos[y, cols[c]]
     if G > 1:
         for g in range(G):
             if not 0 <= Lg[g] <= Lg[g + 1] <= m:
@@ -368,6 +424,8 @@ def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
             g = part[tmp[i]]
             by_start[count[g]] = tmp[i]
             count[g] += 1
+    if ordered:  # as a join below writes its records (by end, then start): no run to sort
+        return True
     K0 = np.empty((m, 0), np.int64)
     a = 0
     while a < m:
@@ -381,11 +439,13 @@ def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
 
 
 def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src, n_events: int,
-                  key=None, threads: int = 1) -> np.ndarray:
+                  key=None, threads: int = 1) -> tuple[np.ndarray, bool]:
     """The matches that are the pairs of :func:`~jitcep.kernels.join.seq_join`, in canonical order
     (docs/semantics.md section 11), when one input is a leaf (one-event records): a C-ordered
     (len(src), pairs) matrix, row c column ``src[c]`` of each pair's left record's positions then its
     right one's; ``src`` names every column once (the match's first and last events are its rows').
+    With it, True when no position written is unbound (negative) because no record's is: the output
+    then needs no pass over the rows to know it (False: it may be).
     ``key``: the rows in the order the
     canonical order compares them (the variables' name order), a permutation of ``range(len(src))``;
     None: row order.  For the join at the root with no predicate left to test: no pair arrays are
@@ -434,10 +494,14 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         starts = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
         if not _start_order(Lt[0], Lt[1], Lt[3], cols, starts, part, tmp, by_start):
             raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
-        fits = np.zeros(len(Lt[3]) - 1, np.bool_)
-        _fits_by_position(Lt, Rt, by_start, code, fits)
+        fits = np.zeros(len(Lt[3]) - 1, np.int8)
+        _fits_by_position(Lt, Rt, by_start, code, W, fits)
+
+        pointers = not distinct and bool((fits == 2).all())
 
         def run(Lr, Rr, g0, g1, at, rows):
+            if rows is None and pointers:
+                return _count_by_pointers(Lr, Rr, W, code, by_start, cap, at)
             return _canonical_join_by_start(Lr, Rr, W, code, distinct, src, by_start, fits[g0:g1], cap, at,
                                             _NO_ROWS if rows is None else rows)
 
@@ -456,11 +520,15 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         _check(status, "a SEQ join", cap)
         return status
 
-    m = sum(run_ranges(lambda g0, g1: join(g0, g1, None), ranges))
+    counted = run_ranges(lambda g0, g1: join(g0, g1, None), ranges)
+    m = sum(counted)
     if m > cap:
         _check(-1, "a SEQ join", cap)
     rows = empty(len(src) * m, np.int64).reshape(len(src), m)
     if m:
         np.cumsum(at, out=at)  # at[e]: the rows ending before e
-        run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)
-    return rows
+        if run_ranges(lambda g0, g1: join(g0, g1, rows), ranges) != counted:  # no row left unwritten
+            raise fail("seq_join_rows", "the pairs counted are not those written (window times out of order?)")
+    # every row a record's position: none is unbound when no record's is (a pass over the records, not
+    # over the rows: 3 times fewer on core_seq3, perf/notes/output_and_core.md)
+    return rows, not m or (Lt[0].min(initial=0) >= 0 and Rt[0].min(initial=0) >= 0)
