@@ -198,21 +198,23 @@ def test_a_right_leaf_skips_the_window_test_only_where_the_times_follow_the_posi
     if shuffle:
         wt = np.array(data.draw(st.permutations(wt.tolist())), dtype=np.int64)
     src = np.arange(L[0].shape[1] + R[0].shape[1], dtype=np.int64)
-    seen, pointed = [], []
-    fits_by_position, count_by_pointers = final_join._fits_by_position, final_join._count_by_pointers
+    seen, scanned = [], []
+    fits_by_position, join_by_start = final_join._fits_by_position, final_join._canonical_join_by_start
 
     def spy(*args):
-        fits_by_position(*args)
-        seen.append(args[-1].copy())
+        out = fits_by_position(*args)
+        seen.append(args[-2].copy())
+        return out
 
-    def counting(*args):
-        pointed.append(True)
-        return count_by_pointers(*args)
+    def joined(*args):
+        scanned.append(args[-1].shape[1] == 0)  # the counting pass
+        return join_by_start(*args)
 
     with mock.patch.object(final_join, "_fits_by_position", spy), \
-            mock.patch.object(final_join, "_count_by_pointers", counting):
+            mock.patch.object(final_join, "_canonical_join_by_start", joined):
         rows, _ = final_join.seq_join_rows(L, R, ts, wt, W, order, False, 10**6, src, len(ts))
-    assert bool(pointed) == bool((seen[0] == 2).all())  # the counting pass by pointers where all may
+    # no counting pass over the records where every partition is counted by pointers
+    assert any(scanned) != bool((seen[0] == 2).all())
     if not shuffle:
         assert seen[0].all()
         # counted by pointers too when the left records are within the window and a record not ending

@@ -223,7 +223,7 @@ def _rows_left_leaf(L, R, W, order, distinct, src, key, at, rows):
 
 
 @njit(**NUMBA_FLAGS)
-def _fits_by_position(L, R, by_start, order, W, fits):
+def _fits_by_position(L, R, by_start, order, W, fits, at):
     """Per partition (``fits[g]``), for a right leaf: 1 when every left record that ends before a right
     event fits its window from the first left record starting in it on, 2 when besides the pairs of
     a right event can be counted by two pointers, else 0.  1 when the window times follow the
@@ -237,9 +237,15 @@ def _fits_by_position(L, R, by_start, order, W, fits):
     event's time is at most that of the first left record not ending before it: a record starting
     before the window then ends before r (else it would span more than W), so r's pairs are the
     records ending before it less those before the window in ``by_start``.  0 for a partition whose
-    offsets are outside the records (the kernel reports them)."""
+    offsets are outside the records (the kernel reports them).
+
+    Counted so as it goes: ``at[e + 1]`` the pairs ending at each right event's position e, and the
+    number of them all returned, which hold when every partition says 2 (else ``at`` is to be cleared;
+    a position outside ``at`` or two right events at one make the partition's answer 1 at most, and
+    the kernel then reports them)."""
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    n = np.int64(0)
     for g in range(len(Lg) - 1):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
@@ -258,7 +264,7 @@ def _fits_by_position(L, R, by_start, order, W, fits):
             if i > l0 and (Lwen[i] < Lwen[i - 1] or (Len[i] < Len[i - 1] if order == 0 else Lten[i] < Lten[i - 1])):
                 ok = False
                 break
-        p = l0  # the left records ending before right event r: [l0, p)
+        p = first = l0  # the left records ending before right event r: [l0, p); by_start[l0:first) before its window
         for r in range(r0, r1):
             if not ok:
                 break
@@ -271,7 +277,16 @@ def _fits_by_position(L, R, by_start, order, W, fits):
                 ok = False
             if p < l1 and Lwen[p] < Rwen[r]:
                 counts = False
+            e = Ren[r]
+            if not (0 <= e < len(at) - 1) or (r > r0 and e == Ren[r - 1]):
+                counts = False
+            if counts:
+                while first < l1 and exceeds(Lwst[by_start[first]], Rwen[r], W):
+                    first += 1
+                at[e + 1] = max(p - first, 0)
+                n += at[e + 1]
         fits[g] = (1 + counts) if ok else 0
+    return n
 
 
 @njit(**NUMBA_FLAGS)
@@ -282,8 +297,8 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
     # within an end), scanned from the first starting in the window to the last starting before the
     # right event, both bounds moving forward only (starts and window times ascend in that order within
     # a partition, as ends do in the record order); a record that does not end before the right event
-    # is skipped.  Both passes scan the same, so they find the same pairs (where _count_by_pointers
-    # counts instead, seq_join_rows checks that the writing pass wrote as many).  Status as the
+    # is skipped.  Both passes scan the same, so they find the same pairs (where _fits_by_position
+    # counted them instead, seq_join_rows checks that the writing pass wrote as many).  Status as the
     # left-leaf kernels'; -4 also two right records ending at one position.
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
@@ -345,39 +360,6 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
                 return np.int64(-1)
             else:
                 at[e + 1] += cnt
-            n += cnt
-    return n
-
-
-@njit(**NUMBA_FLAGS)
-def _count_by_pointers(L, R, W, order, by_start, cap_max, at):
-    # The counting pass of _canonical_join_by_start where every partition counts by pointers
-    # (_fits_by_position: 2): a right event's pairs are the left records ending before it (a pointer in
-    # record order) less those starting before its window (a pointer in ``by_start``'s order), with no
-    # record scanned.  Status as _canonical_join_by_start's.
-    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
-    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
-    n = np.int64(0)
-    for g in range(len(Lg) - 1):
-        l0, l1 = Lg[g], Lg[g + 1]
-        r0, r1 = Rg[g], Rg[g + 1]
-        if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren) and l1 <= len(by_start)):
-            return np.int64(-2)
-        first = p = l0  # by_start[l0:first) before the window, [l0, p) ending before the right event
-        for r in range(r0, r1):
-            e = Ren[r]
-            if not 0 <= e < len(at) - 1:
-                return np.int64(-3)
-            if r > r0 and e == Ren[r - 1]:
-                return np.int64(-4)
-            while first < l1 and exceeds(Lwst[by_start[first]], Rwen[r], W):
-                first += 1
-            while p < l1 and (Len[p] < Rst[r] if order == 0 else Lten[p] < Rtst[r]):
-                p += 1
-            cnt = max(p - first, 0)
-            if n + cnt > cap_max:
-                return np.int64(-1)
-            at[e + 1] += cnt
             n += cnt
     return n
 
@@ -454,7 +436,8 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
 
     The join runs twice: counting the pairs ending at each position (below ``n_events``), then writing
     each end's rows where the earlier ends' leave off, so key partitions come out merged by end with no
-    sort.  Each end's rows are written in order: with a left leaf (its records in position order), left
+    sort.  With a right leaf whose window times follow the positions the count needs no pass over the
+    pairs: :func:`_fits_by_position` takes it by two pointers as it checks them.  Each end's rows are written in order: with a left leaf (its records in position order), left
     event by left event, each with the end's right records sorted by their columns; with a right leaf,
     the end's one right record with its left records scanned in their order by first position and
     columns, put in that order once for the whole join (:func:`_start_order`, a counting sort), from
@@ -495,20 +478,21 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         if not _start_order(Lt[0], Lt[1], Lt[3], cols, starts, part, tmp, by_start):
             raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
         fits = np.zeros(len(Lt[3]) - 1, np.int8)
-        _fits_by_position(Lt, Rt, by_start, code, W, fits)
-
-        pointers = not distinct and bool((fits == 2).all())
+        at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
+        at[:] = 0
+        pairs = _fits_by_position(Lt, Rt, by_start, code, W, fits, at)
+        if distinct or not (fits == 2).all():
+            at[:], pairs = 0, None  # counted by scanning the records
 
         def run(Lr, Rr, g0, g1, at, rows):
-            if rows is None and pointers:
-                return _count_by_pointers(Lr, Rr, W, code, by_start, cap, at)
             return _canonical_join_by_start(Lr, Rr, W, code, distinct, src, by_start, fits[g0:g1], cap, at,
                                             _NO_ROWS if rows is None else rows)
 
     Lg, Rg = Lt[3], Rt[3]
     ranges = partition_ranges((Lg, Rg), threads)
-    at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
-    at[:] = 0
+    if Lt[1] is Lt[2]:
+        at, pairs = scratch("seq_join_rows_at", int(n_events) + 1, np.int64), None
+        at[:] = 0
 
     def join(g0: int, g1: int, rows):
         Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
@@ -520,14 +504,13 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         _check(status, "a SEQ join", cap)
         return status
 
-    counted = run_ranges(lambda g0, g1: join(g0, g1, None), ranges)
-    m = sum(counted)
+    m = sum(run_ranges(lambda g0, g1: join(g0, g1, None), ranges)) if pairs is None else int(pairs)
     if m > cap:
         _check(-1, "a SEQ join", cap)
     rows = empty(len(src) * m, np.int64).reshape(len(src), m)
     if m:
         np.cumsum(at, out=at)  # at[e]: the rows ending before e
-        if run_ranges(lambda g0, g1: join(g0, g1, rows), ranges) != counted:  # no row left unwritten
+        if sum(run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)) != m:  # no row left unwritten
             raise fail("seq_join_rows", "the pairs counted are not those written (window times out of order?)")
     # every row a record's position: none is unbound when no record's is (a pass over the records, not
     # over the rows: 3 times fewer on core_seq3, perf/notes/output_and_core.md)
