@@ -262,7 +262,8 @@ def test_seq_join_rows_refuses_bad_input_and_stops_past_the_cap():
     p = np.arange(6, dtype=np.int64)
     leaf = (p.reshape(6, 1), p, p, np.array([0, 6]))
     two = (np.array([[0, 1]]), np.array([0]), np.array([1]), np.array([0, 1]))
-    assert final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0]), 6)[0].shape == (2, 15)
+    rows, _ = final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0]), 6)
+    assert rows.shape == (2, 15)
     with pytest.raises(ExplosionError):
         final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 14, np.array([1, 0]), 6)
     for src in (np.array([2, 0]), np.array([-1, 0]), np.array([0]), np.array([0, 0])):

@@ -264,7 +264,8 @@ def _fits_by_position(L, R, by_start, order, W, fits, at):
             if i > l0 and (Lwen[i] < Lwen[i - 1] or (Len[i] < Len[i - 1] if order == 0 else Lten[i] < Lten[i - 1])):
                 ok = False
                 break
-        p = first = l0  # the left records ending before right event r: [l0, p); by_start[l0:first) before its window
+        # the left records ending before right event r: [l0, p); before its window: by_start[l0:first)
+        p = first = l0
         for r in range(r0, r1):
             if not ok:
                 break
@@ -436,21 +437,21 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
 
     The join runs twice: counting the pairs ending at each position (below ``n_events``), then writing
     each end's rows where the earlier ends' leave off, so key partitions come out merged by end with no
-    sort.  With a right leaf whose window times follow the positions the count needs no pass over the
-    pairs: :func:`_fits_by_position` takes it by two pointers as it checks them.  Each end's rows are written in order: with a left leaf (its records in position order), left
-    event by left event, each with the end's right records sorted by their columns; with a right leaf,
-    the end's one right record with its left records scanned in their order by first position and
-    columns, put in that order once for the whole join (:func:`_start_order`, a counting sort), from
-    the first starting within the window to the last starting before the right event (the records in
-    between that do not end before it are skipped; no sort per end).  ``threads``: the partitions are
-    split into up to that many ranges joined side by side (their ends, and so their rows, are
-    disjoint).
+    sort.  With a right leaf whose window times follow the positions the count takes no pass over the
+    pairs: :func:`_fits_by_position` counts them by two pointers as it checks the partitions.  Each
+    end's rows are written in order: with a left leaf (its records in position order), left event by
+    left event, each with the end's right records sorted by their columns; with a right leaf, the end's
+    one right record with its left records scanned in their order by first position and columns, put
+    in that order once for the whole join (:func:`_start_order`, a counting sort), from the first
+    starting within the window to the last starting before the right event (the records in between
+    that do not end before it are skipped; no sort per end).  ``threads``: the partitions are split
+    into up to that many ranges joined side by side (their ends, and so their rows, are disjoint).
 
     Needs an ``order`` in which a left record ends before its right one starts (not
     ``nondecreasing_ts``) and each end position in one partition (an event has one key), as the
     engine's buffers have.  Invariants and ``cap`` as :func:`~jitcep.kernels.join.seq_join`'s; neither
-    input a leaf, a column of ``src`` outside the records or named twice, ``key`` no permutation, a position not below
-    ``n_events`` or two records of a leaf at one position is a KernelInputError.
+    input a leaf, a column of ``src`` outside the records or named twice, ``key`` no permutation, a
+    position not below ``n_events`` or two records of a leaf at one position is a KernelInputError.
     """
     if order == "nondecreasing_ts":
         raise fail("seq_join_rows", "under nondecreasing_ts a left record may end after its right one")
@@ -511,7 +512,7 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     if m:
         np.cumsum(at, out=at)  # at[e]: the rows ending before e
         if sum(run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)) != m:  # no row left unwritten
-            raise fail("seq_join_rows", "the pairs counted are not those written (window times out of order?)")
+            raise fail("seq_join_rows", "the pairs counted are not those written")
     # every row a record's position: none is unbound when no record's is (a pass over the records, not
     # over the rows: 3 times fewer on core_seq3, perf/notes/output_and_core.md)
     return rows, not m or (Lt[0].min(initial=0) >= 0 and Rt[0].min(initial=0) >= 0)
