@@ -40,6 +40,9 @@ class MatchTable:
     # final join's, jitcep.kernels.order.canonical_pairs / jitcep.kernels.final_join.seq_join_rows): the
     # output reads them end to end, uncopied
     block: np.ndarray | None = None
+    # no single column holds an unbound (negative) position, as the kernel writing them saw: the output
+    # need not look (False: not known)
+    bound: bool = False
 
     @staticmethod
     def from_bindings(bindings: list[dict], single_vars, list_vars) -> "MatchTable":

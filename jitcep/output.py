@@ -318,12 +318,13 @@ def _rows_in_place(vars_, mt: MatchTable) -> np.ndarray | None:
     rows of one matrix (``MatchTable.block``), so when the variables are those rows in that order and
     none is unbound, the matrix read end to end is the rows: 8 bytes a match and variable that are not
     written again (6.65M matches of 3 variables: 160 MB of fresh pages, perf/notes/output_and_core.md).
+    Whether one is unbound the kernel that wrote the matrix may have said (``MatchTable.bound``).
     """
     block = mt.block
     if block is None or any(v.is_list for v in vars_) or [v.name for v in vars_] != list(mt.single):
         return None
     flat = block.reshape(-1)  # C-ordered: a view
-    return flat if not len(flat) or flat.min() >= 0 else None
+    return flat if mt.bound or not len(flat) or flat.min() >= 0 else None
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)

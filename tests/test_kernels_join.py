@@ -160,9 +160,14 @@ def test_seq_join_rows_are_the_pairs_rows_in_canonical_order(case, order, distin
     src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
     key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-        rows = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key, 2 if threads else 1)
+        rows, bound = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key,
+                                               2 if threads else 1)
     assert rows.shape[0] == len(src) and rows.flags.c_contiguous
-    assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
+    expected = naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
+    assert rows.tolist() == expected
+    # bound: no row is unbound because no record's position is (so the output need not look), or no row
+    assert bound == (all(x >= 0 for b in (L, R) for x in b[0].ravel().tolist()) or not expected[0])
+    assert not bound or all(x >= 0 for row in expected for x in row)
 
 
 @pytest.mark.slow
@@ -173,35 +178,62 @@ def test_seq_join_rows_are_the_pairs_rows_in_canonical_order_slow(case, order, d
     width = L[0].shape[1] + R[0].shape[1]
     src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
     key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
-    rows = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key)
-    assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
+    rows, bound = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key)
+    expected = naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
+    assert rows.tolist() == expected
+    assert not bound or all(x >= 0 for row in expected for x in row)
 
 
 @settings(max_examples=200, deadline=None)
 @given(owned_buffers(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
 def test_a_right_leaf_skips_the_window_test_only_where_the_times_follow_the_positions(case, order, shuffle, data):
-    # with a right leaf, seq_join_rows tests no pair's window in a partition where _fits_by_position
-    # finds the window times following the positions: on the engine's inputs (times in position order)
-    # every partition, and with the times drawn out of that order the rows are still the naive twin's
-    # wherever every partition passed
+    # with a right leaf, seq_join_rows tests no pair's window (and counts the pairs by two pointers) in a
+    # partition where _fits_by_position finds the window times following the positions: on the engine's
+    # inputs (times in position order, left records within the window) every partition, and with the
+    # times drawn out of that order the rows are still the naive twin's wherever every partition passed
     ts, wt, W, L, R = case
     assume(R[1] is R[2] and L[1] is not L[2])
+    if data.draw(st.booleans()):  # only the left records within the window, as a join below makes them
+        L = _within_window(L, wt, W)
     if shuffle:
         wt = np.array(data.draw(st.permutations(wt.tolist())), dtype=np.int64)
     src = np.arange(L[0].shape[1] + R[0].shape[1], dtype=np.int64)
-    seen = []
-    fits_by_position = final_join._fits_by_position
+    seen, scanned = [], []
+    fits_by_position, join_by_start = final_join._fits_by_position, final_join._canonical_join_by_start
 
     def spy(*args):
-        fits_by_position(*args)
-        seen.append(args[-1].copy())
+        out = fits_by_position(*args)
+        seen.append(args[-2].copy())
+        return out
 
-    with mock.patch.object(final_join, "_fits_by_position", spy):
-        rows = final_join.seq_join_rows(L, R, ts, wt, W, order, False, 10**6, src, len(ts))
+    def joined(*args):
+        scanned.append(args[-1].shape[1] == 0)  # the counting pass
+        return join_by_start(*args)
+
+    with mock.patch.object(final_join, "_fits_by_position", spy), \
+            mock.patch.object(final_join, "_canonical_join_by_start", joined):
+        rows, _ = final_join.seq_join_rows(L, R, ts, wt, W, order, False, 10**6, src, len(ts))
+    # no counting pass over the records where every partition is counted by pointers
+    assert any(scanned) != bool((seen[0] == 2).all())
     if not shuffle:
         assert seen[0].all()
+        # counted by pointers too when the left records are within the window and a record not ending
+        # before a right event does not end before it in window time either
+        if all(wt[b] - wt[a] <= W for a, b in zip(L[1].tolist(), L[2].tolist())) and (
+                order == "position" or wt is ts):
+            assert (seen[0] == 2).all()
     if seen[0].all():
         assert rows.tolist() == naive.seq_join_rows(L, R, ts, wt, W, order, False, src)
+
+
+def _within_window(buf, wt, W):
+    """The records of buffer ``buf`` whose window times span at most W, partitions kept."""
+    pos, start, end, goff = buf
+    keep = np.array([wt[e] - wt[s] <= W for s, e in zip(start.tolist(), end.tolist())], dtype=bool)
+    kept = np.zeros(len(goff), dtype=np.int64)
+    for g in range(len(goff) - 1):
+        kept[g + 1] = kept[g] + int(keep[goff[g]:goff[g + 1]].sum())
+    return pos[keep], start[keep], end[keep], kept
 
 
 def test_seq_join_rows_orders_long_ends_by_sorting_and_by_marking():
@@ -220,7 +252,7 @@ def test_seq_join_rows_orders_long_ends_by_sorting_and_by_marking():
     for L, R, W in ((leaf, two, 40), (two, leaf, 40), (two, leaf, 160)):
         width = L[0].shape[1] + R[0].shape[1]
         src, key = np.arange(width)[::-1].copy(), np.roll(np.arange(width), 1)
-        rows = final_join.seq_join_rows(L, R, ts, ts, W, "position", True, 10**7, src, n, key)
+        rows, _ = final_join.seq_join_rows(L, R, ts, ts, W, "position", True, 10**7, src, n, key)
         assert rows.shape[1] > 500
         assert rows.tolist() == naive.seq_join_rows(L, R, ts, ts, W, "position", True, src, key)
 
@@ -230,7 +262,8 @@ def test_seq_join_rows_refuses_bad_input_and_stops_past_the_cap():
     p = np.arange(6, dtype=np.int64)
     leaf = (p.reshape(6, 1), p, p, np.array([0, 6]))
     two = (np.array([[0, 1]]), np.array([0]), np.array([1]), np.array([0, 1]))
-    assert final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0]), 6).shape == (2, 15)
+    rows, _ = final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, np.array([1, 0]), 6)
+    assert rows.shape == (2, 15)
     with pytest.raises(ExplosionError):
         final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 14, np.array([1, 0]), 6)
     for src in (np.array([2, 0]), np.array([-1, 0]), np.array([0]), np.array([0, 0])):

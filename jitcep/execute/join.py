@@ -45,10 +45,11 @@ def run(node, state, execute) -> Buffer:
             # the final join with nothing left to test on its pairs: the matches' rows straight away (no
             # distinctness test: outside nondecreasing_ts a left record ends before its right one starts)
             names = state.plan.variables
-            rows = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order, False,
-                                 cap, np.array([(L.vars + R.vars).index(v) for v in names], np.int64),
-                                 state.table.n, np.array(_name_order(names), np.int64), state.threads)
-            return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows)
+            src = np.array([(L.vars + R.vars).index(v) for v in names], np.int64)
+            rows, bound = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
+                                        False, cap, src, state.table.n, np.array(_name_order(names), np.int64),
+                                        state.threads)
+            return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=bound)
         if seq and _in_chunks(node, L, R, state):
             li, ri, g = _seq_join_in_chunks(node, L, R, state, cap)
         elif seq:

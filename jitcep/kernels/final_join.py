@@ -223,33 +223,49 @@ def _rows_left_leaf(L, R, W, order, distinct, src, key, at, rows):
 
 
 @njit(**NUMBA_FLAGS)
-def _fits_by_position(L, R, by_start, order, fits):
-    """Per partition (``fits[g]``), for a right leaf: does every left record that ends before a right
-    event fit its window from the first left record starting in it on?  So when the window times follow
-    the positions: the left records' window times (wst <= wen) with wst ascending in ``by_start``'s order
-    and wen in theirs, their ends (the order's key) ascending, the right events' single times ascending
-    with their positions, and each right event's time at least the last left record ending before it.
-    Then a record l in the scan of right event r (its start at least the first's, which is within the
-    window) spans rend - wst_l <= W, and only "ends before r" is tested.  False for a partition whose
-    offsets are outside the records (the kernel reports them)."""
+def _fits_by_position(L, R, by_start, order, W, fits, at):
+    """Per partition (``fits[g]``), for a right leaf: 1 when every left record that ends before a right
+    event fits its window from the first left record starting in it on, 2 when besides the pairs of
+    a right event can be counted by two pointers, else 0.  1 when the window times follow the
+    positions: the left records' window times (wst <= wen) with wst ascending in ``by_start``'s order
+    and wen in theirs, their ends (the order's key) ascending, the right events' single times
+    ascending with their positions, and each right event's time at least the last left record ending
+    before it.  Then a record l in the scan of right event r (its start at least the first's, which is
+    within the window) spans rend - wst_l <= W, and only "ends before r" is tested.  2 when also the
+    left records are within the window themselves (wen - wst <= W), start no later than they end,
+    (outside ``position`` order) their first times ascend in ``by_start``'s order, and each right
+    event's time is at most that of the first left record not ending before it: a record starting
+    before the window then ends before r (else it would span more than W), so r's pairs are the
+    records ending before it less those before the window in ``by_start``.  0 for a partition whose
+    offsets are outside the records (the kernel reports them).
+
+    Counted so as it goes: ``at[e + 1]`` the pairs ending at each right event's position e, and the
+    number of them all returned, which hold when every partition says 2 (else ``at`` is to be cleared;
+    a position outside ``at`` or two right events at one make the partition's answer 1 at most, and
+    the kernel then reports them)."""
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
+    n = np.int64(0)
     for g in range(len(Lg) - 1):
         l0, l1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
-        fits[g] = False
+        fits[g] = 0
         if not (0 <= l0 <= l1 <= min(len(Len), len(by_start)) and 0 <= r0 <= r1 <= len(Ren)):
             continue
-        ok = True
+        ok = counts = True
         for i in range(l0, l1):
             l, h = by_start[i], by_start[max(i - 1, l0)]
             if not (0 <= l < len(Len) and 0 <= h < len(Len)) or Lwst[l] > Lwen[l] or Lwst[l] < Lwst[h]:
                 ok = False
                 break
+            if exceeds(Lwst[l], Lwen[l], W) or ((Lst[l] > Len[l]) if order == 0 else (
+                    Ltst[l] > Lten[l] or Ltst[l] < Ltst[h])):
+                counts = False
             if i > l0 and (Lwen[i] < Lwen[i - 1] or (Len[i] < Len[i - 1] if order == 0 else Lten[i] < Lten[i - 1])):
                 ok = False
                 break
-        p = l0  # the left records ending before right event r: [l0, p)
+        # the left records ending before right event r: [l0, p); before its window: by_start[l0:first)
+        p = first = l0
         for r in range(r0, r1):
             if not ok:
                 break
@@ -260,7 +276,18 @@ def _fits_by_position(L, R, by_start, order, fits):
                 p += 1
             if p > l0 and Lwen[p - 1] > Rwst[r]:
                 ok = False
-        fits[g] = ok
+            if p < l1 and Lwen[p] < Rwen[r]:
+                counts = False
+            e = Ren[r]
+            if not (0 <= e < len(at) - 1) or (r > r0 and e == Ren[r - 1]):
+                counts = False
+            if counts:
+                while first < l1 and exceeds(Lwst[by_start[first]], Rwen[r], W):
+                    first += 1
+                at[e + 1] = max(p - first, 0)
+                n += at[e + 1]
+        fits[g] = (1 + counts) if ok else 0
+    return n
 
 
 @njit(**NUMBA_FLAGS)
@@ -271,8 +298,9 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
     # within an end), scanned from the first starting in the window to the last starting before the
     # right event, both bounds moving forward only (starts and window times ascend in that order within
     # a partition, as ends do in the record order); a record that does not end before the right event
-    # is skipped.  Both passes scan the same, so they find the same pairs.  Status as the left-leaf
-    # kernels'; -4 also two right records ending at one position.
+    # is skipped.  Both passes scan the same, so they find the same pairs (where _fits_by_position
+    # counted them instead, seq_join_rows checks that the writing pass wrote as many).  Status as the
+    # left-leaf kernels'; -4 also two right records ending at one position.
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
@@ -286,7 +314,7 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
         if not (0 <= l0 <= l1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren) and l1 <= len(by_start)):
             return np.int64(-2)
         first = last = l0  # the scanned range of by_start
-        fit = fits[g] and not distinct
+        fit = fits[g] >= 1 and not distinct
         for r in range(r0, r1):
             e = Ren[r]
             if not 0 <= e < len(at) - 1:
@@ -355,9 +383,20 @@ def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
     for p in range(1, len(count)):
         count[p] += count[p - 1]
     out = by_start if G == 1 else tmp
+    ordered = True  # each record after the one before it at its first position, by the columns
     for i in range(m):
-        out[count[Lst[i]]] = i
+        slot = count[Lst[i]]
+        out[slot] = i
         count[Lst[i]] += 1
+        # slot - 1 holds the record before i at its first position, unless i is the first there: then
+        # another position's record or nothing yet (any value: one in [0, i) at i's first position only
+        # costs the sort below)
+        y = out[slot - 1] if slot > 0 else -1
+        if ordered and 0 <= y < i and Lst[y] == Lst[i]:
+            c = 0
+            while c < len(cols) and Lpos[i, cols[c]] == Lpos[y, cols[c]]:
+                c += 1
+            ordered = c == len(cols) or Lpos[i, cols[c]] > Lpos[y, cols[c]]
     if G > 1:
         for g in range(G):
             if not 0 <= Lg[g] <= Lg[g + 1] <= m:
@@ -368,6 +407,8 @@ def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
             g = part[tmp[i]]
             by_start[count[g]] = tmp[i]
             count[g] += 1
+    if ordered:  # as a join below writes its records (by end, then start): no run to sort
+        return True
     K0 = np.empty((m, 0), np.int64)
     a = 0
     while a < m:
@@ -381,11 +422,13 @@ def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
 
 
 def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src, n_events: int,
-                  key=None, threads: int = 1) -> np.ndarray:
+                  key=None, threads: int = 1) -> tuple[np.ndarray, bool]:
     """The matches that are the pairs of :func:`~jitcep.kernels.join.seq_join`, in canonical order
     (docs/semantics.md section 11), when one input is a leaf (one-event records): a C-ordered
     (len(src), pairs) matrix, row c column ``src[c]`` of each pair's left record's positions then its
     right one's; ``src`` names every column once (the match's first and last events are its rows').
+    With it, True when no position written is unbound (negative) because no record's is: the output
+    then needs no pass over the rows to know it (False: it may be).
     ``key``: the rows in the order the
     canonical order compares them (the variables' name order), a permutation of ``range(len(src))``;
     None: row order.  For the join at the root with no predicate left to test: no pair arrays are
@@ -394,20 +437,21 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
 
     The join runs twice: counting the pairs ending at each position (below ``n_events``), then writing
     each end's rows where the earlier ends' leave off, so key partitions come out merged by end with no
-    sort.  Each end's rows are written in order: with a left leaf (its records in position order), left
-    event by left event, each with the end's right records sorted by their columns; with a right leaf,
-    the end's one right record with its left records scanned in their order by first position and
-    columns, put in that order once for the whole join (:func:`_start_order`, a counting sort), from
-    the first starting within the window to the last starting before the right event (the records in
-    between that do not end before it are skipped; no sort per end).  ``threads``: the partitions are
-    split into up to that many ranges joined side by side (their ends, and so their rows, are
-    disjoint).
+    sort.  With a right leaf whose window times follow the positions the count takes no pass over the
+    pairs: :func:`_fits_by_position` counts them by two pointers as it checks the partitions.  Each
+    end's rows are written in order: with a left leaf (its records in position order), left event by
+    left event, each with the end's right records sorted by their columns; with a right leaf, the end's
+    one right record with its left records scanned in their order by first position and columns, put
+    in that order once for the whole join (:func:`_start_order`, a counting sort), from the first
+    starting within the window to the last starting before the right event (the records in between
+    that do not end before it are skipped; no sort per end).  ``threads``: the partitions are split
+    into up to that many ranges joined side by side (their ends, and so their rows, are disjoint).
 
     Needs an ``order`` in which a left record ends before its right one starts (not
     ``nondecreasing_ts``) and each end position in one partition (an event has one key), as the
     engine's buffers have.  Invariants and ``cap`` as :func:`~jitcep.kernels.join.seq_join`'s; neither
-    input a leaf, a column of ``src`` outside the records or named twice, ``key`` no permutation, a position not below
-    ``n_events`` or two records of a leaf at one position is a KernelInputError.
+    input a leaf, a column of ``src`` outside the records or named twice, ``key`` no permutation, a
+    position not below ``n_events`` or two records of a leaf at one position is a KernelInputError.
     """
     if order == "nondecreasing_ts":
         raise fail("seq_join_rows", "under nondecreasing_ts a left record may end after its right one")
@@ -434,8 +478,12 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         starts = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
         if not _start_order(Lt[0], Lt[1], Lt[3], cols, starts, part, tmp, by_start):
             raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
-        fits = np.zeros(len(Lt[3]) - 1, np.bool_)
-        _fits_by_position(Lt, Rt, by_start, code, fits)
+        fits = np.zeros(len(Lt[3]) - 1, np.int8)
+        at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
+        at[:] = 0
+        pairs = _fits_by_position(Lt, Rt, by_start, code, W, fits, at)
+        if distinct or not (fits == 2).all():
+            at[:], pairs = 0, None  # counted by scanning the records
 
         def run(Lr, Rr, g0, g1, at, rows):
             return _canonical_join_by_start(Lr, Rr, W, code, distinct, src, by_start, fits[g0:g1], cap, at,
@@ -443,8 +491,9 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
 
     Lg, Rg = Lt[3], Rt[3]
     ranges = partition_ranges((Lg, Rg), threads)
-    at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
-    at[:] = 0
+    if Lt[1] is Lt[2]:
+        at, pairs = scratch("seq_join_rows_at", int(n_events) + 1, np.int64), None
+        at[:] = 0
 
     def join(g0: int, g1: int, rows):
         Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
@@ -456,11 +505,14 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
         _check(status, "a SEQ join", cap)
         return status
 
-    m = sum(run_ranges(lambda g0, g1: join(g0, g1, None), ranges))
+    m = sum(run_ranges(lambda g0, g1: join(g0, g1, None), ranges)) if pairs is None else int(pairs)
     if m > cap:
         _check(-1, "a SEQ join", cap)
     rows = empty(len(src) * m, np.int64).reshape(len(src), m)
     if m:
         np.cumsum(at, out=at)  # at[e]: the rows ending before e
-        run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)
-    return rows
+        if sum(run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)) != m:  # no row left unwritten
+            raise fail("seq_join_rows", "the pairs counted are not those written")
+    # every row a record's position: none is unbound when no record's is (a pass over the records, not
+    # over the rows: 3 times fewer on core_seq3, perf/notes/output_and_core.md)
+    return rows, not m or (Lt[0].min(initial=0) >= 0 and Rt[0].min(initial=0) >= 0)
