@@ -15,8 +15,8 @@ import pytest
 from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
 from jitcep.plan.planner.cardinality import lists_per_record, none_in_range
-from jitcep.plan.planner.ranges import (Chain, Range, before_last, chains, laplace, none_of, ordered_pairs,
-                                        range_of, runs, subsets)
+from jitcep.plan.planner.ranges import (Chain, Range, before_last, chains, laplace, log_laplace, none_of,
+                                        ordered_pairs, range_of, runs, subsets)
 
 
 def _over(f, j: int, k: int, n: int = 200_000) -> float:
@@ -365,3 +365,66 @@ def test_a_maximal_closures_runs_are_asked_only_up_to_the_longest_its_members_re
     # every run of 1..N of N members (no bound reached): N (N + 1) / 2; N Poisson of mean m x, x uniform
     # (the range between a and c): E[(m x)^2 / 2 + m x] = m^2 / 6 + m / 2
     assert got == pytest.approx(50.0 ** 2 / 6 + 25.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("m", [1.0, 10.0, 50.0, 60.0, 61.0, 100.0, 300.0, 1000.0, 5000.0])
+def test_runs_summed_over_their_lengths_are_the_pairs_of_members(m):
+    # over a uniform range with no bound reached, sum(L) max(N - L + 1, 0) = N (N + 1) / 2 and N is Poisson of
+    # mean m x, x uniform: E[N^2 + N] / 2 = (m^2 / 3 + 2 m / 2) / 2 = m^2 / 6 + m / 2
+    got = runs(m, Range(1.0, 1, 2), int(m + 12 * math.sqrt(m) + 20))
+    assert sum(got) == pytest.approx(m * m / 6 + m / 2, rel=1e-6)
+
+
+def _pairs_by_quadrature(m: float, j: int, k: int) -> float:
+    """``E[N (N + 1) / 2]``, N Poisson of mean m x, x ~ Beta(j, k - j), by the midpoint rule: each x's
+    Poisson terms in log space, summed over N."""
+    n = np.arange(int(m + 12 * math.sqrt(m) + 20), dtype=np.float64)
+    lgam = np.array([math.lgamma(v + 1) for v in n])
+    x = (np.arange(4_000) + 0.5) / 4_000
+    w = x ** (j - 1) * (1 - x) ** (k - j - 1)
+    per_x = [float((np.exp(n * math.log(m * xi) - m * xi - lgam) * n * (n + 1) / 2).sum()) for xi in x]
+    return float(np.dot(per_x, w) / w.sum())
+
+
+@pytest.mark.parametrize("m", [10.0, 100.0, 1000.0])
+@pytest.mark.parametrize("j, k", [(1, 3), (2, 3)])
+def test_runs_summed_over_their_lengths_on_a_non_uniform_range(m, j, k):
+    got = runs(m, Range(1.0, j, k), int(m + 12 * math.sqrt(m) + 20))
+    assert sum(got) == pytest.approx(_pairs_by_quadrature(m, j, k), rel=1e-4)
+
+
+def _log_laplace_by_quadrature(t: float, a: int, b: int, n: int = 400_000) -> float:
+    """``log E[exp(-t x)]``, x ~ Beta(a, b - a), by the midpoint rule on log-space weights (``x^(a - 1)`` and
+    ``e^(-t x)`` each under- or overflow alone at a ~ t ~ 1000)."""
+    x = (np.arange(n) + 0.5) / n
+    log_w = (a - 1) * np.log(x) + (b - a - 1) * np.log1p(-x)
+    log_f = log_w - t * x
+    top, top_f = log_w.max(), log_f.max()
+    return float(top_f + np.log(np.exp(log_f - top_f).sum()) - top - np.log(np.exp(log_w - top).sum()))
+
+
+@pytest.mark.parametrize("t", [61.0, 100.0, 1000.0, 20_000.0])
+@pytest.mark.parametrize("shift", [-30, -5, 0, 5, 30])
+@pytest.mark.parametrize("d", [1, 2, 3, 6])
+def test_laplace_with_parameters_near_its_argument(t, shift, d):
+    # runs asks 1F1(j + n; k + n; -m) for n up to past m: a ~ t, where t^-a alone is not the transform (and
+    # the transform is below a float's range: compared in log space)
+    a = max(int(t) + shift, 1)
+    want = _log_laplace_by_quadrature(t, a, a + d)
+    assert log_laplace(t, a, a + d) == pytest.approx(want, rel=1e-6, abs=1e-6)
+    assert laplace(t, a, a + d) == pytest.approx(math.exp(want), rel=1e-5, abs=1e-300)
+
+
+@pytest.mark.parametrize("t", [61.0, 150.0, 1000.0, 5000.0])
+@pytest.mark.parametrize("a, b", [(1, 2), (1, 3), (2, 5), (3, 14), (40, 44)])
+def test_laplace_of_small_parameters_far_out(t, a, b):
+    want = _log_laplace_by_quadrature(t, a, b, 2_000_000 if t > 1000 else 400_000)
+    assert log_laplace(t, a, b) == pytest.approx(want, rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("z", [61.0, 150.0, 400.0])
+@pytest.mark.parametrize("j, k, g", [(7, 15, 1), (4, 12, 1), (3, 9, 2)])
+def test_subsets_far_out_with_wide_ranges_against_the_direct_sum(z, j, k, g):
+    # 1F1(j; k; z)'s two-term expansion is off by ~ (j (k - j))^2 / (2 z^2): 30% at j = 7, k = 15, z = 61
+    want = _direct(z, j, k, g)
+    assert subsets(z, Range(1.0, j, k), 0, None, g) * math.exp(-z) == pytest.approx(want, rel=1e-6)

@@ -43,10 +43,13 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
+
 ASYMPTOTIC = 60.0
-"""Above this argument an unbounded sum is its leading asymptotic term (``e^60`` lists per record price any
-plan out; the relative error is O(1/z)), and ``e^(-t)`` mixtures likewise."""
+"""Above this argument (and far past the Beta's parameters) an unbounded sum is its leading asymptotic term
+(``e^60`` lists per record price any plan out; the relative error is O(1/z)), and ``e^(-t)`` mixtures likewise."""
 _TOP = 700.0  # e^700 is still a float
+_FAR = 25.0  # z past this times j (k - j): 1F1(j; k; z)'s next term, ~ (j (k - j))^2 / (2 z^2), below 1e-3
 _TINY = 1e-12  # a sum stops where its term is this share of it: an estimate, not a special function
 
 
@@ -94,7 +97,7 @@ def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
     """``sum(L = lo .. hi) z^L / L! * E[x^(g L)]`` over ``R``'s x (``hi`` None: to infinity): with ``z = m y``,
     the expected ``sum C(N, L) y^L`` of N members Poisson of mean ``m x^g`` (module docstring)."""
     z = min(z, _TOP) if z > 0.0 else 0.0  # NaN (an inf * 0 upstream) as 0: its series would never end
-    if hi is None and z > ASYMPTOTIC:
+    if hi is None and z > ASYMPTOTIC and (R.j >= R.k or z > _FAR * R.j * (R.k - R.j)):
         if R.j >= R.k:
             return math.exp(z)
         # E[x^(g L)] = Gamma(k) / Gamma(j) (g L)^a (1 + a (j + k - 1) / (2 g L)), a = j - k, and over L ~
@@ -124,13 +127,90 @@ def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
 
 
 def laplace(t: float, a: int, b: int) -> float:
-    """``E[exp(-t x)]`` for ``x ~ Beta(a, b - a)`` (``1F1(a; b; -t)``, ``t >= 0``), by Kummer's
-    ``e^(-t) 1F1(b - a; b; t)``, a sum of positive terms; ``a >= b``: ``e^(-t)``."""
+    """``E[exp(-t x)]`` for ``x ~ Beta(a, b - a)`` (``1F1(a; b; -t)``, ``t >= 0``; :func:`log_laplace`)."""
+    return math.exp(log_laplace(t, a, b))
+
+
+def log_laplace(t: float, a: int, b: int) -> float:
+    """``log E[exp(-t x)]`` for ``x ~ Beta(a, b - a)`` (``log 1F1(a; b; -t)``, ``t >= 0``); ``a >= b``: ``-t``.
+    :func:`log_laplaces` at one ``a``."""
     if a >= b or t <= 0.0:
-        return math.exp(-max(t, 0.0))
-    if t > ASYMPTOTIC:  # Gamma(b) / Gamma(b - a) t^-a (1 + a (1 + a - b) / t)
-        return math.exp(math.lgamma(b) - math.lgamma(b - a) - a * math.log(t)) * (1.0 + a * (1 + a - b) / t)
-    return math.exp(-t) * subsets(t, Range(1.0, b - a, b), 0, None)
+        return -max(t, 0.0)
+    return float(log_laplaces(t, np.array([a]), b - a)[0])
+
+
+def log_laplaces(t: float, a: np.ndarray, d: int) -> np.ndarray:
+    """``log E[exp(-t x)]`` for ``x ~ Beta(a, d)`` at each of the integers ``a >= 1`` (``d >= 1``, ``t > 0``).
+
+    Up to :data:`ASYMPTOTIC` Kummer's ``e^(-t) 1F1(d; a + d; t)``, a sum of positive terms.  Far out (t past
+    ``b = a + d`` by many of its standard deviations: the mass of ``x^(a - 1) e^(-t x)`` beyond x = 1
+    negligible) the asymptotic series ``Gamma(b) / Gamma(d) t^-a sum(s < d) (a)_s (1 - d)_s / (s! t^s)``,
+    which ends after d terms for an integer d, so exact there, taken where its alternating terms do not
+    cancel.  Between (``a`` near ``t``, as :func:`runs` asks), a quadrature of the log-concave integrand."""
+    out = np.empty(len(a))
+    rest = np.zeros(len(a), dtype=bool)
+    for i, ai in enumerate(a.tolist()):
+        b = ai + d
+        if t <= ASYMPTOTIC:
+            out[i] = -t + math.log(subsets(t, Range(1.0, d, b), 0, None))
+            continue
+        if t >= b + 12.0 * math.sqrt(b) + 30.0:
+            total, size, term = 0.0, 0.0, 1.0
+            for s in range(d):
+                total, size = total + term, size + abs(term)
+                term *= -(d - 1 - s) / (s + 1) * (ai + s) / t
+            if total > 1e-8 * size:
+                out[i] = math.lgamma(b) - math.lgamma(d) - ai * math.log(t) + math.log(total)
+                continue
+        rest[i] = True
+    if rest.any():
+        ar = a[rest].astype(np.float64)
+        lg = np.array([math.lgamma(v + d) - math.lgamma(v) - math.lgamma(d) for v in ar.tolist()])
+        out[rest] = _log_integrals(t, ar, d) + lg
+    return out
+
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(48)
+_DROP = 60.0  # the integrand's log falls this far from its peak at the quadrature's ends: e^-60 of it left
+
+
+def _phi(x: np.ndarray, t: float, a: np.ndarray, d: int) -> np.ndarray:
+    """``log(x^(a - 1) (1 - x)^(d - 1) e^(-t x))``, ``0 <= x <= 1`` (``0 log 0`` as 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left = np.where(a > 1, (a - 1) * np.log(x), 0.0)
+        right = (d - 1) * np.log1p(-x) if d > 1 else 0.0
+    return left + right - t * x
+
+
+def _log_integrals(t: float, a: np.ndarray, d: int) -> np.ndarray:
+    """``log int(0..1) x^(a - 1) (1 - x)^(d - 1) e^(-t x) dx`` at each ``a`` by Gauss-Legendre on each side of
+    the integrand's peak, out to where its log has fallen by :data:`_DROP` (the log is concave: found by
+    doubling from the peak's width)."""
+    c = t + a + d - 2.0  # the peak: the smaller root of t x^2 - c x + (a - 1), in [0, 1]
+    peak = np.minimum(2.0 * (a - 1) / (c + np.sqrt(np.maximum(c * c - 4.0 * t * (a - 1), 0.0))), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        curve = np.where(peak > 0.0, (a - 1) / np.maximum(peak, 1e-300) ** 2, 0.0)
+        curve = curve + np.where(peak < 1.0, (d - 1) / np.maximum(1.0 - peak, 1e-300) ** 2, 0.0)
+        width = np.minimum(np.where(curve > 0.0, 1.0 / np.sqrt(curve), 1.0), 1.0 / t)  # 1 / t: a peak at an end
+    top = _phi(peak, t, a, d)
+    total = np.full(len(a), -np.inf)
+    for side in (-1.0, 1.0):
+        step, open_ = width.copy(), np.ones(len(a), dtype=bool)
+        end = peak.copy()
+        for _ in range(80):
+            end = np.where(open_, np.clip(peak + side * step, 0.0, 1.0), end)
+            open_ &= (end > 0.0) & (end < 1.0) & (_phi(end, t, a, d) >= top - _DROP)
+            if not open_.any():
+                break
+            step = np.where(open_, 2.0 * step, step)
+        lo, hi = (end, peak) if side < 0 else (peak, end)
+        half = 0.5 * (hi - lo)
+        x = half[:, None] * _NODES + (0.5 * (hi + lo))[:, None]
+        f = _phi(x, t, a[:, None], d) - top[:, None]
+        with np.errstate(divide="ignore"):
+            part = top + np.log(np.exp(f) @ _WEIGHTS * half)
+        total = np.logaddexp(total, part)
+    return total
 
 
 def none_of(t: float, R: Range) -> float:
@@ -155,15 +235,15 @@ def runs(m: float, R: Range, hi: int) -> list[float]:
     out = [0.0] * max(hi, 0)
     if m <= 0.0:
         return out
+    top = min(hi, longest_run(m))
     mean, log_m, log_moment = m * R.moment(1), math.log(m), 0.0
+    tails = log_laplaces(m, R.j + np.arange(top), R.k - R.j).tolist() if R.j < R.k else [-m] * top
     below = below_n = 0.0  # sum(n < L - 1) P(N = n), and of n P(N = n)
-    for L in range(1, min(hi, longest_run(m)) + 1):
+    for L in range(1, top + 1):
         out[L - 1] = max(mean - (L - 1) + (L - 1) * below - below_n, 0.0)
         n = L - 1  # P(N = n) enters the sums of L + 1
-        tail = laplace(m, R.j + n, R.k + n) if R.j < R.k else math.exp(-m)
-        if tail > 0.0:
-            p_n = math.exp(n * log_m - math.lgamma(n + 1) + log_moment + math.log(tail))
-            below, below_n = below + p_n, below_n + n * p_n
+        p_n = math.exp(n * log_m - math.lgamma(n + 1) + log_moment + tails[n])
+        below, below_n = below + p_n, below_n + n * p_n
         if R.j < R.k:
             log_moment += math.log((R.j + n) / (R.k + n))
     return out
