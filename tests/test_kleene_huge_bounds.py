@@ -15,8 +15,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 _PROBE = r"""
 import json, sys
 import polars as pl
