@@ -138,7 +138,7 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     cols = np.array([where[v] for v in names], dtype=np.int64)
     perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
     at = perm
-    if rows is not None:  # the order's rows of P: one index, where a copy of the rows was gathered again
+    if rows is not None:  # the order's rows of P: one index, no copy of the rows gathered again
         at = rows if perm is None else take(rows, perm)
     columns = gather_columns(P, cols, at)
     gathered = dict(zip(names, columns))

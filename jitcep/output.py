@@ -163,7 +163,7 @@ class _Values:
         """What the output's layout (:func:`_layout`) depends on besides the patterns."""
         if self.source is not None:
             return ("source", tuple(self.columns), self.time, self.type)
-        return ("table", bool(self.table.type_names), tuple(self.table.columns))
+        return ("table", bool(self.table.type_names), tuple(self.table.columns), self.type)
 
     def has_type(self) -> bool:
         if self.source is not None:
@@ -203,7 +203,6 @@ class _Values:
             s = pl.select(pl.when(pl.lit(pl.Series(c.valid[pos]))).then(s)).to_series()
         return s
 
-
     def source_column(self, attr: str) -> str | None:
         """The input column holding ``attr``'s values (None: the type of an input without a type column,
         all null); MissingColumnError when the input has no such column."""
@@ -216,9 +215,10 @@ class _Values:
             raise MissingColumnError(f"column {col!r} is not in the input; columns: {self.columns}")
         return col
 
+
 def _frame(series: list[pl.Series]) -> pl.DataFrame:
     """``pl.DataFrame(series)`` (named, equal lengths) in a fifth of its Python calls: a small run's
-    output makes several (perf/notes/opencep.md, session 17)."""
+    output makes several (perf/notes/opencep.md, "Fewer Python/Polars calls a warm run on small tables")."""
     if not series:
         return pl.DataFrame()
     return series[0].to_frame().hstack(series[1:]) if len(series) > 1 else series[0].to_frame()
@@ -269,7 +269,7 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     every = rows if values.source is not None or table.row_map() is None else input_rows(positions, None, table.n)
     srcs = list(dict.fromkeys(src for v in vars_ for _, src in unified[v.name][1] if src != ROW))
     # one Series per source column, by a compiled take where it can (a frame gather runs on Polars' thread
-    # pool, which a forked child does not have: it waited forever, tests/test_threads.py)
+    # pool, which a forked child does not have: it would wait forever, tests/test_threads.py)
     gathered = {src: values.gather(src, every, rows) for src in srcs}
     gathered[ROW] = pl.Series(rows, dtype=ID_DTYPE)
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
@@ -306,7 +306,7 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
 
 
 def _arrow_int64(a: np.ndarray) -> pa.Array:
-    """``a`` as an Arrow int64 array over the same memory (a Polars Series in between cost ~40 calls)."""
+    """``a`` as an Arrow int64 array over the same memory (a Polars Series in between costs ~40 calls)."""
     a = np.ascontiguousarray(a, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)])
 

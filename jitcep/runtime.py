@@ -61,7 +61,7 @@ from .plan.rules.disjuncts import alternatives_plan
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _alternatives = PerObject(needs_alternatives)  # asked three times a run: each walk flattened the body
-_default = PerObject(lambda pattern: {})  # options -> the default physical plan
+_default = PerObject(lambda pattern: {})  # (options, tuning constants[, what]) -> the default physical plan
 _searched = PerObject(lambda logical: {})  # (options, statistics, span, budget) -> the planner's plan
 _SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
 
@@ -93,11 +93,13 @@ def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None
 
 
 def default_plan(pattern: Pattern, options: Options) -> PhysicalPlan:
-    """The pattern's physical plan under ``options`` with the default join shape (kept per pattern object)."""
+    """The pattern's physical plan under ``options`` with the default join shape (kept per pattern object and
+    tuning constants: the rules read some, e.g. ``DNF_MAX_ALTERNATIVES``)."""
     plans = _default(pattern)
-    plan = plans.get(options)
+    key = (options, _tuning())
+    plan = plans.get(key)
     if plan is None:
-        plan = plans[options] = _planned(pattern, options, physical_plan)
+        plan = plans[key] = _planned(pattern, options, physical_plan)
     return plan
 
 
@@ -108,7 +110,8 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     not checked again under the same options (a run asks twice, and the check is a function of them).
     """
     plans = _default(pattern)
-    passed = plans.get((options, "supported"))
+    key = (options, _tuning(), "supported")
+    passed = plans.get(key)
     if passed is not None:
         return passed
     if pattern.window is None:
@@ -120,7 +123,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     if logical is not None and any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
-    plans[(options, "supported")] = plan = default_plan(pattern, options)
+    plans[key] = plan = default_plan(pattern, options)
     return plan
 
 
@@ -208,9 +211,10 @@ def _noted(pattern: Pattern, options: Options, note: str) -> PhysicalPlan:
     """The default plan with ``note`` as its planner note, the last one kept per options: a rerun on one
     table gives the same note (a copy of the plan was a fifth of a small run's planning)."""
     plans = _default(pattern)
-    got = plans.get((options, "noted"))
+    key = (options, _tuning(), "noted")
+    got = plans.get(key)
     if got is None or got[0] != note:
-        got = plans[(options, "noted")] = (note, dataclasses.replace(default_plan(pattern, options), notes=(note,)))
+        got = plans[key] = (note, dataclasses.replace(default_plan(pattern, options), notes=(note,)))
     return got[1]
 
 
@@ -266,7 +270,7 @@ def searched(logical, options: Options, stats, span: float, budget: int | None) 
     if plan is None:
         plan = physical_plan(logical, options, None, stats, span, budget)
         if len(plans) >= _SEARCHED_KEEP:
-            plans.pop(next(iter(plans)))
+            plans.pop(next(iter(plans)), None)  # another thread may have taken it
         plans[key] = plan
     return plan
 

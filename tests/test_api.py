@@ -471,3 +471,18 @@ def test_ts_and_type_pseudo_attributes_against_input_columns():
     assert out["a"].struct.field("row").to_list() == [0] and out["b"].struct.field("row").to_list() == [1]
     assert jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.type = 'A' WITHIN 10").run(
         df, time="t", type="kind").height == 0
+
+
+def test_a_pattern_checked_once_is_checked_again_under_other_tuning(monkeypatch):
+    # check_supported keeps a pattern's pass per options and tuning constants: DNF_MAX_ALTERNATIVES read by
+    # the rules, set after a first check, refuses the pattern as it refuses a fresh copy of it
+    from jitcep import config, runtime
+    from jitcep.pattern.parser import parse
+
+    kept, fresh = parse(UNCOVERED_AB), parse(UNCOVERED_AB)
+    options = jitcep.compile(UNCOVERED_AB).options
+    runtime.check_supported(kept, options)
+    monkeypatch.setattr(config, "DNF_MAX_ALTERNATIVES", 1)
+    for p in (fresh, kept):
+        with pytest.raises(jitcep.UnsupportedPatternError):
+            runtime.check_supported(p, options)

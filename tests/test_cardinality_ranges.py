@@ -428,3 +428,18 @@ def test_subsets_far_out_with_wide_ranges_against_the_direct_sum(z, j, k, g):
     # 1F1(j; k; z)'s two-term expansion is off by ~ (j (k - j))^2 / (2 z^2): 30% at j = 7, k = 15, z = 61
     want = _direct(z, j, k, g)
     assert subsets(z, Range(1.0, j, k), 0, None, g) * math.exp(-z) == pytest.approx(want, rel=1e-6)
+
+
+def test_chains_and_pairs_take_nan_growth_as_none_and_bound_the_exponent_not_z():
+    # NaN (an inf * 0 upstream) would keep a series summed to its peak going forever: taken as no growth
+    assert chains(math.nan, Range(1.0, 1, 3), 1, None, 2) == 0.0
+    assert ordered_pairs(Chain(math.nan, 1, 1, None), Chain(2.0, 1, 1, None), Range(1.0, 1, 2)) is not None
+    # a fixed range (every moment 1): sum (2 z)^L / (2 L)! = cosh(sqrt(2 z)); z = 5000 gives cosh(100) ~ 1.3e43,
+    # which a cap on z at 700 (e^sqrt(1400) ~ 1.3e16 at most) could never reach
+    assert chains(5000.0, Range(1.0, 1, 1), 0, None, 2) == pytest.approx(math.cosh(100.0), rel=1e-6)
+    assert math.isfinite(chains(math.inf, Range(1.0, 1, 1), 0, None, 2))
+
+
+def test_runs_lists_only_the_lengths_its_members_can_reach():
+    got = runs(1000.0, Range(1.0, 1, 2), 10 ** 9)  # a list of 10^9 zeros would be 8 GB
+    assert 1000 < len(got) < 2000 and got[-1] >= 0.0

@@ -271,3 +271,12 @@ def test_return_expression_over_a_kleene_variables_members_is_refused_at_compile
             jitcep.compile(f"PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN {text} AS v")
     # the list itself, aggregates and fixed members stay allowed
     jitcep.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN b.x, avg(b.x) AS m, -b[1].x AS f")
+
+
+def test_the_type_field_follows_type_between_calls_on_one_pattern():
+    # the kept layout is keyed by the type column's name too: a second call on the same pattern with another
+    # name (or none) names the untyped variable's type field as a fresh pattern would
+    p = seq_kleene()
+    for kind, want in (("kind", "kind"), (None, "type"), ("kind", "kind")):
+        out = to_frame([p], [two_matches()], table(), type=kind)
+        assert list(out.schema["d"].to_schema()) == ["row", "ts", want, "sym"], kind

@@ -88,7 +88,7 @@ def _key_of(pattern: Pattern) -> list[str]:
     return list(dict.fromkeys(c.attr for c in E.conjuncts(pattern.where) if isinstance(c, E.Equiv) and c.value is None))
 
 
-_keyed_by = PerObject(_key_of)  # asked twice a run (reading, the table): each walked the WHERE (read only)
+_keyed_by = PerObject(_key_of)  # asked twice a run (reading, the table), each a walk of the WHERE (read only)
 
 
 def _partition_key(pats, partition_by) -> tuple[str, ...] | None:

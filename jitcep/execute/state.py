@@ -128,7 +128,7 @@ def _predicate_set(plan: PhysicalPlan, preds: list, specs: dict[str, ColumnSpec]
 
 def _predicates_read(plan: PhysicalPlan) -> tuple[list, frozenset[str]]:
     """(``plan.predicates()``, the attributes they read but ``ts``): a function of the plan, kept per plan
-    (read only), as each run walked the tree and the conjuncts again."""
+    (read only), so that a rerun does not walk the tree and the conjuncts again."""
     preds = plan.predicates()
     return preds, frozenset(n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)) - {"ts"}
 

@@ -250,7 +250,7 @@ def _plan_reads(plan: PhysicalPlan) -> tuple[tuple[str, ...] | None, bool, froze
     return tuple(types) if typed else None, untyped, reduced
 
 
-_READS = PerObject(_plan_reads)  # a function of the plan: each run's walks were a fifth of its context's calls
+_READS = PerObject(_plan_reads)  # a function of the plan: walked per run, it is a fifth of its context's calls
 
 
 def _leaves_read(plans: list[PhysicalPlan]) -> tuple[dict[tuple[str, ...], dict[str, None]], set[tuple[str, ...]]]:

@@ -605,7 +605,7 @@ def gather_columns(P: np.ndarray, cols: np.ndarray, perm: np.ndarray | None) -> 
         raise fail("gather_columns", f"a column number is outside the {P.shape} matrix")
     ordered = perm is None
     perm = np.zeros(0, np.int64) if ordered else np.ascontiguousarray(perm, dtype=np.int64)
-    check_index("gather_columns", "the rows", perm, P.shape[0])  # one pass (min() and max() took two)
+    check_index("gather_columns", "the rows", perm, P.shape[0])  # one pass, not min() and max()
     m = P.shape[0] if ordered else len(perm)
     out = empty(len(cols) * m, np.int64).reshape(len(cols), m)
     _gather_columns(P, cols, perm, ordered, out)

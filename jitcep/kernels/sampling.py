@@ -325,8 +325,8 @@ def sample_with_key(type_code: np.ndarray, ts: np.ndarray, n_types: int, n_block
     then at the first ``m_key`` draws; :func:`candidates` (idx, offsets, in_type) of the blocks' events
     whose key is not null; and :func:`pair_counts` of the draws' codes (None where it declines).
     ``key_values`` None: no key (codes empty, span 0, every event's key taken as present, pair counts
-    None).  One call where :func:`jitcep.plan.planner.sampling.estimate` made five, each with its Python
-    steps and argument checks (after a run's passes, none of their code is in cache)."""
+    None).  One call rather than five, each with its Python steps and argument checks (after a run's
+    passes, none of their code is in cache)."""
     keys = len(type_code) if key_values is None else len(key_values)
     if len(ts) != len(type_code) or keys != len(type_code):
         raise fail("sample_with_key", f"{len(ts)} timestamps and {keys} keys for {len(type_code)} events")

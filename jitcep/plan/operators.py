@@ -544,7 +544,7 @@ class PhysicalPlan:
     # variable, the variables of its sibling in the searched tree); rules/kleene_collection.py collects it there
     kleene_places: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # every operator, post-order: one walk of the tree per plan, which its checks and readers share (the rules
-    # copy a plan with dataclasses.replace several times, and each copy was walked by each of them)
+    # copy a plan with dataclasses.replace several times: one walk per copy, not one per check)
     _nodes: tuple = dataclasses.field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self):

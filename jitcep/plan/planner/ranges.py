@@ -93,10 +93,18 @@ def range_of(before, after, s: frozenset, W: float, in_conj: bool = False) -> Ra
     return Range(W, min(j, k), k)
 
 
+def _capped(z: float, floor: float = 0.0) -> float:
+    """``z`` within ``[floor, _TOP]`` (past it ``e^z`` is no float); NaN, from an ``inf * 0`` upstream, as 0:
+    a series summed to its peak would never end on it."""
+    if z != z:
+        return 0.0
+    return min(max(z, floor), _TOP)
+
+
 def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
     """``sum(L = lo .. hi) z^L / L! * E[x^(g L)]`` over ``R``'s x (``hi`` None: to infinity): with ``z = m y``,
     the expected ``sum C(N, L) y^L`` of N members Poisson of mean ``m x^g`` (module docstring)."""
-    z = min(z, _TOP) if z > 0.0 else 0.0  # NaN (an inf * 0 upstream) as 0: its series would never end
+    z = _capped(z)
     if hi is None and z > ASYMPTOTIC and (R.j >= R.k or z > _FAR * R.j * (R.k - R.j)):
         if R.j >= R.k:
             return math.exp(z)
@@ -232,10 +240,10 @@ def runs(m: float, R: Range, hi: int) -> list[float]:
     One pass over L with running sums of ``P(N = n)`` and ``n P(N = n)``, each in log space (``m^n / n!``
     overflows a float from n ~ 170 at m = 1000 while its factor ``1F1`` underflows); past
     :func:`longest_run` members (N <= Poisson(m): x <= 1) a run of L is all but impossible, 0."""
-    out = [0.0] * max(hi, 0)
+    top = min(hi, longest_run(m))
+    out = [0.0] * max(top, 0)
     if m <= 0.0:
         return out
-    top = min(hi, longest_run(m))
     mean, log_m, log_moment = m * R.moment(1), math.log(m), 0.0
     tails = log_laplaces(m, R.j + np.arange(top), R.k - R.j).tolist() if R.j < R.k else [-m] * top
     below = below_n = 0.0  # sum(n < L - 1) P(N = n), and of n P(N = n)
@@ -270,14 +278,14 @@ def chains(z: float, R: Range, lo: int, hi: int | None, g: int) -> float:
     the other g-th roots of unity adding terms of at most ``e^(y cos(2 pi / g))``."""
     if g == 1:
         return subsets(z, R, lo, hi)
-    z = min(max(z, 0.0), _TOP)
-    y = math.exp((math.log(math.factorial(g)) + math.log(z)) / g) if z > 0 else 0.0
+    # the lists grow as e^y: y is what a float bounds, not z (at g = 2 a z capped at 700 stopped them near 1e13)
+    y = _capped(math.exp((math.log(math.factorial(g)) + math.log(z)) / g)) if z > 0.0 else 0.0
     if hi is None and y > ASYMPTOTIC:
         return subsets(y, R, 0, None) / g
     if hi is not None and hi < lo:
         return 0.0
     j, k = (R.j, R.k) if R.j < R.k else (1, 1)
-    w = math.factorial(g) * z
+    w = y ** g  # g! z
     total, term, L = 0.0, 1.0, 0
     while True:
         if L >= lo:
@@ -328,12 +336,13 @@ def ordered_pairs(first: Chain, second: Chain, R: Range) -> float | None:
     ``w2 < 0`` is allowed (an alternating sum: :func:`before_last`).  Two unbounded closures far out:
     the closed form ``[w2 (S(w1) - 1) - w1 (S(w2) - 1)] / (w1 - w2)`` over ``A, B >= 1``, ``S`` being
     ``subsets(., R, 0, None)``; None where neither applies within :data:`PAIR_TERMS` terms."""
+    first, second = first._replace(w=_capped(first.w)), second._replace(w=_capped(second.w, -_TOP))
     if max(first.w, second.w) > _LONG:  # a longer series: the closed form where it applies
         far = _far(first, second, R)
         if far is not None:
             return far
     j, k = (R.j, R.k) if R.j < R.k else (1, 1)
-    w1, w2 = min(first.w, _TOP), max(min(second.w, _TOP), -_TOP)
+    w1, w2 = first.w, second.w
     g1, g2 = first.g, second.g
     if g1 == g2 == 1 and first.hi is None and second.hi is None and first.lo <= 1 and second.lo <= 1:
         return _by_exponent(first, second, w1, w2, j, k)

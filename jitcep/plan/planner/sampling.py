@@ -419,7 +419,7 @@ def type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list
     variable a row of flags per type code and a last one for the null type and any other code (an
     untyped variable: all set), as :func:`~jitcep.kernels.sampling.candidates` and
     :func:`~jitcep.kernels.window.most_per_window` take them; kept per logical plan and type names,
-    which tables of one schema share (made on every estimate, they were a tenth of its Python steps).
+    which tables of one schema share (made on every estimate, they would be a tenth of its Python steps).
     Read only."""
     kept = _TYPE_LAYOUTS(logical)
     got = kept.get(type_names)
@@ -432,7 +432,7 @@ def type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list
         for row, cs in zip(allowed, type_codes):
             row[slice(None) if cs is None else cs] = True
         if len(kept) >= _TYPE_LAYOUTS_KEEP:
-            kept.pop(next(iter(kept)))
+            kept.pop(next(iter(kept)), None)  # another thread may have taken it
         got = kept[type_names] = (type_codes, allowed)
     return got
 

@@ -73,7 +73,7 @@ from ..planner.cost import plan_cost
 from .join_tree import join
 from .kleene_split import collected, place_filters
 from .kleene_units import lowerable
-from .type_overlap import _overlap
+from .type_overlap import _overlap, sides_overlap
 
 
 def add(plan, planning):
@@ -250,7 +250,7 @@ def group_body(group):
         node = join(group.body, node, scan)
         covered = set(node.vars)
         here = tuple(p for p in group.joins if E.variables(p) <= covered and not E.variables(p) <= set(node.left.vars))
-        overlap = any(_overlap(types[a], types[b]) for a in node.left.vars for b in node.right.vars)
+        overlap = sides_overlap(types, node.left.vars, node.right.vars)
         node = dataclasses.replace(node, predicates=here, overlap=overlap)
         if isinstance(node, SeqJoin):
             node = dataclasses.replace(node, driver="smaller" if isinstance(node.right, Scan) else "right")

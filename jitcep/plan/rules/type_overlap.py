@@ -17,15 +17,19 @@ def _overlap(a, b) -> bool:
     return a is None or b is None or bool(set(a) & set(b))
 
 
+def sides_overlap(types, left_vars, right_vars) -> bool:
+    """Whether an event may be a candidate of a variable on each side (``types``: variable -> its types, None
+    for any type): each side's types united once, linear in the variables."""
+    left, right = [types[v] for v in left_vars], [types[v] for v in right_vars]
+    return None in left or None in right or not set().union(*left).isdisjoint(set().union(*right))
+
+
 def mark(plan, planning):
     types = planning.logical.variables
 
     def overlap(n):
         if not isinstance(n, Join):
             return {}
-        # a variable of any type (None) may share a type with every other; else some type is on both sides
-        # (each side's types united once: comparing every pair of variables was quadratic in a SEQ's length)
-        left, right = [types[v] for v in n.left.vars], [types[v] for v in n.right.vars]
-        return {"overlap": None in left or None in right or not set().union(*left).isdisjoint(set().union(*right))}
+        return {"overlap": sides_overlap(types, n.left.vars, n.right.vars)}
     root = per_tree("type_overlap", planning.logical, plan.root, lambda: remake_joins(plan.root, overlap))
     return dataclasses.replace(plan, root=root)
