@@ -89,8 +89,8 @@ def _path_frame(path: pathlib.Path) -> pl.LazyFrame:
 
 def _lazy_and_columns(source) -> tuple[pl.LazyFrame | None, list[str], object]:
     """(lazy frame or None, column names, the eager object to project) for any accepted input."""
-    if isinstance(source, pl.DataFrame):
-        return source.lazy(), source.columns, None
+    if isinstance(source, pl.DataFrame):  # selected by name: no lazy frame, no query plan
+        return None, source.columns, None
     if isinstance(source, pl.LazyFrame):
         try:
             names = source.collect_schema().names()
@@ -134,8 +134,7 @@ def read_table(source, columns: Iterable[str] | None = None, *,
     Raises InputFormatError (not a table, missing/unreadable file) and
     MissingColumnError (naming the column and listing the ones that exist).
     """
-    # a Polars frame's columns are selected by name: no lazy frame, no query plan
-    lf, names, eager = (None, source.columns, None) if isinstance(source, pl.DataFrame) else _lazy_and_columns(source)
+    lf, names, eager = _lazy_and_columns(source)
     cols = list(dict.fromkeys(columns)) if columns is not None else list(names)
     present = set(names)
     for c in cols:
@@ -194,7 +193,7 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     pats = _as_patterns(patterns)
     if time_unit is not None:
         normalize_unit(time_unit)  # reject a bad unit before reading anything
-    available = source.columns if isinstance(source, pl.DataFrame) else _lazy_and_columns(source)[1]
+    available = _lazy_and_columns(source)[1]
     attrs = _attributes(pats, available, _partition_key(pats, partition_by), columns)
     what = {a: "attribute" for a in attrs}
     if partition_by is not None:

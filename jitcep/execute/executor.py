@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._memo import PerObject
 from ..matches import MatchTable, canonical_table
 from ..options import Options
 from ..plan.operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter,
@@ -43,7 +42,7 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
     """The matches of ``plan`` over ``ctx``'s table, in canonical order, the joins on up to ``threads``
     threads (the same matches for any number)."""
     state = RunState(plan, ctx, options, threads)
-    names, list_vars = plan.variables, _LIST_VARS(plan)
+    names, list_vars = plan.variables, plan.list_vars
     # a conjunct that mentions no variable applies to every match (section 4); a negative
     # window admits no match; either way the result still has every variable's column
     for c in plan.constants:
@@ -59,8 +58,6 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in names}, {v: buf.lists[v] for v in list_vars},
                            {v: u for v, u in buf.unbound.items() if u.any()})
 
-
-_LIST_VARS = PerObject(lambda plan: plan.list_vars)  # a walk of the tree per run, a function of the plan
 
 
 def _final_join(root):

@@ -39,6 +39,7 @@ An output policy (SASE+ section 2) is another operator over whole matches
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Literal, Union as TypingUnion
 
@@ -562,8 +563,9 @@ class PhysicalPlan:
             raise UnsupportedPatternError(f"plan variables {list(self.variables)} are not its operators' "
                                           f"{list(bound)}")
 
-    @property
+    @functools.cached_property
     def list_vars(self) -> tuple[str, ...]:
+        """The variables whose lists the plan makes (kept: the executor's operators ask on every run)."""
         return _list_vars(self._nodes)
 
     def nodes(self) -> list:
