@@ -106,7 +106,8 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .problem import ClosureUnit, JoinProblem
-from .ranges import Chain, Range, alone, before_last, chains, none_of, ordered_pairs, range_of, runs, subsets
+from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
+                     subsets)
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
 
 ORDER_FACTOR = 0.5
@@ -779,7 +780,7 @@ def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: fro
             lists = none_of(m * (1.0 - q), R) - (none_of(m, R) if lo >= 1 else 0.0)
         else:
             # the runs past the longest the members reach are 0: a bound of 10^9 lists none of them
-            lists = (sum(r * q ** L for L, r in enumerate(runs(m, R, hi), 1) if L >= lo)
+            lists = (sum(r * q ** L for L, r in enumerate(runs(m, R, min(hi, longest_run(m))), 1) if L >= lo)
                      + (anchored and lo == 0))
     else:
         p = max(math.prod(sel(e) for e in c.prev) if c.prev else 1.0, 1e-300)

@@ -240,10 +240,10 @@ def runs(m: float, R: Range, hi: int) -> list[float]:
     One pass over L with running sums of ``P(N = n)`` and ``n P(N = n)``, each in log space (``m^n / n!``
     overflows a float from n ~ 170 at m = 1000 while its factor ``1F1`` underflows); past
     :func:`longest_run` members (N <= Poisson(m): x <= 1) a run of L is all but impossible, 0."""
-    top = min(hi, longest_run(m))
-    out = [0.0] * max(top, 0)
+    out = [0.0] * max(hi, 0)
     if m <= 0.0:
         return out
+    top = min(hi, longest_run(m))
     mean, log_m, log_moment = m * R.moment(1), math.log(m), 0.0
     tails = log_laplaces(m, R.j + np.arange(top), R.k - R.j).tolist() if R.j < R.k else [-m] * top
     below = below_n = 0.0  # sum(n < L - 1) P(N = n), and of n P(N = n)
