@@ -413,12 +413,16 @@ def _candidates(tc, allowed, key_ok):
             if allowed[v, t]:
                 first[t + 1] += 1
     vars_of = np.empty(first[T + 1], np.int64)
+    single = True
     for t in range(T + 1):
         j = first[t]
+        single &= first[t + 1] - first[t] <= 1
         for v in range(V):
             if allowed[v, t]:
                 vars_of[j] = v
                 j += 1
+    if single:
+        return _candidates_single(tc, first, vars_of, V, key_ok)
     slot = np.empty(n, np.int64)
     count = np.zeros(V, np.int64)
     in_type = np.zeros(V, np.int64)
@@ -445,6 +449,44 @@ def _candidates(tc, allowed, key_ok):
                 idx[fill[v]] = i
                 fill[v] += 1
     return idx, offsets, in_type
+
+
+@njit(**NUMBA_FLAGS)
+def _candidates_single(tc, first, vars_of, V, key_ok):
+    """:func:`_candidates` where each type slot is allowed by one variable at most (every variable's own
+    types: the usual SEQ): the variable of each event looked up, no variable being ``V``, and counted and
+    placed without a branch on it.  Where the pattern reads a large share of the events (ZStream Query 6:
+    three types of seven, 43%), the loop over each slot's variables mispredicted about once per event and
+    took twice the time per sampled block of a SEQ reading an eighth of them."""
+    T = len(first) - 2
+    n = len(tc)
+    var_of = np.full(T + 1, V, np.int64)
+    for t in range(T + 1):
+        if first[t] < first[t + 1]:
+            var_of[t] = vars_of[first[t]]
+    of = np.empty(n, np.int64)  # each event's variable, V where it is none's or its key is null
+    in_type = np.zeros(V + 1, np.int64)
+    count = np.zeros(V + 1, np.int64)
+    for i in range(n):
+        c = np.int64(tc[i])
+        v = var_of[c if 0 <= c < T else T]
+        in_type[v] += 1
+        if key_ok is not None:
+            v = v if key_ok[i] else V
+        of[i] = v
+        count[v] += 1
+    offsets = np.zeros(V + 1, np.int64)
+    for v in range(V):
+        offsets[v + 1] = offsets[v] + count[v]
+    idx = np.empty(offsets[V] + 1, np.int64)  # the last entry takes every event of no variable
+    fill = np.empty(V + 1, np.int64)
+    fill[:V] = offsets[:V]
+    fill[V] = offsets[V]
+    for i in range(n):
+        v = of[i]
+        idx[fill[v]] = i
+        fill[v] += np.int64(v < V)
+    return idx[:offsets[V]], offsets, in_type[:V]
 
 
 def candidates(tc: np.ndarray, allowed: np.ndarray, key_ok: np.ndarray | None):
