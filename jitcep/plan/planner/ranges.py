@@ -117,19 +117,22 @@ def subsets(z: float, R: Range, lo: int, hi: int | None, g: int = 1) -> float:
     if hi is not None and hi < lo:
         return 0.0
     j, k = (R.j, R.k) if R.j < R.k else (1, 1)  # j = k: every moment 1
+    if g == 1:
+        return _series(lo, hi, z, lambda L: z * (j + L - 1) / (L * (k + L - 1)))
+    return _series(lo, hi, z, lambda L: z / L * math.prod((j + i) / (k + i) for i in range(g * (L - 1), g * L)))
+
+
+def _series(lo: int, hi: int | None, peak: float, ratio) -> float:
+    """``sum(L = lo .. hi) t_L`` with ``t_0 = 1`` and ``t_L = t_(L-1) ratio(L)``: up to ``hi``, or (``hi`` None)
+    until past ``peak`` a term is below :data:`_TINY` of the sum; a term that underflowed to 0 ends it."""
     total, term, L = 0.0, 1.0, 0
     while True:
         if L >= lo:
             total += term
-            if L >= hi if hi is not None else L > z and term <= _TINY * total:
+            if L >= hi if hi is not None else L > peak and term <= _TINY * total:
                 return total
         L += 1
-        if g == 1:
-            term *= z * (j + L - 1) / (L * (k + L - 1))
-        else:
-            term *= z / L
-            for i in range(g * (L - 1), g * L):
-                term *= (j + i) / (k + i)
+        term *= ratio(L)
         if term == 0.0:
             return total
 
@@ -286,16 +289,7 @@ def chains(z: float, R: Range, lo: int, hi: int | None, g: int) -> float:
         return 0.0
     j, k = (R.j, R.k) if R.j < R.k else (1, 1)
     w = y ** g  # g! z
-    total, term, L = 0.0, 1.0, 0
-    while True:
-        if L >= lo:
-            total += term
-            if L >= hi if hi is not None else L > y and term <= _TINY * total:
-                return total
-        term *= w * _step(g * L, g, j, k)
-        L += 1
-        if term == 0.0:
-            return total
+    return _series(lo, hi, y, lambda L: w * _step(g * (L - 1), g, j, k))
 
 
 class Chain(NamedTuple):
