@@ -421,6 +421,27 @@ def _start_order(Lpos, Lst, Lg, cols, count, part, tmp, by_start):
     return True
 
 
+def _right_leaf_counts(Lt, Rt, src, key, kl: int, n_events: int, code: int, W: int, distinct: bool):
+    """For :func:`seq_join_rows` over a right leaf: (by_start, fits, at, pairs): the left records in their order
+    within an end (first position, then their columns in ``key`` order), each partition's fit
+    (:func:`_fits_by_position`), the per-position counts zeroed or already counted, and the pairs when
+    the pointers counted them all (None: the counting pass scans the records)."""
+    m = len(Lt[2])
+    by_start, tmp = empty(m, np.int64), scratch("seq_join_rows_tmp", m, np.int64)
+    part = scratch("seq_join_rows_part", m if len(Lt[3]) > 2 else 0, np.int64)
+    cols = np.array([src[c] for c in key if src[c] < kl], np.int64)
+    starts = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
+    if not _start_order(Lt[0], Lt[1], Lt[3], cols, starts, part, tmp, by_start):
+        raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
+    fits = np.zeros(len(Lt[3]) - 1, np.int8)
+    at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
+    at[:] = 0
+    pairs = _fits_by_position(Lt, Rt, by_start, code, W, fits, at)
+    if distinct or not (fits == 2).all():
+        at[:], pairs = 0, None  # counted by scanning the records
+    return by_start, fits, at, pairs
+
+
 def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src, n_events: int,
                   key=None, threads: int = 1) -> tuple[np.ndarray, bool]:
     """The matches that are the pairs of :func:`~jitcep.kernels.join.seq_join`, in canonical order
@@ -463,6 +484,9 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     key = _key_order("seq_join_rows", key, len(src))
     W, code, distinct, cap = window_bound(W), ORDER_CODE[order], bool(distinct), int(cap)
     if Lt[1] is Lt[2]:
+        at, pairs = scratch("seq_join_rows_at", int(n_events) + 1, np.int64), None
+        at[:] = 0
+
         def run(Lr, Rr, g0, g1, at, rows):  # partitions [g0, g1); rows None: the counting pass
             if rows is None:
                 return _count_left_leaf(Lr, Rr, W, code, distinct, cap, at)
@@ -470,20 +494,7 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     else:
         if Rt[1] is not Rt[2]:
             raise fail("seq_join_rows", "neither input is a leaf")
-        # the left records' order within an end: first position, then their columns in key order
-        m = len(Lt[2])
-        by_start, tmp = empty(m, np.int64), scratch("seq_join_rows_tmp", m, np.int64)
-        part = scratch("seq_join_rows_part", m if len(Lt[3]) > 2 else 0, np.int64)
-        cols = np.array([src[c] for c in key if src[c] < kl], np.int64)
-        starts = scratch("seq_join_rows_starts", max(int(n_events), len(Lt[3])) + 1, np.int64)
-        if not _start_order(Lt[0], Lt[1], Lt[3], cols, starts, part, tmp, by_start):
-            raise fail("seq_join_rows", f"a position not below {n_events}, or partition offsets outside the records")
-        fits = np.zeros(len(Lt[3]) - 1, np.int8)
-        at = scratch("seq_join_rows_at", int(n_events) + 1, np.int64)
-        at[:] = 0
-        pairs = _fits_by_position(Lt, Rt, by_start, code, W, fits, at)
-        if distinct or not (fits == 2).all():
-            at[:], pairs = 0, None  # counted by scanning the records
+        by_start, fits, at, pairs = _right_leaf_counts(Lt, Rt, src, key, kl, n_events, code, W, distinct)
 
         def run(Lr, Rr, g0, g1, at, rows):
             return _canonical_join_by_start(Lr, Rr, W, code, distinct, src, by_start, fits[g0:g1], cap, at,
@@ -491,9 +502,6 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
 
     Lg, Rg = Lt[3], Rt[3]
     ranges = partition_ranges((Lg, Rg), threads)
-    if Lt[1] is Lt[2]:
-        at, pairs = scratch("seq_join_rows_at", int(n_events) + 1, np.int64), None
-        at[:] = 0
 
     def join(g0: int, g1: int, rows):
         Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
