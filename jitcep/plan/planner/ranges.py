@@ -414,5 +414,7 @@ def before_last(first: Chain, v: float, R: Range) -> float | None:
     if first.g != 1 or first.hi is not None or first.lo > 1:
         return None
     u, hit = first.w, 1.0 - none_of(v, R)
-    out = (v * subsets(u, R, 1, None) - u * hit) / (u + v) / first.p
+    # divided through by v: v past a float's range (a rate times the window) is every list, not inf / inf
+    share = u / v
+    out = (subsets(u, R, 1, None) - share * hit) / (1.0 + share) / first.p
     return out + (hit if first.lo == 0 else 0.0)
