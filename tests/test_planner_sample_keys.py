@@ -77,3 +77,21 @@ def test_every_sampling_planner_finds_the_reference_matches_over_every_key_dtype
                 assert all(np.isfinite(v) for v in (*stats["rates"].values(), *stats["selectivities"].values())), \
                     (text, planner, form, stats)
         assert want["whole"].height > 0, text
+
+
+@pytest.mark.parametrize("window", ["1e300", "9.3e18", "1e300 days"])
+def test_a_window_past_int64_samples_its_conjuncts_and_finds_the_reference_matches(window):
+    # the sample's tuples are bounded by the window in ts units: 1e300 (or 1e300 days of nanoseconds) is no
+    # int64, and the planner's sample raised Numba's TypingError (an unnamed error) on
+    # SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 1e300 with any sampling planner
+    df = pl.DataFrame({"type": list("ABEBECDABCECD"), "ts": list(range(13)),
+                       "x": [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1]})
+    for text in (f"PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN {window}",
+                 f"PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN {window}"):
+        want = jitcep.compile(text).run(df, type="type", time_unit="ns", engine="reference")
+        assert want.height > 0
+        for planner in PLANNERS:
+            q = jitcep.compile(text, planner=planner)
+            assert q.run(df, type="type", time_unit="ns").equals(want), (text, planner)
+            stats = q.explain(df, type="type", time_unit="ns", format="dict")["statistics"]
+            assert all(0.0 <= v <= 1.0 for v in stats["selectivities"].values()), (text, planner, stats)
