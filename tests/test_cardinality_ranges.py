@@ -438,3 +438,75 @@ def test_chains_and_pairs_take_nan_growth_as_none_and_bound_the_exponent_not_z()
     # which a cap on z at 700 (e^sqrt(1400) ~ 1.3e16 at most) could never reach
     assert chains(5000.0, Range(1.0, 1, 1), 0, None, 2) == pytest.approx(math.cosh(100.0), rel=1e-6)
     assert math.isfinite(chains(math.inf, Range(1.0, 1, 1), 0, None, 2))
+
+
+@pytest.mark.parametrize("v", [1e300, 1.7e308, math.inf])
+def test_before_last_of_a_later_closure_past_a_floats_range_keeps_every_list(v):
+    # the later closure's candidates over the window, its rate times the window, overflow (a user rate of
+    # 1e300 beside WITHIN 1000000000): a candidate follows every list's last member, so every list is kept.
+    # b's nonempty lists over x ~ Beta(1, 2), u = 5: E[e^(5x)] - 1 = 2 (-1/5 + (e^5 - 1) / 25) - 1 (hand-integrated)
+    every = 2.0 * (-0.2 + math.expm1(5.0) / 25.0) - 1.0
+    assert before_last(Chain(5.0, 1, 1, None), v, Range(1.0, 1, 3)) == pytest.approx(every, rel=1e-9)
+    # b* b[]: the empty list too, kept since a candidate lies in the range
+    assert before_last(Chain(5.0, 1, 0, None), v, Range(1.0, 1, 3)) == pytest.approx(every + 1.0, rel=1e-9)
+
+
+def test_adjacent_closures_planned_on_an_overflowing_later_rate_have_finite_estimates():
+    # c's rate 1e300 times the window 1e9 is inf: b's kept lists were (inf * S - u) / (u + inf) = NaN, an est_rows
+    # of nan on both collections in the plan (the matches were right)
+    import polars as pl
+    import jitcep
+    df = pl.DataFrame({"type": list("ABCBCDABCCD"), "ts": list(range(11))})
+    stats = {"rates": {"c": 1e300}}
+    for text in ("PATTERN SEQ(A a, B+ b[], C+ c[], D d) WITHIN 1000000000",
+                 "PATTERN SEQ(A a, B* b[], C+ c[]) WITHIN 1000000000"):
+        for planner in ("dp_bushy", "greedy"):
+            q = jitcep.compile(text, planner=planner)
+            plan = q.explain(df, type="type", statistics=stats, format="dict")
+            rows = [n["est_rows"] for n in _walk(plan)]
+            assert rows and not any(math.isnan(r) for r in rows), (text, planner, rows)
+            assert q.run(df, type="type", statistics=stats).equals(q.run(df, type="type", engine="reference"))
+
+
+def _walk(node):
+    """Every operator of an explain dict below its root (which carries no estimate)."""
+    for child in node.get("children", ()):
+        yield child
+        yield from _walk(child)
+
+
+def test_before_last_of_a_later_closure_with_a_tiny_rate_keeps_few_lists_and_no_nan():
+    # a candidate of rate v follows a list ending at t with chance 1 - e^(-v (1 - t)) ~ v (1 - t): over a fixed
+    # range the kept lists are v * integral((1 - t) u e^(u t)) = v ((e^u - 1) / u - 1) (hand-integrated); at a
+    # denormal v the closed form's u / v overflowed, inf * 0 = NaN
+    u = 12.0
+    kept = before_last(Chain(u, 1, 1, None), 1e-300, Range(1.0, 1, 1))
+    assert kept == pytest.approx(1e-300 * (math.expm1(u) / u - 1.0), rel=1e-3)
+    for v in (1e-310, 6e-323, 5e-324):
+        kept = before_last(Chain(u, 1, 1, None), v, Range(1.0, 1, 1))
+        assert math.isfinite(kept) and 0.0 <= kept <= 1e-300, (v, kept)
+
+
+def test_ordered_share_of_growths_past_exp_range_is_a_share():
+    # math.expm1 raises OverflowError past ~709 (a closure's growth is capped at 1000, not there)
+    from jitcep.plan.planner.cardinality import ordered_share
+    for u, v in ((1000.0, 5.0), (5.0, 1000.0), (1000.0, 1000.0), (710.0, 0.5)):
+        share = ordered_share(u, v)
+        assert 0.0 <= share <= 1.0, (u, v, share)
+
+
+@pytest.mark.parametrize("rate_c", [1e-300, 1e-310, 5e-324])
+def test_adjacent_closures_planned_on_a_tiny_later_rate_have_finite_estimates(rate_c):
+    # b's kept lists and c's lists are each tiny, their product underflows to 0: pairs / (before * lists) was a
+    # ZeroDivisionError in planning (explain and run), or at a denormal rate a NaN est_rows
+    import polars as pl
+    import jitcep
+    df = pl.DataFrame({"type": list("ABCBCDABCCD"), "ts": list(range(11))})
+    stats = {"rates": {"a": 1e10, "b": 1.0, "c": rate_c}}
+    for text in ("PATTERN SEQ(A a, B+ b[], C{1,5} c[]) WITHIN UNBOUNDED",
+                 "PATTERN SEQ(A a, B+ b[], C+ c[], D d) WITHIN 12"):
+        for planner in ("dp_bushy", "greedy"):
+            q = jitcep.compile(text, planner=planner)
+            rows = [n["est_rows"] for n in _walk(q.explain(df, type="type", statistics=stats, format="dict"))]
+            assert rows and not any(math.isnan(r) for r in rows), (text, planner, rows)
+            assert q.run(df, type="type", statistics=stats).equals(q.run(df, type="type", engine="reference"))

@@ -216,6 +216,34 @@ def test_window_ranges_match_naive(case, reach, by_group, offset):
     assert tuple(a.tolist() for a in got) == naive.window_ranges(first, lo, hi, w, group, wt, reach, by_group)
 
 
+_I64 = (-2**63, 2**63 - 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.one_of(st.integers(_I64[0], _I64[0] + 40), st.integers(_I64[1] - 40, _I64[1]), st.integers(-40, 40)),
+             min_size=n, max_size=n),                            # wt near int64's ends (sorted below)
+    st.lists(st.integers(0, 2), min_size=n, max_size=n),         # group codes
+    st.sets(st.integers(0, n - 1), max_size=n),                  # candidates w
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 30), st.integers(0, 30)), max_size=6))),
+    st.sampled_from([0, 7, 2**62, 2**63 - 1, 2**63, 2**64, 10**19, 10**300]), st.booleans())
+def test_window_ranges_of_wide_windows_and_extreme_measures_match_naive(case, reach, by_group):
+    # a window past int64 (WITHIN 1e300, as the pattern may say: docs/semantics.md section 2) or measures near
+    # int64's ends: the bounds hi - reach and lo + reach hold every candidate of the group, never wrap (a
+    # reach of 1e300 was a Numba TypingError planning SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 1e300)
+    wt, group, w, tuples = case
+    wt = sorted(wt)
+    if not by_group:
+        group = sorted(group)
+    first = [f for f, _, _ in tuples]
+    lo = [max(wt[f] - min(a, reach), _I64[0]) for f, a, _ in tuples]
+    hi = [min(wt[f] + min(d, reach), _I64[1]) for f, _, d in tuples]
+    w = sorted(w)
+    got = window_ranges(np.array(first, np.int64), np.array(lo, np.int64), np.array(hi, np.int64),
+                        np.array(w, np.int64), np.array(group, np.int64), np.array(wt, np.int64), reach, by_group)
+    assert tuple(a.tolist() for a in got) == naive.window_ranges(first, lo, hi, w, group, wt, reach, by_group)
+
+
 def test_window_ranges_refuse_indexes_past_the_sample():
     one, wt = np.zeros(1, np.int64), np.arange(3, dtype=np.int64)
     with pytest.raises(KernelInputError):

@@ -77,3 +77,64 @@ def test_every_sampling_planner_finds_the_reference_matches_over_every_key_dtype
                 assert all(np.isfinite(v) for v in (*stats["rates"].values(), *stats["selectivities"].values())), \
                     (text, planner, form, stats)
         assert want["whole"].height > 0, text
+
+
+@pytest.mark.parametrize("window", ["1e300", "9.3e18", "1e300 days"])
+def test_a_window_past_int64_samples_its_conjuncts_and_finds_the_reference_matches(window):
+    # the sample's tuples are bounded by the window in ts units: 1e300 (or 1e300 days of nanoseconds) is no
+    # int64, and the planner's sample raised Numba's TypingError (an unnamed error) on
+    # SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 1e300 with any sampling planner
+    df = pl.DataFrame({"type": list("ABEBECDABCECD"), "ts": list(range(13)),
+                       "x": [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1]})
+    for text in (f"PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN {window}",
+                 f"PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x > b[i-1].x WITHIN {window}"):
+        want = jitcep.compile(text).run(df, type="type", time_unit="ns", engine="reference")
+        assert want.height > 0
+        for planner in PLANNERS:
+            q = jitcep.compile(text, planner=planner)
+            assert q.run(df, type="type", time_unit="ns").equals(want), (text, planner)
+            stats = q.explain(df, type="type", time_unit="ns", format="dict")["statistics"]
+            assert all(0.0 <= v <= 1.0 for v in stats["selectivities"].values()), (text, planner, stats)
+
+
+@pytest.mark.parametrize("key", ["Int64", "UInt16", "short String"])  # a longer String: step by step anyway
+def test_the_one_call_samples_estimate_what_the_step_by_step_reads_do(key, monkeypatch):
+    # the one-call samples (kernels.sampling.sample_with_key / sample_with_views) read the key only at block
+    # events of a type some variable takes and code a String key's views at those alone; the step-by-step
+    # path (taken when they return None) reads it at every sampled position: the same draws and blocks, so
+    # the same statistics, with a type read by two variables, a type absent from the table, and nulls
+    from jitcep import runtime
+    for name, value in (("BLOCK", 8), ("TUPLES", 16), ("TYPE_SAMPLE", 64), ("KEY_SAMPLE", 32), ("SAMPLE", 64),
+                        ("MIN_CANDIDATES", 4)):
+        monkeypatch.setattr(sampling, name, value)
+    monkeypatch.setattr(sampling, "_INTERMEDIATE", 8 * sampling.TUPLES)
+    monkeypatch.setattr(sampling, "_FIRST", 2 * sampling.TUPLES)
+    df = _frame(3, 500, "String" if key == "short String" else key)
+    if key == "short String":  # 12 bytes or less: inline views, coded by sample_with_views
+        df = df.with_columns(pl.col("k").str.slice(19))
+    fused = [0]
+    real = {f: getattr(sampling, f) for f in ("sample_with_key", "sample_with_views")}
+
+    def counted(f):
+        def call(*a, **k):
+            fused[0] += 1
+            return real[f](*a, **k)
+        return call
+
+    estimated = []
+    real_estimate = runtime.estimate
+    monkeypatch.setattr(runtime, "estimate", lambda *a, **k: estimated.append(real_estimate(*a, **k)) or estimated[-1])
+    for text in ("PATTERN SEQ(A a, A b, C c) WHERE [k] AND a.x < b.x WITHIN 8",  # A read by two variables
+                 "PATTERN SEQ(A a, B b, F f) WHERE [k] AND a.x < b.x WITHIN 8",  # F absent
+                 TEXTS[1]):
+        for events in (df, df[5:]):
+            got = []
+            for one_call in (True, False):
+                estimated.clear()
+                for f in real:
+                    monkeypatch.setattr(sampling, f, counted(f) if one_call else lambda *a, **k: None)
+                out = jitcep.compile(text, planner="dp_bushy").run(events, type="type")
+                got.append((repr(estimated), out))
+            assert got[0][0] == got[1][0], text
+            assert got[0][1].equals(got[1][1])
+    assert fused[0] >= 6  # the one-call path ran

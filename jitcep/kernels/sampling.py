@@ -47,6 +47,8 @@ from ..config import NUMBA_FLAGS
 from .checks import fail
 from .encode import _VIEW_MASK_A, _VIEW_MASK_B, sized_view_codes
 
+_I64_MIN, _I64_MAX = np.int64(np.iinfo(np.int64).min), np.int64(np.iinfo(np.int64).max)
+
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's increment and mixing constants
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -547,7 +549,7 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
             if g < 0 or g > hi_g:  # no candidate in its group: where it would be
                 s[t], cnt[t] = (0 if g < 0 else len(w)), 0
                 continue
-            a, b = _range_in(wt, order, start[g], start[g + 1], hi[t] - reach, lo[t] + reach)
+            a, b = _range_in(wt, order, start[g], start[g + 1], *_reached(lo[t], hi[t], reach))
             s[t], cnt[t] = a, b - a
         return order, s, cnt, True
     # (group, index): unique, as the candidates are distinct; without groups w ascends already
@@ -574,9 +576,21 @@ def _window_ranges(first, lo, hi, w, group, wt, reach, by_group):
         if r == runs or run_g[r] != group[first[t]]:  # no candidate in its group: where it would be
             s[t], cnt[t] = run_s[r], 0
             continue
-        a, b = _range_in(wt, order, run_s[r], run_s[r + 1], hi[t] - reach, lo[t] + reach)
+        a, b = _range_in(wt, order, run_s[r], run_s[r + 1], *_reached(lo[t], hi[t], reach))
         s[t], cnt[t] = a, b - a
     return order, s, cnt, True
+
+
+@njit(**NUMBA_FLAGS)
+def _reached(lo, hi, reach):
+    """(hi - reach, lo + reach), each held at int64's end it would pass (``reach`` a uint64): a window as
+    wide as the measures' range or wider reaches every one of them, never wraps to the other end.  In
+    uint64, where a difference of two int64 is exact and a result within int64 is its two's complement."""
+    below = np.uint64(hi) - np.uint64(_I64_MIN)  # hi's distance above int64's least
+    above = np.uint64(_I64_MAX) - np.uint64(lo)
+    first = _I64_MIN if reach >= below else np.int64(np.uint64(hi) - reach)
+    last = _I64_MAX if reach >= above else np.int64(np.uint64(lo) + reach)
+    return first, last
 
 
 @njit(**NUMBA_FLAGS)
@@ -625,7 +639,9 @@ def window_ranges(first: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: np.ndarr
     codes at most (2^63 - 1) / (len(wt) + 1)); the input of :func:`extend_tuples`."""
     if len(lo) != len(first) or len(hi) != len(first) or len(group) != len(wt):
         raise fail("window_ranges", "arrays of different lengths")
-    out = _window_ranges(first, lo, hi, w, group, wt, int(reach), bool(by_group))
+    # a window past uint64 (WITHIN 1e300 in ts units) reaches every measure, as 2^64 - 1 does
+    out = _window_ranges(first, lo, hi, w, group, wt, np.uint64(min(max(int(reach), 0), 2**64 - 1)),
+                         bool(by_group))
     if not out[3]:
         raise fail("window_ranges", "an index past the sample, or a first event outside its tuple's span")
     return out[:3]

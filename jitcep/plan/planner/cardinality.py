@@ -722,8 +722,10 @@ def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kep
         pairs, lists = ordered_pairs(first, second, R), alone(second, R)
         # kept: its candidates are the rate after its filter
         before = before_last(first, rate(K.var) * R.W, R) if kept else alone(first, R)
-        if pairs is not None and lists and before:
-            return pairs / (before * lists)
+        # divided one at a time: both may be tiny (a rate of 1e-300), their product 0
+        share = pairs / before / lists if pairs is not None and lists and before else math.nan
+        if math.isfinite(share):
+            return share
     return ordered_share(_any_growth(earlier, s, W, rate, sel), _any_growth(K, s, W, rate, sel))
 
 
@@ -876,6 +878,9 @@ def _any_growth(K, s: frozenset, W: float, rate, sel) -> float:
     return (group_growth if isinstance(K, Group) else _growth)(K, s, W, rate, sel)
 
 
+_EXP_TOP = 700.0
+
+
 def ordered_share(u: float, v: float) -> float:
     """The share of the pairs (list of a closure, list of the closure right after it) whose second list lies
     after the first one's last member, of growths ``u`` and ``v`` (:func:`_growth`) over one range.
@@ -888,7 +893,7 @@ def ordered_share(u: float, v: float) -> float:
     closure grows (the first's long lists end late)."""
     if u < 1e-6 and v < 1e-6:
         return 0.5
-    u, v = max(u, 1e-9), max(v, 1e-9)
+    u, v = min(max(u, 1e-9), _EXP_TOP), min(max(v, 1e-9), _EXP_TOP)  # math.expm1 raises past ~709
     eu, ev = math.expm1(u), math.expm1(v)
     if abs(u - v) < 1e-9 * max(u, v):
         top = u * (eu + 1.0) - eu  # u e^u - (e^u - 1), the limit u -> v

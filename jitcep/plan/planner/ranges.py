@@ -414,5 +414,12 @@ def before_last(first: Chain, v: float, R: Range) -> float | None:
     if first.g != 1 or first.hi is not None or first.lo > 1:
         return None
     u, hit = first.w, 1.0 - none_of(v, R)
-    out = (v * subsets(u, R, 1, None) - u * hit) / (u + v) / first.p
+    # divided through by the larger of u and v: neither u / v nor v * S overflows (v past a float's range,
+    # a rate times the window, keeps every list; a denormal v next to u gave inf * 0)
+    if v >= u:
+        share = u / v
+        out = (subsets(u, R, 1, None) - share * hit) / (1.0 + share) / first.p
+    else:
+        share = v / u
+        out = (share * subsets(u, R, 1, None) - hit) / (share + 1.0) / first.p
     return out + (hit if first.lo == 0 else 0.0)
