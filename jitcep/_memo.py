@@ -57,9 +57,9 @@ class PerObjectAndKey(Generic[K, Q, V]):
     oldest stored leaves (None: no limit, for keys of a small fixed set).
 
     Thread-safe as :class:`PerObject` is: a value is made outside the lock (it is a pure function of the
-    object and key; two threads may both make one, and the later is kept), and stores and evictions
-    take the lock, so two threads evicting at once never remove a key the other just stored, nor read a
-    dictionary changing under them.
+    object and key; two threads may both make one, and the later is kept); with ``keep``, a store and
+    its eviction take the lock, so two threads evicting at once never remove a key the other just
+    stored, nor iterate a dictionary changing under them (without it a store is one atomic assignment).
     """
 
     def __init__(self, size: int = 64, keep: int | None = None, ident: Callable[[K], Hashable] = id):
@@ -71,8 +71,9 @@ class PerObjectAndKey(Generic[K, Q, V]):
 
     def __call__(self, obj: K, key: Q, make: Callable[[], V]) -> V:
         """The value kept for (``obj``, ``key``), else ``make()`` kept (an exception is not kept)."""
-        got = self.kept(obj).get(key, _MISSING)
-        return self.put(obj, key, make()) if got is _MISSING else got
+        kept = self.kept(obj)
+        got = kept.get(key, _MISSING)
+        return self._store(kept, key, make()) if got is _MISSING else got
 
     def get(self, obj: K, key: Q, default=None):
         """The value kept for (``obj``, ``key``), else ``default``."""
@@ -80,9 +81,14 @@ class PerObjectAndKey(Generic[K, Q, V]):
 
     def put(self, obj: K, key: Q, value: V) -> V:
         """Keep ``value`` for (``obj``, ``key``) (replacing what was kept for them); returns it."""
-        kept = self.kept(obj)
+        return self._store(self.kept(obj), key, value)
+
+    def _store(self, kept: dict, key: Q, value: V) -> V:
+        if self.keep is None:  # nothing to evict: one store, atomic as it is
+            kept[key] = value
+            return value
         with self.lock:
-            if self.keep is not None and key not in kept:
+            if key not in kept:
                 while len(kept) >= self.keep:
                     kept.pop(next(iter(kept)), None)
             kept[key] = value
