@@ -2,9 +2,11 @@
 
 Plans come from the compiled engine's planner (:mod:`jitcep.runtime`); with an
 event table the key coding (the rule that needs the table) is chosen too,
-and with ``analyze`` the patterns run once with a
+and with ``analyze`` the patterns run once untimed, then once with a
 :class:`~jitcep.execute.Profile`, so every operator carries its measured
-records and time.  A pattern the compiled engine does not cover is shown as
+records and time, warm: a process's first run loads (or compiles) the Numba
+kernels and a query's first run generates its predicate function, which the
+timed run would otherwise count (a final join's 104 ms against ~12 ms warm).  A pattern the compiled engine does not cover is shown as
 a reference-evaluator node saying why (``Query.run`` would run it there too).
 """
 
@@ -45,8 +47,9 @@ def explain_tree(patterns, options, table=None, analyze: bool = False, statistic
     if analyze:
         profile = Profile()
         if sub:
-            runtime.evaluate(sub, table, options, profile=profile, statistics=[user[i] for i in covered],
-                             threads=threads)
+            given = [user[i] for i in covered]
+            runtime.evaluate(sub, table, options, statistics=given, threads=threads)  # warms what is cold
+            runtime.evaluate(sub, table, options, profile=profile, statistics=given, threads=threads)
         for i, plan in zip(covered, profile.plans):
             nodes[i] = describe(plan, profile.stats, i)
             nodes[i]["threads"] = threads

@@ -33,14 +33,13 @@ there is no Python loop per match.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ._memo import PerObject
+from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable
 from .events.types import attribute_kind
@@ -447,9 +446,8 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
     return out
 
 
-_LAYOUTS: dict[tuple, tuple] = {}
-_LAYOUTS_KEEP = 64  # a few queries' schemas
-_LAYOUTS_LOCK = threading.Lock()
+# per patterns (by their ids, holding them): the input's signature -> the layout, a few schemas each
+_LAYOUTS = PerObjectAndKey(keep=8, ident=lambda patterns: tuple(map(id, patterns)))
 
 
 def _layout(patterns, values: _Values) -> tuple[list[_PatternSpec], dict[str, tuple[bool, tuple]]]:
@@ -457,16 +455,10 @@ def _layout(patterns, values: _Values) -> tuple[list[_PatternSpec], dict[str, tu
     the input's columns (:meth:`_Values.signature`), kept per both, so a rerun on input of one schema
     lays out its output once; another schema (columns, time or type column) lays it out afresh.
     Keyed by the patterns' ids, holding them, so an id is not reused while its entry lives."""
-    key = (tuple(map(id, patterns)), values.signature())
-    got = _LAYOUTS.get(key)
-    if got is None:
+    def make():
         specs = [_pattern_spec(p) for p in patterns]
-        got = (tuple(patterns), specs, _unify(specs, values))
-        with _LAYOUTS_LOCK:  # runs on several threads: the eviction iterates the dict
-            if len(_LAYOUTS) >= _LAYOUTS_KEEP:
-                _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
-            _LAYOUTS[key] = got
-    return got[1], got[2]
+        return specs, _unify(specs, values)
+    return _LAYOUTS(tuple(patterns), values.signature(), make)
 
 
 def _wide(patterns, results, values: _Values) -> pl.DataFrame:

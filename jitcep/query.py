@@ -318,9 +318,10 @@ class Query:
         events
             Optional, as :meth:`run` takes them.  With events the plan includes
             the choices that depend on the table (how a key is coded); with
-            ``analyze=True`` the query runs once and every operator carries the
-            records it produced (``rows``) and its own time (``time_s``, its
-            inputs excluded); the pattern's ``rows`` is its number of matches.
+            ``analyze=True`` the query runs twice, once untimed (loading the
+            compiled kernels, generating its predicates) and once timed, and every operator
+            carries the records it produced (``rows``) and its own warm time (``time_s``,
+            its inputs excluded); the pattern's ``rows`` is its number of matches.
         time, type, time_unit, partition_by, time_format, statistics
             As for :meth:`run`; bad values raise the same named errors, before any work.
             With a ``planner=`` other than ``"trivial"`` and no events, the plan is

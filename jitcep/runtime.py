@@ -42,7 +42,7 @@ import functools
 from collections.abc import Mapping
 
 from . import config, first_run
-from ._memo import PerObject
+from ._memo import PerObject, PerObjectAndKey
 from .errors import ExplosionError, MissingWindowError, StatisticsError, UnsupportedPatternError
 from .events import EventTable, check_types, window_span
 from .execute import Profile, TableContext, execute
@@ -61,9 +61,9 @@ from .plan.rules.disjuncts import alternatives_plan
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _alternatives = PerObject(needs_alternatives)  # asked three times a run: each walk flattened the body
-_default = PerObject(lambda pattern: {})  # (options, tuning constants[, what]) -> the default physical plan
-_searched = PerObject(lambda logical: {})  # (options, statistics, span, budget) -> the planner's plan
-_SEARCHED_KEEP = 8  # plans kept per logical plan: a few tables' statistics
+_default = PerObjectAndKey()  # per pattern: (options, tuning constants[, what]) -> the default physical plan
+# per logical plan: (options, statistics, span, budget) -> the planner's plan, a few tables' statistics
+_searched = PerObjectAndKey(keep=8)
 
 
 def _tuning() -> tuple:
@@ -95,12 +95,7 @@ def _planned(pattern: Pattern, options: Options, plan_one, plan_alternative=None
 def default_plan(pattern: Pattern, options: Options) -> PhysicalPlan:
     """The pattern's physical plan under ``options`` with the default join shape (kept per pattern object and
     tuning constants: the rules read some, e.g. ``DNF_MAX_ALTERNATIVES``)."""
-    plans = _default(pattern)
-    key = (options, _tuning())
-    plan = plans.get(key)
-    if plan is None:
-        plan = plans[key] = _planned(pattern, options, physical_plan)
-    return plan
+    return _default(pattern, (options, _tuning()), lambda: _planned(pattern, options, physical_plan))
 
 
 def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
@@ -109,9 +104,8 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     Returns the pattern's default plan (building it is part of the check); a pattern that passed is
     not checked again under the same options (a run asks twice, and the check is a function of them).
     """
-    plans = _default(pattern)
     key = (options, _tuning(), "supported")
-    passed = plans.get(key)
+    passed = _default.get(pattern, key)
     if passed is not None:
         return passed
     if pattern.window is None:
@@ -123,8 +117,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     if logical is not None and any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
-    plans[key] = plan = default_plan(pattern, options)
-    return plan
+    return _default.put(pattern, key, default_plan(pattern, options))
 
 
 def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
@@ -210,11 +203,10 @@ def small_work(logical, table: EventTable) -> str | None:
 def _noted(pattern: Pattern, options: Options, note: str) -> PhysicalPlan:
     """The default plan with ``note`` as its planner note, the last one kept per options: a rerun on one
     table gives the same note (a copy of the plan was a fifth of a small run's planning)."""
-    plans = _default(pattern)
     key = (options, _tuning(), "noted")
-    got = plans.get(key)
+    got = _default.get(pattern, key)
     if got is None or got[0] != note:
-        got = plans[key] = (note, dataclasses.replace(default_plan(pattern, options), notes=(note,)))
+        got = _default.put(pattern, key, (note, dataclasses.replace(default_plan(pattern, options), notes=(note,))))
     return got[1]
 
 
@@ -265,14 +257,7 @@ def searched(logical, options: Options, stats, span: float, budget: int | None) 
     statistics each time.  The search and the rules cost 0.5-1 ms
     per run for a SEQ of 3 and ~12 ms for a SEQ of 24 at 10^6 events (perf/notes/planning_time.md)."""
     key = (options, _statistics_key(stats), span, budget, _tuning())
-    plans = _searched(logical)
-    plan = plans.get(key)
-    if plan is None:
-        plan = physical_plan(logical, options, None, stats, span, budget)
-        if len(plans) >= _SEARCHED_KEEP:
-            plans.pop(next(iter(plans)), None)  # another thread may have taken it
-        plans[key] = plan
-    return plan
+    return _searched(logical, key, lambda: physical_plan(logical, options, None, stats, span, budget))
 
 
 def _statistics_key(stats) -> tuple:
@@ -320,17 +305,13 @@ def prepare(patterns, table: EventTable, options: Options, plan=None,
     return ctx, [_with_coding(p, ctx.coding[p.key][0]) for p in plans]
 
 
-_CODED = PerObject(lambda plan: {})  # per plan: key coding -> the plan with it
+_CODED = PerObjectAndKey()  # per plan: key coding -> the plan with it
 
 
 def _with_coding(plan: PhysicalPlan, coding) -> PhysicalPlan:
     """``plan`` with its key coding set (for explain), kept per plan and coding: a copy walks the tree
     (``PhysicalPlan.__post_init__``), a tenth of a small run's planning calls."""
-    kept = _CODED(plan)
-    got = kept.get(coding)
-    if got is None:
-        got = kept[coding] = dataclasses.replace(plan, key_coding=coding)
-    return got
+    return _CODED(plan, coding, lambda: dataclasses.replace(plan, key_coding=coding))
 
 
 def check_statistics(statistics, patterns) -> list:

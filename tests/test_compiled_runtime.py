@@ -280,9 +280,10 @@ def test_default_plan_is_kept_per_pattern_object_not_per_equal_value():
     assert type(runtime.check_supported(q, Options()).root.left.filter.right.value) is float
     assert type(runtime.check_supported(p, Options()).root.left.filter.right.value) is int
     # a bounded cache: old patterns leave it
-    for i in range(runtime._default.size + 1):
+    kept = runtime._default.per_object
+    for i in range(kept.size + 1):
         runtime.check_supported(parse(f"PATTERN SEQ(A a, B b) WHERE a.x > {i} WITHIN 10"), Options())
-    assert len(runtime._default.entries) == runtime._default.size
+    assert len(kept.entries) == kept.size
 
 
 def test_unfiltered_leaves_of_the_same_types_share_one_grouping(monkeypatch):

@@ -192,3 +192,24 @@ def test_cli_explain(tmp_path, capsys):
     assert "INPUT" in capsys.readouterr().err
     assert main(["explain", str(pat), str(data)]) == 2  # typed pattern, no --type
     assert "MissingTypeColumnError" in capsys.readouterr().err
+
+
+def test_analyze_times_a_warm_run_after_an_untimed_one(monkeypatch):
+    """The profiled run comes after an unprofiled one of the same plans on the same table (a first run
+    loads the kernels and generates the predicates: timed, it would count them); the rows are that run's."""
+    from jitcep import runtime
+
+    calls = []
+    execute = runtime.execute
+
+    def spy(plan, ctx, options, profile=None, threads=1):
+        calls.append((repr(plan.root), ctx.table, profile is None))
+        return execute(plan, ctx, options, profile, threads)
+
+    monkeypatch.setattr(runtime, "execute", spy)
+    df = frame("ABCACBC")
+    tree = jitcep.compile("PATTERN SEQ(A a, !B n, C c) WITHIN 10").explain(df, type="type", analyze=True,
+                                                                          format="dict")
+    assert [untimed for _, _, untimed in calls] == [True, False]
+    assert calls[0][:2] == calls[1][:2]
+    assert tree["rows"] == 1 and all(n["time_s"] >= 0 for n in nodes(tree))

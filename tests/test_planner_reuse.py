@@ -54,9 +54,9 @@ def test_plans_made_with_kept_trees_equal_plans_made_afresh():
     cases = list(itertools.product(range(len(logicals)), range(len(RATES))))
     fresh = {}
     for i, j in cases:  # each plan with nothing kept from any other
-        _per_tree._KEPT.entries.clear()
+        _per_tree._KEPT.per_object.entries.clear()
         fresh[i, j] = _plan(logicals[i], RATES[j])
-    _per_tree._KEPT.entries.clear()
+    _per_tree._KEPT.per_object.entries.clear()
     # every pattern's tables in turn, then again the other way round: the later plans read kept trees
     for i, j in cases + cases[::-1]:
         assert _plan(logicals[i], RATES[j]) == fresh[i, j], (PATTERNS[i], RATES[j])
@@ -68,32 +68,35 @@ def test_a_given_shape_is_kept_by_value_per_logical_plan():
     text = "PATTERN SEQ(A a, B b, C c, D d) WHERE a.x > b.x AND c.x > d.x WITHIN 10"
     lp = logical_plan(parse(text))
     shapes = [(("a", "b"), ("c", "d")), ((("a", "b"), "c"), "d"), ("a", ("b", ("c", "d")))]
-    _per_tree._KEPT.entries.clear()
+    _per_tree._KEPT.per_object.entries.clear()
     fresh = []
     for shape in shapes:
-        _per_tree._KEPT.entries.clear()
+        _per_tree._KEPT.per_object.entries.clear()
         fresh.append(physical_plan(lp, Options(planner="dp_bushy"), shape, None, None))
-    _per_tree._KEPT.entries.clear()
+    _per_tree._KEPT.per_object.entries.clear()
     # shapes equal as values but not the same objects: the kept tree is found, and is the fresh one
     got = [physical_plan(lp, Options(planner="dp_bushy"), tuple(s), None, None) for s in shapes]
-    made = len(_per_tree._KEPT(lp))
+    made = len(_per_tree._KEPT.kept(lp))
     got += [physical_plan(lp, Options(planner="dp_bushy"), tuple(s), None, None) for s in shapes]
     assert got == fresh + fresh
-    assert len(_per_tree._KEPT(lp)) == made  # the second time round every tree was kept, none made
+    assert len(_per_tree._KEPT.kept(lp)) == made  # the second time round every tree was kept, none made
     # the predicates went to the joins over their variables, each shape its own
     placed = {frozenset((e, frozenset(j.vars)) for j in p.nodes() if isinstance(j, (SeqJoin, AndJoin))
                         for e in j.predicates) for p in got[:3]}
     assert len(placed) == 3
 
 
-def test_per_tree_drops_its_oldest_half_past_its_size():
+def test_per_tree_drops_its_oldest_past_its_size():
     lp = logical_plan(parse("PATTERN SEQ(A a, B b) WITHIN 10"))
-    _per_tree._KEPT.entries.clear()
+    _per_tree._KEPT.per_object.entries.clear()
     for i in range(_per_tree.KEEP):
         assert _per_tree.per_tree("r", lp, ("x", i), lambda i=i: i, by_value=True) == i
-    # the next one makes room: the oldest half leave, so asking for the first computes again
+    # the next one makes room: the oldest leaves, so asking for the first computes again (and the
+    # second oldest leaves for it); the third is still kept
     assert _per_tree.per_tree("r", lp, ("x", -1), lambda: -1, by_value=True) == -1
     assert _per_tree.per_tree("r", lp, ("x", 0), lambda: "again", by_value=True) == "again"
+    assert _per_tree.per_tree("r", lp, ("x", 2), lambda: "kept?", by_value=True) == 2
+    assert _per_tree.per_tree("r", lp, ("x", 1), lambda: "gone", by_value=True) == "gone"
     assert _per_tree.per_tree("r", lp, ("x", _per_tree.KEEP - 1), lambda: "kept?", by_value=True) \
         == _per_tree.KEEP - 1
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import MissingColumnError
 from ..pattern import kinds
-from .._memo import PerObject
+from .._memo import PerObjectAndKey
 from .attributes import _as_patterns, attributes_read
 
-_PASSED = PerObject(lambda pattern: set())  # per pattern: the kinds of its attributes it passed the check with
+_PASSED = PerObjectAndKey()  # per pattern: the kinds of its attributes it passed the check with -> True
 
 if TYPE_CHECKING:  # annotations only: the table module imports this one
     from .table import EventTable
@@ -53,9 +53,8 @@ def check_types(patterns, table: "EventTable") -> None:
         # the check is a function of the pattern and the kinds of the attributes it reads (``ts`` is
         # always a number): a pattern passes once per kinds, not once per table
         read = tuple(attribute_kind(a, table) for a in attributes_read(pattern))
-        passed = _PASSED(pattern)
-        if read not in passed:
+        if _PASSED.get(pattern, read) is None:
             kinds.check_pattern(pattern, lambda var, attr: attribute_kind(attr, table))
-            passed.add(read)
+            _PASSED.put(pattern, read, True)
         done = (*done, pattern)
         object.__setattr__(table, "_types_checked", done)

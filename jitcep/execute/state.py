@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from .._memo import PerObject
+from .._memo import PerObjectAndKey
 from ..budget import MemoryBudget
 from ..codegen import PredicateSet
 from ..codegen.predicates import ColumnSpec
@@ -48,7 +48,7 @@ class RunState:
         self.plan, self.ctx, self.options = plan, ctx, options
         self.threads = threads  # joins and predicates split their work over this many (jitcep/threads.py)
         table = self.table = ctx.table
-        preds, used = _PLAN_PREDICATES(plan)
+        preds, used = plan.predicates_read
         self.pid = {id(p): i for i, p in enumerate(preds)}
         self.preds = _predicate_set(plan, preds, _column_specs(table, used))
         self.bound = self.preds.bind(table) if preds else ()
@@ -112,28 +112,17 @@ class RunState:
 
 # An analyst reruns one query: its plan's predicate set (generated source, loaded function) is kept per
 # plan root and column specs (jitcep._memo), instead of being generated again on every run.
-_PREDICATE_SETS = PerObject(lambda root: {})
+_PREDICATE_SETS = PerObjectAndKey()
 
 
 def _predicate_set(plan: PhysicalPlan, preds: list, specs: dict[str, ColumnSpec]) -> PredicateSet:
     """The predicate set of ``preds`` (``plan.predicates()``: the same objects, in the same order, for
     the same root and constants) over columns ``specs``."""
-    kept = _PREDICATE_SETS(plan.root)
     key = tuple(sorted(specs.items()))
-    found = kept.get(key)
+    found = _PREDICATE_SETS.get(plan.root, key)
     if found is None or found[0] is not plan.constants:  # the constants by identity: 1 == 1.0 as values
-        found = kept[key] = (plan.constants, PredicateSet(preds, specs))
+        found = _PREDICATE_SETS.put(plan.root, key, (plan.constants, PredicateSet(preds, specs)))
     return found[1]
-
-
-def _predicates_read(plan: PhysicalPlan) -> tuple[list, frozenset[str]]:
-    """(``plan.predicates()``, the attributes they read but ``ts``): a function of the plan, kept per plan
-    (read only), so that a rerun does not walk the tree and the conjuncts again."""
-    preds = plan.predicates()
-    return preds, frozenset(n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)) - {"ts"}
-
-
-_PLAN_PREDICATES = PerObject(_predicates_read)
 
 
 def _column_specs(table: EventTable, used) -> dict[str, ColumnSpec]:

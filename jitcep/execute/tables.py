@@ -17,11 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
-from .._memo import PerObject
 from ..events import EventTable, build_partition
 from ..kernels import group_with_key_runs, group_with_keys, stream_positions
 from ..kernels.encode import dense_codes
-from ..plan.operators import PhysicalPlan, Scan, SemiJoinReduce
+from ..plan.operators import PhysicalPlan
 from ..plan.rules import key_coding
 
 
@@ -234,32 +233,13 @@ class TableContext:
         return self._stream_pos
 
 
-def _plan_reads(plan: PhysicalPlan) -> tuple[tuple[str, ...] | None, bool, frozenset[str]]:
-    """(the types ``plan``'s leaves ask for, in the order it builds them, None without a typed leaf;
-    whether some leaf is untyped; the types of the leaves a semi-join reduction reads before any join)."""
-    types: dict[str, None] = {}
-    typed = untyped = False
-    for n in plan.leaves():
-        if n.types is None:
-            untyped = True
-        else:
-            typed = True
-            types.update(dict.fromkeys(n.types))
-    reduced = frozenset(t for n in plan.nodes() if isinstance(n, SemiJoinReduce)
-                        for s in _chain_scans(n.input, set(n.chain)) for t in (s.types or ()))
-    return tuple(types) if typed else None, untyped, reduced
-
-
-_READS = PerObject(_plan_reads)  # a function of the plan: walked per run, it is a fifth of its context's calls
-
-
 def _leaves_read(plans: list[PhysicalPlan]) -> tuple[dict[tuple[str, ...], dict[str, None]], set[tuple[str, ...]]]:
     """(per key: the types the plans' leaves ask for, in the order the plans build them (type_groups
     batches them so), the keys of plans with an untyped leaf)."""
     leaf_types: dict[tuple[str, ...], dict[str, None]] = {}
     untyped: set[tuple[str, ...]] = set()
     for plan in plans:
-        types, any_untyped, _ = _READS(plan)
+        types, any_untyped, _ = plan.reads
         if any_untyped:
             untyped.add(plan.key)
         if types is not None:
@@ -271,17 +251,10 @@ def _reduced_types(plans: list[PhysicalPlan]) -> dict[tuple[str, ...], set[str]]
     """Per key: the types of the leaves a semi-join reduction of some plan reads before any join."""
     out: dict[tuple[str, ...], set[str]] = {}
     for plan in plans:
-        reduced = _READS(plan)[2]
+        reduced = plan.reads.reduced
         if reduced:
             out.setdefault(plan.key, set()).update(reduced)
     return out
-
-
-def _chain_scans(node, chain: set):
-    if isinstance(node, Scan) and node.var in chain:
-        yield node
-    for c in node.children:
-        yield from _chain_scans(c, chain)
 
 
 def _reads(plans: list[PhysicalPlan]) -> tuple:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._memo import PerObject
+from .._memo import PerObject, PerObjectAndKey
 from .ast import Conj, Disj, EventVar, Kleene, Neg, Node, Seq
 
 
@@ -64,7 +64,7 @@ def lca(body: Node, vs: frozenset[str]) -> Node:
     return node
 
 
-_RELATIONS = PerObject(lambda body: {}, size=256)  # body -> {(x, y): relation}
+_RELATIONS = PerObjectAndKey(size=256)  # body -> {(x, y): relation}
 
 
 def relation(body: Node, x: str, y: str) -> str:
@@ -73,23 +73,19 @@ def relation(body: Node, x: str, y: str) -> str:
 
     Kept per body (bodies are immutable): the planner asks for every pair of a pattern's variables
     many times per run, and each answer walks the body (a third of planning a SEQ of 6)."""
-    known = _RELATIONS(body)
-    got = known.get((x, y))
-    if got is None:
-        got = known[(x, y)] = _relation(body, x, y)
-    return got
+    return _RELATIONS(body, (x, y), lambda: _relation(body, x, y))
 
 
 def relations(body: Node, xs, ys) -> dict[tuple[str, str], str]:
     """:func:`relation` of every pair (x in ``xs``, y in ``ys``), by (x, y), the kept answers looked up once (a
     join of a SEQ of 24 asks for up to 23 pairs, a first plan for ~280)."""
-    known = _RELATIONS(body)
+    known = _RELATIONS.kept(body)
     out = {}
     for x in xs:
         for y in ys:
             got = known.get((x, y))
             if got is None:
-                got = known[(x, y)] = _relation(body, x, y)
+                got = _RELATIONS.put(body, (x, y), _relation(body, x, y))
             out[(x, y)] = got
     return out
 

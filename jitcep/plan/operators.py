@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Literal, Union as TypingUnion
+from typing import Literal, NamedTuple, Union as TypingUnion
 
 from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
@@ -568,6 +568,29 @@ class PhysicalPlan:
         """The variables whose lists the plan makes (kept: the executor's operators ask on every run)."""
         return _list_vars(self._nodes)
 
+    @functools.cached_property
+    def predicates_read(self) -> tuple[tuple[E.Expr, ...], frozenset[str]]:
+        """(:meth:`predicates`, the attributes they read but ``ts``), kept: the executor asks on every run,
+        and each answer walks the tree and the conjuncts."""
+        preds = tuple(self.predicates())
+        return preds, frozenset(n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)) - {"ts"}
+
+    @functools.cached_property
+    def reads(self) -> "LeafReads":
+        """What the plan's leaves read (:class:`LeafReads`), kept: a table context asks on every run (a fifth
+        of its calls when it walked the tree each time)."""
+        types: dict[str, None] = {}
+        typed = untyped = False
+        for n in self.leaves():
+            if n.types is None:
+                untyped = True
+            else:
+                typed = True
+                types.update(dict.fromkeys(n.types))
+        reduced = frozenset(t for n in self._nodes if isinstance(n, SemiJoinReduce)
+                            for s in _chain_scans(n.input, set(n.chain)) for t in (s.types or ()))
+        return LeafReads(tuple(types) if typed else None, untyped, reduced)
+
     def nodes(self) -> list:
         """Every operator, post-order (children before parents)."""
         return list(self._nodes)
@@ -599,6 +622,27 @@ class PhysicalPlan:
             elif isinstance(n, NfaRuns):
                 out += [p for edge in n.edges for p in edge]  # the list edges are compiled where they are tested
         return out
+
+
+class LeafReads(NamedTuple):
+    """What a plan's leaves read (:attr:`PhysicalPlan.reads`).
+
+    ``types``: the types its leaves ask for, in the order it builds them (None without a typed leaf);
+    ``untyped``: whether some leaf is untyped; ``reduced``: the types of the leaves a semi-join
+    reduction reads before any join.
+    """
+
+    types: tuple[str, ...] | None
+    untyped: bool
+    reduced: frozenset[str]
+
+
+def _chain_scans(node, chain: set):
+    """The scans of the variables ``chain`` under ``node`` (a semi-join reduction's input)."""
+    if isinstance(node, Scan) and node.var in chain:
+        yield node
+    for c in node.children:
+        yield from _chain_scans(c, chain)
 
 
 def nodes(root) -> list:

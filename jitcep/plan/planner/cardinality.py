@@ -105,6 +105,7 @@ from ..logical import Group, LogicalPlan, display_expr
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
+from .finite import saturated
 from .problem import ClosureUnit, JoinProblem
 from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
                      subsets)
@@ -490,7 +491,8 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
 
     def rec(node) -> list[tuple[frozenset, float]]:
         if isinstance(node, Scan):
-            alts = [(frozenset((node.var,)), rate(node.var) * T * P)]
+            r = rate(node.var)
+            alts = [(frozenset((node.var,)), saturated(r * T * P, r, T, P))]
             inputs = alts[0][1]
         elif isinstance(node, (Union, DisjunctUnion)):
             alts = [a for c in node.children for a in rec(c)]
@@ -505,23 +507,25 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
                     tested = 1.0
                 else:  # it reads every pair within the window, and tests its sequence pairs' order
                     tested = ORDER_FACTOR ** sum(1 for x, y in node.sequence if x in s and y in s)
+                pairs = saturated(pairs, ra, rb)
                 inputs += pairs
                 tested *= math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)
-                alts.append((s, pairs * tested))
+                alts.append((s, saturated(pairs * tested, pairs, tested)))
         elif isinstance(node, NegationFilter):
             neg = node.neg
             alts = []
             given = rec(node.input)
             for s, r in given:
                 conds = math.prod(sel(c) for c in neg.conds if E.variables(c) - {neg.var} <= s)
-                alts.append((s, r * none_in_range(rate(neg.var) * conds, neg.before, neg.after, neg.in_conj, s, W)))
+                none = none_in_range(rate(neg.var) * conds, neg.before, neg.after, neg.in_conj, s, W)
+                alts.append((s, saturated(r * none, r, none)))
             inputs = sum(r for _, r in given)
         elif isinstance(node, KleeneCollect):
             given = rec(node.input)
             # a closure in an OR branch makes lists for the records through its branch; the others keep one
-            alts = [(s, r * (_lists(node, s, W, rate, sel) * _after_lists(node.closure, s, W, rate, sel, collected)
-                             * _kept(node, s, W, rate, sel)
-                             if not node.closure.scope or s & set(node.closure.scope) else 1.0)) for s, r in given]
+            alts = [(s, _times(r, _lists(node, s, W, rate, sel), _after_lists(node.closure, s, W, rate, sel, collected),
+                               _kept(node, s, W, rate, sel))
+                     if not node.closure.scope or s & set(node.closure.scope) else r) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[node.closure.var] = (node, given[0][0])
         elif isinstance(node, ListFilter):  # the share of the carried lists passing what their collection left
@@ -531,14 +535,14 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
             share = math.prod(_split_shares(K, getattr(kc, "mode", "all"), split, over, W, rate, sel))
             scope = set(K.scope)  # in an OR branch: the records through it only
-            alts = [(s, r * share if not scope or s & scope else r) for s, r in given]
+            alts = [(s, saturated(r * share, r, share) if not scope or s & scope else r) for s, r in given]
             inputs = sum(r for _, r in given)
         elif isinstance(node, GroupCollect):
             rec(node.body)  # its iterations, priced as joins
             given = rec(node.input)
             g = node.group
-            alts = [(s, r * (_group_lists(g, s, W, rate, sel) * _after_lists(g, s, W, rate, sel, collected)
-                             if not g.scope or s & set(g.scope) else 1.0)) for s, r in given]
+            alts = [(s, _times(r, _group_lists(g, s, W, rate, sel), _after_lists(g, s, W, rate, sel, collected))
+                     if not g.scope or s & set(g.scope) else r) for s, r in given]
             inputs = sum(r for _, r in given)
             collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
         elif isinstance(node, SemiJoinReduce):
@@ -559,15 +563,20 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             if node.strategy in ("strict_contiguity", "partition_contiguity"):
                 contiguity = min(1.0, 1.0 / sum(cards)) if sum(cards) > 0 else 1.0
             m = next_match_partials(cards, sels, contiguity)
-            alts = [(frozenset(node.vars), m[-1] * scale)]
-            inputs = sum(m) * scale
+            alts = [(frozenset(node.vars), saturated(m[-1] * scale, m[-1], scale))]
+            inputs = saturated(sum(m) * scale, sum(m), scale)
         else:
             raise TypeError(f"unknown operator {type(node).__name__}")
-        out[id(node)] = (inputs, sum(r for _, r in alts))
+        out[id(node)] = (saturated(inputs), saturated(sum(r for _, r in alts)))
         return alts
 
     rec(plan.root)
     return out
+
+
+def _times(r: float, *factors: float) -> float:
+    """``r * (f1 * f2 * ...)`` (a record count times its lists' factors), :func:`.finite.saturated`."""
+    return saturated(r * math.prod(factors), r, *factors)
 
 
 def on_a_chain(wr: dict, chain, vs) -> float:

@@ -298,6 +298,12 @@ ROW_WRITE = 3.0
 """The work of one match row the final join writes itself (:func:`final_join_cost`), in the record
 steps of :func:`seq_driver_cost`: calibrated on ``sase_equiv`` at 10^6 events (590,000 matches at
 100 keys; perf/notes/plan_quality.md, "The final join's rows priced")."""
+ROW_COUNT = 1.0
+"""The part of :data:`ROW_WRITE` a right leaf's rows do not pay (:func:`final_join_cost`): their pairs are
+counted by two pointers as the partitions are checked, with no counting pass over the records
+(:func:`jitcep.kernels.final_join._fits_by_position`).  That pass measured 0.9-2.5 record steps a row
+(core_seq3, output_synthetic, output_nasdaq_1m at 10^6 events; perf/notes/plan_quality.md, "The final
+join's counting pass"); the lowest, rounded."""
 POSITION_PASS = 0.4
 """The work per table position of one pass of the row-writing final join over its per-position arrays
 (:func:`final_join_cost`), in record steps: zeroing and prefix-summing 8 bytes a position, calibrated
@@ -315,9 +321,10 @@ def final_join_cost(path: str, left: float, right: float, pairs: float, position
     order; the right driver's pairs come in end order within each partition, merged across them
     (``pairs * log2(pairs / P + 2)``), the left driver's sort is already in its loop.  "right+rows"
     (:func:`jitcep.kernels.final_join.seq_join_rows`): the right driver's loop, counting and then
-    writing each row in its place (``ROW_WRITE`` a row), through an array of one entry per table position
-    zeroed and prefix-summed (``POSITION_PASS`` a position), with a right leaf a second one (the left
-    records put in order of their first position by a counting sort over the positions).  Its passes do
+    writing each row in its place (``ROW_WRITE`` a row; a right leaf's pairs are counted by two pointers,
+    without the counting pass: ``ROW_WRITE - ROW_COUNT``), through an array of one entry per table
+    position zeroed and prefix-summed (``POSITION_PASS`` a position), with a right leaf a second one (the
+    left records put in order of their first position by a counting sort over the positions).  Its passes do
     not depend on the matches, so with few matches in a large table the pairs are cheaper: on
     ``sase_equiv_v1000`` (10^6 events, 5,908 matches) the row-writing root took 2.1 ms over a left leaf
     and 4.5 ms over a right one, the pairs 0.8-0.9 ms; at 590,000 matches the rows took 16-17 ms, the
@@ -330,7 +337,9 @@ def final_join_cost(path: str, left: float, right: float, pairs: float, position
     if path == "right":
         return loop + pairs + pairs * math.log2(pairs / P + 2)
     if path == "right+rows":
-        return loop + ROW_WRITE * pairs + POSITION_PASS * positions * (2 if leaf == "right" else 1)
+        if leaf == "right":
+            return loop + (ROW_WRITE - ROW_COUNT) * pairs + POSITION_PASS * positions * 2
+        return loop + ROW_WRITE * pairs + POSITION_PASS * positions
     raise ValueError(f"unknown final join path {path!r}")
 
 

@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass
 from typing import Union
 
+from .finite import cards
+
 Tree = Union[int, tuple]
 
 
@@ -55,6 +57,10 @@ class JoinProblem:
     closures: tuple[ClosureUnit, ...] = ()
 
     def __post_init__(self):
+        # past MAX_ESTIMATE the PMs would overflow (and inf * 0 make NaN): the largest capped (.finite)
+        capped = cards(tuple(self.card))
+        if capped is not self.card:
+            object.__setattr__(self, "card", capped)
         n = len(self.units)
         if len(self.card) != n or len(self.sel) != n or any(len(row) != n for row in self.sel):
             raise ValueError("a join problem needs one cardinality and one row of selectivities per unit")

@@ -69,7 +69,7 @@ import math
 
 import numpy as np
 
-from ..._memo import PerObject
+from ..._memo import PerObject, PerObjectAndKey
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
 from ...kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
@@ -383,8 +383,9 @@ _shape = PerObject(_shape_of)  # a rerun query estimates on the same logical pla
 # generating the source costs ~0.5 ms: one set per logical plan (whose leaves and conjuncts give the same
 # predicate objects every call, _shape) and columns; keyed by the plan, not by the predicates' values, as
 # hashing the expression trees on every call cost ~7% of the estimate (cProfile)
-_PREDICATE_SETS = PerObject(lambda logical: ({}, sorted({n.attr for p in _predicates(logical) for n in E.walk(p)
-                                                          if isinstance(n, E.Attr)} - {"ts"})))
+_PREDICATE_SETS = PerObjectAndKey()  # per logical plan: column specs -> the predicate set
+_USED = PerObject(lambda logical: sorted({n.attr for p in _predicates(logical) for n in E.walk(p)
+                                          if isinstance(n, E.Attr)} - {"ts"}))  # the columns they read
 
 
 def _predicates(logical: LogicalPlan) -> list:
@@ -405,12 +406,8 @@ def _numbered_of(shape: tuple) -> tuple[list, dict[int, int]]:
 _numbered = PerObject(_numbered_of)
 
 
-def _type_layout_of(logical: LogicalPlan) -> dict:
-    return {}
-
-
-_TYPE_LAYOUTS = PerObject(_type_layout_of)  # per logical plan: type names -> type_layout's answer
-_TYPE_LAYOUTS_KEEP = 8  # type name lists kept per logical plan: tables of a few schemas
+# per logical plan: type names -> type_layout's answer, for tables of a few schemas
+_TYPE_LAYOUTS = PerObjectAndKey(keep=8)
 
 
 def type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list, np.ndarray]:
@@ -421,8 +418,7 @@ def type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list
     :func:`~jitcep.kernels.window.most_per_window` take them; kept per logical plan and type names,
     which tables of one schema share (made on every estimate, they would be a tenth of its Python steps).
     Read only."""
-    kept = _TYPE_LAYOUTS(logical)
-    got = kept.get(type_names)
+    got = _TYPE_LAYOUTS.get(logical, type_names)
     if got is None:
         lv = _shape(logical)[0]
         code_of = {t: i for i, t in enumerate(type_names)}
@@ -431,9 +427,7 @@ def type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list
         allowed = np.zeros((len(lv), len(type_names) + 1), np.bool_)
         for row, cs in zip(allowed, type_codes):
             row[slice(None) if cs is None else cs] = True
-        if len(kept) >= _TYPE_LAYOUTS_KEEP:
-            kept.pop(next(iter(kept)), None)  # another thread may have taken it
-        got = kept[type_names] = (type_codes, allowed)
+        got = _TYPE_LAYOUTS.put(logical, type_names, (type_codes, allowed))
     return got
 
 
@@ -441,16 +435,11 @@ def _predicate_set(logical, preds, table):
     from ...codegen import PredicateSet
     from ...codegen.predicates import ColumnSpec
 
-    kept, used = _PREDICATE_SETS(logical)
     specs = {}
-    for name in used:
+    for name in _USED(logical):
         col = table.column(name)
         specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
-    key = tuple(specs.values())
-    got = kept.get(key)
-    if got is None:
-        got = kept[key] = PredicateSet(preds, specs)
-    return got
+    return _PREDICATE_SETS(logical, tuple(specs.values()), lambda: PredicateSet(preds, specs))
 
 
 def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool) -> np.ndarray:
@@ -600,18 +589,18 @@ def _layout(shape: tuple, text: str) -> tuple | None:
     it takes (an iterative reference to the member before: its closure's), and per variable k > 0 how it
     lies against each one before it (``rel`` of :func:`~jitcep.kernels.sampling.extend_tuples`); None if a
     variable has no leaf.  Kept per shape: the same for every estimate of a logical plan."""
-    kept = _LAYOUTS(shape)
+    kept = _LAYOUTS.kept(shape)
     if text not in kept:
         lv, conj, order = shape
         vs = conj[text].vars
         bases = [v if v in lv else next((k for k in lv if prev_var(k) == v), None) for v in vs]
         rels = [np.array([1 if (vs[i], vs[k]) in order else -1 if (vs[k], vs[i]) in order else 0 for i in range(k)],
                          dtype=np.int64) for k in range(1, len(vs))]
-        kept[text] = None if None in bases else (bases, rels)
+        return _LAYOUTS.put(shape, text, None if None in bases else (bases, rels))
     return kept[text]
 
 
-_LAYOUTS = PerObject(lambda shape: {})
+_LAYOUTS = PerObjectAndKey()  # per shape: conjunct text -> its layout
 
 
 def _tuples(layout: tuple | None, cands, groups, wt, pos, limit, rng: _Draws, j: int) -> np.ndarray | None:

@@ -10,22 +10,18 @@ immutable, and an entry holds its tree so that an id is not reused while it live
 
 from __future__ import annotations
 
-from ..._memo import PerObject
+from ..._memo import PerObjectAndKey
 
-KEEP = 64  # trees kept per logical plan and rule: past it the oldest half leave
+KEEP = 64  # trees kept per logical plan, over its rules: past it the oldest leave
 
-_KEPT = PerObject(lambda logical: {})  # logical plan -> {(rule, tree key): (tree, result)}
+_KEPT = PerObjectAndKey(keep=KEEP)  # logical plan -> {(rule, tree key): (tree, result)}
 
 
 def per_tree(rule: str, logical, tree, compute, by_value: bool = False):
     """``compute()``, the result of ``rule`` on ``tree`` for ``logical``, made once per (logical, tree):
     by identity (an operator tree), or by value (``by_value``: a shape of nested tuples of names)."""
-    known = _KEPT(logical)
     key = (rule, tree if by_value else id(tree))
-    got = known.get(key)
+    got = _KEPT.get(logical, key)
     if got is None or got[0] is not tree and not by_value:
-        if len(known) >= KEEP:
-            for old in list(known)[:KEEP // 2]:
-                known.pop(old, None)
-        got = known[key] = (tree, compute())
+        got = _KEPT.put(logical, key, (tree, compute()))
     return got[1]

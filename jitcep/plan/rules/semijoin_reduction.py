@@ -33,7 +33,7 @@ from ..planner.statistics import DEFAULT_RATE
 
 def add(plan, planning):
     chain = _chain(planning)
-    if chain is None:
+    if chain is None or not _reducible(plan.root, set(chain)):
         return plan
     if not _worth_it(plan, planning, chain):
         return plan
@@ -61,6 +61,7 @@ def _worth_it(plan, planning, chain) -> bool:
     inputs' (:class:`~jitcep.plan.planner.cardinality.ChainShares`).  On ``sase_equiv_v1000`` it keeps 9%
     of the leaves' events and 17% of (v0, v1)'s records, measured 8.6% and 20%; at 100 keys 100% and 85%,
     measured 95% and 80%.
+    ``plan`` is :func:`_reducible`: every scan it holds is a chain variable's, whose ``W r_v`` it reads.
     Without statistics (the default plan, a small table) it is planned: it is sound, and only estimates
     can say it does not pay.
     """
@@ -103,11 +104,18 @@ def _chain(planning) -> tuple[str, ...] | None:
     return tuple(i.name for i in body.items)
 
 
+def _reducible(node, chain: set) -> bool:
+    """Is the topmost join of ``node`` (under its unary operators) a tree of joins and pushed negations over
+    scans of the ``chain`` variables alone (:func:`_joins_only`), where :func:`_over_joins` puts the reduction?"""
+    while isinstance(node, _Unary):
+        node = node.input
+    return isinstance(node, Join) and _joins_only(node, chain)
+
+
 def _over_joins(node, chain):
-    """``node`` with the reduction put over its topmost join (below whatever filters whole matches)."""
+    """``node`` with the reduction put over its topmost join (below whatever filters whole matches), which
+    is :func:`_reducible`."""
     if isinstance(node, Join):
-        if not _joins_only(node, set(chain)):
-            return node
         run = {v: i for i, v in enumerate(chain)}
 
         def mark(n):
@@ -115,9 +123,7 @@ def _over_joins(node, chain):
             contiguous = idx[-1] - idx[0] + 1 == len(idx) < len(chain)
             return {"extends": contiguous} if isinstance(n, Join) else {}
         return SemiJoinReduce(remake_joins(node, mark), chain)
-    if isinstance(node, _Unary):
-        return dataclasses.replace(node, input=_over_joins(node.input, chain))
-    return node
+    return dataclasses.replace(node, input=_over_joins(node.input, chain))
 
 
 def _joins_only(node, chain: set) -> bool:
