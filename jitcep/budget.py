@@ -16,28 +16,48 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ExplosionError
-from .kernels.alloc import counted_bytes
+from .kernels.alloc import counted_sizes
 
 
 def nbytes(*things) -> int:
     """Bytes of the arrays in ``things`` (arrays, tuples/lists of them, objects with array fields),
-    each array counted once however often it is shared."""
+    each array counted once however often it is shared.
+
+    A join asks this of its two input buffers every run, so the walk tests each item's class once (a
+    field holding a name or a dict is passed over without a call) and reads the run's pool once:
+    the generic walk was 15% of a small run's Python calls (perf/notes/opencep.md)."""
+    pooled = counted_sizes()
     seen: set[int] = set()
     total = 0
     stack = list(things)
     while stack:
         x = stack.pop()
-        if isinstance(x, np.ndarray):
-            while isinstance(x.base, np.ndarray):  # a view costs what its array costs, once
-                x = x.base
-            if id(x) not in seen:
-                seen.add(id(x))
-                total += counted_bytes(x)  # a block of the run's pool: as a new one for its array
-        elif isinstance(x, (tuple, list)):
+        cls = x.__class__
+        if cls is tuple or cls is list:
             stack.extend(x)
-        elif hasattr(x, "__dataclass_fields__"):
-            stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        elif cls is np.ndarray or isinstance(x, np.ndarray):
+            base = x.base
+            while isinstance(base, np.ndarray):  # a view costs what its array costs, once
+                x, base = base, base.base
+            key = id(x)
+            if key not in seen:
+                seen.add(key)
+                # a block of the run's pool: as a new one for its array (kernels.alloc.counted_sizes)
+                got = pooled.get(key) if pooled else None
+                total += x.nbytes if got is None else got
+        elif cls not in _LEAVES:
+            if isinstance(x, (tuple, list)):
+                stack.extend(x)
+                continue
+            names = _FIELDS.get(cls)
+            if names is None:
+                names = _FIELDS[cls] = tuple(getattr(cls, "__dataclass_fields__", ()))
+            stack.extend([getattr(x, f) for f in names])
     return total
+
+
+_LEAVES = frozenset((str, int, float, bool, dict, type(None)))  # classes that hold no array
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a class's dataclass fields (none: not a dataclass)
 
 
 class MemoryBudget:

@@ -227,12 +227,13 @@ def _take_series(s: pl.Series, rows: np.ndarray) -> pl.Series:
     """``s`` at ``rows``: a numeric or temporal column without nulls by one compiled gather over its
     physical values (zero-copy in and out), anything else by indexing the series with ``rows``."""
     dtype = s.dtype
-    if s.null_count() == 0 and (dtype.is_integer() or dtype.is_float() or dtype.is_temporal()):
+    number = dtype.is_integer() or dtype.is_float()
+    if (number or dtype.is_temporal()) and s.null_count() == 0:
         # a number is its own physical value; a temporal one's by a cast (``to_physical`` is a Polars query,
         # ~60 us, a fixed cost)
-        phys = s if dtype.is_integer() or dtype.is_float() else s.cast(pl.Int32 if dtype == pl.Date else pl.Int64)
+        phys = s if number else s.cast(pl.Int32 if dtype == pl.Date else pl.Int64)
         out = pl.Series(s.name, take(phys.to_numpy(), rows), dtype=phys.dtype)
-        return out if out.dtype == dtype else out.cast(dtype)
+        return out if number else out.cast(dtype)
     return s[rows]  # indexing by an array takes eagerly; ``gather`` is a Polars query (its pool), ~0.3 ms more
 
 
@@ -270,13 +271,13 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     # one Series per source column, by a compiled take where it can (a frame gather runs on Polars' thread
     # pool, which a forked child does not have: it would wait forever, tests/test_threads.py)
     gathered = {src: values.gather(src, every, rows) for src in srcs}
-    gathered[ROW] = pl.Series(rows, dtype=ID_DTYPE)
+    gathered[ROW] = pl.Series("row", rows, dtype=ID_DTYPE)  # named: ~half the calls of an unnamed one
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
     out = []
     for v, lo, hi in zip(vars_, starts[:-1], starts[1:]):
         fields = unified[v.name][1]
         if fields not in frames:
-            frames[fields] = _frame([gathered[src].alias(name) for name, src in fields])
+            frames[fields] = _frame([_named(gathered[src], name) for name, src in fields])
         # a slice of a frame and one struct of it: a DataFrame per variable was the fixed cost at small inputs
         s = frames[fields].slice(int(lo), int(hi - lo)).to_struct(v.name)
         if v.is_list:
@@ -302,6 +303,12 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
                 s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()
         out.append(s)
     return out
+
+
+def _named(s: pl.Series, name: str) -> pl.Series:
+    """``s`` named ``name`` (an alias is a copy and a rename: ~6 calls, where the name is mostly the
+    gathered column's own)."""
+    return s if s.name == name else s.alias(name)
 
 
 def _arrow_int64(a: np.ndarray) -> pa.Array:

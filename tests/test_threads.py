@@ -212,8 +212,9 @@ def test_the_corpus_splits_joins():
 
 # the type grouping, the leaves, an integer key's range, the semi-join reduction, the join and its
 # predicates' columns, kept pairs and records: each splits its work into ranges (jitcep/threads.py)
-# (the type grouping's passes run in grouping._group, by type and key in grouping._by_key)
-SPLIT_PASSES = {"_group", "_by_key", "leaf_by_key", "leaf_of_run", "value_range", "earliest_end", "latest_start",
+# (the type grouping's passes run in grouping._group, by type and key in grouping._by_key; the reduction's in
+# reduction._earliest_ends and _latest_starts, which earliest_end, latest_start and chain_reach share)
+SPLIT_PASSES = {"_group", "_by_key", "leaf_by_key", "leaf_of_run", "value_range", "_earliest_ends", "_latest_starts",
                 "_split_join", "pair_columns", "keep_pairs", "PredicateSet.mask", "pair_records"}
 SPLIT_SEEN: set[str] = set()
 KEYED = [

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._memo import PerObject
 from ..errors import KernelInputError
 from ..kernels.join import ORDER_CODE
 from ..kernels.reduction import chain_fits, chain_reach
@@ -66,7 +67,7 @@ class Reach:
 
 
 def run(node, state, execute) -> Buffer:
-    scans = {n.var: n for n in _scans(node.input)}
+    scans = _chain_scans(node)
     for s in scans.values():  # read afresh: another reduction of the plan (a DNF alternative) may share a scan
         state.reduced.pop(id(s), None)
     leaves = []
@@ -84,6 +85,15 @@ def run(node, state, execute) -> Buffer:
         state.reduced[id(scans[v])] = buf if len(idx) == len(buf) else buf.keep(idx)
         state.reach.add(v, state.reduced[id(scans[v])].start, start[idx], end[idx])
     return execute(node.input)
+
+
+def _scan_per_var(node) -> dict:
+    """Each variable's scan under the reduction ``node``: a function of the plan, kept per node so that a
+    rerun does not walk the subtree again."""
+    return {n.var: n for n in _scans(node.input)}
+
+
+_chain_scans = PerObject(_scan_per_var)
 
 
 def _scans(node):

@@ -89,7 +89,7 @@ class BufferPool:
         self.blocks: list[np.ndarray] = []  # uint8 arrays that own their memory
         self.used: list[int] = []  # per block: the run that last took it
         # per block (by id, while in ``blocks``): the bytes a new block for its last array would hold,
-        # what max_memory counts of it (:func:`counted_bytes`)
+        # what max_memory counts of it (:func:`counted_sizes`)
         self.counted: dict[int, int] = {}
         self.runs = 0
         self.running = False  # inside a run (:meth:`Pools.run`): other pools' releases take none of its blocks
@@ -99,7 +99,7 @@ class BufferPool:
         """``size`` bytes (uint8) cut from a free block, the smallest that holds them and is at most twice
         as large as a new one, else from a new block (:func:`_block_size`).  The bound keeps the memory a
         block holds near the array's size; ``max_memory`` counts the array as a new block for it
-        (:func:`counted_bytes`), whichever block it was cut from."""
+        (:func:`counted_sizes`), whichever block it was cut from."""
         limit = 2 * _block_size(size)
         with self.lock:
             best = -1
@@ -132,7 +132,7 @@ class BufferPool:
         """Give up the blocks used least recently until ``excess`` bytes are gone (or none is left); the
         bytes given up.  A block a view still holds is only forgotten: freed with its last view.  A pool
         inside a run gives up nothing: the run may take its blocks again, and ``max_memory`` counts its
-        arrays by their blocks (:func:`counted_bytes`), which must not change with other queries' runs."""
+        arrays by their blocks (:func:`counted_sizes`), which must not change with other queries' runs."""
         with self.lock:
             if self.running:
                 return 0
@@ -157,18 +157,15 @@ class BufferPool:
             return sum(b.nbytes for b in self.blocks)
 
 
-def counted_bytes(base: np.ndarray) -> int:
-    """The bytes ``max_memory`` counts of an array that owns its memory (:func:`jitcep.budget.nbytes`): its
-    own, but for a block of the run's pool those of a new block for the array last cut from it.  A block
+def counted_sizes() -> dict[int, int]:
+    """What ``max_memory`` counts of the run's pool's blocks, by block id (empty outside a pool's run): an
+    array that owns its memory counts its own bytes (:func:`jitcep.budget.nbytes`), but a block of the
+    pool those of a new block for the array last cut from it.  A block
     serves arrays down to half its size, and the blocks a pool holds depend on the query's earlier runs:
     counted whole, one run's arrays weighed more after a run on larger events, and the same run raised
     ExplosionError or not by what ran before it."""
     pool = _active.get()
-    if pool is not None:
-        got = pool.counted.get(id(base))
-        if got is not None:
-            return got
-    return base.nbytes
+    return {} if pool is None else pool.counted
 
 
 class _Kept:

@@ -147,8 +147,15 @@ def earliest_end(leaf, nxt, nxt_end: np.ndarray, nxt_ok: np.ndarray, order: int,
     P, PT, Pg = _leaf("earliest_end", leaf)
     Q, QT, Qg = _leaf("earliest_end", nxt)
     check_lengths("earliest_end", len(Q), nxt_end=nxt_end, nxt_ok=nxt_ok)
+    return _earliest_ends((P, PT, Pg), (Q, QT, Qg), np.ascontiguousarray(nxt_end, dtype=np.int64),
+                          np.ascontiguousarray(nxt_ok, dtype=np.bool_), order, threads)
+
+
+def _earliest_ends(leaf, nxt, qend: np.ndarray, qok: np.ndarray, order: int, threads: int):
+    """:func:`earliest_end` of leaves as :func:`_leaf` makes them, ``qend`` / ``qok`` contiguous and as long
+    as ``nxt`` (the caller checked)."""
+    (P, PT, Pg), (Q, QT, Qg) = leaf, nxt
     end, ok = np.empty(len(P), np.int64), np.empty(len(P), np.bool_)
-    qend, qok = np.ascontiguousarray(nxt_end, dtype=np.int64), np.ascontiguousarray(nxt_ok, dtype=np.bool_)
     _by_partitions("earliest_end", lambda g0, g1: _earliest_end(P, PT, Pg, Q, QT, Qg, qend, qok, order, end, ok,
                                                                 g0, g1), Pg, Qg, threads)
     return end, ok
@@ -161,8 +168,15 @@ def latest_start(prev, prev_start: np.ndarray, prev_ok: np.ndarray, leaf, order:
     P, PT, Pg = _leaf("latest_start", prev)
     Q, QT, Qg = _leaf("latest_start", leaf)
     check_lengths("latest_start", len(P), prev_start=prev_start, prev_ok=prev_ok)
+    return _latest_starts((P, PT, Pg), np.ascontiguousarray(prev_start, dtype=np.int64),
+                          np.ascontiguousarray(prev_ok, dtype=np.bool_), (Q, QT, Qg), order, threads)
+
+
+def _latest_starts(prev, pstart: np.ndarray, pok: np.ndarray, leaf, order: int, threads: int):
+    """:func:`latest_start` of leaves as :func:`_leaf` makes them, ``pstart`` / ``pok`` contiguous and as
+    long as ``prev`` (the caller checked)."""
+    (P, PT, Pg), (Q, QT, Qg) = prev, leaf
     start, ok = np.empty(len(Q), np.int64), np.empty(len(Q), np.bool_)
-    pstart, pok = np.ascontiguousarray(prev_start, dtype=np.int64), np.ascontiguousarray(prev_ok, dtype=np.bool_)
     _by_partitions("latest_start", lambda g0, g1: _latest_start(P, PT, Pg, pstart, pok, Q, QT, Qg, order, start,
                                                                 ok, g0, g1), Pg, Qg, threads)
     return start, ok
@@ -173,9 +187,15 @@ def chain_fits(start, start_ok, end, end_ok, W) -> np.ndarray:
     (:func:`jitcep.kernels.window.exceeds`)."""
     start = np.ascontiguousarray(start, dtype=np.int64)
     check_lengths("chain_fits", len(start), start_ok=start_ok, end=end, end_ok=end_ok)
+    return _fits(start, np.ascontiguousarray(start_ok, dtype=np.bool_), np.ascontiguousarray(end, dtype=np.int64),
+                 np.ascontiguousarray(end_ok, dtype=np.bool_), window_bound(W))
+
+
+def _fits(start, start_ok, end, end_ok, bound: np.uint64) -> np.ndarray:
+    """:func:`chain_fits` of contiguous arrays of one length (the caller checked), ``bound`` from
+    :func:`~jitcep.kernels.window.window_bound`."""
     out = np.empty(len(start), np.bool_)
-    _chain_fits(start, np.ascontiguousarray(start_ok, dtype=np.bool_), np.ascontiguousarray(end, dtype=np.int64),
-                np.ascontiguousarray(end_ok, dtype=np.bool_), window_bound(W), out)
+    _chain_fits(start, start_ok, end, end_ok, bound, out)
     return out
 
 
@@ -203,18 +223,23 @@ def chain_reach(leaves, measures, order: int, W, threads: int = 1):
     k = len(leaves)
     if k != len(measures) or k == 0:
         raise fail("chain_reach", f"{k} leaves and {len(measures)} measures")
+    # each leaf and measure made contiguous and checked once, here: the passes below read each leaf twice
+    # and take their survivors and bounds as the kernels wrote them (a small table's reduction was ~280
+    # Python calls, most of them these checks again, perf/notes/opencep.md)
+    leaves = [_leaf("chain_reach", leaf) for leaf in leaves]
     wts = [np.ascontiguousarray(m, dtype=np.int64) for m in measures]
     for leaf, wt in zip(leaves, wts):
         check_lengths("chain_reach", len(leaf[0]), measure=wt)
+    bound = window_bound(W)
     # a few thousand events: the passes over whole leaves cost less than taking survivors out of them
     prune = order != 2 and sum(len(wt) for wt in wts) >= _PRUNE_MIN
     ends = [None] * k
     ends[-1] = (wts[-1], np.ones(len(wts[-1]), np.bool_))
     nxt = (leaves[-1], *ends[-1])
     for i in range(k - 2, -1, -1):
-        end, ok = earliest_end(leaves[i], *nxt, order, threads)
+        end, ok = _earliest_ends(leaves[i], *nxt, order, threads)
         if prune:
-            ok = chain_fits(wts[i], ok, end, ok, W)
+            ok = _fits(wts[i], ok, end, ok, bound)
         if not ok.any():  # no chain: nothing to read further
             return [(np.zeros(len(wt), np.bool_), np.zeros(len(wt), np.int64), np.zeros(len(wt), np.int64))
                     for wt in wts]
@@ -230,13 +255,13 @@ def chain_reach(leaves, measures, order: int, W, threads: int = 1):
         if prev is None:
             start = wt
         else:
-            start, got = latest_start(*prev, leaf, order, threads)
-            sok = chain_fits(start, got & sok, wt, sok, W) if prune else got & sok
+            start, got = _latest_starts(*prev, leaf, order, threads)
+            sok = _fits(start, got & sok, wt, sok, bound) if prune else got & sok
         prev = (leaf, start, sok)
         if idx is not None:
             start, sok = np.zeros(len(ok), np.int64), np.zeros(len(ok), np.bool_)
             start[idx], sok[idx] = prev[1], prev[2]
-        out.append((chain_fits(start, sok, end, ok, W), start, end))
+        out.append((_fits(start, sok, end, ok, bound), start, end))
     return out
 
 
