@@ -7,6 +7,8 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jitcep import config
 from jitcep.kernels import alloc
@@ -82,6 +84,44 @@ def test_a_pool_takes_the_smallest_free_block_that_holds_the_array():
     assert pool.take(100 << 20).base is pool.blocks[2]  # more than twice a free one's size: a new block
     # a small array never takes a block more than twice its size (the memory the block holds)
     assert pool.take(100 << 10).base.nbytes == alloc._block_size(100 << 10) < 200 << 10 and len(pool.blocks) == 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["take", "drop", "release"]), st.integers(0, 11), st.integers(0, 30)),
+                max_size=60), st.integers(2, 40))
+def test_a_pool_takes_the_block_a_scan_of_every_block_picks(ops, keep_mb):
+    """The pool finds a block through its blocks ordered by size; the rule it keeps, checked against a scan
+    of every block: the smallest free block of ``size`` to twice a new one's bytes, the first by index
+    among equal sizes, else a new block.  Sizes from a few that share blocks, blocks released under a cap."""
+    with mock.patch.object(config, "POOL_KEEP", keep_mb << 20), mock.patch.object(alloc, "_kept", alloc._Kept()):
+        _pool_against_a_scan(ops)
+
+
+def _pool_against_a_scan(ops):
+    pool = alloc.BufferPool()
+    sizes = [(64 << 10) * (1 + k) + 4096 * (k % 3) for k in range(12)]
+    live: list[np.ndarray] = []
+    for op, k, at in ops:
+        if op == "take":
+            size, limit = sizes[k], 2 * alloc._block_size(sizes[k])
+            # (no name bound to a block here: the reference would make it look taken)
+            fits = [i for i in range(len(pool.blocks)) if size <= pool.blocks[i].nbytes <= limit and pool._free(i)]
+            want = min(fits, key=lambda i: (pool.blocks[i].nbytes, i)) if fits else None
+            n_blocks = len(pool.blocks)
+            a = pool.take(size)
+            assert len(a) == size
+            if want is None:
+                assert len(pool.blocks) == n_blocks + 1 and a.base is pool.blocks[-1]
+            else:
+                assert a.base is pool.blocks[want] and len(pool.blocks) == n_blocks
+            live.append(a)
+            del a
+        elif op == "drop" and live:
+            live.pop(at % len(live))
+        elif op == "release":
+            pool.release()
+        order = sorted(range(len(pool.blocks)), key=lambda i: (pool.blocks[i].nbytes, i))
+        assert pool.by_size == order and pool.sizes == [pool.blocks[i].nbytes for i in order]
 
 
 def test_a_pool_keeps_the_blocks_used_last_up_to_its_bytes(monkeypatch):
