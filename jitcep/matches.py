@@ -112,7 +112,7 @@ class MatchTable:
         perm = None
         if self.n > 1:
             perm = canonical_order(self._matrix(), np.arange(len(self.single)),
-                                   *_list_keys(self.n, self.lists, self.list_unbound))
+                                   *list_keys(self.n, self.lists, self.list_unbound))
         return np.arange(self.n, dtype=np.int64) if perm is None else perm
 
     def _matrix(self) -> np.ndarray:
@@ -137,7 +137,7 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
-    perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
+    perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
     at = perm
     if rows is not None:  # the order's rows of P: one index, no copy of the rows gathered again
         at = rows if perm is None else take(rows, perm)
@@ -151,7 +151,7 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     return table
 
 
-def _list_keys(n: int, lists, list_unbound):
+def list_keys(n: int, lists, list_unbound):
     """(koff, kseq, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: each
     match's list key (:func:`~jitcep.kernels.order.list_key`'s parts of the list variables in name order,
     end to end: section 11's order of the lists is the keys' lexicographic order); the first / last

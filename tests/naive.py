@@ -566,10 +566,10 @@ def closure_runs(offsets, nmin, nmax):
             if q >= nmin:
                 out.append((r, o, q))
             continue
-        for k in range(max(nmin, 1), nmax + 1):
-            out.extend((r, o + s, k) for s in range(q - k + 1))
         if nmin == 0:
             out.append((r, o, 0))
+        lists = [(r, o + s, k) for k in range(max(nmin, 1), nmax + 1) for s in range(q - k + 1)]
+        out.extend(sorted(lists, key=lambda x: (x[1], x[2])))  # by first member, then length (a prefix first)
     return out
 
 
