@@ -62,8 +62,10 @@ def _bounds(P, rows, cols, llo, lhi, lists, lo, hi):
 
 
 @njit(**NUMBA_FLAGS)
-def _less(i, j, hi, lo, P, cols):
-    """Does match i come before match j? (last position, first position, the single columns in order)."""
+def _less(i, j, hi, lo, P, cols, K):
+    """Does match i come before match j? (last position, first position, the single columns in order,
+    then the further keys ``K`` column by column: none in this module's sorts, whose list keys are
+    compared by :func:`_key_less`)."""
     if hi[i] != hi[j]:
         return hi[i] < hi[j]
     if lo[i] != lo[j]:
@@ -72,11 +74,15 @@ def _less(i, j, hi, lo, P, cols):
         a, b = P[i, c], P[j, c]
         if a != b:
             return a < b
+    for c in range(K.shape[1]):
+        a, b = K[i, c], K[j, c]
+        if a != b:
+            return a < b
     return False
 
 
 @njit(**NUMBA_FLAGS)
-def _sort_range(perm, s, e, hi, lo, P, cols, tmp):
+def _sort_range(perm, s, e, hi, lo, P, cols, K, tmp):
     """Stable sort of ``perm[s:e]`` by :func:`_less`; True if anything moved.
 
     Bottom-up: insertion sort of blocks of :data:`_INSERTION`, then merges of
@@ -84,7 +90,7 @@ def _sort_range(perm, s, e, hi, lo, P, cols, tmp):
     several compilations of itself and its callees on first use)."""
     ordered = True
     for k in range(s + 1, e):
-        if _less(perm[k], perm[k - 1], hi, lo, P, cols):
+        if _less(perm[k], perm[k - 1], hi, lo, P, cols, K):
             ordered = False
             break
     if ordered:
@@ -93,7 +99,7 @@ def _sort_range(perm, s, e, hi, lo, P, cols, tmp):
         for k in range(b + 1, min(b + _INSERTION, e)):
             x = perm[k]
             m = k
-            while m > b and _less(x, perm[m - 1], hi, lo, P, cols):
+            while m > b and _less(x, perm[m - 1], hi, lo, P, cols, K):
                 perm[m] = perm[m - 1]
                 m -= 1
             perm[m] = x
@@ -103,7 +109,7 @@ def _sort_range(perm, s, e, hi, lo, P, cols, tmp):
             mid, stop = left + width, min(left + 2 * width, e)
             a, b, o = left, mid, left
             while a < mid and b < stop:
-                if _less(perm[b], perm[a], hi, lo, P, cols):  # strictly: ties keep the left first
+                if _less(perm[b], perm[a], hi, lo, P, cols, K):  # strictly: ties keep the left first
                     tmp[o] = perm[b]
                     b += 1
                 else:
@@ -125,9 +131,9 @@ def _sort_range(perm, s, e, hi, lo, P, cols, tmp):
 
 
 @njit(**NUMBA_FLAGS)
-def _sort_rows(T, n, perm, tmp, same, lo, cols):
+def _sort_rows(T, n, perm, tmp, same, lo, cols, K0):
     """Stable sort of the rows ``T[:n]``, compared column by column, into ``perm[:n]``; True if anything
-    moved.  ``same`` (zeros), ``lo`` and ``cols`` (1..width-1) are the arguments
+    moved.  ``same`` (zeros), ``lo``, ``cols`` (1..width-1) and ``K0`` (no columns) are the arguments
     :func:`_sort_range` reads ``T`` through for a long run; a short one is sorted by an insertion sort
     written out here (:func:`_less` called per comparison, with its arrays, took most of the time)."""
     w = T.shape[1]
@@ -136,7 +142,7 @@ def _sort_rows(T, n, perm, tmp, same, lo, cols):
     if n > _INSERTION:
         for j in range(n):
             lo[j] = T[j, 0]
-        return _sort_range(perm, np.int64(0), n, same, lo, T, cols, tmp)
+        return _sort_range(perm, np.int64(0), n, same, lo, T, cols, K0, tmp)
     moved = False
     for j in range(1, n):
         x = perm[j]
@@ -263,7 +269,8 @@ def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
         # is a constant, so Numba compiles _sort_range once (a literal argument is a specialisation of
         # its own)
         tmp = np.empty(n, np.int64)
-        moved = _sort_range(perm, np.int64(0), n, hi, hi, P, np.empty(0, np.int64), tmp)
+        moved = _sort_range(perm, np.int64(0), n, hi, hi, P, np.empty(0, np.int64),
+                            np.empty((n, 0), np.int64), tmp)
     # the matches of each end sorted by the rest of the key on a copy of their first position and single
     # columns, contiguous: read through ``perm``, the rows of one end are scattered over the table (the
     # lists of different records), and comparing them in place took most of the order's time.  The list
@@ -283,6 +290,7 @@ def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
     rperm, rtmp, back = np.empty(longest, np.int64), np.empty(longest, np.int64), np.empty(longest, np.int64)
     rr, bounds = np.empty(longest if keyed else 0, np.int64), np.empty(longest + 1 if keyed else 0, np.int64)
     tcols = np.arange(1, 1 + kc)
+    K0 = np.empty((longest, 0), np.int64)
     i = np.int64(0)
     while i < n:
         j = i + 1
@@ -300,7 +308,7 @@ def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
             if keyed:
                 sorted_ = _sort_keyed(T, j - i, 1 + kc, rr, koff, kseq, rperm, rtmp, bounds)
             else:
-                sorted_ = _sort_rows(T, j - i, rperm, rtmp, same, rlo, tcols)
+                sorted_ = _sort_rows(T, j - i, rperm, rtmp, same, rlo, tcols, K0)
             if sorted_:
                 moved = True
                 for t in range(j - i):
@@ -513,7 +521,7 @@ def _sort_runs(out, key):
     # (_sort_rows).  False: an end below the previous row's.
     k, m = out.shape
     longest = _INSERTION
-    T = np.empty((longest, k + 1), np.int64)
+    T, K = np.empty((longest, k + 1), np.int64), np.empty((longest, 0), np.int64)
     lo, same = np.empty(longest, np.int64), np.zeros(longest, np.int64)
     perm, tmp = np.empty(longest, np.int64), np.empty(longest, np.int64)
     cols = np.arange(1, k + 1)
@@ -538,7 +546,7 @@ def _sort_runs(out, key):
         n = e - a
         if n > longest:  # room for the run (a run is the matches one event completes: short)
             longest = max(n, 2 * longest)
-            T = np.empty((longest, k + 1), np.int64)
+            T, K = np.empty((longest, k + 1), np.int64), np.empty((longest, 0), np.int64)
             lo, same = np.empty(longest, np.int64), np.zeros(longest, np.int64)
             perm, tmp = np.empty(longest, np.int64), np.empty(longest, np.int64)
         if n > 1 and not _rows_ordered(out, key, a, e):
@@ -550,7 +558,7 @@ def _sort_runs(out, key):
                     if 0 <= x < low:
                         low = x
                 T[j, 0] = low
-            if _sort_rows(T, n, perm, tmp, same, lo, cols):
+            if _sort_rows(T, n, perm, tmp, same, lo, cols, K):
                 for j in range(n):
                     for c in range(k):
                         out[key[c], a + j] = T[perm[j], c + 1]
