@@ -1,8 +1,12 @@
 """Canonical order of a match table (docs/semantics.md section 11) without a global sort.
 
 Matches are ordered by last position, then first position, then each single
-variable's position (variables in name order), then the keys of each list
-variable (:meth:`jitcep.matches.MatchTable.canonical_order`).  The joins emit
+variable's position (variables in name order), then the list variables'
+lists in name order, each lexicographically by its members' positions, a
+prefix first (:func:`list_key`; :meth:`jitcep.matches.MatchTable.canonical_order`).
+A depth-first enumeration of a record's members makes its lists in that
+order, so the ties of one end are runs already in order, merged
+(:func:`_sort_keyed`), not sorted.  The joins emit
 their records in end order within a key partition (ZStream section 4.2), so
 on one partition the last positions already ascend: the order needs no sort
 by end at all, only the matches that share an end sorted among themselves
