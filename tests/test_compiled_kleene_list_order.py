@@ -64,7 +64,7 @@ def test_compiled_tables_equal_the_reference_row_for_row(name):
     @hypothesis_seed(18)
     @settings(max_examples=60, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(event_frames(max_size=14, motif=motif, max_step=1))
+    @given(event_frames(max_size=14, motif=motif, max_step=1, null_rate=0.05))
     def check(df):
         table = build_event_table(df, [pattern], type="type")
         try:
