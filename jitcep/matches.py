@@ -25,7 +25,7 @@ import numpy as np
 
 from .kernels.alloc import empty
 from .kernels.gather import take
-from .kernels.order import canonical_order, gather_columns, list_bounds, list_keys, take_lists
+from .kernels.order import canonical_order, gather_columns, list_bounds, list_key, take_lists
 
 
 @dataclass(eq=False)
@@ -95,7 +95,8 @@ class MatchTable:
         return lo, hi
 
     def canonical(self) -> "MatchTable":
-        """Sorted by (last position, first position, then each variable's positions in name order).
+        """Sorted by (last position, first position, each single variable's position in name order, then
+        the list variables' lists in name order, each lexicographically: semantics section 11).
 
         End order follows ZStream section 4.2 (buffers sorted by end time); the
         rest only makes the order total, so engines agree row for row.
@@ -111,7 +112,7 @@ class MatchTable:
         perm = None
         if self.n > 1:
             perm = canonical_order(self._matrix(), np.arange(len(self.single)),
-                                   *_list_keys(self.n, self.lists, self.list_unbound))
+                                   *list_keys(self.n, self.lists, self.list_unbound))
         return np.arange(self.n, dtype=np.int64) if perm is None else perm
 
     def _matrix(self) -> np.ndarray:
@@ -136,7 +137,7 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
-    perm = canonical_order(P, cols, *_list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
+    perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
     at = perm
     if rows is not None:  # the order's rows of P: one index, no copy of the rows gathered again
         at = rows if perm is None else take(rows, perm)
@@ -150,24 +151,38 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     return table
 
 
-def _list_keys(n: int, lists, list_unbound):
-    """(K, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: per list in
-    name order, whether it is unbound, its length and a hash of its members (equal lists, equal keys);
-    the first / last member over all the lists.  (None, None, None) without lists."""
+def list_keys(n: int, lists, list_unbound):
+    """(koff, kseq, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: each
+    match's list key (:func:`~jitcep.kernels.order.list_key`'s parts of the list variables in name order,
+    end to end: section 11's order of the lists is the keys' lexicographic order); the first / last
+    member over all the lists.  (None, None, None, None) without lists.
+
+    One list variable bound in every match is its own key, read in place: its
+    lists compared lexicographically are section 11's order, and no part
+    follows it that needs a separator.
+    """
     if not lists:
-        return None, None, None
+        return None, None, None, None
     names = sorted(lists)
-    w = 2 * len(names) + len(set(names) & list_unbound.keys())
-    K = empty(n * w, np.int64).reshape(n, w)
     lo, hi = _no_bounds(n)
-    j = 0
-    for v in names:  # each column written in place: a stack of them was one more matrix, fresh pages
+    if len(names) == 1 and names[0] not in list_unbound:
+        off, pos = lists[names[0]]
+        list_bounds(off, pos, lo, hi)
+        return off, pos, lo, hi
+    size = np.full(n, len(names), np.int64)  # a separator per variable
+    for v in names:
+        off = lists[v][0]
+        size += off[1:] - off[:-1]
         if v in list_unbound:
-            K[:, j] = list_unbound[v]
-            j += 1
-        list_keys(*lists[v], K, j, lo, hi)
-        j += 2
-    return K, lo, hi
+            size += 1
+    koff = empty(n + 1, np.int64)
+    koff[0] = 0
+    np.cumsum(size, out=koff[1:])
+    kseq = empty(int(koff[-1]), np.int64)
+    at = koff[:-1].copy()
+    for v in names:
+        list_key(*lists[v], list_unbound.get(v), at, kseq, lo, hi)
+    return koff, kseq, lo, hi
 
 
 def lists_ascend(off: np.ndarray, pos: np.ndarray) -> bool:

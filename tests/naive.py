@@ -27,9 +27,9 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   twins of the skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states
   as sets; the new buffers field by field)
 - :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`,
-  :func:`list_bounds`, :func:`list_keys`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a
-  sort by the whole key tuple; a row-by-row copy; the pairs' rows built one by one, then sorted so;
-  min / max per list; lengths, :func:`list_hashes` and min / max; the lists sliced one by one)
+  :func:`list_bounds`, :func:`list_key`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a
+  sort by the whole key tuple, the list key a Python tuple; a row-by-row copy; the pairs' rows built one
+  by one, then sorted so; min / max per list; each list's part built as a tuple; the lists sliced one by one)
 - :func:`input_rows`, :func:`take`, :func:`row_numbers` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - the join-order searches of :mod:`jitcep.kernels.join_search` (DP-B, DP-LD, ZStream's program, GREEDY)
   have their twins in the package itself: the Python loops of :mod:`jitcep.plan.planner.algorithms`
@@ -566,10 +566,10 @@ def closure_runs(offsets, nmin, nmax):
             if q >= nmin:
                 out.append((r, o, q))
             continue
-        for k in range(max(nmin, 1), nmax + 1):
-            out.extend((r, o + s, k) for s in range(q - k + 1))
         if nmin == 0:
             out.append((r, o, 0))
+        lists = [(r, o + s, k) for k in range(max(nmin, 1), nmax + 1) for s in range(q - k + 1)]
+        out.extend(sorted(lists, key=lambda x: (x[1], x[2])))  # by first member, then length (a prefix first)
     return out
 
 
@@ -1024,9 +1024,10 @@ def sample_with_views(type_code, ts, n_types, n_blocks, k, m, seed, L, every_blo
     return (starts, draws, hits), blocks, (codes, max(len(first) - 1, 0)), cands, pair_counts(codes[b:])
 
 
-def canonical_order(P, cols, K=None, llo=None, lhi=None, rows=None):
-    """Indices of the rows of P (of P[rows] when given) sorted stably by (last, first, P[:, cols]..., K...),
-    first / last over the entries of P[:, cols] that are >= 0 and llo / lhi."""
+def canonical_order(P, cols, koff=None, kseq=None, llo=None, lhi=None, rows=None):
+    """Indices of the rows of P (of P[rows] when given) sorted stably by (last, first, P[:, cols]..., then
+    the tuple kseq[koff[i]:koff[i + 1]]: Python compares tuples lexicographically, a prefix first), first /
+    last over the entries of P[:, cols] that are >= 0 and llo / lhi."""
     if rows is not None:
         P = [P[r] for r in rows]
     n = len(P)
@@ -1036,23 +1037,9 @@ def canonical_order(P, cols, K=None, llo=None, lhi=None, rows=None):
         if llo is not None:
             bound += [int(x) for x in (llo[i], lhi[i]) if 0 <= x < 2**63 - 1]
         first, last = (min(bound), max(bound)) if bound else (2**63 - 1, -1)
-        return (last, first, *(int(P[i][c]) for c in cols), *(int(x) for x in (K[i] if K is not None else ())))
+        lists = () if koff is None else tuple(int(x) for x in kseq[koff[i]:koff[i + 1]])
+        return (last, first, *(int(P[i][c]) for c in cols), lists)
     return sorted(range(n), key=key)
-
-
-def list_hashes(off, pos):
-    """The hash kernels.order.list_keys gives each list: the wrapping sum of splitmix64(member * golden + index)."""
-    mask = (1 << 64) - 1
-    out = []
-    for j in range(len(off) - 1):
-        h = 0
-        for i in range(int(off[j]), int(off[j + 1])):
-            x = (int(pos[i]) * 0x9E3779B97F4A7C15 + (i - int(off[j]))) & mask
-            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
-            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
-            h = (h + (x ^ (x >> 31))) & mask
-        out.append(h - (1 << 64) if h >= 1 << 63 else h)
-    return out
 
 
 def gather_columns(P, cols, perm):
@@ -1076,10 +1063,12 @@ def list_bounds(off, pos, lo, hi):
     return ([min([int(a), *x]) for a, x in zip(lo, lists)], [max([int(b), *x]) for b, x in zip(hi, lists)])
 
 
-def list_keys(off, pos, lo, hi):
-    """Twin of kernels.order.list_keys: (lengths, hashes, lo, hi) as lists, lo / hi as list_bounds leaves them."""
-    return ([int(off[j + 1] - off[j]) for j in range(len(off) - 1)], list_hashes(off, pos),
-            *list_bounds(off, pos, lo, hi))
+def list_key(off, pos, unbound, lo, hi):
+    """Twin of kernels.order.list_key: (each list's part of the key as a tuple: 1 / 0 for unbound / bound
+    when ``unbound`` is given, the members, -1; lo, hi as list_bounds leaves them)."""
+    parts = [(*((1 if unbound[j] else 0,) if unbound is not None else ()),
+              *(int(p) for p in pos[off[j]:off[j + 1]]), -1) for j in range(len(off) - 1)]
+    return (parts, *list_bounds(off, pos, lo, hi))
 
 
 def take_lists(off, pos, idx):

@@ -1,5 +1,6 @@
 """The canonical order kernels (jitcep.kernels.order) against their naive twins (tests/naive.py): a sort
-by the whole key tuple (docs/semantics.md section 11), on random tables with ties on every key."""
+by the whole key tuple, the list key compared as a tuple (docs/semantics.md section 11), on random tables
+with ties on every key."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds, list_keys,
+from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds, list_key,
                                   take_lists)
 
 
 @st.composite
 def records(draw):
-    """(P, cols, K, llo, lhi): n records of k columns (-1 unbound), some single variables, list keys and
-    list bounds or none; small values so that ties on every key are common, runs of equal ends long."""
+    """(P, cols, (koff, kseq), llo, lhi): n records of k columns (-1 unbound), some single variables, list
+    keys and list bounds or none; small values so that ties on every key are common, runs of equal ends
+    long, and keys often prefixes of one another (as a record's lists are)."""
     n = draw(st.integers(0, 80))
     k = draw(st.integers(1, 4))
     P = np.array(draw(st.lists(st.lists(st.integers(-1, 5), min_size=k, max_size=k), min_size=n, max_size=n)),
@@ -25,11 +27,15 @@ def records(draw):
     if draw(st.booleans()):
         # end order already (as one partition's join output): sorted by the last bound column
         P = P[np.argsort(P.max(axis=1), kind="stable")]
-    K = llo = lhi = None
+    K, llo, lhi = (None, None), None, None
     if draw(st.booleans()):
-        j = draw(st.integers(1, 3))
-        K = np.array(draw(st.lists(st.lists(st.integers(0, 2), min_size=j, max_size=j), min_size=n, max_size=n)),
-                     dtype=np.int64).reshape(n, j)
+        keys = draw(st.lists(st.lists(st.integers(-1, 2), max_size=4), min_size=n, max_size=n))
+        if draw(st.booleans()):  # runs of a key and its extensions, in order or not
+            keys = [keys[i - 1] + k[:1] if i and k and k[0] == 2 else k for i, k in enumerate(keys)]
+        koff = np.zeros(n + 1, np.int64)
+        np.cumsum([len(k) for k in keys], out=koff[1:])
+        pad = draw(st.integers(0, 2))  # room before the first key and past the last
+        K = (koff + pad, np.array([9] * pad + [x for k in keys for x in k] + [9] * pad, dtype=np.int64))
         first = draw(st.lists(st.one_of(st.integers(0, 6), st.just(-1)), min_size=n, max_size=n))
         span = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
         llo = np.array([np.iinfo(np.int64).max if f < 0 else f for f in first], dtype=np.int64)
@@ -41,8 +47,8 @@ def records(draw):
 @given(records())
 def test_canonical_order_matches_naive(case):
     P, cols, K, llo, lhi = case
-    perm = canonical_order(P, cols, K, llo, lhi)
-    want = naive.canonical_order(P, cols, K, llo, lhi)
+    perm = canonical_order(P, cols, *K, llo, lhi)
+    want = naive.canonical_order(P, cols, *K, llo, lhi)
     got = list(range(len(P))) if perm is None else perm.tolist()
     assert got == want
     if perm is None:  # "nothing moved" only when the records are in order already
@@ -58,13 +64,13 @@ def test_canonical_order_of_rows_read_in_place_matches_naive(case, data):
     n = len(P)
     rows = np.array(data.draw(st.lists(st.integers(0, max(len(P) - 1, 0)), min_size=n, max_size=n)) if len(P) else [],
                     np.int64)
-    perm = canonical_order(P, cols, K, llo, lhi, rows=rows)
-    want = naive.canonical_order(P, cols, K, llo, lhi, rows=rows)
+    perm = canonical_order(P, cols, *K, llo, lhi, rows=rows)
+    want = naive.canonical_order(P, cols, *K, llo, lhi, rows=rows)
     assert (list(range(n)) if perm is None else perm.tolist()) == want
     assert perm is not None or want == list(range(n))
     if n:
         with pytest.raises(KernelInputError):
-            canonical_order(P, cols, K, llo, lhi, rows=np.where(np.arange(n) == n - 1, len(P), rows))
+            canonical_order(P, cols, *K, llo, lhi, rows=np.where(np.arange(n) == n - 1, len(P), rows))
 
 
 @settings(max_examples=200, deadline=None)
@@ -86,9 +92,9 @@ def test_canonical_order_of_ends_far_past_the_matches_count_matches_naive(case):
     if llo is not None:
         llo = np.where(lhi >= 0, llo * far, llo)
         lhi = np.where(lhi >= 0, lhi * far, lhi)
-    perm = canonical_order(P, cols, K, llo, lhi)
+    perm = canonical_order(P, cols, *K, llo, lhi)
     got = list(range(len(P))) if perm is None else perm.tolist()
-    assert got == naive.canonical_order(P, cols, K, llo, lhi)
+    assert got == naive.canonical_order(P, cols, *K, llo, lhi)
 
 
 def test_long_runs_of_one_end_merge_stably():
@@ -188,51 +194,59 @@ def test_refuses_columns_and_rows_outside_the_matrix():
     P = np.zeros((3, 2), np.int64)
     with pytest.raises(KernelInputError):
         canonical_order(P, np.array([2]))
-    with pytest.raises(KernelInputError):
-        canonical_order(P, np.array([0]), np.zeros((2, 1), np.int64))
+    for koff, kseq in ((np.array([0, 1, 2]), np.zeros(2, np.int64)),      # an offset per match missing
+                       (np.array([0, 1, 2, 3]), np.zeros(2, np.int64)),   # offsets past the key
+                       (np.array([0, 2, 1, 2]), np.zeros(2, np.int64)),   # descending offsets
+                       (np.array([0, 1, 2, 2]), None)):                   # offsets without the key
+        with pytest.raises(KernelInputError):
+            canonical_order(P, np.array([0]), koff, kseq)
     with pytest.raises(KernelInputError):
         gather_columns(P, np.array([0]), np.array([3]))
     with pytest.raises(KernelInputError):
         gather_columns(P, np.array([-1]), None)
 
 
-def _keys(off, pos, lo=None, hi=None, width=2, j=0):
-    """list_keys' (lengths, hashes, lo, hi) as lists, through a key matrix of ``width`` columns from ``j``."""
+def _key(off, pos, unbound=None, lo=None, hi=None, gap=0):
+    """list_key's (parts, lo, hi) as lists, each list's part written ``gap`` entries after the one before
+    (the gaps, filled with -7, stay untouched)."""
     n = len(off) - 1
-    K = np.full((n, width), -7, np.int64)
+    size = np.diff(off) + (2 if unbound is not None else 1) + gap
+    at = np.zeros(n, np.int64)
+    np.cumsum(size[:-1], out=at[1:])
+    start = at.copy()
+    kseq = np.full(int(size.sum()), -7, np.int64)
     lo = np.full(n, 2**63 - 1, np.int64) if lo is None else lo.copy()
     hi = np.full(n, -1, np.int64) if hi is None else hi.copy()
-    list_keys(off, pos, K, j, lo, hi)
-    others = [c for c in range(width) if c not in (j, j + 1)]
-    assert (K[:, others] == -7).all()  # no other column written
-    return K[:, j].tolist(), K[:, j + 1].tolist(), lo.tolist(), hi.tolist()
+    list_key(off, pos, unbound, at, kseq, lo, hi)
+    assert (at == start + size - gap).all()  # advanced past each part
+    assert (kseq[(start + size - gap)[:, None] + np.arange(gap)] == -7).all()  # nothing written past a part
+    return [tuple(kseq[a:b].tolist()) for a, b in zip(start, at)], lo.tolist(), hi.tolist()
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 2**40), max_size=6), max_size=10), st.integers(0, 3))
-def test_list_hashes_equal_twin(lists, pad):
+def test_list_key_orders_lists_lexicographically_a_prefix_first_and_refuses_bad_input():
+    # hand-enumerated: (2) < (2, 4) < (2, 4, 5) < (2, 5) < (4) < (5) as the parts compare, the empty list first
+    lists = [(2, 5), (4,), (), (2, 4, 5), (5,), (2,), (2, 4)]
     off = np.zeros(len(lists) + 1, np.int64)
     np.cumsum([len(x) for x in lists], out=off[1:])
-    pos = np.array([p for x in lists for p in x] + [7] * pad, dtype=np.int64)  # members past the last list
-    lengths, got, *_ = _keys(off, pos)
-    assert lengths == [len(x) for x in lists] and got == naive.list_hashes(off, pos)
-    # equal lists hash equal, wherever they lie
-    for i, a in enumerate(lists):
-        for j, b in enumerate(lists):
-            if a == b:
-                assert got[i] == got[j]
-
-
-def test_list_hashes_depend_on_order_and_refuse_bad_offsets():
-    _, h, *_ = _keys(np.array([0, 2, 4, 4]), np.array([3, 5, 5, 3]))
-    assert h[0] != h[1] and h[2] == 0
-    K, lo, hi = np.zeros((1, 2), np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
-    for call in (lambda: list_keys(np.array([0, 5]), np.array([1, 2]), K, 0, lo, hi),  # offsets past the members
-                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K, 1, lo, hi),  # no column j + 1
-                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K[:0], 0, lo, hi),  # a row per list missing
-                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K.astype(np.int32), 0, lo, hi),
-                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K, 0, lo[:0], hi),
-                 lambda: list_keys(np.array([0, 2]), np.array([1, 2]), K, 0, lo, hi.astype(np.int32))):
+    pos = np.array([p for x in lists for p in x], np.int64)
+    parts, lo, hi = _key(off, pos)
+    assert sorted(range(len(lists)), key=lambda j: parts[j]) == [2, 5, 6, 3, 0, 1, 4]
+    assert (lo[2], hi[2], lo[3], hi[3]) == (2**63 - 1, -1, 2, 5)
+    # bound before unbound, whatever the lists
+    parts, *_ = _key(off, pos, np.array([True, False, False, False, False, True, False]))
+    assert sorted(range(len(lists)), key=lambda j: parts[j]) == [2, 6, 3, 1, 4, 5, 0]
+    at, kseq, lo, hi = np.zeros(1, np.int64), np.zeros(4, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
+    two = np.array([0, 2])
+    for call in (lambda: list_key(np.array([0, 5]), np.array([1, 2]), None, at, kseq, lo, hi),  # offsets past the members
+                 lambda: list_key(two, np.array([1, 2]), None, at, kseq[:2], lo, hi),  # the part past the key
+                 lambda: list_key(two, np.array([1, 2]), np.zeros(1, bool), at + 1, kseq, lo, hi),  # the same
+                 lambda: list_key(two, np.array([1, 2]), None, at - 1, kseq, lo, hi),  # before the key
+                 lambda: list_key(np.array([0, 1, 2]), np.array([1, 2]), None, np.array([0, 1]), kseq,
+                                  np.zeros(2, np.int64), np.zeros(2, np.int64)),  # parts overlap
+                 lambda: list_key(two, np.array([1, 2]), np.zeros(2, bool), at, kseq, lo, hi),  # a flag per list
+                 lambda: list_key(two, np.array([1, 2]), None, at, kseq, lo[:0], hi),  # a bound per list missing
+                 lambda: list_key(two, np.array([1, 2]), None, at, kseq.astype(np.int32), lo, hi),
+                 lambda: list_key(two, np.array([1, 2]), None, at, kseq, lo, hi.astype(np.int32))):
         with pytest.raises(KernelInputError):
             call()
 
@@ -256,8 +270,10 @@ def test_list_bounds_and_keys_match_naive(lists, data):
     lo = np.array(data.draw(st.lists(st.sampled_from([2**63 - 1, 10, 30]), min_size=n, max_size=n)), np.int64)
     hi = np.array(data.draw(st.lists(st.sampled_from([-1, 10, 30]), min_size=n, max_size=n)), np.int64)
     want = naive.list_bounds(off, pos, lo, hi)
-    width, j = data.draw(st.sampled_from([(2, 0), (5, 1), (5, 3)]))
-    assert _keys(off, pos, lo, hi, width, j) == tuple(naive.list_keys(off, pos, lo, hi))
+    unbound = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool) \
+        if data.draw(st.booleans()) else None
+    gap = data.draw(st.integers(0, 2))
+    assert _key(off, pos, unbound, lo, hi, gap) == naive.list_key(off, pos, unbound, lo, hi)
     list_bounds(off, pos, lo, hi)
     assert (lo.tolist(), hi.tolist()) == want
 

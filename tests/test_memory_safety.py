@@ -274,8 +274,12 @@ CASES = {
     "anchored_members: record past the anchors": lambda: kleene.anchored_members(i64(0, 3), i64(1, 2), i64(0)),
     "lists_within: member past the events": lambda: kleene.lists_within(i64(0), i64(0, 1), i64(9), i64(0), i64(0),
                                                                         ts, 5),
-    "list_keys: offsets past the members": lambda: order.list_keys(i64(0, 9), i64(1, 2), np.zeros((1, 2), np.int64),
-                                                                   0, i64(0), i64(0)),
+    "list_key: offsets past the members": lambda: order.list_key(i64(0, 9), i64(1, 2), None, i64(0),
+                                                                 np.zeros(12, np.int64), i64(0), i64(0)),
+    "list_key: a part past the key": lambda: order.list_key(i64(0, 2), i64(1, 2), None, i64(0),
+                                                            np.zeros(2, np.int64), i64(0), i64(0)),
+    "canonical_order: list key offsets past the key": lambda: order.canonical_order(
+        i64(0, 1).reshape(2, 1), i64(0), i64(0, 1, 5), i64(1, 2)),
     "list_bounds: offsets past the members": lambda: order.list_bounds(i64(0, 9), i64(1, 2), i64(0), i64(0)),
     "take_lists: list past the offsets": lambda: order.take_lists(i64(0, 2), i64(1, 2), i64(1)),
     "canonical_pairs: pair past the left records": lambda: order.canonical_pairs(

@@ -37,13 +37,17 @@ from ..kernels.kleene import (anchored_members, closure_runs, gather_lists, list
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from ..kernels.order import take_lists
 from ..kernels.window import spans_within
-from ..matches import MatchTable, canonical_table
+from ..matches import MatchTable, canonical_table, list_keys
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_ends, list_extent
 from .lists import Runs, iteration_constructs, list_mask, member_combinations
 from .scan import leaf
+
+CHECK_ORDER = False
+"""Tests set it: every closure's lists are checked to come, record by record, in semantics section 11's
+order (:func:`check_list_order`), the order the canonical sort then only merges across records."""
 
 
 def run(node, state, execute) -> Buffer:
@@ -87,6 +91,8 @@ def run(node, state, execute) -> Buffer:
         src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
     lists = {**_per_list(state, buf, src, None, off, lpos), K.var: (off, lpos)}
     unbound.update({v: u[src] for v, u in buf.unbound.items()})
+    if CHECK_ORDER:
+        check_list_order(src, lists, unbound)
     if node is state.plan.root:
         return root_matches(state, buf, src, lists, unbound)
     _, _, start, end = _list_span(buf, src, off, lpos)
@@ -114,6 +120,21 @@ def in_end_order(state, out: Buffer) -> Buffer:
     if bool(np.all((g[1:] != g[:-1]) | (end[1:] >= end[:-1]))):
         return out
     return out.take(np.lexsort((end, g)), out.goff)
+
+
+def check_list_order(src: np.ndarray, lists: dict, unbound: dict) -> None:
+    """AssertionError unless the lists of each record (list j of record ``src[j]``; ``lists`` / ``unbound``:
+    every list variable's, one entry per list) come strictly ascending in semantics section 11's order
+    (list variables in name order, bound before unbound, each list lexicographically by its members'
+    positions, a prefix first): a depth-first enumeration of a record's members makes them so.  A debug
+    check (:data:`CHECK_ORDER`), a Python loop over the lists."""
+    koff, kseq, _, _ = list_keys(len(src), lists, {v: u for v, u in unbound.items() if v in lists})
+    for j in range(1, len(src)):
+        if src[j] == src[j - 1]:
+            a, b = kseq[koff[j - 1]:koff[j]].tolist(), kseq[koff[j]:koff[j + 1]].tolist()
+            if not a < b:
+                raise AssertionError(f"record {src[j]}'s lists {j - 1} and {j} are out of semantics section 11's "
+                                     f"order: keys {a} then {b}")
 
 
 def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict) -> MatchTable:

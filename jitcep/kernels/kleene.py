@@ -67,17 +67,18 @@ def _runs(offsets, nmin, nmax, src, start, length):
                 length[t] = q
                 t += 1
         else:
-            for k in range(max(nmin, 1), min(nmax, q) + 1):
-                for s in range(q - k + 1):
-                    src[t] = r
-                    start[t] = o + s
-                    length[t] = k
-                    t += 1
+            # semantics section 11's order: the empty list, then by first member, a run before its extensions
             if nmin == 0:
                 src[t] = r
                 start[t] = o
                 length[t] = 0
                 t += 1
+            for s in range(q):
+                for k in range(max(nmin, 1), min(nmax, q - s) + 1):
+                    src[t] = r
+                    start[t] = o + s
+                    length[t] = k
+                    t += 1
 
 
 def _bounds(kernel: str, nmin: int, nmax: int | None) -> tuple[int, int]:
@@ -89,7 +90,8 @@ def _bounds(kernel: str, nmin: int, nmax: int | None) -> tuple[int, int]:
 
 
 def closure_runs(offsets: np.ndarray, nmin: int, nmax: int | None):
-    """(src record, start index into members, length) of every list the bounds allow (section 6.2).
+    """(src record, start index into members, length) of every list the bounds allow (section 6.2), each
+    record's in semantics section 11's order (the empty list, then by first member, shorter first).
 
     Invariant: ``offsets`` ascend (checked here), so the runs stay inside
     each record's members.

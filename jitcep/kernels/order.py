@@ -1,8 +1,12 @@
 """Canonical order of a match table (docs/semantics.md section 11) without a global sort.
 
 Matches are ordered by last position, then first position, then each single
-variable's position (variables in name order), then the keys of each list
-variable (:meth:`jitcep.matches.MatchTable.canonical_order`).  The joins emit
+variable's position (variables in name order), then the list variables'
+lists in name order, each lexicographically by its members' positions, a
+prefix first (:func:`list_key`; :meth:`jitcep.matches.MatchTable.canonical_order`).
+A depth-first enumeration of a record's members makes its lists in that
+order, so the ties of one end are runs already in order, merged
+(:func:`_sort_keyed`), not sorted.  The joins emit
 their records in end order within a key partition (ZStream section 4.2), so
 on one partition the last positions already ascend: the order needs no sort
 by end at all, only the matches that share an end sorted among themselves
@@ -64,7 +68,8 @@ def _bounds(P, rows, cols, llo, lhi, lists, lo, hi):
 @njit(**NUMBA_FLAGS)
 def _less(i, j, hi, lo, P, cols, K):
     """Does match i come before match j? (last position, first position, the single columns in order,
-    then the list keys ``K`` column by column)."""
+    then the further keys ``K`` column by column: none in this module's sorts, whose list keys are
+    compared by :func:`_key_less`)."""
     if hi[i] != hi[j]:
         return hi[i] < hi[j]
     if lo[i] != lo[j]:
@@ -162,7 +167,79 @@ def _sort_rows(T, n, perm, tmp, same, lo, cols, K0):
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_order(P, rows, cols, K, llo, lhi, lists, lo, hi, perm):
+def _key_less(x, y, T, w, rr, koff, kseq):
+    """Does row x of ``T`` come before row y? Columns 0..w-1, then the list keys of matches ``rr[x]`` and
+    ``rr[y]`` (``kseq[koff[r]:koff[r + 1]]``) lexicographically, a proper prefix first."""
+    for c in range(w):
+        a, b = T[x, c], T[y, c]
+        if a != b:
+            return a < b
+    i, e = koff[rr[x]], koff[rr[x] + 1]
+    j, f = koff[rr[y]], koff[rr[y] + 1]
+    while i < e and j < f:
+        a, b = kseq[i], kseq[j]
+        if a != b:
+            return a < b
+        i += 1
+        j += 1
+    return i == e and j < f
+
+
+@njit(**NUMBA_FLAGS)
+def _sort_keyed(T, n, w, rr, koff, kseq, perm, tmp, bounds):
+    """Stable sort of rows ``T[:n]`` by :func:`_key_less` into ``perm[:n]``; True if anything moved.
+
+    A natural merge sort: the ascending runs are found first and merged pairwise, so rows that come
+    in order already cost one comparison each, and a run of records whose lists each come in order
+    (a depth-first enumeration of a record's members yields its lists lexicographically, semantics
+    section 11) costs a merge of as many runs as records.  ``bounds``: room for n + 1 run starts."""
+    for t in range(n):
+        perm[t] = t
+    runs = 0
+    bounds[0] = 0
+    for t in range(1, n):
+        if _key_less(t, t - 1, T, w, rr, koff, kseq):
+            runs += 1
+            bounds[runs] = t
+    if runs == 0:
+        return False
+    runs += 1
+    bounds[runs] = n
+    while runs > 1:
+        merged = 0
+        for q in range(0, runs - 1, 2):
+            left, mid, stop = bounds[q], bounds[q + 1], bounds[q + 2]
+            a, b, o = left, mid, left
+            while a < mid and b < stop:
+                if _key_less(perm[b], perm[a], T, w, rr, koff, kseq):  # strictly: ties keep the left first
+                    tmp[o] = perm[b]
+                    b += 1
+                else:
+                    tmp[o] = perm[a]
+                    a += 1
+                o += 1
+            while a < mid:
+                tmp[o] = perm[a]
+                a += 1
+                o += 1
+            while b < stop:
+                tmp[o] = perm[b]
+                b += 1
+                o += 1
+            for k in range(left, stop):
+                perm[k] = tmp[k]
+            bounds[merged] = left
+            merged += 1
+        if runs % 2:
+            bounds[merged] = bounds[runs - 1]
+            merged += 1
+        bounds[merged] = n
+        runs = merged
+    return True
+
+
+@njit(**NUMBA_FLAGS)
+def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
     n = len(perm)
     _bounds(P, rows, cols, llo, lhi, lists, lo, hi)
     for i in range(n):
@@ -198,9 +275,10 @@ def _canonical_order(P, rows, cols, K, llo, lhi, lists, lo, hi, perm):
         tmp = np.empty(n, np.int64)
         moved = _sort_range(perm, np.int64(0), n, hi, hi, P, np.empty(0, np.int64),
                             np.empty((n, 0), np.int64), tmp)
-    # the matches of each end sorted by the rest of the key on a copy of their keys, contiguous: read
-    # through ``perm``, the rows of one end are scattered over the table (the lists of different
-    # records), and comparing them in place took most of the order's time
+    # the matches of each end sorted by the rest of the key on a copy of their first position and single
+    # columns, contiguous: read through ``perm``, the rows of one end are scattered over the table (the
+    # lists of different records), and comparing them in place took most of the order's time.  The list
+    # keys are compared in place, only where those tie
     longest = np.int64(0)
     i = np.int64(0)
     while i < n:
@@ -209,11 +287,13 @@ def _canonical_order(P, rows, cols, K, llo, lhi, lists, lo, hi, perm):
             j += 1
         longest = max(longest, j - i)
         i = j
-    kc, kk = len(cols), K.shape[1]
-    T = np.empty((longest, 1 + kc + kk), np.int64)
+    keyed = len(koff) > 0
+    kc = len(cols)
+    T = np.empty((longest, 1 + kc), np.int64)
     rlo, same = np.empty(longest, np.int64), np.zeros(longest, np.int64)
     rperm, rtmp, back = np.empty(longest, np.int64), np.empty(longest, np.int64), np.empty(longest, np.int64)
-    tcols = np.arange(1, 1 + kc + kk)
+    rr, bounds = np.empty(longest if keyed else 0, np.int64), np.empty(longest + 1 if keyed else 0, np.int64)
+    tcols = np.arange(1, 1 + kc)
     K0 = np.empty((longest, 0), np.int64)
     i = np.int64(0)
     while i < n:
@@ -227,9 +307,13 @@ def _canonical_order(P, rows, cols, K, llo, lhi, lists, lo, hi, perm):
                 pr = rows[r] if len(rows) else r
                 for c in range(kc):
                     T[t, 1 + c] = P[pr, cols[c]]
-                for c in range(kk):
-                    T[t, 1 + kc + c] = K[r, c]
-            if _sort_rows(T, j - i, rperm, rtmp, same, rlo, tcols, K0):
+                if keyed:
+                    rr[t] = r
+            if keyed:
+                sorted_ = _sort_keyed(T, j - i, 1 + kc, rr, koff, kseq, rperm, rtmp, bounds)
+            else:
+                sorted_ = _sort_rows(T, j - i, rperm, rtmp, same, rlo, tcols, K0)
+            if sorted_:
                 moved = True
                 for t in range(j - i):
                     back[t] = perm[i + rperm[t]]
@@ -239,21 +323,25 @@ def _canonical_order(P, rows, cols, K, llo, lhi, lists, lo, hi, perm):
     return moved
 
 
-def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None, llo: np.ndarray | None = None,
-                    lhi: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray | None:
+def canonical_order(P: np.ndarray, cols: np.ndarray, koff: np.ndarray | None = None, kseq: np.ndarray | None = None,
+                    llo: np.ndarray | None = None, lhi: np.ndarray | None = None,
+                    rows: np.ndarray | None = None) -> np.ndarray | None:
     """The stable permutation sorting matches by (last position, first position, ``P[:, cols]`` column
-    by column, ``K`` column by column), or None when the matches are in that order already.
+    by column, then each match's list key), or None when the matches are in that order already.
 
     ``P``: (n, k) int64 positions, -1 unbound, or with ``rows`` the matches'
     rows ``P[rows]`` (read in place: a closure's lists at the root are rows of
     their records, which a copy would write once more before the columns are
     gathered through the order); ``cols``: the columns that are
-    single variables, most significant first; ``K``: (n, j) int64 further keys
-    (the list variables'), None for none; ``llo`` / ``lhi``: the first / last member of each
+    single variables, most significant first; ``koff`` / ``kseq``: match i's
+    list key is ``kseq[koff[i]:koff[i + 1]]``, compared lexicographically, a
+    proper prefix first (:func:`list_key`; semantics section 11), None for
+    none; ``llo`` / ``lhi``: the first / last member of each
     match's lists (int64 max / -1 where they have none), or None without
     lists.  First and last positions are over the bound entries of
     ``P[:, cols]`` and the lists.  KernelInputError if a column number is
-    outside ``P``, a row outside it, or a key array has not n rows.
+    outside ``P``, a row outside it, the key offsets do not ascend inside
+    the key or a key array has not n entries.
     """
     P = np.ascontiguousarray(P, dtype=np.int64)
     if P.ndim != 2:
@@ -264,17 +352,23 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, K: np.ndarray | None = None
     cols = np.ascontiguousarray(cols, dtype=np.int64)
     if len(cols) and (cols.min() < 0 or cols.max() >= P.shape[1]):
         raise fail("canonical_order", f"a column number is outside 0..{P.shape[1] - 1}")
-    K = np.zeros((n, 0), np.int64) if K is None else np.ascontiguousarray(K, dtype=np.int64)
-    if K.ndim != 2:
-        raise fail("canonical_order", f"list keys must be a matrix, got {K.ndim} dimensions")
+    if (koff is None) != (kseq is None):
+        raise fail("canonical_order", "list key offsets without the key, or the key without offsets")
+    if koff is None:
+        koff = kseq = np.zeros(0, np.int64)
+    else:
+        koff = np.ascontiguousarray(koff, dtype=np.int64)
+        kseq = np.ascontiguousarray(kseq, dtype=np.int64)
+        check_offsets("canonical_order", "the list key offsets", koff, len(kseq))
+        check_lengths("canonical_order", n + 1, key_offsets=koff)
     lists = llo is not None
     if not lists:
         llo = lhi = np.zeros(0, np.int64)
-    check_lengths("canonical_order", n, keys=K, first=llo if lists else None, last=lhi if lists else None)
+    check_lengths("canonical_order", n, first=llo if lists else None, last=lhi if lists else None)
     # the O(n) arrays come from NumPy (huge pages, jitcep.kernels.alloc); the first and last positions
     # are scratch, reused from run to run
     lo, hi, perm = scratch("canonical_lo", n, np.int64), scratch("canonical_hi", n, np.int64), empty(n, np.int64)
-    moved = _canonical_order(P, rows, cols, K, np.ascontiguousarray(llo, dtype=np.int64),
+    moved = _canonical_order(P, rows, cols, koff, kseq, np.ascontiguousarray(llo, dtype=np.int64),
                              np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm)
     return perm if moved else None
 
@@ -527,62 +621,55 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     return out
 
 
-_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
-
-
 @njit(**NUMBA_FLAGS)
-def _list_keys(off, pos, K, j, lo, hi):
-    m0, m1, m2 = _MIX
+def _list_key(off, pos, unbound, flagged, at, kseq, lo, hi):
     for r in range(len(off) - 1):
         a, b = lo[r], hi[r]
-        h = np.uint64(0)
-        s = off[r]
-        for i in range(s, off[r + 1]):
+        d = at[r]
+        if flagged:
+            kseq[d] = 1 if unbound[r] else 0
+            d += 1
+        for i in range(off[r], off[r + 1]):
             p = pos[i]
+            kseq[d] = p
+            d += 1
             if p < a:
                 a = p
             if p > b:
                 b = p
-            x = np.uint64(p) * m0 + np.uint64(i - s)
-            x ^= x >> np.uint64(30)
-            x *= m1
-            x ^= x >> np.uint64(27)
-            x *= m2
-            x ^= x >> np.uint64(31)
-            h += x
-        K[r, j] = off[r + 1] - s
-        K[r, j + 1] = np.int64(h)
+        kseq[d] = -1
+        at[r] = d + 1
         lo[r], hi[r] = a, b
 
 
-def list_keys(off: np.ndarray, pos: np.ndarray, K: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray) -> None:
-    """The keys of CSR lists (``off`` into ``pos``) for :func:`canonical_order`, in place, in one pass over
-    the members: list r's length into ``K[r, j]`` and a 64-bit hash of its content into ``K[r, j + 1]``;
-    ``lo[r]`` / ``hi[r]`` lowered / raised to its first / last position (semantics section 11: a match's
-    first and last positions count its lists' members, in any order within a list).
+def list_key(off: np.ndarray, pos: np.ndarray, unbound: np.ndarray | None, at: np.ndarray, kseq: np.ndarray,
+             lo: np.ndarray, hi: np.ndarray) -> None:
+    """One list variable's part of each match's list key for :func:`canonical_order`, in place, in one pass
+    over the members: at ``kseq[at[r]]`` for list r, whether it is unbound (1) or not (0) when
+    ``unbound`` is given, its members, then -1 (below every position: a list sorts before its
+    extensions, and the next variable's part is compared only when this one's are equal); ``at[r]``
+    advanced past it; ``lo[r]`` / ``hi[r]`` lowered / raised to its first / last position (semantics
+    section 11: a match's first and last positions count its lists' members).  The parts of the list
+    variables in name order, end to end, make a key whose lexicographic order is section 11's order of
+    the lists (a variable bound first, then its list lexicographically by its members' positions).
 
-    The hash mixes each member with its index in the list (splitmix64
-    finaliser) and sums the mixes (wrapping), so it depends on order;
-    canonical order only needs equal lists to hash equal and different ones
-    to differ almost always, not any particular order between them.  One pass
-    for the three keys: the hashes, the bounds and the lengths in passes of
-    their own read every member twice (MinMax_2 x100, 2.85 million members:
-    8.1 ms, perf/notes/opencep.md); the hash sum written with NumPy (one
-    temporary per step over every member) took 0.34 s of a 1.2 s run with
-    541,338 lists (perf/notes/kleene.md).  KernelInputError unless ``off``
-    ascends inside ``pos``, ``K`` is an int64 matrix with a row per list and
-    columns ``j``, ``j + 1``, and ``lo`` / ``hi`` are contiguous int64 arrays
-    with an entry per list.
+    KernelInputError unless ``off`` ascends inside ``pos``, ``unbound`` (when given), ``at``, ``lo`` and
+    ``hi`` hold an entry per list, ``at`` / ``lo`` / ``hi`` are contiguous int64 arrays (updated in
+    place) and every list's part fits in ``kseq`` from ``at[r]`` on and before ``at[r + 1]``.
     """
     off = np.ascontiguousarray(off, dtype=np.int64)
-    check_offsets("list_keys", "off", off, len(pos))
+    check_offsets("list_key", "off", off, len(pos))
     n = len(off) - 1
-    check_lengths("list_keys", n, first=lo, last=hi)
-    if K.dtype != np.int64 or K.ndim != 2 or K.shape[0] != n or not 0 <= j < K.shape[1] - 1:
-        raise fail("list_keys", f"the keys must be an int64 matrix of {n} rows with columns {j} and {j + 1}")
-    if lo.dtype != np.int64 or hi.dtype != np.int64 or not (lo.flags.c_contiguous and hi.flags.c_contiguous):
-        raise fail("list_keys", "the bounds must be contiguous int64 arrays, updated in place")
-    _list_keys(off, np.ascontiguousarray(pos, dtype=np.int64), K, np.int64(j), lo, hi)
+    check_lengths("list_key", n, unbound=unbound, at=at, first=lo, last=hi)
+    for name, x in (("at", at), ("first", lo), ("last", hi), ("the key", kseq)):
+        if x.dtype != np.int64 or not x.flags.c_contiguous:
+            raise fail("list_key", f"{name} must be a contiguous int64 array, updated in place")
+    flagged = unbound is not None
+    need = np.diff(off) + (2 if flagged else 1)
+    if n and (at.min() < 0 or bool((at[:-1] + need[:-1] > at[1:]).any()) or at[-1] + need[-1] > len(kseq)):
+        raise fail("list_key", "a list's part of the key overlaps the next one's or lies outside the key")
+    unbound = np.zeros(0, np.bool_) if unbound is None else np.ascontiguousarray(unbound, dtype=np.bool_)
+    _list_key(off, np.ascontiguousarray(pos, dtype=np.int64), unbound, flagged, at, kseq, lo, hi)
 
 
 @njit(**NUMBA_FLAGS)

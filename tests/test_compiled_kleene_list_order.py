@@ -1,0 +1,119 @@
+"""The compiled engine's match tables equal the reference evaluator's row for row, not as sets, on Kleene
+patterns (docs/semantics.md section 11: matches tying on everything but their lists are ordered by the
+lists, lexicographically), with each closure's lists checked to come record by record in that order as
+the compiled engine makes them (``jitcep.execute.kleene.CHECK_ORDER``).  The order itself is written by
+hand in tests/test_kleene_list_order.py.
+"""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
+
+import jitcep
+from jitcep import config, runtime
+from jitcep.errors import ExplosionError
+from jitcep.events import build_event_table
+from jitcep.execute import kleene as kleene_exec
+from jitcep.options import Options
+from jitcep.pattern.parser import parse
+from jitcep.reference import evaluate as reference_evaluate
+from jitcep.testing.streams import event_frames
+
+# (pattern text, options, streams' motif): closures at either end and in the middle, a SEQ group, lists
+# filtered by iterative conjuncts and aggregates, maximal lists, a negation next to a closure, a closure
+# in an OR branch, ties in time (nondecreasing_ts)
+CASES = {
+    "middle": ("PATTERN SEQ(A a, B+ b[], C c) WITHIN 6", {}, (("A",), ("B",), ("B",), ("B",), ("C",))),
+    "star_end": ("PATTERN SEQ(A a, B* b[]) WITHIN 5", {}, (("A",), ("B",), ("B",), ("B",))),
+    "start": ("PATTERN SEQ(B{2,} b[], C c) WITHIN 6", {}, (("B",), ("B",), ("B",), ("C",))),
+    "two_lists": ("PATTERN SEQ(A a, C+ z[], B+ b[], C c) WITHIN 8", {},
+                  (("A",), ("C",), ("C",), ("B",), ("B",), ("C",))),
+    "iterative": ("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x >= b[i-1].x WITHIN 6", {},
+                  (("A",), ("B",), ("B",), ("B",), ("C",))),
+    "aggregate": ("PATTERN SEQ(A a, B+ b[], C c) WHERE SUM(b[].x) > a.x WITHIN 6", {},
+                  (("A",), ("B",), ("B",), ("B",), ("C",))),
+    "maximal": ("PATTERN SEQ(A a, B{1,2} b[], C c) WITHIN 6", {"kleene": "maximal"},
+                (("A",), ("B",), ("B",), ("B",), ("C",))),
+    "negation": ("PATTERN SEQ(A a, B+ b[], NOT(C n), C c) WHERE n.x > a.x WITHIN 6", {},
+                 (("A",), ("B",), ("C",), ("B",), ("C",))),
+    "or_branch": ("PATTERN SEQ(A a, OR(B+ b[], C+ z[]), A d) WITHIN 6", {},
+                  (("A",), ("B", "C"), ("B", "C"), ("B", "C"), ("A",))),
+    "seq_group": ("PATTERN SEQ(A a, KL(SEQ(B b, C e)), A c) WITHIN 8", {},
+                  (("A",), ("B",), ("C",), ("B",), ("C",), ("A",))),
+    "ties": ("PATTERN SEQ(A a, B+ b[], C c) WITHIN 4", {"order": "nondecreasing_ts"},
+             (("A",), ("B",), ("B",), ("B",), ("C",))),
+}
+
+
+def _rows(mt) -> list:
+    return mt.to_bindings()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_tables_equal_the_reference_row_for_row(name):
+    text, over, motif = CASES[name]
+    pattern = parse(text)
+    options = Options(**over)
+    runtime.check_supported(pattern, options)  # compiled, not a fallback
+    hits = [0]
+
+    @hypothesis_seed(18)
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(event_frames(max_size=14, motif=motif, max_step=1, null_rate=0.05))
+    def check(df):
+        table = build_event_table(df, [pattern], type="type")
+        try:
+            [ref] = reference_evaluate([pattern], table, options)
+        except ExplosionError:
+            return
+        with mock.patch.object(kleene_exec, "CHECK_ORDER", True):
+            for threads in (1, 2):
+                [mt] = runtime.evaluate([pattern], table, options, threads=threads)
+                assert _rows(mt) == _rows(ref), threads
+        hits[0] += any(len(v) > 1 for b in _rows(ref) for v in b.values() if isinstance(v, tuple))
+
+    with mock.patch.multiple(config, THREAD_MIN_RECORDS=1, NEG_PAIR_BUDGET=2):
+        check()
+    assert hits[0] >= 5, "too few streams with a list of two members: the test proves little"
+
+
+def test_several_patterns_and_partition_by_keep_the_order_of_each():
+    # two Kleene patterns in one query, run per key partition and on two threads: each pattern's rows as the
+    # reference gives them, frame for frame
+    texts = ["PATTERN SEQ(A a, B+ b[], C c) WITHIN 6", "PATTERN SEQ(B+ b[], C+ z[]) WITHIN 4"]
+    q = jitcep.compile(texts)
+    motif = (("A",), ("B",), ("B",), ("C",), ("B",), ("C",), ("C",))
+
+    @hypothesis_seed(18)
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(event_frames(max_size=14, motif=motif, max_step=1, null_rate=0.0))
+    def check(df):
+        for kw in ({}, {"partition_by": "k"}):
+            try:
+                ref = q.run(df, type="type", engine="reference", **kw)
+            except ExplosionError:
+                return
+            with mock.patch.object(kleene_exec, "CHECK_ORDER", True):
+                for threads in (1, 2):
+                    got = q.run(df, type="type", engine="compiled", threads=threads, **kw)
+                    assert got.equals(ref), (kw, threads)
+
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 1):
+        check()
+
+
+def test_the_order_check_refuses_a_record_whose_lists_are_out_of_order():
+    src = np.array([0, 0, 0, 1], np.int64)
+    ok = (np.array([0, 1, 3, 4, 5]), np.array([2, 2, 4, 5, 1], np.int64))  # (2) (2, 4) (5) | (1)
+    kleene_exec.check_list_order(src, {"b": ok}, {})
+    swapped = (np.array([0, 2, 3, 4, 5]), np.array([2, 4, 2, 5, 1], np.int64))  # (2, 4) before its prefix (2)
+    with pytest.raises(AssertionError):
+        kleene_exec.check_list_order(src, {"b": swapped}, {})
+    with pytest.raises(AssertionError):  # the same list twice in one record
+        kleene_exec.check_list_order(src[:2], {"b": (np.array([0, 1, 2]), np.array([3, 3], np.int64))}, {})
