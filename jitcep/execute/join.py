@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
+from ..budget import nbytes
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
-from ..budget import nbytes
 from ..kernels.final_join import seq_join_rows
 from ..kernels.final_join_leaves import seq3_leaf_rows
 from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, too_many_pairs
@@ -117,8 +117,9 @@ def _leaf_triples(node, scans, state, execute):
     A, B, C = bufs
     options, memory = state.options, state.memory
     inner_cap = min(options.max_partials, memory.records(8 * (6 + 2 * (1 + 1 + 6)), A, B))
-    # beside the final join's right leaf, the first join's records (8 arrays of a record each) would be
-    # live: the matches are capped at what fits beside the leaf alone, and checked with them below
+    # beside the final join's right leaf, the first join's records would be live (64 bytes each: two
+    # position columns and six arrays of times and bounds): the matches are capped at what fits beside
+    # the leaf alone, and checked with those records below
     per = 8 * (6 + 2 * (2 + 1 + 6))
     cap = min(options.max_partials, memory.records(per, C))
     names = state.plan.variables
