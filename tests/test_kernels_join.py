@@ -325,13 +325,15 @@ def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads
     assert times.shape == rows.shape and times.flags.c_contiguous
     assert times.tolist() == [[int(ts[p]) for p in row] for row in expected]
     assert pairs == len(naive.seq_join(A, B, ts, wt, W, order, False))
-    # past either cap an ExplosionError, at them the same rows
-    m = rows.shape[1]
-    assert final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, pairs, m, src, len(ts))[0].tolist() == expected
-    for inner_cap, cap in ((pairs - 1, m), (pairs, m - 1)):
-        if min(inner_cap, cap) >= 0:
-            with pytest.raises(ExplosionError):
-                final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, inner_cap, cap, src, len(ts))
+    # past either cap an ExplosionError, at them the same rows (with threads: over every range together)
+    m, k = rows.shape[1], 2 if threads else 1
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        assert final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, pairs, m, src, len(ts), k
+                                                )[0].tolist() == expected
+        for inner_cap, cap in ((pairs - 1, m), (pairs, m - 1)):
+            if min(inner_cap, cap) >= 0:
+                with pytest.raises(ExplosionError):
+                    final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, inner_cap, cap, src, len(ts), k)
 
 
 def test_seq3_leaf_rows_refuses_bad_input():

@@ -159,10 +159,11 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
     """The matches of ``SEQ(a, b, c)`` over the leaves ``A``, ``B``, ``C`` (their one-event records; no
     predicate) within the window: (rows, times, pairs), rows a C-ordered (3, matches) matrix in
     canonical order, row i holding the events of the variable ``src[i]`` (0: a, 1: b, 2: c), times
-    their ``ts`` alike (the output's time fields: written as the rows are, where the leaves hold them in
-    order, instead of gathered from the rows again), and the number of pairs (a, b) within the window; None when the leaves' times do not follow their positions (then
-    nothing is written and the caller joins the general way).  Every row is a leaf event's position,
-    so none is unbound.
+    their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
+    read in order from the leaves, instead of gathered at the rows again), and the number of pairs
+    (a, b) within the window; None when the leaves' times do not follow their positions (then nothing
+    is written and the caller joins the general way).  Every row is a leaf event's position, so none
+    is unbound.
 
     ``inner_cap`` bounds the pairs (a, b) within the window (the first join's, counted, not made) and
     ``cap`` the matches: past either, an ExplosionError.  ``order``: ``position`` or ``strict_ts`` (under
@@ -206,9 +207,9 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
     counts = run_ranges(count, ranges)
     if -5 in counts:
         return None
-    if -1 in counts or int(inner.sum()) > inner_cap:
-        raise too_many_pairs("a SEQ join", min(inner_cap, cap))
     m = sum(counts)
+    if -1 in counts or int(inner.sum()) > inner_cap or m > cap:  # each range checks its own share only
+        raise too_many_pairs("a SEQ join", min(inner_cap, cap))
     rows, times = (empty(3 * m, np.int64).reshape(3, m) for _ in range(2))
     if m:
         np.cumsum(at, out=at)  # at[e]: the matches ending before position e
