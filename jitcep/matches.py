@@ -43,6 +43,9 @@ class MatchTable:
     # no single column holds an unbound (negative) position, as the kernel writing them saw: the output
     # need not look (False: not known)
     bound: bool = False
+    # the ``ts`` of ``block``'s positions, as the kernel writing it wrote them beside it (the output's
+    # time fields, not gathered again), or None
+    times: np.ndarray | None = None
 
     @staticmethod
     def from_bindings(bindings: list[dict], single_vars, list_vars) -> "MatchTable":

@@ -270,7 +270,8 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
     srcs = list(dict.fromkeys(src for v in vars_ for _, src in unified[v.name][1] if src != ROW))
     # one Series per source column, by a compiled take where it can (a frame gather runs on Polars' thread
     # pool, which a forked child does not have: it would wait forever, tests/test_threads.py)
-    gathered = {src: values.gather(src, every, rows) for src in srcs}
+    times = _times_in_place(vars_, mt, values) if TS in srcs else None
+    gathered = {src: times if src == TS and times is not None else values.gather(src, every, rows) for src in srcs}
     gathered[ROW] = pl.Series("row", rows, dtype=ID_DTYPE)  # named: ~half the calls of an unnamed one
     frames: dict[tuple, pl.DataFrame] = {}  # per field list: every field, all variables end to end
     out = []
@@ -331,6 +332,21 @@ def _rows_in_place(vars_, mt: MatchTable) -> np.ndarray | None:
         return None
     flat = block.reshape(-1)  # C-ordered: a view
     return flat if mt.bound or not len(flat) or flat.min() >= 0 else None
+
+
+def _times_in_place(vars_, mt: MatchTable, values: _Values) -> pl.Series | None:
+    """The time field of every variable's positions end to end as the final join wrote it beside its
+    rows (``MatchTable.times``: the event table's ts), or None.  Only where those values are the time
+    column's own: an Int64 column (its values as they are) or a Datetime (its physical values, in its
+    unit, whatever its zone); a column of any other type is gathered as before."""
+    if mt.times is None or any(v.is_list for v in vars_) or [v.name for v in vars_] != list(mt.single):
+        return None
+    table = values.table
+    dtype = table.time_dtype if values.source is None else values.source.schema[values.time]
+    if dtype != table.time_dtype or not (dtype == pl.Int64 or isinstance(dtype, pl.Datetime)):
+        return None
+    s = pl.Series(values.time, mt.times.reshape(-1), dtype=pl.Int64)  # C-ordered: a view
+    return s if dtype == pl.Int64 else s.cast(dtype)
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)

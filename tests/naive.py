@@ -8,7 +8,8 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`group_with_key_runs` twin of :func:`jitcep.kernels.group_with_key_runs` (each code's indices
   key by key); :func:`leaf_by_key` also of :func:`jitcep.kernels.leaf_of_run`
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs);
-  :func:`seq_join_rows` of :func:`jitcep.kernels.final_join.seq_join_rows` (those pairs' rows, sorted)
+  :func:`seq_join_rows` of :func:`jitcep.kernels.final_join.seq_join_rows` (those pairs' rows, sorted);
+  :func:`seq3_leaf_rows` of :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` (every triple tested)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
 - :func:`pair_columns`   twin of :func:`jitcep.kernels.join.pair_columns` (the events a join's predicates read)
@@ -119,6 +120,22 @@ def seq_join_rows(L, R, ts, wt, W, order, distinct, src, key=None):
     rows = [[[int(x) for x in (*L[0][l], *R[0][r])][s] for s in src] for l, r, _ in pairs]
     key = list(range(len(src))) if key is None else [int(c) for c in key]
     return gather_columns(rows, range(len(src)), canonical_order(rows, key))
+
+
+def seq3_leaf_rows(A, B, C, ts, wt, W, order, src):
+    """Twin of kernels.final_join_leaves.seq3_leaf_rows: every (a, b, c) of three leaves' events in one
+    partition with a before b before c and max - min of their window times <= W, as rows (row i the
+    events of ``src[i]``, 0: a, 1: b, 2: c) sorted as :func:`canonical_order` sorts them."""
+    wt, W = _ints(wt), int(W)
+    leaves = [[(g, p[0]) for _, g, p, _, _ in _records(X)] for X in (A, B, C)]
+    rows = []
+    for ga, a in leaves[0]:
+        for gb, b in leaves[1]:
+            for gc, c in leaves[2]:
+                if ga == gb == gc and _before(a, b, ts, order) and _before(b, c, ts, order) and \
+                        max(wt[a], wt[b], wt[c]) - min(wt[a], wt[b], wt[c]) <= W:
+                    rows.append([(a, b, c)[s] for s in src])
+    return gather_columns(rows, range(3), canonical_order(rows, range(3)))
 
 
 def pair_records(L, R, li, ri, ts, wt):

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st
 import naive
 from jitcep import config
 from jitcep.errors import ExplosionError, KernelInputError
-from jitcep.kernels import and_join, counting_sort, final_join, join, seq_join
+from jitcep.kernels import and_join, counting_sort, final_join, final_join_leaves, join, seq_join
 
 
 _I64 = np.iinfo(np.int64)
@@ -277,6 +277,82 @@ def test_seq_join_rows_refuses_bad_input_and_stops_past_the_cap():
         with pytest.raises(KernelInputError):
             final_join.seq_join_rows(L, R, ts, ts, 10, order, True, 10**6, np.array(src), n_events,
                                None if key is None else np.array(key))
+
+
+@st.composite
+def three_leaves(draw):
+    """Sorted timestamps and three leaves (one-event records at distinct positions, each partition's in
+    position order, start array = end array) over G partitions whose events each belong to one, and
+    window times that follow the positions (a count or time window) or not (drawn at random)."""
+    n = draw(st.integers(3, 16))
+    ts = np.cumsum(np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.int64))
+    G = draw(st.integers(1, 3))
+    owner = draw(st.lists(st.integers(0, G - 1), min_size=n, max_size=n))
+
+    def leaf():
+        pos = [p for p in range(n) if draw(st.booleans())]
+        pos.sort(key=lambda p: (owner[p], p))
+        p = np.array(pos, dtype=np.int64)
+        goff = np.zeros(G + 1, dtype=np.int64)
+        np.cumsum(np.bincount([owner[x] for x in pos], minlength=G), out=goff[1:])
+        return p.reshape(-1, 1), p, p, goff
+
+    kind = draw(st.sampled_from(["count", "time", "any"]))
+    wt = {"count": np.arange(n, dtype=np.int64), "time": ts,
+          "any": np.array(draw(st.lists(st.integers(-3, 12), min_size=n, max_size=n)), dtype=np.int64)}[kind]
+    W = draw(st.one_of(st.integers(0, 8), st.integers(2**64 - 3, 2**64 + 3)))
+    return ts, wt, kind != "any", W, leaf(), leaf(), leaf()
+
+
+@settings(max_examples=300, deadline=None)
+@given(three_leaves(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
+def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads, data):
+    # SEQ(a, b, c) over three leaves written straight from them: every triple of one partition in order
+    # and within the window, in canonical order, its rows in any order of the variables; the first
+    # join's pairs (a, b) counted; declined (None) only where the window times do not follow the positions
+    ts, wt, follows, W, A, B, C = case
+    src = np.array(data.draw(st.permutations(range(3))), dtype=np.int64)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        out = final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, 10**6, 10**6, src, len(ts),
+                                               2 if threads else 1)
+    assert out is not None or not follows
+    if out is None:
+        return
+    rows, times, pairs = out
+    expected = naive.seq3_leaf_rows(A, B, C, ts, wt, W, order, src)
+    assert rows.shape == (3, len(expected[0])) and rows.flags.c_contiguous
+    assert rows.tolist() == expected
+    assert times.shape == rows.shape and times.flags.c_contiguous
+    assert times.tolist() == [[int(ts[p]) for p in row] for row in expected]
+    assert pairs == len(naive.seq_join(A, B, ts, wt, W, order, False))
+    # past either cap an ExplosionError, at them the same rows (with threads: over every range together)
+    m, k = rows.shape[1], 2 if threads else 1
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        assert final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, pairs, m, src, len(ts), k
+                                                )[0].tolist() == expected
+        for inner_cap, cap in ((pairs - 1, m), (pairs, m - 1)):
+            if min(inner_cap, cap) >= 0:
+                with pytest.raises(ExplosionError):
+                    final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, inner_cap, cap, src, len(ts), k)
+
+
+def test_seq3_leaf_rows_refuses_bad_input():
+    ts = np.arange(6, dtype=np.int64)
+    p = np.arange(6, dtype=np.int64)
+    leaf = (p.reshape(6, 1), p, p, np.array([0, 6]))
+    two = (np.array([[0, 1]]), np.array([0]), np.array([1]), np.array([0, 1]))
+    rows, _, pairs = final_join_leaves.seq3_leaf_rows(leaf, leaf, leaf, ts, ts, 10, "position", 10**6, 10**6,
+                                                      np.array([2, 0, 1]), 6)
+    assert rows.shape == (3, 20) and pairs == 15
+    outside = (np.array([[1], [2]]), np.array([1, 2]), np.array([1, 2]), np.array([0, 3]))
+    for A, B, C, order, src, n_events in (
+            (leaf, leaf, leaf, "nondecreasing_ts", [0, 1, 2], 6), (leaf, two, leaf, "position", [0, 1, 2], 6),
+            (leaf, leaf, leaf, "position", [0, 1, 1], 6), (leaf, leaf, leaf, "position", [0, 1], 6),
+            (leaf, leaf, leaf, "position", [0, 1, 2], 5),
+            (leaf, leaf, (p.reshape(6, 1), p, p, np.array([0, 3, 6])), "position", [0, 1, 2], 6),
+            (leaf, outside, leaf, "position", [0, 1, 2], 6)):
+        with pytest.raises(KernelInputError):
+            final_join_leaves.seq3_leaf_rows(A, B, C, ts, ts, 10, order, 10**6, 10**6, np.array(src), n_events)
 
 
 @settings(max_examples=400, deadline=None)

@@ -51,7 +51,7 @@ def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Pr
     if state.W < 0:
         return MatchTable.from_bindings([], names, list_vars)
 
-    state.final = _final_join(plan.root)
+    state.final, state.profiled = _final_join(plan.root), profile is not None
     buf = _run(plan.root, state, profile)
     if isinstance(buf, MatchTable):  # the final join's own, or a root closure's (jitcep.execute.join, .kleene)
         return buf

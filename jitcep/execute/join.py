@@ -17,19 +17,26 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
+from ..budget import nbytes
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
 from ..kernels.final_join import seq_join_rows
+from ..kernels.final_join_leaves import seq3_leaf_rows
 from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, too_many_pairs
 from ..kernels.kleene import gather_lists
 from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
 from ..pattern import expr as E
-from ..plan.operators import SeqJoin, list_vars
+from ..plan.operators import Scan, SeqJoin, list_vars
 from .buffer import Buffer, empty_buffer, offsets
 
 
 def run(node, state, execute) -> Buffer:
+    leaves = _three_leaves(node, state)
+    if leaves is not None:
+        out = _leaf_triples(node, leaves, state, execute)
+        if out is not None:
+            return out
     L = execute(node.left)
     if not len(L):
         return empty_buffer(node.vars, state.G, list_vars(node))
@@ -75,6 +82,59 @@ def run(node, state, execute) -> Buffer:
         if not bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (end[1:] >= end[:-1])))):
             buf = buf.take(np.lexsort((end, g)), buf.goff)
     return buf
+
+
+def _three_leaves(node, state):
+    """The three Scans, in SEQ order, when ``node`` is the final join of ``SEQ(a, b, c)`` over them with no
+    predicate left on either join's pairs: the matches are then written straight from the leaves
+    (:func:`_leaf_triples`).  With several key partitions only where the plan would write the rows
+    (``node.rows``: the kernel then passes over an array of one entry per table position, as
+    :func:`_writes_rows`' kernel does); with one, always (its work is the leaves' and the rows').  Not
+    under ``explain(analyze=True)``, which shows each operator's records, nor under ``nondecreasing_ts``."""
+    if not (node is state.final and isinstance(node, SeqJoin) and (node.rows or state.G == 1) and not state.profiled
+            and state.options.order != "nondecreasing_ts" and len(state.plan.variables) == 3
+            and not state.plan.list_vars):
+        return None
+    inner = node.left if isinstance(node.left, SeqJoin) else node.right
+    # a reduction's test (``extends``) only drops records that extend to no match: not needed here
+    if not isinstance(inner, SeqJoin) or node.predicates or inner.predicates:
+        return None
+    scans = (inner.left, inner.right, node.right) if inner is node.left else (node.left, inner.left, inner.right)
+    return scans if all(isinstance(s, Scan) for s in scans) else None
+
+
+def _leaf_triples(node, scans, state, execute):
+    """The final join of ``SEQ(a, b, c)`` over three leaves (:func:`_three_leaves`) as the match table,
+    written by :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` under the caps the two joins
+    would have had (their pairs' and records' memory as :func:`run` sizes it); None when the kernel
+    declines (times that do not follow the positions) or a cap is passed: the joins then run one by
+    one, and say which cap."""
+    bufs = []
+    for s in scans:  # a leaf with no event: no match, and the leaves after it never run (as run's)
+        bufs.append(execute(s))
+        if not len(bufs[-1]):
+            return empty_buffer(node.vars, state.G, list_vars(node))
+    A, B, C = bufs
+    options, memory = state.options, state.memory
+    inner_cap = min(options.max_partials, memory.records(8 * (6 + 2 * (1 + 1 + 6)), A, B))
+    # beside the final join's right leaf, the first join's records would be live (64 bytes each: two
+    # position columns and six arrays of times and bounds): the matches are capped at what fits beside
+    # the leaf alone, and checked with those records below
+    per = 8 * (6 + 2 * (2 + 1 + 6))
+    cap = min(options.max_partials, memory.records(per, C))
+    names = state.plan.variables
+    src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
+    try:
+        out = seq3_leaf_rows(A.timed(), B.timed(), C.timed(), state.table.ts, state.wt, state.W, options.order,
+                             inner_cap, cap, src, state.table.n, state.threads)
+    except ExplosionError:
+        return None
+    if out is None:
+        return None
+    rows, times, pairs = out
+    if rows.shape[1] and rows.shape[1] > (memory.limit - nbytes(C) - 64 * pairs) // per:
+        return None
+    return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=True, times=times)
 
 
 def _tested(node, L: Buffer, R: Buffer, state, made):

@@ -71,6 +71,7 @@ class RunState:
         # the join whose pairs are the matches themselves: it writes the match table in canonical order
         # (jitcep.execute.executor sets it)
         self.final = None
+        self.profiled = False  # explain(analyze=True) records every operator's output (executor sets it)
         self.memory = MemoryBudget(options.max_memory)
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:

@@ -1,0 +1,220 @@
+"""The matches of a SEQ of three leaves with nothing to test on them, written as the match table's rows.
+
+``SEQ(A a, B b, C c)`` with no predicate, under a window only, runs as two
+ZStream SEQ joins (section 4.4, Algorithm 1): the pairs (a, b), made into
+records, then joined with c (:func:`jitcep.kernels.final_join.seq_join_rows`),
+which puts those records in order by first position to write each end's rows
+in canonical order.  When every event of the three leaves has a window time
+and an order time that follow its position (as the engine's always do:
+checked, not assumed), the matches ending at c are, for each a within c's
+window from the earliest allowed on (ZStream 4.3's EAT), the events of B
+after a and before c: a slice of B's leaf.  So the rows are written straight
+from the leaves, in canonical order (docs/semantics.md section 11: the end c,
+then the first event a, then b, whatever the variables' names, since a and c
+are the first and last), a column at a time, with no pair, record or sort
+between; the pairs (a, b) the first join would have made are only counted,
+for its cap (perf/notes/output_and_core.md, session 18).
+
+Leaves are the join kernels' 8-tuple buffers (:mod:`jitcep.kernels.join`) of
+one-event records, each partition's in position order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NUMBA_FLAGS
+from ..threads import partition_ranges, run_ranges
+from .alloc import empty, scratch
+from .checks import fail
+from .join import ORDER_CODE, _checked, _timed, too_many_pairs
+from .window import exceeds, window_bound
+
+
+@njit(**NUMBA_FLAGS)
+def _follows(p, t, w, i0, i1, n):
+    """0 when the leaf's events [i0, i1) have positions strictly ascending and order and window times
+    ascending with them, -5 when not, -3 a position outside [0, n)."""
+    for i in range(i0, i1):
+        if not 0 <= p[i] < n:
+            return -3
+        if i > i0 and (p[i] <= p[i - 1] or t[i] < t[i - 1] or w[i] < w[i - 1]):
+            return -5
+    return 0
+
+
+@njit(**NUMBA_FLAGS)
+def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_out):
+    # Per partition: fb[a] = the first event of B after a (B's events from it on all are; sfb their
+    # sums from the partition's first a: sfb[a + 1] = fb[a0] + ... + fb[a]), the pairs
+    # (a, b) within the window counted against ``inner_cap`` (into inner_out[0]), then per event c of C its matches,
+    # into at[c's position + 1] when ``at`` has room for every position.  Returns the number of matches
+    # or a status: -1 past a cap, -2 partition offsets outside the leaves, -3 a position outside
+    # [0, n), -5 times that do not follow the positions (the caller joins the general way).
+    pA, tA, wA, Ag = A[1], A[4], A[6], A[3]
+    pB, tB, wB, Bg = B[1], B[4], B[6], B[3]
+    pC, tC, wC, Cg = C[1], C[4], C[6], C[3]
+    per_end = len(at) > 0
+    inner = np.int64(0)
+    m = np.int64(0)
+    for g in range(len(Ag) - 1):
+        a0, a1, b0, b1, c0, c1 = Ag[g], Ag[g + 1], Bg[g], Bg[g + 1], Cg[g], Cg[g + 1]
+        if not (0 <= a0 <= a1 <= len(pA) and 0 <= b0 <= b1 <= len(pB) and 0 <= c0 <= c1 <= len(pC)
+                and a1 <= len(fb)):
+            return np.int64(-2)
+        for status in (_follows(pA, tA, wA, a0, a1, n), _follows(pB, tB, wB, b0, b1, n),
+                       _follows(pC, tC, wC, c0, c1, n)):
+            if status < 0:
+                return np.int64(status)
+        j = k = b0
+        sfb[a0] = 0
+        for a in range(a0, a1):
+            while j < b1 and ((pB[j] <= pA[a]) if order == 0 else (tB[j] <= tA[a])):
+                j += 1
+            # the window times of a, then of its first b, ascend (each leaf's ascend, checked above)
+            if j < b1 and wB[j] < wA[a]:
+                return np.int64(-5)
+            while k < b1 and not exceeds(wA[a], wB[k], W):
+                k += 1
+            fb[a] = j
+            sfb[a + 1] = sfb[a] + j
+            inner += max(k - j, 0)
+        inner_out[0] = inner
+        if inner > inner_cap:
+            return np.int64(-1)
+        lo = k = a0
+        hb = b0  # the first event of B not before c
+        for c in range(c0, c1):
+            while hb < b1 and ((pB[hb] < pC[c]) if order == 0 else (tB[hb] < tC[c])):
+                hb += 1
+            if hb > b0 and wC[c] < wB[hb - 1]:
+                return np.int64(-5)
+            while lo < a1 and exceeds(wA[lo], wC[c], W):
+                lo += 1
+            # the a's with a b before c: [lo, k), those from lo whose first b is below hb (fb ascends
+            # with a, hb with c); c's matches are hb - fb[a] summed over them
+            k = max(k, lo)
+            while k < a1 and fb[k] < hb:
+                k += 1
+            cnt = (k - lo) * hb - (sfb[k] - sfb[lo])
+            if m + cnt > cap_max:
+                return np.int64(-1)
+            if per_end:  # pC[c] < n = len(at) - 1 (_follows)
+                at[pC[c] + 1] += cnt
+            m += cnt
+    return m
+
+
+@njit(**NUMBA_FLAGS)
+def _triples_rows(A, B, C, W, order, fb, at, ia, ib, ic, rows, times):
+    # The writing pass over what _triples_count counted (its fb): each c's rows at at[c's position]
+    # (then advanced past them) when ``at`` is given, else one after another; for each a from the
+    # earliest in c's window, a's value, B's slice [fb[a], hb) and c's value written column by column,
+    # and their order times into ``times`` alike.  Returns the number of rows or -4 past the matrix.
+    pA, tA, wA, Ag = A[1], A[4], A[6], A[3]
+    pB, tB, Bg = B[1], B[4], B[3]
+    pC, tC, wC, Cg = C[1], C[4], C[6], C[3]
+    per_end = len(at) > 0
+    d = np.int64(0)
+    n = np.int64(0)
+    for g in range(len(Ag) - 1):
+        a0, a1, b0, b1, c0, c1 = Ag[g], Ag[g + 1], Bg[g], Bg[g + 1], Cg[g], Cg[g + 1]
+        lo = a0
+        hb = b0
+        for c in range(c0, c1):
+            while hb < b1 and ((pB[hb] < pC[c]) if order == 0 else (tB[hb] < tC[c])):
+                hb += 1
+            while lo < a1 and exceeds(wA[lo], wC[c], W):
+                lo += 1
+            if per_end:
+                d = at[pC[c]]
+            start = d
+            a = lo
+            while a < a1 and fb[a] < hb:
+                j = fb[a]
+                cnt = hb - j
+                if d + cnt > min(rows.shape[1], times.shape[1]):
+                    return np.int64(-4)
+                u, tu = pA[a], tA[a]
+                for t in range(cnt):
+                    rows[ia, d + t] = u
+                    rows[ib, d + t] = pB[j + t]
+                    times[ia, d + t] = tu
+                    times[ib, d + t] = tB[j + t]
+                d += cnt
+                a += 1
+            v, tv = pC[c], tC[c]
+            for t in range(start, d):  # c's column: one value for all its rows
+                rows[ic, t] = v
+                times[ic, t] = tv
+            n += d - start
+            if per_end:
+                at[pC[c]] = d
+    return n
+
+
+def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int, src, n_events: int,
+                   threads: int = 1):
+    """The matches of ``SEQ(a, b, c)`` over the leaves ``A``, ``B``, ``C`` (their one-event records; no
+    predicate) within the window: (rows, times, pairs), rows a C-ordered (3, matches) matrix in
+    canonical order, row i holding the events of the variable ``src[i]`` (0: a, 1: b, 2: c), times
+    their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
+    read in order from the leaves, instead of gathered at the rows again), and the number of pairs
+    (a, b) within the window; None when the leaves' times do not follow their positions (then nothing
+    is written and the caller joins the general way).  Every row is a leaf event's position, so none
+    is unbound.
+
+    ``inner_cap`` bounds the pairs (a, b) within the window (the first join's, counted, not made) and
+    ``cap`` the matches: past either, an ExplosionError.  ``order``: ``position`` or ``strict_ts`` (under
+    ``nondecreasing_ts`` simultaneous events are before each other).  ``threads``: the partitions are
+    split into up to that many ranges counted and written side by side.  A buffer that is no leaf,
+    partitions that differ or fall outside the records, ``src`` no permutation of (0, 1, 2) or a
+    position not below ``n_events`` is a KernelInputError.
+    """
+    if order not in ("position", "strict_ts"):
+        raise fail("seq3_leaf_rows", f"order {order!r}: simultaneous events may be before each other")
+    A, B = _checked("seq3_leaf_rows", _timed(A, ts, wt), _timed(B, ts, wt))
+    _, C = _checked("seq3_leaf_rows", B, _timed(C, ts, wt))
+    if any(x[1] is not x[2] or x[0].shape[1] != 1 for x in (A, B, C)):
+        raise fail("seq3_leaf_rows", "an input is not a leaf (one-event records, start array = end array)")
+    if sorted(int(s) for s in src) != [0, 1, 2]:
+        raise fail("seq3_leaf_rows", f"the rows {list(src)} are not a, b and c once each")
+    ia, ib, ic = (list(int(s) for s in src).index(v) for v in range(3))
+    W, code = window_bound(W), ORDER_CODE[order]
+    G = len(A[3]) - 1
+    fb = scratch("seq3_leaf_rows_fb", len(A[2]), np.int64)
+    sfb = scratch("seq3_leaf_rows_sfb", len(A[2]) + 1, np.int64)
+    at = scratch("seq3_leaf_rows_at", int(n_events) + 1 if G > 1 else 0, np.int64)
+    at[:] = 0
+    ranges = partition_ranges((A[3], B[3], C[3]), threads)
+
+    def parts(g0: int, g1: int):
+        return tuple((*x[:3], x[3][g0:g1 + 1], *x[4:]) for x in (A, B, C))
+
+    inner = np.zeros(len(ranges), np.int64)
+
+    def count(g0: int, g1: int) -> int:
+        i = ranges.index((g0, g1))
+        status = _triples_count(*parts(g0, g1), W, code, int(n_events), int(inner_cap), int(cap), fb, sfb, at,
+                                inner[i:i + 1])
+        if status == -2:
+            raise fail("seq3_leaf_rows", "partition offsets are not ascending offsets into the leaves")
+        if status == -3:
+            raise fail("seq3_leaf_rows", f"a position is not below {n_events}")
+        return status
+
+    counts = run_ranges(count, ranges)
+    if -5 in counts:
+        return None
+    m = sum(counts)
+    if -1 in counts or int(inner.sum()) > inner_cap or m > cap:  # each range checks its own share only
+        raise too_many_pairs("a SEQ join", min(inner_cap, cap))
+    rows, times = (empty(3 * m, np.int64).reshape(3, m) for _ in range(2))
+    if m:
+        np.cumsum(at, out=at)  # at[e]: the matches ending before position e
+        written = run_ranges(lambda g0, g1: _triples_rows(*parts(g0, g1), W, code, fb, at, ia, ib, ic, rows, times),
+                             ranges)
+        if sum(written) != m:  # no row left unwritten
+            raise fail("seq3_leaf_rows", "the matches counted are not those written")
+    return rows, times, int(inner.sum())

@@ -1,0 +1,96 @@
+"""SEQ(a, b, c) over three leaves with nothing to test, written straight from the leaves
+(jitcep.kernels.final_join_leaves, jitcep.execute.join._leaf_triples): the reference evaluator's frame,
+and the caps of the two joins it replaces."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import jitcep
+from jitcep.errors import ExplosionError
+from jitcep.execute import join
+
+
+@st.composite
+def frames(draw):
+    """Events of types A-D (some rows out of time order, times with ties), a key of up to three values,
+    the time column Int64 or Datetime."""
+    n = draw(st.integers(0, 30))
+    types = draw(st.lists(st.sampled_from("ABCD"), min_size=n, max_size=n))
+    ts = np.cumsum(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))).astype(np.int64)
+    order = np.array(draw(st.permutations(range(n))) if draw(st.booleans()) else range(n), dtype=np.int64)
+    df = pl.DataFrame({"type": [types[i] for i in order], "ts": ts[order] if n else ts,
+                       "k": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))},
+                      schema={"type": pl.String, "ts": pl.Int64, "k": pl.Int64})
+    if draw(st.booleans()):
+        df = df.with_columns(pl.col("ts").cast(pl.Datetime("ms", "Europe/Paris")))
+    return df
+
+
+@settings(max_examples=150, deadline=None)
+@given(frames(), st.sampled_from(["a, b, c", "z, y, x", "b, c, a"]), st.sampled_from(["4", "3 EVENTS", "1", "1 EVENTS"]),
+       st.sampled_from(["position", "strict_ts"]), st.booleans(), st.sampled_from([1, 2]))
+def test_the_matches_are_the_references(df, names, window, order, keyed, threads):
+    a, b, c = names.split(", ")
+    if "EVENTS" not in window and df.schema["ts"] != pl.Int64:
+        window += " milliseconds"
+    text = f"PATTERN SEQ(A {a}, B {b}, C {c}) {'WHERE [k] ' if keyed else ''}WITHIN {window}"
+    query = jitcep.compile(text, order=order)
+    with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel:
+        got = query.run(df, time="ts", type="type", threads=threads)
+    assert got.equals(query.run(df, time="ts", type="type", engine="reference"))
+    # one key partition: written from the leaves whenever there are matches (with none, a leaf may be
+    # left empty by the reduction, and then nothing runs after it)
+    if not keyed and got.height:
+        assert kernel.called
+
+
+@settings(max_examples=60, deadline=None)
+@given(frames(), st.integers(1, 40), st.booleans())
+def test_the_two_joins_caps_hold(df, cap, memory):
+    # past the first join's pairs or the matches the cap allows, the run raises as the two joins do (they
+    # run then and say which cap); below, the same frame
+    text = "PATTERN SEQ(A a, B b, C c) WITHIN 6"
+    query = jitcep.compile(text, **({"max_memory": 256 * cap} if memory else {"max_partials": cap}))
+
+    def outcome():
+        try:
+            return query.run(df, time="ts", type="type")
+        except ExplosionError as e:
+            return str(e)
+
+    got = outcome()
+    with mock.patch.object(join, "_three_leaves", lambda node, state: None):
+        assert (got.equals(outcome()) if isinstance(got, pl.DataFrame) else got == outcome())
+
+
+def test_explain_analyze_shows_both_joins():
+    # explain(analyze=True) shows each operator's records: the joins run one by one there
+    df = pl.DataFrame({"type": list("ABCABC"), "ts": range(6)})
+    query = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 10")
+    with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel:
+        text = query.explain(df, time="ts", type="type", analyze=True)
+    assert not kernel.called and text.count("rows=") >= 5
+    with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel:
+        assert query.run(df, time="ts", type="type").height == 4
+    assert kernel.called
+
+
+@pytest.mark.parametrize("cap, height", [(2, None), (3, 2)])
+def test_the_first_joins_pairs_are_capped_though_never_made(cap, height):
+    # (a, b) pairs within the window: (0, 1), (0, 9), (5, 9); matches: (0, 1, 3) and (5, 9, 14) (14 is
+    # past a = 0's window).  Three pairs pass max_partials=2 though the two matches do not
+    df = pl.DataFrame({"type": list("ABCABC"), "ts": [0, 1, 3, 5, 9, 14]})
+    query = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 10", max_partials=cap)
+    with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel:
+        if height is None:
+            with pytest.raises(ExplosionError, match="more than 2 candidate"):
+                query.run(df, time="ts", type="type")
+        else:
+            assert query.run(df, time="ts", type="type").height == height
+    assert kernel.called
