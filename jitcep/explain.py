@@ -48,7 +48,8 @@ def explain_tree(patterns, options, table=None, analyze: bool = False, statistic
         profile = Profile()
         if sub:
             given = [user[i] for i in covered]
-            runtime.evaluate(sub, table, options, statistics=given, threads=threads)  # warms what is cold
+            # warms what is cold, on the path a profiled run takes (it runs each operator on its own)
+            runtime.evaluate(sub, table, options, profile=Profile(), statistics=given, threads=threads)
             runtime.evaluate(sub, table, options, profile=profile, statistics=given, threads=threads)
         for i, plan in zip(covered, profile.plans):
             nodes[i] = describe(plan, profile.stats, i)

