@@ -35,9 +35,50 @@ def add(plan, planning):
     chain = _chain(planning)
     if chain is None or not _reducible(plan.root, set(chain)):
         return plan
-    if not _worth_it(plan, planning, chain):
+    if planning.statistics is None and planning.counts is not None:
+        why = left_out(planning.counts)
+        if why is not None:
+            return dataclasses.replace(plan, notes=plan.notes + (why,))
+    elif not _worth_it(plan, planning, chain):
         return plan
     return dataclasses.replace(plan, root=_over_joins(plan.root, chain))
+
+
+def left_out(counts) -> str | None:
+    """Why the reduction is left out of a plan made without statistics on a table counted by
+    :func:`jitcep.runtime.pattern_order_counts` (``counts``: the events of each variable's types, and
+    ``(n0, w1, ..., wk)``), as ``explain`` shows it; None where it is planned (or nothing is counted).
+
+    Such a plan is left-deep in pattern order, whose join ``j`` builds the partial matches of ``v0..vj``,
+    at most ``p_j = n0 * w1 * ... * wj`` of them (types, not predicates or keys: both only lower the
+    real counts).  What the reduction can save is the joins' work on the records it removes: the
+    partial matches short of the whole chain, ``p_1 + ... + p_(k-1)`` at most, each the pairs it forms
+    at the next join (themselves counted in the next ``p``; at the final join a record not on a chain
+    forms none), and a probe per leaf event removed.  What it costs is its passes, which read every leaf
+    about twice (a pass per chain variable each way, :mod:`jitcep.kernels.reduction`), and a fixed
+    ~0.1 ms of Python a run (two passes' calls, a ``Buffer.keep`` per leaf, the chain bounds of the
+    ``extends`` joins), as much as a join takes to build :data:`jitcep.config.REDUCE_FIXED_MATCHES`
+    partial matches.  Where the bound is no more than twice the leaves' events plus that, the reduction
+    cannot save more than it costs, and it is left out: :func:`_worth_it`'s test on estimates (the
+    joins' saved pairs against the leaves' events), here on bounds counted for free of the table,
+    with the fixed cost that a large table hides.  Measured where every partial match short of the
+    chain is removed (perf/notes/opencep.md "The reduction without statistics"): the crossover at
+    1,000 / 3,000 / 8,000 leaf events was ~10k / ~14k / ~25k of them."""
+    if counts is None:
+        return None
+    sizes, factors = counts
+    leaves, short, prefix = sum(sizes), 0, factors[0]
+    for f in factors[1:-1]:
+        prefix *= f
+        short += prefix
+    if short > 2 * leaves + config.REDUCE_FIXED_MATCHES:
+        return None
+    return (f"semi-join reduction left out: at most {short} partial matches short of the whole chain in "
+            f"pattern order (events of the first variable's types, then the most of each next variable's "
+            f"types in one window: {' x '.join(map(str, factors))}, summed over the prefixes but the last), "
+            f"no more than twice the {leaves} events of the leaves its passes read plus "
+            f"{config.REDUCE_FIXED_MATCHES} (config.REDUCE_FIXED_MATCHES, its fixed cost): it cannot save "
+            "more than it costs")
 
 
 def _worth_it(plan, planning, chain) -> bool:
