@@ -17,6 +17,9 @@ it is left out where the joins are estimated to save fewer pairs than the
 leaves hold events (:func:`_worth_it`): its passes would cost more than the
 records it removes (the share of records on a chain estimated from the rates
 and the window; perf/notes/reduction.md has its cost where it removes none).
+Without statistics, on a table counted in pattern order (a small one), it is
+left out where the partial matches it could remove are bounded below its cost
+(:func:`left_out`).
 Runs last, so the negations and constraints over whole matches stay above it.
 """
 
@@ -63,7 +66,8 @@ def left_out(counts) -> str | None:
     joins' saved pairs against the leaves' events), here on bounds counted for free of the table,
     with the fixed cost that a large table hides.  Measured where every partial match short of the
     chain is removed (perf/notes/opencep.md "The reduction without statistics"): the crossover at
-    1,000 / 3,000 / 8,000 leaf events was ~10k / ~14k / ~25k of them."""
+    1,000 / 3,000 / 8,000 leaf events lay between 8.5k and 16.5k / 13.5k and 25.5k / 20k and 36k of
+    them (this rule's 10.2k / 14.2k / 24.2k)."""
     if counts is None:
         return None
     sizes, factors = counts
@@ -103,8 +107,8 @@ def _worth_it(plan, planning, chain) -> bool:
     of the leaves' events and 17% of (v0, v1)'s records, measured 8.6% and 20%; at 100 keys 100% and 85%,
     measured 95% and 80%.
     ``plan`` is :func:`_reducible`: every scan it holds is a chain variable's, whose ``W r_v`` it reads.
-    Without statistics (the default plan, a small table) it is planned: it is sound, and only estimates
-    can say it does not pay.
+    Without statistics it is not called: a table counted in pattern order is priced on its counts
+    (:func:`left_out`); with nothing counted (no table, ``planner="trivial"``) it is planned.
     """
     stats, span = planning.statistics, planning.span
     if stats is None or span is None:
