@@ -58,7 +58,7 @@ from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
 from .plan.rules.disjuncts import alternatives_plan
-from .plan.rules.semijoin_reduction import left_out
+from .plan.rules.semijoin_reduction import left_out, reads_counts
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _alternatives = PerObject(needs_alternatives)  # asked three times a run: each walk flattened the body
@@ -262,7 +262,9 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
     if options.planner == "auto" and statistics is None:
         if table is None:
             return default_plan(pattern, options)
-        counted = (None if table.n >= SMALL_WORK_TABLE or _alternatives(pattern)
+        # under SMALL_TABLE only the reduction's rule reads the counts: counted where it may
+        counted = (None if table.n >= SMALL_WORK_TABLE or _alternatives(pattern) or (
+            table.n < SMALL_TABLE and not reads_counts(_logical(pattern), options))
                    else pattern_order_counts(_logical(pattern), table))
         if table.n < SMALL_TABLE:
             return default_plan(pattern, options) if counted is None else _counted(pattern, options, counted)

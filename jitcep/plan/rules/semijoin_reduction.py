@@ -35,7 +35,7 @@ from ..planner.statistics import DEFAULT_RATE
 
 
 def add(plan, planning):
-    chain = _chain(planning)
+    chain = _chain(planning.logical, planning.options)
     if chain is None or not _reducible(plan.root, set(chain)):
         return plan
     if planning.statistics is None and planning.counts is not None:
@@ -134,9 +134,14 @@ def _worth_it(plan, planning, chain) -> bool:
     return saved > leaves
 
 
-def _chain(planning) -> tuple[str, ...] | None:
+def reads_counts(logical, options) -> bool:
+    """Whether the rule may read a table's counts (:func:`left_out`) for ``logical`` under ``options``:
+    where the reduction is sound for the pattern, so that a small table is counted only then."""
+    return _chain(logical, options) is not None
+
+
+def _chain(logical, options) -> tuple[str, ...] | None:
     """The SEQ's variables in order when the reduction is sound for the pattern (module docstring)."""
-    logical, options = planning.logical, planning.options
     body = logical.positive
     if not isinstance(body, Seq) or not all(isinstance(i, EventVar) for i in body.items):
         return None
