@@ -95,6 +95,12 @@ DNF_MAX_ALTERNATIVES = 16
 # two linear passes over its leaves, cheaper than the first join over the same leaves.  Below it, the one
 # join of a SEQ of two is itself the pass.  perf/notes/reduction.md "Semi-join reduction" has the numbers.
 REDUCE_MIN_VARS = 3
+# Without statistics, a table counted in pattern order keeps the reduction only where its partial matches
+# short of the whole chain may number more than twice the leaves' events plus this many: its fixed cost
+# (~0.1 ms of Python a run) in partial matches a join builds (~8 ns each); semijoin_reduction.left_out.
+# perf/notes/opencep.md "The reduction without statistics" has the crossover.  Tests set it to -1 << 62
+# to plan the reduction on any small table.
+REDUCE_FIXED_MATCHES = 8192
 
 # Planning budgets (jitcep/plan/planner/algorithms/_common.py).  The searches are bounded by counted work,
 # never by the clock, so a plan never depends on the machine's load: a *step* is one join priced under

@@ -58,6 +58,7 @@ from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
 from .plan.rules import physical_plan
 from .plan.rules.disjuncts import alternatives_plan
+from .plan.rules.semijoin_reduction import left_out, reads_counts
 
 _logical = PerObject(logical_plan)  # an analyst reruns one query (jitcep._memo)
 _alternatives = PerObject(needs_alternatives)  # asked three times a run: each walk flattened the body
@@ -164,21 +165,44 @@ the ts cost ~0.1-0.3 ms there, against ~2 ms at 200,000 events (under load), as 
 would save, on tables whose runs take long enough that planning is a small share."""
 
 
-def small_work(logical, table: EventTable) -> str | None:
+def small_work(logical, table: EventTable, counted=None) -> str | None:
     """Why ``auto`` plans ``logical`` on ``table`` by rule (:data:`PLAN_MIN_WORK`), with the numbers and
     where they come from as ``explain`` shows them; None when it estimates and searches.
 
     For ``SEQ(v0, ..., vk)`` of event variables (nothing else), left-deep in pattern order: a partial
     match of ``v0..vj`` is an event of v0's types and, for each later variable, one of its events in the
     window after it, so there are at most ``n0 * w1 * ... * wj`` of them, ``n0`` the events of v0's
-    types and ``wi`` a bound on the events of vi's types one window holds (the most in two adjacent bins
-    of width span + 1; a count window's length at most).  Their sum over the prefixes is the bound.
+    types and ``wi`` a bound on the events of vi's types one window holds (:func:`pattern_order_counts`).
+    Their sum over the prefixes is the bound.
     Types, not predicates or keys: those only lower the real count.  Checked only on tables under
-    :data:`SMALL_WORK_TABLE` events, in one compiled pass over the type codes and ts for every variable
-    (:func:`jitcep.kernels.window.most_per_window`: this test runs before every small table's plan, so
-    it must cost little beside the run; as NumPy steps it was 10% of a 10,000-event run)."""
+    :data:`SMALL_WORK_TABLE` events (this test runs before every small table's plan, so it must cost
+    little beside the run).  ``counted``: :func:`pattern_order_counts` of the two, when made."""
+    if table.n >= SMALL_WORK_TABLE:
+        return None
+    counted = counted or pattern_order_counts(logical, table)
+    if counted is None:
+        return None
+    counts = counted[1]
+    bound = _prefix_sum(counts[0], counts[1:])
+    if bound >= PLAN_MIN_WORK:
+        return None
+    return (f"pattern order, no statistics: at most {bound} partial matches in pattern order "
+            f"(events of the first variable's types, then the most of each next variable's types in "
+            f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
+            f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
+            "any join order saves")
+
+
+def pattern_order_counts(logical, table: EventTable) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """For ``SEQ(v0, ..., vk)`` of event variables (nothing else): the events of each variable's types,
+    and ``(n0, w1, ..., wk)``, ``n0`` the events of v0's types and ``wi`` a bound on the events of vi's
+    types one window holds (the most in two adjacent bins of width span + 1; a count window's length
+    at most); None for any other pattern or an empty table.  One compiled pass over the type codes and
+    ts for every variable (:func:`jitcep.kernels.window.most_per_window`: as NumPy steps it was 10% of a
+    10,000-event run).  What :func:`small_work` and the semi-join reduction's rule without statistics
+    read (:attr:`jitcep.plan.rules.Planning.counts`)."""
     body, n = logical.positive, table.n
-    if (logical.closures or not n or n >= SMALL_WORK_TABLE or not isinstance(body, Seq)
+    if (logical.closures or not n or not isinstance(body, Seq)
             or not all(isinstance(v, EventVar) for v in body.items)):
         return None
     window = logical.window
@@ -190,24 +214,31 @@ def small_work(logical, table: EventTable) -> str | None:
     counts = [sizes[0]]
     for k, w in zip(sizes[1:], most[1:]):
         counts.append(min(k, window.n) if isinstance(window, CountWindow) else k if span is None else w)
-    bound = _prefix_sum(counts[0], counts[1:])
-    if bound >= PLAN_MIN_WORK:
-        return None
-    return (f"pattern order, no statistics: at most {bound} partial matches in pattern order "
-            f"(events of the first variable's types, then the most of each next variable's types in "
-            f"one window: {' x '.join(map(str, counts))}, summed over the prefixes), under "
-            f"{PLAN_MIN_WORK} (runtime.PLAN_MIN_WORK): estimating and searching would cost more than "
-            "any join order saves")
+    return tuple(sizes), tuple(counts)
 
 
-def _noted(pattern: Pattern, options: Options, note: str) -> PhysicalPlan:
-    """The default plan with ``note`` as its planner note, the last one kept per options: a rerun on one
-    table gives the same note (a copy of the plan was a fifth of a small run's planning)."""
-    key = (options, _tuning(), "noted")
-    got = _default.get(pattern, key)
-    if got is None or got[0] != note:
-        got = _default.put(pattern, key, (note, dataclasses.replace(default_plan(pattern, options), notes=(note,))))
-    return got[1]
+def _counted(pattern: Pattern, options: Options, counted, note: str | None = None) -> PhysicalPlan:
+    """The default plan made with what the rules read of the table without statistics
+    (:func:`pattern_order_counts`), with ``note`` (:func:`small_work`'s) as its first planner note.
+    The semi-join reduction's rule alone reads the counts
+    (:func:`~jitcep.plan.rules.semijoin_reduction.left_out`, whose reason is the plan's last note), so
+    a plan is kept per its answer and the last notes per options: a rerun on one table gives the
+    same notes (a copy of the plan was a fifth of a small run's planning)."""
+    why = left_out(counted)
+    key = (options, _tuning(), "counted", why is None)
+    made = _default.get(pattern, key)
+    if made is None:
+        made = _default.put(pattern, key, (why, _planned(pattern, options, functools.partial(physical_plan,
+                                                                                            counts=counted))))
+    first, got = made  # the rule's reason on the table the plan was made on, if the plan notes it
+    notes = ((note,) if note is not None else ()) + (
+        got.notes[:-1] + (why,) if first is not None and got.notes[-1:] == (first,) else got.notes)
+    if notes == got.notes:
+        return got
+    last = _default.get(pattern, key + ("noted",))
+    if last is None or last.notes != notes:
+        last = _default.put(pattern, key + ("noted",), dataclasses.replace(got, notes=notes))
+    return last
 
 
 def _prefix_sum(first: int, factors: list[int]) -> int:
@@ -229,11 +260,17 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
     ``ctx``: the run's table context, whose grouping by type gives the estimate a rare type's exact count
     and positions (the ``groups`` of :func:`~jitcep.plan.planner.sampling.estimate`)."""
     if options.planner == "auto" and statistics is None:
-        if table is None or table.n < SMALL_TABLE:
+        if table is None:
             return default_plan(pattern, options)
-        note = None if _alternatives(pattern) else small_work(_logical(pattern), table)
+        # under SMALL_TABLE only the reduction's rule reads the counts: counted where it may
+        counted = (None if table.n >= SMALL_WORK_TABLE or _alternatives(pattern) or (
+            table.n < SMALL_TABLE and not reads_counts(_logical(pattern), options))
+                   else pattern_order_counts(_logical(pattern), table))
+        if table.n < SMALL_TABLE:
+            return default_plan(pattern, options) if counted is None else _counted(pattern, options, counted)
+        note = None if counted is None else small_work(_logical(pattern), table, counted)
         if note is not None:
-            return _noted(pattern, options, note)
+            return _counted(pattern, options, counted, note)
 
     def plan_one(logical, options, given=statistics):
         if table is None:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, strategies as st
 
 import jitcep
-from jitcep import runtime
+from jitcep import config, runtime
 from jitcep.errors import UnsupportedPatternError
 from jitcep.events import build_event_table
 from jitcep.options import Options
@@ -172,8 +172,10 @@ def test_explain_shows_the_reduction_and_the_extending_joins():
     assert "SEQ join (a, b)  extending records only" in text
 
 
-def test_by_hand_only_events_on_a_chain_reach_the_joins():
+def test_by_hand_only_events_on_a_chain_reach_the_joins(monkeypatch):
     import polars as pl
+    # planned on this small table whatever its bound (the test below leaves it out there)
+    monkeypatch.setattr(config, "REDUCE_FIXED_MATCHES", -1 << 62)
     # A at 0 and 20, B at 1 and 30, C at 2: only (0, 1, 2) fits WITHIN 5; the rest reaches no join
     df = pl.DataFrame({"type": ["A", "B", "C", "A", "B"], "ts": [0, 1, 2, 20, 30]})
     q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5")
@@ -184,6 +186,38 @@ def test_by_hand_only_events_on_a_chain_reach_the_joins():
     assert red["op"] == "semi-join reduction" and red["rows"] == 1
     scans = [n for n in _walk(red) if n["op"] == "scan"]
     assert sorted(n["rows"] for n in scans) == [1, 1, 1]
+
+
+def test_without_statistics_a_small_bound_leaves_the_reduction_out():
+    import polars as pl
+    # the table above: 2 A, then at most 1 B and 1 C in one window (bins of 6 units: B at 1, B at 30),
+    # so pattern order builds at most 2 x 1 = 2 (a, b) records, against 2 + 2 + 1 = 5 leaf events
+    df = pl.DataFrame({"type": ["A", "B", "C", "A", "B"], "ts": [0, 1, 2, 20, 30]})
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5")
+    tree = q.explain(df, type="type", format="dict")
+    assert tree["children"][0]["op"] == "SEQ join"
+    [note] = tree["planner_notes"]
+    assert "at most 2 partial matches short of the whole chain" in note and "2 x 1 x 1" in note
+    assert "twice the 5 events of the leaves" in note and "REDUCE_FIXED_MATCHES" in note
+    assert "planner: semi-join reduction left out" in q.explain(df, type="type")
+    rows = [(r["a"]["row"], r["b"]["row"], r["c"]["row"]) for r in q.run(df, type="type").iter_rows(named=True)]
+    assert rows == [(0, 1, 2)]
+
+
+def test_without_statistics_the_reduction_stays_where_the_bound_passes_its_cost(monkeypatch):
+    import polars as pl
+    # A and B alternating at ts 0..19, C at 20, WITHIN 100: 10 A, 10 B and 1 C per window, so at most
+    # 10 x 10 = 100 (a, b) records against 21 leaf events: kept past 2 x 21 + REDUCE_FIXED_MATCHES
+    df = pl.DataFrame({"type": ["A", "B"] * 10 + ["C"], "ts": list(range(21))})
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 100")
+    ref = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 100", planner="trivial").run(df, type="type")
+    for fixed, reduced in ((57, True), (58, False), (config.REDUCE_FIXED_MATCHES, False)):
+        monkeypatch.setattr(config, "REDUCE_FIXED_MATCHES", fixed)
+        tree = q.explain(df, type="type", format="dict")
+        assert (tree["children"][0]["op"] == "semi-join reduction") == reduced, fixed
+        assert bool(tree.get("planner_notes")) != reduced
+        assert q.run(df, type="type").equals(ref)
+    assert len(ref) == 55  # the (a, b) pairs in order, each with the one C
 
 
 def _walk(d):

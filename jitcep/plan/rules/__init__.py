@@ -61,6 +61,9 @@ class Planning:
     span: float | None = None
     budget: int | None = None  # the planner's search budget in steps (planner/algorithms/_common.py)
     kleene: str | None = None  # a closure's placement, "top" or "lower", whatever it costs (None: the rule's)
+    # without statistics: the events of each SEQ variable's types, then the most of each next variable's
+    # types in one window, counted on the table (runtime.pattern_order_counts; None: no table counted)
+    counts: tuple[tuple[int, ...], tuple[int, ...]] | None = None
     # estimate_work by plan tree: id(root) -> (root, work); the root is held so that its id is not reused
     _work: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -102,13 +105,15 @@ RULES = (
 
 
 def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics=None,
-                  span: float | None = None, budget: int | None = None, form=None, kleene=None) -> PhysicalPlan:
+                  span: float | None = None, budget: int | None = None, form=None, kleene=None,
+                  counts=None) -> PhysicalPlan:
     """The physical plan of ``logical`` under ``options`` (``shape``: the join tree, see
     :mod:`jitcep.plan.shapes`; ``statistics``, ``span`` and ``budget``: what a planner other than
     "trivial" reads; ``form``: "unit" or "dnf" to plan a pattern with an OR in that form whatever it
     costs, None to let :mod:`.disjuncts` choose; ``kleene``: "top" or "lower" to collect a closure
-    there where it may be (:mod:`.kleene_collection`) whatever it costs, None to let the rule choose)."""
-    planning = Planning(logical, options, shape, statistics, span, budget, kleene)
+    there where it may be (:mod:`.kleene_collection`) whatever it costs, None to let the rule choose;
+    ``counts``: :attr:`Planning.counts`, what the rules read of a table planned without statistics)."""
+    planning = Planning(logical, options, shape, statistics, span, budget, kleene, counts)
     return disjuncts.choose(_apply_rules(planning), planning, _apply_rules, form)
 
 

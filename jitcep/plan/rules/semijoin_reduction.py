@@ -17,6 +17,9 @@ it is left out where the joins are estimated to save fewer pairs than the
 leaves hold events (:func:`_worth_it`): its passes would cost more than the
 records it removes (the share of records on a chain estimated from the rates
 and the window; perf/notes/reduction.md has its cost where it removes none).
+Without statistics, on a table counted in pattern order (a small one), it is
+left out where the partial matches it could remove are bounded below its cost
+(:func:`left_out`).
 Runs last, so the negations and constraints over whole matches stay above it.
 """
 
@@ -32,12 +35,54 @@ from ..planner.statistics import DEFAULT_RATE
 
 
 def add(plan, planning):
-    chain = _chain(planning)
+    chain = _chain(planning.logical, planning.options)
     if chain is None or not _reducible(plan.root, set(chain)):
         return plan
-    if not _worth_it(plan, planning, chain):
+    if planning.statistics is None and planning.counts is not None:
+        why = left_out(planning.counts)
+        if why is not None:
+            return dataclasses.replace(plan, notes=plan.notes + (why,))
+    elif not _worth_it(plan, planning, chain):
         return plan
     return dataclasses.replace(plan, root=_over_joins(plan.root, chain))
+
+
+def left_out(counts) -> str | None:
+    """Why the reduction is left out of a plan made without statistics on a table counted by
+    :func:`jitcep.runtime.pattern_order_counts` (``counts``: the events of each variable's types, and
+    ``(n0, w1, ..., wk)``), as ``explain`` shows it; None where it is planned (or nothing is counted).
+
+    Such a plan is left-deep in pattern order, whose join ``j`` builds the partial matches of ``v0..vj``,
+    at most ``p_j = n0 * w1 * ... * wj`` of them (types, not predicates or keys: both only lower the
+    real counts).  What the reduction can save is the joins' work on the records it removes: the
+    partial matches short of the whole chain, ``p_1 + ... + p_(k-1)`` at most, each the pairs it forms
+    at the next join (themselves counted in the next ``p``; at the final join a record not on a chain
+    forms none), and a probe per leaf event removed.  What it costs is its passes, which read every leaf
+    about twice (a pass per chain variable each way, :mod:`jitcep.kernels.reduction`), and a fixed
+    ~0.1 ms of Python a run (two passes' calls, a ``Buffer.keep`` per leaf, the chain bounds of the
+    ``extends`` joins), as much as a join takes to build :data:`jitcep.config.REDUCE_FIXED_MATCHES`
+    partial matches.  Where the bound is no more than twice the leaves' events plus that, the reduction
+    cannot save more than it costs, and it is left out: :func:`_worth_it`'s test on estimates (the
+    joins' saved pairs against the leaves' events), here on bounds counted for free of the table,
+    with the fixed cost that a large table hides.  Measured where every partial match short of the
+    chain is removed (perf/notes/opencep.md "The reduction without statistics"): the crossover at
+    1,000 / 3,000 / 8,000 leaf events lay between 8.5k and 16.5k / 13.5k and 25.5k / 20k and 36k of
+    them (this rule's 10.2k / 14.2k / 24.2k)."""
+    if counts is None:
+        return None
+    sizes, factors = counts
+    leaves, short, prefix = sum(sizes), 0, factors[0]
+    for f in factors[1:-1]:
+        prefix *= f
+        short += prefix
+    if short > 2 * leaves + config.REDUCE_FIXED_MATCHES:
+        return None
+    return (f"semi-join reduction left out: at most {short} partial matches short of the whole chain in "
+            f"pattern order (events of the first variable's types, then the most of each next variable's "
+            f"types in one window: {' x '.join(map(str, factors))}, summed over the prefixes but the last), "
+            f"no more than twice the {leaves} events of the leaves its passes read plus "
+            f"{config.REDUCE_FIXED_MATCHES} (config.REDUCE_FIXED_MATCHES, its fixed cost): it cannot save "
+            "more than it costs")
 
 
 def _worth_it(plan, planning, chain) -> bool:
@@ -62,8 +107,8 @@ def _worth_it(plan, planning, chain) -> bool:
     of the leaves' events and 17% of (v0, v1)'s records, measured 8.6% and 20%; at 100 keys 100% and 85%,
     measured 95% and 80%.
     ``plan`` is :func:`_reducible`: every scan it holds is a chain variable's, whose ``W r_v`` it reads.
-    Without statistics (the default plan, a small table) it is planned: it is sound, and only estimates
-    can say it does not pay.
+    Without statistics it is not called: a table counted in pattern order is priced on its counts
+    (:func:`left_out`); with nothing counted (no table, ``planner="trivial"``) it is planned.
     """
     stats, span = planning.statistics, planning.span
     if stats is None or span is None:
@@ -89,9 +134,14 @@ def _worth_it(plan, planning, chain) -> bool:
     return saved > leaves
 
 
-def _chain(planning) -> tuple[str, ...] | None:
+def reads_counts(logical, options) -> bool:
+    """Whether the rule may read a table's counts (:func:`left_out`) for ``logical`` under ``options``:
+    where the reduction is sound for the pattern, so that a small table is counted only then."""
+    return _chain(logical, options) is not None
+
+
+def _chain(logical, options) -> tuple[str, ...] | None:
     """The SEQ's variables in order when the reduction is sound for the pattern (module docstring)."""
-    logical, options = planning.logical, planning.options
     body = logical.positive
     if not isinstance(body, Seq) or not all(isinstance(i, EventVar) for i in body.items):
         return None
