@@ -244,3 +244,18 @@ def _driven_by_left(node):
     if isinstance(node, SeqJoin):
         return dataclasses.replace(node, driver="left")
     return dataclasses.replace(node, input=_driven_by_left(node.input))
+
+
+@pytest.mark.parametrize("output", ["non_overlapping", "match_single", "match_next"])
+def test_a_policy_scans_an_unbound_list_after_a_bound_one(output):
+    # C0 B1 A2: two matches, one per OR branch, tied on v and w: (b=[0], c unbound) and (b unbound, c=[0]).
+    # Section 11 orders them by b first, a bound b before an unbound one, so every policy keeps
+    # (b=[0], c unbound, v=1, w=2) and drops the other (same B and A, overlapping).  The compiled scan
+    # read an unbound list as the empty list (which sorts first) and kept (b unbound, c=[0]) instead.
+    df = pl.DataFrame({"type": ["C", "B", "A"], "ts": [0, 1, 2]})
+    q = jitcep.compile("PATTERN SEQ(OR(C+ b[], C{1,2} c[]), B v, A w) WITHIN 3", output=output)
+    for engine in ("reference", "compiled"):
+        out = q.run(df, type="type", engine=engine)
+        got = [(None if b is None else [m["row"] for m in b], None if c is None else [m["row"] for m in c],
+                v["row"], w["row"]) for b, c, v, w in zip(out["b"], out["c"], out["v"], out["w"])]
+        assert got == [([0], None, 1, 2)], engine

@@ -29,7 +29,9 @@ def run(node, state, execute) -> Buffer:
     if len(buf) < 2:  # a lone match overlaps and consumes nothing before it
         return buf
     plan = state.plan
-    mt = MatchTable(len(buf), {v: buf.column(v) for v in plan.variables}, {v: buf.lists[v] for v in plan.list_vars})
+    # an unbound list (an OR branch not taken) sorts after a bound one, not as the empty list it holds
+    mt = MatchTable(len(buf), {v: buf.column(v) for v in plan.variables}, {v: buf.lists[v] for v in plan.list_vars},
+                    {v: u for v, u in buf.unbound.items() if v in plan.list_vars})
     order = mt.canonical_order()
     if node.policy == "non_overlapping":
         lo, hi = mt.bounds()
