@@ -28,13 +28,15 @@ def negation_cases(draw, extreme=None):
 
 
 @settings(max_examples=500, deadline=None)
-@given(negation_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.integers(1, 6))
-def test_negation_kernel_matches_naive(case, order, budget):
+@given(negation_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.integers(1, 6),
+       st.sampled_from([None, True, False]))
+def test_negation_kernel_matches_naive(case, order, budget, ranked):
+    # ranked: the bounds read from an answer per position (one partition) or searched per record
     ts, wt, W, buf, leaf, bcols, acols, in_conj = case
     pos = buf[0]
     cand = leaf[0]
     expected = naive.negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj)
-    lo, hi = negation_ranges(buf, leaf, ts, wt, W, order, bcols, acols, in_conj)
+    lo, hi = negation_ranges(buf, leaf, ts, wt, W, order, bcols, acols, in_conj, ranked=ranked)
     # the range, own events excluded, is the naive set
     got = [set(cand[lo[r]:hi[r]].tolist()) - set(pos[r].tolist()) for r in range(len(lo))]
     assert got == expected
@@ -85,14 +87,18 @@ def long_partition_cases(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(long_partition_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
-       st.sampled_from([([0], [1]), ([1], [0]), ([0, 1], []), ([], [0, 1])]), st.booleans())
-def test_negation_ranges_over_long_partitions_match_naive(case, order, sides, in_conj):
+       st.sampled_from([([0], [1]), ([1], [0]), ([0, 1], []), ([], [0, 1])]), st.booleans(), st.booleans())
+def test_negation_ranges_over_long_partitions_match_naive(case, order, sides, in_conj, ranked):
     ts, buf, leaf = case
     bcols, acols = sides
     expected = naive.negation_candidates(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj)
-    lo, hi = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj)
+    lo, hi = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj, ranked=ranked)
     got = [set(leaf[0][lo[r]:hi[r]].tolist()) - set(buf[0][r].tolist()) for r in range(len(lo))]
     assert got == expected
+    # one partition: the ranges read from the answers per position are the searched ones, index for index
+    if len(buf[3]) == 2:
+        other = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj, ranked=not ranked)
+        assert lo.tolist() == other[0].tolist() and hi.tolist() == other[1].tolist()
 
 
 def test_negation_window_bound_when_no_neighbour():
