@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
+from jitcep.errors import KernelInputError
+from jitcep.kernels.negation import candidate_pairs, candidate_rows, killed_unconditionally, negation_ranges
 from test_kernels_join import tables_and_buffers
 
 
@@ -51,6 +53,16 @@ def test_negation_kernel_matches_naive(case, order, budget, ranked):
         r = r2
     assert len(pairs) == len(set(pairs))
     assert sorted(pairs) == sorted((q, e) for q, s in enumerate(expected) if not skip[q] for e in s)
+    # the same pairs with the positions a predicate reads (the event at the negative columns)
+    cols = [-1, *range(pos.shape[1]), -1][::-1]
+    rows, r = [], 0
+    while r < len(lo):
+        rec, P, r2 = candidate_rows(pos, lo, hi, cand, skip, r, budget, cols)
+        assert r2 > r and P.shape == (len(cols), len(rec))
+        ev = P[0]
+        rows += [(q, int(e), tuple(P[:, i].tolist())) for i, (q, e) in enumerate(zip(rec.tolist(), ev))]
+        r = r2
+    assert sorted(rows) == naive.candidate_rows(pos, expected, skip, cols)
 
 
 @st.composite
@@ -99,6 +111,14 @@ def test_negation_ranges_over_long_partitions_match_naive(case, order, sides, in
     if len(buf[3]) == 2:
         other = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj, ranked=not ranked)
         assert lo.tolist() == other[0].tolist() and hi.tolist() == other[1].tolist()
+
+
+def test_candidate_rows_rejects_a_column_outside_the_record():
+    pos = np.array([[0, 2]], dtype=np.int64)
+    lo, hi = np.array([0]), np.array([1])
+    for cols in ([2], [-2]):
+        with pytest.raises(KernelInputError):
+            candidate_rows(pos, lo, hi, np.array([1], dtype=np.int64), np.zeros(1, np.bool_), 0, 8, cols)
 
 
 def test_negation_window_bound_when_no_neighbour():

@@ -271,6 +271,26 @@ record more than reading an answer (simpleNot x100, perf/notes/opencep.md: 268,7
 events)."""
 
 
+@njit(**NUMBA_FLAGS)
+def _pair_rows(pos, lo, hi, cand, skip, r0, r1, cols, rec, P):
+    """:func:`_pairs`, each pair's event written as column k of ``P`` at the rows whose ``cols`` is
+    negative and its record's column ``cols[t]`` at the others, in the same pass; returns how many."""
+    k = 0
+    for q in range(r0, r1):
+        if skip[q]:
+            continue
+        for i in range(lo[q], hi[q]):
+            e = cand[i]
+            if _in_record(pos[q], e):
+                continue
+            rec[k] = q
+            for t in range(len(cols)):
+                c = cols[t]
+                P[t, k] = e if c < 0 else pos[q, c]
+            k += 1
+    return k
+
+
 def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj: bool,
                     ranked: bool | None = None):
     """Per record of ``buf`` (pos, start, end, goff), the index range [lo, hi) of ``leaf`` (cand, cgoff).
@@ -346,3 +366,26 @@ def candidate_pairs(pos, lo, hi, cand, skip, r0: int, budget: int):
     rec, ev = empty(n, np.int64), empty(n, np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
     k = _pairs(pos, lo, hi, cand, skip, int(r0), r1, rec, ev)
     return rec[:k], ev[:k], r1
+
+
+
+def candidate_rows(pos, lo, hi, cand, skip, r0: int, budget: int, cols):
+    """:func:`candidate_pairs` with the positions a predicate reads: (records, P, next start record), P a
+    (len(cols), pairs) matrix whose row t is the pair's event where ``cols[t]`` is negative, else its
+    record's column ``cols[t]``: the rows of every conjunct's variables, written as the pairs are found
+    (no array of events, no gather per conjunct).
+
+    Invariants as :func:`candidate_pairs`', and ``cols`` within the record's columns (checked here).
+    """
+    check_lengths("candidate_rows", len(lo), pos=pos, hi=hi, skip=skip)
+    cols = np.asarray(cols, dtype=np.int64)
+    check_index("candidate_rows", "cols", cols, pos.shape[1], low=-1)
+    if not 0 <= r0 <= len(lo):
+        raise fail("candidate_rows", f"start record {r0} of {len(lo)}")
+    r1, n = _pairs_end(lo, hi, skip, int(r0), int(budget), len(cand))
+    if n < 0:
+        raise fail("candidate_rows", f"record {r1}'s range is outside the {len(cand)} candidates")
+    rec = empty(n, np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
+    P = empty(len(cols) * n, np.int64).reshape(len(cols), n)
+    k = _pair_rows(pos, lo, hi, cand, skip, int(r0), r1, cols, rec, P)
+    return rec[:k], P[:, :k], r1
