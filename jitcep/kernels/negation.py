@@ -9,8 +9,12 @@ time constraints ``A.end-ts < B.ts < C.start-ts`` as the bounds; a bound set
 by a record's event is searched from the previous record's —
 and then either decides the kill itself (a negation without conditions: any
 candidate in range that is not one of the record's own events kills) or emits
-``(record, event)`` pairs for the pattern's generated predicate code to test.
+``(record, event)`` pairs for the pattern's generated predicate code to test,
+with the positions that code reads (:func:`candidate_rows`).
 Keeping the predicates out keeps this kernel compiled once for every pattern.
+With one partition and many records per event, the two searches are answered
+for every position first, in one merge each (:func:`negation_ranges`), and a
+record's bounds are read from those answers.
 
 Range of record r (``bcols`` / ``acols``: the record columns of the positive
 variables ordered before / after the negation; unbound columns, -1, are
