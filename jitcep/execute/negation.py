@@ -130,8 +130,7 @@ def _rounds(pos, lo, hi, cand, killed, cols):
         while r < len(at):
             rec, P, r = candidate_rows(pos, at, upto, cand, killed, r, config.NEG_PAIR_BUDGET, cols)
             yield rec, P
-        at = upto
-        at[killed] = hi[killed]  # decided: no more rounds
+        at = np.where(killed, hi, upto)  # decided: no more rounds (one pass, not a masked gather and scatter)
         width *= 2
 
 
