@@ -249,36 +249,10 @@ def _pairs_end(lo, hi, skip, r0, budget, n_cand):
 
 
 @njit(**NUMBA_FLAGS)
-def _pairs(pos, lo, hi, cand, skip, r0, r1, rec, ev):
-    """Fill (record, event) pairs of records [r0, r1); returns how many.
-
-    ``skip[r]``: record r is already decided (killed).
-    """
-    k = 0
-    for q in range(r0, r1):
-        if skip[q]:
-            continue
-        for i in range(lo[q], hi[q]):
-            e = cand[i]
-            if _in_record(pos[q], e):
-                continue
-            rec[k] = q
-            ev[k] = e
-            k += 1
-    return k
-
-
-_RANKED = 8
-"""negation_ranges answers the bounds' searches for every position first (two passes over the events)
-when there is one partition and at least one record per _RANKED events: a search per record costs a
-record more than reading an answer (simpleNot x100, perf/notes/opencep.md: 268,700 records, 136,500
-events)."""
-
-
-@njit(**NUMBA_FLAGS)
 def _pair_rows(pos, lo, hi, cand, skip, r0, r1, cols, rec, P):
-    """:func:`_pairs`, each pair's event written as column k of ``P`` at the rows whose ``cols`` is
-    negative and its record's column ``cols[t]`` at the others, in the same pass; returns how many."""
+    """Fill (record, event) pairs of records [r0, r1), the records ``skip`` marks (already decided)
+    left out: pair k's record in rec[k], its event in P[t, k] where ``cols[t]`` is negative and its
+    record's column ``cols[t]`` elsewhere; returns how many."""
     k = 0
     for q in range(r0, r1):
         if skip[q]:
@@ -293,6 +267,13 @@ def _pair_rows(pos, lo, hi, cand, skip, r0, r1, cols, rec, P):
                 P[t, k] = e if c < 0 else pos[q, c]
             k += 1
     return k
+
+
+_RANKED = 8
+"""negation_ranges answers the bounds' searches for every position first (two passes over the events)
+when there is one partition and at least one record per _RANKED events: a search per record costs a
+record more than reading an answer (simpleNot x100, perf/notes/opencep.md: 268,700 records, 136,500
+events)."""
 
 
 def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj: bool,
@@ -361,16 +342,8 @@ def candidate_pairs(pos, lo, hi, cand, skip, r0: int, budget: int):
     and ``r0`` is one of them (checked here); every range of the chunk lies in
     ``cand`` (checked by the sizing pass, before anything is written).
     """
-    check_lengths("candidate_pairs", len(lo), pos=pos, hi=hi, skip=skip)
-    if not 0 <= r0 <= len(lo):
-        raise fail("candidate_pairs", f"start record {r0} of {len(lo)}")
-    r1, n = _pairs_end(lo, hi, skip, int(r0), int(budget), len(cand))
-    if n < 0:
-        raise fail("candidate_pairs", f"record {r1}'s range is outside the {len(cand)} candidates")
-    rec, ev = empty(n, np.int64), empty(n, np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
-    k = _pairs(pos, lo, hi, cand, skip, int(r0), r1, rec, ev)
-    return rec[:k], ev[:k], r1
-
+    rec, ev, r1 = candidate_rows(pos, lo, hi, cand, skip, r0, budget, [-1])
+    return rec, ev[0], r1
 
 
 def candidate_rows(pos, lo, hi, cand, skip, r0: int, budget: int, cols):
