@@ -17,7 +17,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`earliest_end`, :func:`latest_start`, :func:`chain_reach` twins of :mod:`jitcep.kernels.reduction`
   (every later / earlier event scanned; every chain of the leaves enumerated)
 - :func:`negation_candidates` twin of :mod:`jitcep.kernels.negation` (ranges, own-event
-  exclusion, kills and candidate pairs)
+  exclusion, kills and candidate pairs); :func:`candidate_rows` of its pairs' predicate positions
 - :func:`non_overlapping`, :func:`consume_once`, :func:`freeze_active`  twins of
   :mod:`jitcep.kernels.policies` (the greedy scans of semantics section 9)
 - :func:`next_candidates` twin of :func:`jitcep.kernels.selection.next_ranges` (as the
@@ -223,6 +223,14 @@ def chain_reach(leaves, measures, order, W):
             s, e = on[k].get(i, (start, end))
             on[k][i] = (max(s, start), min(e, end))
     return on
+
+
+def candidate_rows(pos, sets, skip, cols):
+    """The pairs (record q, event e) of the candidate sets ``sets`` (records ``skip`` marks left out), each
+    with the positions a predicate reads: e where ``cols[t]`` is negative, else ``pos[q, cols[t]]``;
+    sorted."""
+    return sorted((q, e, tuple(e if c < 0 else int(pos[q][c]) for c in cols))
+                  for q, s in enumerate(sets) if not skip[q] for e in s)
 
 
 def negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj):

@@ -27,15 +27,15 @@ SEEN = {"chunked": 0, "later_rounds": 0}  # chunks starting past a round's first
 @pytest.fixture
 def tiny_budget(request):
     """``NEG_PAIR_BUDGET`` 1 or 2 (by the test's name), the negation's chunks counted."""
-    real = negation_exec.candidate_pairs
+    real = negation_exec.candidate_rows
 
-    def counted(pos, lo, hi, cand, skip, r0, budget):
+    def counted(pos, lo, hi, cand, skip, r0, budget, cols):
         SEEN["chunked"] += r0 > 0
         SEEN["later_rounds"] += bool(len(lo)) and bool(((hi - lo) > 1).any())
-        return real(pos, lo, hi, cand, skip, r0, budget)
+        return real(pos, lo, hi, cand, skip, r0, budget, cols)
 
     with mock.patch.object(config, "NEG_PAIR_BUDGET", 1 + zlib.crc32(request.node.name.encode()) % 2), \
-            mock.patch.object(negation_exec, "candidate_pairs", counted):
+            mock.patch.object(negation_exec, "candidate_rows", counted):
         yield
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import naive
-from jitcep.kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
+from jitcep.errors import KernelInputError
+from jitcep.kernels.negation import candidate_pairs, candidate_rows, killed_unconditionally, negation_ranges
 from test_kernels_join import tables_and_buffers
 
 
@@ -28,13 +30,15 @@ def negation_cases(draw, extreme=None):
 
 
 @settings(max_examples=500, deadline=None)
-@given(negation_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.integers(1, 6))
-def test_negation_kernel_matches_naive(case, order, budget):
+@given(negation_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.integers(1, 6),
+       st.sampled_from([None, True, False]))
+def test_negation_kernel_matches_naive(case, order, budget, ranked):
+    # ranked: the bounds read from an answer per position (one partition) or searched per record
     ts, wt, W, buf, leaf, bcols, acols, in_conj = case
     pos = buf[0]
     cand = leaf[0]
     expected = naive.negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj)
-    lo, hi = negation_ranges(buf, leaf, ts, wt, W, order, bcols, acols, in_conj)
+    lo, hi = negation_ranges(buf, leaf, ts, wt, W, order, bcols, acols, in_conj, ranked=ranked)
     # the range, own events excluded, is the naive set
     got = [set(cand[lo[r]:hi[r]].tolist()) - set(pos[r].tolist()) for r in range(len(lo))]
     assert got == expected
@@ -49,6 +53,16 @@ def test_negation_kernel_matches_naive(case, order, budget):
         r = r2
     assert len(pairs) == len(set(pairs))
     assert sorted(pairs) == sorted((q, e) for q, s in enumerate(expected) if not skip[q] for e in s)
+    # the same pairs with the positions a predicate reads (the event at the negative columns)
+    cols = [-1, *range(pos.shape[1]), -1][::-1]
+    rows, r = [], 0
+    while r < len(lo):
+        rec, P, r2 = candidate_rows(pos, lo, hi, cand, skip, r, budget, cols)
+        assert r2 > r and P.shape == (len(cols), len(rec))
+        ev = P[0]
+        rows += [(q, int(e), tuple(P[:, i].tolist())) for i, (q, e) in enumerate(zip(rec.tolist(), ev))]
+        r = r2
+    assert sorted(rows) == naive.candidate_rows(pos, expected, skip, cols)
 
 
 @st.composite
@@ -85,14 +99,26 @@ def long_partition_cases(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(long_partition_cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
-       st.sampled_from([([0], [1]), ([1], [0]), ([0, 1], []), ([], [0, 1])]), st.booleans())
-def test_negation_ranges_over_long_partitions_match_naive(case, order, sides, in_conj):
+       st.sampled_from([([0], [1]), ([1], [0]), ([0, 1], []), ([], [0, 1])]), st.booleans(), st.booleans())
+def test_negation_ranges_over_long_partitions_match_naive(case, order, sides, in_conj, ranked):
     ts, buf, leaf = case
     bcols, acols = sides
     expected = naive.negation_candidates(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj)
-    lo, hi = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj)
+    lo, hi = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj, ranked=ranked)
     got = [set(leaf[0][lo[r]:hi[r]].tolist()) - set(buf[0][r].tolist()) for r in range(len(lo))]
     assert got == expected
+    # one partition: the ranges read from the answers per position are the searched ones, index for index
+    if len(buf[3]) == 2:
+        other = negation_ranges(buf, leaf, ts, ts, 3, order, bcols, acols, in_conj, ranked=not ranked)
+        assert lo.tolist() == other[0].tolist() and hi.tolist() == other[1].tolist()
+
+
+def test_candidate_rows_rejects_a_column_outside_the_record():
+    pos = np.array([[0, 2]], dtype=np.int64)
+    lo, hi = np.array([0]), np.array([1])
+    for cols in ([2], [-2]):
+        with pytest.raises(KernelInputError):
+            candidate_rows(pos, lo, hi, np.array([1], dtype=np.int64), np.zeros(1, np.bool_), 0, 8, cols)
 
 
 def test_negation_window_bound_when_no_neighbour():

@@ -210,12 +210,21 @@ CASES = {
         "position", [], [], False),
     "negation_ranges: leaf offsets past the leaf": lambda: negation.negation_ranges(
         buf2, (i64(1, 2), i64(0, 9)), ts, ts, 10, "position", [0], [], False),
+    "negation_ranges (ranked): record position past the events": lambda: negation.negation_ranges(
+        (i64(0, 90).reshape(1, 2), i64(0), i64(90), i64(0, 1)), (i64(1, 2), i64(0, 2)), ts, ts, 10,
+        "position", [1], [0], False, ranked=True),
+    "negation_ranges (ranked): candidate past the events": lambda: negation.negation_ranges(
+        buf2, (i64(0, 50), i64(0, 2)), ts, ts, 10, "position", [1], [], False, ranked=True),
     "killed_unconditionally: range past the candidates": lambda: negation.killed_unconditionally(
         buf2[0], i64(0, 0), i64(1, 9), i64(1, 2)),
     "candidate_pairs: range past the candidates": lambda: negation.candidate_pairs(
         buf2[0], i64(0, 0), i64(1, 9), i64(1, 2), np.zeros(2, np.bool_), 0, 100),
     "candidate_pairs: range ends before it starts": lambda: negation.candidate_pairs(
         buf2[0], i64(2, 0), i64(0, 2), i64(1, 2), np.zeros(2, np.bool_), 0, 100),
+    "candidate_rows: range past the candidates": lambda: negation.candidate_rows(
+        buf2[0], i64(0, 0), i64(1, 9), i64(1, 2), np.zeros(2, np.bool_), 0, 100, [-1, 0]),
+    "candidate_rows: column past the record": lambda: negation.candidate_rows(
+        buf2[0], i64(0, 0), i64(1, 1), i64(1, 2), np.zeros(2, np.bool_), 0, 100, [-1, 5]),
     "next_ranges: run partition past the leaf": lambda: selection.next_ranges(
         i64(1), i64(0), i64(3), (i64(1, 2), i64(0, 2)), ts, ts, 10, False),
     "next_ranges: last position past the events": lambda: selection.next_ranges(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
-from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
+from ..kernels.negation import candidate_rows, killed_unconditionally, negation_ranges
 from ..kernels.kleene import gather_lists, outside_lists
 from ..pattern import expr as E
 from ..plan.logical import member_var, prev_var
@@ -65,11 +65,16 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     plain = [c for c in neg.conds if not E.variables(c) & lists.keys()]
     killed = np.zeros(m, dtype=np.bool_)
     taken = buf.ascending_lists()
-    for rec, ev in _rounds(buf.pos, lo, hi, cand, killed):
+    # the positions the plain conditions read, one row per variable (sorted: a conjunct's rows are then
+    # a slice when its variables are consecutive), written as the pairs are found
+    names = sorted({neg.var}.union(*(E.variables(c) for c in plain)))
+    cols = [-1 if v == neg.var else buf.vars.index(v) for v in names]
+    for rec, P in _rounds(buf.pos, lo, hi, cand, killed, cols):
         for off, lpos in taken:
-            keep = outside_lists(rec, ev, off, lpos)
-            rec, ev = rec[keep], ev[keep]
-        ok = state.pairs_pass(buf.pos, buf.vars, plain, rec, {neg.var: ev})
+            keep = outside_lists(rec, P[names.index(neg.var)], off, lpos)
+            rec, P = rec[keep], P[:, keep]
+        ev = P[names.index(neg.var)]
+        ok = _plain_pass(state, plain, names, P)
         for v, conds in per_member.items():
             if conds:
                 ok &= _every_member(state, buf, conds, v, neg.var, rec, ev, ok)
@@ -87,10 +92,29 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     return killed
 
 
-def _rounds(pos, lo, hi, cand, killed):
+def _plain_pass(state, conds, names, P: np.ndarray) -> np.ndarray:
+    """Which pairs (columns of ``P``, whose rows bind the variables ``names``) pass every conjunct of
+    ``conds``, each tested only on the pairs still passing (all of them while all pass: no gather)."""
+    ok = np.ones(P.shape[1], dtype=np.bool_)
+    for n, c in enumerate(conds):
+        rows = [names.index(v) for v in sorted(E.variables(c))]
+        sub = P[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] == len(rows) - 1 else P[rows]
+        if n and not ok.all():
+            idx = np.flatnonzero(ok)
+            if not len(idx):
+                break
+            ok[idx] = state.mask_where_bound(c, sub[:, idx])
+        else:
+            ok[:] = state.mask_where_bound(c, sub)
+    return ok
+
+
+def _rounds(pos, lo, hi, cand, killed, cols):
     """The (record, candidate) pairs of the ranges [lo, hi), in rounds: the first candidate of each record
     in range, then the next 2, 4, 8, ... of the records ``killed`` has not marked meanwhile (the caller
-    marks them between rounds), each round in chunks of about ``config.NEG_PAIR_BUDGET`` pairs.
+    marks them between rounds), each round in chunks of about ``config.NEG_PAIR_BUDGET`` pairs; each
+    chunk as (records, positions: row t the candidate where ``cols[t]`` is negative, else the
+    record's column ``cols[t]``, :func:`~jitcep.kernels.negation.candidate_rows`).
 
     A record dies with its first passing pair (section 7): where most records die at their first
     candidates, as where a negated type is frequent and its conditions loose, the pairs after them are
@@ -104,10 +128,9 @@ def _rounds(pos, lo, hi, cand, killed):
             return
         r = 0
         while r < len(at):
-            rec, ev, r = candidate_pairs(pos, at, upto, cand, killed, r, config.NEG_PAIR_BUDGET)
-            yield rec, ev
-        at = upto
-        at[killed] = hi[killed]  # decided: no more rounds
+            rec, P, r = candidate_rows(pos, at, upto, cand, killed, r, config.NEG_PAIR_BUDGET, cols)
+            yield rec, P
+        at = np.where(killed, hi, upto)  # decided: no more rounds (one pass, not a masked gather and scatter)
         width *= 2
 
 

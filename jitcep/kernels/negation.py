@@ -9,8 +9,12 @@ time constraints ``A.end-ts < B.ts < C.start-ts`` as the bounds; a bound set
 by a record's event is searched from the previous record's —
 and then either decides the kill itself (a negation without conditions: any
 candidate in range that is not one of the record's own events kills) or emits
-``(record, event)`` pairs for the pattern's generated predicate code to test.
+``(record, event)`` pairs for the pattern's generated predicate code to test,
+with the positions that code reads (:func:`candidate_rows`).
 Keeping the predicates out keeps this kernel compiled once for every pattern.
+With one partition and many records per event, the two searches are answered
+for every position first, in one merge each (:func:`negation_ranges`), and a
+record's bounds are read from those answers.
 
 Range of record r (``bcols`` / ``acols``: the record columns of the positive
 variables ordered before / after the negation; unbound columns, -1, are
@@ -75,12 +79,22 @@ _NEAR = 8  # candidates stepped over one by one from a hint before a binary sear
 
 @njit(**NUMBA_FLAGS)
 def _first_after_near(cand, ts, lo, hi, p, order, strict, hint):
-    """:func:`_first_after` from ``hint`` (clipped to [lo, hi]): a binary search below it when the answer
-    is there, else a step at a time up to ``_NEAR`` candidates past it, then a binary search.  Correct
-    from any hint; fast from one near the answer (the last record's, in :func:`_ranges`)."""
+    """:func:`_first_after` from ``hint`` (clipped to [lo, hi]): when the answer is below it, a search
+    galloping down from it (steps 1, 2, 4, ...) then a binary search within the last step, else a step at a
+    time up to ``_NEAR`` candidates past it, then a binary search.  Correct from any hint; fast from one
+    near the answer (the last record's, in :func:`_ranges`: a buffer in end order goes back at each end
+    to about where the end before started, a few candidates, where a search of the whole partition took
+    ~17 steps)."""
     h = min(max(hint, lo), hi)
     if h > lo and not _left_of(cand[h - 1], ts, p, order, strict):
-        return _first_after(cand, ts, lo, h - 1, p, order, strict)
+        a, b, step = lo, h - 1, 1  # cand[b] is not left of p, cand[a - 1] is (or a = lo): the answer is in [a, b]
+        while b - step > lo:
+            if _left_of(cand[b - step], ts, p, order, strict):
+                a = b - step + 1
+                break
+            b -= step
+            step *= 2
+        return _first_after(cand, ts, a, b, p, order, strict)
     stop = min(hi, h + _NEAR)
     while h < stop and _left_of(cand[h], ts, p, order, strict):
         h += 1
@@ -116,9 +130,24 @@ def _first_out_of_window_from(cand, wt, lo, hi, first, W):
 
 
 @njit(**NUMBA_FLAGS)
-def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, in_conj, lo, hi):
+def _first_after_each(cand, ts, n, order, strict, out):
+    """out[p] = :func:`_first_after` over all of ``cand`` for each position p < n, in one merge of the
+    positions with the candidates (both ascend in position, hence in time)."""
+    i = 0
+    for p in range(n):
+        while i < len(cand) and _left_of(cand[i], ts, p, order, strict):
+            i += 1
+        out[p] = i
+
+
+@njit(**NUMBA_FLAGS)
+def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, in_conj, lower_at, upper_at,
+            lo, hi):
     # False at the first partition whose offsets, or record whose positions, are out of range
-    # (checked as they are read; the wrapper checks the rest)
+    # (checked as they are read; the wrapper checks the rest).  ``lower_at`` / ``upper_at``: empty, or
+    # (one partition holding all of ``cand``) the bounds' searches answered for every position
+    # (_first_after_each): then a bound is read, not searched
+    ranked = len(lower_at) > 0
     G = len(goff) - 1
     n = len(ts)
     for g in range(G):
@@ -146,7 +175,9 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
                 return False
             if pb < 0 and in_conj:
                 pb = start[r]
-            if pb >= 0:
+            if pb >= 0 and ranked:
+                i = min(max(lower_at[pb], c0), c1)
+            elif pb >= 0:
                 # before(u, e): strict except under nondecreasing_ts
                 if pb != lb:
                     ib = _first_after_near(cand, ts, c0, c1, pb, order, order != 2, ib)
@@ -163,7 +194,9 @@ def _ranges(pos, start, end, goff, cand, cgoff, ts, wt, W, order, bcols, acols, 
                     pa = x
             if pa < 0 and in_conj:
                 pa = end[r]
-            if pa >= 0:
+            if pa >= 0 and ranked:
+                j = min(max(upper_at[pa], c0), c1)
+            elif pa >= 0:
                 # before(e, w): e's index ends at the first event not before w, searched over the
                 # partition (the first at or past i is then the later of the two)
                 if pa != la:
@@ -216,11 +249,10 @@ def _pairs_end(lo, hi, skip, r0, budget, n_cand):
 
 
 @njit(**NUMBA_FLAGS)
-def _pairs(pos, lo, hi, cand, skip, r0, r1, rec, ev):
-    """Fill (record, event) pairs of records [r0, r1); returns how many.
-
-    ``skip[r]``: record r is already decided (killed).
-    """
+def _pair_rows(pos, lo, hi, cand, skip, r0, r1, cols, rec, P):
+    """Fill (record, event) pairs of records [r0, r1), the records ``skip`` marks (already decided)
+    left out: pair k's record in rec[k], its event in P[t, k] where ``cols[t]`` is negative and its
+    record's column ``cols[t]`` elsewhere; returns how many."""
     k = 0
     for q in range(r0, r1):
         if skip[q]:
@@ -230,13 +262,26 @@ def _pairs(pos, lo, hi, cand, skip, r0, r1, rec, ev):
             if _in_record(pos[q], e):
                 continue
             rec[k] = q
-            ev[k] = e
+            for t in range(len(cols)):
+                c = cols[t]
+                P[t, k] = e if c < 0 else pos[q, c]
             k += 1
     return k
 
 
-def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj: bool):
+_RANKED = 8
+"""negation_ranges answers the bounds' searches for every position first (two passes over the events)
+when there is one partition and at least one record per _RANKED events: a search per record costs a
+record more than reading an answer (simpleNot x100, perf/notes/opencep.md: 268,700 records, 136,500
+events)."""
+
+
+def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj: bool,
+                    ranked: bool | None = None):
     """Per record of ``buf`` (pos, start, end, goff), the index range [lo, hi) of ``leaf`` (cand, cgoff).
+
+    ``ranked``: whether the bounds are read from an answer per position (one partition only; None: by
+    the rule of ``_RANKED``) or searched per record; the same ranges either way.
 
     Invariants (KernelInputError otherwise), checked here: ``pos`` has a row
     per record and the columns ``bcols`` / ``acols``, ``ts`` and ``wt`` one
@@ -256,9 +301,20 @@ def negation_ranges(buf, leaf, ts, wt, W: int, order: str, bcols, acols, in_conj
     bcols, acols = np.asarray(bcols, dtype=np.int64), np.asarray(acols, dtype=np.int64)
     check_index("negation_ranges", "bcols / acols", np.concatenate([bcols, acols]), pos.shape[1])
     check_index("negation_ranges", "cand", cand, n)
+    code = ORDER_CODE[order]
+    one = len(goff) == 2 and cgoff[0] == 0 and cgoff[1] == len(cand) and m
+    if ranked is None:
+        ranked = one and m * _RANKED >= n
+    if ranked and one:
+        # before(u, e) is strict except under nondecreasing_ts, before(e, w) the other way round
+        lower_at, upper_at = empty(n, np.int64), empty(n, np.int64)
+        _first_after_each(cand, ts, n, code, code != 2, lower_at)
+        _first_after_each(cand, ts, n, code, code == 2, upper_at)
+    else:
+        lower_at = upper_at = np.zeros(0, np.int64)
     lo, hi = empty(m, np.int64), empty(m, np.int64)  # NumPy-allocated (kernels.alloc)
-    if not _ranges(pos, start, end, goff, cand, cgoff, ts, wt, window_bound(W), ORDER_CODE[order],
-                   bcols, acols, bool(in_conj), lo, hi):
+    if not _ranges(pos, start, end, goff, cand, cgoff, ts, wt, window_bound(W), code,
+                   bcols, acols, bool(in_conj), lower_at, upper_at, lo, hi):
         raise fail("negation_ranges", f"partition offsets or record positions outside the arrays ({n} events)")
     return lo, hi
 
@@ -286,12 +342,27 @@ def candidate_pairs(pos, lo, hi, cand, skip, r0: int, budget: int):
     and ``r0`` is one of them (checked here); every range of the chunk lies in
     ``cand`` (checked by the sizing pass, before anything is written).
     """
-    check_lengths("candidate_pairs", len(lo), pos=pos, hi=hi, skip=skip)
+    rec, ev, r1 = candidate_rows(pos, lo, hi, cand, skip, r0, budget, [-1])
+    return rec, ev[0], r1
+
+
+def candidate_rows(pos, lo, hi, cand, skip, r0: int, budget: int, cols):
+    """:func:`candidate_pairs` with the positions a predicate reads: (records, P, next start record), P a
+    (len(cols), pairs) matrix whose row t is the pair's event where ``cols[t]`` is negative, else its
+    record's column ``cols[t]``: the rows of every conjunct's variables, written as the pairs are found
+    (no array of events, no gather per conjunct).
+
+    Invariants as :func:`candidate_pairs`', and ``cols`` within the record's columns (checked here).
+    """
+    check_lengths("candidate_rows", len(lo), pos=pos, hi=hi, skip=skip)
+    cols = np.asarray(cols, dtype=np.int64)
+    check_index("candidate_rows", "cols", cols, pos.shape[1], low=-1)
     if not 0 <= r0 <= len(lo):
-        raise fail("candidate_pairs", f"start record {r0} of {len(lo)}")
+        raise fail("candidate_rows", f"start record {r0} of {len(lo)}")
     r1, n = _pairs_end(lo, hi, skip, int(r0), int(budget), len(cand))
     if n < 0:
-        raise fail("candidate_pairs", f"record {r1}'s range is outside the {len(cand)} candidates")
-    rec, ev = empty(n, np.int64), empty(n, np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
-    k = _pairs(pos, lo, hi, cand, skip, int(r0), r1, rec, ev)
-    return rec[:k], ev[:k], r1
+        raise fail("candidate_rows", f"record {r1}'s range is outside the {len(cand)} candidates")
+    rec = empty(n, np.int64)  # NumPy-allocated (jitcep.kernels.alloc)
+    P = empty(len(cols) * n, np.int64).reshape(len(cols), n)
+    k = _pair_rows(pos, lo, hi, cand, skip, int(r0), r1, cols, rec, P)
+    return rec[:k], P[:, :k], r1
