@@ -14,8 +14,7 @@ ones), each order, each output policy with ``consume_types``, ``freeze`` and ``c
 threshold constants (jitcep.config) patched tiny so its chunked and threaded paths run on small inputs.
 A draw the compiler refuses with a named error (JitcepError) is skipped and counted; the streams are
 :func:`jitcep.testing.streams.event_frames` (ties, nulls, shuffled input).  Results are compared as the
-README's row order says (§11), row for row; frames of patterns with Kleene lists as multisets of rows
-(the order of matches tying on every position but differing in their lists is not fixed here).
+README's row order says (§11), row for row, Kleene lists included.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import contextlib
 import os
 import random
 import warnings
-from collections import Counter
 from unittest import mock
 
 import pytest
@@ -205,7 +203,7 @@ def _result(q, df, engine, kw, tiny):
 
 
 def combination_agrees(seed: int, n_streams: int, *, max_size: int) -> None:
-    text, opts, kw, tiny, lists = gen_query(seed)
+    text, opts, kw, tiny, _ = gen_query(seed)
     try:
         q = jitcep.compile(text, **opts)
     except JitcepError:
@@ -227,16 +225,7 @@ def combination_agrees(seed: int, n_streams: int, *, max_size: int) -> None:
             return
         assert out.schema == ref.schema, where
         want, got = [repr(r) for r in ref.iter_rows()], [repr(r) for r in out.iter_rows()]
-        if lists and opts.get("output", "all") != "all" and not LEXICOGRAPHIC:
-            # which of the matches tied on every single variable a policy keeps follows the lists' order;
-            # under the (length, hash) tie-break the reference hashes a partition_by stream's own positions
-            # (see the xfail test below), so the engines may keep different matches: not compared until §11
-            # orders lists lexicographically
-            return
-        elif lists:
-            assert Counter(got) == Counter(want), where
-        else:
-            assert got == want, where
+        assert got == want, where  # row for row: §11 orders tied Kleene lists too
         HITS[0] += ref.height > 0
         HITS[1] += 1
 
@@ -262,14 +251,6 @@ def test_combinations_compiled_and_matched():
     assert HITS[0] >= 0.1 * HITS[1], HITS
 
 
-def _semantics_orders_lists_lexicographically() -> bool:
-    """Whether docs/semantics.md §11 (the contract) orders tied Kleene lists lexicographically."""
-    from pathlib import Path
-
-    text = (Path(__file__).parent.parent / "docs" / "semantics.md").read_text()
-    return "lexicographically" in text.split("## §11", 1)[1].split("## §12", 1)[0]
-
-
 # Row 0 is another stream's (null key), row 2 another key's: each shifts the Bs' positions inside the
 # k=1 stream of partition_by="k" (§13) against the whole table's.  Matches, by hand: a=1, c=5 and b one of
 # [3], [4], [3, 4]; they tie on every single variable, so §11 orders them by the list, lexicographically:
@@ -280,14 +261,6 @@ def _semantics_orders_lists_lexicographically() -> bool:
 TIED_LISTS = [("D", 0, None), ("A", 1, 1), ("D", 2, 0), ("B", 2, 1), ("B", 2, 1), ("C", 3, 1)]
 
 
-LEXICOGRAPHIC = _semantics_orders_lists_lexicographically()
-
-
-@pytest.mark.xfail(not LEXICOGRAPHIC, strict=True,
-                   reason="tied Kleene lists ordered by (length, hash of members): the reference's policy scan per "
-                          "partition_by stream hashed the stream's positions and kept (1, [3], 5) while without "
-                          "partition_by, and the compiled engine always, kept (1, [4], 5); semantics §11's "
-                          "lexicographic order (h-order18) makes every run keep (1, [3], 5)")
 @pytest.mark.parametrize("output", ["non_overlapping", "match_single", "match_next"])
 def test_a_policy_over_tied_kleene_lists_keeps_the_same_match_in_every_stream_split(output):
     import polars as pl

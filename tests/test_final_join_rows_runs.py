@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
 
 import jitcep
 from jitcep import config
+from jitcep.execute import join as join_executor
 from jitcep.kernels import final_join
 from jitcep.plan.planner.algorithms import ALGORITHMS
 from jitcep.plan.rules import join_driver
@@ -60,6 +61,12 @@ def _fits_seen(seen):
     return spy
 
 
+def _final_join_only():
+    """Off: a SEQ of three leaves with nothing to test written from the leaves (tests/test_compiled_seq3_leaves.py),
+    which would take these patterns' final join away from the kernel tested here."""
+    return mock.patch.object(join_executor, "_three_leaves", lambda node, state: None)
+
+
 def _agree(text, names, order, n_frames, seed, seen):
     rng = random.Random(seed)
 
@@ -74,7 +81,7 @@ def _agree(text, names, order, n_frames, seed, seen):
         for planner in rng.sample(sorted(ALGORITHMS), 2):
             q = jitcep.compile(text, order=order, planner=planner)
             user = {"rates": {v: 10 ** rng.uniform(-3, 1) for v in names}} if rng.random() < 0.7 else None
-            with mock.patch.multiple(config, **SMALL), \
+            with mock.patch.multiple(config, **SMALL), _final_join_only(), \
                     mock.patch.object(join_driver, "final_join_cost", _rows_first), \
                     mock.patch.object(final_join, "_fits_by_position", _fits_seen(seen)):
                 got = q.run(df, type="type", partition_by=part, threads=2, statistics=user)
@@ -114,7 +121,7 @@ def test_partitions_counted_by_pointers_beside_one_counted_by_a_scan(partition):
     part = "k" if partition == "partition_by" else None
     seen = set()
     q = jitcep.compile(text, order="strict_ts", planner="zstream")
-    with mock.patch.object(join_driver, "final_join_cost", _rows_first), \
+    with mock.patch.object(join_driver, "final_join_cost", _rows_first), _final_join_only(), \
             mock.patch.object(final_join, "_fits_by_position", _fits_seen(seen)):
         for threads in (1, 2):
             with mock.patch.multiple(config, **SMALL):
