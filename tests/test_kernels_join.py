@@ -336,6 +336,28 @@ def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads
                     final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, inner_cap, cap, src, len(ts), k)
 
 
+def test_seq3_leaf_rows_partitions_share_no_prefix_sum_slot():
+    # Partitions counted side by side on threads: a partition's prefix sums of fb (sfb) are stored at
+    # [a0 + 1, a1] only, and slot a0 (the partition before's last sum, another thread's) is neither read
+    # nor written.  Partition 1 of two counted alone over garbage at every slot: its count is the naive
+    # one and slot a0 keeps its garbage.
+    ts = np.arange(12, dtype=np.int64)
+    leaf = lambda pos, off: final_join_leaves._timed(  # noqa: E731
+        (np.array(pos, np.int64).reshape(-1, 1), np.array(pos, np.int64), np.array(pos, np.int64),
+         np.array(off, np.int64)), ts, ts)
+    # partition 0: events 0-5, partition 1: events 6-11, each A B A B C C
+    A, B, C = leaf([0, 2, 6, 8], [0, 2, 4]), leaf([1, 3, 7, 9], [0, 2, 4]), leaf([4, 5, 10, 11], [0, 2, 4])
+    part1 = [(*x[:3], x[3][1:3], *x[4:]) for x in (A, B, C)]
+    fb = np.full(4, -7, np.int64)
+    sfb = np.full(5, 1 << 40, np.int64)
+    at = np.zeros(0, np.int64)
+    inner = np.zeros(1, np.int64)
+    m = final_join_leaves._triples_count(*part1, 100, 0, 12, 10**6, 10**6, fb, sfb, at, inner)
+    # partition 1's triples by hand: a in {6, 8}, b after a, c in {10, 11}: (6,7),(6,9),(8,9) x 2 ends
+    assert m == 6 and inner[0] == 3
+    assert sfb[2] == 1 << 40  # a0 = 2: not written
+
+
 def test_seq3_leaf_rows_refuses_bad_input():
     ts = np.arange(6, dtype=np.int64)
     p = np.arange(6, dtype=np.int64)

@@ -13,7 +13,7 @@ from the leaves, in canonical order (docs/semantics.md section 11: the end c,
 then the first event a, then b, whatever the variables' names, since a and c
 are the first and last), a column at a time, with no pair, record or sort
 between; the pairs (a, b) the first join would have made are only counted,
-for its cap (perf/notes/output_and_core.md, session 18).
+for its cap (measured: perf/notes/output_and_core.md).
 
 Leaves are the join kernels' 8-tuple buffers (:mod:`jitcep.kernels.join`) of
 one-event records, each partition's in position order.
@@ -47,7 +47,8 @@ def _follows(p, t, w, i0, i1, n):
 @njit(**NUMBA_FLAGS)
 def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_out):
     # Per partition: fb[a] = the first event of B after a (B's events from it on all are; sfb their
-    # sums from the partition's first a: sfb[a + 1] = fb[a0] + ... + fb[a]), the pairs
+    # sums from the partition's first a: sfb[a + 1] = fb[a0] + ... + fb[a], the empty sum at a0 never
+    # stored, since sfb[a0] is the partition before's last sum, written by another thread), the pairs
     # (a, b) within the window counted against ``inner_cap`` (into inner_out[0]), then per event c of C its matches,
     # into at[c's position + 1] when ``at`` has room for every position.  Returns the number of matches
     # or a status: -1 past a cap, -2 partition offsets outside the leaves, -3 a position outside
@@ -68,7 +69,7 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
             if status < 0:
                 return np.int64(status)
         j = k = b0
-        sfb[a0] = 0
+        run = np.int64(0)
         for a in range(a0, a1):
             while j < b1 and ((pB[j] <= pA[a]) if order == 0 else (tB[j] <= tA[a])):
                 j += 1
@@ -78,7 +79,8 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
             while k < b1 and not exceeds(wA[a], wB[k], W):
                 k += 1
             fb[a] = j
-            sfb[a + 1] = sfb[a] + j
+            run += j
+            sfb[a + 1] = run
             inner += max(k - j, 0)
         inner_out[0] = inner
         if inner > inner_cap:
@@ -97,7 +99,7 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
             k = max(k, lo)
             while k < a1 and fb[k] < hb:
                 k += 1
-            cnt = (k - lo) * hb - (sfb[k] - sfb[lo])
+            cnt = (k - lo) * hb - ((sfb[k] if k > a0 else 0) - (sfb[lo] if lo > a0 else 0))
             if m + cnt > cap_max:
                 return np.int64(-1)
             if per_end:  # pC[c] < n = len(at) - 1 (_follows)
