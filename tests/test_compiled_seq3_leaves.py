@@ -50,23 +50,36 @@ def test_the_matches_are_the_references(df, names, window, order, keyed, threads
         assert kernel.called
 
 
-@settings(max_examples=60, deadline=None)
-@given(frames(), st.integers(1, 40), st.booleans())
-def test_the_two_joins_caps_hold(df, cap, memory):
-    # past the first join's pairs or the matches the cap allows, the run raises as the two joins do (they
-    # run then and say which cap); below, the same frame
-    text = "PATTERN SEQ(A a, B b, C c) WITHIN 6"
-    query = jitcep.compile(text, **({"max_memory": 256 * cap} if memory else {"max_partials": cap}))
+# user rates that make the plan left-deep (a rare: (a, b) joined first) or right-deep (c rare: (b, c) first)
+SHAPES = {"left": {"a": 0.001, "b": 1.0, "c": 1.0}, "right": {"a": 1.0, "b": 1.0, "c": 0.001}}
 
-    def outcome():
-        try:
-            return query.run(df, time="ts", type="type")
-        except ExplosionError as e:
-            return str(e)
 
-    got = outcome()
-    with mock.patch.object(join, "_three_leaves", lambda node, state: None):
-        assert (got.equals(outcome()) if isinstance(got, pl.DataFrame) else got == outcome())
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_the_two_joins_caps_hold(shape):
+    # past the plan's first join's pairs or the matches the cap allows, the run raises as the two joins do
+    # (they run then and say which cap); below, the same frame; under either shape of plan
+    seen = set()
+
+    @settings(max_examples=60, deadline=None)
+    @given(frames(), st.integers(1, 40), st.booleans())
+    def check(df, cap, memory):
+        text = "PATTERN SEQ(A a, B b, C c) WITHIN 6"
+        query = jitcep.compile(text, **({"max_memory": 256 * cap} if memory else {"max_partials": cap}))
+
+        def outcome():
+            try:
+                return query.run(df, time="ts", type="type", statistics={"rates": SHAPES[shape]})
+            except ExplosionError as e:
+                return str(e)
+
+        with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel:
+            got = outcome()
+        seen.update(c.kwargs["inner_bc"] for c in kernel.call_args_list)
+        with mock.patch.object(join, "_three_leaves", lambda node, state: None):
+            assert (got.equals(outcome()) if isinstance(got, pl.DataFrame) else got == outcome())
+
+    check()
+    assert seen == {shape == "right"}, seen
 
 
 def test_explain_analyze_shows_both_joins():

@@ -309,12 +309,14 @@ def three_leaves(draw):
 def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads, data):
     # SEQ(a, b, c) over three leaves written straight from them: every triple of one partition in order
     # and within the window, in canonical order, its rows in any order of the variables; the first
-    # join's pairs (a, b) counted; declined (None) only where the window times do not follow the positions
+    # join's pairs counted, (a, b) or a right-deep plan's (b, c); declined (None) only where the window
+    # times do not follow the positions
     ts, wt, follows, W, A, B, C = case
     src = np.array(data.draw(st.permutations(range(3))), dtype=np.int64)
+    bc = data.draw(st.booleans())
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
         out = final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, 10**6, 10**6, src, len(ts),
-                                               2 if threads else 1)
+                                               2 if threads else 1, inner_bc=bc)
     assert out is not None or not follows
     if out is None:
         return
@@ -324,16 +326,17 @@ def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads
     assert rows.tolist() == expected
     assert times.shape == rows.shape and times.flags.c_contiguous
     assert times.tolist() == [[int(ts[p]) for p in row] for row in expected]
-    assert pairs == len(naive.seq_join(A, B, ts, wt, W, order, False))
+    assert pairs == len(naive.seq_join(*((B, C) if bc else (A, B)), ts, wt, W, order, False))
     # past either cap an ExplosionError, at them the same rows (with threads: over every range together)
     m, k = rows.shape[1], 2 if threads else 1
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-        assert final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, pairs, m, src, len(ts), k
-                                                )[0].tolist() == expected
+        assert final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, pairs, m, src, len(ts), k,
+                                                inner_bc=bc)[0].tolist() == expected
         for inner_cap, cap in ((pairs - 1, m), (pairs, m - 1)):
             if min(inner_cap, cap) >= 0:
                 with pytest.raises(ExplosionError):
-                    final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, inner_cap, cap, src, len(ts), k)
+                    final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, inner_cap, cap, src, len(ts), k,
+                                                     inner_bc=bc)
 
 
 def test_seq3_leaf_rows_partitions_share_no_prefix_sum_slot():
@@ -352,7 +355,7 @@ def test_seq3_leaf_rows_partitions_share_no_prefix_sum_slot():
     sfb = np.full(5, 1 << 40, np.int64)
     at = np.zeros(0, np.int64)
     inner = np.zeros(1, np.int64)
-    m = final_join_leaves._triples_count(*part1, 100, 0, 12, 10**6, 10**6, fb, sfb, at, inner)
+    m = final_join_leaves._triples_count(*part1, 100, 0, 12, 10**6, 10**6, fb, sfb, at, inner, False)
     # partition 1's triples by hand: a in {6, 8}, b after a, c in {10, 11}: (6,7),(6,9),(8,9) x 2 ends
     assert m == 6 and inner[0] == 3
     assert sfb[2] == 1 << 40  # a0 = 2: not written

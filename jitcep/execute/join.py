@@ -115,24 +115,27 @@ def _leaf_triples(node, scans, state, execute):
         if not len(bufs[-1]):
             return empty_buffer(node.vars, state.G, list_vars(node))
     A, B, C = bufs
+    # the plan's first join: (a, b) left-deep, (b, c) right-deep; the final join's other input is a leaf
+    bc = scans[0] is node.left
+    first, leaf = ((B, C), A) if bc else ((A, B), C)
     options, memory = state.options, state.memory
-    inner_cap = min(options.max_partials, memory.records(8 * (6 + 2 * (1 + 1 + 6)), A, B))
-    # beside the final join's right leaf, the first join's records would be live (64 bytes each: two
-    # position columns and six arrays of times and bounds): the matches are capped at what fits beside
-    # the leaf alone, and checked with those records below
+    inner_cap = min(options.max_partials, memory.records(8 * (6 + 2 * (1 + 1 + 6)), *first))
+    # beside the final join's leaf, the first join's records would be live (64 bytes each: two position
+    # columns and six arrays of times and bounds): the matches are capped at what fits beside the leaf
+    # alone, and checked with those records below
     per = 8 * (6 + 2 * (2 + 1 + 6))
-    cap = min(options.max_partials, memory.records(per, C))
+    cap = min(options.max_partials, memory.records(per, leaf))
     names = state.plan.variables
     src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
     try:
         out = seq3_leaf_rows(A.timed(), B.timed(), C.timed(), state.table.ts, state.wt, state.W, options.order,
-                             inner_cap, cap, src, state.table.n, state.threads)
+                             inner_cap, cap, src, state.table.n, state.threads, inner_bc=bc)
     except ExplosionError:
         return None
     if out is None:
         return None
     rows, times, pairs = out
-    if rows.shape[1] and rows.shape[1] > (memory.limit - nbytes(C) - 64 * pairs) // per:
+    if rows.shape[1] and rows.shape[1] > (memory.limit - nbytes(leaf) - 64 * pairs) // per:
         return None
     return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=True, times=times)
 

@@ -45,11 +45,12 @@ def _follows(p, t, w, i0, i1, n):
 
 
 @njit(**NUMBA_FLAGS)
-def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_out):
+def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_out, inner_bc):
     # Per partition: fb[a] = the first event of B after a (B's events from it on all are; sfb their
     # sums from the partition's first a: sfb[a + 1] = fb[a0] + ... + fb[a], the empty sum at a0 never
     # stored, since sfb[a0] is the partition before's last sum, written by another thread), the pairs
-    # (a, b) within the window counted against ``inner_cap`` (into inner_out[0]), then per event c of C its matches,
+    # (a, b) within the window (with ``inner_bc`` the pairs (b, c): a right-deep plan's first join) counted
+    # against ``inner_cap`` (into inner_out[0]), then per event c of C its matches,
     # into at[c's position + 1] when ``at`` has room for every position.  Returns the number of matches
     # or a status: -1 past a cap, -2 partition offsets outside the leaves, -3 a position outside
     # [0, n), -5 times that do not follow the positions (the caller joins the general way).
@@ -81,17 +82,25 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
             fb[a] = j
             run += j
             sfb[a + 1] = run
-            inner += max(k - j, 0)
+            if not inner_bc:
+                inner += max(k - j, 0)
         inner_out[0] = inner
         if inner > inner_cap:
             return np.int64(-1)
         lo = k = a0
-        hb = b0  # the first event of B not before c
+        hb = kb = b0  # the first event of B not before c; the first within c's window
         for c in range(c0, c1):
             while hb < b1 and ((pB[hb] < pC[c]) if order == 0 else (tB[hb] < tC[c])):
                 hb += 1
             if hb > b0 and wC[c] < wB[hb - 1]:
                 return np.int64(-5)
+            if inner_bc:
+                while kb < hb and exceeds(wB[kb], wC[c], W):
+                    kb += 1
+                inner += hb - kb
+                inner_out[0] = inner
+                if inner > inner_cap:
+                    return np.int64(-1)
             while lo < a1 and exceeds(wA[lo], wC[c], W):
                 lo += 1
             # the a's with a b before c: [lo, k), those from lo whose first b is below hb (fb ascends
@@ -157,17 +166,17 @@ def _triples_rows(A, B, C, W, order, fb, at, ia, ib, ic, rows, times):
 
 
 def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int, src, n_events: int,
-                   threads: int = 1):
+                   threads: int = 1, inner_bc: bool = False):
     """The matches of ``SEQ(a, b, c)`` over the leaves ``A``, ``B``, ``C`` (their one-event records; no
     predicate) within the window: (rows, times, pairs), rows a C-ordered (3, matches) matrix in
     canonical order, row i holding the events of the variable ``src[i]`` (0: a, 1: b, 2: c), times
     their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
     read in order from the leaves, instead of gathered at the rows again), and the number of pairs
-    (a, b) within the window; None when the leaves' times do not follow their positions (then nothing
+    (a, b) within the window (with ``inner_bc``: (b, c), the first join of a right-deep plan); None when the leaves' times do not follow their positions (then nothing
     is written and the caller joins the general way).  Every row is a leaf event's position, so none
     is unbound.
 
-    ``inner_cap`` bounds the pairs (a, b) within the window (the first join's, counted, not made) and
+    ``inner_cap`` bounds those pairs (the first join's, counted, not made) and
     ``cap`` the matches: past either, an ExplosionError.  ``order``: ``position`` or ``strict_ts`` (under
     ``nondecreasing_ts`` simultaneous events are before each other).  ``threads``: the partitions are
     split into up to that many ranges counted and written side by side.  A buffer that is no leaf,
@@ -199,7 +208,7 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
     def count(g0: int, g1: int) -> int:
         i = ranges.index((g0, g1))
         status = _triples_count(*parts(g0, g1), W, code, int(n_events), int(inner_cap), int(cap), fb, sfb, at,
-                                inner[i:i + 1])
+                                inner[i:i + 1], bool(inner_bc))
         if status == -2:
             raise fail("seq3_leaf_rows", "partition offsets are not ascending offsets into the leaves")
         if status == -3:
