@@ -288,6 +288,19 @@ def test_chain_shares_take_a_set_by_its_size_and_product():
     assert share(1, 0.0) == 0.0  # a type absent from the window
 
 
+def test_chain_shares_at_overflowing_and_zero_rates_are_never_nan():
+    # a rate of 0 beside an overflowing one: chains(all) = 0 x inf, no chain, so no record extends (0);
+    # every W r infinite: chains and records both overflow, inf / inf, nothing known saved (1); one tiny
+    # rate among huge ones: the pairs' product overflows, the chain's does not (finite, no NaN)
+    chain = ("a", "b", "c")
+    zero = ChainShares({"a": 0.0, "b": math.inf, "c": 1.0}, chain)
+    assert zero(2, math.inf) == 0.0 and zero(1, math.inf) == 0.0 and zero(2, 1.0) == 0.0
+    inf = ChainShares({"a": math.inf, "b": math.inf, "c": math.inf}, chain)
+    assert inf(2, math.inf) == 1.0 and inf(1, math.inf) == 1.0
+    mixed = ChainShares({"a": 1e200, "b": 1e200, "c": 1e-300}, chain)
+    assert all(not math.isnan(mixed(k, p)) for k, p in ((2, math.inf), (1, 1e200), (2, 1e-100)))
+
+
 def test_next_match_partials():
     # Kolchinsky 5.2, states with card 10, 20, 5 per window and edge selectivities 1, 0.5, 0.2.
     # skip-till-next-match: m[k] = min(card_1..k) * prod(sel_1..k): 10, min(10, 20) * 0.5 = 5,

@@ -607,15 +607,20 @@ class ChainShares:
 
     def __init__(self, wr: dict, chain):
         self.n = len(chain)
-        self.whole = _chains(self.n, math.prod(wr[v] for v in chain))
+        whole = _chains(self.n, math.prod(wr[v] for v in chain))
+        self.whole = 0.0 if math.isnan(whole) else whole  # NaN is 0 x inf: a rate of 0, so no chain
 
     def __call__(self, k: int, product: float) -> float:
         """The share of the records of a set of ``k`` of the chain's variables, their ``W r_v`` multiplying
-        to ``product``, that extend to a whole chain."""
+        to ``product``, that extend to a whole chain: 0 with no chain or no record (a rate of 0), 1 where
+        both counts overflow (inf / inf: nothing is known to be saved, so a reduction is not priced in)."""
         if k >= self.n:
             return 1.0
         per = _chains(k, product)
-        return -math.expm1(-self.whole / per) if per > 0 else 0.0
+        if not per > 0 or self.whole == 0:
+            return 0.0
+        x = self.whole / per
+        return 1.0 if math.isnan(x) else -math.expm1(-x)
 
 
 def next_match_partials(cards, sels, contiguity: float | None = None) -> list[float]:
