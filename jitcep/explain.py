@@ -6,8 +6,9 @@ and with ``analyze`` the patterns run once untimed, then once with a
 :class:`~jitcep.execute.Profile`, so every operator carries its measured
 records and time, warm: a process's first run loads (or compiles) the Numba
 kernels and a query's first run generates its predicate function, which the
-timed run would otherwise count (a final join's 104 ms against ~12 ms warm).  A pattern the compiled engine does not cover is shown as
-a reference-evaluator node saying why (``Query.run`` would run it there too).
+timed run would otherwise count (core_seq3's final join: ~41 ms cold against 6-12 ms
+warm, docs/planning.md).  A pattern the compiled engine does not cover is shown as a
+reference-evaluator node saying why (``Query.run`` would run it there too).
 """
 
 from __future__ import annotations

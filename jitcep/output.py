@@ -338,7 +338,8 @@ def _times_in_place(vars_, mt: MatchTable, values: _Values) -> pl.Series | None:
     """The time field of every variable's positions end to end as the final join wrote it beside its
     rows (``MatchTable.times``: the event table's ts), or None.  Only where those values are the time
     column's own: an Int64 column (its values as they are) or a Datetime (its physical values, in its
-    unit, whatever its zone); a column of any other type is gathered as before."""
+    unit, whatever its zone); a column of any other type is gathered at the positions (its values differ
+    from the table's ts)."""
     if mt.times is None or any(v.is_list for v in vars_) or [v.name for v in vars_] != list(mt.single):
         return None
     table = values.table

@@ -90,8 +90,8 @@ class BufferPool:
         self.blocks: list[np.ndarray] = []  # uint8 arrays that own their memory
         self.used: list[int] = []  # per block: the run that last took it
         # the blocks ordered by (bytes, index): a take reads only those of the sizes it may use, smallest
-        # first (a pool holds ~20 blocks and a run takes ~30 arrays: scanning every block for each was 0.2 ms
-        # of a 10^6-event run, perf/notes/fixed_costs.md)
+        # first (a pool holds ~20 blocks and a run takes ~30 arrays: scanning every block for each costs
+        # 0.2 ms of a 10^6-event run, perf/notes/fixed_costs.md)
         self.sizes: list[int] = []  # ascending
         self.by_size: list[int] = []  # the block of each entry of ``sizes``
         # per block (by id, while in ``blocks``): the bytes a new block for its last array would hold,

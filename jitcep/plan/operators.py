@@ -577,8 +577,8 @@ class PhysicalPlan:
 
     @functools.cached_property
     def reads(self) -> "LeafReads":
-        """What the plan's leaves read (:class:`LeafReads`), kept: a table context asks on every run (a fifth
-        of its calls when it walked the tree each time)."""
+        """What the plan's leaves read (:class:`LeafReads`), kept: a table context asks on every run (walking
+        the tree each time would be a fifth of its calls)."""
         types: dict[str, None] = {}
         typed = untyped = False
         for n in self.leaves():
