@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 from unittest import mock
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
