@@ -240,11 +240,17 @@ def _sort_keyed(T, n, w, rr, koff, kseq, perm, tmp, bounds):
 
 @njit(**NUMBA_FLAGS)
 def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
-    n = len(perm)
     _bounds(P, rows, cols, llo, lhi, lists, lo, hi)
+    moved = _order_by_end(P, hi, perm)
+    return _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm) or moved
+
+
+@njit(**NUMBA_FLAGS)
+def _order_by_end(P, hi, perm):
+    # perm: the matches stably by last position; True when that moved any
+    n = len(perm)
     for i in range(n):
         perm[i] = i
-    tmp = np.empty(0, np.int64)
     moved = False
     top = np.int64(-1)
     ascending = True
@@ -255,7 +261,7 @@ def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
             ascending = False
     if not ascending and top < _BUCKETS * n + _BUCKETS_MIN:
         # by last position only, one bucket per position (h + 1: a match with nothing bound, h = -1,
-        # first), stable: O(n + positions) where the merge sort below took most of the order's time
+        # first), stable: O(n + positions) where a merge sort took most of the order's time
         # (several key partitions or lists ending after their records: the ends interleave)
         count = np.zeros(top + 3, np.int64)
         for i in range(n):
@@ -269,12 +275,20 @@ def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
         moved = True
     elif not ascending:
         # positions far beyond the matches' count: by last position only: no first positions (``hi``
-        # again), no columns, no keys.  The arguments keep the types of the call below and no argument
+        # again), no columns, no keys.  The arguments keep the types of its other calls and no argument
         # is a constant, so Numba compiles _sort_range once (a literal argument is a specialisation of
         # its own)
         tmp = np.empty(n, np.int64)
         moved = _sort_range(perm, np.int64(0), n, hi, hi, P, np.empty(0, np.int64),
                             np.empty((n, 0), np.int64), tmp)
+    return moved
+
+
+@njit(**NUMBA_FLAGS)
+def _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm):
+    # perm (by last position) with each end's matches in canonical order; True when that moved any
+    n = len(perm)
+    moved = False
     # the matches of each end sorted by the rest of the key on a copy of their first position and single
     # columns, contiguous: read through ``perm``, the rows of one end are scattered over the table (the
     # lists of different records), and comparing them in place took most of the order's time.  The list
