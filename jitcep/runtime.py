@@ -399,8 +399,8 @@ def evaluate(patterns, table: EventTable, options: Options, plan=None,
     for pl_ in plans:
         if profile is not None:
             profile.plans.append(pl_)
-        mt = execute(pl_, ctx, options, profile, threads)
-        total += mt.n
+        mt, found = execute(pl_, ctx, options, profile, threads)
+        total += found  # before an output policy chose among them (docs/semantics.md section 12)
         if total > options.max_matches:
             raise ExplosionError(f"more than max_matches={options.max_matches} matches; raise the cap "
                                  f"or narrow the pattern")

@@ -104,6 +104,28 @@ def test_max_matches_cap_raises():
     assert matches(AB, df, max_matches=4) == M((0, 2), (0, 3), (1, 2), (1, 3))
 
 
+@pytest.mark.parametrize("policy, kept", [("non_overlapping", M((0, 2))),
+                                           ("match_single", M((0, 2), (1, 3))),
+                                           ("match_next", M((0, 2), (1, 3)))])
+def test_max_matches_counts_the_matches_before_the_policy(policy, kept):
+    df = events("type ts", ("A", 1), ("A", 2), ("B", 3), ("B", 4))
+    # 4 matches, in canonical order (0,2) (1,2) (0,3) (1,3): non_overlapping keeps (0,2) (the others
+    # start before its end); match_single / match_next also (1,3), whose A1 and B3 no kept match uses.
+    # Section 12 counts the 4, not the ones kept.
+    with pytest.raises(ExplosionError, match="max_matches"):
+        run(AB, df, output=policy, max_matches=3)
+    assert matches(AB, df, output=policy, max_matches=4) == kept
+
+
+def test_max_matches_counts_every_pattern_before_its_policy():
+    df = events("type ts", ("A", 1), ("A", 2), ("B", 3), ("B", 4))
+    # each pattern has 4 matches and keeps 1: 8 are counted against the cap, not 2
+    both = f"{AB}; PATTERN SEQ(A a, B b) WITHIN 5"
+    with pytest.raises(ExplosionError, match="max_matches"):
+        run(both, df, output="non_overlapping", max_matches=7)
+    assert run(both, df, output="non_overlapping", max_matches=8).height == 2
+
+
 def test_unknown_output_policy_is_an_option_error():
     df = events("type ts", ("A", 1), ("B", 2))
     with pytest.raises(OptionError):

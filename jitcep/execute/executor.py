@@ -38,25 +38,26 @@ EXECUTORS = {
 
 
 def execute(plan: PhysicalPlan, ctx: TableContext, options: Options, profile: Profile | None = None,
-            threads: int = 1) -> MatchTable:
+            threads: int = 1) -> tuple[MatchTable, int]:
     """The matches of ``plan`` over ``ctx``'s table, in canonical order, the joins on up to ``threads``
-    threads (the same matches for any number)."""
+    threads (the same matches for any number), and how many matches the pattern has before its output
+    policy chooses among them (what docs/semantics.md section 12's ``max_matches`` counts)."""
     state = RunState(plan, ctx, options, threads)
     names, list_vars = plan.variables, plan.list_vars
     # a conjunct that mentions no variable applies to every match (section 4); a negative
     # window admits no match; either way the result still has every variable's column
     for c in plan.constants:
         if not state.mask(c, np.zeros((0, 1), np.int64))[0]:
-            return MatchTable.from_bindings([], names, list_vars)
+            return MatchTable.from_bindings([], names, list_vars), 0
     if state.W < 0:
-        return MatchTable.from_bindings([], names, list_vars)
+        return MatchTable.from_bindings([], names, list_vars), 0
 
     state.final, state.profiled = _final_join(plan.root), profile is not None
     buf = _run(plan.root, state, profile)
-    if isinstance(buf, MatchTable):  # the final join's own, or a root closure's (jitcep.execute.join, .kleene)
-        return buf
-    return canonical_table(buf.pos, {v: buf.vars.index(v) for v in names}, {v: buf.lists[v] for v in list_vars},
-                           {v: u for v, u in buf.unbound.items() if u.any()})
+    if not isinstance(buf, MatchTable):  # else the final join's own, or a root closure's (execute.join, .kleene)
+        buf = canonical_table(buf.pos, {v: buf.vars.index(v) for v in names}, {v: buf.lists[v] for v in list_vars},
+                              {v: u for v, u in buf.unbound.items() if u.any()})
+    return buf, buf.n if state.found is None else state.found
 
 
 

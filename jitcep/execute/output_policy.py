@@ -26,6 +26,7 @@ from .buffer import Buffer, offsets
 
 def run(node, state, execute) -> Buffer:
     buf = execute(node.input)
+    state.found = len(buf)
     if len(buf) < 2:  # a lone match overlaps and consumes nothing before it
         return buf
     plan = state.plan

@@ -72,6 +72,8 @@ class RunState:
         # (jitcep.execute.executor sets it)
         self.final = None
         self.profiled = False  # explain(analyze=True) records every operator's output (executor sets it)
+        # the matches an output policy chose from (docs/semantics.md section 12 counts them; output_policy sets it)
+        self.found: int | None = None
         self.memory = MemoryBudget(options.max_memory)
 
     def mask(self, pred: E.Expr, P: np.ndarray) -> np.ndarray:
