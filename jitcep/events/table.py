@@ -163,7 +163,7 @@ def _encode_attribute(name: str, s: pl.Series) -> Column:
     if dtype == pl.Null:  # an all-null column (a pandas object column of None, a header-only CSV)
         return Column("float", np.zeros(len(s), np.float64), np.zeros(len(s), np.bool_))
     raise AttributeTypeError(
-        f"attribute {name!r} has dtype {dtype}, which predicates cannot compare; "
+        f"column {name!r} has dtype {dtype}, which jitcep cannot compare, use as a key or partition by; "
         f"supported: integers, floats, booleans, strings/categoricals, dates and datetimes")
 
 

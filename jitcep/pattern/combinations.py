@@ -34,7 +34,7 @@ def check_combination(pattern: Pattern, options) -> None:
     if options.kleene == "maximal" and has_kleene:
         _check_maximal(pattern, body, items, options)
     if options.strategy != "skip_till_any_match":
-        _check_linear(pattern, items, options)
+        _check_linear(pattern, body, items, options)
     _check_constraint_vars(body, options)
 
 
@@ -83,14 +83,16 @@ def _check_maximal(pattern: Pattern, body, items, options) -> None:
                                       f"would bound each end by the window separately (semantics §6.2)")
 
 
-def _check_linear(pattern: Pattern, items, options) -> None:
+def _check_linear(pattern: Pattern, body, items, options) -> None:
     """§8: the NFA^b strategies run over a SEQ of variables, array variables and negations."""
     for it in items:
         if isinstance(it, (EventVar, Neg)) or (isinstance(it, Kleene) and isinstance(it.body, EventVar)):
             continue
+        where = (f"{_text(it)!r} is nested in {_text(pattern.body)!r}" if it is not body
+                 else f"{_text(it)!r} is not a SEQ")
         raise UnsupportedPatternError(
             f"strategy={options.strategy!r} is defined through NFA^b runs over a linear SEQ of variables, "
-            f"array variables and negations; {_text(it)!r} is nested in {_text(pattern.body)!r} (semantics §8)")
+            f"array variables and negations; {where} (semantics §8)")
     if options.strategy == "partition_contiguity" and not any(isinstance(c, Equiv)
                                                                for c in conjuncts(pattern.where)):
         raise UnsupportedPatternError(
