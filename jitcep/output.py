@@ -453,7 +453,7 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
 
     A name used by several patterns shares one column whose struct holds the
     union of their fields; a name that is a list in one pattern and single in
-    another cannot share a column.
+    another, or a RETURN name in another, cannot share a column (semantics section 10).
     """
     out: dict[str, tuple[bool, tuple]] = {}
     for spec in specs:
@@ -467,7 +467,37 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
                         "rename it in one of them (or use shape='long')")
                 f = _ordered_union(prev, f)
             out[v.name] = (v.is_list, f)
+    for spec in specs:
+        for name, _ in spec.returns:
+            if name in out:
+                raise UnsupportedPatternError(
+                    f"{name!r} is a variable in one pattern and a RETURN name in another; rename it in one of them")
     return out
+
+
+def _check_shared_returns(specs: list[_PatternSpec], frames: list[pl.DataFrame]) -> None:
+    """A RETURN name several patterns give shares one column when its values are of one kind (semantics
+    section 10): Polars' relaxed concatenation would otherwise turn numbers into strings or Booleans into
+    numbers."""
+    seen: dict[str, tuple[int, pl.DataType]] = {}
+    for k, (spec, df) in enumerate(zip(specs, frames)):
+        for name, _ in spec.returns:
+            dtype = df.schema[name]
+            j, prev = seen.get(name, (k, pl.Null()))
+            if prev == pl.Null:
+                seen[name] = (k, dtype)
+            elif not _one_kind(prev, dtype):
+                raise UnsupportedPatternError(
+                    f"RETURN {name!r} is {prev} in pattern {j} and {dtype} in pattern {k}: one column holds one "
+                    f"kind of value; rename it in one of them")
+
+
+def _one_kind(a: pl.DataType, b: pl.DataType) -> bool:
+    """Whether values of dtypes ``a`` and ``b`` share a column: one dtype, numbers (Polars' supertype), nulls
+    only, or lists of such."""
+    if a == b or a == pl.Null or b == pl.Null or (a.is_numeric() and b.is_numeric()):
+        return True
+    return isinstance(a, pl.List) and isinstance(b, pl.List) and _one_kind(a.inner, b.inner)
 
 
 # per patterns (by their ids, holding them): the input's signature -> the layout, a few schemas each
@@ -512,6 +542,7 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
             df = df.with_columns([_return_expr(e, lists, set() if isinstance(e, (ex.Attr, ex.Agg)) else kindless, df)
                                   .alias(name) for name, e in spec.returns])
         frames.append(df)
+    _check_shared_returns(specs, frames)
     # Every frame carries full dtypes even when empty, so the relaxed diagonal
     # concat (missing columns -> typed nulls) gives a schema independent of n.
     out = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import semantic_helpers  # the module, not its names: conftest parametrises modules importing those
 import jitcep
 from jitcep.errors import (JitcepError, MissingColumnError, MissingWindowError, OptionError, PatternError,
-                           PatternSyntaxError)
+                           PatternSyntaxError, UnsupportedPatternError)
 from jitcep.pattern.ast import EventVar, Pattern, Seq, TimeWindow
 
 SEQ_AB = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10"
@@ -145,6 +145,48 @@ def test_several_patterns_get_a_pattern_column():
     # SEQ(B b, C c) within 3: (3,4) ts 5..6; (1,4) spans 2..6 > 3
     assert pairs(p1, "b", "c") == {(3, 4)}
     assert out["match_id"].to_list() == list(range(out.height))
+
+
+SHARED = pl.DataFrame({"type": ["A", "B", "A", "B"], "ts": [1, 2, 3, 4], "x": [1, 2, 3, 4],
+                       "s": ["p", "q", "r", "t"], "f": [True, False, True, False]})
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_a_return_name_of_numbers_in_two_patterns_is_one_float_column(engine):
+    q = jitcep.compile(["PATTERN SEQ(A a, B b) WITHIN 1 RETURN a.x AS v",
+                        "PATTERN SEQ(B b, A a) WITHIN 1 RETURN b.x * 0.5 AS v"])
+    out = q.run(SHARED, type="type", engine=engine)
+    # pattern 0: (A1, B2) (A3, B4) give a.x = 1, 3; pattern 1: (B2, A3) gives b.x * 0.5 = 1.0 (semantics
+    # section 10)
+    assert out.schema["v"] == pl.Float64
+    assert list(zip(out["pattern"], out["v"])) == [(0, 1.0), (0, 3.0), (1, 1.0)]
+    assert jitcep.output_schema(q, SHARED.schema, type="type")["v"] == pl.Float64
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+@pytest.mark.parametrize("first, second, kinds", [
+    ("a.s", "a.x", "String in pattern 0 and Int64 in pattern 1"),
+    ("a.f", "a.x", "Boolean in pattern 0 and Int64 in pattern 1"),
+    ("a.x > 1", "a.s", "Boolean in pattern 0 and String in pattern 1"),
+    ("a.x", "a.s = 'p'", "Int64 in pattern 0 and Boolean in pattern 1"),
+])
+def test_a_return_name_of_values_of_two_kinds_is_an_error_not_a_conversion(engine, first, second, kinds):
+    # Polars' relaxed concatenation would make the numbers strings ("1") or the Booleans numbers
+    q = jitcep.compile([f"PATTERN SEQ(A a, B b) WITHIN 10 RETURN {first} AS v",
+                        f"PATTERN SEQ(A a, B b) WITHIN 10 RETURN {second} AS v"])
+    with pytest.raises(UnsupportedPatternError, match=f"RETURN 'v' is {kinds}"):
+        q.run(SHARED, type="type", engine=engine)
+    with pytest.raises(UnsupportedPatternError, match="RETURN 'v'"):
+        jitcep.output_schema(q, SHARED.schema, type="type")
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_a_variable_in_one_pattern_and_a_return_name_in_another_is_an_error(engine):
+    # the struct column of variable v and pattern 0's number cannot share a column (it was Polars'
+    # InvalidOperationError from the concatenation)
+    q = jitcep.compile(["PATTERN SEQ(A a, B b) WITHIN 10 RETURN a.x AS v", "PATTERN SEQ(A v, B b) WITHIN 10"])
+    with pytest.raises(UnsupportedPatternError, match="'v' is a variable in one pattern and a RETURN name"):
+        q.run(SHARED, type="type", engine=engine)
 
 
 @pytest.mark.parametrize("kind", ["lazy", "pandas", "arrow", "parquet", "csv"])
