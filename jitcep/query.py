@@ -318,10 +318,11 @@ class Query:
         events
             Optional, as :meth:`run` takes them.  With events the plan includes
             the choices that depend on the table (how a key is coded); with
-            ``analyze=True`` the query runs twice, once untimed (loading the
-            compiled kernels, generating its predicates) and once timed, and every operator
-            carries the records it produced (``rows``) and its own warm time (``time_s``,
-            its inputs excluded); the pattern's ``rows`` is its number of matches.
+            ``analyze=True`` the query runs, and every operator carries the records it
+            produced (``rows``) and its own warm time (``time_s``, its inputs excluded);
+            the pattern's ``rows`` is its number of matches.  A run that loaded or
+            compiled kernels (a process's first, a query's first: its predicates) is
+            run again and the warm one reported.
         time, type, time_unit, partition_by, time_format, statistics
             As for :meth:`run`; bad values raise the same named errors, before any work.
             With a ``planner=`` other than ``"trivial"`` and no events, the plan is
