@@ -2,16 +2,21 @@
 
 Plans come from the compiled engine's planner (:mod:`jitcep.runtime`); with an
 event table the key coding (the rule that needs the table) is chosen too,
-and with ``analyze`` the patterns run once untimed, then once with a
-:class:`~jitcep.execute.Profile`, so every operator carries its measured
-records and time, warm: a process's first run loads (or compiles) the Numba
-kernels and a query's first run generates its predicate function, which the
-timed run would otherwise count (core_seq3's final join: ~41 ms cold against 6-12 ms
-warm, docs/planning.md).  A pattern the compiled engine does not cover is shown as a
+and with ``analyze`` the patterns run with a :class:`~jitcep.execute.Profile`,
+so every operator carries its measured records and time, warm: a process's
+first run loads (or compiles) the Numba kernels and a query's first run
+generates and compiles its predicate function (core_seq3's final join: ~41 ms
+cold against 6-12 ms warm, docs/planning.md), so a run during which Numba
+loaded or compiled anything (:func:`_cold_work`) is run again and the second
+reported.  A pattern the compiled engine does not cover is shown as a
 reference-evaluator node saying why (``Query.run`` would run it there too).
 """
 
 from __future__ import annotations
+
+import contextlib
+
+import numba.core.event as numba_event
 
 from . import reference, runtime
 from .errors import UnsupportedPatternError
@@ -49,9 +54,11 @@ def explain_tree(patterns, options, table=None, analyze: bool = False, statistic
         profile = Profile()
         if sub:
             given = [user[i] for i in covered]
-            # warms what is cold, on the path a profiled run takes (it runs each operator on its own)
-            runtime.evaluate(sub, table, options, profile=Profile(), statistics=given, threads=threads)
-            runtime.evaluate(sub, table, options, profile=profile, statistics=given, threads=threads)
+            with _cold_work() as cold:
+                runtime.evaluate(sub, table, options, profile=profile, statistics=given, threads=threads)
+            if cold:  # its times count loading or compiling: the same run again, warm now
+                profile = Profile()
+                runtime.evaluate(sub, table, options, profile=profile, statistics=given, threads=threads)
         for i, plan in zip(covered, profile.plans):
             nodes[i] = describe(plan, profile.stats, i)
             nodes[i]["threads"] = threads
@@ -76,6 +83,33 @@ def explain_tree(patterns, options, table=None, analyze: bool = False, statistic
     if analyze:
         root["rows"], root["time_s"] = sum(n["rows"] for n in root["children"]), 0.0
     return root
+
+
+@contextlib.contextmanager
+def _cold_work():
+    """A list that is non-empty after the block when Numba took its compiler lock in it (on any thread):
+    it does so to load a kernel's specialisation from its disk cache or to compile one (a predicate
+    function's first call), never on a call whose specialisation is loaded, so a block that leaves the
+    list empty ran warm.  Whether a run will be warm cannot be told before it: which kernels it calls,
+    with which argument types, depends on its data."""
+    seen: list[str] = []
+    listener = _Seen(seen)
+    numba_event.register("numba:compiler_lock", listener)
+    try:
+        yield seen
+    finally:
+        numba_event.unregister("numba:compiler_lock", listener)
+
+
+class _Seen(numba_event.Listener):
+    def __init__(self, seen: list):
+        self.seen = seen
+
+    def on_start(self, event):
+        self.seen.append(event.kind)
+
+    def on_end(self, event):
+        pass
 
 
 def render(tree: dict, format: str):

@@ -24,6 +24,7 @@ from .options import Options, check_choice, check_run_arguments
 from .pattern.ast import Pattern
 from .pattern.parser import parse_many
 from .pattern.validate import validate
+from .threads import available
 
 PatternLike = Any  # str | Pattern | builder (anything with .build() -> Pattern)
 
@@ -63,6 +64,27 @@ def _engine(name: str, *, stacklevel: int = 1):
         from .reference import evaluate
         return evaluate
     return partial(evaluate_compiled, warn=name == "compiled", stacklevel=stacklevel)
+
+
+_ARGUMENTS: dict[tuple, dict] = {}  # checked run arguments by their values and types (jitcep.options)
+
+
+def _run_arguments(**arguments) -> dict:
+    """:func:`~jitcep.options.check_run_arguments`, kept for arguments of plain values (names, numbers,
+    None, tuples of names) by their values and types (``1`` and ``True`` differ): a rerun passes the
+    same ones, and checking them was ~1-2% of a small run.  ``threads=None`` is the cores the process may
+    run on now (its affinity may change), so it is asked each time."""
+    if not all(v is None or type(v) in (str, int) or (type(v) is tuple and all(type(x) is str for x in v))
+               for v in arguments.values()):
+        return check_run_arguments(**arguments)  # a list, a float...: checked (and refused) as given
+    key = tuple((k, type(v), v) for k, v in arguments.items())
+    got = _ARGUMENTS.get(key)
+    if got is None:
+        got = check_run_arguments(**arguments)  # an error is raised every time, never kept
+        if len(_ARGUMENTS) >= 64:
+            _ARGUMENTS.clear()
+        _ARGUMENTS[key] = got
+    return {**got, "threads": available()} if arguments.get("threads", 0) is None else dict(got)
 
 
 def evaluate_compiled(patterns, table, options: Options, *, warn: bool = True,
@@ -267,8 +289,8 @@ class Query:
     def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, time_format=None,
              stage=None, _stacklevel: int = 3, statistics=None, threads: int | None = None) -> pl.DataFrame:
         """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the progress display)."""
-        checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                      engine=engine, shape=shape, time_format=time_format, threads=threads)
+        checked = _run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                                 engine=engine, shape=shape, time_format=time_format, threads=threads)
         partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
         from . import runtime
         runtime.check_statistics(statistics, self.patterns)  # before any work
@@ -318,10 +340,11 @@ class Query:
         events
             Optional, as :meth:`run` takes them.  With events the plan includes
             the choices that depend on the table (how a key is coded); with
-            ``analyze=True`` the query runs twice, once untimed (loading the
-            compiled kernels, generating its predicates) and once timed, and every operator
-            carries the records it produced (``rows``) and its own warm time (``time_s``,
-            its inputs excluded); the pattern's ``rows`` is its number of matches.
+            ``analyze=True`` the query runs, and every operator carries the records it
+            produced (``rows``) and its own warm time (``time_s``, its inputs excluded);
+            the pattern's ``rows`` is its number of matches.  A run that loaded or
+            compiled kernels (a process's first, a query's first: its predicates) is
+            run again and the warm one reported.
         time, type, time_unit, partition_by, time_format, statistics
             As for :meth:`run`; bad values raise the same named errors, before any work.
             With a ``planner=`` other than ``"trivial"`` and no events, the plan is
@@ -362,8 +385,8 @@ class Query:
             raise OptionError(f"analyze={analyze!r} is not True or False")
         if analyze and events is None:
             raise OptionError("explain(analyze=True) runs the query: give it the events")
-        checked = check_run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                      time_format=time_format, threads=threads)
+        checked = _run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                                 time_format=time_format, threads=threads)
         from . import runtime
         runtime.check_statistics(statistics, self.patterns)  # before the events are read
         table = None

@@ -56,7 +56,7 @@ from .plan.planner.sampling import estimate, type_layout
 from .plan.planner.statistics import from_user, window_extent
 from .plan.logical import logical_plan, needs_alternatives
 from .plan.operators import PhysicalPlan
-from .plan.rules import physical_plan
+from .plan.rules import counted_choices, physical_plan
 from .plan.rules.disjuncts import alternatives_plan
 from .plan.rules.semijoin_reduction import left_out, reads_counts
 
@@ -105,10 +105,11 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     Returns the pattern's default plan (building it is part of the check); a pattern that passed is
     not checked again under the same options (a run asks twice, and the check is a function of them).
     """
-    key = (options, _tuning(), "supported")
-    passed = _default.get(pattern, key)
-    if passed is not None:
-        return passed
+    return _default(pattern, (options, _tuning(), "supported"), lambda: _checked(pattern, options))
+
+
+def _checked(pattern: Pattern, options: Options) -> PhysicalPlan:
+    """:func:`check_supported`'s checks, then the default plan."""
     if pattern.window is None:
         raise MissingWindowError("the pattern has no WITHIN; write WITHIN UNBOUNDED to ask for no window")
     check_combination(pattern, options)  # what the semantics leaves undefined, as the reference refuses it
@@ -118,7 +119,7 @@ def check_supported(pattern: Pattern, options: Options) -> PhysicalPlan:
     if logical is not None and any(c.prev for c in logical.closures) and options.kleene == "maximal":
         raise UnsupportedPatternError("kleene=\"maximal\" takes every qualifying event, so an iterative predicate "
                                       "(v[i-1]) cannot hold between them (semantics section 6.2)")
-    return _default.put(pattern, key, default_plan(pattern, options))
+    return default_plan(pattern, options)
 
 
 def plans_for(patterns, options: Options, plan=None) -> list[PhysicalPlan]:
@@ -220,25 +221,24 @@ def pattern_order_counts(logical, table: EventTable) -> tuple[tuple[int, ...], t
 def _counted(pattern: Pattern, options: Options, counted, note: str | None = None) -> PhysicalPlan:
     """The default plan made with what the rules read of the table without statistics
     (:func:`pattern_order_counts`), with ``note`` (:func:`small_work`'s) as its first planner note.
-    The semi-join reduction's rule alone reads the counts
-    (:func:`~jitcep.plan.rules.semijoin_reduction.left_out`, whose reason is the plan's last note), so
-    a plan is kept per its answer and the last notes per options: a rerun on one table gives the
-    same notes (a copy of the plan was a fifth of a small run's planning)."""
-    why = left_out(counted)
-    key = (options, _tuning(), "counted", why is None)
-    made = _default.get(pattern, key)
-    if made is None:
-        made = _default.put(pattern, key, (why, _planned(pattern, options, functools.partial(physical_plan,
-                                                                                            counts=counted))))
-    first, got = made  # the rule's reason on the table the plan was made on, if the plan notes it
-    notes = ((note,) if note is not None else ()) + (
-        got.notes[:-1] + (why,) if first is not None and got.notes[-1:] == (first,) else got.notes)
-    if notes == got.notes:
-        return got
-    last = _default.get(pattern, key + ("noted",))
-    if last is None or last.notes != notes:
-        last = _default.put(pattern, key + ("noted",), dataclasses.replace(got, notes=notes))
-    return last
+    Kept per pattern, options and what the rules decide from the counts
+    (:func:`~jitcep.plan.rules.counted_choices`), not the counts themselves: a table of another size
+    reuses the plan (a copy of the plan was a fifth of a small run's planning).  The reduction's reason
+    is the plan's last note and holds the numbers of the table it was made on: the plan with a table's
+    notes is kept per plan, counts and ``note`` (a rerun on one table formats no note)."""
+    key = (options, _tuning(), "counted", counted_choices(counted))
+    first, got = _default(pattern, key, lambda: (left_out(counted), _planned(pattern, options, functools.partial(
+        physical_plan, counts=counted))))  # first: the reason on the table the plan was made on, if noted
+
+    def noted() -> PhysicalPlan:
+        notes = ((note,) if note is not None else ()) + (
+            got.notes[:-1] + (left_out(counted),) if first is not None and got.notes[-1:] == (first,)
+            else got.notes)
+        return got if notes == got.notes else dataclasses.replace(got, notes=notes)
+    return _NOTED(got, (counted, note), noted)
+
+
+_NOTED = PerObjectAndKey(keep=8)  # per plan made on counts (and tuning): (counts, note) -> the plan with their notes
 
 
 def _prefix_sum(first: int, factors: list[int]) -> int:
@@ -360,8 +360,10 @@ def check_statistics(statistics, patterns) -> list:
     """
     patterns = [patterns] if isinstance(patterns, Pattern) else list(patterns)
     n = len(patterns)
-    if statistics is None or isinstance(statistics, Mapping):
-        if statistics is not None and n != 1:
+    if statistics is None:  # nothing to check (a run asks three times)
+        return [None] * n
+    if isinstance(statistics, Mapping):
+        if n != 1:
             raise StatisticsError("several patterns run: give statistics= as a list with one mapping (or None) "
                                   "per pattern")
         given = [statistics] * n

@@ -258,6 +258,29 @@ def test_bad_run_arguments(kwargs, error):
         jitcep.compile(SEQ_AB).run(EVENTS, type="type", **kwargs)
 
 
+@pytest.mark.parametrize("threads", [0, True, 1.0, -2])
+def test_bad_run_arguments_are_refused_on_every_run(threads):
+    """The checked arguments are kept per values and types (query._run_arguments): a refused one is
+    refused again, and ``True`` is not taken for the ``1`` a run before passed."""
+    q = jitcep.compile(SEQ_AB)
+    assert pairs(q.run(EVENTS, type="type", threads=1)) == EXPECTED_AB
+    for _ in range(2):
+        with pytest.raises(OptionError, match="threads must be a positive integer"):
+            q.run(EVENTS, type="type", threads=threads)
+
+
+def test_default_threads_follow_the_affinity_of_each_run(monkeypatch):
+    """``threads=None`` is the cores the process may run on at each run, not at the first."""
+    from jitcep import query
+
+    seen = []
+    for cores in (1, 3):
+        monkeypatch.setattr(query, "available", lambda: cores)
+        seen.append(query._run_arguments(time="ts", type="type", time_unit=None, partition_by=None,
+                                         engine="compiled", shape="wide", time_format=None, threads=None)["threads"])
+    assert seen == [1, 3]
+
+
 NEG_AB = "PATTERN SEQ(A a, !C c, B b) WITHIN 10"  # (0,1), (0,3), (2,3): the only C comes after every B
 # the compiled engine covers every pattern; these two it refuses past DNF_MAX_ALTERNATIVES = 1 (the
 # `uncovered` fixture): an OR branch that may bind nothing is planned as 2 alternatives.  The same pairs,

@@ -12,6 +12,7 @@ then, so matches are common.  Plus hand-written plans: where the rule applies an
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -202,6 +203,42 @@ def test_without_statistics_a_small_bound_leaves_the_reduction_out():
     assert "planner: semi-join reduction left out" in q.explain(df, type="type")
     rows = [(r["a"]["row"], r["b"]["row"], r["c"]["row"]) for r in q.run(df, type="type").iter_rows(named=True)]
     assert rows == [(0, 1, 2)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(3, 5), draws=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40)), min_size=10,
+                                           max_size=10))
+def test_a_plan_made_on_counts_depends_on_them_only_through_the_rules_answers(k, draws):
+    """runtime._counted keeps a plan per what the rules decide from a table's counts
+    (plan.rules.counted_choices): two counts with the same answers must give the same plan but for the
+    notes (the reason's numbers), or a kept plan would serve a table it was not made for."""
+    from jitcep.plan.logical import logical_plan
+    from jitcep.plan.rules import counted_choices, physical_plan
+
+    names = "ABCDE"[:k]
+    text = f"PATTERN SEQ({', '.join(f'{t} {t.lower()}' for t in names)}) WHERE a.x < {names[-1].lower()}.x WITHIN 10"
+    logical, options = logical_plan(parse(text)), Options()
+    counts = [(tuple([n] * k), (n,) + (w,) * (k - 1)) for n, w in draws[:2]]
+    plans = [physical_plan(logical, options, counts=c) for c in counts]
+    for c, plan in zip(counts, plans):
+        assert any(isinstance(n, SemiJoinReduce) for n in plan.nodes()) == counted_choices(c)[0]
+    if counted_choices(counts[0]) == counted_choices(counts[1]):
+        assert dataclasses.replace(plans[0], notes=()) == dataclasses.replace(plans[1], notes=())
+
+
+def test_a_plan_kept_for_counts_serves_another_table_with_the_same_answers_and_its_notes():
+    import polars as pl
+    # A at 0 and 20 (and 40 on the second table), B and C after each: the reduction is left out on both
+    # (2 and 3 (a, b) records at most), one plan made, each table's numbers in its notes
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5")
+    two = pl.DataFrame({"type": ["A", "B", "C", "A", "B"], "ts": [0, 1, 2, 20, 30]})
+    three = pl.DataFrame({"type": ["A", "B", "C", "A", "B", "A"], "ts": [0, 1, 2, 20, 30, 40]})
+    plans = [runtime.prepare(q.patterns, build_event_table(df, q.patterns, type="type"), q.options)[1][0]
+             for df in (two, three, two)]
+    assert plans[0].root is plans[1].root is plans[2].root
+    assert "at most 2 partial matches" in plans[0].notes[-1] and "2 x 1 x 1" in plans[0].notes[-1]
+    assert "at most 3 partial matches" in plans[1].notes[-1] and "3 x 1 x 1" in plans[1].notes[-1]
+    assert plans[2].notes == plans[0].notes
 
 
 def test_without_statistics_the_reduction_stays_where_the_bound_passes_its_cost(monkeypatch):

@@ -104,6 +104,19 @@ RULES = (
 )
 
 
+COUNTS_READERS = (semijoin_reduction.counted_choice,)
+"""Per rule that reads :attr:`Planning.counts`, what it decides from them (hashable)."""
+
+
+def counted_choices(counts) -> tuple:
+    """What the rules decide from a table's counts: a plan made without statistics on ``counts`` is a
+    function of the logical plan, the options and these answers (the counts' numbers reach its notes
+    alone), so a plan made on one table serves another with the same answers
+    (:func:`jitcep.runtime._counted`).  A rule that comes to read the counts adds its answer to
+    :data:`COUNTS_READERS`."""
+    return tuple(read(counts) for read in COUNTS_READERS)
+
+
 def physical_plan(logical: LogicalPlan, options: Options, shape=None, statistics=None,
                   span: float | None = None, budget: int | None = None, form=None, kleene=None,
                   counts=None) -> PhysicalPlan:

@@ -47,6 +47,23 @@ def add(plan, planning):
     return dataclasses.replace(plan, root=_over_joins(plan.root, chain))
 
 
+def counted_choice(counts) -> bool:
+    """What this rule decides from a table's counts (:attr:`~jitcep.plan.rules.Planning.counts`): whether
+    :func:`left_out` keeps the reduction (its reason's numbers are a note, not a choice)."""
+    return counts is None or _short_and_leaves(counts)[2]
+
+
+def _short_and_leaves(counts) -> tuple[int, int, bool]:
+    """:func:`left_out`'s bound on the partial matches short of the chain, the leaves' events, and whether
+    the reduction is kept."""
+    sizes, factors = counts
+    leaves, short, prefix = sum(sizes), 0, factors[0]
+    for f in factors[1:-1]:
+        prefix *= f
+        short += prefix
+    return short, leaves, short > 2 * leaves + config.REDUCE_FIXED_MATCHES
+
+
 def left_out(counts) -> str | None:
     """Why the reduction is left out of a plan made without statistics on a table counted by
     :func:`jitcep.runtime.pattern_order_counts` (``counts``: the events of each variable's types, and
@@ -70,13 +87,10 @@ def left_out(counts) -> str | None:
     them (this rule's 10.2k / 14.2k / 24.2k)."""
     if counts is None:
         return None
-    sizes, factors = counts
-    leaves, short, prefix = sum(sizes), 0, factors[0]
-    for f in factors[1:-1]:
-        prefix *= f
-        short += prefix
-    if short > 2 * leaves + config.REDUCE_FIXED_MATCHES:
+    short, leaves, kept = _short_and_leaves(counts)
+    if kept:
         return None
+    factors = counts[1]
     return (f"semi-join reduction left out: at most {short} partial matches short of the whole chain in "
             f"pattern order (events of the first variable's types, then the most of each next variable's "
             f"types in one window: {' x '.join(map(str, factors))}, summed over the prefixes but the last), "
