@@ -124,7 +124,7 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
     other string comes later, the codes are final and the sort is not
     repeated); a column with a longer string takes :func:`_hash_string_codes`, or under
     :data:`~jitcep.config.STRING_EXACT_MAX` rows one exact pass over the views, a long string's bytes
-    read from its buffer (:func:`~jitcep.kernels.encode.long_view_codes`: 0.09 against 0.28 ms for the
+    read from its buffer (:func:`~jitcep.kernels.encode.long_view_codes`: 0.11 against 0.28 ms for the
     byte-hashing kernel and its large-string copy at 10,000 events of 9-13-byte type names).
     """
     arrays = _view_arrays(s)
