@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep import config
+from jitcep.errors import KernelInputError
 from jitcep.events import coding
 from jitcep.kernels import encode as enc
 
@@ -262,6 +263,64 @@ def test_view_codes_match_naive(xs, n_chunks, cut):
         codes, first = got
         assert codes.dtype == np.int32
         assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs, valid)
+
+
+any_length = st.one_of(short_or_long, st.text(min_size=12, max_size=30),
+                       st.sampled_from(["abcdefghijklm", "abcdefghijklmn", "abcdXfghijklm", "abcdefghijklX",
+                                        "abcdefghijkl\x00", "é" * 7, "x" * 40, "x" * 39 + "y"]))
+
+
+def _chunked(xs, n_chunks, cut):
+    """``xs`` as a String series of ``n_chunks`` chunks, its first chunk sliced ``cut`` rows in."""
+    size = max(1, len(xs) // n_chunks)
+    parts = [pl.Series(xs[i:i + size], dtype=pl.String) for i in range(0, len(xs), size)] or [pl.Series([], dtype=pl.String)]
+    s = parts[0]
+    for p in parts[1:]:
+        s = s.append(p)
+    return pl.concat([pl.Series(["pad-a-long-string"] * cut, dtype=pl.String), s], rechunk=False).slice(cut)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(any_length, max_size=50), st.integers(1, 5), st.integers(0, 3))
+def test_long_view_codes_match_naive(xs, n_chunks, cut):
+    # short strings by their views, long ones (same length and prefix, differing late) by their bytes,
+    # across chunks with their own data buffers and a sliced first chunk
+    s = _chunked(xs, n_chunks, cut)
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    chunks, data = coding._long_view_chunks(coding._view_arrays(s))
+    codes, first = enc.long_view_codes(chunks, data, valid, len(s))
+    assert codes.dtype == np.int32
+    assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs, valid)
+
+
+def test_long_view_codes_table_grows_and_tells_apart_shared_prefixes():
+    # 5,000 long strings of one length and prefix (one first word): told apart by their bytes, past
+    # several growths of the table, beside short ones
+    rng = np.random.default_rng(3)
+    xs = [f"sensor-{int(i):08d}" if i % 3 else f"s{int(i)}" for i in rng.integers(0, 5000, 30000)]
+    s = pl.Series(xs)
+    codes, first = enc.long_view_codes(*coding._long_view_chunks(coding._view_arrays(s)), None, len(xs))
+    assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
+
+
+def test_long_view_codes_refuse_a_view_past_its_buffer():
+    s = pl.Series(["abcdefghijklmnop", "abcdefghijklmnop"])
+    (words, off, length, starts, ends), = coding._long_view_chunks(coding._view_arrays(s))[0]
+    data = coding._long_view_chunks(coding._view_arrays(s))[1]
+    bad = words.copy()
+    bad[2 * off + 3] += np.uint64(1 << 32)  # the second view's offset one past its string
+    with pytest.raises(KernelInputError, match="outside its data buffer"):
+        enc.long_view_codes([(bad, off, length, starts, ends)], data[:ends[-1]], None, 2)
+    with pytest.raises(KernelInputError, match="outside the"):
+        enc.long_view_codes([(words, off, length, starts, ends + len(data))], data, None, 2)
+
+
+def test_dict_encode_codes_long_type_names_by_their_views():
+    # a small column with a name past 12 bytes: the sorted dictionary's codes, as the reference order says
+    xs = ["PressTemp", "Accelerometer", None, "Magnetometer", "Accelerometer", "Accelerometer2", "PressTemp"]
+    codes, names, valid = coding._dict_encode(pl.Series(xs))
+    assert names == ("Accelerometer", "Accelerometer2", "Magnetometer", "PressTemp")
+    assert [names[c] if v else None for c, v in zip(codes, valid)] == xs
 
 
 @settings(max_examples=300, deadline=None)

@@ -63,6 +63,16 @@ class ColumnSpec:
     nullable: bool
 
 
+def column_specs(table, names) -> dict[str, ColumnSpec]:
+    """The specs of ``table``'s columns ``names`` (:func:`~jitcep.pattern.expr.columns_read`' answer), as the
+    run's predicates and the planner's sample bind them."""
+    specs = {}
+    for name in names:
+        col = table.column(name)
+        specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
+    return specs
+
+
 class _Gen:
     """The lines of one predicate.  Every name it assigns is unique in the generated function (tagged
     with the predicate's id): Numba rebuilds SSA form for a name assigned twice by recursing through

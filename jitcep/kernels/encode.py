@@ -805,6 +805,143 @@ class _ViewCoder:
         self.first[rank] = self.first[:self.k].copy()
 
 
+@njit(**NUMBA_FLAGS)
+def _bytes_hash(data, p, ln):
+    # eight bytes a round, each word's bytes loaded independently: a 13-byte string takes two products
+    # where a byte-serial hash (_fnv) chains thirteen
+    h = np.uint64(ln) * np.uint64(0x9E3779B97F4A7C15)
+    q, end = p, p + ln
+    while q + 8 <= end:
+        x = np.uint64(0)
+        for j in range(8):
+            x |= np.uint64(data[q + j]) << np.uint64(8 * j)
+        h = (h ^ x) * np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+        q += 8
+    x = np.uint64(0)
+    for j in range(end - q):
+        x |= np.uint64(data[q + j]) << np.uint64(8 * j)
+    h = (h ^ x) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(29))
+
+
+@njit(**NUMBA_FLAGS)
+def _long_view_fill(w, data, starts, ends, valid, base, tab, shift, mask_a, mask_b, first, k, out):
+    """Code strings of any length by their 16-byte Arrow views: a short one (at most 12 bytes) by its
+    masked view as :func:`_view_fill` stores it; a longer one by its first word (length and 4-byte
+    prefix) and its bytes, read in the data buffers (``data``; buffer j of this chunk is
+    ``data[starts[j]:ends[j]]``), compared with the bytes of its code's first string.
+
+    Table rows of :data:`_VIEW_ROW` words: first word, second word (a short string's masked bytes, a long
+    one's first string's start in ``data``), code, and the word the slot is hashed from with the first
+    (the second word, or the long string's :func:`_bytes_hash`).  A short row's first word has
+    :data:`_VIEW_USED` set, a long one's never (its length is below 2^31): the two never compare equal.
+    Returns (next row, k, ok): ok False at a view naming bytes outside its buffer (row < n: that row);
+    the row is < n with ok when the table is a quarter full (the caller grows it)."""
+    n = len(w) // 2
+    slots = len(tab) // _VIEW_ROW
+    mask = np.uint64(slots - 1)
+    limit = min(slots // 4, len(first))
+    for i in range(n):
+        if valid is not None and not valid[i]:
+            out[i] = -1
+            continue
+        a = np.uint64(w[2 * i])
+        b = np.uint64(w[2 * i + 1])
+        ln = np.int64(a & np.uint64(0xFFFFFFFF))
+        p = np.int64(-1)  # a long string's start in data
+        if ln <= 12:
+            a, b, _ = _view_key(a, b, mask_a, mask_b)
+            h = b
+        else:
+            j = np.int64(b & np.uint64(0xFFFFFFFF))
+            off = np.int64(b >> np.uint64(32))
+            if j >= len(starts) or off + ln > ends[j] - starts[j]:
+                return i, k, False
+            p = starts[j] + off
+            h = _bytes_hash(data, p, ln)
+        s = view_slot(a, h, shift)
+        while True:
+            q = _VIEW_ROW * s
+            if tab[q] == a and (tab[q + 1] == b if p < 0 else
+                                tab[q + 3] == h and _same(data, p, p + ln, np.int64(tab[q + 1]), np.int64(tab[q + 1]) + ln)):
+                out[i] = np.int64(tab[q + 2])
+                break
+            if tab[q] == 0:
+                if k >= limit:
+                    return i, k, True
+                tab[q] = a
+                tab[q + 1] = b if p < 0 else np.uint64(p)
+                tab[q + 2] = k
+                tab[q + 3] = h
+                first[k] = base + i
+                out[i] = k
+                k += 1
+                break
+            s = (s + np.uint64(1)) & mask
+    return n, k, True
+
+
+@njit(**NUMBA_FLAGS)
+def _long_view_rehash(tab, shift):
+    """The rows of a :func:`_long_view_fill` table in one twice as large (and its shift)."""
+    new = np.zeros(2 * len(tab), np.uint64)
+    shift -= np.uint64(1)
+    mask = np.uint64(len(new) // _VIEW_ROW - 1)
+    for q0 in range(0, len(tab), _VIEW_ROW):
+        if tab[q0] != 0:
+            j = view_slot(tab[q0], tab[q0 + 3], shift)
+            while new[_VIEW_ROW * j] != 0:
+                j = (j + np.uint64(1)) & mask
+            for c in range(_VIEW_ROW):
+                new[_VIEW_ROW * j + c] = tab[q0 + c]
+    return new, shift
+
+
+def long_view_codes(chunks, data: np.ndarray, valid: np.ndarray | None, n: int):
+    """(int32 codes in first-occurrence order, -1 where invalid; first row of each code) of a string
+    column of any lengths given as Arrow string-view chunks ``(views as uint64 pairs, offset, length,
+    starts, ends)``: a chunk's data buffer j is ``data[starts[j]:ends[j]]`` (uint8).  Exact: a short
+    string compared as its view, a long one by its bytes (:func:`_long_view_fill`).
+
+    For a column with a string past 12 bytes, which :func:`view_codes` declines: no copy of the
+    strings into one large-string buffer (:func:`string_codes`' input), and the short ones coded by
+    their views.  Invariant: every long view's bytes lie inside its buffer (Arrow's own; checked as
+    they are read, KernelInputError)."""
+    codes = _alloc.empty(n, np.int32)
+    bits = 10
+    tab = np.zeros(_VIEW_ROW << bits, np.uint64)
+    shift = np.uint64(64 - bits)
+    first = np.empty(len(tab) // _VIEW_ROW // 4, np.int64)
+    k = lo = 0
+    for words, off, length, starts, ends in chunks:
+        w = words[2 * off:2 * (off + length)]
+        if len(w) != 2 * length or lo + length > n:
+            raise fail("long_view_codes", f"{len(w)} view words for {length} rows at row {lo} of {n}")
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        ends = np.ascontiguousarray(ends, dtype=np.int64)
+        check_lengths("long_view_codes", len(starts), ends=ends)
+        if len(starts) and (starts.min() < 0 or ends.max() > len(data) or (ends < starts).any()):
+            raise fail("long_view_codes", f"a data buffer lies outside the {len(data)} bytes")
+        v = _alloc.optional_mask(None if valid is None else valid[lo:lo + length])
+        check_lengths("long_view_codes", length, valid=v)
+        done = 0
+        while done < length:
+            i, k, ok = _long_view_fill(w[2 * done:], data, starts, ends, None if v is None else v[done:],
+                                       lo + done, tab, shift, _VIEW_MASK_A, _VIEW_MASK_B, first, k,
+                                       codes[lo + done:lo + length])
+            if not ok:
+                raise fail("long_view_codes", f"the string at row {lo + done + i} lies outside its data buffer")
+            done += i
+            if done < length:  # a quarter full: twice the slots
+                tab, shift = _long_view_rehash(tab, shift)
+                first = np.concatenate([first[:k], np.empty(2 * len(first) - k, np.int64)])
+        lo += length
+    if lo != n:
+        raise fail("long_view_codes", f"{lo} view rows for {n} rows")
+    return codes, first[:k].copy()
+
+
 def view_codes(chunks, valid: np.ndarray | None, n: int, order=None):
     """(int32 codes, first row of each code) of a string column given as Arrow string-view chunks
     ``(views uint8 buffer as uint64 pairs, offset, length)``; None as soon as one string is longer

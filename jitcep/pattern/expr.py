@@ -218,6 +218,12 @@ def variables(expr: Expr) -> frozenset[str]:
     return frozenset(n.var for n in walk(expr) if isinstance(n, (Attr, Agg)))
 
 
+def columns_read(exprs) -> frozenset[str]:
+    """The event columns ``exprs`` read: every attribute they name but ``ts``, the event's time (semantics §4),
+    which generated predicates take apart from the columns (:class:`jitcep.codegen.PredicateSet`)."""
+    return frozenset(n.attr for p in exprs for n in walk(p) if isinstance(n, Attr)) - {"ts"}
+
+
 def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
     """Split a predicate on its top-level ANDs (None -> no conjuncts)."""
     if expr is None:

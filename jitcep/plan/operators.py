@@ -573,7 +573,7 @@ class PhysicalPlan:
         """(:meth:`predicates`, the attributes they read but ``ts``), kept: the executor asks on every run,
         and each answer walks the tree and the conjuncts."""
         preds = tuple(self.predicates())
-        return preds, frozenset(n.attr for p in preds for n in E.walk(p) if isinstance(n, E.Attr)) - {"ts"}
+        return preds, E.columns_read(preds)
 
     @functools.cached_property
     def reads(self) -> "LeafReads":

@@ -384,8 +384,7 @@ _shape = PerObject(_shape_of)  # a rerun query estimates on the same logical pla
 # predicate objects every call, _shape) and columns; keyed by the plan, not by the predicates' values, as
 # hashing the expression trees on every call cost ~7% of the estimate (cProfile)
 _PREDICATE_SETS = PerObjectAndKey()  # per logical plan: column specs -> the predicate set
-_USED = PerObject(lambda logical: sorted({n.attr for p in _predicates(logical) for n in E.walk(p)
-                                          if isinstance(n, E.Attr)} - {"ts"}))  # the columns they read
+_USED = PerObject(lambda logical: sorted(E.columns_read(_predicates(logical))))  # the columns they read
 
 
 def _predicates(logical: LogicalPlan) -> list:
@@ -418,27 +417,24 @@ def type_layout(logical: LogicalPlan, type_names: tuple[str, ...]) -> tuple[list
     :func:`~jitcep.kernels.window.most_per_window` take them; kept per logical plan and type names,
     which tables of one schema share (made on every estimate, they would be a tenth of its Python steps).
     Read only."""
-    got = _TYPE_LAYOUTS.get(logical, type_names)
-    if got is None:
-        lv = _shape(logical)[0]
-        code_of = {t: i for i, t in enumerate(type_names)}
-        type_codes = [None if lf.types is None else [code_of[t] for t in lf.types if t in code_of]
-                      for lf in lv.values()]
-        allowed = np.zeros((len(lv), len(type_names) + 1), np.bool_)
-        for row, cs in zip(allowed, type_codes):
-            row[slice(None) if cs is None else cs] = True
-        got = _TYPE_LAYOUTS.put(logical, type_names, (type_codes, allowed))
-    return got
+    return _TYPE_LAYOUTS(logical, type_names, lambda: _type_layout_of(_shape(logical)[0], type_names))
+
+
+def _type_layout_of(lv: dict[str, Leaf], type_names: tuple[str, ...]) -> tuple[list, np.ndarray]:
+    code_of = {t: i for i, t in enumerate(type_names)}
+    type_codes = [None if lf.types is None else [code_of[t] for t in lf.types if t in code_of]
+                  for lf in lv.values()]
+    allowed = np.zeros((len(lv), len(type_names) + 1), np.bool_)
+    for row, cs in zip(allowed, type_codes):
+        row[slice(None) if cs is None else cs] = True
+    return type_codes, allowed
 
 
 def _predicate_set(logical, preds, table):
     from ...codegen import PredicateSet
-    from ...codegen.predicates import ColumnSpec
+    from ...codegen.predicates import column_specs
 
-    specs = {}
-    for name in _USED(logical):
-        col = table.column(name)
-        specs[name] = ColumnSpec(name, col.temporal or col.kind, col.valid is not None)
+    specs = column_specs(table, _USED(logical))
     return _PREDICATE_SETS(logical, tuple(specs.values()), lambda: PredicateSet(preds, specs))
 
 
@@ -589,15 +585,16 @@ def _layout(shape: tuple, text: str) -> tuple | None:
     it takes (an iterative reference to the member before: its closure's), and per variable k > 0 how it
     lies against each one before it (``rel`` of :func:`~jitcep.kernels.sampling.extend_tuples`); None if a
     variable has no leaf.  Kept per shape: the same for every estimate of a logical plan."""
-    kept = _LAYOUTS.kept(shape)
-    if text not in kept:
-        lv, conj, order = shape
-        vs = conj[text].vars
-        bases = [v if v in lv else next((k for k in lv if prev_var(k) == v), None) for v in vs]
-        rels = [np.array([1 if (vs[i], vs[k]) in order else -1 if (vs[k], vs[i]) in order else 0 for i in range(k)],
-                         dtype=np.int64) for k in range(1, len(vs))]
-        return _LAYOUTS.put(shape, text, None if None in bases else (bases, rels))
-    return kept[text]
+    return _LAYOUTS(shape, text, lambda: _layout_of(shape, text))
+
+
+def _layout_of(shape: tuple, text: str) -> tuple | None:
+    lv, conj, order = shape
+    vs = conj[text].vars
+    bases = [v if v in lv else next((k for k in lv if prev_var(k) == v), None) for v in vs]
+    rels = [np.array([1 if (vs[i], vs[k]) in order else -1 if (vs[k], vs[i]) in order else 0 for i in range(k)],
+                     dtype=np.int64) for k in range(1, len(vs))]
+    return None if None in bases else (bases, rels)
 
 
 _LAYOUTS = PerObjectAndKey()  # per shape: conjunct text -> its layout
