@@ -163,6 +163,19 @@ def test_long_shape():
     assert out["type"].to_list() == [None, None, None, "A", None, "A"]
 
 
+@pytest.mark.parametrize("name", ["variable", "index", "row", "ts", "sym", "price", "type"])
+def test_a_return_name_that_is_a_long_column_is_an_error_in_the_long_shape(name):
+    # the long shape's columns are match_id, variable, index, row, ts, the attributes (sym, price) and the
+    # untyped d's type: a RETURN column of the same name is one wide but two long (was Polars'
+    # DuplicateError from its horizontal concat, an error jitcep does not name)
+    p = seq_kleene([ReturnItem(Agg("count", "c"), name)])
+    assert to_frame([p], [two_matches()], table())[name].to_list() == [2, 0]
+    with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*long shape"):
+        to_frame([p], [two_matches()], table(), shape="long")
+    with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*long shape"):
+        output_schema([p], {"ts": pl.Datetime("us"), "sym": pl.String, "price": pl.Float64}, shape="long")
+
+
 def test_long_shape_skips_unbound_variables():
     p = Pattern(Disj((EventVar("b", ("B",)), EventVar("e", ("A",)))), window=TimeWindow(5, "min"))
     mt = MatchTable.from_bindings([{"b": 1, "e": None}, {"e": 2, "b": None}], ["b", "e"], [])
