@@ -173,7 +173,8 @@ def test_a_return_name_that_is_a_long_column_is_an_error_in_the_long_shape(name)
     with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*long shape"):
         to_frame([p], [two_matches()], table(), shape="long")
     with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*long shape"):
-        output_schema([p], {"ts": pl.Datetime("us"), "sym": pl.String, "price": pl.Float64}, shape="long")
+        output_schema([p], {"ts": pl.Datetime("us"), "type": pl.String, "sym": pl.String, "price": pl.Float64},
+                      type="type", shape="long")
 
 
 def test_long_shape_skips_unbound_variables():
