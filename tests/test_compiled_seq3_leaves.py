@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import jitcep
 from jitcep.errors import ExplosionError
+from jitcep import output
 from jitcep.execute import join
 
 
@@ -107,3 +108,39 @@ def test_the_first_joins_pairs_are_capped_though_never_made(cap, height):
         else:
             assert query.run(df, time="ts", type="type").height == height
     assert kernel.called
+
+
+
+TIME_TYPES = {"Int64": (pl.Int64, ""), "Int32": (pl.Int32, ""), "Float64": (pl.Float64, ""), "Date": (pl.Date, " days"),
+              "ms": (pl.Datetime("ms"), " milliseconds"), "us Kolkata": (pl.Datetime("us", "Asia/Kolkata"), " microseconds"),
+              "ns UTC": (pl.Datetime("ns", "UTC"), " nanoseconds"), "us Paris": (pl.Datetime("us", "Europe/Paris"), " microseconds")}
+
+
+@pytest.mark.parametrize("returns", ["", " RETURN c, b, a", " RETURN a.ts AS t, c.ts AS u, c", " RETURN a, b, c"])
+@pytest.mark.parametrize("time", sorted(TIME_TYPES))
+def test_the_ts_written_beside_the_rows_are_the_time_columns_own(time, returns):
+    # the output's ts fields come from the times the kernel wrote beside its rows (MatchTable.times) for an
+    # Int64 or Datetime column, and are gathered for any other; either way the reference's, in the column's
+    # own type, unit and zone, in each shape; ties, rows out of time order, two key partitions
+    rng = np.random.default_rng(7)
+    n = 48
+    df = pl.DataFrame({"type": rng.choice(list("ABC"), n), "ts": rng.permutation(np.repeat(np.arange(24) * 2, 2)),
+                       "k": rng.integers(0, 2, n)})
+    dtype, unit = TIME_TYPES[time]
+    df = df.with_columns(pl.col("ts").cast(pl.Int32).cast(dtype) if dtype == pl.Date else pl.col("ts").cast(dtype))
+    read, real = [], output._times_in_place
+
+    def times_in_place(*args):
+        read.append(real(*args))
+        return read[-1]
+
+    for keyed, threads, shape in ((False, 1, "wide"), (True, 2, "wide"), (False, 2, "long")):
+        query = jitcep.compile(f"PATTERN SEQ(A a, B b, C c) {'WHERE [k] ' if keyed else ''}WITHIN 8{unit}{returns}")
+        with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel, \
+                mock.patch.object(output, "_times_in_place", times_in_place):
+            got = query.run(df, time="ts", type="type", threads=threads, shape=shape)
+        want = query.run(df, time="ts", type="type", engine="reference", shape=shape)
+        assert want.height >= 10 and (keyed or kernel.called)
+        assert got.schema == want.schema and got.equals(want), (keyed, shape)
+    # read for an Int64 or a Datetime column (whose values are the table's ts), gathered for the others
+    assert any(r is not None for r in read) == (time not in ("Int32", "Float64", "Date"))
