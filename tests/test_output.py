@@ -198,6 +198,22 @@ def test_several_patterns_share_columns_and_number_matches_globally():
     assert out["a"].to_list()[2] == {"row": 2, "ts": dt.datetime(2024, 1, 1, 9, 2), "sym": "y", "price": None}
 
 
+@pytest.mark.parametrize("name", ["z", "c"])
+def test_a_return_name_that_is_another_patterns_variable_is_an_error(name):
+    # p2's variable z (single) or p1's list c names a column of its own in the wide frame: the other pattern's
+    # RETURN item of that name (p1's count of c, p2's z.price) would be a second column of that name (was
+    # Polars' InvalidOperationError "must specify one field in the struct", casting one to the other's type)
+    p1 = seq_kleene([ReturnItem(Agg("count", "c"), name)] if name == "z" else [])
+    p2 = Pattern(Seq((EventVar("a", ("A",)), EventVar("z", ("B",)))), window=TimeWindow(5, "min"),
+                 returns=(ReturnItem(Attr("z", "price"), name),) if name == "c" else ())
+    mt2 = MatchTable.from_bindings([{"a": 2, "z": 4}], ["a", "z"], [])
+    for shape in ("wide", "long"):
+        with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*another pattern"):
+            to_frame([p1, p2], [two_matches(), mt2], table(), shape=shape)
+    with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*another pattern"):
+        output_schema([p1, p2], {"ts": pl.Datetime("us"), "sym": pl.String, "price": pl.Float64})
+
+
 def test_list_and_single_variable_of_the_same_name_cannot_share_a_column():
     p2 = Pattern(Seq((EventVar("c", ("A",)), EventVar("z", ("B",)))), window=TimeWindow(5, "min"))
     with pytest.raises(UnsupportedPatternError, match="rename"):
