@@ -467,6 +467,11 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
                         "rename it in one of them (or use shape='long')")
                 f = _ordered_union(prev, f)
             out[v.name] = (v.is_list, f)
+    # a pattern's own variables are checked against its RETURN names (_compute_spec); another's are columns too
+    clash = sorted({name for spec in specs for name, _ in spec.returns if name in out})
+    if clash:
+        raise PatternValidationError(f"RETURN column name(s) {', '.join(clash)} clash with another pattern's "
+                                     "variable column; add AS aliases")
     return out
 
 
