@@ -464,7 +464,7 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
                 if is_list != v.is_list:
                     raise UnsupportedPatternError(
                         f"variable {v.name} is a Kleene list in one pattern and a single event in another; "
-                        "rename it in one of them (or use shape='long')")
+                        "rename it in one of them")
                 f = _ordered_union(prev, f)
             out[v.name] = (v.is_list, f)
     for spec in specs:
@@ -566,6 +566,12 @@ def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
     unified = _layout(patterns, values)[1]
     lead = ["match_id"] + (["pattern"] if "pattern" in wide.columns else [])
     ret_cols = [c for c in wide.columns if c not in lead and c not in unified]
+    attrs = _ordered_union(*[[f for f, _ in fields] for _, fields in unified.values()])
+    # a RETURN name is checked against the wide columns (_compute_spec); long, the events' fields are columns too
+    clash = sorted(set(ret_cols) & {"variable", "index", *attrs})
+    if clash:
+        raise PatternValidationError(f"RETURN column name(s) {', '.join(clash)} clash with the long shape's "
+                                     "columns (variable, index and the events' fields); add AS aliases")
     n = wide.height
     # Row order: by match, then variable (output column order), then list index.
     # Each variable's rows come out in match order, so the destination of every
@@ -590,7 +596,6 @@ def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
         dests.append(start[sel["match_id"].to_numpy()] + sel["index"].to_numpy())
         start = start + cnt
         parts.append(sel)
-    attrs = _ordered_union(*[[f for f, _ in fields] for _, fields in unified.values()])
     body = pl.concat(parts, how="diagonal_relaxed")
     dest = np.concatenate(dests)
     perm = np.empty(len(dest), dtype=np.int64)

@@ -257,6 +257,35 @@ def test_without_statistics_the_reduction_stays_where_the_bound_passes_its_cost(
     assert len(ref) == 55  # the (a, b) pairs in order, each with the one C
 
 
+
+def test_one_query_over_tables_whose_counts_flip_the_reduction_plans_and_notes_each_on_its_own(monkeypatch):
+    import polars as pl
+    # runtime._counted keeps one plan per answer of the rule (left out or not) and replaces the reason in
+    # its notes by the current table's: a query run on tables that alternate between the answers (with
+    # statistics between, planned apart) has each table's plan, note and the reference's matches.
+    # WITHIN 100: small, 2 A, then 2 B and 1 C in one window: 2 x 2 = 4 (a, b) records at most against 5
+    # leaf events; small2, A at 0, 1, 2, B at 3, C at 4: 3 x 1 = 3; big: 10 x 10 = 100 over 21 events, kept
+    # past 2 x 21 + 57
+    monkeypatch.setattr(config, "REDUCE_FIXED_MATCHES", 57)
+    small = pl.DataFrame({"type": ["A", "B", "C", "A", "B"], "ts": [0, 1, 2, 20, 30]})
+    small2 = pl.DataFrame({"type": ["A", "A", "A", "B", "C"], "ts": [0, 1, 2, 3, 4]})
+    big = pl.DataFrame({"type": ["A", "B"] * 10 + ["C"], "ts": list(range(21))})
+    q = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 100")
+    want = {"small": (False, "at most 4 partial matches short", 1),
+            "small2": (False, "at most 3 partial matches short", 3), "big": (True, None, 55)}
+    frames = {"small": small, "small2": small2, "big": big}
+    for name in ["small", "big", "small2", "small", "big", "small2", "big"]:
+        df = frames[name]
+        reduced, note, height = want[name]
+        tree = q.explain(df, type="type", format="dict")
+        assert (tree["children"][0]["op"] == "semi-join reduction") == reduced, name
+        notes = tree.get("planner_notes") or []
+        assert (note is None and not notes) or (len(notes) == 1 and note in notes[0]), (name, notes)
+        got = q.run(df, type="type")
+        assert got.equals(q.run(df, type="type", engine="reference")), name
+        assert got.height == height
+        assert q.run(df, type="type", statistics={"rates": {"a": 1.0}}).equals(got), name
+
 def _walk(d):
     yield d
     for c in d["children"]:

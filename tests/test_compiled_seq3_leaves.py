@@ -4,6 +4,7 @@ and the caps of the two joins it replaces."""
 
 from __future__ import annotations
 
+import re
 from unittest import mock
 
 import numpy as np
@@ -13,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import jitcep
 from jitcep.errors import ExplosionError
+from jitcep import output
 from jitcep.execute import join
 
 
@@ -107,3 +109,85 @@ def test_the_first_joins_pairs_are_capped_though_never_made(cap, height):
         else:
             assert query.run(df, time="ts", type="type").height == height
     assert kernel.called
+
+
+
+TIME_TYPES = {"Int64": (pl.Int64, ""), "Int32": (pl.Int32, ""), "Float64": (pl.Float64, ""), "Date": (pl.Date, " days"),
+              "ms": (pl.Datetime("ms"), " milliseconds"), "us Kolkata": (pl.Datetime("us", "Asia/Kolkata"), " microseconds"),
+              "ns UTC": (pl.Datetime("ns", "UTC"), " nanoseconds"), "us Paris": (pl.Datetime("us", "Europe/Paris"), " microseconds")}
+
+
+@pytest.mark.parametrize("returns", ["", " RETURN c, b, a", " RETURN a.ts AS t, c.ts AS u, c", " RETURN a, b, c"])
+@pytest.mark.parametrize("time", sorted(TIME_TYPES))
+def test_the_ts_written_beside_the_rows_are_the_time_columns_own(time, returns):
+    # the output's ts fields come from the times the kernel wrote beside its rows (MatchTable.times) for an
+    # Int64 or Datetime column, and are gathered for any other; either way the reference's, in the column's
+    # own type, unit and zone, in each shape; ties, rows out of time order, two key partitions
+    rng = np.random.default_rng(7)
+    n = 48
+    df = pl.DataFrame({"type": rng.choice(list("ABC"), n), "ts": rng.permutation(np.repeat(np.arange(24) * 2, 2)),
+                       "k": rng.integers(0, 2, n)})
+    dtype, unit = TIME_TYPES[time]
+    df = df.with_columns(pl.col("ts").cast(pl.Int32).cast(dtype) if dtype == pl.Date else pl.col("ts").cast(dtype))
+    read, real = [], output._times_in_place
+
+    def times_in_place(*args):
+        read.append(real(*args))
+        return read[-1]
+
+    for keyed, threads, shape in ((False, 1, "wide"), (True, 2, "wide"), (False, 2, "long")):
+        query = jitcep.compile(f"PATTERN SEQ(A a, B b, C c) {'WHERE [k] ' if keyed else ''}WITHIN 8{unit}{returns}")
+        with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel, \
+                mock.patch.object(output, "_times_in_place", times_in_place):
+            got = query.run(df, time="ts", type="type", threads=threads, shape=shape)
+        want = query.run(df, time="ts", type="type", engine="reference", shape=shape)
+        assert want.height >= 10 and (keyed or kernel.called)
+        assert got.schema == want.schema and got.equals(want), (keyed, shape)
+    # read for an Int64 or a Datetime column (whose values are the table's ts), gathered for the others
+    assert any(r is not None for r in read) == (time not in ("Int32", "Float64", "Date"))
+
+
+@st.composite
+def runs(draw):
+    """A SEQ of three leaves the fused path may take (names in any order, a type read twice, a filter on a
+    leaf), its time type and window, order, key, RETURN, a second pattern, the run's threads, shape,
+    partition_by and the plan's shape (user rates), and max_matches below, at or above the match count."""
+    df = draw(frames())
+    body = draw(st.sampled_from(["SEQ(A a, B b, C c)", "SEQ(A z, B y, C x)", "SEQ(A a, A b, A c)",
+                                 "SEQ(A a, B b, A c)", "SEQ(ANY(A, B) a, B b, C c)", "SEQ(* a, B b, C c)"]))
+    names = re.findall(r" ([a-z])\b", body)
+    time = draw(st.sampled_from(["Int64", "Date", "ms", "us Kolkata", "ns UTC"]))
+    dtype, unit = TIME_TYPES[time]
+    df = df.with_columns(pl.col("ts").cast(pl.Int64).cast(pl.Int32).cast(dtype) if dtype == pl.Date
+                         else pl.col("ts").cast(pl.Int64).cast(dtype))
+    window = draw(st.sampled_from([f"1{unit}", f"2{unit}", f"5{unit}", "3 EVENTS", "UNBOUNDED"]))
+    where = draw(st.sampled_from(["", "[k]", f"{names[1]}.k >= 1"]))
+    returns = draw(st.sampled_from(["", f" RETURN {names[2]}, {names[0]}", f" RETURN {names[0]}.ts AS t, {names[2]}"]))
+    text = f"PATTERN {body}{' WHERE ' + where if where else ''} WITHIN {window}{returns}"
+    second = draw(st.sampled_from(["", ";\nPATTERN SEQ(C p, A q) WITHIN 4 EVENTS"]))
+    run = dict(threads=draw(st.sampled_from([1, 2])), shape=draw(st.sampled_from(["wide", "long"])))
+    if draw(st.booleans()):
+        run["partition_by"] = "k"
+    if not second and draw(st.booleans()):
+        run["statistics"] = {"rates": dict(zip(names, draw(st.sampled_from([(0.001, 1.0, 1.0), (1.0, 1.0, 0.001)]))))}
+    return df, text + second, draw(st.sampled_from(["position", "strict_ts"])), run, draw(st.integers(-1, 1))
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, database=None)
+@given(runs())
+def test_the_fused_paths_runs_are_the_references_slow(case):
+    df, text, order, run, over = case
+    kw = dict(time="ts", type="type", partition_by=run.get("partition_by"), shape=run["shape"])
+    want = jitcep.compile(text, order=order).run(df, engine="reference", **kw)
+    # max_matches one below the matches (both engines raise), at them or one above (neither does)
+    n = want.get_column("match_id").n_unique()
+    cap = max(n + over, 1)
+    query = jitcep.compile(text, order=order, max_matches=cap)
+    try:
+        got = query.run(df, **kw, threads=run["threads"], statistics=run.get("statistics"))
+    except ExplosionError as e:
+        assert n > cap and "max_matches" in str(e)
+        return
+    assert n <= cap
+    assert got.schema == want.schema and got.equals(want), (text, order, run)

@@ -163,6 +163,20 @@ def test_long_shape():
     assert out["type"].to_list() == [None, None, None, "A", None, "A"]
 
 
+@pytest.mark.parametrize("name", ["variable", "index", "row", "ts", "sym", "price", "type"])
+def test_a_return_name_that_is_a_long_column_is_an_error_in_the_long_shape(name):
+    # the long shape's columns are match_id, variable, index, row, ts, the attributes (sym, price) and the
+    # untyped d's type: a RETURN column of the same name is one wide but two long (was Polars'
+    # DuplicateError from its horizontal concat, an error jitcep does not name)
+    p = seq_kleene([ReturnItem(Agg("count", "c"), name)])
+    assert to_frame([p], [two_matches()], table())[name].to_list() == [2, 0]
+    with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*long shape"):
+        to_frame([p], [two_matches()], table(), shape="long")
+    with pytest.raises(PatternValidationError, match=f"RETURN column name.* {name} .*long shape"):
+        output_schema([p], {"ts": pl.Datetime("us"), "type": pl.String, "sym": pl.String, "price": pl.Float64},
+                      type="type", shape="long")
+
+
 def test_long_shape_skips_unbound_variables():
     p = Pattern(Disj((EventVar("b", ("B",)), EventVar("e", ("A",)))), window=TimeWindow(5, "min"))
     mt = MatchTable.from_bindings([{"b": 1, "e": None}, {"e": 2, "b": None}], ["b", "e"], [])
@@ -182,6 +196,23 @@ def test_several_patterns_share_columns_and_number_matches_globally():
     assert out["c"].is_null().to_list() == [False, False, True]
     # p2's a reads nothing, but a's column holds the union of the fields
     assert out["a"].to_list()[2] == {"row": 2, "ts": dt.datetime(2024, 1, 1, 9, 2), "sym": "y", "price": None}
+
+
+@pytest.mark.parametrize("name", ["z", "c"])
+def test_a_return_name_that_is_another_patterns_variable_is_an_error(name):
+    # p2's variable z (single) or p1's list c names a column of its own in the wide frame: the other pattern's
+    # RETURN item of that name (p1's count of c, p2's z.price) would be a second column of that name (was
+    # Polars' InvalidOperationError "must specify one field in the struct", casting one to the other's type;
+    # semantics section 10)
+    p1 = seq_kleene([ReturnItem(Agg("count", "c"), name)] if name == "z" else [])
+    p2 = Pattern(Seq((EventVar("a", ("A",)), EventVar("z", ("B",)))), window=TimeWindow(5, "min"),
+                 returns=(ReturnItem(Attr("z", "price"), name),) if name == "c" else ())
+    mt2 = MatchTable.from_bindings([{"a": 2, "z": 4}], ["a", "z"], [])
+    for shape in ("wide", "long"):
+        with pytest.raises(UnsupportedPatternError, match=f"'{name}' is a variable in one pattern and a RETURN name"):
+            to_frame([p1, p2], [two_matches(), mt2], table(), shape=shape)
+    with pytest.raises(UnsupportedPatternError, match=f"'{name}' is a variable in one pattern and a RETURN name"):
+        output_schema([p1, p2], {"ts": pl.Datetime("us"), "sym": pl.String, "price": pl.Float64})
 
 
 def test_list_and_single_variable_of_the_same_name_cannot_share_a_column():
