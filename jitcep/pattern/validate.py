@@ -451,6 +451,10 @@ def validate(pattern: Pattern, options=None) -> Pattern:
         if item.alias is not None:
             if not isinstance(item.alias, str) or not item.alias:
                 raise PatternValidationError(f"RETURN alias must be a non-empty string, got {item.alias!r}")
+            if isinstance(item.expr, Attr) and item.expr.attr == "*":
+                raise PatternValidationError(
+                    f"RETURN {item.expr.var} AS {item.alias}: a whole variable is output as the column named after "
+                    f"it; alias one of its attributes ({item.expr.var}.x AS {item.alias}) or rename the variable")
             if item.alias in aliases:
                 raise PatternValidationError(f"RETURN alias {item.alias!r} is used twice")
             if item.alias in bound or item.alias in _RESERVED_COLUMNS:
