@@ -631,7 +631,8 @@ def run_aggregates(start, length, vals, valid, func):
 
 
 def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None, W=None, anchored=False):
-    """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with
+    """Twin of kernels.kleene.subsequences (kleene="all", section 6.1; both its enumerations, the general one
+    and, without ``follows`` or ``strict``, _free_subsequences): every (record, list) with
     nmin <= len <= nmax, members in order, strictly later ts under strict, every two consecutive
     members (member indexes i < j of record r) in ``follows`` when given (a set of (r, i, j)), and
     every two members within ``W`` of each other in ``wt`` when given; ``anchored``: starting with the
@@ -1083,7 +1084,8 @@ def canonical_pairs(Lpos, Rpos, li, ri, src, key=None):
 
 
 def list_bounds(off, pos, lo, hi):
-    """Twin of kernels.order.list_bounds: (lo, hi) as lists, each lowered / raised to its list's min / max."""
+    """Twin of kernels.order.list_bounds (either way, ``tail_ascending`` or not): (lo, hi) as lists, each
+    lowered / raised to its list's min / max."""
     lists = [[int(p) for p in pos[off[j]:off[j + 1]]] for j in range(len(off) - 1)]
     return ([min([int(a), *x]) for a, x in zip(lo, lists)], [max([int(b), *x]) for b, x in zip(hi, lists)])
 
