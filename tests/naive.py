@@ -631,8 +631,7 @@ def run_aggregates(start, length, vals, valid, func):
 
 
 def subsequences(offsets, members, ts, strict, nmin, nmax, follows=None, wt=None, W=None, anchored=False):
-    """Twin of kernels.kleene.subsequences (kleene="all", section 6.1; both its enumerations, the general one
-    and, without ``follows`` or ``strict``, _free_subsequences): every (record, list) with
+    """Twin of kernels.kleene.subsequences (kleene="all", section 6.1): every (record, list) with
     nmin <= len <= nmax, members in order, strictly later ts under strict, every two consecutive
     members (member indexes i < j of record r) in ``follows`` when given (a set of (r, i, j)), and
     every two members within ``W`` of each other in ``wt`` when given; ``anchored``: starting with the
