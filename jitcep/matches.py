@@ -127,7 +127,7 @@ class MatchTable:
 
 
 def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbound=None,
-                    rows: np.ndarray | None = None) -> MatchTable:
+                    rows: np.ndarray | None = None, tail_ascending=()) -> MatchTable:
     """The match table of records ``P`` ((n, k) positions, -1 unbound; single variable v in column
     ``where[v]``, other columns ignored), or of the records ``P[rows]`` (read in place), and their
     ``lists`` / ``list_unbound`` (as :class:`MatchTable`'s), in canonical order.
@@ -135,16 +135,20 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     The order is :func:`jitcep.kernels.order.canonical_order`'s (no sort when the
     records come in end order already, as one partition's join output does),
     and each single column is gathered once, in that order, from ``P``.
+    ``tail_ascending``: list variables whose lists' members after the first ascend (:func:`list_keys`).
     """
     lists, list_unbound = lists or {}, list_unbound or {}
     n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
-    perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound), rows=rows) if n > 1 else None
-    at = perm
-    if rows is not None:  # the order's rows of P: one index, no copy of the rows gathered again
-        at = rows if perm is None else take(rows, perm)
-    columns = gather_columns(P, cols, at)
+    perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound, tail_ascending), rows=rows) \
+        if n > 1 else None
+    columns = ()
+    if len(cols):  # (no single variable: no index of the rows, MinMax_2 x100's 657,800 for nothing)
+        at = perm
+        if rows is not None:  # the order's rows of P: one index, no copy of the rows gathered again
+            at = rows if perm is None else take(rows, perm)
+        columns = gather_columns(P, cols, at)
     gathered = dict(zip(names, columns))
     single = {v: gathered[v] for v in where}  # the caller's variable order (the order key is by name)
     table = MatchTable(n, {}, lists, list_unbound)
@@ -154,7 +158,7 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     return table
 
 
-def list_keys(n: int, lists, list_unbound):
+def list_keys(n: int, lists, list_unbound, tail_ascending=()):
     """(koff, kseq, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: each
     match's list key (:func:`~jitcep.kernels.order.list_key`'s parts of the list variables in name order,
     end to end: section 11's order of the lists is the keys' lexicographic order); the first / last
@@ -162,7 +166,9 @@ def list_keys(n: int, lists, list_unbound):
 
     One list variable bound in every match is its own key, read in place: its
     lists compared lexicographically are section 11's order, and no part
-    follows it that needs a separator.
+    follows it that needs a separator; when it is one of ``tail_ascending``
+    (its lists' members after the first ascend, as a closure's do) its bounds
+    are read off each list's ends, not its every member.
     """
     if not lists:
         return None, None, None, None
@@ -170,7 +176,7 @@ def list_keys(n: int, lists, list_unbound):
     lo, hi = _no_bounds(n)
     if len(names) == 1 and names[0] not in list_unbound:
         off, pos = lists[names[0]]
-        list_bounds(off, pos, lo, hi)
+        list_bounds(off, pos, lo, hi, tail_ascending=names[0] in tail_ascending)
         return off, pos, lo, hi
     size = np.full(n, len(names), np.int64)  # a separator per variable
     for v in names:

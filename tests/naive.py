@@ -1083,7 +1083,8 @@ def canonical_pairs(Lpos, Rpos, li, ri, src, key=None):
 
 
 def list_bounds(off, pos, lo, hi):
-    """Twin of kernels.order.list_bounds: (lo, hi) as lists, each lowered / raised to its list's min / max."""
+    """Twin of kernels.order.list_bounds (either way, ``tail_ascending`` or not): (lo, hi) as lists, each
+    lowered / raised to its list's min / max."""
     lists = [[int(p) for p in pos[off[j]:off[j + 1]]] for j in range(len(off) - 1)]
     return ([min([int(a), *x]) for a, x in zip(lo, lists)], [max([int(b), *x]) for b, x in zip(hi, lists)])
 

@@ -278,6 +278,24 @@ def test_list_bounds_and_keys_match_naive(lists, data):
     assert (lo.tolist(), hi.tolist()) == want
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.lists(st.integers(0, 50), max_size=5, unique=True).map(sorted)),
+                max_size=12), st.data())
+def test_list_bounds_of_lists_ascending_after_their_first_match_naive(lists, data):
+    # a closure's lists: the anchor, then the members in position order (a member tied in time with the
+    # anchor may lie before it); the bounds read off the ends equal the min / max over every member
+    lists = [[a, *rest] if a not in rest else rest for a, rest in lists]
+    off = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=off[1:])
+    pos = np.array([p for x in lists for p in x] + data.draw(st.lists(st.integers(0, 50), max_size=2)), np.int64)
+    n = len(lists)
+    lo = np.array(data.draw(st.lists(st.sampled_from([2**63 - 1, 10, 30]), min_size=n, max_size=n)), np.int64)
+    hi = np.array(data.draw(st.lists(st.sampled_from([-1, 10, 30]), min_size=n, max_size=n)), np.int64)
+    want = naive.list_bounds(off, pos, lo, hi)
+    list_bounds(off, pos, lo, hi, tail_ascending=True)
+    assert (lo.tolist(), hi.tolist()) == want
+
+
 @settings(max_examples=60, deadline=None)
 @given(csr_lists(), st.data())
 def test_take_lists_matches_naive(lists, data):

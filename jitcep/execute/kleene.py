@@ -94,7 +94,7 @@ def run(node, state, execute) -> Buffer:
     if CHECK_ORDER:
         check_list_order(src, lists, unbound)
     if node is state.plan.root:
-        return root_matches(state, buf, src, lists, unbound)
+        return root_matches(state, buf, src, lists, unbound, K.var)
     _, _, start, end = _list_span(buf, src, off, lpos)
     ts, wt = state.table.ts, state.wt
     # an anchor is a member from here on; below the root the joins above may still test the SEQ's order
@@ -137,18 +137,39 @@ def check_list_order(src: np.ndarray, lists: dict, unbound: dict) -> None:
                                      f"order: keys {a} then {b}")
 
 
-def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict) -> MatchTable:
+def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict,
+                 made: str | None = None) -> MatchTable:
     """The match table of the lists made at the plan's root (list j of record ``src[j]``; ``lists`` and
     ``unbound``: every list variable's, one entry per list), in canonical order.
 
     The lists are the matches, and their table reads positions and lists
     only: the spans, times and partition offsets of a buffer (four gathers
     over every list, a pass over every member) would be made for nothing.
+    ``made``: the closure's variable, whose lists this collection made: they
+    hold its members in position order after the first (the anchor, which a
+    member tied in time may precede by position), so their first and last
+    positions are read off their ends.
     """
     plan = state.plan
+    if CHECK_ORDER and made is not None:
+        check_tails_ascend(made, *lists[made])
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in plan.variables},
                            {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()},
-                           rows=src)
+                           rows=src, tail_ascending=() if made is None else (made,))
+
+
+def check_tails_ascend(var: str, off: np.ndarray, lpos: np.ndarray) -> None:
+    """AssertionError unless each list's members after its first ascend (what :func:`root_matches` tells
+    the order's bounds).  A debug check (:data:`CHECK_ORDER`)."""
+    lens = np.diff(off)
+    later = np.ones(int(off[-1]), np.bool_)  # a member neither first nor second of its list
+    later[off[:-1][lens > 0]] = False
+    later[off[:-1][lens > 1] + 1] = False
+    at = np.flatnonzero(later)
+    down = at[lpos[at] < lpos[at - 1]]
+    if len(down):
+        raise AssertionError(f"Kleene variable {var!r}: a list's members after its first do not ascend "
+                             f"(member {down[0]})")
 
 
 def took_branch(buf: Buffer, scope: tuple[str, ...]) -> np.ndarray:

@@ -108,24 +108,6 @@ def closure_runs(offsets: np.ndarray, nmin: int, nmax: int | None):
 
 
 @njit(**NUMBA_FLAGS)
-def _next_member(members, ts, o, q, j, prev, strict, follows, po, last):
-    """The first index >= j of record o's members that may follow member ``prev`` (-1: none), or q.
-
-    Under strict_ts a member must be later in time than the one before it
-    (semantics section 6, iteration order); with iterative conjuncts
-    (``follows`` not empty) the pair (prev, j) must pass them: ``follows[po +
-    prev * q + j]``.  ``last`` is the largest index a member at this depth may
-    take and still leave room for the minimum length (and, past the first
-    member, stay within the window of it).
-    """
-    if prev >= 0 and (strict or len(follows)):  # otherwise any member may follow: no read of the times
-        t = ts[members[o + prev]]
-        while j < q and ((strict and ts[members[o + j]] <= t) or (len(follows) and not follows[po + prev * q + j])):
-            j += 1
-    return j if j <= last else q
-
-
-@njit(**NUMBA_FLAGS)
 def _reach(members, wt, W, o, q, reach):
     """reach[i]: one past the last of the record's members within the window of member i (every two
     members of a list must fit it, semantics section 2); members ascend in ``wt``, so two pointers."""
@@ -145,17 +127,30 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
 
     ``wt`` not empty: every member of a list lies within window ``W`` of its
     first (:func:`_reach`).  ``anchored``: every list starts with the
-    record's first member.  ``fill`` False: count only.  Returns (lists,
-    elements, over): ``over`` is the first record with more than ``cap``
-    lists, -2 past ``total_cap`` lists in all, else -1 (counting stops there:
-    the caller raises).
+    record's first member.  Under strict_ts a member must be later in time
+    than the one before it (semantics section 6, iteration order); with
+    iterative conjuncts (``follows`` not empty) the pair (previous, next)
+    must pass them: ``follows[foff[r] + prev * q + j]``.  ``fill`` False:
+    count only.  Returns (lists, elements, over): ``over`` is the first
+    record with more than ``cap`` lists, -2 past ``total_cap`` lists in
+    all, else -1 (counting stops there: the caller raises).
+
+    One loop, no call per step: the list's indexes in ``stack`` and its
+    positions in ``cur`` (a list is one copy of it); at depth d the next
+    index is the first from ``j`` on that may follow ``stack[d - 1]`` and
+    leaves room for ``nmin`` before the end of the window of the list's first
+    member (the record's members for the first).  With a helper finding it
+    (arrays passed per call) MinMax_2 at x100's 657,800 lists took 15.4 ms,
+    5.7 now; a helper writing a list cost as much again (perf/notes/kleene.md).
     """
+    check = strict or len(follows) > 0
     t = 0
     e = 0
     width = 1
     for r in range(len(offsets) - 1):
         width = max(width, offsets[r + 1] - offsets[r])
     stack = np.empty(width, np.int64)
+    cur = np.empty(width, np.int64)
     reach = np.empty(width, np.int64)
     for r in range(len(offsets) - 1):
         o = offsets[r]
@@ -176,19 +171,36 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
             _reach(members, wt, W, o, q, reach)
         else:
             reach[:q] = q
-        d = 0
         po = foff[r] if len(follows) else 0
-        # no constant arguments: a literal 0 / -1 would compile _next_member once more (perf/notes/compile.md)
-        stack[0] = 0 if anchored else _next_member(members, ts, o, q, np.int64(0), np.int64(-1), strict, follows,
-                                                   po, q - max(nmin, 1))
-        if stack[0] >= q:
-            continue
-        while d >= 0:
+        d = 0
+        j = 0  # (anchored: the first member, which the limit of depth 0 always admits here, as q >= nmin)
+        last = q - max(nmin, 1)  # the last index depth d may take
+        R = q  # one past the last member within the window of the list's first
+        while True:
+            if d > 0 and check:
+                p = stack[d - 1]
+                tp = ts[members[o + p]]
+                while j <= last and ((strict and ts[members[o + j]] <= tp) or
+                                     (len(follows) > 0 and not follows[po + p * q + j])):
+                    j += 1
+            if j > last or (d == 0 and anchored and j > 0):
+                # none at this depth (an anchored list keeps its first member): advance the one before, but
+                # never the anchor
+                d -= 1
+                if d < 0 or (d == 0 and anchored):
+                    break
+                j = stack[d] + 1
+                last = (q if d == 0 else R) - max(nmin - d, 1)
+                continue
+            stack[d] = j
+            cur[d] = members[o + j]
+            if d == 0:
+                R = reach[j]
             if d + 1 >= nmin:
                 if fill:
                     src[t] = r
                     for x in range(d + 1):
-                        lpos[e + x] = members[o + stack[x]]
+                        lpos[e + x] = cur[x]
                     off[t + 1] = e + d + 1
                 t += 1
                 e += d + 1
@@ -197,24 +209,10 @@ def _subsequences(offsets, members, ts, strict, follows, foff, nmin, nmax, cap, 
                     return t, e, r
                 if t > total_cap:
                     return t, e, -2
-            if d + 1 < kmax:  # extend by the next member that may follow
-                j = _next_member(members, ts, o, q, stack[d] + 1, stack[d], strict, follows, po,
-                                 reach[stack[0]] - max(nmin - d - 1, 1))
-                if j < q:
-                    d += 1
-                    stack[d] = j
-                    continue
-            while d >= 0:  # advance the deepest member that can move, dropping the ones after it
-                if d == 0 and anchored:
-                    d = -1
-                    break
-                prev = stack[d - 1] if d > 0 else -1
-                lim = reach[stack[0]] if d > 0 else q
-                j = _next_member(members, ts, o, q, stack[d] + 1, prev, strict, follows, po, lim - max(nmin - d, 1))
-                if j < q:
-                    stack[d] = j
-                    break
-                d -= 1
+            j += 1
+            if d + 1 < kmax:  # extend before advancing (a list before its extensions)
+                d += 1
+                last = R - max(nmin - d, 1)
     return t, e, -1
 
 
@@ -346,12 +344,11 @@ def subsequences(offsets: np.ndarray, members: np.ndarray, ts: np.ndarray, stric
         wt, Wb = np.ascontiguousarray(wt, dtype=np.int64), window_bound(W)
     args = (offsets, members, ts, bool(strict), follows, foff, nmin, hi, int(cap), int(total_cap), wt, Wb,
             bool(anchored))
-    counted = None
-    if not strict and not len(follows):
-        # any members may follow each other: the counting pass in closed form (half the enumeration's time)
-        counted = _subsequence_counts(offsets, members, nmin, hi, int(cap), int(total_cap), wt, Wb, bool(anchored))
-        counted = None if counted[2] == -5 else counted
-    return _count_then_fill(_subsequences, args, room, counted)
+    if strict or len(follows):
+        return _count_then_fill(_subsequences, args, room)
+    # any members may follow each other: the counting pass in closed form (half the enumeration's time)
+    counted = _subsequence_counts(offsets, members, nmin, hi, int(cap), int(total_cap), wt, Wb, bool(anchored))
+    return _count_then_fill(_subsequences, args, room, None if counted[2] == -5 else counted)
 
 
 def _count_then_fill(kernel, args: tuple, room: int | None, counted=None):
