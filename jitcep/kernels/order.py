@@ -480,8 +480,8 @@ def _order_ends(out, key, rest, ends, pk):
     # The rows of each end (``ends`` ascending) put in canonical order: by packed key ``pk`` (_row_keys),
     # ties by the key columns from ``rest`` on, equal rows in their order.  An end's rows are checked in
     # place and, if out of order, inserted into ``kb``/``ib`` (packed key, row) and written back in that
-    # order.  Everything is written out here: a helper taking the arrays, called per row or per end,
-    # made this pass 3-8x slower, and so did buffers grown inside the loop.
+    # order.  The buffers are never reassigned inside the loop (a growth there, even one that never ran,
+    # made this pass 2-8x slower, perf/notes/opencep.md): an end past _RUN rows goes to _sort_run.
     k, m = out.shape
     kb, ib, tmp = np.empty(_RUN, np.int64), np.empty(_RUN, np.int64), np.empty(_RUN, np.int64)
     a = 0
