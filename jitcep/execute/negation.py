@@ -94,19 +94,14 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
 
 def _plain_pass(state, conds, names, P: np.ndarray) -> np.ndarray:
     """Which pairs (columns of ``P``, whose rows bind the variables ``names``) pass every conjunct of
-    ``conds``, each tested only on the pairs still passing (all of them while all pass: no gather)."""
-    ok = np.ones(P.shape[1], dtype=np.bool_)
-    for n, c in enumerate(conds):
-        rows = [names.index(v) for v in sorted(E.variables(c))]
-        sub = P[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] == len(rows) - 1 else P[rows]
-        if n and not ok.all():
-            idx = np.flatnonzero(ok)
-            if not len(idx):
-                break
-            ok[idx] = state.mask_where_bound(c, sub[:, idx])
-        else:
-            ok[:] = state.mask_where_bound(c, sub)
-    return ok
+    ``conds`` (:meth:`~jitcep.execute.state.RunState.conjuncts_pass`); a conjunct's rows are a slice of
+    ``P`` when its variables are consecutive in ``names`` (sorted), else gathered."""
+    def rows(vs, idx):
+        at = [names.index(v) for v in vs]
+        sub = P[at[0]:at[-1] + 1] if at[-1] - at[0] == len(at) - 1 else P[at]
+        return sub if idx is None else sub[:, idx]
+
+    return state.conjuncts_pass(conds, P.shape[1], rows)
 
 
 def _rounds(pos, lo, hi, cand, killed, cols):

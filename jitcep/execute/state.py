@@ -96,20 +96,35 @@ class RunState:
 
     def pairs_pass(self, pos: np.ndarray, names, conds, rec: np.ndarray, extra: dict[str, np.ndarray]) -> np.ndarray:
         """Which records ``rec[i]`` (rows of ``pos``, whose columns bind the variables ``names``), each
-        with the events ``extra[v][i]`` bound to the variables ``v`` of ``extra``, pass every conjunct.
-
-        Each conjunct is tested only on the candidates still passing.
-        """
-        ok = np.ones(len(rec), dtype=np.bool_)
-        for c in conds:
-            idx = np.flatnonzero(ok)
-            if not len(idx):
-                break
-            vs = sorted(E.variables(c))
-            P = empty(len(vs) * len(idx), np.int64).reshape(len(vs), len(idx))  # the run's pool (kernels.alloc)
+        with the events ``extra[v][i]`` bound to the variables ``v`` of ``extra``, pass every conjunct
+        (:meth:`conjuncts_pass`: each tested only on the candidates still passing)."""
+        def rows(vs, idx):
+            at = rec if idx is None else rec[idx]
+            P = empty(len(vs) * len(at), np.int64).reshape(len(vs), len(at))  # the run's pool (kernels.alloc)
             for k, v in enumerate(vs):
-                P[k] = extra[v][idx] if v in extra else pos[rec[idx], names.index(v)]
-            ok[idx] = self.mask_where_bound(c, P)
+                if v in extra:
+                    P[k] = extra[v] if idx is None else extra[v][idx]
+                else:
+                    P[k] = pos[at, names.index(v)]
+            return P
+
+        return self.conjuncts_pass(conds, len(rec), rows)
+
+    def conjuncts_pass(self, conds, n: int, rows) -> np.ndarray:
+        """Which of ``n`` items pass every conjunct of ``conds``, each conjunct tested only on the items
+        still passing (on all of them, with no index, while all pass).  ``rows(vs, idx)``: the positions
+        bound to the variables ``vs`` (sorted) for the items ``idx`` (None: every item), a row per
+        variable (:meth:`mask_where_bound`'s matrix)."""
+        ok = np.ones(n, dtype=np.bool_)
+        for k, c in enumerate(conds):
+            vs = sorted(E.variables(c))
+            if k and not ok.all():
+                idx = np.flatnonzero(ok)
+                if not len(idx):
+                    break
+                ok[idx] = self.mask_where_bound(c, rows(vs, idx))
+            elif n:
+                ok[:] = self.mask_where_bound(c, rows(vs, None))
         return ok
 
 

@@ -388,200 +388,168 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, koff: np.ndarray | None = N
 
 
 @njit(**NUMBA_FLAGS)
-def _row_before(row, low, out, key, low_j, j):
-    """Does the row ``row`` (first position ``low``) sort strictly before row ``j`` of ``out`` (first
-    position ``low_j``)?  By first position, then the columns in ``key`` order; equal rows keep their
-    order (the one written first stays first), as _sort_runs sorts them."""
-    if low != low_j:
-        return low < low_j
-    for c in range(len(key)):
-        x, y = row[key[c]], out[key[c], j]
-        if x != y:
-            return x < y
-    return False
-
-
-@njit(**NUMBA_FLAGS)
-def _canonical_pairs(Lpos, Rpos, li, ri, src, key, n_events, count, out):
-    # a pair's row: column s of the left record's columns then the right one's, written out in each
-    # loop (a helper called per pair, taking the arrays, made the passes 10x slower).  ``count`` holds
-    # n_events + 2 buckets, or none: the pairs are then merge sorted by end (canonical_pairs' rule).
+def _canonical_pairs(Lpos, Rpos, li, ri, src, key, n_events, bits, fields, count, out, ends, pk):
+    # The rows gathered column by column in the pairs' order, then each row's end and packed sort key
+    # (_row_keys) and each end's rows put in order (_order_ends): every pass a tight loop over one
+    # column or array (the rows written a row at a time, their keys read through a loop over the
+    # columns, took 10-15 ns a row, perf/notes/opencep.md).  When the ends do not ascend (several
+    # partitions, ties under nondecreasing_ts), the rows are written again to their end's place:
+    # ``count`` holds n_events + 2 buckets, or none (the pairs are then merge sorted by end:
+    # canonical_pairs' rule).  False: a pair outside its input or a position not below ``n_events``.
     k, m, kl = len(src), len(li), Lpos.shape[1]
-    # pass 0: while the pairs' ends ascend (one partition, a join driven by the event that ends its
-    # matches), each row is put in its place among its end's rows as it is written (an insertion by
-    # first position, then the columns in ``key`` order, as _sort_runs sorts them): nothing is
-    # counted, bucketed, or read again to be sorted (hierarchy x100, perf/notes/opencep.md: 131,800 ends of
-    # 2.3 rows, 7 ms written then sorted).  An end's rows past _INSERTION are left for _sort_runs.
-    # At the first end below the one before, the passes below start over.
-    row = np.empty(k, np.int64)
-    lows = np.empty(_INSERTION, np.int64)  # the first positions of the current end's rows
-    before = np.int64(-1)
-    first = 0  # the current end's first row
-    unsorted = False
-    i = 0
-    while i < m:
-        l, r = li[i], ri[i]
-        if not (0 <= l < Lpos.shape[0] and 0 <= r < Rpos.shape[0]):
-            return False
-        h = -1  # the last bound position (-1: none bound)
-        low = np.int64(_NO_LOW)  # not the literal: _row_before would be compiled once more for it
-        for c in range(k):
-            x = Lpos[l, src[c]] if src[c] < kl else Rpos[r, src[c] - kl]
-            row[c] = x
-            if x > h:
-                h = x
-            if 0 <= x < low:
-                low = x
-        if not h < n_events:
-            return False
-        if h < before:
-            break
-        if h != before or i == 0:
-            before = h
-            first = i
-        d = i
-        if i - first < _INSERTION:
-            while d > first and _row_before(row, low, out, key, lows[d - 1 - first], d - 1):
-                for c in range(k):
-                    out[c, d] = out[c, d - 1]
-                lows[d - first] = lows[d - 1 - first]
-                d -= 1
-            lows[d - first] = low
-        else:
-            unsorted = True
-        for c in range(k):
-            out[c, d] = row[c]
-        i += 1
-    if i == m:
-        return _sort_runs(out, key) if unsorted else True
-    bucket = len(count) > 0
-    for b in range(len(count)):
-        count[b] = 0
-    ends = np.empty(0 if bucket else m, np.int64)
-    # pass 1: each pair's end (bucket h + 1: a row with nothing bound, h = -1, first), counted per end
     for i in range(m):
-        l, r = li[i], ri[i]
-        if not (0 <= l < Lpos.shape[0] and 0 <= r < Rpos.shape[0]):
+        if not (0 <= li[i] < Lpos.shape[0] and 0 <= ri[i] < Rpos.shape[0]):
             return False
-        h = -1
+    for c in range(k):
+        s = src[c]
+        if s < kl:
+            for i in range(m):
+                out[c, i] = Lpos[li[i], s]
+        else:
+            for i in range(m):
+                out[c, i] = Rpos[ri[i], s - kl]
+    status = _row_keys(out, key, n_events, bits, fields, ends, pk)
+    if status == 0:
+        return False
+    if status == 2:
+        # each row's place (its end's next slot, or its rank in the sorted ends) into ``pk``, then the
+        # columns written there from the pairs again
+        if len(count):
+            count[:] = 0
+            for i in range(m):
+                count[ends[i] + 2] += 1  # bucket h + 1: a row with nothing bound, h = -1, first
+            for b in range(n_events + 1):
+                count[b + 1] += count[b]
+            for i in range(m):
+                pk[i] = count[ends[i] + 1]
+                count[ends[i] + 1] += 1
+        else:
+            order = np.argsort(ends, kind="mergesort")  # stable: the rows of one end keep the pairs' order
+            for j in range(m):
+                pk[order[j]] = j
         for c in range(k):
-            x = Lpos[l, src[c]] if src[c] < kl else Rpos[r, src[c] - kl]
-            if x > h:
-                h = x
-        b = h + 1
-        if not 0 <= b <= n_events:
+            s = src[c]
+            if s < kl:
+                for i in range(m):
+                    out[c, pk[i]] = Lpos[li[i], s]
+            else:
+                for i in range(m):
+                    out[c, pk[i]] = Rpos[ri[i], s - kl]
+        if _row_keys(out, key, n_events, bits, fields, ends, pk) != 1:
             return False
-        if bucket:
-            count[b + 1] += 1
-        else:
-            ends[i] = b
-    if bucket:
-        for b in range(n_events + 1):
-            count[b + 1] += count[b]
-        order = np.empty(0, np.int64)
-    else:
-        order = np.argsort(ends, kind="mergesort")  # stable: the rows of one end keep the pairs' order
-    # pass 2: each row to its place (its end's next slot, or its rank in the sorted ends)
-    for j in range(m):
-        i = j if bucket else order[j]
-        l, r = li[i], ri[i]
-        h = -1
-        for c in range(k):
-            x = Lpos[l, src[c]] if src[c] < kl else Rpos[r, src[c] - kl]
-            row[c] = x
-            if x > h:
-                h = x
-        d = j
-        if bucket:
-            d = count[h + 1]
-            count[h + 1] = d + 1
-        for c in range(k):
-            out[c, d] = row[c]
-    return _sort_runs(out, key)
-
-
-@njit(**NUMBA_FLAGS)
-def _row_low(out, j):
-    # the first bound position of row j (_NO_LOW: none bound), the sort's first key after the end
-    low = _NO_LOW
-    for c in range(out.shape[0]):
-        x = out[c, j]
-        if 0 <= x < low:
-            low = x
-    return low
-
-
-@njit(**NUMBA_FLAGS)
-def _rows_ordered(out, key, a, e):
-    # whether rows [a, e) of one end are in sort order already (first position, then the rows in
-    # ``key`` order; ties keep their order): the common case, checked in place without the copy
-    prev = _row_low(out, a)
-    for j in range(a + 1, e):
-        low = _row_low(out, j)
-        if low != prev:
-            if low < prev:
-                return False
-        else:
-            for c in range(len(key)):
-                x, y = out[key[c], j], out[key[c], j - 1]
-                if x != y:
-                    if x < y:
-                        return False
-                    break
-        prev = low
+    _order_ends(out, key, fields - 1, ends, pk)
     return True
 
 
 @njit(**NUMBA_FLAGS)
-def _sort_runs(out, key):
-    # The rows (columns of ``out``) in end order; the rows of each end sorted by the rest of the key, as
-    # _canonical_order sorts them, on a copy of the run's rows with its first position in front
-    # (_sort_rows).  False: an end below the previous row's.
+def _row_keys(out, key, n_events, bits, fields, ends, pk):
+    # Each row's end (last bound position, -1: none) and its sort key within the end packed into one
+    # int64: its first bound position + 1 (0: none), then its first ``fields - 1`` columns in ``key``
+    # order + 1, ``bits`` each.  0: a position not below ``n_events``; 1: the ends ascend; 2: they do not.
     k, m = out.shape
-    longest = _INSERTION
-    T, K = np.empty((longest, k + 1), np.int64), np.empty((longest, 0), np.int64)
-    lo, same = np.empty(longest, np.int64), np.zeros(longest, np.int64)
-    perm, tmp = np.empty(longest, np.int64), np.empty(longest, np.int64)
-    cols = np.arange(1, k + 1)
-    a = np.int64(0)  # not a literal: _sort_range is compiled once, for int64 bounds
-    before = np.int64(-1)
+    for i in range(m):
+        ends[i] = -1
+        pk[i] = _NO_LOW
+    for c in range(k):
+        for i in range(m):
+            x = out[c, i]
+            ends[i] = max(ends[i], x)
+            if 0 <= x < pk[i]:
+                pk[i] = x
+    status = 1
+    for i in range(m):
+        if not ends[i] < n_events:
+            return 0
+        if i and ends[i] < ends[i - 1]:
+            status = 2
+        pk[i] = 0 if pk[i] == _NO_LOW else pk[i] + 1
+    for f in range(fields - 1):
+        c = key[f]
+        for i in range(m):
+            pk[i] = (pk[i] << bits) | (out[c, i] + 1)
+    return status
+
+
+_RUN = 64
+"""An end's rows are put in order by insertion up to this many (an end is the matches one event
+completes: a handful); a longer end's rows are sorted by merging (:func:`_sort_run`)."""
+
+
+@njit(**NUMBA_FLAGS)
+def _order_ends(out, key, rest, ends, pk):
+    # The rows of each end (``ends`` ascending) put in canonical order: by packed key ``pk`` (_row_keys),
+    # ties by the key columns from ``rest`` on, equal rows in their order.  An end's rows are checked in
+    # place and, if out of order, inserted into ``kb``/``ib`` (packed key, row) and written back in that
+    # order.  The buffers are never reassigned inside the loop (a growth there, even one that never ran,
+    # made this pass 2-8x slower, perf/notes/opencep.md): an end past _RUN rows goes to _sort_run.
+    k, m = out.shape
+    kb, ib, tmp = np.empty(_RUN, np.int64), np.empty(_RUN, np.int64), np.empty(_RUN, np.int64)
+    a = 0
     while a < m:
-        # the run [a, e) of the rows ending where row a ends (the last bound position, -1: none bound)
-        end = np.int64(-1)
-        for c in range(k):
-            end = max(end, out[c, a])
-        if end < before:
-            return False
-        before = end
         e = a + 1
-        while e < m:
-            h = np.int64(-1)
-            for c in range(k):
-                h = max(h, out[c, e])
-            if h != end:
-                break
+        ordered = True
+        while e < m and ends[e] == ends[a]:
+            if ordered and pk[e] <= pk[e - 1]:
+                if pk[e] < pk[e - 1]:
+                    ordered = False
+                else:
+                    c = rest
+                    while c < k and out[key[c], e] == out[key[c], e - 1]:
+                        c += 1
+                    ordered = c == k or out[key[c], e] > out[key[c], e - 1]
             e += 1
         n = e - a
-        if n > longest:  # room for the run (a run is the matches one event completes: short)
-            longest = max(n, 2 * longest)
-            T, K = np.empty((longest, k + 1), np.int64), np.empty((longest, 0), np.int64)
-            lo, same = np.empty(longest, np.int64), np.zeros(longest, np.int64)
-            perm, tmp = np.empty(longest, np.int64), np.empty(longest, np.int64)
-        if n > 1 and not _rows_ordered(out, key, a, e):
+        if not ordered and n > _RUN:
+            _sort_run(out, key, a, e)
+        elif not ordered:
             for j in range(n):
-                low = _NO_LOW
-                for c in range(k):
-                    x = out[key[c], a + j]
-                    T[j, c + 1] = x
-                    if 0 <= x < low:
-                        low = x
-                T[j, 0] = low
-            if _sort_rows(T, n, perm, tmp, same, lo, cols, K):
+                x = a + j
+                v = pk[x]
+                i = j
+                while i > 0:
+                    w = kb[i - 1]
+                    if w < v:
+                        break
+                    if w == v:  # tied packed keys: the rest of the columns decide
+                        y = ib[i - 1]
+                        c = rest
+                        while c < k and out[key[c], x] == out[key[c], y]:
+                            c += 1
+                        if c == k or out[key[c], x] > out[key[c], y]:
+                            break
+                    kb[i] = w
+                    ib[i] = ib[i - 1]
+                    i -= 1
+                kb[i] = v
+                ib[i] = x
+            for c in range(k):
                 for j in range(n):
-                    for c in range(k):
-                        out[key[c], a + j] = T[perm[j], c + 1]
+                    tmp[j] = out[c, ib[j]]
+                for j in range(n):
+                    out[c, a + j] = tmp[j]
         a = e
-    return True
+
+
+@njit(**NUMBA_FLAGS)
+def _sort_run(out, key, a, e):
+    # Rows [a, e) of one end (more than _RUN) sorted by first position, then the rows in ``key`` order,
+    # on a copy with the first position in front (_sort_rows merges them).
+    k, n = out.shape[0], e - a
+    T, K = np.empty((n, k + 1), np.int64), np.empty((n, 0), np.int64)
+    lo, same = np.empty(n, np.int64), np.zeros(n, np.int64)
+    perm, tmp = np.empty(n, np.int64), np.empty(n, np.int64)
+    for j in range(n):
+        low = _NO_LOW
+        for c in range(k):
+            x = out[key[c], a + j]
+            T[j, c + 1] = x
+            if 0 <= x < low:
+                low = x
+        T[j, 0] = low
+    if _sort_rows(T, n, perm, tmp, same, lo, np.arange(1, k + 1), K):
+        for j in range(n):
+            for c in range(k):
+                out[key[c], a + j] = T[perm[j], c + 1]
 
 
 def _key_order(where: str, key, k: int) -> np.ndarray:
@@ -600,13 +568,16 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     (``Lpos``'s columns then ``Rpos``'s; -1 unbound).  ``key``: the rows in the order the sort compares
     them (the variables' name order), a permutation of ``range(len(src))``; None: row order.
 
-    The rows go to their place in one pass, bucketed by last position (positions are below
-    ``n_events``): with several key partitions, or a left record that ends after the right one (ties
-    under ``nondecreasing_ts``), the pairs are not in end order, and a bucket per end is a partition
-    merge in O(pairs + events) instead of a sort.  With far more events than pairs (``n_events`` not
+    The rows are gathered in the pairs' order; where their ends ascend (one key partition, a join
+    driven by the record that ends its matches) only each end's rows are then put in order.  Otherwise
+    (several key partitions, or a left record that ends after the right one: ties under
+    ``nondecreasing_ts``) they are written again, each to its place, bucketed by last position
+    (positions are below ``n_events``): a bucket per end is a partition merge in O(pairs + events)
+    instead of a sort.  With far more events than pairs (``n_events`` not
     below ``_BUCKETS * pairs + _BUCKETS_MIN``, as :func:`canonical_order` decides) the ends are merge
     sorted instead, in O(pairs log pairs).  Then the rows of each end are sorted by first
-    position and the columns, as :func:`canonical_order` sorts them.  This replaces the join's output
+    position and the columns, as :func:`canonical_order` sorts them, on a key packed into one integer
+    per row (:func:`_order_ends`).  This replaces the join's output
     records, :func:`canonical_order`'s permutation and :func:`gather_columns`' copy through it: on
     6.65M matches those wrote 12 arrays of the matches' length, this writes ``len(src)``.
 
@@ -630,7 +601,12 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     n_events = int(n_events)
     count = scratch("canonical_ends", n_events + 2, np.int64) if n_events < _BUCKETS * m + _BUCKETS_MIN \
         else np.zeros(0, np.int64)
-    if not _canonical_pairs(Lpos, Rpos, li, ri, src, key, n_events, count, out):
+    # a row's sort key within its end packed into one int64: its first position and then as many of its
+    # columns (in key order) as fit, each + 1 (-1 unbound) in ``bits``
+    bits = max(n_events.bit_length(), 1)
+    fields = min(63 // bits, len(src) + 1)
+    ends, pk = empty(m, np.int64), empty(m, np.int64)  # each row's end and packed key (_row_keys)
+    if not _canonical_pairs(Lpos, Rpos, li, ri, src, key, n_events, bits, fields, count, out, ends, pk):
         raise fail("canonical_pairs", f"a pair is outside its input or a position is not below {n_events}")
     return out
 
