@@ -484,7 +484,7 @@ def _order_ends(out, key, rest, ends, pk):
     # made this pass 2-8x slower, perf/notes/opencep.md): an end past _RUN rows goes to _sort_run.
     k, m = out.shape
     kb, ib, tmp = np.empty(_RUN, np.int64), np.empty(_RUN, np.int64), np.empty(_RUN, np.int64)
-    a = 0
+    a = np.int64(0)  # not the literal 0: _sort_run would be typed, and compiled, for Literal[int](0) too
     while a < m:
         e = a + 1
         ordered = True
