@@ -9,7 +9,9 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   key by key); :func:`leaf_by_key` also of :func:`jitcep.kernels.leaf_of_run`
 - :func:`seq_join`       twin of :func:`jitcep.kernels.seq_join` (as a set of pairs);
   :func:`seq_join_rows` of :func:`jitcep.kernels.final_join.seq_join_rows` (those pairs' rows, sorted);
-  :func:`seq3_leaf_rows` of :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` (every triple tested)
+  :func:`seq3_leaf_rows` of :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` (every triple tested);
+  :func:`seq_chain_rows` of :func:`jitcep.kernels.final_join_chain.seq_chain_rows` (every chain grown an
+  event at a time, sorted)
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
 - :func:`pair_columns`   twin of :func:`jitcep.kernels.join.pair_columns` (the events a join's predicates read)
@@ -136,6 +138,26 @@ def seq3_leaf_rows(A, B, C, ts, wt, W, order, src):
                         max(wt[a], wt[b], wt[c]) - min(wt[a], wt[b], wt[c]) <= W:
                     rows.append([(a, b, c)[s] for s in src])
     return gather_columns(rows, range(3), canonical_order(rows, range(3)))
+
+
+def leaf_chains(leaves, ts, wt, W, order):
+    """Every chain (one event of each leaf, in leaf order, one partition, each before the next) whose
+    max - min of window times is <= W, as tuples of positions, grown an event at a time."""
+    wt, W = _ints(wt), int(W)
+    events = [[(g, p[0]) for _, g, p, _, _ in _records(X[:4])] for X in leaves]
+    chains = [((g,), (p,)) for g, p in events[0]]
+    for later in events[1:]:
+        chains = [(gs + (g,), ps + (p,)) for gs, ps in chains for g, p in later
+                  if g == gs[0] and _before(ps[-1], p, ts, order)]
+    return [ps for _, ps in chains if max(wt[p] for p in ps) - min(wt[p] for p in ps) <= W]
+
+
+def seq_chain_rows(leaves, ts, wt, W, order, src):
+    """Twin of kernels.final_join_chain.seq_chain_rows: every chain of the leaves (:func:`leaf_chains`)
+    as rows (row i the events of leaf ``src[i]``), sorted by last event, first, then the others in leaf
+    order (canonical order when the middle variables' names ascend in leaf order)."""
+    chains = sorted(leaf_chains(leaves, ts, wt, W, order), key=lambda c: (c[-1], c[0], *c[1:-1]))
+    return [[c[int(s)] for c in chains] for s in src]
 
 
 def pair_records(L, R, li, ri, ts, wt):

@@ -63,7 +63,7 @@ def _fits_seen(seen):
 def _final_join_only():
     """Off: a SEQ of three leaves with nothing to test written from the leaves (tests/test_compiled_seq3_leaves.py),
     which would take these patterns' final join away from the kernel tested here."""
-    return mock.patch.object(join_executor, "_three_leaves", lambda node, state: None)
+    return mock.patch.object(join_executor, "_leaf_chain", lambda node, state: None)
 
 
 def _agree(text, names, order, n_frames, seed, seen):

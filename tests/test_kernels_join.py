@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st
 import naive
 from jitcep import config
 from jitcep.errors import ExplosionError, KernelInputError
-from jitcep.kernels import and_join, counting_sort, final_join, final_join_leaves, join, seq_join
+from jitcep.kernels import and_join, counting_sort, final_join, final_join_chain, final_join_leaves, join, seq_join
 
 
 _I64 = np.iinfo(np.int64)
@@ -309,18 +309,18 @@ def three_leaves(draw):
 def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads, data):
     # SEQ(a, b, c) over three leaves written straight from them: every triple of one partition in order
     # and within the window, in canonical order, its rows in any order of the variables; the first
-    # join's pairs counted, (a, b) or a right-deep plan's (b, c); declined (None) only where the window
-    # times do not follow the positions
+    # join's pairs counted, (a, b) or a right-deep plan's (b, c); a KernelInputError only where the
+    # window times do not follow the positions (the engine's tables are sorted by time)
     ts, wt, follows, W, A, B, C = case
     src = np.array(data.draw(st.permutations(range(3))), dtype=np.int64)
     bc = data.draw(st.booleans())
-    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-        out = final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, 10**6, 10**6, src, len(ts),
-                                               2 if threads else 1, inner_bc=bc)
-    assert out is not None or not follows
-    if out is None:
+    try:
+        with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+            rows, times, pairs = final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, 10**6, 10**6, src,
+                                                                  len(ts), 2 if threads else 1, inner_bc=bc)
+    except KernelInputError:
+        assert not follows
         return
-    rows, times, pairs = out
     expected = naive.seq3_leaf_rows(A, B, C, ts, wt, W, order, src)
     assert rows.shape == (3, len(expected[0])) and rows.flags.c_contiguous
     assert rows.tolist() == expected
@@ -378,6 +378,108 @@ def test_seq3_leaf_rows_refuses_bad_input():
             (leaf, outside, leaf, "position", [0, 1, 2], 6)):
         with pytest.raises(KernelInputError):
             final_join_leaves.seq3_leaf_rows(A, B, C, ts, ts, 10, order, 10**6, 10**6, np.array(src), n_events)
+
+
+@st.composite
+def leaf_chain(draw):
+    """Sorted timestamps, k = 3-5 leaves (one-event records at distinct positions, each partition's in
+    position order, start array = end array) over G partitions whose events each belong to one, count or
+    time window times, and the runs of a random binary plan over the leaves (each after its parts)."""
+    n = draw(st.integers(3, 14))
+    ts = np.cumsum(np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.int64))
+    G = draw(st.integers(1, 3))
+    owner = draw(st.lists(st.integers(0, G - 1), min_size=n, max_size=n))
+
+    def leaf():
+        pos = [p for p in range(n) if draw(st.booleans())]
+        pos.sort(key=lambda p: (owner[p], p))
+        p = np.array(pos, dtype=np.int64)
+        goff = np.zeros(G + 1, dtype=np.int64)
+        np.cumsum(np.bincount([owner[x] for x in pos], minlength=G), out=goff[1:])
+        return p.reshape(-1, 1), p, p, goff
+
+    k = draw(st.integers(3, 5))
+    wt = draw(st.sampled_from([np.arange(n, dtype=np.int64), ts]))
+    W = draw(st.one_of(st.integers(0, 10), st.integers(2**64 - 3, 2**64 + 3)))
+
+    def plan(i0, i1):  # the runs of a binary tree over leaves [i0, i1], parts first
+        if i0 == i1:
+            return []
+        cut = draw(st.integers(i0, i1 - 1))
+        return plan(i0, cut) + plan(cut + 1, i1) + [(i0, i1)]
+
+    return ts, wt, W, [leaf() for _ in range(k)], plan(0, k - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(leaf_chain(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
+def test_seq_chain_rows_are_every_chain_in_canonical_order(case, order, threads, data):
+    # SEQ of k leaves written straight from them: every chain of one partition in order and within the
+    # window, sorted by (last, first, the others in leaf order), its rows in any order of the leaves;
+    # each run of the plan's chains counted (what its join would pair at most), each cap asked with the
+    # counts of the runs before it
+    ts, wt, W, leaves, spans = case
+    k = len(leaves)
+    src = np.array(data.draw(st.permutations(range(k))), dtype=np.int64)
+    asked = []
+
+    def cap_of(span, counts):
+        asked.append((span, dict(counts)))
+        return 10**6
+
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        rows, times, counts = final_join_chain.seq_chain_rows(leaves, ts, wt, W, order, spans, cap_of, src,
+                                                              len(ts), 2 if threads else 1)
+    expected = naive.seq_chain_rows(leaves, ts, wt, W, order, src)
+    assert rows.shape == (k, len(expected[0])) and rows.flags.c_contiguous
+    assert rows.tolist() == expected
+    assert times.shape == rows.shape and times.flags.c_contiguous
+    assert times.tolist() == [[int(ts[p]) for p in row] for row in expected]
+    want = {(i0, i1): len(naive.leaf_chains(leaves[i0:i1 + 1], ts, wt, W, order)) for i0, i1 in spans}
+    assert counts == want
+    assert [span for span, _ in asked] == spans
+    assert all(seen == {s: want[s] for s in spans[:i]} for i, (_, seen) in enumerate(asked))
+    # at every run's own count the same rows; one below any run's count: None (the joins decide)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        at_caps = final_join_chain.seq_chain_rows(leaves, ts, wt, W, order, spans, lambda s, c: want[s], src,
+                                                  len(ts), 2 if threads else 1)
+        assert at_caps[0].tolist() == expected
+        short = data.draw(st.sampled_from(spans))
+        if want[short]:
+            assert final_join_chain.seq_chain_rows(
+                leaves, ts, wt, W, order, spans, lambda s, c: want[s] - (s == short), src, len(ts),
+                2 if threads else 1) is None
+
+
+def test_seq_chain_rows_refuses_bad_input():
+    ts = np.arange(8, dtype=np.int64)
+    p = np.arange(8, dtype=np.int64)
+    leaf = (p.reshape(8, 1), p, p, np.array([0, 8]))
+    big = lambda span, counts: 10**6  # noqa: E731
+    spans = [(0, 1), (0, 2), (0, 3)]
+    rows, _, counts = final_join_chain.seq_chain_rows([leaf] * 4, ts, ts, 10, "position", spans, big,
+                                                      np.array([3, 0, 1, 2]), 8)
+    # 4 of 8 events in order: C(8, 4) chains; pairs C(8, 2), triples C(8, 3)
+    assert rows.shape == (4, 70) and counts == {(0, 1): 28, (0, 2): 56, (0, 3): 70}
+    two = (np.array([[0, 1]]), np.array([0]), np.array([1]), np.array([0, 1]))
+    outside = (np.array([[1], [2]]), np.array([1, 2]), np.array([1, 2]), np.array([0, 3]))
+    back = (p.reshape(8, 1)[::-1].copy(), p[::-1].copy(), None, np.array([0, 8]))
+    back = (back[0], back[1], back[1], back[3])
+    for leaves, order, src, sp, n_events, wt in (
+            ([leaf] * 3, "nondecreasing_ts", [0, 1, 2], [(0, 2)], 8, ts),
+            ([leaf] * 2, "position", [0, 1], [(0, 1)], 8, ts),
+            ([leaf, two, leaf], "position", [0, 1, 2], [(0, 2)], 8, ts),
+            ([leaf] * 3, "position", [0, 1, 1], [(0, 2)], 8, ts),
+            ([leaf] * 3, "position", [0, 1, 2], [(0, 1)], 8, ts),
+            ([leaf] * 3, "position", [0, 1, 2], [(1, 0), (0, 2)], 8, ts),
+            ([leaf] * 3, "position", [0, 1, 2], [(0, 2)], 7, ts),
+            ([leaf, leaf, (p.reshape(8, 1), p, p, np.array([0, 4, 8]))], "position", [0, 1, 2], [(0, 2)], 8, ts),
+            ([leaf, outside, leaf], "position", [0, 1, 2], [(0, 2)], 8, ts),
+            ([leaf, back, leaf], "position", [0, 1, 2], [(0, 2)], 8, ts),
+            # window times that do not follow the positions: the engine's tables are sorted by time
+            ([leaf] * 3, "position", [0, 1, 2], [(0, 2)], 8, ts[::-1].copy())):
+        with pytest.raises(KernelInputError):
+            final_join_chain.seq_chain_rows(leaves, ts, wt, 10, order, sp, big, np.array(src), n_events)
 
 
 @settings(max_examples=400, deadline=None)

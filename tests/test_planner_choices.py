@@ -252,7 +252,7 @@ def test_the_final_join_finds_the_reference_matches_by_rows_and_by_pairs(text, o
     monkeypatch.setattr(join_executor, "seq_join_rows", lambda *a, **k: wrote.append(1) or real(*a, **k))
     # the final join's own kernels, not a SEQ of three leaves written from the leaves (which ignores the
     # root's driver and rows: tests/test_compiled_seq3_leaves.py)
-    monkeypatch.setattr(join_executor, "_three_leaves", lambda node, state: None)
+    monkeypatch.setattr(join_executor, "_leaf_chain", lambda node, state: None)
     pattern = parse(text)
     opts = Options(order=order)
     variants = []

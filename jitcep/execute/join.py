@@ -21,6 +21,7 @@ from ..budget import nbytes
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
 from ..kernels.final_join import seq_join_rows
+from ..kernels.final_join_chain import seq_chain_rows
 from ..kernels.final_join_leaves import seq3_leaf_rows
 from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, too_many_pairs
 from ..kernels.kleene import gather_lists
@@ -32,11 +33,24 @@ from .buffer import Buffer, empty_buffer, offsets
 
 
 def run(node, state, execute) -> Buffer:
-    leaves = _three_leaves(node, state)
-    if leaves is not None:
-        out = _leaf_triples(node, leaves, state, execute)
-        if out is not None:
-            return out
+    scans = _leaf_chain(node, state)
+    if scans is None:
+        return _joined(node, state, execute)
+    leaves, out = _from_leaves(node, scans, state, execute)
+    if out is not None:
+        return out
+    # past a cap: the joins run over the leaves read (as a reduction's survivors are) and say which cap
+    added = [id(s) for s in scans if id(s) not in state.reduced]
+    state.reduced.update((id(s), b) for s, b in zip(scans, leaves))
+    try:
+        return _joined(node, state, execute)
+    finally:
+        for key in added:
+            state.reduced.pop(key, None)
+
+
+def _joined(node, state, execute) -> Buffer:
+    """The join's output made from its inputs' records: pairs, then records or the match table."""
     L = execute(node.left)
     if not len(L):
         return empty_buffer(node.vars, state.G, list_vars(node))
@@ -84,36 +98,50 @@ def run(node, state, execute) -> Buffer:
     return buf
 
 
-def _three_leaves(node, state):
-    """The three Scans, in SEQ order, when ``node`` is the final join of ``SEQ(a, b, c)`` over them with no
-    predicate left on either join's pairs: the matches are then written straight from the leaves
-    (:func:`_leaf_triples`).  With several key partitions only where the plan would write the rows
-    (``node.rows``: the kernel then passes over an array of one entry per table position, as
-    :func:`_writes_rows`' kernel does); with one, always (its work is the leaves' and the rows').  Not
-    under ``explain(analyze=True)``, which shows each operator's records, nor under ``nondecreasing_ts``."""
+def _from_leaves(node, scans, state, execute):
+    """(leaves, out): the leaves of ``scans`` (:func:`_leaf_chain`) as read, and the match table written
+    straight from them (:func:`_leaf_triples`, :func:`_leaf_chains`), or None past a cap.  Every leaf is
+    read, an empty one too: the joins before it in the plan's order still make their pairs, and past a
+    cap raise."""
+    leaves = [execute(s) for s in scans]
+    return leaves, (_leaf_triples if len(scans) == 3 else _leaf_chains)(node, scans, leaves, state)
+
+
+def _leaf_chain(node, state):
+    """The Scans, in SEQ order, when ``node`` is the final join of a SEQ of k >= 3 of them joined by SEQ joins
+    with no predicate left on any join's pairs: the matches are then written straight from the leaves
+    (:func:`_leaf_triples`, :func:`_leaf_chains`).  With several key partitions only where the plan would
+    write the rows (``node.rows``: the kernels then pass over an array of one entry per table position, as
+    :func:`_writes_rows`' kernel does); with one, always (their work is the leaves' and the rows').  From
+    four leaves on only where the middle variables' names ascend in SEQ order (the kernel writes each end's
+    chains in SEQ order, canonical order compares them by name: docs/semantics.md section 11).  Not under
+    ``explain(analyze=True)``, which shows each operator's records, nor under ``nondecreasing_ts``.  A
+    reduction's test (``extends``) only drops records that extend to no match: not needed here."""
     if not (node is state.final and isinstance(node, SeqJoin) and (node.rows or state.G == 1) and not state.profiled
-            and state.options.order != "nondecreasing_ts" and len(state.plan.variables) == 3
-            and not state.plan.list_vars):
+            and state.options.order != "nondecreasing_ts" and not state.plan.list_vars):
         return None
-    inner = node.left if isinstance(node.left, SeqJoin) else node.right
-    # a reduction's test (``extends``) only drops records that extend to no match: not needed here
-    if not isinstance(inner, SeqJoin) or node.predicates or inner.predicates:
+    scans = _scans_of(node)
+    if scans is None or len(scans) < 3 or len(scans) != len(state.plan.variables):
         return None
-    scans = (inner.left, inner.right, node.right) if inner is node.left else (node.left, inner.left, inner.right)
-    return scans if all(isinstance(s, Scan) for s in scans) else None
+    middle = [s.var for s in scans[1:-1]]
+    return scans if middle == sorted(middle) else None
 
 
-def _leaf_triples(node, scans, state, execute):
-    """The final join of ``SEQ(a, b, c)`` over three leaves (:func:`_three_leaves`) as the match table,
+def _scans_of(node):
+    """The Scans under ``node`` in SEQ order when it is a tree of SEQ joins with no predicate, else None."""
+    if isinstance(node, Scan):
+        return [node]
+    if not isinstance(node, SeqJoin) or node.predicates:
+        return None
+    left, right = _scans_of(node.left), _scans_of(node.right)
+    return None if left is None or right is None else left + right
+
+
+def _leaf_triples(node, scans, bufs, state):
+    """The final join of ``SEQ(a, b, c)`` over three leaves (:func:`_leaf_chain`) as the match table,
     written by :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` under the caps the two joins
-    would have had (their pairs' and records' memory as :func:`run` sizes it); None when the kernel
-    declines (times that do not follow the positions) or a cap is passed: the joins then run one by
-    one, and say which cap."""
-    bufs = []
-    for s in scans:  # a leaf with no event: no match, and the leaves after it never run (as run's)
-        bufs.append(execute(s))
-        if not len(bufs[-1]):
-            return empty_buffer(node.vars, state.G, list_vars(node))
+    would have had (their pairs' and records' memory as :func:`run` sizes it); None past a cap: the joins
+    then run one by one, and say which cap."""
     A, B, C = bufs
     # the plan's first join: (a, b) left-deep, (b, c) right-deep; the final join's other input is a leaf
     bc = scans[0] is node.left
@@ -128,16 +156,63 @@ def _leaf_triples(node, scans, state, execute):
     names = state.plan.variables
     src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
     try:
-        out = seq3_leaf_rows(A.timed(), B.timed(), C.timed(), state.table.ts, state.wt, state.W, options.order,
-                             inner_cap, cap, src, state.table.n, state.threads, inner_bc=bc)
+        rows, times, pairs = seq3_leaf_rows(A.timed(), B.timed(), C.timed(), state.table.ts, state.wt, state.W,
+                                            options.order, inner_cap, cap, src, state.table.n, state.threads,
+                                            inner_bc=bc)
     except ExplosionError:
         return None
-    if out is None:
-        return None
-    rows, times, pairs = out
     if rows.shape[1] and rows.shape[1] > (memory.limit - nbytes(leaf) - 64 * pairs) // per:
         return None
     return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=True, times=times)
+
+
+def _leaf_chains(node, scans, bufs, state):
+    """The final join of ``SEQ(a1, ..., ak)`` over k >= 4 leaves (:func:`_leaf_chain`) as the match table,
+    written by :func:`jitcep.kernels.final_join_chain.seq_chain_rows`, or None when the plan's joins might
+    pass a cap: each join's candidate pairs are at most the chains over its run of leaves (exactly, with
+    no reduction thinning its inputs), and its share of ``max_memory`` is at least what is left beside its
+    inputs' records bounded above (:func:`_held_at_most`).  Where a bound passes a cap the joins run and
+    decide (and say which cap)."""
+    runs, index = [], {}  # each join's (run of leaves, inputs), parts first; each node's run by id
+
+    def walk(n, first: int) -> int:  # the leaves under n are first, first + 1, ...: returns the last
+        last = first if isinstance(n, Scan) else walk(n.right, walk(n.left, first) + 1)
+        index[id(n)] = (first, last)
+        if not isinstance(n, Scan):
+            runs.append(((first, last), n.left, n.right))
+        return last
+
+    walk(node, 0)
+    options, memory = state.options, state.memory
+    leaf_of = {id(s): b for s, b in zip(scans, bufs)}
+
+    def held(child, counts) -> int:
+        if isinstance(child, Scan):
+            return nbytes(leaf_of[id(child)])
+        return _held_at_most(counts[index[id(child)]], len(child.vars), state.G)
+
+    def cap_of(run_, counts) -> int:
+        _, L, R = runs[[r for r, _, _ in runs].index(run_)]
+        per = 8 * (6 + 2 * (len(L.vars) + len(R.vars) + 6))  # as run() sizes a join's pairs
+        return min(options.max_partials, max(0, (memory.limit - held(L, counts) - held(R, counts)) // per))
+
+    names = state.plan.variables
+    src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
+    out = seq_chain_rows([b.timed() for b in bufs], state.table.ts, state.wt, state.W, options.order,
+                         [r for r, _, _ in runs], cap_of, src, state.table.n, state.threads)
+    if out is None:
+        return None
+    rows, times, _ = out
+    return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=True, times=times)
+
+
+def _held_at_most(records: int, width: int, G: int) -> int:
+    """At most the bytes :func:`jitcep.budget.nbytes` counts for a join's output of ``records`` records of
+    ``width`` events: its position matrix and six arrays of bounds and times, each counted as at most
+    twice its bytes or a 34 MiB block (an array cut from a pool's block, or from a larger mapped one,
+    :mod:`jitcep.kernels.alloc`), and its partition offsets."""
+    arrays = [8 * records * width] + [8 * records] * 6
+    return sum(max(2 * a, 34 << 20) for a in arrays) + 8 * (G + 1)
 
 
 def _tested(node, L: Buffer, R: Buffer, state, made):

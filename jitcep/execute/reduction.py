@@ -67,7 +67,7 @@ class Reach:
 
 
 def run(node, state, execute) -> Buffer:
-    scans = _chain_scans(node)
+    scans = _scans_by_var(node)
     for s in scans.values():  # read afresh: another reduction of the plan (a DNF alternative) may share a scan
         state.reduced.pop(id(s), None)
     leaves = []
@@ -93,7 +93,7 @@ def _scan_per_var(node) -> dict:
     return {n.var: n for n in _scans(node.input)}
 
 
-_chain_scans = PerObject(_scan_per_var)
+_scans_by_var = PerObject(_scan_per_var)
 
 
 def _scans(node):

@@ -4,9 +4,9 @@
 ZStream SEQ joins (section 4.4, Algorithm 1): the pairs (a, b), made into
 records, then joined with c (:func:`jitcep.kernels.final_join.seq_join_rows`),
 which puts those records in order by first position to write each end's rows
-in canonical order.  When every event of the three leaves has a window time
-and an order time that follow its position (as the engine's always do:
-checked, not assumed), the matches ending at c are, for each a within c's
+in canonical order.  Every event of the three leaves has a window time and
+an order time that follow its position (the engine's tables are sorted by
+time: checked, an error when not), so the matches ending at c are, for each a within c's
 window from the earliest allowed on (ZStream 4.3's EAT), the events of B
 after a and before c: a slice of B's leaf.  So the rows are written straight
 from the leaves, in canonical order (docs/semantics.md section 11: the end c,
@@ -53,7 +53,7 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
     # against ``inner_cap`` (into inner_out[0]), then per event c of C its matches,
     # into at[c's position + 1] when ``at`` has room for every position.  Returns the number of matches
     # or a status: -1 past a cap, -2 partition offsets outside the leaves, -3 a position outside
-    # [0, n), -5 times that do not follow the positions (the caller joins the general way).
+    # [0, n), -5 times that do not follow the positions.
     pA, tA, wA, Ag = A[1], A[4], A[6], A[3]
     pB, tB, wB, Bg = B[1], B[4], B[6], B[3]
     pC, tC, wC, Cg = C[1], C[4], C[6], C[3]
@@ -172,16 +172,16 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
     canonical order, row i holding the events of the variable ``src[i]`` (0: a, 1: b, 2: c), times
     their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
     read in order from the leaves, instead of gathered at the rows again), and the number of pairs
-    (a, b) within the window (with ``inner_bc``: (b, c), the first join of a right-deep plan); None when the leaves' times do not follow their positions (then nothing
-    is written and the caller joins the general way).  Every row is a leaf event's position, so none
-    is unbound.
+    (a, b) within the window (with ``inner_bc``: (b, c), the first join of a right-deep plan).  Every row
+    is a leaf event's position, so none is unbound.
 
     ``inner_cap`` bounds those pairs (the first join's, counted, not made) and
     ``cap`` the matches: past either, an ExplosionError.  ``order``: ``position`` or ``strict_ts`` (under
     ``nondecreasing_ts`` simultaneous events are before each other).  ``threads``: the partitions are
     split into up to that many ranges counted and written side by side.  A buffer that is no leaf,
-    partitions that differ or fall outside the records, ``src`` no permutation of (0, 1, 2) or a
-    position not below ``n_events`` is a KernelInputError.
+    partitions that differ or fall outside the records, ``src`` no permutation of (0, 1, 2), a
+    position not below ``n_events`` or times that do not follow the positions (the event table is
+    sorted by time) is a KernelInputError.
     """
     if order not in ("position", "strict_ts"):
         raise fail("seq3_leaf_rows", f"order {order!r}: simultaneous events may be before each other")
@@ -217,7 +217,7 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
 
     counts = run_ranges(count, ranges)
     if -5 in counts:
-        return None
+        raise fail("seq3_leaf_rows", "a leaf's order or window times do not ascend with its positions")
     m = sum(counts)
     if -1 in counts or int(inner.sum()) > inner_cap or m > cap:  # each range checks its own share only
         raise too_many_pairs("a SEQ join", min(inner_cap, cap))
