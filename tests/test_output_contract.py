@@ -28,7 +28,7 @@ def _empty_run(q, schema, **kw):
 
 
 @pytest.mark.parametrize("ret, dtype", [
-    ("-a.x", pl.String), ("a.x + 1", pl.String), ("a.x * b.x", pl.Categorical), ("a.x + 1", pl.Duration("us")),
+    ("-a.x", pl.String), ("a.x + 1", pl.String), ("a.x * b.x", pl.Categorical()), ("a.x + 1", pl.Duration("us")),
     ("a.x > 1", pl.String), ("a.x / 2", pl.Boolean), ("abs(a.x)", pl.Date), ("-a.x", pl.List(pl.Int64)),
     ("a.x", pl.Struct({"u": pl.Int64})), ("a.x = 'p'", pl.Int32)])
 def test_output_schema_raises_the_runs_named_error_for_what_a_run_refuses(ret, dtype):
@@ -50,3 +50,47 @@ def test_output_schema_raises_the_runs_error_for_a_type_column_of_another_dtype(
     assert isinstance(want, AttributeTypeError)
     with pytest.raises(AttributeTypeError, match="type column"):
         jitcep.output_schema(q, schema, type="type")
+
+
+# --- RETURN conditions: the value WHERE gives them (semantics §4) ----------------------------------------
+
+# one (A, B) pair per match: A at ts 10k, B at 10k + 1, WITHIN 1
+_BIG = 2**53 + 1  # not a float64: 2**53 + 1 = 2**53 as a float would be a wrong answer
+_PAIRS = [  # (a.i, a.f, a.s, b.i, b.f)
+    (1, 1.0, "p", 2, 2.5), (2, 2.5, "q", 1, 1.0), (None, None, None, None, None), (_BIG, float(2**53), "r", 3, 1.5),
+    (-5, -5.0, None, _BIG, float(2**53)), (3, 1.5, "p", 2**62, 2.0**62), (0, 0.0, "q", None, 0.5)]
+
+
+def _pairs_frame() -> pl.DataFrame:
+    rows = [r for k, (ai, af, as_, bi, bf) in enumerate(_PAIRS)
+            for r in (("A", 10 * k, ai, af, as_), ("B", 10 * k + 1, bi, bf, None))]
+    return pl.DataFrame(rows, schema={"type": pl.String, "ts": pl.Int64, "i": pl.Int64, "f": pl.Float64,
+                                      "s": pl.String}, orient="row")
+
+
+def _kept(cond: str) -> set[int]:
+    """The A rows of the matches the reference evaluator keeps under ``WHERE cond``."""
+    out = jitcep.compile(f"PATTERN SEQ(A a, B b) WHERE {cond} WITHIN 1").run(
+        _pairs_frame(), type="type", engine="reference")
+    return set(out["a"].struct.field("row").to_list())
+
+
+@pytest.mark.parametrize("cond", [
+    "a.f IN (1, 2)", "a.f IN (1, 2.5)", "a.i IN (1.0, 2)", "a.i IN (1.5, -5)", "a.i NOT IN (1.5, 2)",
+    "a.i IN (1, NULL)", "a.i NOT IN (1, NULL)", "a.f IN (NULL)", "a.s IN ('p', NULL)", "a.s NOT IN ('q')",
+    "a.i IN (9007199254740992.0)", "a.i = b.f", "a.i != b.f", "a.i < b.f", "a.i <= b.f", "a.f > b.i",
+    "a.f >= b.i", "b.i = a.f", "a.i = 9007199254740992.0", "b.f = a.i", "a.i + 0.0 = b.f",
+    "a.i = b.i", "a.f < b.f", "a.i = 1 OR a.f IN (2.5)", "NOT (a.i IN (1.0))"])
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_a_return_condition_is_what_where_finds(cond, engine):
+    # RETURN cond is TRUE on the matches WHERE cond keeps, FALSE on those WHERE NOT (cond) keeps and NULL on
+    # the rest (three-valued logic, semantics §4: IN is `=` with each listed value; an int and a float
+    # compare by their exact values)
+    true, false = _kept(cond), _kept(f"NOT ({cond})")
+    assert not true & false
+    out = jitcep.compile(f"PATTERN SEQ(A a, B b) WITHIN 1 RETURN {cond} AS r").run(
+        _pairs_frame(), type="type", engine=engine)
+    got = dict(zip(out["a"].struct.field("row").to_list(), out["r"].to_list()))
+    assert len(got) == len(_PAIRS)
+    want = {row: True if row in true else False if row in false else None for row in got}
+    assert got == want
