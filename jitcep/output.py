@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
-from .events import EventTable
+from .events import EventTable, read_events, table_of_frame
 from .events.types import attribute_kind
 from .kernels.gather import input_rows, row_numbers, take
 from .matches import MatchTable
@@ -422,20 +422,38 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     if isinstance(e, (ex.Cmp, ex.In)) and any(isinstance(a, ex.Attr) and a.attr in kindless for a in ex.walk(e)):
         return pl.lit(None, dtype=pl.Boolean)  # NULL (section 4); a number column of nulls may meet a string
     if isinstance(e, ex.Cmp):
-        a, b = rec(e.left), rec(e.right)
-        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
+        return _compare(e.op, rec(e.left), rec(e.right), frame)
     if isinstance(e, ex.BoolOp):
         items = [rec(i) for i in e.items]
         return pl.all_horizontal(items) if e.op == "and" else pl.any_horizontal(items)
     if isinstance(e, ex.Not):
         return ~rec(e.operand)
     if isinstance(e, ex.In):
-        x = rec(e.operand).is_in([v.value for v in e.values])
-        return ~x if e.negated else x
+        # `=` with each listed value, OR'ed in three-valued logic: TRUE if one is equal, else NULL if the
+        # operand or an item is NULL (section 4); Polars' is_in neither mixes ints and floats nor gives NULL
+        x = rec(e.operand)
+        found = pl.any_horizontal([_compare("=", x, pl.lit(v.value), frame) for v in e.values])
+        return ~found if e.negated else found
     if isinstance(e, ex.IsNull):
         x = rec(e.operand)
         return x.is_not_null() if e.negated else x.is_null()
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
+
+
+_CMP = {"=": pl.Expr.eq, "!=": pl.Expr.ne, "<": pl.Expr.lt, "<=": pl.Expr.le, ">": pl.Expr.gt, ">=": pl.Expr.ge}
+
+
+def _compare(op: str, a: pl.Expr, b: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
+    """``a op b``; an int and a float by their exact values (semantics section 4), where Polars rounds the
+    int to a float: rounding is monotonic, so the floats decide where they differ, and where they are
+    equal the float is a whole number and both compare exactly as Int128."""
+    cmp = _CMP[op]
+    ta, tb = frame.head(0).select(a.alias("l"), b.alias("r")).dtypes
+    if not ((ta.is_integer() and tb.is_float()) or (ta.is_float() and tb.is_integer())):
+        return cmp(a, b)
+    fa, fb = a.cast(pl.Float64), b.cast(pl.Float64)
+    exact = cmp(a.cast(pl.Int128, strict=False), b.cast(pl.Int128, strict=False))
+    return pl.when(fa != fb).then(cmp(fa, fb)).otherwise(exact)
 
 
 def _no_kind(x: pl.Expr, kindless: bool, frame: pl.DataFrame) -> pl.Expr:
@@ -658,8 +676,9 @@ def output_schema(query, input_schema, *, time: str = "ts", type: str | None = N
     schema = pl.Schema(input_schema)
     if time not in schema:
         raise MissingColumnError(f"time column {time!r} is not in the input schema; columns: {list(schema)}")
-    source = pl.DataFrame(schema=schema)
-    table = EventTable(ts=np.zeros(0, np.int64), row=np.zeros(0, np.int64), type_code=np.zeros(0, np.int32),
-                       type_names=(), columns={}, time_unit_ns=None, time_dtype=schema[time])
+    # the run's own reading and table of no rows: its named errors (a missing column, a column's dtype, a
+    # predicate mixing kinds, the type column's dtype) before any Polars operation meets the dtypes
+    source = read_events(pl.DataFrame(schema=schema), patterns, time=time, type=type, all_columns=True)
+    table = table_of_frame(source, patterns, time=time, type=type)
     return to_frame(patterns, [empty_match_table(p) for p in patterns], table, shape=shape,
                     source=source, time=time, type=type).schema
