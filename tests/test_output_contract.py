@@ -8,6 +8,7 @@ reference evaluator where matches are compared, and hand-enumerated rows elsewhe
 
 from __future__ import annotations
 
+import datetime as dt
 import warnings
 
 import polars as pl
@@ -94,3 +95,52 @@ def test_a_return_condition_is_what_where_finds(cond, engine):
     assert len(got) == len(_PAIRS)
     want = {row: True if row in true else False if row in false else None for row in got}
     assert got == want
+
+
+_E = pl.Enum(["z", "y", "x"])  # categories not in text order
+_TEXT_TIMES = pl.DataFrame({
+    "ts": [1, 2, 3, 4, 5, 6], "type": ["A", "B", "B", "A", "B", "B"],
+    "e": pl.Series(["x", "y", "z", "x", None, "y"], dtype=_E),
+    "c": pl.Series(["x", "y", "z", "w", "x", None], dtype=pl.Categorical()),
+    "s": ["x", "x", "z", "a", "y", None],
+    "tz": pl.Series([dt.datetime(2020, 1, 1, h) for h in (9, 9, 10, 11, 0, 9)]).dt.replace_time_zone("UTC"),
+    "tz2": pl.Series([dt.datetime(2020, 1, 1, h) for h in (18, 9, 19, 20, 9, 0)], dtype=pl.Datetime("ns"))
+    .dt.replace_time_zone("Asia/Tokyo")})
+
+
+def _match_keys(out: pl.DataFrame) -> list:
+    rows = pl.col("b").list.eval(pl.element().struct.field("row")) if out.schema["b"] == pl.List else \
+        pl.col("b").struct.field("row")
+    return [(a, tuple(b) if isinstance(b, list) else b)
+            for a, b in out.select(pl.col("a").struct.field("row").alias("a"), rows.alias("b")).rows()]
+
+
+@pytest.mark.parametrize("body, cond", [
+    ("SEQ(A a, B b)", c) for c in ("a.e = b.c", "a.c = b.e", "a.e < b.s", "a.e >= b.e", "a.e < 'y'", "a.e = 'w'",
+                                   "a.e IN ('x', 'w')", "a.c > b.s", "a.c = b.c", "a.tz = b.tz2", "a.tz < b.tz2",
+                                   "a.tz2 >= b.tz", "a.tz = b.tz")] + [
+    ("SEQ(A a, B+ b[])", c) for c in ("min(b.e) = 'x'", "max(b.e) = 'z'", "min(b.e) < a.e", "b[1].e > b[2].e",
+                                      "max(b.c) = 'z'", "b[len].e = a.c", "max(b.tz2) > a.tz")])
+def test_a_return_condition_over_strings_and_instants_is_what_where_finds(body, cond):
+    # strings compare by their text whatever their dtype (an Enum's categories are not in text order);
+    # instants in two time zones compare as instants (semantics §4); Polars raised SchemaError /
+    # InvalidOperationError on Enum vs Categorical/String and on two zones, and ordered an Enum by category
+    def kept(c):
+        return set(_match_keys(jitcep.compile(f"PATTERN {body} WHERE {c} WITHIN 3").run(
+            _TEXT_TIMES, type="type", engine="reference")))
+    true, false = kept(cond), kept(f"NOT ({cond})")
+    out = jitcep.compile(f"PATTERN {body} WITHIN 3 RETURN {cond} AS r").run(_TEXT_TIMES, type="type")
+    got = dict(zip(_match_keys(out), out["r"].to_list()))
+    assert true | false <= set(got) and len(got) == out.height > 3
+    assert got == {k: True if k in true else False if k in false else None for k in got}
+
+
+def test_min_and_max_of_an_enum_are_by_text_and_keep_the_dtype():
+    # the list [x, y, z] of an Enum ordered z < y < x: min 'x', max 'z' (strings, semantics §4)
+    out = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 3 RETURN min(b.e), max(b.e)").run(
+        _TEXT_TIMES.with_columns(e=pl.Series(["q", "x", "z", "q", "y", "q"], dtype=pl.Enum(["z", "y", "x", "q"]))),
+        type="type")
+    assert out.schema["min_b_e"] == out.schema["max_b_e"] == pl.Enum(["z", "y", "x", "q"])
+    got = {tuple(k[1]): r for k, r in zip(_match_keys(out), out.select("min_b_e", "max_b_e").rows())}
+    assert got == {(1,): ("x", "x"), (1, 2): ("x", "z"), (2,): ("z", "z"), (4,): ("y", "y"), (4, 5): ("q", "y"),
+                   (5,): ("q", "q")}
