@@ -394,7 +394,11 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
             return pl.col(e.var).list.len().cast(pl.Int64)
         vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
         if e.func in ("min", "max"):
-            return _no_kind(vals.list.min() if e.func == "min" else vals.list.max(), e.attr in kindless, frame)
+            dtype = frame.head(0).select(vals.list.first()).dtypes[0]
+            if isinstance(dtype, pl.Enum):  # strings by their text (section 4), not the Enum's category order
+                vals = vals.list.eval(pl.element().cast(pl.String))
+            m = vals.list.min() if e.func == "min" else vals.list.max()
+            return _no_kind(m.cast(dtype) if isinstance(dtype, pl.Enum) else m, e.attr in kindless, frame)
         present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
         if e.func == "sum" and frame.head(0).select(vals.list.first()).dtypes[0].is_integer():
             total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
@@ -449,6 +453,13 @@ def _compare(op: str, a: pl.Expr, b: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
     equal the float is a whole number and both compare exactly as Int128."""
     cmp = _CMP[op]
     ta, tb = frame.head(0).select(a.alias("l"), b.alias("r")).dtypes
+    if isinstance(ta, (pl.Enum, pl.Categorical)) or isinstance(tb, (pl.Enum, pl.Categorical)):
+        # strings by their text: an Enum orders by its categories, and Polars compares neither an Enum
+        # with a Categorical nor with a string outside its categories
+        return cmp(a.cast(pl.String), b.cast(pl.String))
+    if isinstance(ta, pl.Datetime) and isinstance(tb, pl.Datetime) and ta.time_zone != tb.time_zone:
+        # instants in two zones (a zone-less one with a zoned one is refused before, section 4)
+        return cmp(a.dt.convert_time_zone("UTC"), b.dt.convert_time_zone("UTC"))
     if not ((ta.is_integer() and tb.is_float()) or (ta.is_float() and tb.is_integer())):
         return cmp(a, b)
     fa, fb = a.cast(pl.Float64), b.cast(pl.Float64)
