@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import jitcep
-from jitcep.errors import AttributeTypeError, JitcepError
+from jitcep.errors import AttributeTypeError, JitcepError, UnsupportedPatternError
 
 warnings.simplefilter("ignore", jitcep.FallbackWarning)
 
@@ -144,3 +144,49 @@ def test_min_and_max_of_an_enum_are_by_text_and_keep_the_dtype():
     got = {tuple(k[1]): r for k, r in zip(_match_keys(out), out.select("min_b_e", "max_b_e").rows())}
     assert got == {(1,): ("x", "x"), (1, 2): ("x", "z"), (2,): ("z", "z"), (4,): ("y", "y"), (4, 5): ("q", "y"),
                    (5,): ("q", "q")}
+
+
+# --- names the output's own columns use ------------------------------------------------------------------
+
+_ABAB = {"ts": [1, 2, 3, 4], "type": ["A", "B", "A", "B"]}
+
+
+@pytest.mark.parametrize("text, kw, cols, name", [
+    # an untyped variable's struct carries the type column beside its row and ts fields
+    ("PATTERN SEQ(* a, B b) WITHIN 5", dict(type="row"), {"ts": [1, 2, 3, 4], "row": ["A", "B", "A", "B"]}, "row"),
+    ("PATTERN SEQ(ANY(A, B) a, B b) WITHIN 5", dict(type="ts", time="t"),
+     {"t": [1, 2, 3, 4], "ts": ["A", "B", "A", "B"]}, "ts"),
+    # the long shape's columns beside the events' fields (an attribute, the type field)
+    ("PATTERN SEQ(A a, B b) WHERE a.index > 0 WITHIN 5", dict(type="type", shape="long"),
+     {**_ABAB, "index": [1, 2, 3, 4]}, "index"),
+    ("PATTERN SEQ(A a, B+ b[]) WHERE b[i].variable = 'p' WITHIN 5", dict(type="type", shape="long"),
+     {**_ABAB, "variable": ["p"] * 4}, "variable"),
+    ("PATTERN SEQ(A a, B b) WITHIN 5 RETURN a", dict(type="type", shape="long"),
+     {**_ABAB, "match_id": [0] * 4}, "match_id"),
+    ("PATTERN SEQ(A a, B b) WHERE a.`pattern` = 1 WITHIN 5; PATTERN SEQ(B a, A b) WITHIN 5",
+     dict(type="type", shape="long"), {**_ABAB, "pattern": [1] * 4}, "pattern"),
+    ("PATTERN SEQ(* a, B b) WITHIN 5", dict(type="index", shape="long"),
+     {"ts": [1, 2, 3, 4], "index": ["A", "B", "A", "B"]}, "index"),
+])
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_an_event_field_named_as_an_output_column_is_a_named_error(text, kw, cols, name, engine):
+    # was Polars' DuplicateError building the struct or the long frame; the wide shape, where these names
+    # are struct fields, keeps working where they do not meet row / ts
+    q = jitcep.compile(text)
+    df = pl.DataFrame(cols)
+    with pytest.raises(UnsupportedPatternError, match=f"'{name}'"):
+        q.run(df, engine=engine, **kw)
+    with pytest.raises(UnsupportedPatternError, match=f"'{name}'"):
+        jitcep.output_schema(q, df.schema, **kw)
+    if kw.get("shape") == "long":
+        wide = q.run(df, engine=engine, **{**kw, "shape": "wide"})
+        assert wide.height > 0
+        assert jitcep.output_schema(q, df.schema, **{**kw, "shape": "wide"}) == wide.schema
+
+
+def test_a_type_column_named_as_a_long_column_is_fine_when_no_struct_carries_it():
+    # only a variable accepting several types carries the type field
+    df = pl.DataFrame({"ts": [1, 2, 3, 4], "index": ["A", "B", "A", "B"]})
+    out = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5").run(df, type="index", shape="long")
+    assert out.columns == ["match_id", "variable", "index", "row", "ts"]
+    assert out.select("index", "row").rows() == [(0, 0), (0, 1), (0, 0), (0, 3), (0, 2), (0, 3)]
