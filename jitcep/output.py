@@ -244,6 +244,10 @@ def _fields(v: _VarSpec, values: _Values) -> tuple[tuple[str, str], ...]:
     """(field name, value source) pairs of a variable's struct, in output order."""
     out = [("row", ROW), ("ts", TS)]
     if v.with_type and values.has_type():
+        if values.type_field() in ("row", "ts"):
+            raise UnsupportedPatternError(
+                f"variable {v.name} accepts several types, so its struct holds the type column "
+                f"{values.type_field()!r} beside its own 'row' and 'ts' fields; rename the type column")
         out.append((values.type_field(), TYPE))
     attrs = _ordered_union(v.attrs, values.all_attrs() if v.whole else ())
     taken = {f for f, _ in out}
@@ -651,8 +655,22 @@ def to_frame(patterns, results: list[MatchTable], table: EventTable, *, shape: s
         from .errors import OptionError
         raise OptionError(f"shape={shape!r} is not one of 'wide', 'long'")
     values = _Values(table, source, time, type)
+    if shape == "long":
+        _check_long_names(patterns, values)
     wide = _wide(patterns, results, values)
     return wide if shape == "wide" else _long(wide, patterns, values)
+
+
+def _check_long_names(patterns, values: _Values) -> None:
+    """The long shape's own columns are not also event fields (an attribute or the type field), which
+    are columns of their own there."""
+    own = {"match_id", "variable", "index"} | ({"pattern"} if len(patterns) > 1 else set())
+    fields = {f for _, fields in _layout(patterns, values)[1].values() for f, _ in fields}
+    clash = sorted(own & fields)
+    if clash:
+        raise UnsupportedPatternError(
+            f"input column(s) {', '.join(map(repr, clash))} are event fields, which shape='long' outputs as "
+            "columns beside its own match_id, [pattern,] variable and index; rename them or use shape='wide'")
 
 
 def wants_all_columns(patterns) -> bool:
