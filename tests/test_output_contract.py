@@ -190,3 +190,48 @@ def test_a_type_column_named_as_a_long_column_is_fine_when_no_struct_carries_it(
     out = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5").run(df, type="index", shape="long")
     assert out.columns == ["match_id", "variable", "index", "row", "ts"]
     assert out.select("index", "row").rows() == [(0, 0), (0, 1), (0, 0), (0, 3), (0, 2), (0, 3)]
+
+
+# --- inputs of every form: the same output ---------------------------------------------------------------
+
+def _events(n: int, seed: int) -> pl.DataFrame:
+    import random
+
+    r = random.Random(seed)
+    return pl.DataFrame({
+        "ts": sorted(r.randint(0, n) for _ in range(n)), "type": [r.choice("ABC") for _ in range(n)],
+        "x": [None if r.random() < .2 else r.randint(0, 5) for _ in range(n)],
+        "s": [None if r.random() < .2 else r.choice(["p", "q", "é"]) for _ in range(n)],
+        "b": [None if r.random() < .2 else r.random() < .5 for _ in range(n)],
+        "f": pl.Series([r.random() for _ in range(n)], dtype=pl.Float32),
+        "t": [dt.datetime(2020, 1, 1, 0, r.randint(0, 59)) for _ in range(n)],
+        "c": pl.Series([r.choice("uvw") for _ in range(n)], dtype=pl.Categorical())})
+
+
+_FORMS_QUERY = ("PATTERN SEQ(A a, B+ b[], C c) WHERE a.x < c.x WITHIN 6 RETURN a, avg(b.f) AS m, b.s, max(b.t) AS mt, "
+                "c.c, b[1].b AS bb;\n"
+                "PATTERN OR(SEQ(A a, B e), SEQ(C c, B e2)) WITHIN 3 RETURN e.s AS s1, e2.s AS s2, a.b AS ab;\n"
+                "PATTERN SEQ(A a, !C n, B d) WITHIN 4 RETURN a.t AS at, d.f AS df")
+
+
+@pytest.mark.parametrize("shape", ["wide", "long"])
+def test_sliced_chunked_lazy_arrow_and_pandas_inputs_give_the_frames_output(shape):
+    # values are gathered from the input by row number: a slice's offset, several chunks (nulls, strings,
+    # booleans, a categorical) and the other input types must give the output of the plain frame
+    import pyarrow as pa
+
+    base = _events(40, 7)
+    pad = _events(9, 8).with_columns(type=pl.lit("Z"))
+    q = jitcep.compile(_FORMS_QUERY)
+    want = q.run(base, type="type", engine="reference", shape=shape)
+    assert want.height > 20 and want["pattern"].n_unique() == 3
+    chunked = pl.concat([base.slice(0, 13), base.slice(13, 20), base.slice(33)], rechunk=False)
+    assert chunked["s"].n_chunks() == 3
+    forms = {"sliced": pl.concat([pad, base, pad]).slice(9, 40), "chunked": chunked, "lazy": base.lazy(),
+             "arrow": base.to_arrow(),
+             "arrow chunks": pa.Table.from_batches(base.to_arrow().to_batches(max_chunksize=9)),
+             "pandas": base.to_pandas()}
+    for name, events in forms.items():
+        for engine in ("compiled", "reference"):
+            got = q.run(events, type="type", engine=engine, shape=shape)
+            assert got.equals(want), (name, engine)
