@@ -235,3 +235,13 @@ def test_sliced_chunked_lazy_arrow_and_pandas_inputs_give_the_frames_output(shap
         for engine in ("compiled", "reference"):
             got = q.run(events, type="type", engine=engine, shape=shape)
             assert got.equals(want), (name, engine)
+
+
+@pytest.mark.parametrize("shape", ["wide", "long"])
+def test_a_list_and_a_single_variable_of_one_name_raise_in_both_shapes_and_the_message_says_so(shape):
+    # semantics §10: the error is raised whatever the shape, so its message must not send the user to
+    # shape='long' (it did: "rename it in one of them (or use shape='long')")
+    q = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 3; PATTERN SEQ(A a, B b) WITHIN 3")
+    with pytest.raises(UnsupportedPatternError, match="variable b is a Kleene list") as got:
+        q.run(_events(12, 1), type="type", shape=shape)
+    assert "shape=" not in str(got.value)
