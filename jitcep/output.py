@@ -497,7 +497,7 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
                 if is_list != v.is_list:
                     raise UnsupportedPatternError(
                         f"variable {v.name} is a Kleene list in one pattern and a single event in another; "
-                        "rename it in one of them (or use shape='long')")
+                        "rename it in one of them")
                 f = _ordered_union(prev, f)
             out[v.name] = (v.is_list, f)
     for spec in specs:
