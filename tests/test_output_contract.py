@@ -13,6 +13,7 @@ import warnings
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jitcep
 from jitcep.errors import AttributeTypeError, JitcepError, UnsupportedPatternError
@@ -245,3 +246,103 @@ def test_a_list_and_a_single_variable_of_one_name_raise_in_both_shapes_and_the_m
     with pytest.raises(UnsupportedPatternError, match="variable b is a Kleene list") as got:
         q.run(_events(12, 1), type="type", shape=shape)
     assert "shape=" not in str(got.value)
+
+
+# --- output_schema is the run's schema: generated patterns, RETURN items and input dtypes ----------------
+
+_ATTR_DTYPES = [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64, pl.Float32,
+                pl.Float64, pl.Boolean, pl.String, pl.Categorical(), pl.Enum(["p", "q", "r"]), pl.Date,
+                pl.Datetime("ms"), pl.Datetime("us", "UTC"), pl.Datetime("ns", "Asia/Tokyo"), pl.Duration("us"),
+                pl.Null]
+_TIME_DTYPES = [pl.Int64, pl.Int32, pl.UInt32, pl.Float64, pl.Date, pl.Datetime("ms"), pl.Datetime("us", "UTC")]
+# (body, its single variables, its list variable or None)
+_BODIES = [("SEQ(A a, B b)", "ab", None), ("SEQ(A a, B+ b[], C c)", "ac", "b"), ("SEQ(A a, B* b[])", "a", "b"),
+           ("OR(SEQ(A a, B d), SEQ(C c, B d))", "acd", None), ("SEQ(A a, !C n, B d)", "ad", None),
+           ("AND(A a, B d)", "ad", None), ("SEQ(* a, ANY(B, C) d)", "ad", None),
+           ("SEQ(A a, ANY(B, C)+ b[])", "a", "b")]
+_SINGLE_ITEMS = ["{s}.x", "{s}.y", "{s}.x + 1", "{s}.x * {t}.x", "{s}.x / 2", "-{s}.x", "abs({s}.y)", "{s}.x > 1",
+                 "{s}.x = {t}.y", "{s}.x IS NULL", "{s}.ts", "{s}.type", "{s}", "{s}.y = 'p'", "{s}.x IN (1, 2.5)",
+                 "{s}.y < {t}.y", "1", "NULL", "{s}.x + {t}.y", "NOT ({s}.x > {t}.x)"]
+_LIST_ITEMS = ["count({l})", "sum({l}.x)", "avg({l}.y)", "min({l}.y)", "max({l}.x)", "{l}[1].x", "{l}[len].y",
+               "{l}.x", "{l}", "{l}[2].y > {s}.y"]
+
+
+@st.composite
+def _query_and_input(draw):
+    texts = []
+    for k in range(draw(st.integers(1, 3))):
+        body, singles, lst = draw(st.sampled_from(_BODIES))
+        items = []
+        for j in range(draw(st.integers(0, 3))):
+            pool = _SINGLE_ITEMS + (_LIST_ITEMS if lst else [])
+            item = draw(st.sampled_from(pool)).format(s=draw(st.sampled_from(singles)),
+                                                       t=draw(st.sampled_from(singles)), l=lst)
+            bare = item in singles or item == lst
+            # a shared name (r0, r1 ..) across patterns, or each pattern's own
+            items.append(item if bare else f"{item} AS r{j if draw(st.booleans()) else f'{j}_{k}'}")
+        window = draw(st.sampled_from(["WITHIN 4 EVENTS", "WITHIN UNBOUNDED"]))
+        texts.append(f"PATTERN {body} {window}" + (" RETURN " + ", ".join(dict.fromkeys(items)) if items else ""))
+    n = draw(st.sampled_from([0, 1, 6, 14]))
+    cols = {"ts": pl.Series(sorted(draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))), dtype=pl.Int64)}
+    ts_dtype = draw(st.sampled_from(_TIME_DTYPES))
+    cols["ts"] = (cols["ts"].cast(pl.Int64) * 86_400_000).cast(pl.Datetime("ms")).cast(ts_dtype) \
+        if ts_dtype.is_temporal() else cols["ts"].cast(ts_dtype)
+    type_dtype = draw(st.sampled_from([None, pl.String, pl.Categorical(), pl.Enum(["A", "B", "C", "D"])]))
+    if type_dtype is not None:
+        cols["type"] = pl.Series(draw(st.lists(st.sampled_from("ABC"), min_size=n, max_size=n))).cast(type_dtype)
+    for name in "xy":
+        dtype = draw(st.sampled_from(_ATTR_DTYPES))
+        values = draw(st.lists(st.one_of(st.none(), st.integers(0, 2)), min_size=n, max_size=n))
+        if dtype == pl.Null:
+            cols[name] = pl.Series([None] * n, dtype=pl.Null)
+        elif dtype in (pl.String, pl.Categorical()) or isinstance(dtype, pl.Enum):
+            cols[name] = pl.Series([None if v is None else "pqr"[v] for v in values]).cast(dtype)
+        elif dtype == pl.Boolean:
+            cols[name] = pl.Series([None if v is None else v == 1 for v in values], dtype=pl.Boolean)
+        elif dtype.is_temporal():
+            cols[name] = pl.Series(values, dtype=pl.Int64).cast(pl.Datetime("ms")).cast(dtype) \
+                if dtype != pl.Duration("us") else pl.Series(values, dtype=pl.Int64).cast(dtype)
+        else:
+            cols[name] = pl.Series(values).cast(dtype)
+    df = pl.DataFrame(cols)
+    if n > 1 and draw(st.booleans()):
+        df = pl.concat([df.slice(0, n // 2), df.slice(n // 2)], rechunk=False)
+    return texts, df, ("type" if type_dtype is not None else None), draw(st.sampled_from(["wide", "long"]))
+
+
+def _schema_or_error(f):
+    try:
+        return f()
+    except JitcepError as e:
+        return type(e)
+
+
+def _check_schema(texts, df, type_col, shape):
+    try:
+        q = jitcep.compile(";\n".join(texts))
+    except JitcepError:
+        return
+    schema = _schema_or_error(lambda: jitcep.output_schema(q, df.schema, type=type_col, shape=shape))
+    for engine in ("compiled", "reference"):
+        # a frame of no rows: exactly output_schema, or its named error
+        assert _schema_or_error(lambda: q.run(df.head(0), type=type_col, shape=shape, engine=engine).schema) \
+            == schema, (engine, "empty")
+        got = _schema_or_error(lambda: q.run(df, type=type_col, shape=shape, engine=engine).schema)
+        if isinstance(got, pl.Schema) and isinstance(schema, type):
+            # only where the data decides a kind: a column with no value has none (semantics §4)
+            assert schema is AttributeTypeError and any(df[c].null_count() == df.height for c in "xy"), engine
+        else:
+            assert got == schema, engine
+
+
+@given(_query_and_input())
+@settings(max_examples=12, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+def test_output_schema_is_the_runs_schema(case):
+    _check_schema(*case)
+
+
+@pytest.mark.slow
+@given(_query_and_input())
+@settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+def test_output_schema_is_the_runs_schema_many(case):
+    _check_schema(*case)
