@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
-from .events import EventTable, read_events, table_of_frame
+from .events import EventTable, check_type_column, read_events, table_of_frame
 from .events.types import attribute_kind
 from .kernels.gather import input_rows, row_numbers, take
 from .matches import MatchTable
@@ -705,6 +705,8 @@ def output_schema(query, input_schema, *, time: str = "ts", type: str | None = N
     schema = pl.Schema(input_schema)
     if time not in schema:
         raise MissingColumnError(f"time column {time!r} is not in the input schema; columns: {list(schema)}")
+    if type is None:  # typed variables could never match: Query.run's MissingTypeColumnError (semantics §3)
+        check_type_column(patterns)
     # the run's own reading and table of no rows: its named errors (a missing column, a column's dtype, a
     # predicate mixing kinds, the type column's dtype) before any Polars operation meets the dtypes
     source = read_events(pl.DataFrame(schema=schema), patterns, time=time, type=type, all_columns=True)
