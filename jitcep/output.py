@@ -498,7 +498,10 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
                     raise UnsupportedPatternError(
                         f"variable {v.name} is a Kleene list in one pattern and a single event in another; "
                         "rename it in one of them")
-                f = _ordered_union(prev, f)
+                # by field name: a name holds the same values whichever source a pattern reads them from
+                # (the type field of ``* a`` and ``a.type`` of another pattern)
+                names = {name for name, _ in prev}
+                f = prev + tuple(field for field in f if field[0] not in names)
             out[v.name] = (v.is_list, f)
     for spec in specs:
         for name, _ in spec.returns:
