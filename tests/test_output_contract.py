@@ -307,7 +307,8 @@ def _query_and_input(draw):
     df = pl.DataFrame(cols)
     if n > 1 and draw(st.booleans()):
         df = pl.concat([df.slice(0, n // 2), df.slice(n // 2)], rechunk=False)
-    return texts, df, ("type" if type_dtype is not None else None), draw(st.sampled_from(["wide", "long"]))
+    return (texts, df, ("type" if type_dtype is not None else None), draw(st.sampled_from(["wide", "long"])),
+            draw(st.sampled_from([None, None, "y"])))
 
 
 def _schema_or_error(f):
@@ -317,7 +318,7 @@ def _schema_or_error(f):
         return type(e)
 
 
-def _check_schema(texts, df, type_col, shape):
+def _check_schema(texts, df, type_col, shape, partition_by):
     try:
         q = jitcep.compile(";\n".join(texts))
     except JitcepError:
@@ -331,6 +332,10 @@ def _check_schema(texts, df, type_col, shape):
         if schema is AttributeTypeError and df.height and any(df[c].null_count() == df.height for c in "xy"):
             continue  # a column with no value has no kind (semantics §4): the data passes the dtype's check
         assert got == schema, engine
+        if partition_by is not None and isinstance(got, pl.Schema):  # streams never change the schema
+            keyed = _schema_or_error(lambda: q.run(df, type=type_col, shape=shape, engine=engine,
+                                                   partition_by=partition_by).schema)
+            assert keyed == got or keyed is AttributeTypeError, engine  # a key of a dtype no key takes
 
 
 @given(_query_and_input())
