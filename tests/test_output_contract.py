@@ -367,3 +367,40 @@ def test_a_variables_type_field_and_its_type_attribute_are_one_field_across_patt
         # b and c accept one type each, so they carry no type field (null, jitcep.output's docstring)
         assert out.select("pattern", "variable", "row", "type", "t").rows() == [
             (0, "a", 0, "A", None), (0, "b", 1, None, None), (1, "a", 0, "A", "A"), (1, "c", 2, None, "A")]
+
+
+_SECONDS = (1, 2, 4, 5)
+
+
+@pytest.mark.parametrize("ts", [
+    pl.Series([dt.datetime(2020, 1, 1, 0, 0, s) for s in _SECONDS], dtype=pl.Datetime("ms")),
+    pl.Series([dt.date(2020, 1, s) for s in _SECONDS]),
+    pl.Series([dt.datetime(2020, 1, 1, 0, 0, s) for s in _SECONDS], dtype=pl.Datetime("ns")).dt.replace_time_zone(
+        "Asia/Tokyo"),
+    pl.Series(_SECONDS, dtype=pl.Int32)], ids=["datetime_ms", "date", "datetime_ns_tokyo", "int32"])
+@pytest.mark.parametrize("cond", [
+    "b.ts - a.ts = 1000", "b.ts - a.ts = 1", "b.ts - a.ts = 1000000000", "b.ts - a.ts >= 3", "a.ts + 1 > b.ts",
+    "-a.ts < 0", "abs(a.ts - b.ts) = 3000", "a.ts / 2 > 10", "a.ts * 2 > b.ts", "a.ts > 5", "a.ts = b.ts",
+    "a.ts IN (1, 18262, 1577836801000)", "a.ts < b.ts"])
+def test_a_return_condition_over_ts_is_what_where_finds(ts, cond):
+    # a.ts is a number in time-column units (semantics §4), in RETURN as in WHERE: a Datetime's or Date's
+    # physical value; RETURN met Polars' Datetime + int error, or compared a Duration with a number
+    df = pl.DataFrame({"ts": ts, "type": ["A", "B", "A", "B"]})
+
+    def kept(c):
+        out = jitcep.compile(f"PATTERN SEQ(A a, B b) WHERE {c} WITHIN UNBOUNDED").run(
+            df, type="type", engine="reference")
+        return set(out.select(pl.col("a").struct.field("row").alias("a"), pl.col("b").struct.field("row")).rows())
+    true, false = kept(cond), kept(f"NOT ({cond})")
+    out = jitcep.compile(f"PATTERN SEQ(A a, B b) WITHIN UNBOUNDED RETURN {cond} AS r").run(df, type="type")
+    keys = out.select(pl.col("a").struct.field("row").alias("a"), pl.col("b").struct.field("row")).rows()
+    got = dict(zip(keys, out["r"].to_list()))
+    assert len(got) == 3 and got == {k: True if k in true else False if k in false else None for k in got}
+
+
+def test_return_arithmetic_over_ts_is_a_number_and_bare_ts_keeps_the_time_dtype():
+    df = pl.DataFrame({"ts": pl.Series([dt.datetime(2020, 1, 1, 0, 0, s) for s in (1, 3)], dtype=pl.Datetime("ms")),
+                       "type": ["A", "B"]})
+    out = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 s RETURN b.ts - a.ts AS d, a.ts").run(df, type="type")
+    assert out.schema["d"] == pl.Int64 and out.schema["a_ts"] == pl.Datetime("ms")
+    assert out.select("d", "a_ts").rows() == [(2000, dt.datetime(2020, 1, 1, 0, 0, 1))]
