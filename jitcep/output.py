@@ -371,7 +371,12 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     possibly empty) gives the operands' dtypes.
     """
     def rec(x):
-        return _return_expr(x, lists, kindless, frame)
+        r = _return_expr(x, lists, kindless, frame)
+        if isinstance(x, (ex.Attr, ex.Agg)) and x.attr == "ts" and frame.head(0).select(r).dtypes[0].is_temporal():
+            # inside an expression a.ts is a number in time-column units (section 4), as in WHERE: a Date's
+            # or Datetime's physical value; a bare a.ts item keeps the time column's dtype
+            r = r.to_physical()
+        return r
 
     def is_int(x: pl.Expr) -> bool:
         return frame.head(0).select(x).dtypes[0].is_integer()
