@@ -404,3 +404,15 @@ def test_return_arithmetic_over_ts_is_a_number_and_bare_ts_keeps_the_time_dtype(
     out = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 s RETURN b.ts - a.ts AS d, a.ts").run(df, type="type")
     assert out.schema["d"] == pl.Int64 and out.schema["a_ts"] == pl.Datetime("ms")
     assert out.select("d", "a_ts").rows() == [(2000, dt.datetime(2020, 1, 1, 0, 0, 1))]
+
+
+def test_sum_of_a_lists_ts_is_an_exact_int_in_time_column_units():
+    # sum of int members is exact (semantics §4); a Datetime[ns]'s timestamps near 1.6e18 are not floats
+    t0 = dt.datetime(2020, 1, 1)
+    ts = pl.Series([t0 + dt.timedelta(microseconds=k) for k in range(3)], dtype=pl.Datetime("ns"))
+    df = pl.DataFrame({"ts": ts, "type": ["A", "B", "B"]}).with_columns(pl.col("ts") + pl.duration(nanoseconds=1))
+    out = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 1 s RETURN sum(b.ts) AS s, avg(b.ts) AS m").run(
+        df, type="type")
+    base = 1_577_836_800_000_000_000 + 1  # 2020-01-01 in ns, plus the 1 ns
+    assert out.schema["s"] == pl.Int64
+    assert sorted(out.select("s").to_series().to_list()) == sorted([base + 1000, base + 2000, 2 * base + 3000])
