@@ -409,6 +409,8 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
             m = vals.list.min() if e.func == "min" else vals.list.max()
             return _no_kind(m.cast(dtype) if isinstance(dtype, pl.Enum) else m, e.attr in kindless, frame)
         present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
+        if e.attr == "ts":  # a number in time-column units (section 4): a Date's or Datetime's physical value
+            vals = vals.list.eval(pl.element().to_physical())
         if e.func == "sum" and frame.head(0).select(vals.list.first()).dtypes[0].is_integer():
             total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
             return pl.when(present > 0).then(total).otherwise(None)
