@@ -60,7 +60,9 @@ def test_output_schema_raises_the_runs_error_for_a_type_column_of_another_dtype(
 _BIG = 2**53 + 1  # not a float64: 2**53 + 1 = 2**53 as a float would be a wrong answer
 _PAIRS = [  # (a.i, a.f, a.s, b.i, b.f)
     (1, 1.0, "p", 2, 2.5), (2, 2.5, "q", 1, 1.0), (None, None, None, None, None), (_BIG, float(2**53), "r", 3, 1.5),
-    (-5, -5.0, None, _BIG, float(2**53)), (3, 1.5, "p", 2**62, 2.0**62), (0, 0.0, "q", None, 0.5)]
+    (-5, -5.0, None, _BIG, float(2**53)), (3, 1.5, "p", 2**62, 2.0**62), (0, 0.0, "q", None, 0.5),
+    # NaN compares FALSE with everything, itself too, and != TRUE (semantics §4; Polars orders it last)
+    (7, float("nan"), "p", 1, float("nan")), (8, 2.5, "q", 2, float("nan")), (None, float("nan"), "r", 3, None)]
 
 
 def _pairs_frame() -> pl.DataFrame:
@@ -81,7 +83,8 @@ def _kept(cond: str) -> set[int]:
     "a.f IN (1, 2)", "a.f IN (1, 2.5)", "a.i IN (1.0, 2)", "a.i IN (1.5, -5)", "a.i NOT IN (1.5, 2)",
     "a.i IN (1, NULL)", "a.i NOT IN (1, NULL)", "a.f IN (NULL)", "a.s IN ('p', NULL)", "a.s NOT IN ('q')",
     "a.i IN (9007199254740992.0)", "a.i = b.f", "a.i != b.f", "a.i < b.f", "a.i <= b.f", "a.f > b.i",
-    "a.f >= b.i", "b.i = a.f", "a.i = 9007199254740992.0", "b.f = a.i", "a.i + 0.0 = b.f",
+    "a.f >= b.i", "b.i = a.f", "a.i = 9007199254740992.0", "b.f = a.i", "a.i + 0.0 = b.f", "a.f = a.f",
+    "a.f != a.f", "a.f > 1", "a.f <= 1000", "a.f IN (2.5, 1)", "a.f NOT IN (2.5)", "a.f != b.f", "a.f - b.f > 0",
     "a.i = b.i", "a.f < b.f", "a.i = 1 OR a.f IN (2.5)", "NOT (a.i IN (1.0))"])
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
 def test_a_return_condition_is_what_where_finds(cond, engine):
