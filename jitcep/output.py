@@ -472,10 +472,18 @@ def _compare(op: str, a: pl.Expr, b: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
         # instants in two zones (a zone-less one with a zoned one is refused before, section 4)
         return cmp(a.dt.convert_time_zone("UTC"), b.dt.convert_time_zone("UTC"))
     if not ((ta.is_integer() and tb.is_float()) or (ta.is_float() and tb.is_integer())):
-        return cmp(a, b)
-    fa, fb = a.cast(pl.Float64), b.cast(pl.Float64)
-    exact = cmp(a.cast(pl.Int128, strict=False), b.cast(pl.Int128, strict=False))
-    return pl.when(fa != fb).then(cmp(fa, fb)).otherwise(exact)
+        out = cmp(a, b)
+    else:
+        fa, fb = a.cast(pl.Float64), b.cast(pl.Float64)
+        exact = cmp(a.cast(pl.Int128, strict=False), b.cast(pl.Int128, strict=False))
+        out = pl.when(fa != fb).then(cmp(fa, fb)).otherwise(exact)
+    nans = [x.is_nan() for x, t in ((a, ta), (b, tb)) if t.is_float()]
+    if not nans:
+        return out
+    # NaN compares FALSE with every value, itself too, and != TRUE (section 4): Polars' NaN equals NaN and
+    # orders above every number; a NULL operand keeps the comparison NULL
+    nan = pl.any_horizontal(nans) & a.is_not_null() & b.is_not_null()
+    return pl.when(nan).then(pl.lit(op == "!=")).otherwise(out)
 
 
 def _no_kind(x: pl.Expr, kindless: bool, frame: pl.DataFrame) -> pl.Expr:
