@@ -419,3 +419,13 @@ def test_sum_of_a_lists_ts_is_an_exact_int_in_time_column_units():
     base = 1_577_836_800_000_000_000 + 1  # 2020-01-01 in ns, plus the 1 ns
     assert out.schema["s"] == pl.Int64
     assert sorted(out.select("s").to_series().to_list()) == sorted([base + 1000, base + 2000, 2 * base + 3000])
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_columns_named_like_the_outputs_internal_sources_keep_their_values(engine):
+    # a column named "\0ts" or "\0row" output the event's ts and row number instead of its own values
+    df = pl.DataFrame({"ts": [1, 2], "type": ["A", "B"], "\0ts": [10, 20], "\0row": [7, 8], "\0type": ["p", "q"]})
+    q = jitcep.compile("PATTERN SEQ(* a, B b) WHERE a.`\0ts` > 0 AND b.`\0row` > 0 AND b.`\0type` = 'q' WITHIN 5")
+    out = q.run(df, type="type", engine=engine)
+    assert out.select(pl.col("a").struct.field("\0ts"), pl.col("b").struct.field("\0row", "\0type")).rows() == [
+        (10, 8, "q")]
