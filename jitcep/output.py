@@ -49,8 +49,8 @@ from .pattern import ast
 from .pattern import expr as ex
 
 ID_DTYPE = pl.Int64
-# value sources of the fixed struct fields (cannot clash with attribute names)
-ROW, TS, TYPE = "\0row", "\0ts", "\0type"
+# value sources of the fixed struct fields: not strings, so no input column's name is one
+ROW, TS, TYPE = ("row",), ("ts",), ("type",)
 
 _KIND_DTYPE = {"int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean, "str": pl.String}
 
