@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
-from .events import EventTable
+from .events import EventTable, check_type_column, read_events, table_of_frame
 from .events.types import attribute_kind
 from .kernels.gather import input_rows, row_numbers, take
 from .matches import MatchTable
@@ -49,8 +49,8 @@ from .pattern import ast
 from .pattern import expr as ex
 
 ID_DTYPE = pl.Int64
-# value sources of the fixed struct fields (cannot clash with attribute names)
-ROW, TS, TYPE = "\0row", "\0ts", "\0type"
+# value sources of the fixed struct fields: not strings, so no input column's name is one
+ROW, TS, TYPE = ("row",), ("ts",), ("type",)
 
 _KIND_DTYPE = {"int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean, "str": pl.String}
 
@@ -244,6 +244,10 @@ def _fields(v: _VarSpec, values: _Values) -> tuple[tuple[str, str], ...]:
     """(field name, value source) pairs of a variable's struct, in output order."""
     out = [("row", ROW), ("ts", TS)]
     if v.with_type and values.has_type():
+        if values.type_field() in ("row", "ts"):
+            raise UnsupportedPatternError(
+                f"variable {v.name} accepts several types, so its struct holds the type column "
+                f"{values.type_field()!r} beside its own 'row' and 'ts' fields; rename the type column")
         out.append((values.type_field(), TYPE))
     attrs = _ordered_union(v.attrs, values.all_attrs() if v.whole else ())
     taken = {f for f, _ in out}
@@ -367,7 +371,12 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     possibly empty) gives the operands' dtypes.
     """
     def rec(x):
-        return _return_expr(x, lists, kindless, frame)
+        r = _return_expr(x, lists, kindless, frame)
+        if isinstance(x, (ex.Attr, ex.Agg)) and x.attr == "ts" and frame.head(0).select(r).dtypes[0].is_temporal():
+            # inside an expression a.ts is a number in time-column units (section 4), as in WHERE: a Date's
+            # or Datetime's physical value; a bare a.ts item keeps the time column's dtype
+            r = r.to_physical()
+        return r
 
     def is_int(x: pl.Expr) -> bool:
         return frame.head(0).select(x).dtypes[0].is_integer()
@@ -394,8 +403,14 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
             return pl.col(e.var).list.len().cast(pl.Int64)
         vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
         if e.func in ("min", "max"):
-            return _no_kind(vals.list.min() if e.func == "min" else vals.list.max(), e.attr in kindless, frame)
+            dtype = frame.head(0).select(vals.list.first()).dtypes[0]
+            if isinstance(dtype, pl.Enum):  # strings by their text (section 4), not the Enum's category order
+                vals = vals.list.eval(pl.element().cast(pl.String))
+            m = vals.list.min() if e.func == "min" else vals.list.max()
+            return _no_kind(m.cast(dtype) if isinstance(dtype, pl.Enum) else m, e.attr in kindless, frame)
         present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
+        if e.attr == "ts":  # a number in time-column units (section 4): a Date's or Datetime's physical value
+            vals = vals.list.eval(pl.element().to_physical())
         if e.func == "sum" and frame.head(0).select(vals.list.first()).dtypes[0].is_integer():
             total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
             return pl.when(present > 0).then(total).otherwise(None)
@@ -422,20 +437,53 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     if isinstance(e, (ex.Cmp, ex.In)) and any(isinstance(a, ex.Attr) and a.attr in kindless for a in ex.walk(e)):
         return pl.lit(None, dtype=pl.Boolean)  # NULL (section 4); a number column of nulls may meet a string
     if isinstance(e, ex.Cmp):
-        a, b = rec(e.left), rec(e.right)
-        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
+        return _compare(e.op, rec(e.left), rec(e.right), frame)
     if isinstance(e, ex.BoolOp):
         items = [rec(i) for i in e.items]
         return pl.all_horizontal(items) if e.op == "and" else pl.any_horizontal(items)
     if isinstance(e, ex.Not):
         return ~rec(e.operand)
     if isinstance(e, ex.In):
-        x = rec(e.operand).is_in([v.value for v in e.values])
-        return ~x if e.negated else x
+        # `=` with each listed value, OR'ed in three-valued logic: TRUE if one is equal, else NULL if the
+        # operand or an item is NULL (section 4); Polars' is_in neither mixes ints and floats nor gives NULL
+        x = rec(e.operand)
+        found = pl.any_horizontal([_compare("=", x, pl.lit(v.value), frame) for v in e.values])
+        return ~found if e.negated else found
     if isinstance(e, ex.IsNull):
         x = rec(e.operand)
         return x.is_not_null() if e.negated else x.is_null()
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
+
+
+_CMP = {"=": pl.Expr.eq, "!=": pl.Expr.ne, "<": pl.Expr.lt, "<=": pl.Expr.le, ">": pl.Expr.gt, ">=": pl.Expr.ge}
+
+
+def _compare(op: str, a: pl.Expr, b: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
+    """``a op b``; an int and a float by their exact values (semantics section 4), where Polars rounds the
+    int to a float: rounding is monotonic, so the floats decide where they differ, and where they are
+    equal the float is a whole number and both compare exactly as Int128."""
+    cmp = _CMP[op]
+    ta, tb = frame.head(0).select(a.alias("l"), b.alias("r")).dtypes
+    if isinstance(ta, (pl.Enum, pl.Categorical)) or isinstance(tb, (pl.Enum, pl.Categorical)):
+        # strings by their text: an Enum orders by its categories, and Polars compares neither an Enum
+        # with a Categorical nor with a string outside its categories
+        return cmp(a.cast(pl.String), b.cast(pl.String))
+    if isinstance(ta, pl.Datetime) and isinstance(tb, pl.Datetime) and ta.time_zone != tb.time_zone:
+        # instants in two zones (a zone-less one with a zoned one is refused before, section 4)
+        return cmp(a.dt.convert_time_zone("UTC"), b.dt.convert_time_zone("UTC"))
+    if not ((ta.is_integer() and tb.is_float()) or (ta.is_float() and tb.is_integer())):
+        out = cmp(a, b)
+    else:
+        fa, fb = a.cast(pl.Float64), b.cast(pl.Float64)
+        exact = cmp(a.cast(pl.Int128, strict=False), b.cast(pl.Int128, strict=False))
+        out = pl.when(fa != fb).then(cmp(fa, fb)).otherwise(exact)
+    nans = [x.is_nan() for x, t in ((a, ta), (b, tb)) if t.is_float()]
+    if not nans:
+        return out
+    # NaN compares FALSE with every value, itself too, and != TRUE (section 4): Polars' NaN equals NaN and
+    # orders above every number; a NULL operand keeps the comparison NULL
+    nan = pl.any_horizontal(nans) & a.is_not_null() & b.is_not_null()
+    return pl.when(nan).then(pl.lit(op == "!=")).otherwise(out)
 
 
 def _no_kind(x: pl.Expr, kindless: bool, frame: pl.DataFrame) -> pl.Expr:
@@ -465,7 +513,10 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
                     raise UnsupportedPatternError(
                         f"variable {v.name} is a Kleene list in one pattern and a single event in another; "
                         "rename it in one of them")
-                f = _ordered_union(prev, f)
+                # by field name: a name holds the same values whichever source a pattern reads them from
+                # (the type field of ``* a`` and ``a.type`` of another pattern)
+                names = {name for name, _ in prev}
+                f = prev + tuple(field for field in f if field[0] not in names)
             out[v.name] = (v.is_list, f)
     for spec in specs:
         for name, _ in spec.returns:
@@ -627,8 +678,22 @@ def to_frame(patterns, results: list[MatchTable], table: EventTable, *, shape: s
         from .errors import OptionError
         raise OptionError(f"shape={shape!r} is not one of 'wide', 'long'")
     values = _Values(table, source, time, type)
+    if shape == "long":
+        _check_long_names(patterns, values)
     wide = _wide(patterns, results, values)
     return wide if shape == "wide" else _long(wide, patterns, values)
+
+
+def _check_long_names(patterns, values: _Values) -> None:
+    """The long shape's own columns are not also event fields (an attribute or the type field), which
+    are columns of their own there."""
+    own = {"match_id", "variable", "index"} | ({"pattern"} if len(patterns) > 1 else set())
+    fields = {f for _, fields in _layout(patterns, values)[1].values() for f, _ in fields}
+    clash = sorted(own & fields)
+    if clash:
+        raise UnsupportedPatternError(
+            f"input column(s) {', '.join(map(repr, clash))} are event fields, which shape='long' outputs as "
+            "columns beside its own match_id, [pattern,] variable and index; rename them or use shape='wide'")
 
 
 def wants_all_columns(patterns) -> bool:
@@ -663,8 +728,11 @@ def output_schema(query, input_schema, *, time: str = "ts", type: str | None = N
     schema = pl.Schema(input_schema)
     if time not in schema:
         raise MissingColumnError(f"time column {time!r} is not in the input schema; columns: {list(schema)}")
-    source = pl.DataFrame(schema=schema)
-    table = EventTable(ts=np.zeros(0, np.int64), row=np.zeros(0, np.int64), type_code=np.zeros(0, np.int32),
-                       type_names=(), columns={}, time_unit_ns=None, time_dtype=schema[time])
+    if type is None:  # typed variables could never match: Query.run's MissingTypeColumnError (semantics §3)
+        check_type_column(patterns)
+    # the run's own reading and table of no rows: its named errors (a missing column, a column's dtype, a
+    # predicate mixing kinds, the type column's dtype) before any Polars operation meets the dtypes
+    source = read_events(pl.DataFrame(schema=schema), patterns, time=time, type=type, all_columns=True)
+    table = table_of_frame(source, patterns, time=time, type=type)
     return to_frame(patterns, [empty_match_table(p) for p in patterns], table, shape=shape,
                     source=source, time=time, type=type).schema

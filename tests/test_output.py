@@ -212,7 +212,8 @@ def test_a_return_name_that_is_another_patterns_variable_is_an_error(name):
         with pytest.raises(UnsupportedPatternError, match=f"'{name}' is a variable in one pattern and a RETURN name"):
             to_frame([p1, p2], [two_matches(), mt2], table(), shape=shape)
     with pytest.raises(UnsupportedPatternError, match=f"'{name}' is a variable in one pattern and a RETURN name"):
-        output_schema([p1, p2], {"ts": pl.Datetime("us"), "sym": pl.String, "price": pl.Float64})
+        output_schema([p1, p2], {"ts": pl.Datetime("us"), "ticker": pl.String, "sym": pl.String, "price": pl.Float64},
+                      type="ticker")
 
 
 def test_list_and_single_variable_of_the_same_name_cannot_share_a_column():
