@@ -52,20 +52,47 @@ def _option(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
-def _flatten(df: pl.DataFrame, *, lists_as_json: bool = True) -> pl.DataFrame:
-    """Struct fields become ``var.field`` columns; lists become JSON text (CSV holds no nesting)."""
+def _flatten(df: pl.DataFrame, *, for_csv: bool = True) -> pl.DataFrame:
+    """Struct fields become ``var.field`` columns; for CSV (which holds no nesting), every other value as
+    text CSV can hold: lists, arrays and structs as JSON, durations as ISO 8601, bytes as base64."""
     out = []
     for name, dtype in df.schema.items():
-        if isinstance(dtype, pl.Struct):
-            out += [pl.col(name).struct.field(f.name).alias(f"{name}.{f.name}") for f in dtype.fields]
-        elif isinstance(dtype, pl.List) and lists_as_json:
-            inner = pl.element().struct.json_encode() if isinstance(dtype.inner, pl.Struct) else \
-                pl.element().cast(pl.String)
-            out.append(pl.concat_str(pl.lit("["), pl.col(name).list.eval(inner).list.join(","), pl.lit("]"))
-                       .alias(name))
-        else:
-            out.append(pl.col(name))
+        parts = ([(pl.col(name).struct.field(f.name), f"{name}.{f.name}", f.dtype) for f in dtype.fields]
+                 if isinstance(dtype, pl.Struct) else [(pl.col(name), name, dtype)])
+        out += [(_csv_value(e, t) if for_csv else e).alias(n) for e, n, t in parts]
     return df.select(out)
+
+
+def _csv_value(e: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    if isinstance(dtype, (pl.List, pl.Array, pl.Struct)):
+        # one JSON value: {"v": <value>} encoded, its key cut off; a null stays an empty cell
+        encoded = pl.struct(_json_safe(e, dtype).alias("v")).struct.json_encode()
+        return pl.when(e.is_null()).then(None).otherwise(encoded.str.slice(5).str.strip_suffix("}"))
+    if isinstance(dtype, pl.Duration):
+        return e.dt.to_string("iso")
+    return e.bin.encode("base64") if dtype == pl.Binary else e
+
+
+def _json_safe(e: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """``e`` with every byte string inside it as base64 text (Polars' JSON encoder has none for bytes)."""
+    if dtype == pl.Binary:
+        return e.bin.encode("base64")
+    if isinstance(dtype, pl.Array):
+        return _json_safe(e.arr.to_list(), pl.List(dtype.inner))
+    if not _holds_bytes(dtype):
+        return e
+    if isinstance(dtype, pl.List):
+        return e.list.eval(_json_safe(pl.element(), dtype.inner))
+    fields = pl.struct([_json_safe(e.struct.field(f.name), f.dtype).alias(f.name) for f in dtype.fields])
+    return pl.when(e.is_null()).then(None).otherwise(fields)
+
+
+def _holds_bytes(dtype: pl.DataType) -> bool:
+    if isinstance(dtype, (pl.List, pl.Array)):
+        return _holds_bytes(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(_holds_bytes(f.dtype) for f in dtype.fields)
+    return dtype == pl.Binary
 
 
 def _writer(path: str) -> str:
@@ -139,7 +166,7 @@ def write_atomic(df: pl.DataFrame, path: str) -> None:
 
 def _show(df: pl.DataFrame, limit: int) -> None:
     with pl.Config(tbl_rows=limit, tbl_cols=16, tbl_width_chars=200, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
-        print(_flatten(df.head(limit), lists_as_json=False))
+        print(_flatten(df.head(limit), for_csv=False))
     more = f" (showing {limit})" if df.height > limit else ""
     print(f"{df.height} match{'es' if df.height != 1 else ''}{more}")
 

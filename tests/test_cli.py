@@ -116,6 +116,29 @@ def test_csv_output_flattens_lists(tmp_path):
     assert got["b"].str.starts_with("[{").all()
 
 
+@pytest.mark.parametrize("shape", ["wide", "long"])
+def test_csv_output_writes_values_csv_has_no_type_for_as_text(tmp_path, shape):
+    # durations, bytes, arrays and lists read by RETURN a / c (every input column): CSV has no such types
+    # (Polars' ComputeError, or a panic for bytes inside JSON); they are written as ISO 8601, base64 and JSON
+    import datetime as dt
+    data, pat, out = tmp_path / "e.parquet", tmp_path / "p.cep", tmp_path / "o.csv"
+    pl.DataFrame({"kind": ["A", "B"], "t": [1, 2], "d": [dt.timedelta(seconds=90), None], "b": [b"xy", b"z"],
+                  "arr": pl.Series([[1, 2], [3, 4]], dtype=pl.Array(pl.Int64, 2)), "l": [["p", None], []]}
+                 ).write_parquet(data)
+    pat.write_text("PATTERN SEQ(A a, B+ c[]) WITHIN 10 RETURN a, c")
+    assert cli.main(["run", str(pat), str(data), "--time", "t", "--type", "kind", "-o", str(out),
+                     "--shape", shape]) == 0
+    got = pl.read_csv(out, infer_schema=False)
+    if shape == "wide":
+        assert got.row(0, named=True) == {
+            "match_id": "0", "a.row": "0", "a.ts": "1", "a.d": "PT1M30S", "a.b": "eHk=", "a.arr": "[1,2]",
+            "a.l": '["p",null]',
+            "c": '[{"row":1,"ts":2,"d":null,"b":"eg==","arr":[3,4],"l":[]}]'}
+    else:
+        assert got.select("variable", "d", "b", "arr", "l").rows() == [("a", "PT1M30S", "eHk=", "[1,2]", '["p",null]'),
+                                                                       ("c", None, "eg==", "[3,4]", "[]")]
+
+
 def test_options_and_long_shape(files):
     tmp, pat, data = files
     out = tmp / "long.parquet"
