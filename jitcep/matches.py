@@ -127,7 +127,7 @@ class MatchTable:
 
 
 def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbound=None,
-                    rows: np.ndarray | None = None, tail_ascending=()) -> MatchTable:
+                    rows: np.ndarray | None = None, tail_ascending=(), by_record: bool = False) -> MatchTable:
     """The match table of records ``P`` ((n, k) positions, -1 unbound; single variable v in column
     ``where[v]``, other columns ignored), or of the records ``P[rows]`` (read in place), and their
     ``lists`` / ``list_unbound`` (as :class:`MatchTable`'s), in canonical order.
@@ -135,13 +135,16 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     The order is :func:`jitcep.kernels.order.canonical_order`'s (no sort when the
     records come in end order already, as one partition's join output does),
     and each single column is gathered once, in that order, from ``P``.
-    ``tail_ascending``: list variables whose lists' members after the first ascend (:func:`list_keys`).
+    ``tail_ascending``: list variables whose lists' members after the first ascend (:func:`list_keys`);
+    ``by_record``: the matches of one record (equal ``rows``) come in order of their lists
+    (:func:`~jitcep.kernels.order.canonical_order`'s).
     """
     lists, list_unbound = lists or {}, list_unbound or {}
     n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
-    perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound, tail_ascending), rows=rows) \
+    perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound, tail_ascending), rows=rows,
+                           by_record=by_record) \
         if n > 1 else None
     columns = ()
     if len(cols):  # (no single variable: no index of the rows, MinMax_2 x100's 657,800 for nothing)

@@ -73,6 +73,44 @@ def test_canonical_order_of_rows_read_in_place_matches_naive(case, data):
             canonical_order(P, cols, *K, llo, lhi, rows=np.where(np.arange(n) == n - 1, len(P), rows))
 
 
+@settings(max_examples=300, deadline=None)
+@given(records(), st.data())
+def test_canonical_order_of_records_whose_lists_come_in_order_matches_naive(case, data):
+    # by_record: the matches of one record (equal rows, contiguous: rows ascend) come in order of their
+    # list keys, as a closure's lists at the root do; the order then only checks each end in place
+    P, cols, K, llo, lhi = case
+    n = len(P)
+    with_rows = bool(n) and data.draw(st.booleans())
+    rows = np.sort(np.array(data.draw(st.lists(st.integers(0, min(3, n - 1)), min_size=n, max_size=n)), np.int64)) \
+        if with_rows else None
+    koff, kseq = K
+    if koff is not None and rows is not None:
+        keys = [kseq[koff[i]:koff[i + 1]].tolist() for i in range(n)]
+        for r in set(rows.tolist()):
+            at = np.flatnonzero(rows == r)
+            for i, key in zip(at, sorted(keys[i] for i in at)):
+                keys[i] = key
+        koff = np.zeros(n + 1, np.int64)
+        np.cumsum([len(k) for k in keys], out=koff[1:])
+        kseq = np.array([x for k in keys for x in k], np.int64)
+    perm = canonical_order(P, cols, koff, kseq, llo, lhi, rows=rows, by_record=True)
+    want = naive.canonical_order(P, cols, koff, kseq, llo, lhi, rows=rows)
+    assert (list(range(n)) if perm is None else perm.tolist()) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(records(), st.data())
+def test_canonical_order_under_a_wrong_by_record_claim_is_a_permutation(case, data):
+    # lists of one record out of order: the order may be wrong, but stays a permutation of the matches
+    # and reads nothing outside the arrays (the bounds-checked rerun)
+    P, cols, K, llo, lhi = case
+    n = len(P)
+    rows = np.sort(np.array(data.draw(st.lists(st.integers(0, max(n - 1, 0)), min_size=n, max_size=n)),
+                            np.int64)) if n else None
+    perm = canonical_order(P, cols, *K, llo, lhi, rows=rows, by_record=True)
+    assert perm is None or sorted(perm.tolist()) == list(range(n))
+
+
 @settings(max_examples=200, deadline=None)
 @given(records(), st.booleans())
 def test_gather_columns_matches_naive(case, permuted):

@@ -148,14 +148,16 @@ def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict
     ``made``: the closure's variable, whose lists this collection made: they
     hold its members in position order after the first (the anchor, which a
     member tied in time may precede by position), so their first and last
-    positions are read off their ends.
+    positions are read off their ends, and each record's lists come in
+    section 11's order (depth first: :func:`check_list_order`), which the
+    order then only checks across records.
     """
     plan = state.plan
     if CHECK_ORDER and made is not None:
         check_tails_ascend(made, *lists[made])
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in plan.variables},
                            {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()},
-                           rows=src, tail_ascending=() if made is None else (made,))
+                           rows=src, tail_ascending=() if made is None else (made,), by_record=made is not None)
 
 
 def check_tails_ascend(var: str, off: np.ndarray, lpos: np.ndarray) -> None:

@@ -6,7 +6,9 @@ lists in name order, each lexicographically by its members' positions, a
 prefix first (:func:`list_key`; :meth:`jitcep.matches.MatchTable.canonical_order`).
 A depth-first enumeration of a record's members makes its lists in that
 order, so the ties of one end are runs already in order, merged
-(:func:`_sort_keyed`), not sorted.  The joins emit
+(:func:`_sort_keyed`), not sorted; when the caller says so (``by_record``, a
+closure's lists at the root) an end is only checked in place, record against
+record (:func:`_end_in_order`), and merged if that finds it out of order.  The joins emit
 their records in end order within a key partition (ZStream section 4.2), so
 on one partition the last positions already ascend: the order needs no sort
 by end at all, only the matches that share an end sorted among themselves
@@ -174,8 +176,15 @@ def _key_less(x, y, T, w, rr, koff, kseq):
         a, b = T[x, c], T[y, c]
         if a != b:
             return a < b
-    i, e = koff[rr[x]], koff[rr[x] + 1]
-    j, f = koff[rr[y]], koff[rr[y] + 1]
+    return _list_less(rr[x], rr[y], koff, kseq)
+
+
+@njit(**NUMBA_FLAGS)
+def _list_less(r, s, koff, kseq):
+    """Does match r's list key ``kseq[koff[r]:koff[r + 1]]`` come before match s's? Lexicographically, a
+    proper prefix first."""
+    i, e = koff[r], koff[r + 1]
+    j, f = koff[s], koff[s + 1]
     while i < e and j < f:
         a, b = kseq[i], kseq[j]
         if a != b:
@@ -239,10 +248,10 @@ def _sort_keyed(T, n, w, rr, koff, kseq, perm, tmp, bounds):
 
 
 @njit(**NUMBA_FLAGS)
-def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm):
+def _canonical_order(P, rows, cols, koff, kseq, llo, lhi, lists, lo, hi, perm, by_record):
     _bounds(P, rows, cols, llo, lhi, lists, lo, hi)
     moved = _order_by_end(P, hi, perm)
-    return _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm) or moved
+    return _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm, by_record) or moved
 
 
 @njit(**NUMBA_FLAGS)
@@ -285,8 +294,37 @@ def _order_by_end(P, hi, perm):
 
 
 @njit(**NUMBA_FLAGS)
-def _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm):
-    # perm (by last position) with each end's matches in canonical order; True when that moved any
+def _end_in_order(P, rows, cols, koff, kseq, lo, perm, i, j):
+    # are matches perm[i:j] (one end's, stably by end) in canonical order already? Read in place: the
+    # first positions, then a record's single columns only where two matches of different records tie
+    # on it, the list keys only where those tie too.  Two matches of one record with one first position
+    # are in order (``by_record``: a record's lists come in order, and the bucketing by end kept theirs)
+    for t in range(i + 1, j):
+        x, y = perm[t - 1], perm[t]
+        if lo[x] != lo[y]:
+            if lo[y] < lo[x]:
+                return False
+            continue
+        px, py = (rows[x], rows[y]) if len(rows) else (x, y)
+        if px == py:
+            continue
+        tied = True
+        for c in cols:
+            a, b = P[px, c], P[py, c]
+            if a != b:
+                if b < a:
+                    return False
+                tied = False
+                break
+        if tied and len(koff) and _list_less(y, x, koff, kseq):
+            return False
+    return True
+
+
+@njit(**NUMBA_FLAGS)
+def _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm, by_record):
+    # perm (by last position) with each end's matches in canonical order; True when that moved any.
+    # ``by_record``: each record's matches (rows, which ascend) come in order of their list keys
     n = len(perm)
     moved = False
     # the matches of each end sorted by the rest of the key on a copy of their first position and single
@@ -314,7 +352,7 @@ def _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm):
         j = i + 1
         while j < n and hi[perm[j]] == hi[perm[i]]:
             j += 1
-        if j - i > 1:
+        if j - i > 1 and not (by_record and _end_in_order(P, rows, cols, koff, kseq, lo, perm, i, j)):
             for t in range(j - i):
                 r = perm[i + t]
                 T[t, 0] = lo[r]
@@ -339,7 +377,7 @@ def _order_within_ends(P, rows, cols, koff, kseq, lo, hi, perm):
 
 def canonical_order(P: np.ndarray, cols: np.ndarray, koff: np.ndarray | None = None, kseq: np.ndarray | None = None,
                     llo: np.ndarray | None = None, lhi: np.ndarray | None = None,
-                    rows: np.ndarray | None = None) -> np.ndarray | None:
+                    rows: np.ndarray | None = None, by_record: bool = False) -> np.ndarray | None:
     """The stable permutation sorting matches by (last position, first position, ``P[:, cols]`` column
     by column, then each match's list key), or None when the matches are in that order already.
 
@@ -353,7 +391,15 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, koff: np.ndarray | None = N
     none; ``llo`` / ``lhi``: the first / last member of each
     match's lists (int64 max / -1 where they have none), or None without
     lists.  First and last positions are over the bound entries of
-    ``P[:, cols]`` and the lists.  KernelInputError if a column number is
+    ``P[:, cols]`` and the lists.  ``by_record``: the caller knows that the
+    matches of one record (equal ``rows``, contiguous) come in order of their
+    list keys, as a closure's lists do (depth first, semantics section 11;
+    checked by :data:`jitcep.execute.kleene.CHECK_ORDER`): an end's matches are
+    then checked in place, reading a list key only where two records tie on
+    the rest, and sorted only if that finds them out of order (KleeneClosureSeq
+    x20: most ends hold the lists of several records, each in order, whose
+    merge compared their keys member by member); a wrong claim gives a wrong
+    order, never a read outside the arrays.  KernelInputError if a column number is
     outside ``P``, a row outside it, the key offsets do not ascend inside
     the key or a key array has not n entries.
     """
@@ -383,7 +429,7 @@ def canonical_order(P: np.ndarray, cols: np.ndarray, koff: np.ndarray | None = N
     # are scratch, reused from run to run
     lo, hi, perm = scratch("canonical_lo", n, np.int64), scratch("canonical_hi", n, np.int64), empty(n, np.int64)
     moved = _canonical_order(P, rows, cols, koff, kseq, np.ascontiguousarray(llo, dtype=np.int64),
-                             np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm)
+                             np.ascontiguousarray(lhi, dtype=np.int64), lists, lo, hi, perm, by_record)
     return perm if moved else None
 
 
