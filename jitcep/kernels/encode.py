@@ -745,17 +745,18 @@ def _view_fill(w, valid, base, tab, shift, mask_a, mask_b, first, k, out):
 
 
 @njit(**NUMBA_FLAGS)
-def _view_rehash(tab, shift):
-    """The rows of ``tab`` in a table twice as large (and its shift)."""
+def _view_rehash(tab, shift, hashed):
+    """The rows of ``tab`` in a table twice as large (and its shift); a row's slot hashes its first word and
+    word ``hashed`` (1, the second word of an inline view; 3, a long string's hash: :func:`_long_view_fill`)."""
     new = np.zeros(2 * len(tab), np.uint64)
     shift -= np.uint64(1)
     mask = np.uint64(len(new) // _VIEW_ROW - 1)
     for q0 in range(0, len(tab), _VIEW_ROW):
         if tab[q0] != 0:
-            j = view_slot(tab[q0], tab[q0 + 1], shift)
+            j = view_slot(tab[q0], tab[q0 + hashed], shift)
             while new[_VIEW_ROW * j] != 0:
                 j = (j + np.uint64(1)) & mask
-            for c in range(3):  # not a slice assignment: Numba compiles its shape-mismatch message
+            for c in range(_VIEW_ROW):  # not a slice assignment: Numba compiles its shape-mismatch message
                 new[_VIEW_ROW * j + c] = tab[q0 + c]
     return new, shift
 
@@ -793,7 +794,7 @@ class _ViewCoder:
                 return False
             done += i
             if done < len(out):  # a quarter full: twice the slots
-                self.tab, self.shift = _view_rehash(self.tab, self.shift)
+                self.tab, self.shift = _view_rehash(self.tab, self.shift, np.int64(1))
                 self.first = np.concatenate([self.first[:self.k], np.empty(2 * len(self.first) - self.k, np.int64)])
         return True
 
@@ -882,22 +883,6 @@ def _long_view_fill(w, data, starts, ends, valid, base, tab, shift, mask_a, mask
     return n, k, True
 
 
-@njit(**NUMBA_FLAGS)
-def _long_view_rehash(tab, shift):
-    """The rows of a :func:`_long_view_fill` table in one twice as large (and its shift)."""
-    new = np.zeros(2 * len(tab), np.uint64)
-    shift -= np.uint64(1)
-    mask = np.uint64(len(new) // _VIEW_ROW - 1)
-    for q0 in range(0, len(tab), _VIEW_ROW):
-        if tab[q0] != 0:
-            j = view_slot(tab[q0], tab[q0 + 3], shift)
-            while new[_VIEW_ROW * j] != 0:
-                j = (j + np.uint64(1)) & mask
-            for c in range(_VIEW_ROW):
-                new[_VIEW_ROW * j + c] = tab[q0 + c]
-    return new, shift
-
-
 def long_view_codes(chunks, data: np.ndarray, valid: np.ndarray | None, n: int):
     """(int32 codes in first-occurrence order, -1 where invalid; first row of each code) of a string
     column of any lengths given as Arrow string-view chunks ``(views as uint64 pairs, offset, length,
@@ -934,7 +919,7 @@ def long_view_codes(chunks, data: np.ndarray, valid: np.ndarray | None, n: int):
                 raise fail("long_view_codes", f"the string at row {lo + done + i} lies outside its data buffer")
             done += i
             if done < length:  # a quarter full: twice the slots
-                tab, shift = _long_view_rehash(tab, shift)
+                tab, shift = _view_rehash(tab, shift, np.int64(3))
                 first = np.concatenate([first[:k], np.empty(2 * len(first) - k, np.int64)])
         lo += length
     if lo != n:
