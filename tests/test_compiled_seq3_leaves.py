@@ -196,13 +196,14 @@ def test_the_fused_paths_runs_are_the_references_slow(case):
 def test_an_empty_last_leaf_still_caps_the_first_join():
     # A0 A1 A2 B3 and no C: under a left-deep plan the first join makes the (a, b) pairs (0, 3), (1, 3),
     # (2, 3) before the empty leaf is read, and three pass max_partials=2: the run raises as the joins'
-    # does (it returned an empty frame when an empty leaf ended the path before anything was counted)
+    # does (it returned an empty frame when an empty leaf ended the path before anything was counted);
+    # the fused path reads the leaves and, at the empty one, leaves the rest to the joins
     df = pl.DataFrame({"type": list("AAAB"), "ts": [0, 1, 2, 3]})
     query = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 10", max_partials=2)
     rates = {"rates": SHAPES["left"]}
-    with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel:
+    with mock.patch.object(join, "_from_leaves", wraps=join._from_leaves) as fused:
         with pytest.raises(ExplosionError, match="more than 2 candidate"):
             query.run(df, time="ts", type="type", statistics=rates)
-    assert kernel.called
+    assert fused.called
     assert jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 10", max_partials=3).run(
         df, time="ts", type="type", statistics=rates).height == 0

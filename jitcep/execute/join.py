@@ -39,7 +39,7 @@ def run(node, state, execute) -> Buffer:
     leaves, out = _from_leaves(node, scans, state, execute)
     if out is not None:
         return out
-    # past a cap: the joins run over the leaves read (as a reduction's survivors are) and say which cap
+    # past a cap or at an empty leaf: the joins run over the leaves read (as a reduction's survivors are)
     added = [id(s) for s in scans if id(s) not in state.reduced]
     state.reduced.update((id(s), b) for s, b in zip(scans, leaves))
     try:
@@ -100,10 +100,14 @@ def _joined(node, state, execute) -> Buffer:
 
 def _from_leaves(node, scans, state, execute):
     """(leaves, out): the leaves of ``scans`` (:func:`_leaf_chain`) as read, and the match table written
-    straight from them (:func:`_leaf_triples`, :func:`_leaf_chains`), or None past a cap.  Every leaf is
-    read, an empty one too: the joins before it in the plan's order still make their pairs, and past a
-    cap raise."""
-    leaves = [execute(s) for s in scans]
+    straight from them (:func:`_leaf_triples`, :func:`_leaf_chains`), or None past a cap or at an empty
+    leaf: there is no match then, but the joins the plan runs before they meet it may still make pairs,
+    and past a cap raise; they run over the leaves read and read the others only as they need them."""
+    leaves = []
+    for s in scans:
+        leaves.append(execute(s))
+        if not len(leaves[-1]):
+            return leaves, None
     return leaves, (_leaf_triples if len(scans) == 3 else _leaf_chains)(node, scans, leaves, state)
 
 
