@@ -404,10 +404,11 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
         vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
         if e.func in ("min", "max"):
             dtype = frame.head(0).select(vals.list.first()).dtypes[0]
-            if isinstance(dtype, pl.Enum):  # strings by their text (section 4), not the Enum's category order
+            coded = isinstance(dtype, (pl.Enum, pl.Categorical))
+            if coded:  # strings by their text (section 4), not the Enum's or Categorical's category order
                 vals = vals.list.eval(pl.element().cast(pl.String))
             m = vals.list.min() if e.func == "min" else vals.list.max()
-            return _no_kind(m.cast(dtype) if isinstance(dtype, pl.Enum) else m, e.attr in kindless, frame)
+            return _no_kind(m.cast(dtype) if coded else m, e.attr in kindless, frame)
         present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
         if e.attr == "ts":  # a number in time-column units (section 4): a Date's or Datetime's physical value
             vals = vals.list.eval(pl.element().to_physical())

@@ -139,12 +139,13 @@ def test_a_return_condition_over_strings_and_instants_is_what_where_finds(body, 
     assert got == {k: True if k in true else False if k in false else None for k in got}
 
 
-def test_min_and_max_of_an_enum_are_by_text_and_keep_the_dtype():
-    # the list [x, y, z] of an Enum ordered z < y < x: min 'x', max 'z' (strings, semantics §4)
+@pytest.mark.parametrize("dtype", [pl.Enum(["z", "y", "x", "q"]), pl.Categorical()])
+def test_min_and_max_of_an_enum_are_by_text_and_keep_the_dtype(dtype):
+    # the list [x, y, z] of an Enum ordered z < y < x, or of a Categorical whose categories come in order of
+    # first appearance (q, x, z, y): min 'x', max 'z' (strings, semantics §4)
     out = jitcep.compile("PATTERN SEQ(A a, B+ b[]) WITHIN 3 RETURN min(b.e), max(b.e)").run(
-        _TEXT_TIMES.with_columns(e=pl.Series(["q", "x", "z", "q", "y", "q"], dtype=pl.Enum(["z", "y", "x", "q"]))),
-        type="type")
-    assert out.schema["min_b_e"] == out.schema["max_b_e"] == pl.Enum(["z", "y", "x", "q"])
+        _TEXT_TIMES.with_columns(e=pl.Series(["q", "x", "z", "q", "y", "q"], dtype=dtype)), type="type")
+    assert out.schema["min_b_e"] == out.schema["max_b_e"] == dtype
     got = {tuple(k[1]): r for k, r in zip(_match_keys(out), out.select("min_b_e", "max_b_e").rows())}
     assert got == {(1,): ("x", "x"), (1, 2): ("x", "z"), (2,): ("z", "z"), (4,): ("y", "y"), (4, 5): ("q", "y"),
                    (5,): ("q", "q")}

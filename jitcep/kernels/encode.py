@@ -668,7 +668,8 @@ _VIEW_MASK_A = np.array([(1 << (32 + 8 * ln)) - 1 if ln < 4 else (1 << 64) - 1 f
 _VIEW_MASK_B = np.array([0 if ln < 4 else (1 << (8 * (ln - 4))) - 1 for ln in range(13)], np.uint64)
 # Set in every stored first word (a length <= 12 never has it): an all-zero row is an empty slot.
 _VIEW_USED = np.uint64(1 << 63 | 1 << 31)
-_VIEW_ROW = 4  # table row: masked first word | _VIEW_USED, masked second word, code, padding
+_VIEW_ROW = 4  # table row: masked first word | _VIEW_USED, masked second word (a long string: its start), code,
+# and (a long string's table only) its hash
 
 
 @njit(**NUMBA_FLAGS)
