@@ -54,7 +54,8 @@ def _option(text: str) -> tuple[str, object]:
 
 def _flatten(df: pl.DataFrame, *, for_csv: bool = True) -> pl.DataFrame:
     """Struct fields become ``var.field`` columns; for CSV (which holds no nesting), every other value as
-    text CSV can hold: lists, arrays and structs as JSON, durations as ISO 8601, bytes as base64."""
+    text CSV can hold: lists, arrays and structs as JSON (NaN and infinities inside them are ``null``:
+    JSON has no such numbers), durations as ISO 8601, bytes as base64."""
     out = []
     for name, dtype in df.schema.items():
         parts = ([(pl.col(name).struct.field(f.name), f"{name}.{f.name}", f.dtype) for f in dtype.fields]
