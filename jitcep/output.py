@@ -619,11 +619,6 @@ def _long(wide: pl.DataFrame, patterns, values: _Values) -> pl.DataFrame:
     lead = ["match_id"] + (["pattern"] if "pattern" in wide.columns else [])
     ret_cols = [c for c in wide.columns if c not in lead and c not in unified]
     attrs = _ordered_union(*[[f for f, _ in fields] for _, fields in unified.values()])
-    # a RETURN name is checked against the wide columns (_compute_spec); long, the events' fields are columns too
-    clash = sorted(set(ret_cols) & {"variable", "index", *attrs})
-    if clash:
-        raise PatternValidationError(f"RETURN column name(s) {', '.join(clash)} clash with the long shape's "
-                                     "columns (variable, index and the events' fields); add AS aliases")
     n = wide.height
     # Row order: by match, then variable (output column order), then list index.
     # Each variable's rows come out in match order, so the destination of every
@@ -686,15 +681,21 @@ def to_frame(patterns, results: list[MatchTable], table: EventTable, *, shape: s
 
 
 def _check_long_names(patterns, values: _Values) -> None:
-    """The long shape's own columns are not also event fields (an attribute or the type field), which
-    are columns of their own there."""
+    """The long shape's own columns, the event fields (attributes, the type field) and the RETURN names
+    are columns side by side there: no name may be two of them.  A RETURN name is checked against the wide
+    shape's columns when the pattern is validated; here, against the fields too."""
+    specs, unified = _layout(patterns, values)
     own = {"match_id", "variable", "index"} | ({"pattern"} if len(patterns) > 1 else set())
-    fields = {f for _, fields in _layout(patterns, values)[1].values() for f, _ in fields}
+    fields = {f for _, fields in unified.values() for f, _ in fields}
     clash = sorted(own & fields)
     if clash:
         raise UnsupportedPatternError(
             f"input column(s) {', '.join(map(repr, clash))} are event fields, which shape='long' outputs as "
             "columns beside its own match_id, [pattern,] variable and index; rename them or use shape='wide'")
+    clash = sorted({name for spec in specs for name, _ in spec.returns} & (fields | {"variable", "index"}))
+    if clash:
+        raise PatternValidationError(f"RETURN column name(s) {', '.join(clash)} clash with the long shape's "
+                                     "columns (variable, index and the events' fields); add AS aliases")
 
 
 def wants_all_columns(patterns) -> bool:
