@@ -147,7 +147,7 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
                            by_record=by_record) \
         if n > 1 else None
     columns = ()
-    if len(cols):  # (no single variable: no index of the rows, MinMax_2 x100's 657,800 for nothing)
+    if len(cols):  # no single variable: nothing to gather, so no index of the rows
         at = perm
         if rows is not None:  # the order's rows of P: one index, no copy of the rows gathered again
             at = rows if perm is None else take(rows, perm)

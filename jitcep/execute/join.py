@@ -20,6 +20,7 @@ from .. import config
 from ..budget import nbytes
 from ..errors import ExplosionError
 from ..kernels import and_join, seq_join
+from ..kernels.alloc import counted_at_most
 from ..kernels.final_join import seq_join_rows
 from ..kernels.final_join_chain import seq_chain_rows
 from ..kernels.final_join_leaves import seq3_leaf_rows
@@ -57,7 +58,7 @@ def _joined(node, state, execute) -> Buffer:
     R = execute(node.right)
     # a pair costs its three indexes (in arrays grown by doubling) and then its output record, built
     # with about as many temporaries: the join stops at the pairs that fit beside its inputs
-    fit = state.memory.records(8 * (6 + 2 * (len(L.vars) + len(R.vars) + 6)), L, R)
+    fit = state.memory.records(_pair_bytes(len(L.vars), len(R.vars)), L, R)
     options = state.options
     cap = min(options.max_partials, fit)
     seq = isinstance(node, SeqJoin)
@@ -144,18 +145,18 @@ def _scans_of(node):
 def _leaf_triples(node, scans, bufs, state):
     """The final join of ``SEQ(a, b, c)`` over three leaves (:func:`_leaf_chain`) as the match table,
     written by :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` under the caps the two joins
-    would have had (their pairs' and records' memory as :func:`run` sizes it); None past a cap: the joins
+    would have had (their pairs' and records' memory as :func:`_joined` sizes it); None past a cap: the joins
     then run one by one, and say which cap."""
     A, B, C = bufs
     # the plan's first join: (a, b) left-deep, (b, c) right-deep; the final join's other input is a leaf
     bc = scans[0] is node.left
     first, leaf = ((B, C), A) if bc else ((A, B), C)
     options, memory = state.options, state.memory
-    inner_cap = min(options.max_partials, memory.records(8 * (6 + 2 * (1 + 1 + 6)), *first))
+    inner_cap = min(options.max_partials, memory.records(_pair_bytes(1, 1), *first))
     # beside the final join's leaf, the first join's records would be live (64 bytes each: two position
     # columns and six arrays of times and bounds): the matches are capped at what fits beside the leaf
     # alone, and checked with those records below
-    per = 8 * (6 + 2 * (2 + 1 + 6))
+    per = _pair_bytes(2, 1)
     cap = min(options.max_partials, memory.records(per, leaf))
     names = state.plan.variables
     src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
@@ -197,7 +198,7 @@ def _leaf_chains(node, scans, bufs, state):
 
     def cap_of(run_, counts) -> int:
         _, L, R = runs[[r for r, _, _ in runs].index(run_)]
-        per = 8 * (6 + 2 * (len(L.vars) + len(R.vars) + 6))  # as run() sizes a join's pairs
+        per = _pair_bytes(len(L.vars), len(R.vars))
         return min(options.max_partials, max(0, (memory.limit - held(L, counts) - held(R, counts)) // per))
 
     names = state.plan.variables
@@ -212,11 +213,17 @@ def _leaf_chains(node, scans, bufs, state):
 
 def _held_at_most(records: int, width: int, G: int) -> int:
     """At most the bytes :func:`jitcep.budget.nbytes` counts for a join's output of ``records`` records of
-    ``width`` events: its position matrix and six arrays of bounds and times, each counted as at most
-    twice its bytes or a 34 MiB block (an array cut from a pool's block, or from a larger mapped one,
-    :mod:`jitcep.kernels.alloc`), and its partition offsets."""
+    ``width`` events: its position matrix and six arrays of bounds and times, each counted at most as
+    :func:`jitcep.kernels.alloc.counted_at_most` says, and its partition offsets."""
     arrays = [8 * records * width] + [8 * records] * 6
-    return sum(max(2 * a, 34 << 20) for a in arrays) + 8 * (G + 1)
+    return sum(counted_at_most(a) for a in arrays) + 8 * (G + 1)
+
+
+def _pair_bytes(left_width: int, right_width: int) -> int:
+    """The bytes per candidate pair that a join's memory share is divided by to bound its pairs (as
+    :func:`_joined` sizes them): the pair's own arrays and the record of ``left_width + right_width``
+    events it may become."""
+    return 8 * (6 + 2 * (left_width + right_width + 6))
 
 
 def _tested(node, L: Buffer, R: Buffer, state, made):

@@ -66,8 +66,8 @@ class RunState:
         self.G = ctx.key_codes(plan.key)[1]
         self.unfiltered: dict[tuple[str, ...] | None, tuple] = {}  # leaf arrays by types (no filter)
         # a SemiJoinReduce's survivors by id(Scan), and their chain bounds (jitcep/execute/reduction.py);
-        # for the joins below it, the leaves a final join read to write its rows from them and did not
-        # (past a cap, jitcep/execute/join.py)
+        # also the leaves a final join read before leaving its match table to its joins (past a cap or at
+        # an empty leaf, jitcep/execute/join.py), so the joins do not read them again
         self.reduced: dict[int, object] = {}
         self.reach = None
         # the join whose pairs are the matches themselves: it writes the match table in canonical order

@@ -53,6 +53,13 @@ def empty(n: int, dtype, mapped: bool = False) -> np.ndarray:
     return np.empty(n, dtype)
 
 
+def counted_at_most(nbytes: int) -> int:
+    """At most the bytes ``max_memory`` counts (:func:`counted_sizes`, :func:`jitcep.budget.nbytes`) for an
+    array of ``nbytes``: its own, a pool's block serving it (at most twice its size: :func:`_block_size`,
+    a block serves arrays down to half its size), or the mapped array :func:`empty` cuts it from."""
+    return max(2 * nbytes, _MAPPED + 64)
+
+
 def _block_size(size: int) -> int:
     """The bytes of a pool's new block for ``size``: rounded up to a sixteenth of the power of two above
     it, so that a rerun's slightly larger arrays fit.  Not to 4 MB as :func:`empty` rounds: that buys huge

@@ -41,8 +41,9 @@ from .final_join_leaves import _follows
 from .join import ORDER_CODE, _checked, _timed
 from .window import exceeds, window_bound
 
-_MAX_COUNT = 1 << 62
-"""Caps are clamped to this, so a count and a cap's remainder never overflow int64 when added."""
+_MAX_COUNT = 1 << 61
+"""Caps are clamped to this: a running sum is checked against a cap's remainder before each addition of a
+count itself at most the cap, so it stays below 2^62 and never overflows int64."""
 
 
 @njit(**NUMBA_FLAGS)
