@@ -381,8 +381,8 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     def is_int(x: pl.Expr) -> bool:
         return frame.head(0).select(x).dtypes[0].is_integer()
 
-    if isinstance(e, ex.Lit):
-        return pl.lit(e.value)
+    if isinstance(e, ex.Lit):  # an integer is an int64 (section 4), not Polars' Int32 for a small literal
+        return pl.lit(e.value, dtype=pl.Int64) if type(e.value) is int else pl.lit(e.value)
     if isinstance(e, ex.Attr):
         field = e.attr  # "ts" is the struct's ts field
         col = pl.col(e.var)

@@ -430,3 +430,15 @@ def test_columns_named_like_the_outputs_internal_sources_keep_their_values(engin
     out = q.run(df, type="type", engine=engine)
     assert out.select(pl.col("a").struct.field("\0ts"), pl.col("b").struct.field("\0row", "\0type")).rows() == [
         (10, 8, "q")]
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_an_integer_literal_in_return_is_an_int64(engine):
+    # numbers are int64 or float64 (semantics §4): Polars types a small literal Int32, alone or beside an
+    # attribute with no value (a column of nulls, which has no kind)
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [1, 2], "s": pl.Series([None, None], dtype=pl.String)})
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10 RETURN 1 AS c, a.s + 1 AS d, -7 AS e")
+    out = q.run(df, type="type", engine=engine)
+    assert out.select("c", "d", "e").schema == pl.Schema({"c": pl.Int64, "d": pl.Int64, "e": pl.Int64})
+    assert out.select("c", "d", "e").rows() == [(1, None, -7)]
+    assert jitcep.output_schema(q, {"type": pl.String, "ts": pl.Int64, "s": pl.Int64}, type="type")["c"] == pl.Int64
