@@ -122,18 +122,25 @@ def _sort_range(perm, s, e, hi, lo, P, cols, K, tmp):
                     tmp[o] = perm[a]
                     a += 1
                 o += 1
-            while a < mid:
-                tmp[o] = perm[a]
-                a += 1
-                o += 1
-            while b < stop:
-                tmp[o] = perm[b]
-                b += 1
-                o += 1
-            for k in range(left, stop):
-                perm[k] = tmp[k]
+            _merged_back(perm, tmp, a, mid, b, stop, o, left)
         width *= 2
     return True
+
+
+@njit(**NUMBA_FLAGS)
+def _merged_back(perm, tmp, a, mid, b, stop, o, left):
+    # A merge's end, whatever it compared by: the run not exhausted copied after the merged prefix
+    # tmp[left:o], and perm[left:stop] written back from tmp.
+    while a < mid:
+        tmp[o] = perm[a]
+        a += 1
+        o += 1
+    while b < stop:
+        tmp[o] = perm[b]
+        b += 1
+        o += 1
+    for k in range(left, stop):
+        perm[k] = tmp[k]
 
 
 @njit(**NUMBA_FLAGS)
@@ -227,16 +234,7 @@ def _sort_keyed(T, n, w, rr, koff, kseq, perm, tmp, bounds):
                     tmp[o] = perm[a]
                     a += 1
                 o += 1
-            while a < mid:
-                tmp[o] = perm[a]
-                a += 1
-                o += 1
-            while b < stop:
-                tmp[o] = perm[b]
-                b += 1
-                o += 1
-            for k in range(left, stop):
-                perm[k] = tmp[k]
+            _merged_back(perm, tmp, a, mid, b, stop, o, left)
             bounds[merged] = left
             merged += 1
         if runs % 2:
