@@ -372,66 +372,32 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     """
     def rec(x):
         r = _return_expr(x, lists, kindless, frame)
-        if isinstance(x, (ex.Attr, ex.Agg)) and x.attr == "ts" and frame.head(0).select(r).dtypes[0].is_temporal():
+        if isinstance(x, (ex.Attr, ex.Agg)) and x.attr == "ts" and _dtype(r, frame).is_temporal():
             # inside an expression a.ts is a number in time-column units (section 4), as in WHERE: a Date's
             # or Datetime's physical value; a bare a.ts item keeps the time column's dtype
             r = r.to_physical()
         return r
 
-    def is_int(x: pl.Expr) -> bool:
-        return frame.head(0).select(x).dtypes[0].is_integer()
-
     if isinstance(e, ex.Lit):  # an integer is an int64 (section 4), not Polars' Int32 for a small literal
         return pl.lit(e.value, dtype=pl.Int64) if type(e.value) is int else pl.lit(e.value)
     if isinstance(e, ex.Attr):
-        field = e.attr  # "ts" is the struct's ts field
-        col = pl.col(e.var)
-        if e.var not in lists:
-            if e.index not in (None,):
-                raise UnsupportedPatternError(f"RETURN: {e.var} is not a Kleene variable and cannot be indexed")
-            return _no_kind(col.struct.field(field), field in kindless, frame)
-        if e.index in (None, "i"):
-            return col.list.eval(pl.element().struct.field(field))  # a list: only ever a bare item
-        if e.index == "i-1":
-            raise UnsupportedPatternError("RETURN cannot use the iterative index [i-1]")
-        at = -1 if e.index == "len" else int(e.index) - 1
-        return _no_kind(col.list.get(at, null_on_oob=True).struct.field(field), field in kindless, frame)
+        return _attr_expr(e, lists, kindless, frame)
     if isinstance(e, ex.Agg):
-        if e.var not in lists:
-            raise UnsupportedPatternError(f"RETURN {e.func}({e.var}): {e.var} is not a Kleene variable")
-        if e.func == "count":
-            return pl.col(e.var).list.len().cast(pl.Int64)
-        vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
-        if e.func in ("min", "max"):
-            dtype = frame.head(0).select(vals.list.first()).dtypes[0]
-            coded = isinstance(dtype, (pl.Enum, pl.Categorical))
-            if coded:  # strings by their text (section 4), not the Enum's or Categorical's category order
-                vals = vals.list.eval(pl.element().cast(pl.String))
-            m = vals.list.min() if e.func == "min" else vals.list.max()
-            return _no_kind(m.cast(dtype) if coded else m, e.attr in kindless, frame)
-        present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
-        if e.attr == "ts":  # a number in time-column units (section 4): a Date's or Datetime's physical value
-            vals = vals.list.eval(pl.element().to_physical())
-        if e.func == "sum" and frame.head(0).select(vals.list.first()).dtypes[0].is_integer():
-            total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
-            return pl.when(present > 0).then(total).otherwise(None)
-        # in list order, one addition at a time (Polars' own float sum is pairwise)
-        total = vals.list.eval(pl.element().drop_nulls().cast(pl.Float64).cum_sum()).list.last()
-        return total if e.func == "sum" else total / present
+        return _agg_expr(e, lists, kindless, frame)
     if isinstance(e, ex.Arith):
         a, b = rec(e.left), rec(e.right)
         if e.op == "/":
             a, b = a.cast(pl.Float64), b.cast(pl.Float64)
             return pl.when(b != 0).then(a / b).otherwise(None)
-        if is_int(a) and is_int(b):
+        if _dtype(a, frame).is_integer() and _dtype(b, frame).is_integer():
             a, b = a.cast(pl.Int128), b.cast(pl.Int128)
             return _int64_or_null({"+": a + b, "-": a - b, "*": a * b}[e.op])
         return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ex.Unary):
         x = rec(e.operand)
-        if frame.head(0).select(x).dtypes[0] == pl.Null:
+        if _dtype(x, frame) == pl.Null:
             return x  # no kind: NULL stays NULL (Polars has no neg / abs of its Null dtype)
-        if is_int(x):
+        if _dtype(x, frame).is_integer():
             x = x.cast(pl.Int128)  # Polars has no Int128 negate: 0 - x
             return _int64_or_null(pl.lit(0, dtype=pl.Int128) - x if e.op == "neg" else x.abs())
         return -x if e.op == "neg" else x.abs()
@@ -454,6 +420,53 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
         x = rec(e.operand)
         return x.is_not_null() if e.negated else x.is_null()
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
+
+
+def _dtype(x: pl.Expr, frame: pl.DataFrame) -> pl.DataType:
+    """The dtype of ``x`` over the wide frame's columns (evaluated on none of its rows)."""
+    return frame.head(0).select(x).dtypes[0]
+
+
+def _attr_expr(e: ex.Attr, lists: set[str], kindless: set[str], frame: pl.DataFrame) -> pl.Expr:
+    """``v.attr`` (``ts`` is the struct's ts field), ``c[k].attr`` / ``c[len].attr`` of a Kleene variable, or
+    a Kleene variable's ``c.attr``: the list of its members' values (only ever a bare item)."""
+    field, col = e.attr, pl.col(e.var)
+    if e.var not in lists:
+        if e.index not in (None,):
+            raise UnsupportedPatternError(f"RETURN: {e.var} is not a Kleene variable and cannot be indexed")
+        return _no_kind(col.struct.field(field), field in kindless, frame)
+    if e.index in (None, "i"):
+        return col.list.eval(pl.element().struct.field(field))
+    if e.index == "i-1":
+        raise UnsupportedPatternError("RETURN cannot use the iterative index [i-1]")
+    at = -1 if e.index == "len" else int(e.index) - 1
+    return _no_kind(col.list.get(at, null_on_oob=True).struct.field(field), field in kindless, frame)
+
+
+def _agg_expr(e: ex.Agg, lists: set[str], kindless: set[str], frame: pl.DataFrame) -> pl.Expr:
+    """``count`` / ``sum`` / ``avg`` / ``min`` / ``max`` over a Kleene variable's members (semantics section 4:
+    NULL where no member has a value, integer sums exact, float sums in list order, strings by text)."""
+    if e.var not in lists:
+        raise UnsupportedPatternError(f"RETURN {e.func}({e.var}): {e.var} is not a Kleene variable")
+    if e.func == "count":
+        return pl.col(e.var).list.len().cast(pl.Int64)
+    vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
+    if e.func in ("min", "max"):
+        dtype = _dtype(vals.list.first(), frame)
+        coded = isinstance(dtype, (pl.Enum, pl.Categorical))
+        if coded:  # strings by their text (section 4), not the Enum's or Categorical's category order
+            vals = vals.list.eval(pl.element().cast(pl.String))
+        m = vals.list.min() if e.func == "min" else vals.list.max()
+        return _no_kind(m.cast(dtype) if coded else m, e.attr in kindless, frame)
+    present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
+    if e.attr == "ts":  # a number in time-column units (section 4): a Date's or Datetime's physical value
+        vals = vals.list.eval(pl.element().to_physical())
+    if e.func == "sum" and _dtype(vals.list.first(), frame).is_integer():
+        total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
+        return pl.when(present > 0).then(total).otherwise(None)
+    # in list order, one addition at a time (Polars' own float sum is pairwise)
+    total = vals.list.eval(pl.element().drop_nulls().cast(pl.Float64).cum_sum()).list.last()
+    return total if e.func == "sum" else total / present
 
 
 _CMP = {"=": pl.Expr.eq, "!=": pl.Expr.ne, "<": pl.Expr.lt, "<=": pl.Expr.le, ">": pl.Expr.gt, ">=": pl.Expr.ge}
@@ -492,7 +505,7 @@ def _no_kind(x: pl.Expr, kindless: bool, frame: pl.DataFrame) -> pl.Expr:
     it is NULL (semantics section 4).  A column of nulls other than a number becomes Polars' Null dtype,
     which every operation takes, so ``0 + a.s`` does not meet Polars' String + Int check (nor ``a.t + 1``
     its Datetime one); numbers keep their dtype, so arithmetic over them keeps one schema."""
-    if kindless and not frame.head(0).select(x).dtypes[0].is_numeric():
+    if kindless and not _dtype(x, frame).is_numeric():
         return x.cast(pl.Null)
     return x
 
