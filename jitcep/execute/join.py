@@ -178,13 +178,13 @@ def _leaf_chains(node, scans, bufs, state):
     no reduction thinning its inputs), and its share of ``max_memory`` is at least what is left beside its
     inputs' records bounded above (:func:`_held_at_most`).  Where a bound passes a cap the joins run and
     decide (and say which cap)."""
-    runs, index = [], {}  # each join's (run of leaves, inputs), parts first; each node's run by id
+    joins, span = {}, {}  # each join's run of leaves -> its inputs, parts first; each node's run by id
 
     def walk(n, first: int) -> int:  # the leaves under n are first, first + 1, ...: returns the last
         last = first if isinstance(n, Scan) else walk(n.right, walk(n.left, first) + 1)
-        index[id(n)] = (first, last)
+        span[id(n)] = (first, last)
         if not isinstance(n, Scan):
-            runs.append(((first, last), n.left, n.right))
+            joins[(first, last)] = (n.left, n.right)
         return last
 
     walk(node, 0)
@@ -194,17 +194,17 @@ def _leaf_chains(node, scans, bufs, state):
     def held(child, counts) -> int:
         if isinstance(child, Scan):
             return nbytes(leaf_of[id(child)])
-        return _held_at_most(counts[index[id(child)]], len(child.vars), state.G)
+        return _held_at_most(counts[span[id(child)]], len(child.vars), state.G)
 
     def cap_of(run_, counts) -> int:
-        _, L, R = runs[[r for r, _, _ in runs].index(run_)]
+        L, R = joins[run_]
         per = _pair_bytes(len(L.vars), len(R.vars))
         return min(options.max_partials, max(0, (memory.limit - held(L, counts) - held(R, counts)) // per))
 
     names = state.plan.variables
     src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
     out = seq_chain_rows([b.timed() for b in bufs], state.table.ts, state.wt, state.W, options.order,
-                         [r for r, _, _ in runs], cap_of, src, state.table.n, state.threads)
+                         list(joins), cap_of, src, state.table.n, state.threads)
     if out is None:
         return None
     rows, times, _ = out
