@@ -120,3 +120,24 @@ def test_explain_analyze_shows_every_join():
     with mock.patch.object(join, "seq_chain_rows", wraps=join.seq_chain_rows) as kernel:
         assert query.run(df, time="ts", type="type").height == 5
     assert kernel.called
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_small_max_memory_still_writes_from_the_leaves(shape):
+    # each join the kernel replaces is given its share beside its inputs bounded by what max_memory would
+    # count for them (kernels.alloc.counted_at_most: a pool's block for each array), so a budget of 8 MiB,
+    # far above what these joins hold, takes the path (a bound of 33 MiB per array declined below ~500 MB)
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame({"type": rng.choice(list("ABCD"), 4000), "ts": np.arange(4000)})
+    query = jitcep.compile("PATTERN SEQ(A a, B b, C c, D d) WITHIN 12", max_memory=8 << 20)
+    returned, real = [], join.seq_chain_rows
+
+    def kernel(*args, **kwargs):
+        returned.append(real(*args, **kwargs))
+        return returned[-1]
+
+    run = dict(time="ts", type="type", statistics={"rates": SHAPES[shape]})
+    with mock.patch.object(join, "seq_chain_rows", kernel):
+        got = query.run(df, **run)
+    assert len(returned) == 1 and returned[0] is not None and got.height > 1000
+    assert got.equals(query.run(df, engine="reference", **{k: v for k, v in run.items() if k != "statistics"}))

@@ -390,6 +390,28 @@ def test_max_memory_counts_a_pooled_array_alike_whatever_block_it_was_cut_from()
         assert nbytes(a) == nbytes(a, a[10:], a.view(np.uint8)) == want
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 80 << 17).map(lambda n: 8 * n) | st.sampled_from([0, 8, (1 << 16) - 8, 1 << 16, (1 << 19) - 8,
+                                                                         1 << 19, (1 << 22) - 8, 1 << 22, 33 << 20]),
+       st.booleans(), st.sampled_from(["none", "fresh", "used"]))
+def test_counted_at_most_bounds_what_max_memory_counts_for_an_array_empty_makes(size, mapped, where):
+    # the fused k-leaf path bounds the joins' outputs it never makes by this (execute.join._held_at_most): it
+    # must be at least what jitcep.budget.nbytes counts for the array, made outside a pool (a 4 MB or a 33 MB
+    # array cut), in a fresh pool or in one whose larger block serves it; and close to it once past 4 MB
+    from jitcep.budget import nbytes
+    pools = alloc.Pools()
+    if where == "used":
+        with pools.run():
+            big = alloc.empty(2 * size // 8 + 1, np.int64)
+            del big
+    with pools.run() if where != "none" else mock.MagicMock():
+        counted = nbytes(alloc.empty(size // 8, np.int64, mapped=mapped))
+    bound = alloc.counted_at_most(size, mapped)
+    assert counted <= bound
+    if size >= 1 << 22:
+        assert bound <= size + size // 8 + (32 << 20 if mapped and size < 33 << 20 else 0)
+
+
 def test_a_query_near_max_memory_raises_or_not_whatever_it_ran_before():
     # the same query on the same events must give the same answer, matches or ExplosionError, after a run on
     # larger events (whose blocks the pool keeps) as when compiled fresh: the budget set just past what

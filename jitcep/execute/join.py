@@ -159,7 +159,7 @@ def _leaf_triples(node, scans, bufs, state):
     per = _pair_bytes(2, 1)
     cap = min(options.max_partials, memory.records(per, leaf))
     names = state.plan.variables
-    src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
+    src = _rows_of(scans, names)
     try:
         rows, times, pairs = seq3_leaf_rows(A.timed(), B.timed(), C.timed(), state.table.ts, state.wt, state.W,
                                             options.order, inner_cap, cap, src, state.table.n, state.threads,
@@ -202,13 +202,20 @@ def _leaf_chains(node, scans, bufs, state):
         return min(options.max_partials, max(0, (memory.limit - held(L, counts) - held(R, counts)) // per))
 
     names = state.plan.variables
-    src = np.array([[s.var for s in scans].index(v) for v in names], np.int64)
+    src = _rows_of(scans, names)
     out = seq_chain_rows([b.timed() for b in bufs], state.table.ts, state.wt, state.W, options.order,
                          list(joins), cap_of, src, state.table.n, state.threads)
     if out is None:
         return None
     rows, times, _ = out
     return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=True, times=times)
+
+
+def _rows_of(scans, names) -> np.ndarray:
+    """For each variable of ``names`` (the match table's rows), its leaf's index among ``scans``: the fused
+    kernels' ``src``."""
+    order = [s.var for s in scans]
+    return np.array([order.index(v) for v in names], np.int64)
 
 
 def _held_at_most(records: int, width: int, G: int) -> int:

@@ -53,11 +53,17 @@ def empty(n: int, dtype, mapped: bool = False) -> np.ndarray:
     return np.empty(n, dtype)
 
 
-def counted_at_most(nbytes: int) -> int:
+def counted_at_most(nbytes: int, mapped: bool = False) -> int:
     """At most the bytes ``max_memory`` counts (:func:`counted_sizes`, :func:`jitcep.budget.nbytes`) for an
-    array of ``nbytes``: its own, a pool's block serving it (at most twice its size: :func:`_block_size`,
-    a block serves arrays down to half its size), or the mapped array :func:`empty` cuts it from."""
-    return max(2 * nbytes, _MAPPED + 64)
+    array of ``nbytes`` that :func:`empty` makes: a pool's block counts as a new one for it
+    (:func:`_block_size`, at least its own bytes), and outside a pool's run (a worker thread, a caller
+    with no pool) the 4 MB array or, with ``mapped``, the 33 MB one it is cut from."""
+    most = _block_size(nbytes)
+    if config.ALLOC_ROUND_UP <= nbytes < _HUGE:
+        most = max(most, _HUGE)
+    if mapped and _HUGE <= nbytes < _MAPPED:
+        most = max(most, _MAPPED + 64)  # _MAPPED // itemsize + 1 items
+    return most
 
 
 def _block_size(size: int) -> int:

@@ -19,10 +19,13 @@ chain to c (the events of leaf i whose next pointer falls below ``h[i + 1]``):
 every event of leaf i from ``F`` of an event of leaf i - 1 up to ``h[i]``
 continues to c, so the enumeration never meets a dead end, and the number of
 chains through each is one suffix sum per level over those ranges (their
-length bounded by the matches of c).  The same count over a run of the leaves
+length bounded by the matches of c), the level before c's read from prefix
+sums of ``F`` instead (its chains to c are ``h[i + 1] - F[x]``), so a chain of
+three is counted in constant time per c.  The same count over a run of the leaves
 is the number of candidate pairs the plan's join over that run makes at most
 (its inputs may be thinned by a reduction): the caller prices the plan's caps
-with it (measured: perf/notes/output_and_core.md).
+with it; a run of two leaves is counted beside ``F`` (measured:
+perf/notes/output_and_core.md).
 
 Leaves are the join kernels' 8-tuple buffers (:mod:`jitcep.kernels.join`) of
 one-event records, each partition's in position order.
@@ -37,8 +40,8 @@ from ..config import NUMBA_FLAGS
 from ..threads import partition_ranges, run_ranges
 from .alloc import empty, scratch
 from .checks import fail
-from .final_join_leaves import _follows
-from .join import ORDER_CODE, _checked, _timed
+from .final_join_leaves import _follows, leaf_inputs
+from .join import ORDER_CODE
 from .window import exceeds, window_bound
 
 _MAX_COUNT = 1 << 61
@@ -47,10 +50,13 @@ count itself at most the cap, so it stays below 2^62 and never overflows int64."
 
 
 @njit(**NUMBA_FLAGS)
-def _links(P, T, Wt, off, g0, g1, order, n, F):
+def _links(P, T, Wt, off, g0, g1, W, order, n, F, SF, pairs):
     # Per partition of [g0, g1): each leaf checked (positions in [0, n) strictly ascending, times with
     # them), then F[x] = the first event of the next leaf after x, whose window time must not be below
-    # x's.  0, or -3 a position outside [0, n), -5 times that do not follow the positions.
+    # x's, and SF their running sums (SF[x + 1] = F[x0] + ... + F[x] from the partition's first x0; slot
+    # x0 is the segment before's, another thread's, never read: _sum_f); where pairs[i] >= 0, pairs[i] +=
+    # the chains of leaves i, i + 1 (x, then an event from F[x] up to the first past x's window).  0, or
+    # -3 a position outside [0, n), -5 times that do not follow the positions.
     k = off.shape[0]
     for g in range(g0, g1):
         for i in range(k):
@@ -58,17 +64,34 @@ def _links(P, T, Wt, off, g0, g1, order, n, F):
             if status < 0:
                 return status
         for i in range(k - 1):
-            j, j1 = off[i + 1, g], off[i + 1, g + 1]
+            j = w = off[i + 1, g]
+            j1 = off[i + 1, g + 1]
+            run = made = np.int64(0)
+            counted = pairs[i] >= 0
             for x in range(off[i, g], off[i, g + 1]):
                 while j < j1 and ((P[j] <= P[x]) if order == 0 else (T[j] <= T[x])):
                     j += 1
                 if j < j1 and Wt[j] < Wt[x]:
                     return np.int64(-5)
                 F[x] = j
+                run += j
+                SF[x + 1] = run
+                if counted:
+                    while w < j1 and not exceeds(Wt[x], Wt[w], W):
+                        w += 1
+                    made += max(w - j, 0)
+            if counted:
+                pairs[i] += made
     return np.int64(0)
 
 
-@njit(**NUMBA_FLAGS)
+@njit(**NUMBA_FLAGS, inline="always")
+def _sum_f(SF, x0, y, h):
+    # F[y] + ... + F[h - 1] within one leaf's partition starting at x0 (y <= h)
+    return (SF[h] if h > x0 else 0) - (SF[y] if y > x0 else 0)
+
+
+@njit(**NUMBA_FLAGS, inline="always")
 def _ends(Wt, off, g, i0, i1, W, F, c, h, lo):
     # Advances the pointers to end c (of leaf i1): h[i] for the leaves [i0, i1), and returns the first
     # event of leaf i0 within c's window from ``lo`` on.  An event x of leaf i1 - 1 is before c exactly
@@ -87,11 +110,12 @@ def _ends(Wt, off, g, i0, i1, W, F, c, h, lo):
 
 
 @njit(**NUMBA_FLAGS)
-def _chains_count(P, Wt, off, g0, g1, i0, i1, W, cap, F, S, at):
+def _chains_count(P, Wt, off, g0, g1, i0, i1, W, cap, F, SF, S, at):
     # The chains of leaves i0..i1 within the window, over the partitions [g0, g1), or -1 past ``cap``;
-    # with ``at`` (room for every position), each end's count into at[its position + 1].  S holds, per
-    # event x of a level's live range, the chains from x to c (written and read for this c only, in the
-    # partition's own slots).
+    # with ``at`` (room for every position), each end's count into at[its position + 1].  The chains
+    # from an event x of level i1 - 2 to c are h[i1 - 1] - F[x], summed over a range of x by SF
+    # (_sum_f); S holds, per event x of a lower level's live range, the chains from x to c (written and
+    # read for this c only, in the partition's own slots).
     per_end = len(at) > 0
     h = np.empty(off.shape[0], np.int64)
     st = np.empty(off.shape[0], np.int64)
@@ -107,20 +131,26 @@ def _chains_count(P, Wt, off, g0, g1, i0, i1, W, cap, F, S, at):
             if i1 - i0 == 1:
                 cnt = h[i0] - lo
             else:
-                # suffix sums level by level from the last before c, over [first reachable, h[i]):
-                # the first reachable event of level i + 1 is F of level i's first
-                hl = h[i1 - 1]
+                # level i1 - 2's range [st, h) by prefix sums; below it suffix sums level by level, over
+                # [first reachable, h[i]): the first reachable event of level i + 1 is F of level i's first
+                hl, b, x0 = h[i1 - 1], i1 - 2, off[i1 - 2, g]
                 st[i0] = lo
                 for i in range(i0 + 1, i1 - 1):
                     st[i] = F[st[i - 1]]
-                for i in range(i1 - 2, i0 - 1, -1):
-                    acc = np.int64(0)
-                    for x in range(h[i] - 1, st[i] - 1, -1):
-                        acc += hl - F[x] if i == i1 - 2 else S[F[x]]
-                        if acc > cap - m:  # every chain from x is a match of c
-                            return np.int64(-1)
-                        S[x] = acc
-                cnt = S[lo]
+                if b == i0:
+                    cnt = (h[b] - lo) * hl - _sum_f(SF, x0, lo, h[b])
+                    if cnt > cap - m:
+                        return np.int64(-1)
+                else:
+                    for i in range(b - 1, i0 - 1, -1):
+                        acc = np.int64(0)
+                        for x in range(h[i] - 1, st[i] - 1, -1):
+                            y = F[x]
+                            acc += (h[b] - y) * hl - _sum_f(SF, x0, y, h[b]) if i == b - 1 else S[y]
+                            if acc > cap - m:  # every chain from x is a match of c
+                                return np.int64(-1)
+                            S[x] = acc
+                    cnt = S[lo]
             m += cnt
             if m > cap:
                 return np.int64(-1)
@@ -133,9 +163,9 @@ def _chains_count(P, Wt, off, g0, g1, i0, i1, W, cap, F, S, at):
 def _chains_rows(P, T, Wt, off, g0, g1, W, F, at, ridx, rows, times):
     # The writing pass over what _chains_count counted for all k leaves: per end c, the chains from the
     # first a1 in its window in lexicographic order, each level's event written once over the rows below
-    # it (a column fill when it is left), the last level before c a slice of its leaf; c's column once
-    # for all its rows.  Each c's rows at at[its position] (then advanced) when ``at`` is given, else one
-    # after another.  Returns the number of rows, or -4 past the matrices.
+    # it (a column fill when it is left), the last level before c a slice of its leaf written beside the
+    # level above it; c's column once for all its rows.  Each c's rows at at[its position] (then advanced)
+    # when ``at`` is given, else one after another.  Returns the number of rows, or -4 past the matrices.
     k = off.shape[0]
     per_end = len(at) > 0
     lim = min(rows.shape[1], times.shape[1])
@@ -157,23 +187,28 @@ def _chains_rows(P, T, Wt, off, g0, g1, W, F, at, ridx, rows, times):
                 i = 0
                 cur[0], ds[0] = lo, d
                 while i >= 0:
-                    while i < k - 3:  # down to the level before the slice
+                    while i < k - 3:  # down to the level above the slice
                         i += 1
                         cur[i], ds[i] = F[cur[i - 1]], d
                     j = F[cur[k - 3]]
                     cnt = h[k - 2] - j
                     if d + cnt > lim:
                         return np.int64(-4)
-                    r = ridx[k - 2]
+                    r, ru = ridx[k - 2], ridx[k - 3]
+                    u, tu = P[cur[k - 3]], T[cur[k - 3]]
                     for t in range(cnt):
                         rows[r, d + t] = P[j + t]
                         times[r, d + t] = T[j + t]
+                        rows[ru, d + t] = u
+                        times[ru, d + t] = tu
                     d += cnt
-                    while i >= 0:  # leave level i's event: its column over its rows, then its next
-                        r, v, tv = ridx[i], P[cur[i]], T[cur[i]]
-                        for t in range(ds[i], d):
-                            rows[r, t] = v
-                            times[r, t] = tv
+                    while i >= 0:  # leave level i's event: its column over its rows (written above at
+                        # level k - 3), then its next
+                        if i < k - 3:
+                            r, v, tv = ridx[i], P[cur[i]], T[cur[i]]
+                            for t in range(ds[i], d):
+                                rows[r, t] = v
+                                times[r, t] = tv
                         cur[i] += 1
                         if cur[i] < h[i]:
                             ds[i] = d
@@ -209,20 +244,12 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
     not follow the positions (the event table is sorted by time) is a KernelInputError.
     """
     k = len(leaves)
-    if order not in ("position", "strict_ts"):
-        raise fail("seq_chain_rows", f"order {order!r}: simultaneous events may be before each other")
     if k < 3:
         raise fail("seq_chain_rows", f"{k} leaves: a chain has three at least")
-    timed = [_timed(x, ts, wt) for x in leaves]
-    for x in timed[1:]:
-        _checked("seq_chain_rows", timed[0], x)
-    if any(x[1] is not x[2] or x[0].shape[1] != 1 for x in timed):
-        raise fail("seq_chain_rows", "an input is not a leaf (one-event records, start array = end array)")
-    if sorted(int(s) for s in src) != list(range(k)):
-        raise fail("seq_chain_rows", f"the rows {list(src)} are not the {k} leaves once each")
-    if [tuple(s) for s in spans][-1:] != [(0, k - 1)] or any(not 0 <= i0 < i1 < k for i0, i1 in spans):
+    timed, ridx = leaf_inputs("seq_chain_rows", leaves, ts, wt, order, src)
+    spans = [(int(i0), int(i1)) for i0, i1 in spans]
+    if spans[-1:] != [(0, k - 1)] or any(not 0 <= i0 < i1 < k for i0, i1 in spans):
         raise fail("seq_chain_rows", f"the runs {list(spans)} are no runs of the leaves ending with the whole")
-    ridx = np.array([list(int(s) for s in src).index(v) for v in range(k)], np.int64)
     base = np.cumsum([0] + [len(x[1]) for x in timed])
     for x, b in zip(timed, base[:-1]):
         goff = x[3]
@@ -232,9 +259,13 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
     P, T, Wt = (np.concatenate([x[f] for x in timed]).astype(np.int64, copy=False) for f in (1, 4, 6))
     W, code, G = window_bound(W), ORDER_CODE[order], off.shape[1] - 1
     F = scratch("seq_chain_rows_F", len(P), np.int64)
+    SF = scratch("seq_chain_rows_SF", len(P) + 1, np.int64)
     S = scratch("seq_chain_rows_S", len(P), np.int64)
     ranges = partition_ranges([x[3] for x in timed], threads)
-    status = run_ranges(lambda g0, g1: _links(P, T, Wt, off, g0, g1, code, int(n_events), F), ranges)
+    # per range: the chains of each two adjacent leaves the plan joins, -1 for the others
+    pairs = np.tile(np.array([0 if (i, i + 1) in spans else -1 for i in range(k - 1)], np.int64), (len(ranges), 1))
+    status = run_ranges(lambda g0, g1: _links(P, T, Wt, off, g0, g1, W, code, int(n_events), F, SF,
+                                              pairs[ranges.index((g0, g1))]), ranges)
     if -3 in status:
         raise fail("seq_chain_rows", f"a position is not below {n_events}")
     if -5 in status:
@@ -244,10 +275,15 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
     at = scratch("seq_chain_rows_at", int(n_events) + 1 if G > 1 else 0, np.int64)
     for i0, i1 in spans:
         cap = min(int(cap_of((i0, i1), counts)), _MAX_COUNT)
+        if i1 == i0 + 1:  # counted with the links
+            counts[(i0, i1)] = int(pairs[:, i0].sum())
+            if counts[(i0, i1)] > cap:
+                return None
+            continue
         whole = (i0, i1) == (0, k - 1)
         if whole:
             at[:] = 0
-        got = run_ranges(lambda g0, g1: _chains_count(P, Wt, off, g0, g1, i0, i1, W, cap, F, S,
+        got = run_ranges(lambda g0, g1: _chains_count(P, Wt, off, g0, g1, i0, i1, W, cap, F, SF, S,
                                                       at if whole else none), ranges)
         if -1 in got or sum(got) > cap:  # each range checks its own share only
             return None

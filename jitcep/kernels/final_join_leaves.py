@@ -165,6 +165,25 @@ def _triples_rows(A, B, C, W, order, fb, at, ia, ib, ic, rows, times):
     return n
 
 
+def leaf_inputs(kernel: str, leaves, ts, wt, order: str, src):
+    """The fused kernels' inputs checked (:func:`seq3_leaf_rows`,
+    :func:`jitcep.kernels.final_join_chain.seq_chain_rows`): (the leaves' timed buffers, ``ridx``: each
+    leaf's row of the output matrix).  An order under which simultaneous events may be before each
+    other, buffers of different partitions or arrays of different lengths, a buffer that is no leaf, or
+    ``src`` (the leaf of each row) no permutation of the leaves is a KernelInputError."""
+    if order not in ("position", "strict_ts"):
+        raise fail(kernel, f"order {order!r}: simultaneous events may be before each other")
+    timed = [_timed(x, ts, wt) for x in leaves]
+    for x in timed[1:]:
+        _checked(kernel, timed[0], x)
+    if any(x[1] is not x[2] or x[0].shape[1] != 1 for x in timed):
+        raise fail(kernel, "an input is not a leaf (one-event records, start array = end array)")
+    rows = [int(s) for s in src]
+    if sorted(rows) != list(range(len(leaves))):
+        raise fail(kernel, f"the rows {rows} are not the {len(leaves)} leaves once each")
+    return timed, np.array([rows.index(v) for v in range(len(leaves))], np.int64)
+
+
 def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int, src, n_events: int,
                    threads: int = 1, inner_bc: bool = False):
     """The matches of ``SEQ(a, b, c)`` over the leaves ``A``, ``B``, ``C`` (their one-event records; no
@@ -183,15 +202,7 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
     position not below ``n_events`` or times that do not follow the positions (the event table is
     sorted by time) is a KernelInputError.
     """
-    if order not in ("position", "strict_ts"):
-        raise fail("seq3_leaf_rows", f"order {order!r}: simultaneous events may be before each other")
-    A, B = _checked("seq3_leaf_rows", _timed(A, ts, wt), _timed(B, ts, wt))
-    _, C = _checked("seq3_leaf_rows", B, _timed(C, ts, wt))
-    if any(x[1] is not x[2] or x[0].shape[1] != 1 for x in (A, B, C)):
-        raise fail("seq3_leaf_rows", "an input is not a leaf (one-event records, start array = end array)")
-    if sorted(int(s) for s in src) != [0, 1, 2]:
-        raise fail("seq3_leaf_rows", f"the rows {list(src)} are not a, b and c once each")
-    ia, ib, ic = (list(int(s) for s in src).index(v) for v in range(3))
+    (A, B, C), (ia, ib, ic) = leaf_inputs("seq3_leaf_rows", (A, B, C), ts, wt, order, src)
     W, code = window_bound(W), ORDER_CODE[order]
     G = len(A[3]) - 1
     fb = scratch("seq3_leaf_rows_fb", len(A[2]), np.int64)
