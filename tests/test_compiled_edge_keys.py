@@ -170,3 +170,24 @@ def test_partition_by_puts_minus_zero_with_zero_and_every_nan_in_one_stream(engi
     q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10")
     out = q.run(ZEROS_NANS, type="type", engine=engine, partition_by="k")
     assert [(a["row"], b["row"]) for a, b in out.select("a", "b").iter_rows()] == [(0, 1), (2, 3)]
+
+
+# §13: a stream per distinct value of the column, as group_by has it, even where §4 compares the values as
+# float64 (UInt64 past int64, decimals): 2**64 - 1 and 2**64 - 2 are one float64 but two streams.
+LOSSY_KEYS = [
+    pl.Series([2**64 - 1, 2**64 - 2, 2**64 - 1, 2**64 - 2, None], dtype=pl.UInt64),
+    pl.Series(["0.10000000000000000001", "0.10000000000000000002"] * 2 + [None]).cast(pl.Decimal(30, 20)),
+]
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+@pytest.mark.parametrize("key", LOSSY_KEYS, ids=["uint64", "decimal"])
+def test_partition_by_splits_values_float64_cannot_tell_apart(engine, key):
+    # A0 B1 A2 B3 A4: rows 0, 2 one stream, rows 1, 3 another, row 4 (null) a third: no A before a B of its own
+    df = pl.DataFrame({"type": ["A", "B", "A", "B", "A"], "ts": [0, 1, 2, 3, 4], "k": key})
+    assert df.group_by("k").len().height == 3  # the streams group_by makes
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 10")
+    assert q.run(df, type="type", engine=engine, partition_by="k").height == 0
+    q = jitcep.compile("PATTERN SEQ(A a, A b) WITHIN 10")
+    out = q.run(df, type="type", engine=engine, partition_by="k", threads=2)
+    assert [(a["row"], b["row"]) for a, b in out.select("a", "b").iter_rows()] == [(0, 2)]
