@@ -311,6 +311,16 @@ def test_uint64_beyond_int64_is_timestamp_error():
         build_event_table(df, None)
 
 
+@pytest.mark.parametrize("values", [[1, 2**70], [1, -(2**63) - 1]], ids=["above", "below"])
+def test_int128_beyond_int64_is_timestamp_error(values):
+    # a Polars cast error before (InvalidOperationError), not jitcep's
+    df = pl.DataFrame({"ts": pl.Series(values, dtype=pl.Int128)})
+    with pytest.raises(TimestampError, match="row 1"):
+        build_event_table(df, None)
+    t = build_event_table(pl.DataFrame({"ts": pl.Series([3, -(2**63)], dtype=pl.Int128)}), None)
+    assert t.ts.tolist() == [-(2**63), 3]
+
+
 def test_integral_float_time():
     t = build_event_table(pl.DataFrame({"ts": [2.0, -1.0, 1e12]}), None)
     assert t.ts.tolist() == [-1, 2, 10**12]

@@ -18,7 +18,7 @@ the range is wide), and ``order`` waits for its own first read.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from ..kernels.grouping import counting_sort
 from .reading import _missing
 
 if TYPE_CHECKING:  # annotations only: the table module imports this one
+    from .column import Column
     from .table import EventTable
 
 
@@ -93,10 +94,9 @@ def _dense_codes(values: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarr
     return out, len(uniq)
 
 
-def _single_key_group(table: "EventTable", attr: str, independent: bool):
-    """(key_code, order, offsets) of a one-attribute key in two passes (:func:`_enc.range_group`), or
-    None (float keys, wide integer ranges: the general path codes them)."""
-    col = _key_column(table, attr)
+def _single_key_group(col: "Column", independent: bool):
+    """(key_code, order, offsets) of a one-attribute key's column in two passes (:func:`_enc.range_group`),
+    or None (float keys, wide integer ranges: the general path codes them)."""
     values, valid, bounds = col.values, col.valid, None
     if col.kind == "float":
         return None
@@ -115,7 +115,8 @@ def _key_column(table: "EventTable", attr: str):
         raise _missing(attr, "partition attribute", list(table.columns)) from None
 
 
-def build_partition(table: "EventTable", key: Sequence[str], *, independent: bool = False) -> Partition:
+def build_partition(table: "EventTable", key: Sequence[str], *, independent: bool = False,
+                    exact: Mapping[str, "Column"] | None = None) -> Partition:
     """CSR partitions of ``table`` by the key attributes (SASE section 4.2.1 PAIS, ZStream section 5.2.2).
 
     ``key_code[p]`` is the dense code of the key of position ``p`` (codes in
@@ -128,18 +129,24 @@ def build_partition(table: "EventTable", key: Sequence[str], *, independent: boo
     type key is coded and grouped in two passes over a table of its value
     range (:func:`jitcep.kernels.encode.range_group`); otherwise a code per
     column, the columns combined pairwise and re-densified, one counting sort.
+    ``exact``: codes that stand for an attribute's column (a ``partition_by``
+    column whose float64 attribute merges distinct values, events/table.py).
     """
     key = tuple(key)
     if not key:
         raise ValueError("a partition key needs at least one attribute")
+
+    def column(attr: str):
+        return exact[attr] if exact and attr in exact else _key_column(table, attr)
+
     if len(key) == 1:
-        got = _single_key_group(table, key[0], independent)
+        got = _single_key_group(column(key[0]), independent)
         if got is not None:
             key_code, _, offsets = got
             return Partition.lazy(key, key_code, offsets, independent)
     combined: np.ndarray | None = None
     for attr in key:
-        col = _key_column(table, attr)
+        col = column(attr)
         if col.kind == "str":  # codes into the sorted distinct values: already dense
             codes = col.values.astype(np.int64)
             if col.valid is not None:

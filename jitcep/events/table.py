@@ -267,13 +267,31 @@ def table_of_frame(df: pl.DataFrame, patterns=None, *, time: str = "ts", type: s
         check_types(pats, table)
     if key:  # built when first read: the compiled engine may never need it
         independent = partition_by is not None
-        part = Partition.deferred(key, functools.partial(build_partition, table, key, independent=independent),
+        exact = _exact_keys(df, key, cols, by_position) if independent else None
+        part = Partition.deferred(key, functools.partial(build_partition, table, key, independent=independent,
+                                                         exact=exact),
                                   independent)  # a partial, not a lambda: the partition still pickles
         keyed = _new_table(fields, row, part)  # ``table`` (no partition) is what the build reads
         if check:  # the same fields: the same kinds
             object.__setattr__(keyed, "_types_checked", table.__dict__.get("_types_checked", ()))
         return keyed
     return table
+
+
+def _exact_keys(df: pl.DataFrame, key, cols: dict, by_position) -> dict[str, Column]:
+    """The ``partition_by`` columns whose attribute is a float64 image that merges distinct values
+    (UInt64 past int64, decimals: semantics §4), as dense codes in value order by position: §13 splits
+    the streams by the column's own values, as ``group_by`` does."""
+    out = {}
+    for attr in key:
+        s = df.get_column(attr) if attr in cols else None
+        if s is None or cols[attr].kind != "float" or s.dtype.is_float():
+            continue
+        valid = s.is_not_null().to_numpy() if s.null_count() else None
+        codes = (s.rank("dense") - 1).cast(pl.Int64).fill_null(0).to_numpy()
+        out[attr] = Column("int", by_position(np.ascontiguousarray(codes)),
+                           None if valid is None else by_position(valid))
+    return out
 
 
 def _new_table(fields: dict, row: np.ndarray | None, partition: Partition | None = None) -> EventTable:

@@ -171,8 +171,9 @@ def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.nda
         return np.ascontiguousarray(_temporal_physical(s).to_numpy(), dtype=np.int64), unit_ns
     unit_ns = UNIT_NS[normalize_unit(time_unit)] if time_unit is not None else None
     if dtype.is_integer():
-        if dtype == pl.UInt64 and len(s) and s.max() > _INT64_MAX:
-            bad = (s > _INT64_MAX).to_numpy()
+        wide = dtype in (pl.UInt64, pl.Int128) and len(s)  # nulls were refused above
+        if wide and (s.max() > _INT64_MAX or (dtype == pl.Int128 and s.min() < -_INT64_MAX - 1)):
+            bad = ((s > _INT64_MAX) | (s < -_INT64_MAX - 1) if dtype == pl.Int128 else s > _INT64_MAX).to_numpy()
             raise TimestampError(f"time column {name!r} has values beyond int64 (first at input row "
                                  f"{_first_row(bad)}); rebase or scale the timestamps")
         return np.ascontiguousarray(s.cast(pl.Int64).to_numpy(), dtype=np.int64), unit_ns
