@@ -227,7 +227,7 @@ def _take_series(s: pl.Series, rows: np.ndarray) -> pl.Series:
     """``s`` at ``rows``: a numeric or temporal column without nulls by one compiled gather over its
     physical values (zero-copy in and out), anything else by indexing the series with ``rows``."""
     dtype = s.dtype
-    number = dtype.is_integer() or dtype.is_float()
+    number = (dtype.is_integer() and dtype not in (pl.Int128, pl.UInt128)) or dtype.is_float()  # NumPy has no 128
     if (number or dtype.is_temporal()) and s.null_count() == 0:
         # a number is its own physical value; a temporal one's by a cast (``to_physical`` is a Polars query,
         # ~60 us, a fixed cost)
@@ -286,28 +286,61 @@ def _var_columns(vars_, unified, values: _Values, mt: MatchTable) -> list[pl.Ser
         # a slice of a frame and one struct of it: a DataFrame per variable was the fixed cost at small inputs
         s = frames[fields].slice(int(lo), int(hi - lo)).to_struct(v.name)
         if v.is_list:
-            off = mt.lists[v.name][0]
             # A list variable of an OR branch not taken is null, not [] (which means
             # "bound, no member", e.g. T* v[] matched zero events).
             unbound = mt.list_unbound.get(v.name)
-            # through Polars, not pa.array: pyarrow's array() imports pandas (1.2 s) to test for its types
-            mask = (pl.Series(np.asarray(unbound, dtype=bool)).to_arrow()
-                    if unbound is not None and unbound.any() else None)
-            # Arrow's C schema holds names as C strings, so Polars panics exporting a name with a NUL:
-            # the list is built unnamed, with stand-in field names if a column's name has one
-            names = [name for name, _ in fields]
-            nul = any("\0" in name for name in names)
-            inner = s.struct.rename_fields([f"f{i}" for i in range(len(names))]) if nul else s
-            arr = pa.LargeListArray.from_arrays(_arrow_int64(off), inner.rename("").to_arrow(), mask=mask)
-            s = pl.Series(v.name, arr)
-            if nul:
-                s = s.list.eval(pl.element().struct.rename_fields(names))
+            unbound = unbound if unbound is not None and unbound.any() else None
+            off = mt.lists[v.name][0]
+            lists = _lists_by_arrow if _arrow_carries(s.dtype) else _lists_by_groups
+            s = lists(s, off, unbound)
         elif not every_bound:
             bound = mt.single[v.name] >= 0
             if not bound.all():
                 s = pl.select(pl.when(pl.lit(pl.Series(bound))).then(s).alias(v.name)).to_series()
         out.append(s)
     return out
+
+
+def _arrow_carries(dtype: pl.DataType) -> bool:
+    """Whether Arrow has a type for ``dtype``: not for Polars' 128-bit integers, at any depth."""
+    if dtype in (pl.Int128, pl.UInt128):
+        return False
+    if isinstance(dtype, pl.Struct):
+        return all(_arrow_carries(f.dtype) for f in dtype.fields)
+    inner = getattr(dtype, "inner", None)  # List, Array
+    return inner is None or _arrow_carries(inner)
+
+
+def _lists_by_arrow(members: pl.Series, off: np.ndarray, unbound: np.ndarray | None) -> pl.Series:
+    """A list per match of the ``members`` (structs, end to end) between offsets ``off``, null where
+    ``unbound``: one Arrow list array over the members' own buffers."""
+    # through Polars, not pa.array: pyarrow's array() imports pandas (1.2 s) to test for its types
+    mask = None if unbound is None else pl.Series(np.asarray(unbound, dtype=bool)).to_arrow()
+    # Arrow's C schema holds names as C strings, so Polars panics exporting a name with a NUL:
+    # the list is built unnamed, with stand-in field names if a column's name has one
+    names = [f.name for f in members.dtype.fields]
+    nul = any("\0" in name for name in names)
+    inner = members.struct.rename_fields([f"f{i}" for i in range(len(names))]) if nul else members
+    arr = pa.LargeListArray.from_arrays(_arrow_int64(off), inner.rename("").to_arrow(), mask=mask)
+    out = pl.Series(members.name, arr)
+    return out.list.eval(pl.element().struct.rename_fields(names)) if nul else out
+
+
+def _lists_by_groups(members: pl.Series, off: np.ndarray, unbound: np.ndarray | None) -> pl.Series:
+    """:func:`_lists_by_arrow` by Polars alone, for members Arrow has no type for (128-bit integers):
+    the members grouped by their match, a placeholder row (filtered out) for each empty list."""
+    n = len(off) - 1
+    lengths = np.diff(off)
+    empty = np.flatnonzero(lengths == 0)
+    match = np.concatenate([np.repeat(np.arange(n), lengths), empty])
+    member = np.concatenate([np.ones(len(members), np.bool_), np.zeros(len(empty), np.bool_)])
+    values = pl.concat([members.rename("v"), pl.Series("v", [None] * len(empty), members.dtype)])
+    order = np.argsort(match, kind="stable")
+    frame = pl.DataFrame([pl.Series("g", match[order]), pl.Series("m", member[order]), values[order]])
+    out = frame.group_by("g", maintain_order=True).agg(pl.col("v").filter(pl.col("m"))).get_column("v")
+    if unbound is not None:
+        out = pl.select(pl.when(pl.lit(pl.Series(~unbound))).then(out)).to_series()
+    return out.rename(members.name)
 
 
 def _named(s: pl.Series, name: str) -> pl.Series:

@@ -177,11 +177,12 @@ def test_partition_by_puts_minus_zero_with_zero_and_every_nan_in_one_stream(engi
 LOSSY_KEYS = [
     pl.Series([2**64 - 1, 2**64 - 2, 2**64 - 1, 2**64 - 2, None], dtype=pl.UInt64),
     pl.Series(["0.10000000000000000001", "0.10000000000000000002"] * 2 + [None]).cast(pl.Decimal(30, 20)),
+    pl.Series([2**70, 2**70 + 1, 2**70, 2**70 + 1, None], dtype=pl.Int128),
 ]
 
 
 @pytest.mark.parametrize("engine", ["reference", "compiled"])
-@pytest.mark.parametrize("key", LOSSY_KEYS, ids=["uint64", "decimal"])
+@pytest.mark.parametrize("key", LOSSY_KEYS, ids=["uint64", "decimal", "int128"])
 def test_partition_by_splits_values_float64_cannot_tell_apart(engine, key):
     # A0 B1 A2 B3 A4: rows 0, 2 one stream, rows 1, 3 another, row 4 (null) a third: no A before a B of its own
     df = pl.DataFrame({"type": ["A", "B", "A", "B", "A"], "ts": [0, 1, 2, 3, 4], "k": key})
@@ -191,3 +192,27 @@ def test_partition_by_splits_values_float64_cannot_tell_apart(engine, key):
     q = jitcep.compile("PATTERN SEQ(A a, A b) WITHIN 10")
     out = q.run(df, type="type", engine=engine, partition_by="k", threads=2)
     assert [(a["row"], b["row"]) for a, b in out.select("a", "b").iter_rows()] == [(0, 2)]
+
+
+# §4: an integer column holding a value past int64 (UInt64, Int128) is compared as float64, the nearest value.
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+@pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128])
+def test_integers_past_int64_compare_as_float64(engine, dtype):
+    # A0 B1 A2 B3, k = 2**70, 2**70 + 1 (one float64), 5, 2**66
+    df = pl.DataFrame({"type": ["A", "B", "A", "B"], "ts": [0, 1, 2, 3],
+                       "k": pl.Series([2**70, 2**70 + 1, 5, 2**66], dtype=dtype)})
+    rows = lambda out: [(a["row"], b["row"]) for a, b in out.select("a", "b").iter_rows()]  # noqa: E731
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.k < b.k WITHIN 10")
+    assert rows(q.run(df, type="type", engine=engine)) == [(2, 3)]
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.k = b.k WITHIN 10")
+    assert rows(q.run(df, type="type", engine=engine)) == [(0, 1)]
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WHERE a.k > 1e21 AND b.k < 1e20 WITHIN 10")
+    assert rows(q.run(df, type="type", engine=engine)) == [(0, 3)]
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_a_type_column_past_int64_names_its_types(engine):
+    df = pl.DataFrame({"type": pl.Series([2**70, 7, 2**70], dtype=pl.Int128), "ts": [0, 1, 2]})
+    q = jitcep.compile("PATTERN SEQ('7' a, '1180591620717411303424' b) WITHIN 10")
+    out = q.run(df, type="type", engine=engine)
+    assert [(a["row"], b["row"]) for a, b in out.select("a", "b").iter_rows()] == [(1, 2)]

@@ -10,11 +10,14 @@ import datetime as dt
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings, strategies as st
+
+import jitcep
 
 from jitcep.errors import MissingColumnError, PatternValidationError, UnsupportedPatternError
 from jitcep.events import Column, EventTable
 from jitcep.matches import MatchTable
-from jitcep.output import output_schema, to_frame
+from jitcep.output import _lists_by_arrow, _lists_by_groups, output_schema, to_frame
 from jitcep.pattern.ast import Disj, EventVar, Kleene, Neg, Pattern, ReturnItem, Seq, TimeWindow
 from jitcep.pattern.expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Lit
 
@@ -312,3 +315,45 @@ def test_the_type_field_follows_type_between_calls_on_one_pattern():
     for kind, want in (("kind", "kind"), (None, "type"), ("kind", "kind")):
         out = to_frame([p], [two_matches()], table(), type=kind)
         assert list(out.schema["d"].to_schema()) == ["row", "ts", want, "sym"], kind
+
+
+# --- a list variable's lists, by Arrow and by Polars alone (128-bit integers) -----------------------------
+
+
+@st.composite
+def _member_lists(draw):
+    lengths = draw(st.lists(st.integers(0, 3), max_size=8))
+    off = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    unbound = draw(st.none() | st.lists(st.booleans(), min_size=len(lengths), max_size=len(lengths)))
+    return off, None if unbound is None else np.array(unbound, dtype=bool)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_member_lists(), st.sampled_from([pl.Int64, pl.Int128, pl.UInt128]), st.booleans())
+def test_lists_by_arrow_and_by_groups_are_the_slices(case, dtype, nul):
+    off, unbound = case
+    total = int(off[-1])
+    k = "k\0" if nul else "k"
+    members = pl.DataFrame({"row": np.arange(total, dtype=np.int64),
+                            k: pl.Series([3 * i - 2**70 * (dtype == pl.Int128) for i in range(total)],
+                                         dtype=dtype)}).to_struct("b")
+    rows = members.to_list()
+    expected = [None if unbound is not None and unbound[i] else rows[off[i]:off[i + 1]] for i in range(len(off) - 1)]
+    builders = [_lists_by_groups] + ([_lists_by_arrow] if dtype == pl.Int64 else [])
+    for build in builders:
+        out = build(members, off, unbound)
+        assert out.name == "b" and out.dtype == pl.List(members.dtype)
+        assert out.to_list() == expected
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+@pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128])
+def test_a_list_of_128_bit_integers_is_output(engine, dtype):
+    # A0 B1 C2 A3 C4, k = row + 2**70: each A with the B's between it and the next C (none after A3)
+    df = pl.DataFrame({"type": ["A", "B", "C", "A", "C"], "ts": [0, 1, 2, 3, 4],
+                       "k": pl.Series([r + 2**70 for r in range(5)], dtype=dtype)})
+    q = jitcep.compile("PATTERN SEQ(A a, B* b[], C c) WITHIN 2 RETURN max(b.k) AS m", strategy="skip_till_next_match")
+    out = q.run(df, type="type", engine=engine)
+    got = [([m["k"] for m in b], c["row"], mx) for b, c, mx in out.select("b", "c", "m").iter_rows()]
+    assert got == [([2**70 + 1], 2, 2**70 + 1), ([], 4, None)]
+    assert out.schema == output_schema(q, df.schema, type="type")

@@ -34,11 +34,11 @@ import polars as pl
 from ..errors import AttributeTypeError, MissingColumnError
 from ..kernels import encode as _enc
 from .attributes import _TS_ATTR, _TYPE_ATTR, _as_patterns, _attributes, _partition_key
-from .coding import _dict_encode
+from .coding import _dict_encode, fits_int64
 from .column import Column
 from .partition import Partition, build_partition
 from .reading import read_events
-from .times import _INT64_MAX, _one_time_unit, _temporal_kind, _temporal_physical, _time_values
+from .times import _one_time_unit, _temporal_kind, _temporal_physical, _time_values
 from .types import check_types
 
 
@@ -139,9 +139,7 @@ def _encode_attribute(name: str, s: pl.Series) -> Column:
     dtype = s.dtype
     valid = s.is_not_null().to_numpy() if s.null_count() else None
     if dtype.is_integer():
-        kind, np_dtype = "int", np.int64
-        if dtype == pl.UInt64 and s.max() is not None and s.max() > _INT64_MAX:
-            kind, np_dtype = "float", np.float64  # does not fit int64: keep the magnitude
+        kind, np_dtype = ("int", np.int64) if fits_int64(s) else ("float", np.float64)
         values = s.cast(pl.Float64 if kind == "float" else pl.Int64)
         values = (values if valid is None else values.fill_null(0)).to_numpy()
         return Column(kind, np.ascontiguousarray(values, dtype=np_dtype), valid)
@@ -280,7 +278,7 @@ def table_of_frame(df: pl.DataFrame, patterns=None, *, time: str = "ts", type: s
 
 def _exact_keys(df: pl.DataFrame, key, cols: dict, by_position) -> dict[str, Column]:
     """The ``partition_by`` columns whose attribute is a float64 image that merges distinct values
-    (UInt64 past int64, decimals: semantics §4), as dense codes in value order by position: §13 splits
+    (integers past int64, decimals: semantics §4), as dense codes in value order by position: §13 splits
     the streams by the column's own values, as ``group_by`` does."""
     out = {}
     for attr in key:
