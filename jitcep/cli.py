@@ -1,4 +1,5 @@
-"""Command line: ``jitcep run PATTERN_FILE INPUT [-o OUT] ...``, ``jitcep demo`` and ``jitcep warmup``.
+"""Command line: ``jitcep run PATTERN_FILE INPUT [-o OUT] ...``, ``jitcep explain PATTERN_FILE [INPUT]``,
+``jitcep demo`` and ``jitcep warmup`` (also ``python -m jitcep ...``).
 
 Errors jitcep raises on purpose (:class:`~jitcep.errors.JitcepError`), and
 any path it cannot use (a pattern file that is missing, unreadable or not
@@ -291,10 +292,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp):
-        sp.add_argument("-o", "--output", help="write the matches to OUT (.parquet, .csv, .ndjson)")
+        sp.add_argument("-o", "--output", metavar="OUT",
+                        help=f"write the matches to OUT ({', '.join(WRITERS)}; default: print them)")
         sp.add_argument("--option", action="append", metavar="K=V",
                         help="an evaluation option, e.g. strategy=skip_till_next_match (repeatable)")
-        sp.add_argument("--shape", choices=allowed(Shape), default="wide")
+        sp.add_argument("--shape", choices=allowed(Shape), default="wide",
+                        help="wide (default): one row per match; long: one row per (match, variable, event)")
         sp.add_argument("--engine", choices=allowed(Engine), default="compiled",
                         help="compiled (default; what it does not cover runs on the reference with a warning), "
                              "auto (the same without the warning) or reference")
@@ -315,8 +318,8 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run the pattern(s) in PATTERN_FILE over INPUT (a Parquet or CSV file "
                                    "or a directory of Parquet files; the name is literal, not a glob)")
-    r.add_argument("pattern_file")
-    r.add_argument("input")
+    r.add_argument("pattern_file", help="a UTF-8 file of one or more patterns separated by ';'")
+    r.add_argument("input", help="the events: a Parquet or CSV file, or a directory of Parquet files")
     columns(r)
     common(r)
     r.set_defaults(func=cmd_run)
@@ -324,8 +327,9 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="print the plan of the pattern(s) in PATTERN_FILE; with INPUT also "
                                        "the choices that depend on the data, with --analyze what each "
                                        "operator produced and its time")
-    e.add_argument("pattern_file")
-    e.add_argument("input", nargs="?", default=None)
+    e.add_argument("pattern_file", help="a UTF-8 file of one or more patterns separated by ';'")
+    e.add_argument("input", nargs="?", default=None,
+                   help="the events (optional): the plan then shows the choices that depend on them")
     e.add_argument("--analyze", action="store_true", help="run the patterns over INPUT and measure each operator")
     e.add_argument("--option", action="append", metavar="K=V", help="an evaluation option (repeatable)")
     columns(e)

@@ -288,12 +288,14 @@ class Query:
 
     def _run(self, events, *, time, type, time_unit, partition_by, engine, shape, time_format=None,
              stage=None, _stacklevel: int = 3, statistics=None, threads: int | None = None) -> pl.DataFrame:
-        """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the progress display)."""
-        checked = _run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                 engine=engine, shape=shape, time_format=time_format, threads=threads)
+        """:meth:`run`, calling ``stage(name)`` as each of :attr:`STAGES` starts (the progress display):
+        the arguments checked (:meth:`_checked`), the events read (:meth:`_table`), the engine's match
+        tables and the output frame (:func:`jitcep.output.to_frame`), these two in the query's pool.
+        The engine is called here, not in a helper: its ``FallbackWarning`` names the frame
+        ``_stacklevel`` above this one (the caller of :meth:`run`)."""
+        checked = self._checked(statistics, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                                engine=engine, shape=shape, time_format=time_format, threads=threads)
         partition_by = checked["partition_by"]  # a tuple if given as another iterable: read once, here
-        from . import runtime
-        runtime.check_statistics(statistics, self.patterns)  # before any work
         evaluate = _engine(engine, stacklevel=_stacklevel)
         note = stage if stage is not None else (lambda name: None)
         from .output import to_frame, wants_all_columns
@@ -312,6 +314,14 @@ class Query:
             note(self.STAGES[3])
             return to_frame(self.patterns, results, table, shape=shape, source=source, time=time, type=type)
 
+    def _checked(self, statistics, **arguments) -> dict:
+        """The run arguments (:func:`_run_arguments`) and ``statistics``
+        (:func:`jitcep.runtime.check_statistics`) checked before the events are read, as :meth:`run` and
+        :meth:`explain` take them: a bad value is its named error before any work."""
+        checked = _run_arguments(**arguments)
+        from . import runtime
+        runtime.check_statistics(statistics, self.patterns)
+        return checked
 
     def _table(self, events, *, time, type, time_unit, partition_by, time_format, all_columns, note):
         """(source frame, event table) of ``events``; ``note`` names the reading and building stages."""
@@ -385,10 +395,8 @@ class Query:
             raise OptionError(f"analyze={analyze!r} is not True or False")
         if analyze and events is None:
             raise OptionError("explain(analyze=True) runs the query: give it the events")
-        checked = _run_arguments(time=time, type=type, time_unit=time_unit, partition_by=partition_by,
-                                 time_format=time_format, threads=threads)
-        from . import runtime
-        runtime.check_statistics(statistics, self.patterns)  # before the events are read
+        checked = self._checked(statistics, time=time, type=type, time_unit=time_unit, partition_by=partition_by,
+                                time_format=time_format, threads=threads)
         table = None
         if events is not None:
             table = self._table(events, time=time, type=type, time_unit=time_unit,

@@ -131,15 +131,14 @@ class RunState:
 
 
 # An analyst reruns one query: its plan's predicate set (generated source, loaded function) is kept per
-# plan root and column specs (jitcep._memo), instead of being generated again on every run.
-_PREDICATE_SETS = PerObjectAndKey()
+# plan root and constants, and under them per column specs (jitcep._memo), instead of being generated
+# again on every run.  The constants are told apart by identity, as the root is (1 == 1.0 as values); the
+# entry holds both, so neither id is reused while it lives.
+_PREDICATE_SETS = PerObjectAndKey(ident=lambda objs: tuple(map(id, objs)))
 
 
 def _predicate_set(plan: PhysicalPlan, preds: list, specs: dict[str, ColumnSpec]) -> PredicateSet:
     """The predicate set of ``preds`` (``plan.predicates()``: the same objects, in the same order, for
     the same root and constants) over columns ``specs``."""
-    key = tuple(sorted(specs.items()))
-    found = _PREDICATE_SETS.get(plan.root, key)
-    if found is None or found[0] is not plan.constants:  # the constants by identity: 1 == 1.0 as values
-        found = _PREDICATE_SETS.put(plan.root, key, (plan.constants, PredicateSet(preds, specs)))
-    return found[1]
+    return _PREDICATE_SETS((plan.root, plan.constants), tuple(sorted(specs.items())),
+                           lambda: PredicateSet(preds, specs))

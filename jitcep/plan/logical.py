@@ -591,6 +591,87 @@ def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
     return gi, "filter" if len(vs) == 1 else "joins", c
 
 
+# --- the plan, built ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Structure:
+    """What classifying a conjunct reads of the pattern's structure (:func:`_structure`).
+
+    ``full``: the normal form (:func:`flatten`); ``body``: its positive structure (:func:`positive`,
+    anchors included); ``contexts``: each negated variable's (section 7); ``anchors``:
+    :func:`anchor_vars`; ``closures`` / ``groups``: each array variable's / Kleene group's (Kleene node,
+    before, after, scope, near) (:func:`_kleene_contexts`); ``var_nodes``: the positive variables;
+    ``kvs``: the array variables; ``group_of``: a group's variable -> the group's index; ``order``: each
+    construct's lead in pattern order (the order the lists are collected in); ``construct``: a lead -> its
+    Kleene variables; ``lead_of``: a Kleene variable -> its construct's lead.
+    """
+
+    full: Node
+    body: Node
+    contexts: dict
+    anchors: dict[str, str]
+    closures: list
+    groups: list
+    var_nodes: dict[str, EventVar]
+    kvs: tuple[str, ...]
+    group_of: dict[str, int]
+    order: tuple[str, ...]
+    construct: dict[str, tuple[str, ...]]
+    lead_of: dict[str, str]
+
+
+def _structure(body: Node) -> _Structure:
+    """The structure of pattern body ``body`` as :func:`logical_plan` reads it (raises
+    UnsupportedPatternError for a structure the compiled engine does not evaluate)."""
+    check_structure(body)  # where negations and closures may stand (section 7), as validate checks
+    full = flatten(body)
+    contexts = negation_contexts(full)
+    anchors = anchor_vars(full)
+    every = _kleene_contexts(full, anchors)
+    positive_body = positive(full)
+    groups = [g for g in every if _array(g[0]) is None]
+    closures = [k for k in every if _array(k[0]) is not None]
+    kvs = tuple(k.body.name for k, *_ in closures)
+    construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
+                                                 for g, *_ in groups}}
+    return _Structure(full, positive_body, contexts, anchors, closures, groups,
+                      {v.name: v for v in walk_nodes(positive_body) if isinstance(v, EventVar)}, kvs,
+                      {v.name: i for i, (g, *_) in enumerate(groups) for v in g.body.items},
+                      tuple(_lead(k) for k, *_ in every), construct,
+                      {v: lead for lead, vs in construct.items() for v in vs})
+
+
+@dataclass(slots=True)
+class _Classes:
+    """The WHERE conjuncts in their classes (ZStream 4.1; semantics section 4), each class in WHERE order,
+    as :func:`_classify` sorts them: the fields of :class:`LogicalPlan` (``key``, ``filters`` per
+    variable, ``joins``, ``constants``), of each :class:`Negated` by its variable (``conds``,
+    ``list_conds``, ``each_conds``), of each :class:`Closure` by its variable (``kleene``) and of each
+    :class:`Group` by its index (``grouped``)."""
+
+    key: list[str]
+    filters: dict[str, list[E.Expr]]
+    joins: list[E.Expr]
+    constants: list[E.Expr]
+    conds: dict[str, list[E.Expr]]
+    list_conds: dict[str, list[E.Expr]]
+    each_conds: dict[str, list[E.Expr]]
+    kleene: dict[str, dict[str, list[E.Expr]]]
+    grouped: list[dict[str, list[E.Expr]]]
+
+    @classmethod
+    def empty(cls, s: _Structure) -> "_Classes":
+        """Every class empty; a filter for every variable but the anchors, which take their construct's
+        once every conjunct is sorted (:func:`_anchor_conjuncts`)."""
+        return cls([], {v: [] for v in (*s.var_nodes, *s.contexts, *s.kvs, *s.group_of)
+                        if v not in s.anchors.values()}, [], [],
+                   {v: [] for v in s.contexts}, {v: [] for v in s.contexts}, {v: [] for v in s.contexts},
+                   {kv: {"member": [], "list": [], "prev": [], "cross": [], "each": []} for kv in s.kvs},
+                   [{"joins": [], "member": [], "prev": [], "lists": [], "each": [], "cross": []}
+                    for _ in s.groups])
+
+
 def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan:
     """Analyse ``pattern`` (see the module docstring); raises UnsupportedPatternError for what the
     compiled engine does not evaluate.  ``in_conj``: negated variables ranged as with an AND ancestor
@@ -600,149 +681,169 @@ def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan
     A conjunct spanning two branches of an OR is refused rather than given a
     meaning here; ``[attr]`` keys the negated events and the closure's members
     too, and ``[attr = v]`` is also a filter on every variable.
+
+    Three steps, each a concept of its own: the structure (:func:`_structure`), the conjuncts sorted into
+    their classes against it (:func:`_classify`; an anchor then takes its construct's first member's,
+    :func:`_anchor_conjuncts`), and the records of the negations, closures and groups made from both.
     """
-    check_structure(pattern.body)  # where negations and closures may stand (section 7), as validate checks
-    full = flatten(pattern.body)
-    contexts = negation_contexts(full)
-    anchors = anchor_vars(full)
-    kls = _kleene_contexts(full, anchors)
-    body = positive(full)
-    var_nodes = {v.name: v for v in walk_nodes(body) if isinstance(v, EventVar)}  # anchors included
-    gls = [g for g in kls if _array(g[0]) is None]  # Kleene groups
-    kls = [k for k in kls if _array(k[0]) is not None]
-    kvs = tuple(k.body.name for k, *_ in kls)
-    group_of = {v.name: i for i, (g, *_) in enumerate(gls) for v in g.body.items}
-    grouped = [{"joins": [], "member": [], "prev": [], "lists": [], "each": [], "cross": []} for _ in gls]
-
-    order = tuple(_lead(k) for k, *_ in _kleene_contexts(full, anchors))  # the order lists are collected in
-    construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
-                                                 for g, *_ in gls}}  # lead -> its Kleene variables
-    lead_of = {v: lead for lead, vs in construct.items() for v in vs}
-    key: list[str] = []
-    filters: dict[str, list[E.Expr]] = {v: [] for v in (*var_nodes, *contexts, *kvs, *group_of)
-                                        if v not in anchors.values()}
-    conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
-    list_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
-    each_conds: dict[str, list[E.Expr]] = {v: [] for v in contexts}
-    joins: list[E.Expr] = []
-    constants: list[E.Expr] = []
-    kleene = {kv: {"member": [], "list": [], "prev": [], "cross": [], "each": []} for kv in kvs}
+    s = _structure(pattern.body)
+    cs = _Classes.empty(s)
     for c in E.conjuncts(pattern.where):
-        if isinstance(c, E.Equiv):
-            if c.attr not in key:
-                key.append(c.attr)
-            if c.value is not None:
-                for v in filters:
-                    filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
-            continue
-        leads = sorted({lead_of[v] for v in E.variables(c) if v in lead_of}, key=order.index)
-        gs = {group_of[v] for v in E.variables(c) if v in group_of}
-        if (gs or len(leads) > 1) and E.variables(c) & contexts.keys():
-            # a negation condition reading a group or several constructs: on whole lists, or for every
-            # iteration (of each construct it reads member-wise, every combination: section 4)
-            lvars = sorted(v for v in E.variables(c) if v in lead_of)
-            n, cls = _negation_kleene_class(c, lvars, contexts.keys(), full, group=True)
-            if cls == "list":
-                list_conds[n].append(c)
-            else:
-                for v in lvars:
-                    c = _each_ref(c, v)
-                each_conds[n].append(c)
-            continue
-        if len(leads) > 1:
-            # tested once every list it reads is made: by the last one's collection
-            last, cls, e = _kleene_multi_class(c, leads, construct)
-            if last in kleene:
-                kleene[last][cls].append(e)
-            else:
-                grouped[group_of[last]]["lists" if cls == "list" else cls].append(e)
-            continue
-        if gs:
-            gi, cls, e = _group_class(c, gs, group_of, full)
-            (filters[next(iter(E.variables(e)))] if cls == "filter" else grouped[gi][cls]).append(e)
-            continue
-        mentioned = [kv for kv in kvs if kv in E.variables(c)]
-        if mentioned and E.variables(c) & contexts.keys():
-            (kv,) = mentioned
-            n, cls = _negation_kleene_class(c, [kv], contexts.keys(), full, group=False)
-            if cls == "list":
-                list_conds[n].append(c)
-            elif cls == "each":
-                each_conds[n].append(_each_ref(c, kv))
-            else:
-                conds[n].append(_member_ref(c, kv))
-            continue
-        if mentioned:
-            (kv,) = mentioned
-            cls = _kleene_class(c, kv)
-            if cls == "prev":
-                kleene[kv]["prev"].append(_prev_ref(c, kv))
-            elif cls == "list":
-                kleene[kv]["list"].append(c)
-            elif cls == "each":
-                kleene[kv]["each"].append(_each_ref(c, kv))
-            else:
-                (filters[kv] if cls == "filter" else kleene[kv]["member"]).append(_member_ref(c, kv))
-            continue
-        _check_expr_supported(c)
-        vs = E.variables(c)
-        negs = vs & contexts.keys()
-        if len(negs) > 1:
-            raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
-        if negs:
-            (n,) = negs
-            if vs == negs:
-                filters[n].append(c)
-                continue
-            if isinstance(lca(full, frozenset(vs)), Disj):
-                raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
-            conds[n].append(c)
-        elif not vs:
-            constants.append(c)
-        elif len(vs) == 1:
-            filters[next(iter(vs))].append(c)
-        else:
-            if isinstance(lca(body, frozenset(vs)), Disj):
-                raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
-            joins.append(c)
-    for kv, anchor in anchors.items():
-        # the anchor is the first member: it passes what every member passes, as a filter or a join predicate
-        filters[anchor] = list(filters[kv])
-        if kv in group_of:  # a group's first iteration: its iteration-local and member-wise conjuncts
-            if kv == gls[group_of[kv]][0].body.items[0].name:
-                g = grouped[group_of[kv]]
-                joins += [map_expr(c, lambda x: E.Attr(anchors[x.var], x.attr) if isinstance(x, E.Attr)
-                                   and x.var in group_of else None) for c in g["joins"] + g["member"]]
-            continue
-        joins += [map_expr(c, lambda x: E.Attr(anchor, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
-                  for c in kleene[kv]["member"]]
-    if joins and isinstance(body, EventVar):
+        _classify(c, s, cs)
+    _anchor_conjuncts(s, cs)
+    if cs.joins and isinstance(s.body, EventVar):
         raise UnsupportedPatternError("multi-variable predicate on a one-variable pattern")
+    return LogicalPlan(pattern, s.body, pattern.window, {v: n.types for v, n in s.var_nodes.items()},
+                       {v: E.conjoin(cs.filters[v]) for v in s.var_nodes}, tuple(cs.joins), tuple(cs.key),
+                       tuple(cs.constants), _negations(s, cs, in_conj), _closures(s, cs), _groups(s, cs), s.order)
 
-    negations = []
-    for n, nc in contexts.items():
-        cs = tuple(conds[n])
+
+def _classify(c: E.Expr, s: _Structure, cs: _Classes) -> None:
+    """Put WHERE conjunct ``c`` in its class in ``cs`` (or raise), by what it reads: an equivalence test,
+    a negated variable with Kleene constructs, several constructs, one group, one closure, or single
+    events only.  Each reading has its own classes (the records' fields) and its own refusals."""
+    if isinstance(c, E.Equiv):
+        _classify_equivalence(c, cs)
+        return
+    vs = E.variables(c)
+    leads = sorted({s.lead_of[v] for v in vs if v in s.lead_of}, key=s.order.index)
+    gs = {s.group_of[v] for v in vs if v in s.group_of}
+    if leads and vs & s.contexts.keys():
+        _classify_negation_on_lists(c, s, cs, several=bool(gs) or len(leads) > 1)
+    elif len(leads) > 1:
+        # tested once every list it reads is made: by the last one's collection
+        last, cls, e = _kleene_multi_class(c, leads, s.construct)
+        if last in cs.kleene:
+            cs.kleene[last][cls].append(e)
+        else:
+            cs.grouped[s.group_of[last]]["lists" if cls == "list" else cls].append(e)
+    elif gs:
+        gi, cls, e = _group_class(c, gs, s.group_of, s.full)
+        (cs.filters[next(iter(E.variables(e)))] if cls == "filter" else cs.grouped[gi][cls]).append(e)
+    elif leads:
+        _classify_on_closure(c, leads[0], cs)
+    else:
+        _classify_on_events(c, s, cs)
+
+
+def _classify_equivalence(c: E.Equiv, cs: _Classes) -> None:
+    """``[attr]``: a key attribute (ZStream 5.4 partitions by it); ``[attr = v]`` also a filter on every
+    variable, negated and Kleene ones too (SASE section 2)."""
+    if c.attr not in cs.key:
+        cs.key.append(c.attr)
+    if c.value is not None:
+        for v in cs.filters:
+            cs.filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
+
+
+def _classify_negation_on_lists(c: E.Expr, s: _Structure, cs: _Classes, several: bool) -> None:
+    """A negation condition reading Kleene constructs: on their whole lists, member-wise on one closure,
+    or for every member (``several``: of a group, or of each construct it reads member-wise, every
+    combination; section 4)."""
+    lvars = sorted(v for v in E.variables(c) if v in s.lead_of)
+    n, cls = _negation_kleene_class(c, lvars, s.contexts.keys(), s.full, group=several)
+    if cls == "list":
+        cs.list_conds[n].append(c)
+    elif cls == "each":
+        for v in lvars:
+            c = _each_ref(c, v)
+        cs.each_conds[n].append(c)
+    else:  # one closure's member, read as a single event
+        cs.conds[n].append(_member_ref(c, lvars[0]))
+
+
+def _classify_on_closure(c: E.Expr, kv: str, cs: _Classes) -> None:
+    """A conjunct on closure ``kv`` and single variables (:func:`_kleene_class`): a filter on its members
+    alone, member-wise with other variables, iterative, on its whole list, or a member with its list."""
+    cls = _kleene_class(c, kv)
+    if cls == "prev":
+        cs.kleene[kv]["prev"].append(_prev_ref(c, kv))
+    elif cls == "list":
+        cs.kleene[kv]["list"].append(c)
+    elif cls == "each":
+        cs.kleene[kv]["each"].append(_each_ref(c, kv))
+    else:
+        (cs.filters[kv] if cls == "filter" else cs.kleene[kv]["member"]).append(_member_ref(c, kv))
+
+
+def _classify_on_events(c: E.Expr, s: _Structure, cs: _Classes) -> None:
+    """A conjunct reading single events only (ZStream 4.1): a constant, a variable's filter, a join
+    predicate, or a negated variable's filter or condition (section 7); two negated variables in one
+    conjunct, or variables of two OR branches, are refused."""
+    _check_expr_supported(c)
+    vs = E.variables(c)
+    negs = vs & s.contexts.keys()
+    if len(negs) > 1:
+        raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
+    if negs:
+        (n,) = negs
+        if vs == negs:
+            cs.filters[n].append(c)
+            return
+        if isinstance(lca(s.full, frozenset(vs)), Disj):
+            raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
+        cs.conds[n].append(c)
+    elif not vs:
+        cs.constants.append(c)
+    elif len(vs) == 1:
+        cs.filters[next(iter(vs))].append(c)
+    else:
+        if isinstance(lca(s.body, frozenset(vs)), Disj):
+            raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
+        cs.joins.append(c)
+
+
+def _anchor_conjuncts(s: _Structure, cs: _Classes) -> None:
+    """The conjuncts of each anchor (:func:`anchor_vars`): the anchor is its construct's first member, so
+    it passes what every member passes, as a filter or (member-wise with other variables; a group's
+    first iteration's iteration-local conjuncts too) a join predicate."""
+    for kv, anchor in s.anchors.items():
+        cs.filters[anchor] = list(cs.filters[kv])
+        if kv in s.group_of:  # a group's first iteration: its iteration-local and member-wise conjuncts
+            if kv == s.groups[s.group_of[kv]][0].body.items[0].name:
+                g = cs.grouped[s.group_of[kv]]
+                cs.joins += [map_expr(c, lambda x: E.Attr(s.anchors[x.var], x.attr) if isinstance(x, E.Attr)
+                                      and x.var in s.group_of else None) for c in g["joins"] + g["member"]]
+            continue
+        cs.joins += [map_expr(c, lambda x: E.Attr(anchor, x.attr) if isinstance(x, E.Attr) and x.var == kv
+                              else None) for c in cs.kleene[kv]["member"]]
+
+
+def _negations(s: _Structure, cs: _Classes, in_conj: tuple[str, ...]) -> tuple[Negated, ...]:
+    """Each negated variable's record (section 7): its range from its context, its conjuncts from ``cs``,
+    and an ``anchor`` where its nearest SEQ neighbours and its conditions alone decide its range."""
+    out = []
+    for n, nc in s.contexts.items():
+        conds = tuple(cs.conds[n])
         anchor = None
-        if not kls and not gls and nc.top and n not in in_conj and nc.near_before and nc.near_after:
-            anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in cs for v in E.variables(c) if v != n)))
-        negations.append(Negated(n, nc.var.types, E.conjoin(filters[n]), cs, nc.before, nc.after,
-                                 nc.in_conj or n in in_conj,
-                                 anchor, tuple(list_conds[n]), tuple(each_conds[n])))
-    # a closure ordered before an anchored one ends before its first member, the anchor, until its list
-    # is made (its collection drops the anchor)
-    closures = tuple(Closure(kv, knode.body.types, E.conjoin(filters[kv]), tuple(kleene[kv]["member"]),
-                             tuple(kleene[kv]["list"]), tuple(kleene[kv]["prev"]), before,
-                             after + tuple(anchors[v] for v in after if v in anchors),
-                             max(knode.min, 1) if kv in anchors else knode.min, knode.max,  # an anchor is a member
-                             scope, tuple(kleene[kv]["cross"]), anchors.get(kv), tuple(kleene[kv]["each"]), near)
-                     for kv, (knode, before, after, scope, near) in zip(kvs, kls))
-    groups = tuple(Group(g.body, tuple(v.name for v in g.body.items), tuple(v.types for v in g.body.items),
-                         tuple(E.conjoin(filters[v.name]) for v in g.body.items),
-                         *(tuple(grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
-                         before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
-                         tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
-                         tuple(grouped[i]["each"]), tuple(grouped[i]["cross"]), near)
-                   for i, (g, before, after, scope, near) in enumerate(gls))
-    return LogicalPlan(pattern, body, pattern.window, {v: n.types for v, n in var_nodes.items()},
-                       {v: E.conjoin(filters[v]) for v in var_nodes}, tuple(joins), tuple(key),
-                       tuple(constants), tuple(negations), closures, groups, order)
+        if not s.closures and not s.groups and nc.top and n not in in_conj and nc.near_before and nc.near_after:
+            anchor = frozenset((*nc.near_before, *nc.near_after, *(v for c in conds for v in E.variables(c) if v != n)))
+        out.append(Negated(n, nc.var.types, E.conjoin(cs.filters[n]), conds, nc.before, nc.after,
+                           nc.in_conj or n in in_conj, anchor, tuple(cs.list_conds[n]), tuple(cs.each_conds[n])))
+    return tuple(out)
+
+
+def _closures(s: _Structure, cs: _Classes) -> tuple[Closure, ...]:
+    """Each array variable's record (section 6), in pattern order.  A closure ordered before an anchored
+    one ends before its first member, the anchor, until its list is made (its collection drops the
+    anchor); an anchored closure's list holds at least its anchor."""
+    anchors = s.anchors
+    return tuple(Closure(kv, knode.body.types, E.conjoin(cs.filters[kv]), tuple(cs.kleene[kv]["member"]),
+                         tuple(cs.kleene[kv]["list"]), tuple(cs.kleene[kv]["prev"]), before,
+                         after + tuple(anchors[v] for v in after if v in anchors),
+                         max(knode.min, 1) if kv in anchors else knode.min, knode.max,
+                         scope, tuple(cs.kleene[kv]["cross"]), anchors.get(kv), tuple(cs.kleene[kv]["each"]), near)
+                 for kv, (knode, before, after, scope, near) in zip(s.kvs, s.closures))
+
+
+def _groups(s: _Structure, cs: _Classes) -> tuple[Group, ...]:
+    """Each Kleene group's record (section 6), in pattern order: as :func:`_closures`, with one anchor per
+    variable where its first iteration is anchored."""
+    anchors = s.anchors
+    return tuple(Group(g.body, tuple(v.name for v in g.body.items), tuple(v.types for v in g.body.items),
+                       tuple(E.conjoin(cs.filters[v.name]) for v in g.body.items),
+                       *(tuple(cs.grouped[i][k]) for k in ("joins", "member", "prev", "lists")),
+                       before, after + tuple(anchors[v] for v in after if v in anchors), g.min, g.max, scope,
+                       tuple(anchors.get(v.name) for v in g.body.items) if g.body.items[0].name in anchors else (),
+                       tuple(cs.grouped[i]["each"]), tuple(cs.grouped[i]["cross"]), near)
+                 for i, (g, before, after, scope, near) in enumerate(s.groups))

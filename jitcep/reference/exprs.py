@@ -154,95 +154,139 @@ def _member(ctx: Ctx, var: str, index):
 
 
 def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
-    """Closure evaluating ``expr``; ``list_vars`` are the variables bound to lists."""
-    if isinstance(expr, Lit):
-        v = expr.value
-        return lambda ctx: v
-    if isinstance(expr, Attr):
-        var, attr, index = expr.var, expr.attr, expr.index
-        if var in list_vars:
-            def f(ctx):
-                p = _member(ctx, var, index)
-                return None if p is None else value_at(ctx.table, attr, p)
-            return f
+    """Closure evaluating ``expr``; ``list_vars`` are the variables bound to lists.
 
-        def g(ctx):
-            p = ctx.binding[var]
-            return None if p is None else value_at(ctx.table, attr, p)
-        return g
-    if isinstance(expr, Agg):
-        func, var, attr = expr.func, expr.var, expr.attr
-
-        def agg(ctx):
-            members = ctx.binding[var] or ()
-            if func == "count":
-                return len(members)
-            vals = [value_at(ctx.table, attr, p) for p in members]
-            vals = [v for v in vals if v is not None]
-            for v in vals:
-                _checked(func, v)
-            if not vals:
-                return None
-            if func == "sum":
-                return int64_or_null(sum(vals)) if all(isinstance(v, int) for v in vals) else float_sum(vals)
-            if func == "avg":
-                return float_sum(vals) / len(vals)
-            return min(vals) if func == "min" else max(vals)
-        return agg
-    if isinstance(expr, Arith):
-        op, lf, rf = expr.op, compile_expr(expr.left, list_vars), compile_expr(expr.right, list_vars)
-        return lambda ctx: arith(op, lf(ctx), rf(ctx))
-    if isinstance(expr, Unary):
-        of = compile_expr(expr.operand, list_vars)
-        if expr.op == "neg":
-            return lambda ctx: arith("*", -1, of(ctx))  # NULL stays NULL, a non-number raises
-        def absf(ctx):
-            v = of(ctx)
-            if v is None:
-                return None
-            _checked("abs", v)
-            return int64_or_null(abs(v))
-        return absf
-    if isinstance(expr, Cmp):
-        op, lf, rf = expr.op, compile_expr(expr.left, list_vars), compile_expr(expr.right, list_vars)
-        return lambda ctx: compare(op, lf(ctx), rf(ctx))
-    if isinstance(expr, BoolOp):
-        fns = [compile_expr(e, list_vars) for e in expr.items]
-        dominant = expr.op == "or"  # TRUE decides an OR, FALSE an AND
-
-        def boolop(ctx):
-            # _fold3 over the operands, evaluated lazily in this one frame: a predicate nests up to
-            # config.MAX_NESTING levels and is evaluated at the bottom of the search (config)
-            unknown = False
-            for f in fns:
-                v = _truth(f(ctx))
-                if v is dominant:
-                    return dominant
-                if v is None:
-                    unknown = True
-            return None if unknown else not dominant
-        return boolop
-    if isinstance(expr, Not):
-        of = compile_expr(expr.operand, list_vars)
-
-        def notf(ctx):
-            v = _truth(of(ctx))
-            return None if v is None else not v
-        return notf
-    if isinstance(expr, In):
-        of = compile_expr(expr.operand, list_vars)
-        vals = tuple(lit.value for lit in expr.values)
-        negated = expr.negated
-
-        def inf(ctx):
-            x = of(ctx)
-            r = or3(compare("=", x, v) for v in vals)
-            return r if (r is None or not negated) else not r
-        return inf
-    if isinstance(expr, IsNull):
-        of = compile_expr(expr.operand, list_vars)
-        negated = expr.negated
-        return lambda ctx: (of(ctx) is None) != negated
+    One compiler per node kind (:data:`_COMPILERS`), each writing §4's rule for its kind; the closures
+    they return call each other as the tree nests, one frame per level (the search evaluates them at its
+    bottom: config.MAX_NESTING)."""
+    compile_node = _COMPILERS.get(type(expr)) or next(
+        (f for kind, f in _COMPILERS.items() if isinstance(expr, kind)), None)
+    if compile_node is not None:
+        return compile_node(expr, list_vars)
     if isinstance(expr, Equiv):
         raise PatternValidationError("an equivalence test [attr] is allowed only as a top-level conjunct of WHERE")
     raise PatternValidationError(f"unknown expression node {type(expr).__name__}")
+
+
+def _literal(expr: Lit, list_vars) -> Fn:
+    v = expr.value
+    return lambda ctx: v
+
+
+def _attribute(expr: Attr, list_vars) -> Fn:
+    """``v.x`` of a single variable, or of the member of list variable ``v`` its index selects
+    (:func:`_member`); NULL when the variable (or that member) is unbound."""
+    var, attr, index = expr.var, expr.attr, expr.index
+    if var in list_vars:
+        def f(ctx):
+            p = _member(ctx, var, index)
+            return None if p is None else value_at(ctx.table, attr, p)
+        return f
+
+    def g(ctx):
+        p = ctx.binding[var]
+        return None if p is None else value_at(ctx.table, attr, p)
+    return g
+
+
+def _aggregate(expr: Agg, list_vars) -> Fn:
+    """``count(v)`` / ``sum|avg|min|max(v.x)`` over a list's members (SASE+ section 2; §4): NULL values
+    left out, NULL over no value; an integer sum exact (NULL outside int64), else float64 in list order."""
+    func, var, attr = expr.func, expr.var, expr.attr
+
+    def agg(ctx):
+        members = ctx.binding[var] or ()
+        if func == "count":
+            return len(members)
+        vals = [value_at(ctx.table, attr, p) for p in members]
+        vals = [v for v in vals if v is not None]
+        for v in vals:
+            _checked(func, v)
+        if not vals:
+            return None
+        if func == "sum":
+            return int64_or_null(sum(vals)) if all(isinstance(v, int) for v in vals) else float_sum(vals)
+        if func == "avg":
+            return float_sum(vals) / len(vals)
+        return min(vals) if func == "min" else max(vals)
+    return agg
+
+
+def _arithmetic(expr: Arith, list_vars) -> Fn:
+    op, lf, rf = expr.op, compile_expr(expr.left, list_vars), compile_expr(expr.right, list_vars)
+    return lambda ctx: arith(op, lf(ctx), rf(ctx))
+
+
+def _unary(expr: Unary, list_vars) -> Fn:
+    """``-x`` (as ``-1 * x``: NULL stays NULL, a non-number raises) and ``abs(x)`` (NULL outside int64)."""
+    of = compile_expr(expr.operand, list_vars)
+    if expr.op == "neg":
+        return lambda ctx: arith("*", -1, of(ctx))
+
+    def absf(ctx):
+        v = of(ctx)
+        if v is None:
+            return None
+        _checked("abs", v)
+        return int64_or_null(abs(v))
+    return absf
+
+
+def _comparison(expr: Cmp, list_vars) -> Fn:
+    op, lf, rf = expr.op, compile_expr(expr.left, list_vars), compile_expr(expr.right, list_vars)
+    return lambda ctx: compare(op, lf(ctx), rf(ctx))
+
+
+def _boolean(expr: BoolOp, list_vars) -> Fn:
+    """AND / OR in three-valued logic (:func:`_fold3`), its operands evaluated lazily, left to right."""
+    fns = [compile_expr(e, list_vars) for e in expr.items]
+    dominant = expr.op == "or"  # TRUE decides an OR, FALSE an AND
+
+    def boolop(ctx):
+        # _fold3 over the operands, evaluated lazily in this one frame: a predicate nests up to
+        # config.MAX_NESTING levels and is evaluated at the bottom of the search (config)
+        unknown = False
+        for f in fns:
+            v = _truth(f(ctx))
+            if v is dominant:
+                return dominant
+            if v is None:
+                unknown = True
+        return None if unknown else not dominant
+    return boolop
+
+
+def _not(expr: Not, list_vars) -> Fn:
+    of = compile_expr(expr.operand, list_vars)
+
+    def notf(ctx):
+        v = _truth(of(ctx))
+        return None if v is None else not v
+    return notf
+
+
+def _membership(expr: In, list_vars) -> Fn:
+    """``x [NOT] IN (...)``: an OR of ``x = v`` over the list (so NULL when none is TRUE and one is NULL)."""
+    of = compile_expr(expr.operand, list_vars)
+    vals = tuple(lit.value for lit in expr.values)
+    negated = expr.negated
+
+    def inf(ctx):
+        x = of(ctx)
+        r = or3(compare("=", x, v) for v in vals)
+        return r if (r is None or not negated) else not r
+    return inf
+
+
+def _null_test(expr: IsNull, list_vars) -> Fn:
+    of = compile_expr(expr.operand, list_vars)
+    negated = expr.negated
+    return lambda ctx: (of(ctx) is None) != negated
+
+
+#: the compiler of each expression node kind (:func:`compile_expr`); ``[attr]`` has none: it stands only as
+#: a top-level conjunct, which :mod:`.analysis` reads as an equality across the variables, never as a value
+_COMPILERS: dict[type, Callable[[Expr, frozenset[str]], Fn]] = {
+    Lit: _literal, Attr: _attribute, Agg: _aggregate, Arith: _arithmetic, Unary: _unary, Cmp: _comparison,
+    BoolOp: _boolean, Not: _not, In: _membership, IsNull: _null_test,
+}
