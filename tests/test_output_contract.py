@@ -442,3 +442,46 @@ def test_an_integer_literal_in_return_is_an_int64(engine):
     assert out.select("c", "d", "e").schema == pl.Schema({"c": pl.Int64, "d": pl.Int64, "e": pl.Int64})
     assert out.select("c", "d", "e").rows() == [(1, None, -7)]
     assert jitcep.output_schema(q, {"type": pl.String, "ts": pl.Int64, "s": pl.Int64}, type="type")["c"] == pl.Int64
+
+
+# a UInt64 column holding a value past int64 is a float64 column (semantics §4): 2**63 + 5 is 2.0**63 there
+_WIDE_U = pl.DataFrame({"type": ["A", "B", "A", "B"], "ts": [1, 2, 10, 11], "i": [5, 6, -3, 2**62],
+                        "u": pl.Series([3, 2**63 + 5, 7, 2**64 - 1], dtype=pl.UInt64)})
+
+
+@pytest.mark.parametrize("cond", [
+    "b.u + 1 > 9223372036854775807", "b.u + a.i IS NULL", "b.u - 9223372036854775807 = 6",
+    "b.u - 9223372036854775807 > 0", "b.u * 2 > b.u", "-b.u < 0", "abs(b.u - 1) = b.u", "b.u + b.i > a.u",
+    "b.u = 9223372036854775807", "b.u > 9223372036854775807", "a.u + b.u < 0", "b.u IN (9223372036854775807)",
+    "b.u - 9223372036854775807 IN (6, 0)"])
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_a_return_condition_over_a_uint64_past_int64_is_what_where_finds(cond, engine):
+    # RETURN computed b.u exactly (as Int128: b.u + 1 NULL outside int64, b.u - (2**63 - 1) = 6 TRUE) where
+    # WHERE reads it as the float64 2.0**63 (b.u + 1 > 2**63 - 1 TRUE, b.u - (2**63 - 1) = 6 FALSE)
+    def kept(c):
+        out = jitcep.compile(f"PATTERN SEQ(A a, B b) WHERE {c} WITHIN 1").run(
+            _WIDE_U, type="type", engine="reference")
+        return set(out["a"].struct.field("row").to_list())
+    true, false = kept(cond), kept(f"NOT ({cond})")
+    out = jitcep.compile(f"PATTERN SEQ(A a, B b) WITHIN 1 RETURN {cond} AS r").run(
+        _WIDE_U, type="type", engine=engine)
+    got = dict(zip(out["a"].struct.field("row").to_list(), out["r"].to_list()))
+    assert set(got) == {0, 2}
+    assert got == {row: True if row in true else False if row in false else None for row in got}
+
+
+@pytest.mark.parametrize("cond", [
+    "sum(b.u) > 0", "sum(b.u) IS NULL", "avg(b.u) > 0", "max(b.u) - 1 = max(b.u)", "min(b.u) + 1 > 1",
+    "b[1].u + 1 > 9223372036854775807", "b[len].u - 9223372036854775807 = 6", "b[2].u + a.i IS NULL"])
+def test_a_return_condition_over_a_uint64_lists_members_is_what_where_finds(cond):
+    # sum(b.u) was an exact Int128 sum, NULL past int64, where WHERE adds the members as float64s
+    df = pl.DataFrame({"type": ["A", "B", "B", "B"], "ts": [1, 2, 3, 4], "i": [5, 6, 7, 8],
+                       "u": pl.Series([3, 2**63 + 5, 1, 2**63], dtype=pl.UInt64)})
+
+    def kept(c):
+        out = jitcep.compile(f"PATTERN SEQ(A a, B+ b[]) WHERE {c} WITHIN 5").run(df, type="type", engine="reference")
+        return set(_match_keys(out))
+    true, false = kept(cond), kept(f"NOT ({cond})")
+    out = jitcep.compile(f"PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN {cond} AS r").run(df, type="type")
+    got = dict(zip(_match_keys(out), out["r"].to_list()))
+    assert len(got) == 7 and got == {k: True if k in true else False if k in false else None for k in got}
