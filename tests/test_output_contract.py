@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jitcep
-from jitcep.errors import AttributeTypeError, JitcepError, UnsupportedPatternError
+from jitcep.errors import AttributeTypeError, JitcepError, TimestampError, UnsupportedPatternError
 
 warnings.simplefilter("ignore", jitcep.FallbackWarning)
 
@@ -485,3 +485,32 @@ def test_a_return_condition_over_a_uint64_lists_members_is_what_where_finds(cond
     out = jitcep.compile(f"PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN {cond} AS r").run(df, type="type")
     got = dict(zip(_match_keys(out), out["r"].to_list()))
     assert len(got) == 7 and got == {k: True if k in true else False if k in false else None for k in got}
+
+
+_TS_ITEMS = "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.ts AS t, b.ts - a.ts AS d, a.ts > 1 AS g, -b.ts AS n"
+
+
+def test_output_schema_refuses_a_text_time_column_as_a_run_over_values_does():
+    # output_schema answers for a table whose columns hold values (semantics §1, §4): a String time column
+    # there is a run's TimestampError (output_schema has no time_format=); it answered a String ts, or met
+    # Polars' InvalidOperationError on b.ts - a.ts
+    for text in (_TS_ITEMS, "PATTERN SEQ(A a, B b) WITHIN 5"):
+        q = jitcep.compile(text)
+        with pytest.raises(TimestampError) as want:
+            q.run(pl.DataFrame({"type": ["A", "B"], "ts": ["1", "2"]}), type="type")
+        with pytest.raises(TimestampError) as got:
+            jitcep.output_schema(q, {"type": pl.String, "ts": pl.String}, type="type")
+        assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_an_empty_text_time_column_is_read_as_a_header_only_csvs(engine, tmp_path):
+    # no rows: nothing to misread, the time column has no values, whatever the input (semantics §1); a
+    # DataFrame's empty String column met Polars' InvalidOperationError on b.ts - a.ts and a.ts > 1
+    q = jitcep.compile(_TS_ITEMS)
+    csv = tmp_path / "header.csv"
+    csv.write_text("type,ts\n")
+    want = q.run(str(csv), type="type", engine=engine)
+    assert want.height == 0 and want.schema["a"] == pl.Struct({"row": pl.Int64, "ts": pl.Null})
+    got = q.run(pl.DataFrame(schema={"type": pl.String, "ts": pl.String}), type="type", engine=engine)
+    assert got.schema == want.schema
