@@ -42,6 +42,7 @@ import pyarrow as pa
 from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable, check_type_column, read_events, table_of_frame
+from .events.times import refused_time_dtype
 from .events.types import attribute_kind
 from .kernels.gather import input_rows, row_numbers, take
 from .matches import MatchTable
@@ -762,6 +763,8 @@ def output_schema(query, input_schema, *, time: str = "ts", type: str | None = N
         raise MissingColumnError(f"time column {time!r} is not in the input schema; columns: {list(schema)}")
     if type is None:  # typed variables could never match: Query.run's MissingTypeColumnError (semantics §3)
         check_type_column(patterns)
+    if schema[time] == pl.String:  # a table of values: text a run is not told to parse (semantics §1)
+        raise refused_time_dtype(time, schema[time])
     # the run's own reading and table of no rows: its named errors (a missing column, a column's dtype, a
     # predicate mixing kinds, the type column's dtype) before any Polars operation meets the dtypes
     source = read_events(pl.DataFrame(schema=schema), patterns, time=time, type=type, all_columns=True)

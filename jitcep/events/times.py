@@ -186,9 +186,14 @@ def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.nda
                 f"at input row {p}); timestamps are compared exactly as int64: scale them to an integer "
                 f"unit (e.g. milliseconds) and pass time_unit=, or cast to a Datetime")
         return v.astype(np.int64), unit_ns
-    raise TimestampError(f"time column {name!r} has dtype {dtype}; timestamps must be integers, "
-                         f"integral floats, Date or Datetime (parse strings with "
-                         f"pl.col({name!r}).str.to_datetime())")
+    raise refused_time_dtype(name, dtype)
+
+
+def refused_time_dtype(name: str, dtype: pl.DataType) -> TimestampError:
+    """The error for a time column of a dtype that holds no timestamps (text not parsed, semantics section 1)."""
+    return TimestampError(f"time column {name!r} has dtype {dtype}; timestamps must be integers, "
+                          f"integral floats, Date or Datetime (parse strings with "
+                          f"pl.col({name!r}).str.to_datetime())")
 
 
 def window_span(window, table: "EventTable") -> int | None:
