@@ -614,7 +614,9 @@ def _resumed(kernel, L, R, args, cap: int, size: int, by_left: bool, g0: int, wh
     first, last = int(off[0]), int(off[-1])
     parts, done, base = [], 0, g0
     while True:
-        li, ri, g, status, gs, d = kernel(L, R, *args, cap - done, *_pair_arrays(size))
+        # never more pairs than the cap allows: the kernel fills its arrays before it checks the cap, and an
+        # estimate past it wrote gigabytes under a max_memory of one (semantics section 12)
+        li, ri, g, status, gs, d = kernel(L, R, *args, cap - done, *_pair_arrays(min(size, cap - done)))
         _check(status, what, cap)
         parts.append((li, ri, _partitions(g, base, len(L[3]) - 1)))
         done += len(li)
