@@ -514,3 +514,14 @@ def test_an_empty_text_time_column_is_read_as_a_header_only_csvs(engine, tmp_pat
     assert want.height == 0 and want.schema["a"] == pl.Struct({"row": pl.Int64, "ts": pl.Null})
     got = q.run(pl.DataFrame(schema={"type": pl.String, "ts": pl.String}), type="type", engine=engine)
     assert got.schema == want.schema
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_a_duration_window_over_an_empty_text_time_column_finds_no_match(engine, tmp_path):
+    # an empty input is not an error (semantics §1): WITHIN 5 minutes over a header-only CSV's time column,
+    # which gives no unit to read, was a WindowUnitError saying the column is numeric
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 minutes")
+    csv = tmp_path / "header.csv"
+    csv.write_text("type,ts\n")
+    for events in (str(csv), pl.DataFrame(schema={"type": pl.String, "ts": pl.String})):
+        assert q.run(events, type="type", engine=engine).height == 0
