@@ -151,7 +151,8 @@ def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.nda
     """
     dtype = s.dtype
     if len(s) == 0 and dtype in (pl.String, pl.Null):  # e.g. a header-only CSV: nothing to misread
-        s, dtype = s.cast(pl.Int64), pl.Int64
+        # text that gives no format gives no unit either: any will do for no events (semantics section 1)
+        return np.zeros(0, np.int64), UNIT_NS[normalize_unit(time_unit)] if time_unit is not None else 1
     n_null = s.null_count()
     if dtype.is_float():  # NaN is a missing timestamp too
         s = s.fill_nan(None)
