@@ -42,6 +42,7 @@ import pyarrow as pa
 from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable, check_type_column, read_events, table_of_frame
+from .events.times import refused_time_dtype
 from .events.types import attribute_kind
 from .kernels.gather import input_rows, row_numbers, take
 from .matches import MatchTable
@@ -395,16 +396,18 @@ def _int64_or_null(r: pl.Expr) -> pl.Expr:
     return pl.when(r.is_between(*_INT64)).then(r).otherwise(None).cast(pl.Int64)
 
 
-def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.DataFrame) -> pl.Expr:
+def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.DataFrame,
+                 floats: frozenset[str] = frozenset()) -> pl.Expr:
     """A RETURN expression as a Polars expression over the wide frame's struct columns.
 
     Numbers follow semantics section 4 as predicates do: integer results exact and
     NULL outside int64 (computed in Int128), ``/`` on Float64 operands and NULL for
     a zero divisor, float sums added in list order.  ``frame`` (the wide columns,
-    possibly empty) gives the operands' dtypes.
+    possibly empty) gives the operands' dtypes; ``floats``: integer attributes read as
+    float64 (a UInt64 column holding a value past int64, section 4).
     """
     def rec(x):
-        r = _return_expr(x, lists, kindless, frame)
+        r = _return_expr(x, lists, kindless, frame, floats)
         if isinstance(x, (ex.Attr, ex.Agg)) and x.attr == "ts" and _dtype(r, frame).is_temporal():
             # inside an expression a.ts is a number in time-column units (section 4), as in WHERE: a Date's
             # or Datetime's physical value; a bare a.ts item keeps the time column's dtype
@@ -414,9 +417,10 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     if isinstance(e, ex.Lit):  # an integer is an int64 (section 4), not Polars' Int32 for a small literal
         return pl.lit(e.value, dtype=pl.Int64) if type(e.value) is int else pl.lit(e.value)
     if isinstance(e, ex.Attr):
-        return _attr_expr(e, lists, kindless, frame)
+        one = e.var not in lists or e.index not in (None, "i")  # one value, not a list of members' values
+        return _as_float(_attr_expr(e, lists, kindless, frame), one and e.attr in floats)
     if isinstance(e, ex.Agg):
-        return _agg_expr(e, lists, kindless, frame)
+        return _agg_expr(e, lists, kindless, frame, floats)
     if isinstance(e, ex.Arith):
         a, b = rec(e.left), rec(e.right)
         if e.op == "/":
@@ -476,14 +480,15 @@ def _attr_expr(e: ex.Attr, lists: set[str], kindless: set[str], frame: pl.DataFr
     return _no_kind(col.list.get(at, null_on_oob=True).struct.field(field), field in kindless, frame)
 
 
-def _agg_expr(e: ex.Agg, lists: set[str], kindless: set[str], frame: pl.DataFrame) -> pl.Expr:
+def _agg_expr(e: ex.Agg, lists: set[str], kindless: set[str], frame: pl.DataFrame,
+              floats: frozenset[str] = frozenset()) -> pl.Expr:
     """``count`` / ``sum`` / ``avg`` / ``min`` / ``max`` over a Kleene variable's members (semantics section 4:
     NULL where no member has a value, integer sums exact, float sums in list order, strings by text)."""
     if e.var not in lists:
         raise UnsupportedPatternError(f"RETURN {e.func}({e.var}): {e.var} is not a Kleene variable")
     if e.func == "count":
         return pl.col(e.var).list.len().cast(pl.Int64)
-    vals = pl.col(e.var).list.eval(pl.element().struct.field(e.attr))
+    vals = pl.col(e.var).list.eval(_as_float(pl.element().struct.field(e.attr), e.attr in floats))
     if e.func in ("min", "max"):
         dtype = _dtype(vals.list.first(), frame)
         coded = isinstance(dtype, (pl.Enum, pl.Categorical))
@@ -502,6 +507,7 @@ def _agg_expr(e: ex.Agg, lists: set[str], kindless: set[str], frame: pl.DataFram
     return total if e.func == "sum" else total / present
 
 
+_CONDITIONS = (ex.Cmp, ex.In, ex.IsNull, ex.BoolOp, ex.Not)
 _CMP = {"=": pl.Expr.eq, "!=": pl.Expr.ne, "<": pl.Expr.lt, "<=": pl.Expr.le, ">": pl.Expr.gt, ">=": pl.Expr.ge}
 
 
@@ -531,6 +537,12 @@ def _compare(op: str, a: pl.Expr, b: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
     # orders above every number; a NULL operand keeps the comparison NULL
     nan = pl.any_horizontal(nans) & a.is_not_null() & b.is_not_null()
     return pl.when(nan).then(pl.lit(op == "!=")).otherwise(out)
+
+
+def _as_float(x: pl.Expr, floated: bool) -> pl.Expr:
+    """An integer attribute's value as WHERE reads it: float64 (the nearest value) for a UInt64 column
+    holding a value past int64 (semantics section 4), ``floated``; else as it is."""
+    return x.cast(pl.Float64) if floated else x
 
 
 def _no_kind(x: pl.Expr, kindless: bool, frame: pl.DataFrame) -> pl.Expr:
@@ -635,9 +647,15 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
             # schema is the one of a table with values)
             kindless = {a.attr for _, e in spec.returns for a in ex.walk(e) if isinstance(a, (ex.Attr, ex.Agg))
                         and a.attr in values.table.columns and attribute_kind(a.attr, values.table) is None}
+            # a condition reads a UInt64 column holding a value past int64 as float64, as WHERE does (section
+            # 4); a value item keeps integer arithmetic, its dtype fixed by the input's schema alone
+            floats = frozenset(a.attr for _, e in spec.returns for a in ex.walk(e)
+                               if isinstance(a, (ex.Attr, ex.Agg)) and a.attr in values.table.columns
+                               and attribute_kind(a.attr, values.table) == "float")
             # a bare attribute or aggregate item keeps its column's dtype (the output schema does not depend
             # on the data)
-            df = df.with_columns([_return_expr(e, lists, set() if isinstance(e, (ex.Attr, ex.Agg)) else kindless, df)
+            df = df.with_columns([_return_expr(e, lists, set() if isinstance(e, (ex.Attr, ex.Agg)) else kindless, df,
+                                               floats if isinstance(e, _CONDITIONS) else frozenset())
                                   .alias(name) for name, e in spec.returns])
         frames.append(df)
     _check_shared_returns(specs, frames)
@@ -778,6 +796,8 @@ def output_schema(query, input_schema, *, time: str = "ts", type: str | None = N
         raise MissingColumnError(f"time column {time!r} is not in the input schema; columns: {list(schema)}")
     if type is None:  # typed variables could never match: Query.run's MissingTypeColumnError (semantics §3)
         check_type_column(patterns)
+    if schema[time] == pl.String:  # a table of values: text a run is not told to parse (semantics §1)
+        raise refused_time_dtype(time, schema[time])
     # the run's own reading and table of no rows: its named errors (a missing column, a column's dtype, a
     # predicate mixing kinds, the type column's dtype) before any Polars operation meets the dtypes
     source = read_events(pl.DataFrame(schema=schema), patterns, time=time, type=type, all_columns=True)

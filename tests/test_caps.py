@@ -121,3 +121,30 @@ def test_earlier_lists_copied_for_each_new_list_are_charged_before_they_are_made
     off, lists = kleene._per_list(SimpleNamespace(memory=MemoryBudget(64 << 20)), buf, src)["b"]
     assert off.tolist() == list(range(0, 1000 * 1000 + 1, 1000))
     assert lists.tolist() == list(range(1000)) * 1000
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("options", [{"max_partials": 5000}, {"max_memory": 1 << 20}])
+def test_a_joins_pair_arrays_never_outgrow_its_cap(options, threads):
+    # a SEQ join fills its pair arrays before it checks its cap (jitcep.kernels.join._stopped), and sized the
+    # next ones by the pairs per record so far times the records left: SEQ(A a, A b) WITHIN 50 over 2,000
+    # A's (about 100,000 pairs) asked for arrays of 122,000 pairs under max_partials=5,000; four A's WITHIN
+    # 50 over 20,000 A's under max_memory=1 GiB wrote 6 GB of pairs before raising
+    from unittest import mock
+
+    from jitcep.kernels import join as join_kernels
+
+    sizes = []
+    real = join_kernels._pair_arrays
+
+    def recorded(n):
+        sizes.append(n)
+        return real(n)
+
+    df = pl.DataFrame({"type": ["A"] * 2000, "ts": np.arange(2000), "x": np.zeros(2000, np.int64)})
+    q = jitcep.compile("PATTERN SEQ(A a, A b) WHERE a.x <= b.x WITHIN 50", **options)
+    with mock.patch.object(join_kernels, "_pair_arrays", recorded), pytest.raises(ExplosionError):
+        q.run(df, time="ts", type="type", threads=threads)
+    most = max(options.get("max_partials", 0), join_kernels._MIN_PAIRS)
+    # (li, ri, g): 24 bytes a pair, in the budget beside the inputs (semantics section 12)
+    assert sizes and (max(sizes) <= most if "max_partials" in options else 24 * max(sizes) <= options["max_memory"])

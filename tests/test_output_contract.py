@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jitcep
-from jitcep.errors import AttributeTypeError, JitcepError, UnsupportedPatternError
+from jitcep.errors import AttributeTypeError, JitcepError, TimestampError, UnsupportedPatternError
 
 warnings.simplefilter("ignore", jitcep.FallbackWarning)
 
@@ -442,3 +442,86 @@ def test_an_integer_literal_in_return_is_an_int64(engine):
     assert out.select("c", "d", "e").schema == pl.Schema({"c": pl.Int64, "d": pl.Int64, "e": pl.Int64})
     assert out.select("c", "d", "e").rows() == [(1, None, -7)]
     assert jitcep.output_schema(q, {"type": pl.String, "ts": pl.Int64, "s": pl.Int64}, type="type")["c"] == pl.Int64
+
+
+# a UInt64 column holding a value past int64 is a float64 column (semantics §4): 2**63 + 5 is 2.0**63 there
+_WIDE_U = pl.DataFrame({"type": ["A", "B", "A", "B"], "ts": [1, 2, 10, 11], "i": [5, 6, -3, 2**62],
+                        "u": pl.Series([3, 2**63 + 5, 7, 2**64 - 1], dtype=pl.UInt64)})
+
+
+@pytest.mark.parametrize("cond", [
+    "b.u + 1 > 9223372036854775807", "b.u + a.i IS NULL", "b.u - 9223372036854775807 = 6",
+    "b.u - 9223372036854775807 > 0", "b.u * 2 > b.u", "-b.u < 0", "abs(b.u - 1) = b.u", "b.u + b.i > a.u",
+    "b.u = 9223372036854775807", "b.u > 9223372036854775807", "a.u + b.u < 0", "b.u IN (9223372036854775807)",
+    "b.u - 9223372036854775807 IN (6, 0)"])
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_a_return_condition_over_a_uint64_past_int64_is_what_where_finds(cond, engine):
+    # RETURN computed b.u exactly (as Int128: b.u + 1 NULL outside int64, b.u - (2**63 - 1) = 6 TRUE) where
+    # WHERE reads it as the float64 2.0**63 (b.u + 1 > 2**63 - 1 TRUE, b.u - (2**63 - 1) = 6 FALSE)
+    def kept(c):
+        out = jitcep.compile(f"PATTERN SEQ(A a, B b) WHERE {c} WITHIN 1").run(
+            _WIDE_U, type="type", engine="reference")
+        return set(out["a"].struct.field("row").to_list())
+    true, false = kept(cond), kept(f"NOT ({cond})")
+    out = jitcep.compile(f"PATTERN SEQ(A a, B b) WITHIN 1 RETURN {cond} AS r").run(
+        _WIDE_U, type="type", engine=engine)
+    got = dict(zip(out["a"].struct.field("row").to_list(), out["r"].to_list()))
+    assert set(got) == {0, 2}
+    assert got == {row: True if row in true else False if row in false else None for row in got}
+
+
+@pytest.mark.parametrize("cond", [
+    "sum(b.u) > 0", "sum(b.u) IS NULL", "avg(b.u) > 0", "max(b.u) - 1 = max(b.u)", "min(b.u) + 1 > 1",
+    "b[1].u + 1 > 9223372036854775807", "b[len].u - 9223372036854775807 = 6", "b[2].u + a.i IS NULL"])
+def test_a_return_condition_over_a_uint64_lists_members_is_what_where_finds(cond):
+    # sum(b.u) was an exact Int128 sum, NULL past int64, where WHERE adds the members as float64s
+    df = pl.DataFrame({"type": ["A", "B", "B", "B"], "ts": [1, 2, 3, 4], "i": [5, 6, 7, 8],
+                       "u": pl.Series([3, 2**63 + 5, 1, 2**63], dtype=pl.UInt64)})
+
+    def kept(c):
+        out = jitcep.compile(f"PATTERN SEQ(A a, B+ b[]) WHERE {c} WITHIN 5").run(df, type="type", engine="reference")
+        return set(_match_keys(out))
+    true, false = kept(cond), kept(f"NOT ({cond})")
+    out = jitcep.compile(f"PATTERN SEQ(A a, B+ b[]) WITHIN 5 RETURN {cond} AS r").run(df, type="type")
+    got = dict(zip(_match_keys(out), out["r"].to_list()))
+    assert len(got) == 7 and got == {k: True if k in true else False if k in false else None for k in got}
+
+
+_TS_ITEMS = "PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.ts AS t, b.ts - a.ts AS d, a.ts > 1 AS g, -b.ts AS n"
+
+
+def test_output_schema_refuses_a_text_time_column_as_a_run_over_values_does():
+    # output_schema answers for a table whose columns hold values (semantics §1, §4): a String time column
+    # there is a run's TimestampError (output_schema has no time_format=); it answered a String ts, or met
+    # Polars' InvalidOperationError on b.ts - a.ts
+    for text in (_TS_ITEMS, "PATTERN SEQ(A a, B b) WITHIN 5"):
+        q = jitcep.compile(text)
+        with pytest.raises(TimestampError) as want:
+            q.run(pl.DataFrame({"type": ["A", "B"], "ts": ["1", "2"]}), type="type")
+        with pytest.raises(TimestampError) as got:
+            jitcep.output_schema(q, {"type": pl.String, "ts": pl.String}, type="type")
+        assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_an_empty_text_time_column_is_read_as_a_header_only_csvs(engine, tmp_path):
+    # no rows: nothing to misread, the time column has no values, whatever the input (semantics §1); a
+    # DataFrame's empty String column met Polars' InvalidOperationError on b.ts - a.ts and a.ts > 1
+    q = jitcep.compile(_TS_ITEMS)
+    csv = tmp_path / "header.csv"
+    csv.write_text("type,ts\n")
+    want = q.run(str(csv), type="type", engine=engine)
+    assert want.height == 0 and want.schema["a"] == pl.Struct({"row": pl.Int64, "ts": pl.Null})
+    got = q.run(pl.DataFrame(schema={"type": pl.String, "ts": pl.String}), type="type", engine=engine)
+    assert got.schema == want.schema
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_a_duration_window_over_an_empty_text_time_column_finds_no_match(engine, tmp_path):
+    # an empty input is not an error (semantics §1): WITHIN 5 minutes over a header-only CSV's time column,
+    # which gives no unit to read, was a WindowUnitError saying the column is numeric
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 minutes")
+    csv = tmp_path / "header.csv"
+    csv.write_text("type,ts\n")
+    for events in (str(csv), pl.DataFrame(schema={"type": pl.String, "ts": pl.String})):
+        assert q.run(events, type="type", engine=engine).height == 0

@@ -209,4 +209,6 @@ def read_events(source, patterns=None, *, time: str = "ts", type: str | None = N
     df = read_table(source, None if all_columns else needed, what=what)
     if df.get_column(time).dtype == pl.String and df.height and (time_format is not None or _is_csv(source)):
         df = df.with_columns(parse_time_strings(time, df.get_column(time), time_format))
+    elif df.get_column(time).dtype == pl.String and not df.height:  # a header-only CSV's (read_table), any input
+        df = df.with_columns(pl.col(time).cast(pl.Null))
     return df

@@ -151,7 +151,8 @@ def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.nda
     """
     dtype = s.dtype
     if len(s) == 0 and dtype in (pl.String, pl.Null):  # e.g. a header-only CSV: nothing to misread
-        s, dtype = s.cast(pl.Int64), pl.Int64
+        # text that gives no format gives no unit either: any will do for no events (semantics section 1)
+        return np.zeros(0, np.int64), UNIT_NS[normalize_unit(time_unit)] if time_unit is not None else 1
     n_null = s.null_count()
     if dtype.is_float():  # NaN is a missing timestamp too
         s = s.fill_nan(None)
@@ -187,9 +188,14 @@ def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.nda
                 f"at input row {p}); timestamps are compared exactly as int64: scale them to an integer "
                 f"unit (e.g. milliseconds) and pass time_unit=, or cast to a Datetime")
         return v.astype(np.int64), unit_ns
-    raise TimestampError(f"time column {name!r} has dtype {dtype}; timestamps must be integers, "
-                         f"integral floats, Date or Datetime (parse strings with "
-                         f"pl.col({name!r}).str.to_datetime())")
+    raise refused_time_dtype(name, dtype)
+
+
+def refused_time_dtype(name: str, dtype: pl.DataType) -> TimestampError:
+    """The error for a time column of a dtype that holds no timestamps (text not parsed, semantics section 1)."""
+    return TimestampError(f"time column {name!r} has dtype {dtype}; timestamps must be integers, "
+                          f"integral floats, Date or Datetime (parse strings with "
+                          f"pl.col({name!r}).str.to_datetime())")
 
 
 def window_span(window, table: "EventTable") -> int | None:

@@ -609,12 +609,15 @@ def _resumed(kernel, L, R, args, cap: int, size: int, by_left: bool, g0: int, wh
     at least twice as many as the last ones: a call may write nothing (one record with more pairs
     than they held), and pairs crowded at the end would otherwise make each estimate fall short
     again (a call per few records); doubling bounds the calls by the log of the pairs, and the
-    arrays' unwritten pages cost nothing."""
+    arrays' unwritten pages cost nothing.  No arrays hold more pairs than the cap still allows: the
+    kernel writes them full before it finds the cap passed."""
     off = (L if by_left else R)[3]
     first, last = int(off[0]), int(off[-1])
     parts, done, base = [], 0, g0
     while True:
-        li, ri, g, status, gs, d = kernel(L, R, *args, cap - done, *_pair_arrays(size))
+        # never more pairs than the cap allows: the kernel fills its arrays before it checks the cap, and an
+        # estimate past it wrote gigabytes under a max_memory of one (semantics section 12)
+        li, ri, g, status, gs, d = kernel(L, R, *args, cap - done, *_pair_arrays(min(size, cap - done)))
         _check(status, what, cap)
         parts.append((li, ri, _partitions(g, base, len(L[3]) - 1)))
         done += len(li)
