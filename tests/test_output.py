@@ -357,3 +357,17 @@ def test_a_list_of_128_bit_integers_is_output(engine, dtype):
     got = [([m["k"] for m in b], c["row"], mx) for b, c, mx in out.select("b", "c", "m").iter_rows()]
     assert got == [([2**70 + 1], 2, 2**70 + 1), ([], 4, None)]
     assert out.schema == output_schema(q, df.schema, type="type")
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_shared_number_columns_hold_both_patterns_values_exactly(engine):
+    # §10: Int64 beside UInt64 is Int128, an integer beside a decimal a Decimal, anything beside a float Float64
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [0, 1], "i": [-3, 4], "u": pl.Series([2**64 - 1, 5], dtype=pl.UInt64),
+                       "d": pl.Series(["0.25", "1.5"]).cast(pl.Decimal(10, 2)), "f": [0.5, 1.0]})
+    cases = [("i", "u", pl.Int128, [-3, 2**64 - 1]), ("i", "d", pl.Decimal, [-3, 0.25]), ("u", "f", pl.Float64, [2.0**64, 0.5])]
+    for x, y, dtype, values in cases:
+        q = jitcep.compile(f"PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.{x} AS v; PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.{y} AS v")
+        out = q.run(df, type="type", engine=engine)
+        assert out.schema["v"] == output_schema(q, df.schema, type="type")["v"]
+        assert isinstance(out.schema["v"], dtype) if dtype is pl.Decimal else out.schema["v"] == dtype
+        assert [float(v) if dtype is pl.Decimal else v for v in out.get_column("v").to_list()] == values
