@@ -262,14 +262,18 @@ def _members(state, K, buf: Buffer, app: np.ndarray | None,
         for off, lpos in taken:
             keep = outside_lists(rec, ev, off, lpos)
             rec, ev = rec[keep], ev[keep]
-        ok = state.pairs_pass(buf.pos, buf.vars, K.member, rec, {K.var: ev})
-        recs.append(rec[ok])
-        evs.append(ev[ok])
-        kept += len(recs[-1])
+        if K.member:  # no conjunct: every pair is kept as found, uncopied
+            ok = state.pairs_pass(buf.pos, buf.vars, K.member, rec, {K.var: ev})
+            rec, ev = rec[ok], ev[ok]
+        recs.append(rec)
+        evs.append(ev)
+        kept += len(rec)
         # each kept (record, member) pair is 16 bytes, and is copied once more when the chunks join
         state.memory.check(32 * kept, f"the members of Kleene variable {K.var!r}", buf, kleaf)
-    rec = np.concatenate(recs) if recs else np.zeros(0, np.int64)
-    members = np.concatenate(evs) if evs else np.zeros(0, np.int64)
+    # one chunk (the pairs within config.NEG_PAIR_BUDGET) is the pairs: no copy (fresh pages, 0.3 ms on
+    # MinMax_2 x20's 45,020 pairs)
+    rec = recs[0] if len(recs) == 1 else np.concatenate(recs) if recs else np.zeros(0, np.int64)
+    members = evs[0] if len(evs) == 1 else np.concatenate(evs) if evs else np.zeros(0, np.int64)
     if K.anchor is not None:
         # the anchor is the first member: in position order (iteration order, section 6) before the rest,
         # which under nondecreasing_ts a tie may put in range at an earlier position
