@@ -8,7 +8,11 @@ A depth-first enumeration of a record's members makes its lists in that
 order, so the ties of one end are runs already in order, merged
 (:func:`_sort_keyed`), not sorted; when the caller says so (``by_record``, a
 closure's lists at the root) an end is only checked in place, record against
-record (:func:`_end_in_order`), and merged if that finds it out of order.  The joins emit
+record (:func:`_end_in_order`), and merged if that finds it out of order.
+A closure's lists at the root, its one list variable, skip the permutation
+altogether: each is copied straight to its end's place, with its record's
+columns, and checked there against the one before it as it is written
+(:func:`lists_in_end_order`).  The joins emit
 their records in end order within a key partition (ZStream section 4.2), so
 on one partition the last positions already ascend: the order needs no sort
 by end at all, only the matches that share an end sorted among themselves
