@@ -25,7 +25,7 @@ import numpy as np
 
 from .kernels.alloc import empty
 from .kernels.gather import take
-from .kernels.order import canonical_order, gather_columns, list_bounds, list_key, take_lists
+from .kernels.order import canonical_order, gather_columns, list_bounds, list_key, lists_in_end_order, take_lists
 
 
 @dataclass(eq=False)
@@ -137,12 +137,21 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     and each single column is gathered once, in that order, from ``P``.
     ``tail_ascending``: list variables whose lists' members after the first ascend (:func:`list_keys`);
     ``by_record``: the matches of one record (equal ``rows``) come in order of their lists
-    (:func:`~jitcep.kernels.order.canonical_order`'s).
+    (:func:`~jitcep.kernels.order.canonical_order`'s).  With both, for the one list variable, bound in
+    every match (a closure's lists at the root), the lists are written straight into order
+    (:func:`~jitcep.kernels.order.lists_in_end_order`): no permutation, no gather through it.
     """
     lists, list_unbound = lists or {}, list_unbound or {}
     n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
+    if by_record and rows is not None and n > 1 and len(lists) == 1 and not list_unbound \
+            and next(iter(lists)) in tail_ascending:
+        v = next(iter(lists))
+        made = lists_in_end_order(P, rows, cols, *lists[v])
+        if made is not None:
+            gathered = dict(zip(names, made[0]))
+            return MatchTable(n, {u: gathered[u] for u in where}, {v: (made[1], made[2])}, {})
     perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound, tail_ascending), rows=rows,
                            by_record=by_record) \
         if n > 1 else None

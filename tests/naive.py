@@ -1125,6 +1125,14 @@ def take_lists(off, pos, idx):
     return [0, *itertools.accumulate(len(x) for x in lists)], [p for x in lists for p in x]
 
 
+def lists_in_end_order(P, rows, cols, off, pos):
+    """Twin of kernels.order.lists_in_end_order: (single columns, offsets, members) as lists, the lists
+    (list j of record rows[j]) sorted as :func:`canonical_order` sorts matches of one list variable."""
+    lo, hi = list_bounds(off, pos, [2**63 - 1] * len(rows), [-1] * len(rows))
+    perm = canonical_order(P, cols, off, pos, lo, hi, rows=rows)
+    return (gather_columns(P, cols, [rows[j] for j in perm]), *take_lists(off, pos, perm))
+
+
 def input_rows(parts, row):
     """Every position of ``parts`` end to end as its input row (``row[p]``, p itself without ``row``), 0 for -1."""
     return [0 if p < 0 else (int(p) if row is None else int(row[p])) for part in parts for p in part]

@@ -11,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 import naive
 from jitcep.errors import KernelInputError
 from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds, list_key,
-                                  take_lists)
+                                  lists_in_end_order, take_lists)
+from jitcep.matches import canonical_table
 
 
 @st.composite
@@ -353,5 +354,98 @@ def test_list_bounds_and_take_lists_refuse_bad_offsets_indexes_and_bounds():
                  lambda: take_lists(off, pos, np.array([2])),                  # no list 2
                  lambda: take_lists(off, pos, np.array([-1])),
                  lambda: take_lists(np.array([0, 3, 2]), pos, np.array([0]))):  # descending offsets
+        with pytest.raises(KernelInputError):
+            call()
+
+
+@st.composite
+def closure_lists(draw, in_order=True):
+    """(P, rows, cols, off, pos): records of k columns (-1 unbound) and lists of them, list j of record
+    rows[j] (rows ascend), as a closure makes them at the root when ``in_order``: a list's members after
+    its first ascend (its first, an anchor shared by the record's lists, may lie after some), and each
+    record's lists come in lexicographic order (a proper prefix first).  Small positions: ends, first
+    positions and columns tie often, and lists of several records share an end."""
+    m, k = draw(st.integers(1, 8)), draw(st.integers(1, 3))
+    P = np.array(draw(st.lists(st.lists(st.integers(-1, 9), min_size=k, max_size=k), min_size=m, max_size=m)),
+                 np.int64).reshape(m, k)
+    cols = np.array(draw(st.lists(st.integers(0, k - 1), max_size=k, unique=True)), np.int64)
+    rows, lists = [], []
+    for r in range(m):
+        anchor = draw(st.one_of(st.none(), st.integers(0, 12)))
+        mine = []
+        for _ in range(draw(st.integers(0, 5))):
+            if in_order:
+                rest = sorted(draw(st.lists(st.integers(0, 12), max_size=4, unique=True)))
+                mine.append(rest if anchor is None else [anchor, *(p for p in rest if p != anchor)])
+            else:
+                mine.append(draw(st.lists(st.integers(0, 12), max_size=4)))
+        if in_order:
+            mine = sorted({tuple(x) for x in mine})
+        rows += [r] * len(mine)
+        lists += [list(x) for x in mine]
+    off = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=off[1:])
+    return P, np.array(rows, np.int64), cols, off, np.array([p for x in lists for p in x], np.int64)
+
+
+@settings(max_examples=400, deadline=None)
+@given(closure_lists())
+def test_lists_in_end_order_matches_naive(case):
+    P, rows, cols, off, pos = case
+    single, new_off, members = lists_in_end_order(P, rows, cols, off, pos)
+    assert (single.tolist(), new_off.tolist(), members.tolist()) == naive.lists_in_end_order(P, rows, cols, off, pos)
+
+
+@settings(max_examples=200, deadline=None)
+@given(closure_lists())
+def test_a_closures_table_at_the_root_matches_naive(case):
+    # canonical_table takes the path for one list variable bound everywhere, its lists a closure's
+    P, rows, cols, off, pos = case
+    where = {f"v{c}": int(c) for c in cols}
+    t = canonical_table(P, where, {"k": (off, pos)}, {}, rows=rows, tail_ascending=("k",), by_record=True)
+    named = [where[v] for v in sorted(where)]  # the order compares single variables in name order
+    single, new_off, members = naive.lists_in_end_order(P, rows, named, off, pos)
+    assert [t.single[f"v{c}"].tolist() for c in named] == single
+    assert (t.lists["k"][0].tolist(), t.lists["k"][1].tolist()) == (new_off, members)
+
+
+@settings(max_examples=150, deadline=None)
+@given(closure_lists(in_order=False))
+def test_lists_in_end_order_under_wrong_claims_is_a_permutation(case):
+    # members in any order, a record's lists in any order: the order may be wrong, but each list keeps
+    # its record's columns and its members, and nothing is read outside the arrays (the bounds-checked
+    # rerun)
+    P, rows, cols, off, pos = case
+    single, new_off, members = lists_in_end_order(P, rows, cols, off, pos)
+    got = sorted((tuple(single[:, j].tolist()), tuple(members[new_off[j]:new_off[j + 1]].tolist()))
+                 for j in range(len(rows)))
+    assert got == sorted((tuple(P[r, cols].tolist()), tuple(pos[off[j]:off[j + 1]].tolist()))
+                         for j, r in enumerate(rows.tolist()))
+
+
+def test_lists_in_end_order_sorts_the_records_of_an_end_out_of_order():
+    # end 8: record 0's [3, 8] then record 2's [3, 7, 8], tied on first position (3) and column (5),
+    # ordered by their lists; end 9: record 0's [3, 9] (first position 3) then record 1's [4, 9] (its
+    # column 1 is its first position)
+    P = np.array([[5], [1], [5]], np.int64)
+    rows, cols = np.array([0, 0, 1, 2]), np.array([0])
+    lists = [[3, 8], [3, 9], [4, 9], [3, 7, 8]]
+    off = np.array([0, 2, 4, 6, 9])
+    pos = np.array([p for x in lists for p in x])
+    single, new_off, members = lists_in_end_order(P, rows, cols, off, pos)
+    assert single.tolist() == [[5, 5, 1, 5]]
+    assert [members[new_off[j]:new_off[j + 1]].tolist() for j in range(4)] == [[3, 7, 8], [3, 8], [4, 9], [3, 9]]
+    assert (single.tolist(), new_off.tolist(), members.tolist()) == naive.lists_in_end_order(P, rows, cols, off, pos)
+
+
+def test_lists_in_end_order_declines_positions_far_past_the_lists_and_refuses_bad_input():
+    P, rows, cols = np.array([[0], [3]], np.int64), np.array([0, 1]), np.array([0])
+    off, pos = np.array([0, 1, 2]), np.array([1, 10**9])
+    assert lists_in_end_order(P, rows, cols, off, pos) is None  # canonical_order sorts those
+    for call in (lambda: lists_in_end_order(P, np.array([0, 2]), cols, off, pos),         # no record 2
+                 lambda: lists_in_end_order(P, rows, np.array([1]), off, pos),            # no column 1
+                 lambda: lists_in_end_order(P, rows, cols, np.array([0, 3, 2]), pos),     # offsets past pos
+                 lambda: lists_in_end_order(P, rows, cols, np.array([0, 2]), pos),        # a list missing
+                 lambda: lists_in_end_order(P[0], rows, cols, off, pos)):                 # no matrix
         with pytest.raises(KernelInputError):
             call()

@@ -8,7 +8,11 @@ A depth-first enumeration of a record's members makes its lists in that
 order, so the ties of one end are runs already in order, merged
 (:func:`_sort_keyed`), not sorted; when the caller says so (``by_record``, a
 closure's lists at the root) an end is only checked in place, record against
-record (:func:`_end_in_order`), and merged if that finds it out of order.  The joins emit
+record (:func:`_end_in_order`), and merged if that finds it out of order.
+A closure's lists at the root, its one list variable, skip the permutation
+altogether: each is copied straight to its end's place, with its record's
+columns, and checked there against the one before it as it is written
+(:func:`lists_in_end_order`).  The joins emit
 their records in end order within a key partition (ZStream section 4.2), so
 on one partition the last positions already ascend: the order needs no sort
 by end at all, only the matches that share an end sorted among themselves
@@ -822,3 +826,186 @@ def take_lists(off: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[np.nd
     out = empty(int(new_off[-1]), np.int64)
     _take_lists(off, np.ascontiguousarray(pos, dtype=np.int64), idx, new_off, out)
     return new_off, out
+
+
+@njit(**NUMBA_FLAGS)
+def _closure_ends(P, rows, cols, off, pos, ends):
+    # Lists and members per last position (``ends[h + 2, 0]`` and ``[h + 2, 1]``, prefix summed: the first
+    # slot of bucket h + 1; h = -1, nothing bound, first).  A list's last position is over its record's
+    # single columns and its members, of which it reads the first and last: they ascend after the first.
+    # (Written out here and in _lists_by_end: a helper called per list, with its arrays, costs several
+    # times the loop.)
+    ends[:, :2] = 0
+    for j in range(len(rows)):
+        h = np.int64(-1)
+        r = rows[j]
+        for c in cols:
+            h = max(h, P[r, c])
+        s, e = off[j], off[j + 1]
+        if s < e:
+            h = max(h, max(pos[s], pos[e - 1]))
+        ends[h + 2, 0] += 1
+        ends[h + 2, 1] += e - s
+    for b in range(1, ends.shape[0]):
+        ends[b, 0] += ends[b - 1, 0]
+        ends[b, 1] += ends[b - 1, 1]
+
+
+@njit(**NUMBA_FLAGS)
+def _lists_by_end(P, rows, cols, off, pos, ends, bad, single, new_off, out):
+    # Each list written where its end's bucket puts it (stably: in list order within an end): its
+    # record's single columns, its offset and its members.  Per bucket, one row of ``ends``: its next
+    # slot, its next member, the record and the first position of the list written last.  Each list is
+    # compared with the one before it in its bucket as it is written: by first position, then, if that
+    # is another record's, by single columns and lists (a record's own lists come in order of their
+    # lists, which is their order at one end and one first position); a bucket found out of order
+    # (``bad``) is sorted once every list is written.  Each list's first / last position is read off its
+    # single columns and its first two and last members, as its members after the first ascend.
+    n, kc = len(rows), len(cols)
+    ends[:, 2] = -1
+    bad[:] = False
+    for j in range(n):
+        r = rows[j]
+        h, a = np.int64(-1), _NO_LOW
+        for c in cols:
+            x = P[r, c]
+            h = max(h, x)
+            if 0 <= x < a:
+                a = x
+        s, e = off[j], off[j + 1]
+        if s < e:
+            h = max(h, max(pos[s], pos[e - 1]))
+            a = min(a, pos[s])
+            if e - s > 1:
+                a = min(a, pos[s + 1])
+        b = h + 1
+        d, m = ends[b, 0], ends[b, 1]
+        if ends[b, 2] >= 0 and not bad[b]:
+            w = ends[b, 3]  # is the list before (d - 1) before this one?
+            if a != w:
+                bad[b] = a < w
+            elif ends[b, 2] != r:
+                tied = True
+                for c in range(kc):
+                    x, y = single[c, d - 1], P[r, cols[c]]
+                    if x != y:
+                        bad[b] = y < x
+                        tied = False
+                        break
+                if tied:  # lexicographically, a proper prefix first
+                    p, q = new_off[d - 1], s
+                    while p < m and q < e and out[p] == pos[q]:
+                        p += 1
+                        q += 1
+                    bad[b] = q == e or (p < m and pos[q] < out[p])
+        ends[b, 0], ends[b, 2], ends[b, 3] = d + 1, r, a
+        new_off[d] = m
+        for i in range(s, e):
+            out[m] = pos[i]
+            m += 1
+        ends[b, 1] = m
+        for c in range(kc):
+            single[c, d] = P[r, cols[c]]
+    new_off[n] = off[n] - off[0]
+    for b in range(ends.shape[0]):
+        if bad[b]:
+            _sort_end(single, new_off, out, ends[b - 1, 0] if b else 0, ends[b, 0])
+
+
+@njit(**NUMBA_FLAGS)
+def _sort_end(single, new_off, out, i, j):
+    # lists i..j-1 (one end's, out of order) sorted by first position, single columns and lists
+    # (_sort_keyed) and written back in that order
+    kc = single.shape[0]
+    T = np.empty((j - i, 1 + kc), np.int64)
+    rr, rperm, rtmp = np.empty(j - i, np.int64), np.empty(j - i, np.int64), np.empty(j - i, np.int64)
+    bounds, back = np.empty(j - i + 1, np.int64), np.empty(j - i, np.int64)
+    for t in range(j - i):
+        a = _NO_LOW
+        for c in range(kc):
+            x = single[c, i + t]
+            T[t, 1 + c] = x
+            if 0 <= x < a:
+                a = x
+        s, e = new_off[i + t], new_off[i + t + 1]
+        if s < e:
+            a = min(a, out[s])
+            if e - s > 1:
+                a = min(a, out[s + 1])
+        T[t, 0] = a
+        rr[t] = i + t
+    if _sort_keyed(T, j - i, 1 + kc, rr, new_off, out, rperm, rtmp, bounds):
+        _rewrite_end(single, new_off, out, rperm, back, np.empty(new_off[j] - new_off[i], np.int64), i, j)
+
+
+@njit(**NUMBA_FLAGS)
+def _rewrite_end(single, new_off, out, rperm, back, mtmp, i, j):
+    # lists i..j-1 written back in the order rperm (relative to i): their single columns, their members
+    # (through mtmp, the end's members) and the offsets between them
+    n = j - i
+    for c in range(single.shape[0]):
+        for t in range(n):
+            back[t] = single[c, i + rperm[t]]
+        for t in range(n):
+            single[c, i + t] = back[t]
+    w = np.int64(0)
+    for t in range(n):
+        r = i + rperm[t]
+        back[t] = new_off[r + 1] - new_off[r]
+        for x in range(new_off[r], new_off[r + 1]):
+            mtmp[w] = out[x]
+            w += 1
+    m0 = new_off[i]
+    for x in range(w):
+        out[m0 + x] = mtmp[x]
+    for t in range(n - 1):
+        new_off[i + t + 1] = new_off[i + t] + back[t]
+
+
+def lists_in_end_order(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, off: np.ndarray,
+                       pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A closure's lists at the plan's root written straight into canonical order (semantics section 11):
+    ``(single, new_off, members)``, where row c of the C-ordered (len(cols), n) ``single`` is column
+    ``cols[c]`` of the matches' records and ``new_off`` / ``members`` their lists (CSR); None when the
+    positions lie far beyond the lists' count (the rule of ``_BUCKETS``: :func:`canonical_order` sorts
+    those instead).
+
+    List j belongs to record ``rows[j]`` of ``P`` ((records, k) positions, -1 unbound; ``cols``: the
+    single variables' columns, in name order) and is CSR list j of ``off`` into ``pos``.  The caller
+    knows what a closure's lists make true (:mod:`jitcep.execute.kleene`, checked under its
+    ``CHECK_ORDER``): ``rows`` ascend and each record's lists come in order (depth first), and a list's
+    members after its first ascend, so its first and last positions are read off its ends.  Then the
+    order is a bucketing by last position (ZStream section 4.2: buffers by end time) that writes each
+    list, its members and its record's columns straight to their place, and each end's lists are only
+    checked in place, sorted where two records' lists are out of order.  This replaces
+    :func:`canonical_order`'s bounds and permutation, :func:`gather_columns`' gather through it and
+    :func:`take_lists`' copy of the lists through it (each a pass over the lists in random order).  A wrong
+    claim gives a wrong order, never a read or write outside the arrays.
+    KernelInputError if a column number or a row is outside ``P``, ``off`` does not ascend inside ``pos``
+    or has not an entry per list and one more.
+    """
+    P = np.ascontiguousarray(P, dtype=np.int64)
+    if P.ndim != 2:
+        raise fail("lists_in_end_order", f"positions must be a matrix, got {P.ndim} dimensions")
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    check_index("lists_in_end_order", "rows", rows, P.shape[0])
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    if len(cols) and (cols.min() < 0 or cols.max() >= P.shape[1]):
+        raise fail("lists_in_end_order", f"a column number is outside 0..{P.shape[1] - 1}")
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    check_offsets("lists_in_end_order", "the list offsets", off, len(pos))
+    n = len(rows)
+    check_lengths("lists_in_end_order", n + 1, list_offsets=off)
+    pos = np.ascontiguousarray(pos, dtype=np.int64)
+    # a bound on every list's end (over all its members: a wrong claim of ascending members stays inside)
+    members = pos[off[0]:off[-1]]
+    top = max(int(P[:, cols].max()) if len(cols) and P.shape[0] else -1, int(members.max()) if len(members) else -1)
+    if top >= _BUCKETS * n + _BUCKETS_MIN:
+        return None
+    ends = scratch("closure_ends", 4 * (top + 3), np.int64).reshape(top + 3, 4)
+    bad = scratch("closure_bad", top + 3, np.bool_)
+    _closure_ends(P, rows, cols, off, pos, ends)
+    single = empty(len(cols) * n, np.int64).reshape(len(cols), n)
+    new_off, out = empty(n + 1, np.int64), empty(int(off[-1] - off[0]), np.int64)
+    _lists_by_end(P, rows, cols, off, pos, ends, bad, single, new_off, out)
+    return single, new_off, out
