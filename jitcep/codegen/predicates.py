@@ -306,6 +306,7 @@ class PredicateSet:
         self.source, self.column_names, self.strings = generate_source(self.preds, columns)
         self.columns = columns
         self.fn = load_module(self.source, "jitcep_pred").predicates if self.preds else None
+        self.joins: dict = {}  # SEQ joins with these predicates in their loop, by layout (codegen.join_where)
 
     def bind(self, table) -> tuple:
         """Arguments after ``(pid, P, out)`` for ``table``: ts, string-literal ranks, columns.
