@@ -55,41 +55,45 @@ def cases(draw, leaf_right=None):
     q = draw(st.lists(st.sampled_from([0.0, 1.0, 1.5, 2.0, -1.0, 1.01]), min_size=n, max_size=n))
     table = _table(n, ts, p, p_valid, q)
     lv, rv = LEFT[:L[0].shape[1]], RIGHT[:R[0].shape[1]]
-    preds = draw(st.sampled_from(predicate_lists(lv, rv)))
+    lists = predicate_lists(lv, rv)  # two of them per layout: each list is compiled per layout and driver
+    preds = draw(st.sampled_from([lists[(len(lv) + len(rv)) % 4], lists[(len(lv) + len(rv) + 1) % 4]]))
     return ts, wt, W, L, R, table, lv, rv, preds
 
 
-def _run(case, order, distinct, cap=10**6):
+def _run(case, order, distinct, cap=10**6, by_left=False):
     ts, wt, W, L, R, table, lv, rv, preds = case
     pset = PredicateSet(preds, column_specs(table, ["p", "q"]))
-    fn = join_where(pset, range(len(preds)), lv, rv)
-    return join_filtered.seq_join_where(fn, L, R, ts, wt, W, order, distinct, cap, pset.bind(table))
+    fn = join_where(pset, range(len(preds)), lv, rv, by_left)
+    return join_filtered.seq_join_where(fn, L, R, ts, wt, W, order, distinct, cap, pset.bind(table), by_left)
 
 
 @settings(max_examples=400, deadline=None)
-@given(cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.booleans())
-def test_seq_join_where_is_the_passing_pairs_in_join_order(case, order, distinct, resume):
+@given(cases(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.booleans(),
+       st.booleans())
+def test_seq_join_where_is_the_passing_pairs_in_join_order(case, order, distinct, resume, by_left):
     ts, wt, W, L, R, table, lv, rv, preds = case
     if order == "nondecreasing_ts":
         distinct = True  # the runtime always checks distinctness under ties
+    by_left = by_left and R[1] is R[2]  # the left records drive only over a right leaf
     # resume: the first arrays hold one pair, so that most joins stop and resume (partitions renumbered)
     with mock.patch.object(join_filtered, "_first_size", (lambda m: 1) if resume else join_filtered._first_size):
-        li, ri, g = _run(case, order, distinct)
+        li, ri, g = _run(case, order, distinct, by_left=by_left)
     got = list(zip(li.tolist(), ri.tolist(), g.tolist()))
     assert got == naive.seq_join_where(L, R, ts, wt, W, order, distinct, preds, lv, rv, table)
 
 
 @settings(max_examples=300, deadline=None)
-@given(cases(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.integers(0, 12))
-def test_seq_join_where_caps_the_candidates_not_the_passing_pairs(case, order, resume, cap):
+@given(cases(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.integers(0, 12), st.booleans())
+def test_seq_join_where_caps_the_candidates_not_the_passing_pairs(case, order, resume, cap, by_left):
     ts, wt, W, L, R, table, lv, rv, preds = case
+    by_left = by_left and R[1] is R[2]
     candidates = len(naive.seq_join(L, R, ts, wt, W, order, False))
     with mock.patch.object(join_filtered, "_first_size", (lambda m: 1) if resume else join_filtered._first_size):
         if candidates > cap:
             with pytest.raises(ExplosionError, match=f"more than {cap} candidate"):
-                _run(case, order, False, cap)
+                _run(case, order, False, cap, by_left)
         else:
-            li, _, _ = _run(case, order, False, cap)
+            li, _, _ = _run(case, order, False, cap, by_left)
             assert len(li) == len(naive.seq_join_where(L, R, ts, wt, W, order, False, preds, lv, rv, table))
 
 
@@ -109,6 +113,11 @@ def test_seq_join_where_refuses_bad_input():
         call(leaf([0, 1]), (*leaf([2, 3])[:3], np.array([0, 5], np.int64)))
     with pytest.raises(KernelInputError, match="one entry per record"):
         call(leaf([0, 1]), (np.zeros((1, 1), np.int64), *leaf([2, 3])[1:]))
+    R = leaf([2, 3])
+    with pytest.raises(KernelInputError, match="needs a leaf on the right"):
+        join_filtered.seq_join_where(join_where(pset, [0], ("l0",), ("r0",), True), leaf([0, 1]),
+                                     (R[0], R[1].copy(), *R[2:]), ts, ts, 10, "position", False, 100,
+                                     pset.bind(table), True)
 
 
 def test_the_generated_loop_reads_each_variable_from_its_side_and_keeps_the_literals_slots():

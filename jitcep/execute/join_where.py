@@ -21,18 +21,20 @@ pattern with join predicates: ~0.5 s the first time, on disk after)."""
 
 def in_loop(node, L, R, state) -> bool:
     """Does this join test its predicates in its loop?  A SEQ join with predicates and no reduction test
-    (``extends``, made on the candidates before the predicates), right records driving (the generated
-    loop is the right-driven one), at least :data:`MIN_RIGHT` right records, and one key partition or
-    one thread (the pairs of several partitions are otherwise made on several threads)."""
+    (``extends``, made on the candidates before the predicates), at least :data:`MIN_RIGHT` right
+    records, and one key partition or one thread (the pairs of several partitions are otherwise made on
+    several threads)."""
     return (isinstance(node, SeqJoin) and bool(node.predicates) and not node.extends and len(R) >= MIN_RIGHT
-            and (state.threads == 1 or len(L.goff) == 2) and not driven_by_left(L.timed(), R.timed(), node.driver))
+            and (state.threads == 1 or len(L.goff) == 2))
 
 
 def pairs(node, L, R, state, cap: int):
     """The join's pairs ``(li, ri, g)`` that pass its predicates, more than ``cap`` candidates an
     ExplosionError: those that :func:`jitcep.execute.join._tested` keeps of ``seq_join``'s."""
-    fn = join_where(state.preds, [state.pid[id(p)] for p in node.predicates], L.vars, R.vars)
+    Lt, Rt = L.timed(), R.timed()
+    by_left = driven_by_left(Lt, Rt, node.driver)  # the plan's driver, as seq_join takes it
+    fn = join_where(state.preds, [state.pid[id(p)] for p in node.predicates], L.vars, R.vars, by_left)
     options = state.options
     distinct = node.overlap and options.order == "nondecreasing_ts"
-    return seq_join_where(fn, L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order, distinct,
-                          cap, state.bound)
+    return seq_join_where(fn, Lt, Rt, state.table.ts, state.wt, state.W, options.order, distinct, cap,
+                          state.bound, by_left)
