@@ -16,7 +16,8 @@ from ..plan.operators import SeqJoin
 MIN_RIGHT = 1 << 12
 """Right records from which a join with predicates runs them in its loop.  Below, the join is cheap
 either way and the generated function would be compiled for nothing (a second compiled function per
-pattern with join predicates: ~0.5 s the first time, on disk after)."""
+pattern with join predicates: ~0.9 s the first time for googleIncrease's, at load 15; on disk after,
+perf/notes/opencep.md, session 20)."""
 
 
 def in_loop(node, L, R, state) -> bool:

@@ -24,6 +24,7 @@ from .checks import fail
 from .join import ORDER_CODE, _check, _checked, _timed
 from .window import window_bound
 
+
 def _first_size(right_records: int) -> int:
     """The first pair arrays' length: a pair per driving record (tests make it 1, so that joins resume)."""
     return max(16, right_records)
