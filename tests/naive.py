@@ -114,6 +114,21 @@ def seq_join(L, R, ts, wt, W, order, distinct):
     return out
 
 
+def seq_join_where(L, R, ts, wt, W, order, distinct, preds, left_vars, right_vars, table):
+    """Twin of kernels.join_filtered.seq_join_where: the pairs of :func:`seq_join` whose events (variable
+    ``v`` the left record's column ``left_vars.index(v)``, else the right one's) make every predicate of
+    ``preds`` TRUE (:func:`truth`), a predicate with an unbound variable passing; in (partition, right
+    record, left record) order."""
+    Lpos, Rpos = L[0], R[0]
+    out = []
+    for l, r, g in seq_join(L, R, ts, wt, W, order, distinct):
+        b = {v: int(Lpos[l][k]) for k, v in enumerate(left_vars)}
+        b.update({v: int(Rpos[r][k]) for k, v in enumerate(right_vars)})
+        if all(any(b[v] < 0 for v in E.variables(p)) or truth(p, b, table) is True for p in preds):
+            out.append((l, r, g))
+    return sorted(out, key=lambda t: (t[2], t[1], t[0]))
+
+
 def seq_join_rows(L, R, ts, wt, W, order, distinct, src, key=None):
     """Twin of kernels.final_join.seq_join_rows: the pairs of :func:`seq_join` as rows (row c column ``src[c]``
     of each pair's left record's events then its right one's), sorted as :func:`canonical_order` sorts

@@ -110,7 +110,9 @@ import numpy as np
 from jitcep.errors import KernelInputError
 from jitcep.kernels import encode, final_join, grouping, join, kleene, negation, order, reduction, sampling, selection
 from jitcep.codegen import PredicateSet
+from jitcep.codegen.join_where import join_where
 from jitcep.codegen.predicates import ColumnSpec
+from jitcep.kernels import join_filtered
 from jitcep.pattern import expr as E
 
 i64 = lambda *xs: np.array(xs, dtype=np.int64)
@@ -317,6 +319,12 @@ CASES = {
     "HashCoder.feed: rows past n": lambda: encode.HashCoder(2).feed(1, i64(5, 6), None),
     "predicates: position past the table": lambda: ps.mask(0, i64(0, 40).reshape(1, 2), ps.bind(Table(4, Col(ts)))),
     "predicates: column shorter than the table": lambda: ps.bind(Table(8, Col(ts))),
+    "seq_join_where: a predicate's event past the table": lambda: join_filtered.seq_join_where(
+        join_where(ps, [0], ("a",), ("b",)), (i64(40).reshape(1, 1), i64(0), i64(0), i64(0, 1)), leaf(1), ts, ts,
+        10, "position", False, 10**6, ps.bind(Table(4, Col(ts)))),
+    "seq_join_where: offsets past the records": lambda: join_filtered.seq_join_where(
+        join_where(ps, [0], ("a",), ("b",)), (i64(0).reshape(1, 1), i64(0), i64(0), i64(0, 100)), leaf(1), ts, ts,
+        10, "position", False, 10**6, ps.bind(Table(4, Col(ts)))),
 }
 out = {}
 for name, call in CASES.items():
@@ -371,6 +379,7 @@ BOUNDSCHECKED = [
     "tests/test_kernels_selection.py",
     "tests/test_kernels_reduction.py",
     "tests/test_kernels_join_search.py",
+    "tests/test_kernels_join_filtered.py",  # the generated SEQ join with its predicates in its loop
     # an integer array's extent (kernels.extent.min_max, which every one-pass index check runs)
     "tests/test_kernels_encode.py::test_value_range_equals_min_max_of_the_valid_values",
     # the String coding's view table (kernels.encode._view_fill and its growth)

@@ -6,7 +6,8 @@ variable (sorted by name) in candidate j, and ``out[j]`` receives whether the
 predicate is TRUE.  It serves leaf filters (one variable, the positions of a
 leaf's candidate events) and join predicates (several variables, the candidate
 pairs of a join kernel) alike, so the generic kernels are compiled once and
-this function is the only per-pattern compiled code.
+this function is the per-pattern compiled code (with, for a large SEQ join,
+its loop with these predicates' code in it: :mod:`jitcep.codegen.join_where`).
 
 Every position it reads columns at is checked against the table as it is
 loaded (the function returns False at the first one outside, and
@@ -306,6 +307,7 @@ class PredicateSet:
         self.source, self.column_names, self.strings = generate_source(self.preds, columns)
         self.columns = columns
         self.fn = load_module(self.source, "jitcep_pred").predicates if self.preds else None
+        self.joins: dict = {}  # SEQ joins with these predicates in their loop, by layout (codegen.join_where)
 
     def bind(self, table) -> tuple:
         """Arguments after ``(pid, P, out)`` for ``table``: ts, string-literal ranks, columns.

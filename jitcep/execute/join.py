@@ -30,6 +30,7 @@ from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
 from ..pattern import expr as E
 from ..plan.operators import Scan, SeqJoin, list_vars
+from . import join_where
 from .buffer import Buffer, empty_buffer, offsets
 
 
@@ -72,7 +73,9 @@ def _joined(node, state, execute) -> Buffer:
                                         False, cap, src, state.table.n, np.array(_name_order(names), np.int64),
                                         state.threads)
             return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=bound)
-        if seq and _in_chunks(node, L, R, state):
+        if join_where.in_loop(node, L, R, state):
+            li, ri, g = join_where.pairs(node, L, R, state, cap)
+        elif seq and _in_chunks(node, L, R, state):
             li, ri, g = _seq_join_in_chunks(node, L, R, state, cap)
         elif seq:
             li, ri, g = _tested(node, L, R, state, lambda: seq_join(

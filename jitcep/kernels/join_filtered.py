@@ -1,0 +1,80 @@
+"""A SEQ join whose predicates are tested in its loop: only the pairs that pass are written.
+
+:func:`seq_join_where` runs a function generated per (pattern, join) by
+:mod:`jitcep.codegen.join_where`: ZStream's SEQ join (section 4.4, Algorithm 1) with the right records
+driving, exactly as :func:`jitcep.kernels.join.seq_join` runs it (the EAT pointer, the left range
+searched or stepped, the window and distinctness tests), which on each candidate pair then tests the
+join's predicates on the two records' events in place and writes the pair only when every one is TRUE.
+The pairs are those of ``seq_join`` that pass, in its (partition, right record, left record) order;
+its cap is the same: more than ``cap`` *candidate* pairs is an ExplosionError, whatever passes.
+
+The generated function's statuses: 0 done; 1 its pair arrays are full at right record ``r`` of
+partition ``g`` (the pairs before it are returned with the candidates counted before it, and a next
+call resumes there into fresh arrays); -1 past ``cap_max`` candidates; -2 partition offsets that do not
+ascend within the records; -3 a predicate's event outside the table.  Buffers, time arguments and the
+checks on them are :mod:`jitcep.kernels.join`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .alloc import empty
+from .checks import fail
+from .join import ORDER_CODE, _check, _checked, _timed
+from .window import window_bound
+
+
+def _first_size(right_records: int) -> int:
+    """The first pair arrays' length: a pair per driving record (tests make it 1, so that joins resume)."""
+    return max(16, right_records)
+
+
+def seq_join_where(fn, L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, bound: tuple,
+                   by_left: bool = False):
+    """The pairs ``(li, ri, g)`` of :func:`jitcep.kernels.join.seq_join` that pass the predicates generated
+    into ``fn`` (:func:`jitcep.codegen.join_where.join_where`, its loop driven by the right records, or by
+    the left ones when ``by_left``: a leaf on the right), ``bound`` its columns
+    (:meth:`jitcep.codegen.predicates.PredicateSet.bind` over the table of ``ts``); in ``seq_join``'s
+    (partition, right record, left record) order, the left-driven loop's pairs sorted into it.
+
+    Invariants (KernelInputError otherwise): those of ``seq_join``, and every position a predicate reads
+    inside the table.  More than ``cap`` candidate pairs is an ExplosionError."""
+    what = "a SEQ join"
+    Lt, Rt = _checked(what, _timed(L, ts, wt), _timed(R, ts, wt))
+    if by_left and R[1] is not R[2]:
+        raise fail(what, "a join driven by its left input needs a leaf on the right")
+    args = (window_bound(W), ORDER_CODE[order], bool(distinct), R[1] is R[2])
+    off = (Lt if by_left else Rt)[3]
+    first, last = int(off[0]), int(off[-1])
+    size = _first_size(last - first)
+    parts, made, base = [], 0, 0
+    while True:
+        li, ri, g, status, gs, d, cand = fn(Lt, Rt, *args, int(cap) - made, *_pair_arrays(size), *bound)
+        if status == -3:
+            raise fail(what, "a predicate's event lies outside the event table")
+        _check(status, what, cap)
+        parts.append((li, ri, g + base if base else g))
+        made += int(cand)
+        if status == 0:
+            break
+        # resume at driving record d of partition gs: the partitions from gs on, gs's from record d
+        gs, d = int(gs), int(d)
+        moved = np.array(off[gs:], np.int64)
+        moved[0] = d
+        Lt = (*Lt[:3], moved if by_left else Lt[3][gs:], *Lt[4:])
+        Rt = (*Rt[:3], Rt[3][gs:] if by_left else moved, *Rt[4:])
+        off, base = moved, base + gs
+        done = sum(len(p[0]) for p in parts)
+        ahead = done * (last - d) // max(d - first, 1)
+        size = max(ahead + ahead // 4 + 16, 2 * size + 1)
+    li, ri, g = parts[0] if len(parts) == 1 else tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+    if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven loop gives
+        o = np.lexsort((li, ri, g))
+        li, ri, g = li[o], ri[o], g[o]
+    return li, ri, g
+
+
+def _pair_arrays(n: int):
+    """(li, ri, g) output arrays for ``n`` pairs, from the run's pool (:mod:`jitcep.kernels.alloc`)."""
+    return empty(n, np.int64), empty(n, np.int64), empty(n, np.int64)
