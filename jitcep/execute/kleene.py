@@ -39,7 +39,6 @@ from ..kernels.order import take_lists
 from ..kernels.window import spans_within
 from ..matches import MatchTable, canonical_table, list_keys
 from ..pattern import expr as E
-from ..pattern.ast import CountWindow
 from ..plan.logical import anchor_var, member_var, prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_ends, list_extent
@@ -67,7 +66,7 @@ def run(node, state, execute) -> Buffer:
         src, off, lpos = _lists(state, K, node.mode, buf, offs, members)
     if app is not None:
         src, off, lpos = _keep_lists(np.flatnonzero(app[src]), src, off, lpos)
-    if node.span_check and len(src) and _ties_stretch(state):
+    if node.span_check and len(src):
         # members tied in time with a neighbour may lie on its other side by position, so a list can
         # stretch the match past the window although each member fits alone (section 2); a maximal
         # list that does is no match: no smaller list is tried (section 6.2)
@@ -463,21 +462,6 @@ def _keep_lists(keep: np.ndarray, src: np.ndarray, off: np.ndarray, lpos: np.nda
     if len(keep) == len(src):
         return src, off, lpos
     return (src[keep], *take_lists(off, lpos, keep))
-
-
-def _ties_stretch(state) -> bool:
-    """Whether a closure's list may stretch its match past the window although each member fits alone.
-
-    Under ``nondecreasing_ts`` a member tied in time with a neighbour may lie
-    past it by position, which stretches a count window (semantics section 6)
-    but not a time window: the member has the neighbour's time.  Each member
-    fits the window with its record (its range lies between its neighbours or
-    is cut by the window), and every member of a list with its first (the
-    enumeration's test, :func:`~jitcep.kernels.kleene.subsequences`), so under
-    a time window (or none) every list fits.  Kept with a Kleene group in the
-    plan, whose iterations are records of their own (and under
-    ``kleene_window="iteration"`` need not fit one another)."""
-    return isinstance(state.plan.window, CountWindow) or any(isinstance(n, GroupCollect) for n in state.plan.nodes())
 
 
 def _fits(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray) -> np.ndarray:

@@ -266,8 +266,8 @@ class KleeneCollect(_Unary):
     ``{min,max}`` as sliding runs), "all" every subsequence the bounds allow
     whose consecutive members pass the iterative conjuncts (6.1); list
     conjuncts are then tested once per list.  ``span_check``: ties may
-    stretch a list past the window (under ``nondecreasing_ts``), so each
-    list's span is checked.  ``runs``: every list conjunct reads the closure
+    stretch a list past a count window (under ``nondecreasing_ts``; or with a
+    Kleene group in the plan), so each list's span is checked.  ``runs``: every list conjunct reads the closure
     only through aggregates and its lists are runs of the members
     (``mode`` "maximal"), so the conjuncts are tested on the runs, int sums
     from prefix sums, and only the lists that pass are gathered.

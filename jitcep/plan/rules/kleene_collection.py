@@ -10,8 +10,9 @@ would bind an event) extends it and drops the anchor from the match's
 variables.  Their mode
 is the ``kleene=`` option (sections 6.1, 6.2); under
 ``order="nondecreasing_ts"`` a list's members tied with a neighbour may lie on
-its other side by position, so a list can stretch the match past the window
-although each member fits alone (section 2): the lists' spans are checked.
+its other side by position, so a list can stretch a count window past its
+bound although each member fits alone (section 2): the lists' spans are
+checked there (:func:`ties_stretch`).
 Under ``kleene="maximal"`` a closure's lists are runs of its members, so list
 conjuncts reading it only through aggregates are tested on the runs
 (``runs``), without gathering the lists that fail.  A closure that a later
@@ -66,6 +67,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...pattern import expr as E
+from ...pattern.ast import CountWindow
 from ..logical import Closure
 from ..operators import AndJoin, GroupCollect, KleeneCollect, Scan, SeqJoin, Union
 from ..planner.cardinality import estimate_work
@@ -74,6 +76,22 @@ from .join_tree import join
 from .kleene_split import collected, place_filters
 from .kleene_units import lowerable
 from .type_overlap import _overlap, sides_overlap
+
+
+def ties_stretch(logical, options) -> bool:
+    """Whether a closure's list may stretch its match past the window although each member fits alone
+    (its lists' spans are then checked: ``KleeneCollect.span_check``).
+
+    Under ``nondecreasing_ts`` a member tied in time with a neighbour may lie
+    past it by position, which stretches a count window (semantics section 6)
+    but not a time window: the member has the neighbour's time.  Each member
+    fits the window with its record (its range lies between its neighbours or
+    is cut by the window), and every member of a list with its first (the
+    enumeration's test, :func:`~jitcep.kernels.kleene.subsequences`), so under
+    a time window (or none) every list fits.  Kept with a Kleene group in the
+    plan, whose iterations are records of their own (and under
+    ``kleene_window="iteration"`` need not fit one another)."""
+    return options.order == "nondecreasing_ts" and (isinstance(logical.window, CountWindow) or bool(logical.groups))
 
 
 def add(plan, planning):
@@ -89,7 +107,7 @@ def add(plan, planning):
         if isinstance(K, Closure):
             def kleene(node):
                 kept = collected(K, options.kleene, node.vars, logical.variables)
-                return KleeneCollect(node, kept, options.kleene, options.order == "nondecreasing_ts",
+                return KleeneCollect(node, kept, options.kleene, ties_stretch(logical, options),
                                      options.kleene == "maximal" and aggregates_only(kept, listed),
                                      bounding(K, logical.kleene_order[i + 1:], logical.closures),
                                      prune=pruning(K, logical, options))
