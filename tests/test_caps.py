@@ -123,9 +123,10 @@ def test_earlier_lists_copied_for_each_new_list_are_charged_before_they_are_made
     assert lists.tolist() == list(range(1000)) * 1000
 
 
+@pytest.mark.parametrize("in_loop", [False, True], ids=["tested_after", "tested_in_loop"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("options", [{"max_partials": 5000}, {"max_memory": 1 << 20}])
-def test_a_joins_pair_arrays_never_outgrow_its_cap(options, threads):
+def test_a_joins_pair_arrays_never_outgrow_its_cap(options, threads, in_loop):
     # a SEQ join fills its pair arrays before it checks its cap (jitcep.kernels.join._stopped), and sized the
     # next ones by the pairs per record so far times the records left: SEQ(A a, A b) WITHIN 50 over 2,000
     # A's (about 100,000 pairs) asked for arrays of 122,000 pairs under max_partials=5,000; four A's WITHIN
@@ -143,7 +144,11 @@ def test_a_joins_pair_arrays_never_outgrow_its_cap(options, threads):
 
     df = pl.DataFrame({"type": ["A"] * 2000, "ts": np.arange(2000), "x": np.zeros(2000, np.int64)})
     q = jitcep.compile("PATTERN SEQ(A a, A b) WHERE a.x <= b.x WITHIN 50", **options)
-    with mock.patch.object(join_kernels, "_pair_arrays", recorded), pytest.raises(ExplosionError):
+    # in_loop: the join with its predicate in its loop (jitcep.execute.join_where), whatever its size; its
+    # arrays were sized from the pairs so far alone (3,000 A's then 4,096 B's under a cap of 20,000: 368 MB)
+    from jitcep import config
+    with mock.patch.object(join_kernels, "_pair_arrays", recorded), pytest.raises(ExplosionError), \
+            mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0 if in_loop else config.JOIN_WHERE_MIN_RIGHT):
         q.run(df, time="ts", type="type", threads=threads)
     most = max(options.get("max_partials", 0), join_kernels._MIN_PAIRS)
     # (li, ri, g): 24 bytes a pair, in the budget beside the inputs (semantics section 12)

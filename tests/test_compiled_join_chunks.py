@@ -14,7 +14,7 @@ import pytest
 import jitcep
 from jitcep import config
 from jitcep.errors import ExplosionError
-from jitcep.execute import join as join_exec
+from jitcep.execute import join as join_exec, join_where
 from test_compiled_differential import corpus_agrees
 
 SEEDS = range(16)
@@ -61,14 +61,26 @@ def _goog_like(n: int) -> pl.DataFrame:
     return pl.DataFrame({"ts": list(range(n)), "type": ["G"] * n, "p": [(i // 5) % 10 for i in range(n)]})
 
 
-def test_chunked_join_matches_hand_count():
-    # SEQ(G a, G b) WHERE b.p >= a.p + 2 WITHIN 30: every pair counted by hand over the prices
+@pytest.fixture(autouse=True)
+def _chunked():
+    """These joins are large enough for the predicates to run in the join's loop (jitcep.execute.join_where):
+    kept on the chunked path here, unless a test says otherwise."""
+    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 1 << 62):
+        yield
+
+
+@pytest.mark.parametrize("path", ["chunks", "in_loop"])
+def test_chunked_join_matches_hand_count(path):
+    # SEQ(G a, G b) WHERE b.p >= a.p + 2 WITHIN 30: every pair counted by hand over the prices, on the
+    # chunked path and on the in-loop one
     n = 9000  # past two first chunks of right records: the default constants chunk this join
     frame = _goog_like(n)
     p = frame["p"].to_list()
     expected = sum(1 for j in range(n) for i in range(max(0, j - 30), j) if p[j] >= p[i] + 2)
     q = jitcep.compile("PATTERN SEQ(G a, G b) WHERE b.p >= a.p + 2 WITHIN 30", planner="trivial")
-    with mock.patch.object(join_exec, "_seq_join_in_chunks", wraps=join_exec._seq_join_in_chunks) as spy:
+    taken = (join_exec, "_seq_join_in_chunks") if path == "chunks" else (join_where, "pairs")
+    with mock.patch.object(*taken, wraps=getattr(*taken)) as spy, \
+            mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 1 << 62 if path == "chunks" else 1 << 12):
         got = q.run(frame, type="type")
     assert spy.called
     assert got.height == expected
@@ -77,17 +89,20 @@ def test_chunked_join_matches_hand_count():
 
 
 @pytest.mark.parametrize("spare", [0, -1])
-def test_chunked_join_counts_its_candidate_pairs_against_max_partials(spare):
-    # the pairs within the window number n*30 - 465; the cap is on them, not on the few that pass
+@pytest.mark.parametrize("min_right", [1 << 62, 0], ids=["chunks", "in_loop"])
+def test_chunked_join_counts_its_candidate_pairs_against_max_partials(spare, min_right):
+    # the pairs within the window number n*30 - 465; the cap is on them, not on the few that pass (on both
+    # paths of a join with predicates)
     n = 9000
     candidates = n * 30 - 30 * 31 // 2
     q = jitcep.compile("PATTERN SEQ(G a, G b) WHERE b.p >= a.p + 2 WITHIN 30", planner="trivial",
                        max_partials=candidates + spare)
-    if spare < 0:
-        with pytest.raises(ExplosionError, match=f"more than {candidates - 1} candidate"):
-            q.run(_goog_like(n), type="type")
-    else:
-        assert q.run(_goog_like(n), type="type").height > 0
+    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", min_right):
+        if spare < 0:
+            with pytest.raises(ExplosionError, match=f"more than {candidates - 1} candidate"):
+                q.run(_goog_like(n), type="type")
+        else:
+            assert q.run(_goog_like(n), type="type").height > 0
 
 
 @pytest.mark.parametrize("chunk_pairs", [7, 64])

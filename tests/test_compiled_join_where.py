@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import jitcep
+from jitcep import config
 from jitcep.execute import join_where
 from jitcep.testing.streams import event_frames
 
@@ -43,7 +44,7 @@ def test_predicates_in_the_join_loop_equal_the_reference(text, order, df, keyed,
         ran.append(1)
         return real(*a)
 
-    with mock.patch.object(join_where, "MIN_RIGHT", 0), mock.patch.object(join_where, "pairs", spy):
+    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0), mock.patch.object(join_where, "pairs", spy):
         got = q.run(df, threads=threads, **kw)
     assert got.equals(q.run(df, engine="reference", **kw))
     RAN.append(bool(ran))

@@ -53,6 +53,8 @@ _CMP_CODE = {"=": "{c} == 0", "!=": "{c} != 0", "<": "{c} == -1", "<=": "({c} ==
              ">": "{c} == 1", ">=": "({c} == 1 or {c} == 0)"}
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _INT_OPS = {"+": "add_i", "-": "sub_i", "*": "mul_i"}
+ARITH_IMPORT = "from jitcep.kernels.arith import abs_i, add_i, cmp_if, mul_i, neg_i, sub_i"
+"""The kernels :class:`_Gen`'s code calls, imported by every module generated from it."""
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,7 @@ def generate_source(preds: list[E.Expr], columns: dict[str, ColumnSpec]) -> tupl
         "import numpy as np",
         "from numba import njit",
         "# NUMBA_FLAGS: given by the loader (jitcep.codegen.cache), which knows whether a disk cache is safe",
-        "from jitcep.kernels.arith import abs_i, add_i, cmp_if, mul_i, neg_i, sub_i",
+        ARITH_IMPORT,
         "",
         "",
         "@njit(**NUMBA_FLAGS)",

@@ -289,8 +289,9 @@ def _seq_join_in_chunks(node, L: Buffer, R: Buffer, state, cap: int):
     ``[r0, r1)`` with the left ones from the first within the window of ``r0`` (ZStream 4.3's earliest
     allowed timestamp), through the kernel's partition offsets, so no array is copied.
 
-    Where a predicate keeps few pairs (googleIncrease: 1.5% of every pair of GOOG events 30 minutes apart,
-    perf/notes/opencep.md), the pairs are never all held at once: each chunk's arrays stay in cache and only the
+    Taken where the predicates cannot run in the join's loop (:mod:`.join_where`: a reduction test made
+    on the candidates first, or fewer right records than pay for a generated function); where they keep
+    few pairs, the pairs are never all held at once: each chunk's arrays stay in cache and only the
     survivors are kept, and the kernel runs once per chunk on arrays sized from the chunks before it
     instead of twice on the whole (its first arrays, sized by the right records, were outgrown).  The
     same pairs in the same (right record, left record) order as one call, and more than ``cap``

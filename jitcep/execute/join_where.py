@@ -8,24 +8,18 @@ predicate at a time.  The same pairs in the same order, and the same cap on the 
 
 from __future__ import annotations
 
+from .. import config
 from ..codegen.join_where import join_where
 from ..kernels.join import driven_by_left
 from ..kernels.join_filtered import seq_join_where
 from ..plan.operators import SeqJoin
 
-MIN_RIGHT = 1 << 12
-"""Right records from which a join with predicates runs them in its loop.  Below, the join is cheap
-either way and the generated function would be compiled for nothing (a second compiled function per
-pattern with join predicates: ~0.9 s the first time for googleIncrease's, at load 15; on disk after,
-perf/notes/opencep.md, session 20)."""
-
-
 def in_loop(node, L, R, state) -> bool:
     """Does this join test its predicates in its loop?  A SEQ join with predicates and no reduction test
-    (``extends``, made on the candidates before the predicates), at least :data:`MIN_RIGHT` right
+    (``extends``, made on the candidates before the predicates), at least ``config.JOIN_WHERE_MIN_RIGHT`` right
     records, and one key partition or one thread (the pairs of several partitions are otherwise made on
     several threads)."""
-    return (isinstance(node, SeqJoin) and bool(node.predicates) and not node.extends and len(R) >= MIN_RIGHT
+    return (isinstance(node, SeqJoin) and bool(node.predicates) and not node.extends and len(R) >= config.JOIN_WHERE_MIN_RIGHT
             and (state.threads == 1 or len(L.goff) == 2))
 
 

@@ -600,27 +600,42 @@ def _partitions(g: np.ndarray, g0: int, count: int) -> np.ndarray:
 
 def _resumed(kernel, L, R, args, cap: int, size: int, by_left: bool, g0: int, what: str):
     """The pairs of a SEQ join kernel over the buffers ``L``, ``R`` (partitions numbered from ``g0``),
-    with at most ``cap`` of them, into arrays of ``size`` pairs and, each time they are full, into fresh
-    ones from the driving record where the kernel stopped (:func:`_stopped`): the right records', or the
-    left ones' when ``by_left``.  Its partitions from there are the offsets from that one on, the
-    first moved to the record.  The parts are concatenated (a copy of the pairs, where running the
-    join again into arrays of the exact size, as the AND join does, cost the join twice).  The next
-    arrays hold the pairs per driving record seen so far times the records left, plus a quarter, and
-    at least twice as many as the last ones: a call may write nothing (one record with more pairs
-    than they held), and pairs crowded at the end would otherwise make each estimate fall short
-    again (a call per few records); doubling bounds the calls by the log of the pairs, and the
+    at most ``cap`` of them, through :func:`resume_join`."""
+    def call(L, R, left, arrays, base):
+        li, ri, g, status, gs, d = kernel(L, R, *args, left, *arrays)
+        _check(status, what, cap)
+        return li, ri, _partitions(g, base, len(L[3]) - 1), status, gs, d, len(li)
+    return resume_join(call, L, R, cap, size, by_left, g0)
+
+
+def resume_join(call, L, R, cap: int, size: int, by_left: bool, g0: int):
+    """The pairs a SEQ join's kernel makes over the buffers ``L``, ``R`` into arrays of ``size`` pairs
+    and, each time they are full, into fresh ones from the driving record where it stopped
+    (:func:`_stopped`): the right records', or the left ones' when ``by_left``.
+
+    ``call(L, R, left, arrays, base)`` runs the kernel with ``left`` candidate pairs allowed, into
+    ``arrays`` (li, ri, g), its partitions numbered from ``base``, raising on an error status; it
+    returns ``(li, ri, g, status, gs, d, counted)``: status 0 done, else full at driving record ``d``
+    of partition ``gs``, ``counted`` the candidates counted against the cap (the pairs themselves, or
+    more where predicates in the loop drop some).  Its partitions from there are the offsets from that
+    one on, the first moved to the record.  The parts are concatenated (a copy of the pairs, where
+    running the join again into arrays of the exact size, as the AND join does, cost the join twice).
+    The next arrays hold the pairs per driving record seen so far times the records left, plus a
+    quarter, and at least twice as many as the last ones: a call may write nothing (one record with
+    more pairs than they held), and pairs crowded at the end would otherwise make each estimate fall
+    short again (a call per few records); doubling bounds the calls by the log of the pairs, and the
     arrays' unwritten pages cost nothing.  No arrays hold more pairs than the cap still allows: the
     kernel writes them full before it finds the cap passed."""
     off = (L if by_left else R)[3]
     first, last = int(off[0]), int(off[-1])
-    parts, done, base = [], 0, g0
+    parts, done, made, base = [], 0, 0, g0
     while True:
         # never more pairs than the cap allows: the kernel fills its arrays before it checks the cap, and an
         # estimate past it wrote gigabytes under a max_memory of one (semantics section 12)
-        li, ri, g, status, gs, d = kernel(L, R, *args, cap - done, *_pair_arrays(min(size, cap - done)))
-        _check(status, what, cap)
-        parts.append((li, ri, _partitions(g, base, len(L[3]) - 1)))
+        li, ri, g, status, gs, d, counted = call(L, R, cap - made, _pair_arrays(min(size, cap - made)), base)
+        parts.append((li, ri, g))
         done += len(li)
+        made += counted
         if status == 0:
             break
         gs, d = int(gs), int(d)

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alloc import empty
 from .checks import fail
-from .join import ORDER_CODE, _check, _checked, _timed
+from .join import ORDER_CODE, _check, _checked, _timed, resume_join
 from .window import window_bound
 
 
-def _first_size(right_records: int) -> int:
+def _first_size(driving_records: int) -> int:
     """The first pair arrays' length: a pair per driving record (tests make it 1, so that joins resume)."""
-    return max(16, right_records)
+    return max(16, driving_records)
 
 
 def seq_join_where(fn, L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, bound: tuple,
@@ -45,36 +44,16 @@ def seq_join_where(fn, L, R, ts, wt, W: int, order: str, distinct: bool, cap: in
     if by_left and R[1] is not R[2]:
         raise fail(what, "a join driven by its left input needs a leaf on the right")
     args = (window_bound(W), ORDER_CODE[order], bool(distinct), R[1] is R[2])
-    off = (Lt if by_left else Rt)[3]
-    first, last = int(off[0]), int(off[-1])
-    size = _first_size(last - first)
-    parts, made, base = [], 0, 0
-    while True:
-        li, ri, g, status, gs, d, cand = fn(Lt, Rt, *args, int(cap) - made, *_pair_arrays(size), *bound)
+
+    def call(L, R, left, arrays, base):
+        li, ri, g, status, gs, d, cand = fn(L, R, *args, left, *arrays, *bound)
         if status == -3:
             raise fail(what, "a predicate's event lies outside the event table")
         _check(status, what, cap)
-        parts.append((li, ri, g + base if base else g))
-        made += int(cand)
-        if status == 0:
-            break
-        # resume at driving record d of partition gs: the partitions from gs on, gs's from record d
-        gs, d = int(gs), int(d)
-        moved = np.array(off[gs:], np.int64)
-        moved[0] = d
-        Lt = (*Lt[:3], moved if by_left else Lt[3][gs:], *Lt[4:])
-        Rt = (*Rt[:3], Rt[3][gs:] if by_left else moved, *Rt[4:])
-        off, base = moved, base + gs
-        done = sum(len(p[0]) for p in parts)
-        ahead = done * (last - d) // max(d - first, 1)
-        size = max(ahead + ahead // 4 + 16, 2 * size + 1)
-    li, ri, g = parts[0] if len(parts) == 1 else tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+        return li, ri, g + base if base else g, status, gs, d, int(cand)
+    off = (Lt if by_left else Rt)[3]
+    li, ri, g = resume_join(call, Lt, Rt, int(cap), _first_size(int(off[-1] - off[0])), by_left, 0)
     if by_left and len(li) > 1:  # (partition, r, l) order, as the right-driven loop gives
         o = np.lexsort((li, ri, g))
         li, ri, g = li[o], ri[o], g[o]
     return li, ri, g
-
-
-def _pair_arrays(n: int):
-    """(li, ri, g) output arrays for ``n`` pairs, from the run's pool (:mod:`jitcep.kernels.alloc`)."""
-    return empty(n, np.int64), empty(n, np.int64), empty(n, np.int64)
