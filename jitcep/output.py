@@ -42,6 +42,7 @@ import pyarrow as pa
 from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable, check_type_column, read_events, table_of_frame
+from .events.coding import INT64_MAX, INT64_MIN
 from .events.times import refused_time_dtype
 from .events.types import attribute_kind
 from .kernels.gather import input_rows, row_numbers, take
@@ -388,12 +389,9 @@ def _times_in_place(vars_, mt: MatchTable, values: _Values) -> pl.Series | None:
     return s if dtype == pl.Int64 else s.cast(dtype)
 
 
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
 def _int64_or_null(r: pl.Expr) -> pl.Expr:
     """An exact Int128 result as Int64, NULL outside int64 (semantics section 4)."""
-    return pl.when(r.is_between(*_INT64)).then(r).otherwise(None).cast(pl.Int64)
+    return pl.when(r.is_between(INT64_MIN, INT64_MAX)).then(r).otherwise(None).cast(pl.Int64)
 
 
 def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.DataFrame,
@@ -404,7 +402,7 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     NULL outside int64 (computed in Int128), ``/`` on Float64 operands and NULL for
     a zero divisor, float sums added in list order.  ``frame`` (the wide columns,
     possibly empty) gives the operands' dtypes; ``floats``: integer attributes read as
-    float64 (a UInt64 column holding a value past int64, section 4).
+    float64 (an integer column holding a value past int64, section 4).
     """
     def rec(x):
         r = _return_expr(x, lists, kindless, frame, floats)
@@ -540,7 +538,7 @@ def _compare(op: str, a: pl.Expr, b: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
 
 
 def _as_float(x: pl.Expr, floated: bool) -> pl.Expr:
-    """An integer attribute's value as WHERE reads it: float64 (the nearest value) for a UInt64 column
+    """An integer attribute's value as WHERE reads it: float64 (the nearest value) for an integer column
     holding a value past int64 (semantics section 4), ``floated``; else as it is."""
     return x.cast(pl.Float64) if floated else x
 
@@ -599,15 +597,24 @@ def _check_shared_returns(specs: list[_PatternSpec], frames: list[pl.DataFrame])
             elif not _one_kind(prev, dtype):
                 raise UnsupportedPatternError(
                     f"RETURN {name!r} is {prev} in pattern {j} and {dtype} in pattern {k}: one column holds one "
-                    f"kind of value; rename it in one of them")
+                    f"kind of value, in a dtype that holds every one exactly; rename it in one of them")
 
 
 def _one_kind(a: pl.DataType, b: pl.DataType) -> bool:
-    """Whether values of dtypes ``a`` and ``b`` share a column: one dtype, numbers (Polars' supertype), nulls
-    only, or lists of such."""
-    if a == b or a == pl.Null or b == pl.Null or (a.is_numeric() and b.is_numeric()):
+    """Whether values of dtypes ``a`` and ``b`` share a column: one dtype, numbers (Polars' supertype) unless
+    no integer or decimal dtype holds both exactly, nulls only, or lists of such."""
+    if a == b or a == pl.Null or b == pl.Null:
         return True
+    if a.is_numeric() and b.is_numeric():
+        return not (_past_128(a, b) or _past_128(b, a))
     return isinstance(a, pl.List) and isinstance(b, pl.List) and _one_kind(a.inner, b.inner)
+
+
+def _past_128(a: pl.DataType, b: pl.DataType) -> bool:
+    """Whether Polars' supertype of ``a`` and ``b`` rounds or drops values of ``a``: a UInt128 beside a signed
+    integer or a decimal, a 128-bit integer beside a decimal (Int128 and Decimal(38, s) are the widest)."""
+    return ((a == pl.UInt128 and (b.is_signed_integer() or b.is_decimal()))
+            or (a in (pl.Int128, pl.UInt128) and b.is_decimal()))
 
 
 # per patterns (by their ids, holding them): the input's signature -> the layout, a few schemas each
@@ -647,7 +654,7 @@ def _wide(patterns, results, values: _Values) -> pl.DataFrame:
             # schema is the one of a table with values)
             kindless = {a.attr for _, e in spec.returns for a in ex.walk(e) if isinstance(a, (ex.Attr, ex.Agg))
                         and a.attr in values.table.columns and attribute_kind(a.attr, values.table) is None}
-            # a condition reads a UInt64 column holding a value past int64 as float64, as WHERE does (section
+            # a condition reads an integer column holding a value past int64 as float64, as WHERE does (section
             # 4); a value item keeps integer arithmetic, its dtype fixed by the input's schema alone
             floats = frozenset(a.attr for _, e in spec.returns for a in ex.walk(e)
                                if isinstance(a, (ex.Attr, ex.Agg)) and a.attr in values.table.columns

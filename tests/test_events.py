@@ -311,10 +311,11 @@ def test_uint64_beyond_int64_is_timestamp_error():
         build_event_table(df, None)
 
 
-@pytest.mark.parametrize("values", [[1, 2**70], [1, -(2**63) - 1]], ids=["above", "below"])
-def test_int128_beyond_int64_is_timestamp_error(values):
+@pytest.mark.parametrize("values, dtype", [([1, 2**70], pl.Int128), ([1, -(2**63) - 1], pl.Int128),
+                                           ([1, 2**64], pl.UInt128)], ids=["above", "below", "uint128"])
+def test_int128_beyond_int64_is_timestamp_error(values, dtype):
     # a Polars cast error before (InvalidOperationError), not jitcep's
-    df = pl.DataFrame({"ts": pl.Series(values, dtype=pl.Int128)})
+    df = pl.DataFrame({"ts": pl.Series(values, dtype=dtype)})
     with pytest.raises(TimestampError, match="row 1"):
         build_event_table(df, None)
     t = build_event_table(pl.DataFrame({"ts": pl.Series([3, -(2**63)], dtype=pl.Int128)}), None)

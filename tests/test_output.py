@@ -371,3 +371,17 @@ def test_shared_number_columns_hold_both_patterns_values_exactly(engine):
         assert out.schema["v"] == output_schema(q, df.schema, type="type")["v"]
         assert isinstance(out.schema["v"], dtype) if dtype is pl.Decimal else out.schema["v"] == dtype
         assert [float(v) if dtype is pl.Decimal else v for v in out.get_column("v").to_list()] == values
+
+
+
+@pytest.mark.parametrize("other", [pl.Int64, pl.Int8, pl.Decimal(10, 2)])
+def test_numbers_no_dtype_holds_exactly_cannot_share_a_column(other):
+    # §10: Polars' supertype of UInt128 and Int64 is Int128, which held 2**128 - 1 as null
+    df = pl.DataFrame({"type": ["A", "B", "C"], "ts": [0, 1, 2],
+                       "x": pl.Series([2**128 - 1, 0, 0], dtype=pl.UInt128), "y": pl.Series([1, 2, 3]).cast(other)})
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.x AS v; PATTERN SEQ(A a, C c) WITHIN 5 RETURN a.y AS v")
+    for engine in ("reference", "compiled"):
+        with pytest.raises(UnsupportedPatternError, match="'v'"):
+            q.run(df, type="type", engine=engine)
+    with pytest.raises(UnsupportedPatternError, match="'v'"):
+        output_schema(q, df.schema, type="type")

@@ -208,7 +208,7 @@ def _category_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray,
     return _enc.apply_table(ids, valid, table), names
 
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def fits_int64(s: pl.Series) -> bool:
@@ -217,7 +217,7 @@ def fits_int64(s: pl.Series) -> bool:
     if s.dtype not in (pl.UInt64, pl.Int128, pl.UInt128):
         return True
     low, high = s.min(), s.max()
-    return low is None or (low >= _INT64_MIN and high <= _INT64_MAX)
+    return low is None or (low >= INT64_MIN and high <= INT64_MAX)
 
 
 def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray | None]:

@@ -23,12 +23,12 @@ from ..errors import AttributeTypeError, InvalidWindowError, OptionError, Timest
 from ..kernels import encode as _enc
 from ..kernels.window import MAX_SPAN
 from ..pattern.ast import UNIT_NS, CountWindow, TimeWindow, Unbounded
+from .coding import INT64_MAX, INT64_MIN, fits_int64
 from .column import Column
 
 if TYPE_CHECKING:  # annotations only: the table module imports this one
     from .table import EventTable
 
-_INT64_MAX = np.iinfo(np.int64).max
 
 # Long forms accepted wherever a unit is named (``time_unit=``, TimeWindow.unit).
 _UNIT_ALIASES = {
@@ -127,7 +127,7 @@ def _one_time_unit(cols: dict[str, Column], dtypes: dict[str, object]) -> None:
                 continue
             col, factor = cols[a], unit // finest
             got = _enc.value_range(col.values, col.valid)
-            if got is not None and (got[0] * factor < -(2**63) or got[1] * factor > _INT64_MAX):
+            if got is not None and (got[0] * factor < INT64_MIN or got[1] * factor > INT64_MAX):
                 other = next(b for b, u in mine.items() if u == finest)
                 raise AttributeTypeError(
                     f"attribute {a!r} ({dtypes[a]}) holds values that int64 cannot hold in the unit of "
@@ -172,9 +172,8 @@ def _time_values(name: str, s: pl.Series, time_unit: str | None) -> tuple[np.nda
         return np.ascontiguousarray(_temporal_physical(s).to_numpy(), dtype=np.int64), unit_ns
     unit_ns = UNIT_NS[normalize_unit(time_unit)] if time_unit is not None else None
     if dtype.is_integer():
-        wide = dtype in (pl.UInt64, pl.Int128) and len(s)  # nulls were refused above
-        if wide and (s.max() > _INT64_MAX or (dtype == pl.Int128 and s.min() < -_INT64_MAX - 1)):
-            bad = ((s > _INT64_MAX) | (s < -_INT64_MAX - 1) if dtype == pl.Int128 else s > _INT64_MAX).to_numpy()
+        if not fits_int64(s):  # nulls were refused above
+            bad = ((s > INT64_MAX) | (s < INT64_MIN) if dtype.is_signed_integer() else s > INT64_MAX).to_numpy()
             raise TimestampError(f"time column {name!r} has values beyond int64 (first at input row "
                                  f"{_first_row(bad)}); rebase or scale the timestamps")
         return np.ascontiguousarray(s.cast(pl.Int64).to_numpy(), dtype=np.int64), unit_ns

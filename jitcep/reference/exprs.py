@@ -159,8 +159,7 @@ def compile_expr(expr: Expr, list_vars: frozenset[str]) -> Fn:
     One compiler per node kind (:data:`_COMPILERS`), each writing §4's rule for its kind; the closures
     they return call each other as the tree nests, one frame per level (the search evaluates them at its
     bottom: config.MAX_NESTING)."""
-    compile_node = _COMPILERS.get(type(expr)) or next(
-        (f for kind, f in _COMPILERS.items() if isinstance(expr, kind)), None)
+    compile_node = _COMPILERS.get(type(expr))
     if compile_node is not None:
         return compile_node(expr, list_vars)
     if isinstance(expr, Equiv):
