@@ -5,7 +5,10 @@ generation to join ordering (2018, sections 3-4): each unit a relation of
 ``card = W * r`` records (W: the window ``span``, r: the unit's rate in one
 key partition), each pair the product of the selectivities between them, a
 SEQ's order counted as a predicate of selectivity 1/2 per ordered pair
-(section 4, "sequence patterns"; ZStream's ``Pt`` default, Table 1).  An OR
+(section 4, "sequence patterns"; ZStream's ``Pt`` default, Table 1) in
+``sel``, while a set's PM takes the order as the share of its tuples in
+order, ``e(S) / |S|!`` (:mod:`.order_share`; :attr:`EstimatedProblem.masks`;
+docs/planning.md "The order's selectivity").  An OR
 is one unit (its items are united before anything outside joins them): its
 card is the sum of its items' records, in the DNF sense of section 4
 ("nested patterns"): every choice of one branch per OR inside it is an
@@ -41,8 +44,9 @@ window in a stream of length T is ``T * k * W^(k-1) * prod(r)``, and
 ``PM(S) = W^k * prod(r) * sels``.  So a Scan holds ``r * T * P`` records
 (its events), and a join of inputs of ``Ra`` and ``Rb`` records holds
 ``Ra * Rb * cross * k / (ka * kb * P * T / W)`` with ``cross`` its own
-predicates' selectivities and 1/2 per pair it orders (SeqJoin: every pair
-across; AndJoin: its ``sequence`` pairs): ZStream's Table 2 output
+predicates' selectivities and the share of its pairs in order (SeqJoin:
+``1 / C(ka + kb, ka)``; AndJoin: ``share(S) / (share(L) share(R))`` over
+the order its joins test, :class:`_PlanOrder`): ZStream's Table 2 output
 cardinality ``CARD_A * CARD_B * Pt * P_AB`` scaled from one window to the
 table.  A Union's records are the sum of its inputs' (Table 2, Disjunction), and so are a
 DisjunctUnion's (the alternatives of a pattern in DNF, Kolchinsky section 4).

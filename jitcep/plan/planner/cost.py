@@ -154,9 +154,10 @@ def zstream(problem: JoinProblem, tree: Tree) -> float:
 
     An internal node joins its children's outputs (``CARD`` = their PM, as
     ZStream generalises Table 2 to operator inputs): a Sequence where every
-    unit of one side precedes every unit of the other (``Pt`` the product of
-    the ordering factors, ``P_AB`` the predicates' selectivity, ``n`` their
-    count), a Conjunction otherwise, which examines every pair within the
+    unit of one side precedes every unit of the other (``Pt`` the share of the
+    pairs in order, ``share(L | R) / (share(L) share(R))`` where the problem has
+    the order's set function, else the product of the pairwise ordering factors;
+    ``P_AB`` the predicates' selectivity, ``n`` their count), a Conjunction otherwise, which examines every pair within the
     window and tests any order between them like a predicate (``C_i =
     CARD_A * CARD_B``, ``C_o = C_i * Pt * P_AB``: a tree joining a SEQ out of
     its order pays for it).  A leaf costs

@@ -56,8 +56,8 @@ from typing import NamedTuple
 
 from .... import config
 from ....kernels import join_search
-from ..order_share import FACTORIALS
 from ..cost import K_PREDICATE, P_OUTPUT, CostModel, intermediate, order, zstream, zstream_node
+from ..order_share import FACTORIALS
 from ..problem import JoinProblem, Tree, left_deep
 
 
@@ -167,8 +167,8 @@ class Costing:
         sel, blocks = (p.sel, ()) if masks is None else (masks.sel, masks.blocks)
         count = [[0] * n] * n if masks is None else p.predicates
         after = [0] * n if masks is None else [masks.all_after(1 << i) for i in range(n)]
-        return join_search.SearchArrays(p.card, sel, blocks, FACTORIALS[:n + 1], count, after, [leaf.cost for leaf in self.leaves],
-                                        model, K_PREDICATE, P_OUTPUT)
+        return join_search.SearchArrays(p.card, sel, blocks, FACTORIALS[:n + 1], count, after,
+                                        [leaf.cost for leaf in self.leaves], model, K_PREDICATE, P_OUTPUT)
 
     def pm(self, mask: int) -> float:
         """PM of the units in ``mask`` (section 3), memoised: the pairwise product, times the order's share of
