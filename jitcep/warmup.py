@@ -60,9 +60,10 @@ def _join_searches() -> None:
     only from 4,096 events, so the tiny tables above never reach them."""
     from .kernels import join_search
 
-    a = join_search.SearchArrays([1.0, 2.0, 3.0], [[1.0, 0.5, 0.5], [0.5, 1.0, 0.5], [0.5, 0.5, 1.0]], [6, 5, 3],
-                                 [[0, 1, 0], [1, 0, 0], [0, 0, 0]], [6, 4, 0], [0.0, 0.0, 0.0], join_search.ZSTREAM,
-                                 0.5, 0.25, 1.0)
+    # SEQ(a, b, c): its order one series node of three blocks
+    a = join_search.SearchArrays([1.0, 2.0, 3.0], [[1.0, 0.5, 1.0], [0.5, 1.0, 1.0], [1.0, 1.0, 1.0]], ((1, 2, 4),),
+                                 [1.0, 1.0, 2.0, 6.0], [[0, 1, 0], [1, 0, 0], [0, 0, 0]], [6, 4, 0], [0.0, 0.0, 0.0],
+                                 join_search.ZSTREAM, 0.25, 1.0)
     join_search.dp_bushy(a)
     join_search.dp_left_deep(a)
     join_search.greedy(a, 0)

@@ -23,11 +23,28 @@ from jitcep.plan.planner.problem import ClosureUnit, left_deep
 from test_planner_algorithms import all_trees
 
 
+def sp_order(rng, units) -> set:
+    """A random series-parallel order over ``units`` (a pattern's SEQs and ANDs): the pairs (i, j), i first."""
+    if len(units) <= 1:
+        return set()
+    k = rng.randint(1, len(units) - 1)
+    left, right = units[:k], units[k:]
+    out = sp_order(rng, left) | sp_order(rng, right)
+    if rng.random() < 0.5:  # a SEQ of the two parts, else an AND
+        out |= {(i, j) for i in left for j in right}
+    return out
+
+
 @st.composite
 def estimated_problems(draw, min_n=1, max_n=8, huge=True):
     """A join problem as ``cardinality.join_problem`` makes them: per pair a predicate selectivity, the
-    pattern's order (one before the other: ``Pt`` = 1/2, or unordered) and a conjunct count."""
+    pattern's order (a series-parallel order: ``Pt`` = 1/2 per ordered pair in ``sel``, the set function in
+    PM) and a conjunct count."""
     n = draw(st.integers(min_n, max_n))
+    rng = draw(st.randoms(use_true_random=False))
+    units = list(range(n))
+    rng.shuffle(units)
+    first = sp_order(rng, units)
     # huge cards make PMs overflow to inf (and inf * 0 NaN), tiny ones underflow to 0 and subnormals, as
     # user statistics may; equal cards tie
     cards = (st.floats(0.0, 1e4), st.just(0.0), st.sampled_from((1.0, 2.0))) \
@@ -39,7 +56,7 @@ def estimated_problems(draw, min_n=1, max_n=8, huge=True):
     before = [[False] * n for _ in range(n)]
     for i, j in combinations(range(n), 2):
         pred = draw(st.one_of(st.just(1.0), st.just(0.0), st.floats(0.0, 1.0)))
-        rel = draw(st.sampled_from(("before", "after", "none")))
+        rel = "before" if (i, j) in first else "after" if (j, i) in first else "none"
         o = ORDER_FACTOR if rel != "none" else 1.0
         sel[i][j] = sel[j][i] = pred * o
         order_[i][j] = order_[j][i] = o
@@ -116,7 +133,8 @@ def test_compiled_dp_bushy_finds_the_cheapest_tree_priced_whole(p, model):
 
 
 def three(card_c):
-    # SEQ(a, b, c), cards 10, 1, card_c, a.x < c.x (sel 0.1) and Pt = 1/2 per ordered pair
+    # SEQ(a, b, c), cards 10, 1, card_c, a.x < c.x (sel 0.1) and Pt = 1/2 per ordered pair in sel (the order's
+    # share of a set in PM: 1/2 for two of them, 1/3! for all three)
     return EstimatedProblem((0, 1, 2), (10.0, 1.0, card_c),
                             ((1.0, 0.5, 0.05), (0.5, 1.0, 0.5), (0.05, 0.5, 1.0)),
                             order=((1.0, 0.5, 0.5), (0.5, 1.0, 0.5), (0.5, 0.5, 1.0)),
@@ -125,15 +143,15 @@ def three(card_c):
 
 
 def test_hand_checked_zstream_program_on_three_units():
-    # Cost_tree, card_c = 100: ((a b) c) holds PM(ab) = 10*1*0.5 = 5 and PM(abc) = 10*1*100*0.5^3*0.05/0.5
-    # ... = 10*1*100 * 0.5 * 0.05 * 0.5 = 12.5; (a (b c)) holds PM(bc) = 1*100*0.5 = 50 instead of 5
+    # Cost_tree, card_c = 100: ((a b) c) holds PM(ab) = 10*1/2 = 5 and PM(abc) = 10*1*100 * 0.1 / 3! = 16.67;
+    # (a (b c)) holds PM(bc) = 1*100/2 = 50 instead of 5
     got = zstream.search(Costing(three(100.0), intermediate), [0, 1, 2])
     assert got.tree == ((0, 1), 2)
-    assert got.cost == pytest.approx(10 + 1 + 100 + 5 + 12.5)
+    assert got.cost == pytest.approx(10 + 1 + 100 + 5 + 100 / 6)
     # card_c = 10: PM(ab) = PM(bc) = 5, a tie, so the leftmost root (the left run one unit): (a (b c))
     got = zstream.search(Costing(three(10.0), intermediate), [0, 1, 2])
     assert got.tree == (0, (1, 2))
-    assert got.cost == pytest.approx(10 + 1 + 10 + 5 + 1.25)
+    assert got.cost == pytest.approx(10 + 1 + 10 + 5 + 10 / 6)
 
 
 def test_a_compiled_search_that_does_not_fit_spends_nothing():
@@ -160,21 +178,28 @@ def test_the_wrappers_refuse_what_the_kernels_would_misread():
     with pytest.raises(KernelInputError):
         join_search.greedy(a, 2)
     with pytest.raises(KernelInputError):
-        join_search.SearchArrays([1.0], [[1.0, 1.0]], [0], [[0]], [0], [0.0], 0, 0.5, 0.25, 1.0)
+        join_search.SearchArrays([1.0], [[1.0, 1.0]], (), [1.0, 1.0], [[0]], [0], [0.0], 0, 0.25, 1.0)
     with pytest.raises(KernelInputError):
-        join_search.SearchArrays([1.0], [[1.0]], [0], [[0]], [0], [0.0], 7, 0.5, 0.25, 1.0)
+        join_search.SearchArrays([1.0], [[1.0]], (), [1.0, 1.0], [[0]], [0], [0.0], 7, 0.25, 1.0)
+    with pytest.raises(KernelInputError):  # a block holding a unit the problem has not
+        join_search.SearchArrays([1.0], [[1.0]], ((1, 2),), [1.0, 1.0], [[0]], [0], [0.0], 0, 0.25, 1.0)
+    with pytest.raises(KernelInputError):  # k! for k = 0..n
+        join_search.SearchArrays([1.0], [[1.0]], (), [1.0], [[0]], [0], [0.0], 0, 0.25, 1.0)
 
 
 def random_problem(n, seed):
     # as estimated_problems draws them, from a seeded generator: at 62 units hypothesis's buffer is too small
     rng = random.Random(seed)
     card = [rng.choice((0.0, 1.0, 1e-200, 1e200, rng.uniform(0.0, 1e4))) for _ in range(n)]
+    units = list(range(n))
+    rng.shuffle(units)
+    first = sp_order(rng, units)
     sel = [[1.0] * n for _ in range(n)]
     order_ = [[1.0] * n for _ in range(n)]
     count = [[0] * n for _ in range(n)]
     before = [[False] * n for _ in range(n)]
     for i, j in combinations(range(n), 2):
-        rel = rng.choice(("before", "after", "none"))
+        rel = "before" if (i, j) in first else "after" if (j, i) in first else "none"
         o = ORDER_FACTOR if rel != "none" else 1.0
         sel[i][j] = sel[j][i] = rng.choice((0.0, 1.0, rng.random())) * o
         order_[i][j] = order_[j][i] = o

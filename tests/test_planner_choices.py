@@ -52,14 +52,15 @@ def _negation_costs(rb: float) -> tuple[float, float]:
     """The whole plan ((a, c), d) with !n pushed onto (a, c) and on top, by hand (ra = rc = 1, rd = 0.1).
 
     Records: a, c: 1000 each, d: 100; (a, c): ra rc T W = 10^4 (Kolchinsky's PM scaled to the table:
-    ra T * rc T * Pt 1/2 * k 2 / (T / W)); joining d: x * rd W * 3/8 (Pt^2 = 1/4, k 3 / (2 * 1)).
+    ra T * rc T * Pt 1/2 * k 2 / (T / W)); joining d: x * rd W * 3/2 * 1/3 (k 3 / (2 * 1); the share of the
+    ((a, c), d) pairs in order, (1/3!) / (1/2!) = 1/C(3, 2)).
     A record keeps when no B falls in its range, the range between a and c: c - a = W x, x uniform over
     (a, c) records, x ~ Beta(1, 2) over (a, c, d) (one of the record's three parts, density 2 (1 - x)), so
     with t = rb W the chance E[exp(-t x)] is (1 - e^-t) / t over (a, c), 2 (t - 1 + e^-t) / t^2 over (a, c, d).
     """
     scans = 2 * (1000 + 1000 + 100)
     ac = 1e4
-    q = 0.1 * W * 3 / 8
+    q = 0.1 * W * 3 / 2 / 3
     t = rb * W
     f_pushed, f_top = (-math.expm1(-t) / t, 2 * (t - 1 + math.exp(-t)) / t ** 2) if t else (1.0, 1.0)
     pushed = scans + 2 * ac + (ac + ac * f_pushed) + 2 * ac * f_pushed * q
@@ -138,12 +139,13 @@ def test_the_final_join_writes_rows_only_where_its_position_passes_pay(events, p
 
 @pytest.mark.parametrize("events, rows", [(3_000.0, True), (1e7, False)])
 def test_a_right_deep_root_over_a_left_leaf_keeps_its_pairs_when_matches_are_few(events, rows):
-    # (a, (b, c)), every rate 1: (b, c) holds rb rc T W = 10^4 records, the root 3/8 ra rb rc T W^2 = 37,500
-    # matches.  Its right input is no leaf, so only the right driver: its loop L + R log2(L + 2) with
-    # L = 1000, then the pairs in canonical order or the rows through one pass over the positions (a left
-    # leaf).  10^7 positions for 37,500 matches: the pass costs 4 * 10^6, the pairs' order 5.7 * 10^5
+    # (a, (b, c)), every rate 1: (b, c) holds rb rc T W = 10^4 records, the root 3/2 * 1/C(3, 1) ra rb rc T W^2
+    # = 50,000 matches (k 3 / (1 * 2); the share of (a, bc) pairs in order, (1/3!) / (1/2!)).  Its right input
+    # is no leaf, so only the right driver: its loop L + R log2(L + 2) with L = 1000, then the pairs in
+    # canonical order or the rows through one pass over the positions (a left leaf).  10^7 positions for
+    # 50,000 matches: the pass costs 4 * 10^6, the pairs' order 7.8 * 10^5
     loop = 1000 + 1e4 * math.log2(1002)
-    m = 37_500
+    m = 50_000
     costs = {"right": loop + m + m * math.log2(m + 2), "right+rows": loop + 3 * m + 0.4 * events}
     plan = physical_plan(logical_plan(parse("PATTERN SEQ(A a, B b, C c) WITHIN 10")), Options(planner="greedy"),
                          ("a", ("b", "c")), _events_stats({"a": 1.0, "b": 1.0, "c": 1.0}, events), W)
@@ -336,14 +338,14 @@ def test_the_structure_join_problem_keeps_per_logical_plan_is_no_other_plans_or_
 
 def test_zstream_prices_a_seq_joined_out_of_order_as_an_and_join():
     # SEQ(a, b, c), every card W * r = 10, no predicates (ZStream Table 2, k n = 0, p = 1):
-    # ((a, b), c): SEQ (a; b): C_i = 10 * 10 * 1/2 = 50, C_o = 50; then SEQ ((a, b); c): C_i = 50 * 10 * 1/4
-    #   = 125, C_o = 125: 350 in all.
+    # ((a, b), c): SEQ (a; b): C_i = 10 * 10 * 1/2 = 50, C_o = 50; then SEQ ((a, b); c): Pt the share of
+    #   (ab, c) pairs in order, (1/3!) / (1/2!) = 1/3: C_i = 50 * 10 / 3 = 166.67 = C_o: 433.33 in all.
     # ((a, c), b): SEQ (a; c) as above, 100; then b lies between a and c: an AND join reads every pair,
-    #   C_i = 50 * 10 = 500, keeps C_o = 500 * 1/4 = 125: 725 in all.
+    #   C_i = 50 * 10 = 500, keeps C_o = 500 * 1/3 = 166.67: 766.67 in all.
     from jitcep.plan.planner.cardinality import join_problem
     from jitcep.plan.planner.cost import zstream
 
     p = join_problem(logical_plan(parse("PATTERN SEQ(A a, B b, C c) WITHIN 10")),
                      _stats({"a": 1.0, "b": 1.0, "c": 1.0}), W)
-    assert zstream(p, ((0, 1), 2)) == pytest.approx(350.0)
-    assert zstream(p, ((0, 2), 1)) == pytest.approx(725.0)
+    assert zstream(p, ((0, 1), 2)) == pytest.approx(100 + 2 * 500 / 3)
+    assert zstream(p, ((0, 2), 1)) == pytest.approx(100 + 500 + 500 / 3)

@@ -180,8 +180,8 @@ def test_join_problem_three_variable_conjunct_and_order():
                  {"a": 1, "b": 1, "c": 1}, {"a.x + b.x < c.x": 0.125})
     # each pair: 0.125 ** (1/3) = 0.5, times the order 0.5 -> 0.25
     assert [p.sel[0][1], p.sel[0][2], p.sel[1][2]] == pytest.approx([0.25] * 3)
-    # PM(abc) = 10 ** 3 * 0.125 (the conjunct, whole) * 0.5 ** 3 (three ordered pairs) = 15.625
-    assert p.pm((0, 1, 2)) == pytest.approx(15.625)
+    # PM(abc) = 10 ** 3 * 0.125 (the conjunct, whole) / 3! (the share of triples in order) = 20.833...
+    assert p.pm((0, 1, 2)) == pytest.approx(1000 * 0.125 / 6)
 
 
 def test_join_problem_and_has_no_order_factor():
@@ -258,32 +258,32 @@ def test_estimate_rows_union_and_partitions():
 
 def test_on_a_chain_is_the_poisson_share_of_records_with_a_chain():
     # SEQ(v0, v1, v2) with W r = 0.5 each (sase_equiv_v1000: 20 types, 1,000 keys, window 10,000):
-    # chains(all) = 3 * 0.5^3 * (1/2)^3 = 0.046875; chains(v0) = 0.5 -> x = 0.09375, 1 - e^-x = 0.08949
-    # (measured 8.6%); chains(v0, v1) = 2 * 0.25 * 1/2 = 0.25 -> x = 0.1875, 1 - e^-x = 0.17097 (20%)
+    # chains(all) = 3 * 0.5^3 / 3! = 0.0625; chains(v0) = 0.5 -> x = 0.125, 1 - e^-x = 0.1175
+    # (measured 8.6%); chains(v0, v1) = 2 * 0.25 / 2! = 0.25 -> x = 0.25, 1 - e^-x = 0.2212 (20%)
     chain = ("v0", "v1", "v2")
     wr = dict.fromkeys(chain, 0.5)
-    assert on_a_chain(wr, chain, ["v1"]) == pytest.approx(1 - math.exp(-0.09375))
-    assert on_a_chain(wr, chain, ["v0", "v1"]) == pytest.approx(1 - math.exp(-0.1875))
+    assert on_a_chain(wr, chain, ["v1"]) == pytest.approx(1 - math.exp(-0.125))
+    assert on_a_chain(wr, chain, ["v0", "v1"]) == pytest.approx(1 - math.exp(-0.25))
     assert on_a_chain(wr, chain, list(chain)) == 1.0  # a record of them all in order is a chain
-    # W r = 5 (100 keys): a leaf's event lies on 3 * 25 / 8 = 9.375 chains, a (v1, v2) record on
-    # (3 * 125 / 8) / (2 * 25 / 2) = 1.875: kept 0.99991 and 0.8467 (measured 95% and 80%)
+    # W r = 5 (100 keys): a leaf's event lies on (3 * 125 / 6) / 5 = 12.5 chains, a (v1, v2) record on
+    # (3 * 125 / 6) / (2 * 25 / 2) = 2.5: kept 0.999996 and 0.918 (measured 95% and 80%)
     wr = dict.fromkeys(chain, 5.0)
-    assert on_a_chain(wr, chain, ["v0"]) == pytest.approx(1 - math.exp(-9.375))
-    assert on_a_chain(wr, chain, ["v1", "v2"]) == pytest.approx(1 - math.exp(-1.875))
+    assert on_a_chain(wr, chain, ["v0"]) == pytest.approx(1 - math.exp(-12.5))
+    assert on_a_chain(wr, chain, ["v1", "v2"]) == pytest.approx(1 - math.exp(-2.5))
     # a type absent from the window: no record of it, none kept
     assert on_a_chain({"v0": 0.0, "v1": 1.0, "v2": 1.0}, chain, ["v0"]) == 0.0
     assert on_a_chain({"v0": 0.0, "v1": 1.0, "v2": 1.0}, chain, ["v1"]) == 0.0
 
 
 def test_chain_shares_take_a_set_by_its_size_and_product():
-    # SEQ(v0, v1, v2, v3), W r = 1, 2, 0.5, 4: chains(all) = 4 * 4 * (1/2)^6 = 0.25; the set {v0, v2} of a bushy
-    # join (product 0.5): chains = 2 * 0.5 * 1/2 = 0.5, x = 0.5; {v1, v2, v3} (product 4): 3 * 4 * 1/8 = 1.5,
-    # x = 1/6; a single v3: chains = 4, x = 1/16
+    # SEQ(v0, v1, v2, v3), W r = 1, 2, 0.5, 4: chains(all) = 4 * 4 / 4! = 2/3; the set {v0, v2} of a bushy
+    # join (product 0.5): chains = 2 * 0.5 / 2! = 0.5, x = 4/3; {v1, v2, v3} (product 4): 3 * 4 / 3! = 2,
+    # x = 1/3; a single v3: chains = 4, x = 1/6
     chain = ("v0", "v1", "v2", "v3")
     share = ChainShares({"v0": 1.0, "v1": 2.0, "v2": 0.5, "v3": 4.0}, chain)
-    assert share(2, 0.5) == pytest.approx(1 - math.exp(-0.5))
-    assert share(3, 4.0) == pytest.approx(1 - math.exp(-1 / 6))
-    assert share(1, 4.0) == pytest.approx(1 - math.exp(-1 / 16))
+    assert share(2, 0.5) == pytest.approx(1 - math.exp(-4 / 3))
+    assert share(3, 4.0) == pytest.approx(1 - math.exp(-1 / 3))
+    assert share(1, 4.0) == pytest.approx(1 - math.exp(-1 / 6))
     assert share(4, 4.0) == 1.0  # every variable: a chain
     assert share(1, 0.0) == 0.0  # a type absent from the window
 

@@ -55,12 +55,13 @@ def _kseq_costs(rb: float) -> tuple[float, float]:
 
     ZStream's Formula 1 with no predicates: each operator costs its input records plus its output.
     Records: a, c: 1000 each, d: 100 (scans: twice that); (a, c): 10^4 (ra T * rc T * Pt 1/2 * k 2 /
-    (T / W)); joining d: x * rd W * 3/8 (Pt^2 1/4, k 3 / (2 * 1)).  A record gets E[2^N] - 1 lists, N Poisson of mean
+    (T / W)); joining d: x * rd W * 3/2 * 1/3 (k 3 / (2 * 1); the share of ((a, c), d) pairs in order,
+    (1/3!) / (1/2!) = 1/C(3, 2)).  A record gets E[2^N] - 1 lists, N Poisson of mean
     rb * len, len = W x the range between a and c: one of the k parts (k - 1 gaps and the slack) of a
     record's window, x ~ Beta(1, k - 1), so E[2^N] = E[e^(z x)] with z = rb W: over (a, c) x is uniform,
     (e^z - 1) / z; over (a, c, d) its density is 2 (1 - x), 2 (e^z - 1 - z) / z^2.
     """
-    scans, ac, q = 2 * (1000 + 1000 + 100), 1e4, 0.1 * W * 3 / 8
+    scans, ac, q = 2 * (1000 + 1000 + 100), 1e4, 0.1 * W * 3 / 2 / 3
     z = rb * W
     lists_low, lists_top = math.expm1(z) / z - 1, 2 * (math.expm1(z) - z) / z ** 2 - 1
     lower = scans + 2 * ac + (ac + ac * lists_low) + 2 * ac * lists_low * q

@@ -99,22 +99,26 @@ def test_the_closure_unit_changes_the_join_order_by_hand():
     L = math.expm1(0.03) / 0.03 - 1
     assert problem.units == ("a", "c", "d", "b") and problem.card == pytest.approx((10, 10, 100, L))
     assert problem.closures == (ClosureUnit(3, 0b011, 0),)  # its sibling must bind a and c
-    # ZStream's Formula 1 (cost = C_i + n k C_i + C_o, k = 1/4), Pt = 1/2 per ordered pair:
+    # ZStream's Formula 1 (cost = C_i + n k C_i + C_o, k = 1/4), Pt the share of a join's pairs in order
+    # (1/2 for two units; (1/3!) / (1/2!) = 1/3 for a unit joined to a pair of the chain a < c < d):
     # without T': (c, d) reads 10 * 100 / 2 = 500 pairs, tests c.x = d.x (n = 1), keeps 0.5: 625.5;
-    # a joins them: 10 * 0.5 / 4 = 1.25 in and out: 2.5.  ((a, c), d): (a, c) 50 + 50, then 1250 pairs
-    # in (n = 1), 1.25 out: 1663.75.  So the search without the closure joins (c, d) first:
+    # a joins them: 10 * 0.5 / 3 = 5/3 in and out: 10/3.  ((a, c), d): (a, c) 50 + 50, then 50 * 100 / 3 =
+    # 5000/3 pairs in (n = 1), 5/3 out: 100 + 1.25 * 5000/3 + 5/3.  So the search without the closure joins
+    # (c, d) first:
     no_closure = join_problem(logical, STATS, W)
-    assert zstream(no_closure, (0, (1, 2))) == pytest.approx(628.0)
-    assert zstream(no_closure, ((0, 1), 2)) == pytest.approx(1663.75)
+    assert zstream(no_closure, (0, (1, 2))) == pytest.approx(625.5 + 10 / 3)
+    assert zstream(no_closure, ((0, 1), 2)) == pytest.approx(100 + 1.25 * 5000 / 3 + 5 / 3)
     assert _norm(ALGORITHMS["dp_bushy"](no_closure, zstream)) == _norm((0, (1, 2)))
-    # with T': on top of (a, (c, d)) it reads the 1.25 matches and writes 1.25 L: 629.25 + 1.25 L; under
-    # (a, c) it reads 50, writes 50 L, and the join with d reads 50 L * 100 / 4 pairs (n = 1) keeping
-    # 0.001 of them: 100 + 50 + 50 L + 1250 L * 1.25 + 1.25 L = 150 + 1613.75 L, the cheaper by far
+    # with T': on top of (a, (c, d)) it reads the 5/3 matches and writes 5/3 L: 630.5 + 5/3 L; under
+    # (a, c) it reads 50, writes 50 L (T' unordered: PM(a, c, T') = 10 * 10 * L / 2), and the join with d
+    # reads 50 L * 100 / 3 pairs (n = 1) keeping 0.001 of them: 100 + 50 + 50 L + 1.25 * 5000 L / 3 + 5 L / 3
+    # = 150 + 2135 L, the cheaper by far
     old, new = ((0, (1, 2)), 3), (((0, 1), 3), 2)
-    assert zstream(problem, old) == pytest.approx(629.25 + 1.25 * L)
-    assert zstream(problem, new) == pytest.approx(150 + 1613.75 * L)
-    # ((a, c), d) with T' on top: 1663.75 + 1.25 + 1.25 L; no other admissible tree is cheaper than `new`
-    assert zstream(problem, (((0, 1), 2), 3)) == pytest.approx(1665.0 + 1.25 * L)
+    assert zstream(problem, old) == pytest.approx(630.5 + 5 / 3 * L)
+    assert zstream(problem, new) == pytest.approx(150 + 2135 * L)
+    # ((a, c), d) with T' on top: 100 + 1.25 * 5000/3 + 5/3 + 5/3 + 5/3 L; no other admissible tree is
+    # cheaper than `new`
+    assert zstream(problem, (((0, 1), 2), 3)) == pytest.approx(100 + 1.25 * 5000 / 3 + 10 / 3 + 5 / 3 * L)
     for name in ("dp_bushy", "auto", "zstream", "zstream_ord", "dp_left_deep", "greedy", "ii_greedy"):
         assert _norm(ALGORITHMS[name](problem, zstream)) == _norm(new), name
         plan = physical_plan(logical, Options(planner=name), None, STATS, W)
@@ -351,12 +355,13 @@ def test_two_closures_are_placed_each_on_its_own():
     assert problem.units == ("a", "c", "d", "b", "e")
     assert problem.closures == (ClosureUnit(3, 0b011, 0), ClosureUnit(4, 0b110, 0))
     # by hand (ZStream's Formula 1, L = (e^0.03 - 1) / 0.03 - 1 lists per record for each, as above):
-    # ((a, c) + b, d) + e costs 100 for (a, c), 50 + 50 L for b, 2 * 50 L * 10 / 4 = 250 L for d, 125 L +
-    # 125 L^2 for e: 156.5; every
-    # tree with both on top joins (a, c, d) first, 100 + 2 * 125 = 350 already.  c cannot be in both
+    # ((a, c) + b, d) + e costs 100 for (a, c), 50 + 50 L for b (PM(a, c, b') = 10 * 10 * L / 2), 2 * 50 L
+    # * 10 / 3 for d (the share of the (acb', d) pairs in order: (1/3!) / (1/2!)), then e reads PM(a, c, d,
+    # b') = 1000 L / 3! and writes that times L: 150 + 550 L + (500 / 3) L^2 = 158.4; every
+    # tree with both on top joins (a, c, d) first, 100 + 2 * 500 / 3 = 433 already.  c cannot be in both
     # closures' siblings below the root, and the two are symmetric: one goes lower, the other on top
     L = math.expm1(0.03) / 0.03 - 1
-    assert zstream(problem, ((((0, 1), 3), 2), 4)) == pytest.approx(150 + 425 * L + 125 * L * L)
+    assert zstream(problem, ((((0, 1), 3), 2), 4)) == pytest.approx(150 + 550 * L + 500 / 3 * L * L)
     plan = physical_plan(logical, Options(planner="dp_bushy"), None, stats, W)
     placed = {n.closure.var: (n.placement, n.input.vars) for n in plan.nodes() if isinstance(n, KleeneCollect)}
     assert sorted(placed.values()) == [("lower", ("a", "c")), ("top", ("a", "c", "d"))] or \

@@ -11,10 +11,14 @@ arithmetic operations on arrays.
 
 The problem comes as arrays (:class:`SearchArrays`): per unit its card
 ``card[i]``, the leaf's cost ``leaf[i]`` under the model, bitmasks
-``ordered[i]`` (the units j the pattern orders against i: ZStream's Pt
-factor between them) and ``after[i]`` (the units every event of i precedes),
-and per pair ``sel[i, j]`` and ``count[i, j]`` (the conjuncts between them:
-Formula 1's n).  ``model`` picks the node term:
+``after[i]`` (the units every event of i precedes), per pair ``sel[i, j]``
+(without the pattern's order) and ``count[i, j]`` (the conjuncts between
+them: Formula 1's n), and the order as ``blocks``, the series nodes of its
+series-parallel decomposition (a row of block bitmasks each, zero-padded;
+none: no order) and ``fact[k]`` = k! (as a float, ``0..n``), whose share of a set S (:func:`_share`,
+:func:`jitcep.plan.planner.order_share.share`) multiplies S's PM and gives
+ZStream's Pt of a join, ``share(L | R) / (share(L) share(R))``.  ``model``
+picks the node term:
 
 - :data:`COST_TREE`: Cost_tree (section 3.2), PM(L | R);
 - :data:`COST_ORD`: Cost_ord (section 3.1), PM(L | R) - PM(R), R one unit;
@@ -63,7 +67,8 @@ def _popcount(x):
 
 @njit(**NUMBA_FLAGS)
 def _pm(card, sel, s):
-    """PM of the units in bitmask ``s``, multiplied in the order of ``Costing.pm``'s memo."""
+    """The pairwise product of PM of the units in bitmask ``s``, multiplied in the order of ``Costing.pm``'s
+    memo (the callers multiply it by the order's share)."""
     out = 1.0
     n = card.shape[0]
     for i in range(n):
@@ -76,13 +81,22 @@ def _pm(card, sel, s):
 
 
 @njit(**NUMBA_FLAGS)
-def _ordered_pairs(ordered, s):
-    """Pairs of ``s`` the pattern orders (each counted once, from its higher unit)."""
-    total = 0
-    for i in range(ordered.shape[0]):
-        if s >> i & 1:
-            total += _popcount(ordered[i] & s & ((np.int64(1) << i) - 1))
-    return total
+def _share(blocks, fact, s):
+    """The order's share of the units in ``s`` (:func:`jitcep.plan.planner.order_share.share`, in its order
+    of operations): per series node, the factorials of ``s``'s units in each block over that of their sum."""
+    out = 1.0
+    for r in range(blocks.shape[0]):
+        num = 1.0
+        total = 0
+        for k in range(blocks.shape[1]):
+            b = blocks[r, k]
+            if b == 0:
+                break
+            c = _popcount(s & b)
+            num *= fact[c]
+            total += c
+        out *= num / fact[total]
+    return out
 
 
 @njit(**NUMBA_FLAGS)
@@ -109,17 +123,16 @@ def _all_after(after, s, full):
 
 
 @njit(**NUMBA_FLAGS)
-def _node(model, left, right, a, b, both, op_l, op_r, op_b, cj_l, cj_r, cj_b, af_l, af_r,
-          order_factor, k_predicate, p_output):
+def _node(model, left, right, a, b, both, sh_l, sh_r, sh_b, cj_l, cj_r, cj_b, af_l, af_r, k_predicate, p_output):
     """The cost the root of the join ``(left, right)`` adds (``a``, ``b``, ``both``: PM of left, right,
-    left | right; ``op_*``, ``cj_*``, ``af_*``: their ordered pairs, conjuncts and units all after)."""
+    left | right; ``sh_*``, ``cj_*``, ``af_*``: their order's shares, conjuncts and units all after)."""
     if model == COST_TREE:
         return both
     if model == COST_ORD:
         return both - b
     if a == 0.0 or b == 0.0:
         return 0.0
-    pt = math.pow(order_factor, float(op_b - op_l - op_r))
+    pt = sh_b / (sh_l * sh_r)
     if a * b == 0.0 or pt == 0.0:
         return 0.0
     n = cj_b - cj_l - cj_r
@@ -134,39 +147,43 @@ def _node(model, left, right, a, b, both, op_l, op_r, op_b, cj_l, cj_r, cj_b, af
 
 
 @njit(**NUMBA_FLAGS)
-def _tables(card, sel, ordered, count, after):
-    """PM, ordered pairs, conjuncts and all-after of every subset of the n units, by bitmask."""
+def _tables(card, sel, blocks, fact, count, after):
+    """PM, the order's share, conjuncts and all-after of every subset of the n units, by bitmask."""
     n = card.shape[0]
     size = np.int64(1) << n
     full = size - 1
+    raw = np.empty(size, np.float64)
     pm = np.empty(size, np.float64)
-    op = np.zeros(size, np.int64)
+    sh = np.empty(size, np.float64)
     cj = np.zeros(size, np.int64)
     af = np.empty(size, np.int64)
+    raw[0] = 1.0
     pm[0] = 1.0
+    sh[0] = 1.0
     af[0] = full
     for s in range(1, size):
         top = 0
         while s >> (top + 1):
             top += 1
         rest = s ^ (np.int64(1) << top)
-        out = pm[rest] * card[top]
+        out = raw[rest] * card[top]
         c = 0
         for j in range(top):
             if rest >> j & 1:
                 out *= sel[top, j]
                 c += count[top, j]
-        pm[s] = out
-        op[s] = op[rest] + _popcount(ordered[top] & rest)
+        raw[s] = out
+        sh[s] = _share(blocks, fact, s)
+        pm[s] = out * sh[s]
         cj[s] = cj[rest] + c
         af[s] = af[rest] & after[top]
-    return pm, op, cj, af
+    return pm, sh, cj, af
 
 
 @njit(**NUMBA_FLAGS)
-def _dp_bushy(card, sel, ordered, count, after, leaf, model, order_factor, k_predicate, p_output):
+def _dp_bushy(card, sel, blocks, fact, count, after, leaf, model, k_predicate, p_output):
     n = card.shape[0]
-    pm, op, cj, af = _tables(card, sel, ordered, count, after)
+    pm, sh, cj, af = _tables(card, sel, blocks, fact, count, after)
     size = np.int64(1) << n
     cost = np.empty(size, np.float64)
     split = np.zeros(size, np.int64)
@@ -184,9 +201,9 @@ def _dp_bushy(card, sel, ordered, count, after, leaf, model, order_factor, k_pre
             if left == s:
                 break
             right = s ^ left
-            c = (cost[left] + cost[right]) + _node(model, left, right, pm[left], pm[right], pm[s], op[left],
-                                                   op[right], op[s], cj[left], cj[right], cj[s], af[left],
-                                                   af[right], order_factor, k_predicate, p_output)
+            c = (cost[left] + cost[right]) + _node(model, left, right, pm[left], pm[right], pm[s], sh[left],
+                                                   sh[right], sh[s], cj[left], cj[right], cj[s], af[left],
+                                                   af[right], k_predicate, p_output)
             if c != c:
                 nan = True
             if found == 0 or c < found_cost:
@@ -197,9 +214,9 @@ def _dp_bushy(card, sel, ordered, count, after, leaf, model, order_factor, k_pre
 
 
 @njit(**NUMBA_FLAGS)
-def _dp_left_deep(card, sel, ordered, count, after, leaf, model, order_factor, k_predicate, p_output):
+def _dp_left_deep(card, sel, blocks, fact, count, after, leaf, model, k_predicate, p_output):
     n = card.shape[0]
-    pm, op, cj, af = _tables(card, sel, ordered, count, after)
+    pm, sh, cj, af = _tables(card, sel, blocks, fact, count, after)
     size = np.int64(1) << n
     cost = np.empty(size, np.float64)
     last = np.full(size, -1, np.int64)
@@ -217,9 +234,9 @@ def _dp_left_deep(card, sel, ordered, count, after, leaf, model, order_factor, k
                 continue
             low = np.int64(1) << i
             rest = s ^ low
-            c = (cost[rest] + leaf[i]) + _node(model, rest, low, pm[rest], pm[low], pm[s], op[rest], op[low],
-                                               op[s], cj[rest], cj[low], cj[s], af[rest], af[low],
-                                               order_factor, k_predicate, p_output)
+            c = (cost[rest] + leaf[i]) + _node(model, rest, low, pm[rest], pm[low], pm[s], sh[rest], sh[low],
+                                               sh[s], cj[rest], cj[low], cj[s], af[rest], af[low],
+                                               k_predicate, p_output)
             if c != c:
                 nan = True
             if found < 0 or c <= found_cost:
@@ -235,7 +252,7 @@ def _dp_left_deep(card, sel, ordered, count, after, leaf, model, order_factor, k
 
 
 @njit(**NUMBA_FLAGS)
-def _greedy(card, sel, ordered, count, after, leaf, model, first, order_factor, k_predicate, p_output):
+def _greedy(card, sel, blocks, fact, count, after, leaf, model, first, k_predicate, p_output):
     n = card.shape[0]
     full = (np.int64(1) << n) - 1
     order = np.empty(n, np.int64)
@@ -243,10 +260,10 @@ def _greedy(card, sel, ordered, count, after, leaf, model, first, order_factor, 
     plan = np.int64(1) << first
     plan_cost = leaf[first]
     nan = False
-    none = np.int64(0)  # a lone unit's ordered pairs and conjuncts (a variable: no Literal specialisation)
+    none = np.int64(0)  # a lone unit's conjuncts (a variable: no Literal specialisation)
     for k in range(1, n):
-        a, op_l, cj_l, af_l = _pm(card, sel, plan), _ordered_pairs(ordered, plan), _conjuncts(count, plan), \
-            _all_after(after, plan, full)
+        sh_l = _share(blocks, fact, plan)
+        a, cj_l, af_l = _pm(card, sel, plan) * sh_l, _conjuncts(count, plan), _all_after(after, plan, full)
         best = -1
         best_cost = 0.0
         for i in range(n):  # candidates ascending: ties go to the lower index
@@ -254,10 +271,10 @@ def _greedy(card, sel, ordered, count, after, leaf, model, first, order_factor, 
             if plan & low:
                 continue
             both = plan | low
-            c = (plan_cost + leaf[i]) + _node(model, plan, low, a, _pm(card, sel, low), _pm(card, sel, both),
-                                              op_l, none, _ordered_pairs(ordered, both), cj_l, none,
-                                              _conjuncts(count, both), af_l, after[i] & full,
-                                              order_factor, k_predicate, p_output)
+            sh_i, sh_b = _share(blocks, fact, low), _share(blocks, fact, both)
+            c = (plan_cost + leaf[i]) + _node(model, plan, low, a, _pm(card, sel, low) * sh_i,
+                                              _pm(card, sel, both) * sh_b, sh_l, sh_i, sh_b, cj_l, none,
+                                              _conjuncts(count, both), af_l, after[i] & full, k_predicate, p_output)
             if c != c:
                 nan = True
             if best < 0 or c < best_cost:
@@ -269,13 +286,13 @@ def _greedy(card, sel, ordered, count, after, leaf, model, first, order_factor, 
 
 
 @njit(**NUMBA_FLAGS)
-def _zstream(card, sel, ordered, count, after, leaf, model, units, order_factor, k_predicate, p_output):
+def _zstream(card, sel, blocks, fact, count, after, leaf, model, units, k_predicate, p_output):
     n = units.shape[0]
     full = (np.int64(1) << card.shape[0]) - 1
     # the runs units[i:j] of the order, 0 <= i < j <= n: their masks and set functions
     mask = np.zeros((n + 1, n + 1), np.int64)
     pm = np.zeros((n + 1, n + 1), np.float64)
-    op = np.zeros((n + 1, n + 1), np.int64)
+    sh = np.ones((n + 1, n + 1), np.float64)
     cj = np.zeros((n + 1, n + 1), np.int64)
     af = np.zeros((n + 1, n + 1), np.int64)
     cost = np.zeros((n + 1, n + 1), np.float64)
@@ -285,8 +302,8 @@ def _zstream(card, sel, ordered, count, after, leaf, model, units, order_factor,
         for j in range(i + 1, n + 1):
             m |= np.int64(1) << units[j - 1]
             mask[i, j] = m
-            pm[i, j] = _pm(card, sel, m)
-            op[i, j] = _ordered_pairs(ordered, m)
+            sh[i, j] = _share(blocks, fact, m)
+            pm[i, j] = _pm(card, sel, m) * sh[i, j]
             cj[i, j] = _conjuncts(count, m)
             af[i, j] = _all_after(after, m, full)
         cost[i, i + 1] = leaf[units[i]]
@@ -298,8 +315,8 @@ def _zstream(card, sel, ordered, count, after, leaf, model, units, order_factor,
             found_cost = 0.0
             for r in range(i + 1, j):  # ties: the leftmost root
                 c = (cost[i, r] + cost[r, j]) + _node(model, mask[i, r], mask[r, j], pm[i, r], pm[r, j], pm[i, j],
-                                                      op[i, r], op[r, j], op[i, j], cj[i, r], cj[r, j], cj[i, j],
-                                                      af[i, r], af[r, j], order_factor, k_predicate, p_output)
+                                                      sh[i, r], sh[r, j], sh[i, j], cj[i, r], cj[r, j], cj[i, j],
+                                                      af[i, r], af[r, j], k_predicate, p_output)
                 if c != c:
                     nan = True
                 if found < 0 or c < found_cost:
@@ -315,36 +332,41 @@ def _zstream(card, sel, ordered, count, after, leaf, model, units, order_factor,
 class SearchArrays:
     """A join problem as the kernels read it (module docstring); built by ``Costing.arrays``."""
 
-    __slots__ = ("card", "sel", "ordered", "count", "after", "leaf", "model", "order_factor", "k_predicate",
-                 "p_output")
+    __slots__ = ("card", "sel", "blocks", "fact", "count", "after", "leaf", "model", "k_predicate", "p_output")
 
-    def __init__(self, card, sel, ordered, count, after, leaf, model, order_factor, k_predicate, p_output):
+    def __init__(self, card, sel, blocks, fact, count, after, leaf, model, k_predicate, p_output):
         n = len(card)
         if not 1 <= n <= MAX_UNITS:
             raise fail("join_search", f"{n} units, expected 1..{MAX_UNITS}")
         self.card = np.ascontiguousarray(card, np.float64)
         self.sel = np.ascontiguousarray(sel, np.float64)
-        self.ordered = np.ascontiguousarray(ordered, np.int64)
+        width = max((len(node) for node in blocks), default=1)
+        self.blocks = np.zeros((len(blocks), width), np.int64)
+        for r, node in enumerate(blocks):
+            self.blocks[r, :len(node)] = node
+        self.fact = np.ascontiguousarray(fact, np.float64)  # k! at k: the order_share module's floats
         self.count = np.ascontiguousarray(count, np.int64)
         self.after = np.ascontiguousarray(after, np.int64)
         self.leaf = np.ascontiguousarray(leaf, np.float64)
-        if (self.sel.shape != (n, n) or self.count.shape != (n, n) or self.ordered.shape != (n,)
-                or self.after.shape != (n,) or self.leaf.shape != (n,)):
-            raise fail("join_search", "every unit needs a card, a leaf cost, two masks and a row of each matrix")
+        if (self.sel.shape != (n, n) or self.count.shape != (n, n) or self.after.shape != (n,)
+                or self.leaf.shape != (n,) or self.fact.shape != (n + 1,)):
+            raise fail("join_search", "every unit needs a card, a leaf cost, a mask and a row of each matrix")
+        if self.blocks.size and (self.blocks.min() < 0 or int(np.bitwise_or.reduce(self.blocks, axis=None)) >> n):
+            raise fail("join_search", f"the order's blocks must be masks of the {n} units")
         if model not in (COST_TREE, COST_ORD, ZSTREAM):
             raise fail("join_search", f"unknown node term {model}")
         self.model = model
-        self.order_factor, self.k_predicate, self.p_output = float(order_factor), float(k_predicate), float(p_output)
+        self.k_predicate, self.p_output = float(k_predicate), float(p_output)
 
     @property
     def n(self) -> int:
         return len(self.card)
 
     def _args(self):
-        return (self.card, self.sel, self.ordered, self.count, self.after, self.leaf, self.model)
+        return (self.card, self.sel, self.blocks, self.fact, self.count, self.after, self.leaf, self.model)
 
     def _constants(self):
-        return (self.order_factor, self.k_predicate, self.p_output)
+        return (self.k_predicate, self.p_output)
 
 
 def dp_bushy(a: SearchArrays):

@@ -5,7 +5,10 @@ generation to join ordering (2018, sections 3-4): each unit a relation of
 ``card = W * r`` records (W: the window ``span``, r: the unit's rate in one
 key partition), each pair the product of the selectivities between them, a
 SEQ's order counted as a predicate of selectivity 1/2 per ordered pair
-(section 4, "sequence patterns"; ZStream's ``Pt`` default, Table 1).  An OR
+(section 4, "sequence patterns"; ZStream's ``Pt`` default, Table 1) in
+``sel``, while a set's PM takes the order as the share of its tuples in
+order, ``e(S) / |S|!`` (:mod:`.order_share`; :attr:`EstimatedProblem.masks`;
+docs/planning.md "The order's selectivity").  An OR
 is one unit (its items are united before anything outside joins them): its
 card is the sum of its items' records, in the DNF sense of section 4
 ("nested patterns"): every choice of one branch per OR inside it is an
@@ -41,8 +44,9 @@ window in a stream of length T is ``T * k * W^(k-1) * prod(r)``, and
 ``PM(S) = W^k * prod(r) * sels``.  So a Scan holds ``r * T * P`` records
 (its events), and a join of inputs of ``Ra`` and ``Rb`` records holds
 ``Ra * Rb * cross * k / (ka * kb * P * T / W)`` with ``cross`` its own
-predicates' selectivities and 1/2 per pair it orders (SeqJoin: every pair
-across; AndJoin: its ``sequence`` pairs): ZStream's Table 2 output
+predicates' selectivities and the share of its pairs in order (SeqJoin:
+``1 / C(ka + kb, ka)``; AndJoin: ``share(S) / (share(L) share(R))`` over
+the order its joins test, :class:`_PlanOrder`): ZStream's Table 2 output
 cardinality ``CARD_A * CARD_B * Pt * P_AB`` scaled from one window to the
 table.  A Union's records are the sum of its inputs' (Table 2, Disjunction), and so are a
 DisjunctUnion's (the alternatives of a pattern in DNF, Kolchinsky section 4).
@@ -106,6 +110,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .finite import saturated
+from .order_share import FACTORIALS, series_blocks, share
 from .problem import ClosureUnit, JoinProblem
 from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
                      subsets)
@@ -132,14 +137,29 @@ class EstimatedProblem(JoinProblem):
     def masks(self):
         """Memoised set functions over bitmasks of units (bit i: unit i), so
         :func:`jitcep.plan.planner.cost.zstream_node` prices a join in O(1) as the searches need
-        (``algorithms._common``); None when an OR unit mixes ordered and unordered alternatives (its
-        ordering factors are not powers of :data:`ORDER_FACTOR`).  ``ordered_pairs(S)``: pairs of S
-        ordered by the pattern; ``conjuncts(S)``: conjuncts within S; ``all_after(S)``: the units
-        every unit of S precedes."""
+        (``algorithms._common``); None when the units' order is no series-parallel order of whole units
+        (an OR unit mixing ordered and unordered alternatives: its ordering factors are not
+        :data:`ORDER_FACTOR` or 1; :func:`~.order_share.series_blocks`), where the order stays a pairwise
+        factor.  ``share(S)``: the fraction of S's tuples in the pattern's order
+        (:func:`~.order_share.share`, docs/planning.md "The order's selectivity"); ``conjuncts(S)``:
+        conjuncts within S; ``all_after(S)``: the units every unit of S precedes; ``blocks``: the order's
+        series nodes; ``sel``: the pairwise selectivities without the order (``sel / order``)."""
         n = self.n
-        if any(self.order[i][j] not in (1.0, ORDER_FACTOR) for i in range(n) for j in range(n) if i != j):
+        if len(self.order) != n or len(self.before) != n:
             return None
-        ordered = [sum(1 << j for j in range(n) if j != i and self.order[i][j] == ORDER_FACTOR) for i in range(n)]
+        below = [0] * n
+        for i in range(n):
+            for j in range(n):
+                f = self.order[i][j]
+                if i == j or f == 1.0:
+                    continue
+                if f != ORDER_FACTOR or not (self.before[j][i] or self.before[i][j]):
+                    return None
+                if self.before[j][i]:
+                    below[i] |= 1 << j
+        blocks = series_blocks(below)
+        if blocks is None:
+            return None
         after = [sum(1 << j for j in range(n) if self.before[i][j]) for i in range(n)]
         counts = self.predicates
 
@@ -157,15 +177,40 @@ class EstimatedProblem(JoinProblem):
 
         def conjuncts_with(i, rest):
             return sum(c for j, c in enumerate(counts[i]) if rest >> j & 1)
-        return _Masks(memo(lambda acc, i, rest: acc + (ordered[i] & rest).bit_count(), 0),
-                      memo(lambda acc, i, rest: acc + conjuncts_with(i, rest), 0),
-                      memo(lambda acc, i, rest: acc & after[i], (1 << n) - 1))
+        shares: dict[int, float] = {}
+
+        def share_of(mask: int) -> float:
+            out = shares.get(mask)
+            if out is None:
+                out = shares[mask] = share(blocks, mask)
+            return out
+        sel = tuple(tuple(s / o for s, o in zip(row, orow)) for row, orow in zip(self.sel, self.order))
+        return _Masks(share_of, memo(lambda acc, i, rest: acc + conjuncts_with(i, rest), 0),
+                      memo(lambda acc, i, rest: acc & after[i], (1 << n) - 1), blocks, sel)
+
+    def pm(self, members) -> float:
+        """PM(S) (section 3) with the order as the set function ``share(S)`` (:attr:`masks`) where there is
+        one: ``prod(card) * prod(sel / order) * share(S)``, multiplied in the order of
+        ``algorithms._common.Costing.pm``; else pairwise (:meth:`JoinProblem.pm`)."""
+        masks = self.masks
+        if masks is None:
+            return super().pm(members)
+        ms = sorted(members)
+        out = 1.0
+        for a, i in enumerate(ms):
+            out *= self.card[i]
+            row = masks.sel[i]
+            for j in ms[:a]:
+                out *= row[j]
+        return out * masks.share(sum(1 << i for i in ms))
 
 
 class _Masks(NamedTuple):
-    ordered_pairs: object
+    share: object
     conjuncts: object
     all_after: object
+    blocks: tuple
+    sel: tuple
 
 
 def _units(node: Node) -> list[Node]:
@@ -486,6 +531,7 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
     def rate(v: str) -> float:
         return stats.rates.get(v, DEFAULT_RATE)
 
+    order = _PlanOrder(plan)
     out: dict[int, tuple[float, float]] = {}
     collected: dict[str, tuple] = {}  # closure variable -> (its KleeneCollect, the variables it collected over)
 
@@ -502,11 +548,11 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
             for (sa, ra), (sb, rb) in product(rec(node.left), rec(node.right)):
                 s = sa | sb
                 pairs = ra * rb * len(s) / (len(sa) * len(sb) * scale)
-                if isinstance(node, SeqJoin):  # it reads only the pairs in order
-                    pairs *= ORDER_FACTOR ** (len(sa) * len(sb))
+                if isinstance(node, SeqJoin):  # it reads only the pairs in order: every left event first
+                    pairs /= math.comb(len(sa) + len(sb), len(sa))
                     tested = 1.0
                 else:  # it reads every pair within the window, and tests its sequence pairs' order
-                    tested = ORDER_FACTOR ** sum(1 for x, y in node.sequence if x in s and y in s)
+                    tested = order.across(s, sa, sb, node.sequence)
                 pairs = saturated(pairs, ra, rb)
                 inputs += pairs
                 tested *= math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)
@@ -574,6 +620,50 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
     return out
 
 
+class _PlanOrder:
+    """The pattern's order over the variables of ``plan``'s joins, as they test it (a SEQ join: every left
+    variable before every right one; an AND join: its ``sequence`` pairs), for :func:`estimate_work`: the
+    share of an AND join's pairs in order is ``share(S) / (share(L) share(R))`` (docs/planning.md "The
+    order's selectivity"), or :data:`ORDER_FACTOR` per tested pair where that order is no series-parallel
+    order (:func:`~.order_share.series_blocks`; none of a pattern's)."""
+
+    def __init__(self, plan):
+        first: dict[str, set] = {}
+        for n in plan.nodes():
+            if isinstance(n, SeqJoin):
+                for y in n.right.vars:
+                    first.setdefault(y, set()).update(n.left.vars)
+            elif isinstance(n, AndJoin):
+                for x, y in n.sequence:
+                    first.setdefault(y, set()).add(x)
+        names = sorted(set(first).union(*first.values()))
+        self.index = {v: i for i, v in enumerate(names)}
+        below = [sum(1 << self.index[x] for x in first.get(v, ())) for v in names]
+        changed = True
+        while changed:  # transitive closure (the joins test each pair once; closed already but for lists)
+            changed = False
+            for i, b in enumerate(below):
+                more = b
+                for j in range(len(names)):
+                    if b >> j & 1:
+                        more |= below[j]
+                if more != b:
+                    below[i], changed = more, True
+                if more >> i & 1:  # a cycle: no order
+                    changed = False
+                    break
+        self.blocks = series_blocks(below)
+
+    def _share(self, vs) -> float:
+        return share(self.blocks, sum(1 << self.index[v] for v in vs if v in self.index))
+
+    def across(self, s, sa, sb, sequence) -> float:
+        """The share of the pairs of records of ``sa`` and ``sb`` (each in order) in order over ``s``."""
+        if self.blocks is None:
+            return ORDER_FACTOR ** sum(1 for x, y in sequence if x in s and y in s)
+        return self._share(s) / (self._share(sa) * self._share(sb))
+
+
 def _times(r: float, *factors: float) -> float:
     """``r * (f1 * f2 * ...)`` (a record count times its lists' factors), :func:`.finite.saturated`."""
     return saturated(r * math.prod(factors), r, *factors)
@@ -585,8 +675,8 @@ def on_a_chain(wr: dict, chain, vs) -> float:
     one window of a partition (``W r_v``): what a semi-join reduction keeps
     (:class:`~jitcep.plan.operators.SemiJoinReduce`, which reads only the types, key and window).
 
-    In one window, ``chains(S) = |S| * prod(W r_v, v in S) * (1/2)^C(|S|, 2)`` (the PM of S with only
-    the SEQ's order, :data:`ORDER_FACTOR` a pair, times the ``|S|`` places its first event can take, so
+    In one window, ``chains(S) = |S| * prod(W r_v, v in S) / |S|!`` (the PM of S with only the SEQ's
+    order, the share ``1/|S|!`` of its tuples in order, times the ``|S|`` places its first event can take, so
     that the records of every S scale from a window to the table alike, as in :func:`estimate_work`), so
     a record of ``vs`` lies on ``x = chains(chain) / chains(vs)`` chains on average, and on at least one
     with chance ``1 - exp(-x)`` (Poisson); a record of every variable in order is a chain (1).
@@ -596,7 +686,7 @@ def on_a_chain(wr: dict, chain, vs) -> float:
 
 def _chains(k: int, product: float) -> float:
     """``chains(S)`` of :func:`on_a_chain` for a set of ``k`` variables whose ``W r_v`` multiply to ``product``."""
-    return k * product * ORDER_FACTOR ** (k * (k - 1) // 2)
+    return k * product / FACTORIALS[k] if k < len(FACTORIALS) else 0.0
 
 
 class ChainShares:

@@ -46,7 +46,6 @@ from typing import Callable
 
 from ...errors import OptionError
 from ..operators import Join, KleeneCollect, ListFilter, NegationFilter
-from .cardinality import ORDER_FACTOR
 from .problem import JoinProblem, Tree, leaves, left_deep
 
 CostModel = Callable[[JoinProblem, Tree], float]
@@ -155,9 +154,10 @@ def zstream(problem: JoinProblem, tree: Tree) -> float:
 
     An internal node joins its children's outputs (``CARD`` = their PM, as
     ZStream generalises Table 2 to operator inputs): a Sequence where every
-    unit of one side precedes every unit of the other (``Pt`` the product of
-    the ordering factors, ``P_AB`` the predicates' selectivity, ``n`` their
-    count), a Conjunction otherwise, which examines every pair within the
+    unit of one side precedes every unit of the other (``Pt`` the share of the
+    pairs in order, ``share(L | R) / (share(L) share(R))`` where the problem has
+    the order's set function, else the product of the pairwise ordering factors;
+    ``P_AB`` the predicates' selectivity, ``n`` their count), a Conjunction otherwise, which examines every pair within the
     window and tests any order between them like a predicate (``C_i =
     CARD_A * CARD_B``, ``C_o = C_i * Pt * P_AB``: a tree joining a SEQ out of
     its order pays for it).  A leaf costs
@@ -170,6 +170,10 @@ def zstream(problem: JoinProblem, tree: Tree) -> float:
     if isinstance(tree, int):
         return or_cost(problem.card[tree], 0.0) if isinstance(problem.units[tree], tuple) else 0.0
     left, right = leaves(tree[0]), leaves(tree[1])
+    if getattr(problem, "masks", None) is not None:  # Pt the order's set function (zstream_node)
+        here = zstream_node(problem, lambda m: problem.pm(tuple(_bits(m))), sum(1 << i for i in left),
+                            sum(1 << i for i in right))
+        return zstream(problem, tree[0]) + zstream(problem, tree[1]) + here
     pt, p, n = _across(problem, left, right)
     closure = _closure_side(problem, left, right)
     if closure is not None:
@@ -209,8 +213,9 @@ def zstream_node(problem: JoinProblem, pm, left: int, right: int) -> float:
     (``pm(mask)``: memoised PM), so the searches price a join without walking the tree
     (``algorithms._common``).  Pt, n and the order come from the problem's memoised set functions
     when it has them (:attr:`jitcep.plan.planner.cardinality.EstimatedProblem.masks`: O(1) per
-    join), else from its units pair by pair; the predicates' selectivity is
-    ``PM(L | R) / (PM(L) PM(R)) / Pt``."""
+    join; Pt is ``share(L | R) / (share(L) share(R))``, the fraction of the pairs of records in order,
+    docs/planning.md "The order's selectivity"), else from its units pair by pair; the predicates'
+    selectivity is ``PM(L | R) / (PM(L) PM(R)) / Pt``."""
     if problem.closures:
         for one, other in ((left, right), (right, left)):
             if not one & (one - 1) and (c := problem.closure_unit(one.bit_length() - 1)) is not None:
@@ -225,7 +230,7 @@ def zstream_node(problem: JoinProblem, pm, left: int, right: int) -> float:
         ordered = _in_order(problem, L, R)
     else:
         both = left | right
-        pt = ORDER_FACTOR ** (masks.ordered_pairs(both) - masks.ordered_pairs(left) - masks.ordered_pairs(right))
+        pt = masks.share(both) / (masks.share(left) * masks.share(right))
         n = masks.conjuncts(both) - masks.conjuncts(left) - masks.conjuncts(right)
         ordered = right & ~masks.all_after(left) == 0 or left & ~masks.all_after(right) == 0
         if a * b == 0.0 or pt == 0.0:  # underflow (tiny cards, or Pt past 2^-1074): nothing to divide by

@@ -56,8 +56,8 @@ from typing import NamedTuple
 
 from .... import config
 from ....kernels import join_search
-from ..cardinality import ORDER_FACTOR
 from ..cost import K_PREDICATE, P_OUTPUT, CostModel, intermediate, order, zstream, zstream_node
+from ..order_share import FACTORIALS
 from ..problem import JoinProblem, Tree, left_deep
 
 
@@ -133,8 +133,12 @@ class Costing:
         # steps charged per priced join by the size of the joined set (index k: k units)
         self.steps_per_join = tuple(factor if self._node_cost is not None else black_box_steps(k)
                                     for k in range(problem.n + 1))
-        # PM by bitmask; built one unit at a time, PM(S | {i}) = PM(S) * card[i] * prod sel[i][j], j in S
-        self._pm = {0: 1.0}
+        # PM by bitmask: the pairwise product built one unit at a time, raw(S | {i}) = raw(S) * card[i] *
+        # prod sel[i][j], j in S, then times the order's share of the set (sel without the order then)
+        masks = getattr(problem, "masks", None)
+        self._sel = problem.sel if masks is None else masks.sel
+        self._share = None if masks is None else masks.share
+        self._pm, self._raw = {}, {0: 1.0}
         self._closures = bool(problem.closures)
         self.leaves = tuple(Plan(i, 1 << i, self._admitted(cost(problem, i))) for i in range(problem.n))
 
@@ -147,8 +151,8 @@ class Costing:
         """The problem as :mod:`jitcep.kernels.join_search` reads it, when a kernel prices its joins exactly
         as :meth:`join_cost` does: a registered node term (by identity: a model's own ``node_cost`` may be
         one), no closure unit (admissibility), at most ``join_search.MAX_UNITS`` units, and under ZStream's
-        term a problem with memoised set functions (``masks``: its ordering factors are :data:`ORDER_FACTOR`
-        or 1); else None (and the searches run in Python)."""
+        term a problem with memoised set functions (``masks``: its order series-parallel over whole units);
+        else None (and the searches run in Python)."""
         return self._search_arrays() if self.compiled else None
 
     def _search_arrays(self) -> join_search.SearchArrays | None:
@@ -157,41 +161,33 @@ class Costing:
         if model is None or p.closures or p.n > join_search.MAX_UNITS:
             return None
         n = p.n
-        ordered = after = [0] * n
-        count = [ordered] * n
-        if model == join_search.ZSTREAM:
-            if not getattr(p, "order", None):  # not an EstimatedProblem: Pt and n pair by pair, in Python
-                return None
-            # per unit, the bitmasks of the units ordered with it and of those it precedes, in plain loops:
-            # a handful of units, where NumPy's calls on tiny arrays cost more than the work (a first plan)
-            ordered, after = [], []
-            for i, (factors, before) in enumerate(zip(p.order, p.before)):
-                o = a = 0
-                for j, f in enumerate(factors):
-                    if j != i:
-                        if f == ORDER_FACTOR:
-                            o |= 1 << j
-                        elif f != 1.0:  # the masks' condition (no masks: Python)
-                            return None
-                    if before[j]:
-                        a |= 1 << j
-                ordered.append(o)
-                after.append(a)
-            count = p.predicates
-        return join_search.SearchArrays(p.card, p.sel, ordered, count, after, [leaf.cost for leaf in self.leaves],
-                                        model, ORDER_FACTOR, K_PREDICATE, P_OUTPUT)
+        masks = getattr(p, "masks", None)
+        if masks is None and model == join_search.ZSTREAM:  # Pt and n pair by pair, in Python
+            return None
+        sel, blocks = (p.sel, ()) if masks is None else (masks.sel, masks.blocks)
+        count = [[0] * n] * n if masks is None else p.predicates
+        after = [0] * n if masks is None else [masks.all_after(1 << i) for i in range(n)]
+        return join_search.SearchArrays(p.card, sel, blocks, FACTORIALS[:n + 1], count, after,
+                                        [leaf.cost for leaf in self.leaves], model, K_PREDICATE, P_OUTPUT)
 
     def pm(self, mask: int) -> float:
-        """PM of the units in ``mask`` (section 3), memoised."""
+        """PM of the units in ``mask`` (section 3), memoised: the pairwise product, times the order's share of
+        the set where the problem has one (:attr:`jitcep.plan.planner.cardinality.EstimatedProblem.masks`)."""
         out = self._pm.get(mask)
+        if out is None:
+            out = self._pm[mask] = self._pairwise(mask) * (self._share(mask) if self._share is not None else 1.0)
+        return out
+
+    def _pairwise(self, mask: int) -> float:
+        out = self._raw.get(mask)
         if out is None:
             i = mask.bit_length() - 1
             rest = mask ^ (1 << i)
-            out = self.pm(rest) * self.problem.card[i]
-            row = self.problem.sel[i]
+            out = self._pairwise(rest) * self.problem.card[i]
+            row = self._sel[i]
             for j in members(rest):
                 out *= row[j]
-            self._pm[mask] = out
+            self._raw[mask] = out
         return out
 
     def steps(self, joins: dict[int, int]) -> int:
