@@ -42,13 +42,13 @@ import pyarrow as pa
 from ._memo import PerObject, PerObjectAndKey
 from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
 from .events import EventTable, check_type_column, read_events, table_of_frame
-from .events.coding import INT64_MAX, INT64_MIN
 from .events.times import refused_time_dtype
 from .events.types import attribute_kind
 from .kernels.gather import input_rows, row_numbers, take
 from .matches import MatchTable
 from .pattern import ast
 from .pattern import expr as ex
+from .pattern.kinds import INT64_MAX, INT64_MIN
 
 ID_DTYPE = pl.Int64
 # value sources of the fixed struct fields: not strings, so no input column's name is one

@@ -208,18 +208,6 @@ def _category_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray,
     return _enc.apply_table(ids, valid, table), names
 
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-def fits_int64(s: pl.Series) -> bool:
-    """Whether an integer column's values all fit int64, so that it is read as int64 (semantics §4:
-    a UInt64, Int128 or UInt128 column holding a value past int64 is read as float64 instead)."""
-    if s.dtype not in (pl.UInt64, pl.Int128, pl.UInt128):
-        return True
-    low, high = s.min(), s.max()
-    return low is None or (low >= INT64_MIN and high <= INT64_MAX)
-
-
 def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray | None]:
     """int32 codes into the sorted distinct values (as str); -1 and a valid mask for nulls.
 
@@ -238,7 +226,7 @@ def _dict_encode(s: pl.Series) -> tuple[np.ndarray, tuple[str, ...], np.ndarray 
     if dtype == pl.Categorical or isinstance(dtype, pl.Enum):
         codes, names = _category_codes(s, valid)
         return codes, names, valid
-    if dtype.is_integer() and dtype != pl.UInt64 and fits_int64(s):  # dense codes by value
+    if dtype.is_integer() and dtype not in (pl.UInt64, pl.Int128, pl.UInt128):  # dense codes by value (int64)
         codes64, k = _enc.dense_codes(s.cast(pl.Int64).fill_null(0).to_numpy(), valid)
         first = _enc.first_rows(codes64, k)
         codes = codes64.astype(np.int32)

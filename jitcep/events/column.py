@@ -26,7 +26,17 @@ import numpy as np
 import polars as pl
 
 from ..kernels import encode as _enc
+from ..pattern.kinds import INT64_MAX, INT64_MIN
 from .coding import _dict_encode, _view_chunks
+
+
+def fits_int64(s: pl.Series) -> bool:
+    """Whether an integer column's values all fit int64, so that it is read as int64 (semantics §4:
+    a UInt64, Int128 or UInt128 column holding a value past int64 is read as float64 instead)."""
+    if s.dtype not in (pl.UInt64, pl.Int128, pl.UInt128):
+        return True
+    low, high = s.min(), s.max()
+    return low is None or (low >= INT64_MIN and high <= INT64_MAX)
 
 
 @dataclass(frozen=True, eq=False)

@@ -34,8 +34,8 @@ import polars as pl
 from ..errors import AttributeTypeError, MissingColumnError
 from ..kernels import encode as _enc
 from .attributes import _TS_ATTR, _TYPE_ATTR, _as_patterns, _attributes, _partition_key
-from .coding import _dict_encode, fits_int64
-from .column import Column
+from .coding import _dict_encode
+from .column import Column, fits_int64
 from .partition import Partition, build_partition
 from .reading import read_events
 from .times import _one_time_unit, _temporal_kind, _temporal_physical, _time_values

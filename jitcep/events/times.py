@@ -23,8 +23,8 @@ from ..errors import AttributeTypeError, InvalidWindowError, OptionError, Timest
 from ..kernels import encode as _enc
 from ..kernels.window import MAX_SPAN
 from ..pattern.ast import UNIT_NS, CountWindow, TimeWindow, Unbounded
-from .coding import INT64_MAX, INT64_MIN, fits_int64
-from .column import Column
+from ..pattern.kinds import INT64_MAX, INT64_MIN
+from .column import Column, fits_int64
 
 if TYPE_CHECKING:  # annotations only: the table module imports this one
     from .table import EventTable

@@ -42,12 +42,13 @@ from .expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit, N
 __all__ = [
     "INT", "FLOAT", "NUMBER", "BOOL", "STR", "DATETIME", "DATETIME_TZ", "DURATION", "TIME", "TEMPORAL",
     "Kind", "noun", "family", "literal_kind", "value_kind", "arith_kind", "result_kind", "infer", "check_predicate",
-    "check_pattern",
+    "check_pattern", "INT64_MIN", "INT64_MAX",
 ]
 
 INT, FLOAT, NUMBER, BOOL, STR = "int", "float", "number", "bool", "str"
 DATETIME, DATETIME_TZ, DURATION, TIME = "datetime", "datetime_tz", "duration", "time"
 TEMPORAL = (DATETIME, DATETIME_TZ, DURATION, TIME)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the values of INT: integer literals, columns read as int, exact results
 Kind = Optional[str]
 KindOfAttr = Callable[[str, str], Kind]
 

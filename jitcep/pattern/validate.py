@@ -31,7 +31,7 @@ from ..errors import (DuplicateVariableError, InvalidKleeneError, InvalidNegatio
                       MissingWindowError, PatternValidationError, UnknownVariableError,
                       UnsupportedPatternError)
 from .combinations import check_combination
-from .kinds import check_pattern
+from .kinds import INT64_MAX, INT64_MIN, check_pattern
 from .ast import (UNIT_NS, Conj, CountWindow, Disj, EventVar, Kleene, Neg, Node, Pattern, ReturnItem, Seq,
                   TimeWindow, Unbounded, event_vars, kleene_vars, levels, negated_vars, walk)
 from .expr import (AGG_FUNCS, ARITH_OPS, CMP_OPS, Agg, Arith, Attr, BoolOp, Cmp, Equiv, Expr, In, IsNull, Lit,
@@ -68,7 +68,6 @@ def _is_number(v) -> bool:
 
 # --- size -------------------------------------------------------------------
 
-_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def _int_text(v: int) -> str:
@@ -79,7 +78,7 @@ def _int_text(v: int) -> str:
 
 
 def _out_of_int64(v) -> bool:
-    return _is_int(v) and not _INT64_MIN <= v <= _INT64_MAX
+    return _is_int(v) and not INT64_MIN <= v <= INT64_MAX
 
 
 def _check_size(pattern: Pattern) -> None:
@@ -107,7 +106,7 @@ def _check_size(pattern: Pattern) -> None:
             if isinstance(node, Lit) and _out_of_int64(node.value):
                 raise PatternValidationError(
                     f"the integer literal {_int_text(node.value)} is outside the 64-bit integer range "
-                    f"({_INT64_MIN} to {_INT64_MAX}) that event attributes hold; write it as a float "
+                    f"({INT64_MIN} to {INT64_MAX}) that event attributes hold; write it as a float "
                     "(such as 1e30) if an approximate value is meant")
             if isinstance(node, Attr) and _out_of_int64(node.index):
                 raise InvalidKleeneError(

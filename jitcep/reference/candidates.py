@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..pattern.kinds import INT64_MAX, INT64_MIN
 from .analysis import Conjunct, PatternInfo
 from .exprs import Ctx, compare, value_at
 
@@ -63,7 +64,6 @@ def candidates(info: PatternInfo, table, var: str, conjs: list[Conjunct]) -> np.
     return pos[keep]
 
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def search_time(times: np.ndarray, t: int, side: str) -> int:
@@ -74,9 +74,9 @@ def search_time(times: np.ndarray, t: int, side: str) -> int:
     rounds to 2**63 and ties with int64's maximum).  Every int64 time is above
     a bound below int64 and below a bound above it.
     """
-    if t < _INT64_MIN:
+    if t < INT64_MIN:
         return 0
-    if t > _INT64_MAX:
+    if t > INT64_MAX:
         return len(times)
     return int(np.searchsorted(times, np.int64(t), side=side))
 

@@ -67,12 +67,11 @@ def compare(op: str, x, y):
     return _CMP[op](x, y)
 
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def int64_or_null(v):
     """An integer result outside int64 is NULL (§4); floats pass through."""
-    if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+    if isinstance(v, int) and not kinds.INT64_MIN <= v <= kinds.INT64_MAX:
         return None
     return v
 
