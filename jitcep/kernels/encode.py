@@ -839,7 +839,11 @@ def _long_view_fill(w, data, starts, ends, valid, base, tab, shift, mask_a, mask
     (the second word, or the long string's :func:`_bytes_hash`).  A short row's first word has
     :data:`_VIEW_USED` set, a long one's never (its length is below 2^31): the two never compare equal.
     Returns (next row, k, ok): ok False at a view naming bytes outside its buffer (row < n: that row);
-    the row is < n with ok when the table is a quarter full (the caller grows it)."""
+    the row is < n with ok when the table is a quarter full (the caller grows it).
+
+    Its probe loop is :func:`_view_fill`'s written again, not called: Numba counts references to a probe
+    function's array arguments on every row, which made long strings 2.5-3x slower (perf/notes/fixed_costs.md,
+    "Per stage again; the glue is cold, and the cuts tried do not pay")."""
     n = len(w) // 2
     slots = len(tab) // _VIEW_ROW
     mask = np.uint64(slots - 1)
