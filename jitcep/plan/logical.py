@@ -36,6 +36,12 @@ from ..pattern.normalize import normalize
 from ..pattern.printer import expr_to_text, node_to_text
 from ..pattern.structure import bound_vars, lca, negation_contexts, single_vars, walk_nodes
 from ..pattern.validate import check_structure
+from .kleene_refs import (anchor_var, display_expr, each_ref, kleene_ref_kind, member_ref, member_var, prev_ref,
+                          prev_var)
+
+# what the plan's readers import from here: its records and the names its conjuncts read Kleene members by
+__all__ = ["LogicalPlan", "Negated", "Closure", "Group", "logical_plan", "anchor_var", "display_expr", "map_expr",
+           "member_var", "prev_var"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,41 +223,6 @@ class LogicalPlan:
         return tuple(c.var for c in self.closures)
 
 
-def prev_var(kv: str) -> str:
-    """The name an iterative conjunct's ``kv[i-1]`` reads as (not a pattern identifier: no clash)."""
-    return f"{kv}[i-1]"
-
-
-def member_var(kv: str) -> str:
-    """The name a conjunct of :attr:`Closure.each` reads member ``kv[i]`` as (not a pattern identifier)."""
-    return f"{kv}[i]"
-
-
-def display_expr(e: E.Expr, kvs) -> E.Expr:
-    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (and
-    ``member_var(kv).x`` as ``kv[i].x``) for each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
-    conjunct's selectivity)."""
-    kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
-    if not kvs:
-        return e
-    refs = {**{prev_var(kv): (kv, "i-1") for kv in kvs}, **{member_var(kv): (kv, "i") for kv in kvs}}
-    return map_expr(e, lambda x: E.Attr(refs[x.var][0], x.attr, refs[x.var][1])
-                    if isinstance(x, E.Attr) and x.var in refs else None)
-
-
-def kleene_ref_kind(e: E.Expr, kv: str) -> str:
-    """How conjunct ``e`` reads Kleene variable ``kv``: "member", "list", "prev" or "mixed"."""
-    kinds = set()
-    for n in E.walk(e):
-        if isinstance(n, E.Agg) and n.var == kv:
-            kinds.add("list")
-        elif isinstance(n, E.Attr) and n.var == kv:
-            kinds.add({None: "member", "i": "member", "i-1": "prev"}.get(n.index, "list"))
-    if "prev" in kinds:
-        return "prev"
-    return "mixed" if len(kinds) > 1 else kinds.pop()
-
-
 # --- structure ----------------------------------------------------------------
 
 
@@ -319,11 +290,6 @@ def positive(body: Node) -> Node:
         raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
                                       "Kleene closures")
     return rec(body)
-
-
-def anchor_var(kv: str) -> str:
-    """The name a closure's first member reads as when it anchors the closure (not a pattern identifier)."""
-    return f"{kv}[1]"
 
 
 def anchor_vars(body: Node) -> dict[str, str]:
@@ -464,25 +430,6 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
 # --- conjuncts ----------------------------------------------------------------
 
 
-def _prev_ref(e: E.Expr, kv: str) -> E.Expr:
-    """``e`` with ``kv[i-1].x`` as ``prev_var(kv).x`` and ``kv[i].x`` / plain ``kv.x`` as ``kv.x``."""
-    return map_expr(e, lambda x: E.Attr(prev_var(kv) if x.index == "i-1" else kv, x.attr)
-                    if isinstance(x, E.Attr) and x.var == kv else None)
-
-
-def _each_ref(e: E.Expr, kv: str) -> E.Expr:
-    """``e`` with ``kv[i].x`` / plain ``kv.x`` as ``member_var(kv).x`` and ``kv[i-1].x`` as ``prev_var(kv).x``
-    (the list references unchanged)."""
-    names = {None: member_var(kv), "i": member_var(kv), "i-1": prev_var(kv)}
-    return map_expr(e, lambda x: E.Attr(names[x.index], x.attr)
-                    if isinstance(x, E.Attr) and x.var == kv and x.index in names else None)
-
-
-def _member_ref(e: E.Expr, kv: str) -> E.Expr:
-    """``e`` with ``kv[i].x`` / plain ``kv.x`` as a single-event reference ``kv.x``."""
-    return map_expr(e, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
-
-
 def _check_expr_supported(e: E.Expr) -> None:
     for n in E.walk(e):
         if isinstance(n, E.Agg) or (isinstance(n, E.Attr) and n.index is not None):
@@ -552,10 +499,10 @@ def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict) -> tuple[s
         return leads[-1], "list", c
     if len(leads) == 2 and all(kinds[lead] == {"member"} for lead in leads):
         for v in (*construct[leads[0]], *construct[leads[1]]):
-            c = _member_ref(c, v)
+            c = member_ref(c, v)
         return leads[-1], "cross", c
     for v in (v for lead in read for v in construct[lead]):
-        c = _each_ref(c, v)
+        c = each_ref(c, v)
     return leads[-1], "each", c
 
 
@@ -578,14 +525,14 @@ def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
     if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var in group_of and n.index not in (None, "i", "i-1")
            for n in E.walk(c)):  # an iteration (maybe the one before) with whole lists
         for v in gvars:
-            c = _each_ref(c, v)
+            c = each_ref(c, v)
         return gi, "each", c
     if "prev" in kinds:
         for v in gvars:
-            c = _prev_ref(c, v)
+            c = prev_ref(c, v)
         return gi, "prev", c
     for v in gvars:
-        c = _member_ref(c, v)
+        c = member_ref(c, v)
     if vs - set(gvars):
         return gi, "member", c
     return gi, "filter" if len(vs) == 1 else "joins", c
@@ -746,10 +693,10 @@ def _classify_negation_on_lists(c: E.Expr, s: _Structure, cs: _Classes, several:
         cs.list_conds[n].append(c)
     elif cls == "each":
         for v in lvars:
-            c = _each_ref(c, v)
+            c = each_ref(c, v)
         cs.each_conds[n].append(c)
     else:  # one closure's member, read as a single event
-        cs.conds[n].append(_member_ref(c, lvars[0]))
+        cs.conds[n].append(member_ref(c, lvars[0]))
 
 
 def _classify_on_closure(c: E.Expr, kv: str, cs: _Classes) -> None:
@@ -757,13 +704,13 @@ def _classify_on_closure(c: E.Expr, kv: str, cs: _Classes) -> None:
     alone, member-wise with other variables, iterative, on its whole list, or a member with its list."""
     cls = _kleene_class(c, kv)
     if cls == "prev":
-        cs.kleene[kv]["prev"].append(_prev_ref(c, kv))
+        cs.kleene[kv]["prev"].append(prev_ref(c, kv))
     elif cls == "list":
         cs.kleene[kv]["list"].append(c)
     elif cls == "each":
-        cs.kleene[kv]["each"].append(_each_ref(c, kv))
+        cs.kleene[kv]["each"].append(each_ref(c, kv))
     else:
-        (cs.filters[kv] if cls == "filter" else cs.kleene[kv]["member"]).append(_member_ref(c, kv))
+        (cs.filters[kv] if cls == "filter" else cs.kleene[kv]["member"]).append(member_ref(c, kv))
 
 
 def _classify_on_events(c: E.Expr, s: _Structure, cs: _Classes) -> None:
