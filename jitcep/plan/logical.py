@@ -31,17 +31,18 @@ from dataclasses import dataclass
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.expr import map_expr
-from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
-from ..pattern.normalize import normalize
+from ..pattern.ast import Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
 from ..pattern.printer import expr_to_text, node_to_text
 from ..pattern.structure import bound_vars, lca, negation_contexts, single_vars, walk_nodes
 from ..pattern.validate import check_structure
 from .kleene_refs import (anchor_var, display_expr, each_ref, kleene_ref_kind, member_ref, member_var, prev_ref,
                           prev_var)
+from .positive_structure import anchor_vars, array_var, flatten, lead_var, needs_alternatives, positive
 
-# what the plan's readers import from here: its records and the names its conjuncts read Kleene members by
-__all__ = ["LogicalPlan", "Negated", "Closure", "Group", "logical_plan", "anchor_var", "display_expr", "map_expr",
-           "member_var", "prev_var"]
+# what the plan's readers import from here: its records, the structure it is read from, and the names its
+# conjuncts read Kleene members by
+__all__ = ["LogicalPlan", "Negated", "Closure", "Group", "logical_plan", "anchor_var", "display_expr", "flatten",
+           "map_expr", "member_var", "needs_alternatives", "positive", "prev_var"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,138 +227,6 @@ class LogicalPlan:
 # --- structure ----------------------------------------------------------------
 
 
-def flatten(node: Node) -> Node:
-    """The normal form (:func:`~jitcep.pattern.normalize.normalize`, semantics section 5), checked for
-    what the compiled engine evaluates.
-
-    Merging same-kind operators never changes matches; it makes every binary
-    split of a run of items a valid join.
-    """
-    node = normalize(node)
-    for n in walk_nodes(node):
-        if isinstance(n, Neg) and not isinstance(n.var, EventVar):
-            raise UnsupportedPatternError("a negation must be of a single variable")
-        if isinstance(n, Kleene) and not isinstance(n.body, EventVar) and not (
-                isinstance(n.body, (Seq, Conj)) and all(isinstance(i, EventVar) for i in n.body.items)):
-            raise UnsupportedPatternError(f"a Kleene group is a SEQ or AND of plain variables: {node_to_text(n)!r}")
-        if not isinstance(n, (Seq, Conj, Disj, Neg, Kleene, EventVar)):
-            raise UnsupportedPatternError(f"unknown structure node {type(n).__name__}")
-    return node
-
-
-def _array(k: Kleene) -> str | None:
-    """The array variable of closure ``k``; None for a group."""
-    return k.body.name if isinstance(k.body, EventVar) else None
-
-
-def _lead(k: Kleene) -> str:
-    """The variable naming closure ``k`` (in :func:`anchor_vars`, ``kleene_order``): its array variable or
-    its group's first variable."""
-    return _array(k) or k.body.items[0].name
-
-
-def positive(body: Node) -> Node:
-    """The flattened structure without its negations and closures (the tree the positive plan joins).
-
-    Dropping an item of a SEQ / AND never changes the relation of the other
-    items (SEQ orders every pair of items, AND none), so the positive matches
-    are those of this structure; the negations then filter them (section 7).
-    A SEQ / AND item made only of negations and closures that lend no
-    anchor binds no single variable and is dropped too: its closures and
-    negations keep their ranges from the full structure (:func:`_kleene_contexts`,
-    section 7), and something outside it binds an event (:func:`anchor_vars`).
-    """
-    body = flatten(body)
-    anchors = anchor_vars(body)
-
-    def rec(n):
-        if isinstance(n, Kleene) and _lead(n) in anchors:
-            if _array(n) is None:  # a group's first iteration
-                return flatten(type(n.body)(tuple(EventVar(anchors[v.name], v.types) for v in n.body.items)))
-            return EventVar(anchors[n.body.name], n.body.types)
-        if isinstance(n, (EventVar, Neg, Kleene)):
-            return n
-        items = tuple(r for r in (rec(c) for c in n.items if not isinstance(c, Neg)
-                                  and not (isinstance(c, Kleene) and _lead(c) not in anchors)) if r is not None)
-        if not items:
-            if isinstance(n, Disj):
-                raise UnsupportedPatternError(f"the compiled engine needs a single variable in "
-                                              f"{node_to_text(n)!r}: it joins single variables and collects "
-                                              f"closures around them")
-            return None
-        return flatten(type(n)(items))
-    if isinstance(body, Neg) or isinstance(body, Kleene) and _lead(body) not in anchors:
-        raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
-                                      "Kleene closures")
-    return rec(body)
-
-
-def anchor_vars(body: Node) -> dict[str, str]:
-    """Closure variable -> its anchor, for the closures whose first member the joins bind.
-
-    A match binds at least one positive event (semantics section 3), so a
-    part of the pattern made only of closures (the whole pattern, an OR
-    branch) still has one list with a first member: the first closure with
-    ``min >= 1`` there lends it as a single variable (its anchor) that the
-    joins bind and its collection extends (:class:`Closure`); a Kleene group
-    lends its first iteration, one anchor per variable (:class:`Group`), also
-    when it is the whole part with ``min = 0`` (its empty list binds nothing).
-    Innermost OR branches first.  Where nothing outside the part can bind an
-    event (the whole pattern, a branch of a top-level OR), a part whose only
-    closure may be empty lends it too: a match binding nothing is none, so its
-    list holds at least its anchor (``T* v[]`` there means ``T+ v[]``).
-    Otherwise (several closures that may all be empty, a branch of a nested OR
-    that may match with nothing): refused (:func:`needs_alternatives`).
-    """
-    anchors: dict[str, str] = {}
-    must_bind = (body, *(body.items if isinstance(body, Disj) else ()))
-
-    def covered(n) -> bool:
-        return bool(single_vars(n)) or any(isinstance(k, Kleene) and _lead(k) in anchors for k in walk_nodes(n))
-
-    def lend(n) -> None:
-        ks = [k for k in walk_nodes(n) if isinstance(k, Kleene)]
-        k = next((k for k in ks if k.min >= 1), None)
-        if any(n is m for m in must_bind):  # nothing outside n binds an event: n binds at least one
-            if k is None and isinstance(n, Kleene) and _array(n) is None:
-                k = n  # a group alone: its empty list would bind nothing, so it has a first iteration
-            if k is None and len(ks) == 1 and _array(ks[0]) is not None:
-                k = ks[0]
-        if k is None:
-            raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
-                                          f"one member in {node_to_text(n)!r}")
-        # a group lends its first iteration, one anchor per variable
-        for v in ((k.body,) if _array(k) else k.body.items):
-            anchors[v.name] = anchor_var(v.name)
-
-    def rec(n) -> None:
-        for c in n.children():
-            rec(c)
-        if isinstance(n, Disj):
-            for item in n.items:
-                if not covered(item):
-                    lend(item)
-    rec(body)
-    if not covered(body) and not isinstance(body, Neg):
-        lend(body)
-    return anchors
-
-
-def needs_alternatives(pattern: Pattern) -> bool:
-    """Whether :func:`logical_plan` refuses ``pattern`` for a part that may bind nothing (:func:`anchor_vars`)
-    and nothing else structural: such a pattern is planned as alternatives that each bind an event
-    (:func:`jitcep.plan.rules.disjuncts.alternatives_plan`)."""
-    try:
-        full = flatten(pattern.body)
-    except UnsupportedPatternError:
-        return False
-    try:
-        anchor_vars(full)
-    except UnsupportedPatternError:
-        return True
-    return False
-
-
 def _seq_ends(full: Node) -> dict[int, tuple[str, str]]:
     """``id`` of a Kleene construct that is the last (first) positive item of the top-level SEQ ``full``
     -> ("last" ("first"), the single variable that is its first (last) positive item).
@@ -401,12 +270,12 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
                     f"{node_to_text(node)!r} in its OR branch")
             near_b = next((single_vars(n) for n in reversed(before) if single_vars(n)), ())
             near_a = next((single_vars(n) for n in after if single_vars(n)), ())
-            if _array(node) is not None and _lead(node) in anchors:  # its first member bounds the others
-                near_b = (anchors[_lead(node)],)
-            elif _lead(node) in anchors and isinstance(node.body, Seq):  # so does a SEQ group's first iteration
+            if array_var(node) is not None and lead_var(node) in anchors:  # its first member bounds the others
+                near_b = (anchors[lead_var(node)],)
+            elif lead_var(node) in anchors and isinstance(node.body, Seq):  # so does a SEQ group's first iteration
                 near_b = tuple(anchors[v.name] for v in node.body.items)
             near = near_b + near_a if near_b and near_a else ()
-            if not near and id(node) in ends and scope is None and _lead(node) not in anchors:
+            if not near and id(node) in ends and scope is None and lead_var(node) not in anchors:
                 side, other = ends[id(node)]  # its open side ends a window from the match's other end
                 near = tuple(dict.fromkeys(near_b + (other,) if side == "last" else (other,) + near_a))
                 near = near if (near_b if side == "last" else near_a) else ()
@@ -417,7 +286,7 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
         elif isinstance(node, Disj):
             for item in node.items:
                 lent = tuple(anchors[v.name] for k in walk_nodes(item) if isinstance(k, Kleene)
-                             and _lead(k) in anchors for v in walk_nodes(k.body) if isinstance(v, EventVar))
+                             and lead_var(k) in anchors for v in walk_nodes(k.body) if isinstance(v, EventVar))
                 rec(item, before, after, single_vars(item) + lent)
         else:
             for c in node.children():
@@ -425,6 +294,8 @@ def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, 
 
     rec(full, (), (), None)
     return out
+
+
 
 
 # --- conjuncts ----------------------------------------------------------------
@@ -577,15 +448,15 @@ def _structure(body: Node) -> _Structure:
     anchors = anchor_vars(full)
     every = _kleene_contexts(full, anchors)
     positive_body = positive(full)
-    groups = [g for g in every if _array(g[0]) is None]
-    closures = [k for k in every if _array(k[0]) is not None]
+    groups = [g for g in every if array_var(g[0]) is None]
+    closures = [k for k in every if array_var(k[0]) is not None]
     kvs = tuple(k.body.name for k, *_ in closures)
     construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
                                                  for g, *_ in groups}}
     return _Structure(full, positive_body, contexts, anchors, closures, groups,
                       {v.name: v for v in walk_nodes(positive_body) if isinstance(v, EventVar)}, kvs,
                       {v.name: i for i, (g, *_) in enumerate(groups) for v in g.body.items},
-                      tuple(_lead(k) for k, *_ in every), construct,
+                      tuple(lead_var(k) for k, *_ in every), construct,
                       {v: lead for lead, vs in construct.items() for v in vs})
 
 
