@@ -23,7 +23,8 @@ def prev_var(kv: str) -> str:
 
 
 def member_var(kv: str) -> str:
-    """The name a conjunct of :attr:`~jitcep.plan.logical.Closure.each` reads member ``kv[i]`` as (not a pattern identifier)."""
+    """The name a conjunct of :attr:`~jitcep.plan.logical.Closure.each` reads member ``kv[i]`` as (not a pattern
+    identifier)."""
     return f"{kv}[i]"
 
 
@@ -34,8 +35,8 @@ def anchor_var(kv: str) -> str:
 
 def display_expr(e: E.Expr, kvs) -> E.Expr:
     """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (and
-    ``member_var(kv).x`` as ``kv[i].x``) for each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
-    conjunct's selectivity)."""
+    ``member_var(kv).x`` as ``kv[i].x``) for each closure variable ``kv`` of ``kvs`` (a name, names, or
+    None) (what explain prints and what keys a conjunct's selectivity)."""
     kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
     if not kvs:
         return e

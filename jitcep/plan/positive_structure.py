@@ -137,8 +137,8 @@ def anchor_vars(body: Node) -> dict[str, str]:
 
 
 def needs_alternatives(pattern: Pattern) -> bool:
-    """Whether :func:`~jitcep.plan.logical.logical_plan` refuses ``pattern`` for a part that may bind nothing (:func:`anchor_vars`)
-    and nothing else structural: such a pattern is planned as alternatives that each bind an event
+    """Whether :func:`~jitcep.plan.logical.logical_plan` refuses ``pattern`` for a part that may bind nothing
+    (:func:`anchor_vars`) and nothing else structural: such a pattern is planned as alternatives that each bind an event
     (:func:`jitcep.plan.rules.disjuncts.alternatives_plan`)."""
     try:
         full = flatten(pattern.body)
