@@ -74,10 +74,10 @@ def pattern_structure(body: Node) -> PatternStructure:
     construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
                                                  for g, *_ in groups}}
     return PatternStructure(full, positive_body, contexts, anchors, closures, groups,
-                      {v.name: v for v in walk_nodes(positive_body) if isinstance(v, EventVar)}, kvs,
-                      {v.name: i for i, (g, *_) in enumerate(groups) for v in g.body.items},
-                      tuple(lead_var(k) for k, *_ in every), construct,
-                      {v: lead for lead, vs in construct.items() for v in vs})
+                            {v.name: v for v in walk_nodes(positive_body) if isinstance(v, EventVar)}, kvs,
+                            {v.name: i for i, (g, *_) in enumerate(groups) for v in g.body.items},
+                            tuple(lead_var(k) for k, *_ in every), construct,
+                            {v: lead for lead, vs in construct.items() for v in vs})
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ def _seq_ends(full: Node) -> dict[int, tuple[str, str]]:
 
 
 def kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...], tuple[str, ...],
-                                                                         tuple[str, ...], tuple[str, ...]]]:
+                                                                        tuple[str, ...], tuple[str, ...]]]:
     """(Kleene node, bound variables before, after, scope, near) of every array variable, in pattern order.
 
     ``before`` / ``after`` are what every enclosing SEQ orders before / after
