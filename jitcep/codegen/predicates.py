@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._memo import PerObjectAndKey
 from ..errors import KernelInputError, MissingColumnError, UnsupportedPatternError
 from ..kernels.alloc import empty
 from ..pattern import expr as E
@@ -367,3 +368,21 @@ class PredicateSet:
             if not ok:
                 raise KernelInputError("predicates: a candidate position lies outside the event table")
         return out
+
+
+class KeptPredicateSets:
+    """Predicate sets kept instead of generated again on every run (an analyst reruns one query; the
+    source costs ~0.5 ms to generate and load): per the objects the predicates are read from, told apart
+    by identity as :mod:`jitcep._memo` tells patterns apart (as values ``1 == 1.0``, so trees equal as
+    values may differ in literal kinds; the entry holds the objects, so no id is reused while it lives),
+    and under them per column specs.  The run keys a plan's set by its root and constants
+    (:mod:`jitcep.execute.state`), the planner's sample by the logical plan
+    (:mod:`jitcep.plan.planner.sampling`)."""
+
+    def __init__(self):
+        self._kept = PerObjectAndKey(ident=lambda objs: tuple(map(id, objs)))
+
+    def __call__(self, sources: tuple, preds: list, specs: dict[str, ColumnSpec]) -> PredicateSet:
+        """The predicate set of ``preds`` over columns ``specs``; ``preds`` read from ``sources`` (the same
+        predicates, in the same order, whenever the sources are the same objects)."""
+        return self._kept(sources, tuple(sorted(specs.items())), lambda: PredicateSet(preds, specs))

@@ -13,10 +13,9 @@ import time
 
 import numpy as np
 
-from .._memo import PerObjectAndKey
 from ..budget import MemoryBudget
 from ..codegen import PredicateSet
-from ..codegen.predicates import ColumnSpec, column_specs
+from ..codegen.predicates import ColumnSpec, KeptPredicateSets, column_specs
 from ..events import window_span
 from ..kernels.alloc import empty
 from ..kernels.window import MAX_SPAN
@@ -130,15 +129,11 @@ class RunState:
         return ok
 
 
-# An analyst reruns one query: its plan's predicate set (generated source, loaded function) is kept per
-# plan root and constants, and under them per column specs (jitcep._memo), instead of being generated
-# again on every run.  The constants are told apart by identity, as the root is (1 == 1.0 as values); the
-# entry holds both, so neither id is reused while it lives.
-_PREDICATE_SETS = PerObjectAndKey(ident=lambda objs: tuple(map(id, objs)))
+# a plan's predicate set kept per plan root and constants, both by identity (1 == 1.0 as values)
+_PREDICATE_SETS = KeptPredicateSets()
 
 
 def _predicate_set(plan: PhysicalPlan, preds: list, specs: dict[str, ColumnSpec]) -> PredicateSet:
     """The predicate set of ``preds`` (``plan.predicates()``: the same objects, in the same order, for
     the same root and constants) over columns ``specs``."""
-    return _PREDICATE_SETS((plan.root, plan.constants), tuple(sorted(specs.items())),
-                           lambda: PredicateSet(preds, specs))
+    return _PREDICATE_SETS((plan.root, plan.constants), preds, specs)

@@ -250,6 +250,30 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
     spans = [(int(i0), int(i1)) for i0, i1 in spans]
     if spans[-1:] != [(0, k - 1)] or any(not 0 <= i0 < i1 < k for i0, i1 in spans):
         raise fail("seq_chain_rows", f"the runs {list(spans)} are no runs of the leaves ending with the whole")
+    P, T, Wt, off = _stacked(timed)
+    W, G = window_bound(W), off.shape[1] - 1
+    ranges = partition_ranges([x[3] for x in timed], threads)
+    F, SF, pairs = _next_pointers(P, T, Wt, off, W, ORDER_CODE[order], n_events, spans, ranges)
+    at = scratch("seq_chain_rows_at", int(n_events) + 1 if G > 1 else 0, np.int64)
+    counts = _span_counts(P, Wt, off, W, F, SF, pairs, spans, cap_of, ranges, at)
+    if counts is None:
+        return None
+    m = counts[(0, k - 1)]
+    rows, times = (empty(k * m, np.int64).reshape(k, m) for _ in range(2))
+    if m:
+        if G > 1:
+            np.cumsum(at, out=at)  # at[e]: the matches ending before position e
+        none = np.zeros(0, np.int64)
+        written = run_ranges(lambda g0, g1: _chains_rows(P, T, Wt, off, g0, g1, W, F, at if G > 1 else none, ridx,
+                                                         rows, times), ranges)
+        if sum(written) != m:  # no row left unwritten
+            raise fail("seq_chain_rows", "the matches counted are not those written")
+    return rows, times, counts
+
+
+def _stacked(timed):
+    """The leaves as one array per field (positions P, order times T, window times Wt) and each leaf's
+    partition offsets into them (a (k, partitions + 1) matrix), the offsets checked."""
     base = np.cumsum([0] + [len(x[1]) for x in timed])
     for x, b in zip(timed, base[:-1]):
         goff = x[3]
@@ -257,12 +281,16 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
             raise fail("seq_chain_rows", "partition offsets are not ascending offsets into the leaves")
     off = np.stack([np.asarray(x[3], np.int64) + b for x, b in zip(timed, base[:-1])])
     P, T, Wt = (np.concatenate([x[f] for x in timed]).astype(np.int64, copy=False) for f in (1, 4, 6))
-    W, code, G = window_bound(W), ORDER_CODE[order], off.shape[1] - 1
+    return P, T, Wt, off
+
+
+def _next_pointers(P, T, Wt, off, W, code, n_events, spans, ranges):
+    """(F, SF, pairs): every leaf event's next pointer ``F`` and their running sums ``SF`` (:func:`_links`),
+    and per range of partitions the chains of each two adjacent leaves ``spans`` joins (-1 for the
+    others), counted in the same pass; the leaves checked on the way."""
+    k = off.shape[0]
     F = scratch("seq_chain_rows_F", len(P), np.int64)
     SF = scratch("seq_chain_rows_SF", len(P) + 1, np.int64)
-    S = scratch("seq_chain_rows_S", len(P), np.int64)
-    ranges = partition_ranges([x[3] for x in timed], threads)
-    # per range: the chains of each two adjacent leaves the plan joins, -1 for the others
     pairs = np.tile(np.array([0 if (i, i + 1) in spans else -1 for i in range(k - 1)], np.int64), (len(ranges), 1))
     status = run_ranges(lambda g0, g1: _links(P, T, Wt, off, g0, g1, W, code, int(n_events), F, SF,
                                               pairs[ranges.index((g0, g1))]), ranges)
@@ -270,9 +298,17 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
         raise fail("seq_chain_rows", f"a position is not below {n_events}")
     if -5 in status:
         raise fail("seq_chain_rows", "a leaf's order or window times do not ascend with its positions")
+    return F, SF, pairs
+
+
+def _span_counts(P, Wt, off, W, F, SF, pairs, spans, cap_of, ranges, at):
+    """The chains over each run of ``spans``, in order, each against its cap (``cap_of`` given the counts
+    before it); None past one.  A run of two leaves was counted with the next pointers (``pairs``); the
+    whole run's count also fills ``at`` with the matches per end (where there are partitions to order)."""
+    k = off.shape[0]
     counts: dict[tuple[int, int], int] = {}
+    S = scratch("seq_chain_rows_S", len(P), np.int64)
     none = np.zeros(0, np.int64)
-    at = scratch("seq_chain_rows_at", int(n_events) + 1 if G > 1 else 0, np.int64)
     for i0, i1 in spans:
         cap = min(int(cap_of((i0, i1), counts)), _MAX_COUNT)
         if i1 == i0 + 1:  # counted with the links
@@ -288,13 +324,4 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
         if -1 in got or sum(got) > cap:  # each range checks its own share only
             return None
         counts[(i0, i1)] = sum(got)
-    m = counts[(0, k - 1)]
-    rows, times = (empty(k * m, np.int64).reshape(k, m) for _ in range(2))
-    if m:
-        if G > 1:
-            np.cumsum(at, out=at)  # at[e]: the matches ending before position e
-        written = run_ranges(lambda g0, g1: _chains_rows(P, T, Wt, off, g0, g1, W, F, at if G > 1 else none, ridx,
-                                                         rows, times), ranges)
-        if sum(written) != m:  # no row left unwritten
-            raise fail("seq_chain_rows", "the matches counted are not those written")
-    return rows, times, counts
+    return counts

@@ -22,6 +22,12 @@ a part of the pattern that may bind nothing but closures that may all be
 empty (several such closures where no single variable binds an event, one
 alone in a nested OR branch): the runtime plans those as alternatives that
 each bind an event (:func:`needs_alternatives`).
+
+This module holds the records and builds them; each analysis they are made
+from is a module of its own, imports flowing one way: the positive structure
+and its anchors (:mod:`.positive_structure`), each Kleene construct's range
+(:mod:`.kleene_contexts`), the conjuncts' classes (:mod:`.conjunct_classes`),
+and the names a conjunct reads Kleene members by (:mod:`.kleene_refs`).
 """
 
 from __future__ import annotations
@@ -31,11 +37,15 @@ from dataclasses import dataclass
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.expr import map_expr
-from ..pattern.ast import Conj, Disj, EventVar, Kleene, Neg, Node, Pattern, Seq, Window
-from ..pattern.normalize import normalize
-from ..pattern.printer import expr_to_text, node_to_text
-from ..pattern.structure import bound_vars, lca, negation_contexts, single_vars, walk_nodes
-from ..pattern.validate import check_structure
+from ..pattern.ast import EventVar, Node, Pattern, Seq, Window
+from .conjunct_classes import Classes, PatternStructure, classify, pattern_structure
+from .kleene_refs import anchor_var, display_expr, member_var, prev_var
+from .positive_structure import flatten, needs_alternatives, positive
+
+# what the plan's readers import from here: its records, the structure it is read from, and the names its
+# conjuncts read Kleene members by
+__all__ = ["LogicalPlan", "Negated", "Closure", "Group", "logical_plan", "anchor_var", "display_expr", "flatten",
+           "map_expr", "member_var", "needs_alternatives", "positive", "prev_var"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,461 +227,6 @@ class LogicalPlan:
         return tuple(c.var for c in self.closures)
 
 
-def prev_var(kv: str) -> str:
-    """The name an iterative conjunct's ``kv[i-1]`` reads as (not a pattern identifier: no clash)."""
-    return f"{kv}[i-1]"
-
-
-def member_var(kv: str) -> str:
-    """The name a conjunct of :attr:`Closure.each` reads member ``kv[i]`` as (not a pattern identifier)."""
-    return f"{kv}[i]"
-
-
-def display_expr(e: E.Expr, kvs) -> E.Expr:
-    """``e`` as pattern text writes it: the iterative reference ``prev_var(kv).x`` as ``kv[i-1].x`` (and
-    ``member_var(kv).x`` as ``kv[i].x``) for each closure variable ``kv`` of ``kvs`` (a name, names, or None) (what explain prints and what keys a
-    conjunct's selectivity)."""
-    kvs = () if kvs is None else (kvs,) if isinstance(kvs, str) else tuple(kvs)
-    if not kvs:
-        return e
-    refs = {**{prev_var(kv): (kv, "i-1") for kv in kvs}, **{member_var(kv): (kv, "i") for kv in kvs}}
-    return map_expr(e, lambda x: E.Attr(refs[x.var][0], x.attr, refs[x.var][1])
-                    if isinstance(x, E.Attr) and x.var in refs else None)
-
-
-def kleene_ref_kind(e: E.Expr, kv: str) -> str:
-    """How conjunct ``e`` reads Kleene variable ``kv``: "member", "list", "prev" or "mixed"."""
-    kinds = set()
-    for n in E.walk(e):
-        if isinstance(n, E.Agg) and n.var == kv:
-            kinds.add("list")
-        elif isinstance(n, E.Attr) and n.var == kv:
-            kinds.add({None: "member", "i": "member", "i-1": "prev"}.get(n.index, "list"))
-    if "prev" in kinds:
-        return "prev"
-    return "mixed" if len(kinds) > 1 else kinds.pop()
-
-
-# --- structure ----------------------------------------------------------------
-
-
-def flatten(node: Node) -> Node:
-    """The normal form (:func:`~jitcep.pattern.normalize.normalize`, semantics section 5), checked for
-    what the compiled engine evaluates.
-
-    Merging same-kind operators never changes matches; it makes every binary
-    split of a run of items a valid join.
-    """
-    node = normalize(node)
-    for n in walk_nodes(node):
-        if isinstance(n, Neg) and not isinstance(n.var, EventVar):
-            raise UnsupportedPatternError("a negation must be of a single variable")
-        if isinstance(n, Kleene) and not isinstance(n.body, EventVar) and not (
-                isinstance(n.body, (Seq, Conj)) and all(isinstance(i, EventVar) for i in n.body.items)):
-            raise UnsupportedPatternError(f"a Kleene group is a SEQ or AND of plain variables: {node_to_text(n)!r}")
-        if not isinstance(n, (Seq, Conj, Disj, Neg, Kleene, EventVar)):
-            raise UnsupportedPatternError(f"unknown structure node {type(n).__name__}")
-    return node
-
-
-def _array(k: Kleene) -> str | None:
-    """The array variable of closure ``k``; None for a group."""
-    return k.body.name if isinstance(k.body, EventVar) else None
-
-
-def _lead(k: Kleene) -> str:
-    """The variable naming closure ``k`` (in :func:`anchor_vars`, ``kleene_order``): its array variable or
-    its group's first variable."""
-    return _array(k) or k.body.items[0].name
-
-
-def positive(body: Node) -> Node:
-    """The flattened structure without its negations and closures (the tree the positive plan joins).
-
-    Dropping an item of a SEQ / AND never changes the relation of the other
-    items (SEQ orders every pair of items, AND none), so the positive matches
-    are those of this structure; the negations then filter them (section 7).
-    A SEQ / AND item made only of negations and closures that lend no
-    anchor binds no single variable and is dropped too: its closures and
-    negations keep their ranges from the full structure (:func:`_kleene_contexts`,
-    section 7), and something outside it binds an event (:func:`anchor_vars`).
-    """
-    body = flatten(body)
-    anchors = anchor_vars(body)
-
-    def rec(n):
-        if isinstance(n, Kleene) and _lead(n) in anchors:
-            if _array(n) is None:  # a group's first iteration
-                return flatten(type(n.body)(tuple(EventVar(anchors[v.name], v.types) for v in n.body.items)))
-            return EventVar(anchors[n.body.name], n.body.types)
-        if isinstance(n, (EventVar, Neg, Kleene)):
-            return n
-        items = tuple(r for r in (rec(c) for c in n.items if not isinstance(c, Neg)
-                                  and not (isinstance(c, Kleene) and _lead(c) not in anchors)) if r is not None)
-        if not items:
-            if isinstance(n, Disj):
-                raise UnsupportedPatternError(f"the compiled engine needs a single variable in "
-                                              f"{node_to_text(n)!r}: it joins single variables and collects "
-                                              f"closures around them")
-            return None
-        return flatten(type(n)(items))
-    if isinstance(body, Neg) or isinstance(body, Kleene) and _lead(body) not in anchors:
-        raise UnsupportedPatternError("the compiled engine needs a positive variable outside negations and "
-                                      "Kleene closures")
-    return rec(body)
-
-
-def anchor_var(kv: str) -> str:
-    """The name a closure's first member reads as when it anchors the closure (not a pattern identifier)."""
-    return f"{kv}[1]"
-
-
-def anchor_vars(body: Node) -> dict[str, str]:
-    """Closure variable -> its anchor, for the closures whose first member the joins bind.
-
-    A match binds at least one positive event (semantics section 3), so a
-    part of the pattern made only of closures (the whole pattern, an OR
-    branch) still has one list with a first member: the first closure with
-    ``min >= 1`` there lends it as a single variable (its anchor) that the
-    joins bind and its collection extends (:class:`Closure`); a Kleene group
-    lends its first iteration, one anchor per variable (:class:`Group`), also
-    when it is the whole part with ``min = 0`` (its empty list binds nothing).
-    Innermost OR branches first.  Where nothing outside the part can bind an
-    event (the whole pattern, a branch of a top-level OR), a part whose only
-    closure may be empty lends it too: a match binding nothing is none, so its
-    list holds at least its anchor (``T* v[]`` there means ``T+ v[]``).
-    Otherwise (several closures that may all be empty, a branch of a nested OR
-    that may match with nothing): refused (:func:`needs_alternatives`).
-    """
-    anchors: dict[str, str] = {}
-    must_bind = (body, *(body.items if isinstance(body, Disj) else ()))
-
-    def covered(n) -> bool:
-        return bool(single_vars(n)) or any(isinstance(k, Kleene) and _lead(k) in anchors for k in walk_nodes(n))
-
-    def lend(n) -> None:
-        ks = [k for k in walk_nodes(n) if isinstance(k, Kleene)]
-        k = next((k for k in ks if k.min >= 1), None)
-        if any(n is m for m in must_bind):  # nothing outside n binds an event: n binds at least one
-            if k is None and isinstance(n, Kleene) and _array(n) is None:
-                k = n  # a group alone: its empty list would bind nothing, so it has a first iteration
-            if k is None and len(ks) == 1 and _array(ks[0]) is not None:
-                k = ks[0]
-        if k is None:
-            raise UnsupportedPatternError(f"the compiled engine needs a single variable or a closure of at least "
-                                          f"one member in {node_to_text(n)!r}")
-        # a group lends its first iteration, one anchor per variable
-        for v in ((k.body,) if _array(k) else k.body.items):
-            anchors[v.name] = anchor_var(v.name)
-
-    def rec(n) -> None:
-        for c in n.children():
-            rec(c)
-        if isinstance(n, Disj):
-            for item in n.items:
-                if not covered(item):
-                    lend(item)
-    rec(body)
-    if not covered(body) and not isinstance(body, Neg):
-        lend(body)
-    return anchors
-
-
-def needs_alternatives(pattern: Pattern) -> bool:
-    """Whether :func:`logical_plan` refuses ``pattern`` for a part that may bind nothing (:func:`anchor_vars`)
-    and nothing else structural: such a pattern is planned as alternatives that each bind an event
-    (:func:`jitcep.plan.rules.disjuncts.alternatives_plan`)."""
-    try:
-        full = flatten(pattern.body)
-    except UnsupportedPatternError:
-        return False
-    try:
-        anchor_vars(full)
-    except UnsupportedPatternError:
-        return True
-    return False
-
-
-def _seq_ends(full: Node) -> dict[int, tuple[str, str]]:
-    """``id`` of a Kleene construct that is the last (first) positive item of the top-level SEQ ``full``
-    -> ("last" ("first"), the single variable that is its first (last) positive item).
-
-    Every event of a match then lies after (before) that variable, so it is the match's first (last)
-    event: the construct's open side, bounded by the window measured from it (semantics section 6), is
-    fixed on any record binding it and the construct's nearest neighbour (:attr:`Closure.near`)."""
-    if not isinstance(full, Seq):
-        return {}
-    items = [n for n in full.items if not isinstance(n, Neg)]
-    out: dict[int, tuple[str, str]] = {}
-    if len(items) >= 2 and isinstance(items[-1], Kleene) and isinstance(items[0], EventVar):
-        out[id(items[-1])] = ("last", items[0].name)
-    if len(items) >= 2 and isinstance(items[0], Kleene) and isinstance(items[-1], EventVar):
-        out[id(items[0])] = ("first", items[-1].name)
-    return out
-
-
-def _kleene_contexts(full: Node, anchors: dict[str, str]) -> list[tuple[Kleene, tuple[str, ...], tuple[str, ...],
-                                                                         tuple[str, ...], tuple[str, ...]]]:
-    """(Kleene node, bound variables before, after, scope, near) of every array variable, in pattern order.
-
-    ``before`` / ``after`` are what every enclosing SEQ orders before / after
-    it (as for a negation, section 7); ``scope`` the single variables of the
-    innermost OR branch holding it; ``near`` those of its nearest SEQ
-    neighbours binding one, when there is one on each side
-    (:attr:`Closure.near`; an anchored closure's first member, its anchor, is the one before the others).
-    A closure whose OR branch binds no single
-    variable is refused: the positive plan would have no record for it.
-    """
-    out = []
-    ends = _seq_ends(full)
-
-    def rec(node, before, after, scope):
-        if isinstance(node, Kleene):
-            b = tuple(v for n in before for v in bound_vars(n))
-            a = tuple(v for n in after for v in bound_vars(n))
-            if scope is not None and not scope:
-                raise UnsupportedPatternError(
-                    f"the compiled engine needs a single variable beside the Kleene closure "
-                    f"{node_to_text(node)!r} in its OR branch")
-            near_b = next((single_vars(n) for n in reversed(before) if single_vars(n)), ())
-            near_a = next((single_vars(n) for n in after if single_vars(n)), ())
-            if _array(node) is not None and _lead(node) in anchors:  # its first member bounds the others
-                near_b = (anchors[_lead(node)],)
-            elif _lead(node) in anchors and isinstance(node.body, Seq):  # so does a SEQ group's first iteration
-                near_b = tuple(anchors[v.name] for v in node.body.items)
-            near = near_b + near_a if near_b and near_a else ()
-            if not near and id(node) in ends and scope is None and _lead(node) not in anchors:
-                side, other = ends[id(node)]  # its open side ends a window from the match's other end
-                near = tuple(dict.fromkeys(near_b + (other,) if side == "last" else (other,) + near_a))
-                near = near if (near_b if side == "last" else near_a) else ()
-            out.append((node, b, a, scope or (), near))
-        elif isinstance(node, Seq):
-            for i, item in enumerate(node.items):
-                rec(item, before + node.items[:i], node.items[i + 1:] + after, scope)
-        elif isinstance(node, Disj):
-            for item in node.items:
-                lent = tuple(anchors[v.name] for k in walk_nodes(item) if isinstance(k, Kleene)
-                             and _lead(k) in anchors for v in walk_nodes(k.body) if isinstance(v, EventVar))
-                rec(item, before, after, single_vars(item) + lent)
-        else:
-            for c in node.children():
-                rec(c, before, after, scope)
-
-    rec(full, (), (), None)
-    return out
-
-
-# --- conjuncts ----------------------------------------------------------------
-
-
-def _prev_ref(e: E.Expr, kv: str) -> E.Expr:
-    """``e`` with ``kv[i-1].x`` as ``prev_var(kv).x`` and ``kv[i].x`` / plain ``kv.x`` as ``kv.x``."""
-    return map_expr(e, lambda x: E.Attr(prev_var(kv) if x.index == "i-1" else kv, x.attr)
-                    if isinstance(x, E.Attr) and x.var == kv else None)
-
-
-def _each_ref(e: E.Expr, kv: str) -> E.Expr:
-    """``e`` with ``kv[i].x`` / plain ``kv.x`` as ``member_var(kv).x`` and ``kv[i-1].x`` as ``prev_var(kv).x``
-    (the list references unchanged)."""
-    names = {None: member_var(kv), "i": member_var(kv), "i-1": prev_var(kv)}
-    return map_expr(e, lambda x: E.Attr(names[x.index], x.attr)
-                    if isinstance(x, E.Attr) and x.var == kv and x.index in names else None)
-
-
-def _member_ref(e: E.Expr, kv: str) -> E.Expr:
-    """``e`` with ``kv[i].x`` / plain ``kv.x`` as a single-event reference ``kv.x``."""
-    return map_expr(e, lambda x: E.Attr(x.var, x.attr) if isinstance(x, E.Attr) and x.var == kv else None)
-
-
-def _check_expr_supported(e: E.Expr) -> None:
-    for n in E.walk(e):
-        if isinstance(n, E.Agg) or (isinstance(n, E.Attr) and n.index is not None):
-            raise UnsupportedPatternError("the compiled engine does not evaluate Kleene references yet")
-        if isinstance(n, E.Equiv):
-            raise UnsupportedPatternError("an equivalence test [attr] is allowed only as a top-level conjunct")
-
-
-def _check_list_refs(c: E.Expr, kvs: set[str]) -> None:
-    """Refuse aggregates over, and indexes into, anything but the closures ``kvs``; ``[attr]`` inside."""
-    for n in E.walk(c):
-        if isinstance(n, E.Agg) and n.var not in kvs or isinstance(n, E.Equiv) or \
-                isinstance(n, E.Attr) and n.var not in kvs and n.index is not None:
-            raise UnsupportedPatternError(f"unsupported conjunct {expr_to_text(c)}")
-
-
-def _kleene_class(c: E.Expr, kv: str) -> str:
-    """The class of a conjunct on closure ``kv`` and no negated variable: "prev", "list", "each" (a member
-    and the whole list), "filter" or "member" (or raise)."""
-    for n in E.walk(c):
-        if isinstance(n, E.Agg) and n.var != kv or isinstance(n, E.Equiv):
-            raise UnsupportedPatternError(f"unsupported conjunct {c}")
-    kind = kleene_ref_kind(c, kv)
-    if kind == "prev":
-        if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var == kv
-               and n.index not in (None, "i", "i-1") for n in E.walk(c)):
-            return "each"
-        return "prev"
-    if kind == "mixed":
-        return "each"
-    if kind == "list":
-        return "list"
-    return "filter" if E.variables(c) == {kv} else "member"
-
-
-def _negation_kleene_class(c: E.Expr, kvs: list[str], negated, full: Node, group: bool) -> tuple[str, str]:
-    """(negated variable, "member", "list" or "each") of a negation condition reading the Kleene variables
-    ``kvs`` of one closure, or of a group or several constructs (``group``) (or raise).  A group's
-    member-wise condition is "each": its variables share the iteration (section 4), which a member per
-    list variable would not; so is one over several constructs (every combination of their members)."""
-    negs = E.variables(c) & negated
-    if len(negs) > 1:
-        raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
-    if isinstance(lca(full, frozenset(E.variables(c))), Disj):
-        raise UnsupportedPatternError(f"predicate over variables of different OR branches: "
-                                      f"{sorted(E.variables(c))}")
-    _check_list_refs(c, set(kvs))
-    kinds = {kleene_ref_kind(c, kv) for kv in kvs}
-    if kinds == {"list"}:
-        return next(iter(negs)), "list"
-    return next(iter(negs)), "member" if kinds == {"member"} and not group else "each"
-
-
-def _kleene_multi_class(c: E.Expr, leads: list[str], construct: dict) -> tuple[str, str, E.Expr]:
-    """(the construct that tests it, class, conjunct as it reads it) of a conjunct over several Kleene
-    constructs (closures, groups; ``leads`` in collection order, ``construct[lead]``: its Kleene
-    variables), tested by the last one collected, when every other list is made: "list" on whole lists;
-    "cross" member-wise over two and nothing else, for every pair of members (a group's: iterations;
-    section 4); else "each", with the constructs it reads member-wise (maybe ``v[i-1]``) read for every
-    combination of their members, the others (and maybe those too) as whole lists
-    (:attr:`Closure.each`).  (A negation condition reading several is :attr:`Negated.each`.)"""
-    vs = E.variables(c)
-    _check_list_refs(c, {v for lead in leads for v in construct[lead]})
-    kinds = {lead: {kleene_ref_kind(c, v) for v in construct[lead] if v in vs} for lead in leads}
-    read = [lead for lead in leads if kinds[lead] != {"list"}]
-    if not read:
-        return leads[-1], "list", c
-    if len(leads) == 2 and all(kinds[lead] == {"member"} for lead in leads):
-        for v in (*construct[leads[0]], *construct[leads[1]]):
-            c = _member_ref(c, v)
-        return leads[-1], "cross", c
-    for v in (v for lead in read for v in construct[lead]):
-        c = _each_ref(c, v)
-    return leads[-1], "each", c
-
-
-def _group_class(c: E.Expr, gs: set[int], group_of: dict[str, int], full: Node):
-    """(group index, class, conjunct as the group reads it) of a conjunct on one Kleene group's variables
-    and single variables (section 4: plain / ``[i]`` references to one group share the iteration):
-    "filter" (one variable, member-wise), "joins" (member-wise over group variables only:
-    iteration-local), "member" (also
-    single variables outside), "prev" (``v[i-1]``, between consecutive iterations), "lists", "each" (an
-    iteration, maybe the one before, with whole lists: :attr:`Group.each`); or raise."""
-    vs = E.variables(c)
-    (gi,) = gs
-    gvars = sorted(v for v in vs if v in group_of)
-    _check_list_refs(c, set(gvars))
-    if isinstance(lca(full, frozenset(vs)), Disj):
-        raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
-    kinds = {kleene_ref_kind(c, v) for v in gvars}
-    if kinds == {"list"}:
-        return gi, "lists", c
-    if any(isinstance(n, E.Agg) or isinstance(n, E.Attr) and n.var in group_of and n.index not in (None, "i", "i-1")
-           for n in E.walk(c)):  # an iteration (maybe the one before) with whole lists
-        for v in gvars:
-            c = _each_ref(c, v)
-        return gi, "each", c
-    if "prev" in kinds:
-        for v in gvars:
-            c = _prev_ref(c, v)
-        return gi, "prev", c
-    for v in gvars:
-        c = _member_ref(c, v)
-    if vs - set(gvars):
-        return gi, "member", c
-    return gi, "filter" if len(vs) == 1 else "joins", c
-
-
-# --- the plan, built ----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Structure:
-    """What classifying a conjunct reads of the pattern's structure (:func:`_structure`).
-
-    ``full``: the normal form (:func:`flatten`); ``body``: its positive structure (:func:`positive`,
-    anchors included); ``contexts``: each negated variable's (section 7); ``anchors``:
-    :func:`anchor_vars`; ``closures`` / ``groups``: each array variable's / Kleene group's (Kleene node,
-    before, after, scope, near) (:func:`_kleene_contexts`); ``var_nodes``: the positive variables;
-    ``kvs``: the array variables; ``group_of``: a group's variable -> the group's index; ``order``: each
-    construct's lead in pattern order (the order the lists are collected in); ``construct``: a lead -> its
-    Kleene variables; ``lead_of``: a Kleene variable -> its construct's lead.
-    """
-
-    full: Node
-    body: Node
-    contexts: dict
-    anchors: dict[str, str]
-    closures: list
-    groups: list
-    var_nodes: dict[str, EventVar]
-    kvs: tuple[str, ...]
-    group_of: dict[str, int]
-    order: tuple[str, ...]
-    construct: dict[str, tuple[str, ...]]
-    lead_of: dict[str, str]
-
-
-def _structure(body: Node) -> _Structure:
-    """The structure of pattern body ``body`` as :func:`logical_plan` reads it (raises
-    UnsupportedPatternError for a structure the compiled engine does not evaluate)."""
-    check_structure(body)  # where negations and closures may stand (section 7), as validate checks
-    full = flatten(body)
-    contexts = negation_contexts(full)
-    anchors = anchor_vars(full)
-    every = _kleene_contexts(full, anchors)
-    positive_body = positive(full)
-    groups = [g for g in every if _array(g[0]) is None]
-    closures = [k for k in every if _array(k[0]) is not None]
-    kvs = tuple(k.body.name for k, *_ in closures)
-    construct = {**{kv: (kv,) for kv in kvs}, **{g.body.items[0].name: tuple(v.name for v in g.body.items)
-                                                 for g, *_ in groups}}
-    return _Structure(full, positive_body, contexts, anchors, closures, groups,
-                      {v.name: v for v in walk_nodes(positive_body) if isinstance(v, EventVar)}, kvs,
-                      {v.name: i for i, (g, *_) in enumerate(groups) for v in g.body.items},
-                      tuple(_lead(k) for k, *_ in every), construct,
-                      {v: lead for lead, vs in construct.items() for v in vs})
-
-
-@dataclass(slots=True)
-class _Classes:
-    """The WHERE conjuncts in their classes (ZStream 4.1; semantics section 4), each class in WHERE order,
-    as :func:`_classify` sorts them: the fields of :class:`LogicalPlan` (``key``, ``filters`` per
-    variable, ``joins``, ``constants``), of each :class:`Negated` by its variable (``conds``,
-    ``list_conds``, ``each_conds``), of each :class:`Closure` by its variable (``kleene``) and of each
-    :class:`Group` by its index (``grouped``)."""
-
-    key: list[str]
-    filters: dict[str, list[E.Expr]]
-    joins: list[E.Expr]
-    constants: list[E.Expr]
-    conds: dict[str, list[E.Expr]]
-    list_conds: dict[str, list[E.Expr]]
-    each_conds: dict[str, list[E.Expr]]
-    kleene: dict[str, dict[str, list[E.Expr]]]
-    grouped: list[dict[str, list[E.Expr]]]
-
-    @classmethod
-    def empty(cls, s: _Structure) -> "_Classes":
-        """Every class empty; a filter for every variable but the anchors, which take their construct's
-        once every conjunct is sorted (:func:`_anchor_conjuncts`)."""
-        return cls([], {v: [] for v in (*s.var_nodes, *s.contexts, *s.kvs, *s.group_of)
-                        if v not in s.anchors.values()}, [], [],
-                   {v: [] for v in s.contexts}, {v: [] for v in s.contexts}, {v: [] for v in s.contexts},
-                   {kv: {"member": [], "list": [], "prev": [], "cross": [], "each": []} for kv in s.kvs},
-                   [{"joins": [], "member": [], "prev": [], "lists": [], "each": [], "cross": []}
-                    for _ in s.groups])
-
-
 def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan:
     """Analyse ``pattern`` (see the module docstring); raises UnsupportedPatternError for what the
     compiled engine does not evaluate.  ``in_conj``: negated variables ranged as with an AND ancestor
@@ -682,15 +237,12 @@ def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan
     meaning here; ``[attr]`` keys the negated events and the closure's members
     too, and ``[attr = v]`` is also a filter on every variable.
 
-    Three steps, each a concept of its own: the structure (:func:`_structure`), the conjuncts sorted into
-    their classes against it (:func:`_classify`; an anchor then takes its construct's first member's,
-    :func:`_anchor_conjuncts`), and the records of the negations, closures and groups made from both.
+    Three steps, each a concept of its own: the structure (:func:`~.conjunct_classes.pattern_structure`),
+    the conjuncts sorted into their classes against it (:func:`~.conjunct_classes.classify`), and the
+    records of the negations, closures and groups made from both.
     """
-    s = _structure(pattern.body)
-    cs = _Classes.empty(s)
-    for c in E.conjuncts(pattern.where):
-        _classify(c, s, cs)
-    _anchor_conjuncts(s, cs)
+    s = pattern_structure(pattern.body)
+    cs = classify(pattern.where, s)
     if cs.joins and isinstance(s.body, EventVar):
         raise UnsupportedPatternError("multi-variable predicate on a one-variable pattern")
     return LogicalPlan(pattern, s.body, pattern.window, {v: n.types for v, n in s.var_nodes.items()},
@@ -698,118 +250,7 @@ def logical_plan(pattern: Pattern, in_conj: tuple[str, ...] = ()) -> LogicalPlan
                        tuple(cs.constants), _negations(s, cs, in_conj), _closures(s, cs), _groups(s, cs), s.order)
 
 
-def _classify(c: E.Expr, s: _Structure, cs: _Classes) -> None:
-    """Put WHERE conjunct ``c`` in its class in ``cs`` (or raise), by what it reads: an equivalence test,
-    a negated variable with Kleene constructs, several constructs, one group, one closure, or single
-    events only.  Each reading has its own classes (the records' fields) and its own refusals."""
-    if isinstance(c, E.Equiv):
-        _classify_equivalence(c, cs)
-        return
-    vs = E.variables(c)
-    leads = sorted({s.lead_of[v] for v in vs if v in s.lead_of}, key=s.order.index)
-    gs = {s.group_of[v] for v in vs if v in s.group_of}
-    if leads and vs & s.contexts.keys():
-        _classify_negation_on_lists(c, s, cs, several=bool(gs) or len(leads) > 1)
-    elif len(leads) > 1:
-        # tested once every list it reads is made: by the last one's collection
-        last, cls, e = _kleene_multi_class(c, leads, s.construct)
-        if last in cs.kleene:
-            cs.kleene[last][cls].append(e)
-        else:
-            cs.grouped[s.group_of[last]]["lists" if cls == "list" else cls].append(e)
-    elif gs:
-        gi, cls, e = _group_class(c, gs, s.group_of, s.full)
-        (cs.filters[next(iter(E.variables(e)))] if cls == "filter" else cs.grouped[gi][cls]).append(e)
-    elif leads:
-        _classify_on_closure(c, leads[0], cs)
-    else:
-        _classify_on_events(c, s, cs)
-
-
-def _classify_equivalence(c: E.Equiv, cs: _Classes) -> None:
-    """``[attr]``: a key attribute (ZStream 5.4 partitions by it); ``[attr = v]`` also a filter on every
-    variable, negated and Kleene ones too (SASE section 2)."""
-    if c.attr not in cs.key:
-        cs.key.append(c.attr)
-    if c.value is not None:
-        for v in cs.filters:
-            cs.filters[v].append(E.Cmp("=", E.Attr(v, c.attr), c.value))
-
-
-def _classify_negation_on_lists(c: E.Expr, s: _Structure, cs: _Classes, several: bool) -> None:
-    """A negation condition reading Kleene constructs: on their whole lists, member-wise on one closure,
-    or for every member (``several``: of a group, or of each construct it reads member-wise, every
-    combination; section 4)."""
-    lvars = sorted(v for v in E.variables(c) if v in s.lead_of)
-    n, cls = _negation_kleene_class(c, lvars, s.contexts.keys(), s.full, group=several)
-    if cls == "list":
-        cs.list_conds[n].append(c)
-    elif cls == "each":
-        for v in lvars:
-            c = _each_ref(c, v)
-        cs.each_conds[n].append(c)
-    else:  # one closure's member, read as a single event
-        cs.conds[n].append(_member_ref(c, lvars[0]))
-
-
-def _classify_on_closure(c: E.Expr, kv: str, cs: _Classes) -> None:
-    """A conjunct on closure ``kv`` and single variables (:func:`_kleene_class`): a filter on its members
-    alone, member-wise with other variables, iterative, on its whole list, or a member with its list."""
-    cls = _kleene_class(c, kv)
-    if cls == "prev":
-        cs.kleene[kv]["prev"].append(_prev_ref(c, kv))
-    elif cls == "list":
-        cs.kleene[kv]["list"].append(c)
-    elif cls == "each":
-        cs.kleene[kv]["each"].append(_each_ref(c, kv))
-    else:
-        (cs.filters[kv] if cls == "filter" else cs.kleene[kv]["member"]).append(_member_ref(c, kv))
-
-
-def _classify_on_events(c: E.Expr, s: _Structure, cs: _Classes) -> None:
-    """A conjunct reading single events only (ZStream 4.1): a constant, a variable's filter, a join
-    predicate, or a negated variable's filter or condition (section 7); two negated variables in one
-    conjunct, or variables of two OR branches, are refused."""
-    _check_expr_supported(c)
-    vs = E.variables(c)
-    negs = vs & s.contexts.keys()
-    if len(negs) > 1:
-        raise UnsupportedPatternError(f"a predicate mentions two negated variables {sorted(negs)}")
-    if negs:
-        (n,) = negs
-        if vs == negs:
-            cs.filters[n].append(c)
-            return
-        if isinstance(lca(s.full, frozenset(vs)), Disj):
-            raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
-        cs.conds[n].append(c)
-    elif not vs:
-        cs.constants.append(c)
-    elif len(vs) == 1:
-        cs.filters[next(iter(vs))].append(c)
-    else:
-        if isinstance(lca(s.body, frozenset(vs)), Disj):
-            raise UnsupportedPatternError(f"predicate over variables of different OR branches: {sorted(vs)}")
-        cs.joins.append(c)
-
-
-def _anchor_conjuncts(s: _Structure, cs: _Classes) -> None:
-    """The conjuncts of each anchor (:func:`anchor_vars`): the anchor is its construct's first member, so
-    it passes what every member passes, as a filter or (member-wise with other variables; a group's
-    first iteration's iteration-local conjuncts too) a join predicate."""
-    for kv, anchor in s.anchors.items():
-        cs.filters[anchor] = list(cs.filters[kv])
-        if kv in s.group_of:  # a group's first iteration: its iteration-local and member-wise conjuncts
-            if kv == s.groups[s.group_of[kv]][0].body.items[0].name:
-                g = cs.grouped[s.group_of[kv]]
-                cs.joins += [map_expr(c, lambda x: E.Attr(s.anchors[x.var], x.attr) if isinstance(x, E.Attr)
-                                      and x.var in s.group_of else None) for c in g["joins"] + g["member"]]
-            continue
-        cs.joins += [map_expr(c, lambda x: E.Attr(anchor, x.attr) if isinstance(x, E.Attr) and x.var == kv
-                              else None) for c in cs.kleene[kv]["member"]]
-
-
-def _negations(s: _Structure, cs: _Classes, in_conj: tuple[str, ...]) -> tuple[Negated, ...]:
+def _negations(s: PatternStructure, cs: Classes, in_conj: tuple[str, ...]) -> tuple[Negated, ...]:
     """Each negated variable's record (section 7): its range from its context, its conjuncts from ``cs``,
     and an ``anchor`` where its nearest SEQ neighbours and its conditions alone decide its range."""
     out = []
@@ -823,7 +264,7 @@ def _negations(s: _Structure, cs: _Classes, in_conj: tuple[str, ...]) -> tuple[N
     return tuple(out)
 
 
-def _closures(s: _Structure, cs: _Classes) -> tuple[Closure, ...]:
+def _closures(s: PatternStructure, cs: Classes) -> tuple[Closure, ...]:
     """Each array variable's record (section 6), in pattern order.  A closure ordered before an anchored
     one ends before its first member, the anchor, until its list is made (its collection drops the
     anchor); an anchored closure's list holds at least its anchor."""
@@ -836,7 +277,7 @@ def _closures(s: _Structure, cs: _Classes) -> tuple[Closure, ...]:
                  for kv, (knode, before, after, scope, near) in zip(s.kvs, s.closures))
 
 
-def _groups(s: _Structure, cs: _Classes) -> tuple[Group, ...]:
+def _groups(s: PatternStructure, cs: Classes) -> tuple[Group, ...]:
     """Each Kleene group's record (section 6), in pattern order: as :func:`_closures`, with one anchor per
     variable where its first iteration is anchored."""
     anchors = s.anchors

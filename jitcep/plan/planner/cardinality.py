@@ -343,9 +343,32 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     lists the collection would have made with the conjunct."""
     span = float(span)
     pairs = _Pairs(logical, stats, span)
-    rate = stats.rates
     layout = _layout(logical)
-    units, alts = layout.units, layout.alts
+    weights, card = _unit_cards(layout, pairs, stats.rates, span)
+    sel, order = _unit_factors(layout, pairs, weights)
+    T = _closure_units(closures, logical, stats, layout, weights, max(span, 1.0))
+    units, card = layout.units + T.names, card + T.cards
+    m, n = len(card), len(layout.units)
+    count, before = layout.count, layout.before
+    sel = [row + [1.0] * (m - n) for row in sel] + [[1.0] * m for _ in range(m - n)]
+    order = [row + [1.0] * (m - n) for row in order] + [[1.0] * m for _ in range(m - n)]
+    count = [row + [0] * (m - n) for row in count] + [[0] * m for _ in range(m - n)]
+    for k, read, passing in T.later:  # split evenly in log space over the pairs (T', unit)
+        for i in read:
+            sel[k][i] = sel[i][k] = sel[k][i] * passing ** (1.0 / len(read))
+            count[k][i] = count[i][k] = count[k][i] + 1
+    # a closure unit is neutral to whether a join is a SEQ join (its lists lie between its neighbours):
+    # "before" and "after" every other unit, so ((a, c) + T', d) is priced as the SEQ join ((a, c), d)
+    before = (tuple(row + (True,) * (m - n) for row in before)
+              + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
+    return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), layout.latency, T.found,
+                            order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+
+
+def _unit_cards(layout: _Layout, pairs: _Pairs, rate: dict, span: float) -> tuple[list, list]:
+    """(weights, card) per unit of ``layout``: an OR's card is the sum of its alternatives' PM (Kolchinsky
+    & Schuster 3.2, each alternative's records with its pairwise factors), its weights their shares of
+    it (even where all are 0); a unit of one variable has ``span * rate`` records and one weight of 1."""
 
     def records(S) -> float:
         out = math.prod(span * rate.get(v, DEFAULT_RATE) for v in S)
@@ -356,7 +379,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         return out
 
     weights, card = [], []
-    for al, v in zip(alts, layout.single):
+    for al, v in zip(layout.alts, layout.single):
         if v is not None:  # records(frozenset((v,))) without the walk
             total = span * rate.get(v, DEFAULT_RATE)
             weights.append([1.0])  # its one alternative
@@ -366,7 +389,13 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         total = sum(rs)
         weights.append([r / total for r in rs] if total > 0 else [1.0 / len(al)] * len(al))
         card.append(total)
-    n = len(alts)
+    return weights, card
+
+
+def _unit_factors(layout: _Layout, pairs: _Pairs, weights: list) -> tuple[list, list]:
+    """(sel, order) between every two units of ``layout``: the predicates' factor times the SEQ order's,
+    and the order's alone, each averaged over an OR unit's alternatives weighted by their records."""
+    alts = layout.alts
 
     def mixed(i, j, f) -> float:
         out = 0.0
@@ -388,15 +417,33 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     for i, j in layout.mixed:
         sel[i][j] = sel[j][i] = mixed(i, j, pairs.factor)
         order[i][j] = order[j][i] = mixed(i, j, pairs.order)
-    count, before, latency = layout.count, layout.before, layout.latency
-    units_of = layout.unit_vars
+    return sel, order
+
+
+class _TUnits(NamedTuple):
+    """The closures planned as units (Kolchinsky & Schuster 4's ``T'``), after the pattern's units:
+    ``names``, ``cards``, their :class:`ClosureUnit` records (``found``), and per conjunct split off a
+    collection (``later``) its unit's index, the units it reads, and the share of lists passing it."""
+
+    names: tuple
+    cards: list
+    found: tuple
+    later: list
+
+
+def _closure_units(closures, logical: LogicalPlan, stats: Statistics, layout: _Layout, weights: list,
+                   W: float) -> _TUnits:
+    """The units ``T'`` of :func:`join_problem`'s ``closures`` (its docstring): each one's card the lists
+    per record of the join binding ``need``, its :class:`ClosureUnit`, and the shares of its split
+    conjuncts; ``W`` the window's span, at least 1."""
+    rate = stats.rates
+    units_of, alts, n = layout.unit_vars, layout.alts, len(layout.units)
     kv = logical.closure_vars
-    W = max(span, 1.0)
 
     def conjunct(e: E.Expr) -> float:
         return stats.selectivities.get(expr_to_text(display_expr(e, kv)), DEFAULT_SELECTIVITY)
 
-    found, later, index = [], [], {}
+    names, cards, found, later, index = (), [], [], [], {}
     singles = frozenset().union(*units_of)
 
     def rate_of(v: str) -> float:
@@ -411,8 +458,8 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
         lists *= _unit_adjacency(K, mode, prior, closures, frozenset(need) & singles, W, rate_of, conjunct)
         # capped so that no PM of an admitted plan overflows to inf (the searches must tell it from a
         # refused join); a closure with that many lists per record is priced out of every place anyway
-        card.append(min(lists, CLOSURE_CARD_CAP))
-        units += (name,)
+        cards.append(min(lists, CLOSURE_CARD_CAP))
+        names += (name,)
         index[name] = n + len(found)
         mask = sum(1 << i for i, vs in enumerate(units_of) if vs & set(need))
         mask |= sum(1 << index[v] for v in need if v in index)  # a closure right before it (kleene_units)
@@ -426,23 +473,10 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
                                          _construct_lists(K, mode, s, W, rate_of, conjunct), took)
         else:
             shares = _split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
-        for e, share in zip(conds, shares):
+        for e, passing in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
-            later.append((n + len(found) - 1, read, share))
-    m = len(card)
-    sel = [row + [1.0] * (m - n) for row in sel] + [[1.0] * m for _ in range(m - n)]
-    order = [row + [1.0] * (m - n) for row in order] + [[1.0] * m for _ in range(m - n)]
-    count = [row + [0] * (m - n) for row in count] + [[0] * m for _ in range(m - n)]
-    for k, read, share in later:  # split evenly in log space over the pairs (T', unit)
-        for i in read:
-            sel[k][i] = sel[i][k] = sel[k][i] * share ** (1.0 / len(read))
-            count[k][i] = count[i][k] = count[k][i] + 1
-    # a closure unit is neutral to whether a join is a SEQ join (its lists lie between its neighbours):
-    # "before" and "after" every other unit, so ((a, c) + T', d) is priced as the SEQ join ((a, c), d)
-    before = (tuple(row + (True,) * (m - n) for row in before)
-              + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
-    return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), latency, tuple(found),
-                            order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+            later.append((n + len(found) - 1, read, passing))
+    return _TUnits(names, cards, tuple(found), later)
 
 
 def _unit_adjacency(K, mode: str, prior: list, closures, s: frozenset, W: float, rate, sel) -> float:
@@ -518,106 +552,138 @@ def estimate_work(plan: PhysicalPlan, stats: Statistics, span: float) -> dict[in
     predicates), a union its inputs' records, a negation or Kleene operator its input
     records (each looks up its range once: ZStream's NEG and NSEQ read ``CARD_SEQ`` / ``CARD_C``, not
     the negated events)."""
-    # a window shorter than one ts unit spans 0 (only simultaneous events): count it as one unit
-    W = max(float(span), 1.0)
-    T = float(stats.extent) if stats.extent is not None else W
-    P = float(max(stats.partitions, 1))
-    scale = P * T / W
-    kv = plan.list_vars
+    work = _Work(plan, stats, span)
+    work(plan.root)
+    return work.out
 
-    def sel(e: E.Expr) -> float:
-        return stats.selectivities.get(expr_to_text(display_expr(e, kv)), DEFAULT_SELECTIVITY)
 
-    def rate(v: str) -> float:
-        return stats.rates.get(v, DEFAULT_RATE)
+class _Work:
+    """:func:`estimate_work`'s walk over a plan: per operator, by its kind, the alternatives it outputs
+    (the variables each binds, with its records: one per OR alternative below) and what it examines;
+    ``out`` the answer, ``collected`` each closure's (group's) collection and the variables it collected
+    over, for a :class:`ListFilter` above it.  ``W``: the window's span (a window shorter than one ts
+    unit spans 0, only simultaneous events: counted as one unit); ``T`` the table's extent, ``P`` its
+    partitions, ``scale`` the windows in the table."""
 
-    order = _PlanOrder(plan)
-    out: dict[int, tuple[float, float]] = {}
-    collected: dict[str, tuple] = {}  # closure variable -> (its KleeneCollect, the variables it collected over)
+    def __init__(self, plan: PhysicalPlan, stats: Statistics, span: float):
+        self.W = max(float(span), 1.0)
+        self.T = float(stats.extent) if stats.extent is not None else self.W
+        self.P = float(max(stats.partitions, 1))
+        self.scale = self.P * self.T / self.W
+        self.stats, self.kv = stats, plan.list_vars
+        self.order = _PlanOrder(plan)
+        self.out: dict[int, tuple[float, float]] = {}
+        # closure variable -> (its KleeneCollect, the variables it collected over)
+        self.collected: dict[str, tuple] = {}
 
-    def rec(node) -> list[tuple[frozenset, float]]:
-        if isinstance(node, Scan):
-            r = rate(node.var)
-            alts = [(frozenset((node.var,)), saturated(r * T * P, r, T, P))]
-            inputs = alts[0][1]
-        elif isinstance(node, (Union, DisjunctUnion)):
-            alts = [a for c in node.children for a in rec(c)]
-            inputs = sum(r for _, r in alts)
-        elif isinstance(node, (SeqJoin, AndJoin)):
-            alts, inputs = [], 0.0
-            for (sa, ra), (sb, rb) in product(rec(node.left), rec(node.right)):
-                s = sa | sb
-                pairs = ra * rb * len(s) / (len(sa) * len(sb) * scale)
-                if isinstance(node, SeqJoin):  # it reads only the pairs in order: every left event first
-                    pairs /= math.comb(len(sa) + len(sb), len(sa))
-                    tested = 1.0
-                else:  # it reads every pair within the window, and tests its sequence pairs' order
-                    tested = order.across(s, sa, sb, node.sequence)
-                pairs = saturated(pairs, ra, rb)
-                inputs += pairs
-                tested *= math.prod(sel(p) for p in node.predicates if E.variables(p) <= s)
-                alts.append((s, saturated(pairs * tested, pairs, tested)))
-        elif isinstance(node, NegationFilter):
-            neg = node.neg
-            alts = []
-            given = rec(node.input)
-            for s, r in given:
-                conds = math.prod(sel(c) for c in neg.conds if E.variables(c) - {neg.var} <= s)
-                none = none_in_range(rate(neg.var) * conds, neg.before, neg.after, neg.in_conj, s, W)
-                alts.append((s, saturated(r * none, r, none)))
-            inputs = sum(r for _, r in given)
-        elif isinstance(node, KleeneCollect):
-            given = rec(node.input)
-            # a closure in an OR branch makes lists for the records through its branch; the others keep one
-            alts = [(s, _times(r, _lists(node, s, W, rate, sel), _after_lists(node.closure, s, W, rate, sel, collected),
-                               _kept(node, s, W, rate, sel))
-                     if not node.closure.scope or s & set(node.closure.scope) else r) for s, r in given]
-            inputs = sum(r for _, r in given)
-            collected[node.closure.var] = (node, given[0][0])
-        elif isinstance(node, ListFilter):  # the share of the carried lists passing what their collection left
-            given = rec(node.input)
-            kc, over = collected[node.var]
-            split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
-            K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
-            share = math.prod(_split_shares(K, getattr(kc, "mode", "all"), split, over, W, rate, sel))
-            scope = set(K.scope)  # in an OR branch: the records through it only
-            alts = [(s, saturated(r * share, r, share) if not scope or s & scope else r) for s, r in given]
-            inputs = sum(r for _, r in given)
-        elif isinstance(node, GroupCollect):
-            rec(node.body)  # its iterations, priced as joins
-            given = rec(node.input)
-            g = node.group
-            alts = [(s, _times(r, _group_lists(g, s, W, rate, sel), _after_lists(g, s, W, rate, sel, collected))
-                     if not g.scope or s & set(g.scope) else r) for s, r in given]
-            inputs = sum(r for _, r in given)
-            collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
-        elif isinstance(node, SemiJoinReduce):
-            # no estimate of what it removes yet: the matches are its input's, an upper bound
-            alts = rec(node.input)
-            inputs = sum(r for _, r in alts)
-        elif isinstance(node, (Contiguity, OutputPolicy)):
-            # no statistics describe them (semantics 9): their input's rows, an upper bound
-            alts = rec(node.input)
-            inputs = sum(r for _, r in alts)
-        elif isinstance(node, NfaRuns):  # Kolchinsky 5.2's m[k] over the states in pattern order
-            for c in node.children:
-                rec(c)
-            cards = [W * rate(s.var) for s in node.states]
-            sels = [math.prod(sel(p) for p in (*edge, *lists))
-                    for edge, lists in zip(node.edges, node.list_edges or [()] * len(node.edges))]
-            contiguity = None
-            if node.strategy in ("strict_contiguity", "partition_contiguity"):
-                contiguity = min(1.0, 1.0 / sum(cards)) if sum(cards) > 0 else 1.0
-            m = next_match_partials(cards, sels, contiguity)
-            alts = [(frozenset(node.vars), saturated(m[-1] * scale, m[-1], scale))]
-            inputs = saturated(sum(m) * scale, sum(m), scale)
+    def sel(self, e: E.Expr) -> float:
+        return self.stats.selectivities.get(expr_to_text(display_expr(e, self.kv)), DEFAULT_SELECTIVITY)
+
+    def rate(self, v: str) -> float:
+        return self.stats.rates.get(v, DEFAULT_RATE)
+
+    def __call__(self, node) -> list[tuple[frozenset, float]]:
+        for kinds, walk in _Work.WALKS:
+            if isinstance(node, kinds):
+                alts, inputs = walk(self, node)
+                break
         else:
             raise TypeError(f"unknown operator {type(node).__name__}")
-        out[id(node)] = (saturated(inputs), saturated(sum(r for _, r in alts)))
+        self.out[id(node)] = (saturated(inputs), saturated(sum(r for _, r in alts)))
         return alts
 
-    rec(plan.root)
-    return out
+    def scan(self, node: Scan):
+        r = self.rate(node.var)
+        alts = [(frozenset((node.var,)), saturated(r * self.T * self.P, r, self.T, self.P))]
+        return alts, alts[0][1]
+
+    def union(self, node):
+        alts = [a for c in node.children for a in self(c)]
+        return alts, sum(r for _, r in alts)
+
+    def join(self, node):
+        """The pairs of its inputs' alternatives within the window (ZStream Table 2's ``C_i``), each kept
+        as its predicates (and an AND join's sequence pairs' order) pass it."""
+        alts, inputs = [], 0.0
+        for (sa, ra), (sb, rb) in product(self(node.left), self(node.right)):
+            s = sa | sb
+            pairs = ra * rb * len(s) / (len(sa) * len(sb) * self.scale)
+            if isinstance(node, SeqJoin):  # it reads only the pairs in order: every left event first
+                pairs /= math.comb(len(sa) + len(sb), len(sa))
+                tested = 1.0
+            else:  # it reads every pair within the window, and tests its sequence pairs' order
+                tested = self.order.across(s, sa, sb, node.sequence)
+            pairs = saturated(pairs, ra, rb)
+            inputs += pairs
+            tested *= math.prod(self.sel(p) for p in node.predicates if E.variables(p) <= s)
+            alts.append((s, saturated(pairs * tested, pairs, tested)))
+        return alts, inputs
+
+    def negation(self, node: NegationFilter):
+        neg = node.neg
+        alts = []
+        given = self(node.input)
+        for s, r in given:
+            conds = math.prod(self.sel(c) for c in neg.conds if E.variables(c) - {neg.var} <= s)
+            none = none_in_range(self.rate(neg.var) * conds, neg.before, neg.after, neg.in_conj, s, self.W)
+            alts.append((s, saturated(r * none, r, none)))
+        return alts, sum(r for _, r in given)
+
+    def kleene(self, node: KleeneCollect):
+        W, rate, sel, collected = self.W, self.rate, self.sel, self.collected
+        given = self(node.input)
+        # a closure in an OR branch makes lists for the records through its branch; the others keep one
+        alts = [(s, _times(r, _lists(node, s, W, rate, sel), _after_lists(node.closure, s, W, rate, sel, collected),
+                           _kept(node, s, W, rate, sel))
+                 if not node.closure.scope or s & set(node.closure.scope) else r) for s, r in given]
+        collected[node.closure.var] = (node, given[0][0])
+        return alts, sum(r for _, r in given)
+
+    def list_filter(self, node: ListFilter):
+        """The share of the carried lists passing what their collection left."""
+        given = self(node.input)
+        kc, over = self.collected[node.var]
+        split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
+        K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
+        share = math.prod(_split_shares(K, getattr(kc, "mode", "all"), split, over, self.W, self.rate, self.sel))
+        scope = set(K.scope)  # in an OR branch: the records through it only
+        alts = [(s, saturated(r * share, r, share) if not scope or s & scope else r) for s, r in given]
+        return alts, sum(r for _, r in given)
+
+    def group(self, node: GroupCollect):
+        W, rate, sel = self.W, self.rate, self.sel
+        self(node.body)  # its iterations, priced as joins
+        given = self(node.input)
+        g = node.group
+        alts = [(s, _times(r, _group_lists(g, s, W, rate, sel), _after_lists(g, s, W, rate, sel, self.collected))
+                 if not g.scope or s & set(g.scope) else r) for s, r in given]
+        self.collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
+        return alts, sum(r for _, r in given)
+
+    def bounded_above(self, node):
+        """A semi-join reduction (no estimate of what it removes yet), a contiguity or output policy (no
+        statistics describe them, semantics 9): their input's rows, an upper bound."""
+        alts = self(node.input)
+        return alts, sum(r for _, r in alts)
+
+    def nfa_runs(self, node: NfaRuns):
+        """Kolchinsky 5.2's m[k] over the states in pattern order."""
+        for c in node.children:
+            self(c)
+        cards = [self.W * self.rate(s.var) for s in node.states]
+        sels = [math.prod(self.sel(p) for p in (*edge, *lists))
+                for edge, lists in zip(node.edges, node.list_edges or [()] * len(node.edges))]
+        contiguity = None
+        if node.strategy in ("strict_contiguity", "partition_contiguity"):
+            contiguity = min(1.0, 1.0 / sum(cards)) if sum(cards) > 0 else 1.0
+        m = next_match_partials(cards, sels, contiguity)
+        scale = self.scale
+        alts = [(frozenset(node.vars), saturated(m[-1] * scale, m[-1], scale))]
+        return alts, saturated(sum(m) * scale, sum(m), scale)
+
+    WALKS = ((Scan, scan), ((Union, DisjunctUnion), union), ((SeqJoin, AndJoin), join), (NegationFilter, negation),
+             (KleeneCollect, kleene), (ListFilter, list_filter), (GroupCollect, group),
+             ((SemiJoinReduce, Contiguity, OutputPolicy), bounded_above), (NfaRuns, nfa_runs))
 
 
 class _PlanOrder:

@@ -70,6 +70,7 @@ import math
 import numpy as np
 
 from ..._memo import PerObject, PerObjectAndKey
+from ...codegen.predicates import KeptPredicateSets, column_specs
 from ...errors import JitcepError, StatisticsError
 from ...kernels.grouping import count_codes
 from ...kernels.sampling import (SEED_MAX, below_share, block_sample, candidates, choose, draw_sample, extend_tuples,
@@ -380,10 +381,10 @@ _shape = PerObject(_shape_of)  # a rerun query estimates on the same logical pla
 # and asking the structure for the order of its variables took a fifth of the estimate
 
 
-# generating the source costs ~0.5 ms: one set per logical plan (whose leaves and conjuncts give the same
-# predicate objects every call, _shape) and columns; keyed by the plan, not by the predicates' values, as
-# hashing the expression trees on every call cost ~7% of the estimate (cProfile)
-_PREDICATE_SETS = PerObjectAndKey()  # per logical plan: column specs -> the predicate set
+# one set per logical plan (whose leaves and conjuncts give the same predicates every call, _shape), by
+# identity as the run's are, and columns; keyed by the plan, not by the predicates' values, as hashing the
+# expression trees on every call cost ~7% of the estimate (cProfile)
+_PREDICATE_SETS = KeptPredicateSets()
 _USED = PerObject(lambda logical: sorted(E.columns_read(_predicates(logical))))  # the columns they read
 
 
@@ -431,11 +432,8 @@ def _type_layout_of(lv: dict[str, Leaf], type_names: tuple[str, ...]) -> tuple[l
 
 
 def _predicate_set(logical, preds, table):
-    from ...codegen import PredicateSet
-    from ...codegen.predicates import column_specs
-
-    specs = column_specs(table, _USED(logical))
-    return _PREDICATE_SETS(logical, tuple(specs.values()), lambda: PredicateSet(preds, specs))
+    """The predicate set of ``preds`` (:func:`_predicates` of ``logical``) over ``table``'s columns."""
+    return _PREDICATE_SETS((logical,), preds, column_specs(table, _USED(logical)))
 
 
 def _key_codes(table, key: tuple[str, ...], positions: np.ndarray, streams: bool) -> np.ndarray:
