@@ -563,6 +563,7 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         Lr = (*L[:3], Lg[g0:g1 + 1], *L[4:])
         Rr = (*R[:3], Rg[g0:g1 + 1], *R[4:])
         size = (sized_by != 2) * (Lg[g1] - Lg[g0]) + (sized_by != 0) * (Rg[g1] - Rg[g0])
+        size *= 1 + (sized_by == 1)  # an AND join pairs a record with others on either side of it
         if pairs and (g0, g1) == (0, len(Lg) - 1):
             size = pairs
         if kernel is not _and_join:
