@@ -286,6 +286,18 @@ def candidate_rows(pos, sets, skip, cols):
                   for q, s in enumerate(sets) if not skip[q] for e in s)
 
 
+def killed_where(pos, sets, preds, neg_var, rec_vars, table):
+    """Twin of kernels.negation_filtered.killed_where: per record, whether some event of its candidate set
+    (``sets``, its own events left out) bound to ``neg_var``, the record's columns to ``rec_vars``, makes
+    every predicate of ``preds`` TRUE (:func:`truth`; one with an unbound variable passes)."""
+    out = []
+    for q, s in enumerate(sets):
+        b = {v: int(pos[q][k]) for k, v in enumerate(rec_vars)}
+        out.append(any(all(any({**b, neg_var: e}[v] < 0 for v in E.variables(p)) or
+                           truth(p, {**b, neg_var: e}, table) is True for p in preds) for e in sorted(s)))
+    return out
+
+
 def negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj):
     """Per record of ``buf``: the set of ``leaf`` events in its section 7 range, its own events excluded.
 
