@@ -50,10 +50,11 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     pairs (record, candidate) are tested with the generated predicates, in
     rounds (:func:`_rounds`).  Either way a record dies with its first
     candidate passing every condition that applies (a condition whose other
-    variables are unbound, an OR branch not taken, does not apply: section 4).  A member of the record's lists is a positive event of
-    the match, never a candidate (section 7, condition 1): a closure in the
-    negation's AND, or a list's middle members tied in time with its
-    neighbours under ``nondecreasing_ts``, may lie in its range.
+    variables are unbound, an OR branch not taken, does not apply: section 4).
+    A member of the record's lists is a positive event of the match, never a
+    candidate (section 7, condition 1): a closure in the negation's AND, or a
+    list's middle members tied in time with its neighbours under
+    ``nondecreasing_ts``, may lie in its range.
     """
     m = len(buf)
     events = leaf(state, neg.var, neg.types, neg.filter)
