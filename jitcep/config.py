@@ -68,6 +68,9 @@ JOIN_WHERE_MIN_RIGHT = 1 << 12  # right records from which a SEQ join with predi
 #                                generated for it would be compiled for nothing (~0.9 s the first time for
 #                                googleIncrease's; perf/notes/opencep.md, "A SEQ join's predicates generated
 #                                into its loop")
+NEG_WHERE_MIN_RECORDS = 1 << 12  # records from which a negation with conditions tests them in the loop over its
+#                                  candidates (execute/negation.py, codegen/negation_where.py): below, the
+#                                  rounds of pairs are cheap and the function would be compiled for nothing
 KERNEL_MIN_PAIRS = 1 << 14  # candidate pairs below which NumPy gathers a join's columns and keeps its pairs
 #                             (pair_columns, keep_pairs): a kernel call's dispatch costs more than such a pass
 

@@ -210,6 +210,22 @@ def and_join(L, R, ts, wt, W, distinct):
     return out
 
 
+def and_join_where(L, R, ts, wt, W, distinct, preds, left_vars, right_vars, table):
+    """Twin of kernels.and_join_filtered.and_join_where: the pairs of :func:`and_join` whose events make
+    every predicate of ``preds`` TRUE as :func:`seq_join_where` tests them, in the AND join's merge order:
+    by partition, then by the later record's end (a left record before a right one ending at the same
+    event), that record, then the other one."""
+    Lpos, Rpos, Lend, Rend = L[0], R[0], L[2], R[2]
+    out = []
+    for l, r, g in and_join(L, R, ts, wt, W, distinct):
+        b = {v: int(Lpos[l][k]) for k, v in enumerate(left_vars)}
+        b.update({v: int(Rpos[r][k]) for k, v in enumerate(right_vars)})
+        if all(any(b[v] < 0 for v in E.variables(p)) or truth(p, b, table) is True for p in preds):
+            out.append((l, r, g))
+    return sorted(out, key=lambda t: (t[2], int(Lend[t[0]]), 0, t[0], t[1]) if Lend[t[0]] > Rend[t[1]]
+                  else (t[2], int(Rend[t[1]]), 1, t[1], t[0]))
+
+
 def _leaf_events(leaf):
     """(index, position, ts, partition) of each event of a leaf (positions, ts, partition offsets)."""
     P, T, goff = leaf
@@ -268,6 +284,18 @@ def candidate_rows(pos, sets, skip, cols):
     sorted."""
     return sorted((q, e, tuple(e if c < 0 else int(pos[q][c]) for c in cols))
                   for q, s in enumerate(sets) if not skip[q] for e in s)
+
+
+def killed_where(pos, sets, preds, neg_var, rec_vars, table):
+    """Twin of kernels.negation_filtered.killed_where: per record, whether some event of its candidate set
+    (``sets``, its own events left out) bound to ``neg_var``, the record's columns to ``rec_vars``, makes
+    every predicate of ``preds`` TRUE (:func:`truth`; one with an unbound variable passes)."""
+    out = []
+    for q, s in enumerate(sets):
+        b = {v: int(pos[q][k]) for k, v in enumerate(rec_vars)}
+        out.append(any(all(any({**b, neg_var: e}[v] < 0 for v in E.variables(p)) or
+                           truth(p, {**b, neg_var: e}, table) is True for p in preds) for e in sorted(s)))
+    return out
 
 
 def negation_candidates(buf, leaf, ts, wt, W, order, bcols, acols, in_conj):

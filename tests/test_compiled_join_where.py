@@ -1,6 +1,6 @@
-"""A SEQ join's predicates tested in its loop (execute.join_where, codegen.join_where): the compiled
-engine with every SEQ join with predicates taking that path equals the reference evaluator, and the
-path ran."""
+"""A join's predicates tested in its loop (execute.join_where and execute.and_join_where, codegen.join_where):
+the compiled engine with every SEQ or AND join with predicates taking that path equals the reference
+evaluator, and the path ran."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import jitcep
 from jitcep import config
-from jitcep.execute import join_where
+from jitcep.execute import and_join_where, join_where
 from jitcep.testing.streams import event_frames
 
 PATTERNS = [
@@ -57,3 +57,45 @@ def test_the_path_ran():
     """The cases above took the path (a join with predicates whose right records drive) in most runs:
     a plan change that stopped it would otherwise pass them vacuously."""
     assert len(RAN) >= 100 and sum(RAN) >= len(RAN) // 2, (sum(RAN), len(RAN))
+
+
+AND_PATTERNS = [
+    # hierarchy's shape: a chain of conjuncts over an AND of three
+    "PATTERN AND(A a, B b, C c) WHERE a.x < b.x AND b.x < c.x WITHIN 4",
+    # one type on both sides (distinct events), a product, strings
+    "PATTERN AND(A a, A b) WHERE b.y >= a.y * 1.01 OR a.s = b.s WITHIN 3",
+    # an OR branch not taken, and an AND inside a SEQ (its orderings keep that join off the path)
+    "PATTERN AND(A a, OR(B b, C c)) WHERE a.x <= b.x AND c.x IS NULL WITHIN 3",
+    "PATTERN SEQ(A a, AND(B b, C c)) WHERE b.x != c.x AND a.y < c.y WITHIN 5",
+    # a count window
+    "PATTERN AND(B a, C b) WHERE a.y < b.y WITHIN 3 EVENTS",
+]
+
+
+@pytest.mark.parametrize("order", ["position", "nondecreasing_ts"])
+@pytest.mark.parametrize("text", AND_PATTERNS)
+@settings(max_examples=40, deadline=None)
+@given(df=event_frames(max_size=14), keyed=st.booleans(), threads=st.sampled_from([1, 2]))
+def test_and_join_predicates_in_the_loop_equal_the_reference(text, order, df, keyed, threads):
+    q = jitcep.compile(text, order=order)
+    kw = dict(type="type", partition_by="k" if keyed else None)
+    ran = []
+    real = and_join_where.pairs
+
+    def spy(*a):
+        ran.append(1)
+        return real(*a)
+
+    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0), mock.patch.object(and_join_where, "pairs", spy):
+        got = q.run(df, threads=threads, **kw)
+    assert got.equals(q.run(df, engine="reference", **kw))
+    AND_RAN.append(bool(ran))
+
+
+AND_RAN: list[bool] = []
+
+
+def test_the_and_path_ran():
+    """The AND cases above took the path in most runs (a plan change that stopped it would otherwise pass
+    them vacuously)."""
+    assert len(AND_RAN) >= 100 and sum(AND_RAN) >= len(AND_RAN) // 3, (sum(AND_RAN), len(AND_RAN))

@@ -380,6 +380,8 @@ BOUNDSCHECKED = [
     "tests/test_kernels_reduction.py",
     "tests/test_kernels_join_search.py",
     "tests/test_kernels_join_filtered.py",  # the generated SEQ join with its predicates in its loop
+    "tests/test_kernels_and_join_filtered.py",  # the generated AND join with its predicates in its loop
+    "tests/test_kernels_negation_filtered.py",  # the generated negation with its conditions in its loop
     # an integer array's extent (kernels.extent.min_max, which every one-pass index check runs)
     "tests/test_kernels_encode.py::test_value_range_equals_min_max_of_the_valid_values",
     # the String coding's view table (kernels.encode._view_fill and its growth)

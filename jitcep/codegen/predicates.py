@@ -310,7 +310,7 @@ class PredicateSet:
         self.source, self.column_names, self.strings = generate_source(self.preds, columns)
         self.columns = columns
         self.fn = load_module(self.source, "jitcep_pred").predicates if self.preds else None
-        self.joins: dict = {}  # SEQ joins with these predicates in their loop, by layout (codegen.join_where)
+        self.joins: dict = {}  # joins and negations with these predicates in their loop, by layout (codegen)
 
     def bind(self, table) -> tuple:
         """Arguments after ``(pid, P, out)`` for ``table``: ts, string-literal ranks, columns.
@@ -386,3 +386,41 @@ class KeptPredicateSets:
         """The predicate set of ``preds`` over columns ``specs``; ``preds`` read from ``sources`` (the same
         predicates, in the same order, whenever the sources are the same objects)."""
         return self._kept(sources, tuple(sorted(specs.items())), lambda: PredicateSet(preds, specs))
+
+
+def loop_params(pset: PredicateSet) -> list[str]:
+    """The arguments of a function generated with :func:`loop_tests` after its own: the bound columns of
+    ``pset`` (:meth:`PredicateSet.bind`'s tuple)."""
+    params = ["ts", "S"]
+    for i, c in enumerate(pset.column_names):
+        params += [f"c{i}", f"v{i}", f"s{i}"] + ([f"l{i}"] if pset.columns[c].kind == "str" else [])
+    return params
+
+
+def loop_tests(pset: PredicateSet, pids, read, fail: str, pad: str = " " * 16) -> str:
+    """Lines testing predicates ``pids`` of ``pset`` on one binding inside a generated loop (a join's or a
+    negation's, :mod:`jitcep.codegen.join_where`, :mod:`jitcep.codegen.negation_where`): variable ``v``'s
+    event position is the expression ``read(v)``; a predicate that is not TRUE goes on to the loop's next
+    item (``continue``); a position past the table runs the statement ``fail``; a predicate with an
+    unbound variable (an OR branch not taken) does not apply (semantics section 4, as
+    ``RunState.mask_where_bound``).  The code is :class:`_Gen`'s, over the function's
+    :func:`loop_params`, so a predicate means what the predicate function makes it mean."""
+    strings = list(pset.strings)  # every literal is there already: S's ranks keep their slots
+    col_index = {c: i for i, c in enumerate(pset.column_names)}
+    lines = []
+    for pid in pids:
+        pred = pset.preds[pid]
+        gen = _Gen(pset.columns, col_index, strings, pid)
+        vs = sorted(E.variables(pred))
+        assert vs, "a predicate in a loop reads a variable (the logical plan keeps constants apart)"
+        val, ok, _ = gen.boolean(pred, {v: k for k, v in enumerate(vs)})
+        slots = [gen.slot(k) for k in range(len(vs))]
+        lines += [f"{pad}{s} = {read(v)}" for s, v in zip(slots, vs)]
+        lines.append(f"{pad}if {' and '.join(f'{s} >= 0' for s in slots)}:")
+        lines.append(f"{pad}    if {' or '.join(f'{s} >= n_events' for s in slots)}:")
+        lines.append(f"{pad}        {fail}")
+        lines += [f"{pad}    {line}" for line in gen.lines]
+        lines.append(f"{pad}    if not ({ok} and {val}):")
+        lines.append(f"{pad}        continue")
+    assert strings == pset.strings, "a literal outside the predicate set"
+    return "\n".join(lines) + "\n"

@@ -30,7 +30,7 @@ from ..kernels.order import canonical_pairs
 from ..matches import MatchTable
 from ..pattern import expr as E
 from ..plan.operators import Scan, SeqJoin, list_vars
-from . import join_where
+from . import and_join_where, join_where
 from .buffer import Buffer, empty_buffer, offsets
 
 
@@ -81,6 +81,8 @@ def _joined(node, state, execute) -> Buffer:
             li, ri, g = _tested(node, L, R, state, lambda: seq_join(
                 L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver, state.threads))
+        elif and_join_where.in_loop(node, L, R, state):
+            li, ri, g = and_join_where.pairs(node, L, R, state, cap)
         else:
             li, ri, g = _tested(node, L, R, state, lambda: and_join(
                 L.timed(), R.timed(), state.table.ts, state.wt, state.W, node.overlap, cap, state.threads))

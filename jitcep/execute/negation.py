@@ -18,8 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
+from ..codegen.negation_where import negation_where
 from ..kernels.negation import candidate_rows, killed_unconditionally, negation_ranges
 from ..kernels.kleene import gather_lists, outside_lists
+from ..kernels.negation_filtered import killed_where
 from ..pattern import expr as E
 from ..plan.logical import member_var, prev_var
 from .buffer import Buffer
@@ -41,14 +43,18 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     """Which records of ``buf`` (not empty) some event of negated variable ``neg`` kills.
 
     A negation without conditions over records without Kleene lists is
-    decided by the kernel; otherwise the pairs (record, candidate) are tested
-    with the generated predicates, in rounds (:func:`_rounds`), and a record dies with
-    its first pair passing every condition that applies (a condition whose
-    other variables are unbound, an OR branch not taken, does not apply:
-    section 4).  A member of the record's lists is a positive event of
-    the match, never a candidate (section 7, condition 1): a closure in the
-    negation's AND, or a list's middle members tied in time with its
-    neighbours under ``nondecreasing_ts``, may lie in its range.
+    decided by the kernel; one with plain conditions over at least
+    ``config.NEG_WHERE_MIN_RECORDS`` records without lists by a function
+    generated for it, which tests them on each candidate as it walks the
+    record's range (:mod:`jitcep.kernels.negation_filtered`); otherwise the
+    pairs (record, candidate) are tested with the generated predicates, in
+    rounds (:func:`_rounds`).  Either way a record dies with its first
+    candidate passing every condition that applies (a condition whose other
+    variables are unbound, an OR branch not taken, does not apply: section 4).
+    A member of the record's lists is a positive event of the match, never a
+    candidate (section 7, condition 1): a closure in the negation's AND, or a
+    list's middle members tied in time with its neighbours under
+    ``nondecreasing_ts``, may lie in its range.
     """
     m = len(buf)
     events = leaf(state, neg.var, neg.types, neg.filter)
@@ -60,6 +66,10 @@ def _killed(state, neg, buf: Buffer) -> np.ndarray:
     lists = buf.lists
     if not neg.conds and not neg.list_conds and not neg.each and not lists:
         return killed_unconditionally(buf.pos, lo, hi, cand)
+    if not (lists or neg.list_conds or neg.each) and m >= config.NEG_WHERE_MIN_RECORDS:
+        # plain conditions over many records: tested as each record's candidates are walked
+        fn = negation_where(state.preds, [state.pid[id(c)] for c in neg.conds], neg.var, buf.vars)
+        return killed_where(fn, buf.pos, lo, hi, cand, state.bound)
     # conditions reading a closure member-wise hold for every member (section 4): tested per member
     per_member = {v: [c for c in neg.conds if v in E.variables(c)] for v in lists}
     plain = [c for c in neg.conds if not E.variables(c) & lists.keys()]

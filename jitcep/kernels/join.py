@@ -547,9 +547,9 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
     The kernels loop over partitions in order and a pair never spans two, so one call over partitions
     ``[g0, g1)`` — the buffers with partition offsets ``goff[g0 : g1 + 1]``, which index the same
     record arrays — gives exactly the pairs of those partitions (numbered from ``g0``).  The first
-    pair arrays are sized by the range's left (``sized_by`` 0), right (2) or both (1) records, or with
-    one range by ``pairs`` when given; a SEQ kernel resumes where they fill (:func:`_resumed`), the AND
-    kernel counts past them and runs again (:func:`_done`).  More
+    pair arrays are sized by the range's left (``sized_by`` 0) or right (2) records, or two per record
+    of both (1, at most the cap), or with one range by ``pairs`` when given; a SEQ kernel resumes where
+    they fill (:func:`_resumed`), the AND kernel counts past them and runs again (:func:`_done`).  More
     than ``cap`` pairs in all is an ExplosionError, whatever the split.
 
     ``cap`` is the last of ``args``.  Each of k ranges may hold ``cap / k`` pairs, so the ranges
@@ -563,6 +563,8 @@ def _split_join(kernel, L, R, args, sized_by: int, what: str, cap: int, threads:
         Lr = (*L[:3], Lg[g0:g1 + 1], *L[4:])
         Rr = (*R[:3], Rg[g0:g1 + 1], *R[4:])
         size = (sized_by != 2) * (Lg[g1] - Lg[g0]) + (sized_by != 0) * (Rg[g1] - Rg[g0])
+        if sized_by == 1:  # an AND join pairs a record with others on either side of it; never past its cap
+            size = min(2 * size, range_cap)
         if pairs and (g0, g1) == (0, len(Lg) - 1):
             size = pairs
         if kernel is not _and_join:

@@ -1,0 +1,83 @@
+"""An AND join whose predicates are tested in its loop: only the pairs that pass are written.
+
+:func:`and_join_where` runs a function generated per (pattern, join) by
+:func:`jitcep.codegen.join_where.and_join_where`: ZStream's AND join (section 4.4, Algorithm 3) exactly
+as :func:`jitcep.kernels.join.and_join` runs it (the two inputs merged by end, the record ending first
+pairing with the other input's records ending before it inside the window, distinct events), which on
+each candidate pair then tests the join's predicates on the two records' events in place and writes
+the pair only when every one is TRUE.  The pairs are those of ``and_join`` that pass, in its order;
+its cap is the same: more than ``cap`` *candidate* pairs is an ExplosionError, whatever passes.
+
+The generated function's statuses are :mod:`jitcep.kernels.join_filtered`'s: 0 done; 1 its pair arrays
+are full at a driving step of partition ``g`` (the pairs before the step are returned with the
+candidates counted before it, the merge's state at the step written to ``resume``, and a next call
+resumes there into larger arrays); -1 past ``cap_max`` candidates; -2 partition offsets (or a resume
+state) that do not ascend within the records; -3 a predicate's event outside the table.  Unlike
+``and_join``, which counts past its arrays and runs again into arrays of that many (its merge keeps no
+state a call could resume from), the merge's state here is four indexes: a full array costs a copy of
+the pairs made, not the predicates tested again on every candidate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .alloc import empty
+from .checks import fail
+from .join import _check, _checked, _timed
+from .window import window_bound
+
+
+def _first_size(records: int) -> int:
+    """The first pair arrays' length: two pairs per record of the two inputs (an AND join pairs each
+    record with those of the other input on either side of it; tests make it 1, so that the merge
+    resumes).  Unwritten pages cost nothing: a second call copies the pairs made before it."""
+    return max(16, 2 * records)
+
+
+def and_join_where(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tuple):
+    """The pairs ``(li, ri, g)`` of :func:`jitcep.kernels.join.and_join` that pass the predicates generated
+    into ``fn`` (:func:`jitcep.codegen.join_where.and_join_where`), ``bound`` its columns
+    (:meth:`jitcep.codegen.predicates.PredicateSet.bind` over the table of ``ts``), in ``and_join``'s
+    order.
+
+    Invariants (KernelInputError otherwise): those of ``and_join``, and every position a predicate reads
+    inside the table.  More than ``cap`` candidate pairs is an ExplosionError."""
+    what = "an AND join"
+    Lt, Rt = _checked(what, _timed(L, ts, wt), _timed(R, ts, wt))
+    cap = int(cap)
+    args = (window_bound(W), bool(distinct))
+    resume = np.full(4, -1, np.int64)
+    records = int(Lt[3][-1] - Lt[3][0] + Rt[3][-1] - Rt[3][0])
+    # never more pairs than the cap allows: the arrays are written full before it is checked (the pairs
+    # that pass are at most the candidates counted)
+    out = _arrays(min(_first_size(records), cap), None, 0)
+    n, made, g0 = 0, 0, 0
+    while True:
+        li, _, _, status, gs, _, cand = fn(Lt, Rt, *args, cap - made, g0, resume, *(a[n:] for a in out), *bound)
+        if status == -3:
+            raise fail(what, "a predicate's event lies outside the event table")
+        _check(status, what, cap)
+        n += len(li)
+        made += int(cand)
+        if status == 0:
+            break
+        g0 = int(gs)
+        # the pairs per merged record so far times the records left, plus a quarter, and at least twice
+        # the last arrays (a step may write nothing into arrays too small for its own pairs)
+        done = int(resume[0] - Lt[3][0] + resume[1] - Rt[3][0])
+        ahead = n * (records - done) // max(done, 1)
+        out = _arrays(n + min(max(ahead + ahead // 4 + 16, len(out[0]) + 1), cap - made), out, n)
+    li, ri, g = (a[:n] for a in out)
+    if len(Lt[3]) == 2:  # one partition: the function wrote no partition numbers
+        g.fill(0)
+    return li, ri, g
+
+
+def _arrays(size: int, old, n: int):
+    """Pair arrays ``(li, ri, g)`` of ``size`` pairs, the first ``n`` copied from ``old``."""
+    out = tuple(empty(size, np.int64) for _ in range(3))
+    if n:
+        for a, b in zip(out, old):
+            a[:n] = b[:n]
+    return out
