@@ -42,7 +42,8 @@ HITS = [0, 0, 0]  # (cases the reference matched, cases compared, draws compiled
 # tiny values for the constants that choose chunked, batched or threaded paths (each read as config.X at run time)
 TINY = dict(JOIN_CHUNK_PAIRS=4, KERNEL_MIN_PAIRS=2, NEG_PAIR_BUDGET=4, THREAD_MIN_RECORDS=2, TYPE_BATCH=1,
             ARGSORT_SMALL=2, JOIN_BY_LEFT=1, REDUCE_MIN_VARS=1, SORTED_CHECK_BLOCK=2, POOL_MIN=8,
-            KEY_SAMPLE_STEP=1, VIEW_GATHER_CHUNK=2, STRING_VERIFY_CHUNK=2)
+            KEY_SAMPLE_STEP=1, VIEW_GATHER_CHUNK=2, STRING_VERIFY_CHUNK=2, JOIN_WHERE_MIN_RIGHT=0,
+            NEG_WHERE_MIN_RECORDS=0)
 
 
 class _Draw:
