@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit
 # NUMBA_FLAGS: given by the loader (jitcep.codegen.cache), which knows whether a disk cache is safe
 {arith_import}
-from jitcep.kernels.join import _before, _first_after, _first_later, _overlap
+from jitcep.kernels.join import _before, _first_after, _overlap
+from jitcep.kernels.join_filtered import first_later_near
 from jitcep.kernels.window import exceeds
 
 
@@ -71,13 +72,19 @@ _BY_RIGHT = '''\
                     continue
 '''
 
-# jitcep.kernels.join._seq_join_by_left's: left records driving, a right leaf searched, the window ending it
+# jitcep.kernels.join._seq_join_by_left's: left records driving, a right leaf searched (from the previous
+# left record's first later right record when this one ends no earlier: the left records come by end), the
+# window ending it
 _BY_LEFT = '''\
         if r0 == r1:
             continue
+        first = r0
         for l in range(lg0, lg1):
             at, cand_at, d = n, cand, l
-            for r in range(_first_later(Rst, Rtst, r0, r1, Len[l], Lten[l], order), r1):
+            if l > lg0 and ((Len[l] < Len[l - 1]) if order == 0 else (Lten[l] < Lten[l - 1])):
+                first = r0
+            first = first_later_near(Rst, Rtst, first, r1, Len[l], Lten[l], order)
+            for r in range(first, r1):
                 if exceeds(Lwst[l], Rwen[r], W):
                     break
                 if exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], Rwen[r]), W):
