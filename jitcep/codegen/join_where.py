@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 # NUMBA_FLAGS: given by the loader (jitcep.codegen.cache), which knows whether a disk cache is safe
 {arith_import}
-from jitcep.kernels.join import _before, _first_after, _overlap
+from jitcep.kernels.join import _before, _first_after
 from jitcep.kernels.join_filtered import first_later_near
 from jitcep.kernels.window import exceeds
 
@@ -91,8 +91,10 @@ _BY_LEFT = '''\
                     continue
 '''
 
+# distinct: no event of the left record is one of the right one's (kernels.join._overlap, written out
+# for the records' widths: the call took each record's row as an array, per candidate)
 _CANDIDATE = '''\
-                if distinct and _overlap(Lpos[l], Rpos[r]):
+                if distinct and ({overlap}):
                     continue
                 cand += 1
                 if cand > cap_max:
@@ -139,7 +141,10 @@ def join_where_source(pset: PredicateSet, pids, left_vars, right_vars, by_left: 
         lines.append(f"{pad}        continue")
     assert strings == pset.strings, "a literal outside the predicate set"
     loop = _BY_LEFT if by_left else _BY_RIGHT
-    return _HEAD.format(params=", ".join(params), arith_import=ARITH_IMPORT) + loop + _CANDIDATE + "\n".join(lines) + "\n" + _TAIL
+    overlap = " or ".join(f"(Lpos[l, {i}] >= 0 and Lpos[l, {i}] == Rpos[r, {j}])"
+                          for i in range(len(left_vars)) for j in range(len(right_vars)))
+    return (_HEAD.format(params=", ".join(params), arith_import=ARITH_IMPORT) + loop
+            + _CANDIDATE.format(overlap=overlap) + "\n".join(lines) + "\n" + _TAIL)
 
 
 def join_where(pset: PredicateSet, pids, left_vars, right_vars, by_left: bool = False):

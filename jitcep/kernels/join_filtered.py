@@ -46,8 +46,11 @@ def first_later_near(Rst, Rtst, lo, hi, x, tx, order):
 
 
 def _first_size(driving_records: int) -> int:
-    """The first pair arrays' length: a pair per driving record (tests make it 1, so that joins resume)."""
-    return max(16, driving_records)
+    """The first pair arrays' length: two pairs per driving record (tests make it 1, so that joins resume).
+    One a record made googleAscend x100's first join (1.3 passing pairs per record) stop and resume,
+    copying its pairs once more: 0.15-0.2 ms of its ~1 ms (perf/notes/opencep.md, session 21); the
+    arrays' unwritten pages cost nothing."""
+    return max(16, 2 * driving_records)
 
 
 def seq_join_where(fn, L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, bound: tuple,
