@@ -129,6 +129,15 @@ def seq_join_where(L, R, ts, wt, W, order, distinct, preds, left_vars, right_var
     return sorted(out, key=lambda t: (t[2], t[1], t[0]))
 
 
+def first_later(Rst, Rtst, lo, hi, x, tx, order):
+    """Twin of kernels.join_filtered.first_later_near: the first i in [lo, hi) after a left end at position
+    x (time tx) in the order (0: Rst[i] > x, 1: Rtst[i] > tx, 2: Rtst[i] >= tx), else hi; keys ascending."""
+    for i in range(lo, hi):
+        if (Rst[i] > x) if order == 0 else ((Rtst[i] >= tx) if order == 2 else (Rtst[i] > tx)):
+            return i
+    return hi
+
+
 def seq_join_rows(L, R, ts, wt, W, order, distinct, src, key=None):
     """Twin of kernels.final_join.seq_join_rows: the pairs of :func:`seq_join` as rows (row c column ``src[c]``
     of each pair's left record's events then its right one's), sorted as :func:`canonical_order` sorts

@@ -6,7 +6,9 @@ tests/test_compiled_differential.py runs patterns on one thread with the planner
 the plan is made to write the rows at its root (the cost of the other ways to the match table is set
 above it: the matches depend on none of these, docs/semantics.md sections 11 and 14), on two threads
 with every pass split and every array pooled, over key partitions (``partition_by`` and ``[k]``), ties
-in ts, time and count windows, unbound OR positions and names out of pattern order.  A right leaf's
+in ts, time and count windows, unbound OR positions and names out of pattern order; under
+``nondecreasing_ts`` the kernel writes the rows or declines at a tie (a left record ending after its
+right event) and the pairs are ordered as any join's, and both must turn up.  A right leaf's
 pairs are counted by two pointers in a partition where the window times follow the positions
 (``_fits_by_position`` says 2), else by a scan; both must turn up, and a run where some partitions
 allow the pointers and others do not.
@@ -95,6 +97,24 @@ def test_the_final_join_writing_rows_finds_the_reference_matches(order):
     for i, (text, names) in enumerate(PATTERNS):
         _agree(text, names, order, 4, i, seen)
     assert {"pointers", "scan"} <= seen or "pointers" in seen and order == "position", seen
+
+
+@pytest.mark.parametrize("slow", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_the_final_join_under_ties_writes_rows_or_declines(slow):
+    # under nondecreasing_ts the kernel writes the rows over a right leaf, or declines where a left
+    # record ends after its right event (a tie): the join's pairs are then ordered as any join's; both
+    # must turn up, and the matches are the reference's either way
+    seen, outcomes = set(), set()
+    real = join_executor.seq_join_rows
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        outcomes.add("declined" if out is None else "rows")
+        return out
+    with mock.patch.object(join_executor, "seq_join_rows", spy):
+        for i, (text, names) in enumerate(PATTERNS):
+            _agree(text, names, "nondecreasing_ts", 40 if slow else 4, 50 + i, seen)
+    assert outcomes == {"declined", "rows"}, outcomes
 
 
 @pytest.mark.slow

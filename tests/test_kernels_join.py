@@ -170,15 +170,67 @@ def test_seq_join_rows_are_the_pairs_rows_in_canonical_order(case, order, distin
     assert not bound or all(x >= 0 for row in expected for x in row)
 
 
-@pytest.mark.slow
-@settings(max_examples=2000, deadline=None)
-@given(owned_buffers(max_records=30), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
-def test_seq_join_rows_are_the_pairs_rows_in_canonical_order_slow(case, order, distinct, data):
+def _late(L, R, ts, wt, W, distinct) -> bool:
+    """Under nondecreasing_ts, does a pair's left record end at or after its right event's position (a
+    tie in time), so that seq_join_rows declines?"""
+    return any(max(L[0][l]) >= R[1][r] for l, r, _ in naive.seq_join(L, R, ts, wt, W, "nondecreasing_ts", distinct))
+
+
+@settings(max_examples=150, deadline=None)
+@given(owned_buffers(), st.booleans(), st.booleans(), st.booleans(), st.data())
+def test_seq_join_rows_under_ties_are_the_rows_or_decline(case, distinct, threads, spread, data):
+    # under nondecreasing_ts (a right leaf): the naive twin's rows where every pair's left record ends at
+    # a position before its right event, else None (the match's last event would be the left record's)
     ts, wt, W, L, R = case
+    assume(R[1] is R[2])
+    if spread:  # no tie: the rows are always written
+        timed = wt is ts
+        ts = ts * len(ts) + np.arange(len(ts))
+        wt, W = (ts, W * len(ts)) if timed else (wt, W)
     width = L[0].shape[1] + R[0].shape[1]
     src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
     key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
-    rows, bound = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key)
+    with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
+        out = final_join.seq_join_rows(L, R, ts, wt, W, "nondecreasing_ts", distinct, 10**6, src, len(ts), key,
+                                       2 if threads else 1)
+    if _late(L, R, ts, wt, W, distinct):
+        assert out is None
+    else:
+        assert out is not None
+        assert out[0].tolist() == naive.seq_join_rows(L, R, ts, wt, W, "nondecreasing_ts", distinct, src, key)
+
+
+def test_seq_join_rows_under_ties_by_hand():
+    # events at times 0 0 1 1 (positions 0-3); SEQ(x, y) over a leaf of {0, 2} then a leaf of {1, 3}:
+    # under nondecreasing_ts the pairs (0, 1), (0, 3), (2, 3) each end at the right event: written; with
+    # the left leaf {1, 2} and the right {0, 3}, (1, 0) ends at the left event: declined
+    ts = np.array([0, 0, 1, 1], np.int64)
+
+    def leaf(*p):
+        a = np.array(p, np.int64)
+        return a.reshape(-1, 1), a, a, np.array([0, len(a)])
+    rows, _ = final_join.seq_join_rows(leaf(0, 2), leaf(1, 3), ts, ts, 5, "nondecreasing_ts", True, 100,
+                                       np.array([0, 1]), 4)
+    assert rows.tolist() == [[0, 0, 2], [1, 3, 3]]
+    assert final_join.seq_join_rows(leaf(1, 2), leaf(0, 3), ts, ts, 5, "nondecreasing_ts", True, 100,
+                                    np.array([0, 1]), 4) is None
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None)
+@given(owned_buffers(max_records=30), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(),
+       st.data())
+def test_seq_join_rows_are_the_pairs_rows_in_canonical_order_slow(case, order, distinct, data):
+    ts, wt, W, L, R = case
+    assume(order != "nondecreasing_ts" or R[1] is R[2])
+    width = L[0].shape[1] + R[0].shape[1]
+    src = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
+    key = np.array(data.draw(st.permutations(range(width))), dtype=np.int64)
+    out = final_join.seq_join_rows(L, R, ts, wt, W, order, distinct, 10**6, src, len(ts), key)
+    if order == "nondecreasing_ts" and _late(L, R, ts, wt, W, distinct):
+        assert out is None
+        return
+    rows, bound = out
     expected = naive.seq_join_rows(L, R, ts, wt, W, order, distinct, src, key)
     assert rows.tolist() == expected
     assert not bound or all(x >= 0 for row in expected for x in row)
@@ -271,7 +323,7 @@ def test_seq_join_rows_refuses_bad_input_and_stops_past_the_cap():
             final_join.seq_join_rows(leaf, leaf, ts, ts, 10, "position", True, 15, src, 6)
     twice = np.array([3, 3])  # a right leaf with two records at position 3
     for L, R, order, src, n_events, key in (
-            (leaf, leaf, "nondecreasing_ts", [1, 0], 6, None), (two, two, "position", [0, 1, 2, 3], 6, None),
+            (leaf, two, "nondecreasing_ts", [1, 0, 2], 6, None), (two, two, "position", [0, 1, 2, 3], 6, None),
             (leaf, leaf, "position", [1, 0], 5, None), (leaf, leaf, "position", [1, 0], 6, [1, 1]),
             (two, (twice.reshape(2, 1), twice, twice, np.array([0, 2])), "position", [0, 1, 2], 6, None)):
         with pytest.raises(KernelInputError):

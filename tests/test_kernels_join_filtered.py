@@ -97,6 +97,29 @@ def test_seq_join_where_caps_the_candidates_not_the_passing_pairs(case, order, r
             assert len(li) == len(naive.seq_join_where(L, R, ts, wt, W, order, False, preds, lv, rv, table))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-5, 5), max_size=40), st.integers(-6, 6), st.integers(0, 2), st.data())
+def test_first_later_near_is_the_first_right_record_after_the_end(keys, x, order, data):
+    keys = np.array(sorted(keys), np.int64)
+    lo = data.draw(st.integers(0, len(keys)))
+    hi = data.draw(st.integers(lo, len(keys)))
+    got = join_filtered.first_later_near(keys, keys, lo, hi, x, x, order)
+    assert got == naive.first_later(keys, keys, lo, hi, x, x, order)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cases(leaf_right=True), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]))
+def test_the_left_driven_loop_searches_afresh_where_a_left_record_ends_earlier(case, order):
+    # each partition's left records reversed (ends descending): each one's search starts over from the
+    # partition's first right record, and the pairs are still the naive twin's
+    ts, wt, W, L, R, table, lv, rv, preds = case
+    perm = np.concatenate([np.arange(L[3][g], L[3][g + 1])[::-1] for g in range(len(L[3]) - 1)]).astype(np.int64)
+    L = (L[0][perm], L[1][perm], L[2][perm], L[3])
+    li, ri, g = _run((ts, wt, W, L, R, table, lv, rv, preds), order, order == "nondecreasing_ts", by_left=True)
+    assert list(zip(li.tolist(), ri.tolist(), g.tolist())) == naive.seq_join_where(
+        L, R, ts, wt, W, order, order == "nondecreasing_ts", preds, lv, rv, table)
+
+
 def test_seq_join_where_refuses_bad_input():
     ts = np.arange(4, dtype=np.int64)
     table = _table(4, ts, [0, 1, 2, 3], [True] * 4, [0.0] * 4)

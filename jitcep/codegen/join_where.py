@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 # NUMBA_FLAGS: given by the loader (jitcep.codegen.cache), which knows whether a disk cache is safe
 {arith_import}
-from jitcep.kernels.join import _before, _first_after, _first_later, _overlap
+from jitcep.kernels.join import _before, _first_after
+from jitcep.kernels.join_filtered import first_later_near
 from jitcep.kernels.window import exceeds
 
 '''
@@ -77,21 +78,29 @@ _BY_RIGHT = '''\
                     continue
 '''
 
-# jitcep.kernels.join._seq_join_by_left's: left records driving, a right leaf searched, the window ending it
+# jitcep.kernels.join._seq_join_by_left's: left records driving, a right leaf searched (from the previous
+# left record's first later right record when this one ends no earlier: the left records come by end), the
+# window ending it
 _BY_LEFT = '''\
         if r0 == r1:
             continue
+        first = r0
         for l in range(lg0, lg1):
             at, cand_at, d = n, cand, l
-            for r in range(_first_later(Rst, Rtst, r0, r1, Len[l], Lten[l], order), r1):
+            if l > lg0 and ((Len[l] < Len[l - 1]) if order == 0 else (Lten[l] < Lten[l - 1])):
+                first = r0
+            first = first_later_near(Rst, Rtst, first, r1, Len[l], Lten[l], order)
+            for r in range(first, r1):
                 if exceeds(Lwst[l], Rwen[r], W):
                     break
                 if exceeds(min(Lwst[l], Rwst[r]), max(Lwen[l], Rwen[r]), W):
                     continue
 '''
 
+# distinct: no event of the left record is one of the right one's (kernels.join._overlap, written out
+# for the records' widths: the call took each record's row as an array, per candidate)
 _CANDIDATE = '''\
-                if distinct and _overlap(Lpos[l], Rpos[r]):
+                if distinct and ({overlap}):
                     continue
                 cand += 1
                 if cand > cap_max:
@@ -112,8 +121,14 @@ def join_where_source(pset: PredicateSet, pids, left_vars, right_vars, by_left: 
     variable's event read from the left record's column ``left_vars.index(v)`` or the right one's; the
     right records driving, or the left ones (``by_left``: a leaf on the right, pairs in left order)."""
     loop = _BY_LEFT if by_left else _BY_RIGHT
-    return (_HEAD.format(params=", ".join(loop_params(pset)), arith_import=ARITH_IMPORT) + loop + _CANDIDATE
-            + _tests(pset, pids, left_vars, right_vars) + _TAIL)
+    return (_HEAD.format(params=", ".join(loop_params(pset)), arith_import=ARITH_IMPORT) + loop
+            + _candidate(left_vars, right_vars) + _tests(pset, pids, left_vars, right_vars) + _TAIL)
+
+
+def _candidate(left_vars, right_vars) -> str:
+    """:data:`_CANDIDATE` with its overlap test written out for the two records' widths."""
+    return _CANDIDATE.format(overlap=" or ".join(f"(Lpos[l, {i}] >= 0 and Lpos[l, {i}] == Rpos[r, {j}])"
+                                                 for i in range(len(left_vars)) for j in range(len(right_vars))))
 
 
 def _tests(pset: PredicateSet, pids, left_vars, right_vars) -> str:
@@ -205,8 +220,8 @@ _AND_TAIL = '''\
 def and_join_where_source(pset: PredicateSet, pids, left_vars, right_vars) -> str:
     """Source of ``and_join_where``: :func:`jitcep.kernels.join.and_join`'s merge testing predicates
     ``pids`` of ``pset`` on each candidate pair as :func:`join_where_source`'s loops do."""
-    return (_AND_HEAD.format(params=", ".join(loop_params(pset)), arith_import=ARITH_IMPORT) + _CANDIDATE
-            + _tests(pset, pids, left_vars, right_vars) + _AND_TAIL)
+    return (_AND_HEAD.format(params=", ".join(loop_params(pset)), arith_import=ARITH_IMPORT)
+            + _candidate(left_vars, right_vars) + _tests(pset, pids, left_vars, right_vars) + _AND_TAIL)
 
 
 def and_join_where(pset: PredicateSet, pids, left_vars, right_vars):

@@ -64,15 +64,10 @@ def _joined(node, state, execute) -> Buffer:
     cap = min(options.max_partials, fit)
     seq = isinstance(node, SeqJoin)
     try:
-        if _writes_rows(node, L, R, state):
-            # the final join with nothing left to test on its pairs: the matches' rows straight away (no
-            # distinctness test: outside nondecreasing_ts a left record ends before its right one starts)
-            names = state.plan.variables
-            src = np.array([(L.vars + R.vars).index(v) for v in names], np.int64)
-            rows, bound = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
-                                        False, cap, src, state.table.n, np.array(_name_order(names), np.int64),
-                                        state.threads)
-            return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=bound)
+        # the final join with nothing left to test on its pairs: the matches' rows straight away
+        written = _rows_written(node, L, R, state, cap) if _writes_rows(node, L, R, state) else None
+        if written is not None:
+            return written
         if join_where.in_loop(node, L, R, state):
             li, ri, g = join_where.pairs(node, L, R, state, cap)
         elif seq and _in_chunks(node, L, R, state):
@@ -362,14 +357,30 @@ def _name_order(names) -> list[int]:
     return sorted(range(len(names)), key=names.__getitem__)
 
 
+def _rows_written(node, L: Buffer, R: Buffer, state, cap: int) -> MatchTable | None:
+    """The match table the final join writes (:func:`jitcep.kernels.final_join.seq_join_rows`), or None
+    where under ``nondecreasing_ts`` a left record ends after its right event (a tie): its pairs are
+    then made and ordered as any join's."""
+    names, order = state.plan.variables, state.options.order
+    src = np.array([(L.vars + R.vars).index(v) for v in names], np.int64)
+    out = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, order,
+                        node.overlap and order == "nondecreasing_ts", cap, src, state.table.n,
+                        np.array(_name_order(names), np.int64), state.threads)
+    if out is None:
+        return None
+    rows, bound = out
+    return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=bound)
+
+
 def _writes_rows(node, L: Buffer, R: Buffer, state) -> bool:
     """Does this join write the match table's rows itself, in canonical order
     (:func:`jitcep.kernels.final_join.seq_join_rows`)?  When it is the final SEQ join, with no predicate,
     ordering or reduction test left for its pairs, no list variable and every column a variable (the
     rows hold all of a match's events, so its first and last are theirs), one input a leaf (the kernel
-    orders each end's rows through it), right records driving (the kernel is right-driven), and an
-    order in which a left record ends before its right one starts (not ``nondecreasing_ts``: with ties
-    it may end after), so each end's matches are those of the right records ending there.  Any number
+    orders each end's rows through it), right records driving (the kernel is right-driven); under
+    ``nondecreasing_ts`` (where with ties a left record may end after its right one, so that an end's
+    matches are not those of the right records ending there) a right leaf, the kernel declining at such
+    a pair (:func:`_rows_written`).  Any number
     of key partitions: the kernel merges them by end.  Not when the plan says the pairs are cheaper
     (``node.rows``: the kernel's passes over arrays of one entry per table position outweigh few rows)."""
     Lt, Rt = L.timed(), R.timed()
@@ -377,7 +388,8 @@ def _writes_rows(node, L: Buffer, R: Buffer, state) -> bool:
             and not (node.predicates or node.extends)
             and not (L.lists or R.lists or state.plan.list_vars)
             and len(L.vars) + len(R.vars) == len(state.plan.variables) and (Lt[1] is Lt[2] or Rt[1] is Rt[2])
-            and state.options.order != "nondecreasing_ts" and not driven_by_left(Lt, Rt, node.driver))
+            and (state.options.order != "nondecreasing_ts" or Rt[1] is Rt[2])
+            and not driven_by_left(Lt, Rt, node.driver))
 
 
 def _in_order(px: np.ndarray, py: np.ndarray, ts: np.ndarray, order: str) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..config import NUMBA_FLAGS
 from ..threads import partition_ranges, run_ranges
 from .alloc import empty, scratch
 from .checks import fail
-from .join import ORDER_CODE, _check, _checked, _first_after, _overlap, _timed
+from .join import ORDER_CODE, _before, _check, _checked, _first_after, _overlap, _timed
 from .order import _INSERTION, _key_order, _sort_range
 from .window import exceeds, window_bound
 
@@ -272,10 +272,12 @@ def _fits_by_position(L, R, by_start, order, W, fits, at):
             if Rwst[r] != Rwen[r] or (r > r0 and (Rwen[r] < Rwen[r - 1] or (
                     Rst[r] < Rst[r - 1] if order == 0 else Rtst[r] < Rtst[r - 1]))):
                 ok = False
-            while p < l1 and (Len[p] < Rst[r] if order == 0 else Lten[p] < Rtst[r]):
+            while p < l1 and _before(Len, Lten, p, Rst[r], Rtst[r], order):
                 p += 1
             if p > l0 and Lwen[p - 1] > Rwst[r]:
                 ok = False
+            if p > l0 and Len[p - 1] >= Rst[r]:
+                counts = False  # nondecreasing_ts: a record ends with r's time after it; the scan decides
             if p < l1 and Lwen[p] < Rwen[r]:
                 counts = False
             e = Ren[r]
@@ -300,7 +302,9 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
     # a partition, as ends do in the record order); a record that does not end before the right event
     # is skipped.  Both passes scan the same, so they find the same pairs (where _fits_by_position
     # counted them instead, seq_join_rows checks that the writing pass wrote as many).  Status as the
-    # left-leaf kernels'; -4 also two right records ending at one position.
+    # left-leaf kernels'; -4 also two right records ending at one position; -5 a pair whose left record
+    # does not end at a position before the right event (nondecreasing_ts: a tie in time), so that the
+    # right event is not the match's last: the rows would not be this end's.
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     G = len(Lg) - 1
@@ -325,22 +329,28 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
             while first < l1 and exceeds(Lwst[by_start[first]], rend, W):
                 first += 1
             last = max(last, first)
-            while last < l1 and (Lst[by_start[last]] < Rst[r] if order == 0 else Ltst[by_start[last]] < Rtst[r]):
+            while last < l1 and ((Lst[by_start[last]] < Rst[r]) if order == 0 else (
+                    (Ltst[by_start[last]] <= Rtst[r]) if order == 2 else (Ltst[by_start[last]] < Rtst[r]))):
                 last += 1
             if last - first > len(picked):
                 picked = np.empty(2 * (last - first), np.int64)
             cnt = np.int64(0)
+            late = False
             for i in range(first, last):
                 l = by_start[i]
                 if not 0 <= l < len(Len):
                     return np.int64(-2)
-                ok = (Len[l] < Rst[r]) if order == 0 else (Lten[l] < Rtst[r])
+                ok = (Len[l] < Rst[r]) if order == 0 else ((Lten[l] <= Rtst[r]) if order == 2 else (
+                    Lten[l] < Rtst[r]))
                 if not fit:  # else it fits the window if it ends before r (_fits_by_position)
                     ok = ok and _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
                 if distinct and ok:
                     ok = not _overlap(Lpos[l], Rpos[r])
                 picked[cnt] = l  # kept only if it pairs: no branch on ``ok`` (nor on ``writing``: 1.2x)
                 cnt += ok
+                late |= ok & (Len[l] >= Rst[r])  # only under nondecreasing_ts
+            if late:
+                return np.int64(-5)
             if writing:
                 d = at[e]
                 if d + cnt > rows.shape[1]:
@@ -443,7 +453,7 @@ def _right_leaf_counts(Lt, Rt, src, key, kl: int, n_events: int, code: int, W: i
 
 
 def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, src, n_events: int,
-                  key=None, threads: int = 1) -> tuple[np.ndarray, bool]:
+                  key=None, threads: int = 1) -> tuple[np.ndarray, bool] | None:
     """The matches that are the pairs of :func:`~jitcep.kernels.join.seq_join`, in canonical order
     (docs/semantics.md section 11), when one input is a leaf (one-event records): a C-ordered
     (len(src), pairs) matrix, row c column ``src[c]`` of each pair's left record's positions then its
@@ -468,22 +478,29 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     that do not end before it are skipped; no sort per end).  ``threads``: the partitions are split
     into up to that many ranges joined side by side (their ends, and so their rows, are disjoint).
 
-    Needs an ``order`` in which a left record ends before its right one starts (not
-    ``nondecreasing_ts``) and each end position in one partition (an event has one key), as the
-    engine's buffers have.  Invariants and ``cap`` as :func:`~jitcep.kernels.join.seq_join`'s; neither
-    input a leaf, a column of ``src`` outside the records or named twice, ``key`` no permutation, a
-    position not below ``n_events`` or two records of a leaf at one position is a KernelInputError.
+    Each end's matches are its right records' only where a left record ends at a position before its
+    right one starts, as ``position`` and ``strict_ts`` say.  Under ``nondecreasing_ts`` a left record
+    may end at the right event's time but after it (a tie): a match's last event is then the left
+    record's.  There the right input must be a leaf, and the join returns None (having written
+    nothing the caller sees) at the first pair whose left record does not end before its right event's
+    position: its matches are then to be ordered from the pairs (the events of a table sorted by time
+    with ties in a fixed order of types, as OpenCEP's files are, have none).  Each end position in one
+    partition (an event has one key), as the engine's buffers have.  Invariants and ``cap`` as
+    :func:`~jitcep.kernels.join.seq_join`'s; neither input a leaf (or, under ``nondecreasing_ts``, the
+    right one not a leaf), a column of ``src`` outside the records or named twice, ``key`` no
+    permutation, a position not below ``n_events`` or two records of a leaf at one position is a
+    KernelInputError.
     """
-    if order == "nondecreasing_ts":
-        raise fail("seq_join_rows", "under nondecreasing_ts a left record may end after its right one")
     Lt, Rt = _checked("a SEQ join", _timed(L, ts, wt), _timed(R, ts, wt))
+    if order == "nondecreasing_ts" and Rt[1] is not Rt[2]:
+        raise fail("seq_join_rows", "under nondecreasing_ts a left record may end after its right one")
     src = np.ascontiguousarray(src, dtype=np.int64)
     kl, width = Lt[0].shape[1], Lt[0].shape[1] + Rt[0].shape[1]
     if sorted(src.tolist()) != list(range(width)):
         raise fail("seq_join_rows", f"the columns {src.tolist()} are not the pairs' {width} columns, once each")
     key = _key_order("seq_join_rows", key, len(src))
     W, code, distinct, cap = window_bound(W), ORDER_CODE[order], bool(distinct), int(cap)
-    if Lt[1] is Lt[2]:
+    if Lt[1] is Lt[2] and order != "nondecreasing_ts":
         at, pairs = scratch("seq_join_rows_at", int(n_events) + 1, np.int64), None
         at[:] = 0
 
@@ -503,23 +520,34 @@ def seq_join_rows(L, R, ts, wt, W: int, order: str, distinct: bool, cap: int, sr
     Lg, Rg = Lt[3], Rt[3]
     ranges = partition_ranges((Lg, Rg), threads)
 
-    def join(g0: int, g1: int, rows):
+    def join(g0: int, g1: int, rows):  # the pairs or rows of partitions [g0, g1); None: a late left record
         Lr, Rr = (*Lt[:3], Lg[g0:g1 + 1], *Lt[4:]), (*Rt[:3], Rg[g0:g1 + 1], *Rt[4:])
         status = run(Lr, Rr, g0, g1, at, rows)
         if status == -3:
             raise fail("seq_join_rows", f"a position is not below {n_events}")
         if status == -4:
             raise fail("seq_join_rows", "two records of a leaf at one position, or an end in two partitions")
+        if status == -5:
+            return None
         _check(status, "a SEQ join", cap)
         return status
 
-    m = sum(run_ranges(lambda g0, g1: join(g0, g1, None), ranges)) if pairs is None else int(pairs)
+    def passes(rows):  # the pairs over all ranges, or None
+        done = run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)
+        return None if any(d is None for d in done) else sum(done)
+
+    m = passes(None) if pairs is None else int(pairs)
+    if m is None:
+        return None
     if m > cap:
         _check(-1, "a SEQ join", cap)
     rows = empty(len(src) * m, np.int64).reshape(len(src), m)
     if m:
         np.cumsum(at, out=at)  # at[e]: the rows ending before e
-        if sum(run_ranges(lambda g0, g1: join(g0, g1, rows), ranges)) != m:  # no row left unwritten
+        written = passes(rows)
+        if written is None:
+            return None
+        if written != m:  # no row left unwritten
             raise fail("seq_join_rows", "the pairs counted are not those written")
     # every row a record's position: none is unbound when no record's is (a pass over the records, not
     # over the rows: 3 times fewer on core_seq3, perf/notes/output_and_core.md)

@@ -68,12 +68,13 @@ def choose(plan, planning):
 def _writes_rows(plan, planning):
     """The join that may write the match table's rows (:attr:`SeqJoin.rows`, as
     :func:`jitcep.execute.join._writes_rows` decides at run time): the plan's root SEQ join with no
-    predicate, every variable, a leaf input, no list, outside ``nondecreasing_ts``; None when there is
-    none or the statistics do not say how many events the table holds."""
+    predicate, every variable, a leaf input (the right one under ``nondecreasing_ts``), no list; None when
+    there is none or the statistics do not say how many events the table holds."""
     n = plan.root
     if (not isinstance(n, SeqJoin) or n.predicates or n.extends or plan.list_vars
-            or planning.statistics.events is None or planning.options.order == "nondecreasing_ts"
-            or set(n.vars) != set(plan.variables) or not (isinstance(n.left, Scan) or isinstance(n.right, Scan))):
+            or planning.statistics.events is None or set(n.vars) != set(plan.variables)
+            or not (isinstance(n.right, Scan) or (isinstance(n.left, Scan)
+                                                  and planning.options.order != "nondecreasing_ts"))):
         return None
     return n
 
