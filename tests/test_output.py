@@ -385,3 +385,51 @@ def test_numbers_no_dtype_holds_exactly_cannot_share_a_column(other):
             q.run(df, type="type", engine=engine)
     with pytest.raises(UnsupportedPatternError, match="'v'"):
         output_schema(q, df.schema, type="type")
+
+
+@pytest.mark.parametrize("x, y, big", [
+    (pl.Int64, pl.Decimal(38, 20), 2**62),          # Polars' supertype Decimal(38, 20): 18 integer digits
+    (pl.UInt64, pl.Decimal(38, 19), 2**64 - 1),     # Decimal(38, 19): 19, UInt64 needs 20
+    (pl.Decimal(38, 1), pl.Decimal(10, 5), 10**36),  # Decimal(38, 5): 33 integer digits, the first needs 37
+])
+def test_an_integer_or_decimal_past_the_common_decimal_cannot_share_a_column(x, y, big):
+    # §10: the column's Decimal(38, s) holds 38 - s integer digits; a value past them was Polars'
+    # InvalidOperationError (data-dependent, on both engines) and output_schema answered that Decimal
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [0, 1], "x": pl.Series([big, 1]).cast(x),
+                       "y": pl.Series(["0.5", "1.25"]).cast(pl.Decimal(38, 2)).cast(y)})
+    q = jitcep.compile("PATTERN A a WITHIN 5 RETURN a.x AS v; PATTERN B b WITHIN 5 RETURN b.y AS v")
+    for frame in (df, df.with_columns(pl.Series("x", [1, 1]).cast(x))):  # the dtypes decide, not the values
+        for engine in ("reference", "compiled"):
+            with pytest.raises(UnsupportedPatternError, match="'v'"):
+                q.run(frame, type="type", engine=engine)
+    with pytest.raises(UnsupportedPatternError, match="'v'"):
+        output_schema(q, df.schema, type="type")
+
+
+@pytest.mark.parametrize("x, y, big, y_value", [
+    (pl.Int64, pl.Decimal(38, 19), 2**63 - 1, "0.5"),         # 19 integer digits: every Int64
+    (pl.UInt64, pl.Decimal(20, 18), 2**64 - 1, "0.25"),        # Decimal(38, 18): 20 digits, every UInt64
+    (pl.Decimal(38, 1), pl.Decimal(10, 5), 10**32, "1.125"),  # Decimal(38, 5): 33 digits
+])
+def test_numbers_sharing_a_column_at_the_decimal_limit_keep_exact_values(x, y, big, y_value):
+    from decimal import Decimal
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [0, 1], "x": pl.Series([big, 1]).cast(x),
+                       "y": pl.Series([y_value] * 2).cast(pl.Decimal(38, 5)).cast(y)})
+    q = jitcep.compile("PATTERN A a WITHIN 5 RETURN a.x AS v; PATTERN B b WITHIN 5 RETURN b.y AS v")
+    for engine in ("reference", "compiled"):
+        out = q.run(df, type="type", engine=engine)
+        assert out.schema["v"] == output_schema(q, df.schema, type="type")["v"]
+        assert out.get_column("v").to_list() == [Decimal(big), Decimal(y_value)]
+
+
+def test_shared_numbers_are_judged_pair_by_pair_in_any_pattern_order():
+    # §10: Int8 beside Decimal(38, 30) fits (8 integer digits), Int64 beside it does not; the check
+    # compared each dtype with the first pattern's alone, so the order of the patterns decided it
+    df = pl.DataFrame({"type": ["A", "B", "C"], "ts": [0, 1, 2], "i": pl.Series([1, 2, 3], dtype=pl.Int8),
+                       "d": pl.Series(["0.5", "1", "2"]).cast(pl.Decimal(38, 30)), "l": [1, 1, 2**62]})
+    items = ["A a WITHIN 5 RETURN a.i AS v", "B b WITHIN 5 RETURN b.d AS v", "C c WITHIN 5 RETURN c.l AS v"]
+    for order in ([0, 1, 2], [2, 0, 1], [1, 0, 2]):
+        q = jitcep.compile("; ".join("PATTERN " + items[k] for k in order))
+        for engine in ("reference", "compiled"):
+            with pytest.raises(UnsupportedPatternError, match="'v'"):
+                q.run(df, type="type", engine=engine)
