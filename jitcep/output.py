@@ -586,18 +586,19 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
 def _check_shared_returns(specs: list[_PatternSpec], frames: list[pl.DataFrame]) -> None:
     """A RETURN name several patterns give shares one column when its values are of one kind (semantics
     section 10): Polars' relaxed concatenation would otherwise turn numbers into strings or Booleans into
-    numbers."""
-    seen: dict[str, tuple[int, pl.DataType]] = {}
+    numbers.  Every pair of the name's dtypes is judged, whatever the patterns' order: the column's
+    dtype is the supertype of them all."""
+    seen: dict[str, list[tuple[int, pl.DataType]]] = {}
     for k, (spec, df) in enumerate(zip(specs, frames)):
         for name, _ in spec.returns:
             dtype = df.schema[name]
-            j, prev = seen.get(name, (k, pl.Null()))
-            if prev == pl.Null:
-                seen[name] = (k, dtype)
-            elif not _one_kind(prev, dtype):
-                raise UnsupportedPatternError(
-                    f"RETURN {name!r} is {prev} in pattern {j} and {dtype} in pattern {k}: one column holds one "
-                    f"kind of value, in a dtype that holds every one exactly; rename it in one of them")
+            before = seen.setdefault(name, [])
+            for j, prev in before:
+                if not _one_kind(prev, dtype):
+                    raise UnsupportedPatternError(
+                        f"RETURN {name!r} is {prev} in pattern {j} and {dtype} in pattern {k}: one column holds "
+                        f"one kind of value, in a dtype that holds every one exactly; rename it in one of them")
+            before.append((k, dtype))
 
 
 def _one_kind(a: pl.DataType, b: pl.DataType) -> bool:
@@ -606,15 +607,36 @@ def _one_kind(a: pl.DataType, b: pl.DataType) -> bool:
     if a == b or a == pl.Null or b == pl.Null:
         return True
     if a.is_numeric() and b.is_numeric():
-        return not (_past_128(a, b) or _past_128(b, a))
+        return a.is_float() or b.is_float() or not (_past_128(a, b) or _past_128(b, a) or _past_38_digits(a, b))
     return isinstance(a, pl.List) and isinstance(b, pl.List) and _one_kind(a.inner, b.inner)
 
 
 def _past_128(a: pl.DataType, b: pl.DataType) -> bool:
     """Whether Polars' supertype of ``a`` and ``b`` rounds or drops values of ``a``: a UInt128 beside a signed
-    integer or a decimal, a 128-bit integer beside a decimal (Int128 and Decimal(38, s) are the widest)."""
-    return ((a == pl.UInt128 and (b.is_signed_integer() or b.is_decimal()))
-            or (a in (pl.Int128, pl.UInt128) and b.is_decimal()))
+    integer (Int128 is the widest)."""
+    return a == pl.UInt128 and b.is_signed_integer()
+
+
+# the decimal digits left of the point an integer dtype's values need (Int128's 39 past any Decimal's 38)
+_INT_DIGITS = {pl.Int8: 3, pl.Int16: 5, pl.Int32: 10, pl.Int64: 19, pl.Int128: 39,
+               pl.UInt8: 3, pl.UInt16: 5, pl.UInt32: 10, pl.UInt64: 20, pl.UInt128: 39}
+_DECIMAL_DIGITS = 38  # Decimal(38, s), Polars' widest, holds 38 - s digits left of the point
+
+
+def _past_38_digits(a: pl.DataType, b: pl.DataType) -> bool:
+    """Whether a decimal beside an integer or another decimal needs more digits than any Decimal holds: the
+    most digits left of the point of either plus the larger scale (Polars' supertype, Decimal(38, s) or
+    narrower, then fails on the values past it)."""
+    if not (a.is_decimal() or b.is_decimal()):
+        return False
+
+    def digits(d: pl.DataType) -> tuple[int, int]:
+        if d.is_decimal():
+            p, s = d.precision or _DECIMAL_DIGITS, d.scale or 0
+            return p - s, s
+        return _INT_DIGITS[d.base_type()], 0
+    (ia, sa), (ib, sb) = digits(a), digits(b)
+    return max(ia, ib) + max(sa, sb) > _DECIMAL_DIGITS
 
 
 # per patterns (by their ids, holding them): the input's signature -> the layout, a few schemas each

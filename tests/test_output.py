@@ -409,7 +409,7 @@ def test_an_integer_or_decimal_past_the_common_decimal_cannot_share_a_column(x, 
 @pytest.mark.parametrize("x, y, big, y_value", [
     (pl.Int64, pl.Decimal(38, 19), 2**63 - 1, "0.5"),         # 19 integer digits: every Int64
     (pl.UInt64, pl.Decimal(20, 18), 2**64 - 1, "0.25"),        # Decimal(38, 18): 20 digits, every UInt64
-    (pl.Decimal(38, 1), pl.Decimal(10, 5), 10**32, "1.125"),  # Decimal(38, 5): 33 digits
+    (pl.Decimal(34, 1), pl.Decimal(10, 5), 10**32, "1.125"),  # Decimal(38, 5): 33 digits
 ])
 def test_numbers_sharing_a_column_at_the_decimal_limit_keep_exact_values(x, y, big, y_value):
     from decimal import Decimal
