@@ -433,3 +433,23 @@ def test_shared_numbers_are_judged_pair_by_pair_in_any_pattern_order():
         for engine in ("reference", "compiled"):
             with pytest.raises(UnsupportedPatternError, match="'v'"):
                 q.run(df, type="type", engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_return_arithmetic_reads_decimals_as_float64(engine):
+    # §4: decimals are float64 (the nearest value), as sum/avg over them already were; Polars' Decimal(38, 10)
+    # arithmetic raised its ComputeError ("overflow in decimal addition") on 10^28 + 10^28
+    from decimal import Decimal
+    big = Decimal("9" * 28 + ".5")
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [1, 2], "d": pl.Series([big, Decimal("-1.25")], dtype=pl.Decimal(38, 10)),
+                       "i": [2**62, 3]})
+    items = {"p": "a.d + a.d", "m": "a.d * 2", "x": "a.d - b.d", "y": "a.d + a.i", "n": "-b.d", "v": "abs(b.d)"}
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.d AS d, "
+                       + ", ".join(f"{e} AS {k}" for k, e in items.items()))
+    out = q.run(df, type="type", engine=engine)
+    assert out.schema == output_schema(q, df.schema, type="type")
+    assert out.schema["d"] == pl.Decimal(38, 10)  # a bare attribute keeps its column's dtype
+    f = float(big)
+    want = {"p": f + f, "m": f * 2, "x": f + 1.25, "y": f + 2.0**62, "n": 1.25, "v": 1.25}
+    assert {k: out.schema[k] for k in items} == {k: pl.Float64 for k in items}
+    assert out.select(list(items)).row(0, named=True) == want
