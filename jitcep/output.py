@@ -420,7 +420,7 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     if isinstance(e, ex.Agg):
         return _agg_expr(e, lists, kindless, frame, floats)
     if isinstance(e, ex.Arith):
-        a, b = rec(e.left), rec(e.right)
+        a, b = _decimal_as_float(rec(e.left), frame), _decimal_as_float(rec(e.right), frame)
         if e.op == "/":
             a, b = a.cast(pl.Float64), b.cast(pl.Float64)
             return pl.when(b != 0).then(a / b).otherwise(None)
@@ -429,7 +429,7 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
             return _int64_or_null({"+": a + b, "-": a - b, "*": a * b}[e.op])
         return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ex.Unary):
-        x = rec(e.operand)
+        x = _decimal_as_float(rec(e.operand), frame)
         if _dtype(x, frame) == pl.Null:
             return x  # no kind: NULL stays NULL (Polars has no neg / abs of its Null dtype)
         if _dtype(x, frame).is_integer():
@@ -455,6 +455,12 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
         x = rec(e.operand)
         return x.is_not_null() if e.negated else x.is_null()
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
+
+
+def _decimal_as_float(x: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
+    """An arithmetic operand that is a decimal as float64 (semantics section 4), as ``sum`` and ``avg`` read
+    one: Polars' Decimal arithmetic raises where a result passes its precision."""
+    return x.cast(pl.Float64) if _dtype(x, frame).is_decimal() else x
 
 
 def _dtype(x: pl.Expr, frame: pl.DataFrame) -> pl.DataType:
