@@ -57,3 +57,48 @@ def test_the_path_ran():
     """The cases above took the path (a join with predicates whose right records drive) in most runs:
     a plan change that stopped it would otherwise pass them vacuously."""
     assert len(RAN) >= 100 and sum(RAN) >= len(RAN) // 2, (sum(RAN), len(RAN))
+
+
+def _wide_frame(df, extra):
+    """``df`` with columns of the dtypes a predicate reads otherwise (semantics section 4): UInt64 and Int128
+    past int64 (read as float64), int64 past 2^53 (compared exactly with floats), NaN and -0.0, Booleans,
+    Dates beside Datetimes (instants), Durations; each with nulls."""
+    import datetime as dt
+
+    import polars as pl
+    n = df.height
+
+    def col(values):
+        return extra.draw(st.lists(st.one_of(st.none(), st.sampled_from(values)), min_size=n, max_size=n))
+    return df.with_columns(
+        pl.Series("u", col([0, 1, 2**63 - 1, 2**63, 2**63 + 2048, 2**64 - 1]), dtype=pl.UInt64),
+        pl.Series("i", col([-(2**100), -1, 0, 5, 2**70]), dtype=pl.Int128),
+        pl.Series("big", col([2**53, 2**53 + 1, -(2**62), 2**62]), dtype=pl.Int64),
+        pl.Series("f", col([0.0, -0.0, 1.5, float("nan"), 9007199254740992.0]), dtype=pl.Float64),
+        pl.Series("bo", col([True, False]), dtype=pl.Boolean),
+        pl.Series("d", col([dt.date(2020, 1, 1), dt.date(2020, 1, 2)]), dtype=pl.Date),
+        pl.Series("t", col([dt.datetime(2020, 1, 1), dt.datetime(2020, 1, 1, 12)]), dtype=pl.Datetime("us")),
+        pl.Series("du", col([dt.timedelta(seconds=-1), dt.timedelta(0), dt.timedelta(milliseconds=1)]),
+                  dtype=pl.Duration("ms")))
+
+
+# each conjunct over both sides of its join; the OR's branch and the negation's variable beside them
+WIDE_PATTERNS = [
+    "PATTERN SEQ(A a, B b) WHERE a.u < b.u AND b.i >= a.i AND a.big * 2 > b.f WITHIN 4",
+    "PATTERN SEQ(A a, OR(B b, C c), A d) WHERE a.d <= b.t AND c.du != d.du AND a.bo = d.bo WITHIN 5",
+    "PATTERN SEQ(A a, NOT(C n), B b) WHERE b.f >= a.f AND n.u = a.u AND abs(b.big - a.big) < 2 WITHIN 5",
+]
+
+
+@pytest.mark.parametrize("text", WIDE_PATTERNS)
+@settings(max_examples=20, deadline=None)
+@given(df=event_frames(max_size=14), extra=st.data(), keyed=st.booleans(), threads=st.sampled_from([1, 2]),
+       order=st.sampled_from(["position", "nondecreasing_ts"]))
+def test_predicates_over_every_kind_of_column_in_the_join_loop_equal_the_reference(text, df, extra, keyed,
+                                                                                  threads, order):
+    df = _wide_frame(df, extra)
+    q = jitcep.compile(text, order=order)
+    kw = dict(type="type", partition_by="k" if keyed else None)
+    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0):
+        got = q.run(df, threads=threads, **kw)
+    assert got.equals(q.run(df, engine="reference", **kw))
