@@ -453,3 +453,40 @@ def test_return_arithmetic_reads_decimals_as_float64(engine):
     want = {"p": f + f, "m": f * 2, "x": f + 1.25, "y": f + 2.0**62, "n": 1.25, "v": 1.25}
     assert {k: out.schema[k] for k in items} == {k: pl.Float64 for k in items}
     assert out.select(list(items)).row(0, named=True) == want
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_return_arithmetic_on_128_bit_integers_is_exact_or_null(engine):
+    # §4: integer arithmetic is exact and NULL outside int64; Polars' Int128 arithmetic wraps (2^64 * 2^64 came
+    # out 0, (2^127 - 1) + (2^127 - 1) -2, -2^127 - (2^127 - 1) 1) and a UInt128 past Int128 failed its cast
+    # (Polars' InvalidOperationError)
+    big, top = 2**127 - 1, 2**128 - 1
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [0, 1],
+                       "i": pl.Series([2**64, 2**64], dtype=pl.Int128), "j": pl.Series([big, big], dtype=pl.Int128),
+                       "k": pl.Series([-(2**127), big], dtype=pl.Int128), "z": [0, 0],
+                       "uu": pl.Series([top, top], dtype=pl.UInt128), "v": pl.Series([top, 5], dtype=pl.UInt128)})
+    items = {"ii": ("a.i * b.i", None), "jj": ("a.j + b.j", None), "kk": ("a.k - b.k", None),
+             "kn": ("-a.k", None), "ka": ("abs(a.k)", None), "ku": ("a.k + b.j", -1),
+             "uz": ("a.uu - b.uu", 0), "un": ("-a.uu", None), "ua": ("abs(a.uu)", None), "um": ("a.uu * b.z", 0),
+             "uv": ("a.v - b.uu", 0), "vv": ("a.v - b.v", None), "vk": ("b.v + a.k", None),
+             "vs": ("b.v - a.j - 1", None), "vz": ("b.z - b.v", -5)}
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN " + ", ".join(f"{e} AS {k}" for k, (e, _) in items.items()))
+    out = q.run(df, type="type", engine=engine)
+    assert out.schema == output_schema(q, df.schema, type="type")
+    assert out.select(list(items)).row(0, named=True) == {k: want for k, (_, want) in items.items()}
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_sums_of_128_bit_members_are_exact_or_null(engine):
+    # §4: an int sum is exact, NULL outside int64 whatever the partial sums: Polars' Int128 list sum wraps
+    # ([2^127 - 1, 2^127 - 1, 2] summed to 0) and a UInt128 member past Int128 failed its cast
+    big, top = 2**127 - 1, 2**128 - 1
+    cases = {"wraps": ([big, big, 2], pl.Int128, None), "cancels": ([big, -big, 7], pl.Int128, 7),
+             "past": ([top, 1, 1], pl.UInt128, None), "small": ([top - top, 3, 4], pl.UInt128, 7),
+             "low": ([-(2**127), big, 1], pl.Int128, 0)}
+    for name, (members, dtype, want) in cases.items():
+        df = pl.DataFrame({"type": ["A", "B", "B", "B"], "ts": [0, 1, 2, 3],
+                           "m": pl.Series([0, *members], dtype=dtype)})
+        q = jitcep.compile("PATTERN SEQ(A a, B{3,3} b[]) WITHIN 5 RETURN sum(b.m) AS s")
+        out = q.run(df, type="type", engine=engine)
+        assert out.get_column("s").to_list() == [want], name
