@@ -394,6 +394,52 @@ def _int64_or_null(r: pl.Expr) -> pl.Expr:
     return pl.when(r.is_between(INT64_MIN, INT64_MAX)).then(r).otherwise(None).cast(pl.Int64)
 
 
+_WIDE = (pl.Int128, pl.UInt128)
+_WRAP_SAFE = 2.0**126
+"""Below it in float64, an integer result of one operation on 128-bit operands is below 2^127 exactly (the
+float's error is at most 2^-50 of it, or of its operands' sizes, below 2^129: 2^79); at or past it, past int64."""
+
+
+def _int128(x: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """An integer as Int128, a UInt128 past Int128 wrapped (less 2^128): its value modulo 2^128."""
+    return x.reinterpret(signed=True) if dtype == pl.UInt128 else x.cast(pl.Int128)
+
+
+def _exact_int(op: str, args: tuple, dtypes: tuple) -> pl.Expr:
+    """Integer ``+ - *``, ``neg`` or ``abs`` exactly, NULL outside int64 (semantics section 4).  Computed in
+    Int128, whose arithmetic Polars wraps modulo 2^128: exact wherever the result lies within Int128, always
+    for operands of 64 bits; with a 128-bit operand the float64 result says where it may not (2^64 * 2^64
+    wraps to 0)."""
+    def apply(a, b=None):
+        if op == "neg":
+            return -a
+        if op == "abs":
+            return a.abs()
+        return {"+": a + b, "-": a - b, "*": a * b}[op]
+    wide = [_int128(x, t) for x, t in zip(args, dtypes)]
+    # Polars has no Int128 negate: 0 - x
+    r = _int64_or_null(pl.lit(0, dtype=pl.Int128) - wide[0] if op == "neg" else apply(*wide))
+    if not any(t in _WIDE for t in dtypes):
+        return r
+    return pl.when(apply(*(x.cast(pl.Float64) for x in args)).abs() < _WRAP_SAFE).then(r).otherwise(None)
+
+
+def _wide_sum(vals: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """The exact sum of a list of 128-bit integers as Int64, NULL outside int64 (semantics section 4): each
+    member split at 2^64 (a UInt128 past Int128 wrapped, its 2^128 counted apart), the halves summed in Int128
+    without wrapping for any list a run holds (fewer than 2^62 members)."""
+    two64 = pl.lit(2**64, dtype=pl.Int128)
+    x = vals.list.eval(_int128(pl.element(), dtype))
+    hi = x.list.eval(pl.element() // two64).list.sum()
+    lo = x.list.eval(pl.element() % two64).list.sum()
+    if dtype == pl.UInt128:
+        hi = hi + vals.list.eval((pl.element() >= pl.lit(2**127, dtype=pl.UInt128)).cast(pl.Int128)).list.sum() * two64
+    h, low = hi + lo // two64, lo % two64
+    below = pl.lit(2**63, dtype=pl.Int128)
+    return (pl.when((h == 0) & (low < below)).then(low).when((h == -1) & (low >= below)).then(low - two64)
+            .otherwise(None).cast(pl.Int64))
+
+
 def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.DataFrame,
                  floats: frozenset[str] = frozenset()) -> pl.Expr:
     """A RETURN expression as a Polars expression over the wide frame's struct columns.
@@ -424,17 +470,16 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
         if e.op == "/":
             a, b = a.cast(pl.Float64), b.cast(pl.Float64)
             return pl.when(b != 0).then(a / b).otherwise(None)
-        if _dtype(a, frame).is_integer() and _dtype(b, frame).is_integer():
-            a, b = a.cast(pl.Int128), b.cast(pl.Int128)
-            return _int64_or_null({"+": a + b, "-": a - b, "*": a * b}[e.op])
+        ta, tb = _dtype(a, frame), _dtype(b, frame)
+        if ta.is_integer() and tb.is_integer():
+            return _exact_int(e.op, (a, b), (ta, tb))
         return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ex.Unary):
         x = _decimal_as_float(rec(e.operand), frame)
         if _dtype(x, frame) == pl.Null:
             return x  # no kind: NULL stays NULL (Polars has no neg / abs of its Null dtype)
         if _dtype(x, frame).is_integer():
-            x = x.cast(pl.Int128)  # Polars has no Int128 negate: 0 - x
-            return _int64_or_null(pl.lit(0, dtype=pl.Int128) - x if e.op == "neg" else x.abs())
+            return _exact_int(e.op, (x,), (_dtype(x, frame),))
         return -x if e.op == "neg" else x.abs()
     if isinstance(e, (ex.Cmp, ex.In)) and any(isinstance(a, ex.Attr) and a.attr in kindless for a in ex.walk(e)):
         return pl.lit(None, dtype=pl.Boolean)  # NULL (section 4); a number column of nulls may meet a string
@@ -503,8 +548,10 @@ def _agg_expr(e: ex.Agg, lists: set[str], kindless: set[str], frame: pl.DataFram
     present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
     if e.attr == "ts":  # a number in time-column units (section 4): a Date's or Datetime's physical value
         vals = vals.list.eval(pl.element().to_physical())
-    if e.func == "sum" and _dtype(vals.list.first(), frame).is_integer():
-        total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
+    member = _dtype(vals.list.first(), frame)
+    if e.func == "sum" and member.is_integer():
+        total = (_wide_sum(vals, member) if member in _WIDE
+                 else _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum()))
         return pl.when(present > 0).then(total).otherwise(None)
     # in list order, one addition at a time (Polars' own float sum is pairwise)
     total = vals.list.eval(pl.element().drop_nulls().cast(pl.Float64).cum_sum()).list.last()
