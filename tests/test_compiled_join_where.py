@@ -102,3 +102,57 @@ def test_predicates_over_every_kind_of_column_in_the_join_loop_equal_the_referen
     with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0):
         got = q.run(df, threads=threads, **kw)
     assert got.equals(q.run(df, engine="reference", **kw))
+
+
+_CMP = st.sampled_from(["<", "<=", ">", ">=", "=", "!="])
+# conjunct templates over two variables l, r, each a kind of predicate the language accepts (semantics
+# section 4): arithmetic, int beside float, NULL, strings, 128-bit and UInt64 columns, temporal kinds, Booleans
+_CONJUNCTS = [
+    "{l}.x {c} {r}.x", "{r}.y {c} {l}.y * 1.01", "{l}.x {c} {r}.y", "{r}.x - {l}.x {c} 1", "{l}.x / {r}.x {c} 0.5",
+    "{l}.s {c} {r}.s", "{l}.u {c} {r}.u", "{l}.i {c} {r}.i", "{l}.d {c} {r}.t", "{l}.du {c} {r}.du",
+    "{l}.bo = {r}.bo", "({r}.x IS NULL OR {l}.x {c} {r}.x)", "abs({l}.big - {r}.big) {c} 1", "NOT ({l}.f {c} {r}.f)",
+    "{r}.ts - {l}.ts {c} 1", "{l}.x * {r}.big {c} {r}.u",
+]
+_SHAPES = [  # (pattern, the variable pairs a conjunct may read)
+    ("SEQ(A a, B b)", [("a", "b")]),
+    ("SEQ(A a, B b, C c)", [("a", "b"), ("b", "c"), ("a", "c")]),
+    ("SEQ(A a, OR(B b, C c), A d)", [("a", "b"), ("a", "d"), ("c", "d")]),
+    ("SEQ(A a, NOT(C n), B b)", [("a", "b"), ("n", "b")]),
+    ("SEQ(A a, B+ b[], C c)", [("a", "c")]),
+    ("SEQ(AND(A a, B b), C c)", [("a", "c"), ("b", "c")]),
+]
+
+
+@st.composite
+def _pattern_texts(draw):
+    shape, pairs = draw(st.sampled_from(_SHAPES))
+    conjuncts = [draw(st.sampled_from(_CONJUNCTS)).format(l=l, r=r, c=draw(_CMP))
+                 for l, r in draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=3))]
+    window = draw(st.sampled_from(["WITHIN 3", "WITHIN 5", "WITHIN 4 EVENTS"]))
+    return f"PATTERN {shape} WHERE {' AND '.join(conjuncts)} {window}"
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None)
+@given(text=_pattern_texts(), df=event_frames(max_size=24), extra=st.data(), keyed=st.booleans(),
+       threads=st.sampled_from([1, 2]), order=st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
+       cap=st.one_of(st.none(), st.integers(1, 40)))
+def test_generated_predicates_in_the_join_loop_equal_the_tested_after_path_and_the_reference(
+        text, df, extra, keyed, threads, order, cap):
+    # the in-loop join against the join whose predicates are tested after it (same pairs, same cap on the
+    # candidates: the same ExplosionError) and, below the cap, against the reference evaluator
+    from jitcep.errors import ExplosionError
+    df = _wide_frame(df, extra)
+    kw = dict(type="type", partition_by="k" if keyed else None, threads=threads)
+    caps = {} if cap is None else {"max_partials": cap}
+
+    def run(min_right):
+        with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", min_right):
+            try:
+                return jitcep.compile(text, order=order, **caps).run(df, **kw)
+            except ExplosionError as e:
+                return str(e)
+    got, after = run(0), run(1 << 62)
+    assert got == after if isinstance(got, str) or isinstance(after, str) else got.equals(after)
+    if not isinstance(got, str):
+        assert got.equals(jitcep.compile(text, order=order).run(df, engine="reference", **{**kw, "threads": 1}))
