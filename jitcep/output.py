@@ -466,20 +466,20 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     if isinstance(e, ex.Agg):
         return _agg_expr(e, lists, kindless, frame, floats)
     if isinstance(e, ex.Arith):
-        a, b = _decimal_as_float(rec(e.left), frame), _decimal_as_float(rec(e.right), frame)
+        a, b = rec(e.left), rec(e.right)
         if e.op == "/":
             a, b = a.cast(pl.Float64), b.cast(pl.Float64)
             return pl.when(b != 0).then(a / b).otherwise(None)
-        ta, tb = _dtype(a, frame), _dtype(b, frame)
+        (a, ta), (b, tb) = _decimal_as_float(a, frame), _decimal_as_float(b, frame)
         if ta.is_integer() and tb.is_integer():
             return _exact_int(e.op, (a, b), (ta, tb))
         return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ex.Unary):
-        x = _decimal_as_float(rec(e.operand), frame)
-        if _dtype(x, frame) == pl.Null:
+        x, t = _decimal_as_float(rec(e.operand), frame)
+        if t == pl.Null:
             return x  # no kind: NULL stays NULL (Polars has no neg / abs of its Null dtype)
-        if _dtype(x, frame).is_integer():
-            return _exact_int(e.op, (x,), (_dtype(x, frame),))
+        if t.is_integer():
+            return _exact_int(e.op, (x,), (t,))
         return -x if e.op == "neg" else x.abs()
     if isinstance(e, (ex.Cmp, ex.In)) and any(isinstance(a, ex.Attr) and a.attr in kindless for a in ex.walk(e)):
         return pl.lit(None, dtype=pl.Boolean)  # NULL (section 4); a number column of nulls may meet a string
@@ -502,10 +502,11 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
 
 
-def _decimal_as_float(x: pl.Expr, frame: pl.DataFrame) -> pl.Expr:
-    """An arithmetic operand that is a decimal as float64 (semantics section 4), as ``sum`` and ``avg`` read
-    one: Polars' Decimal arithmetic raises where a result passes its precision."""
-    return x.cast(pl.Float64) if _dtype(x, frame).is_decimal() else x
+def _decimal_as_float(x: pl.Expr, frame: pl.DataFrame) -> tuple[pl.Expr, pl.DataType]:
+    """An arithmetic operand and its dtype, a decimal as float64 (semantics section 4), as ``sum`` and ``avg``
+    read one: Polars' Decimal arithmetic raises where a result passes its precision."""
+    dtype = _dtype(x, frame)
+    return (x.cast(pl.Float64), pl.Float64()) if dtype.is_decimal() else (x, dtype)
 
 
 def _dtype(x: pl.Expr, frame: pl.DataFrame) -> pl.DataType:
