@@ -441,8 +441,8 @@ def test_return_arithmetic_reads_decimals_as_float64(engine):
     # arithmetic raised its ComputeError ("overflow in decimal addition") on 10^28 + 10^28
     from decimal import Decimal
     big = Decimal("9" * 28 + ".5")
-    df = pl.DataFrame({"type": ["A", "B"], "ts": [1, 2], "d": pl.Series([big, Decimal("-1.25")], dtype=pl.Decimal(38, 10)),
-                       "i": [2**62, 3]})
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [1, 2], "i": [2**62, 3],
+                       "d": pl.Series([big, Decimal("-1.25")], dtype=pl.Decimal(38, 10))})
     items = {"p": "a.d + a.d", "m": "a.d * 2", "x": "a.d - b.d", "y": "a.d + a.i", "n": "-b.d", "v": "abs(b.d)"}
     q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.d AS d, "
                        + ", ".join(f"{e} AS {k}" for k, e in items.items()))
@@ -470,7 +470,8 @@ def test_return_arithmetic_on_128_bit_integers_is_exact_or_null(engine):
              "uz": ("a.uu - b.uu", 0), "un": ("-a.uu", None), "ua": ("abs(a.uu)", None), "um": ("a.uu * b.z", 0),
              "uv": ("a.v - b.uu", 0), "vv": ("a.v - b.v", None), "vk": ("b.v + a.k", None),
              "vs": ("b.v - a.j - 1", None), "vz": ("b.z - b.v", -5)}
-    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN " + ", ".join(f"{e} AS {k}" for k, (e, _) in items.items()))
+    returns = ", ".join(f"{e} AS {k}" for k, (e, _) in items.items())
+    q = jitcep.compile(f"PATTERN SEQ(A a, B b) WITHIN 5 RETURN {returns}")
     out = q.run(df, type="type", engine=engine)
     assert out.schema == output_schema(q, df.schema, type="type")
     assert out.select(list(items)).row(0, named=True) == {k: want for k, (_, want) in items.items()}
