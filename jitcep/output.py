@@ -394,6 +394,52 @@ def _int64_or_null(r: pl.Expr) -> pl.Expr:
     return pl.when(r.is_between(INT64_MIN, INT64_MAX)).then(r).otherwise(None).cast(pl.Int64)
 
 
+_WIDE = (pl.Int128, pl.UInt128)
+_WRAP_SAFE = 2.0**126
+"""Below it in float64, an integer result of one operation on 128-bit operands is below 2^127 exactly (the
+float's error is at most 2^-50 of it, or of its operands' sizes, below 2^129: 2^79); at or past it, past int64."""
+
+
+def _int128(x: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """An integer as Int128, a UInt128 past Int128 wrapped (less 2^128): its value modulo 2^128."""
+    return x.reinterpret(signed=True) if dtype == pl.UInt128 else x.cast(pl.Int128)
+
+
+def _exact_int(op: str, args: tuple, dtypes: tuple) -> pl.Expr:
+    """Integer ``+ - *``, ``neg`` or ``abs`` exactly, NULL outside int64 (semantics section 4).  Computed in
+    Int128, whose arithmetic Polars wraps modulo 2^128: exact wherever the result lies within Int128, always
+    for operands of 64 bits; with a 128-bit operand the float64 result says where it may not (2^64 * 2^64
+    wraps to 0)."""
+    def apply(a, b=None):
+        if op == "neg":
+            return -a
+        if op == "abs":
+            return a.abs()
+        return {"+": a + b, "-": a - b, "*": a * b}[op]
+    wide = [_int128(x, t) for x, t in zip(args, dtypes)]
+    # Polars has no Int128 negate: 0 - x
+    r = _int64_or_null(pl.lit(0, dtype=pl.Int128) - wide[0] if op == "neg" else apply(*wide))
+    if not any(t in _WIDE for t in dtypes):
+        return r
+    return pl.when(apply(*(x.cast(pl.Float64) for x in args)).abs() < _WRAP_SAFE).then(r).otherwise(None)
+
+
+def _wide_sum(vals: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """The exact sum of a list of 128-bit integers as Int64, NULL outside int64 (semantics section 4): each
+    member split at 2^64 (a UInt128 past Int128 wrapped, its 2^128 counted apart), the halves summed in Int128
+    without wrapping for any list a run holds (fewer than 2^62 members)."""
+    two64 = pl.lit(2**64, dtype=pl.Int128)
+    x = vals.list.eval(_int128(pl.element(), dtype))
+    hi = x.list.eval(pl.element() // two64).list.sum()
+    lo = x.list.eval(pl.element() % two64).list.sum()
+    if dtype == pl.UInt128:
+        hi = hi + vals.list.eval((pl.element() >= pl.lit(2**127, dtype=pl.UInt128)).cast(pl.Int128)).list.sum() * two64
+    h, low = hi + lo // two64, lo % two64
+    below = pl.lit(2**63, dtype=pl.Int128)
+    return (pl.when((h == 0) & (low < below)).then(low).when((h == -1) & (low >= below)).then(low - two64)
+            .otherwise(None).cast(pl.Int64))
+
+
 def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.DataFrame,
                  floats: frozenset[str] = frozenset()) -> pl.Expr:
     """A RETURN expression as a Polars expression over the wide frame's struct columns.
@@ -424,17 +470,16 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
         if e.op == "/":
             a, b = a.cast(pl.Float64), b.cast(pl.Float64)
             return pl.when(b != 0).then(a / b).otherwise(None)
-        if _dtype(a, frame).is_integer() and _dtype(b, frame).is_integer():
-            a, b = a.cast(pl.Int128), b.cast(pl.Int128)
-            return _int64_or_null({"+": a + b, "-": a - b, "*": a * b}[e.op])
+        (a, ta), (b, tb) = _decimal_as_float(a, frame), _decimal_as_float(b, frame)
+        if ta.is_integer() and tb.is_integer():
+            return _exact_int(e.op, (a, b), (ta, tb))
         return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     if isinstance(e, ex.Unary):
-        x = rec(e.operand)
-        if _dtype(x, frame) == pl.Null:
+        x, t = _decimal_as_float(rec(e.operand), frame)
+        if t == pl.Null:
             return x  # no kind: NULL stays NULL (Polars has no neg / abs of its Null dtype)
-        if _dtype(x, frame).is_integer():
-            x = x.cast(pl.Int128)  # Polars has no Int128 negate: 0 - x
-            return _int64_or_null(pl.lit(0, dtype=pl.Int128) - x if e.op == "neg" else x.abs())
+        if t.is_integer():
+            return _exact_int(e.op, (x,), (t,))
         return -x if e.op == "neg" else x.abs()
     if isinstance(e, (ex.Cmp, ex.In)) and any(isinstance(a, ex.Attr) and a.attr in kindless for a in ex.walk(e)):
         return pl.lit(None, dtype=pl.Boolean)  # NULL (section 4); a number column of nulls may meet a string
@@ -455,6 +500,13 @@ def _return_expr(e: ex.Expr, lists: set[str], kindless: set[str], frame: pl.Data
         x = rec(e.operand)
         return x.is_not_null() if e.negated else x.is_null()
     raise UnsupportedPatternError(f"RETURN cannot compute {type(e).__name__}")
+
+
+def _decimal_as_float(x: pl.Expr, frame: pl.DataFrame) -> tuple[pl.Expr, pl.DataType]:
+    """An arithmetic operand and its dtype, a decimal as float64 (semantics section 4), as ``sum`` and ``avg``
+    read one: Polars' Decimal arithmetic raises where a result passes its precision."""
+    dtype = _dtype(x, frame)
+    return (x.cast(pl.Float64), pl.Float64()) if dtype.is_decimal() else (x, dtype)
 
 
 def _dtype(x: pl.Expr, frame: pl.DataFrame) -> pl.DataType:
@@ -497,8 +549,10 @@ def _agg_expr(e: ex.Agg, lists: set[str], kindless: set[str], frame: pl.DataFram
     present = vals.list.drop_nulls().list.len()  # no non-null member: NULL, as in SQL (section 4)
     if e.attr == "ts":  # a number in time-column units (section 4): a Date's or Datetime's physical value
         vals = vals.list.eval(pl.element().to_physical())
-    if e.func == "sum" and _dtype(vals.list.first(), frame).is_integer():
-        total = _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum())
+    member = _dtype(vals.list.first(), frame)
+    if e.func == "sum" and member.is_integer():
+        total = (_wide_sum(vals, member) if member in _WIDE
+                 else _int64_or_null(vals.list.eval(pl.element().cast(pl.Int128)).list.sum()))
         return pl.when(present > 0).then(total).otherwise(None)
     # in list order, one addition at a time (Polars' own float sum is pairwise)
     total = vals.list.eval(pl.element().drop_nulls().cast(pl.Float64).cum_sum()).list.last()
@@ -586,18 +640,19 @@ def _unify(specs: list[_PatternSpec], values: _Values) -> dict[str, tuple[bool, 
 def _check_shared_returns(specs: list[_PatternSpec], frames: list[pl.DataFrame]) -> None:
     """A RETURN name several patterns give shares one column when its values are of one kind (semantics
     section 10): Polars' relaxed concatenation would otherwise turn numbers into strings or Booleans into
-    numbers."""
-    seen: dict[str, tuple[int, pl.DataType]] = {}
+    numbers.  Every pair of the name's dtypes is judged, whatever the patterns' order: the column's
+    dtype is the supertype of them all."""
+    seen: dict[str, list[tuple[int, pl.DataType]]] = {}
     for k, (spec, df) in enumerate(zip(specs, frames)):
         for name, _ in spec.returns:
             dtype = df.schema[name]
-            j, prev = seen.get(name, (k, pl.Null()))
-            if prev == pl.Null:
-                seen[name] = (k, dtype)
-            elif not _one_kind(prev, dtype):
-                raise UnsupportedPatternError(
-                    f"RETURN {name!r} is {prev} in pattern {j} and {dtype} in pattern {k}: one column holds one "
-                    f"kind of value, in a dtype that holds every one exactly; rename it in one of them")
+            before = seen.setdefault(name, [])
+            for j, prev in before:
+                if not _one_kind(prev, dtype):
+                    raise UnsupportedPatternError(
+                        f"RETURN {name!r} is {prev} in pattern {j} and {dtype} in pattern {k}: one column holds "
+                        f"one kind of value, in a dtype that holds every one exactly; rename it in one of them")
+            before.append((k, dtype))
 
 
 def _one_kind(a: pl.DataType, b: pl.DataType) -> bool:
@@ -606,15 +661,36 @@ def _one_kind(a: pl.DataType, b: pl.DataType) -> bool:
     if a == b or a == pl.Null or b == pl.Null:
         return True
     if a.is_numeric() and b.is_numeric():
-        return not (_past_128(a, b) or _past_128(b, a))
+        return a.is_float() or b.is_float() or not (_past_128(a, b) or _past_128(b, a) or _past_38_digits(a, b))
     return isinstance(a, pl.List) and isinstance(b, pl.List) and _one_kind(a.inner, b.inner)
 
 
 def _past_128(a: pl.DataType, b: pl.DataType) -> bool:
     """Whether Polars' supertype of ``a`` and ``b`` rounds or drops values of ``a``: a UInt128 beside a signed
-    integer or a decimal, a 128-bit integer beside a decimal (Int128 and Decimal(38, s) are the widest)."""
-    return ((a == pl.UInt128 and (b.is_signed_integer() or b.is_decimal()))
-            or (a in (pl.Int128, pl.UInt128) and b.is_decimal()))
+    integer (Int128 is the widest)."""
+    return a == pl.UInt128 and b.is_signed_integer()
+
+
+# the decimal digits left of the point an integer dtype's values need (Int128's 39 past any Decimal's 38)
+_INT_DIGITS = {pl.Int8: 3, pl.Int16: 5, pl.Int32: 10, pl.Int64: 19, pl.Int128: 39,
+               pl.UInt8: 3, pl.UInt16: 5, pl.UInt32: 10, pl.UInt64: 20, pl.UInt128: 39}
+_DECIMAL_DIGITS = 38  # Decimal(38, s), Polars' widest, holds 38 - s digits left of the point
+
+
+def _past_38_digits(a: pl.DataType, b: pl.DataType) -> bool:
+    """Whether a decimal beside an integer or another decimal needs more digits than any Decimal holds: the
+    most digits left of the point of either plus the larger scale (Polars' supertype, Decimal(38, s) or
+    narrower, then fails on the values past it)."""
+    if not (a.is_decimal() or b.is_decimal()):
+        return False
+
+    def digits(d: pl.DataType) -> tuple[int, int]:
+        if d.is_decimal():
+            p, s = d.precision or _DECIMAL_DIGITS, d.scale or 0
+            return p - s, s
+        return _INT_DIGITS[d.base_type()], 0
+    (ia, sa), (ib, sb) = digits(a), digits(b)
+    return max(ia, ib) + max(sa, sb) > _DECIMAL_DIGITS
 
 
 # per patterns (by their ids, holding them): the input's signature -> the layout, a few schemas each

@@ -301,13 +301,15 @@ def detect(sdf: DataFrame, query, *, time: str, type: str | None, partition_by, 
     window = decision.window
     split_time = False
     if decision.mode == "keyed":
+        key = [_col(k) for k in decision.key]
         if not part_cols:  # a null equivalence key equals nothing: such rows never match
-            df = df.filter(functools.reduce(operator.and_, [_col(k).isNotNull() for k in decision.key]))
+            df = df.filter(functools.reduce(operator.and_, [k.isNotNull() for k in key]))
+            key = [_as_compared(k, fields[name]) for k, name in zip(key, decision.key)]
         rows = _max_rows(df)
         if skew is not None and decision.can_split_time and window is not None:
-            df, split_time, rows = _split_heavy_keys(df, decision.key, fields[time], time, window, skew,
+            df, split_time, rows = _split_heavy_keys(df, key, fields[time], time, window, skew,
                                                      rows_per_range, tasks)
-        df = df.repartition(tasks(rows), *map(_col, (*decision.key, *([P.SEG] if split_time else []))))
+        df = df.repartition(tasks(rows), *key, *([_col(P.SEG)] if split_time else []))
     elif decision.mode == "ranges":
         df = df.withColumn(P.TIME, _time_as_long(time, fields[time]))
         row = df.agg(F.min(_col(P.TIME)).alias("lo"), F.max(_col(P.TIME)).alias("hi"),
@@ -406,9 +408,16 @@ def _max_rows(df: DataFrame) -> int | None:
         return None
 
 
+def _as_compared(key, dtype: T.DataType):
+    """An equivalence key's column as ``[attr]`` compares it: a decimal as float64 (semantics section 4), so
+    decimals one float64 apart from none never land in two tasks; others by their values."""
+    return key.cast("double") if isinstance(dtype, T.DecimalType) else key
+
+
 def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max_key_rows,
                       rows_per_range: int, tasks: Callable[[int | None], int]):
-    """Give keys with more than ``max_key_rows`` rows time ranges of their own (skew, issue 4).
+    """Give keys (``key``: their column expressions, :func:`_as_compared`) with more than ``max_key_rows`` rows
+    time ranges of their own (skew, issue 4).
 
     ``max_key_rows="auto"`` means :func:`plan.skew_threshold` of the input's
     row count, the number of tasks ``tasks(rows)`` and ``rows_per_range``.  One job answers both
@@ -430,7 +439,7 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
     if bound is not None and bound <= floor:
         return df, False, bound
     h, t_col = "__cep_h", _time_as_long(time, time_type)
-    per_key = (df.select(F.xxhash64(*map(_col, key)).alias(h), t_col.alias(P.TIME)).groupBy(_col(h))
+    per_key = (df.select(F.xxhash64(*key).alias(h), t_col.alias(P.TIME)).groupBy(_col(h))
                .agg(F.count(F.lit(1)).alias("n"), F.min(_col(P.TIME)).alias("lo"),
                     F.max(_col(P.TIME)).alias("hi")))
     row = per_key.agg(F.sum(_col("n")).alias("total"),
@@ -451,7 +460,7 @@ def _split_heavy_keys(df: DataFrame, key, time_type, time: str, window: int, max
     t, w = _name(P.TIME), _name("__cep_width")
     lo = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(t, w)} END")
     hi = F.expr(f"CASE WHEN {w} IS NULL THEN 0L ELSE {_floor_div(f'{t} + {window}L', w)} END")
-    df = (df.withColumn(h, F.xxhash64(*map(_col, key))).withColumn(P.TIME, t_col)
+    df = (df.withColumn(h, F.xxhash64(*key)).withColumn(P.TIME, t_col)
           .join(F.broadcast(widths), on=h, how="left")
           .withColumn("__cep_lo", lo).withColumn(P.SEG, F.explode(F.sequence(_col("__cep_lo"), hi)))
           .withColumn(P.HOME, _col(P.SEG) == _col("__cep_lo"))

@@ -47,6 +47,15 @@ CASES = {
                   (("A",), ("B",), ("C",), ("B",), ("C",), ("A",))),
     "ties": ("PATTERN SEQ(A a, B+ b[], C c) WITHIN 4", {"order": "nondecreasing_ts"},
              (("A",), ("B",), ("B",), ("B",), ("C",))),
+    # ties that stretch the window (plan.rules.kleene_collection.ties_stretch): a member tied with a
+    # neighbour lies past it by position, under a count window or beside a Kleene group
+    "ties_count": ("PATTERN SEQ(A a, B+ b[], C c) WITHIN 4 EVENTS", {"order": "nondecreasing_ts"},
+                   (("A",), ("B",), ("B",), ("B",), ("C",))),
+    "ties_group": ("PATTERN SEQ(A a, B+ b[], KL(SEQ(C c, A e))) WITHIN 5", {"order": "nondecreasing_ts"},
+                   (("A",), ("B",), ("B",), ("C",), ("A",), ("C",), ("A",))),
+    "ties_group_count": ("PATTERN SEQ(A a, KL(SEQ(B b, C e)), C+ z[]) WITHIN 6 EVENTS",
+                         {"order": "nondecreasing_ts", "kleene_window": "iteration"},
+                         (("A",), ("B",), ("C",), ("B",), ("C",), ("C",), ("C",))),
 }
 
 

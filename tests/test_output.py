@@ -385,3 +385,109 @@ def test_numbers_no_dtype_holds_exactly_cannot_share_a_column(other):
             q.run(df, type="type", engine=engine)
     with pytest.raises(UnsupportedPatternError, match="'v'"):
         output_schema(q, df.schema, type="type")
+
+
+@pytest.mark.parametrize("x, y, big", [
+    (pl.Int64, pl.Decimal(38, 20), 2**62),          # Polars' supertype Decimal(38, 20): 18 integer digits
+    (pl.UInt64, pl.Decimal(38, 19), 2**64 - 1),     # Decimal(38, 19): 19, UInt64 needs 20
+    (pl.Decimal(38, 1), pl.Decimal(10, 5), 10**36),  # Decimal(38, 5): 33 integer digits, the first needs 37
+])
+def test_an_integer_or_decimal_past_the_common_decimal_cannot_share_a_column(x, y, big):
+    # §10: the column's Decimal(38, s) holds 38 - s integer digits; a value past them was Polars'
+    # InvalidOperationError (data-dependent, on both engines) and output_schema answered that Decimal
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [0, 1], "x": pl.Series([big, 1]).cast(x),
+                       "y": pl.Series(["0.5", "1.25"]).cast(pl.Decimal(38, 2)).cast(y)})
+    q = jitcep.compile("PATTERN A a WITHIN 5 RETURN a.x AS v; PATTERN B b WITHIN 5 RETURN b.y AS v")
+    for frame in (df, df.with_columns(pl.Series("x", [1, 1]).cast(x))):  # the dtypes decide, not the values
+        for engine in ("reference", "compiled"):
+            with pytest.raises(UnsupportedPatternError, match="'v'"):
+                q.run(frame, type="type", engine=engine)
+    with pytest.raises(UnsupportedPatternError, match="'v'"):
+        output_schema(q, df.schema, type="type")
+
+
+@pytest.mark.parametrize("x, y, big, y_value", [
+    (pl.Int64, pl.Decimal(38, 19), 2**63 - 1, "0.5"),         # 19 integer digits: every Int64
+    (pl.UInt64, pl.Decimal(20, 18), 2**64 - 1, "0.25"),        # Decimal(38, 18): 20 digits, every UInt64
+    (pl.Decimal(34, 1), pl.Decimal(10, 5), 10**32, "1.125"),  # Decimal(38, 5): 33 digits
+])
+def test_numbers_sharing_a_column_at_the_decimal_limit_keep_exact_values(x, y, big, y_value):
+    from decimal import Decimal
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [0, 1], "x": pl.Series([big, 1]).cast(x),
+                       "y": pl.Series([y_value] * 2).cast(pl.Decimal(38, 5)).cast(y)})
+    q = jitcep.compile("PATTERN A a WITHIN 5 RETURN a.x AS v; PATTERN B b WITHIN 5 RETURN b.y AS v")
+    for engine in ("reference", "compiled"):
+        out = q.run(df, type="type", engine=engine)
+        assert out.schema["v"] == output_schema(q, df.schema, type="type")["v"]
+        assert out.get_column("v").to_list() == [Decimal(big), Decimal(y_value)]
+
+
+def test_shared_numbers_are_judged_pair_by_pair_in_any_pattern_order():
+    # §10: Int8 beside Decimal(38, 30) fits (8 integer digits), Int64 beside it does not; the check
+    # compared each dtype with the first pattern's alone, so the order of the patterns decided it
+    df = pl.DataFrame({"type": ["A", "B", "C"], "ts": [0, 1, 2], "i": pl.Series([1, 2, 3], dtype=pl.Int8),
+                       "d": pl.Series(["0.5", "1", "2"]).cast(pl.Decimal(38, 30)), "l": [1, 1, 2**62]})
+    items = ["A a WITHIN 5 RETURN a.i AS v", "B b WITHIN 5 RETURN b.d AS v", "C c WITHIN 5 RETURN c.l AS v"]
+    for order in ([0, 1, 2], [2, 0, 1], [1, 0, 2]):
+        q = jitcep.compile("; ".join("PATTERN " + items[k] for k in order))
+        for engine in ("reference", "compiled"):
+            with pytest.raises(UnsupportedPatternError, match="'v'"):
+                q.run(df, type="type", engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_return_arithmetic_reads_decimals_as_float64(engine):
+    # §4: decimals are float64 (the nearest value), as sum/avg over them already were; Polars' Decimal(38, 10)
+    # arithmetic raised its ComputeError ("overflow in decimal addition") on 10^28 + 10^28
+    from decimal import Decimal
+    big = Decimal("9" * 28 + ".5")
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [1, 2], "i": [2**62, 3],
+                       "d": pl.Series([big, Decimal("-1.25")], dtype=pl.Decimal(38, 10))})
+    items = {"p": "a.d + a.d", "m": "a.d * 2", "x": "a.d - b.d", "y": "a.d + a.i", "n": "-b.d", "v": "abs(b.d)"}
+    q = jitcep.compile("PATTERN SEQ(A a, B b) WITHIN 5 RETURN a.d AS d, "
+                       + ", ".join(f"{e} AS {k}" for k, e in items.items()))
+    out = q.run(df, type="type", engine=engine)
+    assert out.schema == output_schema(q, df.schema, type="type")
+    assert out.schema["d"] == pl.Decimal(38, 10)  # a bare attribute keeps its column's dtype
+    f = float(big)
+    want = {"p": f + f, "m": f * 2, "x": f + 1.25, "y": f + 2.0**62, "n": 1.25, "v": 1.25}
+    assert {k: out.schema[k] for k in items} == {k: pl.Float64 for k in items}
+    assert out.select(list(items)).row(0, named=True) == want
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_return_arithmetic_on_128_bit_integers_is_exact_or_null(engine):
+    # §4: integer arithmetic is exact and NULL outside int64; Polars' Int128 arithmetic wraps (2^64 * 2^64 came
+    # out 0, (2^127 - 1) + (2^127 - 1) -2, -2^127 - (2^127 - 1) 1) and a UInt128 past Int128 failed its cast
+    # (Polars' InvalidOperationError)
+    big, top = 2**127 - 1, 2**128 - 1
+    df = pl.DataFrame({"type": ["A", "B"], "ts": [0, 1],
+                       "i": pl.Series([2**64, 2**64], dtype=pl.Int128), "j": pl.Series([big, big], dtype=pl.Int128),
+                       "k": pl.Series([-(2**127), big], dtype=pl.Int128), "z": [0, 0],
+                       "uu": pl.Series([top, top], dtype=pl.UInt128), "v": pl.Series([top, 5], dtype=pl.UInt128)})
+    items = {"ii": ("a.i * b.i", None), "jj": ("a.j + b.j", None), "kk": ("a.k - b.k", None),
+             "kn": ("-a.k", None), "ka": ("abs(a.k)", None), "ku": ("a.k + b.j", -1),
+             "uz": ("a.uu - b.uu", 0), "un": ("-a.uu", None), "ua": ("abs(a.uu)", None), "um": ("a.uu * b.z", 0),
+             "uv": ("a.v - b.uu", 0), "vv": ("a.v - b.v", None), "vk": ("b.v + a.k", None),
+             "vs": ("b.v - a.j - 1", None), "vz": ("b.z - b.v", -5)}
+    returns = ", ".join(f"{e} AS {k}" for k, (e, _) in items.items())
+    q = jitcep.compile(f"PATTERN SEQ(A a, B b) WITHIN 5 RETURN {returns}")
+    out = q.run(df, type="type", engine=engine)
+    assert out.schema == output_schema(q, df.schema, type="type")
+    assert out.select(list(items)).row(0, named=True) == {k: want for k, (_, want) in items.items()}
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_sums_of_128_bit_members_are_exact_or_null(engine):
+    # §4: an int sum is exact, NULL outside int64 whatever the partial sums: Polars' Int128 list sum wraps
+    # ([2^127 - 1, 2^127 - 1, 2] summed to 0) and a UInt128 member past Int128 failed its cast
+    big, top = 2**127 - 1, 2**128 - 1
+    cases = {"wraps": ([big, big, 2], pl.Int128, None), "cancels": ([big, -big, 7], pl.Int128, 7),
+             "past": ([top, 1, 1], pl.UInt128, None), "small": ([top - top, 3, 4], pl.UInt128, 7),
+             "low": ([-(2**127), big, 1], pl.Int128, 0)}
+    for name, (members, dtype, want) in cases.items():
+        df = pl.DataFrame({"type": ["A", "B", "B", "B"], "ts": [0, 1, 2, 3],
+                           "m": pl.Series([0, *members], dtype=dtype)})
+        q = jitcep.compile("PATTERN SEQ(A a, B{3,3} b[]) WITHIN 5 RETURN sum(b.m) AS s")
+        out = q.run(df, type="type", engine=engine)
+        assert out.get_column("s").to_list() == [want], name

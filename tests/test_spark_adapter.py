@@ -689,3 +689,28 @@ def test_generated_patterns_compiled_on_spark_equal_the_reference(spark):
 @pytest.mark.slow
 def test_generated_patterns_compiled_on_spark_equal_the_reference_slow(spark):
     _run_generated(spark, 10 * SPARK_EXAMPLES, seed=1)
+
+
+@pytest.mark.parametrize("split", [None, 5], ids=["keyed", "skew_split"])
+def test_an_equivalence_key_partitions_as_the_predicate_compares(spark, split):
+    # §4: [d] compares a decimal as float64, so 0.1000000000000000000k (k = 0..7) are one value; the adapter
+    # hash-partitioned by the exact decimals (SEQ(A a, B b) WHERE [d] WITHIN 5 over 40 events in 8 tasks: 9
+    # matches of 57); -0.0 and 0.0 are one value too
+    from decimal import Decimal
+
+    from pyspark.sql import types as T
+    n = 40
+    rows = [("AB"[i % 2], i, i, Decimal(f"0.1000000000000000000{i % 8}"), (-0.0, 0.0)[i % 3 % 2]) for i in range(n)]
+    schema = T.StructType([T.StructField("type", T.StringType()), T.StructField("ts", T.LongType()),
+                           T.StructField("seq", T.LongType()), T.StructField("d", T.DecimalType(38, 20)),
+                           T.StructField("f", T.DoubleType())])
+    df = pl.DataFrame(rows, schema={"type": pl.String, "ts": pl.Int64, "seq": pl.Int64, "d": pl.Decimal(38, 20),
+                                    "f": pl.Float64}, orient="row")
+    for key in ("d", "f"):
+        q = jitcep.compile(f"PATTERN SEQ(A a, B b) WHERE [{key}] WITHIN 5")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SplitWarning)
+            out = spark_adapter.detect(spark.createDataFrame(rows, schema), q, type="type", seq_col="seq",
+                                       engine="reference", num_partitions=8, max_key_rows=split, rows_per_range=5)
+        got = assert_same(out, q, df)
+        assert got.height == 57, key  # hand count: an A and each B within 5 after it, 20 A's (the last ones fewer)
