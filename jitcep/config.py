@@ -40,6 +40,10 @@ PY_SORT_MAX = 4096  # up to this many distinct strings Python's sort beats a Pol
 STRING_EXACT_MAX = 1 << 14  # a column with a string past 12 bytes and fewer rows is coded by the exact byte
 #                            kernel in one pass: Polars' hash and check queries cost ~0.5 ms more there (CPU,
 #                            more under load: each waits for Polars' pool), 2-3x the kernel (perf/notes/fixed_costs.md)
+LONG_VIEW_CODES_MAX = 1 << 12  # past this many distinct strings (a power of two) a larger column with a string
+#                                past 12 bytes is hashed by Polars and checked instead of coded from its views:
+#                                at 10^6 rows the view table wins at 4,096 strings (18.5 against 27.2 ms CPU)
+#                                and loses at 16,384 (46.7 against 31.1: its probes wait on memory)
 
 # Sorting and coding kernels (jitcep/kernels/encode.py).
 ARGSORT_RADIX_BITS = 11  # digit width of the stable LSD radix argsort: wider digits mean fewer passes over

@@ -154,13 +154,20 @@ def test_dict_encode_long_column_crosses_hash_chunks(monkeypatch):
     assert [names[c] if c >= 0 else None for c in codes.tolist()] == xs
 
 
-@pytest.mark.parametrize("exact_max", [0, 1 << 14])
-def test_dict_encode_strings_past_12_bytes_by_hash_or_exact_pass(monkeypatch, exact_max):
-    # strings past 12 bytes leave the view path: under config.STRING_EXACT_MAX rows the exact kernel
-    # codes them, from it Polars' hashes with their check; both give the sorted dictionary's codes
+@pytest.mark.parametrize("exact_max, codes_max, hashed", [(0, 256, True), (0, 1 << 12, False), (1 << 14, 256, False)])
+def test_dict_encode_strings_past_12_bytes_by_hash_or_exact_pass(monkeypatch, exact_max, codes_max, hashed):
+    # strings past 12 bytes leave the short-view path: under config.STRING_EXACT_MAX rows, or with at most
+    # config.LONG_VIEW_CODES_MAX distinct strings, the exact view kernel codes them, else Polars' hashes with
+    # their check; every path gives the sorted dictionary's codes
     monkeypatch.setattr(config, "STRING_EXACT_MAX", exact_max)
-    xs = [None if i % 13 == 0 else f"{'Accelerometer' if i % 3 else 'x'}_{(i * 7) % 40}" for i in range(500)]
+    monkeypatch.setattr(config, "LONG_VIEW_CODES_MAX", codes_max)
+    calls = []
+    hash_path = coding._hash_string_codes
+    monkeypatch.setattr(coding, "_hash_string_codes", lambda *a: calls.append(1) or hash_path(*a))
+    xs = [None if i % 13 == 0 else f"{'Accelerometer' if i % 3 else 'x'}_{(i * 7) % 400}" for i in range(1000)]
+    assert len(set(xs)) > 256
     codes, names, valid = coding._dict_encode(pl.Series(xs, dtype=pl.String))
+    assert bool(calls) == hashed
     assert names == tuple(sorted({x for x in xs if x is not None}))
     assert [names[c] if valid is None or valid[i] else None for i, c in enumerate(codes.tolist())] == xs
 
@@ -301,6 +308,21 @@ def test_long_view_codes_table_grows_and_tells_apart_shared_prefixes():
     s = pl.Series(xs)
     codes, first = enc.long_view_codes(*coding._long_view_chunks(coding._view_arrays(s)), None, len(xs))
     assert (codes.tolist(), first.tolist()) == naive.first_occurrence_codes(xs)
+
+
+@pytest.mark.parametrize("distinct, late, got", [(255, False, True), (255, True, False), (1000, False, False)])
+def test_long_view_codes_stop_past_max_codes(distinct, late, got):
+    # max_codes 256 (the first table's quarter): codes while at most that many strings (``distinct`` long
+    # ones and "short"), None past it, however late the next string comes
+    xs = [x for i in range(3 * distinct) for x in (f"long-string-{i % distinct:05d}", "short")[:1 + (i % 5 == 0)]]
+    xs += ["long-string-late"] if late else []
+    assert len(set(xs)) == distinct + 1 + late
+    s = pl.Series(xs)
+    out = enc.long_view_codes(*coding._long_view_chunks(coding._view_arrays(s)), None, len(xs), max_codes=256)
+    if got:
+        assert (out[0].tolist(), out[1].tolist()) == naive.first_occurrence_codes(xs)
+    else:
+        assert out is None
 
 
 def test_long_view_codes_refuse_a_view_past_its_buffer():

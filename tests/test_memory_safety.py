@@ -390,7 +390,8 @@ BOUNDSCHECKED = [
         "at_match_naive", "at_grows_its_table")),
     # strings past 12 bytes coded from their views and buffers (kernels.encode._long_view_fill)
     *(f"tests/test_kernels_encode.py::test_long_view_codes_{name}" for name in (
-        "match_naive", "table_grows_and_tells_apart_shared_prefixes", "refuse_a_view_past_its_buffer")),
+        "match_naive", "table_grows_and_tells_apart_shared_prefixes", "refuse_a_view_past_its_buffer",
+        "stop_past_max_codes")),
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
     "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",

@@ -122,10 +122,12 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
     them by the view itself (exact, no hashing of bytes, no check pass), the
     strings of the first rows recoded in sorted order on the way (when no
     other string comes later, the codes are final and the sort is not
-    repeated); a column with a longer string takes :func:`_hash_string_codes`, or under
-    :data:`~jitcep.config.STRING_EXACT_MAX` rows one exact pass over the views, a long string's bytes
+    repeated); a column with a longer string takes one exact pass over the views, a long string's bytes
     read from its buffer (:func:`~jitcep.kernels.encode.long_view_codes`: 0.11 against 0.28 ms for the
-    byte-hashing kernel and its large-string copy at 10,000 events of 9-13-byte type names).
+    byte-hashing kernel and its large-string copy at 10,000 events of 9-13-byte type names; 1.0 against
+    2.3 ms for Polars' hash and check at 200,000), unless it has more than
+    :data:`~jitcep.config.LONG_VIEW_CODES_MAX` distinct strings and :data:`~jitcep.config.STRING_EXACT_MAX`
+    rows or more: then :func:`_hash_string_codes`.
     """
     arrays = _view_arrays(s)
     chunks = None if arrays is None else _view_chunks(s, arrays)
@@ -142,9 +144,13 @@ def _string_codes(s: pl.Series, valid: np.ndarray | None) -> tuple[np.ndarray, n
             codes, first = got
             done = sorted_at_prefix and len(sorted_at_prefix[0]) == len(first)  # no string after the prefix
             return codes, first, sorted_at_prefix[0] if done else None
-    if len(s) < config.STRING_EXACT_MAX:  # small: one exact pass, no Polars query (config)
-        if arrays is not None:  # the views where they hold the strings, the bytes where they do not
-            return (*_enc.long_view_codes(*_long_view_chunks(arrays), valid, len(s)), None)
+    small = len(s) < config.STRING_EXACT_MAX  # one exact pass, no Polars query (config)
+    if arrays is not None:  # the views where they hold the strings, the bytes where they do not
+        got = _enc.long_view_codes(*_long_view_chunks(arrays), valid, len(s),
+                                   max_codes=None if small else config.LONG_VIEW_CODES_MAX)
+        if got is not None:
+            return (*got, None)
+    elif small:
         return (*_enc.string_codes(*_string_buffers(s), valid), None)
     return (*_hash_string_codes(s, valid), None)
 

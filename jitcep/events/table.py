@@ -134,9 +134,28 @@ class EventTable:
         return self.column(attr).python_value(p)
 
 
+def _with_nulls(s: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """(values, 0 where null; valid) of a one-chunk Int64 / Float64 series with nulls, from its Arrow
+    buffers (zero-copy reads): Polars' ``is_not_null`` and ``fill_null`` are a query each (~0.15 ms
+    apiece on a 200,000-row column inside a run, five such columns in the sensor file); else None."""
+    if s.dtype not in (pl.Int64, pl.Float64) or s.n_chunks() != 1:
+        return None
+    arr = s.rename("").to_arrow()  # the name as in coding._string_buffers: a NUL in it panics
+    bits, data = arr.buffers()[:2]
+    if bits is None or data is None:
+        return None
+    n, off = len(arr), arr.offset
+    valid = np.unpackbits(np.frombuffer(bits, np.uint8), count=off + n, bitorder="little")[off:].view(np.bool_)
+    raw = np.frombuffer(data, np.int64 if s.dtype == pl.Int64 else np.float64)[off:off + n]
+    return np.where(valid, raw, raw.dtype.type(0)), valid
+
+
 def _encode_attribute(name: str, s: pl.Series) -> Column:
     """One attribute column as a :class:`Column` (DESIGN.md section 1: typed numpy arrays)."""
     dtype = s.dtype
+    if s.null_count() and (got := _with_nulls(s)) is not None:
+        values, valid = got
+        return Column("float" if dtype == pl.Float64 else "int", values, valid)
     valid = s.is_not_null().to_numpy() if s.null_count() else None
     if dtype.is_integer():
         kind, np_dtype = ("int", np.int64) if fits_int64(s) else ("float", np.float64)
