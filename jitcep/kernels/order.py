@@ -829,22 +829,32 @@ def take_lists(off: np.ndarray, pos: np.ndarray, idx: np.ndarray) -> tuple[np.nd
 
 
 @njit(**NUMBA_FLAGS)
-def _closure_ends(P, rows, cols, off, pos, rhi, ends):
+def _closure_ends(P, rows, cols, off, pos, rlo, rhi, ends):
     # Lists and members per last position (``ends[h + 2, 0]`` and ``[h + 2, 1]``, prefix summed: the first
     # slot of bucket h + 1; h = -1, nothing bound, first).  A list's last position is over its record's
     # single columns, its record's held lists (``rhi``, when given) and its members, of which it reads the
-    # first and last: they ascend after the first.
+    # first and last: they ascend after the first.  Returns whether the records come in order of their
+    # first positions over single columns and held lists (``rlo``), as _visit_order reads them.
     # (Written out here and in _lists_by_end: a helper called per list, with its arrays, costs several
     # times the loop.)
     ends[:, :2] = 0
     held = len(rhi) > 0
+    ordered = True
+    last = np.int64(-1)
     for j in range(len(rows)):
-        h = np.int64(-1)
+        h, a = np.int64(-1), _NO_LOW
         r = rows[j]
         for c in cols:
-            h = max(h, P[r, c])
+            x = P[r, c]
+            h = max(h, x)
+            if 0 <= x < a:
+                a = x
         if held:
             h = max(h, rhi[r])
+            a = min(a, rlo[r])
+        if a < last:
+            ordered = False
+        last = a
         s, e = off[j], off[j + 1]
         if s < e:
             h = max(h, max(pos[s], pos[e - 1]))
@@ -853,6 +863,7 @@ def _closure_ends(P, rows, cols, off, pos, rhi, ends):
     for b in range(1, ends.shape[0]):
         ends[b, 0] += ends[b - 1, 0]
         ends[b, 1] += ends[b - 1, 1]
+    return ordered
 
 
 @njit(**NUMBA_FLAGS)
@@ -1053,18 +1064,28 @@ def _rewrite_end(single, new_off, out, rperm, back, mtmp, i, j):
 
 
 @njit(**NUMBA_FLAGS)
+def _record_first(P, r, cols, rlo, top):
+    # record r's first position over its single columns and held lists (top + 1: none)
+    a = rlo[r] if len(rlo) else _NO_LOW
+    for c in cols:
+        x = P[r, c]
+        if 0 <= x < a:
+            a = x
+    return min(a, top + 1)
+
+
+@njit(**NUMBA_FLAGS)
 def _visit_order(P, rows, cols, rlo, top, seg):
-    # The ranges of lists _lists_by_end visits (pairs start, stop in ``seg``; returns how many entries):
-    # all at once where the records with lists come in order of their first positions (over their single
-    # columns and held lists ``rlo``: a SEQ's records in end order, a closure's anchors), else each
-    # record's lists, the records stably by first position (a counting sort; one with none bound last).
+    # The ranges of lists _lists_by_end visits where the records with lists do not come in order of their
+    # first positions (pairs start, stop in ``seg``; returns how many entries): each record's lists, the
+    # records stably by first position over their single columns and held lists ``rlo`` (a counting sort;
+    # one with none bound last)
     m, n = P.shape[0], len(rows)
-    first = np.empty(m, np.int64)
     count = np.zeros(m + 1, np.int64)
     for j in range(n):
         count[rows[j] + 1] += 1
-    ordered = True
-    last = np.int64(-1)
+    first = np.empty(m, np.int64)
+    at = np.zeros(top + 3, np.int64)
     for r in range(m):
         count[r + 1] += count[r]
         a = rlo[r] if len(rlo) else _NO_LOW
@@ -1073,15 +1094,6 @@ def _visit_order(P, rows, cols, rlo, top, seg):
             if 0 <= x < a:
                 a = x
         first[r] = min(a, top + 1)
-        if count[r + 1] > count[r]:
-            if first[r] < last:
-                ordered = False
-            last = first[r]
-    if ordered:
-        seg[0], seg[1] = 0, n
-        return 2
-    at = np.zeros(top + 3, np.int64)
-    for r in range(m):
         at[first[r] + 1] += 1
     for b in range(1, top + 3):
         at[b] += at[b - 1]
@@ -1173,9 +1185,10 @@ def lists_in_end_order(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, off: n
         return None
     ends = scratch("closure_ends", 4 * (top + 3), np.int64).reshape(top + 3, 4)
     bad = scratch("closure_bad", top + 3, np.bool_)
-    _closure_ends(P, rows, cols, off, pos, rhi, ends)
-    seg = empty(2 * P.shape[0] + 2, np.int64)
-    seg = seg[:_visit_order(P, rows, cols, rlo, top, seg)]
+    seg = np.array([0, n], np.int64)
+    if not _closure_ends(P, rows, cols, off, pos, rlo, rhi, ends):
+        seg = empty(2 * P.shape[0], np.int64)
+        seg = seg[:_visit_order(P, rows, cols, rlo, top, seg)]
     k = len(cols) + (1 if len(rhi) else 0)
     single = empty(k * n, np.int64).reshape(k, n)
     new_off, out = empty(n + 1, np.int64), empty(int(off[-1] - off[0]), np.int64)
