@@ -1152,18 +1152,18 @@ def _sort_held_end(single, kc, new_off, out, rlo, boff, bkey, aoff, akey, i, j, 
 
 
 @njit(**NUMBA_FLAGS)
-def _visit_order(P, rows, cols, rlo, top, seg):
+def _visit_order(P, rows, cols, rlo, top, count, first, at, by, seg):
     # The ranges of lists _held_lists_by_end visits where an end's lists do not come in order of their first
     # positions in list order (pairs start, stop in ``seg``; returns how many entries): each record's
     # lists, the records stably by first position over their single columns and held lists ``rlo`` (a
     # counting sort; one with none bound last).  Lists of different records then share an end mostly in
     # order (TwoKL x20: 8,320 of its 17,280 ends out of order in list order, none so)
+    # (``count``, ``first``, ``at``, ``by``: buffers of m + 1, m, top + 3 and m entries, the run's pool's)
     m, n = P.shape[0], len(rows)
-    count = np.zeros(m + 1, np.int64)
+    count[:] = 0
+    at[:] = 0
     for j in range(n):
         count[rows[j] + 1] += 1
-    first = np.empty(m, np.int64)
-    at = np.zeros(top + 3, np.int64)
     for r in range(m):
         count[r + 1] += count[r]
         a = rlo[r] if len(rlo) else _NO_LOW
@@ -1175,7 +1175,6 @@ def _visit_order(P, rows, cols, rlo, top, seg):
         at[first[r] + 1] += 1
     for b in range(1, top + 3):
         at[b] += at[b - 1]
-    by = np.empty(m, np.int64)
     for r in range(m):
         by[at[first[r]]] = r
         at[first[r]] += 1
@@ -1191,17 +1190,21 @@ def _visit_order(P, rows, cols, rlo, top, seg):
 def _held_keys(name: str, m: int, held) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(koff, kseq, lo, hi): each of the m records' key over the CSR lists ``held`` (one list per record;
     :func:`list_key`'s parts end to end), and its first / last member over them."""
-    lo, hi = np.full(m, _NO_LOW, np.int64), np.full(m, -1, np.int64)
-    size = np.full(m, len(held), np.int64)
+    lo, hi, size = empty(m, np.int64), empty(m, np.int64), empty(m, np.int64)  # the run's pool: no fresh pages
+    lo.fill(_NO_LOW)
+    hi.fill(-1)
+    size.fill(len(held))
     for off, pos in held:
         off = np.ascontiguousarray(off, dtype=np.int64)
         check_offsets(name, "a held list's offsets", off, len(pos))
         check_lengths(name, m + 1, held_offsets=off)
         size += np.diff(off)
-    koff = np.zeros(m + 1, np.int64)
+    koff = empty(m + 1, np.int64)
+    koff[0] = 0
     np.cumsum(size, out=koff[1:])
-    kseq = np.empty(int(koff[-1]), np.int64)
-    at = koff[:-1].copy()
+    kseq = empty(int(koff[-1]), np.int64)
+    at = size  # (each record's key starts where koff says)
+    at[:] = koff[:-1]
     for off, pos in held:
         _list_key(np.ascontiguousarray(off, dtype=np.int64), np.ascontiguousarray(pos, dtype=np.int64),
                   np.zeros(0, np.bool_), False, at, kseq, lo, hi)
@@ -1254,7 +1257,7 @@ def lists_in_end_order(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, off: n
         m = P.shape[0]
         boff, bkey, blo, bhi = _held_keys("lists_in_end_order", m, before)
         aoff, akey, alo, ahi = _held_keys("lists_in_end_order", m, after)
-        rlo, rhi = np.minimum(blo, alo), np.maximum(bhi, ahi)
+        rlo, rhi = np.minimum(blo, alo, out=blo), np.maximum(bhi, ahi, out=bhi)
     # a bound on every list's end (over all its members: a wrong claim of ascending members stays inside)
     members = pos[off[0]:off[-1]]
     top = max(int(P[:, cols].max()) if len(cols) and P.shape[0] else -1, int(members.max()) if len(members) else -1,
@@ -1271,8 +1274,10 @@ def lists_in_end_order(P: np.ndarray, rows: np.ndarray, cols: np.ndarray, off: n
         return single, new_off, out, []
     seg = np.array([0, n], np.int64)
     if not _held_ends(P, rows, cols, off, pos, rlo, rhi, ends):
-        seg = empty(2 * P.shape[0], np.int64)
-        seg = seg[:_visit_order(P, rows, cols, rlo, top, seg)]
+        m = P.shape[0]
+        seg = empty(2 * m, np.int64)
+        seg = seg[:_visit_order(P, rows, cols, rlo, top, empty(m + 1, np.int64), empty(m, np.int64),
+                                empty(top + 3, np.int64), empty(m, np.int64), seg)]
     single = empty((len(cols) + 1) * n, np.int64).reshape(len(cols) + 1, n)
     _held_lists_by_end(P, rows, cols, off, pos, rlo, rhi, boff, bkey, aoff, akey, seg, ends, bad, single, new_off,
                        out)
