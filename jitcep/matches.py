@@ -137,21 +137,13 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     and each single column is gathered once, in that order, from ``P``.
     ``tail_ascending``: list variables whose lists' members after the first ascend (:func:`list_keys`);
     ``by_record``: the matches of one record (equal ``rows``) come in order of their lists
-    (:func:`~jitcep.kernels.order.canonical_order`'s).  With both, for the one list variable, bound in
-    every match (a closure's lists at the root), the lists are written straight into order
-    (:func:`~jitcep.kernels.order.lists_in_end_order`): no permutation, no gather through it.
+    (:func:`~jitcep.kernels.order.canonical_order`'s).  A closure's lists at the root are written
+    straight into order by :func:`closure_table` where it can.
     """
     lists, list_unbound = lists or {}, list_unbound or {}
     n = P.shape[0] if rows is None else len(rows)
     names = sorted(where)
     cols = np.array([where[v] for v in names], dtype=np.int64)
-    if by_record and rows is not None and n > 1 and len(lists) == 1 and not list_unbound \
-            and next(iter(lists)) in tail_ascending:
-        v = next(iter(lists))
-        made = lists_in_end_order(P, rows, cols, *lists[v])
-        if made is not None:
-            gathered = dict(zip(names, made[0]))
-            return MatchTable(n, {u: gathered[u] for u in where}, {v: (made[1], made[2])}, {})
     perm = canonical_order(P, cols, *list_keys(n, lists, list_unbound, tail_ascending), rows=rows,
                            by_record=by_record) \
         if n > 1 else None
@@ -169,6 +161,32 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     table.single = single
     return table
 
+
+
+def closure_table(P: np.ndarray, where: dict[str, int], made: str, lists: tuple[np.ndarray, np.ndarray],
+                  held: dict, rows: np.ndarray) -> MatchTable | None:
+    """The match table of a closure's lists at the plan's root, in canonical order, written straight into
+    it (:func:`~jitcep.kernels.order.lists_in_end_order`: no permutation, no gather through it), or None
+    where that kernel declines (:func:`canonical_table` orders those).
+
+    List j of ``made`` (``lists``, CSR) belongs to record ``rows[j]`` of ``P`` (single variable v in
+    column ``where[v]``); ``held``: the other list variables, bound in every record, one CSR list per
+    record of ``P`` (closures collected below the root), which each of the record's matches repeats.
+    The caller vouches for what a closure's lists make true (ascending ``rows``, each record's lists in
+    section 11's order, members ascending after the first: ``execute.kleene.CHECK_ORDER`` checks them).
+    """
+    n = len(rows)
+    names = sorted(where)
+    cols = np.array([where[v] for v in names], dtype=np.int64)
+    before = [v for v in sorted(held) if v < made]
+    after = [v for v in sorted(held) if v > made]
+    got = lists_in_end_order(P, rows, cols, *lists, [held[v] for v in before], [held[v] for v in after])
+    if got is None:
+        return None
+    single, new_off, members, copies = got
+    gathered = dict(zip(names, single))
+    return MatchTable(n, {u: gathered[u] for u in where},
+                      {made: (new_off, members), **dict(zip([*before, *after], copies))}, {})
 
 def list_keys(n: int, lists, list_unbound, tail_ascending=()):
     """(koff, kseq, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: each

@@ -1177,12 +1177,24 @@ def take_lists(off, pos, idx):
     return [0, *itertools.accumulate(len(x) for x in lists)], [p for x in lists for p in x]
 
 
-def lists_in_end_order(P, rows, cols, off, pos):
-    """Twin of kernels.order.lists_in_end_order: (single columns, offsets, members) as lists, the lists
-    (list j of record rows[j]) sorted as :func:`canonical_order` sorts matches of one list variable."""
-    lo, hi = list_bounds(off, pos, [2**63 - 1] * len(rows), [-1] * len(rows))
-    perm = canonical_order(P, cols, off, pos, lo, hi, rows=rows)
-    return (gather_columns(P, cols, [rows[j] for j in perm]), *take_lists(off, pos, perm))
+def lists_in_end_order(P, rows, cols, off, pos, before=(), after=()):
+    """Twin of kernels.order.lists_in_end_order: (single columns, offsets, members, held lists) as lists,
+    the lists (list j of record rows[j], with its record's held lists ``before`` / ``after``: one CSR
+    list per record each, the variables named before / after the closure's) sorted as
+    :func:`canonical_order` sorts matches by their list key, each variable's part its members and -1."""
+    n = len(rows)
+    held = [*before, *after]
+    parts = [[int(p) for p in pos[off[j]:off[j + 1]]] for j in range(n)]
+    rec_lists = [[[int(p) for p in hp[ho[r]:ho[r + 1]]] for (ho, hp) in held] for r in rows]
+    keys = [tuple(x for h in rl[:len(before)] for x in (*h, -1)) + (*parts[j], -1)
+            + tuple(x for h in rl[len(before):] for x in (*h, -1)) for j, rl in enumerate(rec_lists)]
+    members = [parts[j] + [p for h in rec_lists[j] for p in h] for j in range(n)]
+    lo = [min(x, default=2**63 - 1) for x in members]
+    hi = [max(x, default=-1) for x in members]
+    koff = [0, *itertools.accumulate(len(k) for k in keys)]
+    perm = canonical_order(P, cols, koff, [x for k in keys for x in k], lo, hi, rows=rows)
+    return (gather_columns(P, cols, [rows[j] for j in perm]), *take_lists(off, pos, perm),
+            [take_lists(ho, hp, [rows[j] for j in perm]) for ho, hp in held])
 
 
 def input_rows(parts, row):

@@ -56,6 +56,11 @@ CASES = {
     "ties_group_count": ("PATTERN SEQ(A a, KL(SEQ(B b, C e)), C+ z[]) WITHIN 6 EVENTS",
                          {"order": "nondecreasing_ts", "kleene_window": "iteration"},
                          (("A",), ("B",), ("C",), ("B",), ("C",), ("C",), ("C",))),
+    # a closure at the root whose records hold another's lists (named before / after it)
+    "held_before": ("PATTERN SEQ(A a, B+ b[], C c, D+ d[]) WITHIN 8", {},
+                    (("A",), ("B",), ("B",), ("C",), ("D",), ("D",))),
+    "held_after": ("PATTERN SEQ(A a, D+ d[], C c, B+ b[]) WITHIN 8", {"order": "nondecreasing_ts"},
+                   (("A",), ("D",), ("D",), ("C",), ("B",), ("B",))),
 }
 
 
@@ -128,6 +133,30 @@ def test_several_patterns_and_partition_by_keep_the_order_of_each():
 
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 1):
         check()
+
+
+@pytest.mark.parametrize("name", ["held_before", "held_after"])
+def test_a_closure_at_the_root_writes_the_lists_its_records_hold_into_order(name):
+    # the lists the records hold (the other closure's) are written with the root closure's straight into
+    # order (jitcep.matches.closure_table), not copied per list and sorted: the table is the reference's
+    text, over, motif = CASES[name]
+    pattern, options = parse(text), Options(**over)
+    df = pl.concat([_motif_frame(motif)] * 3).with_columns(ts=pl.Series(list(range(3 * 2 * len(motif))))
+                                                          // (1 + (options.order == "nondecreasing_ts")))
+    table = build_event_table(df, [pattern], type="type")
+    [ref] = reference_evaluate([pattern], table, options)
+    held = []
+    real = kleene_exec.closure_table
+
+    def spy(P, where, made, lists, held_lists, rows):
+        got = real(P, where, made, lists, held_lists, rows)
+        held.append(bool(held_lists) and got is not None)
+        return got
+
+    with mock.patch.object(kleene_exec, "closure_table", spy), mock.patch.object(kleene_exec, "CHECK_ORDER", True):
+        [mt] = runtime.evaluate([pattern], table, options, threads=1)
+    assert held == [True]
+    assert len(_rows(ref)) > 10 and _rows(mt) == _rows(ref)
 
 
 def test_the_order_check_refuses_a_record_whose_lists_are_out_of_order():

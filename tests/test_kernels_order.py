@@ -12,7 +12,7 @@ import naive
 from jitcep.errors import KernelInputError
 from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds, list_key,
                                   lists_in_end_order, take_lists)
-from jitcep.matches import canonical_table
+from jitcep.matches import canonical_table, closure_table
 
 
 @st.composite
@@ -358,13 +358,25 @@ def test_list_bounds_and_take_lists_refuse_bad_offsets_indexes_and_bounds():
             call()
 
 
+def _held(draw, m: int, in_order: bool):
+    """One CSR list per record of m: a closure collected below the root (members ascending) or, when not
+    ``in_order``, members in any order; small positions, so that records tie on them."""
+    lists = [sorted(draw(st.lists(st.integers(0, 12), max_size=3, unique=True))) if in_order
+             else draw(st.lists(st.integers(0, 12), max_size=3)) for _ in range(m)]
+    off = np.zeros(m + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=off[1:])
+    return off, np.array([p for x in lists for p in x], np.int64)
+
+
 @st.composite
-def closure_lists(draw, in_order=True):
-    """(P, rows, cols, off, pos): records of k columns (-1 unbound) and lists of them, list j of record
-    rows[j] (rows ascend), as a closure makes them at the root when ``in_order``: a list's members after
-    its first ascend (its first, an anchor shared by the record's lists, may lie after some), and each
-    record's lists come in lexicographic order (a proper prefix first).  Small positions: ends, first
-    positions and columns tie often, and lists of several records share an end."""
+def closure_lists(draw, in_order=True, held=False):
+    """(P, rows, cols, off, pos, before, after): records of k columns (-1 unbound) and lists of them, list j
+    of record rows[j] (rows ascend), as a closure makes them at the root when ``in_order``: a list's
+    members after its first ascend (its first, an anchor shared by the record's lists, may lie after some),
+    and each record's lists come in lexicographic order (a proper prefix first).  ``held``: 0-2 lists per
+    record before and after the closure's by name (closures collected below the root), else none.  Small
+    positions: ends, first positions, columns and held lists tie often, and lists of several records
+    share an end."""
     m, k = draw(st.integers(1, 8)), draw(st.integers(1, 3))
     P = np.array(draw(st.lists(st.lists(st.integers(-1, 9), min_size=k, max_size=k), min_size=m, max_size=m)),
                  np.int64).reshape(m, k)
@@ -385,41 +397,72 @@ def closure_lists(draw, in_order=True):
         lists += [list(x) for x in mine]
     off = np.zeros(len(lists) + 1, np.int64)
     np.cumsum([len(x) for x in lists], out=off[1:])
-    return P, np.array(rows, np.int64), cols, off, np.array([p for x in lists for p in x], np.int64)
+    before = [_held(draw, m, in_order) for _ in range(draw(st.integers(0, 2)) if held else 0)]
+    after = [_held(draw, m, in_order) for _ in range(draw(st.integers(0, 2)) if held else 0)]
+    return P, np.array(rows, np.int64), cols, off, np.array([p for x in lists for p in x], np.int64), before, after
+
+
+def _plain(held):
+    return [(o.tolist(), p.tolist()) for o, p in held]
 
 
 @settings(max_examples=400, deadline=None)
 @given(closure_lists())
 def test_lists_in_end_order_matches_naive(case):
-    P, rows, cols, off, pos = case
-    single, new_off, members = lists_in_end_order(P, rows, cols, off, pos)
-    assert (single.tolist(), new_off.tolist(), members.tolist()) == naive.lists_in_end_order(P, rows, cols, off, pos)
+    P, rows, cols, off, pos, _, _ = case
+    single, new_off, members, held = lists_in_end_order(P, rows, cols, off, pos)
+    assert held == []
+    assert (single.tolist(), new_off.tolist(), members.tolist(), []) == naive.lists_in_end_order(P, rows, cols, off,
+                                                                                                 pos)
+
+
+@settings(max_examples=400, deadline=None)
+@given(closure_lists(held=True))
+def test_lists_in_end_order_with_held_lists_matches_naive(case):
+    # the records' lists of closures collected below the root, before and after the closure's by name:
+    # each match repeats its record's, and they order matches where first positions and columns tie
+    P, rows, cols, off, pos, before, after = case
+    single, new_off, members, held = lists_in_end_order(P, rows, cols, off, pos, before, after)
+    want = naive.lists_in_end_order(P, rows, cols, off, pos, before, after)
+    assert (single.tolist(), new_off.tolist(), members.tolist(), _plain(held)) == want
 
 
 @settings(max_examples=200, deadline=None)
-@given(closure_lists())
+@given(closure_lists(held=True))
 def test_a_closures_table_at_the_root_matches_naive(case):
-    # canonical_table takes the path for one list variable bound everywhere, its lists a closure's
-    P, rows, cols, off, pos = case
+    # closure_table names the held lists: "a*" before the closure's "k", "z*" after it
+    P, rows, cols, off, pos, before, after = case
     where = {f"v{c}": int(c) for c in cols}
-    t = canonical_table(P, where, {"k": (off, pos)}, {}, rows=rows, tail_ascending=("k",), by_record=True)
+    held = {**{f"a{i}": h for i, h in enumerate(before)}, **{f"z{i}": h for i, h in enumerate(after)}}
+    t = closure_table(P, where, "k", (off, pos), held, rows)
     named = [where[v] for v in sorted(where)]  # the order compares single variables in name order
-    single, new_off, members = naive.lists_in_end_order(P, rows, named, off, pos)
+    single, new_off, members, copies = naive.lists_in_end_order(P, rows, named, off, pos, before, after)
     assert [t.single[f"v{c}"].tolist() for c in named] == single
     assert (t.lists["k"][0].tolist(), t.lists["k"][1].tolist()) == (new_off, members)
+    assert [(t.lists[v][0].tolist(), t.lists[v][1].tolist()) for v in held] == copies
+    # the same table as the general path's, which sorts every match's whole key
+    want = canonical_table(P, where, {"k": (off, pos), **{v: take_lists(*h, rows) for v, h in held.items()}}, {},
+                           rows=rows)
+    assert {v: c.tolist() for v, c in t.single.items()} == {v: c.tolist() for v, c in want.single.items()}
+    assert {v: (o.tolist(), p.tolist()) for v, (o, p) in t.lists.items()} == \
+        {v: (o.tolist(), p.tolist()) for v, (o, p) in want.lists.items()}
 
 
 @settings(max_examples=150, deadline=None)
-@given(closure_lists(in_order=False))
+@given(closure_lists(in_order=False, held=True))
 def test_lists_in_end_order_under_wrong_claims_is_a_permutation(case):
     # members in any order, a record's lists in any order: the order may be wrong, but each list keeps
-    # its record's columns and its members, and nothing is read outside the arrays (the bounds-checked
-    # rerun)
-    P, rows, cols, off, pos = case
-    single, new_off, members = lists_in_end_order(P, rows, cols, off, pos)
-    got = sorted((tuple(single[:, j].tolist()), tuple(members[new_off[j]:new_off[j + 1]].tolist()))
+    # its record's columns, its held lists and its members, and nothing is read outside the arrays (the
+    # bounds-checked rerun)
+    P, rows, cols, off, pos, before, after = case
+    single, new_off, members, held = lists_in_end_order(P, rows, cols, off, pos, before, after)
+
+    def part(o, p, j):
+        return tuple(p[o[j]:o[j + 1]].tolist())
+
+    got = sorted((tuple(single[:, j].tolist()), part(new_off, members, j), *(part(o, p, j) for o, p in held))
                  for j in range(len(rows)))
-    assert got == sorted((tuple(P[r, cols].tolist()), tuple(pos[off[j]:off[j + 1]].tolist()))
+    assert got == sorted((tuple(P[r, cols].tolist()), part(off, pos, j), *(part(o, p, r) for o, p in (*before, *after)))
                          for j, r in enumerate(rows.tolist()))
 
 
@@ -432,17 +475,37 @@ def test_lists_in_end_order_sorts_the_records_of_an_end_out_of_order():
     lists = [[3, 8], [3, 9], [4, 9], [3, 7, 8]]
     off = np.array([0, 2, 4, 6, 9])
     pos = np.array([p for x in lists for p in x])
-    single, new_off, members = lists_in_end_order(P, rows, cols, off, pos)
+    single, new_off, members, _ = lists_in_end_order(P, rows, cols, off, pos)
     assert single.tolist() == [[5, 5, 1, 5]]
     assert [members[new_off[j]:new_off[j + 1]].tolist() for j in range(4)] == [[3, 7, 8], [3, 8], [4, 9], [3, 9]]
-    assert (single.tolist(), new_off.tolist(), members.tolist()) == naive.lists_in_end_order(P, rows, cols, off, pos)
+    assert (single.tolist(), new_off.tolist(), members.tolist(), []) == naive.lists_in_end_order(P, rows, cols,
+                                                                                                 off, pos)
+
+
+def test_lists_in_end_order_orders_by_held_lists_where_columns_tie():
+    # records 0 and 1 tie on their column (2, the first position) and on their lists' end (9): held list
+    # b (named before the closure's) decides, [4] before [4, 5] (a prefix first) before [6]; held list z
+    # (after it) decides between records 1 and 2, whose b and closure lists are equal
+    P = np.array([[2], [2], [2]], np.int64)
+    rows, cols = np.array([0, 1, 2]), np.array([0])
+    off, pos = np.array([0, 1, 2, 3]), np.array([9, 9, 9])
+    b = (np.array([0, 2, 3, 4]), np.array([4, 5, 4, 4]))   # record 0: [4, 5], records 1 and 2: [4]
+    z = (np.array([0, 1, 2, 3]), np.array([3, 7, 6]))      # record 1: [7], record 2: [6]
+    single, new_off, members, held = lists_in_end_order(P, rows, cols, off, pos, [b], [z])
+    assert [held[0][1][held[0][0][j]:held[0][0][j + 1]].tolist() for j in range(3)] == [[4], [4], [4, 5]]
+    assert [held[1][1][held[1][0][j]:held[1][0][j + 1]].tolist() for j in range(3)] == [[6], [7], [3]]
+    assert (single.tolist(), new_off.tolist(), members.tolist(), _plain(held)) == \
+        naive.lists_in_end_order(P, rows, cols, off, pos, [b], [z])
 
 
 def test_lists_in_end_order_declines_positions_far_past_the_lists_and_refuses_bad_input():
     P, rows, cols = np.array([[0], [3]], np.int64), np.array([0, 1]), np.array([0])
     off, pos = np.array([0, 1, 2]), np.array([1, 10**9])
     assert lists_in_end_order(P, rows, cols, off, pos) is None  # canonical_order sorts those
+    held = (np.array([0, 1, 1]), np.array([4]))
     for call in (lambda: lists_in_end_order(P, np.array([0, 2]), cols, off, pos),         # no record 2
+                 lambda: lists_in_end_order(P, rows, cols, off, pos, [(held[0][:2], held[1])]),  # a record's held list
+                 lambda: lists_in_end_order(P, rows, cols, off, pos, [], [(held[0], held[1][:0])]),  # past its members
                  lambda: lists_in_end_order(P, rows, np.array([1]), off, pos),            # no column 1
                  lambda: lists_in_end_order(P, rows, cols, np.array([0, 3, 2]), pos),     # offsets past pos
                  lambda: lists_in_end_order(P, rows, cols, np.array([0, 2]), pos),        # a list missing

@@ -37,7 +37,7 @@ from ..kernels.kleene import (anchored_members, closure_runs, gather_lists, list
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
 from ..kernels.order import take_lists
 from ..kernels.window import spans_within
-from ..matches import MatchTable, canonical_table, list_keys
+from ..matches import MatchTable, canonical_table, closure_table, list_keys
 from ..pattern import expr as E
 from ..plan.logical import anchor_var, member_var, prev_var
 from ..plan.operators import GroupCollect
@@ -86,6 +86,10 @@ def run(node, state, execute) -> Buffer:
     for c in K.cross:
         src, off, lpos = _keep_lists(np.flatnonzero(every_pair(state, c, buf, src, {K.var: (off, lpos)})),
                                      src, off, lpos)
+    if node is state.plan.root and app is None and len(src) > 1:
+        table = closure_root(state, buf, src, off, lpos, K.var)
+        if table is not None:
+            return table
     unbound = {}
     if app is not None:
         src, off, lpos, unbound[K.var] = _with_other_branches(~app, src, off, lpos)
@@ -158,6 +162,30 @@ def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in plan.variables},
                            {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()},
                            rows=src, tail_ascending=() if made is None else (made,), by_record=made is not None)
+
+
+
+def closure_root(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray,
+                 var: str) -> MatchTable | None:
+    """The match table of closure ``var``'s lists at the plan's root (list j of record ``src[j]``, every
+    one bound), written straight into canonical order with the lists ``buf``'s records hold
+    (:func:`~jitcep.matches.closure_table`), or None: a held list unbound somewhere (an OR branch), or
+    the positions too far past the lists for its buckets (:func:`root_matches` orders those).
+
+    The records' lists are not copied per list first (:func:`_per_list`): the table copies each once,
+    from its record, in the matches' order (charged to ``max_memory`` as that copy)."""
+    plan = state.plan
+    if any(u.any() for u in buf.unbound.values()) or not set(plan.list_vars) <= {var, *buf.lists}:
+        return None
+    held = {v: buf.lists[v] for v in plan.list_vars if v != var}
+    if held:
+        per = np.bincount(src, minlength=len(buf))  # lists per record
+        need = sum(8 * (int(per @ np.diff(o)) + len(src) + 1) for o, _ in held.values())
+        state.memory.check(need, f"the lists of {', '.join(held)} copied for each new list", buf, off, lpos)
+    if CHECK_ORDER:
+        check_tails_ascend(var, off, lpos)
+        check_list_order(src, {**_per_list(state, buf, src, None, off, lpos), var: (off, lpos)}, {})
+    return closure_table(buf.pos, {v: buf.vars.index(v) for v in plan.variables}, var, (off, lpos), held, src)
 
 
 def check_tails_ascend(var: str, off: np.ndarray, lpos: np.ndarray) -> None:
