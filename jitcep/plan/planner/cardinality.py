@@ -46,7 +46,7 @@ window in a stream of length T is ``T * k * W^(k-1) * prod(r)``, and
 ``Ra * Rb * cross * k / (ka * kb * P * T / W)`` with ``cross`` its own
 predicates' selectivities and the share of its pairs in order (SeqJoin:
 ``1 / C(ka + kb, ka)``; AndJoin: ``share(S) / (share(L) share(R))`` over
-the order its joins test, :class:`_PlanOrder`): ZStream's Table 2 output
+the order its joins test, :class:`~.plan_order.PlanOrder`): ZStream's Table 2 output
 cardinality ``CARD_A * CARD_B * Pt * P_AB`` scaled from one window to the
 table.  A Union's records are the sum of its inputs' (Table 2, Disjunction), and so are a
 DisjunctUnion's (the alternatives of a pattern in DNF, Kolchinsky section 4).
@@ -110,15 +110,12 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .finite import saturated
-from .order_share import FACTORIALS, series_blocks, share
+from .order_share import FACTORIALS, ORDER_FACTOR, series_blocks, share
+from .plan_order import PlanOrder
 from .problem import ClosureUnit, JoinProblem
 from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
                      subsets)
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
-
-ORDER_FACTOR = 0.5
-"""Selectivity of the implicit time predicate between two events a SEQ orders (ZStream's Pt, Table 1)."""
-
 
 @dataclass(frozen=True)
 class EstimatedProblem(JoinProblem):
@@ -571,7 +568,7 @@ class _Work:
         self.P = float(max(stats.partitions, 1))
         self.scale = self.P * self.T / self.W
         self.stats, self.kv = stats, plan.list_vars
-        self.order = _PlanOrder(plan)
+        self.order = PlanOrder(plan)
         self.out: dict[int, tuple[float, float]] = {}
         # closure variable -> (its KleeneCollect, the variables it collected over)
         self.collected: dict[str, tuple] = {}
@@ -684,50 +681,6 @@ class _Work:
     WALKS = ((Scan, scan), ((Union, DisjunctUnion), union), ((SeqJoin, AndJoin), join), (NegationFilter, negation),
              (KleeneCollect, kleene), (ListFilter, list_filter), (GroupCollect, group),
              ((SemiJoinReduce, Contiguity, OutputPolicy), bounded_above), (NfaRuns, nfa_runs))
-
-
-class _PlanOrder:
-    """The pattern's order over the variables of ``plan``'s joins, as they test it (a SEQ join: every left
-    variable before every right one; an AND join: its ``sequence`` pairs), for :func:`estimate_work`: the
-    share of an AND join's pairs in order is ``share(S) / (share(L) share(R))`` (docs/planning.md "The
-    order's selectivity"), or :data:`ORDER_FACTOR` per tested pair where that order is no series-parallel
-    order (:func:`~.order_share.series_blocks`; none of a pattern's)."""
-
-    def __init__(self, plan):
-        first: dict[str, set] = {}
-        for n in plan.nodes():
-            if isinstance(n, SeqJoin):
-                for y in n.right.vars:
-                    first.setdefault(y, set()).update(n.left.vars)
-            elif isinstance(n, AndJoin):
-                for x, y in n.sequence:
-                    first.setdefault(y, set()).add(x)
-        names = sorted(set(first).union(*first.values()))
-        self.index = {v: i for i, v in enumerate(names)}
-        below = [sum(1 << self.index[x] for x in first.get(v, ())) for v in names]
-        changed = True
-        while changed:  # transitive closure (the joins test each pair once; closed already but for lists)
-            changed = False
-            for i, b in enumerate(below):
-                more = b
-                for j in range(len(names)):
-                    if b >> j & 1:
-                        more |= below[j]
-                if more != b:
-                    below[i], changed = more, True
-                if more >> i & 1:  # a cycle: no order
-                    changed = False
-                    break
-        self.blocks = series_blocks(below)
-
-    def _share(self, vs) -> float:
-        return share(self.blocks, sum(1 << self.index[v] for v in vs if v in self.index))
-
-    def across(self, s, sa, sb, sequence) -> float:
-        """The share of the pairs of records of ``sa`` and ``sb`` (each in order) in order over ``s``."""
-        if self.blocks is None:
-            return ORDER_FACTOR ** sum(1 for x, y in sequence if x in s and y in s)
-        return self._share(s) / (self._share(sa) * self._share(sb))
 
 
 def _times(r: float, *factors: float) -> float:
