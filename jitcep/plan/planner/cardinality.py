@@ -64,7 +64,7 @@ the mean of ``exp(-r_n * sel(conds) * len)`` over the records
 
 Under a selection strategy other than skip-till-any-match the plan is the
 NFA^b runs (:class:`~jitcep.plan.operators.NfaRuns`); Kolchinsky section 5.2
-prices them: :func:`next_match_partials` gives ``m[k]`` per window, the runs'
+prices them: :func:`~.next_match.next_match_partials` gives ``m[k]`` per window, the runs'
 matches are ``m[n]`` scaled to the table (``P * T / W``) and their work
 (``C_i``) is ``sum(m[k])`` scaled so (``Cost_next_ord``).  The contiguity
 factor takes the states' own events per window as the events a neighbour
@@ -111,6 +111,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
 from ..shapes import default_shape
 from .finite import saturated
 from .order_share import ORDER_FACTOR, series_blocks, share
+from .next_match import next_match_partials
 from .plan_order import PlanOrder
 from .problem import ClosureUnit, JoinProblem
 from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
@@ -686,34 +687,6 @@ class _Work:
 def _times(r: float, *factors: float) -> float:
     """``r * (f1 * f2 * ...)`` (a record count times its lists' factors), :func:`.finite.saturated`."""
     return saturated(r * math.prod(factors), r, *factors)
-
-
-def next_match_partials(cards, sels, contiguity: float | None = None) -> list[float]:
-    """The partial matches of size k = 1..n in one window of NFA^b runs over states in their order
-    (Kolchinsky & Schuster 5.2), ``cards[i] = W * r_i``, ``sels[i]`` the selectivity of the conjuncts
-    state i's edge tests.
-
-    Skip-till-next-match (``contiguity`` None): the paper's ``m[k] = min(card_1..card_k) *
-    prod(sels_1..sels_k)`` -- a partial match is extended by at most one event, so the rarest state
-    bounds them.  Strict / partition contiguity: the paper adds a positional condition between
-    neighbours, of selectivity ``contiguity`` (the chance that a given event is the next one); a run
-    is then extended by the next event or not at all, ``m[k] = m[k-1] * card_k * contiguity * sels_k``.
-    (The next-match formula with the condition as one more selectivity, ``min(card) * prod(sels) *
-    contiguity^(k-1)``, drops a factor ``card`` per step: on 2 * 10^4 events of four uniform types,
-    ``SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 10`` under strict contiguity has 155 matches, this
-    estimates 286 with the pattern's own events for ``contiguity``, 164 with all of them, that one 42.)
-    A SEQ's order is no factor: a run takes a later event by construction.
-    """
-    out: list[float] = []
-    low, kept = math.inf, 1.0
-    for k, (card, s) in enumerate(zip(cards, sels)):
-        kept *= s
-        if contiguity is None:
-            low = min(low, card)
-            out.append(low * kept)
-        else:
-            out.append(card * s if not k else out[-1] * card * contiguity * s)
-    return out
 
 
 def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: float) -> float:
