@@ -14,7 +14,8 @@ import pytest
 
 from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
-from jitcep.plan.planner.cardinality import lists_per_record, none_in_range
+from jitcep.plan.planner.cardinality import lists_per_record
+from jitcep.plan.planner.negation_range import none_in_range
 from jitcep.plan.planner.ranges import (Chain, Range, before_last, chains, laplace, log_laplace, none_of,
                                         ordered_pairs, range_of, runs, subsets)
 

@@ -60,7 +60,7 @@ range whose length varies over the records as a closure's does
 open side adding the window's slack, an AND-bounded side ending at the
 record's first / last event, docs/semantics.md section 7), so the chance is
 the mean of ``exp(-r_n * sel(conds) * len)`` over the records
-(:func:`none_in_range`).
+(:func:`~.negation_range.none_in_range`).
 
 Under a selection strategy other than skip-till-any-match the plan is the
 NFA^b runs (:class:`~jitcep.plan.operators.NfaRuns`); Kolchinsky section 5.2
@@ -111,6 +111,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
 from ..shapes import default_shape
 from .finite import saturated
 from .order_share import ORDER_FACTOR, series_blocks, share
+from .negation_range import none_in_range
 from .next_match import next_match_partials
 from .plan_order import PlanOrder
 from .problem import ClosureUnit, JoinProblem
@@ -687,25 +688,6 @@ class _Work:
 def _times(r: float, *factors: float) -> float:
     """``r * (f1 * f2 * ...)`` (a record count times its lists' factors), :func:`.finite.saturated`."""
     return saturated(r * math.prod(factors), r, *factors)
-
-
-def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: float) -> float:
-    """The chance that no event of a Poisson process of ``rate`` falls in the range of a negation (between
-    its neighbours ``before`` / ``after`` among a record's variables ``s``; an AND-bounded side, ``in_conj``,
-    ends at the record's first / last event, docs/semantics.md section 7) in a record of ``s``.
-
-    The range is ``W x``, x ~ Beta(j, k - j) over the records (j of the k parts of a record's window,
-    :func:`~jitcep.plan.planner.ranges.range_of`), so the chance is ``E[exp(-rate W x)]``
-    (:func:`~jitcep.plan.planner.ranges.none_of`).  ``exp(-rate * E[len])`` is the same to first order
-    in ``rate * len`` but, by Jensen's inequality, far below it once that is large: on 200,000 events of
-    ``SEQ(A a, !N n, B b, C c) WITHIN 1500`` with N ten times as frequent (perf/bench_plans.py
-    ``neg_frequent``) 1,570 of 179,645 (a, b) records survive, 0.87%; ``exp(-rate E[len])`` estimates
-    2e-17 of them, gaps of mean ``W / 3`` taken as exponential ``(1 + rate W / 3)^-1`` 2.5%, this
-    ``(1 - e^(-rate W)) / (rate W)`` 0.87%."""
-    if not rate:
-        return 1.0
-    R = range_of(before, after, s, W, in_conj)
-    return none_of(rate * R.W, R)
 
 
 def _after_lists(K, s: frozenset, W: float, rate, sel, collected: dict) -> float:
