@@ -1,4 +1,4 @@
-"""The chance that no negated event falls in a negation's range over a record (Kolchinsky & Schuster 4, "negation patterns").
+"""The chance that no negated event falls in a negation's range (Kolchinsky & Schuster 4, "negation patterns").
 
 A negation is a filter on the positive matches (or, placed below the root, on
 the partial matches fixing its range: :mod:`jitcep.plan.rules.negation_placement`);
