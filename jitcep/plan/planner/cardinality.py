@@ -23,7 +23,7 @@ its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).  A conjunct
 reading it with a unit joined later, which its collection leaves to a
 :class:`~jitcep.plan.operators.ListFilter`, is a predicate between ``T'``
 and that unit instead, of selectivity the share of the lists passing it
-(:func:`split_shares`), as the paper's ``T'`` keeps its predicates.
+(:func:`~.kleene_lists.split_shares`), as the paper's ``T'`` keeps its predicates.
 
 A conjunct over k > 2 variables is split evenly in log space over its
 C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
@@ -83,7 +83,7 @@ sum over the bounds for ``{n,m}``); ``"maximal"`` gives one list when a
 member is there (``1 - E[exp(-m)]``; every run of n..m consecutive members
 under bounds); list conjuncts multiply in, and one reading a member with the
 list (``each``) of selectivity q passes a list of L members with ``q^L``
-(:func:`lists_per_record`).  A closure or group right
+(:func:`~.kleene_lists.lists_per_record`).  A closure or group right
 after another (adjacent) counts only the pairs of lists whose members lie
 after the other's last member, over one range (:func:`adjacent_share`), and
 a collection bounded by the closure after it keeps only the lists a
@@ -93,7 +93,6 @@ only on the records through it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -110,14 +109,16 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .finite import saturated
-from .order_share import ORDER_FACTOR, series_blocks, share
+from .kleene_lists import (branch_split_shares, construct_lists, construct_split_shares, group_lists, iterations,
+                           lists_per_record)
 from .negation_range import none_in_range
 from .next_match import next_match_partials
+from .order_share import ORDER_FACTOR, series_blocks, share
 from .plan_order import PlanOrder
 from .problem import ClosureUnit, JoinProblem
-from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
-                     subsets)
+from .ranges import Chain, alone, before_last, ordered_pairs, range_of
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
+
 
 @dataclass(frozen=True)
 class EstimatedProblem(JoinProblem):
@@ -338,7 +339,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     per record of the join binding ``need`` (:func:`_lists` under ``kleene=mode``), its selectivity 1
     with every unit, so ``PM(S + T') = PM(S) * lists`` for S covering ``need`` (docs/planning.md
     "Kleene placement"), but with the units a ``split`` conjunct reads: the share of lists passing
-    it (:func:`split_shares`), spread over those pairs, so a set holding T' and all of them has the
+    it (:func:`~.kleene_lists.split_shares`), spread over those pairs, so a set holding T' and all of them has the
     lists the collection would have made with the conjunct."""
     span = float(span)
     pairs = _Pairs(logical, stats, span)
@@ -468,10 +469,10 @@ def _closure_units(closures, logical: LogicalPlan, stats: Statistics, layout: _L
         s = frozenset(need) & singles
         if conds and K.scope:  # in an OR branch: over the records through it, those of another one kept
             took, s = _branch(K, s, units_of, alts, weights)
-            shares = branch_split_shares(_split_shares(K, mode, split, s, W, rate_of, conjunct),
-                                         _construct_lists(K, mode, s, W, rate_of, conjunct), took)
+            shares = branch_split_shares(construct_split_shares(K, mode, split, s, W, rate_of, conjunct),
+                                         construct_lists(K, mode, s, W, rate_of, conjunct), took)
         else:
-            shares = _split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
+            shares = construct_split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
         for e, passing in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, passing))
@@ -494,19 +495,9 @@ def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts,
     those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
     the share of the unit's records that are alternatives through the branch."""
     if not K.scope:
-        return _construct_lists(K, mode, s, W, rate, sel)
+        return construct_lists(K, mode, s, W, rate, sel)
     took, through = _branch(K, s, units_of, alts, weights)
-    return took * _construct_lists(K, mode, through, W, rate, sel) + (1.0 - took)
-
-
-def _construct_lists(K, mode: str, s: frozenset, W: float, rate, sel) -> float:
-    """Lists per record of the variables ``s`` of closure or group ``K``."""
-    return _group_lists(K, s, W, rate, sel) if isinstance(K, Group) else lists_per_record(K, mode, s, W, rate, sel)
-
-
-def _split_shares(K, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
-    """:func:`split_shares` of closure or group ``K`` (:func:`group_split_shares`)."""
-    return (group_split_shares if isinstance(K, Group) else split_shares)(K, mode, split, s, W, rate, sel)
+    return took * construct_lists(K, mode, through, W, rate, sel) + (1.0 - took)
 
 
 def _branch(K, s: frozenset, units_of, alts, weights) -> tuple[float, frozenset]:
@@ -515,19 +506,6 @@ def _branch(K, s: frozenset, units_of, alts, weights) -> tuple[float, frozenset]
     scope = frozenset(K.scope)
     i = next(i for i, vs in enumerate(units_of) if vs & scope)
     return sum(w for a, w in zip(alts[i], weights[i]) if a & scope), s - (units_of[i] - scope)
-
-
-def branch_split_shares(shares, lists: float, took: float) -> list[float]:
-    """:func:`split_shares` of a closure in an OR branch as shares of the mean lists over its OR unit's
-    records (:func:`_unit_lists`): a record that took another branch keeps its one unbound list, which no
-    split conjunct reads (semantics section 4), so with ``L_i`` the lists of a record through the branch
-    with the first i conjuncts (``lists`` times the first i shares), the i-th share is ``(took L_i + 1 -
-    took) / (took L_(i-1) + 1 - took)``, their product the mean lists with all of them over those without."""
-    out, have = [], lists
-    for share in shares:
-        before, have = took * have + 1.0 - took, have * share
-        out.append((took * have + 1.0 - took) / before if before > 0 else 1.0)
-    return out
 
 
 CLOSURE_CARD_CAP = 1e30
@@ -644,7 +622,8 @@ class _Work:
         kc, over = self.collected[node.var]
         split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
         K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
-        share = math.prod(_split_shares(K, getattr(kc, "mode", "all"), split, over, self.W, self.rate, self.sel))
+        share = math.prod(construct_split_shares(K, getattr(kc, "mode", "all"), split, over, self.W, self.rate,
+                                                 self.sel))
         scope = set(K.scope)  # in an OR branch: the records through it only
         alts = [(s, saturated(r * share, r, share) if not scope or s & scope else r) for s, r in given]
         return alts, sum(r for _, r in given)
@@ -654,7 +633,7 @@ class _Work:
         self(node.body)  # its iterations, priced as joins
         given = self(node.input)
         g = node.group
-        alts = [(s, _times(r, _group_lists(g, s, W, rate, sel), _after_lists(g, s, W, rate, sel, self.collected))
+        alts = [(s, _times(r, group_lists(g, s, W, rate, sel), _after_lists(g, s, W, rate, sel, self.collected))
                  if not g.scope or s & set(g.scope) else r) for s, r in given]
         self.collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
         return alts, sum(r for _, r in given)
@@ -711,6 +690,18 @@ def _name(K) -> str:
     return K.vars[0] if isinstance(K, Group) else K.var
 
 
+def _kept(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
+    """:func:`kept_share` of a KleeneCollect's closure by the adjacent closure of its ``bound``, if any."""
+    later = next((L for L in node.bound if bounds(node.closure, L)), None)
+    return 1.0 if later is None else kept_share(node.closure, later, node.mode, s, W, rate, sel)
+
+
+def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
+    """Expected lists per input record of a KleeneCollect (module docstring)."""
+    return lists_per_record(node.closure, node.mode, s, W, rate, sel)
+
+
+
 def bounds(earlier, K) -> bool:
     """Whether closure ``K``, adjacent after ``earlier``, bounds ``earlier``'s collection from above
     (:attr:`~jitcep.plan.operators.KleeneCollect.bound`, as the Kleene rule's ``bounding`` sets it):
@@ -722,7 +713,7 @@ def bounds(earlier, K) -> bool:
 
 def _chain(K, mode: str, s: frozenset, W: float, rate, sel) -> Chain | None:
     """Closure or group ``K`` over records of ``s`` as :func:`~jitcep.plan.planner.ranges.ordered_pairs`
-    reads it (its growth over the whole window, as :func:`lists_per_record` / :func:`_iterations` count it),
+    reads it (its growth over the whole window, as :func:`lists_per_record` / :func:`iterations` count it),
     or None where those sums do not describe its lists: ``kleene="maximal"``, an anchor, an AND body, an
     empty range."""
     if not W:
@@ -730,7 +721,7 @@ def _chain(K, mode: str, s: frozenset, W: float, rate, sel) -> Chain | None:
     if isinstance(K, Group):
         if not K.seq or K.anchor:
             return None
-        n, p, q, _, k = _iterations(K, K.before, s, W, rate, sel)
+        n, p, q, _, k = iterations(K, K.before, s, W, rate, sel)
         return Chain(math.factorial(k) * n * p * q, k, K.min, K.max, p)
     if mode != "all" or K.anchor is not None:
         return None
@@ -741,157 +732,9 @@ def _chain(K, mode: str, s: frozenset, W: float, rate, sel) -> Chain | None:
     return Chain(m * p * q, 1, K.min, K.max, p)
 
 
-def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kept: bool = False) -> float:
-    """The factor on closure or group ``K``'s lists per record of ``s`` (counted alone) that gives its lists
-    per record carrying a list of ``earlier``, the construct right before it (adjacent, docs/planning.md
-    "Adjacent closures"): ``pairs / (L_earlier * L_K)``, ``pairs`` the (earlier, K) list pairs in order
-    over one range (:func:`~jitcep.plan.planner.ranges.ordered_pairs`: a record whose range holds a list of
-    ``earlier`` is a long one, so holds more of ``K``'s) and ``L_earlier`` ``earlier``'s lists that its
-    collection kept: those followed by a candidate of ``K`` where ``kept`` (:func:`bounds`,
-    :func:`~jitcep.plan.planner.ranges.before_last`), else all of them.  Where those sums do not apply (an
-    anchor, an AND body, ``kleene="maximal"``, too many terms): :func:`ordered_share` of the two growths."""
-    R = range_of(earlier.before, K.after, s, W)
-    first, second = _chain(earlier, mode, s, R.W, rate, sel), _chain(K, mode, s, R.W, rate, sel)
-    if first is not None and second is not None:
-        pairs, lists = ordered_pairs(first, second, R), alone(second, R)
-        # kept: its candidates are the rate after its filter
-        before = before_last(first, rate(K.var) * R.W, R) if kept else alone(first, R)
-        # divided one at a time: both may be tiny (a rate of 1e-300), their product 0
-        share = pairs / before / lists if pairs is not None and lists and before else math.nan
-        if math.isfinite(share):
-            return share
-    return ordered_share(_any_growth(earlier, s, W, rate, sel), _any_growth(K, s, W, rate, sel))
-
-
-def _kept(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
-    """:func:`kept_share` of a KleeneCollect's closure by the adjacent closure of its ``bound``, if any."""
-    later = next((L for L in node.bound if bounds(node.closure, L)), None)
-    return 1.0 if later is None else kept_share(node.closure, later, node.mode, s, W, rate, sel)
-
-
-def kept_share(c, later, mode: str, s: frozenset, W: float, rate, sel) -> float:
-    """The share of closure ``c``'s lists per record of ``s`` that its collection keeps when the adjacent
-    closure ``later`` bounds it (:func:`bounds`): those whose last member a candidate of ``later`` follows
-    in the range (:func:`~jitcep.plan.planner.ranges.before_last`); 1 where those sums do not apply."""
-    R = range_of(c.before, later.after, s, W)
-    first = _chain(c, mode, s, R.W, rate, sel)
-    if first is None:
-        return 1.0
-    kept, every = before_last(first, rate(later.var) * R.W, R), alone(first, R)
-    return min(kept / every, 1.0) if kept is not None and every else 1.0
-
-
-def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
-    """Expected lists per input record of a KleeneCollect (module docstring)."""
-    return lists_per_record(node.closure, node.mode, s, W, rate, sel)
-
-
-def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: frozenset | None = None) -> float:
-    """Expected lists of closure ``c`` under ``kleene=mode`` per record of the variables ``s`` (module
-    docstring; ``rate(var)``, ``sel(conjunct)``), its member-wise conjuncts applying where the variables
-    ``bound`` (default ``s``) bind all they read.
-
-    Its members in the range are Poisson given the range's length, and the length varies over the
-    records (:mod:`~jitcep.plan.planner.ranges`): with ``m`` the members expected over the whole window,
-    ``p`` the iterative conjuncts' selectivity and ``q`` an ``each`` conjunct's (one reading a member
-    with the whole list, ``b[i].x > avg(b.x)``: the user's, or the default, as it is read on lists, not
-    sampled; a list of L members passes with ``q^L``), ``kleene="all"`` makes ``sum(L) E[C(N, L)]
-    p^(L-1) q^L`` lists (``(e^(m p q) - 1) / p`` at a fixed length), an anchored closure (its first
-    member bound by the joins, the others after it) ``q sum(L) E[C(N, L)] (p q)^L`` over its L later
-    members, each following one, and ``"maximal"`` one list when a member is there, passing with
-    ``q^N`` (``E[e^(-m (1 - q) x)] - E[e^(-m x)]``), or every run of lo..hi consecutive members."""
-    bound = s if bound is None else bound
-    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= bound)
-    q = math.prod(sel(e) for e in c.each)
-    before, lo, hi = c.before, c.min, c.max
-    if c.anchor is not None and c.anchor in s:
-        # the anchor is the first member of every list: the others lie after it, and number one fewer
-        before, lo, hi = (*before, c.anchor), max(lo - 1, 0), None if hi is None else hi - 1
-    R = range_of(before, c.after, s, W)
-    m = min(rate(c.var) * member * R.W, 1000.0)  # members expected over the whole window
-    anchored = before is not c.before
-    first = q if anchored else 1.0  # the anchor is a member the each-conjuncts read too
-    if mode == "maximal":
-        if hi is None:
-            lists = none_of(m * (1.0 - q), R) - (none_of(m, R) if lo >= 1 else 0.0)
-        else:
-            # the runs past the longest the members reach are 0: a bound of 10^9 lists none of them
-            lists = (sum(r * q ** L for L, r in enumerate(runs(m, R, min(hi, longest_run(m))), 1) if L >= lo)
-                     + (anchored and lo == 0))
-    else:
-        p = max(math.prod(sel(e) for e in c.prev) if c.prev else 1.0, 1e-300)
-        if anchored:  # each of the L members after the anchor follows one: p^L
-            lists = subsets(m * p * q, R, lo, hi)
-        else:
-            lists = subsets(m * p * q, R, max(lo, 1), hi) / p + (1.0 if lo == 0 else 0.0)
-    return lists * first * math.prod(sel(e) for e in c.lists)
-
-
-def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
-    """Expected lists of Kleene group ``g`` per record of the variables ``s`` (``rate(var)``,
-    ``sel(conjunct)``), as :func:`lists_per_record` counts a closure's, its iterations for members: an
-    iteration is a match of its body inside the range between its neighbours (:func:`_iterations`), and
-    the lists are the sets of them the bounds allow, consecutive ones passing the iterative conjuncts:
-    for a SEQ body the chains of iterations each after the one before (:func:`_sets`), for an AND body
-    every subset (``(e^(n p q) - 1) / p`` unbounded at a fixed length; its iterations may share events,
-    which makes N over-dispersed, so this is below the truth for frequent bodies); the rates of its
-    variables are sampled like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
-    n, p, q, R, k = _iterations(g, g.before, s, W, rate, sel)
-    lists = _sets(g, n * p * q, R, max(g.min, 1), g.max, k) / p + (1.0 if g.min == 0 else 0.0)
-    return lists * math.prod(sel(e) for e in g.lists)
-
-
-def _sets(g, z: float, R: Range, lo: int, hi: int | None, k: int) -> float:
-    """The sets of ``lo..hi`` iterations of group ``g`` (``z`` their growth over the whole window): a SEQ
-    body's are chains, each iteration wholly after the one before
-    (:func:`~jitcep.plan.planner.ranges.chains`, exact for Poisson arrivals); an AND body's iterations are
-    unordered and may share events, taken as Poisson points (:func:`~jitcep.plan.planner.ranges.subsets`)."""
-    return chains(z, R, lo, hi, k) if g.seq else subsets(z, R, lo, hi, k)
-
-
-def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, float, float, Range, int]:
-    """(n, p, q, R, k) of Kleene group ``g`` per record of ``s``: ``n`` its iterations in a range of the
-    whole window after ``before`` (matches of its body, ``prod(r_v W) * sel(joins) * sel(member)``, over
-    ``k!`` for a SEQ body's k events in order, at most 1000; in a range of ``W x`` they are ``n x^k``),
-    ``p`` the chance one iteration follows another (the iterative conjuncts), ``q`` the chance one
-    passes the ``each`` conjuncts, ``R`` the range (:func:`~jitcep.plan.planner.ranges.range_of`), ``k``
-    the body's events."""
-    R = range_of(before, g.after, s, W)
-    k = len(g.vars)
-    factors = [rate(v) * R.W for v in g.vars]
-    shares = math.prod(sel(e) for e in (*g.joins, *g.member))
-    # a variable that never occurs, or a conjunct none passes, makes no iteration, even beside rates times the
-    # window past a float's range (inf * 0 would be a NaN count, which ranges.subsets cannot sum)
-    n = 0.0 if 0.0 in factors or shares == 0.0 else math.prod(factors) * shares
-    if g.seq:
-        n /= math.factorial(k)
-    p = max(math.prod(sel(e) for e in g.prev) if g.prev else 1.0, 1e-300)
-    return min(n, 1000.0), p, math.prod(sel(e) for e in g.each), R, k
-
-
-def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
-    """Expected lists of an anchored Kleene group ``g`` per record of the variables ``s`` (its first
-    iteration, the anchors, bound by the joins), as :func:`group_lists_per_record` counts them: the
-    lists are the anchor and a subset of the ``n`` later iterations in range that the bounds allow, one
-    fewer each, every later iteration following one (the anchor or an earlier one: ``p``) and every
-    iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum E[C(N, L)] (p q)^L``,
-    ``q e^(n p q)`` unbounded from 0 at a fixed length (for a SEQ body the chains of them, :func:`_sets`).
-    A SEQ group's later iterations lie after the anchor's, so its range starts there (the anchors stand
-    for the neighbour before it); an AND group's lie after it in canonical order only, within its outside
-    neighbours: all of those are counted (an upper bound)."""
-    n, p, q, R, k = _iterations(g, (*g.before, *g.anchor) if g.seq else g.before, s, W, rate, sel)
-    lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
-    return q * _sets(g, n * p * q, R, lo, hi, k) * math.prod(sel(e) for e in g.lists)
-
-
-def _group_lists(g, s: frozenset, W: float, rate, sel) -> float:
-    """:func:`anchored_group_lists` or :func:`group_lists_per_record`, as ``g`` is anchored or not."""
-    return (anchored_group_lists if g.anchor else group_lists_per_record)(g, s, W, rate, sel)
-
-
 def _growth(c, s: frozenset, W: float, rate, sel) -> float:
     """``m * p * q`` of closure ``c`` per record of the variables ``s`` over its mean range
-    (:func:`lists_per_record`): its lists that end at a member grow as ``exp`` of this over the range
+    (:func:`~.kleene_lists.lists_per_record`): its lists that end at a member grow as ``exp`` of this over the range
     (``E[(1 + p q)^N]`` of N Poisson)."""
     member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
     p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
@@ -901,9 +744,9 @@ def _growth(c, s: frozenset, W: float, rate, sel) -> float:
 
 def group_growth(g, s: frozenset, W: float, rate, sel) -> float:
     """:func:`_growth` of Kleene group ``g``, its iterations for members: ``E[n x^k] * p * q`` per record
-    of the variables ``s`` (:func:`_iterations`), for :func:`ordered_share` of a group next to another
+    of the variables ``s`` (:func:`~.kleene_lists.iterations`), for :func:`ordered_share` of a group next to another
     construct (its iterations taken as points, their spread ignored)."""
-    n, p, q, R, k = _iterations(g, g.before, s, W, rate, sel)
+    n, p, q, R, k = iterations(g, g.before, s, W, rate, sel)
     return min(n * R.moment(k) * p * q, 700.0)
 
 
@@ -936,39 +779,35 @@ def ordered_share(u: float, v: float) -> float:
     return min(max(top / eu / ev, 0.0), 1.0)
 
 
-def group_split_shares(g, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
-    """:func:`split_shares` of Kleene group ``g`` (collected without the conjuncts ``split``): the share of
-    its lists per record of ``s`` passing each split conjunct in turn, the lists counted by
-    :func:`anchored_group_lists` / :func:`group_lists_per_record` with the conjuncts added one by one (a
-    member-wise one thins the iterations, an iterative one their chains, a list one multiplies the lists,
-    an ``each`` one passes each iteration with its selectivity).  ``mode`` is unused: a group's lists are
-    every chain of its iterations under either ``kleene=``."""
-    shares, have = [], g
-    before = _group_lists(have, s, W, rate, sel)
-    for form in ("member", "prev", "lists", "each"):
-        for e in split.get(form, ()):
-            have = dataclasses.replace(have, **{form: getattr(have, form) + (e,)})
-            after = _group_lists(have, s, W, rate, sel)
-            shares.append(min(max(after / before, 0.0), 1.0) if before > 0 else 1.0)
-            before = after
-    return shares
+def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kept: bool = False) -> float:
+    """The factor on closure or group ``K``'s lists per record of ``s`` (counted alone) that gives its lists
+    per record carrying a list of ``earlier``, the construct right before it (adjacent, docs/planning.md
+    "Adjacent closures"): ``pairs / (L_earlier * L_K)``, ``pairs`` the (earlier, K) list pairs in order
+    over one range (:func:`~jitcep.plan.planner.ranges.ordered_pairs`: a record whose range holds a list of
+    ``earlier`` is a long one, so holds more of ``K``'s) and ``L_earlier`` ``earlier``'s lists that its
+    collection kept: those followed by a candidate of ``K`` where ``kept`` (:func:`bounds`,
+    :func:`~jitcep.plan.planner.ranges.before_last`), else all of them.  Where those sums do not apply (an
+    anchor, an AND body, ``kleene="maximal"``, too many terms): :func:`ordered_share` of the two growths."""
+    R = range_of(earlier.before, K.after, s, W)
+    first, second = _chain(earlier, mode, s, R.W, rate, sel), _chain(K, mode, s, R.W, rate, sel)
+    if first is not None and second is not None:
+        pairs, lists = ordered_pairs(first, second, R), alone(second, R)
+        # kept: its candidates are the rate after its filter
+        before = before_last(first, rate(K.var) * R.W, R) if kept else alone(first, R)
+        # divided one at a time: both may be tiny (a rate of 1e-300), their product 0
+        share = pairs / before / lists if pairs is not None and lists and before else math.nan
+        if math.isfinite(share):
+            return share
+    return ordered_share(_any_growth(earlier, s, W, rate, sel), _any_growth(K, s, W, rate, sel))
 
 
-def split_shares(c, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
-    """The share of closure ``c``'s lists per record of ``s`` (collected without the conjuncts ``split``,
-    form -> conjuncts, :class:`~jitcep.plan.operators.ListFilter`'s) that pass each of those conjuncts
-    in turn, in the order ``member``, ``prev``, ``lists``, ``each``: each the lists with it and those
-    before over the lists with those before only, so the product is the lists with all of them over
-    the lists without (Kolchinsky & Schuster 4: ``T'``'s predicates keep their selectivities).  Lists
-    conjuncts multiply the lists by their selectivity; member-wise and iterative ones thin the members
-    and the runs of them (``2^(m p) - 1`` lists of ``2^m - 1``)."""
-    every = frozenset().union(s, *(E.variables(e) for cs in split.values() for e in cs))
-    shares, have = [], c
-    before = lists_per_record(have, mode, s, W, rate, sel)
-    for form in ("member", "prev", "lists", "each"):
-        for e in split.get(form, ()):
-            have = dataclasses.replace(have, **{form: getattr(have, form) + (e,)})
-            after = lists_per_record(have, mode, s, W, rate, sel, every)
-            shares.append(min(max(after / before, 0.0), 1.0) if before > 0 else 1.0)
-            before = after
-    return shares
+def kept_share(c, later, mode: str, s: frozenset, W: float, rate, sel) -> float:
+    """The share of closure ``c``'s lists per record of ``s`` that its collection keeps when the adjacent
+    closure ``later`` bounds it (:func:`bounds`): those whose last member a candidate of ``later`` follows
+    in the range (:func:`~jitcep.plan.planner.ranges.before_last`); 1 where those sums do not apply."""
+    R = range_of(c.before, later.after, s, W)
+    first = _chain(c, mode, s, R.W, rate, sel)
+    if first is None:
+        return 1.0
+    kept, every = before_last(first, rate(later.var) * R.W, R), alone(first, R)
+    return min(kept / every, 1.0) if kept is not None and every else 1.0
