@@ -490,7 +490,7 @@ def test_before_last_of_a_later_closure_with_a_tiny_rate_keeps_few_lists_and_no_
 
 def test_ordered_share_of_growths_past_exp_range_is_a_share():
     # math.expm1 raises OverflowError past ~709 (a closure's growth is capped at 1000, not there)
-    from jitcep.plan.planner.cardinality import ordered_share
+    from jitcep.plan.planner.adjacent_lists import ordered_share
     for u, v in ((1000.0, 5.0), (5.0, 1000.0), (1000.0, 1000.0), (710.0, 0.5)):
         share = ordered_share(u, v)
         assert 0.0 <= share <= 1.0, (u, v, share)
