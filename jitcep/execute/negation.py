@@ -21,7 +21,7 @@ from .. import config
 from ..kernels.negation import candidate_rows, killed_unconditionally, negation_ranges
 from ..kernels.kleene import gather_lists, outside_lists
 from ..pattern import expr as E
-from ..plan.logical import member_var, prev_var
+from ..plan.kleene_refs import member_var, prev_var
 from .buffer import Buffer
 from .lists import iteration_constructs, list_mask, member_combinations
 from .scan import leaf

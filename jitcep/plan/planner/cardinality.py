@@ -104,7 +104,8 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ..._memo import PerObject
 from ...pattern.structure import relation
-from ..logical import Group, LogicalPlan, display_expr
+from ..kleene_refs import display_expr
+from ..logical import Group, LogicalPlan
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
