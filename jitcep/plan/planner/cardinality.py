@@ -252,11 +252,11 @@ class _Pairs:
 
     def spread(self, vs, s: float) -> None:
         """A factor ``s`` over the variables ``vs``, split evenly in log space over their pairs."""
-        share = 1.0 / math.comb(len(vs), 2)
+        exponent = 1.0 / math.comb(len(vs), 2)
         for a, x in enumerate(vs):
             for y in vs[a + 1:]:
                 key = frozenset((x, y))
-                self.pred[key] = self.pred.get(key, 1.0) * s ** share
+                self.pred[key] = self.pred.get(key, 1.0) * s ** exponent
 
     def order(self, x: str, y: str) -> float:
         return self.orders.get((x, y), 1.0)
@@ -623,10 +623,10 @@ class _Work:
         kc, over = self.collected[node.var]
         split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
         K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
-        share = math.prod(construct_split_shares(K, getattr(kc, "mode", "all"), split, over, self.W, self.rate,
-                                                 self.sel))
+        passing = math.prod(construct_split_shares(K, getattr(kc, "mode", "all"), split, over, self.W, self.rate,
+                                                   self.sel))
         scope = set(K.scope)  # in an OR branch: the records through it only
-        alts = [(s, saturated(r * share, r, share) if not scope or s & scope else r) for s, r in given]
+        alts = [(s, saturated(r * passing, r, passing) if not scope or s & scope else r) for s, r in given]
         return alts, sum(r for _, r in given)
 
     def group(self, node: GroupCollect):

@@ -187,7 +187,7 @@ def branch_split_shares(shares, lists: float, took: float) -> list[float]:
     first i shares), the i-th share is ``(took L_i + 1 - took) / (took L_(i-1) + 1 - took)``, their
     product the mean lists with all of them over those without."""
     out, have = [], lists
-    for share in shares:
-        before, have = took * have + 1.0 - took, have * share
+    for passing in shares:
+        before, have = took * have + 1.0 - took, have * passing
         out.append((took * have + 1.0 - took) / before if before > 0 else 1.0)
     return out
