@@ -39,7 +39,7 @@ from ..kernels.order import take_lists
 from ..kernels.window import spans_within
 from ..matches import MatchTable, canonical_table, closure_table, list_keys
 from ..pattern import expr as E
-from ..plan.logical import anchor_var, member_var, prev_var
+from ..plan.kleene_refs import anchor_var, member_var, prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_ends, list_extent
 from .lists import Runs, iteration_constructs, list_mask, member_combinations

@@ -47,7 +47,9 @@ from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
-from .logical import Closure, Group, Negated, map_expr, member_var, prev_var
+from ..pattern.expr import map_expr
+from .kleene_refs import member_var, prev_var
+from .logical import Closure, Group, Negated
 
 Driver = Literal["right", "left", "smaller"]
 KleeneMode = Literal["all", "maximal"]

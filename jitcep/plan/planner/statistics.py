@@ -53,9 +53,11 @@ import numpy as np
 from ...errors import PatternError, StatisticsError
 from ...pattern import expr as E
 from ...pattern.ast import CountWindow, TimeWindow
+from ...pattern.expr import map_expr
 from ...pattern.parser import parse_expr
 from ...pattern.printer import expr_to_text
-from ..logical import LogicalPlan, display_expr, map_expr
+from ..kleene_refs import display_expr
+from ..logical import LogicalPlan
 
 WindowMeasure = Literal["time", "count"]
 

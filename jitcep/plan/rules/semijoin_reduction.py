@@ -30,7 +30,7 @@ import dataclasses
 from ... import config
 from ...pattern.ast import CountWindow, EventVar, Seq
 from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, remake_joins
-from ..planner.cardinality import ChainShares
+from ..planner.chain_shares import ChainShares
 from ..planner.statistics import DEFAULT_RATE
 
 
