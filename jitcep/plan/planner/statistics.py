@@ -96,7 +96,7 @@ class Leaf:
 @dataclass(frozen=True)
 class Conjunct:
     """A conjunct over several variables as the logical plan holds it (``expr``, whose variables may
-    include :func:`~jitcep.plan.logical.prev_var`), its class ("join", "negation", "member", "prev",
+    include :func:`~jitcep.plan.kleene_refs.prev_var`), its class ("join", "negation", "member", "prev",
     "list") and the variables it reads, sorted (the rows of a :class:`~jitcep.codegen.PredicateSet`)."""
 
     expr: E.Expr

@@ -116,8 +116,8 @@ def _worth_it(plan, planning, chain) -> bool:
     workloads (sase_equiv at 100 keys: 95% of the leaves' events kept) no longer pay its passes.
 
     The chains are those of the types, key and window alone (the reduction reads no other predicate):
-    :func:`~jitcep.plan.planner.cardinality.on_a_chain`, each operator's set of variables counted from its
-    inputs' (:class:`~jitcep.plan.planner.cardinality.ChainShares`).  On ``sase_equiv_v1000`` it keeps 9%
+    :func:`~jitcep.plan.planner.chain_shares.on_a_chain`, each operator's set of variables counted from its
+    inputs' (:class:`~jitcep.plan.planner.chain_shares.ChainShares`).  On ``sase_equiv_v1000`` it keeps 9%
     of the leaves' events and 17% of (v0, v1)'s records, measured 8.6% and 20%; at 100 keys 100% and 85%,
     measured 95% and 80%.
     ``plan`` is :func:`_reducible`: every scan it holds is a chain variable's, whose ``W r_v`` it reads.
