@@ -86,7 +86,7 @@ def run(node, state, execute) -> Buffer:
     for c in K.cross:
         src, off, lpos = _keep_lists(np.flatnonzero(every_pair(state, c, buf, src, {K.var: (off, lpos)})),
                                      src, off, lpos)
-    if node is state.plan.root and app is None and len(src) > 1:
+    if node is state.plan.root and (app is None or app.all()) and len(src) > 1:  # no list unbound
         table = closure_root(state, buf, src, off, lpos, K.var)
         if table is not None:
             return table
@@ -162,7 +162,6 @@ def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in plan.variables},
                            {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()},
                            rows=src, tail_ascending=() if made is None else (made,), by_record=made is not None)
-
 
 
 def closure_root(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray,
