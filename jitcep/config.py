@@ -68,7 +68,8 @@ THREAD_MIN_RECORDS = 1 << 18  # a join's input records, or candidate pairs, belo
 JOIN_CHUNK_PAIRS = 1 << 16  # a SEQ join with predicates makes and tests about this many candidate pairs at a
 #                            time (execute/join.py): they stay in cache, and only the survivors are kept
 JOIN_WHERE_MIN_RIGHT = 1 << 12  # right records from which a SEQ join with predicates tests them in its loop
-#                                (execute/join_where.py): below, the join is cheap either way and the function
+#                                (execute/join_where.py), records of its two inputs together for an AND join
+#                                (execute/and_join_where.py): below, the join is cheap either way and the function
 #                                generated for it would be compiled for nothing (~0.9 s the first time for
 #                                googleIncrease's; perf/notes/opencep.md, "A SEQ join's predicates generated
 #                                into its loop")

@@ -162,7 +162,6 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
     return table
 
 
-
 def closure_table(P: np.ndarray, where: dict[str, int], made: str, lists: tuple[np.ndarray, np.ndarray],
                   held: dict, rows: np.ndarray) -> MatchTable | None:
     """The match table of a closure's lists at the plan's root, in canonical order, written straight into
@@ -187,6 +186,7 @@ def closure_table(P: np.ndarray, where: dict[str, int], made: str, lists: tuple[
     gathered = dict(zip(names, single))
     return MatchTable(n, {u: gathered[u] for u in where},
                       {made: (new_off, members), **dict(zip([*before, *after], copies))}, {})
+
 
 def list_keys(n: int, lists, list_unbound, tail_ascending=()):
     """(koff, kseq, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: each

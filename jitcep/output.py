@@ -40,7 +40,7 @@ import polars as pl
 import pyarrow as pa
 
 from ._memo import PerObject, PerObjectAndKey
-from .errors import InputError, MissingColumnError, PatternValidationError, UnsupportedPatternError
+from .errors import InputError, MissingColumnError, PatternValidationError, TimestampError, UnsupportedPatternError
 from .events import EventTable, check_type_column, read_events, table_of_frame
 from .events.times import refused_time_dtype
 from .events.types import attribute_kind
@@ -407,9 +407,9 @@ def _int128(x: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
 def _exact_int(op: str, args: tuple, dtypes: tuple) -> pl.Expr:
     """Integer ``+ - *``, ``neg`` or ``abs`` exactly, NULL outside int64 (semantics section 4).  Computed in
-    Int128, whose arithmetic Polars wraps modulo 2^128: exact wherever the result lies within Int128, always
-    for operands of 64 bits; with a 128-bit operand the float64 result says where it may not (2^64 * 2^64
-    wraps to 0)."""
+    Int128, whose arithmetic Polars wraps modulo 2^128: exact wherever the result lies within Int128; for
+    operands of 64 bits a result that wraps (a UInt64 product past 2^127) lands outside int64, so NULL as
+    it should be; with a 128-bit operand the float64 result says where it may not (2^64 * 2^64 wraps to 0)."""
     def apply(a, b=None):
         if op == "neg":
             return -a
@@ -881,6 +881,8 @@ def output_schema(query, input_schema, *, time: str = "ts", type: str | None = N
         check_type_column(patterns)
     if schema[time] == pl.String:  # a table of values: text a run is not told to parse (semantics §1)
         raise refused_time_dtype(time, schema[time])
+    if schema[time] == pl.Null:  # a table of values: null timestamps, which a run refuses (semantics §1)
+        raise TimestampError(f"time column {time!r} has dtype Null: its values can only be null timestamps")
     # the run's own reading and table of no rows: its named errors (a missing column, a column's dtype, a
     # predicate mixing kinds, the type column's dtype) before any Polars operation meets the dtypes
     source = read_events(pl.DataFrame(schema=schema), patterns, time=time, type=type, all_columns=True)

@@ -54,8 +54,9 @@ from .pattern.combinations import check_combination
 from .plan.planner.algorithms import auto
 from .plan.planner.sampling import estimate, type_layout
 from .plan.planner.statistics import from_user, window_extent
-from .plan.logical import logical_plan, needs_alternatives
+from .plan.logical import logical_plan
 from .plan.operators import PhysicalPlan
+from .plan.positive_structure import needs_alternatives
 from .plan.rules import counted_choices, physical_plan
 from .plan.rules.disjuncts import alternatives_plan
 from .plan.rules.semijoin_reduction import left_out, reads_counts

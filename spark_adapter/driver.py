@@ -304,6 +304,7 @@ def detect(sdf: DataFrame, query, *, time: str, type: str | None, partition_by, 
         key = [_col(k) for k in decision.key]
         if not part_cols:  # a null equivalence key equals nothing: such rows never match
             df = df.filter(functools.reduce(operator.and_, [k.isNotNull() for k in key]))
+            # split as [attr] compares (semantics section 4); partition_by= streams are exact values (section 13)
             key = [_as_compared(k, fields[name]) for k, name in zip(key, decision.key)]
         rows = _max_rows(df)
         if skew is not None and decision.can_split_time and window is not None:
@@ -410,7 +411,7 @@ def _max_rows(df: DataFrame) -> int | None:
 
 def _as_compared(key, dtype: T.DataType):
     """An equivalence key's column as ``[attr]`` compares it: a decimal as float64 (semantics section 4), so
-    decimals one float64 apart from none never land in two tasks; others by their values."""
+    decimals equal as float64 land in one task; others by their values."""
     return key.cast("double") if isinstance(dtype, T.DecimalType) else key
 
 

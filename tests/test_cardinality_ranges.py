@@ -1,4 +1,4 @@
-"""A closure's range over a record and its expected lists (jitcep/plan/planner/ranges.py, cardinality.lists_per_record).
+"""A closure's range over a record and its expected lists (jitcep/plan/planner/ranges.py, kleene_lists.py).
 
 Expected values are hand-derived closed forms, integrals by the midpoint rule, enumerations of subsets, or
 counts over simulated Poisson streams: none comes from the series under test.
@@ -14,7 +14,8 @@ import pytest
 
 from jitcep.pattern.parser import parse
 from jitcep.plan.logical import logical_plan
-from jitcep.plan.planner.cardinality import lists_per_record, none_in_range
+from jitcep.plan.planner.kleene_lists import lists_per_record
+from jitcep.plan.planner.negation_range import none_in_range
 from jitcep.plan.planner.ranges import (Chain, Range, before_last, chains, laplace, log_laplace, none_of,
                                         ordered_pairs, range_of, runs, subsets)
 
@@ -320,10 +321,10 @@ def test_a_group_with_a_variable_that_never_occurs_has_no_iterations_whatever_th
     # b's rate times a window of 1e9 overflows to inf; e never occurs: no iteration, not inf * 0 = NaN (a NaN
     # count made the unbounded group's series in ranges.subsets loop for ever: a query planned on these
     # user statistics hung)
-    from jitcep.plan.planner.cardinality import _iterations, group_lists_per_record
+    from jitcep.plan.planner.kleene_lists import group_lists_per_record, iterations
     [g] = logical_plan(parse(text)).groups
     s, rate, sel = frozenset({"a", "c"}), {"b": 1e300, "e": 0.0}.get, lambda e: 0.5
-    n, *_ = _iterations(g, g.before, s, 1e9, rate, sel)
+    n, *_ = iterations(g, g.before, s, 1e9, rate, sel)
     assert n == 0.0
     assert group_lists_per_record(g, s, 1e9, rate, sel) == 0.0
 
@@ -350,14 +351,14 @@ def test_a_group_planned_on_a_zero_rate_beside_an_overflowing_one_finds_the_refe
 def test_a_maximal_closures_runs_are_asked_only_up_to_the_longest_its_members_reach(hi, monkeypatch):
     # runs longer than m + 10 sqrt(m) + 10 members are 0: a bound of 10^9 must not ask for (and list) 10^9 of
     # them (a planner hung on, then ran out of memory for, SEQ(A a, B{1,1000000000} b[], C c) under maximal)
-    from jitcep.plan.planner import cardinality
+    from jitcep.plan.planner import kleene_lists
     asked = []
 
     def spy(m, R, most):
         asked.append(most)
         assert most <= 2_000, most
         return runs(m, R, most)
-    monkeypatch.setattr(cardinality, "runs", spy)
+    monkeypatch.setattr(kleene_lists, "runs", spy)
     [c] = logical_plan(parse(f"PATTERN SEQ(A a, B{{1,{hi}}} b[], C c) WITHIN 10")).closures
     rates = {"b": 5.0}.get  # m = 50 over the window
     got = lists_per_record(c, "maximal", frozenset({"a", "c"}), 10.0, rates, lambda e: 0.5)
@@ -489,7 +490,7 @@ def test_before_last_of_a_later_closure_with_a_tiny_rate_keeps_few_lists_and_no_
 
 def test_ordered_share_of_growths_past_exp_range_is_a_share():
     # math.expm1 raises OverflowError past ~709 (a closure's growth is capped at 1000, not there)
-    from jitcep.plan.planner.cardinality import ordered_share
+    from jitcep.plan.planner.adjacent_lists import ordered_share
     for u, v in ((1000.0, 5.0), (5.0, 1000.0), (1000.0, 1000.0), (710.0, 0.5)):
         share = ordered_share(u, v)
         assert 0.0 <= share <= 1.0, (u, v, share)

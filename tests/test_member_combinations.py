@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from jitcep.execute.lists import member_combinations
-from jitcep.plan.logical import member_var, prev_var
+from jitcep.plan.kleene_refs import member_var, prev_var
 
 
 @st.composite

@@ -504,6 +504,18 @@ def test_output_schema_refuses_a_text_time_column_as_a_run_over_values_does():
 
 
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_output_schema_refuses_a_null_time_column_as_a_run_over_values_does(engine):
+    # a Null column's values are null timestamps, a run's TimestampError over any row (semantics §1);
+    # output_schema answered a schema for it
+    for text in (_TS_ITEMS, "PATTERN SEQ(A a, B b) WITHIN 5"):
+        q = jitcep.compile(text)
+        with pytest.raises(TimestampError, match="null timestamp"):
+            q.run(pl.DataFrame({"type": ["A", "B"], "ts": [None, None]}), type="type", engine=engine)
+        with pytest.raises(TimestampError, match="null timestamps"):
+            jitcep.output_schema(q, {"type": pl.String, "ts": pl.Null}, type="type")
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
 def test_an_empty_text_time_column_is_read_as_a_header_only_csvs(engine, tmp_path):
     # no rows: nothing to misread, the time column has no values, whatever the input (semantics §1); a
     # DataFrame's empty String column met Polars' InvalidOperationError on b.ts - a.ts and a.ts > 1

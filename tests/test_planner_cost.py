@@ -17,8 +17,9 @@ from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import KleeneCollect, NegationFilter, NfaRuns, Scan, SeqJoin
 from jitcep.plan.planner import cost
 from jitcep.plan.planner.algorithms import ALGORITHMS
-from jitcep.plan.planner.cardinality import (ChainShares, EstimatedProblem, estimate_rows, estimate_work,
-                                             join_problem, next_match_partials, on_a_chain)
+from jitcep.plan.planner.cardinality import EstimatedProblem, estimate_rows, estimate_work, join_problem
+from jitcep.plan.planner.chain_shares import ChainShares, on_a_chain
+from jitcep.plan.planner.next_match import next_match_partials
 from jitcep.plan.planner.problem import JoinProblem
 from jitcep.plan.planner.statistics import Statistics
 from jitcep.plan.rules import Planning, join_order, physical_plan

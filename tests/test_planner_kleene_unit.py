@@ -42,8 +42,9 @@ from jitcep.plan.explain import describe, to_text
 from jitcep.plan.logical import logical_plan
 from jitcep.plan.operators import AndJoin, GroupCollect, KleeneCollect, ListFilter, Scan, SeqJoin
 from jitcep.plan.planner.algorithms import ALGORITHMS
-from jitcep.plan.planner.cardinality import (anchored_group_lists, branch_split_shares, estimate_work,
-                                            join_problem, ordered_share)
+from jitcep.plan.planner.adjacent_lists import ordered_share
+from jitcep.plan.planner.cardinality import estimate_work, join_problem
+from jitcep.plan.planner.kleene_lists import anchored_group_lists, branch_split_shares
 from jitcep.plan.planner.cost import COST_MODELS, intermediate, zstream
 from jitcep.plan.planner.problem import ClosureUnit, JoinProblem, leaves
 from jitcep.plan.planner.ranges import Chain, Range, before_last, ordered_pairs, subsets

@@ -20,7 +20,7 @@ unbound variable (an OR branch not taken) does not apply (semantics section 4, a
 An AND join (ZStream section 4.4, Algorithm 3) gets the same tests in its own loop, the merge of
 :func:`jitcep.kernels.join.and_join` (:func:`and_join_where`, called by
 :func:`jitcep.kernels.and_join_filtered.and_join_where`): hierarchy's final join makes ~2x the pairs it
-keeps, each read back per variable and cut per predicate before.
+keeps, which a join writing its candidates first would read back per variable and cut per predicate.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ _BY_LEFT = '''\
 '''
 
 # distinct: no event of the left record is one of the right one's (kernels.join._overlap, written out
-# for the records' widths: the call took each record's row as an array, per candidate)
+# for the records' widths: a call taking each record's row as an array costs a slice per candidate)
 _CANDIDATE = '''\
                 if distinct and ({overlap}):
                     continue

@@ -37,9 +37,10 @@ def killed_where(pos, lo, hi, cand, killed, {params}):
     for r in range(len(lo)):
         if not (0 <= lo[r] <= hi[r] <= len(cand)):
             return -2
+        rec = pos[r]  # the record's row once, not a view per candidate
         for q in range(lo[r], hi[r]):
             e = cand[q]
-            if _in_record(pos[r], e):
+            if _in_record(rec, e):
                 continue
 '''
 

@@ -31,7 +31,7 @@ from ..errors import ExplosionError
 from ..kernels.kleene import iteration_lists, member_pairs, outside_lists
 from ..kernels.negation import candidate_pairs, negation_ranges
 from ..kernels.window import MAX_SPAN, spans_within
-from ..plan.logical import prev_var
+from ..plan.kleene_refs import prev_var
 from .buffer import Buffer, list_extent, offsets
 from .kleene import (_keep_lists, _per_list, _with_other_branches, every_member, every_pair, in_end_order,
                      outside_groups, root_matches, took_branch)

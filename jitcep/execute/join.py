@@ -380,8 +380,7 @@ def _writes_rows(node, L: Buffer, R: Buffer, state) -> bool:
     orders each end's rows through it), right records driving (the kernel is right-driven); under
     ``nondecreasing_ts`` (where with ties a left record may end after its right one, so that an end's
     matches are not those of the right records ending there) a right leaf, the kernel declining at such
-    a pair (:func:`_rows_written`).  Any number
-    of key partitions: the kernel merges them by end.  Not when the plan says the pairs are cheaper
+    a pair (:func:`_rows_written`).  Any number of key partitions: the kernel merges them by end.  Not when the plan says the pairs are cheaper
     (``node.rows``: the kernel's passes over arrays of one entry per table position outweigh few rows)."""
     Lt, Rt = L.timed(), R.timed()
     return (node is state.final and isinstance(node, SeqJoin) and node.rows

@@ -39,7 +39,7 @@ from ..kernels.order import take_lists
 from ..kernels.window import spans_within
 from ..matches import MatchTable, canonical_table, closure_table, list_keys
 from ..pattern import expr as E
-from ..plan.logical import anchor_var, member_var, prev_var
+from ..plan.kleene_refs import anchor_var, member_var, prev_var
 from ..plan.operators import GroupCollect
 from .buffer import Buffer, list_ends, list_extent
 from .lists import Runs, iteration_constructs, list_mask, member_combinations
@@ -86,7 +86,7 @@ def run(node, state, execute) -> Buffer:
     for c in K.cross:
         src, off, lpos = _keep_lists(np.flatnonzero(every_pair(state, c, buf, src, {K.var: (off, lpos)})),
                                      src, off, lpos)
-    if node is state.plan.root and app is None and len(src) > 1:
+    if node is state.plan.root and (app is None or app.all()) and len(src) > 1:  # no list unbound
         table = closure_root(state, buf, src, off, lpos, K.var)
         if table is not None:
             return table
@@ -162,7 +162,6 @@ def root_matches(state, buf: Buffer, src: np.ndarray, lists: dict, unbound: dict
     return canonical_table(buf.pos, {v: buf.vars.index(v) for v in plan.variables},
                            {v: lists[v] for v in plan.list_vars}, {v: u for v, u in unbound.items() if u.any()},
                            rows=src, tail_ascending=() if made is None else (made,), by_record=made is not None)
-
 
 
 def closure_root(state, buf: Buffer, src: np.ndarray, off: np.ndarray, lpos: np.ndarray,

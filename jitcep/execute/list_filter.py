@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import config
 from ..kernels.kleene import every_passes
-from ..plan.logical import prev_var
+from ..plan.kleene_refs import prev_var
 from .buffer import Buffer
 from .kleene import every_member
 from .lists import list_mask

@@ -20,7 +20,8 @@ from ..events.types import attribute_kind
 from ..kernels.gather import take
 from ..kernels.kleene import run_aggregates, segment_aggregate
 from ..pattern import expr as E, kinds
-from ..plan.logical import map_expr, member_var, prev_var
+from ..pattern.expr import map_expr
+from ..plan.kleene_refs import member_var, prev_var
 from ..plan.operators import GroupCollect
 from .buffer import list_ends
 

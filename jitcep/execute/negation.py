@@ -23,7 +23,7 @@ from ..kernels.negation import candidate_rows, killed_unconditionally, negation_
 from ..kernels.kleene import gather_lists, outside_lists
 from ..kernels.negation_filtered import killed_where
 from ..pattern import expr as E
-from ..plan.logical import member_var, prev_var
+from ..plan.kleene_refs import member_var, prev_var
 from .buffer import Buffer
 from .lists import iteration_constructs, list_mask, member_combinations
 from .scan import leaf

@@ -50,7 +50,7 @@ from ..errors import ExplosionError
 from ..kernels.selection import (UNKNOWN, advance, contiguous_next, first_at_or_after, fork_runs, next_ranges,
                                  next_relevant, round_ranges)
 from ..pattern import expr as E
-from ..plan.logical import member_var, prev_var
+from ..plan.kleene_refs import member_var, prev_var
 from .buffer import Buffer, empty_buffer, offsets
 from .lists import list_mask, member_combinations
 from .next_match import first_passing

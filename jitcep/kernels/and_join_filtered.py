@@ -54,6 +54,7 @@ def and_join_where(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tu
     out = _arrays(min(_first_size(records), cap), None, 0)
     n, made, g0 = 0, 0, 0
     while True:
+        room = len(out[0]) - n
         li, _, _, status, gs, _, cand = fn(Lt, Rt, *args, cap - made, g0, resume, *(a[n:] for a in out), *bound)
         if status == -3:
             raise fail(what, "a predicate's event lies outside the event table")
@@ -64,10 +65,11 @@ def and_join_where(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tu
             break
         g0 = int(gs)
         # the pairs per merged record so far times the records left, plus a quarter, and at least twice
-        # the last arrays (a step may write nothing into arrays too small for its own pairs)
+        # the last call's room (a step may write nothing into arrays too small for its own pairs: doubling
+        # bounds the calls by the log of its pairs)
         done = int(resume[0] - Lt[3][0] + resume[1] - Rt[3][0])
         ahead = n * (records - done) // max(done, 1)
-        out = _arrays(n + min(max(ahead + ahead // 4 + 16, len(out[0]) + 1), cap - made), out, n)
+        out = _arrays(n + min(max(ahead + ahead // 4 + 16, 2 * room + 1), cap - made), out, n)
     li, ri, g = (a[:n] for a in out)
     if len(Lt[3]) == 2:  # one partition: the function wrote no partition numbers
         g.fill(0)

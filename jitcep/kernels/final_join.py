@@ -329,8 +329,7 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
             while first < l1 and exceeds(Lwst[by_start[first]], rend, W):
                 first += 1
             last = max(last, first)
-            while last < l1 and ((Lst[by_start[last]] < Rst[r]) if order == 0 else (
-                    (Ltst[by_start[last]] <= Rtst[r]) if order == 2 else (Ltst[by_start[last]] < Rtst[r]))):
+            while last < l1 and _before(Lst, Ltst, by_start[last], Rst[r], Rtst[r], order):  # starts before r
                 last += 1
             if last - first > len(picked):
                 picked = np.empty(2 * (last - first), np.int64)
@@ -340,8 +339,7 @@ def _canonical_join_by_start(L, R, W, order, distinct, src, by_start, fits, cap_
                 l = by_start[i]
                 if not 0 <= l < len(Len):
                     return np.int64(-2)
-                ok = (Len[l] < Rst[r]) if order == 0 else ((Lten[l] <= Rtst[r]) if order == 2 else (
-                    Lten[l] < Rtst[r]))
+                ok = _before(Len, Lten, l, Rst[r], Rtst[r], order)
                 if not fit:  # else it fits the window if it ends before r (_fits_by_position)
                     ok = ok and _within(min(Lwst[l], Rwst[r]), max(Lwen[l], rend), W)
                 if distinct and ok:

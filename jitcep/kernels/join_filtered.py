@@ -33,7 +33,7 @@ def first_later_near(Rst, Rtst, lo, hi, x, tx, order):
     binary search of the last step).  The left-driven loop searches from the previous left record's
     answer when this record ends no earlier: its answer is then a few right records on, not a halving
     of the whole partition away (googleAscend x100's second join: 61,200 searches over 46,300 GOOG
-    events, most of the join's time; perf/notes/opencep.md, session 21)."""
+    events, most of the join's time; perf/notes/opencep.md)."""
     step = 1
     while True:
         p = lo + step - 1
@@ -47,9 +47,9 @@ def first_later_near(Rst, Rtst, lo, hi, x, tx, order):
 
 def _first_size(driving_records: int) -> int:
     """The first pair arrays' length: two pairs per driving record (tests make it 1, so that joins resume).
-    One a record made googleAscend x100's first join (1.3 passing pairs per record) stop and resume,
-    copying its pairs once more: 0.15-0.2 ms of its ~1 ms (perf/notes/opencep.md, session 21); the
-    arrays' unwritten pages cost nothing."""
+    At one, a join keeping 1.3 pairs per record (googleAscend x100's first) stops and resumes, copying its
+    pairs once more: 0.15-0.2 ms of its ~1 ms (perf/notes/opencep.md); the arrays' unwritten pages cost
+    nothing."""
     return max(16, 2 * driving_records)
 
 

@@ -37,7 +37,6 @@ then runs the Python search, whose comparisons with NaN this does not copy.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit

@@ -5,8 +5,9 @@ Data flows one way: pattern AST -> :func:`~.logical.logical_plan` ->
 (:mod:`jitcep.execute`); :mod:`.explain` prints a plan.
 """
 
-from .logical import LogicalPlan, flatten, logical_plan, positive
+from .logical import LogicalPlan, logical_plan
 from .operators import AndJoin, DisjunctUnion, KleeneCollect, NegationFilter, PhysicalPlan, Scan, SeqJoin, Union
+from .positive_structure import flatten, positive
 from .rules import physical_plan
 from .shapes import all_shapes, all_trees, default_shape
 

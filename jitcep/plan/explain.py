@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..pattern import expr as E
 from ..pattern.printer import expr_to_text, to_text as pattern_text, window_to_text
-from .logical import display_expr
+from .kleene_refs import display_expr
 from .planner.cardinality import estimate_rows
 from .planner.statistics import PARTITIONS, SKEW
 from .operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,

@@ -21,7 +21,7 @@ What the compiled engine does not evaluate raises
 a part of the pattern that may bind nothing but closures that may all be
 empty (several such closures where no single variable binds an event, one
 alone in a nested OR branch): the runtime plans those as alternatives that
-each bind an event (:func:`needs_alternatives`).
+each bind an event (:func:`~.positive_structure.needs_alternatives`).
 
 This module holds the records and builds them; each analysis they are made
 from is a module of its own, imports flowing one way: the positive structure
@@ -36,16 +36,8 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
-from ..pattern.expr import map_expr
 from ..pattern.ast import EventVar, Node, Pattern, Seq, Window
 from .conjunct_classes import Classes, PatternStructure, classify, pattern_structure
-from .kleene_refs import anchor_var, display_expr, member_var, prev_var
-from .positive_structure import flatten, needs_alternatives, positive
-
-# what the plan's readers import from here: its records, the structure it is read from, and the names its
-# conjuncts read Kleene members by
-__all__ = ["LogicalPlan", "Negated", "Closure", "Group", "logical_plan", "anchor_var", "display_expr", "flatten",
-           "map_expr", "member_var", "needs_alternatives", "positive", "prev_var"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +89,7 @@ class Closure:
     member-wise conjuncts that also mention other variables; ``lists``:
     conjuncts read on the whole list (aggregates, ``v[k]``, ``v[v.LEN]``);
     ``prev``: iterative conjuncts (``v[i].x > v[i-1].x``, SASE+ section 2)
-    over ``v`` (member i) and :func:`prev_var` ``(v)`` (member i - 1).
+    over ``v`` (member i) and :func:`~.kleene_refs.prev_var` ``(v)`` (member i - 1).
     ``cross``: member-wise conjuncts over ``v`` and a closure or group
     collected before it (``b.x < v.x``), holding for every pair of members (section 4).
     ``anchor``: the single variable binding its first member, where no
@@ -106,7 +98,7 @@ class Closure:
     maybe its predecessor) together with the whole list (``v[i].x >
     avg(v.x)``, ``v[i].x > v[i-1].x + v[1].x``), held by a list when they
     hold for every member i (section 4), with ``v[i]`` read as
-    :func:`member_var` ``(v)`` and ``v[i-1]`` as :func:`prev_var` ``(v)``.
+    :func:`~.kleene_refs.member_var` ``(v)`` and ``v[i-1]`` as :func:`~.kleene_refs.prev_var` ``(v)``.
     ``lists`` and ``each`` also hold the conjuncts reading other Kleene
     constructs collected before this one: their whole lists, or (``each``)
     every member of one of them with this list (:func:`_kleene_multi_class`).
@@ -154,7 +146,7 @@ class Group:
     :class:`Closure`'s: ``before`` / ``after`` / ``scope``; ``member``:
     conjuncts over group variables member-wise and single variables outside
     (each iteration with the match); ``prev``: iterative conjuncts between
-    consecutive iterations (:func:`prev_var` of a group variable reads the
+    consecutive iterations (:func:`~.kleene_refs.prev_var` of a group variable reads the
     previous iteration's); ``lists``: conjuncts on the whole lists.
     ``anchor``: where no single variable would bind an event, the single
     variables (one per group variable) binding its first iteration, which

@@ -47,7 +47,9 @@ from .._typing import SelectionStrategy
 from ..errors import UnsupportedPatternError
 from ..pattern import expr as E
 from ..pattern.ast import Pattern, Window
-from .logical import Closure, Group, Negated, map_expr, member_var, prev_var
+from ..pattern.expr import map_expr
+from .kleene_refs import member_var, prev_var
+from .logical import Closure, Group, Negated
 
 Driver = Literal["right", "left", "smaller"]
 KleeneMode = Literal["all", "maximal"]
@@ -318,7 +320,7 @@ class ListFilter(_Unary):
     variable they read; the joins between carried each record's list.  In the forms of
     :class:`~jitcep.plan.logical.Closure`: ``member``, member-wise (every member passes, ``var`` read as
     the member); ``prev``, iterative (every member from the second on with the one before it, as
-    :func:`~jitcep.plan.logical.prev_var`); ``lists``, read on the whole list once; ``each``, a member
+    :func:`~jitcep.plan.kleene_refs.prev_var`); ``lists``, read on the whole list once; ``each``, a member
     together with the whole list, for every member.  ``group``: the variables of a Kleene group that
     ``var`` leads (empty for a closure), whose lists are aligned by iteration: a member is then an
     iteration, each conjunct reading its events by the group's variables (:class:`~jitcep.plan.logical.Group`).
@@ -409,7 +411,7 @@ class NfaRuns:
     2: each conjunct on the edge of its last identifier): ``edges``, the
     conjuncts of its begin / take edge over single events (earlier states'
     variables, the new event as the state's variable and, at a Kleene state,
-    :func:`~jitcep.plan.logical.prev_var` as the run's last member);
+    :func:`~jitcep.plan.kleene_refs.prev_var` as the run's last member);
     ``list_edges``, those of the begin / take edge that read a list (written
     in :func:`nfa_form`: tested on the run's lists with the new event, a
     take edge's own closure only on its new member); ``proceeds``, a Kleene
@@ -460,8 +462,8 @@ class NfaRuns:
 
 def nfa_form(e: E.Expr, kvs) -> E.Expr:
     """Conjunct ``e`` as :class:`NfaRuns` tests it on lists: a member-wise reference to closure ``kv`` of
-    ``kvs`` (``kv[i].x``, plain ``kv.x``) as :func:`~jitcep.plan.logical.member_var` ``(kv).x``, ``kv[i-1].x``
-    as :func:`~jitcep.plan.logical.prev_var` ``(kv).x`` (quantified over every member, semantics section 4);
+    ``kvs`` (``kv[i].x``, plain ``kv.x``) as :func:`~jitcep.plan.kleene_refs.member_var` ``(kv).x``, ``kv[i-1].x``
+    as :func:`~jitcep.plan.kleene_refs.prev_var` ``(kv).x`` (quantified over every member, semantics section 4);
     aggregates, ``kv[k]`` and ``kv[kv.LEN]`` as written (read on the list)."""
     names = {None: member_var, "i": member_var, "i-1": prev_var}
     return map_expr(e, lambda x: E.Attr(names[x.index](x.var), x.attr)

@@ -17,7 +17,7 @@ from typing import Union
 from ..errors import UnsupportedPatternError
 from ..pattern.ast import EventVar, Node, Seq
 from ..pattern.structure import splits_or, walk_nodes
-from .logical import positive
+from .positive_structure import positive
 
 Shape = Union[str, tuple]
 

@@ -23,7 +23,7 @@ its range (:class:`~jitcep.plan.planner.problem.ClosureUnit`).  A conjunct
 reading it with a unit joined later, which its collection leaves to a
 :class:`~jitcep.plan.operators.ListFilter`, is a predicate between ``T'``
 and that unit instead, of selectivity the share of the lists passing it
-(:func:`split_shares`), as the paper's ``T'`` keeps its predicates.
+(:func:`~.kleene_lists.split_shares`), as the paper's ``T'`` keeps its predicates.
 
 A conjunct over k > 2 variables is split evenly in log space over its
 C(k, 2) pairs: each pair gets ``sel ** (1 / C(k, 2))``, so the PM of a set
@@ -46,7 +46,7 @@ window in a stream of length T is ``T * k * W^(k-1) * prod(r)``, and
 ``Ra * Rb * cross * k / (ka * kb * P * T / W)`` with ``cross`` its own
 predicates' selectivities and the share of its pairs in order (SeqJoin:
 ``1 / C(ka + kb, ka)``; AndJoin: ``share(S) / (share(L) share(R))`` over
-the order its joins test, :class:`_PlanOrder`): ZStream's Table 2 output
+the order its joins test, :class:`~.plan_order.PlanOrder`): ZStream's Table 2 output
 cardinality ``CARD_A * CARD_B * Pt * P_AB`` scaled from one window to the
 table.  A Union's records are the sum of its inputs' (Table 2, Disjunction), and so are a
 DisjunctUnion's (the alternatives of a pattern in DNF, Kolchinsky section 4).
@@ -60,11 +60,11 @@ range whose length varies over the records as a closure's does
 open side adding the window's slack, an AND-bounded side ending at the
 record's first / last event, docs/semantics.md section 7), so the chance is
 the mean of ``exp(-r_n * sel(conds) * len)`` over the records
-(:func:`none_in_range`).
+(:func:`~.negation_range.none_in_range`).
 
 Under a selection strategy other than skip-till-any-match the plan is the
 NFA^b runs (:class:`~jitcep.plan.operators.NfaRuns`); Kolchinsky section 5.2
-prices them: :func:`next_match_partials` gives ``m[k]`` per window, the runs'
+prices them: :func:`~.next_match.next_match_partials` gives ``m[k]`` per window, the runs'
 matches are ``m[n]`` scaled to the table (``P * T / W``) and their work
 (``C_i``) is ``sum(m[k])`` scaled so (``Cost_next_ord``).  The contiguity
 factor takes the states' own events per window as the events a neighbour
@@ -83,17 +83,16 @@ sum over the bounds for ``{n,m}``); ``"maximal"`` gives one list when a
 member is there (``1 - E[exp(-m)]``; every run of n..m consecutive members
 under bounds); list conjuncts multiply in, and one reading a member with the
 list (``each``) of selectivity q passes a list of L members with ``q^L``
-(:func:`lists_per_record`).  A closure or group right
+(:func:`~.kleene_lists.lists_per_record`).  A closure or group right
 after another (adjacent) counts only the pairs of lists whose members lie
-after the other's last member, over one range (:func:`adjacent_share`), and
+after the other's last member, over one range (:func:`~.adjacent_lists.adjacent_share`), and
 a collection bounded by the closure after it keeps only the lists a
-candidate of that one follows (:func:`kept_share`); one in an OR branch
+candidate of that one follows (:func:`~.adjacent_lists.kept_share`); one in an OR branch
 only on the records through it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -105,19 +104,21 @@ from ...pattern.ast import Disj, EventVar, Node, Seq
 from ...pattern.printer import expr_to_text
 from ..._memo import PerObject
 from ...pattern.structure import relation
-from ..logical import Group, LogicalPlan, display_expr
+from ..kleene_refs import display_expr
+from ..logical import Group, LogicalPlan
 from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, KleeneCollect, ListFilter, NegationFilter,
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
+from .adjacent_lists import adjacent_share, bounds, kept_share
 from .finite import saturated
-from .order_share import FACTORIALS, series_blocks, share
+from .kleene_lists import (branch_split_shares, construct_lists, construct_split_shares, group_lists,
+                           lists_per_record)
+from .negation_range import none_in_range
+from .next_match import next_match_partials
+from .order_share import ORDER_FACTOR, series_blocks, share
+from .plan_order import PlanOrder
 from .problem import ClosureUnit, JoinProblem
-from .ranges import (Chain, Range, alone, before_last, chains, longest_run, none_of, ordered_pairs, range_of, runs,
-                     subsets)
 from .statistics import DEFAULT_RATE, DEFAULT_SELECTIVITY, Statistics
-
-ORDER_FACTOR = 0.5
-"""Selectivity of the implicit time predicate between two events a SEQ orders (ZStream's Pt, Table 1)."""
 
 
 @dataclass(frozen=True)
@@ -251,11 +252,11 @@ class _Pairs:
 
     def spread(self, vs, s: float) -> None:
         """A factor ``s`` over the variables ``vs``, split evenly in log space over their pairs."""
-        share = 1.0 / math.comb(len(vs), 2)
+        exponent = 1.0 / math.comb(len(vs), 2)
         for a, x in enumerate(vs):
             for y in vs[a + 1:]:
                 key = frozenset((x, y))
-                self.pred[key] = self.pred.get(key, 1.0) * s ** share
+                self.pred[key] = self.pred.get(key, 1.0) * s ** exponent
 
     def order(self, x: str, y: str) -> float:
         return self.orders.get((x, y), 1.0)
@@ -339,7 +340,7 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     per record of the join binding ``need`` (:func:`_lists` under ``kleene=mode``), its selectivity 1
     with every unit, so ``PM(S + T') = PM(S) * lists`` for S covering ``need`` (docs/planning.md
     "Kleene placement"), but with the units a ``split`` conjunct reads: the share of lists passing
-    it (:func:`split_shares`), spread over those pairs, so a set holding T' and all of them has the
+    it (:func:`~.kleene_lists.split_shares`), spread over those pairs, so a set holding T' and all of them has the
     lists the collection would have made with the conjunct."""
     span = float(span)
     pairs = _Pairs(logical, stats, span)
@@ -469,10 +470,10 @@ def _closure_units(closures, logical: LogicalPlan, stats: Statistics, layout: _L
         s = frozenset(need) & singles
         if conds and K.scope:  # in an OR branch: over the records through it, those of another one kept
             took, s = _branch(K, s, units_of, alts, weights)
-            shares = branch_split_shares(_split_shares(K, mode, split, s, W, rate_of, conjunct),
-                                         _construct_lists(K, mode, s, W, rate_of, conjunct), took)
+            shares = branch_split_shares(construct_split_shares(K, mode, split, s, W, rate_of, conjunct),
+                                         construct_lists(K, mode, s, W, rate_of, conjunct), took)
         else:
-            shares = _split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
+            shares = construct_split_shares(K, mode, split, s, W, rate_of, conjunct) if conds else ()
         for e, passing in zip(conds, shares):
             read = [i for i, vs in enumerate(units_of) if vs & E.variables(e)]
             later.append((n + len(found) - 1, read, passing))
@@ -495,19 +496,9 @@ def _unit_lists(K, mode: str, s: frozenset, W: float, rate, sel, units_of, alts,
     those that took another branch keeping one (unbound) list: ``took * lists + (1 - took)``, ``took``
     the share of the unit's records that are alternatives through the branch."""
     if not K.scope:
-        return _construct_lists(K, mode, s, W, rate, sel)
+        return construct_lists(K, mode, s, W, rate, sel)
     took, through = _branch(K, s, units_of, alts, weights)
-    return took * _construct_lists(K, mode, through, W, rate, sel) + (1.0 - took)
-
-
-def _construct_lists(K, mode: str, s: frozenset, W: float, rate, sel) -> float:
-    """Lists per record of the variables ``s`` of closure or group ``K``."""
-    return _group_lists(K, s, W, rate, sel) if isinstance(K, Group) else lists_per_record(K, mode, s, W, rate, sel)
-
-
-def _split_shares(K, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
-    """:func:`split_shares` of closure or group ``K`` (:func:`group_split_shares`)."""
-    return (group_split_shares if isinstance(K, Group) else split_shares)(K, mode, split, s, W, rate, sel)
+    return took * construct_lists(K, mode, through, W, rate, sel) + (1.0 - took)
 
 
 def _branch(K, s: frozenset, units_of, alts, weights) -> tuple[float, frozenset]:
@@ -516,19 +507,6 @@ def _branch(K, s: frozenset, units_of, alts, weights) -> tuple[float, frozenset]
     scope = frozenset(K.scope)
     i = next(i for i, vs in enumerate(units_of) if vs & scope)
     return sum(w for a, w in zip(alts[i], weights[i]) if a & scope), s - (units_of[i] - scope)
-
-
-def branch_split_shares(shares, lists: float, took: float) -> list[float]:
-    """:func:`split_shares` of a closure in an OR branch as shares of the mean lists over its OR unit's
-    records (:func:`_unit_lists`): a record that took another branch keeps its one unbound list, which no
-    split conjunct reads (semantics section 4), so with ``L_i`` the lists of a record through the branch
-    with the first i conjuncts (``lists`` times the first i shares), the i-th share is ``(took L_i + 1 -
-    took) / (took L_(i-1) + 1 - took)``, their product the mean lists with all of them over those without."""
-    out, have = [], lists
-    for share in shares:
-        before, have = took * have + 1.0 - took, have * share
-        out.append((took * have + 1.0 - took) / before if before > 0 else 1.0)
-    return out
 
 
 CLOSURE_CARD_CAP = 1e30
@@ -571,7 +549,7 @@ class _Work:
         self.P = float(max(stats.partitions, 1))
         self.scale = self.P * self.T / self.W
         self.stats, self.kv = stats, plan.list_vars
-        self.order = _PlanOrder(plan)
+        self.order = PlanOrder(plan)
         self.out: dict[int, tuple[float, float]] = {}
         # closure variable -> (its KleeneCollect, the variables it collected over)
         self.collected: dict[str, tuple] = {}
@@ -645,9 +623,10 @@ class _Work:
         kc, over = self.collected[node.var]
         split = {"member": node.member, "prev": node.prev, "lists": node.lists, "each": node.each}
         K = kc.closure if isinstance(kc, KleeneCollect) else kc.group
-        share = math.prod(_split_shares(K, getattr(kc, "mode", "all"), split, over, self.W, self.rate, self.sel))
+        passing = math.prod(construct_split_shares(K, getattr(kc, "mode", "all"), split, over, self.W, self.rate,
+                                                   self.sel))
         scope = set(K.scope)  # in an OR branch: the records through it only
-        alts = [(s, saturated(r * share, r, share) if not scope or s & scope else r) for s, r in given]
+        alts = [(s, saturated(r * passing, r, passing) if not scope or s & scope else r) for s, r in given]
         return alts, sum(r for _, r in given)
 
     def group(self, node: GroupCollect):
@@ -655,7 +634,7 @@ class _Work:
         self(node.body)  # its iterations, priced as joins
         given = self(node.input)
         g = node.group
-        alts = [(s, _times(r, _group_lists(g, s, W, rate, sel), _after_lists(g, s, W, rate, sel, self.collected))
+        alts = [(s, _times(r, group_lists(g, s, W, rate, sel), _after_lists(g, s, W, rate, sel, self.collected))
                  if not g.scope or s & set(g.scope) else r) for s, r in given]
         self.collected[g.vars[0]] = (node, given[0][0])  # for a ListFilter above (its conjuncts split off)
         return alts, sum(r for _, r in given)
@@ -686,144 +665,9 @@ class _Work:
              ((SemiJoinReduce, Contiguity, OutputPolicy), bounded_above), (NfaRuns, nfa_runs))
 
 
-class _PlanOrder:
-    """The pattern's order over the variables of ``plan``'s joins, as they test it (a SEQ join: every left
-    variable before every right one; an AND join: its ``sequence`` pairs), for :func:`estimate_work`: the
-    share of an AND join's pairs in order is ``share(S) / (share(L) share(R))`` (docs/planning.md "The
-    order's selectivity"), or :data:`ORDER_FACTOR` per tested pair where that order is no series-parallel
-    order (:func:`~.order_share.series_blocks`; none of a pattern's)."""
-
-    def __init__(self, plan):
-        first: dict[str, set] = {}
-        for n in plan.nodes():
-            if isinstance(n, SeqJoin):
-                for y in n.right.vars:
-                    first.setdefault(y, set()).update(n.left.vars)
-            elif isinstance(n, AndJoin):
-                for x, y in n.sequence:
-                    first.setdefault(y, set()).add(x)
-        names = sorted(set(first).union(*first.values()))
-        self.index = {v: i for i, v in enumerate(names)}
-        below = [sum(1 << self.index[x] for x in first.get(v, ())) for v in names]
-        changed = True
-        while changed:  # transitive closure (the joins test each pair once; closed already but for lists)
-            changed = False
-            for i, b in enumerate(below):
-                more = b
-                for j in range(len(names)):
-                    if b >> j & 1:
-                        more |= below[j]
-                if more != b:
-                    below[i], changed = more, True
-                if more >> i & 1:  # a cycle: no order
-                    changed = False
-                    break
-        self.blocks = series_blocks(below)
-
-    def _share(self, vs) -> float:
-        return share(self.blocks, sum(1 << self.index[v] for v in vs if v in self.index))
-
-    def across(self, s, sa, sb, sequence) -> float:
-        """The share of the pairs of records of ``sa`` and ``sb`` (each in order) in order over ``s``."""
-        if self.blocks is None:
-            return ORDER_FACTOR ** sum(1 for x, y in sequence if x in s and y in s)
-        return self._share(s) / (self._share(sa) * self._share(sb))
-
-
 def _times(r: float, *factors: float) -> float:
     """``r * (f1 * f2 * ...)`` (a record count times its lists' factors), :func:`.finite.saturated`."""
     return saturated(r * math.prod(factors), r, *factors)
-
-
-def on_a_chain(wr: dict, chain, vs) -> float:
-    """The share of the records of the variables ``vs`` (a record: their events in the SEQ ``chain``'s
-    order, in one key partition and window) that extend to a whole chain, ``wr[v]`` the events of v in
-    one window of a partition (``W r_v``): what a semi-join reduction keeps
-    (:class:`~jitcep.plan.operators.SemiJoinReduce`, which reads only the types, key and window).
-
-    In one window, ``chains(S) = |S| * prod(W r_v, v in S) / |S|!`` (the PM of S with only the SEQ's
-    order, the share ``1/|S|!`` of its tuples in order, times the ``|S|`` places its first event can take, so
-    that the records of every S scale from a window to the table alike, as in :func:`estimate_work`), so
-    a record of ``vs`` lies on ``x = chains(chain) / chains(vs)`` chains on average, and on at least one
-    with chance ``1 - exp(-x)`` (Poisson); a record of every variable in order is a chain (1).
-    :class:`ChainShares` gives it for many sets of one chain."""
-    return ChainShares(wr, chain)(len(vs), math.prod(wr[v] for v in vs))
-
-
-def _chains(k: int, product: float) -> float:
-    """``chains(S)`` of :func:`on_a_chain` for a set of ``k`` variables whose ``W r_v`` multiply to ``product``."""
-    return k * product / FACTORIALS[k] if k < len(FACTORIALS) else 0.0
-
-
-class ChainShares:
-    """:func:`on_a_chain` for the variable sets of one chain (``wr``, ``chain`` as there), each given by its
-    size and the product of its ``W r_v`` (a join's: its inputs' sizes summed, their products multiplied),
-    and ``chains(chain)`` counted once: a plan's joins are then priced in time linear in the chain (counting
-    each join's variables is quadratic in it)."""
-
-    def __init__(self, wr: dict, chain):
-        self.n = len(chain)
-        whole = _chains(self.n, math.prod(wr[v] for v in chain))
-        self.whole = 0.0 if math.isnan(whole) else whole  # NaN is 0 x inf: a rate of 0, so no chain
-
-    def __call__(self, k: int, product: float) -> float:
-        """The share of the records of a set of ``k`` of the chain's variables, their ``W r_v`` multiplying
-        to ``product``, that extend to a whole chain: 0 with no chain or no record (a rate of 0), 1 where
-        both counts overflow (inf / inf: nothing is known to be saved, so a reduction is not priced in)."""
-        if k >= self.n:
-            return 1.0
-        per = _chains(k, product)
-        if not per > 0 or self.whole == 0:
-            return 0.0
-        x = self.whole / per
-        return 1.0 if math.isnan(x) else -math.expm1(-x)
-
-
-def next_match_partials(cards, sels, contiguity: float | None = None) -> list[float]:
-    """The partial matches of size k = 1..n in one window of NFA^b runs over states in their order
-    (Kolchinsky & Schuster 5.2), ``cards[i] = W * r_i``, ``sels[i]`` the selectivity of the conjuncts
-    state i's edge tests.
-
-    Skip-till-next-match (``contiguity`` None): the paper's ``m[k] = min(card_1..card_k) *
-    prod(sels_1..sels_k)`` -- a partial match is extended by at most one event, so the rarest state
-    bounds them.  Strict / partition contiguity: the paper adds a positional condition between
-    neighbours, of selectivity ``contiguity`` (the chance that a given event is the next one); a run
-    is then extended by the next event or not at all, ``m[k] = m[k-1] * card_k * contiguity * sels_k``.
-    (The next-match formula with the condition as one more selectivity, ``min(card) * prod(sels) *
-    contiguity^(k-1)``, drops a factor ``card`` per step: on 2 * 10^4 events of four uniform types,
-    ``SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 10`` under strict contiguity has 155 matches, this
-    estimates 286 with the pattern's own events for ``contiguity``, 164 with all of them, that one 42.)
-    A SEQ's order is no factor: a run takes a later event by construction.
-    """
-    out: list[float] = []
-    low, kept = math.inf, 1.0
-    for k, (card, s) in enumerate(zip(cards, sels)):
-        kept *= s
-        if contiguity is None:
-            low = min(low, card)
-            out.append(low * kept)
-        else:
-            out.append(card * s if not k else out[-1] * card * contiguity * s)
-    return out
-
-
-def none_in_range(rate: float, before, after, in_conj: bool, s: frozenset, W: float) -> float:
-    """The chance that no event of a Poisson process of ``rate`` falls in the range of a negation (between
-    its neighbours ``before`` / ``after`` among a record's variables ``s``; an AND-bounded side, ``in_conj``,
-    ends at the record's first / last event, docs/semantics.md section 7) in a record of ``s``.
-
-    The range is ``W x``, x ~ Beta(j, k - j) over the records (j of the k parts of a record's window,
-    :func:`~jitcep.plan.planner.ranges.range_of`), so the chance is ``E[exp(-rate W x)]``
-    (:func:`~jitcep.plan.planner.ranges.none_of`).  ``exp(-rate * E[len])`` is the same to first order
-    in ``rate * len`` but, by Jensen's inequality, far below it once that is large: on 200,000 events of
-    ``SEQ(A a, !N n, B b, C c) WITHIN 1500`` with N ten times as frequent (perf/bench_plans.py
-    ``neg_frequent``) 1,570 of 179,645 (a, b) records survive, 0.87%; ``exp(-rate E[len])`` estimates
-    2e-17 of them, gaps of mean ``W / 3`` taken as exponential ``(1 + rate W / 3)^-1`` 2.5%, this
-    ``(1 - e^(-rate W)) / (rate W)`` 0.87%."""
-    if not rate:
-        return 1.0
-    R = range_of(before, after, s, W, in_conj)
-    return none_of(rate * R.W, R)
 
 
 def _after_lists(K, s: frozenset, W: float, rate, sel, collected: dict) -> float:
@@ -847,74 +691,10 @@ def _name(K) -> str:
     return K.vars[0] if isinstance(K, Group) else K.var
 
 
-def bounds(earlier, K) -> bool:
-    """Whether closure ``K``, adjacent after ``earlier``, bounds ``earlier``'s collection from above
-    (:attr:`~jitcep.plan.operators.KleeneCollect.bound`, as the Kleene rule's ``bounding`` sets it):
-    ``earlier``'s lists are kept only where a candidate of ``K`` follows their last member.  (A closure
-    further on bounds it too, but its candidates lie past ``earlier``'s range: it drops records, not lists.)"""
-    return (not isinstance(K, Group) and not isinstance(earlier, Group) and earlier.after[:1] == (K.var,)
-            and K.min >= 1 and K.anchor is None and K.scope == earlier.scope)
-
-
-def _chain(K, mode: str, s: frozenset, W: float, rate, sel) -> Chain | None:
-    """Closure or group ``K`` over records of ``s`` as :func:`~jitcep.plan.planner.ranges.ordered_pairs`
-    reads it (its growth over the whole window, as :func:`lists_per_record` / :func:`_iterations` count it),
-    or None where those sums do not describe its lists: ``kleene="maximal"``, an anchor, an AND body, an
-    empty range."""
-    if not W:
-        return None
-    if isinstance(K, Group):
-        if not K.seq or K.anchor:
-            return None
-        n, p, q, _, k = _iterations(K, K.before, s, W, rate, sel)
-        return Chain(math.factorial(k) * n * p * q, k, K.min, K.max, p)
-    if mode != "all" or K.anchor is not None:
-        return None
-    member = math.prod(sel(e) for e in K.member if E.variables(e) - {K.var} <= s)
-    p = max(math.prod(sel(e) for e in K.prev) if K.prev else 1.0, 1e-300)
-    q = math.prod(sel(e) for e in K.each)
-    m = min(rate(K.var) * member * W, 1000.0)
-    return Chain(m * p * q, 1, K.min, K.max, p)
-
-
-def adjacent_share(earlier, K, mode: str, s: frozenset, W: float, rate, sel, kept: bool = False) -> float:
-    """The factor on closure or group ``K``'s lists per record of ``s`` (counted alone) that gives its lists
-    per record carrying a list of ``earlier``, the construct right before it (adjacent, docs/planning.md
-    "Adjacent closures"): ``pairs / (L_earlier * L_K)``, ``pairs`` the (earlier, K) list pairs in order
-    over one range (:func:`~jitcep.plan.planner.ranges.ordered_pairs`: a record whose range holds a list of
-    ``earlier`` is a long one, so holds more of ``K``'s) and ``L_earlier`` ``earlier``'s lists that its
-    collection kept: those followed by a candidate of ``K`` where ``kept`` (:func:`bounds`,
-    :func:`~jitcep.plan.planner.ranges.before_last`), else all of them.  Where those sums do not apply (an
-    anchor, an AND body, ``kleene="maximal"``, too many terms): :func:`ordered_share` of the two growths."""
-    R = range_of(earlier.before, K.after, s, W)
-    first, second = _chain(earlier, mode, s, R.W, rate, sel), _chain(K, mode, s, R.W, rate, sel)
-    if first is not None and second is not None:
-        pairs, lists = ordered_pairs(first, second, R), alone(second, R)
-        # kept: its candidates are the rate after its filter
-        before = before_last(first, rate(K.var) * R.W, R) if kept else alone(first, R)
-        # divided one at a time: both may be tiny (a rate of 1e-300), their product 0
-        share = pairs / before / lists if pairs is not None and lists and before else math.nan
-        if math.isfinite(share):
-            return share
-    return ordered_share(_any_growth(earlier, s, W, rate, sel), _any_growth(K, s, W, rate, sel))
-
-
 def _kept(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
     """:func:`kept_share` of a KleeneCollect's closure by the adjacent closure of its ``bound``, if any."""
     later = next((L for L in node.bound if bounds(node.closure, L)), None)
     return 1.0 if later is None else kept_share(node.closure, later, node.mode, s, W, rate, sel)
-
-
-def kept_share(c, later, mode: str, s: frozenset, W: float, rate, sel) -> float:
-    """The share of closure ``c``'s lists per record of ``s`` that its collection keeps when the adjacent
-    closure ``later`` bounds it (:func:`bounds`): those whose last member a candidate of ``later`` follows
-    in the range (:func:`~jitcep.plan.planner.ranges.before_last`); 1 where those sums do not apply."""
-    R = range_of(c.before, later.after, s, W)
-    first = _chain(c, mode, s, R.W, rate, sel)
-    if first is None:
-        return 1.0
-    kept, every = before_last(first, rate(later.var) * R.W, R), alone(first, R)
-    return min(kept / every, 1.0) if kept is not None and every else 1.0
 
 
 def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
@@ -922,189 +702,3 @@ def _lists(node: KleeneCollect, s: frozenset, W: float, rate, sel) -> float:
     return lists_per_record(node.closure, node.mode, s, W, rate, sel)
 
 
-def lists_per_record(c, mode: str, s: frozenset, W: float, rate, sel, bound: frozenset | None = None) -> float:
-    """Expected lists of closure ``c`` under ``kleene=mode`` per record of the variables ``s`` (module
-    docstring; ``rate(var)``, ``sel(conjunct)``), its member-wise conjuncts applying where the variables
-    ``bound`` (default ``s``) bind all they read.
-
-    Its members in the range are Poisson given the range's length, and the length varies over the
-    records (:mod:`~jitcep.plan.planner.ranges`): with ``m`` the members expected over the whole window,
-    ``p`` the iterative conjuncts' selectivity and ``q`` an ``each`` conjunct's (one reading a member
-    with the whole list, ``b[i].x > avg(b.x)``: the user's, or the default, as it is read on lists, not
-    sampled; a list of L members passes with ``q^L``), ``kleene="all"`` makes ``sum(L) E[C(N, L)]
-    p^(L-1) q^L`` lists (``(e^(m p q) - 1) / p`` at a fixed length), an anchored closure (its first
-    member bound by the joins, the others after it) ``q sum(L) E[C(N, L)] (p q)^L`` over its L later
-    members, each following one, and ``"maximal"`` one list when a member is there, passing with
-    ``q^N`` (``E[e^(-m (1 - q) x)] - E[e^(-m x)]``), or every run of lo..hi consecutive members."""
-    bound = s if bound is None else bound
-    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= bound)
-    q = math.prod(sel(e) for e in c.each)
-    before, lo, hi = c.before, c.min, c.max
-    if c.anchor is not None and c.anchor in s:
-        # the anchor is the first member of every list: the others lie after it, and number one fewer
-        before, lo, hi = (*before, c.anchor), max(lo - 1, 0), None if hi is None else hi - 1
-    R = range_of(before, c.after, s, W)
-    m = min(rate(c.var) * member * R.W, 1000.0)  # members expected over the whole window
-    anchored = before is not c.before
-    first = q if anchored else 1.0  # the anchor is a member the each-conjuncts read too
-    if mode == "maximal":
-        if hi is None:
-            lists = none_of(m * (1.0 - q), R) - (none_of(m, R) if lo >= 1 else 0.0)
-        else:
-            # the runs past the longest the members reach are 0: a bound of 10^9 lists none of them
-            lists = (sum(r * q ** L for L, r in enumerate(runs(m, R, min(hi, longest_run(m))), 1) if L >= lo)
-                     + (anchored and lo == 0))
-    else:
-        p = max(math.prod(sel(e) for e in c.prev) if c.prev else 1.0, 1e-300)
-        if anchored:  # each of the L members after the anchor follows one: p^L
-            lists = subsets(m * p * q, R, lo, hi)
-        else:
-            lists = subsets(m * p * q, R, max(lo, 1), hi) / p + (1.0 if lo == 0 else 0.0)
-    return lists * first * math.prod(sel(e) for e in c.lists)
-
-
-def group_lists_per_record(g, s: frozenset, W: float, rate, sel) -> float:
-    """Expected lists of Kleene group ``g`` per record of the variables ``s`` (``rate(var)``,
-    ``sel(conjunct)``), as :func:`lists_per_record` counts a closure's, its iterations for members: an
-    iteration is a match of its body inside the range between its neighbours (:func:`_iterations`), and
-    the lists are the sets of them the bounds allow, consecutive ones passing the iterative conjuncts:
-    for a SEQ body the chains of iterations each after the one before (:func:`_sets`), for an AND body
-    every subset (``(e^(n p q) - 1) / p`` unbounded at a fixed length; its iterations may share events,
-    which makes N over-dispersed, so this is below the truth for frequent bodies); the rates of its
-    variables are sampled like a closure's (:func:`~jitcep.plan.planner.statistics.leaves`)."""
-    n, p, q, R, k = _iterations(g, g.before, s, W, rate, sel)
-    lists = _sets(g, n * p * q, R, max(g.min, 1), g.max, k) / p + (1.0 if g.min == 0 else 0.0)
-    return lists * math.prod(sel(e) for e in g.lists)
-
-
-def _sets(g, z: float, R: Range, lo: int, hi: int | None, k: int) -> float:
-    """The sets of ``lo..hi`` iterations of group ``g`` (``z`` their growth over the whole window): a SEQ
-    body's are chains, each iteration wholly after the one before
-    (:func:`~jitcep.plan.planner.ranges.chains`, exact for Poisson arrivals); an AND body's iterations are
-    unordered and may share events, taken as Poisson points (:func:`~jitcep.plan.planner.ranges.subsets`)."""
-    return chains(z, R, lo, hi, k) if g.seq else subsets(z, R, lo, hi, k)
-
-
-def _iterations(g, before, s: frozenset, W: float, rate, sel) -> tuple[float, float, float, Range, int]:
-    """(n, p, q, R, k) of Kleene group ``g`` per record of ``s``: ``n`` its iterations in a range of the
-    whole window after ``before`` (matches of its body, ``prod(r_v W) * sel(joins) * sel(member)``, over
-    ``k!`` for a SEQ body's k events in order, at most 1000; in a range of ``W x`` they are ``n x^k``),
-    ``p`` the chance one iteration follows another (the iterative conjuncts), ``q`` the chance one
-    passes the ``each`` conjuncts, ``R`` the range (:func:`~jitcep.plan.planner.ranges.range_of`), ``k``
-    the body's events."""
-    R = range_of(before, g.after, s, W)
-    k = len(g.vars)
-    factors = [rate(v) * R.W for v in g.vars]
-    shares = math.prod(sel(e) for e in (*g.joins, *g.member))
-    # a variable that never occurs, or a conjunct none passes, makes no iteration, even beside rates times the
-    # window past a float's range (inf * 0 would be a NaN count, which ranges.subsets cannot sum)
-    n = 0.0 if 0.0 in factors or shares == 0.0 else math.prod(factors) * shares
-    if g.seq:
-        n /= math.factorial(k)
-    p = max(math.prod(sel(e) for e in g.prev) if g.prev else 1.0, 1e-300)
-    return min(n, 1000.0), p, math.prod(sel(e) for e in g.each), R, k
-
-
-def anchored_group_lists(g, s: frozenset, W: float, rate, sel) -> float:
-    """Expected lists of an anchored Kleene group ``g`` per record of the variables ``s`` (its first
-    iteration, the anchors, bound by the joins), as :func:`group_lists_per_record` counts them: the
-    lists are the anchor and a subset of the ``n`` later iterations in range that the bounds allow, one
-    fewer each, every later iteration following one (the anchor or an earlier one: ``p``) and every
-    iteration, the anchor too, passing the ``each`` conjuncts (``q``): ``q sum E[C(N, L)] (p q)^L``,
-    ``q e^(n p q)`` unbounded from 0 at a fixed length (for a SEQ body the chains of them, :func:`_sets`).
-    A SEQ group's later iterations lie after the anchor's, so its range starts there (the anchors stand
-    for the neighbour before it); an AND group's lie after it in canonical order only, within its outside
-    neighbours: all of those are counted (an upper bound)."""
-    n, p, q, R, k = _iterations(g, (*g.before, *g.anchor) if g.seq else g.before, s, W, rate, sel)
-    lo, hi = max(g.min - 1, 0), None if g.max is None else g.max - 1
-    return q * _sets(g, n * p * q, R, lo, hi, k) * math.prod(sel(e) for e in g.lists)
-
-
-def _group_lists(g, s: frozenset, W: float, rate, sel) -> float:
-    """:func:`anchored_group_lists` or :func:`group_lists_per_record`, as ``g`` is anchored or not."""
-    return (anchored_group_lists if g.anchor else group_lists_per_record)(g, s, W, rate, sel)
-
-
-def _growth(c, s: frozenset, W: float, rate, sel) -> float:
-    """``m * p * q`` of closure ``c`` per record of the variables ``s`` over its mean range
-    (:func:`lists_per_record`): its lists that end at a member grow as ``exp`` of this over the range
-    (``E[(1 + p q)^N]`` of N Poisson)."""
-    member = math.prod(sel(e) for e in c.member if E.variables(e) - {c.var} <= s)
-    p = math.prod(sel(e) for e in c.prev) if c.prev else 1.0
-    q = math.prod(sel(e) for e in c.each)
-    return min(rate(c.var) * member * range_of(c.before, c.after, s, W).mean * p * q, 700.0)
-
-
-def group_growth(g, s: frozenset, W: float, rate, sel) -> float:
-    """:func:`_growth` of Kleene group ``g``, its iterations for members: ``E[n x^k] * p * q`` per record
-    of the variables ``s`` (:func:`_iterations`), for :func:`ordered_share` of a group next to another
-    construct (its iterations taken as points, their spread ignored)."""
-    n, p, q, R, k = _iterations(g, g.before, s, W, rate, sel)
-    return min(n * R.moment(k) * p * q, 700.0)
-
-
-def _any_growth(K, s: frozenset, W: float, rate, sel) -> float:
-    """:func:`_growth` of a closure, :func:`group_growth` of a group."""
-    return (group_growth if isinstance(K, Group) else _growth)(K, s, W, rate, sel)
-
-
-_EXP_TOP = 700.0
-
-
-def ordered_share(u: float, v: float) -> float:
-    """The share of the pairs (list of a closure, list of the closure right after it) whose second list lies
-    after the first one's last member, of growths ``u`` and ``v`` (:func:`_growth`) over one range.
-
-    With members of each a Poisson process over the range [0, x] and ``a = u / x``, ``c = v / x``, the
-    first's lists whose last member is at t are ``r_1 e^(a t) dt`` and the second's lists after t
-    ``(r_2 / c) (e^(c (x - t)) - 1)``: integrated over t, over the product of their totals
-    (``(r_1 / a) (e^u - 1)`` and ``(r_2 / c) (e^v - 1)``), ``[u (e^u - e^v) / (u - v) - (e^u - 1)] /
-    ((e^u - 1) (e^v - 1))``: 1/2 for two single rare members (one before the other), falling as either
-    closure grows (the first's long lists end late)."""
-    if u < 1e-6 and v < 1e-6:
-        return 0.5
-    u, v = min(max(u, 1e-9), _EXP_TOP), min(max(v, 1e-9), _EXP_TOP)  # math.expm1 raises past ~709
-    eu, ev = math.expm1(u), math.expm1(v)
-    if abs(u - v) < 1e-9 * max(u, v):
-        top = u * (eu + 1.0) - eu  # u e^u - (e^u - 1), the limit u -> v
-    else:
-        top = u * (eu - ev) / (u - v) - eu
-    return min(max(top / eu / ev, 0.0), 1.0)
-
-
-def group_split_shares(g, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
-    """:func:`split_shares` of Kleene group ``g`` (collected without the conjuncts ``split``): the share of
-    its lists per record of ``s`` passing each split conjunct in turn, the lists counted by
-    :func:`anchored_group_lists` / :func:`group_lists_per_record` with the conjuncts added one by one (a
-    member-wise one thins the iterations, an iterative one their chains, a list one multiplies the lists,
-    an ``each`` one passes each iteration with its selectivity).  ``mode`` is unused: a group's lists are
-    every chain of its iterations under either ``kleene=``."""
-    shares, have = [], g
-    before = _group_lists(have, s, W, rate, sel)
-    for form in ("member", "prev", "lists", "each"):
-        for e in split.get(form, ()):
-            have = dataclasses.replace(have, **{form: getattr(have, form) + (e,)})
-            after = _group_lists(have, s, W, rate, sel)
-            shares.append(min(max(after / before, 0.0), 1.0) if before > 0 else 1.0)
-            before = after
-    return shares
-
-
-def split_shares(c, mode: str, split: dict, s: frozenset, W: float, rate, sel) -> list[float]:
-    """The share of closure ``c``'s lists per record of ``s`` (collected without the conjuncts ``split``,
-    form -> conjuncts, :class:`~jitcep.plan.operators.ListFilter`'s) that pass each of those conjuncts
-    in turn, in the order ``member``, ``prev``, ``lists``, ``each``: each the lists with it and those
-    before over the lists with those before only, so the product is the lists with all of them over
-    the lists without (Kolchinsky & Schuster 4: ``T'``'s predicates keep their selectivities).  Lists
-    conjuncts multiply the lists by their selectivity; member-wise and iterative ones thin the members
-    and the runs of them (``2^(m p) - 1`` lists of ``2^m - 1``)."""
-    every = frozenset().union(s, *(E.variables(e) for cs in split.values() for e in cs))
-    shares, have = [], c
-    before = lists_per_record(have, mode, s, W, rate, sel)
-    for form in ("member", "prev", "lists", "each"):
-        for e in split.get(form, ()):
-            have = dataclasses.replace(have, **{form: getattr(have, form) + (e,)})
-            after = lists_per_record(have, mode, s, W, rate, sel, every)
-            shares.append(min(max(after / before, 0.0), 1.0) if before > 0 else 1.0)
-            before = after
-    return shares

@@ -23,7 +23,7 @@ A cost model is a function ``(problem, tree) -> float`` (lower is better);
   events per window a contiguity model needs).  Under those strategies the
   engine runs NFA^b runs in pattern order (no join order to choose); these
   models price join trees for ``cost_model=`` under skip-till-any-match, and
-  :func:`jitcep.plan.planner.cardinality.next_match_partials` prices the
+  :func:`jitcep.plan.planner.next_match.next_match_partials` prices the
   runs themselves (``explain``'s ``est_rows``).
 
 The Table 2 formulas of the operators the join trees do not hold (AND, the
@@ -394,7 +394,7 @@ def latency(alpha: float = DEFAULT_ALPHA, base: CostModel = intermediate) -> Cos
 
 def _pm_next(problem: JoinProblem, members, contiguity: float | None) -> float:
     """The partial matches of a set of units under the strategies of section 5.2 (as
-    :func:`jitcep.plan.planner.cardinality.next_match_partials` over an order): skip-till-next-match,
+    :func:`jitcep.plan.planner.next_match.next_match_partials` over an order): skip-till-next-match,
     the paper's ``min(card) * prod(sel)`` (each partial match extended by at most one event); contiguity,
     ``PM(S)`` times ``contiguity`` per pair of units adjacent in pattern order (each unit's event the
     next one after its neighbour's, or no match)."""

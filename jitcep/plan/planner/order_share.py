@@ -31,6 +31,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
+ORDER_FACTOR = 0.5
+"""Selectivity of the implicit time predicate between two events a SEQ orders (ZStream's Pt, Table 1): the
+pairwise price of the order, which :func:`share` replaces where the order is series-parallel."""
+
 
 def _factorials(n: int) -> tuple[float, ...]:
     out = [1.0]

@@ -77,7 +77,8 @@ from ...kernels.sampling import (SEED_MAX, below_share, block_sample, candidates
                                 key_codes, pair_counts, sample_with_key, sample_with_views, window_ranges)
 from ...pattern import expr as E
 from ...pattern.structure import relation
-from ..logical import LogicalPlan, prev_var
+from ..kleene_refs import prev_var
+from ..logical import LogicalPlan
 from .statistics import (DEFAULT_SELECTIVITY, PARTITIONS, SKEW, Conjunct, Leaf, Statistics, WindowMeasure,
                          conjunct_texts, leaves)
 

@@ -53,9 +53,11 @@ import numpy as np
 from ...errors import PatternError, StatisticsError
 from ...pattern import expr as E
 from ...pattern.ast import CountWindow, TimeWindow
+from ...pattern.expr import map_expr
 from ...pattern.parser import parse_expr
 from ...pattern.printer import expr_to_text
-from ..logical import LogicalPlan, display_expr, map_expr
+from ..kleene_refs import display_expr
+from ..logical import LogicalPlan
 
 WindowMeasure = Literal["time", "count"]
 
@@ -94,7 +96,7 @@ class Leaf:
 @dataclass(frozen=True)
 class Conjunct:
     """A conjunct over several variables as the logical plan holds it (``expr``, whose variables may
-    include :func:`~jitcep.plan.logical.prev_var`), its class ("join", "negation", "member", "prev",
+    include :func:`~jitcep.plan.kleene_refs.prev_var`), its class ("join", "negation", "member", "prev",
     "list") and the variables it reads, sorted (the rows of a :class:`~jitcep.codegen.PredicateSet`)."""
 
     expr: E.Expr

@@ -16,7 +16,7 @@ Under a selection strategy other than skip-till-any-match there is no order
 to choose: :mod:`.nfa_runs` replaces the join tree by the NFA^b runs, which
 take the states in pattern order (SASE+ 3.1; Kolchinsky & Schuster 6.3
 found the order written best under contiguity).  The statistics then only
-price the runs (:func:`jitcep.plan.planner.cardinality.next_match_partials`,
+price the runs (:func:`jitcep.plan.planner.next_match.next_match_partials`,
 section 5.2) for ``explain``.
 """
 

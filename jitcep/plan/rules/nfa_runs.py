@@ -30,8 +30,9 @@ import dataclasses
 
 from ...pattern import expr as E
 from ...pattern.ast import EventVar, Neg, Seq
+from ...pattern.expr import map_expr
 from ...pattern.normalize import normalize
-from ..logical import map_expr, member_var, prev_var
+from ..kleene_refs import member_var, prev_var
 from ..operators import NfaRuns, Scan, nfa_form
 
 

@@ -30,7 +30,7 @@ import dataclasses
 from ... import config
 from ...pattern.ast import CountWindow, EventVar, Seq
 from ..operators import AndJoin, Join, NegationFilter, Scan, SemiJoinReduce, SeqJoin, _Unary, remake_joins
-from ..planner.cardinality import ChainShares
+from ..planner.chain_shares import ChainShares
 from ..planner.statistics import DEFAULT_RATE
 
 
@@ -116,8 +116,8 @@ def _worth_it(plan, planning, chain) -> bool:
     workloads (sase_equiv at 100 keys: 95% of the leaves' events kept) no longer pay its passes.
 
     The chains are those of the types, key and window alone (the reduction reads no other predicate):
-    :func:`~jitcep.plan.planner.cardinality.on_a_chain`, each operator's set of variables counted from its
-    inputs' (:class:`~jitcep.plan.planner.cardinality.ChainShares`).  On ``sase_equiv_v1000`` it keeps 9%
+    :func:`~jitcep.plan.planner.chain_shares.on_a_chain`, each operator's set of variables counted from its
+    inputs' (:class:`~jitcep.plan.planner.chain_shares.ChainShares`).  On ``sase_equiv_v1000`` it keeps 9%
     of the leaves' events and 17% of (v0, v1)'s records, measured 8.6% and 20%; at 100 keys 100% and 85%,
     measured 95% and 80%.
     ``plan`` is :func:`_reducible`: every scan it holds is a chain variable's, whose ``W r_v`` it reads.
