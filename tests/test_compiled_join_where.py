@@ -47,16 +47,23 @@ def test_predicates_in_the_join_loop_equal_the_reference(text, order, df, keyed,
     with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0), mock.patch.object(join_where, "pairs", spy):
         got = q.run(df, threads=threads, **kw)
     assert got.equals(q.run(df, engine="reference", **kw))
-    RAN.append(bool(ran))
+    RAN.setdefault((text, order), []).append(bool(ran))
 
 
-RAN: list[bool] = []
+RAN: dict[tuple, list[bool]] = {}
 
 
 def test_the_path_ran():
-    """The cases above took the path (a join with predicates whose right records drive) in most runs:
-    a plan change that stopped it would otherwise pass them vacuously."""
-    assert len(RAN) >= 100 and sum(RAN) >= len(RAN) // 2, (sum(RAN), len(RAN))
+    """The cases above took the path (a join with predicates) in a good share of their runs, and each
+    pattern in some: a plan change that stopped it would otherwise pass them vacuously.  The share moves
+    with the draws (empty inputs, a join off the path under two threads and several keys: 49-59% seen),
+    so the bar is a quarter; a pattern's three orders together ran it 14-90 times in 120."""
+    if not RAN:
+        pytest.skip("the cases above did not run in this session")
+    runs = [r for rs in RAN.values() for r in rs]
+    assert len(runs) >= 100 and sum(runs) >= len(runs) // 4, (sum(runs), len(runs))
+    for text in PATTERNS:
+        assert any(any(RAN.get((text, o), ())) for o in ("position", "strict_ts", "nondecreasing_ts")), text
 
 
 AND_PATTERNS = [
