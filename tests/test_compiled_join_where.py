@@ -35,19 +35,25 @@ PATTERNS = [
 @settings(max_examples=40, deadline=None)
 @given(df=event_frames(max_size=16), keyed=st.booleans(), threads=st.sampled_from([1, 2]))
 def test_predicates_in_the_join_loop_equal_the_reference(text, order, df, keyed, threads):
+    RAN.setdefault((text, order), []).append(_equal_on_the_path(join_where, text, order, df, keyed, threads))
+
+
+def _equal_on_the_path(path, text, order, df, keyed, threads) -> bool:
+    """Asserts the compiled run with every join taking ``path`` (module ``join_where`` or ``and_join_where``)
+    from any size equals the reference; whether the path ran."""
     q = jitcep.compile(text, order=order)
     kw = dict(type="type", partition_by="k" if keyed else None)
     ran = []
-    real = join_where.pairs
+    real = path.pairs
 
     def spy(*a):
         ran.append(1)
         return real(*a)
 
-    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0), mock.patch.object(join_where, "pairs", spy):
+    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0), mock.patch.object(path, "pairs", spy):
         got = q.run(df, threads=threads, **kw)
     assert got.equals(q.run(df, engine="reference", **kw))
-    RAN.setdefault((text, order), []).append(bool(ran))
+    return bool(ran)
 
 
 RAN: dict[tuple, list[bool]] = {}
@@ -84,19 +90,7 @@ AND_PATTERNS = [
 @settings(max_examples=40, deadline=None)
 @given(df=event_frames(max_size=14), keyed=st.booleans(), threads=st.sampled_from([1, 2]))
 def test_and_join_predicates_in_the_loop_equal_the_reference(text, order, df, keyed, threads):
-    q = jitcep.compile(text, order=order)
-    kw = dict(type="type", partition_by="k" if keyed else None)
-    ran = []
-    real = and_join_where.pairs
-
-    def spy(*a):
-        ran.append(1)
-        return real(*a)
-
-    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0), mock.patch.object(and_join_where, "pairs", spy):
-        got = q.run(df, threads=threads, **kw)
-    assert got.equals(q.run(df, engine="reference", **kw))
-    AND_RAN.append(bool(ran))
+    AND_RAN.append(_equal_on_the_path(and_join_where, text, order, df, keyed, threads))
 
 
 AND_RAN: list[bool] = []

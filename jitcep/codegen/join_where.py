@@ -40,17 +40,21 @@ from jitcep.kernels.window import exceeds
 
 '''
 
-_HEAD = _PROLOGUE + '''
-@njit(**NUMBA_FLAGS)
-def seq_join_where(L, R, W, order, distinct, right_leaf, cap_max, li, ri, gg, {params}):
-    # lg0, lg1: not l0, l1, the names of the string columns' rank tables (predicates._Gen)
+# both layouts' start: the two inputs' buffers unpacked, the pairs and candidates counted from 0
+_UNPACK = '''\
     Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
     Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
     n_events = len(ts)
     G = len(Lg) - 1
     n = np.int64(0)
     cand = np.int64(0)
-    for g in range(G):
+'''
+
+_HEAD = _PROLOGUE + '''
+@njit(**NUMBA_FLAGS)
+def seq_join_where(L, R, W, order, distinct, right_leaf, cap_max, li, ri, gg, {params}):
+    # lg0, lg1: not l0, l1, the names of the string columns' rank tables (predicates._Gen)
+''' + _UNPACK + '''    for g in range(G):
         lg0, lg1 = Lg[g], Lg[g + 1]
         r0, r1 = Rg[g], Rg[g + 1]
         if not (0 <= lg0 <= lg1 <= len(Len) and 0 <= r0 <= r1 <= len(Ren)):
@@ -158,13 +162,7 @@ def join_where(pset: PredicateSet, pids, left_vars, right_vars, by_left: bool = 
 _AND_HEAD = _PROLOGUE + '''
 @njit(**NUMBA_FLAGS)
 def and_join_where(L, R, W, distinct, cap_max, g0, resume, li, ri, gg, {params}):
-    Lpos, Lst, Len, Lg, Ltst, Lten, Lwst, Lwen = L
-    Rpos, Rst, Ren, Rg, Rtst, Rten, Rwst, Rwen = R
-    n_events = len(ts)
-    G = len(Lg) - 1
-    n = np.int64(0)
-    cand = np.int64(0)
-    d = 0
+''' + _UNPACK + '''    d = 0
     for g in range(g0, G):
         i, i1 = Lg[g], Lg[g + 1]
         j, j1 = Rg[g], Rg[g + 1]

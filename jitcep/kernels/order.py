@@ -833,8 +833,8 @@ def _closure_ends(P, rows, cols, off, pos, ends):
     # Lists and members per last position (``ends[h + 2, 0]`` and ``[h + 2, 1]``, prefix summed: the first
     # slot of bucket h + 1; h = -1, nothing bound, first).  A list's last position is over its record's
     # single columns and its members, of which it reads the first and last: they ascend after the first.
-    # (Written out here and in _lists_by_end: a helper called per list, with its arrays, costs several
-    # times the loop.)
+    # (Written out here, in _lists_by_end and in the held-list kernels _held_ends / _held_lists_by_end: a
+    # helper called per list, with its arrays, costs several times the loop.)
     ends[:, :2] = 0
     for j in range(len(rows)):
         h = np.int64(-1)
