@@ -25,7 +25,9 @@ import numpy as np
 
 from .kernels.alloc import empty
 from .kernels.gather import take
-from .kernels.order import canonical_order, gather_columns, list_bounds, list_key, lists_in_end_order, take_lists
+from .kernels.closure_order import lists_in_end_order
+from .kernels.list_columns import list_bounds, list_key, take_lists
+from .kernels.order import canonical_order, gather_columns
 
 
 @dataclass(eq=False)
@@ -165,8 +167,8 @@ def canonical_table(P: np.ndarray, where: dict[str, int], lists=None, list_unbou
 def closure_table(P: np.ndarray, where: dict[str, int], made: str, lists: tuple[np.ndarray, np.ndarray],
                   held: dict, rows: np.ndarray) -> MatchTable | None:
     """The match table of a closure's lists at the plan's root, in canonical order, written straight into
-    it (:func:`~jitcep.kernels.order.lists_in_end_order`: no permutation, no gather through it), or None
-    where that kernel declines (:func:`canonical_table` orders those).
+    it (:func:`~jitcep.kernels.closure_order.lists_in_end_order`: no permutation, no gather through it), or
+    None where that kernel declines (:func:`canonical_table` orders those).
 
     List j of ``made`` (``lists``, CSR) belongs to record ``rows[j]`` of ``P`` (single variable v in
     column ``where[v]``); ``held``: the other list variables, bound in every record, one CSR list per
@@ -190,8 +192,8 @@ def closure_table(P: np.ndarray, where: dict[str, int], made: str, lists: tuple[
 
 def list_keys(n: int, lists, list_unbound, tail_ascending=()):
     """(koff, kseq, first, last) of :func:`~jitcep.kernels.order.canonical_order` for list variables: each
-    match's list key (:func:`~jitcep.kernels.order.list_key`'s parts of the list variables in name order,
-    end to end: section 11's order of the lists is the keys' lexicographic order); the first / last
+    match's list key (:func:`~jitcep.kernels.list_columns.list_key`'s parts of the list variables in name
+    order, end to end: section 11's order of the lists is the keys' lexicographic order); the first / last
     member over all the lists.  (None, None, None, None) without lists.
 
     One list variable bound in every match is its own key, read in place: its

@@ -2,7 +2,7 @@
 
 The adapter translates, it does not re-implement semantics: a task's rows go
 through the same event-table builder, engine and output builder as
-``Query.run`` (jitcep/events/, the engine's ``evaluate``, jitcep/output.py).
+``Query.run`` (jitcep/events/, the engine's ``evaluate``, jitcep/output/).
 Only three things are added around them:
 
 - rows are sorted by (time, seq) first, so equal timestamps are ordered by

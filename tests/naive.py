@@ -29,10 +29,11 @@ plan, codegen, kernels or runtime, so they can disagree with them.
 - :func:`round_ranges`, :func:`next_relevant`, :func:`advance`, :func:`first_at_or_after`, :func:`fork_runs`
   twins of the skip-till-next-match round kernels of :mod:`jitcep.kernels.selection` (each run's states
   as sets; the new buffers field by field)
-- :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs`,
-  :func:`list_bounds`, :func:`list_key`, :func:`take_lists` twins of :mod:`jitcep.kernels.order` (a
-  sort by the whole key tuple, the list key a Python tuple; a row-by-row copy; the pairs' rows built one
-  by one, then sorted so; min / max per list; each list's part built as a tuple; the lists sliced one by one)
+- :func:`canonical_order`, :func:`gather_columns`, :func:`canonical_pairs` twins of
+  :mod:`jitcep.kernels.order` (a sort by the whole key tuple, the list key a Python tuple; a row-by-row
+  copy; the pairs' rows built one by one, then sorted so); :func:`list_bounds`, :func:`list_key`,
+  :func:`take_lists` twins of :mod:`jitcep.kernels.list_columns` (min / max per list; each list's part
+  built as a tuple; the lists sliced one by one)
 - :func:`input_rows`, :func:`take`, :func:`row_numbers` twins of :mod:`jitcep.kernels.gather` (list comprehensions)
 - the join-order searches of :mod:`jitcep.kernels.join_search` (DP-B, DP-LD, ZStream's program, GREEDY)
   have their twins in the package itself: the Python loops of :mod:`jitcep.plan.planner.algorithms`
@@ -1157,14 +1158,14 @@ def canonical_pairs(Lpos, Rpos, li, ri, src, key=None):
 
 
 def list_bounds(off, pos, lo, hi):
-    """Twin of kernels.order.list_bounds (either way, ``tail_ascending`` or not): (lo, hi) as lists, each
+    """Twin of kernels.list_columns.list_bounds (either way, ``tail_ascending`` or not): (lo, hi) as lists, each
     lowered / raised to its list's min / max."""
     lists = [[int(p) for p in pos[off[j]:off[j + 1]]] for j in range(len(off) - 1)]
     return ([min([int(a), *x]) for a, x in zip(lo, lists)], [max([int(b), *x]) for b, x in zip(hi, lists)])
 
 
 def list_key(off, pos, unbound, lo, hi):
-    """Twin of kernels.order.list_key: (each list's part of the key as a tuple: 1 / 0 for unbound / bound
+    """Twin of kernels.list_columns.list_key: (each list's part of the key as a tuple: 1 / 0 for unbound / bound
     when ``unbound`` is given, the members, -1; lo, hi as list_bounds leaves them)."""
     parts = [(*((1 if unbound[j] else 0,) if unbound is not None else ()),
               *(int(p) for p in pos[off[j]:off[j + 1]]), -1) for j in range(len(off) - 1)]
@@ -1172,13 +1173,13 @@ def list_key(off, pos, unbound, lo, hi):
 
 
 def take_lists(off, pos, idx):
-    """Twin of kernels.order.take_lists: the lists idx, as (offsets, members) lists."""
+    """Twin of kernels.list_columns.take_lists: the lists idx, as (offsets, members) lists."""
     lists = [[int(p) for p in pos[off[k]:off[k + 1]]] for k in idx]
     return [0, *itertools.accumulate(len(x) for x in lists)], [p for x in lists for p in x]
 
 
 def lists_in_end_order(P, rows, cols, off, pos, before=(), after=()):
-    """Twin of kernels.order.lists_in_end_order: (single columns, offsets, members, held lists) as lists,
+    """Twin of kernels.closure_order.lists_in_end_order: (single columns, offsets, members, held lists) as lists,
     the lists (list j of record rows[j], with its record's held lists ``before`` / ``after``: one CSR
     list per record each, the variables named before / after the closure's) sorted as
     :func:`canonical_order` sorts matches by their list key, each variable's part its members and -1."""

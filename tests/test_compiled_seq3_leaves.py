@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 
 import jitcep
 from jitcep.errors import ExplosionError
-from jitcep import output
 from jitcep.execute import join
+from jitcep.output import columns
 
 
 @st.composite
@@ -129,7 +129,7 @@ def test_the_ts_written_beside_the_rows_are_the_time_columns_own(time, returns):
                        "k": rng.integers(0, 2, n)})
     dtype, unit = TIME_TYPES[time]
     df = df.with_columns(pl.col("ts").cast(pl.Int32).cast(dtype) if dtype == pl.Date else pl.col("ts").cast(dtype))
-    read, real = [], output._times_in_place
+    read, real = [], columns._times_in_place
 
     def times_in_place(*args):
         read.append(real(*args))
@@ -138,7 +138,7 @@ def test_the_ts_written_beside_the_rows_are_the_time_columns_own(time, returns):
     for keyed, threads, shape in ((False, 1, "wide"), (True, 2, "wide"), (False, 2, "long")):
         query = jitcep.compile(f"PATTERN SEQ(A a, B b, C c) {'WHERE [k] ' if keyed else ''}WITHIN 8{unit}{returns}")
         with mock.patch.object(join, "seq3_leaf_rows", wraps=join.seq3_leaf_rows) as kernel, \
-                mock.patch.object(output, "_times_in_place", times_in_place):
+                mock.patch.object(columns, "_times_in_place", times_in_place):
             got = query.run(df, time="ts", type="type", threads=threads, shape=shape)
         want = query.run(df, time="ts", type="type", engine="reference", shape=shape)
         assert want.height >= 10 and (keyed or kernel.called)

@@ -1,6 +1,6 @@
-"""The canonical order kernels (jitcep.kernels.order) against their naive twins (tests/naive.py): a sort
-by the whole key tuple, the list key compared as a tuple (docs/semantics.md section 11), on random tables
-with ties on every key."""
+"""The canonical order kernels (jitcep.kernels.order, list_columns, closure_order) against their naive
+twins (tests/naive.py): a sort by the whole key tuple, the list key compared as a tuple (docs/semantics.md
+section 11), on random tables with ties on every key."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.errors import KernelInputError
-from jitcep.kernels.order import (canonical_order, canonical_pairs, gather_columns, list_bounds, list_key,
-                                  lists_in_end_order, take_lists)
+from jitcep.kernels.closure_order import lists_in_end_order
+from jitcep.kernels.list_columns import list_bounds, list_key, take_lists
+from jitcep.kernels.order import canonical_order, canonical_pairs, gather_columns
 from jitcep.matches import canonical_table, closure_table
 
 

@@ -108,7 +108,8 @@ _BAD_INPUTS = r'''
 import json
 import numpy as np
 from jitcep.errors import KernelInputError
-from jitcep.kernels import encode, final_join, grouping, join, kleene, negation, order, reduction, sampling, selection
+from jitcep.kernels import (encode, final_join, grouping, join, kleene, list_columns, negation, order, reduction,
+                            sampling, selection)
 from jitcep.codegen import PredicateSet
 from jitcep.codegen.join_where import join_where
 from jitcep.codegen.predicates import ColumnSpec
@@ -285,14 +286,15 @@ CASES = {
     "anchored_members: record past the anchors": lambda: kleene.anchored_members(i64(0, 3), i64(1, 2), i64(0)),
     "lists_within: member past the events": lambda: kleene.lists_within(i64(0), i64(0, 1), i64(9), i64(0), i64(0),
                                                                         ts, 5),
-    "list_key: offsets past the members": lambda: order.list_key(i64(0, 9), i64(1, 2), None, i64(0),
-                                                                 np.zeros(12, np.int64), i64(0), i64(0)),
-    "list_key: a part past the key": lambda: order.list_key(i64(0, 2), i64(1, 2), None, i64(0),
-                                                            np.zeros(2, np.int64), i64(0), i64(0)),
+    "list_key: offsets past the members": lambda: list_columns.list_key(i64(0, 9), i64(1, 2), None, i64(0),
+                                                                        np.zeros(12, np.int64), i64(0), i64(0)),
+    "list_key: a part past the key": lambda: list_columns.list_key(i64(0, 2), i64(1, 2), None, i64(0),
+                                                                   np.zeros(2, np.int64), i64(0), i64(0)),
     "canonical_order: list key offsets past the key": lambda: order.canonical_order(
         i64(0, 1).reshape(2, 1), i64(0), i64(0, 1, 5), i64(1, 2)),
-    "list_bounds: offsets past the members": lambda: order.list_bounds(i64(0, 9), i64(1, 2), i64(0), i64(0)),
-    "take_lists: list past the offsets": lambda: order.take_lists(i64(0, 2), i64(1, 2), i64(1)),
+    "list_bounds: offsets past the members": lambda: list_columns.list_bounds(i64(0, 9), i64(1, 2), i64(0),
+                                                                              i64(0)),
+    "take_lists: list past the offsets": lambda: list_columns.take_lists(i64(0, 2), i64(1, 2), i64(1)),
     "canonical_pairs: pair past the left records": lambda: order.canonical_pairs(
         i64(0, 1).reshape(2, 1), i64(2).reshape(1, 1), i64(2), i64(0), i64(0), 5),
     "canonical_pairs: position past the events": lambda: order.canonical_pairs(
@@ -374,7 +376,7 @@ BOUNDSCHECKED = [
     "tests/test_kernels_sampling.py",
     "tests/test_kernels_window.py",
     "tests/test_kernels_policies.py",
-    "tests/test_kernels_order.py",
+    "tests/test_kernels_order.py",  # with kernels.list_columns and kernels.closure_order
     "tests/test_kernels_gather.py",
     "tests/test_kernels_selection.py",
     "tests/test_kernels_reduction.py",

@@ -17,7 +17,8 @@ import jitcep
 from jitcep.errors import MissingColumnError, PatternValidationError, UnsupportedPatternError
 from jitcep.events import Column, EventTable
 from jitcep.matches import MatchTable
-from jitcep.output import _lists_by_arrow, _lists_by_groups, output_schema, to_frame
+from jitcep.output import output_schema, to_frame
+from jitcep.output.lists import _lists_by_arrow, _lists_by_groups
 from jitcep.pattern.ast import Disj, EventVar, Kleene, Neg, Pattern, ReturnItem, Seq, TimeWindow
 from jitcep.pattern.expr import Agg, Arith, Attr, BoolOp, Cmp, Equiv, Lit
 

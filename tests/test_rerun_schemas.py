@@ -1,7 +1,7 @@
 """One query rerun on inputs whose schema changes between runs answers as a fresh query does.
 
 A run keeps what depends only on the query and the input's schema (the output's layout, the plan with
-its key coding, the leaves' types: jitcep.output._layout, jitcep.runtime._with_coding,
+its key coding, the leaves' types: jitcep.output.layout._layout, jitcep.runtime._with_coding,
 jitcep.plan.operators.PhysicalPlan.reads); a different schema must lay everything out afresh.  Each
 frame below runs on one long-lived query, in turn, and is compared with a query compiled for it alone and with the
 reference evaluator (the oracle); the errors of bad input are the fresh query's.

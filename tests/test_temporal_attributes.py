@@ -168,8 +168,8 @@ def test_each_engine_checks_the_kinds_itself_before_matching(engine):
 
 
 def test_the_output_gives_every_temporal_attribute_and_time_column_back_as_the_input_holds_it():
-    # the output gathers a temporal column through its physical integers (jitcep.output._take_series) and the
-    # event table reads a temporal time column the same way: the values at the matched rows, dtypes kept
+    # the output gathers a temporal column through its physical integers (jitcep.output.values._take_series) and
+    # the event table reads a temporal time column the same way: the values at the matched rows, dtypes kept
     import jitcep
     n = 6
     df = pl.DataFrame({

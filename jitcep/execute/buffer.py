@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.alloc import empty
-from ..kernels.order import take_lists
+from ..kernels.list_columns import take_lists
 from ..matches import lists_ascend
 
 

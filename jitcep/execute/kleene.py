@@ -35,7 +35,7 @@ from ..errors import ExplosionError
 from ..kernels.kleene import (anchored_members, closure_runs, gather_lists, lists_within, member_pairs, outside_lists,
                               subsequences)
 from ..kernels.negation import candidate_pairs, killed_unconditionally, negation_ranges
-from ..kernels.order import take_lists
+from ..kernels.list_columns import take_lists
 from ..kernels.window import spans_within
 from ..matches import MatchTable, canonical_table, closure_table, list_keys
 from ..pattern import expr as E

@@ -37,7 +37,8 @@ singleton states' events (``pos``), per Kleene state its member count and
 last member in a parent-pointer forest (:class:`_Members`: a take appends one
 node, shared by every run forked after it), ``alive``, ``reach``, first /
 last event, cursor and partition.  The lists are made (CSR) only for the
-(run, event) pairs a conjunct reading them is tested on and for the matches.
+(run, event) pairs a conjunct reading them is tested on and for the matches
+(the edges: :mod:`jitcep.execute.nfa_kleene_edges`).
 """
 
 from __future__ import annotations
@@ -49,11 +50,9 @@ import numpy as np
 from ..errors import ExplosionError
 from ..kernels.selection import (UNKNOWN, advance, contiguous_next, first_at_or_after, fork_runs, next_ranges,
                                  next_relevant, round_ranges)
-from ..pattern import expr as E
-from ..plan.kleene_refs import member_var, prev_var
 from .buffer import Buffer, empty_buffer, offsets
-from .lists import list_mask, member_combinations
 from .next_match import first_passing
+from .nfa_kleene_edges import KleeneEdges
 
 
 class _Members:
@@ -161,7 +160,8 @@ def run(node, state, execute, succ: np.ndarray | None) -> Buffer:
 
 
 class _Context:
-    """The edges of one NfaRuns node over the shared members (see the module docstring)."""
+    """The rounds of one NfaRuns node over the shared members (see the module docstring): each run's
+    selections at its next relevant event, its edges tested by :class:`KleeneEdges`."""
 
     def __init__(self, node, state, leaves, succ):
         self.node, self.state, self.leaves, self.succ = node, state, leaves, succ
@@ -172,6 +172,7 @@ class _Context:
         self.k = [self.kv.index(v) if v in self.closures else -1 for v in self.names]  # state -> Kleene index
         self.kleene = np.array(self.k) >= 0                                      # state -> is a Kleene state
         self.members = _Members()
+        self.edges = KleeneEdges(node, state, self.names, self.closures, self.kv, self.k, self.members)
         self.strict_ts = state.options.order == "strict_ts"  # the other orders consume in position order
         self.slots = []
         for leaf in leaves if succ is not None else ():
@@ -198,9 +199,9 @@ class _Context:
             runs = self.empty(len(leaf.start))
             runs.g = leaf.partitions()
             e = leaf.start
-            ok = self.edge(runs, np.arange(len(e)), s, e)
+            ok = self.edges.edge(runs, np.arange(len(e)), s, e)
             out.append(self.select(runs, np.flatnonzero(ok), s, e[ok]))
-            if not self.proceeds(probe, np.zeros(1, np.int64), s)[0]:
+            if not self.edges.proceeds(probe, np.zeros(1, np.int64), s)[0]:
                 break
         return _Runs.concat(out)
 
@@ -218,7 +219,7 @@ class _Context:
             idx = np.flatnonzero(new.reach == r)
             if not len(idx):
                 break
-            new.reach[idx[self.proceeds(new, idx, r)]] = r + 1
+            new.reach[idx[self.edges.proceeds(new, idx, r)]] = r + 1
         return new
 
     def step(self, runs: _Runs) -> tuple[_Runs, _Runs]:
@@ -255,7 +256,7 @@ class _Context:
                 e = contiguous_next(runs.last[rows], runs.first[rows], runs.g[rows], self.succ, self.slots[s],
                                     self.state.table.ts, self.state.wt, self.state.W, self.strict_ts)
                 ok = np.flatnonzero(e >= 0)
-                ok = ok[self.edge(runs, rows[ok], s, e[ok])]
+                ok = ok[self.edges.edge(runs, rows[ok], s, e[ok])]
                 nxt[rows[ok], s] = e[ok]
         return runs.take(np.zeros(0, np.int64)), self._forks(runs, (nxt >= 0).T, nxt.T)
 
@@ -289,7 +290,7 @@ class _Context:
                                     runs.pos)
             rr = np.repeat(r, take)
             idx = np.repeat(lo, take) + np.arange(len(rr)) - np.repeat(np.cumsum(take) - take, take)
-            ok = np.flatnonzero(self.edge(runs, rr, s, cand[idx]))
+            ok = np.flatnonzero(self.edges.edge(runs, rr, s, cand[idx]))
             out.append(self.select(runs, rr[ok], s, cand[idx[ok]]))
             nxt[r, s] = self._first_passing(runs, r, s, (cand, cut, hi))
         return _Runs.concat(out) if out else self.empty(0)
@@ -321,93 +322,7 @@ class _Context:
             active = active[runs.count[rows[active], k] < self.closures[self.kv[k]].max]  # full: only proceeds
         if not (self.node.edges[s] or self.node.list_edges[s]):
             return first_passing(cand, lo, hi, active, None)
-        return first_passing(cand, lo, hi, active, lambda rr, ev: self.edge(runs, rows[rr], s, ev))
-
-    # --- edges -----------------------------------------------------------------
-
-    def edge(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> np.ndarray:
-        """Whether run ``rows[i]`` with event ``e[i]`` at state s passes its begin / take edge (``b[i-1]``:
-        the run's last member; at the first member such a conjunct holds, section 4)."""
-        ok = np.ones(len(e), np.bool_)
-        k = self.k[s]
-        if k >= 0 and self.closures[self.kv[k]].max is not None:
-            ok &= runs.count[rows, k] < self.closures[self.kv[k]].max
-        prev = prev_var(self.names[s])
-        for pred in self.node.edges[s]:
-            vs = sorted(E.variables(pred))
-            idx = np.flatnonzero(ok & (runs.count[rows, k] > 0) if prev in vs else ok)
-            if not len(idx):
-                continue
-            r = rows[idx]
-            P = np.empty((len(vs), len(idx)), dtype=np.int64)
-            for j, v in enumerate(vs):
-                P[j] = e[idx] if v == self.names[s] else (
-                    self.members.pos[runs.tail[r, k]] if v == prev else runs.pos[r, self.names.index(v)])
-            ok[idx] = self.state.mask(pred, P)
-        if self.node.list_edges and self.node.list_edges[s] and ok.any():
-            idx = np.flatnonzero(ok)
-            ok[idx] = self._holds(runs, rows[idx], s, e[idx], self.node.list_edges[s])
-        return ok
-
-    def last_member(self, tail: np.ndarray) -> np.ndarray:
-        """The event of member node ``tail`` (-1: none, the list is empty)."""
-        out = np.full(len(tail), -1, np.int64)
-        has = np.flatnonzero(tail >= 0)
-        out[has] = self.members.pos[tail[has]]
-        return out
-
-    def proceeds(self, runs: _Runs, rows: np.ndarray, s: int) -> np.ndarray:
-        """The proceed edge of state s for runs ``rows``: a Kleene state with at least min members and its
-        proceed-edge conjuncts TRUE on the lists (a singleton state has none)."""
-        k = self.k[s]
-        if k < 0:
-            return np.zeros(len(rows), np.bool_)
-        ok = runs.count[rows, k] >= self.closures[self.kv[k]].min
-        if self.node.proceeds[s] and ok.any():
-            idx = np.flatnonzero(ok)
-            ok[idx] = self._holds(runs, rows[idx], s, None, self.node.proceeds[s])
-        return ok
-
-    def _holds(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray | None, conds) -> np.ndarray:
-        """Whether run ``rows[j]`` (with event ``e[j]`` at state s; None: its proceed edge) satisfies every
-        conjunct of ``conds`` (:func:`~jitcep.plan.operators.nfa_form`), quantified as section 4 reads it:
-        for every member (every two consecutive ones with ``kv[i-1]``) of each closure it reads member-wise,
-        independently per closure; at a take edge, its own closure only on the new member (the others
-        passed at their own takes); lists whole (at a take edge the own list with the new member)."""
-        own = self.names[s] if e is not None and self.k[s] >= 0 else None
-        read = set().union(*map(E.variables, conds))
-        lists = {}
-        for k, kv in enumerate(self.kv):
-            if not {kv, member_var(kv), prev_var(kv)} & read:
-                continue
-            count = runs.count[rows, k]
-            self.state.memory.check(8 * (int(count.sum()) + 2 * len(rows) + 1), f"the lists of {kv!r}", runs.pos,
-                                    self.members.pos, self.members.parent, *lists.values())
-            lists[kv] = self.members.lists(runs.tail[rows, k], count)
-            if kv == own:
-                off, lpos = lists[kv]
-                lists[kv] = (off + np.arange(len(off)), np.insert(lpos, off[1:], e))
-        ok = np.ones(len(rows), np.bool_)
-        for c in conds:
-            vs = E.variables(c)
-            # every member (two consecutive ones with kv[i-1]) of each other closure read member-wise; at
-            # i = 1, kv[i-1] holds vacuously; own: the new member
-            constructs = [((kv,), int(prev_var(kv) in vs)) for kv in self.kv
-                          if kv != own and {member_var(kv), prev_var(kv)} & vs]
-            kvs = ", ".join(repr(ks[0]) for ks, _ in constructs)
-            for item, single in member_combinations(constructs, lists, np.arange(len(rows)), lambda k: (
-                    self.state.memory.check(8 * (2 * len(constructs) + 3) * k, f"the members of {kvs}", runs.pos,
-                                            *lists.values()))):
-                for j, v in enumerate(self.names):
-                    if v in vs and v not in self.closures:
-                        single[v] = e[item] if j == s else runs.pos[rows[item], j]
-                if own is not None:
-                    k = self.k[s]
-                    single[member_var(own)] = e[item]
-                    single[prev_var(own)] = self.last_member(runs.tail[rows[item], k])
-                # a prev_var of -1 (the first member) leaves the conjunct unapplied: it holds (section 4)
-                ok[item[~list_mask(self.state, (c,), single, lists, rows=item)]] = False
-        return ok
+        return first_passing(cand, lo, hi, active, lambda rr, ev: self.edges.edge(runs, rows[rr], s, ev))
 
 
 def _matches(node, state, ctx: _Context, matches: list) -> Buffer:
