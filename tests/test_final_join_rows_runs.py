@@ -9,10 +9,9 @@ with every pass split and every array pooled, over key partitions (``partition_b
 in ts, time and count windows, unbound OR positions and names out of pattern order; under
 ``nondecreasing_ts`` the kernel writes the rows or declines at a tie (a left record ending after its
 right event) and the pairs are ordered as any join's, and both must turn up, also over a left input with
-an OR first or an AND.  A right leaf's
-pairs are counted by two pointers in a partition where the window times follow the positions
-(``_fits_by_position`` says 2), else by a scan; both must turn up, and a run where some partitions
-allow the pointers and others do not.
+an OR first or an AND.  A right leaf's pairs are counted by two pointers in a partition where the window
+times follow the positions (``_fits_by_position`` says 2), else by a scan; both must turn up, and a run
+where some partitions allow the pointers and others do not.
 """
 
 from __future__ import annotations
