@@ -1057,3 +1057,45 @@ def test_deferred_string_column_codes_on_first_read(rows, n_chunks, flavour, dat
     assert col.strings_at(every).to_list() == [ks[r] for r in order]  # decoded
     with pytest.raises(AttributeError):
         col.no_such_field
+
+
+_LONG_NAMES = ["SharedPrefix_abcdefgh_" + t for t in ("", "x", "xx", "y", "é", "LongerTail_LongerTail_")] + ["é", "x", "", "SharedPr"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["TypeNameNumber_A_long", "TypeNameNumber_B_long", "C", None]),
+                          st.one_of(st.none(), st.sampled_from(_LONG_NAMES))), min_size=2, max_size=30),
+       st.sampled_from(["<", "=", ">=", "!="]), st.sampled_from(["plain", "cat", "large", "slice", "chunks"]),
+       st.sampled_from([1, 4096]), st.sampled_from([0, 1 << 14]))
+def test_long_strings_compare_by_their_bytes_in_both_engines(rows, op, flavour, codes_max, exact_max):
+    # type names and attribute strings past 12 bytes (coded from their Arrow views or by hash, sharing 8-byte
+    # prefixes, non-ASCII, nulls) in a predicate: both engines read the one event table, so the oracle here
+    # is Python's byte order on the input's strings, for each pair of consecutive events
+    import pyarrow as pa
+    from unittest import mock
+    from jitcep import config
+    lead = 3 if flavour == "slice" else 0
+    rows = [("C", None)] * lead + rows
+    df = pl.DataFrame({"type": [t for t, _ in rows], "ts": list(range(len(rows))), "s": [s for _, s in rows]},
+                      schema={"type": pl.String, "ts": pl.Int64, "s": pl.String})
+    if flavour == "cat":
+        df = df.with_columns(pl.col("type", "s").cast(pl.Categorical))
+    elif flavour == "large":
+        df = pl.from_arrow(pa.table({c: df[c].to_arrow().cast(pa.large_string()) if c != "ts" else df[c].to_arrow()
+                                     for c in df.columns}))
+    elif flavour == "slice":
+        df = df.slice(lead)
+    elif flavour == "chunks":
+        df = pl.concat([df.slice(0, len(rows) // 2), df.slice(len(rows) // 2)], rechunk=False)
+    rows = rows[lead:] if flavour == "slice" else rows
+    cmp = {"<": lambda x, y: x < y, "=": lambda x, y: x == y, ">=": lambda x, y: x >= y, "!=": lambda x, y: x != y}[op]
+    want = [(i, i + 1) for i in range(len(rows) - 1)
+            if (rows[i][0], rows[i + 1][0]) == ("TypeNameNumber_A_long", "TypeNameNumber_B_long")
+            and rows[i][1] is not None and rows[i + 1][1] is not None
+            and cmp(rows[i][1].encode(), rows[i + 1][1].encode())]
+    q = jitcep.compile(f"PATTERN SEQ(TypeNameNumber_A_long a, TypeNameNumber_B_long b) WHERE a.s {op} b.s "
+                       "WITHIN 2 EVENTS")
+    with mock.patch.multiple(config, LONG_VIEW_CODES_MAX=codes_max, STRING_EXACT_MAX=exact_max):
+        for engine in ("compiled", "reference"):
+            got = q.run(df, type="type", engine=engine)
+            assert [(r["a"]["row"], r["b"]["row"]) for r in got.to_dicts()] == want, engine
