@@ -183,7 +183,7 @@ def _loop_texts(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(text=_loop_texts(), df=event_frames(types=("A", "B", "C", "D"), max_size=20, max_step=1), extra=st.data(),
        keyed=st.booleans(), threads=st.sampled_from([1, 2]),
        order=st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
