@@ -524,6 +524,28 @@ def test_a_nullable_column_sliced_deep_into_its_buffers_is_read_in_memory_of_the
     assert peak < 200_000, peak
 
 
+def test_long_strings_of_a_slice_are_coded_in_memory_of_the_slice():
+    # a slice of a large frame shares its string views' data buffers (ten here, 6.7 MB): the bytes of the
+    # buffers its own long strings read, not of all of them, are the coding's input; the names by hand,
+    # the memory by tracemalloc (numpy's allocations)
+    import tracemalloc
+    n, keep = 200_000, 1000
+    df = pl.select(ts=pl.int_range(n), type=pl.format("SensorTypeLongName_{}", pl.int_range(n) % 7),
+                   s=pl.format("attribute_value_long_string_{}", pl.int_range(n))).slice(n - keep, keep)
+    p = pattern(IsNull(Attr("a", "s")))
+    build_event_table(df, p, type="type")  # imports and compiles on first use, untraced
+    tracemalloc.start()
+    try:
+        t = build_event_table(df, p, type="type")
+        names = [t.columns["s"].python_value(i) for i in range(keep)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [t.type_names[c] for c in t.type_code] == [f"SensorTypeLongName_{i % 7}" for i in range(n - keep, n)]
+    assert names == [f"attribute_value_long_string_{i}" for i in range(n - keep, n)]
+    assert peak < 1_000_000, peak
+
+
 def test_attribute_kinds_and_nulls():
     df = pl.DataFrame({
         "ts": [2, 1, 3],
