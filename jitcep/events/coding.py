@@ -105,7 +105,7 @@ costs less than copying that many bytes)."""
 
 def _buffers_read(views: np.ndarray, off: int, length: int, k: int) -> np.ndarray:
     """Which of a chunk's ``k`` data buffers the long strings of its rows [off, off + length) read (a view's
-    second word holds its buffer's index, semantics of Arrow's string view)."""
+    second word holds its buffer's index: Arrow's string-view layout)."""
     w = views[2 * off:2 * (off + length)]
     j = (w[1::2] & np.uint64(0xFFFFFFFF))[(w[0::2] & np.uint64(0xFFFFFFFF)) > np.uint64(12)]
     read = np.zeros(k, np.bool_)
