@@ -112,3 +112,98 @@ def test_generated_predicates_in_the_join_loop_equal_the_tested_after_path_and_t
     assert got == after if isinstance(got, str) or isinstance(after, str) else got.equals(after)
     if not isinstance(got, str):
         assert got.equals(jitcep.compile(text, order=order).run(df, engine="reference", **{**kw, "threads": 1}))
+
+
+# an AND join's predicates in its merge loop (execute.and_join_where) over the same columns: one type on both
+# sides, an OR branch not taken, a negation beside the AND
+WIDE_AND_PATTERNS = [
+    "PATTERN AND(A a, B b) WHERE a.u <= b.u AND b.i != a.i AND a.big < b.f WITHIN 4",
+    "PATTERN AND(A a, OR(B b, C c), A d) WHERE a.d <= b.t AND c.du != d.du AND a.bo = d.bo WITHIN 4",
+    "PATTERN AND(A a, NOT(C n), B b) WHERE b.f >= a.f AND n.u = a.u AND abs(b.big - a.big) < 2 WITHIN 4",
+]
+
+
+@pytest.mark.parametrize("text", WIDE_AND_PATTERNS)
+@settings(max_examples=10, deadline=None)
+@given(df=event_frames(max_size=12), extra=st.data(), keyed=st.booleans(), threads=st.sampled_from([1, 2]),
+       order=st.sampled_from(["position", "nondecreasing_ts"]))
+def test_and_join_predicates_over_every_kind_of_column_in_the_merge_loop_equal_the_reference(
+        text, df, extra, keyed, threads, order):
+    from jitcep.execute import and_join_where
+    df = _wide_frame(df, extra)
+    q = jitcep.compile(text, order=order)
+    kw = dict(type="type", partition_by="k" if keyed else None)
+    with mock.patch.object(config, "JOIN_WHERE_MIN_RIGHT", 0), \
+            mock.patch.object(and_join_where, "pairs", wraps=and_join_where.pairs) as ran:
+        got = q.run(df, threads=threads, **kw)
+    assert got.equals(q.run(df, engine="reference", **kw))
+    AND_RAN.setdefault(text, []).append(ran.called)
+
+
+AND_RAN: dict[str, list[bool]] = {}
+
+
+def test_the_and_path_ran_over_every_kind_of_column():
+    """Each AND pattern above took the merge loop in some runs (else they would pass vacuously)."""
+    if not AND_RAN:
+        pytest.skip("the cases above did not run in this session")
+    assert all(any(AND_RAN.get(text, ())) for text in WIDE_AND_PATTERNS), {t: sum(r) for t, r in AND_RAN.items()}
+
+
+# AND joins and negations (their loops: execute.and_join_where, execute.negation's killed_where) under
+# generated conjuncts, read in either direction, joined by AND or OR
+_LOOP_SHAPES = [
+    ("AND(A a, B b)", [("a", "b")]),
+    ("AND(A a, A b)", [("a", "b")]),
+    ("AND(A a, B b, C c)", [("a", "b"), ("b", "c"), ("a", "c")]),
+    ("AND(A a, OR(B b, C c))", [("a", "b"), ("a", "c")]),
+    ("AND(A a, B b, NOT(C n))", [("a", "b"), ("a", "n"), ("n", "b")]),
+    ("AND(SEQ(A a, B b), C c)", [("a", "c"), ("b", "c")]),
+    ("SEQ(A a, NOT(C n), OR(B b, D d))", [("a", "n"), ("n", "b"), ("n", "d")]),
+    ("SEQ(OR(A a, D d), NOT(C n), B b)", [("a", "n"), ("d", "n")]),
+    ("SEQ(NOT(C n), A a, B b)", [("n", "a"), ("n", "b")]),
+    ("SEQ(A a, B b, NOT(C n))", [("a", "n"), ("b", "n")]),
+    ("SEQ(A a, NOT(AND(C n, D m)), B b)", [("a", "n"), ("n", "m"), ("m", "b")]),
+    ("SEQ(A a, NOT(C n), NOT(D m), B b)", [("a", "n"), ("m", "b")]),
+]
+_ONE_SIDE = ["{l}.x {c} 1", "{l}.s = 'p'", "{l}.u IS NULL", "({l}.x {c} {r}.x OR {l}.s != {r}.s)", "{l}.i + {r}.big {c} 0",
+             "{l}.x % 2 {c} {r}.x", "{l}.y {c} {r}.f"]
+
+
+@st.composite
+def _loop_texts(draw):
+    shape, pairs = draw(st.sampled_from(_LOOP_SHAPES))
+    conjuncts = []
+    for l, r in draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=3)):
+        l, r = (r, l) if draw(st.booleans()) else (l, r)
+        conjuncts.append(draw(st.sampled_from(_CONJUNCTS + _ONE_SIDE)).format(l=l, r=r, c=draw(_CMP)))
+    joiner = draw(st.sampled_from([" AND ", " OR "]))
+    window = draw(st.sampled_from(["WITHIN 3", "WITHIN 5", "WITHIN 4 EVENTS"]))
+    return f"PATTERN {shape} WHERE {joiner.join(conjuncts)} {window}"
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(text=_loop_texts(), df=event_frames(types=("A", "B", "C", "D"), max_size=20, max_step=1), extra=st.data(),
+       keyed=st.booleans(), threads=st.sampled_from([1, 2]),
+       order=st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]),
+       cap=st.one_of(st.none(), st.integers(1, 40)), memory=st.one_of(st.none(), st.integers(200, 5000)))
+def test_generated_predicates_in_the_and_and_negation_loops_equal_the_tested_after_path_and_the_reference(
+        text, df, extra, keyed, threads, order, cap, memory):
+    # the loops against the paths testing after (the same caps: the same error, max_partials or
+    # max_memory) and, where no cap is met, against the reference evaluator
+    from jitcep.errors import JitcepError
+    df = _wide_frame(df, extra)
+    kw = dict(type="type", partition_by="k" if keyed else None, threads=threads)
+    caps = {k: v for k, v in (("max_partials", cap), ("max_memory", memory)) if v is not None}
+
+    def run(least):
+        with mock.patch.multiple(config, JOIN_WHERE_MIN_RIGHT=least, NEG_WHERE_MIN_RECORDS=least):
+            try:
+                return jitcep.compile(text, order=order, **caps).run(df, **kw)
+            except JitcepError as e:
+                return type(e).__name__
+    got, after = run(0), run(1 << 62)
+    assert got == after if isinstance(got, str) or isinstance(after, str) else got.equals(after)
+    if not isinstance(got, str):
+        assert got.equals(jitcep.compile(text, order=order).run(df, engine="reference", **{**kw, "threads": 1}))

@@ -13,8 +13,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jitcep
 from jitcep import config
+from jitcep.errors import JitcepError
 from jitcep.execute import negation as negation_exec
 from jitcep.testing.streams import event_frames
+from test_compiled_join_where_kinds import _wide_frame
 
 PATTERNS = ["SEQ(A a, !C n, B b)", "SEQ(!C n, A a, B b)", "SEQ(A a, B b, !C n)", "SEQ(A a, !A n, A b)",
             "SEQ(A a, !C n, !D m, B b)", "AND(A a, !C n, B b)", "SEQ(A a, !ANY(C, D) n, OR(B b, D d))"]
@@ -63,3 +65,51 @@ def test_the_path_runs_on_a_stream_with_kills_and_survivors():
     unconditional = jitcep.compile("PATTERN SEQ(A a, !C n, B b) WITHIN 6").run(df, time="ts", type="type")
     assert ran.called and got.equals(want)
     assert (unconditional.height, want.height) == (1, 2)
+
+
+# conditions over every kind of column a condition reads (tests/test_compiled_join_where_kinds.py's wide
+# frame: UInt64 and Int128 past int64, int64 past 2^53, NaN and -0.0, Booleans, Dates beside Datetimes,
+# Durations, each with nulls), a negation first, between and beside an OR branch not taken (b or d unbound)
+WIDE_NEGATIONS = [
+    "PATTERN SEQ(A a, NOT(C n), B b) WHERE n.u >= a.u AND n.i != b.i AND n.big > b.f WITHIN 4",
+    "PATTERN SEQ(A a, NOT(C n), OR(B b, D d)) WHERE n.d <= b.t AND n.du != d.du WITHIN 4",
+    "PATTERN SEQ(NOT(C n), A a, B b) WHERE NOT (n.f < a.f) AND n.bo = b.bo AND abs(n.big - a.big) < 2 WITHIN 4",
+    "PATTERN AND(A a, NOT(C n), B b) WHERE n.x * a.big > b.u OR n.s = a.s WITHIN 4",
+]
+
+
+@pytest.mark.parametrize("text", WIDE_NEGATIONS)
+@settings(max_examples=10, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=event_frames(types=("A", "B", "C", "D"), max_size=14, max_step=1), extra=st.data(),
+       order=st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), partition=st.booleans(),
+       threads=st.sampled_from([1, 2]), cap=st.one_of(st.none(), st.integers(1, 30)))
+def test_conditions_over_every_kind_of_column_in_the_loop_equal_the_tested_after_path_and_the_reference(
+        text, df, extra, order, partition, threads, cap):
+    # the loop against the pairs tested after it under the same max_partials (the same error where the
+    # joins meet it) and, below it, against the reference evaluator
+    df = _wide_frame(df, extra)
+    kw = dict(type="type", partition_by="k" if partition else None, threads=threads)
+
+    def run(least):
+        with mock.patch.object(config, "NEG_WHERE_MIN_RECORDS", least), \
+                mock.patch.object(negation_exec, "killed_where", wraps=negation_exec.killed_where) as ran:
+            try:
+                got = jitcep.compile(text, order=order, **({} if cap is None else {"max_partials": cap})).run(df, **kw)
+            except JitcepError as e:
+                got = type(e).__name__
+        return got, ran.called
+    (got, ran), (after, _) = run(0), run(1 << 62)
+    assert got == after if isinstance(got, str) or isinstance(after, str) else got.equals(after)
+    if not isinstance(got, str):
+        assert got.equals(jitcep.compile(text, order=order).run(df, engine="reference", **{**kw, "threads": 1}))
+    WIDE_RAN.setdefault(text, []).append(ran)
+
+
+WIDE_RAN: dict[str, list[bool]] = {}
+
+
+def test_the_path_ran_over_every_kind_of_column():
+    """Each negation above took the loop in some runs (else they would pass vacuously)."""
+    if not WIDE_RAN:
+        pytest.skip("the cases above did not run in this session")
+    assert all(any(WIDE_RAN.get(text, ())) for text in WIDE_NEGATIONS), {t: sum(r) for t, r in WIDE_RAN.items()}

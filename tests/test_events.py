@@ -500,6 +500,55 @@ def test_int64_and_float64_attributes_with_nulls(ints, floats, cut, chunked):
         assert all(v == zero for v, ok in zip(c.values.tolist(), expect_valid) if not ok)
 
 
+@pytest.mark.parametrize("dtype", [pl.Int64, pl.Float64])
+def test_a_nullable_column_sliced_deep_into_its_buffers_is_read_in_memory_of_the_slice(dtype):
+    # a frame sliced from a large one shares its Arrow buffers at an offset: the null bits were unpacked
+    # from the buffer's start (a bool per row of the parent, 2 MB here for 100 rows: a 100-row slice of a
+    # 10^9-row frame held 1 GB); the values by hand, the memory by tracemalloc (numpy's allocations)
+    import tracemalloc
+    n, keep = 2_000_000, 100
+    parent = pl.Series(range(n)).cast(dtype)
+    parent = pl.select(pl.when(pl.Series(range(n)) % 3 == 0).then(None).otherwise(parent)).to_series()
+    df = pl.DataFrame({"ts": pl.Series(range(n)), "x": parent}).slice(n - keep - 5, keep)
+    rows = list(range(n - keep - 5, n - 5))
+    build_event_table(df, pattern(IsNull(Attr("a", "x"))))  # imports and compiles on first use, untraced
+    tracemalloc.start()
+    try:
+        t = build_event_table(df, pattern(IsNull(Attr("a", "x"))))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    c = t.columns["x"]
+    assert c.valid.tolist() == [r % 3 != 0 for r in rows]
+    assert c.values.tolist() == [0 if r % 3 == 0 else r for r in rows]
+    assert peak < 200_000, peak
+
+
+def test_long_strings_of_a_slice_are_coded_in_memory_of_the_slice():
+    # a slice of a large frame shares its string views' data buffers (ten here, 6.7 MB): the bytes of the
+    # buffers its own long strings read, not of all of them, are the coding's input; the names by hand,
+    # the memory by tracemalloc (numpy's allocations)
+    import tracemalloc
+    n, keep = 200_000, 1000
+    df = pl.select(ts=pl.int_range(n), type=pl.format("SensorTypeLongName_{}", pl.int_range(n) % 7),
+                   s=pl.format("attribute_value_long_string_{}", pl.int_range(n))).slice(n - keep, keep)
+    p = pattern(IsNull(Attr("a", "s")))
+    build_event_table(df, p, type="type")  # imports and compiles on first use, untraced
+    peaks = []
+    for _ in range(2):  # the lower of two: an allocation of something else in the process counts once
+        tracemalloc.start()
+        try:
+            t = build_event_table(df, p, type="type")
+            t.columns["s"].values
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert [t.type_names[c] for c in t.type_code] == [f"SensorTypeLongName_{i % 7}" for i in range(n - keep, n)]
+    assert [t.columns["s"].python_value(i) for i in range(keep)] == [f"attribute_value_long_string_{i}"
+                                                                    for i in range(n - keep, n)]
+    assert min(peaks) < 1_000_000, peaks
+
+
 def test_attribute_kinds_and_nulls():
     df = pl.DataFrame({
         "ts": [2, 1, 3],
@@ -1057,3 +1106,45 @@ def test_deferred_string_column_codes_on_first_read(rows, n_chunks, flavour, dat
     assert col.strings_at(every).to_list() == [ks[r] for r in order]  # decoded
     with pytest.raises(AttributeError):
         col.no_such_field
+
+
+_LONG_NAMES = ["SharedPrefix_abcdefgh_" + t for t in ("", "x", "xx", "y", "é", "LongerTail_LongerTail_")] + ["é", "x", "", "SharedPr"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["TypeNameNumber_A_long", "TypeNameNumber_B_long", "C", None]),
+                          st.one_of(st.none(), st.sampled_from(_LONG_NAMES))), min_size=2, max_size=30),
+       st.sampled_from(["<", "=", ">=", "!="]), st.sampled_from(["plain", "cat", "large", "slice", "chunks"]),
+       st.sampled_from([1, 4096]), st.sampled_from([0, 1 << 14]))
+def test_long_strings_compare_by_their_bytes_in_both_engines(rows, op, flavour, codes_max, exact_max):
+    # type names and attribute strings past 12 bytes (coded from their Arrow views or by hash, sharing 8-byte
+    # prefixes, non-ASCII, nulls) in a predicate: both engines read the one event table, so the oracle here
+    # is Python's byte order on the input's strings, for each pair of consecutive events
+    import pyarrow as pa
+    from unittest import mock
+    from jitcep import config
+    lead = 3 if flavour == "slice" else 0
+    rows = [("C", None)] * lead + rows
+    df = pl.DataFrame({"type": [t for t, _ in rows], "ts": list(range(len(rows))), "s": [s for _, s in rows]},
+                      schema={"type": pl.String, "ts": pl.Int64, "s": pl.String})
+    if flavour == "cat":
+        df = df.with_columns(pl.col("type", "s").cast(pl.Categorical))
+    elif flavour == "large":
+        df = pl.from_arrow(pa.table({c: df[c].to_arrow().cast(pa.large_string()) if c != "ts" else df[c].to_arrow()
+                                     for c in df.columns}))
+    elif flavour == "slice":
+        df = df.slice(lead)
+    elif flavour == "chunks":
+        df = pl.concat([df.slice(0, len(rows) // 2), df.slice(len(rows) // 2)], rechunk=False)
+    rows = rows[lead:] if flavour == "slice" else rows
+    cmp = {"<": lambda x, y: x < y, "=": lambda x, y: x == y, ">=": lambda x, y: x >= y, "!=": lambda x, y: x != y}[op]
+    want = [(i, i + 1) for i in range(len(rows) - 1)
+            if (rows[i][0], rows[i + 1][0]) == ("TypeNameNumber_A_long", "TypeNameNumber_B_long")
+            and rows[i][1] is not None and rows[i + 1][1] is not None
+            and cmp(rows[i][1].encode(), rows[i + 1][1].encode())]
+    q = jitcep.compile(f"PATTERN SEQ(TypeNameNumber_A_long a, TypeNameNumber_B_long b) WHERE a.s {op} b.s "
+                       "WITHIN 2 EVENTS")
+    with mock.patch.multiple(config, LONG_VIEW_CODES_MAX=codes_max, STRING_EXACT_MAX=exact_max):
+        for engine in ("compiled", "reference"):
+            got = q.run(df, type="type", engine=engine)
+            assert [(r["a"]["row"], r["b"]["row"]) for r in got.to_dicts()] == want, engine

@@ -8,10 +8,10 @@ above it: the matches depend on none of these, docs/semantics.md sections 11 and
 with every pass split and every array pooled, over key partitions (``partition_by`` and ``[k]``), ties
 in ts, time and count windows, unbound OR positions and names out of pattern order; under
 ``nondecreasing_ts`` the kernel writes the rows or declines at a tie (a left record ending after its
-right event) and the pairs are ordered as any join's, and both must turn up.  A right leaf's
-pairs are counted by two pointers in a partition where the window times follow the positions
-(``_fits_by_position`` says 2), else by a scan; both must turn up, and a run where some partitions
-allow the pointers and others do not.
+right event) and the pairs are ordered as any join's, and both must turn up, also over a left input with
+an OR first or an AND.  A right leaf's pairs are counted by two pointers in a partition where the window
+times follow the positions (``_fits_by_position`` says 2), else by a scan; both must turn up, and a run
+where some partitions allow the pointers and others do not.
 """
 
 from __future__ import annotations
@@ -150,3 +150,26 @@ def test_partitions_counted_by_pointers_beside_one_counted_by_a_scan(partition):
             assert rows == [(0, 2, 6), (0, 5, 6)], (threads, rows)
     assert seen == {"mixed"}, seen
     assert got.equals(q.run(df, type="type", partition_by=part, engine="reference"))
+
+
+# left inputs whose records are not one chain of leaves: an OR first (the record's first position is its
+# bound branch's), an AND (its first position is either leaf's)
+LEFT_SHAPES = [
+    ("PATTERN SEQ(OR(A a, D d), B b, C c) WITHIN 5", "adbc"),
+    ("PATTERN SEQ(AND(A a, B b), C c) WITHIN 5", "abc"),
+]
+
+
+@pytest.mark.parametrize("slow", [False, pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("text, names", LEFT_SHAPES)
+def test_the_final_join_over_an_or_or_and_on_its_left_under_ties_writes_rows_or_declines(text, names, slow):
+    outcomes = set()
+    real = join_executor.seq_join_rows
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        outcomes.add("declined" if out is None else "rows")
+        return out
+    with mock.patch.object(join_executor, "seq_join_rows", spy):
+        _agree(text, names, "nondecreasing_ts", 40 if slow else 6, 72, set())
+    assert outcomes == {"declined", "rows"}, outcomes

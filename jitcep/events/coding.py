@@ -97,19 +97,41 @@ def _view_chunks(s: pl.Series, arrays=None):
     return [(np.frombuffer(c.buffers()[1], dtype=np.uint64), c.offset, len(c)) for c in arrays]
 
 
+_SHARED_BYTES_PER_ROW = 64
+"""Past this many data-buffer bytes per row, a chunk's buffers are likely a larger frame's (a slice shares
+them all): only those its own rows read are copied (:func:`_buffers_read`, a pass over the views that
+costs less than copying that many bytes)."""
+
+
+def _buffers_read(views: np.ndarray, off: int, length: int, k: int) -> np.ndarray:
+    """Which of a chunk's ``k`` data buffers the long strings of its rows [off, off + length) read (a view's
+    second word holds its buffer's index: Arrow's string-view layout)."""
+    w = views[2 * off:2 * (off + length)]
+    j = (w[1::2] & np.uint64(0xFFFFFFFF))[(w[0::2] & np.uint64(0xFFFFFFFF)) > np.uint64(12)]
+    read = np.zeros(k, np.bool_)
+    read[j[j < k].astype(np.int64)] = True
+    return read
+
+
 def _long_view_chunks(arrays) -> tuple[list, np.ndarray]:
     """(chunks, data) as :func:`~jitcep.kernels.encode.long_view_codes` takes them, from string-view
     chunks: each chunk's views, offset, length and its data buffers' bounds in ``data``, their bytes
-    (zero-copy when there is one buffer, else the buffers concatenated: the long strings' bytes alone)."""
+    (zero-copy when there is one buffer, else the buffers concatenated: the long strings' bytes alone;
+    a buffer none of a chunk's rows read, a larger frame's that the chunk is a slice of, as empty)."""
     bufs, chunks, at = [], [], 0
     for c in arrays:
         own = c.buffers()[2:]  # validity, views, then the data buffers
+        views = np.frombuffer(c.buffers()[1], dtype=np.uint64)
+        sizes = [0 if b is None else b.size for b in own]
+        read = (_buffers_read(views, c.offset, len(c), len(own))
+                if len(own) > 1 and sum(sizes) > _SHARED_BYTES_PER_ROW * len(c) else None)
         starts, ends = np.zeros(len(own), np.int64), np.zeros(len(own), np.int64)
-        for j, b in enumerate(own):
-            size = 0 if b is None else b.size
+        for j, (b, size) in enumerate(zip(own, sizes)):
+            size = size if read is None or read[j] else 0
             starts[j], ends[j], at = at, at + size, at + size
-            bufs.append(np.frombuffer(b, dtype=np.uint8) if size else np.zeros(0, np.uint8))
-        chunks.append((np.frombuffer(c.buffers()[1], dtype=np.uint64), c.offset, len(c), starts, ends))
+            if size:
+                bufs.append(np.frombuffer(b, dtype=np.uint8))
+        chunks.append((views, c.offset, len(c), starts, ends))
     data = bufs[0] if len(bufs) == 1 else np.concatenate(bufs) if bufs else np.zeros(0, np.uint8)
     return chunks, data
 

@@ -145,7 +145,10 @@ def _with_nulls(s: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
     if bits is None or data is None:
         return None
     n, off = len(arr), arr.offset
-    valid = np.unpackbits(np.frombuffer(bits, np.uint8), count=off + n, bitorder="little")[off:].view(np.bool_)
+    # the bits from the byte holding the first row's: a slice of a large frame starts deep in its buffers
+    lead = off % 8
+    valid = np.unpackbits(np.frombuffer(bits, np.uint8)[off // 8:], count=lead + n, bitorder="little")[lead:]
+    valid = valid.view(np.bool_)
     raw = np.frombuffer(data, np.int64 if s.dtype == pl.Int64 else np.float64)[off:off + n]
     return np.where(valid, raw, raw.dtype.type(0)), valid
 
