@@ -110,6 +110,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .adjacent_lists import adjacent_share, bounds, kept_share
+from .chain_shares import run_shares
 from .finite import saturated
 from .kleene_lists import (branch_split_shares, construct_lists, construct_split_shares, group_lists,
                            lists_per_record)
@@ -128,11 +129,14 @@ class EstimatedProblem(JoinProblem):
     AND), ``predicates[i][j]``, the number of conjuncts between the two units (``n`` of
     ZStream's Formula 1), and ``before[i][j]``: every event of unit i precedes every event of
     unit j (a join of two sets of units ordered so is a SEQ join; any other is an AND join,
-    testing the order on the pairs it examines)."""
+    testing the order on the pairs it examines); ``extends[a][b]`` (empty: none), where the units are a
+    chain a semi-join reduction may be planned over, the share of the records of the run of units
+    ``a..b`` that extend to a whole chain (:func:`~.chain_shares.run_shares`)."""
 
     order: tuple[tuple[float, ...], ...] = ()
     predicates: tuple[tuple[int, ...], ...] = ()
     before: tuple[tuple[bool, ...], ...] = ()
+    extends: tuple[tuple[float, ...], ...] = ()
 
     @cached_property
     def masks(self):
@@ -144,7 +148,9 @@ class EstimatedProblem(JoinProblem):
         factor.  ``share(S)``: the fraction of S's tuples in the pattern's order
         (:func:`~.order_share.share`, docs/planning.md "The order's selectivity"); ``conjuncts(S)``:
         conjuncts within S; ``all_after(S)``: the units every unit of S precedes; ``blocks``: the order's
-        series nodes; ``sel``: the pairwise selectivities without the order (``sel / order``)."""
+        series nodes; ``sel``: the pairwise selectivities without the order (``sel / order``);
+        ``extends(S)``: the share of S's records a semi-join reduction keeps (:func:`extended`; 1 without
+        ``extends``), by which PM(S) is multiplied."""
         n = self.n
         if len(self.order) != n or len(self.before) != n:
             return None
@@ -186,8 +192,10 @@ class EstimatedProblem(JoinProblem):
                 out = shares[mask] = share(blocks, mask)
             return out
         sel = tuple(tuple(s / o for s, o in zip(row, orow)) for row, orow in zip(self.sel, self.order))
+        table = self.extends
         return _Masks(share_of, memo(lambda acc, i, rest: acc + conjuncts_with(i, rest), 0),
-                      memo(lambda acc, i, rest: acc & after[i], (1 << n) - 1), blocks, sel)
+                      memo(lambda acc, i, rest: acc & after[i], (1 << n) - 1), blocks, sel,
+                      (lambda mask: extended(table, mask)) if table else _whole)
 
     def pm(self, members) -> float:
         """PM(S) (section 3) with the order as the set function ``share(S)`` (:attr:`masks`) where there is
@@ -203,7 +211,8 @@ class EstimatedProblem(JoinProblem):
             row = masks.sel[i]
             for j in ms[:a]:
                 out *= row[j]
-        return out * masks.share(sum(1 << i for i in ms))
+        mask = sum(1 << i for i in ms)
+        return out * masks.share(mask) * masks.extends(mask)
 
 
 class _Masks(NamedTuple):
@@ -212,6 +221,30 @@ class _Masks(NamedTuple):
     all_after: object
     blocks: tuple
     sel: tuple
+    extends: object
+
+
+def _whole(mask: int) -> float:
+    return 1.0
+
+
+def extended(table, mask: int) -> float:
+    """The share of the records of the units in ``mask`` that a semi-join reduction keeps, ``table[a][b]``
+    the share of a run ``a..b`` of the chain (:func:`~.chain_shares.run_shares`; what
+    :func:`jitcep.kernels.join_search._extends` computes too): a join binding a run keeps only its records
+    that extend to a chain (docs/planning.md "Output-sensitive SEQs"), so a run has its own share; a set that
+    is no run is joined from the reduced leaves with no such test at its own join, so it has the product of
+    its leaves' shares, ascending (an upper bound: a run below it in a tree may have been cut already, but
+    the price must be a set function for the searches, and a run joined to a far unit keeps every record
+    the run's later joins hold, ``extending records only`` no more)."""
+    low = mask & -mask
+    if mask and not (mask + low) & mask:  # one run of consecutive units
+        return table[low.bit_length() - 1][mask.bit_length() - 1]
+    out = 1.0
+    for i in range(len(table)):
+        if mask >> i & 1:
+            out *= table[i][i]
+    return out
 
 
 def _units(node: Node) -> list[Node]:
@@ -326,7 +359,7 @@ def _make_layout(logical: LogicalPlan) -> _Layout:
 _layout = PerObject(_make_layout)  # logical plan -> _Layout: an analyst reruns one query (jitcep._memo)
 
 
-def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=()) -> EstimatedProblem:
+def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=(), chain=None) -> EstimatedProblem:
     """The join-order problem of ``logical`` under ``stats`` (module docstring): units in pattern order,
     an OR as one unit (its :func:`~jitcep.plan.shapes.default_shape`), ``card = span * rate`` (the sum
     over an OR's alternatives of their PM), ``sel`` the pairwise predicate selectivities times 1/2 per
@@ -341,7 +374,13 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     with every unit, so ``PM(S + T') = PM(S) * lists`` for S covering ``need`` (docs/planning.md
     "Kleene placement"), but with the units a ``split`` conjunct reads: the share of lists passing
     it (:func:`~.kleene_lists.split_shares`), spread over those pairs, so a set holding T' and all of them has the
-    lists the collection would have made with the conjunct."""
+    lists the collection would have made with the conjunct.
+
+    ``chain``: the SEQ's variables in order where a semi-join reduction may be planned over the joins
+    (:func:`jitcep.plan.rules.semijoin_reduction.reduced_chain`): each set's PM then counts only the records the
+    reduction keeps (``extends``, :func:`extended`), so that a search sees that a join binding a run of
+    the chain holds only its records that extend to a chain, where a join of the chain's two ends does not
+    (docs/planning.md "The reduction in the join order")."""
     span = float(span)
     pairs = _Pairs(logical, stats, span)
     layout = _layout(logical)
@@ -363,7 +402,16 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     before = (tuple(row + (True,) * (m - n) for row in before)
               + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
     return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), layout.latency, T.found,
-                            order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+                            order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before,
+                            extends=_chain_extends(layout, chain, card) if m == n else ())
+
+
+def _chain_extends(layout: _Layout, chain, card) -> tuple:
+    """:attr:`EstimatedProblem.extends` for a ``chain`` (None: no reduction) whose variables are the units in
+    index order; ``card[i]`` is unit i's ``W r``."""
+    if chain is None or tuple(layout.single) != tuple(chain):
+        return ()
+    return tuple(map(tuple, run_shares(card).tolist()))
 
 
 def _unit_cards(layout: _Layout, pairs: _Pairs, rate: dict, span: float) -> tuple[list, list]:
