@@ -601,6 +601,9 @@ class _Work:
         self.out: dict[int, tuple[float, float]] = {}
         # closure variable -> (its KleeneCollect, the variables it collected over)
         self.collected: dict[str, tuple] = {}
+        # under a SemiJoinReduce: each chain variable's index, and the kept share of every run (run_shares)
+        self.chain: dict[str, int] = {}
+        self.kept = None
 
     def sel(self, e: E.Expr) -> float:
         return self.stats.selectivities.get(expr_to_text(display_expr(e, self.kv)), DEFAULT_SELECTIVITY)
@@ -620,8 +623,16 @@ class _Work:
 
     def scan(self, node: Scan):
         r = self.rate(node.var)
-        alts = [(frozenset((node.var,)), saturated(r * self.T * self.P, r, self.T, self.P))]
-        return alts, alts[0][1]
+        events = saturated(r * self.T * self.P, r, self.T, self.P)
+        alts = [(frozenset((node.var,)), events * self._on_chain(frozenset((node.var,))))]
+        return alts, events
+
+    def _on_chain(self, s: frozenset) -> float:
+        """The share of the records of the variables ``s`` a semi-join reduction above keeps: a leaf's events on
+        a chain, a run's records that extend to one (:func:`extended`); 1 with no reduction."""
+        if self.kept is None or not s <= self.chain.keys():
+            return 1.0
+        return extended(self.kept, sum(1 << self.chain[v] for v in s))
 
     def union(self, node):
         alts = [a for c in node.children for a in self(c)]
@@ -642,6 +653,10 @@ class _Work:
             pairs = saturated(pairs, ra, rb)
             inputs += pairs
             tested *= math.prod(self.sel(p) for p in node.predicates if E.variables(p) <= s)
+            if node.extends or len(s) == len(self.chain) > 0:
+                # it keeps the records extending to a chain (the whole chain's pairs are chains): inputs that
+                # extended are not independent of it, so it keeps the run's share, not the product's
+                tested *= self._on_chain(s) / max(self._on_chain(sa) * self._on_chain(sb), _TINY_SHARE)
             alts.append((s, saturated(pairs * tested, pairs, tested)))
         return alts, inputs
 
@@ -688,8 +703,12 @@ class _Work:
         return alts, sum(r for _, r in given)
 
     def bounded_above(self, node):
-        """A semi-join reduction (no estimate of what it removes yet), a contiguity or output policy (no
-        statistics describe them, semantics 9): their input's rows, an upper bound."""
+        """A semi-join reduction (what it keeps is priced at the scans and ``extends`` joins below it:
+        :func:`extended` of :func:`~.chain_shares.run_shares`), a contiguity or output policy (no statistics
+        describe them, semantics 9): their input's rows, an upper bound."""
+        if isinstance(node, SemiJoinReduce):
+            self.chain = {v: i for i, v in enumerate(node.chain)}
+            self.kept = run_shares([self.W * self.rate(v) for v in node.chain]).tolist()
         alts = self(node.input)
         return alts, sum(r for _, r in alts)
 
@@ -711,6 +730,9 @@ class _Work:
     WALKS = ((Scan, scan), ((Union, DisjunctUnion), union), ((SeqJoin, AndJoin), join), (NegationFilter, negation),
              (KleeneCollect, kleene), (ListFilter, list_filter), (GroupCollect, group),
              ((SemiJoinReduce, Contiguity, OutputPolicy), bounded_above), (NfaRuns, nfa_runs))
+
+
+_TINY_SHARE = 1e-300  # inputs kept at a share that underflows: their records are 0, so is the ratio's use
 
 
 def _times(r: float, *factors: float) -> float:
