@@ -104,26 +104,22 @@ def _share(blocks, fact, s):
 
 @njit(**NUMBA_FLAGS)
 def _extends(ext, s):
-    """The share of the records of the units in ``s`` a semi-join reduction keeps
-    (:func:`jitcep.plan.planner.cardinality.extended`): ``ext[a, b]`` where ``s`` is the run ``a..b``, else
-    the product of its units' ``ext[i, i]``, ascending; 1 where ``ext`` is empty (no reduction)."""
+    """The share of the records of the units in ``s`` a semi-join reduction keeps at their join
+    (:func:`jitcep.plan.planner.cardinality.extended`): ``ext[a, b]`` where ``s`` is the run ``a..b`` of two
+    or more units, else 1 (and where ``ext`` is empty: no reduction)."""
     n = ext.shape[0]
-    if n == 0 or s == 0:
+    if n == 0 or s & (s - 1) == 0:
         return 1.0
     low = s & -s
-    if (s + low) & s == 0:
-        a = 0
-        while not s >> a & 1:
-            a += 1
-        b = a
-        while b + 1 < n and s >> (b + 1) & 1:
-            b += 1
-        return ext[a, b]
-    out = 1.0
-    for i in range(n):
-        if s >> i & 1:
-            out *= ext[i, i]
-    return out
+    if (s + low) & s != 0:
+        return 1.0
+    a = 0
+    while not s >> a & 1:
+        a += 1
+    b = a
+    while b + 1 < n and s >> (b + 1) & 1:
+        b += 1
+    return ext[a, b]
 
 
 @njit(**NUMBA_FLAGS)

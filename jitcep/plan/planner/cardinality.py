@@ -229,22 +229,18 @@ def _whole(mask: int) -> float:
 
 
 def extended(table, mask: int) -> float:
-    """The share of the records of the units in ``mask`` that a semi-join reduction keeps, ``table[a][b]``
-    the share of a run ``a..b`` of the chain (:func:`~.chain_shares.run_shares`; what
-    :func:`jitcep.kernels.join_search._extends` computes too): a join binding a run keeps only its records
-    that extend to a chain (docs/planning.md "Output-sensitive SEQs"), so a run has its own share; a set that
-    is no run is joined from the reduced leaves with no such test at its own join, so it has the product of
-    its leaves' shares, ascending (an upper bound: a run below it in a tree may have been cut already, but
-    the price must be a set function for the searches, and a run joined to a far unit keeps every record
-    the run's later joins hold, ``extending records only`` no more)."""
+    """The share of the records of the units in ``mask`` that a semi-join reduction keeps at the join
+    binding them, ``table[a][b]`` the share of a run ``a..b`` of the chain (:func:`~.chain_shares.run_shares`;
+    what :func:`jitcep.kernels.join_search._extends` computes too): a join binding a run of two or more
+    units short of the whole keeps only its records that extend to a chain (docs/planning.md "The reduction
+    in the join order"); a single unit, the whole chain or a set that is no run is not tested so at its
+    join: 1.  (Every tree reads the same reduced leaves; a product of the leaves' shares would price a set
+    that is no run below the runs of the same events, the Poisson shares of one chain's events being far
+    from independent.)"""
     low = mask & -mask
-    if mask and not (mask + low) & mask:  # one run of consecutive units
+    if mask & (mask - 1) and not (mask + low) & mask:  # one run of two or more consecutive units
         return table[low.bit_length() - 1][mask.bit_length() - 1]
-    out = 1.0
-    for i in range(len(table)):
-        if mask >> i & 1:
-            out *= table[i][i]
-    return out
+    return 1.0
 
 
 def _units(node: Node) -> list[Node]:
@@ -632,6 +628,9 @@ class _Work:
         a chain, a run's records that extend to one (:func:`extended`); 1 with no reduction."""
         if self.kept is None or not s <= self.chain.keys():
             return 1.0
+        if len(s) == 1:
+            i = self.chain[next(iter(s))]
+            return self.kept[i][i]
         return extended(self.kept, sum(1 << self.chain[v] for v in s))
 
     def union(self, node):
