@@ -7,7 +7,10 @@ processes (the model of Kolchinsky & Schuster 2018, section 3: ``card = W r``
 records per window, the SEQ's order the share ``1/|S|!`` of a set's tuples,
 :mod:`.order_share`), a record of some of the chain's variables lies on a
 Poisson number of whole chains; :func:`on_a_chain` is the chance it lies on
-one, and :class:`ChainShares` gives it for the many variable sets of one plan.
+one, and :class:`ChainShares` gives it for the many variable sets of one plan
+(the rule's pricing).  :func:`run_shares` averages that chance over the
+records' spans instead, for every run of the chain at once (the join-order
+search's pricing, docs/planning.md "The reduction in the join order").
 """
 
 from __future__ import annotations
