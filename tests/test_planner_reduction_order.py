@@ -93,3 +93,20 @@ def test_the_joins_are_estimated_at_the_records_they_hold(planner):
     first = min(joins, key=lambda j: len(j[0]))[0]
     idx = sorted(int(v[1:]) for v in first)
     assert idx == list(range(idx[0], idx[0] + len(idx))), first
+
+
+def test_run_shares_by_hand():
+    """``run_shares`` on a chain of three, ``W r`` = 2, 3, 5, against closed forms: a leaf lies on
+    ``X = prod(W r, others) / 2!`` chains (Poisson, its span 0); a pair's slack ``v`` is uniform and one
+    variable outside it is expected ``X v`` times, so ``E[1 - exp(-X v)] = 1 - (1 - e^-X) / X``."""
+    import math
+
+    from jitcep.plan.planner.chain_shares import run_shares
+
+    kept = run_shares([2.0, 3.0, 5.0])
+    assert kept[0][0] == pytest.approx(1 - math.exp(-3 * 5 / 2))
+    assert kept[1][1] == pytest.approx(1 - math.exp(-2 * 5 / 2))
+    assert kept[0][1] == pytest.approx(1 - (1 - math.exp(-5)) / 5, rel=1e-6)
+    assert kept[1][2] == pytest.approx(1 - (1 - math.exp(-2)) / 2, rel=1e-6)
+    assert kept[0][2] == 1.0
+    assert run_shares([2.0, 0.0, 5.0])[0][0] == 0.0  # a rate of 0: no chain
