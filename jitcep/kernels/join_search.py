@@ -17,7 +17,10 @@ them: Formula 1's n), and the order as ``blocks``, the series nodes of its
 series-parallel decomposition (a row of block bitmasks each, zero-padded;
 none: no order) and ``fact[k]`` = k! (as a float, ``0..n``), whose share of a set S (:func:`_share`,
 :func:`jitcep.plan.planner.order_share.share`) multiplies S's PM and gives
-ZStream's Pt of a join, ``share(L | R) / (share(L) share(R))``.  ``model``
+ZStream's Pt of a join, ``share(L | R) / (share(L) share(R))``, and, where a
+semi-join reduction may be planned over the joins, ``ext[a, b]``: the share of
+the records of the run of units ``a..b`` that extend to a chain (:func:`_extends`
+multiplies a set's PM by it; empty: none).  ``model``
 picks the node term:
 
 - :data:`COST_TREE`: Cost_tree (section 3.2), PM(L | R);
@@ -27,7 +30,8 @@ picks the node term:
 Every number is computed in the order the Python node terms compute it
 (:class:`jitcep.plan.planner.algorithms._common.Costing`: PM(S) is the product
 over S's units ascending of ``card[i]`` and then ``sel[i, j]`` for S's units j
-below i, which is what its memo builds one top unit at a time), and ties go
+below i, which is what its memo builds one top unit at a time, times the share, then
+:func:`_extends`), and ties go
 where the Python searches send them, so a search here returns the same tree
 as there; the Python searches are these kernels' twins (tests/naive.py names
 them, tests/test_kernels_join_search.py compares).  A NaN cost anywhere
@@ -99,6 +103,26 @@ def _share(blocks, fact, s):
 
 
 @njit(**NUMBA_FLAGS)
+def _extends(ext, s):
+    """The share of the records of the units in ``s`` a semi-join reduction keeps at their join
+    (:func:`jitcep.plan.planner.cardinality.extended`): ``ext[a, b]`` where ``s`` is the run ``a..b`` of two
+    or more units, else 1 (and where ``ext`` is empty: no reduction)."""
+    n = ext.shape[0]
+    if n == 0 or s & (s - 1) == 0:
+        return 1.0
+    low = s & -s
+    if (s + low) & s != 0:
+        return 1.0
+    a = 0
+    while not s >> a & 1:
+        a += 1
+    b = a
+    while b + 1 < n and s >> (b + 1) & 1:
+        b += 1
+    return ext[a, b]
+
+
+@njit(**NUMBA_FLAGS)
 def _conjuncts(count, s):
     """Conjuncts between the units of ``s``."""
     total = 0
@@ -146,7 +170,7 @@ def _node(model, left, right, a, b, both, sh_l, sh_r, sh_b, cj_l, cj_r, cj_b, af
 
 
 @njit(**NUMBA_FLAGS)
-def _tables(card, sel, blocks, fact, count, after):
+def _tables(card, sel, blocks, fact, count, after, ext):
     """PM, the order's share, conjuncts and all-after of every subset of the n units, by bitmask."""
     n = card.shape[0]
     size = np.int64(1) << n
@@ -173,16 +197,16 @@ def _tables(card, sel, blocks, fact, count, after):
                 c += count[top, j]
         raw[s] = out
         sh[s] = _share(blocks, fact, s)
-        pm[s] = out * sh[s]
+        pm[s] = out * sh[s] * _extends(ext, s)
         cj[s] = cj[rest] + c
         af[s] = af[rest] & after[top]
     return pm, sh, cj, af
 
 
 @njit(**NUMBA_FLAGS)
-def _dp_bushy(card, sel, blocks, fact, count, after, leaf, model, k_predicate, p_output):
+def _dp_bushy(card, sel, blocks, fact, count, after, ext, leaf, model, k_predicate, p_output):
     n = card.shape[0]
-    pm, sh, cj, af = _tables(card, sel, blocks, fact, count, after)
+    pm, sh, cj, af = _tables(card, sel, blocks, fact, count, after, ext)
     size = np.int64(1) << n
     cost = np.empty(size, np.float64)
     split = np.zeros(size, np.int64)
@@ -213,9 +237,9 @@ def _dp_bushy(card, sel, blocks, fact, count, after, leaf, model, k_predicate, p
 
 
 @njit(**NUMBA_FLAGS)
-def _dp_left_deep(card, sel, blocks, fact, count, after, leaf, model, k_predicate, p_output):
+def _dp_left_deep(card, sel, blocks, fact, count, after, ext, leaf, model, k_predicate, p_output):
     n = card.shape[0]
-    pm, sh, cj, af = _tables(card, sel, blocks, fact, count, after)
+    pm, sh, cj, af = _tables(card, sel, blocks, fact, count, after, ext)
     size = np.int64(1) << n
     cost = np.empty(size, np.float64)
     last = np.full(size, -1, np.int64)
@@ -251,7 +275,7 @@ def _dp_left_deep(card, sel, blocks, fact, count, after, leaf, model, k_predicat
 
 
 @njit(**NUMBA_FLAGS)
-def _greedy(card, sel, blocks, fact, count, after, leaf, model, first, k_predicate, p_output):
+def _greedy(card, sel, blocks, fact, count, after, ext, leaf, model, first, k_predicate, p_output):
     n = card.shape[0]
     full = (np.int64(1) << n) - 1
     order = np.empty(n, np.int64)
@@ -262,7 +286,8 @@ def _greedy(card, sel, blocks, fact, count, after, leaf, model, first, k_predica
     none = np.int64(0)  # a lone unit's conjuncts (a variable: no Literal specialisation)
     for k in range(1, n):
         sh_l = _share(blocks, fact, plan)
-        a, cj_l, af_l = _pm(card, sel, plan) * sh_l, _conjuncts(count, plan), _all_after(after, plan, full)
+        a, cj_l, af_l = (_pm(card, sel, plan) * sh_l * _extends(ext, plan), _conjuncts(count, plan),
+                         _all_after(after, plan, full))
         best = -1
         best_cost = 0.0
         for i in range(n):  # candidates ascending: ties go to the lower index
@@ -271,8 +296,9 @@ def _greedy(card, sel, blocks, fact, count, after, leaf, model, first, k_predica
                 continue
             both = plan | low
             sh_i, sh_b = _share(blocks, fact, low), _share(blocks, fact, both)
-            c = (plan_cost + leaf[i]) + _node(model, plan, low, a, _pm(card, sel, low) * sh_i,
-                                              _pm(card, sel, both) * sh_b, sh_l, sh_i, sh_b, cj_l, none,
+            c = (plan_cost + leaf[i]) + _node(model, plan, low, a, _pm(card, sel, low) * sh_i * _extends(ext, low),
+                                              _pm(card, sel, both) * sh_b * _extends(ext, both), sh_l, sh_i, sh_b,
+                                              cj_l, none,
                                               _conjuncts(count, both), af_l, after[i] & full, k_predicate, p_output)
             if c != c:
                 nan = True
@@ -285,7 +311,7 @@ def _greedy(card, sel, blocks, fact, count, after, leaf, model, first, k_predica
 
 
 @njit(**NUMBA_FLAGS)
-def _zstream(card, sel, blocks, fact, count, after, leaf, model, units, k_predicate, p_output):
+def _zstream(card, sel, blocks, fact, count, after, ext, leaf, model, units, k_predicate, p_output):
     n = units.shape[0]
     full = (np.int64(1) << card.shape[0]) - 1
     # the runs units[i:j] of the order, 0 <= i < j <= n: their masks and set functions
@@ -302,7 +328,7 @@ def _zstream(card, sel, blocks, fact, count, after, leaf, model, units, k_predic
             m |= np.int64(1) << units[j - 1]
             mask[i, j] = m
             sh[i, j] = _share(blocks, fact, m)
-            pm[i, j] = _pm(card, sel, m) * sh[i, j]
+            pm[i, j] = _pm(card, sel, m) * sh[i, j] * _extends(ext, m)
             cj[i, j] = _conjuncts(count, m)
             af[i, j] = _all_after(after, m, full)
         cost[i, i + 1] = leaf[units[i]]
@@ -331,9 +357,10 @@ def _zstream(card, sel, blocks, fact, count, after, leaf, model, units, k_predic
 class SearchArrays:
     """A join problem as the kernels read it (module docstring); built by ``Costing.arrays``."""
 
-    __slots__ = ("card", "sel", "blocks", "fact", "count", "after", "leaf", "model", "k_predicate", "p_output")
+    __slots__ = ("card", "sel", "blocks", "fact", "count", "after", "leaf", "model", "k_predicate", "p_output",
+                 "ext")
 
-    def __init__(self, card, sel, blocks, fact, count, after, leaf, model, k_predicate, p_output):
+    def __init__(self, card, sel, blocks, fact, count, after, leaf, model, k_predicate, p_output, ext=()):
         n = len(card)
         if not 1 <= n <= MAX_UNITS:
             raise fail("join_search", f"{n} units, expected 1..{MAX_UNITS}")
@@ -347,6 +374,8 @@ class SearchArrays:
         self.count = np.ascontiguousarray(count, np.int64)
         self.after = np.ascontiguousarray(after, np.int64)
         self.leaf = np.ascontiguousarray(leaf, np.float64)
+        # the reduction's kept shares of the runs (n x n), or none (0 x 0): every set keeps all its records
+        self.ext = np.ascontiguousarray(ext, np.float64).reshape((n, n) if len(ext) else (0, 0))
         if (self.sel.shape != (n, n) or self.count.shape != (n, n) or self.after.shape != (n,)
                 or self.leaf.shape != (n,) or self.fact.shape != (n + 1,)):
             raise fail("join_search", "every unit needs a card, a leaf cost, a mask and a row of each matrix")
@@ -362,7 +391,7 @@ class SearchArrays:
         return len(self.card)
 
     def _args(self):
-        return (self.card, self.sel, self.blocks, self.fact, self.count, self.after, self.leaf, self.model)
+        return (self.card, self.sel, self.blocks, self.fact, self.count, self.after, self.ext, self.leaf, self.model)
 
     def _constants(self):
         return (self.k_predicate, self.p_output)

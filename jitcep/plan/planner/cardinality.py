@@ -110,6 +110,7 @@ from ..operators import (AndJoin, Contiguity, DisjunctUnion, GroupCollect, Kleen
                          NfaRuns, OutputPolicy, PhysicalPlan, Scan, SemiJoinReduce, SeqJoin, Union)
 from ..shapes import default_shape
 from .adjacent_lists import adjacent_share, bounds, kept_share
+from .chain_shares import run_shares
 from .finite import saturated
 from .kleene_lists import (branch_split_shares, construct_lists, construct_split_shares, group_lists,
                            lists_per_record)
@@ -128,11 +129,14 @@ class EstimatedProblem(JoinProblem):
     AND), ``predicates[i][j]``, the number of conjuncts between the two units (``n`` of
     ZStream's Formula 1), and ``before[i][j]``: every event of unit i precedes every event of
     unit j (a join of two sets of units ordered so is a SEQ join; any other is an AND join,
-    testing the order on the pairs it examines)."""
+    testing the order on the pairs it examines); ``extends[a][b]`` (empty: none), where the units are a
+    chain a semi-join reduction may be planned over, the share of the records of the run of units
+    ``a..b`` that extend to a whole chain (:func:`~.chain_shares.run_shares`)."""
 
     order: tuple[tuple[float, ...], ...] = ()
     predicates: tuple[tuple[int, ...], ...] = ()
     before: tuple[tuple[bool, ...], ...] = ()
+    extends: tuple[tuple[float, ...], ...] = ()
 
     @cached_property
     def masks(self):
@@ -144,7 +148,9 @@ class EstimatedProblem(JoinProblem):
         factor.  ``share(S)``: the fraction of S's tuples in the pattern's order
         (:func:`~.order_share.share`, docs/planning.md "The order's selectivity"); ``conjuncts(S)``:
         conjuncts within S; ``all_after(S)``: the units every unit of S precedes; ``blocks``: the order's
-        series nodes; ``sel``: the pairwise selectivities without the order (``sel / order``)."""
+        series nodes; ``sel``: the pairwise selectivities without the order (``sel / order``);
+        ``extends(S)``: the share of S's records a semi-join reduction keeps (:func:`extended`; 1 without
+        ``extends``), by which PM(S) is multiplied."""
         n = self.n
         if len(self.order) != n or len(self.before) != n:
             return None
@@ -186,8 +192,10 @@ class EstimatedProblem(JoinProblem):
                 out = shares[mask] = share(blocks, mask)
             return out
         sel = tuple(tuple(s / o for s, o in zip(row, orow)) for row, orow in zip(self.sel, self.order))
+        table = self.extends
         return _Masks(share_of, memo(lambda acc, i, rest: acc + conjuncts_with(i, rest), 0),
-                      memo(lambda acc, i, rest: acc & after[i], (1 << n) - 1), blocks, sel)
+                      memo(lambda acc, i, rest: acc & after[i], (1 << n) - 1), blocks, sel,
+                      (lambda mask: extended(table, mask)) if table else _whole)
 
     def pm(self, members) -> float:
         """PM(S) (section 3) with the order as the set function ``share(S)`` (:attr:`masks`) where there is
@@ -203,7 +211,8 @@ class EstimatedProblem(JoinProblem):
             row = masks.sel[i]
             for j in ms[:a]:
                 out *= row[j]
-        return out * masks.share(sum(1 << i for i in ms))
+        mask = sum(1 << i for i in ms)
+        return out * masks.share(mask) * masks.extends(mask)
 
 
 class _Masks(NamedTuple):
@@ -212,6 +221,26 @@ class _Masks(NamedTuple):
     all_after: object
     blocks: tuple
     sel: tuple
+    extends: object
+
+
+def _whole(mask: int) -> float:
+    return 1.0
+
+
+def extended(table, mask: int) -> float:
+    """The share of the records of the units in ``mask`` that a semi-join reduction keeps at the join
+    binding them, ``table[a][b]`` the share of a run ``a..b`` of the chain (:func:`~.chain_shares.run_shares`;
+    what :func:`jitcep.kernels.join_search._extends` computes too): a join binding a run of two or more
+    units short of the whole keeps only its records that extend to a chain (docs/planning.md "The reduction
+    in the join order"); a single unit, the whole chain or a set that is no run is not tested so at its
+    join: 1.  (Every tree reads the same reduced leaves; a product of the leaves' shares would price a set
+    that is no run below the runs of the same events, the Poisson shares of one chain's events being far
+    from independent.)"""
+    low = mask & -mask
+    if mask & (mask - 1) and not (mask + low) & mask:  # one run of two or more consecutive units
+        return table[low.bit_length() - 1][mask.bit_length() - 1]
+    return 1.0
 
 
 def _units(node: Node) -> list[Node]:
@@ -326,7 +355,7 @@ def _make_layout(logical: LogicalPlan) -> _Layout:
 _layout = PerObject(_make_layout)  # logical plan -> _Layout: an analyst reruns one query (jitcep._memo)
 
 
-def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=()) -> EstimatedProblem:
+def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=(), chain=None) -> EstimatedProblem:
     """The join-order problem of ``logical`` under ``stats`` (module docstring): units in pattern order,
     an OR as one unit (its :func:`~jitcep.plan.shapes.default_shape`), ``card = span * rate`` (the sum
     over an OR's alternatives of their PM), ``sel`` the pairwise predicate selectivities times 1/2 per
@@ -341,7 +370,13 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     with every unit, so ``PM(S + T') = PM(S) * lists`` for S covering ``need`` (docs/planning.md
     "Kleene placement"), but with the units a ``split`` conjunct reads: the share of lists passing
     it (:func:`~.kleene_lists.split_shares`), spread over those pairs, so a set holding T' and all of them has the
-    lists the collection would have made with the conjunct."""
+    lists the collection would have made with the conjunct.
+
+    ``chain``: the SEQ's variables in order where a semi-join reduction may be planned over the joins
+    (:func:`jitcep.plan.rules.semijoin_reduction.reduced_chain`): each set's PM then counts only the records the
+    reduction keeps (``extends``, :func:`extended`), so that a search sees that a join binding a run of
+    the chain holds only its records that extend to a chain, where a join of the chain's two ends does not
+    (docs/planning.md "The reduction in the join order")."""
     span = float(span)
     pairs = _Pairs(logical, stats, span)
     layout = _layout(logical)
@@ -363,7 +398,16 @@ def join_problem(logical: LogicalPlan, stats: Statistics, span: float, closures=
     before = (tuple(row + (True,) * (m - n) for row in before)
               + tuple(tuple(i != j for j in range(m)) for i in range(n, m)))
     return EstimatedProblem(units, tuple(card), tuple(map(tuple, sel)), layout.latency, T.found,
-                            order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before)
+                            order=tuple(map(tuple, order)), predicates=tuple(map(tuple, count)), before=before,
+                            extends=_chain_extends(layout, chain, card) if m == n else ())
+
+
+def _chain_extends(layout: _Layout, chain, card) -> tuple:
+    """:attr:`EstimatedProblem.extends` for a ``chain`` (None: no reduction) whose variables are the units in
+    index order; ``card[i]`` is unit i's ``W r``."""
+    if chain is None or tuple(layout.single) != tuple(chain):
+        return ()
+    return tuple(map(tuple, run_shares(card).tolist()))
 
 
 def _unit_cards(layout: _Layout, pairs: _Pairs, rate: dict, span: float) -> tuple[list, list]:
@@ -553,6 +597,9 @@ class _Work:
         self.out: dict[int, tuple[float, float]] = {}
         # closure variable -> (its KleeneCollect, the variables it collected over)
         self.collected: dict[str, tuple] = {}
+        # under a SemiJoinReduce: each chain variable's index, and the kept share of every run (run_shares)
+        self.chain: dict[str, int] = {}
+        self.kept = None
 
     def sel(self, e: E.Expr) -> float:
         return self.stats.selectivities.get(expr_to_text(display_expr(e, self.kv)), DEFAULT_SELECTIVITY)
@@ -572,8 +619,19 @@ class _Work:
 
     def scan(self, node: Scan):
         r = self.rate(node.var)
-        alts = [(frozenset((node.var,)), saturated(r * self.T * self.P, r, self.T, self.P))]
-        return alts, alts[0][1]
+        events = saturated(r * self.T * self.P, r, self.T, self.P)
+        alts = [(frozenset((node.var,)), events * self._on_chain(frozenset((node.var,))))]
+        return alts, events
+
+    def _on_chain(self, s: frozenset) -> float:
+        """The share of the records of the variables ``s`` a semi-join reduction above keeps: a leaf's events on
+        a chain, a run's records that extend to one (:func:`extended`); 1 with no reduction."""
+        if self.kept is None or not s <= self.chain.keys():
+            return 1.0
+        if len(s) == 1:
+            i = self.chain[next(iter(s))]
+            return self.kept[i][i]
+        return extended(self.kept, sum(1 << self.chain[v] for v in s))
 
     def union(self, node):
         alts = [a for c in node.children for a in self(c)]
@@ -594,6 +652,10 @@ class _Work:
             pairs = saturated(pairs, ra, rb)
             inputs += pairs
             tested *= math.prod(self.sel(p) for p in node.predicates if E.variables(p) <= s)
+            if node.extends or len(s) == len(self.chain) > 0:
+                # it keeps the records extending to a chain (the whole chain's pairs are chains): inputs that
+                # extended are not independent of it, so it keeps the run's share, not the product's
+                tested *= self._on_chain(s) / max(self._on_chain(sa) * self._on_chain(sb), _TINY_SHARE)
             alts.append((s, saturated(pairs * tested, pairs, tested)))
         return alts, inputs
 
@@ -640,8 +702,12 @@ class _Work:
         return alts, sum(r for _, r in given)
 
     def bounded_above(self, node):
-        """A semi-join reduction (no estimate of what it removes yet), a contiguity or output policy (no
-        statistics describe them, semantics 9): their input's rows, an upper bound."""
+        """A semi-join reduction (what it keeps is priced at the scans and ``extends`` joins below it:
+        :func:`extended` of :func:`~.chain_shares.run_shares`), a contiguity or output policy (no statistics
+        describe them, semantics 9): their input's rows, an upper bound."""
+        if isinstance(node, SemiJoinReduce):
+            self.chain = {v: i for i, v in enumerate(node.chain)}
+            self.kept = run_shares([self.W * self.rate(v) for v in node.chain]).tolist()
         alts = self(node.input)
         return alts, sum(r for _, r in alts)
 
@@ -663,6 +729,9 @@ class _Work:
     WALKS = ((Scan, scan), ((Union, DisjunctUnion), union), ((SeqJoin, AndJoin), join), (NegationFilter, negation),
              (KleeneCollect, kleene), (ListFilter, list_filter), (GroupCollect, group),
              ((SemiJoinReduce, Contiguity, OutputPolicy), bounded_above), (NfaRuns, nfa_runs))
+
+
+_TINY_SHARE = 1e-300  # inputs kept at a share that underflows: their records are 0, so is the ratio's use
 
 
 def _times(r: float, *factors: float) -> float:

@@ -7,14 +7,19 @@ processes (the model of Kolchinsky & Schuster 2018, section 3: ``card = W r``
 records per window, the SEQ's order the share ``1/|S|!`` of a set's tuples,
 :mod:`.order_share`), a record of some of the chain's variables lies on a
 Poisson number of whole chains; :func:`on_a_chain` is the chance it lies on
-one, and :class:`ChainShares` gives it for the many variable sets of one plan.
+one, and :class:`ChainShares` gives it for the many variable sets of one plan
+(the rule's pricing).  :func:`run_shares` averages that chance over the
+records' spans instead, for every run of the chain at once (the join-order
+search's pricing, docs/planning.md "The reduction in the join order").
 """
 
 from __future__ import annotations
 
 import math
 
-from .order_share import FACTORIALS
+import numpy as np
+
+from .order_share import FACTORIALS, MAX_SIZE
 
 
 def on_a_chain(wr: dict, chain, vs) -> float:
@@ -59,3 +64,67 @@ class ChainShares:
             return 0.0
         x = self.whole / per
         return 1.0 if math.isnan(x) else -math.expm1(-x)
+
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(24)
+_EDGE = 4.0  # the survival exp(-(v / a)^m) is within e^-e^-4 of 1 below a e^(-4/m) and under e^-e^4 above a e^(4/m)
+
+
+def run_shares(wr) -> np.ndarray:
+    """``kept[a, b]``: the share of the records of the run ``v_a .. v_b`` of a chain (``wr``: each variable's
+    ``W r_v`` in chain order) that extend to a whole chain, averaged over the records' spans: what a join
+    binding that run keeps under a semi-join reduction (``extending records only``), and, for ``a == b``, what
+    the reduction keeps of a leaf.  1 for the whole chain.
+
+    :func:`on_a_chain` takes a record to lie on the mean number of chains, ``x = chains(all) / chains(S)``;
+    but that number varies with the record's span ``s``: the other ``m = n - j`` variables (a prefix before
+    it, a suffix after it) must fit in the slack ``W - s``, and the expected extensions of a record are
+    ``X v^m``, ``v = (W - s) / W``, ``X = prod(W r_u, u outside the run) / m!`` (the prefix and suffix
+    chains whose spans sum to at most ``W - s``: a volume ``(W - s)^m / m!``).  With the run's ``j - 1``
+    gaps and the slack a flat Dirichlet (:mod:`.ranges`: records of independent arrivals are spread
+    uniformly over their gap vectors), ``v ~ Beta(1, j - 1)`` (``v = 1`` for a leaf), and the share kept
+    is ``E[1 - exp(-X v^m)]``, below ``1 - exp(-E[x])`` (Jensen; ``E[X v^m]`` is :func:`on_a_chain`'s x),
+    as a negation's survival is the mean of ``exp(-r len)`` over its ranges (:mod:`.negation_range`).  A
+    long chain's short runs then keep only the records of small span: a record spread over most of the
+    window leaves no room for the rest of the chain.
+
+    The mean is a Gauss-Legendre quadrature in three pieces around the slack ``a = X^(-1/m)`` where
+    ``X v^m`` crosses 1 (the survival falls from 1 to 0 over a factor ``e^(8/m)`` of ``v`` there)."""
+    wr = np.asarray(wr, np.float64)
+    n = len(wr)
+    kept = np.ones((n, n))
+    if n < 2:
+        return kept
+    with np.errstate(divide="ignore"):
+        logs = np.log(wr)
+    prefix = np.concatenate(([0.0], np.cumsum(logs)))
+    a_idx, b_idx = np.triu_indices(n)
+    j = b_idx - a_idx + 1
+    m = n - j
+    inner = m > 0
+    a_idx, b_idx, j, m = a_idx[inner], b_idx[inner], j[inner], m[inner]
+    log_x = prefix[n] - (prefix[b_idx + 1] - prefix[a_idx]) - _LOG_FACTORIALS[m]
+    log_x = np.where(np.isnan(log_x), -np.inf, log_x)  # a rate of 0 beside one past a float: no chain
+    kept[a_idx, b_idx] = _extends(log_x, j, m)
+    return kept
+
+
+_LOG_FACTORIALS = np.array([math.lgamma(k + 1.0) for k in range(MAX_SIZE + 1)])
+
+
+def _extends(log_x: np.ndarray, j: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``E[1 - exp(-X v^m)]``, ``v ~ Beta(1, j - 1)`` (``v = 1`` at ``j = 1``), ``X = e^log_x``, per element."""
+    jf, mf = j[:, None].astype(np.float64), m[:, None].astype(np.float64)
+    lx = np.minimum(log_x, 700.0)[:, None]
+    crossing = np.where(np.isfinite(lx), -lx / mf, 0.0)  # log of the slack a where X v^m = 1
+    cuts = np.minimum(1.0, np.exp(crossing + np.array([-_EDGE, _EDGE]) / mf))
+    edges = np.concatenate((np.zeros_like(lx), cuts, np.ones_like(lx)), axis=1)
+    lo, hi = edges[:, :-1, None], edges[:, 1:, None]
+    v = 0.5 * (hi - lo) * _NODES + 0.5 * (hi + lo)  # (runs, piece, node)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        density = (jf[:, :, None] - 1.0) * (1.0 - v) ** (jf[:, :, None] - 2.0)
+        survive = np.exp(-np.exp(np.minimum(lx[:, :, None] + mf[:, :, None] * np.log(v), 700.0)))
+        total = (0.5 * (hi - lo)[..., 0] * ((density * survive) @ _WEIGHTS)).sum(axis=1)
+    leaf = -np.expm1(-np.exp(lx[:, 0]))
+    out = np.where(j == 1, leaf, 1.0 - total)
+    return np.clip(np.where(log_x == -np.inf, 0.0, out), 0.0, 1.0)

@@ -28,6 +28,7 @@ from ..planner.cardinality import join_problem
 from ..planner.cost import cost_model
 from ..shapes import default_shape, shape_vars
 from .kleene_units import closure_units
+from .semijoin_reduction import reduced_chain
 
 
 def shape(planning) -> tuple[object, tuple[str, ...], tuple]:
@@ -40,7 +41,7 @@ def shape(planning) -> tuple[object, tuple[str, ...], tuple]:
     if options.planner == "trivial" or planning.statistics is None or options.strategy != "skip_till_any_match":
         return default_shape(planning.logical.positive), (), ()
     problem = join_problem(planning.logical, planning.statistics, planning.span,
-                           closure_units(planning))
+                           closure_units(planning), reduced_chain(planning.logical, options))
     if problem.n - len(problem.closures) < 3:  # one or two units: one tree up to orientation (join rule's)
         return default_shape(planning.logical.positive), (), ()
     with noting() as notes:

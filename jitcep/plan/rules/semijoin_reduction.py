@@ -35,7 +35,7 @@ from ..planner.statistics import DEFAULT_RATE
 
 
 def add(plan, planning):
-    chain = _chain(planning.logical, planning.options)
+    chain = reduced_chain(planning.logical, planning.options)
     if chain is None or not _reducible(plan.root, set(chain)):
         return plan
     if planning.statistics is None and planning.counts is not None:
@@ -151,11 +151,13 @@ def _worth_it(plan, planning, chain) -> bool:
 def reads_counts(logical, options) -> bool:
     """Whether the rule may read a table's counts (:func:`left_out`) for ``logical`` under ``options``:
     where the reduction is sound for the pattern, so that a small table is counted only then."""
-    return _chain(logical, options) is not None
+    return reduced_chain(logical, options) is not None
 
 
-def _chain(logical, options) -> tuple[str, ...] | None:
-    """The SEQ's variables in order when the reduction is sound for the pattern (module docstring)."""
+def reduced_chain(logical, options) -> tuple[str, ...] | None:
+    """The SEQ's variables in order when the reduction is sound for the pattern (module docstring): the
+    join-order search then prices each set's records as the reduction keeps them
+    (:func:`jitcep.plan.planner.cardinality.join_problem`'s ``chain``)."""
     body = logical.positive
     if not isinstance(body, Seq) or not all(isinstance(i, EventVar) for i in body.items):
         return None

@@ -56,6 +56,7 @@ from typing import NamedTuple
 
 from .... import config
 from ....kernels import join_search
+from ..cardinality import extended
 from ..cost import K_PREDICATE, P_OUTPUT, CostModel, intermediate, order, zstream, zstream_node
 from ..order_share import FACTORIALS
 from ..problem import JoinProblem, Tree, left_deep
@@ -138,6 +139,8 @@ class Costing:
         masks = getattr(problem, "masks", None)
         self._sel = problem.sel if masks is None else masks.sel
         self._share = None if masks is None else masks.share
+        # the share a semi-join reduction keeps of a set's records (cardinality.extended), where planned
+        self._extends = getattr(problem, "extends", ()) if masks is not None else ()
         self._pm, self._raw = {}, {0: 1.0}
         self._closures = bool(problem.closures)
         self.leaves = tuple(Plan(i, 1 << i, self._admitted(cost(problem, i))) for i in range(problem.n))
@@ -168,14 +171,20 @@ class Costing:
         count = [[0] * n] * n if masks is None else p.predicates
         after = [0] * n if masks is None else [masks.all_after(1 << i) for i in range(n)]
         return join_search.SearchArrays(p.card, sel, blocks, FACTORIALS[:n + 1], count, after,
-                                        [leaf.cost for leaf in self.leaves], model, K_PREDICATE, P_OUTPUT)
+                                        [leaf.cost for leaf in self.leaves], model, K_PREDICATE, P_OUTPUT,
+                                        self._extends)
 
     def pm(self, mask: int) -> float:
         """PM of the units in ``mask`` (section 3), memoised: the pairwise product, times the order's share of
-        the set where the problem has one (:attr:`jitcep.plan.planner.cardinality.EstimatedProblem.masks`)."""
+        the set where the problem has one (:attr:`jitcep.plan.planner.cardinality.EstimatedProblem.masks`),
+        times the share of its records a semi-join reduction keeps where one may be planned
+        (:func:`jitcep.plan.planner.cardinality.extended`)."""
         out = self._pm.get(mask)
         if out is None:
-            out = self._pm[mask] = self._pairwise(mask) * (self._share(mask) if self._share is not None else 1.0)
+            out = self._pairwise(mask) * (self._share(mask) if self._share is not None else 1.0)
+            if self._extends:
+                out *= extended(self._extends, mask)
+            self._pm[mask] = out
         return out
 
     def _pairwise(self, mask: int) -> float:
