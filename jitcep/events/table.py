@@ -367,8 +367,8 @@ class TypeViews:
     asked: the whole dictionary (:meth:`coded`, today's :func:`~jitcep.events.coding._dict_encode`, once) or
     only a run's names (:meth:`run_codes`, one pass comparing each view with theirs).
 
-    A pattern over 3 of 20 types needs only where its 3 types are; coding every name first and grouping
-    the codes then cost ~0.5-0.7 ms more a run at 10^6 events (perf/notes/fixed_costs.md, session 22)."""
+    A pattern over 3 of 20 types needs only where its 3 types are: numbering those alone, not coding all
+    20, saves 0.4-0.7 ms of a 7-11 ms run at 10^6 events (perf/notes/fixed_costs.md, session 22)."""
 
     def __init__(self, series: pl.Series, arrays):
         self.series = series
