@@ -278,7 +278,8 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
             return physical_plan(logical, options, None, from_user(given or {}, logical), 1.0)
         measure, span = window_extent(logical.window, table)
         groups = None if ctx is None else functools.partial(ctx.grouped, logical.key)
-        stats = estimate(logical, table, window_measure=measure, span=span, groups=groups)
+        sampled = table if ctx is None else ctx.sampled_table()  # its types numbered as ctx.grouped's
+        stats = estimate(logical, sampled, window_measure=measure, span=span, groups=groups)
         if given is not None:
             stats = from_user(given, logical, base=stats)
         budget = auto.budget_for(table.n) if options.planner == "auto" else None

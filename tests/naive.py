@@ -620,6 +620,14 @@ def first_occurrence_codes(values, valid=None):
     return codes, first
 
 
+def run_view_codes(values, names, valid=None):
+    """Twin of kernels.encode.run_view_codes: per value the index of the name it equals, -1 for any other
+    value and where invalid (None is invalid too)."""
+    at = {x: j for j, x in enumerate(names)}
+    return [-1 if v is None or (valid is not None and not valid[i]) else at.get(v, -1)
+            for i, v in enumerate(values)]
+
+
 def group_with_keys(codes, n_codes, keys):
     """Indices grouped by code (index order inside), their keys, offsets."""
     order, offsets = counting_sort(codes, n_codes)

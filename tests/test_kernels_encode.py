@@ -473,3 +473,63 @@ def test_value_range_equals_min_max_of_the_valid_values(rows, threads):
         assert enc.value_range(values, valid, threads) == ((min(picked), max(picked)) if picked else None)
         assert enc.value_range(values, None, threads) == ((min(values.tolist()), max(values.tolist()))
                                                           if rows else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(any_length, max_size=50), st.lists(short_or_long.filter(lambda x: x is not None), max_size=8),
+       st.integers(1, 5), st.integers(0, 3), st.data())
+def test_run_view_codes_match_naive(xs, extra, n_chunks, cut, data):
+    # names drawn from the column and beside it (lengths 0-13, names sharing a view's first word), the
+    # column in chunks with a sliced first one, nulls, long strings that are never a name
+    present = [x for x in xs if x is not None and len(x.encode()) <= 12]
+    names = list(dict.fromkeys(data.draw(st.lists(st.sampled_from(present), max_size=4)) if present else []))
+    names = list(dict.fromkeys(names + [x for x in extra if len(x.encode()) <= 12]))[:8]
+    s = _chunked(xs, n_chunks, cut)
+    valid = s.is_not_null().to_numpy() if s.null_count() else None
+    keys = enc.wanted_view_keys(names)
+    codes = enc.run_view_codes(coding._view_chunks(s), keys, valid, len(s))
+    assert codes.dtype == np.int8
+    assert codes.tolist() == naive.run_view_codes(xs, names, valid)
+
+
+short_text = st.text(max_size=12).filter(lambda x: len(x.encode()) <= 12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(short_text, max_size=60), st.lists(short_text, max_size=6), st.integers(0, 2**32))
+def test_run_view_codes_ignore_bytes_past_the_length(xs, extra, seed):
+    # Arrow does not promise zeros after a short string's bytes: fill them with noise, and give some rows a
+    # long string's length (its view holds a prefix and a buffer reference, never one of the names)
+    rng = np.random.default_rng(seed)
+    views = rng.integers(0, 256, (len(xs), 16), dtype=np.uint8)
+    long_rows = rng.random(len(xs)) < 0.2
+    for i, x in enumerate(xs):
+        raw = x.encode()
+        views[i, :4] = np.frombuffer(np.uint32(13 + len(raw) if long_rows[i] else len(raw)).tobytes(), np.uint8)
+        views[i, 4:4 + len(raw)] = np.frombuffer(raw, np.uint8)
+    names = list(dict.fromkeys(xs[:3] + extra))[:8]
+    codes = enc.run_view_codes([(views.reshape(-1).view(np.uint64), 0, len(xs))], enc.wanted_view_keys(names),
+                               None, len(xs))
+    assert codes.tolist() == naive.run_view_codes([None if long_rows[i] else x for i, x in enumerate(xs)], names)
+
+
+def test_wanted_view_keys_refuse_names_past_12_bytes():
+    assert enc.wanted_view_keys(["abcdefghijkl", "é" * 6]) is not None
+    assert enc.wanted_view_keys(["abcdefghijkl", "abcdefghijklm"]) is None
+    assert enc.wanted_view_keys(["é" * 7]) is None  # 14 bytes
+    assert enc.wanted_view_keys([]) == ()
+
+
+def test_run_view_codes_refuse_chunks_past_their_views_or_rows():
+    s = pl.Series(["a", "b", "a"])
+    (words, off, length), = coding._view_chunks(s)
+    keys = enc.wanted_view_keys(["a"])
+    assert enc.run_view_codes([(words, off, length)], keys, None, 3).tolist() == [0, -1, 0]
+    with pytest.raises(KernelInputError):
+        enc.run_view_codes([(words, off, length)], keys, None, 4)  # the chunks hold 3 rows
+    with pytest.raises(KernelInputError):
+        enc.run_view_codes([(words, off, length)], keys, None, 2)
+    with pytest.raises(KernelInputError):
+        enc.run_view_codes([(words[:4], off, length)], keys, None, 3)  # 2 views for 3 rows
+    with pytest.raises(KernelInputError):
+        enc.run_view_codes([(words, off, length)], keys, np.ones(2, np.bool_), 3)

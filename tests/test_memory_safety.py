@@ -394,6 +394,9 @@ BOUNDSCHECKED = [
     *(f"tests/test_kernels_encode.py::test_long_view_codes_{name}" for name in (
         "match_naive", "table_grows_and_tells_apart_shared_prefixes", "refuse_a_view_past_its_buffer",
         "stop_past_max_codes")),
+    # a run's types numbered from the views (kernels.encode._run_view_codes)
+    *(f"tests/test_kernels_encode.py::test_run_view_codes_{name}" for name in (
+        "match_naive", "ignore_bytes_past_the_length", "refuse_chunks_past_their_views_or_rows")),
     *(f"tests/test_time_exact.py::test_windows_at_int64_extremes_equal_the_python_int_oracle[compiled-{kind}]"
       for kind in ("seq", "and", "seq3", "neg_start", "neg_end", "kleene_end", "kleene_start", "kleene_maximal")),
     "tests/test_memory_safety.py::test_every_kernel_wrapper_refuses_out_of_range_indexes",

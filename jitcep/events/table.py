@@ -34,7 +34,7 @@ import polars as pl
 from ..errors import AttributeTypeError, MissingColumnError
 from ..kernels import encode as _enc
 from .attributes import _TS_ATTR, _TYPE_ATTR, _as_patterns, _attributes, _partition_key
-from .coding import _dict_encode
+from .coding import _dict_encode, _view_arrays, _view_chunks
 from .column import Column, fits_int64
 from .partition import Partition, build_partition
 from .reading import read_events
@@ -57,14 +57,41 @@ class EventTable:
 
     # For input already sorted by time ``row`` is the identity,
     # filled on first read (one full-length int64 array the engine never reads; output and the
-    # Spark adapter read it).  :func:`_new_table` leaves it unset.
+    # Spark adapter read it).  :func:`_new_table` leaves it unset.  ``type_code`` and ``type_names`` of
+    # a String type column in Arrow views are coded on first read too (:class:`TypeViews`): a run whose
+    # patterns read a few types numbers only those (:meth:`run_type_codes`).
     def __getattr__(self, name):
         # reached only when ``row`` is not set yet (sorted input): fill and keep it
         if name == "row" and "ts" in self.__dict__:
             row = _enc.identity_rows(len(self.ts))
             object.__setattr__(self, "row", row)
             return row
+        if name in ("type_code", "type_names") and "_type_views" in self.__dict__:
+            codes, names = self.__dict__["_type_views"].coded()
+            object.__setattr__(self, "type_code", codes)
+            object.__setattr__(self, "type_names", names)
+            return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def run_type_codes(self, names: Sequence[str]) -> np.ndarray | None:
+        """int8 codes of the events against ``names`` (distinct): ``j`` where an event's type is
+        ``names[j]``, -1 for any other type and for the null type; None unless they can be read from the
+        type column's views before it is coded (:meth:`TypeViews.run_codes`: the type codes not read yet,
+        every name at most 12 bytes).  Kept per ``names``."""
+        views = self.__dict__.get("_type_views")
+        if views is None or "type_code" in self.__dict__:
+            return None
+        return views.run_codes(tuple(names))
+
+    def with_types(self, names: tuple[str, ...], codes: np.ndarray) -> "EventTable":
+        """This table with ``type_names`` / ``type_code`` numbered as a run numbers its types
+        (:meth:`run_type_codes`: every other type is code -1, as the null type), everything else shared;
+        its ``type`` attribute is still this table's (:meth:`column`).  What the run's estimate samples
+        (:func:`jitcep.runtime.costed`), so that it counts types as the run's grouping numbers them."""
+        view = object.__new__(EventTable)
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_type_views", "_virtual_columns")}
+        view.__dict__.update(state, type_names=names, type_code=codes, _types_of=self)
+        return view
 
     @property
     def n(self) -> int:
@@ -115,6 +142,8 @@ class EventTable:
         raise MissingColumnError(f"attribute {name!r} is not in the event table; attributes: {have}")
 
     def _virtual(self, name: str) -> Column:
+        if name == _TYPE_ATTR and "_types_of" in self.__dict__:  # a run's numbering (with_types): the real type
+            return self.__dict__["_types_of"]._virtual(name)
         kept = self.__dict__.get("_virtual_columns")
         if kept is None:
             kept = {}
@@ -255,6 +284,7 @@ def table_of_frame(df: pl.DataFrame, patterns=None, *, time: str = "ts", type: s
     def by_position(a: np.ndarray) -> np.ndarray:
         return a if perm is None else a[perm]
 
+    views = None  # the type column's views, coded when first read (TypeViews), else coded here
     if type is None:  # every event has the null type: only untyped variables match
         type_code = np.full(n, -1, dtype=np.int32)
         type_names: tuple[str, ...] = ()
@@ -264,8 +294,12 @@ def table_of_frame(df: pl.DataFrame, patterns=None, *, time: str = "ts", type: s
                 or ts_col.dtype.is_integer()):
             raise AttributeTypeError(f"type column {type!r} has dtype {ts_col.dtype}; "
                                      f"expected strings, a categorical or integers")
-        codes, type_names, _ = _dict_encode(ts_col)
-        type_code = by_position(codes)
+        views = TypeViews.of(ts_col) if perm is None else None
+        if views is None:
+            codes, type_names, _ = _dict_encode(ts_col)
+            type_code = by_position(codes)
+        else:  # coded when first read (EventTable.__getattr__)
+            type_code, type_names = np.zeros(0, np.int32), ()
 
     cols: dict[str, Column] = {}
     dtypes = {}
@@ -282,6 +316,8 @@ def table_of_frame(df: pl.DataFrame, patterns=None, *, time: str = "ts", type: s
 
     fields = dict(ts=np.ascontiguousarray(ts), type_code=np.ascontiguousarray(type_code),
                   type_names=type_names, columns=cols, time_unit_ns=unit_ns, time_dtype=time_col.dtype)
+    if views is not None:
+        fields["_type_views"] = views
     table = _new_table(fields, row)
     if check:
         check_types(pats, table)
@@ -315,8 +351,55 @@ def _exact_keys(df: pl.DataFrame, key, cols: dict, by_position) -> dict[str, Col
 
 
 def _new_table(fields: dict, row: np.ndarray | None, partition: Partition | None = None) -> EventTable:
-    """An EventTable of ``fields``; ``row`` None (sorted input) leaves the identity to first read."""
+    """An EventTable of ``fields``; ``row`` None (sorted input) leaves the identity to first read, and
+    ``_type_views`` (a :class:`TypeViews`, shared by the tables of one build) the type codes."""
+    fields = dict(fields)
+    views = fields.pop("_type_views", None)
     table = EventTable(row=row, partition=partition, **fields)
     if row is None:
         object.__delattr__(table, "row")
+    if views is not None:
+        object.__delattr__(table, "type_code")
+        object.__delattr__(table, "type_names")
+        object.__setattr__(table, "_type_views", views)
     return table
+
+
+class TypeViews:
+    """A String type column in Arrow string views (sorted input: row i is position i), coded when first
+    asked: the whole dictionary (:meth:`coded`, today's :func:`~jitcep.events.coding._dict_encode`, once) or
+    only a run's names (:meth:`run_codes`, one pass comparing each view with theirs).
+
+    A pattern over 3 of 20 types needs only where its 3 types are: numbering those alone, not coding all
+    20, saves 0.4-0.7 ms of a 7-11 ms run at 10^6 events (perf/notes/fixed_costs.md, session 22)."""
+
+    def __init__(self, series: pl.Series, arrays):
+        self.series = series
+        self._arrays = arrays
+        self._valid = None if not series.null_count() else series.is_not_null().to_numpy()
+        self._coded = None
+        self._runs: dict[tuple[str, ...], np.ndarray | None] = {}
+
+    @classmethod
+    def of(cls, s: pl.Series) -> "TypeViews | None":
+        """The views of String column ``s``, or None (another dtype, or not string views)."""
+        if s.dtype != pl.String or not len(s):
+            return None
+        arrays = _view_arrays(s)
+        return None if arrays is None else cls(s, arrays)
+
+    def coded(self) -> tuple[np.ndarray, tuple[str, ...]]:
+        """(type_code, type_names) as the eager build codes them."""
+        if self._coded is None:
+            codes, names, _ = _dict_encode(self.series)
+            self._coded = np.ascontiguousarray(codes), names
+        return self._coded
+
+    def run_codes(self, names: tuple[str, ...]) -> np.ndarray | None:
+        """:meth:`EventTable.run_type_codes` from the views; None when a name is past 12 bytes (not in its
+        view: :func:`~jitcep.kernels.encode.wanted_view_keys`)."""
+        if names not in self._runs:
+            keys = _enc.wanted_view_keys(names)
+            self._runs[names] = None if keys is None else _enc.run_view_codes(
+                _view_chunks(self.series, self._arrays), keys, self._valid, len(self.series))
+        return self._runs[names]

@@ -62,7 +62,7 @@ def _leaf_arrays(state, types, filter_) -> tuple[np.ndarray, np.ndarray, np.ndar
         recs = ctx.all_events(key)
     else:
         wanted = set(types)
-        codes = frozenset(i for i, t in enumerate(table.type_names) if t in wanted)
+        codes = frozenset(i for i, t in enumerate(ctx.type_names) if t in wanted)  # the run's numbering
         recs, off, key_runs = ctx.type_groups(key, codes)
         if len(codes) == 1 and filter_ is None and key_runs is not None:  # grouped by key already
             return leaf_of_run(recs, key_runs[next(iter(codes))], None if state.wt is table.ts else state.wt,

@@ -42,17 +42,40 @@ class TableContext:
         self._types: dict[tuple[str, ...], list[tuple[frozenset[int], np.ndarray, np.ndarray, dict | None]]] = {}
         self._keys: dict[tuple[str, ...], tuple[np.ndarray | None, int, np.ndarray | None, int]] = {}
         self._stream_pos = None
-        self._code = {t: i for i, t in enumerate(table.type_names)}
         # per key: the types leaves ask for, in order; the keys of plans with an untyped leaf (it reads every event)
         self.leaf_types, untyped = _leaves_read(plans)
+        # the type numbering of the run: the table's, or the plans' own types alone (run_types); before the
+        # key codings, which may read the table's codes
+        self._run_types = run_types(table, self.leaf_types, untyped, plans)
+        self._code = {t: i for i, t in enumerate(self.type_names)}
         self._reduced = {key: {self._code[t] for t in types if t in self._code}
                          for key, types in _reduced_types(plans).items()}
         self._read = _reads(plans)
+        self._sampled = None
         self.coding: dict[tuple[str, ...], tuple] = {}
         for plan in plans:
             if plan.key not in self.coding:
                 self.coding[plan.key] = key_coding.choose(table, plan.key, self.leaf_types.get(plan.key),
                                                           plan.key in untyped, self.streams is not None, threads)
+
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        """The names the run's type codes index: the table's, or the plans' types (:func:`run_types`)."""
+        return self.table.type_names if self._run_types is None else self._run_types[0]
+
+    @property
+    def type_code(self) -> np.ndarray:
+        """Each event's type code into :attr:`type_names` (-1: the null type, or a type no leaf reads)."""
+        return self.table.type_code if self._run_types is None else self._run_types[1]
+
+    def sampled_table(self) -> EventTable:
+        """The table as the run's estimate reads it: its types numbered as this context numbers them, so
+        that the codes it gives :meth:`grouped` are this context's (:meth:`EventTable.with_types`)."""
+        if self._run_types is None:
+            return self.table
+        if self._sampled is None:
+            self._sampled = self.table.with_types(*self._run_types)
+        return self._sampled
 
     def serves(self, plans: list[PhysicalPlan]) -> bool:
         """Whether ``plans`` read the same types under the same keys as the plans this context was made
@@ -126,7 +149,7 @@ class TableContext:
                 return recs, off, runs
         if self.coding[key][0] == "records":  # its batch holds every type a leaf of this key reads
             raise RuntimeError(f"internal: key {key} was coded for the leaves' types only; a leaf asks for others")
-        names = self.table.type_names
+        names = self.type_names
         wanted = self.leaf_types.get(key)
         if wanted is None:  # no plan said which types: all of them
             batch = set(range(len(names)))
@@ -147,11 +170,11 @@ class TableContext:
         kc, G, valid, base = self.key_codes(key)
         order = sorted(batch)
         if kc is None:  # one partition: each type's records are its one key's
-            recs, off = group_with_keys(self.table.type_code, len(names), None, self.table.ts, keep, valid, base,
+            recs, off = group_with_keys(self.type_code, len(names), None, self.table.ts, keep, valid, base,
                                         threads=self.threads)
             runs = {c: off[c:c + 2] for c in order}
         else:
-            recs, off, koff = group_with_key_runs(self.table.type_code, len(names), kc, G, self.table.ts, keep,
+            recs, off, koff = group_with_key_runs(self.type_code, len(names), kc, G, self.table.ts, keep,
                                                   valid, base, threads=self.threads)
             runs = None if koff is None else dict(zip(order, koff))
         batches.append((frozenset(batch), recs, off, runs))
@@ -187,8 +210,8 @@ class TableContext:
         if coding == "labels":  # not coded yet: labels, no dictionary (a Categorical: no pass at all)
             codes, G = col.labels() or (col.values, len(col.dictionary))
             valid = col.valid
-        elif coding == "types":  # a null type is code -1 already
-            codes, G = table.type_code, len(table.type_names)
+        elif coding == "types":  # a null type is code -1 already (and a type no leaf reads, numbered by the run)
+            codes, G = self.type_code, len(self.type_names)
         elif coding == "values":
             codes, valid = col.values, col.valid
             if bounds is not None:
@@ -211,7 +234,7 @@ class TableContext:
         """Code a String key only on the events of the types the leaves read: those types are grouped
         in one pass, as the batch every leaf then reads (:meth:`~jitcep.events.Column.codes_at`)."""
         table = self.table
-        keep = np.zeros(len(table.type_names), dtype=np.bool_)
+        keep = np.zeros(len(self.type_names), dtype=np.bool_)
         codes = frozenset(self._code[t] for t in self.leaf_types[key] if t in self._code)
         keep[sorted(codes)] = True
         G = 0
@@ -221,7 +244,7 @@ class TableContext:
             kc, G = col.codes_at(positions)
             return kc
 
-        recs, off = group_with_keys(table.type_code, len(table.type_names), None, table.ts, keep, col.valid,
+        recs, off = group_with_keys(self.type_code, len(self.type_names), None, table.ts, keep, col.valid,
                                     key_of=key_of, threads=self.threads)
         self._types[key] = [(codes, recs, off, None)]
         return None, G, col.valid, 0
@@ -231,6 +254,27 @@ class TableContext:
         if self._stream_pos is None:
             self._stream_pos = stream_positions(self.streams.order, self.streams.offsets, self.table.n)
         return self._stream_pos
+
+
+RUN_TYPES_MAX = 8
+"""The most types a run numbers on its own (:func:`run_types`): one pass compares each event's view with
+every name (0.74 ms for 3 names, 0.97 for 8 at 10^6 events, against 1.0-1.1 ms to code every name, which
+a hash probe does at any number; perf/notes/fixed_costs.md, session 22)."""
+
+
+def run_types(table: EventTable, leaf_types: dict, untyped: set, plans: list[PhysicalPlan]):
+    """(names, codes): the types the plans' leaves read (sorted, so that the contexts of one run share
+    the pass) and each event's code among them (-1 for the others and the null type), when the table's
+    type codes are not read yet and these can be read from its type column's views
+    (:meth:`EventTable.run_type_codes`); else None, and the run uses the table's codes.  A plan with an
+    untyped leaf, or one that says nothing of its types, reads every type: None then too."""
+    if untyped or not plans or any(p.key not in leaf_types for p in plans):
+        return None
+    names = tuple(sorted({t for types in leaf_types.values() for t in types}))
+    if len(names) > RUN_TYPES_MAX:
+        return None
+    codes = table.run_type_codes(names)
+    return None if codes is None else (names, codes)
 
 
 def _leaves_read(plans: list[PhysicalPlan]) -> tuple[dict[tuple[str, ...], dict[str, None]], set[tuple[str, ...]]]:
