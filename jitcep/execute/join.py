@@ -103,8 +103,8 @@ def _from_leaves(node, scans, state, execute):
     """(leaves, out): the leaves of ``scans`` (:func:`_leaf_chain`) as read, and the match table written
     straight from them (:func:`_leaf_triples`, :func:`_leaf_chains`), or None past a cap, under
     ``nondecreasing_ts`` at a reversed tie (the kernels' rows are position order's) or at an empty
-    leaf: at an empty leaf there is no match, but the joins the plan runs before they meet it may still make pairs,
-    and past a cap raise; they run over the leaves read and read the others only as they need them."""
+    leaf: at an empty leaf there is no match, but the joins the plan runs before they meet it may still
+    make pairs, and past a cap raise; they run over the leaves read and read the others only as they need them."""
     leaves = []
     for s in scans:
         leaves.append(execute(s))
@@ -178,8 +178,8 @@ def _leaf_triples(node, scans, bufs, state):
 def _leaf_chains(node, scans, bufs, state):
     """The final join of ``SEQ(a1, ..., ak)`` over k >= 4 leaves (:func:`_leaf_chain`) as the match table,
     written by :func:`jitcep.kernels.final_join_chain.seq_chain_rows`, or None where it declines a tie
-    (``nondecreasing_ts``) or when the plan's joins might pass a cap: each join's candidate pairs are at most the chains over its run of leaves (exactly, with
-    no reduction thinning its inputs), and its share of ``max_memory`` is at least what is left beside its
+    (``nondecreasing_ts``) or when the plan's joins might pass a cap: each join's candidate pairs are at
+    most the chains over its run of leaves (exactly, with no reduction thinning its inputs), and its share of ``max_memory`` is at least what is left beside its
     inputs' records bounded above (:func:`_held_at_most`).  Where a bound passes a cap the joins run and
     decide (and say which cap)."""
     joins, span = {}, {}  # each join's run of leaves -> its inputs, parts first; each node's run by id

@@ -233,7 +233,8 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
     caller's condition): (rows, times, counts), rows a C-ordered (k, matches) matrix whose row i holds
     the events of leaf ``src[i]``, times their order times alike (the leaves' ``ts``, the output's time
     fields), and ``counts`` the number of chains within the window over each run of leaves of
-    ``spans``.  None past a cap, or at a reversed tie (below).  Every row is a leaf event's position, so none is unbound.
+    ``spans``.  None past a cap, or at a reversed tie (below).  Every row is a leaf event's position, so
+    none is unbound.
 
     ``spans``: runs ``(i0, i1)`` of the leaves (first and last leaf, i0 < i1), those of the plan's joins,
     each after the runs it is built from, the last ``(0, k - 1)``; ``cap_of(span, counts)``: its cap
@@ -243,9 +244,9 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
     below it).  ``order``: any; under ``nondecreasing_ts`` the rows and counts are those of ``position``
     order, or None where an event of a leaf shares its time with one of the leaf before it that is after
     it in position (a reversed tie: a match could bind them out of position order; the caller's joins
-    then make and order the pairs), as
-    :func:`~jitcep.kernels.final_join_leaves.seq3_leaf_rows` decides for three.  ``threads``: the partitions are split into up to that many ranges counted
-    and written side by side.  A buffer that is no leaf, partitions that differ or fall outside the
+    then make and order the pairs), as :func:`~jitcep.kernels.final_join_leaves.seq3_leaf_rows` decides
+    for three.  ``threads``: the partitions are split into up to that many ranges counted and written
+    side by side.  A buffer that is no leaf, partitions that differ or fall outside the
     records, ``src`` no permutation of the leaves, a position not below ``n_events`` or times that do
     not follow the positions (the event table is sorted by time) is a KernelInputError.
     """

@@ -213,9 +213,8 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
                    threads: int = 1, inner_bc: bool = False):
     """The matches of ``SEQ(a, b, c)`` over the leaves ``A``, ``B``, ``C`` (their one-event records; no
     predicate) within the window: (rows, times, pairs), or None under ``nondecreasing_ts`` at a reversed
-    tie (below); rows a C-ordered (3, matches) matrix in
-    canonical order, row i holding the events of the variable ``src[i]`` (0: a, 1: b, 2: c), times
-    their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
+    tie (below); rows a C-ordered (3, matches) matrix in canonical order, row i holding the events of
+    the variable ``src[i]`` (0: a, 1: b, 2: c), times their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
     read in order from the leaves, instead of gathered at the rows again), and the number of pairs
     (a, b) within the window (with ``inner_bc``: (b, c), the first join of a right-deep plan).  Every row
     is a leaf event's position, so none is unbound.
