@@ -11,7 +11,7 @@ plan, codegen, kernels or runtime, so they can disagree with them.
   :func:`seq_join_rows` of :func:`jitcep.kernels.final_join.seq_join_rows` (those pairs' rows, sorted);
   :func:`seq3_leaf_rows` of :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` (every triple tested);
   :func:`seq_chain_rows` of :func:`jitcep.kernels.final_join_chain.seq_chain_rows` (every chain grown an
-  event at a time, sorted)
+  event at a time, sorted); :func:`reversed_tie` of both kernels' decline under ``nondecreasing_ts``
 - :func:`and_join`       twin of :func:`jitcep.kernels.and_join`
 - :func:`pair_records`   twin of :func:`jitcep.kernels.join.pair_records` (a join's output records)
 - :func:`pair_columns`   twin of :func:`jitcep.kernels.join.pair_columns` (the events a join's predicates read)
@@ -149,9 +149,18 @@ def seq_join_rows(L, R, ts, wt, W, order, distinct, src, key=None):
     return gather_columns(rows, range(len(src)), canonical_order(rows, key))
 
 
+def reversed_tie(leaves, ts):
+    """Twin of the fused kernels' decline under nondecreasing_ts (kernels.final_join_leaves._reversed_tie):
+    is there, in one partition, an event of a leaf and an event of the leaf before it at the same time,
+    the first before the second in position?"""
+    events = [[(g, p[0]) for _, g, p, _, _ in _records(X[:4])] for X in leaves]
+    return any(gx == gy and ts[x] == ts[y] and y < x
+               for before, after in zip(events, events[1:]) for gx, x in before for gy, y in after)
+
+
 def seq3_leaf_rows(A, B, C, ts, wt, W, order, src):
-    """Twin of kernels.final_join_leaves.seq3_leaf_rows: every (a, b, c) of three leaves' events in one
-    partition with a before b before c and max - min of their window times <= W, as rows (row i the
+    """Twin of kernels.final_join_leaves.seq3_leaf_rows: every (a, b, c) of three leaves' distinct events in
+    one partition with a before b before c and max - min of their window times <= W, as rows (row i the
     events of ``src[i]``, 0: a, 1: b, 2: c) sorted as :func:`canonical_order` sorts them."""
     wt, W = _ints(wt), int(W)
     leaves = [[(g, p[0]) for _, g, p, _, _ in _records(X)] for X in (A, B, C)]
@@ -159,21 +168,21 @@ def seq3_leaf_rows(A, B, C, ts, wt, W, order, src):
     for ga, a in leaves[0]:
         for gb, b in leaves[1]:
             for gc, c in leaves[2]:
-                if ga == gb == gc and _before(a, b, ts, order) and _before(b, c, ts, order) and \
-                        max(wt[a], wt[b], wt[c]) - min(wt[a], wt[b], wt[c]) <= W:
+                if ga == gb == gc and len({a, b, c}) == 3 and _before(a, b, ts, order) and \
+                        _before(b, c, ts, order) and max(wt[a], wt[b], wt[c]) - min(wt[a], wt[b], wt[c]) <= W:
                     rows.append([(a, b, c)[s] for s in src])
     return gather_columns(rows, range(3), canonical_order(rows, range(3)))
 
 
 def leaf_chains(leaves, ts, wt, W, order):
-    """Every chain (one event of each leaf, in leaf order, one partition, each before the next) whose
-    max - min of window times is <= W, as tuples of positions, grown an event at a time."""
+    """Every chain (one distinct event of each leaf, in leaf order, one partition, each before the next)
+    whose max - min of window times is <= W, as tuples of positions, grown an event at a time."""
     wt, W = _ints(wt), int(W)
     events = [[(g, p[0]) for _, g, p, _, _ in _records(X[:4])] for X in leaves]
     chains = [((g,), (p,)) for g, p in events[0]]
     for later in events[1:]:
         chains = [(gs + (g,), ps + (p,)) for gs, ps in chains for g, p in later
-                  if g == gs[0] and _before(ps[-1], p, ts, order)]
+                  if g == gs[0] and p not in ps and _before(ps[-1], p, ts, order)]
     return [ps for _, ps in chains if max(wt[p] for p in ps) - min(wt[p] for p in ps) <= W]
 
 

@@ -38,7 +38,7 @@ NAMES = ["a, b, c, d", "z, b, c, a", "d, m, n, c", "a, b, c, d, e", "e, b, c, d,
 
 @settings(max_examples=150, deadline=None)
 @given(frames(), st.sampled_from(NAMES), st.sampled_from(["6", "5 EVENTS", "2", "3 EVENTS"]),
-       st.sampled_from(["position", "strict_ts"]), st.booleans(), st.sampled_from([1, 2]))
+       st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.sampled_from([1, 2]))
 def test_the_matches_are_the_references(df, names, window, order, keyed, threads):
     vs = names.split(", ")
     if "EVENTS" not in window and df.schema["ts"] != pl.Int64:
@@ -55,6 +55,35 @@ def test_the_matches_are_the_references(df, names, window, order, keyed, threads
         assert not kernel.called
     elif not keyed and got.height:
         assert kernel.called
+
+
+def test_under_ties_the_chains_are_written_or_declined():
+    # nondecreasing_ts: the kernel writes the chains where no event shares its time with one of the
+    # variable before it that comes after it in position, and declines elsewhere (the joins then run);
+    # the reference's frame either way (ties at each leaf, time and count windows, a key, two threads);
+    # both outcomes must turn up
+    outcomes, real = set(), join.seq_chain_rows
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        outcomes.add(out is None)
+        return out
+
+    @settings(max_examples=80, deadline=None, database=None)
+    @given(frames(), st.sampled_from(NAMES[:5]), st.sampled_from(["6", "2", "5 EVENTS"]), st.booleans(),
+           st.sampled_from([1, 2]))
+    def check(df, names, window, keyed, threads):
+        if "EVENTS" not in window and df.schema["ts"] != pl.Int64:
+            window += " milliseconds"
+        seq = ", ".join(f"{t} {v}" for t, v in zip("ABCDE", names.split(", ")))
+        query = jitcep.compile(f"PATTERN SEQ({seq}) {'WHERE [k] ' if keyed else ''}WITHIN {window}",
+                               order="nondecreasing_ts")
+        with mock.patch.object(join, "seq_chain_rows", spy):
+            got = query.run(df, time="ts", type="type", threads=threads)
+        assert got.equals(query.run(df, time="ts", type="type", engine="reference"))
+
+    check()
+    assert outcomes == {True, False}, outcomes
 
 
 # user rates that make the plan left-deep (a rare), right-deep (d rare) or bushy ((a, b) and (c, d))

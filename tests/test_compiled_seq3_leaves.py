@@ -16,6 +16,7 @@ import jitcep
 from jitcep.errors import ExplosionError
 from jitcep.execute import join
 from jitcep.output import columns
+from jitcep.plan.rules import join_driver
 
 
 @st.composite
@@ -36,7 +37,7 @@ def frames(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(frames(), st.sampled_from(["a, b, c", "z, y, x", "b, c, a"]), st.sampled_from(["4", "3 EVENTS", "1", "1 EVENTS"]),
-       st.sampled_from(["position", "strict_ts"]), st.booleans(), st.sampled_from([1, 2]))
+       st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.sampled_from([1, 2]))
 def test_the_matches_are_the_references(df, names, window, order, keyed, threads):
     a, b, c = names.split(", ")
     if "EVENTS" not in window and df.schema["ts"] != pl.Int64:
@@ -52,8 +53,61 @@ def test_the_matches_are_the_references(df, names, window, order, keyed, threads
         assert kernel.called
 
 
+@pytest.mark.parametrize("order", ["position", "nondecreasing_ts"])
+def test_a_right_deep_roots_rows_are_priced_under_any_order(order):
+    # the root of a right-deep plan (a left leaf) may write the rows from the leaves under
+    # nondecreasing_ts too: the rule prices them beside the pairs, as under position order
+    df = pl.DataFrame({"type": list("ABC" * 10), "ts": range(30)})
+    query = jitcep.compile("PATTERN SEQ(A a, B b, C c) WITHIN 5", order=order)
+    text = query.explain(df, time="ts", type="type", statistics={"rates": SHAPES["right"]})
+    root = text.splitlines()[2]
+    assert root.startswith("  SEQ join (a, b, c)") and "right+rows" in root, text
+    assert text.splitlines()[4].strip().startswith("SEQ join (b, c)"), text
+
+
 # user rates that make the plan left-deep (a rare: (a, b) joined first) or right-deep (c rare: (b, c) first)
 SHAPES = {"left": {"a": 0.001, "b": 1.0, "c": 1.0}, "right": {"a": 1.0, "b": 1.0, "c": 0.001}}
+
+
+@pytest.mark.parametrize("slow", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_under_ties_the_rows_are_written_or_declined(slow):
+    # nondecreasing_ts: the kernel writes the rows where no event shares its time with one of the
+    # variable before it that comes after it in position, and declines elsewhere (the joins then make
+    # and order the pairs); the reference's frame either way, with ties at each leaf and across a
+    # window's edge (steps of 0 in time, windows of 1), count windows, a key or partition_by, a type read
+    # by two variables, either shape of plan, one thread or two; both outcomes must turn up, and the
+    # kernel at several key partitions under either shape (the final join's rows priced cheapest: on
+    # tables this small the pairs are, and with several partitions the kernel follows the plan)
+    outcomes, real = set(), join.seq3_leaf_rows
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        outcomes.add(("declined" if out is None else "rows", kwargs["inner_bc"], len(args[0][3]) > 2))
+        return out
+
+    @settings(max_examples=400 if slow else 80, deadline=None, database=None)
+    @given(frames(), st.sampled_from(["SEQ(A a, B b, C c)", "SEQ(A z, B y, C x)", "SEQ(A a, A b, C c)",
+                                      "SEQ(A a, B b, A c)"]),
+           st.sampled_from(["1", "3", "2 EVENTS", "5 EVENTS"]), st.sampled_from(["", "[k]", "partition_by"]),
+           st.sampled_from([1, 2]), st.sampled_from([None, *sorted(SHAPES)]))
+    def check(df, body, window, key, threads, shape):
+        if "EVENTS" not in window and df.schema["ts"] != pl.Int64:
+            window += " milliseconds"
+        names = re.findall(r" ([a-z])\b", body)
+        text = f"PATTERN {body} {'WHERE [k] ' if key == '[k]' else ''}WITHIN {window}"
+        query = jitcep.compile(text, order="nondecreasing_ts")
+        kw = dict(time="ts", type="type", partition_by="k" if key == "partition_by" else None)
+        rates = None if shape is None else {"rates": dict(zip(names, SHAPES[shape].values()))}
+        with mock.patch.object(join, "seq3_leaf_rows", spy), \
+                mock.patch.object(join_driver, "final_join_cost", lambda path, *a: float(path != "right+rows")):
+            got = query.run(df, **kw, threads=threads, statistics=rates)
+        assert got.equals(query.run(df, **kw, engine="reference")), (text, key, threads, shape)
+
+    check()
+    assert {o for o, _, _ in outcomes} == {"declined", "rows"}, outcomes
+    assert {(bc, keyed) for o, bc, keyed in outcomes if o == "rows"} >= {(False, True), (True, True)}, outcomes
+
+
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -170,7 +224,8 @@ def runs(draw):
         run["partition_by"] = "k"
     if not second and draw(st.booleans()):
         run["statistics"] = {"rates": dict(zip(names, draw(st.sampled_from([(0.001, 1.0, 1.0), (1.0, 1.0, 0.001)]))))}
-    return df, text + second, draw(st.sampled_from(["position", "strict_ts"])), run, draw(st.integers(-1, 1))
+    return df, text + second, draw(st.sampled_from(["position", "strict_ts", "nondecreasing_ts"])), run, \
+        draw(st.integers(-1, 1))
 
 
 @pytest.mark.slow

@@ -356,29 +356,37 @@ def three_leaves(draw):
     return ts, wt, kind != "any", W, leaf(), leaf(), leaf()
 
 
-@settings(max_examples=300, deadline=None)
-@given(three_leaves(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
+@settings(max_examples=400, deadline=None)
+@given(three_leaves(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.data())
 def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads, data):
     # SEQ(a, b, c) over three leaves written straight from them: every triple of one partition in order
     # and within the window, in canonical order, its rows in any order of the variables; the first
-    # join's pairs counted, (a, b) or a right-deep plan's (b, c); a KernelInputError only where the
-    # window times do not follow the positions (the engine's tables are sorted by time)
+    # join's pairs counted, (a, b) or a right-deep plan's (b, c) (distinct events: under
+    # nondecreasing_ts a leaf may share them); a KernelInputError only where the window times do not
+    # follow the positions (the engine's tables are sorted by time); under nondecreasing_ts None exactly
+    # at a reversed tie (ties are frequent here: steps of 0 in time), else every triple under its ties
     ts, wt, follows, W, A, B, C = case
     src = np.array(data.draw(st.permutations(range(3))), dtype=np.int64)
     bc = data.draw(st.booleans())
     try:
         with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-            rows, times, pairs = final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, 10**6, 10**6, src,
-                                                                  len(ts), 2 if threads else 1, inner_bc=bc)
+            out = final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, 10**6, 10**6, src, len(ts),
+                                                   2 if threads else 1, inner_bc=bc)
     except KernelInputError:
         assert not follows
         return
+    declined = order == "nondecreasing_ts" and naive.reversed_tie((A, B, C), ts)
+    assert (out is None) == declined
+    if declined:
+        return
+    rows, times, pairs = out
     expected = naive.seq3_leaf_rows(A, B, C, ts, wt, W, order, src)
     assert rows.shape == (3, len(expected[0])) and rows.flags.c_contiguous
     assert rows.tolist() == expected
     assert times.shape == rows.shape and times.flags.c_contiguous
     assert times.tolist() == [[int(ts[p]) for p in row] for row in expected]
-    assert pairs == len(naive.seq_join(*((B, C) if bc else (A, B)), ts, wt, W, order, False))
+    assert pairs == len(naive.seq_join(*((B, C) if bc else (A, B)), ts, wt, W, order,
+                                       order == "nondecreasing_ts"))
     # past either cap an ExplosionError, at them the same rows (with threads: over every range together)
     m, k = rows.shape[1], 2 if threads else 1
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
@@ -389,6 +397,31 @@ def test_seq3_leaf_rows_are_every_triple_in_canonical_order(case, order, threads
                 with pytest.raises(ExplosionError):
                     final_join_leaves.seq3_leaf_rows(A, B, C, ts, wt, W, order, inner_cap, cap, src, len(ts), k,
                                                      inner_bc=bc)
+
+
+def test_seq3_leaf_rows_under_ties_by_hand():
+    # nondecreasing_ts: rows where no event of a leaf shares its time with one of the leaf before it
+    # that comes after it in position, None where one does (OpenCEP's files: each minute's A, B, C in
+    # that order at one time, so none)
+    def leaves(*groups):  # the positions of A, B, C
+        ps = [np.array(g, np.int64) for g in groups]
+        return [(p.reshape(-1, 1), p, p, np.array([0, len(p)], np.int64)) for p in ps]
+
+    def run(ts, *groups):
+        ts = np.array(ts, np.int64)
+        return final_join_leaves.seq3_leaf_rows(*leaves(*groups), ts, ts, 10, "nondecreasing_ts", 10**6, 10**6,
+                                                np.array([0, 1, 2]), len(ts))
+
+    # two minutes of A B C: (0,1,2) ends at 2; (0,1,5), (0,4,5), (3,4,5) at 5; (3,1,.) and (.,4,2) are
+    # out of time order
+    rows, times, pairs = run([0, 0, 0, 1, 1, 1], [0, 3], [1, 4], [2, 5])
+    assert rows.tolist() == [[0, 0, 0, 3], [1, 1, 4, 4], [2, 5, 5, 5]] and pairs == 3
+    assert times.tolist() == [[0, 0, 0, 1], [0, 0, 1, 1], [0, 1, 1, 1]]
+    assert run([0, 0, 0], [1], [0], [2]) is None  # B at A's time before it: (1, 0, 2) is a match
+    assert run([0, 0, 0], [0], [2], [1]) is None  # C at B's time before it: (0, 2, 1) is a match
+    # C at A's time before it, B later: not adjacent variables, no match binds them out of order
+    rows, _, _ = run([0, 0, 1, 1], [1], [2], [0, 3])
+    assert rows.tolist() == [[1], [2], [3]]
 
 
 def test_seq3_leaf_rows_partitions_share_no_prefix_sum_slot():
@@ -407,7 +440,7 @@ def test_seq3_leaf_rows_partitions_share_no_prefix_sum_slot():
     sfb = np.full(5, 1 << 40, np.int64)
     at = np.zeros(0, np.int64)
     inner = np.zeros(1, np.int64)
-    m = final_join_leaves._triples_count(*part1, 100, 0, 12, 10**6, 10**6, fb, sfb, at, inner, False)
+    m = final_join_leaves._triples_count(*part1, 100, 0, 12, 10**6, 10**6, fb, sfb, at, inner, False, False)
     # partition 1's triples by hand: a in {6, 8}, b after a, c in {10, 11}: (6,7),(6,9),(8,9) x 2 ends
     assert m == 6 and inner[0] == 3
     assert sfb[2] == 1 << 40  # a0 = 2: not written
@@ -423,7 +456,7 @@ def test_seq3_leaf_rows_refuses_bad_input():
     assert rows.shape == (3, 20) and pairs == 15
     outside = (np.array([[1], [2]]), np.array([1, 2]), np.array([1, 2]), np.array([0, 3]))
     for A, B, C, order, src, n_events in (
-            (leaf, leaf, leaf, "nondecreasing_ts", [0, 1, 2], 6), (leaf, two, leaf, "position", [0, 1, 2], 6),
+            (leaf, leaf, leaf, "by_time", [0, 1, 2], 6), (leaf, two, leaf, "position", [0, 1, 2], 6),
             (leaf, leaf, leaf, "position", [0, 1, 1], 6), (leaf, leaf, leaf, "position", [0, 1], 6),
             (leaf, leaf, leaf, "position", [0, 1, 2], 5),
             (leaf, leaf, (p.reshape(6, 1), p, p, np.array([0, 3, 6])), "position", [0, 1, 2], 6),
@@ -463,13 +496,13 @@ def leaf_chain(draw):
     return ts, wt, W, [leaf() for _ in range(k)], plan(0, k - 1)
 
 
-@settings(max_examples=300, deadline=None)
-@given(leaf_chain(), st.sampled_from(["position", "strict_ts"]), st.booleans(), st.data())
+@settings(max_examples=400, deadline=None)
+@given(leaf_chain(), st.sampled_from(["position", "strict_ts", "nondecreasing_ts"]), st.booleans(), st.data())
 def test_seq_chain_rows_are_every_chain_in_canonical_order(case, order, threads, data):
     # SEQ of k leaves written straight from them: every chain of one partition in order and within the
     # window, sorted by (last, first, the others in leaf order), its rows in any order of the leaves;
     # each run of the plan's chains counted (what its join would pair at most), each cap asked with the
-    # counts of the runs before it
+    # counts of the runs before it; under nondecreasing_ts None exactly at a reversed tie, no cap asked
     ts, wt, W, leaves, spans = case
     k = len(leaves)
     src = np.array(data.draw(st.permutations(range(k))), dtype=np.int64)
@@ -480,8 +513,14 @@ def test_seq_chain_rows_are_every_chain_in_canonical_order(case, order, threads,
         return 10**6
 
     with mock.patch.object(config, "THREAD_MIN_RECORDS", 0):
-        rows, times, counts = final_join_chain.seq_chain_rows(leaves, ts, wt, W, order, spans, cap_of, src,
-                                                              len(ts), 2 if threads else 1)
+        out = final_join_chain.seq_chain_rows(leaves, ts, wt, W, order, spans, cap_of, src, len(ts),
+                                              2 if threads else 1)
+    declined = order == "nondecreasing_ts" and naive.reversed_tie(leaves, ts)
+    assert (out is None) == declined
+    if declined:
+        assert asked == []
+        return
+    rows, times, counts = out
     expected = naive.seq_chain_rows(leaves, ts, wt, W, order, src)
     assert rows.shape == (k, len(expected[0])) and rows.flags.c_contiguous
     assert rows.tolist() == expected
@@ -518,7 +557,7 @@ def test_seq_chain_rows_refuses_bad_input():
     back = (p.reshape(8, 1)[::-1].copy(), p[::-1].copy(), None, np.array([0, 8]))
     back = (back[0], back[1], back[1], back[3])
     for leaves, order, src, sp, n_events, wt in (
-            ([leaf] * 3, "nondecreasing_ts", [0, 1, 2], [(0, 2)], 8, ts),
+            ([leaf] * 3, "by_time", [0, 1, 2], [(0, 2)], 8, ts),
             ([leaf] * 2, "position", [0, 1], [(0, 1)], 8, ts),
             ([leaf, two, leaf], "position", [0, 1, 2], [(0, 2)], 8, ts),
             ([leaf] * 3, "position", [0, 1, 1], [(0, 2)], 8, ts),

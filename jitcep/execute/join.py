@@ -101,9 +101,10 @@ def _joined(node, state, execute) -> Buffer:
 
 def _from_leaves(node, scans, state, execute):
     """(leaves, out): the leaves of ``scans`` (:func:`_leaf_chain`) as read, and the match table written
-    straight from them (:func:`_leaf_triples`, :func:`_leaf_chains`), or None past a cap or at an empty
-    leaf: there is no match then, but the joins the plan runs before they meet it may still make pairs,
-    and past a cap raise; they run over the leaves read and read the others only as they need them."""
+    straight from them (:func:`_leaf_triples`, :func:`_leaf_chains`), or None past a cap, under
+    ``nondecreasing_ts`` at a reversed tie (the kernels' rows are position order's) or at an empty
+    leaf: at an empty leaf there is no match, but the joins the plan runs before they meet it may still
+    make pairs, and past a cap raise; they run over the leaves read and read the others only as they need them."""
     leaves = []
     for s in scans:
         leaves.append(execute(s))
@@ -120,10 +121,11 @@ def _leaf_chain(node, state):
     :func:`_writes_rows`' kernel does); with one, always (their work is the leaves' and the rows').  From
     four leaves on only where the middle variables' names ascend in SEQ order (the kernel writes each end's
     chains in SEQ order, canonical order compares them by name: docs/semantics.md section 11).  Not under
-    ``explain(analyze=True)``, which shows each operator's records, nor under ``nondecreasing_ts``.  A
+    ``explain(analyze=True)``, which shows each operator's records.  Under ``nondecreasing_ts`` the kernels
+    decline where a tie may bind events out of position order, and the joins run.  A
     reduction's test (``extends``) only drops records that extend to no match: not needed here."""
     if not (node is state.final and isinstance(node, SeqJoin) and (node.rows or state.G == 1) and not state.profiled
-            and state.options.order != "nondecreasing_ts" and not state.plan.list_vars):
+            and not state.plan.list_vars):
         return None
     scans = _scans_of(node)
     if scans is None or len(scans) < 3 or len(scans) != len(state.plan.variables):
@@ -145,8 +147,8 @@ def _scans_of(node):
 def _leaf_triples(node, scans, bufs, state):
     """The final join of ``SEQ(a, b, c)`` over three leaves (:func:`_leaf_chain`) as the match table,
     written by :func:`jitcep.kernels.final_join_leaves.seq3_leaf_rows` under the caps the two joins
-    would have had (their pairs' and records' memory as :func:`_joined` sizes it); None past a cap: the joins
-    then run one by one, and say which cap."""
+    would have had (their pairs' and records' memory as :func:`_joined` sizes it); None past a cap (the joins
+    then run one by one, and say which cap) or where the kernel declines a tie (``nondecreasing_ts``)."""
     A, B, C = bufs
     # the plan's first join: (a, b) left-deep, (b, c) right-deep; the final join's other input is a leaf
     bc = scans[0] is node.left
@@ -161,11 +163,13 @@ def _leaf_triples(node, scans, bufs, state):
     names = state.plan.variables
     src = _rows_of(scans, names)
     try:
-        rows, times, pairs = seq3_leaf_rows(A.timed(), B.timed(), C.timed(), state.table.ts, state.wt, state.W,
-                                            options.order, inner_cap, cap, src, state.table.n, state.threads,
-                                            inner_bc=bc)
+        out = seq3_leaf_rows(A.timed(), B.timed(), C.timed(), state.table.ts, state.wt, state.W, options.order,
+                             inner_cap, cap, src, state.table.n, state.threads, inner_bc=bc)
     except ExplosionError:
         return None
+    if out is None:
+        return None
+    rows, times, pairs = out
     if rows.shape[1] and rows.shape[1] > (memory.limit - nbytes(leaf) - 64 * pairs) // per:
         return None
     return MatchTable(rows.shape[1], dict(zip(names, rows)), block=rows, bound=True, times=times)
@@ -173,9 +177,9 @@ def _leaf_triples(node, scans, bufs, state):
 
 def _leaf_chains(node, scans, bufs, state):
     """The final join of ``SEQ(a1, ..., ak)`` over k >= 4 leaves (:func:`_leaf_chain`) as the match table,
-    written by :func:`jitcep.kernels.final_join_chain.seq_chain_rows`, or None when the plan's joins might
-    pass a cap: each join's candidate pairs are at most the chains over its run of leaves (exactly, with
-    no reduction thinning its inputs), and its share of ``max_memory`` is at least what is left beside its
+    written by :func:`jitcep.kernels.final_join_chain.seq_chain_rows`, or None where it declines a tie
+    (``nondecreasing_ts``) or when the plan's joins might pass a cap: each join's candidate pairs are at
+    most the chains over its run of leaves (exactly, with no reduction thinning its inputs), and its share of ``max_memory`` is at least what is left beside its
     inputs' records bounded above (:func:`_held_at_most`).  Where a bound passes a cap the joins run and
     decide (and say which cap)."""
     joins, span = {}, {}  # each join's run of leaves -> its inputs, parts first; each node's run by id

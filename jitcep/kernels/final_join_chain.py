@@ -40,8 +40,7 @@ from ..config import NUMBA_FLAGS
 from ..threads import partition_ranges, run_ranges
 from .alloc import empty, scratch
 from .checks import fail
-from .final_join_leaves import _follows, leaf_inputs
-from .join import ORDER_CODE
+from .final_join_leaves import _follows, _reversed_tie, leaf_inputs
 from .window import exceeds, window_bound
 
 _MAX_COUNT = 1 << 61
@@ -50,13 +49,15 @@ count itself at most the cap, so it stays below 2^62 and never overflows int64."
 
 
 @njit(**NUMBA_FLAGS)
-def _links(P, T, Wt, off, g0, g1, W, order, n, F, SF, pairs):
+def _links(P, T, Wt, off, g0, g1, W, order, ties, n, F, SF, pairs):
     # Per partition of [g0, g1): each leaf checked (positions in [0, n) strictly ascending, times with
     # them), then F[x] = the first event of the next leaf after x, whose window time must not be below
     # x's, and SF their running sums (SF[x + 1] = F[x0] + ... + F[x] from the partition's first x0; slot
     # x0 is the segment before's, another thread's, never read: _sum_f); where pairs[i] >= 0, pairs[i] +=
     # the chains of leaves i, i + 1 (x, then an event from F[x] up to the first past x's window).  0, or
-    # -3 a position outside [0, n), -5 times that do not follow the positions.
+    # -3 a position outside [0, n), -5 times that do not follow the positions, -6 (with ``ties``, under
+    # nondecreasing_ts run in position order) an event of leaf i + 1 before x in position at x's order
+    # time (a reversed tie, _reversed_tie).
     k = off.shape[0]
     for g in range(g0, g1):
         for i in range(k):
@@ -73,6 +74,8 @@ def _links(P, T, Wt, off, g0, g1, W, order, n, F, SF, pairs):
                     j += 1
                 if j < j1 and Wt[j] < Wt[x]:
                     return np.int64(-5)
+                if ties and _reversed_tie(P, T, j - 1, off[i + 1, g] - 1, -1, P[x], T[x]):
+                    return np.int64(-6)
                 F[x] = j
                 run += j
                 SF[x + 1] = run
@@ -230,30 +233,37 @@ def seq_chain_rows(leaves, ts, wt, W: int, order: str, spans, cap_of, src, n_eve
     caller's condition): (rows, times, counts), rows a C-ordered (k, matches) matrix whose row i holds
     the events of leaf ``src[i]``, times their order times alike (the leaves' ``ts``, the output's time
     fields), and ``counts`` the number of chains within the window over each run of leaves of
-    ``spans``.  None past a cap.  Every row is a leaf event's position, so none is unbound.
+    ``spans``.  None past a cap, or at a reversed tie (below).  Every row is a leaf event's position, so
+    none is unbound.
 
     ``spans``: runs ``(i0, i1)`` of the leaves (first and last leaf, i0 < i1), those of the plan's joins,
     each after the runs it is built from, the last ``(0, k - 1)``; ``cap_of(span, counts)``: its cap
     given the counts of the runs before it.  The chains over a run are at least the candidate pairs of
     the plan's join over it, exactly without a reduction between; past its cap the count stops and None
     is returned, and the caller runs the joins, which say which cap (a reduction may thin their inputs
-    below it).  ``order``: ``position`` or ``strict_ts`` (under ``nondecreasing_ts`` simultaneous events
-    are before each other).  ``threads``: the partitions are split into up to that many ranges counted
-    and written side by side.  A buffer that is no leaf, partitions that differ or fall outside the
+    below it).  ``order``: any; under ``nondecreasing_ts`` the rows and counts are those of ``position``
+    order, or None where an event of a leaf shares its time with one of the leaf before it that is after
+    it in position (a reversed tie: a match could bind them out of position order; the caller's joins
+    then make and order the pairs), as :func:`~jitcep.kernels.final_join_leaves.seq3_leaf_rows` decides
+    for three.  ``threads``: the partitions are split into up to that many ranges counted and written
+    side by side.  A buffer that is no leaf, partitions that differ or fall outside the
     records, ``src`` no permutation of the leaves, a position not below ``n_events`` or times that do
     not follow the positions (the event table is sorted by time) is a KernelInputError.
     """
     k = len(leaves)
     if k < 3:
         raise fail("seq_chain_rows", f"{k} leaves: a chain has three at least")
-    timed, ridx = leaf_inputs("seq_chain_rows", leaves, ts, wt, order, src)
+    timed, ridx, code, ties = leaf_inputs("seq_chain_rows", leaves, ts, wt, order, src)
     spans = [(int(i0), int(i1)) for i0, i1 in spans]
     if spans[-1:] != [(0, k - 1)] or any(not 0 <= i0 < i1 < k for i0, i1 in spans):
         raise fail("seq_chain_rows", f"the runs {list(spans)} are no runs of the leaves ending with the whole")
     P, T, Wt, off = _stacked(timed)
     W, G = window_bound(W), off.shape[1] - 1
     ranges = partition_ranges([x[3] for x in timed], threads)
-    F, SF, pairs = _next_pointers(P, T, Wt, off, W, ORDER_CODE[order], n_events, spans, ranges)
+    links = _next_pointers(P, T, Wt, off, W, code, ties, n_events, spans, ranges)
+    if links is None:
+        return None
+    F, SF, pairs = links
     at = scratch("seq_chain_rows_at", int(n_events) + 1 if G > 1 else 0, np.int64)
     counts = _span_counts(P, Wt, off, W, F, SF, pairs, spans, cap_of, ranges, at)
     if counts is None:
@@ -284,21 +294,22 @@ def _stacked(timed):
     return P, T, Wt, off
 
 
-def _next_pointers(P, T, Wt, off, W, code, n_events, spans, ranges):
+def _next_pointers(P, T, Wt, off, W, code, ties, n_events, spans, ranges):
     """(F, SF, pairs): every leaf event's next pointer ``F`` and their running sums ``SF`` (:func:`_links`),
     and per range of partitions the chains of each two adjacent leaves ``spans`` joins (-1 for the
-    others), counted in the same pass; the leaves checked on the way."""
+    others), counted in the same pass; the leaves checked on the way.  None at a reversed tie (with
+    ``ties``)."""
     k = off.shape[0]
     F = scratch("seq_chain_rows_F", len(P), np.int64)
     SF = scratch("seq_chain_rows_SF", len(P) + 1, np.int64)
     pairs = np.tile(np.array([0 if (i, i + 1) in spans else -1 for i in range(k - 1)], np.int64), (len(ranges), 1))
-    status = run_ranges(lambda g0, g1: _links(P, T, Wt, off, g0, g1, W, code, int(n_events), F, SF,
+    status = run_ranges(lambda g0, g1: _links(P, T, Wt, off, g0, g1, W, code, ties, int(n_events), F, SF,
                                               pairs[ranges.index((g0, g1))]), ranges)
     if -3 in status:
         raise fail("seq_chain_rows", f"a position is not below {n_events}")
     if -5 in status:
         raise fail("seq_chain_rows", "a leaf's order or window times do not ascend with its positions")
-    return F, SF, pairs
+    return None if -6 in status else (F, SF, pairs)
 
 
 def _span_counts(P, Wt, off, W, F, SF, pairs, spans, cap_of, ranges, at):

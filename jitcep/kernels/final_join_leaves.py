@@ -44,8 +44,23 @@ def _follows(p, t, w, i0, i1, n):
     return 0
 
 
+@njit(**NUMBA_FLAGS, inline="always")
+def _reversed_tie(p, t, y, end, step, px, tx):
+    """Is leaf event ``y`` -- or, where it is the event at position ``px`` itself, the next one from it by
+    ``step`` -- short of ``end`` and at order time ``tx``?  With ``y`` the last event of a leaf before
+    ``px`` in position (step -1, ``end`` the leaf's first index less one) or the first after it (step 1,
+    ``end`` one past its last), that is whether an event of the leaf before (after) ``px`` in position
+    shares its time: the leaf's times ascend with its positions, so its nearest such event is the latest
+    (earliest) in time.  Under ``nondecreasing_ts`` such a pair of adjacent variables' leaves is before
+    each other both ways, so a match may bind them out of position order (docs/semantics.md section 1).
+    The same event at ``px`` is no such pair: distinct variables bind distinct events."""
+    if y != end and p[y] == px:
+        y += step
+    return y != end and t[y] == tx
+
+
 @njit(**NUMBA_FLAGS)
-def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_out, inner_bc):
+def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_out, inner_bc, ties):
     # Per partition: fb[a] = the first event of B after a (B's events from it on all are; sfb their
     # sums from the partition's first a: sfb[a + 1] = fb[a0] + ... + fb[a], the empty sum at a0 never
     # stored, since sfb[a0] is the partition before's last sum, written by another thread), the pairs
@@ -53,7 +68,9 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
     # against ``inner_cap`` (into inner_out[0]), then per event c of C its matches,
     # into at[c's position + 1] when ``at`` has room for every position.  Returns the number of matches
     # or a status: -1 past a cap, -2 partition offsets outside the leaves, -3 a position outside
-    # [0, n), -5 times that do not follow the positions.
+    # [0, n), -5 times that do not follow the positions, -6 (with ``ties``, under nondecreasing_ts run
+    # in position order) a reversed tie: an event of B at the order time of an event of A after it in
+    # position, or of C before it (_reversed_tie).
     pA, tA, wA, Ag = A[1], A[4], A[6], A[3]
     pB, tB, wB, Bg = B[1], B[4], B[6], B[3]
     pC, tC, wC, Cg = C[1], C[4], C[6], C[3]
@@ -77,6 +94,8 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
             # the window times of a, then of its first b, ascend (each leaf's ascend, checked above)
             if j < b1 and wB[j] < wA[a]:
                 return np.int64(-5)
+            if ties and _reversed_tie(pB, tB, j - 1, b0 - 1, -1, pA[a], tA[a]):
+                return np.int64(-6)
             while k < b1 and not exceeds(wA[a], wB[k], W):
                 k += 1
             fb[a] = j
@@ -94,6 +113,8 @@ def _triples_count(A, B, C, W, order, n, inner_cap, cap_max, fb, sfb, at, inner_
                 hb += 1
             if hb > b0 and wC[c] < wB[hb - 1]:
                 return np.int64(-5)
+            if ties and _reversed_tie(pB, tB, hb, b1, 1, pC[c], tC[c]):
+                return np.int64(-6)
             if inner_bc:
                 while kb < hb and exceeds(wB[kb], wC[c], W):
                     kb += 1
@@ -168,11 +189,13 @@ def _triples_rows(A, B, C, W, order, fb, at, ia, ib, ic, rows, times):
 def leaf_inputs(kernel: str, leaves, ts, wt, order: str, src):
     """The fused kernels' inputs checked (:func:`seq3_leaf_rows`,
     :func:`jitcep.kernels.final_join_chain.seq_chain_rows`): (the leaves' timed buffers, ``ridx``: each
-    leaf's row of the output matrix).  An order under which simultaneous events may be before each
-    other, buffers of different partitions or arrays of different lengths, a buffer that is no leaf, or
-    ``src`` (the leaf of each row) no permutation of the leaves is a KernelInputError."""
-    if order not in ("position", "strict_ts"):
-        raise fail(kernel, f"order {order!r}: simultaneous events may be before each other")
+    leaf's row of the output matrix, the order code the kernels run in, ``ties``).  Under
+    ``nondecreasing_ts`` they run in position order with ``ties`` True: they decline at a reversed tie
+    (:func:`_reversed_tie`), and where there is none every match is in position order (below).  An
+    unknown order, buffers of different partitions or arrays of different lengths, a buffer that is no
+    leaf, or ``src`` (the leaf of each row) no permutation of the leaves is a KernelInputError."""
+    if order not in ORDER_CODE:
+        raise fail(kernel, f"order {order!r} is none of {sorted(ORDER_CODE)}")
     timed = [_timed(x, ts, wt) for x in leaves]
     for x in timed[1:]:
         _checked(kernel, timed[0], x)
@@ -181,29 +204,40 @@ def leaf_inputs(kernel: str, leaves, ts, wt, order: str, src):
     rows = [int(s) for s in src]
     if sorted(rows) != list(range(len(leaves))):
         raise fail(kernel, f"the rows {rows} are not the {len(leaves)} leaves once each")
-    return timed, np.array([rows.index(v) for v in range(len(leaves))], np.int64)
+    ties = order == "nondecreasing_ts"
+    ridx = np.array([rows.index(v) for v in range(len(leaves))], np.int64)
+    return timed, ridx, 0 if ties else ORDER_CODE[order], ties
 
 
 def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int, src, n_events: int,
                    threads: int = 1, inner_bc: bool = False):
     """The matches of ``SEQ(a, b, c)`` over the leaves ``A``, ``B``, ``C`` (their one-event records; no
-    predicate) within the window: (rows, times, pairs), rows a C-ordered (3, matches) matrix in
-    canonical order, row i holding the events of the variable ``src[i]`` (0: a, 1: b, 2: c), times
-    their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
+    predicate) within the window: (rows, times, pairs), or None under ``nondecreasing_ts`` at a reversed
+    tie (below); rows a C-ordered (3, matches) matrix in canonical order, row i holding the events of
+    the variable ``src[i]`` (0: a, 1: b, 2: c), times their order times alike (the leaves' ``ts``, the output's time fields: written as the rows are,
     read in order from the leaves, instead of gathered at the rows again), and the number of pairs
     (a, b) within the window (with ``inner_bc``: (b, c), the first join of a right-deep plan).  Every row
     is a leaf event's position, so none is unbound.
 
     ``inner_cap`` bounds those pairs (the first join's, counted, not made) and
-    ``cap`` the matches: past either, an ExplosionError.  ``order``: ``position`` or ``strict_ts`` (under
-    ``nondecreasing_ts`` simultaneous events are before each other).  ``threads``: the partitions are
+    ``cap`` the matches: past either, an ExplosionError.  ``order``: any.  Under ``nondecreasing_ts``
+    simultaneous events are before each other, so a match may bind an event of b before one of a in
+    position, or one of c before one of b, at the same time (a tie), and then its last or first event is
+    not c's or a's: its row would not be c's.  There the rows are those of ``position`` order unless an
+    event of B shares its time with one of A after it, or with one of C before it (a reversed tie),
+    where None is returned (nothing written the caller sees; the caller's joins then make and order
+    the pairs).  Without one, every match under ``nondecreasing_ts`` has its positions ascending (a
+    time ahead is a position ahead in a table sorted by time, a tie is not reversed, distinct
+    variables bind distinct events), so it is a match in position order and back, its window the
+    same, and the first join's pairs too (OpenCEP's files, each minute's events in a fixed order of
+    types, have no reversed tie between types in that order).  ``threads``: the partitions are
     split into up to that many ranges counted and written side by side.  A buffer that is no leaf,
     partitions that differ or fall outside the records, ``src`` no permutation of (0, 1, 2), a
     position not below ``n_events`` or times that do not follow the positions (the event table is
     sorted by time) is a KernelInputError.
     """
-    (A, B, C), (ia, ib, ic) = leaf_inputs("seq3_leaf_rows", (A, B, C), ts, wt, order, src)
-    W, code = window_bound(W), ORDER_CODE[order]
+    (A, B, C), (ia, ib, ic), code, ties = leaf_inputs("seq3_leaf_rows", (A, B, C), ts, wt, order, src)
+    W = window_bound(W)
     G = len(A[3]) - 1
     fb = scratch("seq3_leaf_rows_fb", len(A[2]), np.int64)
     sfb = scratch("seq3_leaf_rows_sfb", len(A[2]) + 1, np.int64)
@@ -219,7 +253,7 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
     def count(g0: int, g1: int) -> int:
         i = ranges.index((g0, g1))
         status = _triples_count(*parts(g0, g1), W, code, int(n_events), int(inner_cap), int(cap), fb, sfb, at,
-                                inner[i:i + 1], bool(inner_bc))
+                                inner[i:i + 1], bool(inner_bc), ties)
         if status == -2:
             raise fail("seq3_leaf_rows", "partition offsets are not ascending offsets into the leaves")
         if status == -3:
@@ -229,6 +263,8 @@ def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int
     counts = run_ranges(count, ranges)
     if -5 in counts:
         raise fail("seq3_leaf_rows", "a leaf's order or window times do not ascend with its positions")
+    if -6 in counts:
+        return None
     m = sum(counts)
     if -1 in counts or int(inner.sum()) > inner_cap or m > cap:  # each range checks its own share only
         raise too_many_pairs("a SEQ join", min(inner_cap, cap))

@@ -68,15 +68,30 @@ def choose(plan, planning):
 def _writes_rows(plan, planning):
     """The join that may write the match table's rows (:attr:`SeqJoin.rows`, as
     :func:`jitcep.execute.join._writes_rows` decides at run time): the plan's root SEQ join with no
-    predicate, every variable, a leaf input (the right one under ``nondecreasing_ts``), no list; None when
-    there is none or the statistics do not say how many events the table holds."""
+    predicate, every variable, a leaf input, no list; None when there is none or the statistics do not
+    say how many events the table holds.  Under ``nondecreasing_ts`` a left leaf only at the root of
+    SEQ joins with no predicate over three leaves or more, whose rows the fused kernels write from the
+    leaves whichever input is the leaf (:func:`jitcep.execute.join._leaf_chain`, which with several key
+    partitions reads this choice); they decline at a tie that may reorder a match, and then the join
+    makes its pairs, right-driven as the rows would have been.  Elsewhere a left record may end after
+    its right event, which the rows' kernel meets over a right leaf only."""
     n = plan.root
     if (not isinstance(n, SeqJoin) or n.predicates or n.extends or plan.list_vars
             or planning.statistics.events is None or set(n.vars) != set(plan.variables)
-            or not (isinstance(n.right, Scan) or (isinstance(n.left, Scan)
-                                                  and planning.options.order != "nondecreasing_ts"))):
+            or not (isinstance(n.right, Scan) or (isinstance(n.left, Scan) and (
+                planning.options.order != "nondecreasing_ts" or _leaves_of(n) >= 3)))):
         return None
     return n
+
+
+def _leaves_of(n) -> int:
+    """The leaves under ``n`` when it is a tree of SEQ joins with no predicate over them, else 0."""
+    if isinstance(n, Scan):
+        return 1
+    if not isinstance(n, SeqJoin) or n.predicates:
+        return 0
+    left, right = _leaves_of(n.left), _leaves_of(n.right)
+    return left + right if left and right else 0
 
 
 def _final(n: SeqJoin, left: float, right: float, matches: float, events: float, partitions) -> dict:
