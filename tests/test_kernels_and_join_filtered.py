@@ -5,6 +5,7 @@ its twin: those pairs as rows in canonical order."""
 
 from __future__ import annotations
 
+import contextlib
 from importlib import import_module
 from unittest import mock
 
@@ -123,9 +124,13 @@ def _rows(case, distinct, names, cap=10**6):
     return and_join_filtered.and_join_rows(fn, L, R, ts, wt, W, distinct, cap, pset.bind(table), len(names), key)
 
 
+@contextlib.contextmanager
 def _small_runs(small):
-    # small: the run buffers hold two rows, so that an end of more rows is sorted by kernels.order._sort_run
-    return mock.patch.object(and_join_filtered, "_RUN", 2 if small else and_join_filtered._RUN)
+    # small: the run buffers hold two rows, so that an end of more rows out of order is listed and sorted by
+    # kernels.order._sort_run, and the list holds one such end, so that the merge stops at the next (status 2)
+    with mock.patch.object(and_join_filtered, "_RUN", 2 if small else and_join_filtered._RUN), \
+            mock.patch.object(and_join_filtered, "_LONG", 1 if small else and_join_filtered._LONG):
+        yield
 
 
 @settings(max_examples=400, deadline=None)

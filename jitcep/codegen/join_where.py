@@ -247,13 +247,13 @@ def and_join_where(pset: PredicateSet, pids, left_vars, right_vars):
 # the columns in name order), and only where a row came before the one written before it
 # (by insertion on their packed keys, as kernels.order._order_ends puts an end in order, written out here:
 # a call per end cost 3x the sort).  ``resume``: the merge's state at the first step of the end whose rows did
-# not fit (i, j and the two window pointers), so a next call writes that end's rows whole; -5: a record
+# not fit (i, j and the two window pointers), so a next call writes that end's rows whole (status 1; 2 where
+# the list of long runs is full, _SORT_RUN); -5: a record
 # ending before the one before it (the merge would not be by end).
-_AND_ROWS_HEAD = _PROLOGUE + '''from jitcep.kernels.order import _sort_run
-
+_AND_ROWS_HEAD = _PROLOGUE + '''
 
 @njit(**NUMBA_FLAGS)
-def and_join_rows(L, R, W, distinct, cap_max, resume, rows, n0, key, bits, fields, kr, kb, ib, tmp, {params}):
+def and_join_rows(L, R, W, distinct, cap_max, resume, rows, n0, key, bits, fields, kr, kb, ib, tmp, long, {params}):
 ''' + _UNPACK + '''    n = np.int64(n0)
     if G != 1:
         return n, np.int64(-2), cand
@@ -277,6 +277,9 @@ def and_join_rows(L, R, W, distinct, cap_max, resume, rows, n0, key, bits, field
             if d_end < run_end:
                 return n, np.int64(-5), cand
             if not ordered:
+                if n - run_at > len(kb) and long[0] == (len(long) - 1) // 2:
+                    resume[0], resume[1], resume[2], resume[3] = run_i, run_j, run_loL, run_loR
+                    return run_at, np.int64(2), run_cand
 {sort_inner}
             run_end = d_end
             run_at, run_cand, run_i, run_j, run_loL, run_loR = n, cand, i, j, loL, loR
@@ -317,6 +320,9 @@ _AND_ROWS_TAIL = '''\
         else:
             j += 1
     if not ordered:
+        if n - run_at > len(kb) and long[0] == (len(long) - 1) // 2:
+            resume[0], resume[1], resume[2], resume[3] = run_i, run_j, run_loL, run_loR
+            return run_at, np.int64(2), run_cand
 {sort_outer}
     return n, np.int64(0), cand
 '''
@@ -324,10 +330,15 @@ _AND_ROWS_TAIL = '''\
 
 # rows [run_at, n) (one end's) put in canonical order, as kernels.order._order_ends orders an end: by packed
 # key (kr, the run's keys in row order), ties by the rest of the columns in name order, equal rows in their
-# order; a run longer than the buffers by kernels.order._sort_run
+# order; a run longer than the buffers is written down in ``long`` (its count, then each run's first and
+# end row), for the caller to sort (kernels.order._sort_run: a call here linked that sort and its merge
+# into every generated module, ~1 s more to compile each); where ``long`` is full, status 2 at the run's
+# start, so that the caller sorts those and calls again
 _SORT_RUN = '''\
 if n - run_at > len(kb):
-    _sort_run(rows, key, run_at, n)
+    long[1 + 2 * long[0]] = run_at
+    long[2 + 2 * long[0]] = n
+    long[0] += 1
 else:
     for jj in range(n - run_at):
         xx = run_at + jj

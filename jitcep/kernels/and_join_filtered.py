@@ -28,7 +28,7 @@ from ..config import NUMBA_FLAGS
 from .alloc import empty
 from .checks import fail
 from .join import _check, _checked, _timed
-from .order import _RUN, _key_order
+from .order import _RUN, _key_order, _sort_run
 from .window import window_bound
 
 
@@ -80,6 +80,11 @@ def and_join_where(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tu
     return li, ri, g
 
 
+_LONG = 64
+"""Ends of more rows than the run buffers hold (``_RUN``), out of order, that :func:`and_join_rows`' function
+lists for the wrapper to sort per call (an end is the matches one event completes: such ends are few)."""
+
+
 def _arrays(size: int, old, n: int):
     """Pair arrays ``(li, ri, g)`` of ``size`` pairs, the first ``n`` copied from ``old``."""
     out = tuple(empty(size, np.int64) for _ in range(3))
@@ -114,6 +119,7 @@ def and_join_rows(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tup
     args = (window_bound(W), bool(distinct))
     resume = np.full(4, -1, np.int64)
     kr, kb, ib, tmp = (np.empty(_RUN, np.int64) for _ in range(4))
+    long = np.zeros(1 + 2 * _LONG, np.int64)  # ends past the run buffers, out of order: sorted here
     # a row's key within its end packed into one int64, as canonical_pairs packs it
     bits = max(int(len(ts)).bit_length(), 1)
     fields = min(63 // bits, k + 1)
@@ -124,15 +130,20 @@ def and_join_rows(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tup
     while True:
         room = size - n
         n, status, cand = fn(Lt, Rt, *args, cap - made, resume, rows, n, key, bits, fields, kr, kb, ib, tmp,
-                                 *bound)
+                                 long, *bound)
         if status == -3:
             raise fail(what, "a predicate's event lies outside the event table")
         if status == -5:
             return None
         _check(int(status), what, cap)
         n, made = int(n), made + int(cand)
+        for t in range(int(long[0])):
+            _sort_run(rows, key, long[1 + 2 * t], long[2 + 2 * t])
+        long[0] = 0
         if status == 0:
             break
+        if status == 2:  # the long runs' list was full: sorted, the next call goes on from the run's start
+            continue
         # as and_join_where sizes its next arrays: the rows per merged record so far times the records
         # left, plus a quarter, at least twice the last call's room, at most what the cap leaves
         done = int(resume[0] - Lt[3][0] + resume[1] - Rt[3][0])
