@@ -331,9 +331,9 @@ _AND_ROWS_TAIL = '''\
 # rows [run_at, n) (one end's) put in canonical order, as kernels.order._order_ends orders an end: by packed
 # key (kr, the run's keys in row order), ties by the rest of the columns in name order, equal rows in their
 # order; a run longer than the buffers is written down in ``long`` (its count, then each run's first and
-# end row), for the caller to sort (kernels.order._sort_run: a call here linked that sort and its merge
-# into every generated module, ~1 s more to compile each); where ``long`` is full, status 2 at the run's
-# start, so that the caller sorts those and calls again
+# end row), for the caller to sort (kernels.order._sort_run, a kernel compiled once, not linked into each
+# generated module; such ends are few); where ``long`` is full, status 2 at the run's start, so that the
+# caller sorts those and calls again
 _SORT_RUN = '''\
 if n - run_at > len(kb):
     long[1 + 2 * long[0]] = run_at
