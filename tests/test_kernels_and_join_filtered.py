@@ -193,5 +193,6 @@ def test_and_join_rows_by_hand():
     R2 = (ac[::-1].copy(), ac[::-1].min(axis=1), ac[::-1].max(axis=1), np.array([0, 3], np.int64))
     assert and_join_filtered.and_join_rows(fn, L, R2, ts, ts, 10, True, 100, pset.bind(table), 3) is None
     with pytest.raises(KernelInputError, match="one key partition"):
-        and_join_filtered.and_join_rows(fn, L, (*R[:3], np.array([0, 1, 3], np.int64)), ts, ts, 10, True, 100,
+        and_join_filtered.and_join_rows(fn, (*L[:3], np.array([0, 1, 2], np.int64)),
+                                        (*R[:3], np.array([0, 1, 3], np.int64)), ts, ts, 10, True, 100,
                                         pset.bind(table), 3)
