@@ -245,6 +245,17 @@ def and_join_where(L, R, ts, wt, W, distinct, preds, left_vars, right_vars, tabl
                   else (t[2], int(Rend[t[1]]), 1, t[1], t[0]))
 
 
+
+def and_join_rows(L, R, ts, wt, W, distinct, preds, left_vars, right_vars, table, names):
+    """Twin of kernels.and_join_filtered.and_join_rows (one key partition): the match table's rows, row c
+    variable ``names[c]``'s events, of the pairs :func:`and_join_where` keeps, in canonical order (as
+    :func:`canonical_pairs` sorts them, the variables compared in name order)."""
+    pairs = and_join_where(L, R, ts, wt, W, distinct, preds, left_vars, right_vars, table)
+    vars_ = [*left_vars, *right_vars]
+    src = [vars_.index(v) for v in names]
+    key = sorted(range(len(names)), key=names.__getitem__)
+    return canonical_pairs(L[0], R[0], [l for l, _, _ in pairs], [r for _, r, _ in pairs], src, key)
+
 def _leaf_events(leaf):
     """(index, position, ts, partition) of each event of a leaf (positions, ts, partition offsets)."""
     P, T, goff = leaf

@@ -1,9 +1,11 @@
 """kernels.and_join_filtered.and_join_where (an AND join's predicates generated into its loop,
 codegen.join_where's AND layout) against its naive twin: and_join's pairs filtered by the predicates'
-truth, in the merge's order."""
+truth, in the merge's order; and_join_rows (the final AND join writing the match table's rows) against
+its twin: those pairs as rows in canonical order."""
 
 from __future__ import annotations
 
+import contextlib
 from importlib import import_module
 from unittest import mock
 
@@ -13,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import naive
 from jitcep.codegen import PredicateSet
-from jitcep.codegen.join_where import and_join_where, and_join_where_source
+from jitcep.codegen.join_where import and_join_rows, and_join_where, and_join_where_source
 from jitcep.codegen.predicates import column_specs
 from jitcep.errors import ExplosionError, KernelInputError
 from jitcep.kernels import and_join, and_join_filtered
@@ -100,3 +102,97 @@ def test_the_generated_merge_reads_each_variable_from_its_side():
     pset = PredicateSet(preds, column_specs(table, ["p"]))
     src = and_join_where_source(pset, [1], ("x", "a"), ("b",))
     assert "Lpos[l, 1]" in src and "Rpos[r, 0]" in src and "== (7)" not in src
+
+
+def _one_partition(buf, by_end: bool):
+    """``buf``'s records as one key partition: sorted by end (stably), or (``by_end`` False) in their
+    order, which is by end only within each of the partitions drawn."""
+    pos, start, end, goff = buf
+    order = np.argsort(end, kind="stable") if by_end else np.arange(len(end))
+    return pos[order], start[order], end[order], np.array([0, len(end)], np.int64)
+
+
+def _ascend(buf) -> bool:
+    return bool(np.all(np.diff(buf[2]) >= 0))
+
+
+def _rows(case, distinct, names, cap=10**6):
+    ts, wt, W, L, R, table, lv, rv, preds = case
+    pset = PredicateSet(preds, column_specs(table, ["p", "q"]))
+    fn = and_join_rows(pset, range(len(preds)), lv, rv, names)
+    key = np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)
+    return and_join_filtered.and_join_rows(fn, L, R, ts, wt, W, distinct, cap, pset.bind(table), len(names), key)
+
+
+@contextlib.contextmanager
+def _small_runs(small):
+    # small: the run buffers hold two rows, so that an end of more rows out of order is listed and sorted by
+    # kernels.order._sort_run, and the list holds one such end, so that the merge stops at the next (status 2)
+    with mock.patch.object(and_join_filtered, "_RUN", 2 if small else and_join_filtered._RUN), \
+            mock.patch.object(and_join_filtered, "_LONG", 1 if small else and_join_filtered._LONG):
+        yield
+
+
+@settings(max_examples=400, deadline=None)
+@given(cases(leaf_right=False), st.booleans(), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_and_join_rows_are_the_passing_pairs_in_canonical_order(case, distinct, resume, small, by_end, turned):
+    ts, wt, W, L, R, table, lv, rv, preds = case
+    L, R = _one_partition(L, by_end), _one_partition(R, by_end)
+    case = (ts, wt, W, L, R, table, lv, rv, preds)
+    # the match table's rows in the joins' order of the variables, or turned (right ones first, each side
+    # reversed): rows not in name order (a function is compiled per order: two, not every permutation)
+    names = [*rv[::-1], *lv[::-1]] if turned else [*lv, *rv]
+    with _small_arrays(resume), _small_runs(small):
+        out = _rows(case, distinct, names)
+    if not (_ascend(L) and _ascend(R)):
+        assert out is None  # the merge would not be by end
+        return
+    rows, bound = out
+    assert rows.flags.c_contiguous and rows.shape[0] == len(names)
+    assert rows.tolist() == naive.and_join_rows(L, R, ts, wt, W, distinct, preds, lv, rv, table, names)
+    assert bound == (not rows.size or (L[0].min(initial=0) >= 0 and R[0].min(initial=0) >= 0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases(leaf_right=False), st.booleans(), st.integers(0, 12))
+def test_and_join_rows_caps_the_candidates(case, resume, cap):
+    ts, wt, W, L, R, table, lv, rv, preds = case
+    L, R = _one_partition(L, True), _one_partition(R, True)
+    case = (ts, wt, W, L, R, table, lv, rv, preds)
+    candidates = len(naive.and_join(L, R, ts, wt, W, False))
+    with _small_arrays(resume):
+        if candidates > cap:
+            with pytest.raises(ExplosionError, match=f"more than {cap} candidate"):
+                _rows(case, False, [*lv, *rv], cap)
+        else:
+            rows, _ = _rows(case, False, [*lv, *rv], cap)
+            assert rows.shape[1] == len(naive.and_join_where(L, R, ts, wt, W, False, preds, lv, rv, table))
+
+
+def test_and_join_rows_by_hand():
+    """Hand-enumerated: the b events 4 and 6 each drive over the (a, c) records (1, 2) and (0, 3), which the
+    merge meets in that order (by end); (a, c) = (5, 7) drives over both b events.  Every pair passes
+    a.p < c.p (p is the position here)."""
+    ts = np.arange(8, dtype=np.int64)
+    table = _table(8, ts, list(range(8)), [True] * 8, [0.0] * 8)
+    preds = [E.Cmp("<", E.Attr("a", "p"), E.Attr("c", "p"))]
+    pset = PredicateSet(preds, column_specs(table, ["p", "q"]))
+    names = ["a", "b", "c"]
+    fn = and_join_rows(pset, [0], ("b",), ("a", "c"), names)
+    b = np.array([4, 6], np.int64)
+    L = (b.reshape(-1, 1), b, b, np.array([0, 2], np.int64))
+    ac = np.array([[1, 2], [0, 3], [5, 7]], np.int64)
+    R = (ac, ac.min(axis=1), ac.max(axis=1), np.array([0, 3], np.int64))
+    rows, bound = and_join_filtered.and_join_rows(fn, L, R, ts, ts, 10, True, 100, pset.bind(table), 3,
+                                                  np.arange(3, dtype=np.int64))
+    # end 4 (b = 4 drives): (a, c) = (1, 2) and (0, 3) -> first 0 before first 1; end 6: the same two with
+    # b = 6; end 7 ((5, 7) drives): b = 4 (first 4), b = 6 (first 5)
+    assert rows.T.tolist() == [[0, 4, 3], [1, 4, 2], [0, 6, 3], [1, 6, 2], [5, 4, 7], [5, 6, 7]]
+    assert bound
+    # a record ending before the one before it: the merge is not by end
+    R2 = (ac[::-1].copy(), ac[::-1].min(axis=1), ac[::-1].max(axis=1), np.array([0, 3], np.int64))
+    assert and_join_filtered.and_join_rows(fn, L, R2, ts, ts, 10, True, 100, pset.bind(table), 3) is None
+    with pytest.raises(KernelInputError, match="one key partition"):
+        and_join_filtered.and_join_rows(fn, (*L[:3], np.array([0, 1, 2], np.int64)),
+                                        (*R[:3], np.array([0, 1, 3], np.int64)), ts, ts, 10, True, 100,
+                                        pset.bind(table), 3)

@@ -108,7 +108,7 @@ _CANDIDATE = '''\
                     continue
                 cand += 1
                 if cand > cap_max:
-                    return li[:0], ri[:0], gg[:0], -1, g, d, cand
+                    {past_cap}
 '''
 
 _TAIL = '''\
@@ -129,18 +129,25 @@ def join_where_source(pset: PredicateSet, pids, left_vars, right_vars, by_left: 
             + _candidate(left_vars, right_vars) + _tests(pset, pids, left_vars, right_vars) + _TAIL)
 
 
-def _candidate(left_vars, right_vars) -> str:
-    """:data:`_CANDIDATE` with its overlap test written out for the two records' widths."""
+def _candidate(left_vars, right_vars, past_cap: str = "return li[:0], ri[:0], gg[:0], -1, g, d, cand") -> str:
+    """:data:`_CANDIDATE` with its overlap test written out for the two records' widths; ``past_cap``
+    the statement returning status -1."""
     return _CANDIDATE.format(overlap=" or ".join(f"(Lpos[l, {i}] >= 0 and Lpos[l, {i}] == Rpos[r, {j}])"
-                                                 for i in range(len(left_vars)) for j in range(len(right_vars))))
+                                                 for i in range(len(left_vars)) for j in range(len(right_vars))),
+                             past_cap=past_cap)
 
 
-def _tests(pset: PredicateSet, pids, left_vars, right_vars) -> str:
+def _read(left_vars, right_vars):
+    """Variable ``v``'s event in candidate ``(l, r)``: read from its side's record."""
+    return lambda v: f"Lpos[l, {left_vars.index(v)}]" if v in left_vars else f"Rpos[r, {right_vars.index(v)}]"
+
+
+def _tests(pset: PredicateSet, pids, left_vars, right_vars,
+           outside: str = "return li[:0], ri[:0], gg[:0], -3, g, d, cand") -> str:
     """The lines testing predicates ``pids`` on candidate ``(l, r)``, a variable's event read from its
-    side's record (:func:`jitcep.codegen.predicates.loop_tests`); an event outside the table returns
-    status -3."""
-    return loop_tests(pset, pids, lambda v: f"Lpos[l, {left_vars.index(v)}]" if v in left_vars
-                      else f"Rpos[r, {right_vars.index(v)}]", "return li[:0], ri[:0], gg[:0], -3, g, d, cand")
+    side's record (:func:`jitcep.codegen.predicates.loop_tests`); an event outside the table runs
+    ``outside``, the statement returning status -3."""
+    return loop_tests(pset, pids, _read(left_vars, right_vars), outside)
 
 
 def join_where(pset: PredicateSet, pids, left_vars, right_vars, by_left: bool = False):
@@ -230,4 +237,184 @@ def and_join_where(pset: PredicateSet, pids, left_vars, right_vars):
     if fn is None:
         fn = pset.joins[key] = load_module(and_join_where_source(pset, pids, left_vars, right_vars),
                                            "jitcep_andjoinwhere").and_join_where
+    return fn
+
+
+# The final AND join written as the match table's rows (docs/semantics.md section 11): the merge above
+# over one partition, each passing pair written as a row of ``rows`` (the match's events in ``names``
+# order) instead of a pair.  The merge's driving steps come by end, and a pair ends where its driving
+# record does, so the rows come by end: only each end's run of rows is put in order (first position, then
+# the columns in name order), and only where a row came before the one written before it
+# (by insertion on their packed keys, as kernels.order._order_ends puts an end in order, written out here:
+# a call per end cost 3x the sort).  ``resume``: the merge's state at the first step of the end whose rows did
+# not fit (i, j and the two window pointers), so a next call writes that end's rows whole (status 1; 2 where
+# the list of long runs is full, _SORT_RUN); -5: a record
+# ending before the one before it (the merge would not be by end).
+_AND_ROWS_HEAD = _PROLOGUE + '''
+
+@njit(**NUMBA_FLAGS)
+def and_join_rows(L, R, W, distinct, cap_max, resume, rows, n0, key, bits, fields, kr, kb, ib, tmp, long, {params}):
+''' + _UNPACK + '''    n = np.int64(n0)
+    if G != 1:
+        return n, np.int64(-2), cand
+    i, i1 = Lg[0], Lg[1]
+    j, j1 = Rg[0], Rg[1]
+    if not (0 <= i <= i1 <= len(Len) and 0 <= j <= j1 <= len(Ren)):
+        return n, np.int64(-2), cand
+    loL, loR = i, j
+    if resume[0] >= 0:
+        if not (loL <= resume[2] <= resume[0] <= i1 and loR <= resume[3] <= resume[1] <= j1):
+            return n, np.int64(-2), cand
+        i, j, loL, loR = resume[0], resume[1], resume[2], resume[3]
+    run_end = np.int64(-1)
+    run_at, run_cand, run_i, run_j, run_loL, run_loR = n, cand, i, j, loL, loR
+    ordered = True
+    prev, prev_row = np.int64(-1), {no_row}
+    while i < i1 or j < j1:
+        from_left = j == j1 or (i < i1 and Len[i] <= Ren[j])
+        d_end = Len[i] if from_left else Ren[j]
+        if d_end != run_end:
+            if d_end < run_end:
+                return n, np.int64(-5), cand
+            if not ordered:
+                if n - run_at > len(kb) and long[0] == (len(long) - 1) // 2:
+                    resume[0], resume[1], resume[2], resume[3] = run_i, run_j, run_loL, run_loR
+                    return run_at, np.int64(2), run_cand
+{sort_inner}
+            run_end = d_end
+            run_at, run_cand, run_i, run_j, run_loL, run_loR = n, cand, i, j, loL, loR
+            ordered = True
+        if from_left:
+            d_wend, d_wst = Lwen[i], Lwst[i]
+            while loR < j and exceeds(Rwen[loR], d_wend, W):
+                loR += 1
+            k0, k1 = loR, j
+        else:
+            d_wend, d_wst = Rwen[j], Rwst[j]
+            while loL < i and exceeds(Lwen[loL], d_wend, W):
+                loL += 1
+            k0, k1 = loL, i
+        for k in range(k0, k1):
+            if from_left:
+                l, r, k_end, k_wst = i, k, Ren[k], Rwst[k]
+            else:
+                l, r, k_end, k_wst = k, j, Len[k], Lwst[k]
+            if k_end >= d_end:
+                continue
+            if exceeds(min(d_wst, k_wst), d_wend, W):
+                continue
+'''
+
+_AND_ROWS_TAIL = '''\
+            if n == rows.shape[1]:
+                resume[0], resume[1], resume[2], resume[3] = run_i, run_j, run_loL, run_loR
+                return run_at, np.int64(1), run_cand
+{write}            if n > run_at and (pk < prev or (pk == prev and row < prev_row)):
+                ordered = False
+            if n - run_at < len(kr):
+                kr[n - run_at] = pk
+            prev, prev_row = pk, row
+            n += 1
+        if from_left:
+            i += 1
+        else:
+            j += 1
+    if not ordered:
+        if n - run_at > len(kb) and long[0] == (len(long) - 1) // 2:
+            resume[0], resume[1], resume[2], resume[3] = run_i, run_j, run_loL, run_loR
+            return run_at, np.int64(2), run_cand
+{sort_outer}
+    return n, np.int64(0), cand
+'''
+
+
+# rows [run_at, n) (one end's) put in canonical order, as kernels.order._order_ends orders an end: by packed
+# key (kr, the run's keys in row order), ties by the rest of the columns in name order, equal rows in their
+# order; a run longer than the buffers is written down in ``long`` (its count, then each run's first and
+# end row), for the caller to sort (kernels.order._sort_run, a kernel compiled once, not linked into each
+# generated module; such ends are few); where ``long`` is full, status 2 at the run's start, so that the
+# caller sorts those and calls again
+_SORT_RUN = '''\
+if n - run_at > len(kb):
+    long[1 + 2 * long[0]] = run_at
+    long[2 + 2 * long[0]] = n
+    long[0] += 1
+else:
+    for jj in range(n - run_at):
+        xx = run_at + jj
+        vv = kr[jj]
+        ii = jj
+        while ii > 0:
+            ww = kb[ii - 1]
+            if ww < vv:
+                break
+            if ww == vv:
+                yy = ib[ii - 1]
+                cc = fields - 1
+                while cc < rows.shape[0] and rows[key[cc], xx] == rows[key[cc], yy]:
+                    cc += 1
+                if cc == rows.shape[0] or rows[key[cc], xx] > rows[key[cc], yy]:
+                    break
+            kb[ii] = ww
+            ib[ii] = ib[ii - 1]
+            ii -= 1
+        kb[ii] = vv
+        ib[ii] = xx
+    for cc in range(rows.shape[0]):
+        for jj in range(n - run_at):
+            tmp[jj] = rows[cc, ib[jj]]
+        for jj in range(n - run_at):
+            rows[cc, run_at + jj] = tmp[jj]
+'''
+
+
+def _sorted_run(pad: str) -> str:
+    """:data:`_SORT_RUN` indented by ``pad``."""
+    return "".join(pad + line for line in _SORT_RUN.splitlines(keepends=True)).rstrip("\n")
+
+
+def _row_lines(names, left_vars, right_vars, pad: str = " " * 12) -> str:
+    """The lines writing candidate ``(l, r)`` as row ``n`` of ``rows`` (variable ``names[c]``'s event in
+    row c) and making its key within an end: ``pk`` packed as kernels.order._row_keys packs it (its first
+    bound position + 1, 0 for none, then ``fields - 1`` of its events + 1 in the names' order, ``bits``
+    each), ``row`` its events in the names' order (for a tie of ``pk``)."""
+    read = _read(left_vars, right_vars)
+    by_name = sorted(range(len(names)), key=names.__getitem__)
+    lines = [f"{pad}x{c} = {read(v)}" for c, v in enumerate(names)]
+    lines += [f"{pad}rows[{c}, n] = x{c}" for c in range(len(names))]
+    lines.append(f"{pad}low = np.int64({_NO_LOW})")
+    lines += [f"{pad}if 0 <= x{c} < low:\n{pad}    low = x{c}" for c in range(len(names))]
+    lines.append(f"{pad}pk = np.int64(0) if low == {_NO_LOW} else low + 1")
+    lines += [f"{pad}if fields > {f + 1}:\n{pad}    pk = (pk << bits) | (x{c} + 1)" for f, c in enumerate(by_name)]
+    lines.append(f"{pad}row = ({', '.join(f'x{c}' for c in by_name)},)")
+    return "\n".join(lines) + "\n"
+
+
+_NO_LOW = (1 << 63) - 1
+"""A row's first position when none of its events is bound (kernels.order's ``_NO_LOW``)."""
+
+
+def and_join_rows_source(pset: PredicateSet, pids, left_vars, right_vars, names) -> str:
+    """Source of ``and_join_rows``: :func:`and_join_where_source`'s merge over one partition writing each
+    passing pair as a row of the match table, variable ``names[c]``'s event in row c, each end's rows in
+    canonical order."""
+    no_row = "(" + "".join(["np.int64(-1), "] * len(names)) + ")"
+    stop = "return n, np.int64({}), cand"
+    # the candidate loop is one level less deep than the partitioned layouts' (one partition)
+    body = _candidate(left_vars, right_vars, stop.format(-1)) + _tests(pset, pids, left_vars, right_vars,
+                                                                        stop.format(-3))
+    return (_AND_ROWS_HEAD.format(params=", ".join(loop_params(pset)), arith_import=ARITH_IMPORT, no_row=no_row,
+                                  sort_inner=_sorted_run(" " * 16))
+            + "".join(line[4:] for line in body.splitlines(keepends=True))
+            + _AND_ROWS_TAIL.format(write=_row_lines(names, left_vars, right_vars), sort_outer=_sorted_run(" " * 8)))
+
+
+def and_join_rows(pset: PredicateSet, pids, left_vars, right_vars, names):
+    """The compiled ``and_join_rows`` of :func:`and_join_rows_source`, kept on the set per layout as
+    :func:`join_where` keeps its functions."""
+    key = ("and rows", tuple(pids), tuple(left_vars), tuple(right_vars), tuple(names))
+    fn = pset.joins.get(key)
+    if fn is None:
+        fn = pset.joins[key] = load_module(and_join_rows_source(pset, pids, left_vars, right_vars, names),
+                                           "jitcep_andjoinrows").and_join_rows
     return fn

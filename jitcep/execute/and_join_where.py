@@ -9,9 +9,12 @@ in the same order, and the same cap on the candidates.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import config
-from ..codegen.join_where import and_join_where
+from ..codegen.join_where import and_join_rows, and_join_where
 from ..kernels import and_join_filtered
+from ..matches import MatchTable
 from ..plan.operators import AndJoin
 
 
@@ -32,3 +35,27 @@ def pairs(node, L, R, state, cap: int):
     fn = and_join_where(state.preds, [state.pid[id(p)] for p in node.predicates], L.vars, R.vars)
     return and_join_filtered.and_join_where(fn, L.timed(), R.timed(), state.table.ts, state.wt, state.W,
                                             node.overlap, cap, state.bound)
+
+
+def writes_rows(node, L, R, state) -> bool:
+    """Does this AND join, taking the in-loop path (:func:`in_loop`), write the match table's rows itself
+    (:func:`rows`)?  When it is the final join, no list variable is anywhere (its rows are single
+    events) and its inputs hold one key partition (the rows then come by end from its merge alone)."""
+    return (node is state.final and not (L.lists or R.lists or state.plan.list_vars) and len(L.goff) == 2
+            and sorted(L.vars + R.vars) == sorted(state.plan.variables))
+
+
+def rows(node, L, R, state, cap: int) -> MatchTable | None:
+    """The match table of the join's passing pairs, written in canonical order by a function generated
+    for the join (:func:`jitcep.kernels.and_join_filtered.and_join_rows`), more than ``cap`` candidates an
+    ExplosionError; None where an input's records do not come by end (the pairs are then made and
+    ordered as any join's)."""
+    names = state.plan.variables
+    fn = and_join_rows(state.preds, [state.pid[id(p)] for p in node.predicates], L.vars, R.vars, names)
+    key = np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)
+    out = and_join_filtered.and_join_rows(fn, L.timed(), R.timed(), state.table.ts, state.wt, state.W,
+                                          node.overlap, cap, state.bound, len(names), key)
+    if out is None:
+        return None
+    block, bound = out
+    return MatchTable(block.shape[1], dict(zip(names, block)), block=block, bound=bound)

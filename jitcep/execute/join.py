@@ -77,6 +77,10 @@ def _joined(node, state, execute) -> Buffer:
                 L.timed(), R.timed(), state.table.ts, state.wt, state.W, options.order,
                 node.overlap and options.order == "nondecreasing_ts", cap, node.driver, state.threads))
         elif and_join_where.in_loop(node, L, R, state):
+            table = and_join_where.rows(node, L, R, state, cap) if and_join_where.writes_rows(node, L, R, state) \
+                else None
+            if table is not None:
+                return table
             li, ri, g = and_join_where.pairs(node, L, R, state, cap)
         else:
             li, ri, g = _tested(node, L, R, state, lambda: and_join(

@@ -22,9 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from numba import njit
+
+from ..config import NUMBA_FLAGS
 from .alloc import empty
 from .checks import fail
 from .join import _check, _checked, _timed
+from .order import _RUN, _key_order, _sort_run
 from .window import window_bound
 
 
@@ -76,6 +80,11 @@ def and_join_where(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tu
     return li, ri, g
 
 
+_LONG = 64
+"""Ends of more rows than the run buffers hold (``_RUN``), out of order, that :func:`and_join_rows`' function
+lists for the wrapper to sort per call (an end is the matches one event completes: such ends are few)."""
+
+
 def _arrays(size: int, old, n: int):
     """Pair arrays ``(li, ri, g)`` of ``size`` pairs, the first ``n`` copied from ``old``."""
     out = tuple(empty(size, np.int64) for _ in range(3))
@@ -83,3 +92,77 @@ def _arrays(size: int, old, n: int):
         for a, b in zip(out, old):
             a[:n] = b[:n]
     return out
+
+
+def and_join_rows(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tuple, k: int,
+                  key=None) -> tuple[np.ndarray, bool] | None:
+    """The matches that are the pairs of :func:`and_join_where` (one key partition) in canonical order
+    (docs/semantics.md section 11), written by ``fn`` (:func:`jitcep.codegen.join_where.and_join_rows`,
+    generated for the match table's ``k`` variables) as a C-ordered (k, pairs) matrix, and True when no
+    position in it is unbound because no record's is (as
+    :func:`jitcep.kernels.final_join.seq_join_rows` says it).  ``key``: the rows in the order the
+    canonical order compares them (the variables' name order, as the function was generated); None: row
+    order.  None where a record of either input ends before the one before it: the merge is then not by
+    end, and the pairs are to be ordered as any join's (:func:`jitcep.kernels.order.canonical_pairs`).
+
+    The merge (and its cap on candidates) is :func:`and_join_where`'s; each end's rows are written as
+    their pairs pass and put in order among themselves where one came before the row before it.  Where
+    the matrix fills, the function hands back the merge's state at the first step of the end it was
+    writing and the next call writes that end again into a larger matrix holding a copy of the rows so
+    far.  Invariants as :func:`and_join_where`'s, and one key partition."""
+    what = "an AND join"
+    Lt, Rt = _checked(what, _timed(L, ts, wt), _timed(R, ts, wt))
+    if len(Lt[3]) != 2:
+        raise fail("and_join_rows", "the match table's rows are written over one key partition")
+    key = _key_order("and_join_rows", key, int(k))
+    cap, k = int(cap), int(k)
+    args = (window_bound(W), bool(distinct))
+    resume = np.full(4, -1, np.int64)
+    kr, kb, ib, tmp = (np.empty(_RUN, np.int64) for _ in range(4))
+    long = np.zeros(1 + 2 * _LONG, np.int64)  # ends past the run buffers, out of order: sorted here
+    # a row's key within its end packed into one int64, as canonical_pairs packs it
+    bits = max(int(len(ts)).bit_length(), 1)
+    fields = min(63 // bits, k + 1)
+    records = int(Lt[3][-1] - Lt[3][0] + Rt[3][-1] - Rt[3][0])
+    size = min(_first_size(records), cap)
+    rows = empty(k * size, np.int64).reshape(k, size)
+    n, made = 0, 0
+    while True:
+        room = size - n
+        n, status, cand = fn(Lt, Rt, *args, cap - made, resume, rows, n, key, bits, fields, kr, kb, ib, tmp,
+                                 long, *bound)
+        if status == -3:
+            raise fail(what, "a predicate's event lies outside the event table")
+        if status == -5:
+            return None
+        _check(int(status), what, cap)
+        n, made = int(n), made + int(cand)
+        for t in range(int(long[0])):
+            _sort_run(rows, key, long[1 + 2 * t], long[2 + 2 * t])
+        long[0] = 0
+        if status == 0:
+            break
+        if status == 2:  # the long runs' list was full: sorted, the next call goes on from the run's start
+            continue
+        # as and_join_where sizes its next arrays: the rows per merged record so far times the records
+        # left, plus a quarter, at least twice the last call's room, at most what the cap leaves
+        done = int(resume[0] - Lt[3][0] + resume[1] - Rt[3][0])
+        ahead = n * (records - done) // max(done, 1)
+        size = n + min(max(ahead + ahead // 4 + 16, 2 * room + 1), cap - made)
+        grown = empty(k * size, np.int64).reshape(k, size)
+        grown[:, :n] = rows[:, :n]
+        rows = grown
+    if n < size:  # the rows end to end, as the output reads them (MatchTable.block)
+        rows = _packed(rows.reshape(-1), size, n).reshape(k, n)
+    return rows, not n or (Lt[0].min(initial=0) >= 0 and Rt[0].min(initial=0) >= 0)
+
+
+@njit(**NUMBA_FLAGS)
+def _packed(flat, size, n):
+    # the first n entries of each row of a (k, size) matrix moved to the front, end to end: each moves
+    # toward the front, so copying forward never reads an entry already overwritten
+    k = len(flat) // size
+    for c in range(1, k):
+        for t in range(n):
+            flat[c * n + t] = flat[c * size + t]
+    return flat[:k * n]
