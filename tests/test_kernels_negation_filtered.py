@@ -92,4 +92,6 @@ def test_the_generated_loop_binds_the_candidate_and_the_record_columns():
     conds = [E.Cmp("<", E.Attr("n", "p"), E.Attr("b", "p"))]
     pset = PredicateSet(conds, column_specs(table, ["p"]))
     src = negation_where_source(pset, [0], "n", ("a", "b"))
-    assert "= pos[r, 1]" in src and "= e\n" in src and "pos[r, 0]" not in src
+    assert "= pos[r, 1]\n" in src and "= e\n" in src and "= pos[r, 0]\n" not in src
+    # the record's own events, every column, compared in place (no row view per record)
+    assert "if e == pos[r, 0] or e == pos[r, 1]:" in src and "pos[r]" not in src

@@ -254,9 +254,12 @@ def _searched_ranges(cand, ts, wt, W, order, start, end, c0, c1, r0, r1, lo, hi)
 
 
 @njit(**NUMBA_FLAGS)
-def _in_record(row, e):
-    for x in row:
-        if x == e:
+def _in_record(pos, r, e):
+    """Whether event ``e`` is one of record r's own (a row of ``pos``).  Indexed in place: a row view
+    ``pos[r]`` per record costs its reference counting (simpleNot x100's 268,700 records: ~2.6 ms of
+    a 3.6 ms loop)."""
+    for j in range(pos.shape[1]):
+        if pos[r, j] == e:
             return True
     return False
 
@@ -269,7 +272,7 @@ def _any_outside(pos, lo, hi, cand, killed):
         if not (0 <= lo[r] and hi[r] <= len(cand)):
             return False
         for i in range(lo[r], hi[r]):  # at most (record width + 1) steps: the record's events are distinct
-            if not _in_record(pos[r], cand[i]):
+            if not _in_record(pos, r, cand[i]):
                 killed[r] = True
                 break
     return True
@@ -302,7 +305,7 @@ def _pair_rows(pos, lo, hi, cand, skip, r0, r1, cols, rec, P):
             continue
         for i in range(lo[q], hi[q]):
             e = cand[i]
-            if _in_record(pos[q], e):
+            if _in_record(pos, q, e):
                 continue
             rec[k] = q
             for t in range(len(cols)):
