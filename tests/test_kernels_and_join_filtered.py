@@ -19,7 +19,7 @@ from jitcep.codegen.join_where import and_join_rows, and_join_where, and_join_wh
 from jitcep.codegen.predicates import column_specs
 from jitcep.errors import ExplosionError, KernelInputError
 from jitcep.kernels import and_join, and_join_filtered
-from test_kernels_join_filtered import _table, cases
+from test_kernels_join_filtered import _table, cases, predicate_lists
 
 E = import_module("jitcep.pattern.expr")
 
@@ -133,15 +133,43 @@ def _small_runs(small):
         yield
 
 
+@st.composite
+def rows_cases(draw, every_function=False):
+    """(case, turned): :func:`cases` for the rows layout, and whether the match table's rows are turned
+    (right variables first, each side reversed: rows not in name order) instead of in the joins' order.
+    Each (widths, predicate list, order) is a function of ~190 lines compiled for it, ~5 s cold: by default
+    one list and one order per pair of widths (turned where their sum is odd: 9 functions), every one in
+    the slow test (36)."""
+    case = draw(cases(leaf_right=False))
+    lv, rv = case[6], case[7]
+    if every_function:
+        return case, draw(st.booleans())
+    w = len(lv) + len(rv)
+    return (*case[:-1], predicate_lists(lv, rv)[w % 4]), w % 2 == 1
+
+
+def _names(lv, rv, turned):
+    return [*rv[::-1], *lv[::-1]] if turned else [*lv, *rv]
+
+
 @settings(max_examples=400, deadline=None)
-@given(cases(leaf_right=False), st.booleans(), st.booleans(), st.booleans(), st.booleans(), st.booleans())
-def test_and_join_rows_are_the_passing_pairs_in_canonical_order(case, distinct, resume, small, by_end, turned):
+@given(rows_cases(), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_and_join_rows_are_the_passing_pairs_in_canonical_order(case, distinct, resume, small, by_end):
+    _check_rows(*case, distinct, resume, small, by_end)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(rows_cases(every_function=True), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_and_join_rows_in_canonical_order_every_function(case, distinct, resume, small, by_end):
+    _check_rows(*case, distinct, resume, small, by_end)
+
+
+def _check_rows(case, turned, distinct, resume, small, by_end):
     ts, wt, W, L, R, table, lv, rv, preds = case
     L, R = _one_partition(L, by_end), _one_partition(R, by_end)
     case = (ts, wt, W, L, R, table, lv, rv, preds)
-    # the match table's rows in the joins' order of the variables, or turned (right ones first, each side
-    # reversed): rows not in name order (a function is compiled per order: two, not every permutation)
-    names = [*rv[::-1], *lv[::-1]] if turned else [*lv, *rv]
+    names = _names(lv, rv, turned)
     with _small_arrays(resume), _small_runs(small):
         out = _rows(case, distinct, names)
     if not (_ascend(L) and _ascend(R)):
@@ -154,18 +182,18 @@ def test_and_join_rows_are_the_passing_pairs_in_canonical_order(case, distinct, 
 
 
 @settings(max_examples=200, deadline=None)
-@given(cases(leaf_right=False), st.booleans(), st.integers(0, 12))
+@given(rows_cases(), st.booleans(), st.integers(0, 12))
 def test_and_join_rows_caps_the_candidates(case, resume, cap):
-    ts, wt, W, L, R, table, lv, rv, preds = case
+    (ts, wt, W, L, R, table, lv, rv, preds), turned = case
     L, R = _one_partition(L, True), _one_partition(R, True)
     case = (ts, wt, W, L, R, table, lv, rv, preds)
     candidates = len(naive.and_join(L, R, ts, wt, W, False))
     with _small_arrays(resume):
         if candidates > cap:
             with pytest.raises(ExplosionError, match=f"more than {cap} candidate"):
-                _rows(case, False, [*lv, *rv], cap)
+                _rows(case, False, _names(lv, rv, turned), cap)
         else:
-            rows, _ = _rows(case, False, [*lv, *rv], cap)
+            rows, _ = _rows(case, False, _names(lv, rv, turned), cap)
             assert rows.shape[1] == len(naive.and_join_where(L, R, ts, wt, W, False, preds, lv, rv, table))
 
 
