@@ -210,6 +210,23 @@ def test_a_rare_filtered_type_is_sampled_from_the_runs_grouping():
     assert st.rates["r"] == pytest.approx(int((r["x"] < 0.5).sum()) / (n - 1), rel=1e-9)  # all of them read
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_conjuncts_over_one_pair_are_read_on_one_draw_of_tuples(frame, seed):
+    """docs/planning.md, "One draw of tuples per set of variables": a conjunct and its complement over the
+    same pair read complementary shares of the same tuples, (p + 0.5) / (t + 1) + (t - p + 0.5) / (t + 1) = 1
+    (x is uniform floats: no ties); the first conjunct over the pair reads what it reads alone; a conjunct
+    over another pair draws its own tuples (the complement over (a, c) does not sum to 1 with a.x < b.x)."""
+    text = "PATTERN SEQ(A a, B b, C c) WHERE a.x < b.x AND a.x >= b.x AND a.x >= c.x WITHIN 100"
+    st, _ = _estimate(frame, text, seed=seed)
+    sels = st.selectivities
+    assert sels["a.x < b.x"] + sels["a.x >= b.x"] == pytest.approx(1.0, abs=1e-12)
+    assert sels["a.x < b.x"] + sels["a.x >= c.x"] != pytest.approx(1.0, abs=1e-12)
+    alone, _ = _estimate(frame, "PATTERN SEQ(A a, B b, C c) WHERE a.x < b.x AND a.x >= c.x WITHIN 100",
+                         seed=seed)
+    assert alone.selectivities["a.x < b.x"] == sels["a.x < b.x"]
+    assert all(st.sources[t] == "sampled" for t in ("a.x < b.x", "a.x >= b.x", "a.x >= c.x"))
+
+
 def test_estimate_is_deterministic(frame):
     a, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 100")
     b, _ = _estimate(frame, "PATTERN SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 100")
