@@ -25,6 +25,8 @@ keeps, which a join writing its candidates first would read back per variable an
 
 from __future__ import annotations
 
+import textwrap
+
 from .cache import load_module
 from .predicates import ARITH_IMPORT, PredicateSet, loop_params, loop_tests
 
@@ -162,6 +164,32 @@ def join_where(pset: PredicateSet, pids, left_vars, right_vars, by_left: bool = 
     return fn
 
 
+# One driving step of the AND merge by end, shared by both AND layouts: the window pointer of the other input
+# advanced past the records the driver's window excludes, then each candidate before it (ending before the
+# driver, inside the window); the layouts indent it to their loop and follow it with their own writes.
+_AND_STEP = '''\
+if from_left:
+    d_wend, d_wst = Lwen[i], Lwst[i]
+    while loR < j and exceeds(Rwen[loR], d_wend, W):
+        loR += 1
+    k0, k1 = loR, j
+else:
+    d_wend, d_wst = Rwen[j], Rwst[j]
+    while loL < i and exceeds(Lwen[loL], d_wend, W):
+        loL += 1
+    k0, k1 = loL, i
+for k in range(k0, k1):
+    if from_left:
+        l, r, k_end, k_wst = i, k, Ren[k], Rwst[k]
+    else:
+        l, r, k_end, k_wst = k, j, Len[k], Lwst[k]
+    if k_end >= d_end:
+        continue
+    if exceeds(min(d_wst, k_wst), d_wend, W):
+        continue
+'''
+
+
 # jitcep.kernels.join._and_join's merge by end (ZStream Algorithm 3): the record ending first drives and
 # pairs with the other input's records ending before it inside the window; one loop body for both sides.
 # ``resume``: a previous call's state at the driving step where its arrays filled (i, j and the two
@@ -185,26 +213,8 @@ def and_join_where(L, R, W, distinct, cap_max, g0, resume, li, ri, gg, {params})
         while i < i1 or j < j1:
             at, cand_at, at_i, at_j, at_loL, at_loR = n, cand, i, j, loL, loR
             from_left = j == j1 or (i < i1 and Len[i] <= Ren[j])
-            if from_left:
-                d_end, d_wend, d_wst = Len[i], Lwen[i], Lwst[i]
-                while loR < j and exceeds(Rwen[loR], d_wend, W):
-                    loR += 1
-                k0, k1 = loR, j
-            else:
-                d_end, d_wend, d_wst = Ren[j], Rwen[j], Rwst[j]
-                while loL < i and exceeds(Lwen[loL], d_wend, W):
-                    loL += 1
-                k0, k1 = loL, i
-            for k in range(k0, k1):
-                if from_left:
-                    l, r, k_end, k_wst = i, k, Ren[k], Rwst[k]
-                else:
-                    l, r, k_end, k_wst = k, j, Len[k], Lwst[k]
-                if k_end >= d_end:
-                    continue
-                if exceeds(min(d_wst, k_wst), d_wend, W):
-                    continue
-'''
+            d_end = Len[i] if from_left else Ren[j]
+''' + textwrap.indent(_AND_STEP, " " * 12) + ''''''
 
 _AND_TAIL = '''\
                 if n == len(li):
@@ -284,26 +294,7 @@ def and_join_rows(L, R, W, distinct, cap_max, resume, rows, n0, key, bits, field
             run_end = d_end
             run_at, run_cand, run_i, run_j, run_loL, run_loR = n, cand, i, j, loL, loR
             ordered = True
-        if from_left:
-            d_wend, d_wst = Lwen[i], Lwst[i]
-            while loR < j and exceeds(Rwen[loR], d_wend, W):
-                loR += 1
-            k0, k1 = loR, j
-        else:
-            d_wend, d_wst = Rwen[j], Rwst[j]
-            while loL < i and exceeds(Lwen[loL], d_wend, W):
-                loL += 1
-            k0, k1 = loL, i
-        for k in range(k0, k1):
-            if from_left:
-                l, r, k_end, k_wst = i, k, Ren[k], Rwst[k]
-            else:
-                l, r, k_end, k_wst = k, j, Len[k], Lwst[k]
-            if k_end >= d_end:
-                continue
-            if exceeds(min(d_wst, k_wst), d_wend, W):
-                continue
-'''
+''' + textwrap.indent(_AND_STEP, " " * 8) + ''''''
 
 _AND_ROWS_TAIL = '''\
             if n == rows.shape[1]:
