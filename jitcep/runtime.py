@@ -266,7 +266,7 @@ def costed(pattern: Pattern, options: Options, table: EventTable | None, statist
         # under SMALL_TABLE only the reduction's rule reads the counts: counted where it may
         counted = (None if table.n >= SMALL_WORK_TABLE or _alternatives(pattern) or (
             table.n < SMALL_TABLE and not reads_counts(_logical(pattern), options))
-                   else pattern_order_counts(_logical(pattern), table))
+                   else pattern_order_counts(_logical(pattern), table if ctx is None else ctx.sampled_table()))
         if table.n < SMALL_TABLE:
             return default_plan(pattern, options) if counted is None else _counted(pattern, options, counted)
         note = None if counted is None else small_work(_logical(pattern), table, counted)

@@ -138,8 +138,8 @@ def rows_cases(draw, every_function=False):
     """(case, turned): :func:`cases` for the rows layout, and whether the match table's rows are turned
     (right variables first, each side reversed: rows not in name order) instead of in the joins' order.
     Each (widths, predicate list, order) is a function of ~190 lines compiled for it, ~5 s cold: by default
-    one list and one order per pair of widths (turned where their sum is odd: 9 functions), every one in
-    the slow test (36)."""
+    one list and one order per pair of widths (turned where their sum is odd: 9 functions, and the hand case's
+    one), every one in the slow test (36)."""
     case = draw(cases(leaf_right=False))
     lv, rv = case[6], case[7]
     if every_function:

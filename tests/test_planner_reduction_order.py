@@ -5,8 +5,8 @@ A long SEQ whose chains fill its window (two types alternating, one event per ts
 ``WITHIN 49``) holds few partial matches in any tree of runs, each join keeping only the records that extend
 to a chain, and a combinatorial number in a tree joining the SEQ's two ends first (an AND join, no
 extension test: every choice of the middle events in the window).  Priced on whole leaves, the predicate
-``v0.x <= v47.x`` made that join look cheapest, and greedy (and dp_bushy / dp_left_deep past their budgets,
-which fall back to greedy's plan) ended in an ExplosionError where zstream's plan returns the matches.
+``v0.x <= v47.x`` makes that join look cheapest, and greedy (and dp_bushy / dp_left_deep past their budgets,
+which fall back to greedy's plan) would end in an ExplosionError where zstream's plan returns the matches.
 
 The expected matches are enumerated by hand (the reference evaluator takes minutes on these chains)."""
 
@@ -110,3 +110,25 @@ def test_run_shares_by_hand():
     assert kept[1][2] == pytest.approx(1 - (1 - math.exp(-2)) / 2, rel=1e-6)
     assert kept[0][2] == 1.0
     assert run_shares([2.0, 0.0, 5.0])[0][0] == 0.0  # a rate of 0: no chain
+
+
+def test_run_shares_at_the_extremes():
+    """A share far below 1e-16 keeps its digits (a run's pair beside ten rare variables: ``X / 2`` to
+    first order, not 0, which would price the run as free); a rate of 0 is no chain without a NumPy
+    warning; a ``W r`` past a float is read as the estimates' bound, not as no chain.  The quadrature (12
+    variables) and the closed forms (3) alike."""
+    import math
+    import warnings
+
+    from jitcep.plan.planner.chain_shares import run_shares
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        long_rare = run_shares([0.01] * 12)
+        x = 0.01 ** 10 / math.factorial(10)
+        assert long_rare[0][0] == pytest.approx(x, rel=1e-6)  # a leaf: 1 - e^-X
+        assert 0 < long_rare[0][1] < x  # a pair's slack below the window
+        short_rare = run_shares([1e-12, 1e-12, 1e-12])
+        assert short_rare[0][1] == pytest.approx(1e-12 / 2, rel=1e-6)  # 1 - (1 - e^-X) / X ~ X / 2
+        assert run_shares([2.0, 0.0, 5.0, 1.0])[2][3] == 0.0
+        assert run_shares([1e308, 2.0, 3.0, 4.0])[1][2] == 1.0  # X past any count: every record extends

@@ -77,7 +77,7 @@ class EventTable:
         """int8 codes of the events against ``names`` (distinct): ``j`` where an event's type is
         ``names[j]``, -1 for any other type and for the null type; None unless they can be read from the
         type column's views before it is coded (:meth:`TypeViews.run_codes`: the type codes not read yet,
-        every name at most 12 bytes).  Kept per ``names``."""
+        every name at most 12 bytes).  Kept for the last ``names`` asked."""
         views = self.__dict__.get("_type_views")
         if views is None or "type_code" in self.__dict__:
             return None
@@ -168,7 +168,7 @@ def _with_nulls(s: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
     are the buffer itself (read-only, zero-copy), whatever it holds where null (a :class:`Column`'s values
     are arbitrary there: every reader tests ``valid`` first); the validity bits unpacked.  Polars'
     ``is_not_null`` and ``fill_null`` are a query each (~0.15 ms apiece on a 200,000-row column inside a
-    run, five such columns in the sensor file), and writing 0 where null was a pass writing every value
+    run, five such columns in the sensor file), and writing 0 where null would be a pass writing every value
     (~0.19 ms a column there, from memory the run's passes have pushed out of cache); else None."""
     if s.dtype not in (pl.Int64, pl.Float64) or s.n_chunks() != 1:
         return None
@@ -368,11 +368,11 @@ def _new_table(fields: dict, row: np.ndarray | None, partition: Partition | None
 
 class TypeViews:
     """A String type column in Arrow string views (sorted input: row i is position i), coded when first
-    asked: the whole dictionary (:meth:`coded`, today's :func:`~jitcep.events.coding._dict_encode`, once) or
+    asked: the whole dictionary (:meth:`coded`: :func:`~jitcep.events.coding._dict_encode`, once) or
     only a run's names (:meth:`run_codes`, one pass comparing each view with theirs).
 
     A pattern over 3 of 20 types needs only where its 3 types are: numbering those alone, not coding all
-    20, saves 0.4-0.7 ms of a 7-11 ms run at 10^6 events (perf/notes/fixed_costs.md, session 22)."""
+    20, saves 0.4-0.7 ms of a 7-11 ms run at 10^6 events (perf/notes/fixed_costs.md, "Type codes only where read")."""
 
     def __init__(self, series: pl.Series, arrays):
         self.series = series
@@ -399,8 +399,8 @@ class TypeViews:
     def run_codes(self, names: tuple[str, ...]) -> np.ndarray | None:
         """:meth:`EventTable.run_type_codes` from the views; None when a name is past 12 bytes (not in its
         view: :func:`~jitcep.kernels.encode.wanted_view_keys`)."""
-        if names not in self._runs:
+        if names not in self._runs:  # the last set's codes alone (a run asks for one): n bytes, not n per set
             keys = _enc.wanted_view_keys(names)
-            self._runs[names] = None if keys is None else _enc.run_view_codes(
-                _view_chunks(self.series, self._arrays), keys, self._valid, len(self.series))
+            self._runs = {names: None if keys is None else _enc.run_view_codes(
+                _view_chunks(self.series, self._arrays), keys, self._valid, len(self.series))}
         return self._runs[names]

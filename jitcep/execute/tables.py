@@ -53,9 +53,10 @@ class TableContext:
         self._read = _reads(plans)
         self._sampled = None
         self.coding: dict[tuple[str, ...], tuple] = {}
+        typed = self.sampled_table()  # the rule reads type codes: the run's, so the table's stay unmade
         for plan in plans:
             if plan.key not in self.coding:
-                self.coding[plan.key] = key_coding.choose(table, plan.key, self.leaf_types.get(plan.key),
+                self.coding[plan.key] = key_coding.choose(typed, plan.key, self.leaf_types.get(plan.key),
                                                           plan.key in untyped, self.streams is not None, threads)
 
     @property
@@ -259,7 +260,7 @@ class TableContext:
 RUN_TYPES_MAX = 8
 """The most types a run numbers on its own (:func:`run_types`): one pass compares each event's view with
 every name (0.74 ms for 3 names, 0.97 for 8 at 10^6 events, against 1.0-1.1 ms to code every name, which
-a hash probe does at any number; perf/notes/fixed_costs.md, session 22)."""
+a hash probe does at any number; perf/notes/fixed_costs.md, "Type codes only where read")."""
 
 
 def run_types(table: EventTable, leaf_types: dict, untyped: set, plans: list[PhysicalPlan]):

@@ -206,7 +206,7 @@ def leaf_inputs(kernel: str, leaves, ts, wt, order: str, src):
         raise fail(kernel, f"the rows {rows} are not the {len(leaves)} leaves once each")
     ties = order == "nondecreasing_ts"
     ridx = np.array([rows.index(v) for v in range(len(leaves))], np.int64)
-    return timed, ridx, 0 if ties else ORDER_CODE[order], ties
+    return timed, ridx, ORDER_CODE["position" if ties else order], ties
 
 
 def seq3_leaf_rows(A, B, C, ts, wt, W: int, order: str, inner_cap: int, cap: int, src, n_events: int,

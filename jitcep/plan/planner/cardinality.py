@@ -407,7 +407,7 @@ def _chain_extends(layout: _Layout, chain, card) -> tuple:
     index order; ``card[i]`` is unit i's ``W r``."""
     if chain is None or tuple(layout.single) != tuple(chain):
         return ()
-    return tuple(map(tuple, run_shares(card).tolist()))
+    return run_shares(card)
 
 
 def _unit_cards(layout: _Layout, pairs: _Pairs, rate: dict, span: float) -> tuple[list, list]:
@@ -707,7 +707,7 @@ class _Work:
         describe them, semantics 9): their input's rows, an upper bound."""
         if isinstance(node, SemiJoinReduce):
             self.chain = {v: i for i, v in enumerate(node.chain)}
-            self.kept = run_shares([self.W * self.rate(v) for v in node.chain]).tolist()
+            self.kept = run_shares([self.W * self.rate(v) for v in node.chain])
         alts = self(node.input)
         return alts, sum(r for _, r in alts)
 

@@ -15,10 +15,12 @@ search's pricing, docs/planning.md "The reduction in the join order").
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
+from .finite import MAX_ESTIMATE
 from .order_share import FACTORIALS, MAX_SIZE
 
 
@@ -70,7 +72,7 @@ _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(24)
 _EDGE = 4.0  # the survival exp(-(v / a)^m) is within e^-e^-4 of 1 below a e^(-4/m) and under e^-e^4 above a e^(4/m)
 
 
-def run_shares(wr) -> np.ndarray:
+def run_shares(wr) -> tuple[tuple[float, ...], ...]:
     """``kept[a, b]``: the share of the records of the run ``v_a .. v_b`` of a chain (``wr``: each variable's
     ``W r_v`` in chain order) that extend to a whole chain, averaged over the records' spans: what a join
     binding that run keeps under a semi-join reduction (``extending records only``), and, for ``a == b``, what
@@ -89,14 +91,25 @@ def run_shares(wr) -> np.ndarray:
     window leaves no room for the rest of the chain.
 
     The mean is a Gauss-Legendre quadrature in three pieces around the slack ``a = X^(-1/m)`` where
-    ``X v^m`` crosses 1 (the survival falls from 1 to 0 over a factor ``e^(8/m)`` of ``v`` there)."""
-    wr = np.asarray(wr, np.float64)
+    ``X v^m`` crosses 1 (the survival falls from 1 to 0 over a factor ``e^(8/m)`` of ``v`` there); on a
+    chain of three or fewer every run is a leaf or a pair beside one variable, whose means have closed forms
+    (:func:`_short_chain`).  A rate of 0 gives no chain (share 0); a ``W r`` past :data:`~.finite.MAX_ESTIMATE`
+    is read as that bound.  Kept per ``wr``: a plan's search and its estimate ask for the same chain."""
+    return _run_shares(tuple(float(x) for x in wr))
+
+
+_NO_EVENTS = -1e6
+"""The log of a rate of 0's ``W r``: finite, so that a run's own logs cancel out of its ``X`` exactly as
+the others' do (``log 0 = -inf`` would leave ``inf - inf``), while ``X`` of any run beside it is 0."""
+
+
+@functools.lru_cache(maxsize=256)
+def _run_shares(wr: tuple[float, ...]) -> tuple[tuple[float, ...], ...]:
     n = len(wr)
+    logs = [math.log(min(x, MAX_ESTIMATE)) if x > 0 else _NO_EVENTS for x in wr]
+    if n <= 3:
+        return _short_chain(logs)
     kept = np.ones((n, n))
-    if n < 2:
-        return kept
-    with np.errstate(divide="ignore"):
-        logs = np.log(wr)
     prefix = np.concatenate(([0.0], np.cumsum(logs)))
     a_idx, b_idx = np.triu_indices(n)
     j = b_idx - a_idx + 1
@@ -104,9 +117,26 @@ def run_shares(wr) -> np.ndarray:
     inner = m > 0
     a_idx, b_idx, j, m = a_idx[inner], b_idx[inner], j[inner], m[inner]
     log_x = prefix[n] - (prefix[b_idx + 1] - prefix[a_idx]) - _LOG_FACTORIALS[m]
-    log_x = np.where(np.isnan(log_x), -np.inf, log_x)  # a rate of 0 beside one past a float: no chain
     kept[a_idx, b_idx] = _extends(log_x, j, m)
-    return kept
+    return tuple(map(tuple, kept.tolist()))
+
+
+def _short_chain(logs: list[float]) -> tuple[tuple[float, ...], ...]:
+    """:func:`run_shares` of a chain of at most three (``logs``: each ``log W r``) in closed form: a leaf's
+    share ``1 - e^-X``; a pair's slack ``v`` is uniform (``Beta(1, 1)``) and the one variable beside it is
+    expected ``X v`` times, so ``E[1 - e^(-X v)] = 1 - (1 - e^-X) / X`` (``X/2 - X^2/6`` where ``X`` is
+    small enough for that difference to cancel)."""
+    n = len(logs)
+    kept = [[1.0] * n for _ in range(n)]
+    for a in range(n):
+        for b in range(a, n - 1 if a == 0 else n):
+            m = n - (b - a + 1)
+            x = math.exp(min(sum(logs) - sum(logs[a:b + 1]) - math.lgamma(m + 1.0), 700.0))
+            if a == b:
+                kept[a][b] = -math.expm1(-x)
+            else:
+                kept[a][b] = x / 2 - x * x / 6 if x < 1e-5 else 1.0 + math.expm1(-x) / x
+    return tuple(map(tuple, kept))
 
 
 _LOG_FACTORIALS = np.array([math.lgamma(k + 1.0) for k in range(MAX_SIZE + 1)])
@@ -116,15 +146,15 @@ def _extends(log_x: np.ndarray, j: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``E[1 - exp(-X v^m)]``, ``v ~ Beta(1, j - 1)`` (``v = 1`` at ``j = 1``), ``X = e^log_x``, per element."""
     jf, mf = j[:, None].astype(np.float64), m[:, None].astype(np.float64)
     lx = np.minimum(log_x, 700.0)[:, None]
-    crossing = np.where(np.isfinite(lx), -lx / mf, 0.0)  # log of the slack a where X v^m = 1
-    cuts = np.minimum(1.0, np.exp(crossing + np.array([-_EDGE, _EDGE]) / mf))
-    edges = np.concatenate((np.zeros_like(lx), cuts, np.ones_like(lx)), axis=1)
-    lo, hi = edges[:, :-1, None], edges[:, 1:, None]
-    v = 0.5 * (hi - lo) * _NODES + 0.5 * (hi + lo)  # (runs, piece, node)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        crossing = -lx / mf  # log of the slack a where X v^m = 1 (past 1 for a rare chain: one piece)
+        cuts = np.minimum(1.0, np.exp(crossing + np.array([-_EDGE, _EDGE]) / mf))
+        edges = np.concatenate((np.zeros_like(lx), cuts, np.ones_like(lx)), axis=1)
+        lo, hi = edges[:, :-1, None], edges[:, 1:, None]
+        v = 0.5 * (hi - lo) * _NODES + 0.5 * (hi + lo)  # (runs, piece, node)
         density = (jf[:, :, None] - 1.0) * (1.0 - v) ** (jf[:, :, None] - 2.0)
-        survive = np.exp(-np.exp(np.minimum(lx[:, :, None] + mf[:, :, None] * np.log(v), 700.0)))
-        total = (0.5 * (hi - lo)[..., 0] * ((density * survive) @ _WEIGHTS)).sum(axis=1)
+        # the chance of at least one extension, not 1 - the survival: a share far below 1e-16 keeps its digits
+        hit = -np.expm1(-np.exp(np.minimum(lx[:, :, None] + mf[:, :, None] * np.log(v), 700.0)))
+        total = (0.5 * (hi - lo)[..., 0] * ((density * hit) @ _WEIGHTS)).sum(axis=1)
     leaf = -np.expm1(-np.exp(lx[:, 0]))
-    out = np.where(j == 1, leaf, 1.0 - total)
-    return np.clip(np.where(log_x == -np.inf, 0.0, out), 0.0, 1.0)
+    return np.clip(np.where(j == 1, leaf, total), 0.0, 1.0)

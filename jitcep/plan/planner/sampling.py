@@ -28,9 +28,9 @@ How :func:`estimate` reads the table (never all of it, but for a pattern's rare 
   at most :data:`TUPLES` of them are evaluated.  The conjuncts over one set
   of variables are evaluated on one draw of tuples (made for the first of
   them, from its stream): each is still its passing share of a uniform draw
-  of those variables' tuples, as when each drew its own (docs/planning.md,
-  "One draw of tuples per set of variables"); three conjuncts over one pair
-  drew the same kind of tuples three times, ~0.2 ms of a 6 ms run.  Pairs
+  of those variables' tuples, as on a draw of its own (docs/planning.md,
+  "One draw of tuples per set of variables"); a draw per conjunct would draw
+  one pair's tuples once per conjunct (~0.2 ms of a 6 ms run for three).  Pairs
   farther apart than a block are not seen: a predicate whose truth depends
   on the distance (on ``ts``) is estimated on near pairs.
 - A selectivity is ``(passed + 0.5) / (tuples + 1)``: never 0 (a predicate no
