@@ -520,7 +520,8 @@ def test_a_nullable_column_sliced_deep_into_its_buffers_is_read_in_memory_of_the
         tracemalloc.stop()
     c = t.columns["x"]
     assert c.valid.tolist() == [r % 3 != 0 for r in rows]
-    assert c.values.tolist() == [0 if r % 3 == 0 else r for r in rows]
+    # the values where valid (a Column's values are arbitrary where null)
+    assert [v for v, ok in zip(c.values.tolist(), c.valid.tolist()) if ok] == [r for r in rows if r % 3]
     assert peak < 200_000, peak
 
 
