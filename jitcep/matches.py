@@ -30,6 +30,13 @@ from .kernels.list_columns import list_bounds, list_key, take_lists
 from .kernels.order import canonical_order, gather_columns
 
 
+
+def name_order(names) -> list[int]:
+    """The match table's rows are in the variables' order, so that the output finds them end to end
+    (:attr:`MatchTable.block`); the canonical order compares them by name (docs/semantics.md section 11):
+    the rows' indices in name order."""
+    return sorted(range(len(names)), key=names.__getitem__)
+
 @dataclass(eq=False)
 class MatchTable:
     """Matches of one pattern over one event table."""

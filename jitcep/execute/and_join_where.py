@@ -14,7 +14,7 @@ import numpy as np
 from .. import config
 from ..codegen.join_where import and_join_rows, and_join_where
 from ..kernels import and_join_filtered
-from ..matches import MatchTable
+from ..matches import MatchTable, name_order
 from ..plan.operators import AndJoin
 
 
@@ -52,7 +52,7 @@ def rows(node, L, R, state, cap: int) -> MatchTable | None:
     ordered as any join's)."""
     names = state.plan.variables
     fn = and_join_rows(state.preds, [state.pid[id(p)] for p in node.predicates], L.vars, R.vars, names)
-    key = np.array(sorted(range(len(names)), key=names.__getitem__), np.int64)
+    key = np.array(name_order(names), np.int64)
     out = and_join_filtered.and_join_rows(fn, L.timed(), R.timed(), state.table.ts, state.wt, state.W,
                                           node.overlap, cap, state.bound, len(names), key)
     if out is None:

@@ -27,7 +27,7 @@ from ..kernels.final_join_leaves import seq3_leaf_rows
 from ..kernels.join import driven_by_left, keep_pairs, pair_columns, pair_records, too_many_pairs
 from ..kernels.kleene import gather_lists
 from ..kernels.order import canonical_pairs
-from ..matches import MatchTable
+from ..matches import MatchTable, name_order
 from ..pattern import expr as E
 from ..plan.operators import Scan, SeqJoin, list_vars
 from . import and_join_where, join_where
@@ -355,14 +355,8 @@ def _match_table(L: Buffer, R: Buffer, li: np.ndarray, ri: np.ndarray, state) ->
     between: nobody reads a final record's span, times or partition."""
     names, vars_ = state.plan.variables, L.vars + R.vars
     cols = canonical_pairs(L.pos, R.pos, li, ri, np.array([vars_.index(v) for v in names], np.int64),
-                           state.table.n, np.array(_name_order(names), np.int64))
+                           state.table.n, np.array(name_order(names), np.int64))
     return MatchTable(len(li), dict(zip(names, cols)), block=cols)
-
-
-def _name_order(names) -> list[int]:
-    """The match table's rows are in the variables' order, so that the output finds them end to end
-    (MatchTable.block); the canonical order compares them by name (docs/semantics.md section 11)."""
-    return sorted(range(len(names)), key=names.__getitem__)
 
 
 def _rows_written(node, L: Buffer, R: Buffer, state, cap: int) -> MatchTable | None:
@@ -373,7 +367,7 @@ def _rows_written(node, L: Buffer, R: Buffer, state, cap: int) -> MatchTable | N
     src = np.array([(L.vars + R.vars).index(v) for v in names], np.int64)
     out = seq_join_rows(L.timed(), R.timed(), state.table.ts, state.wt, state.W, order,
                         node.overlap and order == "nondecreasing_ts", cap, src, state.table.n,
-                        np.array(_name_order(names), np.int64), state.threads)
+                        np.array(name_order(names), np.int64), state.threads)
     if out is None:
         return None
     rows, bound = out

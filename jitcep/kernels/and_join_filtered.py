@@ -28,7 +28,7 @@ from ..config import NUMBA_FLAGS
 from .alloc import empty
 from .checks import fail
 from .join import _check, _checked, _timed
-from .order import _RUN, _key_order, _sort_run
+from .order import _RUN, _key_order, _sort_run, packed_fields
 from .window import window_bound
 
 
@@ -68,12 +68,7 @@ def and_join_where(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tu
         if status == 0:
             break
         g0 = int(gs)
-        # the pairs per merged record so far times the records left, plus a quarter, and at least twice
-        # the last call's room (a step may write nothing into arrays too small for its own pairs: doubling
-        # bounds the calls by the log of its pairs)
-        done = int(resume[0] - Lt[3][0] + resume[1] - Rt[3][0])
-        ahead = n * (records - done) // max(done, 1)
-        out = _arrays(n + min(max(ahead + ahead // 4 + 16, 2 * room + 1), cap - made), out, n)
+        out = _arrays(_next_size(n, room, records, resume, Lt, Rt, cap - made), out, n)
     li, ri, g = (a[:n] for a in out)
     if len(Lt[3]) == 2:  # one partition: the function wrote no partition numbers
         g.fill(0)
@@ -120,9 +115,7 @@ def and_join_rows(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tup
     resume = np.full(4, -1, np.int64)
     kr, kb, ib, tmp = (np.empty(_RUN, np.int64) for _ in range(4))
     long = np.zeros(1 + 2 * _LONG, np.int64)  # ends past the run buffers, out of order: sorted here
-    # a row's key within its end packed into one int64, as canonical_pairs packs it
-    bits = max(int(len(ts)).bit_length(), 1)
-    fields = min(63 // bits, k + 1)
+    bits, fields = packed_fields(len(ts), k)  # a row's key within its end, as canonical_pairs packs it
     records = int(Lt[3][-1] - Lt[3][0] + Rt[3][-1] - Rt[3][0])
     size = min(_first_size(records), cap)
     rows = empty(k * size, np.int64).reshape(k, size)
@@ -144,17 +137,23 @@ def and_join_rows(fn, L, R, ts, wt, W: int, distinct: bool, cap: int, bound: tup
             break
         if status == 2:  # the long runs' list was full: sorted, the next call goes on from the run's start
             continue
-        # as and_join_where sizes its next arrays: the rows per merged record so far times the records
-        # left, plus a quarter, at least twice the last call's room, at most what the cap leaves
-        done = int(resume[0] - Lt[3][0] + resume[1] - Rt[3][0])
-        ahead = n * (records - done) // max(done, 1)
-        size = n + min(max(ahead + ahead // 4 + 16, 2 * room + 1), cap - made)
+        size = _next_size(n, room, records, resume, Lt, Rt, cap - made)
         grown = empty(k * size, np.int64).reshape(k, size)
         grown[:, :n] = rows[:, :n]
         rows = grown
     if n < size:  # the rows end to end, as the output reads them (MatchTable.block)
         rows = _packed(rows.reshape(-1), size, n).reshape(k, n)
     return rows, not n or (Lt[0].min(initial=0) >= 0 and Rt[0].min(initial=0) >= 0)
+
+
+def _next_size(n: int, room: int, records: int, resume, Lt, Rt, left: int) -> int:
+    """The next arrays' size after a call that filled them, ``n`` written so far: the pairs (rows) per
+    merged record so far times the records left, plus a quarter, and at least twice the last call's
+    ``room`` (a step may write nothing into arrays too small for its own pairs: doubling bounds the calls
+    by the log of its pairs), at most what the cap leaves (``left``)."""
+    done = int(resume[0] - Lt[3][0] + resume[1] - Rt[3][0])
+    ahead = n * (records - done) // max(done, 1)
+    return n + min(max(ahead + ahead // 4 + 16, 2 * room + 1), left)
 
 
 @njit(**NUMBA_FLAGS)

@@ -609,6 +609,13 @@ def _key_order(where: str, key, k: int) -> np.ndarray:
     return key
 
 
+def packed_fields(n_events: int, k: int) -> tuple[int, int]:
+    """(bits, fields): a row's sort key within its end packed into one int64, its first position and then
+    as many of its ``k`` columns (in key order) as fit, each + 1 (-1 unbound) in ``bits`` bits."""
+    bits = max(int(n_events).bit_length(), 1)
+    return bits, min(63 // bits, k + 1)
+
+
 def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.ndarray, src: np.ndarray,
                     n_events: int, key: np.ndarray | None = None) -> np.ndarray:
     """The single columns of the matches that are the pairs ``(li[i], ri[i])`` of a join's two inputs, in
@@ -649,10 +656,7 @@ def canonical_pairs(Lpos: np.ndarray, Rpos: np.ndarray, li: np.ndarray, ri: np.n
     n_events = int(n_events)
     count = scratch("canonical_ends", n_events + 2, np.int64) if n_events < _BUCKETS * m + _BUCKETS_MIN \
         else np.zeros(0, np.int64)
-    # a row's sort key within its end packed into one int64: its first position and then as many of its
-    # columns (in key order) as fit, each + 1 (-1 unbound) in ``bits``
-    bits = max(n_events.bit_length(), 1)
-    fields = min(63 // bits, len(src) + 1)
+    bits, fields = packed_fields(n_events, len(src))
     ends, pk = empty(m, np.int64), empty(m, np.int64)  # each row's end and packed key (_row_keys)
     if not _canonical_pairs(Lpos, Rpos, li, ri, src, key, n_events, bits, fields, count, out, ends, pk):
         raise fail("canonical_pairs", f"a pair is outside its input or a position is not below {n_events}")
