@@ -34,7 +34,7 @@ alive at a Kleene state but not at the next one, which its proceed edge
 reaches, begins that next state with every candidate before its next other
 selection in one round: those rounds leave the run as it was): the
 singleton states' events (``pos``), per Kleene state its member count and
-last member in a parent-pointer forest (:class:`_Members`: a take appends one
+last member in a parent-pointer forest (:class:`Members`: a take appends one
 node, shared by every run forked after it), ``alive``, ``reach``, first /
 last event, cursor and partition.  The lists are made (CSR) only for the
 (run, event) pairs a conjunct reading them is tested on and for the matches
@@ -42,8 +42,6 @@ last event, cursor and partition.  The lists are made (CSR) only for the
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
@@ -53,80 +51,7 @@ from ..kernels.selection import (UNKNOWN, advance, contiguous_next, first_at_or_
 from .buffer import Buffer, empty_buffer, offsets
 from .next_match import first_passing
 from .nfa_kleene_edges import KleeneEdges
-
-
-class _Members:
-    """Kleene members of every run as a forest: node j holds event ``pos[j]``, its previous member
-    ``parent[j]`` (-1: the first), so a take appends one node and forks share their prefix."""
-
-    def __init__(self):
-        self.n = 0
-        self._pos = np.empty(1024, np.int64)
-        self._parent = np.empty(1024, np.int64)
-
-    @property
-    def pos(self) -> np.ndarray:
-        return self._pos[:self.n]
-
-    @property
-    def parent(self) -> np.ndarray:
-        return self._parent[:self.n]
-
-    def append(self, pos: np.ndarray, parent: np.ndarray) -> np.ndarray:
-        base, self.n = self.n, self.n + len(pos)
-        if self.n > len(self._pos):  # capacity doubles: a round's takes cost their own size, amortised
-            cap = max(self.n, 2 * len(self._pos))
-            self._pos = np.concatenate([self._pos[:base], np.empty(cap - base, np.int64)])
-            self._parent = np.concatenate([self._parent[:base], np.empty(cap - base, np.int64)])
-        self._pos[base:self.n] = pos
-        self._parent[base:self.n] = parent
-        return np.arange(base, self.n, dtype=np.int64)
-
-    def lists(self, tail: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """CSR lists (offsets, positions in order) of the runs whose last member is ``tail`` (-1: none)."""
-        off = np.zeros(len(tail) + 1, np.int64)
-        np.cumsum(count, out=off[1:])
-        lpos = np.empty(int(off[-1]), np.int64)
-        cur, rows = tail.copy(), np.flatnonzero(count > 0)
-        depth = 0
-        while len(rows):  # member count - 1 - depth of each row, walking back from its last member
-            lpos[off[rows] + count[rows] - 1 - depth] = self.pos[cur[rows]]
-            cur[rows] = self.parent[cur[rows]]
-            depth += 1
-            rows = rows[count[rows] > depth]
-        return off, lpos
-
-
-@dataclasses.dataclass
-class _Runs:
-    """Live runs as records, one array per field (see the module docstring)."""
-
-    pos: np.ndarray     # (m, S) the singleton states' events, -1 unset (and at Kleene states)
-    count: np.ndarray   # (m, K) members per Kleene state
-    tail: np.ndarray    # (m, K) last member's node (-1: none)
-    alive: np.ndarray   # (m, S) bool: the states the buffer is at
-    reach: np.ndarray   # the last state of its range (S: F, a match)
-    nxt: np.ndarray     # (m, S) each state's first passing candidate after the cursor (UNKNOWN, -1: none)
-    first: np.ndarray
-    last: np.ndarray
-    cursor: np.ndarray  # the last event the run has seen (selected or ignored)
-    g: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.g)
-
-    def take(self, idx: np.ndarray) -> "_Runs":
-        return _Runs(*(getattr(self, f.name)[idx] for f in dataclasses.fields(self)))
-
-    @staticmethod
-    def concat(parts: list) -> "_Runs":
-        """The runs of ``parts`` in order; the one part with runs itself when the others have none (every
-        part is a fresh buffer, read no more: a round often adds no forks, and the runs' copies, here and
-        in :meth:`take`, were a fifth of skip-till-next-match's time at 10^6 events, perf/notes/kleene.md)."""
-        full = [p for p in parts if len(p)]
-        if len(full) == 1:
-            return full[0]
-        return _Runs(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(_Runs)))
+from .nfa_kleene_runs import Members, Runs
 
 
 def run(node, state, execute, succ: np.ndarray | None) -> Buffer:
@@ -136,10 +61,10 @@ def run(node, state, execute, succ: np.ndarray | None) -> Buffer:
     table, options = state.table, state.options
     leaves = [execute(s) for s in node.states]
     ctx = _Context(node, state, leaves, succ)
-    matches: list[_Runs] = []
+    matches: list[Runs] = []
     n_matches = 0
 
-    def keep(new: _Runs) -> _Runs:
+    def keep(new: Runs) -> Runs:
         nonlocal n_matches
         done = new.take(np.flatnonzero(new.reach == ctx.S))
         if len(done):
@@ -155,7 +80,7 @@ def run(node, state, execute, succ: np.ndarray | None) -> Buffer:
     while len(runs):
         state.memory.check(runs.pos.nbytes * 4, "the NFA^b runs", ctx.members.pos, ctx.members.parent)
         runs, forks = ctx.step(runs)
-        runs = _Runs.concat([runs, keep(forks)])
+        runs = Runs.concat([runs, keep(forks)])
     return _matches(node, state, ctx, matches)
 
 
@@ -171,7 +96,7 @@ class _Context:
         self.kv = list(self.closures)                                            # Kleene index -> variable
         self.k = [self.kv.index(v) if v in self.closures else -1 for v in self.names]  # state -> Kleene index
         self.kleene = np.array(self.k) >= 0                                      # state -> is a Kleene state
-        self.members = _Members()
+        self.members = Members()
         self.edges = KleeneEdges(node, state, self.names, self.closures, self.kv, self.k, self.members)
         self.strict_ts = state.options.order == "strict_ts"  # the other orders consume in position order
         self.slots = []
@@ -180,16 +105,16 @@ class _Context:
             slot[leaf.start] = leaf.partitions()
             self.slots.append(slot)
 
-    def empty(self, m: int) -> _Runs:
+    def empty(self, m: int) -> Runs:
         S, K = self.S, len(self.kv)
         neg = np.full(m, -1, np.int64)
-        return _Runs(np.full((m, S), -1, np.int64), np.zeros((m, K), np.int64), np.full((m, K), -1, np.int64),
+        return Runs(np.full((m, S), -1, np.int64), np.zeros((m, K), np.int64), np.full((m, K), -1, np.int64),
                      np.zeros((m, S), np.bool_), np.zeros(m, np.int64), np.full((m, S), UNKNOWN, np.int64),
                      neg, neg.copy(), neg.copy(), np.zeros(m, np.int64))
 
     # --- selection -------------------------------------------------------------
 
-    def starts(self) -> _Runs:
+    def starts(self) -> Runs:
         """Runs begun by every candidate of each state an empty run reaches (the first, and past empty
         Kleene states whose proceed edge holds): every event may start a run, which must select it."""
         out = []
@@ -203,9 +128,9 @@ class _Context:
             out.append(self.select(runs, np.flatnonzero(ok), s, e[ok]))
             if not self.edges.proceeds(probe, np.zeros(1, np.int64), s)[0]:
                 break
-        return _Runs.concat(out)
+        return Runs.concat(out)
 
-    def select(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> _Runs:
+    def select(self, runs: Runs, rows: np.ndarray, s: int, e: np.ndarray) -> Runs:
         """New buffers: run ``rows[i]``'s with event ``e[i]`` selected at state s (its edge already
         passed), each alive at its one state with its range (the fields in one pass,
         :func:`~jitcep.kernels.selection.fork_runs`, instead of a NumPy take or fill per field)."""
@@ -214,7 +139,7 @@ class _Context:
         base = self.members.n
         if k >= 0:
             self.members.append(e, runs.tail[rows, k])
-        new = _Runs(*fork_runs(runs.pos, runs.count, runs.tail, runs.first, runs.g, rows, e, s, k, base))
+        new = Runs(*fork_runs(runs.pos, runs.count, runs.tail, runs.first, runs.g, rows, e, s, k, base))
         for r in range(at, self.S):  # the range: proceed edges from `at` on, the later lists empty
             idx = np.flatnonzero(new.reach == r)
             if not len(idx):
@@ -222,7 +147,7 @@ class _Context:
             new.reach[idx[self.edges.proceeds(new, idx, r)]] = r + 1
         return new
 
-    def step(self, runs: _Runs) -> tuple[_Runs, _Runs]:
+    def step(self, runs: Runs) -> tuple[Runs, Runs]:
         """One round: every run meets its next relevant event; (the runs still alive, the new buffers)."""
         if self.succ is not None:
             return self._contiguous_step(runs)
@@ -238,11 +163,11 @@ class _Context:
         begun = self._begin_each(runs, np.flatnonzero(j >= 0), j, low, top, nxt)
         # the next relevant event p, the selecting states, and A' (in place, with nxt: the cursor passed p)
         cursor, sel, live = advance(runs.alive, nxt, low, top)
-        forks = _Runs.concat([begun, self._forks(runs, sel, np.broadcast_to(cursor, sel.shape))])
+        forks = Runs.concat([begun, self._forks(runs, sel, np.broadcast_to(cursor, sel.shape))])
         runs.cursor = cursor
         return runs.take(np.flatnonzero(live)), forks
 
-    def _contiguous_step(self, runs: _Runs) -> tuple[_Runs, _Runs]:
+    def _contiguous_step(self, runs: Runs) -> tuple[Runs, Runs]:
         """Contiguity: the next event of the stream / partition, selected wherever the range can; every run
         ends (its new buffers go on)."""
         S = self.S
@@ -260,14 +185,14 @@ class _Context:
                 nxt[rows[ok], s] = e[ok]
         return runs.take(np.zeros(0, np.int64)), self._forks(runs, (nxt >= 0).T, nxt.T)
 
-    def _forks(self, runs: _Runs, sel: np.ndarray, event: np.ndarray) -> _Runs:
+    def _forks(self, runs: Runs, sel: np.ndarray, event: np.ndarray) -> Runs:
         """The new buffers of the runs selecting at each state s (``sel[s]``, per run) the event ``event[s]``."""
         parts = [self.select(runs, rows, s, event[s][rows])
                  for s in range(self.S) for rows in (np.flatnonzero(sel[s]),) if len(rows)]
-        return _Runs.concat(parts) if parts else self.empty(0)
+        return Runs.concat(parts) if parts else self.empty(0)
 
-    def _begin_each(self, runs: _Runs, rows: np.ndarray, j: np.ndarray, low: np.ndarray, top: np.ndarray,
-                    nxt: np.ndarray) -> _Runs:
+    def _begin_each(self, runs: Runs, rows: np.ndarray, j: np.ndarray, low: np.ndarray, top: np.ndarray,
+                    nxt: np.ndarray) -> Runs:
         """Skip-till-next-match: the new buffers of the rounds in which run ``rows[i]`` would select only at
         its state ``j[rows[i]]`` = min A + 1 (min A a Kleene state whose proceed edge holds, j not in A),
         begun at once, as before several Kleene states were compiled (one round per take, not per event);
@@ -293,9 +218,9 @@ class _Context:
             ok = np.flatnonzero(self.edges.edge(runs, rr, s, cand[idx]))
             out.append(self.select(runs, rr[ok], s, cand[idx[ok]]))
             nxt[r, s] = self._first_passing(runs, r, s, (cand, cut, hi))
-        return _Runs.concat(out) if out else self.empty(0)
+        return Runs.concat(out) if out else self.empty(0)
 
-    def _candidates(self, runs: _Runs, rows: np.ndarray, s: int):
+    def _candidates(self, runs: Runs, rows: np.ndarray, s: int):
         """(candidates of state s, lo, hi): run ``rows[i]``'s are ``cand[lo[i]:hi[i]]``
         (:func:`jitcep.kernels.selection.next_ranges`: partition, window, after the cursor; under
         strict_ts also later than its last event; that low end may pass the window's end under a count
@@ -310,7 +235,7 @@ class _Context:
             hi = np.maximum(hi, lo)
         return cand, lo, hi
 
-    def _first_passing(self, runs: _Runs, rows: np.ndarray, s: int, ranges=None) -> np.ndarray:
+    def _first_passing(self, runs: Runs, rows: np.ndarray, s: int, ranges=None) -> np.ndarray:
         """Each run ``rows[i]``'s first candidate of state s after its cursor passing the begin / take edge
         (-1: none), skip-till-next-match: among :meth:`_candidates` (or ``ranges``, the same triple), tested
         on chunks of (run, candidate) pairs as for singleton states
@@ -331,7 +256,7 @@ def _matches(node, state, ctx: _Context, matches: list) -> Buffer:
         buf = empty_buffer(node.vars, state.G)
         buf.lists = {kv: (np.zeros(1, np.int64), np.empty(0, np.int64)) for kv in ctx.kv}
         return buf
-    runs = _Runs.concat(matches)
+    runs = Runs.concat(matches)
     order = np.lexsort((runs.last, runs.g))
     runs = runs.take(order)
     lists = {kv: ctx.members.lists(runs.tail[:, k], runs.count[:, k]) for k, kv in enumerate(ctx.kv)}

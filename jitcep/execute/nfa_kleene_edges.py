@@ -8,29 +8,26 @@ member-wise is tested on every member (every two consecutive ones with ``kv[i-1]
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..pattern import expr as E
 from ..plan.kleene_refs import member_var, prev_var
 from .lists import list_mask, member_combinations
+from .nfa_kleene_runs import Members, Runs
 
-if TYPE_CHECKING:  # the runs and the member forest are nfa_kleene's, which imports this module
-    from .nfa_kleene import _Members, _Runs
 
 
 class KleeneEdges:
     """The begin / take and proceed edges of one NfaRuns node over its runs' shared members."""
 
     def __init__(self, node, state, names: list[str], closures: dict, kv: list[str], k: list[int],
-                 members: _Members):
+                 members: Members):
         # names: state -> variable; closures: Kleene variable -> its closure; kv: Kleene index -> variable;
         # k: state -> Kleene index (-1: a singleton state); members: the runs' member forest
         self.node, self.state, self.names, self.closures, self.kv, self.k = node, state, names, closures, kv, k
         self.members = members
 
-    def edge(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray) -> np.ndarray:
+    def edge(self, runs: Runs, rows: np.ndarray, s: int, e: np.ndarray) -> np.ndarray:
         """Whether run ``rows[i]`` with event ``e[i]`` at state s passes its begin / take edge (``b[i-1]``:
         the run's last member; at the first member such a conjunct holds, section 4)."""
         ok = np.ones(len(e), np.bool_)
@@ -61,7 +58,7 @@ class KleeneEdges:
         out[has] = self.members.pos[tail[has]]
         return out
 
-    def proceeds(self, runs: _Runs, rows: np.ndarray, s: int) -> np.ndarray:
+    def proceeds(self, runs: Runs, rows: np.ndarray, s: int) -> np.ndarray:
         """The proceed edge of state s for runs ``rows``: a Kleene state with at least min members and its
         proceed-edge conjuncts TRUE on the lists (a singleton state has none)."""
         k = self.k[s]
@@ -73,7 +70,7 @@ class KleeneEdges:
             ok[idx] = self._holds(runs, rows[idx], s, None, self.node.proceeds[s])
         return ok
 
-    def _holds(self, runs: _Runs, rows: np.ndarray, s: int, e: np.ndarray | None, conds) -> np.ndarray:
+    def _holds(self, runs: Runs, rows: np.ndarray, s: int, e: np.ndarray | None, conds) -> np.ndarray:
         """Whether run ``rows[j]`` (with event ``e[j]`` at state s; None: its proceed edge) satisfies every
         conjunct of ``conds`` (:func:`~jitcep.plan.operators.nfa_form`), quantified as section 4 reads it:
         for every member (every two consecutive ones with ``kv[i-1]``) of each closure it reads member-wise,
